@@ -1,0 +1,21 @@
+"""Domain exceptions and warnings, in one place so callers can catch them by meaning."""
+
+
+class DPCoreError(Exception):
+    """Base class for errors that carry a sentence fit to show a user.
+
+    Messages never contain a cell value of the private table: they name columns,
+    parameters and counts only.
+    """
+
+
+class BudgetExceededError(DPCoreError):
+    """A spend would take the privacy budget past its declared total; nothing was recorded."""
+
+
+class DataError(DPCoreError, ValueError):
+    """The table or its schema cannot be used as given; the message says what to do."""
+
+
+class PrivacyLeakWarning(UserWarning):
+    """Something about to be computed is not differentially private (e.g. bounds read from the data)."""

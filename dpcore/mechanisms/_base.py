@@ -1,0 +1,89 @@
+"""What every mechanism shares: its ε, its random generator, and the call recorder.
+
+The recorder is the hook for call-recording privacy audits (after dp-recorder): inside
+``record_mechanism_calls()``, each mechanism call logs its name, ε, declared sensitivity and
+the exact query values it was asked to randomise. In replay mode the outputs of an earlier
+run are returned instead of fresh noise, so a model trained on a neighbouring dataset walks
+the same path and the two runs' query values can be compared call by call.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dpcore.validation import check_epsilon, check_random_state, check_sensitivity
+
+
+@dataclass
+class MechanismCall:
+    """One recorded mechanism call."""
+
+    mechanism: str
+    epsilon: float
+    sensitivity: float
+    query: np.ndarray
+    output: np.ndarray
+
+
+@dataclass
+class CallRecorder:
+    """Collects mechanism calls; replays ``replay`` outputs in order when given."""
+
+    replay: list[MechanismCall] | None = None
+    calls: list[MechanismCall] = field(default_factory=list)
+
+    def handle(self, mechanism: str, epsilon: float, sensitivity: float, query, output):
+        if self.replay is not None:
+            position = len(self.calls)
+            if position >= len(self.replay):
+                raise AssertionError("replayed run made more mechanism calls than the recorded one")
+            output = self.replay[position].output
+        self.calls.append(
+            MechanismCall(mechanism, epsilon, sensitivity, np.array(query, copy=True), np.array(output, copy=True))
+        )
+        return output
+
+
+_active_recorder: contextvars.ContextVar[CallRecorder | None] = contextvars.ContextVar("dpcore_recorder", default=None)
+
+
+@contextlib.contextmanager
+def record_mechanism_calls(replay: list[MechanismCall] | None = None):
+    """Record every mechanism call made inside the block (a test and audit tool)."""
+    recorder = CallRecorder(replay=replay)
+    token = _active_recorder.set(recorder)
+    try:
+        yield recorder
+    finally:
+        _active_recorder.reset(token)
+
+
+class Mechanism:
+    """Base class: holds ε, the declared sensitivity and a numpy Generator.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy parameter of one call, > 0.
+    sensitivity : float
+        The most the query can change when one record is added or removed.
+    random_state : None, int or numpy.random.Generator
+        ``None`` (the default) uses operating-system entropy; a seed is for tests only.
+    """
+
+    name = "mechanism"
+
+    def __init__(self, epsilon, sensitivity=1.0, random_state=None):
+        self.epsilon = check_epsilon(epsilon)
+        self.sensitivity = check_sensitivity(sensitivity)
+        self.rng = check_random_state(random_state)
+
+    def _released(self, query, output):
+        recorder = _active_recorder.get()
+        if recorder is None:
+            return output
+        return recorder.handle(self.name, self.epsilon, self.sensitivity, query, output)

@@ -1,0 +1,44 @@
+"""The DP median by the exponential mechanism over gaps between sorted values."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dpcore.mechanisms._base import Mechanism
+from dpcore.validation import check_bounds
+
+
+class Median(Mechanism):
+    r"""ε-DP median of values in declared bounds ``[lower, upper]``.
+
+    Sort the clipped values ``z_1 ≤ … ≤ z_n`` and add ``z_0 = lower``, ``z_{n+1} = upper``.
+    Gap ``i`` (between ``z_i`` and ``z_{i+1}``) is chosen with probability proportional to
+    ``(z_{i+1} − z_i) · exp(−ε·|i − n/2| / 2)``, then the output is uniform inside it
+    (Smith 2011). The utility ``−|i − n/2|`` of any output point moves by at most 1 when one
+    record is added or removed, so the mechanism is ε-DP; the interval lengths are a base
+    measure, not data the noise has to hide.
+
+    Examples
+    --------
+    >>> 0.0 <= Median(epsilon=1.0, bounds=(0, 1), random_state=0).randomise([0.2, 0.5, 0.7]) <= 1.0
+    np.True_
+    """
+
+    name = "median"
+
+    def __init__(self, epsilon, bounds=(0.0, 1.0), random_state=None):
+        super().__init__(epsilon, 1.0, random_state)
+        lower, upper = check_bounds(bounds, 1)
+        self.lower, self.upper = float(lower[0]), float(upper[0])
+
+    def randomise(self, values) -> float:
+        values = np.sort(np.clip(np.asarray(values, dtype=float).ravel(), self.lower, self.upper))
+        n = values.size
+        edges = np.concatenate(([self.lower], values, [self.upper]))
+        gaps = np.diff(edges)
+        ranks = np.arange(n + 1)
+        with np.errstate(divide="ignore"):
+            scores = np.log(gaps) - self.epsilon * np.abs(ranks - n / 2.0) / 2.0
+        chosen = int(np.argmax(scores + self.rng.gumbel(size=scores.shape)))
+        output = edges[chosen] + self.rng.random() * gaps[chosen]
+        return float(self._released(np.array([np.nan]), np.array(output)))

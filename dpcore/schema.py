@@ -1,0 +1,407 @@
+"""Column roles, kinds, declared bounds and categories, and the normaliser.
+
+Bounds and category lists are *public declarations* by the data owner. The normaliser maps
+every numeric column into [0, 1] with them (clipping what falls outside) and every
+categorical column to codes over the declared categories, so no model ever reads a domain
+from the private data. A schema can be *suggested* from a file, but whatever the
+suggestion reads from the data itself (min/max, the list of distinct values) is flagged as a
+privacy leak on the column, and :meth:`Schema.leak_notes` says so in every report.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from dpcore.exceptions import DataError
+
+ROLES = ("feature", "target", "identifier", "ignore")
+KINDS = ("numeric", "categorical")
+MISSING_CATEGORY = "(missing)"
+OTHER_CATEGORY = "(other)"
+
+_IDENTIFIER_NAME = re.compile(
+    r"(^|[_\s-])(id|uuid|guid|name|first.?name|last.?name|surname|e-?mail|phone|mobile|ssn|passport|address|zip|postcode)($|[_\s-])",
+    re.IGNORECASE,
+)
+
+
+@dataclass
+class ColumnSpec:
+    """What the owner declares about one column.
+
+    ``lower``/``upper`` are public bounds for numeric columns; ``categories`` the public list
+    of values for categorical ones. ``bounds_from_data`` is True when either was read from
+    the private data (a leak, reported everywhere). ``public`` marks a column the owner
+    declares non-sensitive (the only kind a release may copy unchanged).
+    """
+
+    name: str
+    role: str = "feature"
+    kind: str = "numeric"
+    lower: float | None = None
+    upper: float | None = None
+    categories: list[str] = field(default_factory=list)
+    fill_value: float | None = None
+    source: str = ""
+    bounds_from_data: bool = False
+    public: bool = False
+
+    @property
+    def fill(self) -> float:
+        """The declared value for a missing number: by default the middle of the bounds."""
+        if self.fill_value is not None:
+            return float(self.fill_value)
+        return (float(self.lower) + float(self.upper)) / 2.0
+
+    @property
+    def levels(self) -> list[str]:
+        """Declared categories plus the missing and other codes, in code order."""
+        return [*self.categories, MISSING_CATEGORY, OTHER_CATEGORY]
+
+    def problems(self) -> list[str]:
+        """Sentences describing what is wrong with this declaration (empty when fine)."""
+        out = []
+        if self.role not in ROLES:
+            out.append(f"Column '{self.name}': role must be one of {', '.join(ROLES)}.")
+        if self.kind not in KINDS:
+            out.append(f"Column '{self.name}': kind must be numeric or categorical.")
+        if self.role in ("identifier", "ignore"):
+            return out
+        if self.kind == "numeric":
+            if self.lower is None or self.upper is None or not np.isfinite([self.lower, self.upper]).all():
+                out.append(f"Column '{self.name}': declare a lower and an upper bound.")
+            elif self.lower >= self.upper:
+                out.append(f"Column '{self.name}': the lower bound must be below the upper bound.")
+        elif len(self.categories) < 2:
+            out.append(f"Column '{self.name}': declare at least two categories.")
+        elif len(set(self.categories)) != len(self.categories):
+            out.append(f"Column '{self.name}': the category list has repeats.")
+        return out
+
+
+@dataclass
+class Schema:
+    """The declarations for a whole table."""
+
+    columns: list[ColumnSpec]
+
+    # --- lookups -------------------------------------------------------------------
+    def __getitem__(self, name: str) -> ColumnSpec:
+        for spec in self.columns:
+            if spec.name == name:
+                return spec
+        raise KeyError(name)
+
+    @property
+    def names(self) -> list[str]:
+        return [c.name for c in self.columns]
+
+    @property
+    def features(self) -> list[ColumnSpec]:
+        return [c for c in self.columns if c.role == "feature"]
+
+    @property
+    def target(self) -> ColumnSpec | None:
+        targets = [c for c in self.columns if c.role == "target"]
+        return targets[0] if targets else None
+
+    @property
+    def task(self) -> str | None:
+        """``"regression"`` or ``"classification"`` from the target's declared kind."""
+        target = self.target
+        if target is None:
+            return None
+        return "regression" if target.kind == "numeric" else "classification"
+
+    def leak_notes(self) -> list[str]:
+        """One warning sentence per column whose domain was read from the private data."""
+        return [
+            f"Not differentially private: the {'bounds' if c.kind == 'numeric' else 'categories'} of "
+            f"'{c.name}' were read from the data, not declared."
+            for c in self.columns
+            if c.bounds_from_data and c.role not in ("identifier", "ignore")
+        ]
+
+    # --- checks --------------------------------------------------------------------
+    def problems(self, frame: pd.DataFrame | None = None, need_target: bool = False) -> list[str]:
+        """Every problem with the schema (and with how it fits ``frame``), as sentences."""
+        out = [p for c in self.columns for p in c.problems()]
+        if len([c for c in self.columns if c.role == "target"]) > 1:
+            out.append("Choose only one target column.")
+        if need_target and self.target is None:
+            out.append("Choose a target column (the value the model should predict).")
+        if need_target and not self.features:
+            out.append("Choose at least one feature column.")
+        if frame is not None:
+            for spec in self.columns:
+                if spec.name not in frame.columns:
+                    out.append(f"Column '{spec.name}' is declared but not in the table.")
+                elif spec.role in ("feature", "target") and spec.kind == "numeric":
+                    values = frame[spec.name]
+                    as_number = pd.to_numeric(values, errors="coerce")
+                    if (as_number.isna() & values.notna()).any():
+                        out.append(
+                            f"Column '{spec.name}' has text values but is declared numeric: "
+                            "declare it categorical, or fix the file."
+                        )
+        return out
+
+    def check(self, frame: pd.DataFrame | None = None, need_target: bool = False) -> None:
+        """Raise :class:`DataError` with every problem if there is one."""
+        problems = self.problems(frame, need_target)
+        if problems:
+            raise DataError(" ".join(problems))
+
+    # --- (de)serialisation -----------------------------------------------------------
+    def to_dict(self) -> dict:
+        return {"columns": [asdict(c) for c in self.columns]}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Schema:
+        try:
+            columns = [ColumnSpec(**{k: v for k, v in c.items() if k in ColumnSpec.__dataclass_fields__}) for c in data["columns"]]
+        except (KeyError, TypeError):
+            raise DataError("The schema file is not in the expected form (a 'columns' list of column declarations).") from None
+        for c in columns:
+            c.categories = [str(v) for v in c.categories or []]
+        return cls(columns)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> Schema:
+        try:
+            return cls.from_dict(json.loads(text))
+        except json.JSONDecodeError:
+            raise DataError("The schema file is not valid JSON.") from None
+
+    def to_frame(self) -> pd.DataFrame:
+        """An editable table, one row per column (categories joined by ' | ')."""
+        rows = []
+        for c in self.columns:
+            rows.append(
+                {
+                    "column": c.name,
+                    "role": c.role,
+                    "kind": c.kind,
+                    "lower": c.lower,
+                    "upper": c.upper,
+                    "categories": " | ".join(c.categories),
+                    "missing → fill": c.fill_value,
+                    "public": c.public,
+                    "read from data (leak)": c.bounds_from_data,
+                    "source": c.source,
+                }
+            )
+        return pd.DataFrame(rows)
+
+    @classmethod
+    def from_frame(cls, frame: pd.DataFrame, previous: Schema | None = None) -> Schema:
+        """Rebuild a schema from the edited table; the leak flag stays only on untouched domains."""
+        columns = []
+        for row in frame.to_dict("records"):
+            name = str(row["column"])
+            categories = [v.strip() for v in str(row.get("categories") or "").split("|") if v.strip()]
+            spec = ColumnSpec(
+                name=name,
+                role=str(row.get("role") or "feature"),
+                kind=str(row.get("kind") or "numeric"),
+                lower=_number_or_none(row.get("lower")),
+                upper=_number_or_none(row.get("upper")),
+                categories=categories,
+                fill_value=_number_or_none(row.get("missing → fill")),
+                source=str(row.get("source") or ""),
+                public=bool(row.get("public")),
+            )
+            old = previous[name] if previous is not None and name in previous.names else None
+            if old is not None and old.bounds_from_data:
+                same_domain = (old.lower, old.upper, old.categories, old.kind) == (spec.lower, spec.upper, spec.categories, spec.kind)
+                spec.bounds_from_data = same_domain
+            columns.append(spec)
+        return cls(columns)
+
+
+def _number_or_none(value) -> float | None:
+    if value is None:
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if np.isnan(number) else number
+
+
+def suggest_schema(frame: pd.DataFrame, max_categories: int = 50) -> Schema:
+    """Guess roles and kinds from names and dtypes, and domains from the data (flagged as leaks).
+
+    Columns named like identifiers (id, name, email, phone, …) become identifiers. Text
+    columns with few distinct values become categorical; numbers become numeric. Bounds and
+    category lists found this way are marked ``bounds_from_data`` until the owner replaces
+    them with public declarations.
+    """
+    columns = []
+    for name in frame.columns:
+        values = frame[name]
+        spec = ColumnSpec(name=str(name))
+        if _IDENTIFIER_NAME.search(str(name)):
+            spec.role = "identifier"
+        numeric = pd.to_numeric(values, errors="coerce")
+        if values.notna().any() and numeric.notna().sum() == values.notna().sum():
+            spec.kind = "numeric"
+            finite = numeric[np.isfinite(numeric)]
+            if len(finite):
+                lower, upper = float(finite.min()), float(finite.max())
+                spec.lower, spec.upper = lower, upper if upper > lower else lower + 1.0
+                spec.bounds_from_data = True
+                spec.source = "read from the data — replace with public bounds"
+        else:
+            spec.kind = "categorical"
+            distinct = values.dropna().astype(str).unique()
+            if len(distinct) > max_categories and spec.role == "feature":
+                spec.role = "ignore"
+                spec.source = f"more than {max_categories} distinct values — declare categories to use it"
+            else:
+                spec.categories = sorted(map(str, distinct))
+                spec.bounds_from_data = True
+                spec.source = "categories read from the data — replace with the public list"
+        columns.append(spec)
+    return Schema(columns)
+
+
+def load_schema(path) -> Schema:
+    with open(path, encoding="utf-8") as handle:
+        return Schema.from_json(handle.read())
+
+
+# --- normalisation ---------------------------------------------------------------------
+
+
+def normalise_numeric(values: pd.Series, spec: ColumnSpec) -> np.ndarray:
+    """Numbers → [0, 1] by the declared bounds; missing → the declared fill; outside → clipped."""
+    numbers = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
+    numbers = np.where(np.isnan(numbers), spec.fill, numbers)
+    scaled = (numbers - spec.lower) / (spec.upper - spec.lower)
+    return np.clip(scaled, 0.0, 1.0)
+
+
+def category_codes(values: pd.Series, spec: ColumnSpec) -> np.ndarray:
+    """Codes over ``spec.levels``: declared categories, then missing, then other (unseen)."""
+    k = len(spec.categories)
+    lookup = {c: i for i, c in enumerate(spec.categories)}
+    text = values.astype("string")
+    codes = text.map(lookup, na_action="ignore")
+    codes = pd.to_numeric(codes, errors="coerce").to_numpy(dtype=float)
+    codes = np.where(np.isnan(codes), k + 1, codes)
+    codes = np.where(values.isna().to_numpy(), k, codes)
+    return codes.astype(np.int64)
+
+
+def out_of_bounds_share(frame: pd.DataFrame, schema: Schema) -> pd.DataFrame:
+    """Per used column, the share of values outside the declared domain (owner-only view)."""
+    rows = []
+    for spec in schema.columns:
+        if spec.role in ("identifier", "ignore") or spec.name not in frame.columns or spec.problems():
+            continue
+        values = frame[spec.name]
+        missing = float(values.isna().mean()) if len(values) else 0.0
+        if spec.kind == "numeric":
+            numbers = pd.to_numeric(values, errors="coerce")
+            outside = float(((numbers < spec.lower) | (numbers > spec.upper)).mean()) if len(values) else 0.0
+            note = "clipped to the bounds"
+        else:
+            codes = category_codes(values, spec)
+            outside = float((codes == len(spec.categories) + 1).mean()) if len(values) else 0.0
+            note = f"mapped to {OTHER_CATEGORY}"
+        rows.append({"column": spec.name, "outside the declared domain": outside, "what happens": note, "missing": missing})
+    return pd.DataFrame(rows, columns=["column", "outside the declared domain", "what happens", "missing"])
+
+
+@dataclass
+class Normaliser:
+    """Turns a table into what the models see, using only the schema's declarations.
+
+    ``encoding`` is how categorical *features* become numbers: ``"onehot"`` (one 0/1 column
+    per level) or ``"ordinal"`` (the code scaled into [0, 1]). The target is returned
+    separately: scaled to [0, 1] for regression, as declared labels for classification
+    (rows whose label is missing or undeclared are dropped — a per-record filter that does
+    not change anyone else's contribution).
+    """
+
+    schema: Schema
+    encoding: str = "onehot"
+
+    def preview(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """Every used column in [0, 1] (categoricals as scaled codes), for display."""
+        out = {}
+        for spec in self.schema.columns:
+            if spec.role in ("identifier", "ignore") or spec.name not in frame.columns:
+                continue
+            if spec.kind == "numeric":
+                out[spec.name] = normalise_numeric(frame[spec.name], spec)
+            else:
+                out[spec.name] = category_codes(frame[spec.name], spec) / (len(spec.levels) - 1)
+        return pd.DataFrame(out, index=frame.index)
+
+    def feature_names(self) -> list[str]:
+        names = []
+        for spec in self.schema.features:
+            if spec.kind == "categorical" and self.encoding == "onehot":
+                names.extend(f"{spec.name} = {level}" for level in spec.levels)
+            else:
+                names.append(spec.name)
+        return names
+
+    def feature_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each model column's bounds in original units (categoricals: [0, 1])."""
+        lower, upper = [], []
+        for spec in self.schema.features:
+            if spec.kind == "numeric":
+                lower.append(spec.lower)
+                upper.append(spec.upper)
+            else:
+                width = len(spec.levels) if self.encoding == "onehot" else 1
+                lower.extend([0.0] * width)
+                upper.extend([1.0] * width)
+        return np.array(lower, dtype=float), np.array(upper, dtype=float)
+
+    def features(self, frame: pd.DataFrame, scaled: bool = False) -> np.ndarray:
+        """The feature matrix: numeric columns in original units (clipped), or in [0,1] if ``scaled``."""
+        blocks = []
+        for spec in self.schema.features:
+            if spec.kind == "numeric":
+                unit = normalise_numeric(frame[spec.name], spec)
+                blocks.append((unit if scaled else spec.lower + unit * (spec.upper - spec.lower))[:, None])
+            else:
+                codes = category_codes(frame[spec.name], spec)
+                if self.encoding == "onehot":
+                    blocks.append(np.eye(len(spec.levels))[codes])
+                else:
+                    blocks.append((codes / (len(spec.levels) - 1))[:, None])
+        if not blocks:
+            return np.empty((len(frame), 0))
+        return np.hstack(blocks).astype(float)
+
+    def target(self, frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        """``(y, keep)``: the target for rows ``keep`` (a boolean mask of usable rows)."""
+        spec = self.schema.target
+        if spec is None:
+            raise DataError("Choose a target column (the value the model should predict).")
+        values = frame[spec.name]
+        if spec.kind == "numeric":
+            numbers = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
+            keep = np.isfinite(numbers)
+            return np.clip(numbers[keep], spec.lower, spec.upper), keep
+        text = values.astype("string")
+        keep = text.isin(spec.categories).fillna(False).to_numpy(dtype=bool)
+        return text[keep].to_numpy(dtype=object).astype(str), keep
+
+    def design(self, frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        """Features and target of the usable rows."""
+        y, keep = self.target(frame)
+        return self.features(frame)[keep], y

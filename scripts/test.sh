@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Install the test dependencies into .venv (first run only), Debian's chromium for the browser
+# tests when it is missing, then lint and run the whole test suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup_env.sh requirements-dev.txt
+if [[ ! -x /usr/bin/chromium ]]; then
+  echo "Installing Debian's chromium for the browser tests..."
+  sudo_cmd=""
+  [[ $(id -u) -ne 0 ]] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq chromium fonts-dejavu-core >/dev/null
+fi
+.venv/bin/ruff check .
+.venv/bin/python -m pytest "$@"
