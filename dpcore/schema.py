@@ -334,7 +334,7 @@ class Normaliser:
     """
 
     schema: Schema
-    encoding: str = "onehot"
+    encoding: str = "ordinal"
 
     def preview(self, frame: pd.DataFrame) -> pd.DataFrame:
         """Every used column in [0, 1] (categoricals as scaled codes), for display."""

@@ -1,0 +1,17 @@
+"""DP models as scikit-learn estimators; each docstring carries its privacy argument."""
+
+from dpcore.models.extra_trees import DPExtraTreesClassifier, DPExtraTreesRegressor
+from dpcore.models.mean import DPMeanRegressor
+from dpcore.models.naive_bayes import DPGaussianNB
+from dpcore.models.random_forest import DPRandomForestClassifier
+from dpcore.models.regression_tree import DPPartitionedForest, DPRegressionTree
+
+__all__ = [
+    "DPExtraTreesClassifier",
+    "DPExtraTreesRegressor",
+    "DPGaussianNB",
+    "DPMeanRegressor",
+    "DPPartitionedForest",
+    "DPRandomForestClassifier",
+    "DPRegressionTree",
+]

@@ -1,0 +1,102 @@
+"""What every dpcore estimator shares: declared bounds, scaling, labels and random streams."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_array, check_is_fitted, check_X_y
+
+from dpcore.exceptions import PrivacyLeakWarning
+from dpcore.validation import check_bounds, check_epsilon, check_random_state, round_up_epsilon
+
+
+class DPEstimatorMixin(BaseEstimator):
+    """Helpers for models whose inputs live in declared bounds.
+
+    ``bounds`` is ``(lower, upper)`` per feature (scalars broadcast), ``None`` meaning [0, 1].
+    Features are clipped into the bounds and scaled to [0, 1] before anything is counted,
+    so one record's influence is bounded for every dataset. NaN becomes the middle of the
+    bounds and ±inf the nearest bound: bad values never reach a sensitivity-bearing sum.
+    """
+
+    def _check_fit_input(self, X, y, classifier: bool):
+        X = check_array(X, dtype=float, ensure_all_finite=False)
+        if classifier:
+            y = np.asarray(y)
+            if y.ndim != 1:
+                y = y.ravel() if y.ndim == 2 and y.shape[1] == 1 else y
+            X, y = check_X_y(X, y, dtype=float, ensure_all_finite=False, y_numeric=False)
+        else:
+            X, y = check_X_y(X, y, dtype=float, ensure_all_finite=False, y_numeric=True)
+        check_epsilon(self.epsilon)
+        self.n_features_in_ = X.shape[1]
+        self._lower, self._upper = check_bounds(self.bounds, self.n_features_in_)
+        return X, y
+
+    def _unit(self, X) -> np.ndarray:
+        """Declared-bounds scaling into [0, 1], with NaN → 0.5 and clipping."""
+        X = np.asarray(X, dtype=float)
+        unit = (X - self._lower) / (self._upper - self._lower)
+        unit = np.where(np.isnan(unit), 0.5, unit)
+        return np.clip(unit, 0.0, 1.0)
+
+    def _check_predict_input(self, X) -> np.ndarray:
+        check_is_fitted(self)
+        X = check_array(X, dtype=float, ensure_all_finite=False)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, but the model was fitted with {self.n_features_in_}")
+        return self._unit(X)
+
+    def _random_streams(self):
+        """Two independent generators: one for data-independent structure, one for noise."""
+        structure, noise = check_random_state(self.random_state).spawn(2)
+        return structure, noise
+
+    def _set_spent(self, epsilon: float) -> None:
+        self.epsilon_spent_ = round_up_epsilon(epsilon)
+
+
+class TargetScalingMixin:
+    """Regression targets: clipped into declared ``target_bounds`` and scaled to [0, 1]."""
+
+    def _unit_target(self, y) -> np.ndarray:
+        lower, upper = check_bounds(self.target_bounds, 1, name="target_bounds")
+        self._target_lower, self._target_upper = float(lower[0]), float(upper[0])
+        y = np.asarray(y, dtype=float)
+        y = np.where(np.isnan(y), (self._target_lower + self._target_upper) / 2, y)
+        return np.clip((y - self._target_lower) / (self._target_upper - self._target_lower), 0.0, 1.0)
+
+    def _from_unit_target(self, value):
+        return self._target_lower + np.asarray(value, dtype=float) * (self._target_upper - self._target_lower)
+
+
+class DeclaredClassesMixin:
+    """Classifiers learn their label set from the declared ``classes``, never from the data.
+
+    Without declared classes the labels seen in the data are used, with a
+    :class:`PrivacyLeakWarning`: the presence of a rare label is itself private.
+    Records whose label is not declared are dropped before anything is counted (a
+    per-record filter, so no other record's contribution changes).
+    """
+
+    def _encode_labels(self, y):
+        if self.classes is None:
+            warnings.warn(
+                "classes were not declared, so they are read from the data; this leaks which labels occur. "
+                "Pass classes=[...] to keep the model differentially private.",
+                PrivacyLeakWarning,
+                stacklevel=3,
+            )
+            classes = np.unique(y)
+        else:
+            classes = np.asarray(list(self.classes))
+            if len(classes) < 1 or len(np.unique(classes)) != len(classes):
+                raise ValueError("classes must be a list of distinct labels")
+        self.classes_ = classes
+        return pd.Index(classes).get_indexer(np.asarray(y)).astype(np.int64)
+
+    def _decode(self, codes):
+        return self.classes_[codes]

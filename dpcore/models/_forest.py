@@ -1,0 +1,63 @@
+"""What the DP tree ensembles share: how records are shared out between trees, and voting."""
+
+from __future__ import annotations
+
+import numpy as np
+
+SAMPLINGS = ("disjoint", "subsample")
+
+
+def tree_memberships(rng: np.random.Generator, n_records: int, n_trees: int, sampling: str, max_samples: float):
+    """Which records each tree sees, and the budget share each tree may spend.
+
+    ``"disjoint"``: every record goes to one tree by an independent uniform draw; trees see
+    disjoint records, so each may spend the full ε (parallel composition).
+    ``"subsample"``: every tree keeps each record independently with probability
+    ``max_samples`` — *without* replacement, so a record counts at most once per tree; trees
+    overlap, so each spends ε / n_trees (sequential composition). Bootstrap sampling with
+    replacement is deliberately not offered: a record drawn k times has k times the
+    sensitivity.
+
+    Returns ``(roots, share)``: ``roots`` is a list of per-tree arrays giving each record's
+    root (0) or -1, or for disjoint sampling one array of tree indices; ``share`` the
+    fraction of ε per tree.
+    """
+    if sampling == "disjoint":
+        return rng.integers(0, n_trees, size=n_records), 1.0
+    if sampling == "subsample":
+        if not 0.0 < max_samples <= 1.0:
+            raise ValueError(f"max_samples must be in (0, 1], got {max_samples!r}")
+        keep = rng.random((n_trees, n_records)) < max_samples
+        return [np.where(k, 0, -1) for k in keep], 1.0 / n_trees
+    raise ValueError(f"sampling must be one of {SAMPLINGS}, got {sampling!r}")
+
+
+def class_probabilities(noisy_counts: np.ndarray) -> np.ndarray:
+    """Normalised leaf class distributions from noisy counts (negative counts → 0; empty → uniform)."""
+    clipped = np.maximum(noisy_counts, 0.0)
+    totals = clipped.sum(axis=-1, keepdims=True)
+    k = noisy_counts.shape[-1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(totals > 0, clipped / totals, 1.0 / k)
+
+
+def grow_ensemble(X_unit, y, n_trees, sampling, max_samples, epsilon, queries, make_settings, rng_structure):
+    """Grow ``n_trees`` trees as :func:`tree_memberships` shares out records and budget.
+
+    ``make_settings(budget_per_query)`` gives the growth settings; the budget per query is
+    the tree's share of ε divided by the queries on one root-to-leaf path. Returns the list
+    of grown :class:`~dpcore.models._tree.TreeArrays` and the budget per query.
+    """
+    from dpcore.models._tree import grow
+
+    roots, share = tree_memberships(rng_structure, len(y), n_trees, sampling, max_samples)
+    budget_per_query = epsilon * share / queries
+    settings = make_settings(budget_per_query)
+    if sampling == "disjoint":
+        return [grow(X_unit, y, roots, n_trees, settings)], budget_per_query
+    return [grow(X_unit, y, r, 1, settings) for r in roots], budget_per_query
+
+
+def ensemble_leaf_values(trees, X_unit) -> np.ndarray:
+    """Leaf values of every tree for every record: ``(n, n_trees[, K])``."""
+    return np.concatenate([t.value[t.apply(X_unit)] for t in trees], axis=1)

@@ -1,0 +1,54 @@
+"""The DP-mean baseline: predicts one noisy average for everyone."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import RegressorMixin
+
+from dpcore.mechanisms import Laplace
+from dpcore.models._base import DPEstimatorMixin, TargetScalingMixin
+
+
+class DPMeanRegressor(TargetScalingMixin, RegressorMixin, DPEstimatorMixin):
+    r"""Predict the ε-DP mean of the target: the "knows nothing about the features" floor.
+
+    Parameters
+    ----------
+    epsilon : float, default 1.0
+    target_bounds : (lower, upper), optional
+        Declared bounds of the target; default [0, 1].
+    random_state : None, int or Generator
+
+    Notes
+    -----
+    Privacy argument: targets are clipped into the declared bounds and scaled to [0, 1].
+    The count (sensitivity 1) and the sum (sensitivity 1) each get Laplace noise with ε/2;
+    sequential composition gives ε. Their ratio, clipped to [0, 1], is post-processing.
+
+    Examples
+    --------
+    >>> DPMeanRegressor(epsilon=1.0, random_state=0).fit([[0]] * 100, [0.5] * 100).predict([[1]]).shape
+    (1,)
+    """
+
+    def __init__(self, epsilon=1.0, target_bounds=None, random_state=None):
+        self.epsilon = epsilon
+        self.target_bounds = target_bounds
+        self.random_state = random_state
+
+    bounds = None  # features are ignored; kept so the shared input checks apply
+
+    def fit(self, X, y):
+        X, y = self._check_fit_input(X, y, classifier=False)
+        y_unit = self._unit_target(y)
+        _, noise = self._random_streams()
+        laplace = Laplace(self.epsilon / 2.0, 1.0, noise)
+        noisy_count, noisy_sum = laplace.randomise([len(y_unit), y_unit.sum()])
+        self.mean_unit_ = float(np.clip(noisy_sum / max(noisy_count, 1.0), 0.0, 1.0))
+        self.mean_ = float(self._from_unit_target(self.mean_unit_))
+        self._set_spent(self.epsilon)
+        return self
+
+    def predict(self, X):
+        X_unit = self._check_predict_input(X)
+        return np.full(X_unit.shape[0], self.mean_)
