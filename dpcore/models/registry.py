@@ -1,0 +1,360 @@
+"""One list of every model the app, the evaluation engine and the benchmarks know.
+
+Each entry says who made it (``kind``: ours, diffprivlib, interpret or non-private), its
+task, its display name, and how to build it from a :class:`ModelContext` — the declared
+domain and the budget — so no caller has to know a library's parameter names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+KINDS = ("ours", "diffprivlib", "interpret", "non-private")
+KIND_LABELS = {
+    "ours": "DP Studio (ε-DP)",
+    "diffprivlib": "diffprivlib (ε-DP)",
+    "interpret": "InterpretML DP-EBM ((ε, δ)-DP)",
+    "non-private": "non-private reference — owner's eyes only",
+}
+
+
+@dataclass
+class ModelContext:
+    """What a model needs besides its data: budget, declared domain, chosen mechanisms."""
+
+    n_features: int
+    epsilon: float = 1.0
+    bounds: tuple | None = None
+    target_bounds: tuple | None = None
+    classes: list | None = None
+    delta: float = 1e-5
+    count_noise: str = "laplace"
+    selection: str = "gumbel"
+    random_state: object = None
+    params: dict = field(default_factory=dict)
+
+    @property
+    def unit_bounds(self):
+        return (np.zeros(self.n_features), np.ones(self.n_features))
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """A hyper-parameter the Train page lets the owner change."""
+
+    name: str
+    default: object
+    help: str
+    choices: tuple = ()
+    minimum: float | None = None
+    maximum: float | None = None
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    key: str
+    name: str
+    kind: str
+    task: str
+    build: Callable[[ModelContext], object]
+    description: str
+    parameters: tuple[Parameter, ...] = ()
+
+    @property
+    def private(self) -> bool:
+        return self.kind != "non-private"
+
+    @property
+    def kind_label(self) -> str:
+        return KIND_LABELS[self.kind]
+
+    def make(self, context: ModelContext):
+        return self.build(context)
+
+
+def _p(context: ModelContext, name: str, default):
+    return context.params.get(name, default)
+
+
+# --- ours -------------------------------------------------------------------------------
+
+
+def _regression_tree(leaf):
+    def build(c: ModelContext):
+        from dpcore.models import DPRegressionTree
+
+        return DPRegressionTree(
+            epsilon=c.epsilon, max_depth=int(_p(c, "max_depth", 15)), min_samples_split=_p(c, "min_samples_split", 20),
+            min_samples_leaf=_p(c, "min_samples_leaf", 10), n_thresholds=int(_p(c, "n_thresholds", 40)), leaf=leaf,
+            bounds=c.bounds, target_bounds=c.target_bounds, count_noise=c.count_noise, selection=c.selection,
+            random_state=c.random_state,
+        )
+
+    return build
+
+
+def _partitioned_forest(leaf):
+    def build(c: ModelContext):
+        from dpcore.models import DPPartitionedForest
+
+        return DPPartitionedForest(
+            n_estimators=int(_p(c, "n_estimators", 25)), epsilon=c.epsilon, max_depth=int(_p(c, "max_depth", 5)),
+            min_samples_split=_p(c, "min_samples_split", 20), min_samples_leaf=_p(c, "min_samples_leaf", 10),
+            n_thresholds=int(_p(c, "n_thresholds", 40)), leaf=leaf, bounds=c.bounds, target_bounds=c.target_bounds,
+            count_noise=c.count_noise, selection=c.selection, random_state=c.random_state,
+        )
+
+    return build
+
+
+def _dp_mean(c: ModelContext):
+    from dpcore.models import DPMeanRegressor
+
+    return DPMeanRegressor(epsilon=c.epsilon, target_bounds=c.target_bounds, random_state=c.random_state)
+
+
+def _extra_trees(task):
+    def build(c: ModelContext):
+        from dpcore.models import DPExtraTreesClassifier, DPExtraTreesRegressor
+
+        common = dict(
+            n_estimators=int(_p(c, "n_estimators", 10)), epsilon=c.epsilon, max_depth=_p(c, "max_depth", None),
+            min_samples_split=_p(c, "min_samples_split", 10), sampling=_p(c, "sampling", "disjoint"), bounds=c.bounds,
+            count_noise=c.count_noise, selection=c.selection, random_state=c.random_state,
+        )
+        if task == "classification":
+            return DPExtraTreesClassifier(classes=c.classes, **common)
+        return DPExtraTreesRegressor(target_bounds=c.target_bounds, **common)
+
+    return build
+
+
+def _random_forest(c: ModelContext):
+    from dpcore.models import DPRandomForestClassifier
+
+    return DPRandomForestClassifier(
+        n_estimators=int(_p(c, "n_estimators", 10)), epsilon=c.epsilon, max_depth=int(_p(c, "max_depth", 6)),
+        n_thresholds=int(_p(c, "n_thresholds", 40)), sampling=_p(c, "sampling", "disjoint"), bounds=c.bounds,
+        classes=c.classes, count_noise=c.count_noise, selection=c.selection, random_state=c.random_state,
+    )
+
+
+def _gaussian_nb(c: ModelContext):
+    from dpcore.models import DPGaussianNB
+
+    return DPGaussianNB(epsilon=c.epsilon, bounds=c.bounds, classes=c.classes, count_noise=c.count_noise, random_state=c.random_state)
+
+
+# --- diffprivlib --------------------------------------------------------------------------
+
+
+def _diffprivlib_nb(c: ModelContext):
+    from diffprivlib.models import GaussianNB
+
+    from dpcore.models.baselines import EncodedLabelClassifier
+
+    return EncodedLabelClassifier(GaussianNB(epsilon=c.epsilon, bounds=c.bounds, random_state=_seed(c)), classes=c.classes)
+
+
+def _diffprivlib_tree(c: ModelContext):
+    from diffprivlib.models import DecisionTreeClassifier
+
+    from dpcore.models.baselines import EncodedLabelClassifier
+
+    k = len(c.classes)
+    return EncodedLabelClassifier(
+        DecisionTreeClassifier(max_depth=int(_p(c, "max_depth", 5)), epsilon=c.epsilon, bounds=c.bounds, classes=list(range(k)), random_state=_seed(c)),
+        classes=c.classes,
+    )
+
+
+def _diffprivlib_forest(c: ModelContext):
+    from diffprivlib.models import RandomForestClassifier
+
+    from dpcore.models.baselines import EncodedLabelClassifier
+
+    k = len(c.classes)
+    return EncodedLabelClassifier(
+        RandomForestClassifier(
+            n_estimators=int(_p(c, "n_estimators", 10)), max_depth=int(_p(c, "max_depth", 5)), epsilon=c.epsilon,
+            bounds=c.bounds, classes=list(range(k)), random_state=_seed(c),
+        ),
+        classes=c.classes,
+    )
+
+
+def _diffprivlib_logistic(c: ModelContext):
+    from diffprivlib.models import LogisticRegression
+
+    from dpcore.models.baselines import EncodedLabelClassifier, scaled
+
+    return scaled(
+        EncodedLabelClassifier(LogisticRegression(epsilon=c.epsilon, data_norm=float(np.sqrt(c.n_features)), random_state=_seed(c)), classes=c.classes),
+        c.bounds,
+    )
+
+
+def _diffprivlib_linear(c: ModelContext):
+    from diffprivlib.models import LinearRegression
+
+    from dpcore.models.baselines import scaled, unit_target
+
+    # The functional mechanism's noise grows with the squared target range, so it is fitted on
+    # the target scaled to [0, 1] by its declared bounds (the fairest use of it).
+    return unit_target(
+        scaled(LinearRegression(epsilon=c.epsilon, bounds_X=(0.0, 1.0), bounds_y=(0.0, 1.0), random_state=_seed(c)), c.bounds),
+        c.target_bounds,
+    )
+
+
+def _seed(c: ModelContext):
+    """diffprivlib takes an int seed or a RandomState; pass ints through, else fresh entropy."""
+    return c.random_state if isinstance(c.random_state, int | np.integer) else None
+
+
+# --- interpret ------------------------------------------------------------------------------
+
+
+def _dp_ebm(task):
+    def build(c: ModelContext):
+        from interpret.privacy import DPExplainableBoostingClassifier, DPExplainableBoostingRegressor
+
+        from dpcore.models.baselines import EncodedLabelClassifier, scaled
+
+        common = dict(
+            epsilon=c.epsilon, delta=c.delta, privacy_bounds={i: (0.0, 1.0) for i in range(c.n_features)},
+            n_jobs=1, feature_types=["continuous"] * c.n_features,
+        )
+        if task == "classification":
+            return scaled(EncodedLabelClassifier(DPExplainableBoostingClassifier(**common), classes=c.classes), c.bounds)
+        lower, upper = c.target_bounds if c.target_bounds is not None else (0.0, 1.0)
+        return scaled(DPExplainableBoostingRegressor(privacy_target_min=float(lower), privacy_target_max=float(upper), **common), c.bounds)
+
+    return build
+
+
+# --- non-private --------------------------------------------------------------------------
+
+
+def _sk(name, **fixed):
+    def build(c: ModelContext):
+        import sklearn.ensemble as ensemble
+        import sklearn.linear_model as linear
+        import sklearn.naive_bayes as nb
+        import sklearn.tree as tree
+
+        from dpcore.models.baselines import PartitionedForestRegressor, scaled
+
+        seed = _seed(c)
+        makers = {
+            "DecisionTreeRegressor": lambda: tree.DecisionTreeRegressor(random_state=seed, **fixed),
+            "DecisionTreeClassifier": lambda: tree.DecisionTreeClassifier(random_state=seed, **fixed),
+            "RandomForestRegressor": lambda: ensemble.RandomForestRegressor(n_estimators=10, random_state=seed, **fixed),
+            "RandomForestClassifier": lambda: ensemble.RandomForestClassifier(n_estimators=10, random_state=seed, **fixed),
+            "ExtraTreesRegressor": lambda: ensemble.ExtraTreesRegressor(n_estimators=10, random_state=seed, **fixed),
+            "ExtraTreesClassifier": lambda: ensemble.ExtraTreesClassifier(n_estimators=10, random_state=seed, **fixed),
+            "GaussianNB": lambda: nb.GaussianNB(),
+            "LogisticRegression": lambda: scaled(linear.LogisticRegression(max_iter=1000), c.bounds),
+            "LinearRegression": lambda: scaled(linear.LinearRegression(), c.bounds),
+            "PartitionedForest": lambda: PartitionedForestRegressor(random_state=seed, **fixed),
+        }
+        return makers[name]()
+
+    return build
+
+
+_SAMPLING = Parameter(
+    "sampling", "disjoint",
+    "disjoint: each record trains one tree (full ε each); subsample: trees overlap (ε split between them).",
+    choices=("disjoint", "subsample"),
+)
+_TREE_PARAMS = (
+    Parameter("max_depth", 15, "How many questions deep the tree may go; deeper trees split the budget more thinly.", minimum=1, maximum=20),
+    Parameter("min_samples_split", 20, "Stop splitting a group smaller than this (by its noisy count).", minimum=1, maximum=1000),
+    Parameter("min_samples_leaf", 10, "Never make a group smaller than this (by its noisy count).", minimum=1, maximum=1000),
+)
+_FOREST_PARAMS = (
+    Parameter("n_estimators", 25, "Number of trees; each sees its own share of the records.", minimum=1, maximum=200),
+    Parameter("max_depth", 5, "Depth of each tree.", minimum=1, maximum=12),
+)
+_ET_PARAMS = (
+    Parameter("n_estimators", 10, "Number of trees.", minimum=1, maximum=100),
+    _SAMPLING,
+)
+_RF_PARAMS = (
+    Parameter("n_estimators", 10, "Number of trees.", minimum=1, maximum=100),
+    Parameter("max_depth", 6, "Depth of each tree.", minimum=1, maximum=12),
+    _SAMPLING,
+)
+
+REGISTRY: tuple[ModelSpec, ...] = (
+    ModelSpec("dp_tree", "DP regression tree (mean leaves)", "ours", "regression", _regression_tree("mean"),
+              "One tree; each split chosen by the exponential mechanism, leaves are noisy averages.", _TREE_PARAMS),
+    ModelSpec("dp_tree_median", "DP regression tree (median leaves)", "ours", "regression", _regression_tree("median"),
+              "One tree whose leaves are DP medians: robust to outliers.", _TREE_PARAMS),
+    ModelSpec("dp_forest", "DP partitioned forest (mean leaves)", "ours", "regression", _partitioned_forest("mean"),
+              "Many small DP trees on disjoint parts of the data, averaged; each gets the full ε.", _FOREST_PARAMS),
+    ModelSpec("dp_forest_median", "DP partitioned forest (median leaves)", "ours", "regression", _partitioned_forest("median"),
+              "The partitioned forest with median leaves.", _FOREST_PARAMS),
+    ModelSpec("dp_extra_trees_reg", "DP ExtraTrees regressor", "ours", "regression", _extra_trees("regression"),
+              "Randomised trees whose candidate splits cost nothing; the budget goes to choosing among them and to leaves.", _ET_PARAMS),
+    ModelSpec("dp_mean", "DP mean (baseline)", "ours", "regression", _dp_mean,
+              "Predicts one noisy average for everyone: the floor any useful model must beat."),
+    ModelSpec("dp_extra_trees_clf", "DP ExtraTrees classifier", "ours", "classification", _extra_trees("classification"),
+              "Randomised trees with free candidate splits and noisy class counts at the leaves.", _ET_PARAMS),
+    ModelSpec("dp_random_forest", "DP random forest", "ours", "classification", _random_forest,
+              "Trees whose splits are chosen by the exponential mechanism with Gini impurity; leaves are noisy class counts.", _RF_PARAMS),
+    ModelSpec("dp_gaussian_nb", "DP Gaussian Naive Bayes", "ours", "classification", _gaussian_nb,
+              "Noisy class counts, means and variances: fast and robust at small ε."),
+    ModelSpec("dpl_gaussian_nb", "diffprivlib Gaussian NB", "diffprivlib", "classification", _diffprivlib_nb,
+              "IBM diffprivlib's DP Gaussian Naive Bayes."),
+    ModelSpec("dpl_tree", "diffprivlib decision tree", "diffprivlib", "classification", _diffprivlib_tree,
+              "diffprivlib's DP tree: random splits, noisy leaves."),
+    ModelSpec("dpl_random_forest", "diffprivlib random forest", "diffprivlib", "classification", _diffprivlib_forest,
+              "diffprivlib's DP random forest (random splits, noisy leaves)."),
+    ModelSpec("dpl_logistic", "diffprivlib logistic regression", "diffprivlib", "classification", _diffprivlib_logistic,
+              "diffprivlib's objective-perturbation logistic regression."),
+    ModelSpec("dpl_linear", "diffprivlib linear regression", "diffprivlib", "regression", _diffprivlib_linear,
+              "diffprivlib's functional-mechanism linear regression."),
+    ModelSpec("dp_ebm_clf", "DP-EBM classifier (δ = 1e-5)", "interpret", "classification", _dp_ebm("classification"),
+              "InterpretML's DP explainable boosting: (ε, δ)-DP, binary labels only."),
+    ModelSpec("dp_ebm_reg", "DP-EBM regressor (δ = 1e-5)", "interpret", "regression", _dp_ebm("regression"),
+              "InterpretML's DP explainable boosting: (ε, δ)-DP."),
+    ModelSpec("sk_tree_reg", "scikit-learn decision tree", "non-private", "regression", _sk("DecisionTreeRegressor"),
+              "Non-private reference."),
+    ModelSpec("sk_forest_reg", "scikit-learn random forest", "non-private", "regression", _sk("RandomForestRegressor"),
+              "Non-private reference (10 trees)."),
+    ModelSpec("sk_partitioned_forest", "partitioned forest of scikit-learn trees", "non-private", "regression",
+              _sk("PartitionedForest"), "Non-private version of the partitioned forest (paper A's Python_Forest)."),
+    ModelSpec("sk_extra_trees_reg", "scikit-learn ExtraTrees regressor", "non-private", "regression", _sk("ExtraTreesRegressor"),
+              "Non-private reference (10 trees)."),
+    ModelSpec("sk_linear", "scikit-learn linear regression", "non-private", "regression", _sk("LinearRegression"),
+              "Non-private reference."),
+    ModelSpec("sk_tree_clf", "scikit-learn decision tree", "non-private", "classification", _sk("DecisionTreeClassifier"),
+              "Non-private reference."),
+    ModelSpec("sk_forest_clf", "scikit-learn random forest", "non-private", "classification", _sk("RandomForestClassifier"),
+              "Non-private reference (10 trees)."),
+    ModelSpec("sk_extra_trees_clf", "scikit-learn ExtraTrees", "non-private", "classification", _sk("ExtraTreesClassifier"),
+              "Non-private reference (10 trees)."),
+    ModelSpec("sk_gaussian_nb", "scikit-learn Gaussian NB", "non-private", "classification", _sk("GaussianNB"),
+              "Non-private reference."),
+    ModelSpec("sk_logistic", "scikit-learn logistic regression", "non-private", "classification", _sk("LogisticRegression"),
+              "Non-private reference."),
+)
+
+MODELS = {spec.key: spec for spec in REGISTRY}
+
+
+def models_for(task: str, kinds=KINDS) -> list[ModelSpec]:
+    """The registry's models for ``task`` ("regression" or "classification"), in display order."""
+    return [m for m in REGISTRY if m.task == task and m.kind in kinds]
+
+
+def get(key: str) -> ModelSpec:
+    try:
+        return MODELS[key]
+    except KeyError:
+        raise ValueError(f"unknown model {key!r}; known: {', '.join(MODELS)}") from None
