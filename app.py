@@ -1,0 +1,30 @@
+"""DP Studio: learn from a sensitive table and sell a copy of it under differential privacy."""
+
+import streamlit as st
+
+from app_support.session import get_state
+
+st.set_page_config(page_title="DP Studio", page_icon="🔒", layout="wide")
+
+pages = [
+    st.Page("pages/data.py", title="1. Data", icon="📄", default=True),
+    st.Page("pages/privacy.py", title="2. Privacy", icon="🛡️"),
+    st.Page("pages/train.py", title="3. Train", icon="🌳"),
+    st.Page("pages/compare.py", title="4. Compare", icon="📈"),
+    st.Page("pages/export.py", title="5. Export", icon="📦"),
+]
+navigation = st.navigation(pages)
+
+state = get_state()
+with st.sidebar:
+    st.markdown("### Dataset")
+    st.write(state.dataset.name)
+    st.caption(f"{state.dataset.info['rows']:,} rows × {state.dataset.info['columns']} columns")
+    ledger = state.ledger()
+    total, spent = ledger.total, ledger.spent
+    st.markdown("### Privacy budget")
+    st.progress(min(spent / total, 1.0), text=f"ε spent {spent:g} of {total:g} — {max(total - spent, 0):g} left")
+    for note in state.dataset.schema.leak_notes()[:3]:
+        st.warning(note, icon="⚠️")
+
+navigation.run()

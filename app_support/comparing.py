@@ -1,0 +1,191 @@
+"""The Compare page's engine glue: sweep settings, cached runs, charts and plain-word summaries."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from app_support.state import Dataset
+from app_support.training import design, format_metric
+from dpcore.evaluate import Task, fold_indices, plan_sweep, run_task, summarise
+from dpcore.models.registry import ModelContext, get
+from dpcore.published import CALIFORNIA_TARGET_RANGE, PAPER_A_EPSILONS, paper_a_table
+
+EPSILON_GRIDS = {
+    "quick": (0.25, 1.0, 4.0, 16.0),
+    "thorough": tuple(float(f"{v:.3g}") for v in np.geomspace(0.05, 20, 9)),
+}
+NOT_FOR_RELEASE = "contains non-private reference figures — not for release"
+
+
+@dataclass(frozen=True)
+class SweepSettings:
+    models: tuple[str, ...]
+    epsilons: tuple[float, ...]
+    n_folds: int = 5
+    repetitions: int = 1
+    shuffle: bool = True
+    encoding: str = "ordinal"
+
+
+@dataclass(frozen=True)
+class ExperimentPreset:
+    title: str
+    sample: str
+    settings: SweepSettings
+    note: str
+
+
+PRESETS = {
+    "california": ExperimentPreset(
+        "Paper A's California Housing table",
+        "California housing (sample)",
+        SweepSettings(
+            ("dp_tree", "dp_forest", "dp_tree_median", "dp_forest_median", "dp_mean", "sk_tree_reg", "sk_partitioned_forest"),
+            tuple(float(e) for e in PAPER_A_EPSILONS), n_folds=10, shuffle=False,
+        ),
+        "The published protocol (unshuffled 10-fold cross-validation, nine ε) on the bundled sample; "
+        "published figures are drawn dashed, converted to dollars. Takes a few minutes.",
+    ),
+    "adult_nb": ExperimentPreset(
+        "Naive Bayes accuracy vs ε on Adult",
+        "Adult census income (sample)",
+        SweepSettings(
+            ("dp_gaussian_nb", "dpl_gaussian_nb", "sk_gaussian_nb"),
+            (0.01, 0.0316, 0.1, 0.316, 1.0, 3.16, 10.0, 31.6, 100.0), n_folds=5, repetitions=5,
+        ),
+        "The thesis's curve: DP Gaussian Naive Bayes from ε = 0.01 to 100, ours beside diffprivlib's.",
+    ),
+}
+
+
+def prepare(dataset: Dataset, settings: SweepSettings, count_noise="laplace", selection="gumbel"):
+    """Data, folds, model context and the task list for a sweep on the session's table."""
+    X, y, _, bounds, target_bounds, classes = design(dataset, settings.encoding)
+    problem = dataset.schema.task
+    folds = fold_indices(y, problem, settings.n_folds, settings.shuffle, random_state=0)
+    context = ModelContext(
+        n_features=X.shape[1], bounds=bounds, target_bounds=target_bounds, classes=classes,
+        count_noise=count_noise, selection=selection,
+    )
+    tasks = plan_sweep(settings.models, settings.epsilons, settings.n_folds, settings.repetitions)
+    return X, y, folds, context, problem, tasks
+
+
+def cache_key(dataset: Dataset, settings: SweepSettings, task: Task) -> tuple:
+    return (dataset.fingerprint, dataset.schema_key, settings.encoding, settings.n_folds, settings.shuffle, task.key)
+
+
+def run_one(cache: dict, key: tuple, task: Task, X, y, folds, context, problem) -> list[dict]:
+    if key not in cache:
+        cache[key] = run_task(task, X, y, folds, context, problem)
+    return cache[key]
+
+
+def collect(cache: dict, dataset: Dataset, settings: SweepSettings, tasks: list[Task]) -> pd.DataFrame:
+    rows = [row for task in tasks for row in cache.get(cache_key(dataset, settings, task), [])]
+    return pd.DataFrame(rows)
+
+
+def published_reference(dataset: Dataset, settings: SweepSettings, metric: str) -> pd.DataFrame | None:
+    """Paper A's figures in the target's units, when the sweep is on California with MAE."""
+    if metric != "MAE" or "California" not in dataset.name:
+        return None
+    lower, upper = CALIFORNIA_TARGET_RANGE
+    table = paper_a_table()
+    table = table[table["model"].isin(settings.models)]
+    table = table.assign(mean=table["mae"] * (upper - lower), name=[f"{get(m).name} — published" for m in table["model"]])
+    return table
+
+
+def comparison_chart(summary: pd.DataFrame, metric: str, unit: str, published: pd.DataFrame | None = None) -> alt.Chart:
+    """Metric vs ε (log axis): a line and spread band per DP model, a rule per non-private model."""
+    data = summary[summary["metric"] == metric].copy()
+    data["low"] = data["mean"] - data["std"].fillna(0)
+    data["high"] = data["mean"] + data["std"].fillna(0)
+    private = data[data["epsilon"].notna()]
+    reference = data[data["epsilon"].isna()]
+    title_y = f"{metric} ({unit})" if unit else metric
+    x = alt.X("epsilon:Q", scale=alt.Scale(type="log"), title="ε (privacy budget, log scale)")
+    colour = alt.Color("name:N", title="model")
+    tooltip = [
+        alt.Tooltip("name:N", title="model"), alt.Tooltip("epsilon:Q", title="ε"),
+        alt.Tooltip("mean:Q", title=metric, format=",.4g"), alt.Tooltip("std:Q", title="spread (sd)", format=",.3g"),
+        alt.Tooltip("runs:Q", title="runs"),
+    ]
+    base = alt.Chart(private)
+    layers = [
+        base.mark_area(opacity=0.15).encode(x=x, y="low:Q", y2="high:Q", color=colour),
+        base.mark_line().encode(x=x, y=alt.Y("mean:Q", title=title_y), color=colour),
+        base.mark_point(filled=True, size=50).encode(x=x, y="mean:Q", color=colour, tooltip=tooltip),
+    ]
+    if not reference.empty:
+        layers.append(
+            alt.Chart(reference).mark_rule(strokeDash=[8, 4], strokeWidth=2).encode(
+                y="mean:Q", color=colour,
+                tooltip=[alt.Tooltip("name:N", title="non-private (owner only)"), alt.Tooltip("mean:Q", format=",.4g")],
+            )
+        )
+    if published is not None and not published.empty:
+        layers.append(
+            alt.Chart(published).mark_line(strokeDash=[2, 3], opacity=0.7).encode(
+                x=x, y="mean:Q", color=colour, tooltip=[alt.Tooltip("name:N"), alt.Tooltip("epsilon:Q"), alt.Tooltip("mean:Q", format=",.4g")]
+            )
+        )
+    return alt.layer(*layers).properties(
+        height=420, title=f"{metric} against ε — dashed rules: non-private references (owner's eyes only)"
+    )
+
+
+def summary_sentences(summary: pd.DataFrame, metric: str, task: str, at_epsilon: float = 1.0) -> list[str]:
+    """A few sentences a stakeholder can read: the best DP model near ε = 1 against references."""
+    data = summary[summary["metric"] == metric]
+    private = data[data["epsilon"].notna()]
+    if private.empty:
+        return []
+    eps = private["epsilon"].iloc[np.argmin(np.abs(np.log(private["epsilon"].to_numpy()) - math.log(at_epsilon)))]
+    at = private[private["epsilon"] == eps]
+    lower_is_better = task == "regression"
+    best = at.loc[at["mean"].idxmin() if lower_is_better else at["mean"].idxmax()]
+    out = [f"At ε = {eps:g}, the most accurate private model is **{best['name']}** ({metric} {format_metric(best['mean'], task)})."]
+    references = data[data["epsilon"].isna()]
+    if not references.empty:
+        ref = references.loc[references["mean"].idxmin() if lower_is_better else references["mean"].idxmax()]
+        out.append(_relative(best, ref, metric, lower_is_better, "the best non-private model, " + ref["name"]))
+    floor = at[at["model"] == "dp_mean"]
+    if lower_is_better and not floor.empty and best["model"] != "dp_mean":
+        out.append(_relative(best, floor.iloc[0], metric, lower_is_better, "the DP mean baseline (which ignores every feature)"))
+    return out
+
+
+def _relative(model, reference, metric, lower_is_better, label) -> str:
+    if lower_is_better:
+        change = (model["mean"] - reference["mean"]) / reference["mean"]
+        direction = "above" if change > 0 else "below"
+        return f"Its error is {abs(change):.0%} {direction} {label} ({format_metric(reference['mean'], 'regression')})."
+    gap = (model["mean"] - reference["mean"]) * 100
+    direction = "below" if gap < 0 else "above"
+    return f"Its {metric} is {abs(gap):.1f} points {direction} {label} ({reference['mean']:.1%})."
+
+
+def chart_image(chart: alt.Chart, fmt: str) -> bytes:
+    """The chart as PNG or SVG bytes (rendered locally by vl-convert)."""
+    import vl_convert as vlc
+
+    spec = chart.to_json()
+    if fmt == "png":
+        return vlc.vegalite_to_png(spec, scale=2)
+    return vlc.vegalite_to_svg(spec).encode("utf-8")
+
+
+def results_csv(results: pd.DataFrame) -> bytes:
+    """The tidy results, headed by a not-for-release line: every figure was measured on raw data."""
+    header = f"# {NOT_FOR_RELEASE}; measured on the owner's raw data\n"
+    return (header + results.to_csv(index=False)).encode("utf-8")
+
+
+__all__ = ["EPSILON_GRIDS", "PRESETS", "SweepSettings", "summarise"]

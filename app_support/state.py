@@ -1,0 +1,83 @@
+"""The one typed object that holds a user's session (kept under one ``st.session_state`` key)."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from dpcore.accountant import BudgetLedger, dataset_fingerprint
+from dpcore.loading import read_csv_path
+from dpcore.schema import Schema, load_schema, suggest_schema
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = {
+    "California housing (sample)": ("california_housing.csv", "california_housing.schema.json"),
+    "Adult census income (sample)": ("adult.csv", "adult.schema.json"),
+}
+DEFAULT_SAMPLE = "California housing (sample)"
+DEFAULT_TOTAL_EPSILON = 1.0
+
+
+@dataclass
+class Dataset:
+    """A loaded table and the owner's declarations about it."""
+
+    name: str
+    frame: pd.DataFrame
+    info: dict
+    base_schema: Schema
+    schema: Schema
+    fingerprint: str
+    is_sample: bool = False
+
+    @property
+    def schema_key(self) -> str:
+        return hashlib.sha256(self.schema.to_json().encode("utf-8")).hexdigest()[:12]
+
+
+@dataclass
+class TrainedModel:
+    """A model trained on the Train page, with what the page shows about it."""
+
+    key: str
+    name: str
+    task: str
+    model: object
+    epsilon: float
+    parameters: dict
+    metrics: dict
+    feature_names: list
+    seeded: bool
+    details: dict = field(default_factory=dict)
+
+
+@dataclass
+class StudioState:
+    dataset: Dataset | None = None
+    ledger_path: str | None = None
+    count_noise: str = "laplace"
+    selection: str = "gumbel"
+    trained: TrainedModel | None = None
+    compare_cache: dict = field(default_factory=dict)
+    compare_settings: tuple | None = None
+    best_model: dict = field(default_factory=dict)
+    release: object | None = None
+
+    def ledger(self) -> BudgetLedger:
+        """The budget of the dataset in use, created at the default total the first time."""
+        return BudgetLedger(self.dataset.fingerprint, DEFAULT_TOTAL_EPSILON, path=self.ledger_path)
+
+
+def load_sample(name: str) -> Dataset:
+    csv_name, schema_name = SAMPLES[name]
+    frame, info = read_csv_path(ROOT / "sample_data" / csv_name)
+    schema = load_schema(ROOT / "sample_data" / schema_name)
+    return Dataset(name, frame, info, schema, schema, dataset_fingerprint(frame), is_sample=True)
+
+
+def dataset_from_upload(name: str, frame: pd.DataFrame, info: dict, schema: Schema | None = None) -> Dataset:
+    schema = schema or suggest_schema(frame)
+    return Dataset(name, frame, info, schema, schema, dataset_fingerprint(frame))

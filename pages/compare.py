@@ -1,0 +1,155 @@
+"""Compare: how much accuracy does privacy cost on this table, and which model should I use?"""
+
+import time
+
+import streamlit as st
+
+from app_support.comparing import (
+    EPSILON_GRIDS,
+    NOT_FOR_RELEASE,
+    PRESETS,
+    SweepSettings,
+    cache_key,
+    chart_image,
+    collect,
+    comparison_chart,
+    prepare,
+    published_reference,
+    results_csv,
+    run_one,
+    summary_sentences,
+)
+from app_support.session import get_state
+from app_support.state import load_sample
+from dpcore.evaluate import METRICS, summarise
+from dpcore.exceptions import DataError
+from dpcore.models.registry import KIND_LABELS, models_for
+
+state = get_state()
+dataset = state.dataset
+schema = dataset.schema
+st.title("4. Compare")
+st.info(
+    "This page spends **no privacy budget** because nothing on it leaves your screen: every figure is measured on "
+    "your raw data, for your eyes only, and none of it is written into any release or buyer's report.",
+    icon="🔒",
+)
+
+problems = schema.problems(dataset.frame, need_target=True)
+if problems:
+    st.error("The table's declarations are not complete yet: " + " ".join(problems) + " Fix them on the Data page.")
+    st.stop()
+task = schema.task
+
+st.subheader("One-click experiments")
+preset_cols = st.columns(len(PRESETS))
+for col, (preset_key, preset) in zip(preset_cols, PRESETS.items()):
+    with col:
+        st.caption(preset.note)
+        if st.button(preset.title, key=f"preset_{preset_key}"):
+            if dataset.name != preset.sample:
+                state.dataset = load_sample(preset.sample)
+            st.session_state["compare_settings"] = preset.settings
+            st.session_state["compare_run"] = True
+            st.rerun()
+
+st.subheader("Your own comparison")
+st.write(f"Task: **{task}** (target '{schema.target.name}').")
+settings = st.session_state.get("compare_settings")
+chosen = []
+for kind in ("ours", "diffprivlib", "interpret", "non-private"):
+    options = models_for(task, kinds=(kind,))
+    if not options:
+        continue
+    labels = {m.key: m.name for m in options}
+    if settings is not None:
+        default = [k for k in settings.models if k in labels]
+    else:
+        default = [k for k in labels if k in ("dp_tree", "dp_forest", "dp_mean", "dpl_linear", "sk_tree_reg",
+                                               "dp_random_forest", "dp_gaussian_nb", "dpl_gaussian_nb", "dpl_logistic", "sk_forest_clf")]
+    chosen += st.multiselect(KIND_LABELS[kind], list(labels), default=default, format_func=labels.get, key=f"models_{kind}_{task}")
+
+grid_name = st.radio("ε values", ["quick", "thorough", "custom"], horizontal=True,
+                     format_func=lambda g: {"quick": "quick (4 values)", "thorough": "thorough (9 values)", "custom": "custom"}[g])
+if grid_name == "custom":
+    text = st.text_input("ε values, separated by commas", "0.1, 0.5, 1, 5")
+    try:
+        epsilons = tuple(sorted({float(v) for v in text.split(",") if v.strip()}))
+        if not epsilons or min(epsilons) <= 0:
+            raise ValueError
+    except ValueError:
+        st.error("Write positive numbers separated by commas, e.g. 0.1, 0.5, 1, 5.")
+        st.stop()
+else:
+    epsilons = EPSILON_GRIDS[grid_name]
+col_folds, col_reps, col_shuffle = st.columns(3)
+n_folds = col_folds.number_input("Folds", 2, 10, 5)
+repetitions = col_reps.number_input("Repetitions", 1, 10, 1)
+shuffle = col_shuffle.checkbox("Shuffle rows before folding", value=True)
+run_clicked = st.button("Run comparison", type="primary", disabled=not chosen)
+if run_clicked:
+    settings = SweepSettings(tuple(chosen), tuple(epsilons), int(n_folds), int(repetitions), bool(shuffle))
+    st.session_state["compare_settings"] = settings
+if settings is None:
+    st.stop()
+
+try:
+    X, y, folds, context, problem, tasks = prepare(dataset, settings, state.count_noise, state.selection)
+except DataError as error:
+    st.error(str(error))
+    st.stop()
+
+metric = st.selectbox("Metric", list(METRICS[problem]), key="compare_metric")
+unit = schema.target.name if problem == "regression" else ""
+chart_slot = st.empty()
+
+
+def draw(results):
+    if results.empty:
+        return None
+    summary = summarise(results)
+    chart = comparison_chart(summary, metric, unit, published_reference(dataset, settings, metric))
+    chart_slot.altair_chart(chart, width="stretch")
+    return summary, chart
+
+
+if run_clicked or st.session_state.pop("compare_run", False):
+    todo = [t for t in tasks if cache_key(dataset, settings, t) not in state.compare_cache]
+    progress = st.progress(0.0, text="Starting…")
+    st.button("Stop (keeps what has finished)", key="stop_compare")
+    start = time.perf_counter()
+    for done, task_item in enumerate(todo, start=1):
+        run_one(state.compare_cache, cache_key(dataset, settings, task_item), task_item, X, y, folds, context, problem)
+        elapsed = time.perf_counter() - start
+        left = elapsed / done * (len(todo) - done)
+        eps_text = "" if task_item.epsilon != task_item.epsilon else f" at ε = {task_item.epsilon:g}"
+        progress.progress(done / len(todo), text=f"Fitted {task_item.model}{eps_text}, fold {task_item.fold + 1} — about {left:.0f} s left")
+        if done % max(1, len(todo) // 10) == 0:
+            draw(collect(state.compare_cache, dataset, settings, tasks))
+    progress.empty()
+
+results = collect(state.compare_cache, dataset, settings, tasks)
+if results.empty:
+    st.write("Press **Run comparison** to start.")
+    st.stop()
+finished = len(results) // len(METRICS[problem])
+if finished < len(tasks):
+    st.warning(f"Partial results: {finished} of {len(tasks)} fits finished. Run again to complete them (finished fits are reused).")
+summary, chart = draw(results)
+
+sentences = summary_sentences(summary, metric, problem)
+if sentences:
+    st.markdown(" ".join(sentences))
+best = summary[(summary["metric"] == metric) & (summary["kind"] == "ours")]
+if not best.empty:
+    pick = best.loc[best["mean"].idxmin() if problem == "regression" else best["mean"].idxmax()]
+    state.best_model[problem] = pick["model"]
+
+table = summary[summary["metric"] == metric][["name", "kind", "epsilon", "mean", "std", "runs", "fit_seconds"]]
+st.dataframe(table, hide_index=True, width="stretch", column_config={"epsilon": st.column_config.NumberColumn("ε (blank: non-private)")})
+
+st.caption(f"Downloads are marked: {NOT_FOR_RELEASE}.")
+c1, c2, c3 = st.columns(3)
+c1.download_button("Results (CSV)", results_csv(results), file_name="comparison_NOT_FOR_RELEASE.csv", mime="text/csv", key="dl_csv")
+c2.download_button("Chart (PNG)", chart_image(chart, "png"), file_name="comparison_NOT_FOR_RELEASE.png", mime="image/png", key="dl_png")
+c3.download_button("Chart (SVG)", chart_image(chart, "svg"), file_name="comparison_NOT_FOR_RELEASE.svg", mime="image/svg+xml", key="dl_svg")

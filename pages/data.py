@@ -1,0 +1,110 @@
+"""Data: pick a sample or upload a CSV, declare each column, and see what the models will see."""
+
+import streamlit as st
+
+from app_support.session import get_state
+from app_support.state import SAMPLES, dataset_from_upload, load_sample
+from dpcore.exceptions import DataError
+from dpcore.loading import read_csv_bytes
+from dpcore.schema import KINDS, ROLES, Normaliser, Schema, out_of_bounds_share
+
+state = get_state()
+st.title("1. Data")
+st.write(
+    "Choose the table to work on, then declare what each column is. Bounds and category lists must come from "
+    "public knowledge (a data dictionary, the law, geography) — not from the data itself."
+)
+
+source = st.radio("Table", ["A bundled sample", "My own CSV file"], horizontal=True, key="data_source")
+if source == "A bundled sample":
+    names = list(SAMPLES)
+    current = names.index(state.dataset.name) if state.dataset.name in names else 0
+    choice = st.selectbox("Sample", names, index=current)
+    if choice != state.dataset.name:
+        state.dataset = load_sample(choice)
+        state.trained = None
+        st.rerun()
+else:
+    upload = st.file_uploader(
+        "Upload a CSV (comma, semicolon or tab separated; UTF-8 or Latin-1)", type=["csv", "txt", "tsv"], key="upload"
+    )
+    schema_upload = st.file_uploader("Optional: a schema file saved from DP Studio (JSON)", type=["json"], key="schema_upload")
+    if upload is not None and upload.file_id != st.session_state.get("loaded_upload_id"):
+        try:
+            frame, info = read_csv_bytes(upload.getvalue())
+            schema = Schema.from_json(schema_upload.getvalue().decode("utf-8", "replace")) if schema_upload else None
+            state.dataset = dataset_from_upload(upload.name, frame, info, schema)
+            state.trained = None
+            st.session_state["loaded_upload_id"] = upload.file_id
+            st.session_state.pop("upload_error", None)
+        except DataError as error:
+            st.session_state["upload_error"] = str(error)
+        except Exception:
+            st.session_state["upload_error"] = "The file could not be read as a table. Save it as a CSV file and try again."
+    if st.session_state.get("upload_error"):
+        st.error(st.session_state["upload_error"] + " Your current table is kept.")
+
+dataset = state.dataset
+st.caption(
+    f"**{dataset.name}** — {dataset.info['rows']:,} rows, {dataset.info['columns']} columns, "
+    f"{dataset.info['delimiter']}-separated, {dataset.info['encoding']}."
+)
+
+st.subheader("Declare the columns")
+st.write(
+    "**Role**: *feature* (used to predict), *target* (what to predict), *identifier* (name, e-mail, ID: never used, "
+    "dropped from exports), *ignore*. **Bounds** and **categories** (separated by `|`) are your public declarations: "
+    "values outside the bounds are clipped, unknown categories become *(other)*."
+)
+edited = st.data_editor(
+    dataset.base_schema.to_frame(),
+    key=f"schema_editor_{dataset.fingerprint}",
+    hide_index=True,
+    width="stretch",
+    disabled=["column", "read from data (leak)"],
+    column_config={
+        "role": st.column_config.SelectboxColumn("role", options=list(ROLES), required=True),
+        "kind": st.column_config.SelectboxColumn("kind", options=list(KINDS), required=True),
+        "lower": st.column_config.NumberColumn("lower", help="Public lower bound"),
+        "upper": st.column_config.NumberColumn("upper", help="Public upper bound"),
+        "categories": st.column_config.TextColumn("categories", help="The public list of values, separated by |"),
+        "missing → fill": st.column_config.NumberColumn("missing → fill", help="Value for a missing number (default: middle of the bounds)"),
+        "public": st.column_config.CheckboxColumn("public", help="Declared non-sensitive: an export may copy it unchanged"),
+        "read from data (leak)": st.column_config.CheckboxColumn("read from data (leak)"),
+    },
+)
+dataset.schema = Schema.from_frame(edited, previous=dataset.base_schema)
+schema = dataset.schema
+
+for note in schema.leak_notes():
+    st.warning(note + " Replace it with a public bound or list before releasing anything.", icon="⚠️")
+problems = schema.problems(dataset.frame, need_target=True)
+if problems:
+    st.error("Fix these before training: " + " ".join(problems))
+else:
+    st.success(f"The schema is complete: the target is '{schema.target.name}' ({schema.task}).")
+
+st.download_button(
+    "Save this schema (JSON)", schema.to_json(), file_name="schema.json", mime="application/json", key="download_schema"
+)
+
+st.subheader("What the models will see")
+st.caption("Every used column mapped to [0, 1] with your declarations (categories as evenly spaced codes).")
+usable = Schema([c for c in schema.columns if not c.problems() and c.name in dataset.frame.columns])
+st.dataframe(Normaliser(usable).preview(dataset.frame.head(200)), width="stretch", height=240)
+
+st.subheader("Values outside your declarations — owner-only view")
+st.caption(
+    "Computed on your raw data for your eyes only: it never goes into a release or a report. "
+    "A large share means a bound is too tight or a category is missing from the list."
+)
+shares = out_of_bounds_share(dataset.frame, usable)
+st.dataframe(
+    shares,
+    width="stretch",
+    hide_index=True,
+    column_config={
+        "outside the declared domain": st.column_config.ProgressColumn(format="percent", min_value=0, max_value=1),
+        "missing": st.column_config.ProgressColumn(format="percent", min_value=0, max_value=1),
+    },
+)

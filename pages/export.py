@@ -1,0 +1,4 @@
+"""placeholder"""
+import streamlit as st
+
+st.title("export")

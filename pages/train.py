@@ -1,0 +1,112 @@
+"""Train: fit a DP model on the table, spending part of the budget, and look inside it."""
+
+import streamlit as st
+
+from app_support.session import get_state
+from app_support.training import format_metric, model_bytes, model_card, train_model, tree_dot
+from dpcore.exceptions import BudgetExceededError, DataError
+from dpcore.models.registry import models_for
+
+state = get_state()
+dataset = state.dataset
+schema = dataset.schema
+ledger = state.ledger()
+st.title("3. Train")
+
+problems = schema.problems(dataset.frame, need_target=True)
+if problems:
+    st.error("The table's declarations are not complete yet: " + " ".join(problems) + " Fix them on the Data page.")
+    st.stop()
+
+task = schema.task
+st.write(
+    f"Predict **{schema.target.name}** ({task}) from {len(schema.features)} feature columns. "
+    "Training spends budget: the model you get is differentially private and safe to share."
+)
+models = models_for(task, kinds=("ours",))
+names = {m.key: m.name for m in models}
+default_key = state.best_model.get(task, models[0].key)
+if state.best_model.get(task):
+    st.info(f"Your last Compare run found **{names.get(default_key, default_key)}** most accurate on this table.", icon="💡")
+key = st.selectbox("Model", list(names), index=list(names).index(default_key) if default_key in names else 0, format_func=names.get)
+spec = next(m for m in models if m.key == key)
+st.caption(spec.description)
+
+params = {}
+if spec.parameters:
+    with st.expander("Model settings", expanded=False):
+        for p in spec.parameters:
+            if p.choices:
+                params[p.name] = st.selectbox(p.name, p.choices, index=p.choices.index(p.default), help=p.help, key=f"{key}_{p.name}")
+            else:
+                params[p.name] = st.number_input(
+                    p.name, min_value=int(p.minimum), max_value=int(p.maximum), value=int(p.default), step=1, help=p.help,
+                    key=f"{key}_{p.name}",
+                )
+encoding = st.radio(
+    "Categorical features", ["ordinal", "onehot"], horizontal=True,
+    format_func=lambda e: {"ordinal": "one column each (codes)", "onehot": "one 0/1 column per category"}[e],
+    help="Codes keep the table narrow, which suits DP trees; one-hot suits Naive Bayes with few categories.",
+)
+
+remaining = ledger.remaining
+st.write(f"Budget left for this table: **ε = {remaining:g}** of {ledger.total:g}.")
+if remaining <= 0:
+    st.error("The budget is spent: nothing more can be trained on this table. Raise the total on the Privacy page only if you accept a weaker promise.")
+    st.stop()
+epsilon = st.number_input(
+    "ε to spend on this model", min_value=0.001, max_value=float(remaining), value=float(min(remaining, max(remaining / 2, 0.001))),
+    step=0.05, format="%.3f",
+)
+seeded = st.checkbox("Reproducible demo seed (the result must not be released)", value=False)
+
+if st.button("Train", type="primary"):
+    try:
+        with st.spinner(f"Training {spec.name} at ε = {epsilon:g}…"):
+            state.trained = train_model(
+                dataset, key, epsilon, ledger, params, encoding, state.count_noise, state.selection, seeded
+            )
+        st.rerun()
+    except BudgetExceededError as error:
+        st.error(str(error))
+    except DataError as error:
+        st.error(str(error))
+
+trained = state.trained
+if trained is None or trained.task != task:
+    st.stop()
+
+st.divider()
+st.subheader(f"{trained.name} — ε = {trained.epsilon:g} spent")
+if trained.seeded:
+    st.warning("Reproducible seed — do not release this model.", icon="⚠️")
+st.caption(
+    f"Measured on your raw data — for your eyes, not for release: trained on {trained.details['n_train']:,} rows, "
+    f"tested on the other {trained.details['n_test']:,}."
+)
+unit = " " + schema.target.name if trained.task == "regression" else ""
+cols = st.columns(len(trained.metrics))
+for col, (metric, value) in zip(cols, trained.metrics.items()):
+    col.metric(metric, format_metric(value, trained.task))
+if "confusion" in trained.details:
+    left, right = st.columns(2)
+    left.write("Confusion matrix (held-out rows)")
+    left.dataframe(trained.details["confusion"], width="stretch")
+    right.write("Per class")
+    right.dataframe(trained.details["per_class"], hide_index=True, width="stretch")
+
+if "tree" in trained.details:
+    st.subheader("Inside the model")
+    st.caption("Every count shown is noisy (n ≈ …): the tree itself is part of the private release.")
+    depth = st.slider("Levels to draw", 1, 8, 3)
+    st.graphviz_chart(tree_dot(trained.details["tree"], depth), width="stretch")
+
+card = model_card(trained, dataset)
+with st.expander("Model card"):
+    st.markdown(card)
+left, right = st.columns(2)
+left.download_button("Download the model card (Markdown)", card, file_name="model_card.md", mime="text/markdown")
+if trained.seeded:
+    right.button("Download the model (disabled: demo seed)", disabled=True)
+else:
+    right.download_button("Download the fitted model (pickle)", model_bytes(trained), file_name="dp_model.pkl", mime="application/octet-stream")
