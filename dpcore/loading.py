@@ -53,13 +53,21 @@ def read_csv_bytes(raw: bytes, max_rows: int = MAX_ROWS, max_columns: int = MAX_
     delimiter = sniff_delimiter(text)
     try:
         frame = pd.read_csv(io.StringIO(text), sep=delimiter, skipinitialspace=True, na_values=["?", "NA", "N/A", ""], keep_default_na=True)
+        # pandas silently renames a repeated header (x, x.1) and, when the first data row has one
+        # more field than the header (e.g. a trailing delimiter), turns the first column into the
+        # index, shifting every value one column left: check both on the csv module's split.
+        rows = csv.reader(io.StringIO(text), delimiter=delimiter, skipinitialspace=True)
+        rows = (row for row in rows if len(row) > 1 or (row and row[0].strip()))  # pandas skips blank lines
+        header, first_row = [h.strip() for h in next(rows, [])], next(rows, [])
+        if len(first_row) > len(header):
+            raise pd.errors.ParserError
+    except pd.errors.EmptyDataError:
+        raise DataError("The file is empty. Choose a CSV file with a header row and at least one data row.") from None
     except (pd.errors.ParserError, ValueError, csv.Error):
         raise DataError(
             "The file could not be read as a table: rows have different numbers of fields. "
             "Check that it is a CSV with one header row and the same delimiter (comma, semicolon or tab) on every line."
         ) from None
-    except pd.errors.EmptyDataError:
-        raise DataError("The file is empty. Choose a CSV file with a header row and at least one data row.") from None
     if frame.shape[1] < 2:
         raise DataError(
             "Only one column was found. The file may use a delimiter other than comma, semicolon or tab, "
@@ -72,7 +80,7 @@ def read_csv_bytes(raw: bytes, max_rows: int = MAX_ROWS, max_columns: int = MAX_
     if frame.shape[1] > max_columns:
         raise DataError(f"The table has more than {max_columns} columns. Drop the columns you do not need and upload again.")
     frame.columns = [str(c).strip() for c in frame.columns]
-    if len(set(frame.columns)) != len(frame.columns):
+    if len(set(frame.columns)) != len(frame.columns) or len(set(header)) != len(header):
         raise DataError("Two columns have the same name. Give every column a distinct header and upload again.")
     frame = frame.apply(lambda col: col.str.strip() if col.dtype == object or pd.api.types.is_string_dtype(col) else col)
     return frame, {"encoding": encoding, "delimiter": _DELIMITER_NAMES[delimiter], "rows": len(frame), "columns": frame.shape[1]}

@@ -263,7 +263,9 @@ def suggest_schema(frame: pd.DataFrame, max_categories: int = 50) -> Schema:
         else:
             spec.kind = "categorical"
             distinct = values.dropna().astype(str).unique()
-            if len(distinct) > max_categories and spec.role == "feature":
+            if spec.role == "identifier":
+                pass  # dropped from every release: copying its values into the schema would only leak them
+            elif len(distinct) > max_categories and spec.role == "feature":
                 spec.role = "ignore"
                 spec.source = f"more than {max_categories} distinct values — declare categories to use it"
             else:
