@@ -330,7 +330,8 @@ class Normaliser:
 
     ``encoding`` is how categorical *features* become numbers: ``"onehot"`` (one 0/1 column
     per level) or ``"ordinal"`` (the code scaled into [0, 1]). The target is returned
-    separately: scaled to [0, 1] for regression, as declared labels for classification
+    separately: in original units clipped to the declared bounds for regression (the
+    models scale it with ``target_bounds``), as declared labels for classification
     (rows whose label is missing or undeclared are dropped — a per-record filter that does
     not change anyone else's contribution).
     """

@@ -13,10 +13,13 @@ class Median(Mechanism):
 
     Sort the clipped values ``z_1 ≤ … ≤ z_n`` and add ``z_0 = lower``, ``z_{n+1} = upper``.
     Gap ``i`` (between ``z_i`` and ``z_{i+1}``) is chosen with probability proportional to
-    ``(z_{i+1} − z_i) · exp(−ε·|i − n/2| / 2)``, then the output is uniform inside it
-    (Smith 2011). The utility ``−|i − n/2|`` of any output point moves by at most 1 when one
-    record is added or removed, so the mechanism is ε-DP; the interval lengths are a base
-    measure, not data the noise has to hide.
+    ``(z_{i+1} − z_i) · exp(−ε·|i − n/2|)``, then the output is uniform inside it (Smith
+    2011). This is the exponential mechanism over the output interval with Lebesgue base
+    measure and utility ``u(x) = −|rank(x) − n/2|``, ``rank(x)`` the number of values below
+    ``x``. Adding or removing one record moves ``rank(x)`` by at most 1 on one side of it and
+    ``n/2`` by 1/2, so ``|rank(x) − n/2|`` moves by at most 1/2: sensitivity ``Δu = 1/2``,
+    and ``exp(ε·u/(2Δu)) = exp(−ε·|rank − n/2|)`` is ε-DP. (The spec's weight
+    ``exp(−ε·|i − n/2|/2)`` assumes Δu = 1 and so spends only ε/2.)
 
     Examples
     --------
@@ -40,7 +43,7 @@ class Median(Mechanism):
         gaps = np.diff(edges)
         ranks = np.arange(n + 1)
         with np.errstate(divide="ignore"):
-            scores = np.log(gaps) - self.epsilon * np.abs(ranks - n / 2.0) / 2.0
+            scores = np.log(gaps) - self.epsilon * np.abs(ranks - n / 2.0)
         chosen = int(np.argmax(scores + self.rng.gumbel(size=scores.shape)))
         output = edges[chosen] + self.rng.random() * gaps[chosen]
         return float(self._released(np.array([np.nan]), np.array(output)))

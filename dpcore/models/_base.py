@@ -7,7 +7,8 @@ import warnings
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_array, check_is_fitted, check_X_y
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dpcore.exceptions import PrivacyLeakWarning
 from dpcore.validation import check_bounds, check_epsilon, check_random_state, round_up_epsilon
@@ -23,16 +24,10 @@ class DPEstimatorMixin(BaseEstimator):
     """
 
     def _check_fit_input(self, X, y, classifier: bool):
-        X = check_array(X, dtype=float, ensure_all_finite=False)
+        X, y = validate_data(self, X, y, dtype=float, ensure_all_finite=False, y_numeric=not classifier)
         if classifier:
-            y = np.asarray(y)
-            if y.ndim != 1:
-                y = y.ravel() if y.ndim == 2 and y.shape[1] == 1 else y
-            X, y = check_X_y(X, y, dtype=float, ensure_all_finite=False, y_numeric=False)
-        else:
-            X, y = check_X_y(X, y, dtype=float, ensure_all_finite=False, y_numeric=True)
+            check_classification_targets(y)
         check_epsilon(self.epsilon)
-        self.n_features_in_ = X.shape[1]
         self._lower, self._upper = check_bounds(self.bounds, self.n_features_in_)
         return X, y
 
@@ -45,9 +40,7 @@ class DPEstimatorMixin(BaseEstimator):
 
     def _check_predict_input(self, X) -> np.ndarray:
         check_is_fitted(self)
-        X = check_array(X, dtype=float, ensure_all_finite=False)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, but the model was fitted with {self.n_features_in_}")
+        X = validate_data(self, X, dtype=float, ensure_all_finite=False, reset=False)
         return self._unit(X)
 
     def _random_streams(self):

@@ -23,7 +23,8 @@ class TreeEnsembleClassifier(DeclaredClassesMixin, ClassifierMixin, DPEstimatorM
         return class_probabilities(ensemble_leaf_values(self.trees_, X_unit)).mean(axis=1)
 
     def predict(self, X):
-        return self._decode(np.argmax(self.predict_proba(X), axis=1))
+        proba = self.predict_proba(X)
+        return self._decode(np.argmax(proba, axis=1))
 
     def tree_records(self, feature_names=None, tree: int = 0) -> list[dict]:
         """The nodes of the first grown tree block as dicts (noisy class counts at leaves)."""

@@ -27,8 +27,9 @@ def tree_memberships(rng: np.random.Generator, n_records: int, n_trees: int, sam
     if sampling == "subsample":
         if not 0.0 < max_samples <= 1.0:
             raise ValueError(f"max_samples must be in (0, 1], got {max_samples!r}")
-        keep = rng.random((n_trees, n_records)) < max_samples
-        return [np.where(k, 0, -1) for k in keep], 1.0 / n_trees
+        # Drawn record-major, so adding a record leaves every other record's draws unchanged.
+        keep = rng.random((n_records, n_trees)) < max_samples
+        return [np.where(k, 0, -1) for k in keep.T], 1.0 / n_trees
     raise ValueError(f"sampling must be one of {SAMPLINGS}, got {sampling!r}")
 
 
@@ -50,9 +51,12 @@ def grow_ensemble(X_unit, y, n_trees, sampling, max_samples, epsilon, queries, m
     """
     from dpcore.models._tree import grow
 
-    roots, share = tree_memberships(rng_structure, len(y), n_trees, sampling, max_samples)
+    # Memberships get their own stream: how many draws they take depends on the number of
+    # records, and that must not shift the candidate splits drawn afterwards.
+    membership_rng, candidate_rng = rng_structure.spawn(2)
+    roots, share = tree_memberships(membership_rng, len(y), n_trees, sampling, max_samples)
     budget_per_query = epsilon * share / queries
-    settings = make_settings(budget_per_query)
+    settings = make_settings(budget_per_query, candidate_rng)
     if sampling == "disjoint":
         return [grow(X_unit, y, roots, n_trees, settings)], budget_per_query
     return [grow(X_unit, y, r, 1, settings) for r in roots], budget_per_query

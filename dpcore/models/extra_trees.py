@@ -59,7 +59,7 @@ class _ExtraTreesBase(DPEstimatorMixin):
         structure, noise = self._random_streams()
         n_trees = check_positive_int(self.n_estimators, "n_estimators")
 
-        def settings(budget):
+        def settings(budget, candidate_rng):
             return GrowthSettings(
                 max_depth=height,
                 budget_per_query=budget,
@@ -73,7 +73,7 @@ class _ExtraTreesBase(DPEstimatorMixin):
                 min_samples_split=float(self.min_samples_split),
                 count_noise=self.count_noise,
                 selection=self.selection,
-                rng_structure=structure,
+                rng_structure=candidate_rng,
                 rng_noise=noise,
             )
 
@@ -85,7 +85,7 @@ class _ExtraTreesBase(DPEstimatorMixin):
         self._set_spent(self.epsilon)
 
 
-class DPExtraTreesClassifier(_ExtraTreesBase, TreeEnsembleClassifier):
+class DPExtraTreesClassifier(TreeEnsembleClassifier, _ExtraTreesBase):
     __doc__ = (
         r"""ε-DP extremely randomised trees (DiffPETs) for classification.
 
@@ -167,7 +167,7 @@ class DPExtraTreesClassifier(_ExtraTreesBase, TreeEnsembleClassifier):
         return self
 
 
-class DPExtraTreesRegressor(_ExtraTreesBase, TargetScalingMixin, RegressorMixin):
+class DPExtraTreesRegressor(TargetScalingMixin, RegressorMixin, _ExtraTreesBase):
     __doc__ = (
         r"""ε-DP extremely randomised trees (DiffPETs) for regression.
 

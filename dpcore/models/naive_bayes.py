@@ -101,4 +101,5 @@ class DPGaussianNB(DeclaredClassesMixin, ClassifierMixin, DPEstimatorMixin):
         return proba / proba.sum(axis=1, keepdims=True)
 
     def predict(self, X):
-        return self.classes_[np.argmax(self.predict_joint_log_proba(X), axis=1)]
+        joint = self.predict_joint_log_proba(X)
+        return self.classes_[np.argmax(joint, axis=1)]

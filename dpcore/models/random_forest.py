@@ -96,7 +96,7 @@ class DPRandomForestClassifier(TreeEnsembleClassifier):
             per_node = min(d, check_positive_int(self.max_features, "max_features"))
         structure, noise = self._random_streams()
 
-        def settings(budget):
+        def settings(budget, candidate_rng):
             return GrowthSettings(
                 max_depth=depth,
                 budget_per_query=budget,
@@ -110,7 +110,7 @@ class DPRandomForestClassifier(TreeEnsembleClassifier):
                 child_counts=False,
                 count_noise=self.count_noise,
                 selection=self.selection,
-                rng_structure=structure,
+                rng_structure=candidate_rng,
                 rng_noise=noise,
             )
 

@@ -56,8 +56,9 @@ class _RegressionTreeBase(TargetScalingMixin, RegressorMixin, DPEstimatorMixin):
         X_unit, y_unit = self._unit(X), self._unit_target(y)
         structure, noise = self._random_streams()
         self.budget_per_query_ = self.epsilon / self._queries_per_path
-        settings = self._settings(self.budget_per_query_, structure, noise)
-        self.tree_ = grow(X_unit, y_unit, root_of_record_fn(structure, len(y_unit)), n_roots, settings)
+        membership_rng, candidate_rng = structure.spawn(2)
+        settings = self._settings(self.budget_per_query_, candidate_rng, noise)
+        self.tree_ = grow(X_unit, y_unit, root_of_record_fn(membership_rng, len(y_unit)), n_roots, settings)
         self._set_spent(self.epsilon)
         self.n_leaves_ = self.tree_.n_leaves
         self.depth_ = self.tree_.max_depth

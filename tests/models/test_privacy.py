@@ -1,0 +1,173 @@
+"""Privacy audits of whole models: call recording on neighbouring datasets, and neighbouring-output tests.
+
+Call recording (after dp-recorder): fit on D while recording every mechanism call, then fit
+on D plus one record *replaying* D's noisy outputs, so both fits walk the same path. The two
+runs must make the same calls with the same ε and declared sensitivity, and every query's
+difference must be within its declared sensitivity (L1 over the array for noise mechanisms,
+per candidate for the exponential mechanism).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from privacy_testing import assert_exceeds_epsilon, assert_within_epsilon, neighbouring_privacy_loss
+from sklearn.base import clone
+
+from dpcore.mechanisms import record_mechanism_calls
+from dpcore.models import (
+    DPExtraTreesClassifier,
+    DPExtraTreesRegressor,
+    DPGaussianNB,
+    DPMeanRegressor,
+    DPPartitionedForest,
+    DPRandomForestClassifier,
+    DPRegressionTree,
+)
+
+MODELS = [
+    DPRegressionTree(max_depth=4, min_samples_split=5, min_samples_leaf=2),
+    DPRegressionTree(max_depth=3, min_samples_split=5, min_samples_leaf=2, leaf="median"),
+    DPPartitionedForest(n_estimators=4, max_depth=3, min_samples_split=5, min_samples_leaf=2),
+    DPPartitionedForest(n_estimators=3, max_depth=2, leaf="median", count_noise="geometric", selection="permute_and_flip"),
+    DPMeanRegressor(),
+    DPExtraTreesRegressor(n_estimators=3, max_depth=3),
+    DPExtraTreesRegressor(n_estimators=3, max_depth=3, sampling="subsample", max_samples=0.7),
+    DPExtraTreesClassifier(n_estimators=3, max_depth=3, classes=[0, 1, 2]),
+    DPExtraTreesClassifier(n_estimators=3, max_depth=3, classes=[0, 1, 2], sampling="subsample", count_noise="geometric"),
+    DPRandomForestClassifier(n_estimators=3, max_depth=3, classes=[0, 1, 2]),
+    DPRandomForestClassifier(n_estimators=3, max_depth=3, classes=[0, 1, 2], sampling="subsample", max_samples=0.5),
+    DPGaussianNB(classes=[0, 1, 2]),
+]
+
+
+def _neighbours(classifier: bool, extra_y):
+    rng = np.random.default_rng(3)
+    X = rng.random((400, 4))
+    y = rng.integers(0, 3, 400) if classifier else np.clip(X[:, 0] + 0.1 * rng.standard_normal(400), 0, 1)
+    X_prime = np.vstack([X, [[0.99, 0.01, 0.5, 0.73]]])
+    y_prime = np.append(y, extra_y)
+    return (X, y), (X_prime, y_prime)
+
+
+def _record(model, X, y, replay=None):
+    with record_mechanism_calls(replay=replay) as recorder:
+        clone(model).set_params(random_state=11).fit(X, y)
+    return recorder.calls
+
+
+@pytest.mark.parametrize("model", MODELS, ids=lambda m: f"{type(m).__name__}-{m.get_params().get('leaf', '')}{m.get_params().get('sampling', '')}")
+@pytest.mark.parametrize("extreme", [0, 1])
+def test_neighbouring_fits_make_the_same_calls_within_sensitivity(model, extreme):
+    classifier = hasattr(model, "classes")
+    (X, y), (X_prime, y_prime) = _neighbours(classifier, extreme * 2 if classifier else float(extreme))
+    calls = _record(model, X, y)
+    replayed = _record(model, X_prime, y_prime, replay=calls)
+    assert len(calls) == len(replayed) > 0
+    for a, b in zip(calls, replayed):
+        assert (a.mechanism, a.epsilon, a.sensitivity) == (b.mechanism, b.epsilon, b.sensitivity)
+        assert a.query.shape == b.query.shape
+        if a.mechanism == "median":
+            continue  # its query is the whole sorted sample; the mechanism has its own neighbouring tests
+        both_excluded = np.isneginf(a.query) & np.isneginf(b.query)
+        with np.errstate(invalid="ignore"):
+            diff = np.abs(np.where(both_excluded, 0.0, a.query.astype(float) - b.query.astype(float)))
+        if a.mechanism == "exponential":
+            assert diff.max() <= a.sensitivity + 1e-9
+        else:
+            assert diff.sum() <= a.sensitivity + 1e-9
+
+
+@pytest.mark.parametrize("model", MODELS, ids=lambda m: type(m).__name__)
+def test_each_record_is_charged_at_most_epsilon_along_its_path(model):
+    """Sum the ε of the calls that touch one record: trees charge per level, so count per path."""
+    classifier = hasattr(model, "classes")
+    (X, y), _ = _neighbours(classifier, 0)
+    fitted = clone(model).set_params(random_state=5, epsilon=1.3)
+    calls = _record(fitted, X, y)
+    fitted.fit(X, y)
+    assert fitted.epsilon_spent_ == 1.3
+    per_query = getattr(fitted, "budget_per_query_", None)
+    if per_query is not None:
+        assert all(math.isclose(c.epsilon, per_query) for c in calls)
+
+
+# --- whole-model neighbouring tests -------------------------------------------------------
+#
+# One record, then two: the fitted model's output is binned into "0", "strictly between" and
+# "1" (where a shift of one record shows most) and the privacy loss is estimated both ways.
+# The power check fits a variant that secretly spends ten times the claimed ε.
+
+N_RUNS = 2_000
+UNIT_EDGES = [1e-9, 1 - 1e-9]
+POINT = np.array([[0.85]])
+
+
+class _UnderNoised:
+    """Mixin: fits with ten times the claimed ε (deliberately broken, for the power check)."""
+
+    def fit(self, X, y):
+        claimed = self.epsilon
+        self.epsilon = 10 * claimed
+        try:
+            return super().fit(X, y)
+        finally:
+            self.epsilon = claimed
+
+
+class UnderNoisedTree(_UnderNoised, DPRegressionTree):
+    pass
+
+
+class UnderNoisedNB(_UnderNoised, DPGaussianNB):
+    pass
+
+
+class UnderNoisedForest(_UnderNoised, DPRandomForestClassifier):
+    pass
+
+
+def _prediction(model):
+    if hasattr(model, "predict_proba"):
+        return model.predict_proba(POINT)[0, 1]
+    return model.predict(POINT)[0]
+
+
+CASES = {
+    "regression_tree": (
+        lambda cls, rng: cls(epsilon=1.0, max_depth=1, min_samples_split=0, min_samples_leaf=0, n_thresholds=4, random_state=rng),
+        DPRegressionTree, UnderNoisedTree, 0.0, 1.0, _prediction, UNIT_EDGES,
+    ),
+    "random_forest": (
+        lambda cls, rng: cls(n_estimators=1, max_depth=1, n_thresholds=4, epsilon=1.0, classes=[0, 1], random_state=rng),
+        DPRandomForestClassifier, UnderNoisedForest, 0, 1, _prediction, UNIT_EDGES,
+    ),
+    "gaussian_nb": (
+        lambda cls, rng: cls(epsilon=1.0, classes=[0, 1], random_state=rng),
+        DPGaussianNB, UnderNoisedNB, 0, 1, lambda model: model.class_count_[1], [-0.5, 0.5, 1.5],
+    ),
+}
+
+
+def _loss(case: str, broken: bool):
+    make, honest, under_noised, first_y, added_y, output, edges = CASES[case]
+    cls = under_noised if broken else honest
+    d = (POINT, np.array([first_y]))
+    d_prime = (np.vstack([POINT, POINT]), np.array([first_y, added_y]))
+
+    def release(data, rng):
+        return output(make(cls, rng).fit(*data))
+
+    return neighbouring_privacy_loss(release, d, d_prime, 1.0, N_RUNS, edges=edges, seed=1)
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_whole_model_stays_within_epsilon(case):
+    assert_within_epsilon(_loss(case, broken=False))
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_whole_model_test_catches_an_under_noised_variant(case):
+    assert_exceeds_epsilon(_loss(case, broken=True))
