@@ -1,0 +1,176 @@
+"""Every page through Streamlit's AppTest: flows, errors as sentences, no leaked cell values."""
+
+from __future__ import annotations
+
+import pytest
+
+from app_support.session import STATE_KEY
+from dpcore.accountant import BudgetLedger
+
+SENTINEL = "SENTINEL-4417"
+PAGES = ["data", "privacy", "train", "compare", "export"]
+
+
+def messages(at) -> list[str]:
+    """Every error, warning and info text on the page."""
+    return [str(e.value) for kind in ("error", "warning", "info", "exception") for e in getattr(at, kind)]
+
+
+def state(at):
+    return at.session_state[STATE_KEY]
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_runs_without_an_exception(app, page):
+    at = app(page)
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def test_app_opens_on_the_bundled_sample_with_a_budget(app):
+    at = app()
+    assert state(at).dataset.name == "California housing (sample)"
+    assert any("ε spent 0 of 1" in str(p.value) or "ε spent 0 of 1" in str(getattr(p, "text", "")) for p in at.sidebar.get("progress"))
+
+
+def _upload(at, name: str, content: bytes):
+    at.radio(key="data_source").set_value("My own CSV file").run()
+    at.file_uploader(key="upload").set_value((name, content, "text/csv")).run()
+    return at
+
+
+def test_upload_flow_suggests_a_schema_and_flags_the_leak(app):
+    at = app("data")
+    csv = b"age;income;email\n31;52000;a@example.org\n45;61000;b@example.org\n29;38000;c@example.org\n"
+    _upload(at, "staff.csv", csv)
+    dataset = state(at).dataset
+    assert dataset.name == "staff.csv"
+    assert dataset.info["delimiter"] == "semicolon"
+    assert dataset.schema["email"].role == "identifier"
+    assert dataset.schema["age"].bounds_from_data
+    assert any("read from the data" in w for w in messages(at))
+    assert len(at.get("arrow_data_frame")) + len(at.dataframe) >= 1
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"",
+        b"\x00\x01\x02PK\x03\x04" + SENTINEL.encode(),
+        f"only_one_column\n{SENTINEL}\n".encode(),
+        f"a,b\n1,{SENTINEL},3,4\n5,6\n".encode(),
+        f"a,a\n1,{SENTINEL}\n".encode(),
+    ],
+    ids=["empty", "binary", "one-column", "ragged", "duplicate-header"],
+)
+def test_bad_files_give_a_sentence_and_keep_the_table(app, content):
+    at = app("data")
+    before = state(at).dataset
+    _upload(at, "bad.csv", content)
+    assert not at.exception
+    errors = [str(e.value) for e in at.error]
+    assert errors and "kept" in errors[0]
+    assert state(at).dataset is before
+    assert not any(SENTINEL in m for m in messages(at))
+
+
+def test_text_in_a_numeric_column_is_explained_without_echoing_the_value(app):
+    at = app("data")
+    _upload(at, "mixed.csv", f"x,y\n1,2\n3,{SENTINEL}\n5,6\n".encode())
+    schema = state(at).dataset.schema
+    assert schema["y"].kind == "categorical"  # suggested from the text
+    at.switch_page("pages/train.py").run()
+    assert not any(SENTINEL in m for m in messages(at))
+
+
+def test_privacy_page_sets_the_budget_and_shows_the_demo(app):
+    at = app("privacy")
+    at.radio(key="harm_preset").set_value("Disclosure could cause someone harm").run()
+    [b for b in at.button if b.label.startswith("Set as")][0].click().run()
+    assert state(at).ledger().total == 0.25
+    assert at.get("arrow_vega_lite_chart") or at.get("vega_lite_chart")
+
+
+def test_train_flow_spends_budget_and_draws_the_tree(app):
+    at = app("train")
+    at.selectbox[0].set_value("dp_forest").run()
+    at.number_input[-1].set_value(0.3).run()
+    [b for b in at.button if b.label == "Train"][0].click().run()
+    assert not at.exception
+    trained = state(at).trained
+    assert trained is not None and trained.epsilon == 0.3
+    assert state(at).ledger().spent == pytest.approx(0.3)
+    assert at.get("graphviz_chart")
+    assert [m.label for m in at.metric] == ["MAE", "RMSE"]
+    assert any("for your eyes" in str(c.value) for c in at.caption)
+
+
+def test_train_refuses_to_overspend(app):
+    at = app("train")
+    ledger = state(at).ledger()
+    ledger.spend("earlier release", 0.9)
+    at.run()
+    [b for b in at.button if b.label == "Train"][0].click().run()
+    assert ledger.spent <= ledger.total
+
+
+def test_train_on_adult_shows_a_confusion_matrix(app):
+    at = app("data")
+    at.selectbox[0].set_value("Adult census income (sample)").run()
+    at.switch_page("pages/train.py").run()
+    at.selectbox[0].set_value("dp_random_forest").run()
+    [b for b in at.button if b.label == "Train"][0].click().run()
+    assert not at.exception
+    assert [m.label for m in at.metric] == ["accuracy", "balanced accuracy"]
+    assert state(at).trained.details["confusion"].shape == (2, 2)
+
+
+def test_compare_runs_a_small_sweep_and_costs_no_budget(app):
+    at = app("compare")
+    at.radio[0].set_value("custom").run()
+    at.text_input[0].set_value("0.5, 4").run()
+    at.number_input[0].set_value(2).run()
+    [b for b in at.button if b.label == "Run comparison"][0].click().run()
+    assert not at.exception
+    assert at.get("arrow_vega_lite_chart") or at.get("vega_lite_chart")
+    assert len(at.dataframe) >= 1
+    assert state(at).ledger().spent == 0
+    assert any("most accurate private model" in str(m.value) for m in at.markdown)
+
+
+def test_compare_keeps_partial_results_after_a_stop(app):
+    from app_support.comparing import SweepSettings, cache_key, prepare, run_one
+
+    at = app("compare")
+    s = state(at)
+    settings = SweepSettings(("dp_tree", "dp_mean"), (0.5, 2.0), n_folds=2)
+    X, y, folds, context, problem, tasks = prepare(s.dataset, settings)
+    for task in tasks[:3]:  # as if the user pressed Stop after three fits
+        run_one(s.compare_cache, cache_key(s.dataset, settings, task), task, X, y, folds, context, problem)
+    at.session_state["compare_settings"] = settings
+    at.run()
+    assert any("Partial results: 3 of 8" in str(w.value) for w in at.warning)
+    assert at.get("arrow_vega_lite_chart") or at.get("vega_lite_chart")
+
+
+def test_compare_preset_runs(app):
+    at = app("compare")
+    [b for b in at.button if b.label.startswith("Naive Bayes")][0].click().run()
+    assert not at.exception
+    assert state(at).dataset.name == "Adult census income (sample)"
+    assert at.get("arrow_vega_lite_chart") or at.get("vega_lite_chart")
+
+
+def test_sessions_are_isolated(app):
+    first = app("data")
+    second = app("data")
+    _upload(first, "private.csv", b"a,b\n1,2\n3,4\n")
+    second.run()
+    assert state(first).dataset.name == "private.csv"
+    assert state(second).dataset.name == "California housing (sample)"
+
+
+def test_ledger_survives_a_new_session(app, tmp_path):
+    at = app("train")
+    state(at).ledger().spend("a release", 0.2)
+    again = app()
+    assert BudgetLedger(state(again).dataset.fingerprint, path=state(again).ledger_path).spent == pytest.approx(0.2)
