@@ -4,14 +4,14 @@ import streamlit as st
 
 from app_support.session import get_state
 
-st.set_page_config(page_title="DP Studio", page_icon="🔒", layout="wide")
+st.set_page_config(page_title="DP Studio", page_icon=":material/lock:", layout="wide")
 
 pages = [
-    st.Page("pages/data.py", title="1. Data", icon="📄", default=True),
-    st.Page("pages/privacy.py", title="2. Privacy", icon="🛡️"),
-    st.Page("pages/train.py", title="3. Train", icon="🌳"),
-    st.Page("pages/compare.py", title="4. Compare", icon="📈"),
-    st.Page("pages/export.py", title="5. Export", icon="📦"),
+    st.Page("pages/data.py", title="1. Data", icon=":material/table_view:", default=True),
+    st.Page("pages/privacy.py", title="2. Privacy", icon=":material/shield:"),
+    st.Page("pages/train.py", title="3. Train", icon=":material/account_tree:"),
+    st.Page("pages/compare.py", title="4. Compare", icon=":material/monitoring:"),
+    st.Page("pages/export.py", title="5. Export", icon=":material/inventory_2:"),
 ]
 navigation = st.navigation(pages)
 
@@ -25,6 +25,6 @@ with st.sidebar:
     st.markdown("### Privacy budget")
     st.progress(min(spent / total, 1.0), text=f"ε spent {spent:g} of {total:g} — {max(total - spent, 0):g} left")
     for note in state.dataset.schema.leak_notes()[:3]:
-        st.warning(note, icon="⚠️")
+        st.warning(note, icon=":material/warning:")
 
 navigation.run()

@@ -107,9 +107,13 @@ def comparison_chart(summary: pd.DataFrame, metric: str, unit: str, published: p
     data = summary[summary["metric"] == metric].copy()
     data["low"] = data["mean"] - data["std"].fillna(0)
     data["high"] = data["mean"] + data["std"].fillna(0)
-    private = data[data["epsilon"].notna()]
     reference = data[data["epsilon"].isna()]
     title_y = f"{metric} ({unit})" if unit else metric
+    domain = _y_domain(data, metric)
+    data["low"] = data["low"].clip(*domain)
+    data["high"] = data["high"].clip(*domain)
+    private = data[data["epsilon"].notna()]
+    y_scale = alt.Scale(domain=list(domain), clamp=True)
     x = alt.X("epsilon:Q", scale=alt.Scale(type="log"), title="ε (privacy budget, log scale)")
     colour = alt.Color("name:N", title="model")
     tooltip = [
@@ -120,7 +124,7 @@ def comparison_chart(summary: pd.DataFrame, metric: str, unit: str, published: p
     base = alt.Chart(private)
     layers = [
         base.mark_area(opacity=0.15).encode(x=x, y="low:Q", y2="high:Q", color=colour),
-        base.mark_line().encode(x=x, y=alt.Y("mean:Q", title=title_y), color=colour),
+        base.mark_line(clip=True).encode(x=x, y=alt.Y("mean:Q", title=title_y, scale=y_scale), color=colour),
         base.mark_point(filled=True, size=50).encode(x=x, y="mean:Q", color=colour, tooltip=tooltip),
     ]
     if not reference.empty:
@@ -139,6 +143,18 @@ def comparison_chart(summary: pd.DataFrame, metric: str, unit: str, published: p
     return alt.layer(*layers).properties(
         height=420, title=f"{metric} against ε — dashed rules: non-private references (owner's eyes only)"
     )
+
+
+def _y_domain(data: pd.DataFrame, metric: str) -> tuple[float, float]:
+    """A y range that keeps useful models readable: errors up to 1.5× the DP-mean floor (or the
+    median model's worst), accuracies from just below the weakest reference up to 1. Points
+    beyond are drawn at the edge, and the table keeps their exact values."""
+    if metric in ("MAE", "RMSE"):
+        floor = data.loc[data["model"] == "dp_mean", "mean"]
+        worst = floor.max() if not floor.empty else data.groupby("model")["mean"].max().median()
+        return 0.0, float(1.5 * worst)
+    lowest = data["mean"].min()
+    return float(max(0.0, min(lowest, 0.9) - 0.05)), 1.0
 
 
 def summary_sentences(summary: pd.DataFrame, metric: str, task: str, at_epsilon: float = 1.0) -> list[str]:

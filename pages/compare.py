@@ -32,7 +32,7 @@ st.title("4. Compare")
 st.info(
     "This page spends **no privacy budget** because nothing on it leaves your screen: every figure is measured on "
     "your raw data, for your eyes only, and none of it is written into any release or buyer's report.",
-    icon="🔒",
+    icon=":material/lock:",
 )
 
 problems = schema.problems(dataset.frame, need_target=True)
@@ -116,7 +116,8 @@ def draw(results):
 if run_clicked or st.session_state.pop("compare_run", False):
     todo = [t for t in tasks if cache_key(dataset, settings, t) not in state.compare_cache]
     progress = st.progress(0.0, text="Starting…")
-    st.button("Stop (keeps what has finished)", key="stop_compare")
+    stop_slot = st.empty()
+    stop_slot.button("Stop (keeps what has finished)", key="stop_compare")
     start = time.perf_counter()
     for done, task_item in enumerate(todo, start=1):
         run_one(state.compare_cache, cache_key(dataset, settings, task_item), task_item, X, y, folds, context, problem)
@@ -127,6 +128,7 @@ if run_clicked or st.session_state.pop("compare_run", False):
         if done % max(1, len(todo) // 10) == 0:
             draw(collect(state.compare_cache, dataset, settings, tasks))
     progress.empty()
+    stop_slot.empty()
 
 results = collect(state.compare_cache, dataset, settings, tasks)
 if results.empty:

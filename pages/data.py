@@ -77,7 +77,7 @@ dataset.schema = Schema.from_frame(edited, previous=dataset.base_schema)
 schema = dataset.schema
 
 for note in schema.leak_notes():
-    st.warning(note + " Replace it with a public bound or list before releasing anything.", icon="⚠️")
+    st.warning(note + " Replace it with a public bound or list before releasing anything.", icon=":material/warning:")
 problems = schema.problems(dataset.frame, need_target=True)
 if problems:
     st.error("Fix these before training: " + " ".join(problems))

@@ -25,7 +25,7 @@ else:
     chosen = HARM_PRESETS[preset]
     st.write(f"Suggested total: **ε = {chosen:g}**")
 
-st.info(one_person_sentence(chosen), icon="👤")
+st.info(one_person_sentence(chosen), icon=":material/person:")
 for warning in epsilon_warnings(chosen):
     st.warning(warning)
 

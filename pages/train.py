@@ -27,7 +27,7 @@ models = models_for(task, kinds=("ours",))
 names = {m.key: m.name for m in models}
 default_key = state.best_model.get(task, models[0].key)
 if state.best_model.get(task):
-    st.info(f"Your last Compare run found **{names.get(default_key, default_key)}** most accurate on this table.", icon="💡")
+    st.info(f"Your last Compare run found **{names.get(default_key, default_key)}** most accurate on this table.", icon=":material/lightbulb:")
 key = st.selectbox("Model", list(names), index=list(names).index(default_key) if default_key in names else 0, format_func=names.get)
 spec = next(m for m in models if m.key == key)
 st.caption(spec.description)
@@ -79,7 +79,7 @@ if trained is None or trained.task != task:
 st.divider()
 st.subheader(f"{trained.name} — ε = {trained.epsilon:g} spent")
 if trained.seeded:
-    st.warning("Reproducible seed — do not release this model.", icon="⚠️")
+    st.warning("Reproducible seed — do not release this model.", icon=":material/warning:")
 st.caption(
     f"Measured on your raw data — for your eyes, not for release: trained on {trained.details['n_train']:,} rows, "
     f"tested on the other {trained.details['n_test']:,}."

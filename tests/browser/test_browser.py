@@ -1,0 +1,67 @@
+"""What only a real browser shows: uploads through the page, the server's size limit, downloads."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import ARTIFACTS, screenshot, start_server
+
+pytestmark = pytest.mark.browser
+
+
+def _choose_upload(page):
+    page.get_by_text("My own CSV file").click()
+    return page.locator("[data-testid='stFileUploaderDropzoneInput']").first
+
+
+def test_upload_through_the_page_shows_the_schema(page, tmp_path):
+    csv = tmp_path / "staff.csv"
+    csv.write_text("age,department,salary\n34,sales,41000\n51,it,62000\n27,it,39000\n", encoding="utf-8")
+    _choose_upload(page).set_input_files(str(csv))
+    page.get_by_text("staff.csv").first.wait_for()
+    page.get_by_text("read from the data", exact=False).first.wait_for()
+    assert page.locator("[data-testid='stDataFrame'], [data-testid='stDataFrameResizable']").count() >= 1
+    screenshot(page, "data_page_after_upload")
+
+
+def test_an_upload_over_the_limit_is_refused(browser, tmp_path):
+    process, url = start_server(tmp_path, "--server.maxUploadSize", "1")
+    try:
+        context = browser.new_context()
+        page = context.new_page()
+        page.set_default_timeout(60_000)
+        page.goto(url)
+        page.get_by_text("Declare the columns").wait_for()
+        big = tmp_path / "big.csv"
+        big.write_bytes(b"a,b\n" + b"1,2\n" * 400_000)  # 1.6 MB against a 1 MB limit
+        _choose_upload(page).set_input_files(str(big))
+        page.get_by_text("too large", exact=False).or_(page.get_by_text("File must be", exact=False)).first.wait_for()
+        assert "big.csv" not in page.locator("[data-testid='stCaptionContainer']").all_inner_texts()
+        screenshot(page, "upload_over_limit")
+        context.close()
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
+def test_train_a_model_on_the_sample(page):
+    page.get_by_role("link", name="3. Train").click()
+    page.get_by_role("button", name="Train").click()
+    page.get_by_text("Inside the model").wait_for()
+    page.locator("[data-testid='stGraphVizChart']").first.wait_for()
+    screenshot(page, "train_page")
+
+
+def test_quick_comparison_draws_a_chart_and_downloads_the_csv(page):
+    page.get_by_role("link", name="4. Compare").click()
+    page.get_by_role("button", name="Run comparison").click()
+    page.get_by_text("most accurate private model", exact=False).wait_for(timeout=120_000)
+    page.locator("[data-testid='stVegaLiteChart']").first.wait_for()
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Results (CSV)").click()
+    path = ARTIFACTS / "comparison.csv"
+    ARTIFACTS.mkdir(exist_ok=True)
+    download.value.save_as(str(path))
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith("# contains non-private reference figures")
+    assert "dp_tree" in text
+    screenshot(page, "compare_page")
