@@ -65,12 +65,12 @@ PRESETS = {
 
 def prepare(dataset: Dataset, settings: SweepSettings, count_noise="laplace", selection="gumbel"):
     """Data, folds, model context and the task list for a sweep on the session's table."""
-    X, y, _, bounds, target_bounds, classes = design(dataset, settings.encoding)
+    X, y, _, bounds, target_bounds, classes, levels = design(dataset, settings.encoding)
     problem = dataset.schema.task
     folds = fold_indices(y, problem, settings.n_folds, settings.shuffle, random_state=0)
     context = ModelContext(
         n_features=X.shape[1], bounds=bounds, target_bounds=target_bounds, classes=classes,
-        count_noise=count_noise, selection=selection,
+        count_noise=count_noise, selection=selection, categorical_levels=levels,
     )
     tasks = plan_sweep(settings.models, settings.epsilons, settings.n_folds, settings.repetitions)
     return X, y, folds, context, problem, tasks

@@ -36,7 +36,7 @@ def design(dataset: Dataset, encoding: str = "ordinal"):
     target = schema.target
     target_bounds = (target.lower, target.upper) if target.kind == "numeric" else None
     classes = list(target.categories) if target.kind == "categorical" else None
-    return X, y, normaliser.feature_names(), normaliser.feature_bounds(), target_bounds, classes
+    return X, y, normaliser.feature_names(), normaliser.feature_bounds(), target_bounds, classes, normaliser.categorical_levels()
 
 
 def holdout_split(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -62,12 +62,13 @@ def train_model(
     ledger refuses it (:class:`BudgetExceededError`), the model is discarded unseen.
     """
     spec = get(model_key)
-    X, y, names, bounds, target_bounds, classes = design(dataset, encoding)
+    X, y, names, bounds, target_bounds, classes, levels = design(dataset, encoding)
     rng = np.random.default_rng(DEMO_SEED if seeded else None)
     train, test = holdout_split(len(y), rng)
     context = ModelContext(
         n_features=X.shape[1], epsilon=epsilon, bounds=bounds, target_bounds=target_bounds, classes=classes,
-        count_noise=count_noise, selection=selection, random_state=DEMO_SEED if seeded else None, params=dict(params or {}),
+        count_noise=count_noise, selection=selection, categorical_levels=levels, random_state=DEMO_SEED if seeded else None,
+        params=dict(params or {}),
     )
     model = spec.make(context).fit(X[train], y[train])
     ledger.spend(f"Train {spec.name}" + (" (demo seed)" if seeded else ""), epsilon)
@@ -85,6 +86,8 @@ def train_model(
         details["per_class"] = per_class_table(y[test], predicted, classes)
     if hasattr(model, "tree_records"):
         details["tree"] = model.tree_records(names)
+    if hasattr(model, "rounds_as_records"):
+        details["rounds"] = model.rounds_as_records(names)
     return TrainedModel(model_key, spec.name, spec.task, model, epsilon, dict(params or {}), metrics, names, seeded, details)
 
 
@@ -190,6 +193,8 @@ def privacy_summary(model_key: str) -> str:
         "dp_gaussian_nb": "Class counts, per-class sums and sums of squares each get Laplace noise with ε/3 and sensitivities from the "
         "declared bounds; the model is a function of these noisy sums only, so it is ε-DP.",
         "dp_mean": "A noisy count and a noisy sum, ε/2 each; their ratio is post-processing.",
+        "dp_boosting": "Each round's tree is drawn without looking at the data; each round spends ε/rounds on noisy leaf counts and "
+        "on noisy sums of residuals clipped to a fixed range, leaves of a round are disjoint and rounds compose, so the model is ε-DP.",
     }
     family = next((k for k in summaries if model_key.startswith(k)), None)
     return summaries.get(family, get(model_key).description)

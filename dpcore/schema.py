@@ -360,6 +360,12 @@ class Normaliser:
                 names.append(spec.name)
         return names
 
+    def categorical_levels(self) -> dict[int, int]:
+        """``{model column: number of levels}`` for ordinal-coded categorical features."""
+        if self.encoding != "ordinal":
+            return {}
+        return {i: len(spec.levels) for i, spec in enumerate(self.schema.features) if spec.kind == "categorical"}
+
     def feature_bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """Each model column's bounds in original units (categoricals: [0, 1])."""
         lower, upper = [], []

@@ -1,5 +1,6 @@
 """DP models as scikit-learn estimators; each docstring carries its privacy argument."""
 
+from dpcore.models.boosting import DPBoostingClassifier, DPBoostingRegressor
 from dpcore.models.extra_trees import DPExtraTreesClassifier, DPExtraTreesRegressor
 from dpcore.models.mean import DPMeanRegressor
 from dpcore.models.naive_bayes import DPGaussianNB
@@ -7,6 +8,8 @@ from dpcore.models.random_forest import DPRandomForestClassifier
 from dpcore.models.regression_tree import DPPartitionedForest, DPRegressionTree
 
 __all__ = [
+    "DPBoostingClassifier",
+    "DPBoostingRegressor",
     "DPExtraTreesClassifier",
     "DPExtraTreesRegressor",
     "DPGaussianNB",

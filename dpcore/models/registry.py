@@ -33,6 +33,7 @@ class ModelContext:
     delta: float = 1e-5
     count_noise: str = "laplace"
     selection: str = "gumbel"
+    categorical_levels: dict = field(default_factory=dict)
     random_state: object = None
     params: dict = field(default_factory=dict)
 
@@ -146,6 +147,23 @@ def _gaussian_nb(c: ModelContext):
     from dpcore.models import DPGaussianNB
 
     return DPGaussianNB(epsilon=c.epsilon, bounds=c.bounds, classes=c.classes, count_noise=c.count_noise, random_state=c.random_state)
+
+
+def _boosting(task):
+    def build(c: ModelContext):
+        from dpcore.models import DPBoostingClassifier, DPBoostingRegressor
+
+        common = dict(
+            epsilon=c.epsilon, bounds=c.bounds, categorical_levels=c.categorical_levels, count_noise=c.count_noise,
+            random_state=c.random_state,
+        )
+        if "max_depth" in c.params:
+            common["max_depth"] = int(c.params["max_depth"])
+        if task == "classification":
+            return DPBoostingClassifier(classes=c.classes, **common)
+        return DPBoostingRegressor(target_bounds=c.target_bounds, **common)
+
+    return build
 
 
 # --- diffprivlib --------------------------------------------------------------------------
@@ -290,7 +308,15 @@ _RF_PARAMS = (
     _SAMPLING,
 )
 
+_BOOSTING_PARAMS = (
+    Parameter("max_depth", 5, "Depth of each round's random tree (2^depth groups).", minimum=1, maximum=8),
+)
+
 REGISTRY: tuple[ModelSpec, ...] = (
+    ModelSpec("dp_boosting_reg", "DP boosted trees (regressor)", "ours", "regression", _boosting("regression"),
+              "Many small random trees that never look at the data; the whole budget goes to noisy leaf averages.", _BOOSTING_PARAMS),
+    ModelSpec("dp_boosting_clf", "DP boosted trees (classifier)", "ours", "classification", _boosting("classification"),
+              "Many small random trees that never look at the data; the whole budget goes to noisy leaf steps.", _BOOSTING_PARAMS),
     ModelSpec("dp_tree", "DP regression tree (mean leaves)", "ours", "regression", _regression_tree("mean"),
               "One tree; each split chosen by the exponential mechanism, leaves are noisy averages.", _TREE_PARAMS),
     ModelSpec("dp_tree_median", "DP regression tree (median leaves)", "ours", "regression", _regression_tree("median"),

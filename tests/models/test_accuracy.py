@@ -89,3 +89,28 @@ def test_tree_records_are_plain_data_in_original_units():
     assert root["feature"] in {"a", "b", "c", "d"} and 0 < root["threshold"] < 10
     leaves = [r for r in records if r.get("leaf")]
     assert len(leaves) == model.n_leaves_ and all(100 <= r["value"] <= 200 for r in leaves)
+
+
+def test_boosting_approaches_scikit_learn_gradient_boosting_at_large_epsilon():
+    from sklearn.ensemble import GradientBoostingRegressor
+
+    from dpcore.models import DPBoostingRegressor
+
+    X, y, Xt, yt = _regression(20_000)
+    reference = float(np.abs(GradientBoostingRegressor(random_state=0).fit(X, y).predict(Xt) - yt).mean())
+    ours = _mae(DPBoostingRegressor(epsilon=100.0, random_state=0), (X, y, Xt, yt))
+    baseline = _mae(DPMeanRegressor(epsilon=100.0, random_state=0), (X, y, Xt, yt))
+    assert ours < reference + 0.25 * (baseline - reference)
+
+
+def test_boosting_classifier_handles_multiclass_and_declared_categories():
+    from dpcore.models import DPBoostingClassifier
+
+    rng = np.random.default_rng(4)
+    codes = rng.integers(0, 4, 6000)
+    X = np.column_stack([rng.random(6000), codes / 3])
+    y = np.array(["a", "b", "c"])[np.where(codes == 2, 2, (X[:, 0] > 0.5).astype(int))]
+    model = DPBoostingClassifier(epsilon=20.0, classes=["a", "b", "c", "d"], categorical_levels={1: 4}, random_state=0)
+    model.fit(X[:4000], y[:4000])
+    assert model.predict_proba(X[4000:]).shape == (2000, 4)
+    assert model.score(X[4000:], y[4000:]) > 0.85

@@ -14,6 +14,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from dpcore.exceptions import PrivacyLeakWarning
 from dpcore.models import (
+    DPBoostingClassifier,
+    DPBoostingRegressor,
     DPExtraTreesClassifier,
     DPExtraTreesRegressor,
     DPGaussianNB,
@@ -32,6 +34,8 @@ ESTIMATORS = [
     DPExtraTreesRegressor(n_estimators=3),
     DPRandomForestClassifier(n_estimators=3),
     DPGaussianNB(),
+    DPBoostingRegressor(n_rounds=5),
+    DPBoostingClassifier(n_rounds=5),
 ]
 
 
@@ -132,7 +136,9 @@ def test_undeclared_classes_warn_about_the_leak(estimator):
 
 
 @pytest.mark.parametrize(
-    "estimator", [DPRegressionTree(), DPPartitionedForest(), DPExtraTreesRegressor(), DPMeanRegressor()], ids=lambda e: type(e).__name__
+    "estimator",
+    [DPRegressionTree(), DPPartitionedForest(), DPExtraTreesRegressor(), DPMeanRegressor(), DPBoostingRegressor()],
+    ids=lambda e: type(e).__name__,
 )
 def test_predictions_come_back_in_target_units(estimator):
     rng = np.random.default_rng(2)

@@ -18,6 +18,8 @@ from sklearn.base import clone
 
 from dpcore.mechanisms import record_mechanism_calls
 from dpcore.models import (
+    DPBoostingClassifier,
+    DPBoostingRegressor,
     DPExtraTreesClassifier,
     DPExtraTreesRegressor,
     DPGaussianNB,
@@ -40,13 +42,17 @@ MODELS = [
     DPRandomForestClassifier(n_estimators=3, max_depth=3, classes=[0, 1, 2]),
     DPRandomForestClassifier(n_estimators=3, max_depth=3, classes=[0, 1, 2], sampling="subsample", max_samples=0.5),
     DPGaussianNB(classes=[0, 1, 2]),
+    DPBoostingRegressor(n_rounds=6, max_depth=3, categorical_levels={3: 4}),
+    DPBoostingClassifier(n_rounds=6, max_depth=3, classes=[0, 1, 2], categorical_levels={3: 4}),
+    DPBoostingClassifier(n_rounds=6, max_depth=2, classes=[0, 1], count_noise="geometric"),
 ]
 
 
 def _neighbours(classifier: bool, extra_y):
     rng = np.random.default_rng(3)
     X = rng.random((400, 4))
-    y = rng.integers(0, 3, 400) if classifier else np.clip(X[:, 0] + 0.1 * rng.standard_normal(400), 0, 1)
+    classes = 2 if classifier == "binary" else 3
+    y = rng.integers(0, classes, 400) if classifier else np.clip(X[:, 0] + 0.1 * rng.standard_normal(400), 0, 1)
     X_prime = np.vstack([X, [[0.99, 0.01, 0.5, 0.73]]])
     y_prime = np.append(y, extra_y)
     return (X, y), (X_prime, y_prime)
@@ -61,8 +67,9 @@ def _record(model, X, y, replay=None):
 @pytest.mark.parametrize("model", MODELS, ids=lambda m: f"{type(m).__name__}-{m.get_params().get('leaf', '')}{m.get_params().get('sampling', '')}")
 @pytest.mark.parametrize("extreme", [0, 1])
 def test_neighbouring_fits_make_the_same_calls_within_sensitivity(model, extreme):
-    classifier = hasattr(model, "classes")
-    (X, y), (X_prime, y_prime) = _neighbours(classifier, extreme * 2 if classifier else float(extreme))
+    classifier = hasattr(model, "classes") and ("binary" if len(model.classes) == 2 else True)
+    top = len(model.classes) - 1 if classifier else 1
+    (X, y), (X_prime, y_prime) = _neighbours(classifier, extreme * top if classifier else float(extreme))
     calls = _record(model, X, y)
     replayed = _record(model, X_prime, y_prime, replay=calls)
     assert len(calls) == len(replayed) > 0
@@ -129,6 +136,13 @@ class UnderNoisedForest(_UnderNoised, DPRandomForestClassifier):
     pass
 
 
+class UnclippedBoosting(DPBoostingRegressor):
+    """Deliberately broken: residuals are not clipped, but the noise still assumes they are."""
+
+    def _residual_clip(self):
+        return np.inf
+
+
 def _prediction(model):
     if hasattr(model, "predict_proba"):
         return model.predict_proba(POINT)[0, 1]
@@ -147,6 +161,10 @@ CASES = {
     "gaussian_nb": (
         lambda cls, rng: cls(epsilon=1.0, classes=[0, 1], random_state=rng),
         DPGaussianNB, UnderNoisedNB, 0, 1, lambda model: model.class_count_[1], [-0.5, 0.5, 1.5],
+    ),
+    "boosting": (
+        lambda cls, rng: cls(epsilon=1.0, n_rounds=1, max_depth=1, random_state=rng),
+        DPBoostingRegressor, UnclippedBoosting, 0.5, 1.0, _prediction, [0.5, 0.505, 0.51, 0.52],
     ),
 }
 
