@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from dpcore.accountant import BudgetLedger, dataset_fingerprint
+from dpcore.accountant import BudgetLedger
+from dpcore.release import table_fingerprint
 from dpcore.loading import read_csv_path
 from dpcore.schema import Schema, load_schema, suggest_schema
 
@@ -75,9 +76,9 @@ def load_sample(name: str) -> Dataset:
     csv_name, schema_name = SAMPLES[name]
     frame, info = read_csv_path(ROOT / "sample_data" / csv_name)
     schema = load_schema(ROOT / "sample_data" / schema_name)
-    return Dataset(name, frame, info, schema, schema, dataset_fingerprint(frame), is_sample=True)
+    return Dataset(name, frame, info, schema, schema, table_fingerprint(frame), is_sample=True)
 
 
 def dataset_from_upload(name: str, frame: pd.DataFrame, info: dict, schema: Schema | None = None) -> Dataset:
     schema = schema or suggest_schema(frame)
-    return Dataset(name, frame, info, schema, schema, dataset_fingerprint(frame))
+    return Dataset(name, frame, info, schema, schema, table_fingerprint(frame))

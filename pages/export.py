@@ -1,4 +1,127 @@
-"""placeholder"""
+"""Export: a randomized-response copy of the table for offline sale, with the buyer's privacy report."""
+
+import json
+
+import altair as alt
 import streamlit as st
 
-st.title("export")
+from app_support.session import get_state
+from dpcore.exceptions import BudgetExceededError, DataError
+from dpcore.release import (
+    MECHANISMS,
+    ReleasePlan,
+    default_plan,
+    describe_plan,
+    estimate_vs_truth,
+    preview_release,
+    release_table,
+)
+
+state = get_state()
+dataset = state.dataset
+schema = dataset.schema
+ledger = state.ledger()
+st.title("5. Export")
+st.write(
+    "Sell a copy in which **every person can plausibly deny every value**: each sensitive cell is randomized on its own "
+    "before the copy leaves. The buyer gets a privacy report that lets them undo the noise *on average* — population "
+    "shares and means come back, individual rows do not."
+)
+with st.expander("Why the same table gives the same copy"):
+    st.write(
+        "If you handed out several independently randomized copies, a buyer holding two of them could average the noise "
+        "away. So DP Studio keeps each released copy beside the budget ledger and hands out the **same** copy again for the "
+        "same table and plan, at no extra cost. A **fresh** copy is a new release and is charged to the budget again."
+    )
+
+column_problems = [p for c in schema.columns for p in c.problems()]
+if column_problems:
+    st.error("Some declarations are incomplete: " + " ".join(column_problems) + " Fix them on the Data page.")
+    st.stop()
+
+st.subheader("The plan")
+st.caption(
+    "Per column: drop it, keep it (only for columns you declared public), the coin (yes/no columns, ε = ln 3), k-ary "
+    "randomized response for categories, bins + k-ary or Laplace noise for numbers. Identifiers are dropped by default."
+)
+# The default shares the table's whole budget between the randomized columns, so releasing it
+# again later names the same plan and gets the same stored copy back.
+base = default_plan(schema, budget=ledger.total).to_frame()
+edited = st.data_editor(
+    base,
+    key=f"plan_editor_{dataset.fingerprint}_{dataset.schema_key}_{ledger.total}",
+    hide_index=True,
+    width="stretch",
+    disabled=["column"],
+    column_config={
+        "mechanism": st.column_config.SelectboxColumn("mechanism", options=list(MECHANISMS), required=True),
+        "epsilon": st.column_config.NumberColumn("ε", min_value=0.0, format="%.3f"),
+        "bins": st.column_config.NumberColumn("bins", min_value=2, step=1),
+        "edges": st.column_config.TextColumn("bin edges", help="Optional public cut points, separated by |"),
+        "missing": st.column_config.SelectboxColumn("missing values", options=["random", "category"]),
+    },
+)
+try:
+    plan = ReleasePlan.from_frame(edited)
+except DataError as error:
+    st.error(str(error))
+    st.stop()
+
+description = describe_plan(plan, schema)
+st.dataframe(description, hide_index=True, width="stretch")
+problems = [p for p in plan.problems(schema)]
+per_person = plan.per_record_epsilon
+remaining = ledger.remaining
+col_a, col_b = st.columns(2)
+col_a.metric("ε per person in this copy", f"{per_person:.3g}")
+col_b.metric("Budget left for this table", f"{remaining:.3g}")
+for note in schema.leak_notes():
+    st.warning(note + " The buyer's report will say so.", icon=":material/warning:")
+if problems:
+    st.error(" ".join(problems))
+    st.stop()
+
+st.subheader("Preview — owner only")
+st.caption("The first rows as a buyer would see them, with fresh noise; this preview is not the released copy and never leaves this screen.")
+st.dataframe(preview_release(dataset.frame, schema, plan, 8), hide_index=True, width="stretch")
+
+fresh = st.checkbox("Make a fresh copy (a new release, charged to the budget again)", value=False)
+if st.button("Release the copy", type="primary"):
+    try:
+        with st.spinner("Randomizing every cell…"):
+            state.release = release_table(dataset.frame, schema, plan, ledger=ledger, fresh=fresh, label="Export: randomized copy")
+        st.rerun()
+    except BudgetExceededError as error:
+        st.error(str(error))
+    except DataError as error:
+        st.error(str(error))
+
+result = state.release
+if result is None:
+    st.stop()
+st.divider()
+if result.reused:
+    st.info("This table and plan were released before: here is the same copy again, at no extra cost.", icon=":material/sync:")
+else:
+    st.success(f"Released: ε = {result.epsilon_charged:g} per person charged to the budget.")
+c1, c2, c3 = st.columns(3)
+c1.download_button("Released table (CSV)", result.csv, file_name="released.csv", mime="text/csv", key="dl_release_csv")
+c2.download_button("Privacy report (JSON)", json.dumps(result.report, indent=2, ensure_ascii=False),
+                   file_name="privacy_report.json", mime="application/json", key="dl_release_json")
+c3.download_button("Privacy report (Markdown)", result.markdown, file_name="privacy_report.md", mime="text/markdown", key="dl_release_md")
+with st.expander("The buyer's report"):
+    st.markdown(result.markdown)
+
+st.subheader("Will the buyer's estimates be useful? — owner only")
+st.caption("Compares the buyer's debiased estimates with the true shares in your table. For your eyes only: never exported.")
+randomised = [e.column for e in plan.columns if e.mechanism not in ("drop", "keep")]
+if randomised:
+    column = st.selectbox("Column", randomised, key="utility_column")
+    check = estimate_vs_truth(dataset.frame, schema, plan, result.table, column)
+    st.dataframe(check, hide_index=True, width="stretch")
+    label = "category" if "category" in check.columns else check.columns[0]
+    bars = alt.Chart(check).mark_bar(opacity=0.35).encode(x=alt.X(f"{label}:N", title=column), y=alt.Y("truth:Q", title="share"))
+    points = alt.Chart(check).mark_point(filled=True, color="black").encode(x=f"{label}:N", y="estimate:Q")
+    errors = alt.Chart(check).mark_rule().encode(x=f"{label}:N", y="ci_lower:Q", y2="ci_upper:Q")
+    st.altair_chart((bars + errors + points).properties(height=300, title="Bars: truth (owner only); dots and lines: the buyer's estimate and 95 % interval"),
+                    width="stretch")

@@ -68,3 +68,66 @@ def california_schema():
 def ledger_path(tmp_path) -> Path:
     """A fresh SQLite ledger file for one test."""
     return tmp_path / "ledger.sqlite3"
+
+
+# --- app tests (Streamlit's AppTest) ----------------------------------------------------------
+
+APP = str(REPO / "app.py")
+
+
+@pytest.fixture
+def app(tmp_path, monkeypatch):
+    """Open the app (optionally on a page) in a fresh AppTest session with its own ledger file."""
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("DPSTUDIO_LEDGER", str(tmp_path / "ledger.sqlite3"))
+
+    def open_page(page: str | None = None):
+        at = AppTest.from_file(APP, default_timeout=120).run()
+        if page is not None:
+            at.switch_page(f"pages/{page}.py").run()
+        return at
+
+    return open_page
+
+
+# --- browser tests (Playwright driving Debian's Chromium) ---------------------------------------
+
+
+@pytest.fixture(scope="module")
+def browser():
+    import sys
+
+    sys.path.insert(0, str(REPO / "tests" / "browser"))
+    from browser_support import CHROMIUM, CHROMIUM_ARGS
+
+    if not Path(CHROMIUM).exists():
+        pytest.fail("Debian's chromium is missing: the README's test command installs it (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield instance
+        instance.close()
+
+
+@pytest.fixture
+def server(tmp_path):
+    from browser_support import start_server
+
+    process, url = start_server(tmp_path)
+    yield url
+    process.terminate()
+    process.wait(timeout=20)
+
+
+@pytest.fixture
+def page(browser, server):
+    context = browser.new_context(viewport={"width": 1400, "height": 2400}, accept_downloads=True)
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    page.goto(server)
+    page.get_by_text("Declare the columns").wait_for()
+    yield page
+    context.close()
+

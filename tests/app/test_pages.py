@@ -174,3 +174,32 @@ def test_ledger_survives_a_new_session(app, tmp_path):
     state(at).ledger().spend("a release", 0.2)
     again = app()
     assert BudgetLedger(state(again).dataset.fingerprint, path=state(again).ledger_path).spent == pytest.approx(0.2)
+
+
+def test_export_releases_within_budget_then_hands_out_the_same_copy(app):
+    at = app("data")
+    at.selectbox[0].set_value("Adult census income (sample)").run()
+    at.switch_page("pages/export.py").run()
+    assert not at.exception
+    [b for b in at.button if b.label == "Release the copy"][0].click().run()
+    assert not at.exception
+    first = state(at).release
+    assert first is not None and not first.reused
+    assert first.per_record_epsilon <= 1.0
+    assert "email" not in first.csv.decode("utf-8").splitlines()[0]
+    assert state(at).ledger().spent == pytest.approx(first.per_record_epsilon)
+    [b for b in at.button if b.label == "Release the copy"][0].click().run()
+    second = state(at).release
+    assert second.reused and second.csv == first.csv
+    assert state(at).ledger().spent == pytest.approx(first.per_record_epsilon)
+    assert any("owner only" in str(h.value) for h in at.subheader)
+
+
+def test_export_refuses_a_plan_over_the_budget(app):
+    at = app("export")
+    ledger = state(at).ledger()
+    ledger.spend("earlier", 0.5)
+    at.run()
+    [b for b in at.button if b.label == "Release the copy"][0].click().run()
+    assert any("budget" in str(e.value) for e in at.error)
+    assert ledger.spent == pytest.approx(0.5)

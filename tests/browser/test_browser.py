@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
-from conftest import ARTIFACTS, screenshot, start_server
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from browser_support import ARTIFACTS, screenshot, start_server  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
@@ -65,3 +70,26 @@ def test_quick_comparison_draws_a_chart_and_downloads_the_csv(page):
     assert text.startswith("# contains non-private reference figures")
     assert "dp_tree" in text
     screenshot(page, "compare_page")
+
+
+def test_export_downloads_the_released_csv_and_its_report(page):
+    import json
+
+    page.get_by_role("link", name="5. Export").click()
+    page.get_by_role("button", name="Release the copy").click()
+    page.get_by_text("Released: ε =", exact=False).wait_for(timeout=120_000)
+    ARTIFACTS.mkdir(exist_ok=True)
+    with page.expect_download() as csv_download:
+        page.get_by_role("button", name="Released table (CSV)").click()
+    csv_path = ARTIFACTS / "released.csv"
+    csv_download.value.save_as(str(csv_path))
+    with page.expect_download() as report_download:
+        page.get_by_role("button", name="Privacy report (JSON)").click()
+    report_path = ARTIFACTS / "privacy_report.json"
+    report_download.value.save_as(str(report_path))
+    header = csv_path.read_text(encoding="utf-8").splitlines()[0]
+    report = json.loads(report_path.read_text(encoding="utf-8"))
+    released_columns = [c.strip('"') for c in header.split(",")]
+    assert "median_house_value" in released_columns and len(released_columns) == 10
+    assert report and "columns" in json.dumps(report)
+    screenshot(page, "export_page")

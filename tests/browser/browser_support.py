@@ -1,4 +1,4 @@
-"""Real-browser fixtures: a ``streamlit run`` server on a free loopback port and Debian's headless Chromium.
+"""Real-browser helpers: a ``streamlit run`` server on a free loopback port, and screenshots.
 
 Screenshots and downloads are kept under ``test-artifacts/`` (ignored by git) for a person to look at.
 """
@@ -12,8 +12,6 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
-
-import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts"
@@ -49,37 +47,6 @@ def start_server(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen, str]:
             time.sleep(0.3)
     process.kill()
     raise RuntimeError("streamlit did not start within 60 s")
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not Path(CHROMIUM).exists():
-        pytest.fail("Debian's chromium is missing: the README's test command installs it (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        instance = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        yield instance
-        instance.close()
-
-
-@pytest.fixture
-def server(tmp_path):
-    process, url = start_server(tmp_path)
-    yield url
-    process.terminate()
-    process.wait(timeout=20)
-
-
-@pytest.fixture
-def page(browser, server):
-    context = browser.new_context(viewport={"width": 1400, "height": 2400}, accept_downloads=True)
-    page = context.new_page()
-    page.set_default_timeout(60_000)
-    page.goto(server)
-    page.get_by_text("Declare the columns").wait_for()
-    yield page
-    context.close()
 
 
 def screenshot(page, name: str) -> Path:

@@ -1,0 +1,1195 @@
+r"""Randomized-response release of a table, and the buyer's estimator.
+
+A data owner sells a copy of a table in which every sensitive value was randomised on its
+own (local differential privacy). A :class:`ReleasePlan` says what happens to each column:
+
+=========  ====================================================================  ===============
+mechanism  what the buyer gets                                                   ε per value
+=========  ====================================================================  ===============
+drop       nothing (the default for identifiers and ignored columns)             0
+keep       the value unchanged — only for columns the schema declares public     0 (unprotected)
+coin       two-coin randomized response on a two-category column                 ln 3
+k-ary      k-ary randomized response over the *declared* categories             chosen
+bins       the number put into declared bins, then k-ary randomized response     chosen
+laplace    the number clipped to the declared bounds, plus Laplace noise         chosen
+=========  ====================================================================  ===============
+
+Privacy argument
+----------------
+*Per value (local DP).* k-ary randomized response keeps the true code with probability
+``p = e^ε/(e^ε+k−1)`` and otherwise writes one of the other ``k−1`` codes uniformly, so for any
+true values ``a, b`` and output ``o``, ``P(o|a)/P(o|b) ≤ p/q = e^ε``
+(:class:`~dpcore.mechanisms.KaryRandomizedResponse`); the coin is ``k = 2``, ``ε = ln 3``
+(:class:`~dpcore.mechanisms.CoinRandomizedResponse`). A value outside the declared domain
+(undeclared category, missing value) is replaced by a uniformly random code — never passed
+through — whose output probabilities ``1/k`` lie between ``q`` and ``p``, so the bound holds.
+Bins are declared (equal-width over the declared bounds, or explicit public edges), so
+bucketing reads nothing from the data. A Laplace column is clipped to the declared
+``[lower, upper]`` (missing → the declared fill), so one value moves by at most
+``upper − lower``, and noise of scale ``(upper − lower)/ε``
+(:class:`~dpcore.mechanisms.Laplace`) makes it ε-DP; rounding the output is post-processing.
+
+*Across the columns of a record: sequential composition.* Each column is randomised with
+independent draws, so a record's released row is ``Σ ε_column``-DP; this sum, each part
+rounded up, is the plan's :attr:`~ReleasePlan.per_record_epsilon`, checked against the
+budget and charged to the ledger. *Across records: parallel composition.* Every record gets
+its own draws, so the whole copy is ``per_record_epsilon``-DP for every record. The number of
+rows is published, as in every local-DP release.
+
+*Repeated exports.* Two independent copies of a record let a buyer average the noise away.
+With a :class:`~dpcore.accountant.BudgetLedger`, each released copy is stored (compressed)
+under a key derived from the table's :func:`table_fingerprint` and the resolved plan; the same
+table and plan get the **same** copy back at no cost, and a fresh copy, made only on request,
+is charged again.
+
+*Randomness.* Each (column, block of :data:`BLOCK_ROWS` rows) pair draws from its own
+generator, ``SeedSequence(entropy, spawn_key=(column, block))``, so the copy does not depend on
+how a file is cut into chunks. The entropy comes from the operating system; a seed is for tests
+only, and the report of a seeded copy says it must not be sold.
+
+Examples
+--------
+>>> import pandas as pd
+>>> from dpcore.schema import ColumnSpec, Schema
+>>> schema = Schema([ColumnSpec("id", role="identifier", kind="categorical"),
+...                  ColumnSpec("smoker", kind="categorical", categories=["no", "yes"])])
+>>> plan = default_plan(schema)
+>>> [(c.column, c.mechanism) for c in plan.columns]
+[('id', 'drop'), ('smoker', 'coin')]
+>>> frame = pd.DataFrame({"id": ["a1", "a2", "a3"], "smoker": ["no", "yes", "no"]})
+>>> release_frame(frame, schema, plan, random_state=0).columns.tolist()
+['smoker']
+"""
+
+from __future__ import annotations
+
+import codecs
+import collections
+import hashlib
+import io
+import json
+import math
+import os
+import sqlite3
+import tempfile
+import uuid
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from dpcore import _release_report as fmt
+from dpcore._release_report import report_markdown
+from dpcore.accountant import BudgetLedger
+from dpcore.exceptions import BudgetExceededError, DataError
+from dpcore.loading import sniff_delimiter
+from dpcore.mechanisms import COIN_EPSILON, CoinRandomizedResponse, KaryRandomizedResponse, Laplace
+from dpcore.schema import MISSING_CATEGORY, Schema
+from dpcore.validation import epsilon_decimal
+
+__all__ = [
+    "BLOCK_ROWS",
+    "DEFAULT_BINS",
+    "DEFAULT_CHUNKSIZE",
+    "DEFAULT_EPSILON",
+    "MECHANISMS",
+    "MISSING_POLICIES",
+    "ColumnPlan",
+    "ReleasePlan",
+    "ReleaseResult",
+    "default_plan",
+    "describe_plan",
+    "estimate_column",
+    "estimate_counts",
+    "estimate_joint",
+    "estimate_joint_counts",
+    "estimate_release",
+    "estimate_vs_truth",
+    "preview_release",
+    "read_release",
+    "release_csv",
+    "release_frame",
+    "release_table",
+    "report_entry",
+    "report_markdown",
+    "table_fingerprint",
+]
+
+MECHANISMS = ("drop", "keep", "coin", "k-ary", "bins", "laplace")
+RANDOMISED = ("coin", "k-ary", "bins", "laplace")
+MISSING_POLICIES = ("random", "category")
+DEFAULT_EPSILON = 1.0
+DEFAULT_BINS = 8
+MAX_BINS = 10_000
+BLOCK_ROWS = 1 << 16
+DEFAULT_CHUNKSIZE = 4 * BLOCK_ROWS
+PLAN_FORMAT = "dpcore-release-plan/1"
+
+
+# --- the plan ---------------------------------------------------------------------------------
+
+
+@dataclass
+class ColumnPlan:
+    """What happens to one column.
+
+    Parameters
+    ----------
+    column : str
+        The column's name in the schema.
+    mechanism : str
+        One of :data:`MECHANISMS`.
+    epsilon : float, optional
+        ε of one value, for ``k-ary``, ``bins`` and ``laplace`` (the coin's is always ln 3).
+    bins : int, optional
+        Number of equal-width bins over the declared bounds (``bins`` only).
+    edges : list of float, optional
+        Public bin edges instead of ``bins`` (increasing; values outside go to the end bins).
+    missing : {"random", "category"}
+        For randomized-response columns: a missing value is replaced by a uniformly random
+        category like an undeclared one (``"random"``), or randomised as a ``"(missing)"``
+        category of its own (``"category"``).
+    """
+
+    column: str
+    mechanism: str = "drop"
+    epsilon: float | None = None
+    bins: int | None = None
+    edges: list[float] | None = None
+    missing: str = "random"
+
+    @property
+    def cost(self) -> float:
+        """ε this column adds to every record (0 for ``drop`` and ``keep``)."""
+        if self.mechanism == "coin":
+            return COIN_EPSILON
+        if self.mechanism in RANDOMISED and self.epsilon is not None:
+            return float(self.epsilon)
+        return 0.0
+
+
+@dataclass
+class ReleasePlan:
+    """One :class:`ColumnPlan` per column, in the order of the released file.
+
+    Schema columns the plan does not name are dropped.
+    """
+
+    columns: list[ColumnPlan] = field(default_factory=list)
+
+    def __getitem__(self, name: str) -> ColumnPlan:
+        for entry in self.columns:
+            if entry.column == name:
+                return entry
+        raise KeyError(name)
+
+    @property
+    def released_columns(self) -> list[str]:
+        return [c.column for c in self.columns if c.mechanism != "drop"]
+
+    def epsilon_by_column(self) -> dict[str, float]:
+        """ε per released column (0 for kept public columns)."""
+        return {c.column: c.cost for c in self.columns if c.mechanism != "drop"}
+
+    @property
+    def per_record_epsilon(self) -> float:
+        """Σ ε over the randomised columns (sequential composition), each part rounded up."""
+        parts = (epsilon_decimal(c.cost) for c in self.columns if c.mechanism in RANDOMISED and c.cost > 0)
+        return float(sum(parts, Decimal(0)))
+
+    def problems(self, schema: Schema) -> list[str]:
+        """Every problem with the plan for ``schema``, as sentences (empty when fine)."""
+        names = [c.column for c in self.columns]
+        repeats = sorted({n for n in names if names.count(n) > 1})
+        return [p for entry in self.columns for p in _column_problems(entry, schema)] + [
+            f"Column '{n}' appears more than once in the plan." for n in repeats
+        ]
+
+    def check(self, schema: Schema) -> None:
+        """Raise :class:`DataError` with every problem if there is one."""
+        problems = self.problems(schema)
+        if problems:
+            raise DataError(" ".join(problems))
+
+    def check_budget(self, budget) -> float:
+        """Return the per-record ε, or raise :class:`BudgetExceededError` if it does not fit ``budget``.
+
+        ``budget`` is a total ε (float), a :class:`~dpcore.accountant.BudgetLedger` (its
+        remaining budget) or ``None`` (no limit).
+        """
+        epsilon = self.per_record_epsilon
+        if isinstance(budget, BudgetLedger):
+            if epsilon > 0 and not budget.can_spend(epsilon):
+                raise BudgetExceededError(_over_budget(epsilon, budget.remaining))
+        elif budget is not None and epsilon > float(budget):
+            raise BudgetExceededError(_over_budget(epsilon, float(budget)))
+        return epsilon
+
+    def to_dict(self) -> dict:
+        return {"format": PLAN_FORMAT, "columns": [asdict(c) for c in self.columns]}
+
+    @classmethod
+    def from_dict(cls, data) -> ReleasePlan:
+        if not isinstance(data, dict) or not isinstance(data.get("columns"), list):
+            raise DataError("The plan is not in the expected form (a 'columns' list with one entry per column).")
+        columns = []
+        for item in data["columns"]:
+            if not isinstance(item, dict) or not isinstance(item.get("column"), str):
+                raise DataError("Every entry of the plan needs a 'column' name and a 'mechanism'.")
+            name = item["column"]
+            edges = item.get("edges")
+            if edges is not None and not isinstance(edges, list):
+                raise DataError(f"The bin edges of '{name}' must be a list of numbers.")
+            columns.append(
+                ColumnPlan(
+                    name,
+                    str(item.get("mechanism") or "drop"),
+                    epsilon=_number(item.get("epsilon"), f"the ε of '{name}'"),
+                    bins=_whole(item.get("bins"), f"the number of bins of '{name}'"),
+                    edges=None if edges is None else [_number(e, f"a bin edge of '{name}'") for e in edges],
+                    missing=str(item.get("missing") or "random"),
+                )
+            )
+        return cls(columns)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text) -> ReleasePlan:
+        try:
+            data = json.loads(text)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise DataError("The plan file is not valid JSON.") from None
+        return cls.from_dict(data)
+
+    def to_frame(self) -> pd.DataFrame:
+        """An editable table, one row per column (``edges`` joined by ' | ')."""
+        rows = [
+            {
+                "column": c.column,
+                "mechanism": c.mechanism,
+                "epsilon": c.cost if c.mechanism == "coin" else c.epsilon,
+                "bins": c.bins,
+                "edges": " | ".join(f"{e:g}" for e in c.edges) if c.edges else "",
+                "missing": c.missing,
+            }
+            for c in self.columns
+        ]
+        return pd.DataFrame(rows, columns=["column", "mechanism", "epsilon", "bins", "edges", "missing"])
+
+    @classmethod
+    def from_frame(cls, frame: pd.DataFrame) -> ReleasePlan:
+        """Rebuild a plan from the edited table (the coin's ε is fixed whatever its cell says)."""
+        columns = []
+        for row in frame.to_dict("records"):
+            name = str(row.get("column"))
+            mechanism = str(row.get("mechanism") or "drop")
+            text = row.get("edges")
+            edges = (
+                [_number(e, f"a bin edge of '{name}'") for e in text.split("|")]
+                if isinstance(text, str) and text.strip()
+                else None
+            )
+            epsilon = None if mechanism == "coin" else _number(row.get("epsilon"), f"the ε of '{name}'")
+            bins = _whole(row.get("bins"), f"the number of bins of '{name}'")
+            columns.append(ColumnPlan(name, mechanism, epsilon, bins, edges, str(row.get("missing") or "random")))
+        return cls(columns)
+
+
+def _number(value, what: str) -> float | None:
+    if value is None or (isinstance(value, float) and math.isnan(value)) or (isinstance(value, str) and not value.strip()):
+        return None
+    try:
+        if isinstance(value, bool):
+            raise TypeError
+        return float(value)
+    except (TypeError, ValueError):
+        raise DataError(f"{what[0].upper()}{what[1:]} must be a number.") from None
+
+
+def _whole(value, what: str) -> int | None:
+    number = _number(value, what)
+    if number is None:
+        return None
+    if not math.isfinite(number) or number != int(number):
+        raise DataError(f"{what[0].upper()}{what[1:]} must be a whole number.")
+    return int(number)
+
+
+def _over_budget(epsilon: float, available: float) -> str:
+    return (
+        f"This release costs ε = {epsilon:g} per record, more than the {max(available, 0.0):g} left in the "
+        "dataset's privacy budget. Drop or coarsen columns, lower their ε, or raise the budget."
+    )
+
+
+def _column_problems(entry: ColumnPlan, schema: Schema) -> list[str]:
+    name, mechanism = entry.column, entry.mechanism
+    if mechanism not in MECHANISMS:
+        return [f"Column '{name}': the mechanism must be one of {', '.join(MECHANISMS)}."]
+    if name not in schema.names:
+        return [f"Column '{name}' is in the plan but not in the schema."]
+    spec = schema[name]
+    if mechanism == "drop":
+        return []
+    if spec.role == "identifier":
+        return [f"Column '{name}' is an identifier: identifiers are always dropped (change its role if it is not one)."]
+    if mechanism == "keep":
+        return [] if spec.public else [f"Column '{name}' can only be kept unchanged if the schema declares it public."]
+    out = []
+    if entry.missing not in MISSING_POLICIES:
+        out.append(f"Column '{name}': missing must be one of {', '.join(MISSING_POLICIES)}.")
+    if mechanism != "coin" and (entry.epsilon is None or not math.isfinite(entry.epsilon) or entry.epsilon <= 0):
+        out.append(f"Column '{name}': give a finite ε greater than 0.")
+    if mechanism in ("coin", "k-ary"):
+        if spec.kind != "categorical":
+            return out + [f"Column '{name}' is numeric: use bins or laplace for it."]
+        if len(spec.categories) < 2 or len(set(spec.categories)) != len(spec.categories):
+            return out + [f"Column '{name}': declare at least two distinct categories."]
+        if mechanism == "coin" and (len(spec.categories) != 2 or entry.missing != "random"):
+            out.append(f"Column '{name}': the coin needs exactly two categories and missing = random; use k-ary.")
+        return out
+    if spec.kind != "numeric":
+        return out + [f"Column '{name}' is categorical: use coin or k-ary for it."]
+    if spec.lower is None or spec.upper is None or not np.isfinite([spec.lower, spec.upper]).all() or spec.lower >= spec.upper:
+        return out + [f"Column '{name}': declare finite bounds with the lower below the upper."]
+    if mechanism == "laplace" and entry.missing != "random":
+        out.append(
+            f"Column '{name}': a Laplace column fills a missing number with the declared fill value; set missing = random."
+        )
+    if mechanism == "bins" and entry.edges is not None:
+        edges = np.asarray(entry.edges, dtype=float)
+        if not 3 <= edges.size <= MAX_BINS + 1 or not np.isfinite(edges).all() or np.any(np.diff(edges) <= 0):
+            out.append(f"Column '{name}': bin edges must be at least three increasing finite numbers.")
+    elif mechanism == "bins" and (entry.bins is None or not 2 <= entry.bins <= MAX_BINS):
+        out.append(f"Column '{name}': the number of bins must be between 2 and {MAX_BINS}.")
+    return out
+
+
+def default_plan(
+    schema: Schema, epsilon: float = DEFAULT_EPSILON, n_bins: int = DEFAULT_BINS, budget: float | None = None
+) -> ReleasePlan:
+    """The plan a careful owner would start from.
+
+    Identifiers and ignored columns are dropped; columns declared public are kept (with a
+    warning in the report); two-category columns get the coin (ε = ln 3); other categorical
+    columns k-ary randomized response at ``epsilon``; numeric columns ``n_bins`` equal-width
+    bins over their declared bounds, then k-ary randomized response at ``epsilon``. A column
+    whose declaration is incomplete (no bounds, fewer than two categories) is dropped.
+
+    With a ``budget`` (what is left for the table), the budget is shared equally between the
+    randomized columns instead, rounded down so the plan fits; two-category columns then get
+    k-ary randomized response at that share unless it affords the coin.
+    """
+    usable = [
+        spec for spec in schema.columns
+        if spec.role not in ("identifier", "ignore") and not spec.public and not spec.problems()
+    ]
+    if budget is not None and usable:
+        share = float(budget) / len(usable)
+        epsilon = math.floor(share * 1000) / 1000 or share
+    columns = []
+    for spec in schema.columns:
+        entry = ColumnPlan(spec.name)
+        if spec.role in ("identifier", "ignore"):
+            pass
+        elif spec.public:
+            entry.mechanism = "keep"
+        elif spec.kind == "categorical":
+            coin = len(spec.categories) == 2 and (budget is None or COIN_EPSILON <= epsilon)
+            entry.mechanism, entry.epsilon = ("coin", None) if coin else ("k-ary", float(epsilon))
+        else:
+            entry.mechanism, entry.epsilon, entry.bins = "bins", float(epsilon), int(n_bins)
+        columns.append(entry if not _column_problems(entry, schema) else ColumnPlan(spec.name))
+    return ReleasePlan(columns)
+
+
+def describe_plan(plan: ReleasePlan, schema: Schema) -> pd.DataFrame:
+    """One row per schema column: what the buyer gets, in plain words, its ε, and any problem."""
+    rows = []
+    planned = {c.column for c in plan.columns}
+    entries = list(plan.columns) + [ColumnPlan(n) for n in schema.names if n not in planned]
+    for index, entry in enumerate(entries):
+        problems = _column_problems(entry, schema)
+        spec = schema[entry.column] if entry.column in schema.names else None
+        if problems or spec is None:
+            sentence = "Cannot be released as planned."
+        elif entry.mechanism == "drop":
+            reason = {"identifier": " It identifies people.", "ignore": " It is marked 'ignore' in the schema."}
+            sentence = "Left out of the copy." + reason.get(spec.role, "")
+        else:
+            sentence = fmt.describe_entry(_treatment(index, entry, spec).entry())
+        rows.append(
+            {
+                "column": entry.column,
+                "mechanism": entry.mechanism,
+                "ε": entry.cost,
+                "what the buyer gets": sentence,
+                "problem": " ".join(problems),
+            }
+        )
+    return pd.DataFrame(rows, columns=["column", "mechanism", "ε", "what the buyer gets", "problem"])
+
+
+# --- treatments: what each released column does to its values ------------------------------------
+
+
+@dataclass
+class _Treatment:
+    index: int
+    name: str
+    mechanism: str
+    epsilon: float = 0.0
+    labels: list[str] = field(default_factory=list)
+    categories: list[str] = field(default_factory=list)
+    edges: list[float] | None = None
+    lower: float | None = None
+    upper: float | None = None
+    fill: float | None = None
+    missing: str = "random"
+
+    @property
+    def header(self) -> str:
+        return fmt.escape_label(self.name)
+
+    @property
+    def k(self) -> int:
+        return len(self.labels)
+
+    @property
+    def missing_code(self) -> int:
+        return self.k - 1 if self.missing == "category" else -1
+
+    @property
+    def scale(self) -> float:
+        return (self.upper - self.lower) / self.epsilon
+
+    def mechanism_for(self, rng):
+        if self.mechanism == "coin":
+            return CoinRandomizedResponse(random_state=rng)
+        if self.mechanism == "laplace":
+            return Laplace(self.epsilon, self.upper - self.lower, random_state=rng)
+        return KaryRandomizedResponse(self.epsilon, self.k, random_state=rng)
+
+    def inputs(self, frame: pd.DataFrame, cache: dict | None = None) -> tuple[np.ndarray, int]:
+        """What the mechanism randomises (codes or clipped numbers), and how many values were outside the domain."""
+        if self.mechanism in ("coin", "k-ary"):
+            codes = _category_codes(frame, self.name, self.categories, self.missing_code, cache)
+            return codes, int(np.count_nonzero((codes < 0) | (codes == len(self.categories))))
+        numbers = _numbers(frame[self.name])
+        missing = np.isnan(numbers)
+        if self.mechanism == "laplace":
+            outside = missing | (numbers < self.lower) | (numbers > self.upper)
+            return np.clip(np.where(missing, self.fill, numbers), self.lower, self.upper), int(np.count_nonzero(outside))
+        edges = np.asarray(self.edges)
+        codes = np.searchsorted(edges[1:-1], numbers, side="right").astype(np.int64)
+        codes[missing] = self.missing_code
+        return codes, int(np.count_nonzero(missing | (numbers < edges[0]) | (numbers > edges[-1])))
+
+    def randomise(self, inputs: np.ndarray, start: int, entropy: int) -> np.ndarray:
+        """Randomise rows ``start, start+1, …`` with one generator per block of :data:`BLOCK_ROWS` rows.
+
+        A block the rows cover only in part is padded to its full size before drawing, so each
+        row gets the same draws however the table was cut into chunks.
+        """
+        n, block_rows = len(inputs), BLOCK_ROWS
+        out = np.empty(n, dtype=np.float64 if self.mechanism == "laplace" else np.int64)
+        for block in range(start // block_rows, (start + n - 1) // block_rows + 1 if n else start // block_rows):
+            first = block * block_rows
+            lo, hi = max(first, start), min(first + block_rows, start + n)
+            rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy, spawn_key=(self.index, block))))
+            mechanism = self.mechanism_for(rng)
+            if hi - lo == block_rows:
+                out[lo - start : hi - start] = mechanism.randomise(inputs[lo - start : hi - start])
+            else:
+                padded = np.full(block_rows, -1 if out.dtype == np.int64 else 0.0, dtype=out.dtype)
+                padded[lo - first : hi - first] = inputs[lo - start : hi - start]
+                out[lo - start : hi - start] = mechanism.randomise(padded)[lo - first : hi - first]
+        return np.round(out, fmt.laplace_decimals(self.scale)) if self.mechanism == "laplace" else out
+
+    def column(self, frame: pd.DataFrame, start: int, entropy: int, cache: dict | None = None):
+        """The released column for these rows (an arrow array), and the owner-only count of values outside the domain."""
+        if self.mechanism == "keep":
+            return fmt.keep_array(frame[self.name]), 0
+        inputs, outside = self.inputs(frame, cache)
+        released = self.randomise(inputs, start, entropy)
+        if self.mechanism == "laplace":
+            return pa.array(released), outside
+        labels = pa.array([fmt.escape_label(label) for label in self.labels], type=pa.string())
+        codes = released.astype(np.int8 if self.k <= 127 else np.int32)
+        return pa.DictionaryArray.from_arrays(pa.array(codes), labels), outside
+
+    def entry(self) -> dict:
+        """This column's part of the report: declarations and mechanism parameters only."""
+        entry = {"column": self.name, "header": self.header, "mechanism": self.mechanism, "epsilon": self.epsilon}
+        if self.mechanism in ("coin", "k-ary", "bins"):
+            rr = KaryRandomizedResponse(self.epsilon, self.k)
+            entry.update(
+                domain=[fmt.escape_label(x) for x in self.labels],
+                n_categories=self.k,
+                keep_probability=rr.keep_probability,
+                other_probability=rr.other_probability,
+                missing=self.missing,
+            )
+        if self.mechanism == "bins":
+            entry.update(edges=list(self.edges), n_bins=len(self.edges) - 1, lower=self.edges[0], upper=self.edges[-1])
+        if self.mechanism == "laplace":
+            entry.update(
+                lower=self.lower,
+                upper=self.upper,
+                fill_value=self.fill,
+                scale=self.scale,
+                decimals=fmt.laplace_decimals(self.scale),
+            )
+        return entry
+
+
+def _treatment(index: int, entry: ColumnPlan, spec) -> _Treatment:
+    t = _Treatment(index, entry.column, entry.mechanism, epsilon=entry.cost, missing=entry.missing)
+    extra = [MISSING_CATEGORY] if entry.missing == "category" else []
+    if entry.mechanism in ("coin", "k-ary"):
+        t.categories = list(spec.categories)
+        t.labels = list(spec.categories) + extra
+    elif entry.mechanism == "bins":
+        edges = entry.edges if entry.edges is not None else np.linspace(spec.lower, spec.upper, entry.bins + 1).tolist()
+        t.edges = [float(e) for e in edges]
+        t.labels = [f"[{a:.10g} to {b:.10g})" for a, b in zip(t.edges[:-1], t.edges[1:], strict=True)]
+        t.labels[-1] = t.labels[-1][:-1] + "]"
+        t.labels += extra
+    elif entry.mechanism == "laplace":
+        t.lower, t.upper, t.fill = float(spec.lower), float(spec.upper), float(spec.fill)
+    return t
+
+
+def _resolve(plan: ReleasePlan, schema: Schema) -> tuple[list[_Treatment], list[str], list[str]]:
+    """Check the plan; return its treatments, the dropped columns and the report's warnings."""
+    plan.check(schema)
+    treatments, warnings = [], []
+    planned = {c.column for c in plan.columns}
+    dropped = [c.column for c in plan.columns if c.mechanism == "drop"] + [n for n in schema.names if n not in planned]
+    for index, entry in enumerate(plan.columns):
+        if entry.mechanism == "drop":
+            continue
+        spec = schema[entry.column]
+        if entry.mechanism == "keep":
+            warnings.append(
+                f"Column '{entry.column}' is copied unchanged because the owner declared it public: it has no privacy protection."
+            )
+        else:
+            warnings.extend(Schema([spec]).leak_notes())
+        t = _treatment(index, entry, spec)
+        if len({fmt.escape_label(x) for x in t.labels}) != len(t.labels):
+            raise DataError(f"Column '{entry.column}': two of its values would be written the same way in the file.")
+        treatments.append(t)
+    headers = [t.header for t in treatments]
+    if len(set(headers)) != len(headers):
+        raise DataError("Two released columns would get the same header in the file; rename one of them.")
+    if not treatments:
+        raise DataError("The plan releases no column: choose a mechanism other than drop for at least one.")
+    return treatments, dropped, warnings
+
+
+def _numbers(values: pd.Series) -> np.ndarray:
+    if pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(values.dtype):
+        return values.to_numpy(dtype=np.float64, na_value=np.nan)
+    return pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def _category_codes(frame: pd.DataFrame, name: str, categories: list[str], missing_code: int, cache=None) -> np.ndarray:
+    """Codes over the declared categories: -1 for an undeclared value, ``missing_code`` for a missing one.
+
+    Text matches a declared category exactly; a number matches a declared category that spells
+    the same number (39 and "39"), however pandas parsed the column.
+    """
+    codes, uniques = fmt.factorize(frame, name, cache)
+    lookup = np.full(len(uniques) + 1, missing_code, dtype=np.int64)
+    if len(uniques):
+        text = pd.Index(uniques).astype(str).astype(object)
+        matched = pd.Index(categories, dtype=object).get_indexer(text)
+        unmatched = matched < 0
+        declared = pd.to_numeric(pd.Series(categories, dtype=object), errors="coerce")
+        if unmatched.any() and declared.notna().any():
+            numbers = pd.to_numeric(pd.Series(text[unmatched], dtype=object), errors="coerce").to_numpy(dtype=float)
+            found = pd.Index(declared.fillna(np.inf).to_numpy(dtype=float)).get_indexer(numbers)
+            matched[unmatched] = np.where(np.isnan(numbers), -1, found)
+        lookup[:-1] = matched
+    return lookup[codes]
+
+
+def _quoting(treatments) -> str:
+    """``"none"`` when no cell or header can need quotes (all labels declared), else ``"needed"``."""
+    texts = [t.header for t in treatments] + [fmt.escape_label(x) for t in treatments for x in t.labels]
+    safe = not any(t.mechanism == "keep" for t in treatments) and not any(fmt.needs_quotes(x) for x in texts)
+    return "none" if safe else "needed"
+
+
+# --- releasing ------------------------------------------------------------------------------
+
+
+@dataclass
+class ReleaseResult:
+    """The outcome of a release.
+
+    Attributes
+    ----------
+    report : dict
+        The machine-readable privacy report; give it to the buyer with the copy.
+    markdown : str
+        The same report for people.
+    per_record_epsilon : float
+        ε of every record in this copy.
+    epsilon_charged : float
+        ε charged to the ledger by this call (0 when a stored copy was handed out again).
+    reused : bool
+        True when the stored copy of an earlier release was returned instead of a new one.
+    seeded : bool
+        True when a fixed seed made the noise reproducible: never sell such a copy.
+    notes : list of str
+        Remarks for the owner only (they may count values of the private data).
+    csv : bytes or None
+        The released file, for in-memory releases.
+    path : Path or None
+        Where the released file was written, for file releases.
+    dataset_id : str or None
+        The ledger's id of the dataset (owner-only; never put it in a report).
+    """
+
+    report: dict
+    markdown: str
+    per_record_epsilon: float
+    epsilon_charged: float = 0.0
+    reused: bool = False
+    seeded: bool = False
+    notes: list[str] = field(default_factory=list)
+    csv: bytes | None = None
+    path: Path | None = None
+    dataset_id: str | None = None
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """The released table as the buyer reads it (read whole into memory: mind large files)."""
+        return read_release(self.csv if self.csv is not None else self.path, self.report)
+
+
+def _entropy(random_state) -> tuple[int, bool]:
+    if random_state is None:
+        return int(np.random.SeedSequence().entropy), False
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(0, 2**63)), True
+    if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool) and random_state >= 0:
+        return int(random_state), True
+    raise TypeError(f"random_state must be None, a non-negative int or a numpy Generator, got {type(random_state).__name__}")
+
+
+def _release_chunk(frame: pd.DataFrame, start: int, treatments, entropy: int, outside: dict, cache=None) -> pa.Table:
+    arrays = []
+    for t in treatments:
+        array, count = t.column(frame, start, entropy, cache)
+        outside[t.name] = outside.get(t.name, 0) + count
+        arrays.append(array)
+    return pa.Table.from_arrays(arrays, names=[t.header for t in treatments])
+
+
+def _check_columns(columns, treatments) -> None:
+    columns = [str(c) for c in columns]
+    if len(set(columns)) != len(columns):
+        raise DataError("Two columns have the same name. Give every column a distinct header.")
+    absent = [t.name for t in treatments if t.name not in columns]
+    if absent:
+        raise DataError("The plan releases columns that are not in the table: " + ", ".join(f"'{n}'" for n in absent) + ".")
+
+
+def _report(treatments, dropped, warnings, seeded) -> dict:
+    per_record = float(sum((epsilon_decimal(t.epsilon) for t in treatments if t.epsilon > 0), Decimal(0)))
+    if seeded:
+        warnings = [*warnings, "Reproducible seed: this copy is for tests only and must not be sold or shared."]
+    return fmt.build_report(
+        [t.entry() for t in treatments],
+        dropped=dropped,
+        per_record_epsilon=per_record,
+        warnings=warnings,
+        seeded=seeded,
+        release_id=uuid.uuid4().hex,
+        created=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    )
+
+
+def _owner_notes(outside: dict, treatments) -> list[str]:
+    notes = []
+    for t in treatments:
+        count = outside.get(t.name, 0)
+        if count and t.mechanism in ("coin", "k-ary") and t.missing == "random":
+            notes.append(
+                f"{count:,} values of '{t.name}' were missing or not among the declared categories; each was replaced at random."
+            )
+        elif count and t.mechanism in ("coin", "k-ary"):
+            notes.append(f"{count:,} values of '{t.name}' were missing or not among the declared categories.")
+        elif count:
+            notes.append(f"{count:,} values of '{t.name}' were missing, not numbers, or outside the declared bounds.")
+    return notes
+
+
+def _open_ledger(ledger, fingerprint: str, budget, epsilon: float, notes: list[str]) -> BudgetLedger:
+    if isinstance(ledger, BudgetLedger):
+        return ledger
+    book = BudgetLedger(fingerprint, path=ledger)
+    if budget is not None and (not book.exists() or book.total != float(budget)):
+        book.set_total(float(budget))
+        notes.append(f"The dataset's total privacy budget is now ε = {float(budget):g}.")
+    elif budget is None and not book.exists():
+        book.set_total(epsilon)
+        notes.append(
+            f"No budget was set for this dataset; one was created equal to this release's ε = {epsilon:g}, "
+            "so a later fresh copy needs a larger budget."
+        )
+    return book
+
+
+def _release_key(fingerprint: str, treatments, seeded: bool, entropy: int) -> str:
+    plan = [t.entry() for t in treatments]
+    text = json.dumps({"data": fingerprint, "plan": plan, "seed": entropy if seeded else None}, sort_keys=True)
+    return "rr-release/1:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _check_ledger_arguments(ledger, budget) -> None:
+    if isinstance(ledger, BudgetLedger) and budget is not None:
+        raise ValueError("budget cannot be combined with a BudgetLedger: set the total on the ledger itself")
+
+
+def _charge_and_store(book: BudgetLedger, label: str, epsilon: float, key: str, copy, report: dict) -> None:
+    """Charge the release and store its copy in one ledger transaction (both or neither)."""
+    try:
+        book.spend_and_store_release(label, epsilon, key, copy.payload(), json.dumps(report))
+    except sqlite3.DataError:  # SQLite stores at most about 1 GB in one value
+        raise DataError(
+            "This copy is too large to store in the budget ledger (over 1 GB compressed); nothing was charged. "
+            "Split the table into parts of different people and release each part."
+        ) from None
+
+
+REUSED_NOTE = "This table was released with this plan before: the same copy is handed out again, at no cost."
+
+
+def release_frame(frame: pd.DataFrame, schema: Schema, plan: ReleasePlan, random_state=None) -> pd.DataFrame:
+    """Randomise an in-memory table by the plan and return the released table — nothing else.
+
+    The bare mechanism, for previews and tests: it neither checks nor charges a budget and
+    stores nothing, so never hand its output to a buyer (use :func:`release_table`).
+    """
+    treatments, _, _ = _resolve(plan, schema)
+    _check_columns(frame.columns, treatments)
+    table = _release_chunk(frame, 0, treatments, _entropy(random_state)[0], {})
+    sink = io.BytesIO()
+    fmt.write_csv(table, sink, header=True, quoting=_quoting(treatments))
+    return read_release(sink.getvalue(), {"columns": [t.entry() for t in treatments]})
+
+
+def preview_release(frame: pd.DataFrame, schema: Schema, plan: ReleasePlan, n_rows: int = 10) -> pd.DataFrame:
+    """What the first ``n_rows`` released rows could look like: fresh noise, for the owner's eyes only."""
+    return release_frame(frame.head(n_rows), schema, plan)
+
+
+def table_fingerprint(frame: pd.DataFrame, cache: dict | None = None) -> str:
+    """An order-independent hash of a table's cells; :func:`release_csv` computes the same from the file.
+
+    Numbers and number-like text hash alike, so it does not depend on the dtypes pandas
+    inferred. It names the dataset in a ledger opened from a path and keys stored copies. It is
+    never written into a report (a hash of the data would tell neighbouring tables apart).
+    """
+    fingerprint = fmt.Fingerprint(frame.columns)
+    fingerprint.add(frame, cache)
+    return fingerprint.hexdigest()
+
+
+def release_table(
+    frame: pd.DataFrame,
+    schema: Schema,
+    plan: ReleasePlan,
+    *,
+    budget: float | None = None,
+    ledger=None,
+    fresh: bool = False,
+    random_state=None,
+    label: str = "randomized-response release",
+) -> ReleaseResult:
+    """Release an in-memory table: randomise it by the plan, within the budget, with its report.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The private table (as read by :func:`dpcore.loading.read_csv_bytes`).
+    schema : Schema
+        The owner's declarations; categories, bounds and bins come only from here.
+    plan : ReleasePlan
+        What happens to each column (see :func:`default_plan`).
+    budget : float, optional
+        The dataset's total ε. Without a ledger the plan must fit in it; with a ledger path it
+        sets the dataset's total in that ledger (created at this release's ε when omitted).
+    ledger : BudgetLedger, str or path, optional
+        Where releases are charged and stored. A path opens the budget of this table's
+        :func:`table_fingerprint`. Without a ledger nothing stops a second, independent copy:
+        always use one for copies that leave your hands.
+    fresh : bool
+        Make and charge a new copy even if this table was released with this plan before.
+    random_state : None, int or numpy.random.Generator
+        ``None`` (operating-system entropy) for every real release; a seed for tests only.
+    label : str
+        The ledger entry's description.
+
+    Returns
+    -------
+    ReleaseResult
+
+    Raises
+    ------
+    DataError
+        The plan does not fit the schema or the table.
+    BudgetExceededError
+        The release does not fit in the budget; nothing was charged or stored.
+    """
+    treatments, dropped, warnings = _resolve(plan, schema)
+    _check_columns(frame.columns, treatments)
+    _check_ledger_arguments(ledger, budget)
+    epsilon = plan.per_record_epsilon
+    entropy, seeded = _entropy(random_state)
+    notes: list[str] = []
+    cache: dict = {}
+    book = key = None
+    if ledger is None:
+        plan.check_budget(budget)
+    else:
+        fingerprint = table_fingerprint(frame, cache)
+        book = _open_ledger(ledger, fingerprint, budget, epsilon, notes)
+        key = _release_key(fingerprint, treatments, seeded, entropy)
+        stored = None if fresh else book.stored_release(key)
+        if stored is not None:
+            report = json.loads(stored[1])
+            return ReleaseResult(
+                report,
+                report_markdown(report),
+                report["per_record_epsilon"],
+                reused=True,
+                seeded=report["seeded"],
+                notes=[*notes, REUSED_NOTE],
+                csv=b"".join(fmt.iter_stored(stored[0])),
+                dataset_id=book.dataset_id,
+            )
+        plan.check_budget(book)
+    outside: dict = {}
+    table = _release_chunk(frame, 0, treatments, entropy, outside, cache)
+    sink = io.BytesIO()
+    fmt.write_csv(table, sink, header=True, quoting=_quoting(treatments))
+    data = sink.getvalue()
+    report = _report(treatments, dropped, warnings, seeded)
+    if book is not None:
+        copy = fmt.StoredCopy(_quoting(treatments))
+        copy.append(table)
+        _charge_and_store(book, label, epsilon, key, copy, report)
+    return ReleaseResult(
+        report,
+        report_markdown(report),
+        report["per_record_epsilon"],
+        epsilon_charged=epsilon if book is not None else 0.0,
+        seeded=seeded,
+        notes=notes + _owner_notes(outside, treatments),
+        csv=data,
+        dataset_id=None if book is None else book.dataset_id,
+    )
+
+
+def _sniff(path: Path) -> tuple[str, str]:
+    """``(encoding, delimiter)`` of a CSV file from its first megabyte (UTF-8 if it decodes, else Latin-1)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(1 << 20)
+    except OSError:
+        raise DataError(f"The file '{path.name}' could not be opened.") from None
+    if not head.strip():
+        raise DataError("The file is empty. Choose a CSV file with a header row and at least one data row.")
+    if b"\x00" in head[:8192]:
+        raise DataError("This looks like a binary file (a spreadsheet or archive?), not a CSV. Save it as CSV and try again.")
+    try:
+        text, encoding = codecs.getincrementaldecoder("utf-8")().decode(head, final=False), "utf-8"
+    except UnicodeDecodeError:
+        text, encoding = head.decode("latin-1"), "latin-1"
+    return encoding, sniff_delimiter(text.lstrip("\ufeff")[:65536])
+
+
+def _stream(source: Path, sink, encoding: str, delimiter: str, treatments, entropy: int, chunksize: int, copy, progress):
+    """Release the file chunk by chunk into ``sink``; return its fingerprint (with a ledger) and the outside counts.
+
+    Three stages overlap: a thread reads and parses the next chunk, this thread randomises the
+    current one, and a writer thread formats and stores the previous one.
+    """
+    total = max(source.stat().st_size, 1)
+    fingerprint, outside, rows = None, {}, 0
+    writer = fmt.BackgroundWriter(sink, copy, _quoting(treatments))
+    categorical = {t.name for t in treatments if t.mechanism in ("coin", "k-ary")}
+    chunks = fmt.prefetch(fmt.read_chunks(source, encoding, delimiter, chunksize, categorical))
+    failed = True
+    try:
+        for frame, done in chunks:
+            if rows == 0:
+                _check_columns(frame.columns, treatments)
+                fingerprint = fmt.Fingerprint(frame.columns) if copy is not None else None
+            cache: dict = {}
+            writer.put(_release_chunk(frame, rows, treatments, entropy, outside, cache), header=rows == 0)
+            if fingerprint is not None:
+                fingerprint.add(frame, cache)
+            rows += len(frame)
+            if progress is not None:
+                progress(min(done, total), total)
+        failed = False
+    finally:
+        chunks.close()
+        writer.close(raise_errors=not failed)
+    if rows == 0:
+        raise DataError("The file has a header but no data rows.")
+    return None if fingerprint is None else fingerprint.hexdigest(), outside
+
+
+def release_csv(
+    source,
+    destination,
+    schema: Schema,
+    plan: ReleasePlan,
+    *,
+    budget: float | None = None,
+    ledger=None,
+    fresh: bool = False,
+    random_state=None,
+    chunksize: int = DEFAULT_CHUNKSIZE,
+    progress: Callable[[int, int], None] | None = None,
+    label: str = "randomized-response release",
+) -> ReleaseResult:
+    """Release a CSV file of any size into ``destination``, chunk by chunk.
+
+    Memory stays bounded by ``chunksize`` rows (plus, with a ledger, the compressed copy kept
+    for it). For a given seed the file equals :func:`release_table` on the whole table, whatever
+    ``chunksize``. Other parameters as in :func:`release_table`; ``progress`` is called with
+    ``(bytes_read, total_bytes)`` after every chunk.
+
+    The copy is written to a temporary file beside ``destination`` and renamed only once it
+    has been charged (or the stored copy found); after any error no file is left behind. With
+    a ledger path the dataset's id is only known once the file has been read, so a release
+    that does not fit in the budget is refused at the end, having written nothing.
+    """
+    source, destination = Path(source), Path(destination)
+    if isinstance(chunksize, bool) or not isinstance(chunksize, int) or chunksize < 1:
+        raise ValueError(f"chunksize must be a whole number >= 1, got {chunksize!r}")
+    treatments, dropped, warnings = _resolve(plan, schema)
+    _check_ledger_arguments(ledger, budget)
+    epsilon = plan.per_record_epsilon
+    if ledger is None:
+        plan.check_budget(budget)
+    entropy, seeded = _entropy(random_state)
+    encoding, delimiter = _sniff(source)
+    notes: list[str] = []
+    handle, temporary = tempfile.mkstemp(prefix=f".{destination.name}.", suffix=".partial", dir=destination.parent)
+    try:
+        with os.fdopen(handle, "wb") as sink:
+            for attempt in dict.fromkeys([encoding, "latin-1"]):
+                sink.seek(0)
+                sink.truncate()
+                copy = fmt.StoredCopy(_quoting(treatments)) if ledger is not None else None
+                try:
+                    fingerprint, outside = _stream(
+                        source, sink, attempt, delimiter, treatments, entropy, chunksize, copy, progress
+                    )
+                    break
+                except UnicodeDecodeError:
+                    if attempt == "latin-1":
+                        raise DataError("The file's text could not be decoded. Save it as UTF-8 and try again.") from None
+        result = ReleaseResult(
+            _report(treatments, dropped, warnings, seeded), "", epsilon, seeded=seeded, notes=notes, path=destination
+        )
+        if ledger is not None:
+            book = _open_ledger(ledger, fingerprint, budget, epsilon, notes)
+            result.dataset_id = book.dataset_id
+            key = _release_key(fingerprint, treatments, seeded, entropy)
+            stored = None if fresh else book.stored_release(key)
+            if stored is not None:
+                with open(temporary, "wb") as out:
+                    for part in fmt.iter_stored(stored[0]):
+                        out.write(part)
+                result.report, result.reused = json.loads(stored[1]), True
+                result.seeded, result.per_record_epsilon = result.report["seeded"], result.report["per_record_epsilon"]
+                notes.append(REUSED_NOTE)
+            else:
+                plan.check_budget(book)
+                _charge_and_store(book, label, epsilon, key, copy, result.report)
+                result.epsilon_charged = epsilon
+        if not result.reused:
+            notes.extend(_owner_notes(outside, treatments))
+        result.markdown = report_markdown(result.report)
+        os.replace(temporary, destination)
+        return result
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+
+
+# --- the buyer's side ----------------------------------------------------------------------------
+
+
+def read_release(source, report: dict | None = None) -> pd.DataFrame:
+    """Read a released file as written: text stays text (nothing becomes NaN); Laplace columns become numbers."""
+    numbers = [e["header"] for e in (report or {}).get("columns", []) if e["mechanism"] == "laplace"]
+    if isinstance(source, bytes):
+        source = io.BytesIO(source)
+    dtypes = collections.defaultdict(lambda: str, dict.fromkeys(numbers, float))
+    try:
+        return pd.read_csv(source, dtype=dtypes, keep_default_na=False, na_filter=False)
+    except ValueError:  # a damaged number column: read as text, then convert what can be converted
+        if hasattr(source, "seek"):
+            source.seek(0)
+        frame = pd.read_csv(source, dtype=str, keep_default_na=False, na_filter=False)
+        for header in (h for h in numbers if h in frame.columns):
+            frame[header] = pd.to_numeric(frame[header], errors="coerce")
+        return frame
+
+
+def report_entry(report: dict, column: str) -> dict:
+    """The report's entry for a column (by its name or its header in the file)."""
+    for entry in report.get("columns", []):
+        if column in (entry["header"], entry["column"]):
+            return entry
+    raise KeyError(column)
+
+
+def estimate_column(released: pd.Series, entry: dict, confidence: float = 0.95) -> pd.DataFrame:
+    """The buyer's unbiased estimates for one released column, from its report entry.
+
+    Randomized-response columns: the true share of every category,
+    ``π̂_j = (λ̂_j − q)/(p − q)``, with the standard error of that estimate of this table's share,
+    ``√((π p(1−p) + (1−π) q(1−q))/n)/(p−q)`` (``π`` clipped to [0, 1]), and a normal interval.
+    Laplace columns: the mean of the clipped values (the plain mean of the released values),
+    standard error ``b√2/√n``. Columns of the result: ``category, estimate, std_error, ci_lower,
+    ci_upper`` (``category`` is ``"mean"`` for a Laplace column).
+
+    Examples
+    --------
+    >>> entry = {"header": "smoker", "mechanism": "coin", "epsilon": 1.0986, "n_categories": 2, "domain": ["no", "yes"]}
+    >>> estimate_column(pd.Series(["no", "yes", "yes", "no"]), entry)["estimate"].tolist()
+    [0.5, 0.5]
+    """
+    if entry["mechanism"] == "laplace":
+        values = pd.to_numeric(released, errors="coerce").to_numpy(dtype=float)
+        values = values[np.isfinite(values)]
+        return fmt.mean_from_sum(values.size, float(values.sum()), entry, confidence)
+    return estimate_counts(np.bincount(fmt.released_codes(released, entry), minlength=_categories(entry)), entry, confidence)
+
+
+def _categories(entry: dict) -> int:
+    if entry["mechanism"] not in ("coin", "k-ary", "bins"):
+        raise ValueError(f"column {entry['header']!r} is not randomised by randomized response ({entry['mechanism']})")
+    return int(entry["n_categories"])
+
+
+def estimate_counts(counts, entry: dict, confidence: float = 0.95) -> pd.DataFrame:
+    """:func:`estimate_column` from the released counts of each category (in the order of ``entry["domain"]``).
+
+    For buyers who count in a database rather than reading the file.
+    """
+    _categories(entry)
+    return fmt.frequencies_from_counts(counts, entry, confidence)
+
+
+def estimate_joint(
+    released_a: pd.Series, entry_a: dict, released_b: pd.Series, entry_b: dict, confidence: float = 0.95
+) -> pd.DataFrame:
+    """Debiased joint shares of two randomized-response columns, with standard errors.
+
+    The columns were randomised independently, so the observed joint shares are
+    ``Λ = M_A Π M_Bᵀ`` and ``Π̂ = M_A⁻¹ Λ̂ (M_B⁻¹)ᵀ`` — the inverse Kronecker product
+    ``(M_A ⊗ M_B)⁻¹`` applied to the flattened table. A cell's variance is
+    ``((K^∘2 Λ̂)_c − π̂_c)/n`` with ``K = M_A⁻¹ ⊗ M_B⁻¹`` squared element-wise (from the
+    multinomial covariance of ``Λ̂``), computed as ``(M_A⁻¹)^∘2 Λ̂ ((M_B⁻¹)^∘2)ᵀ`` without forming
+    ``K``. One row per pair of categories.
+    """
+    codes_a, codes_b = fmt.released_codes(released_a, entry_a), fmt.released_codes(released_b, entry_b)
+    if codes_a.size != codes_b.size:
+        raise ValueError("the two columns must have the same length")
+    ka, kb = _categories(entry_a), _categories(entry_b)
+    counts = np.bincount(codes_a * kb + codes_b, minlength=ka * kb).reshape(ka, kb)
+    return fmt.joint_from_counts(counts, entry_a, entry_b, confidence)
+
+
+def estimate_joint_counts(counts, entry_a: dict, entry_b: dict, confidence: float = 0.95) -> pd.DataFrame:
+    """:func:`estimate_joint` from the released joint counts (a ``k_A × k_B`` table in domain order)."""
+    _categories(entry_a), _categories(entry_b)
+    return fmt.joint_from_counts(counts, entry_a, entry_b, confidence)
+
+
+def estimate_release(
+    source, report: dict, columns=None, confidence: float = 0.95, chunksize: int = DEFAULT_CHUNKSIZE
+) -> dict[str, pd.DataFrame]:
+    """:func:`estimate_column` for the randomised columns of a released file, read in chunks.
+
+    ``source`` is a path, bytes or a file object; ``columns`` (names or headers) defaults to
+    every randomised column of the report. Returns one table per column, by header.
+    """
+    entries = [e for e in report.get("columns", []) if e["mechanism"] in RANDOMISED]
+    if columns is not None:
+        entries = [report_entry(report, c) for c in columns]
+    counts = {e["header"]: np.zeros(e.get("n_categories", 0), dtype=np.int64) for e in entries}
+    sums = {e["header"]: [0, 0.0] for e in entries}
+    if isinstance(source, bytes):
+        source = io.BytesIO(source)
+    try:
+        for chunk in pd.read_csv(
+            source, dtype=str, keep_default_na=False, na_filter=False, usecols=[e["header"] for e in entries], chunksize=chunksize
+        ):
+            for e in entries:
+                if e["mechanism"] == "laplace":
+                    values = pd.to_numeric(chunk[e["header"]], errors="coerce").to_numpy(dtype=float)
+                    values = values[np.isfinite(values)]
+                    sums[e["header"]][0] += values.size
+                    sums[e["header"]][1] += float(values.sum())
+                else:
+                    counts[e["header"]] += np.bincount(fmt.released_codes(chunk[e["header"]], e), minlength=_categories(e))
+    except DataError:
+        raise
+    except (ValueError, pd.errors.ParserError):
+        raise DataError(
+            "The released file does not have the columns its report describes: does the report belong to this file?"
+        ) from None
+    return {
+        e["header"]: fmt.mean_from_sum(*sums[e["header"]], e, confidence)
+        if e["mechanism"] == "laplace"
+        else estimate_counts(counts[e["header"]], e, confidence)
+        for e in entries
+    }
+
+
+def estimate_vs_truth(
+    frame: pd.DataFrame, schema: Schema, plan: ReleasePlan, released: pd.DataFrame, column: str, confidence: float = 0.95
+) -> pd.DataFrame:
+    """The buyer's estimate beside the truth it estimates — for the owner's eyes only.
+
+    The truth is what the estimator is unbiased for: each declared category's share (a missing
+    or undeclared value counted as ``1/k`` of every category, unless missing values are their
+    own category), or the mean of the clipped values. Never give this table to a buyer: it
+    holds statistics of the private data.
+    """
+    treatments, _, _ = _resolve(plan, schema)
+    matches = [t for t in treatments if column in (t.name, t.header) and t.mechanism in RANDOMISED]
+    if not matches:
+        raise ValueError(f"column {column!r} is not randomised by this plan")
+    t = matches[0]
+    estimate = estimate_column(released[t.header], t.entry(), confidence)
+    inputs, _ = t.inputs(frame)
+    if t.mechanism == "laplace":
+        truth = np.array([inputs.mean()])
+    else:
+        valid = inputs >= 0
+        truth = np.bincount(inputs[valid], minlength=t.k) / max(inputs.size, 1) + (~valid).mean() / t.k
+    estimate.insert(1, "truth", truth)
+    estimate["covered"] = (estimate["ci_lower"] <= estimate["truth"]) & (estimate["truth"] <= estimate["ci_upper"])
+    return estimate

@@ -1,0 +1,163 @@
+"""Tests of the command line (python -m dpcore): plan, release, estimate, and its exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dpcore.__main__ import EXIT_BUDGET, EXIT_DATA, EXIT_OK, EXIT_USAGE, main
+from dpcore.loading import read_csv_path
+from dpcore.release import ReleasePlan, default_plan, read_release
+from dpcore.schema import load_schema
+
+ROOT = Path(__file__).resolve().parents[1]
+SCHEMA = str(ROOT / "sample_data" / "adult.schema.json")
+
+
+@pytest.fixture(scope="module")
+def adult_part(tmp_path_factory) -> Path:
+    """The first 3,000 rows of the Adult sample (written with the python API), for speed."""
+    frame, _ = read_csv_path(ROOT / "sample_data" / "adult.csv")
+    path = tmp_path_factory.mktemp("data") / "adult_part.csv"
+    frame.head(3000).to_csv(path, index=False)
+    return path
+
+
+def _errors(err: str) -> list[str]:
+    return [line for line in err.splitlines() if line.startswith("error")]
+
+
+def _run(capsys, *argv) -> tuple[int, str, str]:
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _release_args(source, tmp_path, *extra):
+    return [
+        "release",
+        source,
+        "--schema",
+        SCHEMA,
+        "-o",
+        tmp_path / "copy.csv",
+        "--report",
+        tmp_path / "copy.json",
+        "--ledger",
+        tmp_path / "ledger.sqlite3",
+        *extra,
+    ]
+
+
+def test_plan_writes_the_default_plan(tmp_path, capsys):
+    code, out, _ = _run(capsys, "plan", "--schema", SCHEMA, "-o", tmp_path / "plan.json", "--epsilon", "0.5", "--bins", "6")
+    assert code == EXIT_OK
+    plan = ReleasePlan.from_json((tmp_path / "plan.json").read_text())
+    assert plan == default_plan(load_schema(SCHEMA), epsilon=0.5, n_bins=6)
+    assert "per-record ε of this plan" in out and "fnlwgt" in out
+
+
+def test_release_then_estimate_round_trip(adult_part, tmp_path, capsys):
+    assert _run(capsys, "plan", "--schema", SCHEMA, "-o", tmp_path / "plan.json")[0] == EXIT_OK
+    code, out, err = _run(
+        capsys,
+        *_release_args(
+            adult_part, tmp_path, "--plan", tmp_path / "plan.json", "--markdown", tmp_path / "copy.md", "--epsilon-budget", "40"
+        ),
+    )
+    assert code == EXIT_OK, err
+    assert "wrote the randomized copy" in out and "releasing:" in err
+    report = json.loads((tmp_path / "copy.json").read_text())
+    table = read_release(tmp_path / "copy.csv", report)
+    assert len(table) == 3000 and "fnlwgt" not in table.columns
+    assert "Privacy report" in (tmp_path / "copy.md").read_text()
+    code, out, err = _run(
+        capsys, "estimate", tmp_path / "copy.csv", "--report", tmp_path / "copy.json", "--joint", "sex", "income"
+    )
+    assert code == EXIT_OK, err
+    assert "Female" in out and "95% interval" in out and "joint shares of sex and income" in out
+    code, out, _ = _run(
+        capsys, "estimate", tmp_path / "copy.csv", "--report", tmp_path / "copy.json", "--column", "sex", "--json"
+    )
+    shares = {row["category"]: row["estimate"] for row in json.loads(out)["sex"]}
+    assert code == EXIT_OK and shares["Female"] + shares["Male"] == pytest.approx(1.0)
+    # Again: the same copy at no cost; --fresh: a new one, charged; then the budget (40) is exhausted.
+    first = (tmp_path / "copy.csv").read_bytes()
+    code, out, _ = _run(capsys, *_release_args(adult_part, tmp_path, "--plan", tmp_path / "plan.json", "-q"))
+    assert code == EXIT_OK and "same copy" in out and (tmp_path / "copy.csv").read_bytes() == first
+    code, out, _ = _run(capsys, *_release_args(adult_part, tmp_path, "--plan", tmp_path / "plan.json", "--fresh", "-q"))
+    assert code == EXIT_OK and (tmp_path / "copy.csv").read_bytes() != first
+    code, _, err = _run(capsys, *_release_args(adult_part, tmp_path, "--plan", tmp_path / "plan.json", "--fresh", "-q"))
+    assert code == EXIT_BUDGET and "budget" in err and len(_errors(err)) == 1
+
+
+def test_seed_warns_and_is_reproducible(adult_part, tmp_path, capsys):
+    code, _, err = _run(capsys, *_release_args(adult_part, tmp_path, "--seed", "7", "--chunksize", "1000"))
+    assert code == EXIT_OK and "must never be sold" in err and "no --plan given" in err
+    report = json.loads((tmp_path / "copy.json").read_text())
+    assert report["seeded"] and any("seed" in w for w in report["warnings"])
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        ([], EXIT_USAGE),
+        (["release"], EXIT_USAGE),
+        (["frobnicate"], EXIT_USAGE),
+        (["release", "missing.csv", "--schema", SCHEMA, "-o", "out.csv", "--report", "r.json"], EXIT_USAGE),
+        (["plan", "--schema", SCHEMA, "-o", "plan.json", "--epsilon", "-1"], EXIT_USAGE),
+        (["release", "{data}", "--schema", SCHEMA, "-o", "{data}", "--report", "r.json"], EXIT_USAGE),
+        (["release", "{data}", "--schema", "{data}", "-o", "o.csv", "--report", "r.json"], EXIT_DATA),
+        (["release", "{data}", "--schema", SCHEMA, "--plan", "{badplan}", "-o", "o.csv", "--report", "r.json"], EXIT_DATA),
+        (["release", "{ragged}", "--schema", SCHEMA, "-o", "o.csv", "--report", "r.json"], EXIT_DATA),
+        (["estimate", "{data}", "--report", "{data}"], EXIT_DATA),
+    ],
+)
+def test_bad_input_gives_one_line_and_an_exit_code(adult_part, tmp_path, monkeypatch, capsys, argv, expected):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DPSTUDIO_LEDGER", str(tmp_path / "ledger.sqlite3"))
+    (tmp_path / "bad_plan.json").write_text('{"columns": [{"column": "age", "mechanism": "keep"}]}')
+    (tmp_path / "ragged.csv").write_text("age,sex\n39,Male\nSECRET-VALUE-3141,Female,extra\n")
+    paths = {"data": str(adult_part), "badplan": "bad_plan.json", "ragged": "ragged.csv"}
+    code, out, err = _run(capsys, *[a.format(**paths) for a in argv])
+    assert code == expected, err
+    assert len(_errors(err)) == 1 and err.strip().splitlines()[-1].startswith("error:")
+    assert "Traceback" not in err and "SECRET" not in err + out
+    assert not (tmp_path / "o.csv").exists()
+
+
+def test_help_is_for_newcomers(capsys):
+    assert main(["--help"]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert "examples:" in out and "exit codes" in out and "release" in out
+    assert main(["release", "--help"]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert "example:" in out and "--epsilon-budget" in out and "--seed" in out
+
+
+def test_subprocess_exit_code_and_message(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "dpcore", "release", "nowhere.csv", "--schema", SCHEMA, "-o", "o.csv", "--report", "r.json"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={"PATH": "", "DPSTUDIO_LEDGER": str(tmp_path / "l.sqlite3")},
+        timeout=120,
+    )
+    assert done.returncode == EXIT_USAGE
+    assert done.stdout == "" and len(done.stderr.strip().splitlines()) == 1 and "does not exist" in done.stderr
+
+
+def test_unexpected_errors_are_one_line(adult_part, tmp_path, monkeypatch, capsys):
+    import dpcore.release
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("secret internals")
+
+    monkeypatch.setattr(dpcore.release, "release_csv", broken)
+    code, _, err = _run(capsys, *_release_args(adult_part, tmp_path))
+    assert code == 1 and "RuntimeError" in err and "secret internals" not in err and len(_errors(err)) == 1
