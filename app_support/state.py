@@ -9,8 +9,8 @@ from pathlib import Path
 import pandas as pd
 
 from dpcore.accountant import BudgetLedger
-from dpcore.release import table_fingerprint
 from dpcore.loading import read_csv_path
+from dpcore.release import table_fingerprint
 from dpcore.schema import Schema, load_schema, suggest_schema
 
 ROOT = Path(__file__).resolve().parent.parent
