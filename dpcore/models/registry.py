@@ -242,9 +242,13 @@ def _dp_ebm(task):
 
         from dpcore.models.baselines import EncodedLabelClassifier, scaled
 
+        # Categorical features are DP-EBM's "nominal" (fairest to it); numeric ones get declared bounds.
+        nominal = set(c.categorical_levels)
         common = dict(
-            epsilon=c.epsilon, delta=c.delta, privacy_bounds={i: (0.0, 1.0) for i in range(c.n_features)},
-            n_jobs=1, feature_types=["continuous"] * c.n_features,
+            epsilon=c.epsilon, delta=c.delta,
+            privacy_bounds={i: (0.0, 1.0) for i in range(c.n_features) if i not in nominal},
+            feature_types=["nominal" if i in nominal else "continuous" for i in range(c.n_features)],
+            n_jobs=1,
         )
         if task == "classification":
             return scaled(EncodedLabelClassifier(DPExplainableBoostingClassifier(**common), classes=c.classes), c.bounds)
@@ -308,9 +312,7 @@ _RF_PARAMS = (
     _SAMPLING,
 )
 
-_BOOSTING_PARAMS = (
-    Parameter("max_depth", 5, "Depth of each round's random tree (2^depth groups).", minimum=1, maximum=8),
-)
+_BOOSTING_PARAMS = ()  # defaults fixed on public data; the owner's table must not tune them
 
 REGISTRY: tuple[ModelSpec, ...] = (
     ModelSpec("dp_boosting_reg", "DP boosted trees (regressor)", "ours", "regression", _boosting("regression"),
