@@ -83,6 +83,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from dpcore import _release_io as fileio
 from dpcore import _release_report as fmt
 from dpcore._release_report import report_markdown
 from dpcore.accountant import BudgetLedger
@@ -456,7 +457,7 @@ class _Treatment:
 
     @property
     def header(self) -> str:
-        return fmt.escape_label(self.name)
+        return fileio.escape_label(self.name)
 
     @property
     def k(self) -> int:
@@ -516,12 +517,12 @@ class _Treatment:
     def column(self, frame: pd.DataFrame, start: int, entropy: int, cache: dict | None = None):
         """The released column for these rows (an arrow array), and the owner-only count of values outside the domain."""
         if self.mechanism == "keep":
-            return fmt.keep_array(frame[self.name]), 0
+            return fileio.keep_array(frame[self.name]), 0
         inputs, outside = self.inputs(frame, cache)
         released = self.randomise(inputs, start, entropy)
         if self.mechanism == "laplace":
             return pa.array(released), outside
-        labels = pa.array([fmt.escape_label(label) for label in self.labels], type=pa.string())
+        labels = pa.array([fileio.escape_label(label) for label in self.labels], type=pa.string())
         codes = released.astype(np.int8 if self.k <= 127 else np.int32)
         return pa.DictionaryArray.from_arrays(pa.array(codes), labels), outside
 
@@ -531,7 +532,7 @@ class _Treatment:
         if self.mechanism in ("coin", "k-ary", "bins"):
             rr = KaryRandomizedResponse(self.epsilon, self.k)
             entry.update(
-                domain=[fmt.escape_label(x) for x in self.labels],
+                domain=[fileio.escape_label(x) for x in self.labels],
                 n_categories=self.k,
                 keep_probability=rr.keep_probability,
                 other_probability=rr.other_probability,
@@ -584,7 +585,7 @@ def _resolve(plan: ReleasePlan, schema: Schema) -> tuple[list[_Treatment], list[
         else:
             warnings.extend(Schema([spec]).leak_notes())
         t = _treatment(index, entry, spec)
-        if len({fmt.escape_label(x) for x in t.labels}) != len(t.labels):
+        if len({fileio.escape_label(x) for x in t.labels}) != len(t.labels):
             raise DataError(f"Column '{entry.column}': two of its values would be written the same way in the file.")
         treatments.append(t)
     headers = [t.header for t in treatments]
@@ -607,7 +608,7 @@ def _category_codes(frame: pd.DataFrame, name: str, categories: list[str], missi
     Text matches a declared category exactly; a number matches a declared category that spells
     the same number (39 and "39"), however pandas parsed the column.
     """
-    codes, uniques = fmt.factorize(frame, name, cache)
+    codes, uniques = fileio.factorize(frame, name, cache)
     lookup = np.full(len(uniques) + 1, missing_code, dtype=np.int64)
     if len(uniques):
         text = pd.Index(uniques).astype(str).astype(object)
@@ -624,8 +625,8 @@ def _category_codes(frame: pd.DataFrame, name: str, categories: list[str], missi
 
 def _quoting(treatments) -> str:
     """``"none"`` when no cell or header can need quotes (all labels declared), else ``"needed"``."""
-    texts = [t.header for t in treatments] + [fmt.escape_label(x) for t in treatments for x in t.labels]
-    safe = not any(t.mechanism == "keep" for t in treatments) and not any(fmt.needs_quotes(x) for x in texts)
+    texts = [t.header for t in treatments] + [fileio.escape_label(x) for t in treatments for x in t.labels]
+    safe = not any(t.mechanism == "keep" for t in treatments) and not any(fileio.needs_quotes(x) for x in texts)
     return "none" if safe else "needed"
 
 
@@ -786,7 +787,7 @@ def release_frame(frame: pd.DataFrame, schema: Schema, plan: ReleasePlan, random
     _check_columns(frame.columns, treatments)
     table = _release_chunk(frame, 0, treatments, _entropy(random_state)[0], {})
     sink = io.BytesIO()
-    fmt.write_csv(table, sink, header=True, quoting=_quoting(treatments))
+    fileio.write_csv(table, sink, header=True, quoting=_quoting(treatments))
     return read_release(sink.getvalue(), {"columns": [t.entry() for t in treatments]})
 
 
@@ -802,7 +803,7 @@ def table_fingerprint(frame: pd.DataFrame, cache: dict | None = None) -> str:
     inferred. It names the dataset in a ledger opened from a path and keys stored copies. It is
     never written into a report (a hash of the data would tell neighbouring tables apart).
     """
-    fingerprint = fmt.Fingerprint(frame.columns)
+    fingerprint = fileio.Fingerprint(frame.columns)
     fingerprint.add(frame, cache)
     return fingerprint.hexdigest()
 
@@ -877,18 +878,18 @@ def release_table(
                 reused=True,
                 seeded=report["seeded"],
                 notes=[*notes, REUSED_NOTE],
-                csv=b"".join(fmt.iter_stored(stored[0])),
+                csv=b"".join(fileio.iter_stored(stored[0])),
                 dataset_id=book.dataset_id,
             )
         plan.check_budget(book)
     outside: dict = {}
     table = _release_chunk(frame, 0, treatments, entropy, outside, cache)
     sink = io.BytesIO()
-    fmt.write_csv(table, sink, header=True, quoting=_quoting(treatments))
+    fileio.write_csv(table, sink, header=True, quoting=_quoting(treatments))
     data = sink.getvalue()
     report = _report(treatments, dropped, warnings, seeded)
     if book is not None:
-        copy = fmt.StoredCopy(_quoting(treatments))
+        copy = fileio.StoredCopy(_quoting(treatments))
         copy.append(table)
         _charge_and_store(book, label, epsilon, key, copy, report)
     return ReleaseResult(
@@ -929,15 +930,15 @@ def _stream(source: Path, sink, encoding: str, delimiter: str, treatments, entro
     """
     total = max(source.stat().st_size, 1)
     fingerprint, outside, rows = None, {}, 0
-    writer = fmt.BackgroundWriter(sink, copy, _quoting(treatments))
+    writer = fileio.BackgroundWriter(sink, copy, _quoting(treatments))
     categorical = {t.name for t in treatments if t.mechanism in ("coin", "k-ary")}
-    chunks = fmt.prefetch(fmt.read_chunks(source, encoding, delimiter, chunksize, categorical))
+    chunks = fileio.prefetch(fileio.read_chunks(source, encoding, delimiter, chunksize, categorical))
     failed = True
     try:
         for frame, done in chunks:
             if rows == 0:
                 _check_columns(frame.columns, treatments)
-                fingerprint = fmt.Fingerprint(frame.columns) if copy is not None else None
+                fingerprint = fileio.Fingerprint(frame.columns) if copy is not None else None
             cache: dict = {}
             writer.put(_release_chunk(frame, rows, treatments, entropy, outside, cache), header=rows == 0)
             if fingerprint is not None:
@@ -997,7 +998,7 @@ def release_csv(
             for attempt in dict.fromkeys([encoding, "latin-1"]):
                 sink.seek(0)
                 sink.truncate()
-                copy = fmt.StoredCopy(_quoting(treatments)) if ledger is not None else None
+                copy = fileio.StoredCopy(_quoting(treatments)) if ledger is not None else None
                 try:
                     fingerprint, outside = _stream(
                         source, sink, attempt, delimiter, treatments, entropy, chunksize, copy, progress
@@ -1016,7 +1017,7 @@ def release_csv(
             stored = None if fresh else book.stored_release(key)
             if stored is not None:
                 with open(temporary, "wb") as out:
-                    for part in fmt.iter_stored(stored[0]):
+                    for part in fileio.iter_stored(stored[0]):
                         out.write(part)
                 result.report, result.reused = json.loads(stored[1]), True
                 result.seeded, result.per_record_epsilon = result.report["seeded"], result.report["per_record_epsilon"]
