@@ -566,3 +566,67 @@ def iter_stored(payload: bytes):
         write_csv(table, sink, first, quoting)
         first = False
         yield sink.getvalue().to_pybytes()
+
+
+# --- shuffling the released rows ----------------------------------------------------------------
+
+KEY_COLUMN = "__row_key__"
+
+
+class ShuffleBuckets:
+    """A random row order for a copy larger than memory, in two passes.
+
+    Each released row carries a random 63-bit key. Pass one appends rows to ``n_buckets``
+    temporary Arrow files by the key's top bits; pass two reads one bucket at a time and sorts
+    it by key. Concatenating the buckets in order gives exactly the rows sorted by key — the
+    same order an in-memory sort gives — with memory bounded by one bucket.
+    """
+
+    def __init__(self, n_buckets: int):
+        import tempfile
+
+        # A power of two, so the key's top bits name every bucket exactly.
+        bits = max(0, int(n_buckets) - 1).bit_length()
+        self.n_buckets = 1 << bits
+        self.shift = 63 - bits
+        self._directory = tempfile.TemporaryDirectory(prefix="dpcore-shuffle-")
+        self._writers: dict[int, pa.ipc.RecordBatchStreamWriter] = {}
+        self._files: dict[int, object] = {}
+        self._schema: pa.Schema | None = None
+
+    def add(self, table: pa.Table, keys: np.ndarray) -> None:
+        table = table.append_column(KEY_COLUMN, pa.array(keys, type=pa.int64()))
+        self._schema = table.schema
+        bucket = (keys >> self.shift) if self.n_buckets > 1 else np.zeros(len(keys), dtype=np.int64)
+        order = np.argsort(bucket, kind="stable")
+        table, bucket = table.take(pa.array(order)), bucket[order]
+        bounds = np.searchsorted(bucket, np.arange(self.n_buckets + 1))
+        for b in range(self.n_buckets):
+            if bounds[b + 1] > bounds[b]:
+                self._writer(b).write_table(table.slice(bounds[b], bounds[b + 1] - bounds[b]))
+
+    def _writer(self, b: int):
+        if b not in self._writers:
+            handle = open(f"{self._directory.name}/{b}.arrow", "wb")  # noqa: SIM115 (closed in tables())
+            self._files[b] = handle
+            self._writers[b] = pa.ipc.new_stream(handle, self._schema)
+        return self._writers[b]
+
+    def tables(self):
+        """The buckets in order, each sorted by key, without the key column."""
+        for writer in self._writers.values():
+            writer.close()
+        for handle in self._files.values():
+            handle.close()
+        for b in range(self.n_buckets):
+            if b not in self._writers:
+                continue
+            with pa.memory_map(f"{self._directory.name}/{b}.arrow") as source:
+                table = pa.ipc.open_stream(source).read_all()
+            order = pc.sort_indices(table, sort_keys=[(KEY_COLUMN, "ascending")])
+            yield table.take(order).drop_columns([KEY_COLUMN])
+
+    def close(self) -> None:
+        for handle in self._files.values():
+            handle.close()
+        self._directory.cleanup()

@@ -128,6 +128,7 @@ DEFAULT_EPSILON = 1.0
 DEFAULT_BINS = 8
 MAX_BINS = 10_000
 BLOCK_ROWS = 1 << 16
+SHUFFLE_BUCKET_BYTES = 64 << 20
 DEFAULT_CHUNKSIZE = 4 * BLOCK_ROWS
 PLAN_FORMAT = "dpcore-release-plan/1"
 
@@ -697,6 +698,34 @@ def _release_chunk(frame: pd.DataFrame, start: int, treatments, entropy: int, ou
     return pa.Table.from_arrays(arrays, names=[t.header for t in treatments])
 
 
+#: ``spawn_key`` of the row-order stream; column streams use small column indices.
+ROW_ORDER_STREAM = 2**31
+
+
+def _row_keys(start: int, n: int, entropy: int) -> np.ndarray:
+    """Random 63-bit sort keys of rows ``start … start+n−1``, one generator per block of rows.
+
+    Sorting a copy by these keys puts its rows in a uniformly random order. Row order must
+    not survive into a copy: a file sorted by a sensitive column would give every row's true
+    value away, whatever noise each cell gets.
+    """
+    keys = np.empty(n, dtype=np.int64)
+    first, last = start // BLOCK_ROWS, (start + n - 1) // BLOCK_ROWS if n else start // BLOCK_ROWS - 1
+    for block in range(first, last + 1):
+        block_start = block * BLOCK_ROWS
+        rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy, spawn_key=(ROW_ORDER_STREAM, block))))
+        block_keys = rng.integers(0, 2**63 - 1, size=BLOCK_ROWS, dtype=np.int64)
+        lo, hi = max(start, block_start), min(start + n, block_start + BLOCK_ROWS)
+        keys[lo - start : hi - start] = block_keys[lo - block_start : hi - block_start]
+    return keys
+
+
+def _shuffled(table: pa.Table, start: int, entropy: int) -> pa.Table:
+    """The released rows in the random order of :func:`_row_keys` (same as the streaming buckets give)."""
+    order = np.argsort(_row_keys(start, len(table), entropy), kind="stable")
+    return table.take(pa.array(order))
+
+
 def _check_columns(columns, treatments) -> None:
     columns = [str(c) for c in columns]
     if len(set(columns)) != len(columns):
@@ -780,8 +809,9 @@ REUSED_NOTE = "This table was released with this plan before: the same copy is h
 def release_frame(frame: pd.DataFrame, schema: Schema, plan: ReleasePlan, random_state=None) -> pd.DataFrame:
     """Randomise an in-memory table by the plan and return the released table — nothing else.
 
-    The bare mechanism, for previews and tests: it neither checks nor charges a budget and
-    stores nothing, so never hand its output to a buyer (use :func:`release_table`).
+    The bare mechanism, for previews and tests: rows stay in input order, it neither checks nor
+    charges a budget and it stores nothing, so never hand its output to a buyer (use
+    :func:`release_table`, which also puts the rows in a random order).
     """
     treatments, _, _ = _resolve(plan, schema)
     _check_columns(frame.columns, treatments)
@@ -883,7 +913,7 @@ def release_table(
             )
         plan.check_budget(book)
     outside: dict = {}
-    table = _release_chunk(frame, 0, treatments, entropy, outside, cache)
+    table = _shuffled(_release_chunk(frame, 0, treatments, entropy, outside, cache), 0, entropy)
     sink = io.BytesIO()
     fileio.write_csv(table, sink, header=True, quoting=_quoting(treatments))
     data = sink.getvalue()
@@ -930,28 +960,36 @@ def _stream(source: Path, sink, encoding: str, delimiter: str, treatments, entro
     """
     total = max(source.stat().st_size, 1)
     fingerprint, outside, rows = None, {}, 0
-    writer = fileio.BackgroundWriter(sink, copy, _quoting(treatments))
     categorical = {t.name for t in treatments if t.mechanism in ("coin", "k-ary")}
+    # Pass one randomises every chunk into buckets of a random row order; pass two writes the
+    # buckets out in order, so memory stays bounded by a bucket (about 64 MB of input each).
+    buckets = fileio.ShuffleBuckets(math.ceil(total / SHUFFLE_BUCKET_BYTES))
     chunks = fileio.prefetch(fileio.read_chunks(source, encoding, delimiter, chunksize, categorical))
-    failed = True
     try:
         for frame, done in chunks:
             if rows == 0:
                 _check_columns(frame.columns, treatments)
                 fingerprint = fileio.Fingerprint(frame.columns) if copy is not None else None
             cache: dict = {}
-            writer.put(_release_chunk(frame, rows, treatments, entropy, outside, cache), header=rows == 0)
+            buckets.add(_release_chunk(frame, rows, treatments, entropy, outside, cache), _row_keys(rows, len(frame), entropy))
             if fingerprint is not None:
                 fingerprint.add(frame, cache)
             rows += len(frame)
             if progress is not None:
                 progress(min(done, total), total)
-        failed = False
+        if rows == 0:
+            raise DataError("The file has a header but no data rows.")
+        writer = fileio.BackgroundWriter(sink, copy, _quoting(treatments))
+        failed = True
+        try:
+            for index, table in enumerate(buckets.tables()):
+                writer.put(table, header=index == 0)
+            failed = False
+        finally:
+            writer.close(raise_errors=not failed)
     finally:
         chunks.close()
-        writer.close(raise_errors=not failed)
-    if rows == 0:
-        raise DataError("The file has a header but no data rows.")
+        buckets.close()
     return None if fingerprint is None else fingerprint.hexdigest(), outside
 
 
