@@ -59,7 +59,7 @@ class TrainedModel:
 class StudioState:
     dataset: Dataset | None = None
     ledger_path: str | None = None
-    count_noise: str = "laplace"
+    count_noise: str = "geometric"
     selection: str = "gumbel"
     trained: TrainedModel | None = None
     compare_cache: dict = field(default_factory=dict)

@@ -203,7 +203,11 @@ class Schema:
 
     @classmethod
     def from_frame(cls, frame: pd.DataFrame, previous: Schema | None = None) -> Schema:
-        """Rebuild a schema from the edited table; the leak flag stays only on untouched domains."""
+        """Rebuild a schema from the edited table; the leak flag is whatever its column says.
+
+        ``previous`` is accepted for callers that pass the schema the table was built from; the
+        flag itself is never inferred from edits, only cleared by the owner explicitly.
+        """
         columns = []
         for row in frame.to_dict("records"):
             name = str(row["column"])
@@ -219,10 +223,9 @@ class Schema:
                 source=str(row.get("source") or ""),
                 public=bool(row.get("public")),
             )
-            old = previous[name] if previous is not None and name in previous.names else None
-            if old is not None and old.bounds_from_data:
-                same_domain = (old.lower, old.upper, old.categories, old.kind) == (spec.lower, spec.upper, spec.categories, spec.kind)
-                spec.bounds_from_data = same_domain
+            # The leak flag is cleared only by the owner unticking it: editing a bound read from
+            # the data (97.3 → 97.4) does not make it a public declaration.
+            spec.bounds_from_data = bool(row.get("read from data (leak)"))
             columns.append(spec)
         return cls(columns)
 

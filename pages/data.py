@@ -54,14 +54,15 @@ st.subheader("Declare the columns")
 st.write(
     "**Role**: *feature* (used to predict), *target* (what to predict), *identifier* (name, e-mail, ID: never used, "
     "dropped from exports), *ignore*. **Bounds** and **categories** (separated by `|`) are your public declarations: "
-    "values outside the bounds are clipped, unknown categories become *(other)*."
+    "values outside the bounds are clipped, unknown categories become *(other)*. A domain suggested from your data "
+    "is ticked *read from data (leak)*: replace it with a public one, then untick it."
 )
 edited = st.data_editor(
     dataset.base_schema.to_frame(),
     key=f"schema_editor_{dataset.fingerprint}",
     hide_index=True,
     width="stretch",
-    disabled=["column", "read from data (leak)"],
+    disabled=["column"],
     column_config={
         "role": st.column_config.SelectboxColumn("role", options=list(ROLES), required=True),
         "kind": st.column_config.SelectboxColumn("kind", options=list(KINDS), required=True),
@@ -70,7 +71,10 @@ edited = st.data_editor(
         "categories": st.column_config.TextColumn("categories", help="The public list of values, separated by |"),
         "missing → fill": st.column_config.NumberColumn("missing → fill", help="Value for a missing number (default: middle of the bounds)"),
         "public": st.column_config.CheckboxColumn("public", help="Declared non-sensitive: an export may copy it unchanged"),
-        "read from data (leak)": st.column_config.CheckboxColumn("read from data (leak)"),
+        "read from data (leak)": st.column_config.CheckboxColumn(
+            "read from data (leak)",
+            help="Ticked when the bounds or categories were read from your data. Untick it only once they are public declarations.",
+        ),
     },
 )
 dataset.schema = Schema.from_frame(edited, previous=dataset.base_schema)

@@ -27,6 +27,11 @@ st.write(
     "before the copy leaves. The buyer gets a privacy report that lets them undo the noise *on average* — population "
     "shares and means come back, individual rows do not."
 )
+st.warning(
+    "What this protects: every value of every person (each can deny it). What it does not hide: that a person is in "
+    "the table at all — the copy has one row per person. Sell a copy only where being in the table is not itself sensitive.",
+    icon=":material/info:",
+)
 with st.expander("Why the same table gives the same copy"):
     st.write(
         "If you handed out several independently randomized copies, a buyer holding two of them could average the noise "

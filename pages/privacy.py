@@ -26,6 +26,11 @@ else:
     st.write(f"Suggested total: **ε = {chosen:g}**")
 
 st.info(one_person_sentence(chosen), icon=":material/person:")
+st.caption(
+    "The budget belongs to this table's contents: reloading or re-saving it keeps what was spent. Editing rows makes a "
+    "new table with a budget of its own — the people in both tables are then protected by the sum of the two budgets, "
+    "so edit before you release anything, not after."
+)
 for warning in epsilon_warnings(chosen):
     st.warning(warning)
 

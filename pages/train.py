@@ -25,10 +25,14 @@ st.write(
 )
 models = models_for(task, kinds=("ours",))
 names = {m.key: m.name for m in models}
-default_key = state.best_model.get(task, models[0].key)
-if state.best_model.get(task):
-    st.info(f"Your last Compare run found **{names.get(default_key, default_key)}** most accurate on this table.", icon=":material/lightbulb:")
-key = st.selectbox("Model", list(names), index=list(names).index(default_key) if default_key in names else 0, format_func=names.get)
+suggested = state.best_model.get(task)
+if suggested in names:
+    st.info(
+        f"Your last Compare run found **{names[suggested]}** most accurate on this table. Picking a model by comparing on "
+        "your own data reveals a little about it; the default below was chosen on public benchmark data instead.",
+        icon=":material/lightbulb:",
+    )
+key = st.selectbox("Model", list(names), index=0, format_func=names.get)
 spec = next(m for m in models if m.key == key)
 st.caption(spec.description)
 

@@ -256,29 +256,20 @@ def test_unknown_keys_in_a_schema_file_are_ignored():
     assert Schema.from_json('{"columns": [{"name": "a", "written_by": "a newer version"}]}').names == ["a"]
 
 
-def test_from_frame_keeps_the_leak_flag_only_on_untouched_domains(california_frame):
+def test_the_leak_flag_is_cleared_only_by_the_owner(california_frame):
     suggested = suggest_schema(california_frame)
     table = suggested.to_frame()
     assert table["read from data (leak)"].all()
-    untouched = Schema.from_frame(table, previous=suggested)
-    assert all(spec.bounds_from_data for spec in untouched.columns)
     edited = table.copy()
     row = edited.index[edited["column"] == "median_income"][0]
-    edited.loc[row, ["lower", "upper"]] = [0.0, 15.0]  # public bounds declared by the owner
-    row = edited.index[edited["column"] == "ocean_proximity"][0]
-    edited.loc[row, "categories"] = " | ".join(CATEGORIES)  # same list typed in: still read from data
-    row_age = edited.index[edited["column"] == "housing_median_age"][0]
-    edited.loc[row_age, "role"] = "ignore"
+    edited.loc[row, ["lower", "upper"]] = [0.0, 15.0]  # nudged, but still flagged until the owner unticks it
+    rebuilt = Schema.from_frame(edited, previous=suggested)
+    assert rebuilt["median_income"].bounds_from_data
+    edited.loc[row, "read from data (leak)"] = False  # the owner confirms a public declaration
     rebuilt = Schema.from_frame(edited, previous=suggested)
     assert not rebuilt["median_income"].bounds_from_data
-    assert rebuilt["ocean_proximity"].bounds_from_data
-    assert rebuilt["population"].bounds_from_data
-    assert rebuilt["housing_median_age"].role == "ignore"
     assert "'median_income'" not in " ".join(rebuilt.leak_notes())
     assert "'population'" in " ".join(rebuilt.leak_notes())
-    assert "'housing_median_age'" not in " ".join(rebuilt.leak_notes())
-    edited.loc[row, "categories"] = "INLAND | NEAR BAY | OTHER COAST"
-    assert not Schema.from_frame(edited, previous=suggested)["ocean_proximity"].bounds_from_data
 
 
 def test_from_frame_round_trips_a_declared_schema(california_schema):

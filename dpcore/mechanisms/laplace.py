@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from dpcore.mechanisms._base import Mechanism
@@ -15,9 +17,13 @@ class Laplace(Mechanism):
     holds the answers of one query over *disjoint* parts of the data (a histogram), each
     cell may use the full ``sensitivity`` of one record: parallel composition.
 
-    Floating point: textbook float Laplace noise is open to Mironov's 2012 attack on the
-    low bits. Integer counts should use :class:`~dpcore.mechanisms.geometric.Geometric`;
-    released floats here are sums that models post-process and round for display.
+    Floating point: textbook float Laplace noise is open to Mironov's 2012 attack on its low
+    bits. Outputs are therefore rounded to a power-of-two grid of about scale/1000
+    (``grid``): post-processing, so ε is unchanged, and the low-order bits the attack reads
+    are gone. This is not Mironov's full snapping mechanism (which also clamps and rounds to
+    a grid as coarse as the scale), so a small residual risk is documented rather than
+    claimed away; integer counts should use :class:`~dpcore.mechanisms.geometric.Geometric`,
+    which has no such artefacts (the app's default for counts).
 
     Examples
     --------
@@ -36,8 +42,17 @@ class Laplace(Mechanism):
     def variance(self) -> float:
         return 2.0 * self.scale**2
 
+    @property
+    def grid(self) -> float:
+        """The power of two, about scale/1000, that outputs are rounded to."""
+        if self.scale == 0:
+            return 0.0
+        return 2.0 ** math.ceil(math.log2(self.scale / 1024.0))
+
     def randomise(self, values) -> np.ndarray:
-        """Return ``values`` plus independent Laplace noise (any shape)."""
+        """Return ``values`` plus independent Laplace noise (any shape), rounded to :attr:`grid`."""
         values = np.asarray(values, dtype=float)
         noisy = values + self.rng.laplace(0.0, self.scale, size=values.shape)
+        if self.grid > 0:
+            noisy = np.round(noisy / self.grid) * self.grid
         return self._released(values, noisy)

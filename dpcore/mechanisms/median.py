@@ -46,4 +46,4 @@ class Median(Mechanism):
             scores = np.log(gaps) - self.epsilon * np.abs(ranks - n / 2.0)
         chosen = int(np.argmax(scores + self.rng.gumbel(size=scores.shape)))
         output = edges[chosen] + self.rng.random() * gaps[chosen]
-        return float(self._released(np.array([np.nan]), np.array(output)))
+        return float(self._released(values, np.array(output)))
