@@ -20,8 +20,18 @@ def threshold_grid(n_thresholds: int) -> np.ndarray:
 
 
 def bin_features(X_unit: np.ndarray, grid: np.ndarray) -> np.ndarray:
-    """Bin index per value: ``x <= grid[j]`` exactly when ``bin <= j``."""
-    return np.searchsorted(grid, X_unit, side="left").astype(np.int32)
+    """Bin index per value: ``x <= grid[j]`` exactly when ``bin <= j``.
+
+    The grid is equally spaced, so the bin is computed arithmetically and then corrected by
+    one comparison each way against the grid itself (floating-point ties at a threshold).
+    """
+    t = len(grid)
+    guess = np.clip(np.floor(X_unit * (t + 1)).astype(np.int32), 0, t)
+    below = guess > 0
+    guess -= below & (grid[np.maximum(guess - 1, 0)] >= X_unit)
+    above = guess < t
+    guess += above & (grid[np.minimum(guess, t - 1)] < X_unit)
+    return guess
 
 
 def regression_statistics(y: np.ndarray) -> np.ndarray:
@@ -45,13 +55,12 @@ def grid_left_statistics(bins: np.ndarray, node: np.ndarray, stats: np.ndarray, 
     """
     n, d = bins.shape
     width = n_thresholds + 1
-    keys = (node[:, None] * d + np.arange(d)[None, :]) * width + bins
-    keys = keys.ravel()
-    size = n_nodes * d * width
-    hist = np.stack(
-        [np.bincount(keys, weights=np.repeat(stats[:, k], d), minlength=size) for k in range(stats.shape[1])],
-        axis=-1,
-    ).reshape(n_nodes, d, width, stats.shape[1])
+    hist = np.empty((n_nodes, d, width, stats.shape[1]))
+    node_offset = node * width
+    for f in range(d):  # one bincount per (feature, statistic): no n × d key array
+        keys = node_offset + bins[:, f]
+        for k in range(stats.shape[1]):
+            hist[:, f, :, k] = np.bincount(keys, weights=stats[:, k], minlength=n_nodes * width).reshape(n_nodes, width)
     return np.cumsum(hist, axis=2)[:, :, :n_thresholds, :]
 
 

@@ -171,12 +171,16 @@ def grow(X_unit: np.ndarray, y: np.ndarray, root_of_record: np.ndarray, n_roots:
         local = np.full(len(nodes.feature), -1)
         local[splitting] = np.arange(len(splitting))
         in_split = local[record_node] >= 0
-        rec_local = local[record_node[in_split]]
+        # While every record is still splitting (the usual case near the root) use the arrays
+        # as they are: copying an n × d matrix per level dominated large fits.
+        pick = slice(None) if in_split.all() else in_split
+        rec_local = local[record_node[pick]]
+        X_split = X_unit[pick]
         feature, threshold = _choose_splits(
-            X_unit[in_split], y[in_split], stats[in_split], rec_local, len(splitting), s, None if bins is None else bins[in_split], d
+            X_split, y[pick], stats[pick], rec_local, len(splitting), s, None if bins is None else bins[pick], d
         )
 
-        goes_left = X_unit[in_split, feature[rec_local]] <= threshold[rec_local]
+        goes_left = X_split[np.arange(len(rec_local)), feature[rec_local]] <= threshold[rec_local]
         child_key = rec_local * 2 + (~goes_left)
         true_children = np.bincount(child_key, minlength=2 * len(splitting))
         if s.child_counts:
