@@ -145,6 +145,22 @@ def tree_dot(records: list[dict], max_depth: int = 3, unit: str = "") -> str:
     return "\n".join(lines)
 
 
+def rounds_table(rounds: list[dict], first: int = 8) -> pd.DataFrame:
+    """The first boosting rounds: each level's random split, and the range of the leaf steps."""
+    rows = []
+    for record in rounds[:first]:
+        splits = []
+        for level in record["levels"]:
+            if "threshold" in level:
+                splits.append(f"{level['feature']} ≤ {level['threshold']:.4g}")
+            else:
+                splits.append(f"{level['feature']} in a random subset")
+        steps = np.asarray(record["leaf_steps"], dtype=float)
+        rows.append({"round": record["round"] + 1, "random splits": " · ".join(splits),
+                     "smallest leaf step": float(steps.min()), "largest leaf step": float(steps.max())})
+    return pd.DataFrame(rows)
+
+
 def _escape(text: str) -> str:
     return text.replace('"', '\\"')
 

@@ -457,6 +457,13 @@ def main(argv=None) -> int:
     except BudgetExceededError as error:
         _say(f"error: {_one_line(error)}")
         return EXIT_BUDGET
+    except BrokenPipeError:
+        # The reader went away (``… | head``): not an error of ours; stop quietly.
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (replaces the closed pipe until exit)
+        except OSError:
+            pass
+        return 0
     except OSError as error:
         where = f" ({error.filename})" if getattr(error, "filename", None) else ""
         _say(f"error: {_one_line(error.strerror or 'the file could not be read or written')}{where}")

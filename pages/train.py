@@ -3,7 +3,7 @@
 import streamlit as st
 
 from app_support.session import get_state
-from app_support.training import format_metric, model_bytes, model_card, train_model, tree_dot
+from app_support.training import format_metric, model_bytes, model_card, rounds_table, train_model, tree_dot
 from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.models.registry import models_for
 
@@ -59,7 +59,7 @@ if remaining <= 0:
     st.error("The budget is spent: nothing more can be trained on this table. Raise the total on the Privacy page only if you accept a weaker promise.")
     st.stop()
 epsilon = st.number_input(
-    "ε to spend on this model", min_value=0.001, max_value=float(remaining), value=float(min(remaining, max(remaining / 2, 0.001))),
+    "ε to spend on this model", min_value=0.001, max_value=float(remaining), value=float(min(remaining, max(ledger.total / 4, 0.001))),
     step=0.05, format="%.3f",
 )
 seeded = st.checkbox("Reproducible demo seed (the result must not be released)", value=False)
@@ -104,6 +104,14 @@ if "tree" in trained.details:
     st.caption("Every count shown is noisy (n ≈ …): the tree itself is part of the private release.")
     depth = st.slider("Levels to draw", 1, 8, 3)
     st.graphviz_chart(tree_dot(trained.details["tree"], depth), width="stretch")
+
+if "rounds" in trained.details:
+    st.subheader("Inside the model")
+    st.caption(
+        "Each round is a small random tree drawn without looking at your data; only its leaf steps are learned, with noise. "
+        "The first rounds:"
+    )
+    st.dataframe(rounds_table(trained.details["rounds"]), hide_index=True, width="stretch")
 
 card = model_card(trained, dataset)
 with st.expander("Model card"):

@@ -52,7 +52,7 @@ def test_train_a_model_on_the_sample(page):
     page.get_by_role("link", name="3. Train").click()
     page.get_by_role("button", name="Train").click()
     page.get_by_text("Inside the model").wait_for()
-    page.locator("[data-testid='stGraphVizChart']").first.wait_for()
+    page.get_by_text("ε = ", exact=False).first.wait_for()
     screenshot(page, "train_page")
 
 
