@@ -214,7 +214,8 @@ class BudgetLedger:
         with self._connect() as conn:
             return self._spent(conn) + _decimal(epsilon) <= self._total(conn)
 
-    def _record(self, label: str, amount: Decimal, composition: str) -> None:
+    def _record(self, label: str, amount: Decimal, composition: str, release: tuple | None = None) -> None:
+        """Check the spend fits and insert it (and a stored release) in one transaction."""
         with self._connect() as conn:
             conn.execute("BEGIN IMMEDIATE")
             try:
@@ -228,6 +229,12 @@ class BudgetLedger:
                     "INSERT INTO spends (dataset_id, label, epsilon, composition, created) VALUES (?, ?, ?, ?, ?)",
                     (self.dataset_id, label, str(amount), composition, _now()),
                 )
+                if release is not None:
+                    key, payload, report = release
+                    conn.execute(
+                        "INSERT OR REPLACE INTO releases VALUES (?, ?, ?, ?, ?)",
+                        (key, self.dataset_id, sqlite3.Binary(payload), report, _now()),
+                    )
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
@@ -241,28 +248,7 @@ class BudgetLedger:
 
     def spend_and_store_release(self, label: str, epsilon: float, key: str, payload: bytes, report: str) -> None:
         """Charge a release and store its output in one transaction (both or neither)."""
-        amount = _decimal(epsilon)
-        with self._connect() as conn:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                total, spent = self._total(conn), self._spent(conn)
-                if spent + amount > total:
-                    raise BudgetExceededError(
-                        f"Spending ε = {_fmt(amount)} on '{label}' would exceed the budget: "
-                        f"{_fmt(spent)} of {_fmt(total)} is already spent, {_fmt(total - spent)} is left."
-                    )
-                conn.execute(
-                    "INSERT INTO spends (dataset_id, label, epsilon, composition, created) VALUES (?, ?, ?, ?, ?)",
-                    (self.dataset_id, label, str(amount), "sequential", _now()),
-                )
-                conn.execute(
-                    "INSERT OR REPLACE INTO releases VALUES (?, ?, ?, ?, ?)",
-                    (key, self.dataset_id, sqlite3.Binary(payload), report, _now()),
-                )
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
+        self._record(label, _decimal(epsilon), "sequential", release=(key, payload, report))
 
 
 def _now() -> str:

@@ -43,6 +43,17 @@ class DPEstimatorMixin(BaseEstimator):
         X = validate_data(self, X, dtype=float, ensure_all_finite=False, reset=False)
         return self._unit(X)
 
+    def _check_choices(self) -> None:
+        """Validate the mechanism and sampling choices this estimator has (one message style for all)."""
+        from dpcore.mechanisms import COUNT_NOISES, SELECTION_METHODS
+        from dpcore.models._forest import SAMPLINGS
+
+        allowed = {"count_noise": COUNT_NOISES, "selection": SELECTION_METHODS, "sampling": SAMPLINGS, "leaf": ("mean", "median")}
+        for name, choices in allowed.items():
+            value = getattr(self, name, None)
+            if name in self.get_params() and value not in choices:
+                raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+
     def _random_streams(self):
         """Two independent generators: one for data-independent structure, one for noise."""
         structure, noise = check_random_state(self.random_state).spawn(2)

@@ -7,10 +7,9 @@ import math
 import numpy as np
 from sklearn.base import RegressorMixin
 
-from dpcore.mechanisms import COUNT_NOISES, SELECTION_METHODS
 from dpcore.models._base import DPEstimatorMixin, TargetScalingMixin
 from dpcore.models._classifier import TreeEnsembleClassifier
-from dpcore.models._forest import SAMPLINGS, ensemble_leaf_values, grow_ensemble
+from dpcore.models._forest import ensemble_leaf_values, grow_ensemble
 from dpcore.models._tree import GrowthSettings, queries_per_path
 from dpcore.validation import check_positive_int
 
@@ -47,13 +46,7 @@ class _ExtraTreesBase(DPEstimatorMixin):
         return check_positive_int(self.max_features, "max_features")
 
     def _grow(self, X_unit, y, utility, leaf, n_classes=0):
-        for name, value, allowed in (
-            ("count_noise", self.count_noise, COUNT_NOISES),
-            ("selection", self.selection, SELECTION_METHODS),
-            ("sampling", self.sampling, SAMPLINGS),
-        ):
-            if value not in allowed:
-                raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+        self._check_choices()
         d = X_unit.shape[1]
         height = self._height(d)
         structure, noise = self._random_streams()

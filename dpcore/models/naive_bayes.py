@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import ClassifierMixin
 
-from dpcore.mechanisms import COUNT_NOISES, Laplace, count_mechanism
+from dpcore.mechanisms import Laplace, count_mechanism
 from dpcore.models._base import DeclaredClassesMixin, DPEstimatorMixin
 
 
@@ -63,8 +63,7 @@ class DPGaussianNB(DeclaredClassesMixin, ClassifierMixin, DPEstimatorMixin):
 
     def fit(self, X, y):
         X, y = self._check_fit_input(X, y, classifier=True)
-        if self.count_noise not in COUNT_NOISES:
-            raise ValueError(f"count_noise must be one of {COUNT_NOISES}, got {self.count_noise!r}")
+        self._check_choices()
         codes = self._encode_labels(y)
         known = codes >= 0
         z = self._unit(X)[known] - 0.5

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import math
 
-from dpcore.mechanisms import COUNT_NOISES, SELECTION_METHODS
 from dpcore.models._classifier import TreeEnsembleClassifier
-from dpcore.models._forest import SAMPLINGS, grow_ensemble
+from dpcore.models._forest import grow_ensemble
 from dpcore.models._tree import GrowthSettings, queries_per_path
 from dpcore.validation import check_positive_int
 
@@ -79,13 +78,7 @@ class DPRandomForestClassifier(TreeEnsembleClassifier):
 
     def fit(self, X, y):
         X_unit, codes = self._fit_codes(X, y)
-        for name, value, allowed in (
-            ("count_noise", self.count_noise, COUNT_NOISES),
-            ("selection", self.selection, SELECTION_METHODS),
-            ("sampling", self.sampling, SAMPLINGS),
-        ):
-            if value not in allowed:
-                raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+        self._check_choices()
         d = X_unit.shape[1]
         depth = check_positive_int(self.max_depth, "max_depth", minimum=0)
         if self.max_features == "sqrt":

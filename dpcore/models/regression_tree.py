@@ -11,7 +11,6 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import RegressorMixin
 
-from dpcore.mechanisms import COUNT_NOISES, SELECTION_METHODS
 from dpcore.models._base import DPEstimatorMixin, TargetScalingMixin
 from dpcore.models._tree import GrowthSettings, grow, queries_per_path
 from dpcore.validation import check_positive_int
@@ -23,12 +22,7 @@ class _RegressionTreeBase(TargetScalingMixin, RegressorMixin, DPEstimatorMixin):
     """Shared fitting, prediction and export for the tree and the partitioned forest."""
 
     def _settings(self, budget_per_query, structure, noise) -> GrowthSettings:
-        if self.leaf not in LEAF_KINDS:
-            raise ValueError(f"leaf must be one of {LEAF_KINDS}, got {self.leaf!r}")
-        if self.count_noise not in COUNT_NOISES:
-            raise ValueError(f"count_noise must be one of {COUNT_NOISES}, got {self.count_noise!r}")
-        if self.selection not in SELECTION_METHODS:
-            raise ValueError(f"selection must be one of {SELECTION_METHODS}, got {self.selection!r}")
+        self._check_choices()
         return GrowthSettings(
             max_depth=check_positive_int(self.max_depth, "max_depth", minimum=0),
             budget_per_query=budget_per_query,
