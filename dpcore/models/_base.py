@@ -47,8 +47,9 @@ class DPEstimatorMixin(BaseEstimator):
         """Validate the mechanism and sampling choices this estimator has (one message style for all)."""
         from dpcore.mechanisms import COUNT_NOISES, SELECTION_METHODS
         from dpcore.models._forest import SAMPLINGS
+        from dpcore.models.regression_tree import LEAF_KINDS
 
-        allowed = {"count_noise": COUNT_NOISES, "selection": SELECTION_METHODS, "sampling": SAMPLINGS, "leaf": ("mean", "median")}
+        allowed = {"count_noise": COUNT_NOISES, "selection": SELECTION_METHODS, "sampling": SAMPLINGS, "leaf": LEAF_KINDS}
         for name, choices in allowed.items():
             value = getattr(self, name, None)
             if name in self.get_params() and value not in choices:
