@@ -63,7 +63,10 @@ class StudioState:
     selection: str = "gumbel"
     trained: TrainedModel | None = None
     compare_cache: dict = field(default_factory=dict)
-    compare_settings: tuple | None = None
+    compare_settings: object | None = None  # the SweepSettings of the comparison on screen
+    compare_pending: bool = False  # a preset asked for a run on the next page load
+    upload_error: str | None = None
+    loaded_upload_id: str | None = None
     best_model: dict = field(default_factory=dict)
     release: object | None = None
 

@@ -49,13 +49,13 @@ for col, (preset_key, preset) in zip(preset_cols, PRESETS.items()):
         if st.button(preset.title, key=f"preset_{preset_key}"):
             if dataset.name != preset.sample:
                 state.dataset = load_sample(preset.sample)
-            st.session_state["compare_settings"] = preset.settings
-            st.session_state["compare_run"] = True
+            state.compare_settings = preset.settings
+            state.compare_pending = True
             st.rerun()
 
 st.subheader("Your own comparison")
 st.write(f"Task: **{task}** (target '{schema.target.name}').")
-settings = st.session_state.get("compare_settings")
+settings = state.compare_settings
 chosen = []
 for kind in ("ours", "diffprivlib", "interpret", "non-private"):
     options = models_for(task, kinds=(kind,))
@@ -89,7 +89,7 @@ shuffle = col_shuffle.checkbox("Shuffle rows before folding", value=True)
 run_clicked = st.button("Run comparison", type="primary", disabled=not chosen)
 if run_clicked:
     settings = SweepSettings(tuple(chosen), tuple(epsilons), int(n_folds), int(repetitions), bool(shuffle))
-    st.session_state["compare_settings"] = settings
+    state.compare_settings = settings
 if settings is None:
     st.stop()
 
@@ -113,7 +113,8 @@ def draw(results):
     return summary, chart
 
 
-if run_clicked or st.session_state.pop("compare_run", False):
+if run_clicked or state.compare_pending:
+    state.compare_pending = False
     todo = [t for t in tasks if cache_key(dataset, settings, t) not in state.compare_cache]
     progress = st.progress(0.0, text="Starting…")
     stop_slot = st.empty()

@@ -29,20 +29,20 @@ else:
         "Upload a CSV (comma, semicolon or tab separated; UTF-8 or Latin-1)", type=["csv", "txt", "tsv"], key="upload"
     )
     schema_upload = st.file_uploader("Optional: a schema file saved from DP Studio (JSON)", type=["json"], key="schema_upload")
-    if upload is not None and upload.file_id != st.session_state.get("loaded_upload_id"):
+    if upload is not None and upload.file_id != state.loaded_upload_id:
         try:
             frame, info = read_csv_bytes(upload.getvalue())
             schema = Schema.from_json(schema_upload.getvalue().decode("utf-8", "replace")) if schema_upload else None
             state.dataset = dataset_from_upload(upload.name, frame, info, schema)
             state.trained = None
-            st.session_state["loaded_upload_id"] = upload.file_id
-            st.session_state.pop("upload_error", None)
+            state.loaded_upload_id = upload.file_id
+            state.upload_error = None
         except DataError as error:
-            st.session_state["upload_error"] = str(error)
+            state.upload_error = str(error)
         except Exception:
-            st.session_state["upload_error"] = "The file could not be read as a table. Save it as a CSV file and try again."
-    if st.session_state.get("upload_error"):
-        st.error(st.session_state["upload_error"] + " Your current table is kept.")
+            state.upload_error = "The file could not be read as a table. Save it as a CSV file and try again."
+    if state.upload_error:
+        st.error(state.upload_error + " Your current table is kept.")
 
 dataset = state.dataset
 st.caption(

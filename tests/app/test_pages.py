@@ -146,7 +146,7 @@ def test_compare_keeps_partial_results_after_a_stop(app):
     X, y, folds, context, problem, tasks = prepare(s.dataset, settings)
     for task in tasks[:3]:  # as if the user pressed Stop after three fits
         run_one(s.compare_cache, cache_key(s.dataset, settings, task), task, X, y, folds, context, problem)
-    at.session_state["compare_settings"] = settings
+    s.compare_settings = settings
     at.run()
     assert any("Partial results: 3 of 8" in str(w.value) for w in at.warning)
     assert at.get("arrow_vega_lite_chart") or at.get("vega_lite_chart")
