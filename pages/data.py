@@ -39,8 +39,10 @@ else:
             state.upload_error = None
         except DataError as error:
             state.upload_error = str(error)
-        except Exception:
+        except Exception:  # pandas' own messages can quote cells: never show them
             state.upload_error = "The file could not be read as a table. Save it as a CSV file and try again."
+        if state.upload_error is None:
+            st.rerun()  # so the sidebar, drawn before this page, shows the new table and its budget
     if state.upload_error:
         st.error(state.upload_error + " Your current table is kept.")
 
