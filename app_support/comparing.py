@@ -81,9 +81,19 @@ def cache_key(dataset: Dataset, settings: SweepSettings, task: Task) -> tuple:
 
 
 def run_one(cache: dict, key: tuple, task: Task, X, y, folds, context, problem) -> list[dict]:
+    """Fit one task unless cached; a model that fails on this table is cached as no rows."""
     if key not in cache:
-        cache[key] = run_task(task, X, y, folds, context, problem)
+        try:
+            cache[key] = run_task(task, X, y, folds, context, problem)
+        except Exception:  # a baseline library can refuse a table; the sweep goes on without it
+            cache[key] = []
     return cache[key]
+
+
+def failed_models(cache: dict, dataset: Dataset, settings: SweepSettings, tasks: list[Task]) -> list[str]:
+    """Display names of the models that could not be fitted on this table."""
+    keys = {task.model for task in tasks if cache.get(cache_key(dataset, settings, task)) == []}
+    return [get(key).name for key in sorted(keys)]
 
 
 def collect(cache: dict, dataset: Dataset, settings: SweepSettings, tasks: list[Task]) -> pd.DataFrame:

@@ -13,6 +13,7 @@ from app_support.comparing import (
     chart_image,
     collect,
     comparison_chart,
+    failed_models,
     prepare,
     published_reference,
     results_csv,
@@ -132,10 +133,13 @@ if run_clicked or state.compare_pending:
     stop_slot.empty()
 
 results = collect(state.compare_cache, dataset, settings, tasks)
+failed = failed_models(state.compare_cache, dataset, settings, tasks)
+if failed:
+    st.warning("Could not be fitted on this table and left out: " + ", ".join(failed) + ".")
 if results.empty:
     st.write("Press **Run comparison** to start.")
     st.stop()
-finished = len(results) // len(METRICS[problem])
+finished = sum(1 for t in tasks if cache_key(dataset, settings, t) in state.compare_cache)
 if finished < len(tasks):
     st.warning(f"Partial results: {finished} of {len(tasks)} fits finished. Run again to complete them (finished fits are reused).")
 summary, chart = draw(results)

@@ -100,6 +100,8 @@ if st.button("Release the copy", type="primary"):
         st.error(str(error))
     except DataError as error:
         st.error(str(error))
+    except Exception:
+        st.error("The copy could not be made from this table; nothing was charged. Check the plan and the declarations.")
 
 result = state.release
 if result is None:

@@ -75,6 +75,8 @@ if st.button("Train", type="primary"):
         st.error(str(error))
     except DataError as error:
         st.error(str(error))
+    except Exception:
+        st.error("This model could not be trained on this table; nothing was charged. Check the declarations on the Data page or pick another model.")
 
 trained = state.trained
 if trained is None or trained.task != task:
