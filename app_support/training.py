@@ -71,7 +71,7 @@ def train_model(
         params=dict(params or {}),
     )
     model = spec.make(context).fit(X[train], y[train])
-    ledger.spend(f"Train {spec.name}" + (" (demo seed)" if seeded else ""), epsilon)
+    ledger.spend(f"Train {spec.name}" + (" (demo seed)" if seeded else ""), epsilon)  # δ, if any, is in the name
     predicted = model.predict(X[test])
     details: dict = {"n_train": len(train), "n_test": len(test)}
     if spec.task == "regression":
@@ -175,7 +175,7 @@ def model_card(trained: TrainedModel, dataset: Dataset) -> str:
         "",
         f"*{docstring}*",
         "",
-        f"- **Privacy**: ε = {trained.epsilon:g} (pure ε-differential privacy, add/remove-one neighbours).",
+        privacy_line(trained),
         f"- **Task**: {trained.task}; target `{schema.target.name}`.",
         f"- **Parameters**: {', '.join(f'{k} = {v}' for k, v in trained.parameters.items()) or 'defaults'}.",
         f"- **Count noise / selection**: {getattr(trained.model, 'count_noise', 'n/a')} / {getattr(trained.model, 'selection', 'n/a')}.",
@@ -192,6 +192,16 @@ def model_card(trained: TrainedModel, dataset: Dataset) -> str:
     if trained.seeded:
         lines.append("> **Reproducible demo seed — do not release this model.**")
     return "\n".join(lines) + "\n"
+
+
+def privacy_line(trained: TrainedModel) -> str:
+    delta = getattr(trained.model, "delta", 0.0)
+    if delta:
+        return (
+            f"- **Privacy**: (ε = {trained.epsilon:g}, δ = {delta:g})-differential privacy — APPROXIMATE DP (Gaussian noise, "
+            "zCDP accounting), not pure ε-DP; add/remove-one neighbours."
+        )
+    return f"- **Privacy**: ε = {trained.epsilon:g} (pure ε-differential privacy, add/remove-one neighbours)."
 
 
 def privacy_summary(model_key: str) -> str:

@@ -35,6 +35,12 @@ if suggested in names:
 key = st.selectbox("Model", list(names), index=0, format_func=names.get)
 spec = next(m for m in models if m.key == key)
 st.caption(spec.description)
+if "approximate" in spec.name:
+    st.warning(
+        "Approximate DP: this model promises ε only up to a small probability δ = 1e-5 of failure. Choose it only if "
+        "you accept that; every other model is pure ε-DP.",
+        icon=":material/warning:",
+    )
 
 params = {}
 if spec.parameters:

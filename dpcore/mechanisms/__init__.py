@@ -2,6 +2,7 @@
 
 from dpcore.mechanisms._base import MechanismCall, record_mechanism_calls
 from dpcore.mechanisms.exponential import SELECTION_METHODS, Exponential
+from dpcore.mechanisms.gaussian import Gaussian, zcdp_rho
 from dpcore.mechanisms.geometric import Geometric
 from dpcore.mechanisms.laplace import Laplace
 from dpcore.mechanisms.median import Median
@@ -25,6 +26,7 @@ __all__ = [
     "SELECTION_METHODS",
     "CoinRandomizedResponse",
     "Exponential",
+    "Gaussian",
     "Geometric",
     "KaryRandomizedResponse",
     "Laplace",
@@ -32,4 +34,5 @@ __all__ = [
     "MechanismCall",
     "count_mechanism",
     "record_mechanism_calls",
+    "zcdp_rho",
 ]

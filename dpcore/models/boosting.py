@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin
 
-from dpcore.mechanisms import Laplace, count_mechanism
+from dpcore.mechanisms import Gaussian, Laplace, count_mechanism, zcdp_rho
 from dpcore.models._base import DeclaredClassesMixin, DPEstimatorMixin, TargetScalingMixin
 from dpcore.validation import check_positive_int
 
@@ -33,6 +33,12 @@ _PRIVACY = r"""
       ε/n_rounds = ε``. Leaf steps (noisy sum over noisy count, shrunk toward zero when the
       count is small) and predictions are post-processing.
 
+    Approximate-DP mode (``delta > 0``, clearly not pure ε-DP): the same queries get Gaussian
+    noise. ``(ε, δ)`` is turned into a zCDP budget ``ρ = (√(ln(1/δ) + ε) − √ln(1/δ))²``, spread
+    evenly over the rounds (ρ's add up under composition); each query's noise is
+    ``σ = Δ₂/√(2ρ_query)`` with the L2 sensitivities 1 (counts), ``clip`` (regression, binary) and
+    ``min(√2, √K·clip)`` (multiclass), and ρ-zCDP implies (ε, δ)-DP (Bun & Steinke 2016).
+
     Defaults (``n_rounds``, ``max_depth``, ``learning_rate``, ``clip``, ``count_share``) were fixed
     once on public benchmark data — California Housing (StatLib) and UCI Adult — and are never
     tuned on the owner's table (tuning on it would itself leak).
@@ -49,6 +55,9 @@ class _BoostingBase(DPEstimatorMixin):
         if self.n_rounds == "auto":
             # Multiclass rounds release K sums per leaf at once, so each round is costlier: fewer of them.
             self._rounds = max(10, auto_rounds(self.epsilon) // 2) if multiclass else auto_rounds(self.epsilon)
+            if self.delta:
+                # Under zCDP the noise grows only with √rounds, so the approximate mode affords three times as many.
+                self._rounds *= 3
         else:
             self._rounds = check_positive_int(self.n_rounds, "n_rounds")
         if self.max_depth == "auto":
@@ -99,13 +108,22 @@ class _BoostingBase(DPEstimatorMixin):
         return (goes_left * (1 << np.arange(features.shape[1]))).sum(axis=2)
 
     def _boost(self, X_unit, targets, initial, residual_fn, residual_sensitivity):
-        """Run the rounds; ``targets`` is (n, K) and ``initial`` the public starting score (K,)."""
+        """Run the rounds; ``targets`` is (n, K), ``initial`` the public starting score (K,), and
+        ``residual_sensitivity`` the (L1, L2) bound of one record's clipped residual vector."""
         n, k = targets.shape
         structure, noise = self._random_streams()
         self.features_, self.thresholds_, self.subsets_, self._levels_ = self._draw_structures(structure, X_unit.shape[1])
         round_epsilon = self.epsilon / self._rounds
-        counts_mech = count_mechanism(self.count_noise, round_epsilon * self.count_share, noise)
-        sums_mech = Laplace(round_epsilon * (1 - self.count_share), residual_sensitivity, noise)
+        if self.delta:
+            # Approximate DP: Gaussian noise, ρ-zCDP per query, ρ's add up over the rounds.
+            round_rho = zcdp_rho(self.epsilon, self.delta) / self._rounds
+            counts_mech = Gaussian(round_rho * self.count_share, 1.0, noise)
+            sums_mech = Gaussian(round_rho * (1 - self.count_share), residual_sensitivity[1], noise)
+            count_scale = counts_mech.sigma
+        else:
+            counts_mech = count_mechanism(self.count_noise, round_epsilon * self.count_share, noise)
+            sums_mech = Laplace(round_epsilon * (1 - self.count_share), residual_sensitivity[0], noise)
+            count_scale = 1.0 / (round_epsilon * self.count_share)
         n_leaves = 1 << self._depth
         leaves = self._leaf_index(X_unit)  # (n, R): the structure is fixed in advance
         scores = np.tile(np.asarray(initial, dtype=float), (n, 1))
@@ -118,12 +136,13 @@ class _BoostingBase(DPEstimatorMixin):
             noisy_sums = sums_mech.randomise(sums)
             # Shrink toward zero by the noise level: a leaf whose count is near the count
             # noise's scale gets a damped step instead of a wild ratio.
-            damping = self.min_leaf_count + 1.0 / (round_epsilon * self.count_share)
+            damping = self.min_leaf_count + count_scale
             step = noisy_sums / (np.maximum(counts, 0.0) + damping)[:, None]
             self.leaf_values_[r] = self.learning_rate * self._step_scale * np.clip(step, -self.clip, self.clip)
             scores += self.leaf_values_[r][leaf]
         self.initial_ = np.asarray(initial, dtype=float)
         self._set_spent(self.epsilon)
+        self.delta_spent_ = float(self.delta)
 
     def _decision(self, X) -> np.ndarray:
         X_unit = self._check_predict_input(X)
@@ -154,7 +173,8 @@ class DPBoostingRegressor(TargetScalingMixin, RegressorMixin, _BoostingBase):
     ----------
     epsilon : float, default 1.0
     n_rounds : int or "auto", default "auto"
-        ``"auto"``: ``40·√ε`` rounds, between 10 and 160 (a function of ε only).
+        ``"auto"``: ``40·√ε`` rounds, between 10 and 160 (a function of ε only), three times as
+        many in the approximate-DP mode.
     max_depth : int, default 5
         Depth of each oblivious tree (``2**max_depth`` leaves).
     learning_rate : float, default 0.8
@@ -164,6 +184,9 @@ class DPBoostingRegressor(TargetScalingMixin, RegressorMixin, _BoostingBase):
         Share of each round's ε spent on leaf counts.
     min_leaf_count : float, default 5
         Added to each noisy count before dividing (shrinks small leaves' steps toward zero).
+    delta : float, default 0.0
+        ``0`` for pure ε-DP (Laplace or geometric noise). A declared ``δ > 0`` switches to the
+        **approximate-DP mode**: Gaussian noise with zCDP accounting, (ε, δ)-DP overall.
     bounds, target_bounds : declared bounds (default [0, 1]).
     categorical_levels : dict, optional
         ``{feature index: number of declared categories}`` for ordinal-coded categorical features.
@@ -192,7 +215,7 @@ class DPBoostingRegressor(TargetScalingMixin, RegressorMixin, _BoostingBase):
     _step_scale = 1.0
 
     def __init__(self, epsilon=1.0, n_rounds="auto", max_depth=5, learning_rate=0.8, clip=0.2, count_share=0.15, min_leaf_count=5.0,
-                 bounds=None, target_bounds=None, categorical_levels=None, count_noise="laplace", random_state=None):
+                 delta=0.0, bounds=None, target_bounds=None, categorical_levels=None, count_noise="laplace", random_state=None):
         self.epsilon = epsilon
         self.n_rounds = n_rounds
         self.max_depth = max_depth
@@ -200,6 +223,7 @@ class DPBoostingRegressor(TargetScalingMixin, RegressorMixin, _BoostingBase):
         self.clip = clip
         self.count_share = count_share
         self.min_leaf_count = min_leaf_count
+        self.delta = delta
         self.bounds = bounds
         self.target_bounds = target_bounds
         self.categorical_levels = categorical_levels
@@ -210,7 +234,7 @@ class DPBoostingRegressor(TargetScalingMixin, RegressorMixin, _BoostingBase):
         X, y = self._check_fit_input(X, y, classifier=False)
         self._check_params()
         y_unit = self._unit_target(y)[:, None]
-        self._boost(self._unit(X), y_unit, [0.5], lambda t, s: t - s, self.clip)
+        self._boost(self._unit(X), y_unit, [0.5], lambda t, s: t - s, (self.clip, self.clip))
         return self
 
     def predict(self, X):
@@ -244,7 +268,7 @@ class DPBoostingClassifier(DeclaredClassesMixin, ClassifierMixin, _BoostingBase)
     )
 
     def __init__(self, epsilon=1.0, n_rounds="auto", max_depth="auto", learning_rate=1.0, clip=0.7, count_share=0.3, min_leaf_count=5.0,
-                 bounds=None, classes=None, categorical_levels=None, count_noise="laplace", random_state=None):
+                 delta=0.0, bounds=None, classes=None, categorical_levels=None, count_noise="laplace", random_state=None):
         self.epsilon = epsilon
         self.n_rounds = n_rounds
         self.max_depth = max_depth
@@ -252,6 +276,7 @@ class DPBoostingClassifier(DeclaredClassesMixin, ClassifierMixin, _BoostingBase)
         self.clip = clip
         self.count_share = count_share
         self.min_leaf_count = min_leaf_count
+        self.delta = delta
         self.bounds = bounds
         self.classes = classes
         self.categorical_levels = categorical_levels
@@ -268,11 +293,13 @@ class DPBoostingClassifier(DeclaredClassesMixin, ClassifierMixin, _BoostingBase)
         if k <= 2:
             self._step_scale = 2.0
             targets = (codes == k - 1).astype(float)[:, None]
-            self._boost(X_unit, targets, [0.0], lambda t, s: t - _sigmoid(s), self.clip)
+            self._boost(X_unit, targets, [0.0], lambda t, s: t - _sigmoid(s), (self.clip, self.clip))
         else:
             self._step_scale = k / (k - 1)
             targets = np.eye(k)[codes]
-            self._boost(X_unit, targets, np.zeros(k), lambda t, s: t - _softmax(s), min(2.0, k * self.clip))
+            # y − softmax has L1 norm ≤ 2 and L2 norm ≤ √2 before clipping; clipping only shrinks it.
+            sensitivity = (min(2.0, k * self.clip), min(np.sqrt(2.0), np.sqrt(k) * self.clip))
+            self._boost(X_unit, targets, np.zeros(k), lambda t, s: t - _softmax(s), sensitivity)
         return self
 
     def predict_proba(self, X):

@@ -149,13 +149,13 @@ def _gaussian_nb(c: ModelContext):
     return DPGaussianNB(epsilon=c.epsilon, bounds=c.bounds, classes=c.classes, count_noise=c.count_noise, random_state=c.random_state)
 
 
-def _boosting(task):
+def _boosting(task, approximate=False):
     def build(c: ModelContext):
         from dpcore.models import DPBoostingClassifier, DPBoostingRegressor
 
         common = dict(
             epsilon=c.epsilon, bounds=c.bounds, categorical_levels=c.categorical_levels, count_noise=c.count_noise,
-            random_state=c.random_state,
+            delta=c.delta if approximate else 0.0, random_state=c.random_state,
         )
         if "max_depth" in c.params:
             common["max_depth"] = int(c.params["max_depth"])
@@ -319,6 +319,14 @@ REGISTRY: tuple[ModelSpec, ...] = (
               "Many small random trees that never look at the data; the whole budget goes to noisy leaf averages.", _BOOSTING_PARAMS),
     ModelSpec("dp_boosting_clf", "DP boosted trees (classifier)", "ours", "classification", _boosting("classification"),
               "Many small random trees that never look at the data; the whole budget goes to noisy leaf steps.", _BOOSTING_PARAMS),
+    ModelSpec("dp_boosting_reg_approx", "DP boosted trees (regressor), approximate DP δ = 1e-5", "ours", "regression",
+              _boosting("regression", approximate=True),
+              "APPROXIMATE DP ((ε, δ), δ = 1e-5): Gaussian noise, more accurate, a tiny chance δ that the ε promise fails.",
+              _BOOSTING_PARAMS),
+    ModelSpec("dp_boosting_clf_approx", "DP boosted trees (classifier), approximate DP δ = 1e-5", "ours", "classification",
+              _boosting("classification", approximate=True),
+              "APPROXIMATE DP ((ε, δ), δ = 1e-5): Gaussian noise, more accurate, a tiny chance δ that the ε promise fails.",
+              _BOOSTING_PARAMS),
     ModelSpec("dp_tree", "DP regression tree (mean leaves)", "ours", "regression", _regression_tree("mean"),
               "One tree; each split chosen by the exponential mechanism, leaves are noisy averages.", _TREE_PARAMS),
     ModelSpec("dp_tree_median", "DP regression tree (median leaves)", "ours", "regression", _regression_tree("median"),

@@ -36,6 +36,7 @@ ESTIMATORS = [
     DPGaussianNB(),
     DPBoostingRegressor(n_rounds=5),
     DPBoostingClassifier(n_rounds=5),
+    DPBoostingClassifier(n_rounds=5, delta=1e-5),
 ]
 
 

@@ -45,6 +45,8 @@ MODELS = [
     DPBoostingRegressor(n_rounds=6, max_depth=3, categorical_levels={3: 4}),
     DPBoostingClassifier(n_rounds=6, max_depth=3, classes=[0, 1, 2], categorical_levels={3: 4}),
     DPBoostingClassifier(n_rounds=6, max_depth=2, classes=[0, 1], count_noise="geometric"),
+    DPBoostingClassifier(n_rounds=6, max_depth=3, classes=[0, 1, 2], delta=1e-5),
+    DPBoostingRegressor(n_rounds=6, max_depth=3, delta=1e-5),
 ]
 
 
@@ -85,6 +87,8 @@ def test_neighbouring_fits_make_the_same_calls_within_sensitivity(model, extreme
             diff = np.abs(np.where(both_excluded, 0.0, a.query.astype(float) - b.query.astype(float)))
         if a.mechanism == "exponential":
             assert diff.max() <= a.sensitivity + 1e-9
+        elif a.mechanism == "gaussian":  # L2 sensitivity
+            assert np.sqrt((diff**2).sum()) <= a.sensitivity + 1e-9
         else:
             assert diff.sum() <= a.sensitivity + 1e-9
 

@@ -1,0 +1,37 @@
+"""The Gaussian mechanism and its zCDP accounting (approximate DP)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from privacy_testing import ALPHA
+from scipy import stats
+
+from dpcore.mechanisms import Gaussian, record_mechanism_calls, zcdp_rho
+
+
+def test_noise_is_normal_with_the_calibrated_sigma():
+    mech = Gaussian(rho=0.2, sensitivity=3.0, random_state=1)
+    assert mech.sigma == pytest.approx(3.0 / math.sqrt(0.4))
+    draws = mech.randomise(np.zeros(100_000))
+    assert stats.kstest(draws, stats.norm(scale=mech.sigma).cdf).pvalue > ALPHA
+
+
+@pytest.mark.parametrize("epsilon, delta", [(0.1, 1e-5), (1.0, 1e-5), (4.0, 1e-8)])
+def test_zcdp_budget_converts_back_to_the_declared_epsilon(epsilon, delta):
+    rho = zcdp_rho(epsilon, delta)
+    assert rho + 2 * math.sqrt(rho * math.log(1 / delta)) == pytest.approx(epsilon)
+
+
+@pytest.mark.parametrize("delta", [0.0, -1e-5, 1.0, float("nan")])
+def test_bad_delta_is_refused(delta):
+    with pytest.raises(ValueError, match="delta"):
+        zcdp_rho(1.0, delta)
+
+
+def test_calls_are_recorded():
+    with record_mechanism_calls() as recorder:
+        Gaussian(rho=0.5, random_state=0).randomise([1.0, 2.0])
+    assert recorder.calls[0].mechanism == "gaussian"
