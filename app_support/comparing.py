@@ -132,8 +132,12 @@ def comparison_chart(summary: pd.DataFrame, metric: str, unit: str, published: p
         alt.Tooltip("runs:Q", title="runs"),
     ]
     base = alt.Chart(private)
+    # A model whose spread band is anywhere wider than a quarter of the chart (a wildly noisy
+    # baseline) gets no band at all: it would hide the others.
+    too_wide = (private["high"] - private["low"]) > 0.25 * (domain[1] - domain[0])
+    narrow = private[~private["model"].isin(private.loc[too_wide, "model"])]
     layers = [
-        base.mark_area(opacity=0.15).encode(x=x, y="low:Q", y2="high:Q", color=colour),
+        alt.Chart(narrow).mark_area(opacity=0.15).encode(x=x, y="low:Q", y2="high:Q", color=colour),
         base.mark_line(clip=True).encode(x=x, y=alt.Y("mean:Q", title=title_y, scale=y_scale), color=colour),
         base.mark_point(filled=True, size=50).encode(x=x, y="mean:Q", color=colour, tooltip=tooltip),
     ]

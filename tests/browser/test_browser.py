@@ -61,6 +61,8 @@ def test_quick_comparison_draws_a_chart_and_downloads_the_csv(page):
     page.get_by_role("button", name="Run comparison").click()
     page.get_by_text("most accurate private model", exact=False).wait_for(timeout=120_000)
     page.locator("[data-testid='stVegaLiteChart']").first.wait_for()
+    page.get_by_role("button", name="Chart (SVG)").wait_for()
+    screenshot(page, "compare_page")
     with page.expect_download() as download:
         page.get_by_role("button", name="Results (CSV)").click()
     path = ARTIFACTS / "comparison.csv"
@@ -69,7 +71,6 @@ def test_quick_comparison_draws_a_chart_and_downloads_the_csv(page):
     text = path.read_text(encoding="utf-8")
     assert text.startswith("# contains non-private reference figures")
     assert "dp_tree" in text
-    screenshot(page, "compare_page")
 
 
 def test_export_downloads_the_released_csv_and_its_report(page):
