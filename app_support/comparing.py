@@ -11,7 +11,7 @@ import pandas as pd
 
 from app_support.state import Dataset
 from app_support.training import design, format_metric
-from dpcore.evaluate import Task, fold_indices, plan_sweep, run_task, summarise
+from dpcore.evaluate import Task, fold_indices, plan_sweep, run_task
 from dpcore.models.registry import ModelContext, get
 from dpcore.published import CALIFORNIA_TARGET_RANGE, PAPER_A_EPSILONS, paper_a_table
 
@@ -192,6 +192,14 @@ def summary_sentences(summary: pd.DataFrame, metric: str, task: str, at_epsilon:
     return out
 
 
+def best_of_ours(summary: pd.DataFrame, metric: str, task: str) -> str | None:
+    """Key of our model with the best mean score in this (owner-only) comparison."""
+    ours = summary[(summary["metric"] == metric) & (summary["kind"] == "ours")]
+    if ours.empty:
+        return None
+    return ours.loc[ours["mean"].idxmin() if task == "regression" else ours["mean"].idxmax(), "model"]
+
+
 def _relative(model, reference, metric, lower_is_better, label) -> str:
     if lower_is_better:
         change = (model["mean"] - reference["mean"]) / reference["mean"]
@@ -217,5 +225,3 @@ def results_csv(results: pd.DataFrame) -> bytes:
     header = f"# {NOT_FOR_RELEASE}; measured on the owner's raw data\n"
     return (header + results.to_csv(index=False)).encode("utf-8")
 
-
-__all__ = ["EPSILON_GRIDS", "PRESETS", "SweepSettings", "summarise"]

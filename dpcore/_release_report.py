@@ -274,12 +274,7 @@ def frequencies_from_counts(counts, entry: dict, confidence: float) -> pd.DataFr
     counts = np.asarray(counts, dtype=float)
     if counts.shape != (entry["n_categories"],):
         raise ValueError(f"counts must hold one number per category of {entry['header']!r} ({entry['n_categories']})")
-    n = max(counts.sum(), 1.0)
-    rr = response(entry)
-    p, q = rr.keep_probability, rr.other_probability
-    estimate = (counts / n - q) / (p - q)
-    truth = np.clip(estimate, 0.0, 1.0)
-    std_error = np.sqrt((truth * p * (1 - p) + (1 - truth) * q * (1 - q)) / n) / (p - q)
+    estimate, std_error = response(entry).estimate_from_counts(counts)
     z = z_value(confidence)
     return pd.DataFrame(
         dict(

@@ -1,6 +1,6 @@
 """The privacy budget ledger, kept in a local SQLite database.
 
-A dataset (identified by a fingerprint of its contents) has one total ε. Every release from
+A dataset (identified by :func:`dpcore.release.table_fingerprint`, a hash of its contents) has one total ε. Every release from
 it is recorded as a spend with a label. Sequential spends add; a parallel group, whose
 parts see disjoint records, costs the largest of its parts. A spend that would pass the
 total raises :class:`~dpcore.exceptions.BudgetExceededError` and records nothing.
@@ -13,7 +13,6 @@ check: SQLite serialises them and the second sees the first's spend.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sqlite3
 from dataclasses import dataclass
@@ -21,7 +20,6 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from dpcore.exceptions import BudgetExceededError
@@ -61,19 +59,6 @@ def default_ledger_path() -> Path:
     return Path(base) / "dpstudio" / "ledger.sqlite3"
 
 
-def dataset_fingerprint(frame: pd.DataFrame) -> str:
-    """A hash of a table's contents that ignores row order and the file's formatting.
-
-    Re-saving the CSV with another delimiter or shuffling its rows gives the same
-    fingerprint, so the owner cannot get a fresh budget for the same records by accident.
-    """
-    row_hashes = np.sort(pd.util.hash_pandas_object(frame.astype(str), index=False).to_numpy())
-    digest = hashlib.sha256()
-    digest.update("\x1f".join(map(str, frame.columns)).encode("utf-8"))
-    digest.update(row_hashes.tobytes())
-    return digest.hexdigest()[:32]
-
-
 def _decimal(epsilon: float) -> Decimal:
     return epsilon_decimal(check_epsilon(epsilon))
 
@@ -98,7 +83,7 @@ class BudgetLedger:
     Parameters
     ----------
     dataset_id : str
-        Fingerprint of the dataset (see :func:`dataset_fingerprint`).
+        Fingerprint of the dataset (see :func:`dpcore.release.table_fingerprint`).
     total_epsilon : float, optional
         The total to create the budget with if it does not exist yet. An existing budget
         keeps its total: reloading never resets what was spent.

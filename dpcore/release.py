@@ -194,6 +194,11 @@ class ReleasePlan:
     def released_columns(self) -> list[str]:
         return [c.column for c in self.columns if c.mechanism != "drop"]
 
+    @property
+    def randomised_columns(self) -> list[str]:
+        """The columns whose values are randomized (the buyer can debias these)."""
+        return [c.column for c in self.columns if c.mechanism in RANDOMISED]
+
     def epsilon_by_column(self) -> dict[str, float]:
         """ε per released column (0 for kept public columns)."""
         return {c.column: c.cost for c in self.columns if c.mechanism != "drop"}

@@ -202,11 +202,10 @@ class Schema:
         return pd.DataFrame(rows)
 
     @classmethod
-    def from_frame(cls, frame: pd.DataFrame, previous: Schema | None = None) -> Schema:
+    def from_frame(cls, frame: pd.DataFrame) -> Schema:
         """Rebuild a schema from the edited table; the leak flag is whatever its column says.
 
-        ``previous`` is accepted for callers that pass the schema the table was built from; the
-        flag itself is never inferred from edits, only cleared by the owner explicitly.
+        The flag is never inferred from edits: only the owner clears it, explicitly.
         """
         columns = []
         for row in frame.to_dict("records"):

@@ -9,6 +9,7 @@ from app_support.comparing import (
     NOT_FOR_RELEASE,
     PRESETS,
     SweepSettings,
+    best_of_ours,
     cache_key,
     chart_image,
     collect,
@@ -147,10 +148,9 @@ summary, chart = draw(results)
 sentences = summary_sentences(summary, metric, problem)
 if sentences:
     st.markdown(" ".join(sentences))
-best = summary[(summary["metric"] == metric) & (summary["kind"] == "ours")]
-if not best.empty:
-    pick = best.loc[best["mean"].idxmin() if problem == "regression" else best["mean"].idxmax()]
-    state.best_model[problem] = pick["model"]
+best = best_of_ours(summary, metric, problem)
+if best is not None:
+    state.best_model[problem] = best
 
 table = summary[summary["metric"] == metric][["name", "kind", "epsilon", "mean", "std", "runs", "fit_seconds"]]
 st.dataframe(table, hide_index=True, width="stretch", column_config={"epsilon": st.column_config.NumberColumn("ε (blank: non-private)")})

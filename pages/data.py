@@ -79,7 +79,7 @@ edited = st.data_editor(
         ),
     },
 )
-dataset.schema = Schema.from_frame(edited, previous=dataset.base_schema)
+dataset.schema = Schema.from_frame(edited)
 schema = dataset.schema
 
 for note in schema.leak_notes():

@@ -121,9 +121,8 @@ with st.expander("The buyer's report"):
 
 st.subheader("Will the buyer's estimates be useful? — owner only")
 st.caption("Compares the buyer's debiased estimates with the true shares in your table. For your eyes only: never exported.")
-randomised = [e.column for e in plan.columns if e.mechanism not in ("drop", "keep")]
-if randomised:
-    column = st.selectbox("Column", randomised, key="utility_column")
+if plan.randomised_columns:
+    column = st.selectbox("Column", plan.randomised_columns, key="utility_column")
     check = estimate_vs_truth(dataset.frame, schema, plan, result.table, column)
     st.dataframe(check, hide_index=True, width="stretch")
     label = "category" if "category" in check.columns else check.columns[0]

@@ -8,13 +8,10 @@ import threading
 import time
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
 import pytest
 
-from dpcore.accountant import LEDGER_ENV, BudgetLedger, dataset_fingerprint, default_ledger_path
+from dpcore.accountant import LEDGER_ENV, BudgetLedger, default_ledger_path
 from dpcore.exceptions import BudgetExceededError, DPCoreError
-from dpcore.loading import read_csv_bytes
 
 
 @pytest.fixture
@@ -275,39 +272,3 @@ def test_four_processes_cannot_overspend(ledger_path):
 
 
 # --- dataset fingerprint -----------------------------------------------------------------------
-
-
-@pytest.fixture
-def table() -> pd.DataFrame:
-    rng = np.random.default_rng(71)
-    return pd.DataFrame(
-        {
-            "age": rng.integers(18, 90, 200),
-            "income": rng.normal(5e4, 1e4, 200).round(2),
-            "city": rng.choice(["Oslo", "Lund", "Graz"], 200),
-        }
-    )
-
-
-def test_fingerprint_ignores_row_order(table):
-    shuffled = table.sample(frac=1.0, random_state=3).reset_index(drop=True)
-    assert not shuffled.equals(table)
-    assert dataset_fingerprint(shuffled) == dataset_fingerprint(table)
-    assert dataset_fingerprint(table.iloc[::-1]) == dataset_fingerprint(table)
-
-
-def test_fingerprint_ignores_the_files_delimiter(table):
-    comma, _ = read_csv_bytes(table.to_csv(index=False).encode())
-    semicolon, _ = read_csv_bytes(table.sample(frac=1.0, random_state=4).to_csv(index=False, sep=";").encode())
-    assert dataset_fingerprint(comma) == dataset_fingerprint(semicolon)
-
-
-def test_fingerprint_changes_with_the_records(table):
-    base = dataset_fingerprint(table)
-    changed = table.copy()
-    changed.loc[7, "age"] += 1
-    assert dataset_fingerprint(changed) != base
-    assert dataset_fingerprint(table.iloc[1:]) != base
-    assert dataset_fingerprint(pd.concat([table, table.iloc[:1]])) != base
-    assert dataset_fingerprint(table.rename(columns={"age": "years"})) != base
-    assert len(base) == 32 and int(base, 16) >= 0

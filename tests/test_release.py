@@ -21,7 +21,7 @@ from scipy import stats
 from dpcore import release as R
 from dpcore.accountant import BudgetLedger
 from dpcore.exceptions import BudgetExceededError, DataError
-from dpcore.loading import read_csv_path
+from dpcore.loading import read_csv_bytes, read_csv_path
 from dpcore.mechanisms import COIN_EPSILON, record_mechanism_calls
 from dpcore.schema import ColumnSpec, Schema, load_schema
 
@@ -582,3 +582,42 @@ def test_report_is_complete_and_holds_no_data(adult):
             assert "pi_j = (lambda_j - q) / (p - q)" in entry["estimator"]["frequency"]
     assert "fingerprint" not in json.dumps(report) and result.dataset_id is None
     assert "rows" not in report
+
+
+# --- the table fingerprint that names a dataset's budget ---------------------------------------
+
+
+@pytest.fixture
+def fingerprint_table() -> pd.DataFrame:
+    rng = np.random.default_rng(71)
+    return pd.DataFrame(
+        {
+            "age": rng.integers(18, 90, 200),
+            "income": rng.normal(5e4, 1e4, 200).round(2),
+            "city": rng.choice(["Oslo", "Lund", "Graz"], 200),
+        }
+    )
+
+
+def test_fingerprint_ignores_row_order(fingerprint_table):
+    shuffled = fingerprint_table.sample(frac=1.0, random_state=3).reset_index(drop=True)
+    assert not shuffled.equals(fingerprint_table)
+    assert R.table_fingerprint(shuffled) == R.table_fingerprint(fingerprint_table)
+    assert R.table_fingerprint(fingerprint_table.iloc[::-1]) == R.table_fingerprint(fingerprint_table)
+
+
+def test_fingerprint_ignores_the_files_delimiter(fingerprint_table):
+    comma, _ = read_csv_bytes(fingerprint_table.to_csv(index=False).encode())
+    semicolon, _ = read_csv_bytes(fingerprint_table.sample(frac=1.0, random_state=4).to_csv(index=False, sep=";").encode())
+    assert R.table_fingerprint(comma) == R.table_fingerprint(semicolon)
+
+
+def test_fingerprint_changes_with_the_records(fingerprint_table):
+    base = R.table_fingerprint(fingerprint_table)
+    changed = fingerprint_table.copy()
+    changed.loc[7, "age"] += 1
+    assert R.table_fingerprint(changed) != base
+    assert R.table_fingerprint(fingerprint_table.iloc[1:]) != base
+    assert R.table_fingerprint(pd.concat([fingerprint_table, fingerprint_table.iloc[:1]])) != base
+    assert R.table_fingerprint(fingerprint_table.rename(columns={"age": "years"})) != base
+    assert int(base, 16) >= 0

@@ -263,17 +263,17 @@ def test_the_leak_flag_is_cleared_only_by_the_owner(california_frame):
     edited = table.copy()
     row = edited.index[edited["column"] == "median_income"][0]
     edited.loc[row, ["lower", "upper"]] = [0.0, 15.0]  # nudged, but still flagged until the owner unticks it
-    rebuilt = Schema.from_frame(edited, previous=suggested)
+    rebuilt = Schema.from_frame(edited)
     assert rebuilt["median_income"].bounds_from_data
     edited.loc[row, "read from data (leak)"] = False  # the owner confirms a public declaration
-    rebuilt = Schema.from_frame(edited, previous=suggested)
+    rebuilt = Schema.from_frame(edited)
     assert not rebuilt["median_income"].bounds_from_data
     assert "'median_income'" not in " ".join(rebuilt.leak_notes())
     assert "'population'" in " ".join(rebuilt.leak_notes())
 
 
 def test_from_frame_round_trips_a_declared_schema(california_schema):
-    rebuilt = Schema.from_frame(california_schema.to_frame(), previous=california_schema)
+    rebuilt = Schema.from_frame(california_schema.to_frame())
     for old, new in zip(california_schema.columns, rebuilt.columns):
         assert (new.name, new.role, new.kind, new.categories, new.source, new.public) == (
             old.name,

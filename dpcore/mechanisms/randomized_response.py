@@ -24,7 +24,10 @@ class KaryRandomizedResponse(Mechanism):
     output distribution too (each output has probability ``1/k``, between ``q`` and ``p``).
 
     The buyer's unbiased estimator of the true frequency of category ``j`` from the released
-    share ``λ̂_j`` is ``π̂_j = (λ̂_j − q)/(p − q)`` with variance ``λ_j(1−λ_j) / (n (p−q)²)``.
+    share ``λ̂_j`` is ``π̂_j = (λ̂_j − q)/(p − q)``. For a fixed table its variance is
+    ``(π_j p(1−p) + (1−π_j) q(1−q)) / (n (p−q)²)`` (each record's output is an independent
+    Bernoulli draw); the textbook ``λ_j(1−λ_j)/(n (p−q)²)`` also counts sampling the table from
+    a population and over-covers for the table itself.
 
     Examples
     --------
@@ -69,15 +72,19 @@ class KaryRandomizedResponse(Mechanism):
         released = np.where(valid, np.where(keep, true, other), uniform)
         return self._released(codes, released)
 
-    def estimate_frequencies(self, released_codes) -> tuple[np.ndarray, np.ndarray]:
-        """Unbiased true-frequency estimates and their standard errors from released codes."""
-        released_codes = np.asarray(released_codes)
-        n = released_codes.size
-        observed = np.bincount(released_codes, minlength=self.n_categories)[: self.n_categories] / max(n, 1)
+    def estimate_from_counts(self, counts) -> tuple[np.ndarray, np.ndarray]:
+        """Unbiased true-share estimates and their standard errors from released category counts."""
+        counts = np.asarray(counts, dtype=float)
+        n = max(counts.sum(), 1.0)
         p, q = self.keep_probability, self.other_probability
-        estimate = (observed - q) / (p - q)
-        std_error = np.sqrt(observed * (1 - observed) / max(n, 1)) / (p - q)
+        estimate = (counts / n - q) / (p - q)
+        share = np.clip(estimate, 0.0, 1.0)  # the variance formula needs a share in [0, 1]
+        std_error = np.sqrt((share * p * (1 - p) + (1 - share) * q * (1 - q)) / n) / (p - q)
         return estimate, std_error
+
+    def estimate_frequencies(self, released_codes) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`estimate_from_counts` on the counts of released codes."""
+        return self.estimate_from_counts(np.bincount(np.asarray(released_codes), minlength=self.n_categories)[: self.n_categories])
 
 
 class CoinRandomizedResponse(KaryRandomizedResponse):

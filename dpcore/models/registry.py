@@ -37,10 +37,6 @@ class ModelContext:
     random_state: object = None
     params: dict = field(default_factory=dict)
 
-    @property
-    def unit_bounds(self):
-        return (np.zeros(self.n_features), np.ones(self.n_features))
-
 
 @dataclass(frozen=True)
 class Parameter:
@@ -67,10 +63,6 @@ class ModelSpec:
     @property
     def private(self) -> bool:
         return self.kind != "non-private"
-
-    @property
-    def kind_label(self) -> str:
-        return KIND_LABELS[self.kind]
 
     def make(self, context: ModelContext):
         return self.build(context)
