@@ -1,0 +1,213 @@
+"""Named datasets: the population of people a budget protects, recognised from file to file.
+
+A budget belongs to a **dataset** that the owner names ("Clinic patients 2025"), not to the
+bytes of one file. Every table opened is a *version* of a dataset: its overlap sketch
+(:mod:`dpcore.identity`) is kept in the ledger, and a new table whose rows substantially
+overlap a known version (:data:`ATTACH_OVERLAP`) is attached to that dataset by default —
+a re-saved, reordered, renamed or extended file spends the same budget. Treating overlapping
+people as a *separate* dataset is an explicit act with a stated reason, recorded in the
+dataset's history (:meth:`Catalog.open_table` with ``separate=True``).
+
+Ledgers written before datasets existed named each budget by a hash of the whole table;
+such a table is still found by that hash, so an upgrade never hands out a fresh budget.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pandas as pd
+
+from dpcore import _release_io as fileio
+from dpcore.accountant import ADD_REMOVE, BudgetLedger, check_unit, connect, default_ledger_path
+from dpcore.exceptions import DataError
+from dpcore.identity import SketchBuilder, TableSketch, VersionFingerprint, overlaps
+
+ATTACH_OVERLAP = 0.5
+DEFAULT_TOTAL_EPSILON = 1.0
+
+Chunks = Callable[[], Iterable[pd.DataFrame]]
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    dataset_id: str
+    name: str
+    unit: str
+    created: str
+
+
+@dataclass(frozen=True)
+class Identification:
+    """Which dataset a table was opened as, and why (for the page or the command line to say).
+
+    ``overlap`` is the estimated share of people in common with ``matched`` (the best-matching
+    known dataset, or None); ``created`` is True when a new dataset was made for the table.
+    """
+
+    dataset: DatasetInfo
+    created: bool
+    overlap: float = 0.0
+    matched: DatasetInfo | None = None
+    legacy: bool = False
+
+    @property
+    def sentence(self) -> str:
+        name = self.dataset.name
+        if self.legacy:
+            return f"This table was used before under the earlier ledger format; it keeps its budget as dataset '{name}'."
+        if not self.created:
+            return (f"This table shares about {self.overlap:.0%} of its rows with your dataset '{name}', so it uses that "
+                    "dataset's budget: the people in it are the same people.")
+        if self.matched is not None:
+            return (f"Recorded as a separate dataset '{name}', although it shares about {self.overlap:.0%} of its rows "
+                    f"with '{self.matched.name}'.")
+        return f"A new dataset '{name}' was created for this table, with a budget of its own."
+
+
+class Catalog:
+    """The datasets in one ledger file.
+
+    Parameters
+    ----------
+    path : str or Path, optional
+        The ledger database (default :func:`~dpcore.accountant.default_ledger_path`).
+    """
+
+    def __init__(self, path=None):
+        self.path = str(path) if path is not None else str(default_ledger_path())
+        if self.path == ":memory:":
+            raise ValueError("a catalog needs a ledger file, not ':memory:'")
+        Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+
+    def _conn(self) -> sqlite3.Connection:
+        return connect(self.path)
+
+    def datasets(self) -> list[DatasetInfo]:
+        conn = self._conn()
+        try:
+            rows = conn.execute("SELECT dataset_id, COALESCE(name, dataset_id), unit, created FROM budgets ORDER BY created").fetchall()
+        finally:
+            conn.close()
+        return [DatasetInfo(*row) for row in rows]
+
+    def find(self, name: str) -> DatasetInfo | None:
+        """The dataset called ``name`` (or with that id)."""
+        return next((d for d in self.datasets() if name in (d.name, d.dataset_id)), None)
+
+    def ledger(self, dataset: DatasetInfo | str) -> BudgetLedger:
+        return BudgetLedger(dataset.dataset_id if isinstance(dataset, DatasetInfo) else dataset, path=self.path)
+
+    def create(self, name: str, *, total_epsilon: float = DEFAULT_TOTAL_EPSILON, total_delta: float | None = None,
+               unit: str = ADD_REMOVE, reason: str = "") -> DatasetInfo:
+        """A new dataset with a budget of its own; ``name`` must not be taken."""
+        name = " ".join(str(name).split())
+        if not name:
+            raise DataError("Give the dataset a name.")
+        if self.find(name) is not None:
+            raise DataError(f"A dataset called '{name}' already exists: choose another name.")
+        dataset_id = "ds-" + uuid.uuid4().hex[:16]
+        ledger = BudgetLedger(dataset_id, total_epsilon, self.path, total_delta=total_delta, unit=check_unit(unit), name=name)
+        if reason:
+            ledger.record_event("created as a separate dataset", reason)
+        return self.find(dataset_id)
+
+    def _versions(self) -> list[tuple[str, TableSketch]]:
+        conn = self._conn()
+        try:
+            rows = conn.execute("SELECT dataset_id, sketch FROM versions ORDER BY id DESC").fetchall()
+        finally:
+            conn.close()
+        return [(dataset_id, TableSketch.from_bytes(blob)) for dataset_id, blob in rows]
+
+    def _add_version(self, dataset_id: str, fingerprint: str, sketch: TableSketch) -> None:
+        conn = self._conn()
+        try:
+            known = conn.execute("SELECT 1 FROM versions WHERE dataset_id = ? AND fingerprint = ?", (dataset_id, fingerprint))
+            if known.fetchone() is None:
+                conn.execute("INSERT INTO versions (dataset_id, fingerprint, sketch, created) VALUES (?, ?, ?, ?)",
+                             (dataset_id, fingerprint, sketch.to_bytes(), datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S")))
+        finally:
+            conn.close()
+
+    def identify(self, chunks: Chunks) -> tuple[DatasetInfo | None, float, str, TableSketch, str]:
+        """The best-matching known dataset and its overlap, with the table's fingerprints and sketch."""
+        builder, legacy, version = None, None, VersionFingerprint()
+        for chunk in chunks():
+            if builder is None:
+                builder, legacy = SketchBuilder(chunk.columns), fileio.Fingerprint(chunk.columns)
+            builder.add(chunk)
+            legacy.add(chunk)
+            version.add(chunk, list(chunk.columns))
+        if builder is None:
+            raise DataError("The table has no rows.")
+        sketch = builder.finish()
+        known = self._versions()
+        scores = overlaps([s for _, s in known], sketch, chunks()) if known else []
+        best, best_score = None, 0.0
+        for (dataset_id, _), score in zip(known, scores, strict=True):
+            if score > best_score:  # versions come newest first: ties go to the latest choice
+                best, best_score = dataset_id, score
+        found = self.find(best) if best is not None else None
+        return found, best_score, legacy.hexdigest(), sketch, version.hexdigest()
+
+    def open_table(self, chunks: Chunks, name_hint: str, *, dataset: str | None = None, separate: bool = False,
+                   reason: str = "", total_epsilon: float = DEFAULT_TOTAL_EPSILON, unit: str = ADD_REMOVE) -> Identification:
+        """Attach a table to its dataset (or create one), and record it as a version of that dataset.
+
+        Parameters
+        ----------
+        chunks : callable
+            Returns the table as an iterable of DataFrame chunks (called up to twice).
+        name_hint : str
+            The name for a new dataset when none is given (made unique).
+        dataset : str, optional
+            The dataset to use, by name: created if it does not exist.
+        separate : bool
+            Allow ``dataset`` to be a different dataset from the one the table overlaps; the
+            choice and ``reason`` are recorded in the new dataset's history.
+        total_epsilon, unit
+            The budget and unit of protection of a dataset created here.
+
+        Raises
+        ------
+        DataError
+            The table overlaps a known dataset other than ``dataset`` and ``separate`` is False.
+        """
+        matched, score, legacy_id, sketch, fingerprint = self.identify(chunks)
+        if matched is None and BudgetLedger(legacy_id, path=self.path).exists():
+            found = self.find(legacy_id)
+            self._add_version(found.dataset_id, fingerprint, sketch)
+            return Identification(found, created=False, overlap=1.0, legacy=True)
+        attached = matched if score >= ATTACH_OVERLAP else None
+        chosen = self.find(dataset) if dataset else attached
+        if attached is not None and (chosen is None or chosen.dataset_id != attached.dataset_id) and not separate:
+            raise DataError(
+                f"This table shares about {score:.0%} of its rows with the dataset '{attached.name}': the same people "
+                f"spend that dataset's budget. Use that dataset, or record it as a separate dataset explicitly "
+                "(--separate-dataset on the command line) if these really are different people."
+            )
+        created = chosen is None
+        if created:
+            note = f"shares about {score:.0%} of its rows with '{attached.name}'; " + (reason or "no reason given") if attached else ""
+            chosen = self.create(dataset or self._unique_name(name_hint), total_epsilon=total_epsilon, unit=unit, reason=note)
+        self._add_version(chosen.dataset_id, fingerprint, sketch)
+        return Identification(chosen, created=created, overlap=score, matched=attached)
+
+    def separate(self, chunks: Chunks, name: str, reason: str, **budget) -> Identification:
+        """Make the table a new dataset although it overlaps a known one (an explicit, recorded act)."""
+        if not str(reason).strip():
+            raise DataError("Say why these are different people: the reason is kept in the dataset's history.")
+        return self.open_table(chunks, name, dataset=name, separate=True, reason=str(reason).strip(), **budget)
+
+    def _unique_name(self, hint: str) -> str:
+        base = " ".join(str(hint).split()) or "dataset"
+        names = {d.name for d in self.datasets()}
+        if base not in names:
+            return base
+        return next(f"{base} ({i})" for i in range(2, 10_000) if f"{base} ({i})" not in names)

@@ -1,0 +1,298 @@
+"""Which dataset is this table? Fingerprints and overlap sketches that survive a re-save.
+
+A privacy budget protects *people*, so it must follow them from one file to the next. A
+spreadsheet re-save, reordered or renamed columns, an added column or a reordered file are
+still the same people; this module recognises them without storing the table.
+
+* **Cells are hashed by meaning, not spelling**: numbers by their value to 12 significant
+  digits (``1.50`` and ``1.5`` agree, and so do a number and its text), text stripped,
+  dates by their calendar day and time (``2020-03-04``, ``3/4/2020`` and ``04/03/2020`` agree:
+  day and month are taken as an unordered pair, so day-first and month-first re-saves match).
+* **A version fingerprint** (:class:`VersionFingerprint`) is a multiset hash of the rows of
+  the columns that a release or model uses, each row a column-order-free combination of its
+  cells: insensitive to row order, column order, header spelling and the columns left out.
+* **An overlap sketch** (:class:`TableSketch`) keeps, per column, the bottom-k distinct cell
+  hashes with their counts (to match columns by content whatever their names), and a
+  bottom-k sample of rows (their cell hashes). A new table's overlap with a known one is the
+  share of the known sample's rows found in it on the matched columns, scaled both ways by
+  the row counts (:func:`overlap`).
+
+The sketches hold hashes of private values; they live only in the owner's local ledger
+beside the budget and are never written into a report or a released file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import re
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import linear_sum_assignment
+
+from dpcore._release_io import _mix, _number_hashes, _plain_hashes
+
+SKETCH_VALUES = 128
+SKETCH_ROWS = 512
+MATCH_SCORE = 0.8
+_U = np.uint64
+_MISSING = _U(0x6A09E667F3BCC908)
+_DATE_TAG = _U(0x1F83D9ABFB41BD6B)
+_CELL_SALT = _U(0x5BE0CD19137E2179)
+_LANES = (_U(0x510E527FADE682D1), _U(0x9B05688C2B3E6C1F))
+_DATE_SHAPE = re.compile(r"^\d{1,4}[-/. ]\d{1,2}[-/. ]\d{1,4}([ T]\d{1,2}:\d{2}(:\d{2})?)?$")
+
+
+def normal_name(name) -> str:
+    """A header as a comparison key: case, spaces and punctuation removed."""
+    return re.sub(r"[^0-9a-z]", "", str(name).casefold())
+
+
+def _rounded(numbers: np.ndarray) -> np.ndarray:
+    """Numbers to 12 significant digits, so a re-save's last-digit noise hashes alike."""
+    numbers = np.asarray(numbers, dtype=np.float64)
+    finite = np.isfinite(numbers) & (numbers != 0)
+    out = numbers.copy()
+    magnitude = np.floor(np.log10(np.abs(numbers[finite])))
+    scale = 10.0 ** (11 - magnitude)
+    out[finite] = np.round(numbers[finite] * scale) / scale
+    return out
+
+
+def _date_keys(text: pd.Series) -> np.ndarray | None:
+    """Calendar keys of date-like text (day and month unordered), or None when it is not dates."""
+    if text.empty or not text.str.match(_DATE_SHAPE).mean() >= 0.9:
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        parsed = pd.to_datetime(text, errors="coerce", format="mixed")
+    if parsed.notna().mean() < 0.9:
+        return None
+    low = np.minimum(parsed.dt.month, parsed.dt.day)
+    high = np.maximum(parsed.dt.month, parsed.dt.day)
+    clock = parsed.dt.hour * 10_000 + parsed.dt.minute * 100 + parsed.dt.second
+    keys = ((parsed.dt.year * 10_000 + low * 100 + high) * 1_000_000 + clock).to_numpy(dtype=np.float64, na_value=np.nan)
+    return keys
+
+
+def cell_hashes(values: pd.Series) -> np.ndarray:
+    """One uint64 per cell, equal for cells that mean the same (see the module docstring)."""
+    if pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(values.dtype):
+        return _number_hashes(_rounded(values.to_numpy(dtype=np.float64, na_value=np.nan)))
+    codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    text = pd.Series(np.asarray(uniques, dtype=object)).astype(str).str.strip()
+    dates = _date_keys(text)
+    if dates is not None:
+        per_value = np.where(np.isnan(dates), _plain_hashes(text), _mix(_number_hashes(dates) ^ _DATE_TAG))
+    else:
+        per_value = _plain_hashes(text)
+        numbers = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64)
+        is_number = np.isfinite(numbers)
+        if is_number.any():
+            per_value = np.where(is_number, _number_hashes(_rounded(np.where(is_number, numbers, 0.0))), per_value)
+    per_value = np.append(per_value.astype(np.uint64), _MISSING)
+    return per_value[np.asarray(codes, dtype=np.int64)]
+
+
+def row_keys(columns: list[np.ndarray]) -> np.ndarray:
+    """A column-order-free key per row: the sum (mod 2**64) of its mixed cell hashes."""
+    if not columns:
+        return np.zeros(0, dtype=np.uint64)
+    keys = np.zeros(len(columns[0]), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for hashes in columns:
+            keys += _mix(hashes ^ _CELL_SALT)
+    return keys
+
+
+class VersionFingerprint:
+    """A multiset hash of a table's rows over the columns given, fed chunk by chunk.
+
+    Row order, column order and header spelling do not change it; nor do columns not given.
+    """
+
+    def __init__(self):
+        self.lanes = np.zeros(2, dtype=np.uint64)
+        self.rows = 0
+
+    def add(self, frame: pd.DataFrame, columns) -> None:
+        keys = row_keys([cell_hashes(frame[c]) for c in columns])
+        with np.errstate(over="ignore"):
+            for lane, salt in enumerate(_LANES):
+                self.lanes[lane] += np.sum(_mix(keys ^ salt), dtype=np.uint64)
+        self.rows += len(frame)
+
+    def hexdigest(self) -> str:
+        digest = hashlib.sha256(b"dpcore-version-fingerprint/2\x1e")
+        digest.update(self.lanes.astype("<u8").tobytes())
+        digest.update(str(self.rows).encode("ascii"))
+        return digest.hexdigest()[:32]
+
+
+def version_fingerprint(frame: pd.DataFrame, columns) -> str:
+    """:class:`VersionFingerprint` of an in-memory table over ``columns``."""
+    fingerprint = VersionFingerprint()
+    fingerprint.add(frame, [c for c in columns if c in frame.columns])
+    return fingerprint.hexdigest()
+
+
+@dataclass
+class TableSketch:
+    """What the ledger keeps to recognise a table's people later (hashes only).
+
+    Attributes
+    ----------
+    rows : int
+        The table's exact row count (owner-only, like everything in the ledger).
+    names : list of str
+        Normalised headers, used only to break ties between columns of equal content.
+    values, counts : list of ndarray
+        Per column, the bottom-k distinct cell hashes (sorted) and how often each occurs.
+    sample : ndarray of shape (k, d)
+        The cell hashes of the rows whose row key is among the k smallest.
+    sample_keys : ndarray of shape (k,)
+        Those rows' keys.
+    """
+
+    rows: int
+    names: list
+    values: list
+    counts: list
+    sample: np.ndarray
+    sample_keys: np.ndarray
+
+    def to_bytes(self) -> bytes:
+        buffer = io.BytesIO()
+        arrays = {f"v{i}": v for i, v in enumerate(self.values)} | {f"c{i}": c for i, c in enumerate(self.counts)}
+        meta = json.dumps({"rows": self.rows, "names": self.names}).encode("utf-8")
+        np.savez_compressed(buffer, meta=np.frombuffer(meta, dtype=np.uint8), sample=self.sample, keys=self.sample_keys, **arrays)
+        return buffer.getvalue()
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> TableSketch:
+        with np.load(io.BytesIO(data)) as stored:
+            meta = json.loads(stored["meta"].tobytes().decode("utf-8"))
+            d = len(meta["names"])
+            return cls(meta["rows"], meta["names"], [stored[f"v{i}"] for i in range(d)], [stored[f"c{i}"] for i in range(d)],
+                       stored["sample"], stored["keys"])
+
+
+class SketchBuilder:
+    """Builds a :class:`TableSketch` chunk by chunk in bounded memory.
+
+    A value that drops out of a column's bottom-k can never come back (the threshold only
+    falls), so the kept counts are exact over the whole table.
+    """
+
+    def __init__(self, columns):
+        self.columns = [str(c) for c in columns]
+        self.values = [np.zeros(0, dtype=np.uint64) for _ in self.columns]
+        self.counts = [np.zeros(0, dtype=np.int64) for _ in self.columns]
+        self.sample = np.zeros((0, len(self.columns)), dtype=np.uint64)
+        self.keys = np.zeros(0, dtype=np.uint64)
+        self.rows = 0
+
+    def add(self, frame: pd.DataFrame) -> None:
+        hashes = [cell_hashes(frame[c]) for c in self.columns]
+        for i, h in enumerate(hashes):
+            merged, inverse = np.unique(np.concatenate([self.values[i], h]), return_inverse=True)
+            weights = np.concatenate([self.counts[i], np.ones(len(h), dtype=np.int64)])
+            counts = np.bincount(inverse, weights=weights, minlength=len(merged)).astype(np.int64)
+            self.values[i], self.counts[i] = merged[:SKETCH_VALUES], counts[:SKETCH_VALUES]
+        keys = row_keys(hashes)
+        cells = np.column_stack(hashes) if hashes else np.zeros((len(frame), 0), dtype=np.uint64)
+        keys, cells = np.concatenate([self.keys, keys]), np.vstack([self.sample, cells])
+        keep = np.argsort(keys, kind="stable")[:SKETCH_ROWS]
+        self.keys, self.sample = keys[keep], cells[keep]
+        self.rows += len(frame)
+
+    def finish(self) -> TableSketch:
+        return TableSketch(self.rows, [normal_name(c) for c in self.columns], self.values, self.counts, self.sample, self.keys)
+
+
+def sketch_table(frame: pd.DataFrame) -> TableSketch:
+    """:class:`SketchBuilder` over a whole in-memory table."""
+    builder = SketchBuilder(frame.columns)
+    builder.add(frame)
+    return builder.finish()
+
+
+def column_similarity(values_a, counts_a, values_b, counts_b) -> float:
+    """1 − total variation between two columns' value distributions on their shared hash range."""
+    if len(values_a) == 0 or len(values_b) == 0:
+        return 0.0
+    limit = min(values_a[-1] if len(values_a) >= SKETCH_VALUES else np.iinfo(np.uint64).max,
+                values_b[-1] if len(values_b) >= SKETCH_VALUES else np.iinfo(np.uint64).max)
+    a, b = values_a <= limit, values_b <= limit
+    union = np.union1d(values_a[a], values_b[b])
+    pa_ = np.zeros(len(union))
+    pb_ = np.zeros(len(union))
+    pa_[np.searchsorted(union, values_a[a])] = counts_a[a]
+    pb_[np.searchsorted(union, values_b[b])] = counts_b[b]
+    if pa_.sum() == 0 or pb_.sum() == 0:
+        return 0.0
+    return float(1.0 - 0.5 * np.abs(pa_ / pa_.sum() - pb_ / pb_.sum()).sum())
+
+
+def match_columns(known: TableSketch, new: TableSketch) -> list[tuple[int, int]]:
+    """Pairs ``(known column, new column)`` whose contents agree (score ≥ :data:`MATCH_SCORE`).
+
+    A one-to-one assignment on content; an equal header adds a small bonus that only breaks
+    ties between columns of alike content (several yes/no columns, say).
+    """
+    if not known.names or not new.names:
+        return []
+    score = np.array([
+        [column_similarity(known.values[i], known.counts[i], new.values[j], new.counts[j]) for j in range(len(new.names))]
+        for i in range(len(known.names))
+    ])
+    bonus = np.array([[0.02 if a == b else 0.0 for b in new.names] for a in known.names])
+    rows, cols = linear_sum_assignment(-(score + bonus))
+    return [(int(i), int(j)) for i, j in zip(rows, cols, strict=True) if score[i, j] >= MATCH_SCORE]
+
+
+def overlaps(known: list[TableSketch], new: TableSketch, new_frame_chunks) -> list[float]:
+    """The share of people the new table has in common with each known one (0 when it cannot be told).
+
+    Each known table's sampled rows, restricted to the columns matched by content, are looked
+    up among the new table's rows (``new_frame_chunks``: the new table, whole or in chunks,
+    read once for all known tables); the hit rate estimates ``|K ∩ N| / |K|`` and, scaled by
+    the row counts, ``|K ∩ N| / |N|``; the larger of the two is returned. A match on columns
+    that do not tell the sampled rows apart (a single yes/no column) is no evidence: 0.
+    """
+    plans = []
+    for sketch in known:
+        pairs = match_columns(sketch, new)
+        if not pairs or len(sketch.sample_keys) == 0:
+            plans.append(None)
+            continue
+        known_cols, new_cols = zip(*pairs, strict=True)
+        keys = row_keys([sketch.sample[:, i] for i in known_cols])
+        plans.append(None if len(np.unique(keys)) < 0.9 * len(keys) else (keys, new_cols, np.zeros(len(keys), dtype=bool)))
+    if any(p is not None for p in plans):
+        for chunk in new_frame_chunks:
+            names = [str(c) for c in chunk.columns]
+            hashes: dict[int, np.ndarray] = {}
+            for plan in (p for p in plans if p is not None):
+                keys, new_cols, found = plan
+                for j in new_cols:
+                    if j not in hashes:
+                        hashes[j] = cell_hashes(chunk[names[j]])
+                found |= np.isin(keys, row_keys([hashes[j] for j in new_cols]))
+    out = []
+    for sketch, plan in zip(known, plans, strict=True):
+        if plan is None:
+            out.append(0.0)
+            continue
+        share_of_known = float(plan[2].mean())
+        out.append(max(share_of_known, min(share_of_known * sketch.rows / max(new.rows, 1), 1.0)))
+    return out
+
+
+def overlap(known: TableSketch, new: TableSketch, new_frame_chunks) -> float:
+    """:func:`overlaps` for one known table."""
+    return overlaps([known], new, new_frame_chunks)[0]
