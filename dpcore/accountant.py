@@ -1,18 +1,39 @@
 """The privacy budget ledger, kept in a local SQLite database.
 
-A dataset (identified by :func:`dpcore.release.table_fingerprint`, a hash of its contents) has one total ε. Every release from
-it is recorded as a spend with a label. Sequential spends add; a parallel group, whose
-parts see disjoint records, costs the largest of its parts. A spend that would pass the
-total raises :class:`~dpcore.exceptions.BudgetExceededError` and records nothing.
+A **dataset** (a population of people, named by the owner; see :mod:`dpcore.datasets`) has
+one total (ε, δ) and one **unit of protection**:
 
-ε arithmetic is decimal: each amount is rounded *up* to nine decimals (never down) and sums
-are exact, so the ledger can neither under-report nor drift. Each spend is one
-``BEGIN IMMEDIATE`` transaction, so two browser tabs spending at once cannot both pass the
-check: SQLite serialises them and the second sees the first's spend.
+* ``"add/remove"`` — one person's row may be added or removed (unbounded DP; the models'
+  own guarantee);
+* ``"replace-one"`` — one person's values may change, the number of rows being public
+  (bounded DP; what a randomized-response copy gives on its own).
+
+Every spend is recorded as it was made — (ε, δ, neighbour relation, mechanism, what was
+released) — and converted to the dataset's unit before it is added:
+
+* same relation: unchanged;
+* add/remove → replace-one: replacing a row is removing it and adding another, so by group
+  privacy over two steps an (ε, δ)-DP release is ``(2ε, (1 + e^ε)·δ)``-DP under replace-one
+  (Kifer & Machanavajjhala 2011; Dwork & Roth 2014, Thm 2.2);
+* replace-one → add/remove: no conversion exists (a release that publishes the exact row
+  count separates add/remove neighbours with certainty), so the ledger refuses it with
+  :class:`~dpcore.exceptions.UnitOfProtectionError`; a randomized copy meets add/remove only
+  when padded to a noisy row count (:mod:`dpcore.release`).
+
+Converted spends compose by **basic composition**: Σε and Σδ. A parallel group, whose parts
+see disjoint records, costs the largest part. A spend that would pass either total raises
+:class:`~dpcore.exceptions.BudgetExceededError` and records nothing.
+
+Amounts are decimal, each rounded *up* to nine decimals, so the books neither under-report
+nor drift. Each spend is one ``BEGIN IMMEDIATE`` transaction (two tabs spending at once
+cannot both pass the check). Spends, totals and events are **append-only**: SQLite triggers
+refuse to update or delete them, so the history shown to the owner is the history that
+happened. Raising a total is a deliberate act (``confirm_raise=True``) and is recorded.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import sqlite3
 from dataclasses import dataclass
@@ -22,10 +43,17 @@ from pathlib import Path
 
 import pandas as pd
 
-from dpcore.exceptions import BudgetExceededError
-from dpcore.validation import check_epsilon, epsilon_decimal
+from dpcore.exceptions import BudgetExceededError, BudgetRaiseError, UnitOfProtectionError
+from dpcore.validation import check_delta, check_epsilon, epsilon_decimal
 
 LEDGER_ENV = "DPSTUDIO_LEDGER"
+ADD_REMOVE = "add/remove"
+REPLACE_ONE = "replace-one"
+UNITS = {
+    ADD_REMOVE: "one person's row may be added to or removed from the table",
+    REPLACE_ONE: "one person's values may change (the number of rows is public)",
+}
+DEFAULT_TOTAL_DELTA = 1e-5
 
 _SCHEMA_SQL = """
 CREATE TABLE IF NOT EXISTS budgets (
@@ -48,7 +76,38 @@ CREATE TABLE IF NOT EXISTS releases (
     report TEXT NOT NULL,
     created TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS totals (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    dataset_id TEXT NOT NULL,
+    total TEXT NOT NULL,
+    total_delta TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    created TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS versions (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    dataset_id TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    sketch BLOB NOT NULL,
+    created TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    dataset_id TEXT NOT NULL,
+    event TEXT NOT NULL,
+    detail TEXT NOT NULL,
+    created TEXT NOT NULL
+);
 """
+# Columns added since the first ledger format, with their defaults for old rows.
+_ADDED_COLUMNS = {
+    "budgets": {"name": "TEXT", "unit": f"TEXT NOT NULL DEFAULT '{ADD_REMOVE}'", "total_delta": "TEXT NOT NULL DEFAULT '0'"},
+    "spends": {
+        "delta": "TEXT NOT NULL DEFAULT '0'", "relation": f"TEXT NOT NULL DEFAULT '{ADD_REMOVE}'",
+        "mechanism": "TEXT NOT NULL DEFAULT ''", "released": "TEXT NOT NULL DEFAULT ''",
+    },
+}
+_APPEND_ONLY = ("spends", "totals", "events", "versions")
 
 
 def default_ledger_path() -> Path:
@@ -59,14 +118,62 @@ def default_ledger_path() -> Path:
     return Path(base) / "dpstudio" / "ledger.sqlite3"
 
 
-def _decimal(epsilon: float) -> Decimal:
-    return epsilon_decimal(check_epsilon(epsilon))
-
-
-def _fmt(amount: Decimal) -> str:
-    """A Decimal ε as plain text without trailing zeros (0.250000000 → 0.25)."""
+def fmt(amount) -> str:
+    """A Decimal as plain text without trailing zeros (0.250000000 → 0.25; tiny δ in e-notation)."""
+    amount = Decimal(amount)
+    if amount != 0 and abs(amount) < Decimal("0.001"):
+        return f"{float(amount):.3g}"
     text = format(amount, "f")
     return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def _delta_decimal(delta: float) -> Decimal:
+    return epsilon_decimal(check_delta(delta)) if delta else Decimal(0)
+
+
+def check_unit(unit: str) -> str:
+    if unit not in UNITS:
+        raise ValueError(f"unit must be one of {', '.join(UNITS)}, got {unit!r}")
+    return unit
+
+
+def convert(epsilon: Decimal, delta: Decimal, relation: str, unit: str) -> tuple[Decimal, Decimal]:
+    """(ε, δ) of a spend made under ``relation`` expressed in the dataset's ``unit`` (see the module docstring)."""
+    check_unit(relation), check_unit(unit)
+    if relation == unit:
+        return epsilon, delta
+    if relation == ADD_REMOVE:
+        grown = delta * Decimal(1 + math.exp(float(epsilon))) if delta else Decimal(0)
+        return epsilon * 2, epsilon_decimal(float(grown)) if grown else Decimal(0)
+    raise UnitOfProtectionError(
+        "This release protects one person's values but publishes how many rows the table has, so it cannot meet the "
+        "dataset's unit ('one person's row may be added or removed'). Pad the copy to a noisy row count, or declare "
+        "the unit 'one person's values may change' for this dataset on the Privacy page."
+    )
+
+
+def connect(path: str):
+    """A connection with the ledger's tables (created or upgraded in place); close it when done."""
+    conn = sqlite3.connect(path, timeout=30, isolation_level=None)
+    conn.executescript(_SCHEMA_SQL)
+    for table, columns in _ADDED_COLUMNS.items():
+        present = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+        for column, kind in columns.items():
+            if column not in present:
+                conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+                if (table, column) == ("spends", "relation"):
+                    # The first format charged randomized copies as if they were add/remove spends.
+                    # Their datasets move to the replace-one unit, the only one those copies meet.
+                    conn.execute(f"UPDATE spends SET relation = '{REPLACE_ONE}' WHERE label LIKE '%randomi%'")
+                    conn.execute(f"UPDATE budgets SET unit = '{REPLACE_ONE}' WHERE dataset_id IN "
+                                 f"(SELECT dataset_id FROM spends WHERE relation = '{REPLACE_ONE}')")
+    for table in _APPEND_ONLY:
+        for action in ("UPDATE", "DELETE"):
+            conn.execute(
+                f"CREATE TRIGGER IF NOT EXISTS {table}_no_{action.lower()} BEFORE {action} ON {table} "
+                f"BEGIN SELECT RAISE(ABORT, 'the ledger''s history is append-only'); END"
+            )
+    return conn
 
 
 @dataclass(frozen=True)
@@ -75,6 +182,10 @@ class Spend:
     epsilon: float
     composition: str
     created: str
+    delta: float = 0.0
+    relation: str = ADD_REMOVE
+    mechanism: str = ""
+    released: str = ""
 
 
 class BudgetLedger:
@@ -83,12 +194,18 @@ class BudgetLedger:
     Parameters
     ----------
     dataset_id : str
-        Fingerprint of the dataset (see :func:`dpcore.release.table_fingerprint`).
+        The dataset's id (see :class:`dpcore.datasets.Catalog`).
     total_epsilon : float, optional
-        The total to create the budget with if it does not exist yet. An existing budget
+        The total ε to create the budget with if it does not exist yet. An existing budget
         keeps its total: reloading never resets what was spent.
     path : str or Path, optional
         The database file; default :func:`default_ledger_path`.
+    total_delta : float, optional
+        The total δ for a new budget (default :data:`DEFAULT_TOTAL_DELTA`).
+    unit : str, optional
+        The unit of protection for a new budget (default ``"add/remove"``).
+    name : str, optional
+        The dataset's name for a new budget.
 
     Examples
     --------
@@ -98,128 +215,248 @@ class BudgetLedger:
     0.75
     """
 
-    def __init__(self, dataset_id: str, total_epsilon: float | None = None, path=None):
+    def __init__(self, dataset_id: str, total_epsilon: float | None = None, path=None, *,
+                 total_delta: float | None = None, unit: str | None = None, name: str | None = None):
         self.dataset_id = str(dataset_id)
         self.path = str(path) if path is not None else str(default_ledger_path())
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
             self._memory = None
         else:
-            self._memory = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-        with self._connect() as conn:
-            conn.executescript(_SCHEMA_SQL)
-            if total_epsilon is not None:
-                conn.execute(
-                    "INSERT OR IGNORE INTO budgets VALUES (?, ?, ?)",
-                    (self.dataset_id, str(epsilon_decimal(check_epsilon(total_epsilon, "total_epsilon"))), _now()),
-                )
+            self._memory = connect(":memory:")
+        if total_epsilon is not None:
+            total = epsilon_decimal(check_epsilon(total_epsilon, "total_epsilon"))
+            delta = _delta_decimal(DEFAULT_TOTAL_DELTA if total_delta is None else total_delta)
+            with self._connect() as conn:
+                conn.execute("BEGIN IMMEDIATE")
+                if conn.execute("SELECT 1 FROM budgets WHERE dataset_id = ?", (self.dataset_id,)).fetchone() is None:
+                    conn.execute(
+                        "INSERT INTO budgets (dataset_id, total, created, name, unit, total_delta) VALUES (?, ?, ?, ?, ?, ?)",
+                        (self.dataset_id, str(total), _now(), name, check_unit(unit or ADD_REMOVE), str(delta)),
+                    )
+                    conn.execute("INSERT INTO totals (dataset_id, total, total_delta, reason, created) VALUES (?, ?, ?, ?, ?)",
+                                 (self.dataset_id, str(total), str(delta), "budget created", _now()))
+                conn.execute("COMMIT")
 
-    def _connect(self) -> sqlite3.Connection:
+    def _connect(self):
         if self._memory is not None:
             return _Borrowed(self._memory)
-        conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-        return _Owned(conn)
+        return _Owned(connect(self.path))
 
     # --- reading -------------------------------------------------------------------
     def exists(self) -> bool:
         with self._connect() as conn:
             return conn.execute("SELECT 1 FROM budgets WHERE dataset_id = ?", (self.dataset_id,)).fetchone() is not None
 
-    def _total(self, conn) -> Decimal:
-        row = conn.execute("SELECT total FROM budgets WHERE dataset_id = ?", (self.dataset_id,)).fetchone()
+    def _budget(self, conn) -> tuple[Decimal, Decimal, str]:
+        row = conn.execute("SELECT total, total_delta, unit FROM budgets WHERE dataset_id = ?", (self.dataset_id,)).fetchone()
         if row is None:
             raise BudgetExceededError("No privacy budget is set for this dataset yet; set one on the Privacy page.")
-        return Decimal(row[0])
+        return Decimal(row[0]), Decimal(row[1]), row[2]
 
-    def _spent(self, conn) -> Decimal:
-        rows = conn.execute("SELECT epsilon FROM spends WHERE dataset_id = ?", (self.dataset_id,)).fetchall()
-        return sum((Decimal(r[0]) for r in rows), Decimal(0))
+    def _spent(self, conn, unit: str | None = None) -> tuple[Decimal, Decimal]:
+        unit = unit or self._budget(conn)[2]
+        rows = conn.execute("SELECT epsilon, delta, relation FROM spends WHERE dataset_id = ?", (self.dataset_id,)).fetchall()
+        eps, delta = Decimal(0), Decimal(0)
+        for e, d, relation in rows:
+            ce, cd = convert(Decimal(e), Decimal(d), relation, unit)
+            eps, delta = eps + ce, delta + cd
+        return eps, delta
+
+    @property
+    def unit(self) -> str:
+        with self._connect() as conn:
+            return self._budget(conn)[2]
+
+    @property
+    def name(self) -> str:
+        with self._connect() as conn:
+            row = conn.execute("SELECT name FROM budgets WHERE dataset_id = ?", (self.dataset_id,)).fetchone()
+        return (row[0] if row and row[0] else self.dataset_id)
 
     @property
     def total(self) -> float:
         with self._connect() as conn:
-            return float(self._total(conn))
+            return float(self._budget(conn)[0])
+
+    @property
+    def total_delta(self) -> float:
+        with self._connect() as conn:
+            return float(self._budget(conn)[1])
 
     @property
     def spent(self) -> float:
+        """ε spent so far, every spend converted to the dataset's unit."""
         with self._connect() as conn:
-            return float(self._spent(conn))
+            return float(self._spent(conn)[0])
+
+    @property
+    def spent_delta(self) -> float:
+        with self._connect() as conn:
+            return float(self._spent(conn)[1])
 
     @property
     def remaining(self) -> float:
         with self._connect() as conn:
-            return float(self._total(conn) - self._spent(conn))
+            return float(self._budget(conn)[0] - self._spent(conn)[0])
 
     def spends(self) -> list[Spend]:
         with self._connect() as conn:
             rows = conn.execute(
-                "SELECT label, epsilon, composition, created FROM spends WHERE dataset_id = ? ORDER BY id",
-                (self.dataset_id,),
+                "SELECT label, epsilon, composition, created, delta, relation, mechanism, released FROM spends "
+                "WHERE dataset_id = ? ORDER BY id", (self.dataset_id,),
             ).fetchall()
-        return [Spend(label, float(eps), comp, created) for label, eps, comp, created in rows]
+        return [Spend(r[0], float(r[1]), r[2], r[3], float(r[4]), r[5], r[6], r[7]) for r in rows]
 
     def to_frame(self) -> pd.DataFrame:
-        """The ledger as a table: what was released, its ε, how it composed, and when."""
+        """The spends as a table: what was released, its ε, how it composed, and when."""
         frame = pd.DataFrame([s.__dict__ for s in self.spends()], columns=["label", "epsilon", "composition", "created"])
-        return frame.rename(columns={"label": "what", "epsilon": "ε", "composition": "composition", "created": "when (UTC)"})
+        return frame.rename(columns={"label": "what", "epsilon": "ε", "created": "when (UTC)"})
+
+    def history(self) -> pd.DataFrame:
+        """Every total set and every spend, oldest first, each spend also in the dataset's unit."""
+        with self._connect() as conn:
+            unit = self._budget(conn)[2]
+            totals = conn.execute("SELECT created, total, total_delta, reason FROM totals WHERE dataset_id = ? ORDER BY id",
+                                  (self.dataset_id,)).fetchall()
+            events = conn.execute("SELECT created, event, detail FROM events WHERE dataset_id = ? ORDER BY id",
+                                  (self.dataset_id,)).fetchall()
+        rows = [{"when (UTC)": c, "event": "total set", "what": reason, "ε": float(t), "δ": float(d)} for c, t, d, reason in totals]
+        rows += [{"when (UTC)": c, "event": event, "what": detail} for c, event, detail in events]
+        for s in self.spends():
+            row = {"when (UTC)": s.created, "event": "spend", "what": s.label, "ε": s.epsilon, "δ": s.delta,
+                   "neighbours": s.relation, "mechanism": s.mechanism, "released": s.released}
+            try:
+                ce, cd = convert(epsilon_decimal(s.epsilon), Decimal(str(s.delta)), s.relation, unit)
+                row |= {"ε in the dataset's unit": float(ce), "δ in the dataset's unit": float(cd)}
+            except UnitOfProtectionError:
+                row |= {"ε in the dataset's unit": float("inf")}
+            rows.append(row)
+        columns = ["when (UTC)", "event", "what", "ε", "δ", "neighbours", "mechanism", "released",
+                   "ε in the dataset's unit", "δ in the dataset's unit"]
+        frame = pd.DataFrame(rows, columns=columns)
+        return frame.sort_values("when (UTC)", kind="stable").reset_index(drop=True)
+
+    def history_csv(self) -> bytes:
+        return self.history().to_csv(index=False).encode("utf-8")
+
+    def summary(self) -> str:
+        """The composed (ε, δ) in the dataset's unit, in one sentence."""
+        with self._connect() as conn:
+            total, total_delta, unit = self._budget(conn)
+            eps, delta = self._spent(conn, unit)
+        return (f"(ε = {fmt(eps)}, δ = {fmt(delta)}) spent of (ε = {fmt(total)}, δ = {fmt(total_delta)}), "
+                f"per person, where {UNITS[unit]} — spends added by basic composition")
 
     # --- writing -------------------------------------------------------------------
-    def set_total(self, total_epsilon: float) -> None:
-        """Create the budget or change its total; never below what is already spent."""
+    def set_total(self, total_epsilon: float, total_delta: float | None = None, *, confirm_raise: bool = False,
+                  reason: str = "") -> None:
+        """Create the budget or change its total; never below what is spent, never up without ``confirm_raise``."""
         total = epsilon_decimal(check_epsilon(total_epsilon, "total_epsilon"))
         with self._connect() as conn:
             conn.execute("BEGIN IMMEDIATE")
             try:
-                spent = self._spent(conn)
-                if total < spent:
-                    raise BudgetExceededError(
-                        f"The total ε cannot be set to {_fmt(total)} because {_fmt(spent)} has already been spent on this dataset."
-                    )
-                conn.execute(
-                    "INSERT INTO budgets VALUES (?, ?, ?) ON CONFLICT(dataset_id) DO UPDATE SET total = excluded.total",
-                    (self.dataset_id, str(total), _now()),
-                )
+                row = conn.execute("SELECT total, total_delta, unit FROM budgets WHERE dataset_id = ?", (self.dataset_id,)).fetchone()
+                old_delta = Decimal(row[1]) if row else _delta_decimal(DEFAULT_TOTAL_DELTA)
+                delta = old_delta if total_delta is None else _delta_decimal(total_delta)
+                if row is not None:
+                    spent, spent_delta = self._spent(conn, row[2])
+                    if total < spent or delta < spent_delta:
+                        raise BudgetExceededError(
+                            f"The total cannot be set to ε = {fmt(total)}, δ = {fmt(delta)} because ε = {fmt(spent)}, "
+                            f"δ = {fmt(spent_delta)} has already been spent on this dataset."
+                        )
+                    if (total > Decimal(row[0]) or delta > old_delta) and not confirm_raise:
+                        raise BudgetRaiseError(
+                            "Raising a dataset's total weakens the promise made to the people in it; "
+                            "confirm it explicitly (the Privacy page's typed confirmation, or --raise-budget)."
+                        )
+                    conn.execute("UPDATE budgets SET total = ?, total_delta = ? WHERE dataset_id = ?",
+                                 (str(total), str(delta), self.dataset_id))
+                else:
+                    conn.execute("INSERT INTO budgets (dataset_id, total, created, unit, total_delta) VALUES (?, ?, ?, ?, ?)",
+                                 (self.dataset_id, str(total), _now(), ADD_REMOVE, str(delta)))
+                conn.execute("INSERT INTO totals (dataset_id, total, total_delta, reason, created) VALUES (?, ?, ?, ?, ?)",
+                             (self.dataset_id, str(total), str(delta), reason or ("raised" if row else "budget created"), _now()))
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
 
-    def spend(self, label: str, epsilon: float) -> None:
-        """Record a sequential spend of ``epsilon``; raise and record nothing if it does not fit."""
-        self._record(label, _decimal(epsilon), "sequential")
-
-    def spend_parallel(self, label: str, epsilons) -> None:
-        """Record a group of spends on disjoint records: it costs the largest of them."""
-        amounts = [_decimal(e) for e in epsilons]
-        if not amounts:
-            raise ValueError("epsilons must name at least one spend")
-        self._record(label, max(amounts), f"parallel over {len(amounts)} disjoint parts")
-
-    def can_spend(self, epsilon: float) -> bool:
-        with self._connect() as conn:
-            return self._spent(conn) + _decimal(epsilon) <= self._total(conn)
-
-    def _record(self, label: str, amount: Decimal, composition: str, release: tuple | None = None) -> None:
-        """Check the spend fits and insert it (and a stored release) in one transaction."""
+    def set_unit(self, unit: str) -> None:
+        """Change the unit of protection; refused if a recorded spend cannot be converted or would not fit."""
+        check_unit(unit)
         with self._connect() as conn:
             conn.execute("BEGIN IMMEDIATE")
             try:
-                total, spent = self._total(conn), self._spent(conn)
-                if spent + amount > total:
-                    raise BudgetExceededError(
-                        f"Spending ε = {_fmt(amount)} on '{label}' would exceed the budget: "
-                        f"{_fmt(spent)} of {_fmt(total)} is already spent, {_fmt(total - spent)} is left."
-                    )
+                total, total_delta, old = self._budget(conn)
+                if unit != old:
+                    spent, spent_delta = self._spent(conn, unit)
+                    if spent > total or spent_delta > total_delta:
+                        raise BudgetExceededError(
+                            f"In the new unit the spends so far come to ε = {fmt(spent)}, δ = {fmt(spent_delta)}, "
+                            f"more than the total ε = {fmt(total)}, δ = {fmt(total_delta)}."
+                        )
+                    conn.execute("UPDATE budgets SET unit = ? WHERE dataset_id = ?", (unit, self.dataset_id))
+                    conn.execute("INSERT INTO events (dataset_id, event, detail, created) VALUES (?, ?, ?, ?)",
+                                 (self.dataset_id, "unit changed", f"from '{old}' to '{unit}'", _now()))
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+
+    def record_event(self, event: str, detail: str) -> None:
+        with self._connect() as conn:
+            conn.execute("INSERT INTO events (dataset_id, event, detail, created) VALUES (?, ?, ?, ?)",
+                         (self.dataset_id, event, detail, _now()))
+
+    def spend(self, label: str, epsilon: float, *, delta: float = 0.0, relation: str = ADD_REMOVE,
+              mechanism: str = "", released: str = "") -> None:
+        """Record a sequential spend; raise and record nothing if it does not fit (or cannot be converted)."""
+        self._record(label, epsilon_decimal(check_epsilon(epsilon)), "sequential", _delta_decimal(delta),
+                     check_unit(relation), mechanism, released)
+
+    def spend_parallel(self, label: str, epsilons, *, relation: str = ADD_REMOVE, mechanism: str = "") -> None:
+        """Record a group of spends on disjoint records: it costs the largest of them."""
+        amounts = [epsilon_decimal(check_epsilon(e)) for e in epsilons]
+        if not amounts:
+            raise ValueError("epsilons must name at least one spend")
+        self._record(label, max(amounts), f"parallel over {len(amounts)} disjoint parts", Decimal(0), relation, mechanism, "")
+
+    def can_spend(self, epsilon: float, delta: float = 0.0, relation: str = ADD_REMOVE) -> bool:
+        with self._connect() as conn:
+            total, total_delta, unit = self._budget(conn)
+            try:
+                ce, cd = convert(epsilon_decimal(check_epsilon(epsilon)), _delta_decimal(delta), relation, unit)
+            except UnitOfProtectionError:
+                return False
+            spent, spent_delta = self._spent(conn, unit)
+            return spent + ce <= total and spent_delta + cd <= total_delta
+
+    def _record(self, label, amount: Decimal, composition, delta: Decimal, relation, mechanism, released, release=None):
+        """Check the converted spend fits and insert it (and a stored release) in one transaction."""
+        with self._connect() as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                total, total_delta, unit = self._budget(conn)
+                ce, cd = convert(amount, delta, relation, unit)
+                spent, spent_delta = self._spent(conn, unit)
+                if spent + ce > total or spent_delta + cd > total_delta:
+                    converted = "" if relation == unit else f" (ε = {fmt(amount)} under '{relation}' neighbours)"
+                    cost = f"ε = {fmt(ce)}" + (f", δ = {fmt(cd)}" if cd else "")
+                    state = f"ε = {fmt(spent)} of {fmt(total)} is already spent, {fmt(total - spent)} is left"
+                    if cd:
+                        state += f"; δ = {fmt(spent_delta)} of {fmt(total_delta)} is spent"
+                    raise BudgetExceededError(f"Spending {cost} on '{label}'{converted} would exceed the budget: {state}.")
                 conn.execute(
-                    "INSERT INTO spends (dataset_id, label, epsilon, composition, created) VALUES (?, ?, ?, ?, ?)",
-                    (self.dataset_id, label, str(amount), composition, _now()),
+                    "INSERT INTO spends (dataset_id, label, epsilon, composition, created, delta, relation, mechanism, released) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (self.dataset_id, label, str(amount), composition, _now(), str(delta), relation, mechanism, released),
                 )
                 if release is not None:
                     key, payload, report = release
-                    conn.execute(
-                        "INSERT OR REPLACE INTO releases VALUES (?, ?, ?, ?, ?)",
-                        (key, self.dataset_id, sqlite3.Binary(payload), report, _now()),
-                    )
+                    conn.execute("INSERT OR REPLACE INTO releases VALUES (?, ?, ?, ?, ?)",
+                                 (key, self.dataset_id, sqlite3.Binary(payload), report, _now()))
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
@@ -231,13 +468,15 @@ class BudgetLedger:
             row = conn.execute("SELECT payload, report FROM releases WHERE key = ?", (key,)).fetchone()
         return None if row is None else (row[0], row[1])
 
-    def spend_and_store_release(self, label: str, epsilon: float, key: str, payload: bytes, report: str) -> None:
+    def spend_and_store_release(self, label: str, epsilon: float, key: str, payload: bytes, report: str, *,
+                                relation: str = ADD_REMOVE, mechanism: str = "", released: str = "") -> None:
         """Charge a release and store its output in one transaction (both or neither)."""
-        self._record(label, _decimal(epsilon), "sequential", release=(key, payload, report))
+        self._record(label, epsilon_decimal(check_epsilon(epsilon)), "sequential", Decimal(0), check_unit(relation),
+                     mechanism, released, release=(key, payload, report))
 
 
 def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S")
+    return datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
 
 
 class _Owned:

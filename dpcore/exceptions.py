@@ -19,3 +19,11 @@ class DataError(DPCoreError, ValueError):
 
 class PrivacyLeakWarning(UserWarning):
     """Something about to be computed is not differentially private (e.g. bounds read from the data)."""
+
+
+class UnitOfProtectionError(BudgetExceededError):
+    """A release cannot be expressed in the dataset's unit of protection (e.g. a copy with an exact row count)."""
+
+
+class BudgetRaiseError(BudgetExceededError):
+    """A dataset's total would be raised without the owner's explicit confirmation; nothing changed."""

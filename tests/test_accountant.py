@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import math
 import multiprocessing
 import os
 import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from dpcore.accountant import LEDGER_ENV, BudgetLedger, default_ledger_path
-from dpcore.exceptions import BudgetExceededError, DPCoreError
+from dpcore.accountant import ADD_REMOVE, LEDGER_ENV, REPLACE_ONE, BudgetLedger, convert, default_ledger_path
+from dpcore.exceptions import BudgetExceededError, BudgetRaiseError, DPCoreError, UnitOfProtectionError
 
 
 @pytest.fixture
@@ -178,7 +180,10 @@ def test_set_total_never_goes_below_what_is_spent(ledger):
     assert ledger.total == 1.0
     ledger.set_total(0.6)
     assert ledger.remaining == 0.0
-    ledger.set_total(3.0)
+    with pytest.raises(BudgetRaiseError, match="confirm"):
+        ledger.set_total(3.0)
+    assert ledger.total == 0.6
+    ledger.set_total(3.0, confirm_raise=True, reason="the board approved ε = 3")
     assert ledger.total == 3.0 and ledger.spent == 0.6
     with pytest.raises(ValueError, match="total_epsilon"):
         ledger.set_total(-1.0)
@@ -211,8 +216,8 @@ def test_twenty_threads_cannot_overspend(ledger_path, monkeypatch):
     # the ledger's locking transaction, most of the 20 threads would then pass the check.
     read_spent = BudgetLedger._spent
 
-    def slow_spent(self, conn):
-        spent = read_spent(self, conn)
+    def slow_spent(self, conn, unit=None):
+        spent = read_spent(self, conn, unit)
         time.sleep(0.005)
         return spent
 
@@ -272,3 +277,127 @@ def test_four_processes_cannot_overspend(ledger_path):
 
 
 # --- dataset fingerprint -----------------------------------------------------------------------
+
+
+# --- one unit of protection, (ε, δ) on the books (issue: a budget that is a promise) ----------
+
+
+def test_a_replace_one_copy_cannot_be_charged_to_an_add_remove_dataset(ledger):
+    with pytest.raises(UnitOfProtectionError, match="noisy row count"):
+        ledger.spend("randomized copy", 0.5, relation=REPLACE_ONE)
+    assert ledger.spent == 0 and ledger.spends() == []
+    assert not ledger.can_spend(0.1, relation=REPLACE_ONE)
+
+
+def test_a_model_and_a_copy_compose_in_the_replace_one_unit(ledger_path):
+    ledger = BudgetLedger("mixed", total_epsilon=3.0, path=ledger_path, unit=REPLACE_ONE)
+    ledger.spend("Train DP Gaussian NB", 0.5)  # add/remove ε = 0.5 → replace-one ε = 1
+    ledger.spend("randomized copy", 1.5, relation=REPLACE_ONE, mechanism="k-ary randomized response")
+    assert ledger.spent == pytest.approx(2.5)
+    with pytest.raises(BudgetExceededError, match="under 'add/remove' neighbours"):
+        ledger.spend("another model", 0.3)  # would cost 0.6 in the dataset's unit
+    history = ledger.history()
+    spends = history[history["event"] == "spend"]
+    assert spends["ε in the dataset's unit"].tolist() == [1.0, 1.5]
+    assert spends["neighbours"].tolist() == [ADD_REMOVE, REPLACE_ONE]
+
+
+def test_group_privacy_conversion_of_delta():
+    import math
+    from decimal import Decimal
+
+    eps, delta = convert(Decimal("0.5"), Decimal("0.00001"), ADD_REMOVE, REPLACE_ONE)
+    assert eps == Decimal("1.0")
+    assert float(delta) >= (1 + math.exp(0.5)) * 1e-5
+    assert convert(Decimal("0.5"), Decimal("0"), REPLACE_ONE, REPLACE_ONE) == (Decimal("0.5"), Decimal("0"))
+
+
+def test_delta_is_on_the_books_and_refused_past_its_total(ledger_path):
+    ledger = BudgetLedger("approx", total_epsilon=2.0, path=ledger_path, total_delta=1e-5)
+    ledger.spend("Train DP boosting (approximate)", 0.5, delta=1e-5)
+    assert ledger.spent_delta == pytest.approx(1e-5)
+    with pytest.raises(BudgetExceededError, match="δ"):
+        ledger.spend("a second approximate model", 0.5, delta=1e-5)
+    ledger.spend("a pure model still fits", 0.5)
+    assert "δ = 1e-05" in ledger.summary()
+
+
+def test_changing_the_unit_converts_every_spend_or_refuses(ledger_path):
+    ledger = BudgetLedger("units", total_epsilon=1.0, path=ledger_path)
+    ledger.spend("model", 0.4)
+    ledger.set_unit(REPLACE_ONE)
+    assert ledger.spent == pytest.approx(0.8)
+    ledger.spend("copy", 0.2, relation=REPLACE_ONE)
+    with pytest.raises(UnitOfProtectionError):
+        ledger.set_unit(ADD_REMOVE)  # the copy has no add/remove guarantee
+    assert ledger.unit == REPLACE_ONE
+    assert "unit changed" in ledger.history()["event"].tolist()
+
+
+def test_the_history_is_append_only(ledger_path):
+    import sqlite3
+
+    ledger = BudgetLedger("history", total_epsilon=1.0, path=ledger_path)
+    ledger.spend("model", 0.4)
+    ledger.set_total(2.0, confirm_raise=True, reason="approved")
+    conn = sqlite3.connect(ledger_path)
+    for statement in ("DELETE FROM spends", "UPDATE spends SET epsilon = '0'", "DELETE FROM totals"):
+        with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+            conn.execute(statement)
+    conn.close()
+    history = ledger.history()
+    assert history["event"].tolist() == ["total set", "spend", "total set"]
+    assert history["what"].tolist()[-1] == "approved"
+    assert ledger.history_csv().startswith(b"when (UTC),event,what")
+
+
+def test_an_old_ledger_is_upgraded_and_its_copies_count_as_replace_one(tmp_path):
+    import sqlite3
+
+    path = tmp_path / "old.sqlite3"
+    conn = sqlite3.connect(path)
+    conn.executescript("""
+        CREATE TABLE budgets (dataset_id TEXT PRIMARY KEY, total TEXT NOT NULL, created TEXT NOT NULL);
+        CREATE TABLE spends (id INTEGER PRIMARY KEY AUTOINCREMENT, dataset_id TEXT NOT NULL, label TEXT NOT NULL,
+                             epsilon TEXT NOT NULL, composition TEXT NOT NULL, created TEXT NOT NULL);
+        INSERT INTO budgets VALUES ('abc', '2', '2026-01-01 00:00:00');
+        INSERT INTO spends VALUES (1, 'abc', 'Export: randomized copy', '0.5', 'sequential', '2026-01-01 00:00:00');
+        INSERT INTO spends VALUES (2, 'abc', 'Train DP tree', '0.25', 'sequential', '2026-01-01 00:00:01');
+    """)
+    conn.commit()
+    conn.close()
+    ledger = BudgetLedger("abc", path=path)
+    assert [s.relation for s in ledger.spends()] == [REPLACE_ONE, ADD_REMOVE]
+    # The old copy has no add/remove guarantee, so its dataset moves to the unit it does meet.
+    assert ledger.unit == REPLACE_ONE
+    assert ledger.spent == pytest.approx(1.0)
+    with pytest.raises(UnitOfProtectionError):
+        ledger.set_unit(ADD_REMOVE)
+
+
+def test_an_add_remove_model_is_not_epsilon_dp_under_replace_one_so_the_conversion_is_needed():
+    """privacy-tests.md row 18: a noisy class-count histogram (as in DP Naive Bayes), ε-DP under add/remove.
+
+    Replacing one record moves a count from one class to the other, so the event "class a leads
+    by at least 4" has probability ratio near e^(2ε) between replace-one neighbours: above e^ε,
+    which the ledger's factor-two conversion covers. Seeded; the Clopper-Pearson bounds hold at
+    a false-alarm rate under 1e-6.
+    """
+    from scipy import stats
+
+    from dpcore.mechanisms import count_mechanism
+
+    epsilon, draws = 1.0, 400_000
+    rng = np.random.default_rng(18)
+    mechanism = count_mechanism("geometric", epsilon, random_state=rng)
+
+    def event_count(a: int, b: int) -> int:
+        noisy = mechanism.randomise(np.tile([a, b], (draws, 1)))
+        return int(np.count_nonzero(noisy[:, 0] - noisy[:, 1] >= 4))
+
+    hits_d, hits_neighbour = event_count(50, 50), event_count(49, 51)  # one record's class replaced
+    alpha = 1e-6
+    low_d = stats.beta.ppf(alpha / 2, hits_d, draws - hits_d + 1)
+    high_neighbour = stats.beta.ppf(1 - alpha / 2, hits_neighbour + 1, draws - hits_neighbour)
+    assert low_d / high_neighbour > math.exp(epsilon)
+    assert low_d / high_neighbour <= math.exp(2 * epsilon)
