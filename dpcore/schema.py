@@ -24,10 +24,46 @@ KINDS = ("numeric", "categorical")
 MISSING_CATEGORY = "(missing)"
 OTHER_CATEGORY = "(other)"
 
-_IDENTIFIER_NAME = re.compile(
-    r"(^|[_\s-])(id|uuid|guid|name|first.?name|last.?name|surname|e-?mail|phone|mobile|ssn|passport|address|zip|postcode)($|[_\s-])",
-    re.IGNORECASE,
+# Words that make a column a direct identifier, matched on the words of its name in any case
+# style (CamelCase, snake_case, kebab-case, spaced): FullName, patient_id, E-Mail, "Phone no".
+_IDENTIFIER_WORDS = frozenset({
+    "id", "ids", "uuid", "guid", "name", "names", "fullname", "firstname", "lastname", "surname", "forename", "username",
+    "email", "mail", "phone", "telephone", "tel", "mobile", "cell", "fax", "ssn", "nin", "passport", "address", "street",
+    "zip", "zipcode", "postcode", "postal", "iban", "account", "login", "ip", "url", "license", "licence", "mrn",
+})
+_IDENTIFIER_PAIRS = frozenset({("e", "mail"), ("social", "security"), ("first", "name"), ("last", "name"),
+                               ("full", "name"), ("user", "name"), ("medical", "record")}) | frozenset(
+    (who, tag) for who in ("customer", "client", "patient", "employee", "staff", "member", "record", "policy", "card", "tax")
+    for tag in ("number", "no", "nr", "num", "code", "key")
 )
+_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+MIN_ROWS_FOR_UNIQUE_ID = 20
+
+
+def name_words(name: str) -> list[str]:
+    """The words of a column name, lower-cased: ``"PatientID"`` → ``["patient", "id"]``."""
+    return [w.lower() for w in _WORD.findall(str(name))]
+
+
+def looks_like_identifier(name: str) -> bool:
+    """True for names like ``FullName``, ``patient_id``, ``EmailAddress``, ``phone-number``, ``SSN``."""
+    words = name_words(name)
+    return any(w in _IDENTIFIER_WORDS for w in words) or any(pair in _IDENTIFIER_PAIRS for pair in zip(words, words[1:]))
+
+
+def unique_per_row(values: pd.Series) -> bool:
+    """True when every row has its own value (text, or whole numbers), as record numbers and names do.
+
+    A fractional measurement can be unique per row without identifying anyone, so only text
+    and whole numbers count; tables under :data:`MIN_ROWS_FOR_UNIQUE_ID` rows are too small to tell.
+    """
+    present = values.dropna()
+    if len(present) < MIN_ROWS_FOR_UNIQUE_ID or present.nunique() != len(present):
+        return False
+    numbers = pd.to_numeric(present, errors="coerce")
+    if numbers.notna().all():
+        return bool((numbers == np.round(numbers)).all())
+    return True
 
 
 @dataclass
@@ -37,7 +73,9 @@ class ColumnSpec:
     ``lower``/``upper`` are public bounds for numeric columns; ``categories`` the public list
     of values for categorical ones. ``bounds_from_data`` is True when either was read from
     the private data (a leak, reported everywhere). ``public`` marks a column the owner
-    declares non-sensitive (the only kind a release may copy unchanged).
+    declares non-sensitive (the only kind a release may copy unchanged). ``may_be_missing``
+    declares that a value can be absent (true unless a data dictionary says otherwise; it is
+    never read from the data): a release then randomises "missing" as a category of its own.
     """
 
     name: str
@@ -50,6 +88,7 @@ class ColumnSpec:
     source: str = ""
     bounds_from_data: bool = False
     public: bool = False
+    may_be_missing: bool = True
 
     @property
     def fill(self) -> float:
@@ -195,6 +234,7 @@ class Schema:
                     "categories": " | ".join(c.categories),
                     "missing → fill": c.fill_value,
                     "public": c.public,
+                    "may be missing": c.may_be_missing,
                     "read from data (leak)": c.bounds_from_data,
                     "source": c.source,
                 }
@@ -221,6 +261,7 @@ class Schema:
                 fill_value=_number_or_none(row.get("missing → fill")),
                 source=str(row.get("source") or ""),
                 public=bool(row.get("public")),
+                may_be_missing=bool(row.get("may be missing", True)),
             )
             # The leak flag is cleared only by the owner unticking it: editing a bound read from
             # the data (97.3 → 97.4) does not make it a public declaration.
@@ -242,22 +283,25 @@ def _number_or_none(value) -> float | None:
 def suggest_schema(frame: pd.DataFrame, max_categories: int = 50) -> Schema:
     """Guess roles and kinds from names and dtypes, and domains from the data (flagged as leaks).
 
-    Columns named like identifiers (id, name, email, phone, …) become identifiers. Text
-    columns with few distinct values become categorical; numbers become numeric. Bounds and
-    category lists found this way are marked ``bounds_from_data`` until the owner replaces
-    them with public declarations.
+    Columns named like identifiers in any case style (``FullName``, ``patient_id``,
+    ``EmailAddress``, …) and columns whose every row holds its own text or whole number
+    (record numbers, names) become identifiers. Text columns with few distinct values become
+    categorical; numbers become numeric. Bounds and category lists found this way are marked
+    ``bounds_from_data`` until the owner replaces them with public declarations.
     """
     columns = []
     for name in frame.columns:
         values = frame[name]
         spec = ColumnSpec(name=str(name))
-        if _IDENTIFIER_NAME.search(str(name)):
-            spec.role = "identifier"
+        if looks_like_identifier(str(name)):
+            spec.role, spec.source = "identifier", "named like an identifier — dropped from every release"
+        elif unique_per_row(values):
+            spec.role, spec.source = "identifier", "every row has its own value — treated as an identifier"
         numeric = pd.to_numeric(values, errors="coerce")
         if values.notna().any() and numeric.notna().sum() == values.notna().sum():
             spec.kind = "numeric"
             finite = numeric[np.isfinite(numeric)]
-            if len(finite):
+            if len(finite) and spec.role != "identifier":  # an identifier's range would only leak its values
                 lower, upper = float(finite.min()), float(finite.max())
                 spec.lower, spec.upper = lower, upper if upper > lower else lower + 1.0
                 spec.bounds_from_data = True

@@ -14,6 +14,7 @@ from dpcore.schema import (
     Normaliser,
     Schema,
     category_codes,
+    looks_like_identifier,
     normalise_numeric,
     out_of_bounds_share,
     suggest_schema,
@@ -155,7 +156,7 @@ def test_identifier_values_are_never_copied_into_the_schema(sentinel):
         {
             "email": [f"{sentinel}-{i}@example.org" for i in range(80)],
             "phone": [f"+47 {sentinel} {i}" for i in range(80)],
-            "x": range(80),
+            "x": [i % 40 for i in range(80)],
         }
     )
     suggested = suggest_schema(frame)
@@ -167,7 +168,7 @@ def test_identifier_values_are_never_copied_into_the_schema(sentinel):
 
 
 def test_many_distinct_text_values_make_a_feature_ignored():
-    frame = pd.DataFrame({"comment": [f"text {i}" for i in range(60)], "y": range(60)})
+    frame = pd.DataFrame({"comment": [f"text {i % 55}" for i in range(110)], "y": [i % 7 for i in range(110)]})
     spec = suggest_schema(frame, max_categories=50)["comment"]
     assert spec.role == "ignore" and spec.categories == [] and "50" in spec.source
 
@@ -285,3 +286,37 @@ def test_from_frame_round_trips_a_declared_schema(california_schema):
         )
         assert new.lower == old.lower and new.upper == old.upper and new.fill_value == old.fill_value
         assert not new.bounds_from_data
+
+
+# --- identifiers in any case style, and columns unique per row (issue: a budget that is a promise) --
+
+
+@pytest.mark.parametrize(
+    "name", ["FullName", "PatientID", "EmailAddress", "patient_id", "e-mail", "Phone no", "SSN", "customer-number", "ZipCode"]
+)
+def test_identifier_names_in_any_case_style(name):
+    assert looks_like_identifier(name)
+
+
+@pytest.mark.parametrize("name", ["ocean_proximity", "education-num", "fnlwgt", "hours_per_week", "MedInc", "valid", "paid"])
+def test_ordinary_names_are_not_identifiers(name):
+    assert not looks_like_identifier(name)
+
+
+def test_a_thirty_row_table_never_reads_names_or_id_ranges_into_the_schema(sentinel):
+    """The issue's table: FullName became a category list of 30 names, PatientID bins from its min and max."""
+    frame = pd.DataFrame({
+        "FullName": [f"{sentinel} person {i}" for i in range(30)],
+        "PatientID": np.arange(1001, 1031),
+        "Visit": [f"V{i}" for i in range(30)],
+        "dose": np.tile([1.0, 2.0, 2.5], 10),
+    })
+    schema = suggest_schema(frame)
+    assert [schema[c].role for c in ("FullName", "PatientID", "Visit", "dose")] == ["identifier"] * 3 + ["feature"]
+    assert schema["PatientID"].lower is None and schema["FullName"].categories == []
+    assert sentinel not in schema.to_json()
+
+
+def test_unique_fractional_measurements_stay_features():
+    frame = pd.DataFrame({"weight": np.linspace(50.5, 99.7, 40), "label": ["a", "b"] * 20})
+    assert suggest_schema(frame)["weight"].role == "feature"
