@@ -31,6 +31,7 @@ import pyarrow.csv as pcsv
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from dpcore.accountant import REPLACE_ONE, BudgetLedger  # noqa: E402
 from dpcore.loading import read_csv_path  # noqa: E402
 from dpcore.release import default_plan, estimate_vs_truth, release_csv, release_table  # noqa: E402
 from dpcore.schema import ColumnSpec, Schema, load_schema  # noqa: E402
@@ -162,8 +163,8 @@ def throughput(rows: int, keep: bool, use_ledger: bool, chunksize: int) -> None:
             tmp / "released.csv",
             schema,
             plan,
-            ledger=(tmp / "ledger.sqlite3") if use_ledger else None,
-            budget=plan.per_record_epsilon,
+            ledger=BudgetLedger("benchmark", plan.per_record_epsilon, tmp / "ledger.sqlite3", unit=REPLACE_ONE) if use_ledger else None,
+            budget=None if use_ledger else plan.per_record_epsilon,
             chunksize=chunksize,
             progress=progress,
         )

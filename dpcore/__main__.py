@@ -219,11 +219,30 @@ def _add_release(subparsers) -> None:
     parser.add_argument("--report", required=True, metavar="REPORT.json", help="where to write the privacy report (JSON)")
     parser.add_argument("--markdown", metavar="REPORT.md", help="also write the report for people (Markdown)")
     parser.add_argument(
+        "--dataset", metavar="NAME",
+        help="the dataset (the people) this table belongs to; default: the known dataset whose rows it overlaps, "
+        "else a new one named after the file",
+    )
+    parser.add_argument(
+        "--separate-dataset", action="store_true",
+        help="record --dataset as a separate dataset although the table overlaps a known one (say why with --reason)",
+    )
+    parser.add_argument("--reason", metavar="TEXT", help="why the overlapping table is a separate dataset (kept in its history)")
+    parser.add_argument(
+        "--unit", choices=["add/remove", "replace-one"], default="add/remove",
+        help="the unit of protection of a NEW dataset: add/remove (default; the copy is padded to a noisy row count) or "
+        "replace-one (one person's values may change; the row count is public)",
+    )
+    parser.add_argument(
         "--epsilon-budget",
         type=_positive_float,
         metavar="EPS",
-        help="set the dataset's total privacy budget ε in the ledger (default: keep the budget already "
-        "there; the first time, a budget of exactly this release's ε)",
+        help="the total privacy budget ε of a NEW dataset (default: exactly this release's ε); an existing "
+        "dataset keeps its total, which only --raise-budget raises",
+    )
+    parser.add_argument(
+        "--raise-budget", type=_positive_float, metavar="EPS",
+        help="deliberately raise the dataset's total ε to EPS before releasing (recorded in its history)",
     )
     parser.add_argument(
         "--ledger",
@@ -283,15 +302,18 @@ def _run_release(args) -> int:
             "warning: --seed makes the noise reproducible: anyone who knows the seed can undo it. "
             "Use it for tests only; a seeded copy must never be sold or shared."
         )
-    ledger = Path(args.ledger) if args.ledger else default_ledger_path()
+    if args.separate_dataset and not args.dataset:
+        raise UsageError("release: --separate-dataset needs --dataset NAME for the new dataset")
+    ledger_path = Path(args.ledger) if args.ledger else default_ledger_path()
     if not args.quiet:
-        _say(f"plan: {len(plan.released_columns)} columns released, per-record ε = {plan.per_record_epsilon:g}; ledger {ledger}")
+        _say(f"plan: {len(plan.released_columns)} columns released, per-record ε = {plan.per_record_epsilon:g}; "
+             f"ledger {ledger_path}")
+    ledger = _open_dataset(args, source, ledger_path, plan)
     result = release_csv(
         source,
         output,
         schema,
         plan,
-        budget=args.epsilon_budget,
         ledger=ledger,
         fresh=args.fresh,
         random_state=args.seed,
@@ -318,6 +340,67 @@ def _run_release(args) -> int:
             f"charged {result.epsilon_charged:g} to the dataset's budget"
         )
     print(f"wrote the privacy report to {report_path}" + (f" and {markdown_path}" if markdown_path else ""))
+    return EXIT_OK
+
+
+def _open_dataset(args, source: Path, ledger_path: Path, plan):
+    """The dataset's ledger for this file: found by overlap, named by --dataset, or created."""
+    from dpcore.accountant import ADD_REMOVE
+    from dpcore.datasets import Catalog
+    from dpcore.release import COUNT_EPSILON, file_chunks
+
+    catalog = Catalog(ledger_path)
+    first_total = args.epsilon_budget or plan.per_record_epsilon + (COUNT_EPSILON if args.unit == ADD_REMOVE else 0.0)
+    found = catalog.open_table(
+        file_chunks(source), source.stem, dataset=args.dataset, separate=args.separate_dataset,
+        reason=args.reason or "", total_epsilon=first_total, unit=args.unit,
+    )
+    ledger = catalog.ledger(found.dataset)
+    if not args.quiet:
+        _say(found.sentence + f" Unit of protection: {ledger.unit}.")
+    if args.epsilon_budget is not None and not found.created and args.epsilon_budget != ledger.total:
+        raise UsageError(
+            f"release: the dataset '{found.dataset.name}' already has a total ε = {ledger.total:g}; --epsilon-budget only "
+            "sets the total of a new dataset. Use --raise-budget EPS to raise it deliberately."
+        )
+    if args.raise_budget is not None:
+        ledger.set_total(args.raise_budget, confirm_raise=True, reason="raised on the command line (--raise-budget)")
+        if not args.quiet:
+            _say(f"the dataset's total ε is now {args.raise_budget:g} (recorded in its history)")
+    return ledger
+
+
+# --- datasets ---------------------------------------------------------------------------------------
+
+
+def _add_datasets(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "datasets",
+        help="list the datasets in the ledger with their budgets; export one dataset's history",
+        description=_para(
+            "List every dataset in the budget ledger: its unit of protection and the (ε, δ) spent of its total, every "
+            "spend converted to that unit. With --history NAME, print that dataset's whole history (totals set, spends, "
+            "recorded choices) as CSV."
+        ),
+    )
+    parser.add_argument("--ledger", metavar="PATH", help="the budget ledger database")
+    parser.add_argument("--history", metavar="NAME", help="print this dataset's history as CSV")
+    parser.set_defaults(handler=_run_datasets)
+
+
+def _run_datasets(args) -> int:
+    from dpcore.accountant import default_ledger_path
+    from dpcore.datasets import Catalog
+
+    catalog = Catalog(Path(args.ledger) if args.ledger else default_ledger_path())
+    if args.history:
+        found = catalog.find(args.history)
+        if found is None:
+            raise UsageError(f"datasets: there is no dataset called '{args.history}'")
+        sys.stdout.write(catalog.ledger(found).history().to_csv(index=False))
+        return EXIT_OK
+    for info in catalog.datasets():
+        print(f"{info.name}: {catalog.ledger(info).summary()}")
     return EXIT_OK
 
 
@@ -415,7 +498,7 @@ def _run_estimate(args) -> int:
 
 # --- entry point -----------------------------------------------------------------------------------
 
-COMMANDS = [_add_plan, _add_release, _add_estimate]
+COMMANDS = [_add_plan, _add_release, _add_estimate, _add_datasets]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -444,7 +527,7 @@ def main(argv=None) -> int:
     try:
         args = parser.parse_args(argv)
         if getattr(args, "handler", None) is None:
-            raise UsageError("choose a command: plan, release or estimate")
+            raise UsageError("choose a command: plan, release, estimate or datasets")
         return args.handler(args)
     except _Exit as done:
         return done.status

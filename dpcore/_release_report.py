@@ -65,10 +65,19 @@ PRIVACY_MODEL = {
     ),
     "neighbours": (
         "the guarantee protects the values of any one record: changing them changes the probability of the "
-        "released row by at most a factor e^per_record_epsilon. The number of rows is not hidden (every record "
-        "yields one released row), as in every local-DP release"
+        "released row by at most a factor e^per_record_epsilon. On its own the copy does not hide the number of "
+        "rows (every record yields one released row), as in every local-DP release"
     ),
 }
+PADDING = (
+    "the copy was padded to a noisy row count: the true count plus two-sided geometric noise of epsilon = "
+    "row_count_epsilon; when the noisy count is larger, filler rows are added, each the same mechanisms applied to "
+    "an input drawn uniformly from the declared domain; when it is smaller, uniformly random rows are left out; "
+    "the rows are then shuffled. Adding or removing one person then changes the probability of any copy by at most "
+    "a factor e^(per_record_epsilon + row_count_epsilon): the count's noise covers the row that appears or "
+    "disappears, and the local randomizer makes that row's released values indistinguishable from a filler row's "
+    "or another person's"
+)
 
 
 def _fmt(x: float, digits: int = 4) -> str:
@@ -112,15 +121,28 @@ def describe_entry(entry: dict) -> str:
     return sentence + " A missing or undeclared value is replaced by a value chosen uniformly at random."
 
 
-def build_report(entries, *, dropped, per_record_epsilon, warnings, seeded, release_id, created) -> dict:
+def estimates_of(entry: dict) -> str:
+    """What a randomized column's estimated shares are shares of, in one sentence."""
+    if entry.get("missing") == "category":
+        return ("the share of every row of the table in each category, a missing value counting as '(missing)'; an "
+                "undeclared value was replaced by a category chosen uniformly at random")
+    return ("the share of each category in the table as it would be if every missing or undeclared value were replaced "
+            "by a category chosen uniformly at random — not the share among known values")
+
+
+def build_report(entries, *, dropped, per_record_epsilon, warnings, seeded, release_id, created, protection=None) -> dict:
     """The machine-readable report: declarations, mechanisms and formulas only — never data."""
+    privacy = dict(PRIVACY_MODEL)
+    if protection and protection.get("padded"):
+        privacy["padding"] = PADDING
     report = {
         "format": REPORT_FORMAT,
         "release_id": release_id,
         "created": created,
         "seeded": bool(seeded),
         "per_record_epsilon": per_record_epsilon,
-        "privacy": dict(PRIVACY_MODEL),
+        "unit_of_protection": protection or {"unit": "replace-one", "padded": False, "epsilon": per_record_epsilon},
+        "privacy": privacy,
         "warnings": list(warnings),
         "columns": [],
         "dropped_columns": list(dropped),
@@ -139,6 +161,7 @@ def build_report(entries, *, dropped, per_record_epsilon, warnings, seeded, rele
                 else f"{what} was replaced by a uniformly random category, so pi_j counts each such record as 1/k of "
                 "every category"
             )
+            entry["estimates_of"] = estimates_of(entry)
         elif entry["mechanism"] == "laplace":
             entry["estimator"] = dict(MEAN_FORMULAS)
         report["columns"].append(entry)
@@ -168,6 +191,10 @@ def report_markdown(report: dict) -> str:
         f"**ε = {_fmt(report['per_record_epsilon'], 6)} local differential privacy**: whatever the file shows, each "
         "person can plausibly deny any value it holds for them. Shares and averages over many rows are still accurate "
         "once corrected with the formulas below.",
+        "",
+        "## Whom this protects",
+        "",
+        _protection_markdown(report),
         "",
         "## Columns",
         "",
@@ -211,6 +238,8 @@ def report_markdown(report: dict) -> str:
     ]
     for entry in report["columns"]:
         lines += [f"### {_md(entry['header'])}", "", entry["description"], ""]
+        if entry.get("estimates_of"):
+            lines.append(f"* the estimated shares are {entry['estimates_of']}")
         if entry["mechanism"] in ("coin", "k-ary", "bins"):
             lines.append(
                 f"* k = {entry['n_categories']}, p = {_fmt(entry['keep_probability'], 6)}, "
@@ -234,6 +263,18 @@ def report_markdown(report: dict) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _protection_markdown(report: dict) -> str:
+    unit = report.get("unit_of_protection") or {}
+    if unit.get("padded"):
+        return (f"Each person is protected with **ε = {_fmt(unit['epsilon'], 6)}** where one person's row may be added to or "
+                f"removed from the table: ε = {_fmt(report['per_record_epsilon'], 6)} for their values, plus ε = "
+                f"{_fmt(unit['row_count_epsilon'], 6)} for the number of rows, which is noisy — the copy holds a few "
+                "filler rows, or lacks a few real ones, so nobody can tell from the count whether a person is in it.")
+    return (f"Each person's **values** are protected with ε = {_fmt(report['per_record_epsilon'], 6)} (one person's values "
+            "may change). The number of rows is exact, so the copy does not hide **whether** someone is in the table: "
+            "sell it only where being in the table is not itself sensitive.")
 
 
 def laplace_decimals(scale: float) -> int:

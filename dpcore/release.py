@@ -33,12 +33,27 @@ bucketing reads nothing from the data. A Laplace column is clipped to the declar
 independent draws, so a record's released row is ``Σ ε_column``-DP; this sum, each part
 rounded up, is the plan's :attr:`~ReleasePlan.per_record_epsilon`, checked against the
 budget and charged to the ledger. *Across records: parallel composition.* Every record gets
-its own draws, so the whole copy is ``per_record_epsilon``-DP for every record. The number of
-rows is published, as in every local-DP release.
+its own draws, so the whole copy is ``per_record_epsilon``-DP for every record **under
+replace-one neighbours** (one person's values change; the number of rows is public).
+
+*Add/remove neighbours: a padded copy.* With one row per person the row count tells whether a
+person is in the table, so under the add/remove unit the copy is padded to ``T = n + G`` rows,
+``G`` two-sided geometric noise of ε = ``count_epsilon`` (:func:`noisy_row_count`): when
+``T > n``, ``T − n`` filler rows are added, each the column mechanisms applied to an input drawn
+uniformly from the declared domain; when ``T < n``, ``n − T`` uniformly random rows are left
+out (the rows are shuffled and the first ``T`` kept). Let ``D′ = D + x``. The totals' laws
+differ by a factor ``e^count_epsilon``. Given the total ``t``: if ``t > n``, the copies of ``D``
+and ``D′`` differ only in one row, a filler's ``R(u)`` against ``R(x)``; if ``t ≤ n``, a random
+``t``-subset of ``D′`` either misses ``x`` (distributed as ``D``'s copy) or holds ``R(x)`` in
+place of ``R(y)`` for a uniformly random ``y`` of ``D``. Randomized response and Laplace are
+``per_record_epsilon``-LDP for *any* two inputs, so each case is within ``e^per_record_epsilon``,
+and the copy is ``(per_record_epsilon + count_epsilon)``-DP under add/remove, both ways round.
+A column kept unchanged would tell fillers from real rows, so padded copies refuse it.
 
 *Repeated exports.* Two independent copies of a record let a buyer average the noise away.
 With a :class:`~dpcore.accountant.BudgetLedger`, each released copy is stored (compressed)
-under a key derived from the table's :func:`table_fingerprint` and the resolved plan; the same
+under a key derived from the released columns' content (a version fingerprint, see
+:mod:`dpcore.identity`), the resolved plan and the unit of protection; the same
 table and plan get the **same** copy back at no cost, and a fresh copy, made only on request,
 is charged again.
 
@@ -52,7 +67,7 @@ Examples
 >>> import pandas as pd
 >>> from dpcore.schema import ColumnSpec, Schema
 >>> schema = Schema([ColumnSpec("id", role="identifier", kind="categorical"),
-...                  ColumnSpec("smoker", kind="categorical", categories=["no", "yes"])])
+...                  ColumnSpec("smoker", kind="categorical", categories=["no", "yes"], may_be_missing=False)])
 >>> plan = default_plan(schema)
 >>> [(c.column, c.mechanism) for c in plan.columns]
 [('id', 'drop'), ('smoker', 'coin')]
@@ -86,10 +101,11 @@ import pyarrow as pa
 from dpcore import _release_io as fileio
 from dpcore import _release_report as fmt
 from dpcore._release_report import report_markdown
-from dpcore.accountant import BudgetLedger
+from dpcore.accountant import ADD_REMOVE, REPLACE_ONE, UNITS, BudgetLedger, check_unit, convert
 from dpcore.exceptions import BudgetExceededError, DataError
+from dpcore.identity import VersionFingerprint
 from dpcore.loading import sniff_delimiter
-from dpcore.mechanisms import COIN_EPSILON, CoinRandomizedResponse, KaryRandomizedResponse, Laplace
+from dpcore.mechanisms import COIN_EPSILON, CoinRandomizedResponse, Geometric, KaryRandomizedResponse, Laplace
 from dpcore.schema import MISSING_CATEGORY, Schema
 from dpcore.validation import epsilon_decimal
 
@@ -118,7 +134,6 @@ __all__ = [
     "release_table",
     "report_entry",
     "report_markdown",
-    "table_fingerprint",
 ]
 
 MECHANISMS = ("drop", "keep", "coin", "k-ary", "bins", "laplace")
@@ -131,6 +146,10 @@ BLOCK_ROWS = 1 << 16
 SHUFFLE_BUCKET_BYTES = 64 << 20
 DEFAULT_CHUNKSIZE = 4 * BLOCK_ROWS
 PLAN_FORMAT = "dpcore-release-plan/1"
+#: ε of the noisy row count that pads a copy for the add/remove unit. Chosen for tables in
+#: general: about ±14 filler or dropped rows (the geometric noise's standard deviation), which
+#: moves a share by under 0.1 % from 20,000 rows up, at a tenth of a typical ε = 1 budget.
+COUNT_EPSILON = 0.1
 
 
 # --- the plan ---------------------------------------------------------------------------------
@@ -223,17 +242,13 @@ class ReleasePlan:
         if problems:
             raise DataError(" ".join(problems))
 
-    def check_budget(self, budget) -> float:
-        """Return the per-record ε, or raise :class:`BudgetExceededError` if it does not fit ``budget``.
+    def check_budget(self, budget: float | None) -> float:
+        """Return the per-record ε, or raise :class:`BudgetExceededError` if it is more than ``budget`` (None: no limit).
 
-        ``budget`` is a total ε (float), a :class:`~dpcore.accountant.BudgetLedger` (its
-        remaining budget) or ``None`` (no limit).
+        A dataset's ledger is checked by the release itself, in the dataset's unit of protection.
         """
         epsilon = self.per_record_epsilon
-        if isinstance(budget, BudgetLedger):
-            if epsilon > 0 and not budget.can_spend(epsilon):
-                raise BudgetExceededError(_over_budget(epsilon, budget.remaining))
-        elif budget is not None and epsilon > float(budget):
+        if budget is not None and epsilon > float(budget):
             raise BudgetExceededError(_over_budget(epsilon, float(budget)))
         return epsilon
 
@@ -349,6 +364,12 @@ def _column_problems(entry: ColumnPlan, schema: Schema) -> list[str]:
         return [f"Column '{name}' is an identifier: identifiers are always dropped (change its role if it is not one)."]
     if mechanism == "keep":
         return [] if spec.public else [f"Column '{name}' can only be kept unchanged if the schema declares it public."]
+    if spec.bounds_from_data:
+        what = "bounds" if spec.kind == "numeric" else "categories"
+        return [
+            f"Column '{name}': its {what} were read from your data, so releasing them would publish values of real people. "
+            "Replace them with a public declaration and untick 'read from data' on the Data page, or drop the column."
+        ]
     out = []
     if entry.missing not in MISSING_POLICIES:
         out.append(f"Column '{name}': missing must be one of {', '.join(MISSING_POLICIES)}.")
@@ -366,10 +387,6 @@ def _column_problems(entry: ColumnPlan, schema: Schema) -> list[str]:
         return out + [f"Column '{name}' is categorical: use coin or k-ary for it."]
     if spec.lower is None or spec.upper is None or not np.isfinite([spec.lower, spec.upper]).all() or spec.lower >= spec.upper:
         return out + [f"Column '{name}': declare finite bounds with the lower below the upper."]
-    if mechanism == "laplace" and entry.missing != "random":
-        out.append(
-            f"Column '{name}': a Laplace column fills a missing number with the declared fill value; set missing = random."
-        )
     if mechanism == "bins" and entry.edges is not None:
         edges = np.asarray(entry.edges, dtype=float)
         if not 3 <= edges.size <= MAX_BINS + 1 or not np.isfinite(edges).all() or np.any(np.diff(edges) <= 0):
@@ -384,11 +401,15 @@ def default_plan(
 ) -> ReleasePlan:
     """The plan a careful owner would start from.
 
-    Identifiers and ignored columns are dropped; columns declared public are kept (with a
-    warning in the report); two-category columns get the coin (ε = ln 3); other categorical
-    columns k-ary randomized response at ``epsilon``; numeric columns ``n_bins`` equal-width
-    bins over their declared bounds, then k-ary randomized response at ``epsilon``. A column
-    whose declaration is incomplete (no bounds, fewer than two categories) is dropped.
+    Identifiers and ignored columns are dropped, and so is every column whose categories or
+    bounds were read from the data (releasing them would publish real values); columns declared
+    public are kept (with a warning in the report); two-category columns that cannot be missing
+    get the coin (ε = ln 3); other categorical columns k-ary randomized response at ``epsilon``;
+    numeric columns ``n_bins`` equal-width bins over their declared bounds, then k-ary randomized
+    response at ``epsilon``. A column that may be missing (the schema's ``may_be_missing``,
+    true unless declared otherwise) randomises "missing" as a category of its own, so the
+    buyer's estimates are unbiased for the real table rather than for an imputed mixture. A
+    column whose declaration is incomplete (no bounds, fewer than two categories) is dropped.
 
     With a ``budget`` (what is left for the table), the budget is shared equally between the
     randomized columns instead, rounded down so the plan fits; two-category columns then get
@@ -396,7 +417,7 @@ def default_plan(
     """
     usable = [
         spec for spec in schema.columns
-        if spec.role not in ("identifier", "ignore") and not spec.public and not spec.problems()
+        if spec.role not in ("identifier", "ignore") and not spec.public and not spec.problems() and not spec.bounds_from_data
     ]
     if budget is not None and usable:
         share = float(budget) / len(usable)
@@ -404,15 +425,17 @@ def default_plan(
     columns = []
     for spec in schema.columns:
         entry = ColumnPlan(spec.name)
-        if spec.role in ("identifier", "ignore"):
+        missing = "category" if spec.may_be_missing else "random"
+        if spec.role in ("identifier", "ignore") or (spec.bounds_from_data and not spec.public):
             pass
         elif spec.public:
             entry.mechanism = "keep"
         elif spec.kind == "categorical":
-            coin = len(spec.categories) == 2 and (budget is None or COIN_EPSILON <= epsilon)
+            coin = len(spec.categories) == 2 and missing == "random" and (budget is None or COIN_EPSILON <= epsilon)
             entry.mechanism, entry.epsilon = ("coin", None) if coin else ("k-ary", float(epsilon))
+            entry.missing = "random" if coin else missing
         else:
-            entry.mechanism, entry.epsilon, entry.bins = "bins", float(epsilon), int(n_bins)
+            entry.mechanism, entry.epsilon, entry.bins, entry.missing = "bins", float(epsilon), int(n_bins), missing
         columns.append(entry if not _column_problems(entry, schema) else ColumnPlan(spec.name))
     return ReleasePlan(columns)
 
@@ -429,7 +452,8 @@ def describe_plan(plan: ReleasePlan, schema: Schema) -> pd.DataFrame:
             sentence = "Cannot be released as planned."
         elif entry.mechanism == "drop":
             reason = {"identifier": " It identifies people.", "ignore": " It is marked 'ignore' in the schema."}
-            sentence = "Left out of the copy." + reason.get(spec.role, "")
+            leak = " Its domain was read from your data: declare a public one to release it." if spec.bounds_from_data else ""
+            sentence = "Left out of the copy." + reason.get(spec.role, leak)
         else:
             sentence = fmt.describe_entry(_treatment(index, entry, spec).entry())
         rows.append(
@@ -525,12 +549,15 @@ class _Treatment:
         if self.mechanism == "keep":
             return fileio.keep_array(frame[self.name]), 0
         inputs, outside = self.inputs(frame, cache)
-        released = self.randomise(inputs, start, entropy)
+        return self.as_array(self.randomise(inputs, start, entropy)), outside
+
+    def as_array(self, released: np.ndarray):
+        """Released numbers, or released codes as a dictionary array of the labels."""
         if self.mechanism == "laplace":
-            return pa.array(released), outside
+            return pa.array(released)
         labels = pa.array([fileio.escape_label(label) for label in self.labels], type=pa.string())
         codes = released.astype(np.int8 if self.k <= 127 else np.int32)
-        return pa.DictionaryArray.from_arrays(pa.array(codes), labels), outside
+        return pa.DictionaryArray.from_arrays(pa.array(codes), labels)
 
     def entry(self) -> dict:
         """This column's part of the report: declarations and mechanism parameters only."""
@@ -558,7 +585,9 @@ class _Treatment:
 
 
 def _treatment(index: int, entry: ColumnPlan, spec) -> _Treatment:
-    t = _Treatment(index, entry.column, entry.mechanism, epsilon=entry.cost, missing=entry.missing)
+    # A Laplace column always fills a missing number with the declared fill value.
+    missing = "random" if entry.mechanism == "laplace" else entry.missing
+    t = _Treatment(index, entry.column, entry.mechanism, epsilon=entry.cost, missing=missing)
     extra = [MISSING_CATEGORY] if entry.missing == "category" else []
     if entry.mechanism in ("coin", "k-ary"):
         t.categories = list(spec.categories)
@@ -740,10 +769,11 @@ def _check_columns(columns, treatments) -> None:
         raise DataError("The plan releases columns that are not in the table: " + ", ".join(f"'{n}'" for n in absent) + ".")
 
 
-def _report(treatments, dropped, warnings, seeded) -> dict:
+def _report(treatments, dropped, warnings, seeded, protection: _Protection) -> dict:
     per_record = float(sum((epsilon_decimal(t.epsilon) for t in treatments if t.epsilon > 0), Decimal(0)))
     if seeded:
         warnings = [*warnings, "Reproducible seed: this copy is for tests only and must not be sold or shared."]
+    total = float(epsilon_decimal(per_record) + epsilon_decimal(protection.count_epsilon)) if protection.padded else per_record
     return fmt.build_report(
         [t.entry() for t in treatments],
         dropped=dropped,
@@ -752,6 +782,8 @@ def _report(treatments, dropped, warnings, seeded) -> dict:
         seeded=seeded,
         release_id=uuid.uuid4().hex,
         created=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        protection={"unit": protection.unit, "unit_sentence": UNITS[protection.unit], "epsilon": total,
+                    "row_count_epsilon": protection.count_epsilon, "padded": protection.padded},
     )
 
 
@@ -770,37 +802,104 @@ def _owner_notes(outside: dict, treatments) -> list[str]:
     return notes
 
 
-def _open_ledger(ledger, fingerprint: str, budget, epsilon: float, notes: list[str]) -> BudgetLedger:
-    if isinstance(ledger, BudgetLedger):
-        return ledger
-    book = BudgetLedger(fingerprint, path=ledger)
-    if budget is not None and (not book.exists() or book.total != float(budget)):
-        book.set_total(float(budget))
-        notes.append(f"The dataset's total privacy budget is now ε = {float(budget):g}.")
-    elif budget is None and not book.exists():
-        book.set_total(epsilon)
-        notes.append(
-            f"No budget was set for this dataset; one was created equal to this release's ε = {epsilon:g}, "
-            "so a later fresh copy needs a larger budget."
+#: ``spawn_key`` of the noisy row count and of the filler rows' inputs.
+PAD_STREAM = 2**31 + 1
+
+
+@dataclass(frozen=True)
+class _Protection:
+    """How a copy meets its dataset's unit: the unit, and the noisy row count's ε when padded."""
+
+    unit: str
+    count_epsilon: float = 0.0
+
+    @property
+    def padded(self) -> bool:
+        return self.count_epsilon > 0
+
+
+def _protection(ledger, unit: str | None, count_epsilon: float) -> _Protection:
+    if unit is None:
+        unit = ledger.unit if isinstance(ledger, BudgetLedger) else REPLACE_ONE
+    check_unit(unit)
+    if unit == ADD_REMOVE:
+        if not (isinstance(count_epsilon, (int, float)) and math.isfinite(count_epsilon) and count_epsilon > 0):
+            raise ValueError(f"count_epsilon must be a finite number > 0, got {count_epsilon!r}")
+        return _Protection(unit, float(count_epsilon))
+    return _Protection(unit)
+
+
+def _copy_epsilon(plan: ReleasePlan, protection: _Protection) -> float:
+    """What a copy costs per person in the unit: Σ column ε, plus the noisy row count when padded."""
+    parts = [epsilon_decimal(plan.per_record_epsilon)] + ([epsilon_decimal(protection.count_epsilon)] if protection.padded else [])
+    return float(sum(parts, Decimal(0)))
+
+
+def _check_fits(plan: ReleasePlan, protection: _Protection, budget, book) -> float:
+    """The copy's ε in the unit, or :class:`BudgetExceededError` when it does not fit."""
+    epsilon = _copy_epsilon(plan, protection)
+    if book is not None:
+        convert(epsilon_decimal(epsilon), Decimal(0), protection.unit, book.unit)  # raises for a copy the unit cannot take
+        if not book.can_spend(epsilon, relation=protection.unit):
+            raise BudgetExceededError(_over_budget(epsilon, book.remaining))
+    elif budget is not None and epsilon > float(budget):
+        raise BudgetExceededError(_over_budget(epsilon, float(budget)))
+    return epsilon
+
+
+def _check_padding(treatments, protection: _Protection) -> None:
+    if protection.padded and any(t.mechanism == "keep" for t in treatments):
+        raise DataError(
+            "A column copied unchanged would tell the filler rows of an add/remove copy from the real ones. "
+            "Drop the kept columns, or declare the dataset's unit 'one person's values may change'."
         )
-    return book
 
 
-def _release_key(fingerprint: str, treatments, seeded: bool, entropy: int) -> str:
+def noisy_row_count(n: int, protection: _Protection, entropy: int) -> int:
+    """``n`` plus two-sided geometric noise of ε = ``count_epsilon`` (sensitivity 1), at least 0."""
+    rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy, spawn_key=(PAD_STREAM,))))
+    return max(int(Geometric(protection.count_epsilon, 1, random_state=rng).randomise(np.array([n]))[0]), 0)
+
+
+def _filler_rows(treatments, count: int, start: int, entropy: int) -> pa.Table:
+    """``count`` filler rows: each column's mechanism applied to an input drawn uniformly from its domain.
+
+    An out-of-domain code makes randomized response draw a uniform category; a Laplace
+    column gets a uniform number within its declared bounds.
+    """
+    arrays = []
+    for t in treatments:
+        if t.mechanism == "laplace":
+            rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy, spawn_key=(PAD_STREAM, t.index))))
+            inputs = rng.uniform(t.lower, t.upper, size=count)
+        else:
+            inputs = np.full(count, -1, dtype=np.int64)
+        arrays.append(t.as_array(t.randomise(inputs, start, entropy)))
+    return pa.Table.from_arrays(arrays, names=[t.header for t in treatments])
+
+
+def _release_key(fingerprint: str, treatments, seeded: bool, entropy: int, protection: _Protection) -> str:
+    """The stored copy's key: the released columns' content (a version fingerprint), the plan and the unit."""
     plan = [t.entry() for t in treatments]
-    text = json.dumps({"data": fingerprint, "plan": plan, "seed": entropy if seeded else None}, sort_keys=True)
-    return "rr-release/1:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+    text = json.dumps({"data": fingerprint, "plan": plan, "seed": entropy if seeded else None,
+                       "unit": protection.unit, "count_epsilon": protection.count_epsilon}, sort_keys=True)
+    return "rr-release/2:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _check_ledger_arguments(ledger, budget) -> None:
-    if isinstance(ledger, BudgetLedger) and budget is not None:
+    if ledger is not None and not isinstance(ledger, BudgetLedger):
+        raise TypeError("ledger must be a BudgetLedger (open it with dpcore.datasets.Catalog), or None")
+    if ledger is not None and budget is not None:
         raise ValueError("budget cannot be combined with a BudgetLedger: set the total on the ledger itself")
 
 
-def _charge_and_store(book: BudgetLedger, label: str, epsilon: float, key: str, copy, report: dict) -> None:
+def _charge_and_store(book: BudgetLedger, label: str, epsilon: float, key: str, copy, report: dict, protection) -> None:
     """Charge the release and store its copy in one ledger transaction (both or neither)."""
+    mechanism = "randomized response per value" + (" + noisy row count" if protection.padded else "")
+    released = f"randomized copy: {len(report['columns'])} columns" + (", padded rows" if protection.padded else "")
     try:
-        book.spend_and_store_release(label, epsilon, key, copy.payload(), json.dumps(report))
+        book.spend_and_store_release(label, epsilon, key, copy.payload(), json.dumps(report), relation=protection.unit,
+                                     mechanism=mechanism, released=released)
     except sqlite3.DataError:  # SQLite stores at most about 1 GB in one value
         raise DataError(
             "This copy is too large to store in the budget ledger (over 1 GB compressed); nothing was charged. "
@@ -831,28 +930,18 @@ def preview_release(frame: pd.DataFrame, schema: Schema, plan: ReleasePlan, n_ro
     return release_frame(frame.head(n_rows), schema, plan)
 
 
-def table_fingerprint(frame: pd.DataFrame, cache: dict | None = None) -> str:
-    """An order-independent hash of a table's cells; :func:`release_csv` computes the same from the file.
-
-    Numbers and number-like text hash alike, so it does not depend on the dtypes pandas
-    inferred. It names the dataset in a ledger opened from a path and keys stored copies. It is
-    never written into a report (a hash of the data would tell neighbouring tables apart).
-    """
-    fingerprint = fileio.Fingerprint(frame.columns)
-    fingerprint.add(frame, cache)
-    return fingerprint.hexdigest()
-
-
 def release_table(
     frame: pd.DataFrame,
     schema: Schema,
     plan: ReleasePlan,
     *,
     budget: float | None = None,
-    ledger=None,
+    ledger: BudgetLedger | None = None,
     fresh: bool = False,
     random_state=None,
     label: str = "randomized-response release",
+    unit: str | None = None,
+    count_epsilon: float = COUNT_EPSILON,
 ) -> ReleaseResult:
     """Release an in-memory table: randomise it by the plan, within the budget, with its report.
 
@@ -865,18 +954,22 @@ def release_table(
     plan : ReleasePlan
         What happens to each column (see :func:`default_plan`).
     budget : float, optional
-        The dataset's total ε. Without a ledger the plan must fit in it; with a ledger path it
-        sets the dataset's total in that ledger (created at this release's ε when omitted).
-    ledger : BudgetLedger, str or path, optional
-        Where releases are charged and stored. A path opens the budget of this table's
-        :func:`table_fingerprint`. Without a ledger nothing stops a second, independent copy:
-        always use one for copies that leave your hands.
+        Without a ledger: the copy's ε must fit in it.
+    ledger : BudgetLedger, optional
+        The dataset's budget, where the copy is charged and stored (open it with
+        :class:`dpcore.datasets.Catalog`). Without a ledger nothing stops a second,
+        independent copy: always use one for copies that leave your hands.
     fresh : bool
         Make and charge a new copy even if this table was released with this plan before.
     random_state : None, int or numpy.random.Generator
         ``None`` (operating-system entropy) for every real release; a seed for tests only.
     label : str
         The ledger entry's description.
+    unit : {"add/remove", "replace-one"}, optional
+        The unit of protection (default: the ledger's; without a ledger, replace-one). Under
+        add/remove the copy is padded to a noisy row count (see :func:`noisy_row_count`).
+    count_epsilon : float
+        ε of that noisy row count (:data:`COUNT_EPSILON`).
 
     Returns
     -------
@@ -892,50 +985,47 @@ def release_table(
     treatments, dropped, warnings = _resolve(plan, schema)
     _check_columns(frame.columns, treatments)
     _check_ledger_arguments(ledger, budget)
-    epsilon = plan.per_record_epsilon
+    protection = _protection(ledger, unit, count_epsilon)
+    _check_padding(treatments, protection)
+    epsilon = _copy_epsilon(plan, protection)
     entropy, seeded = _entropy(random_state)
-    notes: list[str] = []
     cache: dict = {}
-    book = key = None
+    key = None
     if ledger is None:
-        plan.check_budget(budget)
+        _check_fits(plan, protection, budget, None)
     else:
-        fingerprint = table_fingerprint(frame, cache)
-        book = _open_ledger(ledger, fingerprint, budget, epsilon, notes)
-        key = _release_key(fingerprint, treatments, seeded, entropy)
-        stored = None if fresh else book.stored_release(key)
+        fingerprint = VersionFingerprint()
+        fingerprint.add(frame, [t.name for t in treatments])
+        key = _release_key(fingerprint.hexdigest(), treatments, seeded, entropy, protection)
+        stored = None if fresh else ledger.stored_release(key)
         if stored is not None:
             report = json.loads(stored[1])
             return ReleaseResult(
-                report,
-                report_markdown(report),
-                report["per_record_epsilon"],
-                reused=True,
-                seeded=report["seeded"],
-                notes=[*notes, REUSED_NOTE],
-                csv=b"".join(fileio.iter_stored(stored[0])),
-                dataset_id=book.dataset_id,
+                report, report_markdown(report), report["per_record_epsilon"], reused=True, seeded=report["seeded"],
+                notes=[REUSED_NOTE], csv=b"".join(fileio.iter_stored(stored[0])), dataset_id=ledger.dataset_id,
             )
-        plan.check_budget(book)
+        _check_fits(plan, protection, None, ledger)
     outside: dict = {}
-    table = _shuffled(_release_chunk(frame, 0, treatments, entropy, outside, cache), 0, entropy)
+    table = _release_chunk(frame, 0, treatments, entropy, outside, cache)
+    n = len(table)
+    if protection.padded:
+        rows = noisy_row_count(n, protection, entropy)
+        if rows > n:
+            table = pa.concat_tables([table, _filler_rows(treatments, rows - n, n, entropy)])
+        table = _shuffled(table, 0, entropy).slice(0, rows)
+    else:
+        table = _shuffled(table, 0, entropy)
     sink = io.BytesIO()
     fileio.write_csv(table, sink, header=True, quoting=_quoting(treatments))
-    data = sink.getvalue()
-    report = _report(treatments, dropped, warnings, seeded)
-    if book is not None:
+    report = _report(treatments, dropped, warnings, seeded, protection)
+    if ledger is not None:
         copy = fileio.StoredCopy(_quoting(treatments))
         copy.append(table)
-        _charge_and_store(book, label, epsilon, key, copy, report)
+        _charge_and_store(ledger, label, epsilon, key, copy, report, protection)
     return ReleaseResult(
-        report,
-        report_markdown(report),
-        report["per_record_epsilon"],
-        epsilon_charged=epsilon if book is not None else 0.0,
-        seeded=seeded,
-        notes=notes + _owner_notes(outside, treatments),
-        csv=data,
-        dataset_id=None if book is None else book.dataset_id,
+        report, report_markdown(report), report["per_record_epsilon"], epsilon_charged=epsilon if ledger is not None else 0.0,
+        seeded=seeded, notes=_owner_notes(outside, treatments), csv=sink.getvalue(),
+        dataset_id=None if ledger is None else ledger.dataset_id,
     )
 
 
@@ -957,11 +1047,30 @@ def _sniff(path: Path) -> tuple[str, str]:
     return encoding, sniff_delimiter(text.lstrip("\ufeff")[:65536])
 
 
-def _stream(source: Path, sink, encoding: str, delimiter: str, treatments, entropy: int, chunksize: int, copy, progress):
+def file_chunks(path, chunksize: int = DEFAULT_CHUNKSIZE):
+    """A callable that reads a CSV file as DataFrame chunks (for :meth:`dpcore.datasets.Catalog.open_table`)."""
+    path = Path(path)
+    encoding, delimiter = _sniff(path)
+
+    def chunks():
+        try:
+            for frame, _ in fileio.read_chunks(path, encoding, delimiter, chunksize):
+                yield frame
+        except UnicodeDecodeError:
+            raise DataError("The file's text could not be decoded. Save it as UTF-8 and try again.") from None
+
+    return chunks
+
+
+def _stream(source: Path, sink, encoding: str, delimiter: str, treatments, entropy: int, chunksize: int, copy, progress,
+            protection: _Protection):
     """Release the file chunk by chunk into ``sink``; return its fingerprint (with a ledger) and the outside counts.
 
     Three stages overlap: a thread reads and parses the next chunk, this thread randomises the
-    current one, and a writer thread formats and stores the previous one.
+    current one, and a writer thread formats and stores the previous one. A padded copy gets
+    its filler rows after the last chunk and is cut to the noisy row count as it is written:
+    the rows come out in random order, so the cut drops uniformly random rows, exactly as the
+    in-memory release does.
     """
     total = max(source.stat().st_size, 1)
     fingerprint, outside, rows = None, {}, 0
@@ -974,21 +1083,29 @@ def _stream(source: Path, sink, encoding: str, delimiter: str, treatments, entro
         for frame, done in chunks:
             if rows == 0:
                 _check_columns(frame.columns, treatments)
-                fingerprint = fileio.Fingerprint(frame.columns) if copy is not None else None
+                fingerprint = VersionFingerprint() if copy is not None else None
             cache: dict = {}
             buckets.add(_release_chunk(frame, rows, treatments, entropy, outside, cache), _row_keys(rows, len(frame), entropy))
             if fingerprint is not None:
-                fingerprint.add(frame, cache)
+                fingerprint.add(frame, [t.name for t in treatments])
             rows += len(frame)
             if progress is not None:
                 progress(min(done, total), total)
         if rows == 0:
             raise DataError("The file has a header but no data rows.")
+        limit = rows
+        if protection.padded:
+            limit = noisy_row_count(rows, protection, entropy)
+            if limit > rows:
+                buckets.add(_filler_rows(treatments, limit - rows, rows, entropy), _row_keys(rows, limit - rows, entropy))
         writer = fileio.BackgroundWriter(sink, copy, _quoting(treatments))
-        failed = True
+        failed, written = True, 0
         try:
             for index, table in enumerate(buckets.tables()):
-                writer.put(table, header=index == 0)
+                table = table.slice(0, max(limit - written, 0))
+                if index == 0 or table.num_rows:
+                    writer.put(table, header=index == 0)
+                written += table.num_rows
             failed = False
         finally:
             writer.close(raise_errors=not failed)
@@ -1011,6 +1128,8 @@ def release_csv(
     chunksize: int = DEFAULT_CHUNKSIZE,
     progress: Callable[[int, int], None] | None = None,
     label: str = "randomized-response release",
+    unit: str | None = None,
+    count_epsilon: float = COUNT_EPSILON,
 ) -> ReleaseResult:
     """Release a CSV file of any size into ``destination``, chunk by chunk.
 
@@ -1020,18 +1139,18 @@ def release_csv(
     ``(bytes_read, total_bytes)`` after every chunk.
 
     The copy is written to a temporary file beside ``destination`` and renamed only once it
-    has been charged (or the stored copy found); after any error no file is left behind. With
-    a ledger path the dataset's id is only known once the file has been read, so a release
-    that does not fit in the budget is refused at the end, having written nothing.
+    has been charged (or the stored copy found); after any error no file is left behind.
     """
     source, destination = Path(source), Path(destination)
     if isinstance(chunksize, bool) or not isinstance(chunksize, int) or chunksize < 1:
         raise ValueError(f"chunksize must be a whole number >= 1, got {chunksize!r}")
     treatments, dropped, warnings = _resolve(plan, schema)
     _check_ledger_arguments(ledger, budget)
-    epsilon = plan.per_record_epsilon
-    if ledger is None:
-        plan.check_budget(budget)
+    protection = _protection(ledger, unit, count_epsilon)
+    _check_padding(treatments, protection)
+    epsilon = _copy_epsilon(plan, protection)
+    if ledger is None or fresh:  # a stored copy is handed out free, so only a new one is checked up front
+        _check_fits(plan, protection, budget, ledger)
     entropy, seeded = _entropy(random_state)
     encoding, delimiter = _sniff(source)
     notes: list[str] = []
@@ -1044,20 +1163,20 @@ def release_csv(
                 copy = fileio.StoredCopy(_quoting(treatments)) if ledger is not None else None
                 try:
                     fingerprint, outside = _stream(
-                        source, sink, attempt, delimiter, treatments, entropy, chunksize, copy, progress
+                        source, sink, attempt, delimiter, treatments, entropy, chunksize, copy, progress, protection
                     )
                     break
                 except UnicodeDecodeError:
                     if attempt == "latin-1":
                         raise DataError("The file's text could not be decoded. Save it as UTF-8 and try again.") from None
         result = ReleaseResult(
-            _report(treatments, dropped, warnings, seeded), "", epsilon, seeded=seeded, notes=notes, path=destination
+            _report(treatments, dropped, warnings, seeded, protection), "", plan.per_record_epsilon, seeded=seeded,
+            notes=notes, path=destination,
         )
         if ledger is not None:
-            book = _open_ledger(ledger, fingerprint, budget, epsilon, notes)
-            result.dataset_id = book.dataset_id
-            key = _release_key(fingerprint, treatments, seeded, entropy)
-            stored = None if fresh else book.stored_release(key)
+            result.dataset_id = ledger.dataset_id
+            key = _release_key(fingerprint, treatments, seeded, entropy, protection)
+            stored = None if fresh else ledger.stored_release(key)
             if stored is not None:
                 with open(temporary, "wb") as out:
                     for part in fileio.iter_stored(stored[0]):
@@ -1066,8 +1185,7 @@ def release_csv(
                 result.seeded, result.per_record_epsilon = result.report["seeded"], result.report["per_record_epsilon"]
                 notes.append(REUSED_NOTE)
             else:
-                plan.check_budget(book)
-                _charge_and_store(book, label, epsilon, key, copy, result.report)
+                _charge_and_store(ledger, label, epsilon, key, copy, result.report, protection)
                 result.epsilon_charged = epsilon
         if not result.reused:
             notes.extend(_owner_notes(outside, treatments))

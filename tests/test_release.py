@@ -19,9 +19,9 @@ import pytest
 from scipy import stats
 
 from dpcore import release as R
-from dpcore.accountant import BudgetLedger
-from dpcore.exceptions import BudgetExceededError, DataError
-from dpcore.loading import read_csv_bytes, read_csv_path
+from dpcore.accountant import ADD_REMOVE, REPLACE_ONE, BudgetLedger
+from dpcore.exceptions import BudgetExceededError, DataError, UnitOfProtectionError
+from dpcore.loading import read_csv_path
 from dpcore.mechanisms import COIN_EPSILON, record_mechanism_calls
 from dpcore.schema import ColumnSpec, Schema, load_schema
 
@@ -404,7 +404,7 @@ def test_non_utf8_input(tmp_path):
     assert facts["encoding"] == "latin-1"
     assert (tmp_path / "out.csv").read_bytes() == R.release_table(frame, schema, plan, random_state=6).csv
     assert not any("declared categories" in note for note in result.notes)
-    assert set(R.read_release(tmp_path / "out.csv")["city"]) <= {"Café", "Zürich", "Köln"}
+    assert set(R.read_release(tmp_path / "out.csv")["city"]) <= {"Café", "Zürich", "Köln", "(missing)"}
 
 
 @pytest.mark.parametrize(
@@ -447,30 +447,30 @@ def test_same_table_same_plan_gives_the_same_copy(adult, tmp_path):
     frame, schema = adult
     frame = frame.head(4000)
     plan = R.default_plan(schema)
-    ledger_path = tmp_path / "ledger.sqlite3"
-    first = R.release_table(frame, schema, plan, ledger=ledger_path, budget=30.0)
-    book = BudgetLedger(first.dataset_id, path=ledger_path)
+    book = BudgetLedger("adult", total_epsilon=30.0, path=tmp_path / "ledger.sqlite3", unit=REPLACE_ONE)
+    first = R.release_table(frame, schema, plan, ledger=book)
     assert first.epsilon_charged == pytest.approx(plan.per_record_epsilon) and book.spent == pytest.approx(
         plan.per_record_epsilon
     )
     # The same rows in another order, re-read from a file: the same copy, nothing charged.
     source = tmp_path / "shuffled.csv"
     frame.sample(frac=1.0, random_state=1).to_csv(source, index=False, sep=";")
-    again = R.release_csv(source, tmp_path / "again.csv", schema, plan, ledger=ledger_path)
+    again = R.release_csv(source, tmp_path / "again.csv", schema, plan, ledger=book)
     assert again.reused and again.epsilon_charged == 0 and (tmp_path / "again.csv").read_bytes() == first.csv
     assert again.report == first.report and book.spent == pytest.approx(plan.per_record_epsilon)
     # A fresh copy is different and charged again.
-    fresh = R.release_table(frame, schema, plan, ledger=ledger_path, fresh=True)
+    fresh = R.release_table(frame, schema, plan, ledger=book, fresh=True)
     assert not fresh.reused and fresh.csv != first.csv and book.spent == pytest.approx(2 * plan.per_record_epsilon)
-    # A third copy does not fit (30 < 3 × 14.2): refused, nothing charged, the stored copy unchanged.
+    # A third copy does not fit: refused, nothing charged, the stored copy unchanged.
     with pytest.raises(BudgetExceededError):
-        R.release_table(frame, schema, plan, ledger=ledger_path, fresh=True)
+        R.release_table(frame, schema, plan, ledger=book, fresh=True)
     assert book.spent == pytest.approx(2 * plan.per_record_epsilon)
-    assert R.release_table(frame, schema, plan, ledger=ledger_path).csv == fresh.csv
+    assert R.release_table(frame, schema, plan, ledger=book).csv == fresh.csv
     # Another plan is another release, charged on the same dataset budget.
     smaller = R.ReleasePlan([R.ColumnPlan("sex", "coin")])
-    R.release_table(frame, schema, smaller, ledger=BudgetLedger(first.dataset_id, path=ledger_path))
+    R.release_table(frame, schema, smaller, ledger=book)
     assert book.spent == pytest.approx(2 * plan.per_record_epsilon + COIN_EPSILON, abs=1e-8)
+    assert {s.relation for s in book.spends()} == {REPLACE_ONE}
 
 
 def test_overspend_is_refused(tmp_path):
@@ -480,29 +480,109 @@ def test_overspend_is_refused(tmp_path):
         R.release_table(_frame(20), _schema(), plan, budget=3.0)
     with pytest.raises(BudgetExceededError):
         plan.check_budget(3.0)
-    book = BudgetLedger("d", total_epsilon=3.0, path=tmp_path / "l.sqlite3")
+    book = BudgetLedger("d", total_epsilon=3.0, path=tmp_path / "l.sqlite3", unit=REPLACE_ONE)
     with pytest.raises(BudgetExceededError):
         R.release_table(_frame(20), _schema(), plan, ledger=book)
     assert book.spent == 0
     source = tmp_path / "in.csv"
     _frame(20).to_csv(source, index=False)
+    small = BudgetLedger("e", total_epsilon=1.0, path=tmp_path / "l.sqlite3", unit=REPLACE_ONE)
     with pytest.raises(BudgetExceededError):
-        R.release_csv(source, tmp_path / "out.csv", _schema(), plan, ledger=tmp_path / "l2.sqlite3", budget=1.0)
+        R.release_csv(source, tmp_path / "out.csv", _schema(), plan, ledger=small)
     assert not (tmp_path / "out.csv").exists()
+    with pytest.raises(TypeError, match="BudgetLedger"):
+        R.release_table(_frame(20), _schema(), plan, ledger=tmp_path / "l.sqlite3")
 
 
-def test_fingerprint_ignores_row_order_and_parsing():
-    frame = _frame(500)
-    as_text = frame.astype(str)
-    assert R.table_fingerprint(frame) == R.table_fingerprint(frame.iloc[::-1]) == R.table_fingerprint(as_text)
-    changed = frame.copy()
-    changed.loc[3, "score"] = 1000.5
-    assert R.table_fingerprint(changed) != R.table_fingerprint(frame)
-    dropped = frame.drop(index=10)
-    assert R.table_fingerprint(dropped) != R.table_fingerprint(frame)
+# --- one unit of protection: a copy for an add/remove dataset is padded to a noisy row count ----------
 
 
-# --- the plan and the report ------------------------------------------------------------------------------
+def test_an_add_remove_copy_is_padded_and_charged_for_its_row_count(adult, tmp_path):
+    frame, schema = adult
+    frame = frame.head(3000)
+    plan = R.ReleasePlan([R.ColumnPlan("sex", "coin"), R.ColumnPlan("workclass", "k-ary", 1.0, missing="category")])
+    book = BudgetLedger("padded", total_epsilon=5.0, path=tmp_path / "l.sqlite3")
+    result = R.release_table(frame, schema, plan, ledger=book, random_state=3)
+    assert result.epsilon_charged == pytest.approx(plan.per_record_epsilon + R.COUNT_EPSILON, abs=1e-8)
+    (spend,) = book.spends()
+    assert spend.relation == ADD_REMOVE and "noisy row count" in spend.mechanism
+    protection = R._Protection(ADD_REMOVE, R.COUNT_EPSILON)
+    assert len(result.table) == R.noisy_row_count(3000, protection, R._entropy(3)[0])
+    assert result.report["unit_of_protection"]["padded"] and "padding" in result.report["privacy"]
+    assert "filler rows" in result.markdown
+    # The streamed release pads the same way for the same seed.
+    source = tmp_path / "in.csv"
+    frame.to_csv(source, index=False)
+    R.release_csv(source, tmp_path / "out.csv", schema, plan, unit=ADD_REMOVE, random_state=3, chunksize=700)
+    assert (tmp_path / "out.csv").read_bytes() == R.release_table(frame, schema, plan, unit=ADD_REMOVE, random_state=3).csv
+
+
+def test_padding_adds_and_drops_rows_around_the_true_count():
+    protection = R._Protection(ADD_REMOVE, 0.5)
+    counts = np.array([R.noisy_row_count(1000, protection, seed) for seed in range(400)])
+    assert (counts > 1000).any() and (counts < 1000).any()
+    assert abs(np.median(counts) - 1000) <= 2
+    frame, schema = _frame(60), _schema()
+    plan = _plan(colour={"mechanism": "k-ary", "epsilon": 1.0})
+    sizes = {
+        len(R.release_table(frame, schema, plan, unit=ADD_REMOVE, count_epsilon=0.5, random_state=s).table) for s in range(30)
+    }
+    assert min(sizes) < 60 < max(sizes)
+
+
+def test_a_kept_column_cannot_go_into_a_padded_copy():
+    schema = _schema(pub=ColumnSpec("pub", kind="categorical", categories=["a", "b"], public=True))
+    frame = _frame(30).assign(pub="a")
+    plan = R.ReleasePlan([R.ColumnPlan("pub", "keep"), R.ColumnPlan("smoker", "coin")])
+    with pytest.raises(DataError, match="filler rows"):
+        R.release_table(frame, schema, plan, unit=ADD_REMOVE)
+    assert len(R.release_table(frame, schema, plan, unit=REPLACE_ONE).table) == 30
+
+
+def test_an_unpadded_copy_is_refused_by_an_add_remove_ledger(tmp_path):
+    book = BudgetLedger("ar", total_epsilon=5.0, path=tmp_path / "l.sqlite3")
+    with pytest.raises(UnitOfProtectionError):
+        R.release_table(_frame(30), _schema(), _plan(smoker={"mechanism": "coin"}), ledger=book, unit=REPLACE_ONE)
+    assert book.spends() == []
+
+
+def test_missing_values_are_their_own_category_so_estimates_are_unbiased():
+    """The issue's Federal-gov case: a uniform imputation biases every share; '(missing)' does not."""
+    rng = np.random.default_rng(5)
+    n = 200_000
+    truth = rng.choice(np.array(["Federal-gov", "Private", "Self-emp", None], dtype=object), size=n, p=[0.03, 0.8, 0.1, 0.07])
+    frame = pd.DataFrame({"workclass": truth})
+    schema = Schema([ColumnSpec("workclass", kind="categorical", categories=["Federal-gov", "Private", "Self-emp"])])
+    plan = R.default_plan(schema, epsilon=2.0)
+    assert plan["workclass"].missing == "category"
+    released = R.release_table(frame, schema, plan, random_state=9)
+    entry = R.report_entry(released.report, "workclass")
+    estimate = R.estimate_column(released.table["workclass"], entry).set_index("category")
+    for category, share in {"Federal-gov": 0.03, "Private": 0.8, "(missing)": 0.07}.items():
+        assert estimate.loc[category, "ci_lower"] - 0.003 <= share <= estimate.loc[category, "ci_upper"] + 0.003
+    assert "a missing value counting as '(missing)'" in entry["estimates_of"]
+    # The old default (missing → a random category) estimates a mixture instead: Federal-gov comes out too high.
+    plan["workclass"].missing = "random"
+    mixed = R.release_table(frame, schema, plan, random_state=9)
+    mixed_entry = R.report_entry(mixed.report, "workclass")
+    biased = R.estimate_column(mixed.table["workclass"], mixed_entry).set_index("category")
+    assert biased.loc["Federal-gov", "ci_lower"] > 0.03 + 0.01
+    assert "not the share among known values" in mixed_entry["estimates_of"]
+
+
+def test_data_read_domains_are_dropped_by_default_and_refused_until_declared_public():
+    schema = Schema([
+        ColumnSpec("FullName", kind="categorical", categories=[f"person {i}" for i in range(30)], bounds_from_data=True),
+        ColumnSpec("score", kind="numeric", lower=0, upper=10, bounds_from_data=True),
+        ColumnSpec("smoker", kind="categorical", categories=["no", "yes"], may_be_missing=False),
+    ])
+    plan = R.default_plan(schema)
+    assert [(c.column, c.mechanism) for c in plan.columns] == [("FullName", "drop"), ("score", "drop"), ("smoker", "coin")]
+    forced = R.ReleasePlan([R.ColumnPlan("FullName", "k-ary", 1.0), R.ColumnPlan("score", "bins", 1.0, bins=4)])
+    problems = forced.problems(schema)
+    assert len(problems) == 2 and all("read from your data" in p for p in problems)
+    schema["score"].bounds_from_data = False  # the owner confirms the bounds are public
+    assert R.ReleasePlan([R.ColumnPlan("score", "bins", 1.0, bins=4)]).problems(schema) == []
 
 
 def test_default_plan_for_adult(adult):
@@ -566,13 +646,17 @@ def test_report_is_complete_and_holds_no_data(adult):
     schema = Schema([ColumnSpec(**{**c.__dict__}) for c in schema.columns])
     schema["age"].bounds_from_data = True
     plan = R.default_plan(schema)
+    assert plan["age"].mechanism == "drop"  # a data-read domain is never released by default
+    plan["age"].mechanism, plan["age"].epsilon, plan["age"].bins = "bins", 1.0, 8
+    with pytest.raises(DataError, match="read from your data"):
+        R.release_table(frame.head(100), schema, plan)
+    plan["age"].mechanism = "drop"
     plan["hours-per-week"].mechanism, plan["hours-per-week"].bins = "laplace", None
     result = R.release_table(frame.head(1000), schema, plan, random_state=1)
     report = json.loads(json.dumps(result.report))
     assert report["format"] == "dpcore-release-report/1"
     assert report["per_record_epsilon"] == pytest.approx(plan.per_record_epsilon)
-    assert any("'age' were read from the data" in w for w in report["warnings"])
-    assert "WARNING: Not differentially private" in result.markdown
+    assert report["unit_of_protection"]["unit"] == "replace-one" and "does not hide **whether**" in result.markdown
     for entry in report["columns"]:
         assert {"column", "header", "mechanism", "epsilon", "estimator", "description"} <= set(entry)
         if entry["mechanism"] == "laplace":
@@ -582,42 +666,3 @@ def test_report_is_complete_and_holds_no_data(adult):
             assert "pi_j = (lambda_j - q) / (p - q)" in entry["estimator"]["frequency"]
     assert "fingerprint" not in json.dumps(report) and result.dataset_id is None
     assert "rows" not in report
-
-
-# --- the table fingerprint that names a dataset's budget ---------------------------------------
-
-
-@pytest.fixture
-def fingerprint_table() -> pd.DataFrame:
-    rng = np.random.default_rng(71)
-    return pd.DataFrame(
-        {
-            "age": rng.integers(18, 90, 200),
-            "income": rng.normal(5e4, 1e4, 200).round(2),
-            "city": rng.choice(["Oslo", "Lund", "Graz"], 200),
-        }
-    )
-
-
-def test_fingerprint_ignores_row_order(fingerprint_table):
-    shuffled = fingerprint_table.sample(frac=1.0, random_state=3).reset_index(drop=True)
-    assert not shuffled.equals(fingerprint_table)
-    assert R.table_fingerprint(shuffled) == R.table_fingerprint(fingerprint_table)
-    assert R.table_fingerprint(fingerprint_table.iloc[::-1]) == R.table_fingerprint(fingerprint_table)
-
-
-def test_fingerprint_ignores_the_files_delimiter(fingerprint_table):
-    comma, _ = read_csv_bytes(fingerprint_table.to_csv(index=False).encode())
-    semicolon, _ = read_csv_bytes(fingerprint_table.sample(frac=1.0, random_state=4).to_csv(index=False, sep=";").encode())
-    assert R.table_fingerprint(comma) == R.table_fingerprint(semicolon)
-
-
-def test_fingerprint_changes_with_the_records(fingerprint_table):
-    base = R.table_fingerprint(fingerprint_table)
-    changed = fingerprint_table.copy()
-    changed.loc[7, "age"] += 1
-    assert R.table_fingerprint(changed) != base
-    assert R.table_fingerprint(fingerprint_table.iloc[1:]) != base
-    assert R.table_fingerprint(pd.concat([fingerprint_table, fingerprint_table.iloc[:1]])) != base
-    assert R.table_fingerprint(fingerprint_table.rename(columns={"age": "years"})) != base
-    assert int(base, 16) >= 0
