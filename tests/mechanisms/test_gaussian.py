@@ -35,3 +35,12 @@ def test_calls_are_recorded():
     with record_mechanism_calls() as recorder:
         Gaussian(rho=0.5, random_state=0).randomise([1.0, 2.0])
     assert recorder.calls[0].mechanism == "gaussian"
+
+
+def test_outputs_are_rounded_to_a_power_of_two_grid():
+    """Floating-point hygiene (Mironov 2012): no output keeps bits below the grid."""
+    mechanism = Gaussian(rho=0.5, sensitivity=1.0, random_state=3)
+    grid = mechanism.grid
+    assert grid == 2.0 ** np.floor(np.log2(mechanism.sigma / 1000)) and grid <= mechanism.sigma / 1000
+    out = mechanism.randomise(np.full(10_000, 0.123456789))
+    assert np.all(out / grid == np.round(out / grid))
