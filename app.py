@@ -3,6 +3,7 @@
 import streamlit as st
 
 from app_support.session import get_state
+from dpcore.accountant import UNITS
 
 st.set_page_config(page_title="DP Studio", page_icon=":material/lock:", layout="wide")
 
@@ -18,12 +19,13 @@ navigation = st.navigation(pages)
 state = get_state()
 with st.sidebar:
     st.markdown("### Dataset")
-    st.write(state.dataset.name)
-    st.caption(f"{state.dataset.info['rows']:,} rows × {state.dataset.info['columns']} columns")
     ledger = state.ledger()
+    st.write(f"**{ledger.name}** — table {state.dataset.name}")
+    st.caption(f"{state.dataset.info['rows']:,} rows × {state.dataset.info['columns']} columns (exact: owner's eyes only)")
     total, spent = ledger.total, ledger.spent
     st.markdown("### Privacy budget")
     st.progress(min(spent / total, 1.0), text=f"ε spent {spent:g} of {total:g} — {max(total - spent, 0):g} left")
+    st.caption(f"Per person, where {UNITS[ledger.unit]}. δ spent {ledger.spent_delta:g} of {ledger.total_delta:g}.")
     for note in state.dataset.schema.leak_notes()[:3]:
         st.warning(note, icon=":material/warning:")
 

@@ -20,6 +20,7 @@ EPSILON_GRIDS = {
     "thorough": tuple(float(f"{v:.3g}") for v in np.geomspace(0.05, 20, 9)),
 }
 NOT_FOR_RELEASE = "contains non-private reference figures — not for release"
+OWNER_ONLY = "owner's eyes only — not differentially private"
 
 
 @dataclass(frozen=True)
@@ -154,8 +155,14 @@ def comparison_chart(summary: pd.DataFrame, metric: str, unit: str, published: p
                 x=x, y="mean:Q", color=colour, tooltip=[alt.Tooltip("name:N"), alt.Tooltip("epsilon:Q"), alt.Tooltip("mean:Q", format=",.4g")]
             )
         )
+    # The marking is part of the image itself, so a saved or forwarded chart still says what it is.
     return alt.layer(*layers).properties(
-        height=420, title=f"{metric} against ε — dashed rules: non-private references (owner's eyes only)"
+        height=420,
+        title=alt.TitleParams(
+            f"{metric} against ε — dashed rules: non-private references",
+            subtitle=[f"{OWNER_ONLY.upper()}: measured on the owner's raw data"],
+            subtitleColor="#b00020", subtitleFontWeight="bold", subtitleFontSize=14,
+        ),
     )
 
 
@@ -221,7 +228,7 @@ def chart_image(chart: alt.Chart, fmt: str) -> bytes:
 
 
 def results_csv(results: pd.DataFrame) -> bytes:
-    """The tidy results, headed by a not-for-release line: every figure was measured on raw data."""
+    """The tidy results, headed by a not-for-release line and marked on every row: all measured on raw data."""
     header = f"# {NOT_FOR_RELEASE}; measured on the owner's raw data\n"
-    return (header + results.to_csv(index=False)).encode("utf-8")
+    return (header + results.assign(marking=OWNER_ONLY).to_csv(index=False)).encode("utf-8")
 

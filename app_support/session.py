@@ -16,6 +16,6 @@ def get_state() -> StudioState:
     """This session's state, opened on the default sample the first time."""
     if STATE_KEY not in st.session_state:
         state = StudioState(ledger_path=os.environ.get(LEDGER_ENV))
-        state.dataset = load_sample(DEFAULT_SAMPLE)
+        state.dataset = load_sample(DEFAULT_SAMPLE, state.catalog())
         st.session_state[STATE_KEY] = state
     return st.session_state[STATE_KEY]

@@ -9,8 +9,8 @@ from pathlib import Path
 import pandas as pd
 
 from dpcore.accountant import BudgetLedger
+from dpcore.datasets import Catalog, Identification
 from dpcore.loading import read_csv_path
-from dpcore.release import table_fingerprint
 from dpcore.schema import Schema, load_schema, suggest_schema
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -19,7 +19,6 @@ SAMPLES = {
     "Adult census income (sample)": ("adult.csv", "adult.schema.json"),
 }
 DEFAULT_SAMPLE = "California housing (sample)"
-DEFAULT_TOTAL_EPSILON = 1.0
 
 
 @dataclass
@@ -31,8 +30,18 @@ class Dataset:
     info: dict
     base_schema: Schema
     schema: Schema
-    fingerprint: str
+    identification: Identification
     is_sample: bool = False
+
+    @property
+    def dataset_id(self) -> str:
+        """The dataset (the people) whose budget this table spends."""
+        return self.identification.dataset.dataset_id
+
+    @property
+    def fingerprint(self) -> str:
+        """A key for this table's widgets and cached results: its dataset and its contents."""
+        return f"{self.dataset_id}-{id(self.frame):x}"
 
     @property
     def schema_key(self) -> str:
@@ -70,18 +79,27 @@ class StudioState:
     best_model: dict = field(default_factory=dict)
     release: object | None = None
 
+    def catalog(self) -> Catalog:
+        return Catalog(self.ledger_path)
+
     def ledger(self) -> BudgetLedger:
-        """The budget of the dataset in use, created at the default total the first time."""
-        return BudgetLedger(self.dataset.fingerprint, DEFAULT_TOTAL_EPSILON, path=self.ledger_path)
+        """The budget of the dataset in use."""
+        return self.catalog().ledger(self.dataset.dataset_id)
 
 
-def load_sample(name: str) -> Dataset:
+def load_sample(name: str, catalog: Catalog) -> Dataset:
     csv_name, schema_name = SAMPLES[name]
     frame, info = read_csv_path(ROOT / "sample_data" / csv_name)
     schema = load_schema(ROOT / "sample_data" / schema_name)
-    return Dataset(name, frame, info, schema, schema, table_fingerprint(frame), is_sample=True)
+    return Dataset(name, frame, info, schema, schema, catalog.open_table(lambda: [frame], name), is_sample=True)
 
 
-def dataset_from_upload(name: str, frame: pd.DataFrame, info: dict, schema: Schema | None = None) -> Dataset:
+def dataset_from_upload(name: str, frame: pd.DataFrame, info: dict, catalog: Catalog, schema: Schema | None = None) -> Dataset:
+    """An uploaded table, attached to the known dataset whose people it overlaps (or a new one)."""
     schema = schema or suggest_schema(frame)
-    return Dataset(name, frame, info, schema, schema, table_fingerprint(frame))
+    return Dataset(name, frame, info, schema, schema, catalog.open_table(lambda: [frame], Path(name).stem))
+
+
+def separate_dataset(dataset: Dataset, catalog: Catalog, name: str, reason: str) -> None:
+    """Make the table a dataset of its own although it overlaps a known one (recorded with the reason)."""
+    dataset.identification = catalog.separate(lambda: [dataset.frame], name, reason)

@@ -71,7 +71,10 @@ def train_model(
         params=dict(params or {}),
     )
     model = spec.make(context).fit(X[train], y[train])
-    ledger.spend(f"Train {spec.name}" + (" (demo seed)" if seeded else ""), epsilon)  # δ, if any, is in the name
+    ledger.spend(
+        f"Train {spec.name}" + (" (demo seed)" if seeded else ""), epsilon, delta=float(getattr(model, "delta", 0.0) or 0.0),
+        mechanism=type(model).__name__, released="a trained model",
+    )
     predicted = model.predict(X[test])
     details: dict = {"n_train": len(train), "n_test": len(test)}
     if spec.task == "regression":

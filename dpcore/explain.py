@@ -29,6 +29,21 @@ MECHANISM_NOTES = {
 }
 
 
+PROMISE = (
+    "**What we promise.** Every model, number or file that leaves this screen is differentially private for "
+    "every person in the dataset, in the dataset's unit of protection: whatever anyone learns from all of them "
+    "together, it is at most e^ε times more likely — plus a chance δ, for approximate-DP models — whether or not one "
+    "person's row is in the table (or, in the 'values may change' unit, whatever that person's values are). ε and δ "
+    "are the dataset's totals: every release is recorded with its own (ε, δ) and neighbours, converted to the "
+    "dataset's unit (an add/remove release counts double where values may change), and added up (basic composition). "
+    "A release that would pass the total is refused. The budget belongs to the people, not to a file: a re-saved, "
+    "reordered, renamed or extended copy of the table spends the same budget. Bounds and categories are your public "
+    "declarations; anything read from the data is flagged as not private and never released. What we do not promise: "
+    "protection for a person who appears in several rows (each row counts as a person), for columns you declare "
+    "public, or for anything you share outside DP Studio — raw previews and comparisons marked 'owner's eyes only'."
+)
+
+
 def one_person_sentence(epsilon: float) -> str:
     """What ε means for one person, in words."""
     factor = math.exp(epsilon)

@@ -50,7 +50,7 @@ for col, (preset_key, preset) in zip(preset_cols, PRESETS.items()):
         st.caption(preset.note)
         if st.button(preset.title, key=f"preset_{preset_key}"):
             if dataset.name != preset.sample:
-                state.dataset = load_sample(preset.sample)
+                state.dataset = load_sample(preset.sample, state.catalog())
             state.compare_settings = preset.settings
             state.compare_pending = True
             st.rerun()

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from app_support.session import get_state
-from app_support.state import SAMPLES, dataset_from_upload, load_sample
+from app_support.state import SAMPLES, dataset_from_upload, load_sample, separate_dataset
 from dpcore.exceptions import DataError
 from dpcore.loading import read_csv_bytes
 from dpcore.schema import KINDS, ROLES, Normaliser, Schema, out_of_bounds_share
@@ -21,7 +21,7 @@ if source == "A bundled sample":
     current = names.index(state.dataset.name) if state.dataset.name in names else 0
     choice = st.selectbox("Sample", names, index=current)
     if choice != state.dataset.name:
-        state.dataset = load_sample(choice)
+        state.dataset = load_sample(choice, state.catalog())
         state.trained = None
         st.rerun()
 else:
@@ -33,7 +33,7 @@ else:
         try:
             frame, info = read_csv_bytes(upload.getvalue())
             schema = Schema.from_json(schema_upload.getvalue().decode("utf-8", "replace")) if schema_upload else None
-            state.dataset = dataset_from_upload(upload.name, frame, info, schema)
+            state.dataset = dataset_from_upload(upload.name, frame, info, state.catalog(), schema)
             state.trained = None
             state.loaded_upload_id = upload.file_id
             state.upload_error = None
@@ -48,9 +48,25 @@ else:
 
 dataset = state.dataset
 st.caption(
-    f"**{dataset.name}** — {dataset.info['rows']:,} rows, {dataset.info['columns']} columns, "
+    f"**{dataset.name}** — {dataset.info['rows']:,} rows (exact count: owner's eyes only), {dataset.info['columns']} columns, "
     f"{dataset.info['delimiter']}-separated, {dataset.info['encoding']}."
 )
+identification = dataset.identification
+st.info(f"**Dataset: {identification.dataset.name}.** {identification.sentence}", icon=":material/group:")
+if not identification.created and not dataset.is_sample:
+    with st.expander("These are different people: make this a separate dataset"):
+        st.write(
+            "Only do this if the rows really describe other people. Two datasets of the same people would give each person "
+            "two budgets — that is why the choice and your reason are kept in the new dataset's history."
+        )
+        new_name = st.text_input("Name of the new dataset", key="separate_name")
+        reason = st.text_input("Why are these different people?", key="separate_reason")
+        if st.button("Make it a separate dataset", key="separate_button"):
+            try:
+                separate_dataset(dataset, state.catalog(), new_name, reason)
+                st.rerun()
+            except DataError as error:
+                st.error(str(error))
 
 st.subheader("Declare the columns")
 st.write(
@@ -73,6 +89,9 @@ edited = st.data_editor(
         "categories": st.column_config.TextColumn("categories", help="The public list of values, separated by |"),
         "missing → fill": st.column_config.NumberColumn("missing → fill", help="Value for a missing number (default: middle of the bounds)"),
         "public": st.column_config.CheckboxColumn("public", help="Declared non-sensitive: an export may copy it unchanged"),
+        "may be missing": st.column_config.CheckboxColumn(
+            "may be missing", help="A value can be absent: an export then randomizes 'missing' as a category of its own"
+        ),
         "read from data (leak)": st.column_config.CheckboxColumn(
             "read from data (leak)",
             help="Ticked when the bounds or categories were read from your data. Untick it only once they are public declarations.",
@@ -94,8 +113,11 @@ st.download_button(
     "Save this schema (JSON)", schema.to_json(), file_name="schema.json", mime="application/json", key="download_schema"
 )
 
-st.subheader("What the models will see")
-st.caption("Every used column mapped to [0, 1] with your declarations (categories as evenly spaced codes).")
+st.subheader("What the models will see — owner only")
+st.caption(
+    "Every used column mapped to [0, 1] with your declarations (categories as evenly spaced codes). These are your raw "
+    "rows, for your eyes only: not differentially private."
+)
 usable = Schema([c for c in schema.columns if not c.problems() and c.name in dataset.frame.columns])
 st.dataframe(Normaliser(usable).preview(dataset.frame.head(200)), width="stretch", height=240)
 

@@ -6,8 +6,10 @@ import altair as alt
 import streamlit as st
 
 from app_support.session import get_state
+from dpcore.accountant import ADD_REMOVE, REPLACE_ONE, UNITS
 from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.release import (
+    COUNT_EPSILON,
     MECHANISMS,
     ReleasePlan,
     default_plan,
@@ -27,11 +29,23 @@ st.write(
     "before the copy leaves. The buyer gets a privacy report that lets them undo the noise *on average* — population "
     "shares and means come back, individual rows do not."
 )
-st.warning(
-    "What this protects: every value of every person (each can deny it). What it does not hide: that a person is in "
-    "the table at all — the copy has one row per person. Sell a copy only where being in the table is not itself sensitive.",
-    icon=":material/info:",
-)
+padded = ledger.unit == ADD_REMOVE
+if padded:
+    st.info(
+        f"This dataset's unit is **{UNITS[ADD_REMOVE]}**. A copy with one row per person would give away how many "
+        f"people are in the table, so the copy is padded to a noisy row count (ε = {COUNT_EPSILON:g}, charged on top of "
+        "the columns): a few filler rows are added, or a few real rows left out, and nobody can tell from the copy whether "
+        "a person is in it. If being in the table is not itself sensitive, you can declare the unit "
+        f"'{UNITS[REPLACE_ONE]}' on the Privacy page instead (every model spend then counts double).",
+        icon=":material/info:",
+    )
+else:
+    st.warning(
+        f"This dataset's unit is **{UNITS[REPLACE_ONE]}**: the copy protects every value of every person (each can deny "
+        "it) but has exactly one row per person, so it does not hide that a person is in the table. Sell it only where "
+        "being in the table is not itself sensitive.",
+        icon=":material/info:",
+    )
 with st.expander("Why the same table gives the same copy"):
     st.write(
         "If you handed out several independently randomized copies, a buyer holding two of them could average the noise "
@@ -51,7 +65,7 @@ st.caption(
 )
 # The default shares the table's whole budget between the randomized columns, so releasing it
 # again later names the same plan and gets the same stored copy back.
-base = default_plan(schema, budget=ledger.total).to_frame()
+base = default_plan(schema, budget=max(ledger.total - (COUNT_EPSILON if padded else 0.0), 0.001)).to_frame()
 edited = st.data_editor(
     base,
     key=f"plan_editor_{dataset.fingerprint}_{dataset.schema_key}_{ledger.total}",
@@ -78,7 +92,8 @@ problems = [p for p in plan.problems(schema)]
 per_person = plan.per_record_epsilon
 remaining = ledger.remaining
 col_a, col_b = st.columns(2)
-col_a.metric("ε per person in this copy", f"{per_person:.3g}")
+col_a.metric("ε per person in this copy", f"{per_person + (COUNT_EPSILON if padded else 0.0):.3g}",
+             help="The columns' ε" + (f" plus ε = {COUNT_EPSILON:g} for the noisy row count" if padded else ""))
 col_b.metric("Budget left for this table", f"{remaining:.3g}")
 for note in schema.leak_notes():
     st.warning(note + " The buyer's report will say so.", icon=":material/warning:")

@@ -1,20 +1,47 @@
-"""Privacy: choose the dataset's total ε, the mechanisms, and see what ε does."""
+"""Privacy: the dataset's budget, its unit of protection, its history, and what ε does."""
 
 import altair as alt
 import streamlit as st
 
 from app_support.session import get_state
+from dpcore.accountant import ADD_REMOVE, REPLACE_ONE, UNITS
 from dpcore.exceptions import BudgetExceededError
-from dpcore.explain import HARM_PRESETS, MECHANISM_NOTES, coin_demo, epsilon_warnings, noisy_count_demo, one_person_sentence
+from dpcore.explain import (
+    HARM_PRESETS,
+    MECHANISM_NOTES,
+    PROMISE,
+    coin_demo,
+    epsilon_warnings,
+    noisy_count_demo,
+    one_person_sentence,
+)
 
 state = get_state()
 ledger = state.ledger()
 st.title("2. Privacy")
 st.write(
-    "**ε (epsilon)** is the privacy budget of this table: the total privacy loss you accept for everyone in it, "
-    "across everything you train or export. Smaller is more private and noisier. Every release spends part of it; "
-    "when it is gone, nothing more can leave this screen."
+    f"**ε (epsilon)** is the privacy budget of the dataset **{ledger.name}**: the total privacy loss you accept for "
+    "everyone in it, across everything you train or export. Smaller is more private and noisier. Every release spends "
+    "part of it; when it is gone, nothing more can leave this screen."
 )
+st.info(PROMISE, icon=":material/verified_user:")
+st.write(f"**Now:** {ledger.summary()}.")
+
+st.subheader("Whom each release protects")
+units = [ADD_REMOVE, REPLACE_ONE]
+unit = st.radio("Unit of protection for this dataset", units, index=units.index(ledger.unit), format_func=lambda u: UNITS[u].capitalize(),
+                key="unit_choice")
+st.caption(
+    "Models protect against adding or removing a person's row. A randomized copy on its own hides a person's values but not "
+    "that they are in the table; under the add/remove unit it is padded to a noisy number of rows. Choosing 'values may "
+    "change' counts every model spend twice (a changed row is one removed and one added)."
+)
+if unit != ledger.unit and st.button("Use this unit", key="set_unit"):
+    try:
+        ledger.set_unit(unit)
+        st.rerun()
+    except BudgetExceededError as error:
+        st.error(str(error))
 
 st.subheader("How sensitive is this table?")
 options = [*HARM_PRESETS, "Custom"]
@@ -24,28 +51,27 @@ if preset == "Custom":
 else:
     chosen = HARM_PRESETS[preset]
     st.write(f"Suggested total: **ε = {chosen:g}**")
-
 st.info(one_person_sentence(chosen), icon=":material/person:")
-st.caption(
-    "The budget belongs to this table's contents: reloading or re-saving it keeps what was spent. Editing rows makes a "
-    "new table with a budget of its own — the people in both tables are then protected by the sum of the two budgets, "
-    "so edit before you release anything, not after."
-)
 for warning in epsilon_warnings(chosen):
     st.warning(warning)
 
-col_set, col_info = st.columns([1, 3])
-with col_set:
-    if st.button("Set as this table's budget", type="primary", disabled=chosen == ledger.total):
-        try:
-            ledger.set_total(chosen)
-            st.rerun()
-        except BudgetExceededError as error:
-            st.error(str(error))
-with col_info:
-    st.write(f"Current budget: **ε = {ledger.total:g}**, spent {ledger.spent:g}, left {ledger.remaining:g}.")
-    if ledger.spent > 0:
-        st.caption("Raising the total after releases weakens the promise made to the people in the table: decide it once.")
+raising = chosen > ledger.total
+confirmation = ""
+if raising:
+    st.warning(
+        f"This raises the total from ε = {ledger.total:g} to {chosen:g}: everyone in the dataset gets a weaker promise, "
+        "including for what was already released. Type **raise the budget** to confirm; the change is kept in the history.",
+        icon=":material/warning:",
+    )
+    confirmation = st.text_input("Confirmation", key="raise_confirmation", placeholder="raise the budget")
+ready = chosen != ledger.total and (not raising or confirmation.strip().lower() == "raise the budget")
+if st.button("Set as this dataset's budget", type="primary", disabled=not ready):
+    try:
+        ledger.set_total(chosen, confirm_raise=raising, reason="raised on the Privacy page" if raising else "lowered on the Privacy page")
+        st.rerun()
+    except BudgetExceededError as error:
+        st.error(str(error))
+st.write(f"Current budget: **ε = {ledger.total:g}**, spent {ledger.spent:g}, left {ledger.remaining:g}.")
 
 st.subheader("Mechanisms")
 st.write("Where an algorithm allows a choice, the models and exports use what you pick here.")
@@ -82,9 +108,9 @@ st.altair_chart(chart, width="stretch")
 st.write("What the coin does to twenty made-up yes/no answers (each answer kept 3 times in 4):")
 st.dataframe(coin_demo().set_index("person").T, width="stretch")
 
-st.subheader("What has been spent on this table")
-spends = ledger.to_frame()
-if spends.empty:
-    st.write("Nothing yet.")
-else:
-    st.dataframe(spends, hide_index=True, width="stretch")
+st.subheader("The dataset's history")
+st.caption("Every total set, every spend and every recorded choice, oldest first. Nothing in it can be edited or deleted.")
+history = ledger.history()
+st.dataframe(history, hide_index=True, width="stretch")
+st.download_button("Download the history (CSV)", ledger.history_csv(), file_name="budget_history.csv", mime="text/csv",
+                   key="download_history")

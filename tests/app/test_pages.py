@@ -6,6 +6,7 @@ import pytest
 
 from app_support.session import STATE_KEY
 from dpcore.accountant import BudgetLedger
+from dpcore.release import COUNT_EPSILON
 
 SENTINEL = "SENTINEL-4417"
 PAGES = ["data", "privacy", "train", "compare", "export"]
@@ -173,7 +174,8 @@ def test_ledger_survives_a_new_session(app, tmp_path):
     at = app("train")
     state(at).ledger().spend("a release", 0.2)
     again = app()
-    assert BudgetLedger(state(again).dataset.fingerprint, path=state(again).ledger_path).spent == pytest.approx(0.2)
+    assert state(again).ledger().spent == pytest.approx(0.2)
+    assert BudgetLedger(state(again).dataset.dataset_id, path=state(again).ledger_path).spent == pytest.approx(0.2)
 
 
 def test_export_releases_within_budget_then_hands_out_the_same_copy(app):
@@ -185,13 +187,15 @@ def test_export_releases_within_budget_then_hands_out_the_same_copy(app):
     assert not at.exception
     first = state(at).release
     assert first is not None and not first.reused
-    assert first.per_record_epsilon <= 1.0
+    # The dataset's unit is add/remove: the copy is padded to a noisy row count, whose ε is charged too.
+    assert first.epsilon_charged == pytest.approx(first.per_record_epsilon + COUNT_EPSILON) and first.epsilon_charged <= 1.0
+    assert first.report["unit_of_protection"]["padded"]
     assert "email" not in first.csv.decode("utf-8").splitlines()[0]
-    assert state(at).ledger().spent == pytest.approx(first.per_record_epsilon)
+    assert state(at).ledger().spent == pytest.approx(first.epsilon_charged)
     [b for b in at.button if b.label == "Release the copy"][0].click().run()
     second = state(at).release
     assert second.reused and second.csv == first.csv
-    assert state(at).ledger().spent == pytest.approx(first.per_record_epsilon)
+    assert state(at).ledger().spent == pytest.approx(first.epsilon_charged)
     assert any("owner only" in str(h.value) for h in at.subheader)
 
 
@@ -203,3 +207,76 @@ def test_export_refuses_a_plan_over_the_budget(app):
     [b for b in at.button if b.label == "Release the copy"][0].click().run()
     assert any("budget" in str(e.value) for e in at.error)
     assert ledger.spent == pytest.approx(0.5)
+
+
+# --- a budget that is a promise: dataset identity, typed raise, history -------------------------------
+
+
+def _adult_csv(columns_reversed: bool = False) -> bytes:
+    from conftest import SAMPLE_DATA
+
+    from dpcore.loading import read_csv_path
+
+    frame, _ = read_csv_path(SAMPLE_DATA / "adult.csv")
+    frame = frame.head(2000)
+    if columns_reversed:
+        frame = frame[frame.columns[::-1]].rename(columns=str.upper).sample(frac=1.0, random_state=3)
+    return frame.to_csv(index=False, sep=";" if columns_reversed else ",").encode("utf-8")
+
+
+def test_a_reordered_renamed_upload_spends_the_same_budget(app):
+    at = app("data")
+    _upload(at, "census.csv", _adult_csv())
+    first = state(at).dataset
+    assert first.identification.created and first.identification.dataset.name == "census"
+    state(at).ledger().spend("a model", 0.4)
+    again = app("data")
+    _upload(again, "census_resaved.csv", _adult_csv(columns_reversed=True))
+    second = state(again).dataset
+    assert not second.identification.created and second.dataset_id == first.dataset_id
+    assert state(again).ledger().spent == pytest.approx(0.4)
+    assert any("uses that dataset's budget" in m for m in messages(again))
+    # Making it a separate dataset needs a name and a reason, and is recorded.
+    [b for b in again.button if b.label == "Make it a separate dataset"][0].click().run()
+    assert any("Say why" in str(e.value) for e in again.error) or any("name" in str(e.value) for e in again.error)
+    again.text_input(key="separate_name").set_value("census, other people").run()
+    again.text_input(key="separate_reason").set_value("the 2021 survey, other households").run()
+    [b for b in again.button if b.label == "Make it a separate dataset"][0].click().run()
+    assert state(again).dataset.dataset_id != first.dataset_id and state(again).ledger().spent == 0
+    history = state(again).ledger().history()
+    assert "the 2021 survey, other households" in " ".join(history["what"].astype(str))
+
+
+def test_raising_the_total_needs_a_typed_confirmation_and_is_in_the_history(app):
+    at = app("privacy")
+    at.radio(key="harm_preset").set_value("Custom").run()
+    at.number_input[0].set_value(3.0).run()
+    button = [b for b in at.button if b.label == "Set as this dataset's budget"][0]
+    assert button.disabled
+    at.text_input(key="raise_confirmation").set_value("raise the budget").run()
+    [b for b in at.button if b.label == "Set as this dataset's budget"][0].click().run()
+    assert state(at).ledger().total == 3.0
+    assert "raised on the Privacy page" in state(at).ledger().history()["what"].tolist()
+    assert any("What we promise" in str(i.value) for i in at.info)
+
+
+def test_the_unit_of_protection_is_chosen_on_the_privacy_page(app):
+    at = app("privacy")
+    state(at).ledger().spend("a model", 0.25)
+    at.run()
+    at.radio(key="unit_choice").set_value("replace-one").run()
+    [b for b in at.button if b.label == "Use this unit"][0].click().run()
+    assert state(at).ledger().unit == "replace-one" and state(at).ledger().spent == pytest.approx(0.5)
+
+
+def test_owner_only_marking_is_inside_the_chart_and_every_csv_row():
+    import pandas as pd
+
+    from app_support.comparing import OWNER_ONLY, comparison_chart, results_csv
+
+    summary = pd.DataFrame({"model": ["dp_mean", "sk_tree_reg"], "name": ["DP mean", "Tree"], "metric": ["MAE", "MAE"],
+                            "epsilon": [1.0, None], "mean": [0.2, 0.1], "std": [0.01, 0.0], "runs": [5, 5], "kind": ["ours", "sk"]})
+    spec = comparison_chart(summary, "MAE", "").to_json()
+    assert OWNER_ONLY.upper() in spec
+    text = results_csv(summary).decode("utf-8")
+    assert all(line.endswith(OWNER_ONLY) for line in text.splitlines()[2:])
