@@ -20,7 +20,7 @@ state = get_state()
 with st.sidebar:
     st.markdown("### Dataset")
     ledger = state.ledger()
-    st.write(f"**{ledger.name}** — table {state.dataset.name}")
+    st.write(f"**{ledger.name}**" + (f" — table {state.dataset.name}" if state.dataset.name != ledger.name else ""))
     st.caption(f"{state.dataset.info['rows']:,} rows × {state.dataset.info['columns']} columns (exact: owner's eyes only)")
     total, spent = ledger.total, ledger.spent
     st.markdown("### Privacy budget")

@@ -334,8 +334,9 @@ class BudgetLedger:
             rows.append(row)
         columns = ["when (UTC)", "event", "what", "ε", "δ", "neighbours", "mechanism", "released",
                    "ε in the dataset's unit", "δ in the dataset's unit"]
-        frame = pd.DataFrame(rows, columns=columns)
-        return frame.sort_values("when (UTC)", kind="stable").reset_index(drop=True)
+        frame = pd.DataFrame(rows, columns=columns).sort_values("when (UTC)", kind="stable").reset_index(drop=True)
+        frame["when (UTC)"] = frame["when (UTC)"].str[:19]  # sorted to the microsecond, shown to the second
+        return frame
 
     def history_csv(self) -> bytes:
         return self.history().to_csv(index=False).encode("utf-8")

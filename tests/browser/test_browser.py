@@ -94,3 +94,64 @@ def test_export_downloads_the_released_csv_and_its_report(page):
     assert "median_house_value" in released_columns and len(released_columns) == 10
     assert report and "columns" in json.dumps(report)
     screenshot(page, "export_page")
+
+
+def _adult_file(tmp_path, name: str, reversed_columns: bool = False) -> Path:
+    from dpcore.loading import read_csv_path
+
+    frame, _ = read_csv_path(Path(__file__).resolve().parents[2] / "sample_data" / "adult.csv")
+    frame = frame.head(1500)
+    if reversed_columns:
+        frame = frame[frame.columns[::-1]].rename(columns=str.upper).sample(frac=1.0, random_state=5)
+    path = tmp_path / name
+    frame.to_csv(path, index=False, sep=";" if reversed_columns else ",")
+    return path
+
+
+def test_a_resaved_file_in_another_session_spends_the_same_budget(browser, server, page, tmp_path):
+    """The issue's sidestep: a column-reversed, renamed re-save must not get a fresh budget."""
+    _choose_upload(page)
+    schema = Path(__file__).resolve().parents[2] / "sample_data" / "adult.schema.json"
+    page.locator("[data-testid='stFileUploaderDropzoneInput']").nth(1).set_input_files(str(schema))
+    page.locator("[data-testid='stFileUploaderDropzoneInput']").first.set_input_files(str(_adult_file(tmp_path, "census.csv")))
+    page.get_by_text("A new dataset 'census' was created", exact=False).wait_for()
+    screenshot(page, "data_page_new_dataset")
+    page.get_by_role("link", name="5. Export").click()
+    page.get_by_role("button", name="Release the copy").click()
+    page.get_by_text("Released: ε =", exact=False).wait_for()
+    screenshot(page, "export_padded_copy")
+    spent = page.locator("[data-testid='stSidebar']").get_by_text("ε spent", exact=False).first.inner_text()
+    assert "ε spent 0 of" not in spent
+
+    other = browser.new_context(viewport={"width": 1400, "height": 2400})
+    second = other.new_page()
+    second.set_default_timeout(60_000)
+    second.goto(server)
+    second.get_by_text("Declare the columns").wait_for()
+    _choose_upload(second).set_input_files(str(_adult_file(tmp_path, "census_resaved.csv", reversed_columns=True)))
+    second.get_by_text("uses that dataset's budget", exact=False).wait_for()
+    second.locator("[data-testid='stSidebar']").get_by_text("table census_resaved.csv", exact=False).wait_for()
+    second.locator("[data-testid='stSidebar']").get_by_text(spent, exact=False).wait_for()
+    again = second.locator("[data-testid='stSidebar']").get_by_text("ε spent", exact=False).first.inner_text()
+    assert again == spent
+    second.get_by_text("These are different people", exact=False).click()
+    screenshot(second, "data_page_same_people")
+    other.close()
+
+
+def test_raising_the_budget_is_a_typed_decision_kept_in_the_history(page):
+    page.get_by_role("link", name="2. Privacy").click()
+    page.get_by_text("What we promise", exact=False).wait_for()
+    page.get_by_text("Custom").click()
+    field = page.get_by_label("Total ε")
+    field.fill("2.5")
+    field.press("Enter")
+    page.get_by_text("Type raise the budget", exact=False).wait_for()
+    assert page.get_by_role("button", name="Set as this dataset's budget").is_disabled()
+    confirmation = page.get_by_label("Confirmation")
+    confirmation.fill("raise the budget")
+    confirmation.press("Enter")
+    page.get_by_role("button", name="Set as this dataset's budget").click()
+    page.get_by_text("Current budget: ε = 2.5", exact=False).wait_for()
+    page.get_by_text("The dataset's history").scroll_into_view_if_needed()
+    screenshot(page, "privacy_page_raised")
