@@ -6,6 +6,7 @@ import os
 
 import streamlit as st
 
+from app_support import workspace
 from app_support.state import DEFAULT_SAMPLE, StudioState, load_sample
 from dpcore.accountant import LEDGER_ENV
 
@@ -13,9 +14,39 @@ STATE_KEY = "dp_studio"
 
 
 def get_state() -> StudioState:
-    """This session's state, opened on the default sample the first time."""
+    """This session's state: the workspace named in the URL if there is one, else the default sample.
+
+    The workspace token is put back into the URL on every run (switching pages clears it), so a
+    reload at any moment reopens the same work.
+    """
     if STATE_KEY not in st.session_state:
         state = StudioState(ledger_path=os.environ.get(LEDGER_ENV))
-        state.dataset = load_sample(DEFAULT_SAMPLE, state.catalog())
+        token = st.query_params.get(workspace.QUERY_KEY)
+        dataset = workspace.load(state.ledger_path, token, state.catalog()) if token else None
+        if dataset is None:
+            token = workspace.new_token()
+            dataset = load_sample(DEFAULT_SAMPLE, state.catalog())
+            workspace.save(state.ledger_path, token, dataset)
+        else:
+            state.trained = workspace.load_trained(state.ledger_path, token)
+        state.dataset, state.workspace = dataset, token
         st.session_state[STATE_KEY] = state
-    return st.session_state[STATE_KEY]
+    state = st.session_state[STATE_KEY]
+    if st.query_params.get(workspace.QUERY_KEY) != state.workspace:
+        st.query_params[workspace.QUERY_KEY] = state.workspace
+    return state
+
+
+def remember(state: StudioState, table_changed: bool = False) -> None:
+    """Keep the session's table and declarations in its workspace (see :mod:`app_support.workspace`)."""
+    workspace.save(state.ledger_path, state.workspace, state.dataset, table_changed)
+
+
+def remember_model(state: StudioState) -> None:
+    workspace.save_trained(state.ledger_path, state.workspace, state.trained)
+
+
+def recall_model(state: StudioState) -> None:
+    """Pick up a model that a run interrupted by a reload finished (and charged) after all."""
+    if state.trained is None:
+        state.trained = workspace.load_trained(state.ledger_path, state.workspace)

@@ -10,6 +10,7 @@ import pandas as pd
 
 from dpcore.accountant import BudgetLedger
 from dpcore.datasets import Catalog, Identification
+from dpcore.exceptions import DataError
 from dpcore.loading import read_csv_path
 from dpcore.schema import Schema, load_schema, suggest_schema
 
@@ -32,6 +33,7 @@ class Dataset:
     schema: Schema
     identification: Identification
     is_sample: bool = False
+    revision: int = 0  # bumped when the declarations are replaced wholesale (an uploaded schema)
 
     @property
     def dataset_id(self) -> str:
@@ -68,6 +70,7 @@ class TrainedModel:
 class StudioState:
     dataset: Dataset | None = None
     ledger_path: str | None = None
+    workspace: str = ""  # the token of the on-disk workspace (app_support.workspace)
     count_noise: str = "geometric"
     selection: str = "gumbel"
     trained: TrainedModel | None = None
@@ -76,6 +79,7 @@ class StudioState:
     compare_pending: bool = False  # a preset asked for a run on the next page load
     upload_error: str | None = None
     loaded_upload_id: str | None = None
+    loaded_schema_id: str | None = None
     best_model: dict = field(default_factory=dict)
     release: object | None = None
 
@@ -103,3 +107,17 @@ def dataset_from_upload(name: str, frame: pd.DataFrame, info: dict, catalog: Cat
 def separate_dataset(dataset: Dataset, catalog: Catalog, name: str, reason: str) -> None:
     """Make the table a dataset of its own although it overlaps a known one (recorded with the reason)."""
     dataset.identification = catalog.separate(lambda: [dataset.frame], name, reason)
+
+
+def apply_schema(dataset: Dataset, schema: Schema) -> None:
+    """Use an uploaded schema for the table in use; its columns must be the table's."""
+    missing = [c.name for c in schema.columns if c.name not in dataset.frame.columns]
+    if missing or not schema.columns:
+        raise DataError(
+            "The schema file does not fit this table: it declares columns the table does not have "
+            f"({', '.join(missing[:5]) or 'none at all'}). Upload the schema saved for this table."
+        )
+    declared = {c.name for c in schema.columns}
+    extra = [c for c in dataset.schema.columns if c.name not in declared]
+    dataset.schema = dataset.base_schema = Schema([*schema.columns, *extra])
+    dataset.revision += 1

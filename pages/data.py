@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from app_support.session import get_state
-from app_support.state import SAMPLES, dataset_from_upload, load_sample, separate_dataset
+from app_support.session import get_state, remember, remember_model
+from app_support.state import SAMPLES, apply_schema, dataset_from_upload, load_sample, separate_dataset
 from dpcore.exceptions import DataError
 from dpcore.loading import read_csv_bytes
 from dpcore.schema import KINDS, ROLES, Normaliser, Schema, out_of_bounds_share
@@ -15,14 +15,18 @@ st.write(
     "public knowledge (a data dictionary, the law, geography) — not from the data itself."
 )
 
-source = st.radio("Table", ["A bundled sample", "My own CSV file"], horizontal=True, key="data_source")
+sources = ["A bundled sample", "My own CSV file"]
+# The choice follows the table in use, so coming back to this page never swaps an upload for a sample.
+source = st.radio("Table", sources, index=0 if state.dataset.is_sample else 1, horizontal=True, key="data_source")
 if source == "A bundled sample":
     names = list(SAMPLES)
-    current = names.index(state.dataset.name) if state.dataset.name in names else 0
-    choice = st.selectbox("Sample", names, index=current)
-    if choice != state.dataset.name:
+    current = names.index(state.dataset.name) if state.dataset.is_sample and state.dataset.name in names else None
+    choice = st.selectbox("Sample", names, index=current, placeholder="Choose a sample (it replaces your uploaded table)")
+    if choice is not None and choice != state.dataset.name:
         state.dataset = load_sample(choice, state.catalog())
         state.trained = None
+        remember(state)
+        remember_model(state)
         st.rerun()
 else:
     upload = st.file_uploader(
@@ -36,15 +40,28 @@ else:
             state.dataset = dataset_from_upload(upload.name, frame, info, state.catalog(), schema)
             state.trained = None
             state.loaded_upload_id = upload.file_id
+            state.loaded_schema_id = schema_upload.file_id if schema_upload else None
             state.upload_error = None
+            remember(state, table_changed=True)
+            remember_model(state)
         except DataError as error:
             state.upload_error = str(error)
         except Exception:  # pandas' own messages can quote cells: never show them
             state.upload_error = "The file could not be read as a table. Save it as a CSV file and try again."
         if state.upload_error is None:
             st.rerun()  # so the sidebar, drawn before this page, shows the new table and its budget
+    elif schema_upload is not None and schema_upload.file_id != state.loaded_schema_id:
+        # A schema uploaded after the table applies to the table in use.
+        state.loaded_schema_id = schema_upload.file_id
+        try:
+            apply_schema(state.dataset, Schema.from_json(schema_upload.getvalue().decode("utf-8", "replace")))
+            state.upload_error = None
+            remember(state)
+            st.rerun()
+        except DataError as error:
+            state.upload_error = str(error)
     if state.upload_error:
-        st.error(state.upload_error + " Your current table is kept.")
+        st.error(state.upload_error + " Your current table and declarations are kept.")
 
 dataset = state.dataset
 st.caption(
@@ -64,6 +81,7 @@ if not identification.created and not dataset.is_sample:
         if st.button("Make it a separate dataset", key="separate_button"):
             try:
                 separate_dataset(dataset, state.catalog(), new_name, reason)
+                remember(state)
                 st.rerun()
             except DataError as error:
                 st.error(str(error))
@@ -75,9 +93,13 @@ st.write(
     "values outside the bounds are clipped, unknown categories become *(other)*. A domain suggested from your data "
     "is ticked *read from data (leak)*: replace it with a public one, then untick it."
 )
+editor_key = f"schema_editor_{dataset.fingerprint}_{dataset.revision}"
+if editor_key not in st.session_state:
+    # The editor's own state is gone after a visit to another page: start it from what was declared.
+    dataset.base_schema = dataset.schema
 edited = st.data_editor(
     dataset.base_schema.to_frame(),
-    key=f"schema_editor_{dataset.fingerprint}",
+    key=editor_key,
     hide_index=True,
     width="stretch",
     disabled=["column"],
@@ -98,7 +120,10 @@ edited = st.data_editor(
         ),
     },
 )
-dataset.schema = Schema.from_frame(edited)
+declared = Schema.from_frame(edited)
+if declared != dataset.schema:
+    dataset.schema = declared
+    remember(state)
 schema = dataset.schema
 
 for note in schema.leak_notes():

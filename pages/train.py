@@ -2,12 +2,13 @@
 
 import streamlit as st
 
-from app_support.session import get_state
+from app_support.session import get_state, recall_model, remember_model
 from app_support.training import format_metric, model_bytes, model_card, rounds_table, train_model, tree_dot
 from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.models.registry import models_for
 
 state = get_state()
+recall_model(state)
 dataset = state.dataset
 schema = dataset.schema
 ledger = state.ledger()
@@ -76,6 +77,7 @@ if st.button("Train", type="primary"):
             state.trained = train_model(
                 dataset, key, epsilon, ledger, params, encoding, state.count_noise, state.selection, seeded
             )
+        remember_model(state)  # even if this browser tab was reloaded meanwhile, the charged model is kept
         st.rerun()
     except BudgetExceededError as error:
         st.error(str(error))

@@ -280,3 +280,75 @@ def test_owner_only_marking_is_inside_the_chart_and_every_csv_row():
     assert OWNER_ONLY.upper() in spec
     text = results_csv(summary).decode("utf-8")
     assert all(line.endswith(OWNER_ONLY) for line in text.splitlines()[2:])
+
+
+# --- work that survives: navigation, reloads, schemas uploaded later ----------------------------------
+
+
+STAFF = b"age,department,salary\n34,sales,41000\n51,it,62000\n27,it,39000\n45,hr,52000\n"
+STAFF_SCHEMA = (
+    b'{"columns": [{"name": "age", "kind": "numeric", "lower": 18, "upper": 70},'
+    b' {"name": "department", "kind": "categorical", "categories": ["sales", "it", "hr"]},'
+    b' {"name": "salary", "role": "target", "kind": "numeric", "lower": 0, "upper": 200000}]}'
+)
+
+
+def test_a_schema_uploaded_after_the_table_is_applied_and_survives_other_pages(app):
+    at = app("data")
+    _upload(at, "staff.csv", STAFF)
+    at.file_uploader(key="schema_upload").set_value(("staff.schema.json", STAFF_SCHEMA, "application/json")).run()
+    assert state(at).dataset.schema["salary"].role == "target" and not state(at).dataset.schema["age"].bounds_from_data
+    at.switch_page("pages/train.py").run()
+    at.switch_page("pages/data.py").run()
+    assert not at.exception
+    dataset = state(at).dataset
+    assert dataset.name == "staff.csv" and dataset.schema["salary"].role == "target"
+    assert at.radio(key="data_source").value == "My own CSV file"
+
+
+def test_a_schema_for_another_table_is_refused_with_a_sentence(app):
+    at = app("data")
+    _upload(at, "staff.csv", STAFF)
+    at.file_uploader(key="schema_upload").set_value(("other.json", b'{"columns": [{"name": "zzz"}]}', "application/json")).run()
+    assert any("does not fit this table" in str(e.value) for e in at.error)
+    assert state(at).dataset.name == "staff.csv"
+
+
+def test_a_reload_reopens_the_workspace_and_another_session_does_not_see_it(app):
+    from streamlit.testing.v1 import AppTest
+
+    from conftest import APP
+
+    at = app("data")
+    _upload(at, "staff.csv", STAFF)
+    at.file_uploader(key="schema_upload").set_value(("staff.schema.json", STAFF_SCHEMA, "application/json")).run()
+    token = at.query_params["workspace"]
+    token = token[0] if isinstance(token, list) else token
+    reloaded = AppTest.from_file(APP, default_timeout=120)
+    reloaded.query_params["workspace"] = token
+    reloaded.run()
+    assert state(reloaded).dataset.name == "staff.csv"
+    assert state(reloaded).dataset.schema["salary"].role == "target"
+    assert state(reloaded).dataset.frame.shape == (4, 3)
+    stranger = AppTest.from_file(APP, default_timeout=120).run()
+    assert state(stranger).dataset.name == "California housing (sample)"
+    forged = AppTest.from_file(APP, default_timeout=120)
+    forged.query_params["workspace"] = "../../etc"
+    forged.run()
+    assert not forged.exception and state(forged).dataset.name == "California housing (sample)"
+
+
+def test_a_model_trained_before_a_reload_is_kept(app):
+    from streamlit.testing.v1 import AppTest
+
+    from conftest import APP
+
+    at = app("train")
+    [b for b in at.button if b.label == "Train"][0].click().run()
+    assert state(at).trained is not None
+    token = at.query_params["workspace"]
+    reloaded = AppTest.from_file(APP, default_timeout=120)
+    reloaded.query_params["workspace"] = token[0] if isinstance(token, list) else token
+    reloaded.run()
+    reloaded.switch_page("pages/train.py").run()
+    assert state(reloaded).trained is not None and state(reloaded).trained.name == state(at).trained.name

@@ -1,0 +1,120 @@
+"""The owner's local workspace: the working table, its declarations and the last model, kept on disk.
+
+A browser session keeps its work in memory, so a reload would lose an upload, every declared
+bound and a model whose ε was already charged. Each session therefore has a workspace folder
+beside the ledger, named by an unguessable token that the page carries in its URL
+(``?workspace=…``): a reload, or the same URL in another tab, reopens the same work, while any
+other session — which does not know the token — never sees it.
+
+What is kept: the table (Parquet; for a bundled sample only its name), the schema the owner
+declared, which dataset it belongs to, and the last trained model. It is the owner's own
+data on the owner's own disk, like the ledger; nothing here is ever released.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import re
+import secrets
+from pathlib import Path
+
+import pandas as pd
+
+from app_support.state import Dataset, TrainedModel, load_sample
+from dpcore.accountant import default_ledger_path
+from dpcore.datasets import Catalog, Identification
+from dpcore.schema import Schema
+
+QUERY_KEY = "workspace"
+_TOKEN = re.compile(r"^[A-Za-z0-9_-]{20,64}$")
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(24)
+
+
+def folder(ledger_path, token: str) -> Path | None:
+    """The workspace folder of ``token`` (None for a token that is not one of ours)."""
+    if not isinstance(token, str) or not _TOKEN.match(token):
+        return None
+    base = Path(ledger_path) if ledger_path else default_ledger_path()
+    return base.parent / "workspaces" / token
+
+
+def _write(path: Path, data: bytes) -> None:
+    partial = path.with_name(path.name + ".partial")
+    partial.write_bytes(data)
+    os.replace(partial, path)
+
+
+def save(ledger_path, token: str, dataset: Dataset, table_changed: bool = False) -> None:
+    """Keep the dataset's declarations (and, when ``table_changed``, the table itself)."""
+    where = folder(ledger_path, token)
+    if where is None:
+        return
+    where.mkdir(parents=True, exist_ok=True)
+    if not dataset.is_sample and (table_changed or not (where / "table.parquet").exists()):
+        _write(where / "table.parquet", _parquet(dataset.frame))
+    found = dataset.identification
+    meta = {
+        "name": dataset.name, "info": dataset.info, "is_sample": dataset.is_sample, "schema": dataset.schema.to_dict(),
+        "dataset_id": found.dataset.dataset_id, "created": found.created, "overlap": found.overlap,
+        "matched": found.matched.dataset_id if found.matched else None, "legacy": found.legacy,
+    }
+    _write(where / "workspace.json", json.dumps(meta, ensure_ascii=False).encode("utf-8"))
+
+
+def _parquet(frame: pd.DataFrame) -> bytes:
+    import io
+
+    buffer = io.BytesIO()
+    frame.to_parquet(buffer, index=False)
+    return buffer.getvalue()
+
+
+def load(ledger_path, token: str, catalog: Catalog) -> Dataset | None:
+    """The dataset kept under ``token``, or None when there is none (or it cannot be read)."""
+    where = folder(ledger_path, token)
+    if where is None or not (where / "workspace.json").exists():
+        return None
+    try:
+        meta = json.loads((where / "workspace.json").read_text(encoding="utf-8"))
+        known = catalog.find(meta["dataset_id"])
+        if known is None:
+            return None
+        if meta["is_sample"]:
+            dataset = load_sample(meta["name"], catalog)
+        else:
+            frame = pd.read_parquet(where / "table.parquet")
+            matched = catalog.find(meta["matched"]) if meta.get("matched") else None
+            found = Identification(known, meta["created"], meta["overlap"], matched, meta.get("legacy", False))
+            dataset = Dataset(meta["name"], frame, meta["info"], Schema([]), Schema([]), found)
+        dataset.schema = dataset.base_schema = Schema.from_dict(meta["schema"])
+        return dataset
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # a damaged workspace is not worth a traceback: the session starts afresh
+
+
+def save_trained(ledger_path, token: str, trained: TrainedModel | None) -> None:
+    """Keep the last trained model, so a reload does not lose a model whose ε was charged."""
+    where = folder(ledger_path, token)
+    if where is None:
+        return
+    where.mkdir(parents=True, exist_ok=True)
+    if trained is None:
+        (where / "trained.pickle").unlink(missing_ok=True)
+        return
+    _write(where / "trained.pickle", pickle.dumps(trained))
+
+
+def load_trained(ledger_path, token: str) -> TrainedModel | None:
+    where = folder(ledger_path, token)
+    if where is None or not (where / "trained.pickle").exists():
+        return None
+    try:
+        # Our own file in the owner's own workspace folder, written by save_trained above.
+        return pickle.loads((where / "trained.pickle").read_bytes())  # noqa: S301
+    except Exception:  # a model from another version of the code: start without it
+        return None
