@@ -1,14 +1,16 @@
-"""Reading an owner's CSV safely: encoding, delimiter, size guards, and sentences for errors.
+"""Reading an owner's table safely: CSV or Excel, header and decimal-comma detection, size guards.
 
 Every failure raises :class:`~dpcore.exceptions.DataError` with a sentence that says what to
-do. Messages never quote the file's contents: pandas' own messages can contain cell values,
-so they are never passed on.
+do. Messages never quote the file's contents: pandas' and openpyxl's own messages can contain
+cell values, so they are never passed on. Column names may be mentioned; cell values never.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import re
+from pathlib import PurePath
 
 import pandas as pd
 
@@ -18,6 +20,29 @@ MAX_ROWS = 2_000_000
 MAX_COLUMNS = 500
 DELIMITERS = (",", ";", "\t")
 _DELIMITER_NAMES = {",": "comma", ";": "semicolon", "\t": "tab"}
+_MISSING = ["?", "NA", "N/A", ""]
+_SAMPLE_ROWS = 1000  # rows that header detection looks at: enough to see categories recur, cheap
+_NUMERIC_SHARE = 0.95  # a column is "numbers" when this share of its filled cells below row 1 are numbers
+# A number as European spreadsheets write it: optional thousands groups (one separator: dot, space,
+# no-break space or narrow no-break space) and an optional decimal comma: 1,5  1.234,5  12 345,25.
+_COMMA_NUMBER = re.compile(r"[+-]?(?:\d{1,3}(?:([. \u00a0\u202f])\d{3})(?:\1\d{3})*|\d+)(?:,\d+)?")
+_THOUSANDS = r"[. \u00a0\u202f]"
+_SEPARATOR = r"[,. \u00a0\u202f]"
+_OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # old .xls files, and password-protected .xlsx files
+_EXCEL_SUFFIXES = (".xlsx", ".xlsm")
+_REFUSED = {
+    ".xls": "This is an old Excel workbook (.xls), which DP Studio does not read. Open it in your spreadsheet program and save it as .xlsx or CSV.",
+    ".ods": "This is an OpenDocument spreadsheet (.ods), which DP Studio does not read. Save it as .xlsx or CSV.",
+    ".numbers": "This is an Apple Numbers file, which DP Studio does not read. Export it as .xlsx or CSV.",
+    ".zip": "This is a compressed archive. Unpack it and upload the CSV or .xlsx file inside.",
+    ".gz": "This is a compressed file. Unpack it and upload the CSV or .xlsx file inside.",
+    ".parquet": "Parquet files are not read here. Save the table as CSV (or .xlsx) and upload that.",
+    ".json": "JSON files are not read here. Save the table as CSV (or .xlsx) and upload that.",
+}
+_BAD_WORKBOOK = (
+    "The workbook could not be read: it may be damaged or not really an .xlsx file. "
+    "Open it in your spreadsheet program, save it again as .xlsx or CSV, and upload that."
+)
 
 
 def decode(raw: bytes) -> tuple[str, str]:
@@ -43,31 +68,69 @@ def sniff_delimiter(text: str) -> str:
         return max(counts, key=counts.get)
 
 
-def read_csv_bytes(raw: bytes, max_rows: int = MAX_ROWS, max_columns: int = MAX_COLUMNS) -> tuple[pd.DataFrame, dict]:
-    """Parse an uploaded CSV. Returns the table and facts about the file (encoding, delimiter).
+def _is_number(values: pd.Series) -> pd.Series:
+    """Which cells read as a number, written with a decimal point or a decimal comma."""
+    text = values.astype("string").str.strip()
+    return (pd.to_numeric(text, errors="coerce").notna() | text.str.fullmatch(_COMMA_NUMBER)).fillna(False).astype(bool)
 
-    The guard on rows and columns keeps the app responsive and refuses tables it was not
-    built for, with a clear sentence instead of a crash.
+
+def first_row_is_data(sample: pd.DataFrame) -> bool:
+    """Guess whether the first row of a table read without a header holds data rather than names.
+
+    Parameters
+    ----------
+    sample : pandas.DataFrame
+        The first rows of the table, read without a header (row 0 is the candidate header).
+
+    Returns
+    -------
+    bool
+        True when the first row looks like data. A name is recognised by not being a number
+        above a column of numbers ("age" above 39, 50, ...), which settles it. Data is recognised
+        by numbers above numbers and by categories that recur below ("Private" in a column of
+        work classes). When neither is clear (free text, unique names) the answer is False, so
+        the first row stays the header, as before.
     """
-    text, encoding = decode(raw)
-    delimiter = sniff_delimiter(text)
-    try:
-        frame = pd.read_csv(io.StringIO(text), sep=delimiter, skipinitialspace=True, na_values=["?", "NA", "N/A", ""], keep_default_na=True)
-        # pandas silently renames a repeated header (x, x.1) and, when the first data row has one
-        # more field than the header (e.g. a trailing delimiter), turns the first column into the
-        # index, shifting every value one column left: check both on the csv module's split.
-        rows = csv.reader(io.StringIO(text), delimiter=delimiter, skipinitialspace=True)
-        rows = (row for row in rows if len(row) > 1 or (row and row[0].strip()))  # pandas skips blank lines
-        header, first_row = [h.strip() for h in next(rows, [])], next(rows, [])
-        if len(first_row) > len(header):
-            raise pd.errors.ParserError
-    except pd.errors.EmptyDataError:
-        raise DataError("The file is empty. Choose a CSV file with a header row and at least one data row.") from None
-    except (pd.errors.ParserError, ValueError, csv.Error):
-        raise DataError(
-            "The file could not be read as a table: rows have different numbers of fields. "
-            "Check that it is a CSV with one header row and the same delimiter (comma, semicolon or tab) on every line."
-        ) from None
+    if len(sample) < 2 or sample.shape[1] < 2:
+        return False
+    sample = sample.astype("string").apply(lambda col: col.str.strip())
+    first, below = sample.iloc[0], sample.iloc[1:]
+    filled = below.notna()
+    numeric = ((below.apply(_is_number) & filled).sum() / filled.sum()).fillna(0) >= _NUMERIC_SHARE
+    present = first.notna()
+    if (numeric & present & ~_is_number(first)).any():
+        return False
+    text = present & ~numeric & filled.any()
+    if not text.any():  # every column is numbers: a row of numbers above them is data
+        return bool((numeric & present).any())
+    # A name seldom reappears as a value in its own column; a category value usually does.
+    recurs = below.eq(first).fillna(False).any()
+    return 2 * int((recurs & text).sum()) >= int(text.sum())
+
+
+def comma_number_columns(frame: pd.DataFrame) -> list[str]:
+    """Names of text columns whose every filled cell is a number in the European style (``1.234,5``)."""
+    found = []
+    for name in frame.columns:  # a loop over columns, not rows: each test is vectorised
+        column = frame[name]
+        if pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column):
+            continue
+        values = column.dropna().astype("string")
+        # A separator is required, so text digits such as postcodes ("0150") keep their zeros.
+        if len(values) and values.str.fullmatch(_COMMA_NUMBER).all() and values.str.contains(_SEPARATOR).any():
+            found.append(name)
+    return found
+
+
+def _comma_numbers_to_float(column: pd.Series) -> pd.Series:
+    """Convert a column that :func:`comma_number_columns` accepted: drop thousands separators, comma to point."""
+    text = column.astype("string").str.replace(_THOUSANDS, "", regex=True).str.replace(",", ".", regex=False)
+    return pd.to_numeric(text).astype(float)
+
+
+def _finish(frame: pd.DataFrame, info: dict, names: list[str] | None, max_rows: int, max_columns: int, decimal, suspect: bool):
+    """The checks and clean-up shared by CSV and Excel: guards, column names, decimal commas."""
+    header = names is not None
     if frame.shape[1] < 2:
         raise DataError(
             "Only one column was found. The file may use a delimiter other than comma, semicolon or tab, "
@@ -79,11 +142,141 @@ def read_csv_bytes(raw: bytes, max_rows: int = MAX_ROWS, max_columns: int = MAX_
         raise DataError(f"The table has more than {max_rows:,} rows, more than DP Studio handles in the browser. Use the command line (python -m dpcore) for large files.")
     if frame.shape[1] > max_columns:
         raise DataError(f"The table has more than {max_columns} columns. Drop the columns you do not need and upload again.")
-    frame.columns = [str(c).strip() for c in frame.columns]
-    if len(set(frame.columns)) != len(frame.columns) or len(set(header)) != len(header):
-        raise DataError("Two columns have the same name. Give every column a distinct header and upload again.")
+    if header:
+        frame.columns = [str(c).strip() for c in frame.columns]
+        if len(set(frame.columns)) != len(frame.columns) or len(set(names)) != len(names):
+            raise DataError("Two columns have the same name. Give every column a distinct header and upload again.")
+    else:
+        frame.columns = [f"column {i}" for i in range(1, frame.shape[1] + 1)]
     frame = frame.apply(lambda col: col.str.strip() if col.dtype == object or pd.api.types.is_string_dtype(col) else col)
-    return frame, {"encoding": encoding, "delimiter": _DELIMITER_NAMES[delimiter], "rows": len(frame), "columns": frame.shape[1]}
+    columns = comma_number_columns(frame) if decimal == "," or (decimal is None and suspect) else []
+    if decimal == ",":
+        frame[columns] = frame[columns].apply(_comma_numbers_to_float)
+    info.update(rows=len(frame), columns=frame.shape[1], decimal=decimal or ".")
+    info.update(decimal_comma_suspected=decimal is None and bool(columns), decimal_comma_columns=columns)
+    return frame, info
+
+
+def _check_options(header, decimal) -> None:
+    if header not in (None, True, False) or decimal not in (None, ".", ","):
+        raise ValueError("header must be None, True or False and decimal None, '.' or ','")
+
+
+def read_csv_bytes(
+    raw: bytes, max_rows: int = MAX_ROWS, max_columns: int = MAX_COLUMNS, *, header: bool | None = None, decimal: str | None = None
+) -> tuple[pd.DataFrame, dict]:
+    """Parse an uploaded CSV. Returns the table and facts about the file.
+
+    Parameters
+    ----------
+    raw : bytes
+        The file's bytes (UTF-8 with or without BOM, else Latin-1; comma, semicolon or tab).
+    max_rows, max_columns : int
+        Guards that keep the app responsive and refuse tables it was not built for, with a
+        clear sentence instead of a crash.
+    header : bool or None
+        True: the first row names the columns. False: it is data, and the columns are named
+        ``column 1``, ``column 2``, ... None: guess with :func:`first_row_is_data`.
+    decimal : {None, ".", ","}
+        ",": text columns that are all European-style numbers (``1.234,5``) become numbers.
+        ".": leave them as text. None: leave them as text but report them in ``info``.
+
+    Returns
+    -------
+    (pandas.DataFrame, dict)
+        The table, and ``info`` with keys ``format``, ``encoding``, ``delimiter``, ``rows``,
+        ``columns``, ``header``, ``header_guessed``, ``decimal``, ``decimal_comma_suspected``
+        and ``decimal_comma_columns``.
+    """
+    _check_options(header, decimal)
+    text, encoding = decode(raw)
+    delimiter = sniff_delimiter(text)
+    options = {"sep": delimiter, "skipinitialspace": True, "na_values": _MISSING, "keep_default_na": True}
+    guessed = header is None
+    if guessed:
+        try:
+            sample = pd.read_csv(io.StringIO(text), header=None, dtype=str, nrows=_SAMPLE_ROWS + 1, **options)
+            header = not first_row_is_data(sample)
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError):
+            header = True  # the full read below explains what is wrong with the file
+    try:
+        frame = pd.read_csv(io.StringIO(text), header=0 if header else None, **options)
+        # pandas silently renames a repeated header (x, x.1) and, when the first data row has one
+        # more field than the header (e.g. a trailing delimiter), turns the first column into the
+        # index, shifting every value one column left: check both on the csv module's split.
+        rows = csv.reader(io.StringIO(text), delimiter=delimiter, skipinitialspace=True)
+        rows = (row for row in rows if len(row) > 1 or (row and row[0].strip()))  # pandas skips blank lines
+        names, first_row = [h.strip() for h in next(rows, [])], next(rows, [])
+        if len(first_row) > len(names):
+            raise pd.errors.ParserError
+    except pd.errors.EmptyDataError:
+        raise DataError("The file is empty. Choose a CSV file with a header row and at least one data row.") from None
+    except (pd.errors.ParserError, ValueError, csv.Error):
+        raise DataError(
+            "The file could not be read as a table: rows have different numbers of fields. "
+            "Check that it is a CSV with one header row and the same delimiter (comma, semicolon or tab) on every line."
+        ) from None
+    info = {"format": "csv", "encoding": encoding, "delimiter": _DELIMITER_NAMES[delimiter], "header": header, "header_guessed": guessed}
+    # A decimal comma is only plausible when the comma is not the delimiter.
+    return _finish(frame, info, names if header else None, max_rows, max_columns, decimal, suspect=delimiter != ",")
+
+
+def read_excel_bytes(
+    raw: bytes, max_rows: int = MAX_ROWS, max_columns: int = MAX_COLUMNS, *, header: bool | None = None, decimal: str | None = None
+) -> tuple[pd.DataFrame, dict]:
+    """Parse an uploaded Excel workbook (.xlsx): its first sheet, with the same checks as a CSV.
+
+    Parameters and the returned table are as for :func:`read_csv_bytes`. ``info`` has
+    ``format`` ("xlsx"), ``sheet`` (the first sheet's name), ``sheets`` (how many the workbook
+    has) instead of ``encoding`` and ``delimiter``.
+    """
+    _check_options(header, decimal)
+    if not raw or not raw.strip():
+        raise DataError("The file is empty. Choose an .xlsx workbook with a header row and at least one data row.")
+    if raw.startswith(_OLE_MAGIC):
+        # Excel stores a password-protected .xlsx inside the same container as an old .xls.
+        if "EncryptionInfo".encode("utf-16-le") in raw:
+            raise DataError("The workbook is protected by a password. Remove the password in your spreadsheet program (or save it as CSV) and upload again.")
+        raise DataError(_REFUSED[".xls"])
+    if not raw.startswith(b"PK"):
+        raise DataError("This is not an .xlsx workbook. Save the table as .xlsx or CSV and upload that.")
+    try:  # openpyxl raises many kinds of errors on a broken file, and their messages may quote cells
+        book = pd.ExcelFile(io.BytesIO(raw), engine="openpyxl")
+        sheets = book.sheet_names
+        # Read without a header (bounded by the row guard), then decide: one read instead of two.
+        cells = pd.read_excel(book, sheet_name=0, header=None, nrows=max_rows + 2)
+    except Exception:
+        raise DataError(_BAD_WORKBOOK) from None
+    # Blank rows and columns around the table (formatting, a title line's neighbours) carry nothing.
+    cells = cells.dropna(how="all").dropna(axis=1, how="all").reset_index(drop=True)
+    if cells.empty:
+        raise DataError("The first sheet of the workbook is empty. Put the table on the first sheet and upload again.")
+    guessed = header is None
+    if guessed:
+        header = not first_row_is_data(cells.head(_SAMPLE_ROWS + 1))
+    names = None
+    if header:
+        first = cells.iloc[0]
+        names = [f"column {i}" if pd.isna(v) else str(v).strip() for i, v in enumerate(first, start=1)]
+        cells = cells.iloc[1:].reset_index(drop=True).set_axis(names, axis=1)
+    # Without the header row in them, columns of numbers or of text get their own type back.
+    frame = cells.infer_objects()
+    info = {"format": "xlsx", "sheet": str(sheets[0]), "sheets": len(sheets), "header": header, "header_guessed": guessed}
+    return _finish(frame, info, names, max_rows, max_columns, decimal, suspect=True)
+
+
+def read_table_bytes(raw: bytes, filename: str, **options) -> tuple[pd.DataFrame, dict]:
+    """Read an upload by its file name's extension: .xlsx as Excel, anything textual as CSV.
+
+    ``options`` are passed to :func:`read_excel_bytes` or :func:`read_csv_bytes`. Formats that
+    are not read (.xls, .ods, archives, ...) raise a sentence saying what to save instead.
+    """
+    suffix = PurePath(filename or "").suffix.lower()
+    if suffix in _EXCEL_SUFFIXES:
+        return read_excel_bytes(raw, **options)
+    if suffix in _REFUSED:
+        raise DataError(_REFUSED[suffix])
+    return read_csv_bytes(raw, **options)  # .csv, .tsv, .txt, .data, .test, or no extension
 
 
 def read_csv_path(path, **kwargs) -> tuple[pd.DataFrame, dict]:

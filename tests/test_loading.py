@@ -4,14 +4,27 @@ from __future__ import annotations
 
 import io
 import zipfile
+from pathlib import Path
 
+import openpyxl
 import pandas as pd
 import pytest
 
 from dpcore.exceptions import DataError
-from dpcore.loading import MAX_COLUMNS, MAX_ROWS, decode, read_csv_bytes, read_csv_path, sniff_delimiter
+from dpcore.loading import (
+    MAX_COLUMNS,
+    MAX_ROWS,
+    decode,
+    read_csv_bytes,
+    read_csv_path,
+    read_excel_bytes,
+    read_table_bytes,
+    sniff_delimiter,
+)
 
 TABLE = "name,age,city\nAnna,31,Oslo\nBo,45,Lund\nCleo,27,Graz\n"
+# What every read of a plain headered file with decimal points adds to ``info``.
+PLAIN = {"header": True, "header_guessed": True, "decimal": ".", "decimal_comma_suspected": False, "decimal_comma_columns": []}
 
 
 # --- delimiters and encodings ------------------------------------------------------------------
@@ -24,7 +37,7 @@ def test_each_delimiter_gives_the_same_table(delimiter, name):
     pd.testing.assert_frame_equal(frame, expected)
     assert list(frame.columns) == ["name", "age", "city"]
     assert frame["age"].tolist() == [31, 45, 27]
-    assert info == {"encoding": "utf-8", "delimiter": name, "rows": 3, "columns": 3}
+    assert info == {"format": "csv", "encoding": "utf-8", "delimiter": name, "rows": 3, "columns": 3, **PLAIN}
     assert sniff_delimiter(TABLE.replace(",", delimiter)) == delimiter
 
 
@@ -69,7 +82,7 @@ def test_decode_reports_the_encoding():
 
 
 def test_california_sample_reads_from_disk(california_frame, california_info):
-    assert california_info == {"encoding": "utf-8", "delimiter": "comma", "rows": 20640, "columns": 10}
+    assert california_info == {"format": "csv", "encoding": "utf-8", "delimiter": "comma", "rows": 20640, "columns": 10, **PLAIN}
     assert california_frame.shape == (20640, 10)
 
 
@@ -151,3 +164,203 @@ def test_read_csv_path_applies_the_same_checks(tmp_path, sentinel):
     path.write_text("a;b\n1;2\n", encoding="utf-8")
     frame, info = read_csv_path(path)
     assert info["delimiter"] == "semicolon" and frame.shape == (1, 2)
+
+
+# --- header detection ----------------------------------------------------------------------------
+
+SHARED = Path("/work/shared/data")
+SAMPLE_DATA = Path(__file__).resolve().parents[1] / "sample_data"
+needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="the shared data sets are not on this machine")
+
+
+@needs_shared
+def test_adult_data_is_detected_headerless():
+    frame, info = read_table_bytes((SHARED / "adult" / "adult.data").read_bytes(), "adult.data")
+    assert info["header"] is False and info["header_guessed"] is True
+    assert list(frame.columns) == [f"column {i}" for i in range(1, 16)]
+    assert frame.shape == (32561, 15)  # the first person is a row, not the column names
+    assert frame["column 1"].iloc[0] == 39 and frame["column 15"].iloc[0] == "<=50K"
+    assert frame["column 2"].isna().sum() == 1836  # "?" is missing, after the space that follows each comma
+
+
+@needs_shared
+@pytest.mark.parametrize(
+    "path",
+    sorted(str(p) for p in SHARED.glob("*/*.csv")) + sorted(str(p) for p in SAMPLE_DATA.glob("*.csv")),
+)
+def test_headered_files_are_not_flagged(path):
+    frame, info = read_csv_path(path)
+    assert info["header"] is True and info["header_guessed"] is True
+    assert not any(name.startswith("column ") for name in frame.columns)
+    assert info["decimal_comma_suspected"] is False
+
+
+@needs_shared
+@pytest.mark.parametrize("name", ["california_housing/cal_housing.data", "mushroom/agaricus-lepiota.data", "nursery/nursery.data"])
+def test_other_headerless_uci_files(name):
+    frame, info = read_csv_path(SHARED / name)
+    assert info["header"] is False and frame.columns[0] == "column 1"
+
+
+@pytest.mark.parametrize(
+    ("text", "header"),
+    [
+        ("name,age,city\nAnna,31,Oslo\nBo,45,Lund\n", True),  # "age" is no number above numbers
+        ("country,2019,2020\nNorway,5,6\nSweden,7,8\n", True),  # number-like names, but "country" is a name
+        ("Anna,31,Oslo\nBo,45,Lund\n", True),  # unique text: no sign either way, so the old reading
+        ("1.5,2\n3.5,4\n5.5,6\n", False),  # numbers above numbers
+        ("red,small,1\nblue,small,2\nred,large,3\n", False),  # categories that recur below
+        ("colour,size,n\nred,small,1\nblue,small,2\nred,large,3\n", True),
+    ],
+)
+def test_header_guess(text, header):
+    frame, info = read_csv_bytes(text.encode())
+    assert info["header"] is header and info["header_guessed"] is True
+    assert len(frame) == text.count("\n") - header
+
+
+def test_header_can_be_forced_either_way():
+    frame, info = read_csv_bytes(TABLE.encode(), header=False)
+    assert list(frame.columns) == ["column 1", "column 2", "column 3"] and len(frame) == 4
+    assert info["header"] is False and info["header_guessed"] is False
+    frame, info = read_csv_bytes(b"1,2\n3,4\n", header=True)
+    assert list(frame.columns) == ["1", "2"] and info["header_guessed"] is False
+    with pytest.raises(ValueError):
+        read_csv_bytes(TABLE.encode(), header="yes")
+
+
+# --- decimal commas and thousands separators ---------------------------------------------------
+
+EUROPEAN = "Name;Preis;Menge;Gewicht\nA;1,5;3;1.234,5\nB;-2;4;2 345,25\nC;;5;12\nD;0,25;6;1\u00a0000\n"
+
+
+def test_decimal_commas_are_suspected_and_kept_as_text():
+    frame, info = read_csv_bytes(EUROPEAN.encode())
+    assert info["decimal_comma_suspected"] is True and info["decimal_comma_columns"] == ["Preis", "Gewicht"]
+    assert info["decimal"] == "."
+    assert not pd.api.types.is_numeric_dtype(frame["Preis"]) and frame["Menge"].tolist() == [3, 4, 5, 6]
+
+
+def test_decimal_comma_converts_with_thousands_separators():
+    frame, info = read_csv_bytes(EUROPEAN.encode(), decimal=",")
+    assert info["decimal"] == "," and info["decimal_comma_suspected"] is False
+    assert info["decimal_comma_columns"] == ["Preis", "Gewicht"]
+    assert frame["Preis"].tolist()[:2] == [1.5, -2.0] and pd.isna(frame["Preis"][2]) and frame["Preis"][3] == 0.25
+    assert frame["Gewicht"].tolist() == [1234.5, 2345.25, 12.0, 1000.0]
+    assert frame["Name"].tolist() == ["A", "B", "C", "D"]
+
+
+def test_decimal_point_keeps_todays_reading_and_tab_files_are_checked_too():
+    frame, info = read_csv_bytes(EUROPEAN.encode(), decimal=".")
+    assert info["decimal_comma_suspected"] is False and info["decimal_comma_columns"] == []
+    assert frame["Gewicht"].tolist()[0] == "1.234,5"
+    _, info = read_csv_bytes(EUROPEAN.replace(";", "\t").encode())
+    assert info["decimal_comma_columns"] == ["Preis", "Gewicht"]
+
+
+def test_only_columns_that_fully_parse_are_converted(sentinel):
+    frame, info = read_csv_bytes(f"a;b;c\n1,5;x;1,5\n2,5;y;{sentinel}\n".encode(), decimal=",")
+    assert frame["a"].tolist() == [1.5, 2.5] and info["decimal_comma_columns"] == ["a"]
+    assert frame["c"].tolist() == ["1,5", sentinel]
+
+
+def test_comma_files_are_not_suspected_and_dates_are_not_numbers():
+    _, info = read_csv_bytes(b'a,b\n"1,5",2\n"2,5",3\n')
+    assert info["decimal_comma_suspected"] is False  # a comma delimiter makes a decimal comma unlikely
+    frame, info = read_csv_bytes(b"when;n\n12.03.2020;1,5\n13.03.2020;2\n")
+    assert info["decimal_comma_columns"] == ["n"] and frame["when"].dtype != float
+
+
+# --- Excel -------------------------------------------------------------------------------------
+
+
+def _workbook(rows, *, sheets=("Data",)) -> bytes:
+    book = openpyxl.Workbook()
+    book.active.title = sheets[0]
+    for row in rows:
+        book.active.append(row)
+    for name in sheets[1:]:
+        book.create_sheet(name).append(["other", "sheet"])
+    buffer = io.BytesIO()
+    book.save(buffer)
+    return buffer.getvalue()
+
+
+def test_xlsx_round_trip(tmp_path):
+    path = tmp_path / "people.xlsx"
+    path.write_bytes(_workbook([["name", "age", "income"], ["Anna", 31, 1.5], [" Bo ", 45, None]], sheets=("People", "Notes")))
+    frame, info = read_table_bytes(path.read_bytes(), path.name)
+    assert list(frame.columns) == ["name", "age", "income"]
+    assert frame["name"].tolist() == ["Anna", "Bo"] and frame["age"].tolist() == [31, 45]
+    assert pd.api.types.is_integer_dtype(frame["age"]) and pd.api.types.is_float_dtype(frame["income"])
+    assert info["format"] == "xlsx" and info["sheet"] == "People" and info["sheets"] == 2
+    assert info["header"] is True and info["header_guessed"] is True and info["rows"] == 2 and info["columns"] == 3
+
+
+def test_xlsx_header_detection_and_decimal_commas():
+    raw = _workbook([["red", 1, "1,5"], ["blue", 2, "2,5"], ["red", 3, "1.000,5"]])
+    frame, info = read_excel_bytes(raw)
+    assert info["header"] is False and list(frame.columns) == ["column 1", "column 2", "column 3"] and len(frame) == 3
+    assert info["decimal_comma_columns"] == ["column 3"]
+    frame, _ = read_excel_bytes(raw, decimal=",")
+    assert frame["column 3"].tolist() == [1.5, 2.5, 1000.5]
+
+
+def test_xlsx_guards(sentinel):
+    many = _workbook([["a", "b"]] + [[i, sentinel] for i in range(6)])
+    with pytest.raises(DataError, match="more than 5 rows") as caught:
+        read_excel_bytes(many, max_rows=5)
+    assert sentinel not in str(caught.value)
+    for rows, fragment in [
+        ([["a", "a"], [1, sentinel]], "same name"),
+        ([["a", "b"]], "no data rows"),
+        ([["only"], [sentinel]], "Only one column"),
+        ([], "empty"),
+    ]:
+        with pytest.raises(DataError, match=fragment) as caught:
+            read_excel_bytes(_workbook(rows))
+        assert sentinel not in str(caught.value)
+
+
+XLS_HEADER = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+
+
+@pytest.mark.parametrize(
+    ("raw", "filename", "fragment"),
+    [
+        (XLS_HEADER + b"\x00" * 64 + SENTINEL.encode(), "old.xls", "save it as .xlsx or CSV"),
+        (XLS_HEADER + b"\x00" * 64 + SENTINEL.encode(), "renamed.xlsx", "save it as .xlsx or CSV"),
+        (XLS_HEADER + "EncryptionInfo".encode("utf-16-le") + SENTINEL.encode(), "secret.xlsx", "password"),
+        (b"PK\x03\x04" + SENTINEL.encode() * 10, "broken.xlsx", "could not be read"),
+        (_xlsx_like(), "broken.xlsx", "could not be read"),
+        (SENTINEL.encode(), "text.xlsx", "not an .xlsx workbook"),
+        (b"", "empty.xlsx", "empty"),
+        (b"a,b\n1,2\n", "table.ods", "OpenDocument"),
+        (b"a,b\n1,2\n", "table.zip", "Unpack it"),
+        (b"a,b\n1,2\n", "table.parquet", "Save the table as CSV"),
+    ],
+)
+def test_refused_and_broken_workbooks_get_a_sentence(raw, filename, fragment):
+    with pytest.raises(DataError) as caught:
+        read_table_bytes(raw, filename)
+    message = str(caught.value)
+    assert fragment in message and SENTINEL not in message
+    assert message[0].isupper() and message.rstrip().endswith(".")
+
+
+@pytest.mark.parametrize("filename", ["t.csv", "t.TSV", "t.txt", "t.data", "t.test", "no_extension"])
+def test_textual_extensions_read_as_csv(filename):
+    frame, info = read_table_bytes(TABLE.encode(), filename)
+    assert info["format"] == "csv" and list(frame.columns) == ["name", "age", "city"]
+
+
+def test_sentinel_never_appears_in_messages_of_the_new_readers(sentinel):
+    cases = [
+        (f"{sentinel},{sentinel}\n1,2\n", {"header": True}),  # duplicate names
+        (f"a;b\n{sentinel};1,5\n{sentinel};x;y\n", {"decimal": ","}),  # ragged
+        (f"{sentinel}\n{sentinel}\n", {"header": False}),  # one column
+    ]
+    for text, options in cases:
+        with pytest.raises(DataError) as caught:
+            read_table_bytes(text.encode(), "upload.csv", **options)
+        assert sentinel not in str(caught.value)
