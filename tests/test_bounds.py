@@ -21,7 +21,8 @@ def _max_log_ratio(values_d, values_neighbour, quantile, epsilon, sensitivity=1.
         edges, scores = gap_scores(values, quantile, epsilon / sensitivity)
         log_norm = np.logaddexp.reduce(scores)
         gap = np.clip(np.searchsorted(edges, points, side="right") - 1, 0, len(scores) - 1)
-        return scores[gap] - np.log(np.diff(edges)[gap]) - log_norm
+        with np.errstate(divide="ignore", invalid="ignore"):  # empty gaps: no point of the range lies in them
+            return scores[gap] - np.log(np.diff(edges)[gap]) - log_norm
 
     inside = (points > np.arcsinh(0.0)) & (points < np.arcsinh(1e6))
     return float(np.max(np.abs(log_density(values_d) - log_density(values_neighbour))[inside]))
