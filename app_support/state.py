@@ -80,6 +80,7 @@ class StudioState:
     upload_error: str | None = None
     loaded_upload_id: str | None = None
     loaded_schema_id: str | None = None
+    upload: tuple | None = None  # (name, bytes, schema bytes, reading options) of the last upload, to read it again
     best_model: dict = field(default_factory=dict)
     release: object | None = None
 

@@ -3,9 +3,9 @@
 import streamlit as st
 
 from app_support.session import get_state, remember, remember_model
-from app_support.state import SAMPLES, apply_schema, dataset_from_upload, load_sample, separate_dataset
+from app_support.state import SAMPLES, apply_schema, load_sample, separate_dataset
+from app_support.uploading import file_facts, open_upload, questions, read_again
 from dpcore.exceptions import DataError
-from dpcore.loading import read_csv_bytes
 from dpcore.schema import KINDS, ROLES, Normaliser, Schema, out_of_bounds_share
 
 state = get_state()
@@ -30,26 +30,20 @@ if source == "A bundled sample":
         st.rerun()
 else:
     upload = st.file_uploader(
-        "Upload a CSV (comma, semicolon or tab separated; UTF-8 or Latin-1)", type=["csv", "txt", "tsv"], key="upload"
+        "Upload a table: CSV (comma, semicolon or tab separated; UTF-8 or Latin-1) or Excel (.xlsx)", key="upload"
     )
     schema_upload = st.file_uploader("Optional: a schema file saved from DP Studio (JSON)", type=["json"], key="schema_upload")
     if upload is not None and upload.file_id != state.loaded_upload_id:
+        state.loaded_upload_id = upload.file_id  # a refused file is not read again on every rerun
         try:
-            frame, info = read_csv_bytes(upload.getvalue())
-            schema = Schema.from_json(schema_upload.getvalue().decode("utf-8", "replace")) if schema_upload else None
-            state.dataset = dataset_from_upload(upload.name, frame, info, state.catalog(), schema)
-            state.trained = None
-            state.loaded_upload_id = upload.file_id
+            open_upload(state, upload.name, upload.getvalue(), schema_upload.getvalue() if schema_upload else None)
             state.loaded_schema_id = schema_upload.file_id if schema_upload else None
             state.upload_error = None
             remember(state, table_changed=True)
             remember_model(state)
+            st.rerun()  # so the sidebar, drawn before this page, shows the new table and its budget
         except DataError as error:
             state.upload_error = str(error)
-        except Exception:  # pandas' own messages can quote cells: never show them
-            state.upload_error = "The file could not be read as a table. Save it as a CSV file and try again."
-        if state.upload_error is None:
-            st.rerun()  # so the sidebar, drawn before this page, shows the new table and its budget
     elif schema_upload is not None and schema_upload.file_id != state.loaded_schema_id:
         # A schema uploaded after the table applies to the table in use.
         state.loaded_schema_id = schema_upload.file_id
@@ -66,8 +60,18 @@ else:
 dataset = state.dataset
 st.caption(
     f"**{dataset.name}** — {dataset.info['rows']:,} rows (exact count: owner's eyes only), {dataset.info['columns']} columns, "
-    f"{dataset.info['delimiter']}-separated, {dataset.info['encoding']}."
+    f"{file_facts(dataset.info)}."
 )
+if state.upload is not None and not dataset.is_sample and state.upload[0] == dataset.name:
+    for number, (sentence, label, answer) in enumerate(questions(dataset.info)):
+        st.warning(sentence, icon=":material/help:")
+        if st.button(label, key=f"reading_answer_{number}"):
+            try:
+                read_again(state, **answer)
+                remember(state, table_changed=True)
+                st.rerun()
+            except DataError as error:
+                st.error(str(error) + " Your current table is kept.")
 identification = dataset.identification
 st.info(f"**Dataset: {identification.dataset.name}.** {identification.sentence}", icon=":material/group:")
 if not identification.created and not dataset.is_sample:

@@ -1,0 +1,61 @@
+"""Opening an owner's file on the Data page: read it, ask what the reader could only guess, read again."""
+
+from __future__ import annotations
+
+from app_support.state import StudioState, dataset_from_upload
+from dpcore.exceptions import DataError
+from dpcore.loading import read_table_bytes
+from dpcore.schema import Schema
+
+UNREADABLE = "The file could not be read as a table. Save it as CSV or Excel (.xlsx) and try again."
+
+
+def open_upload(state: StudioState, name: str, raw: bytes, schema_json: bytes | None = None, **options) -> None:
+    """Make the file the table in use (raises :class:`DataError` with a sentence; the old table stays then)."""
+    try:
+        frame, info = read_table_bytes(raw, name, **options)
+        schema = Schema.from_json(schema_json.decode("utf-8", "replace")) if schema_json else None
+    except DataError:
+        raise
+    except Exception:  # a reader's own message can quote cells: never show it
+        raise DataError(UNREADABLE) from None
+    state.dataset = dataset_from_upload(name, frame, info, state.catalog(), schema)
+    state.upload = (name, raw, schema_json, dict(options))
+    state.trained = None
+
+
+def read_again(state: StudioState, **changes) -> None:
+    """Read the last upload again with the owner's answer (``header=`` or ``decimal=``)."""
+    name, raw, schema_json, options = state.upload
+    open_upload(state, name, raw, schema_json, **(options | changes))
+
+
+def file_facts(info: dict) -> str:
+    """How the file was read, in a few words."""
+    if info.get("format") == "xlsx":
+        sheets = info.get("sheets", 1)
+        how = f"Excel workbook, sheet '{info.get('sheet', '')}'" + (f" (the first of {sheets})" if sheets > 1 else "")
+    else:
+        how = f"{info.get('delimiter', 'comma')}-separated, {info.get('encoding', 'utf-8')}"
+    if info.get("decimal") == ",":
+        how += ", decimal commas"
+    return how + ("" if info.get("header", True) else ", no header row (columns numbered)")
+
+
+def questions(info: dict) -> list[tuple[str, str, dict]]:
+    """What to ask about a guess: ``(sentence, button label, read-again options)``."""
+    out = []
+    if info.get("header_guessed") and not info.get("header", True):
+        out.append((
+            "The first row looks like a person's record rather than column names, so it was kept as data and the "
+            "columns are numbered. If the first row does hold the column names, say so.",
+            "The first row holds the column names", {"header": True},
+        ))
+    if info.get("decimal_comma_suspected"):
+        columns = ", ".join(f"'{c}'" for c in info.get("decimal_comma_columns", [])[:8])
+        out.append((
+            f"The columns {columns} look like numbers written with a decimal comma (1,5 for one and a half), as many "
+            "European and Vietnamese spreadsheets write them. They are text for now.",
+            "Read them as numbers", {"decimal": ","},
+        ))
+    return out
