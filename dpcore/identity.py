@@ -84,7 +84,8 @@ def cell_hashes(values: pd.Series) -> np.ndarray:
     if pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(values.dtype):
         return _number_hashes(_rounded(values.to_numpy(dtype=np.float64, na_value=np.nan)))
     codes, uniques = pd.factorize(values, use_na_sentinel=True)
-    text = pd.Series(np.asarray(uniques, dtype=object)).astype(str).str.strip()
+    # Case and runs of spaces are a spelling, not a person: 'Self-emp ' and 'SELF-EMP' agree.
+    text = pd.Series(np.asarray(uniques, dtype=object)).astype(str).str.strip().str.casefold().str.replace(r"\s+", " ", regex=True)
     dates = _date_keys(text)
     if dates is not None:
         per_value = np.where(np.isnan(dates), _plain_hashes(text), _mix(_number_hashes(dates) ^ _DATE_TAG))
@@ -239,10 +240,12 @@ def column_similarity(values_a, counts_a, values_b, counts_b) -> float:
 
 
 def match_columns(known: TableSketch, new: TableSketch) -> list[tuple[int, int]]:
-    """Pairs ``(known column, new column)`` whose contents agree (score ≥ :data:`MATCH_SCORE`).
+    """Pairs ``(known column, new column)`` that hold the same variable.
 
-    A one-to-one assignment on content; an equal header adds a small bonus that only breaks
-    ties between columns of alike content (several yes/no columns, say).
+    A one-to-one assignment on content (score ≥ :data:`MATCH_SCORE`), with a small bonus for an
+    equal header that breaks ties between columns of alike content (several yes/no columns);
+    then columns left unpaired whose headers are equal are paired too, because a regional or
+    yearly extract keeps its headers while its value distributions move.
     """
     if not known.names or not new.names:
         return []
@@ -252,44 +255,62 @@ def match_columns(known: TableSketch, new: TableSketch) -> list[tuple[int, int]]
     ])
     bonus = np.array([[0.02 if a == b else 0.0 for b in new.names] for a in known.names])
     rows, cols = linear_sum_assignment(-(score + bonus))
-    return [(int(i), int(j)) for i, j in zip(rows, cols, strict=True) if score[i, j] >= MATCH_SCORE]
+    pairs = [(int(i), int(j)) for i, j in zip(rows, cols, strict=True) if score[i, j] >= MATCH_SCORE]
+    used_known, used_new = {i for i, _ in pairs}, {j for _, j in pairs}
+    for i, name in enumerate(known.names):
+        j = next((j for j, other in enumerate(new.names) if other == name and j not in used_new), None)
+        if i not in used_known and j is not None and name:
+            pairs.append((i, j))
+            used_new.add(j)
+    return pairs
+
+
+def _column_subsets(pairs):
+    """The matched columns, and each leave-one-out subset of them (a column changed in every row:
+    next year's ages, a corrected unit), so one edited variable does not hide the same people."""
+    yield pairs
+    if len(pairs) > 2:
+        for skip in range(len(pairs)):
+            yield pairs[:skip] + pairs[skip + 1 :]
 
 
 def overlaps(known: list[TableSketch], new: TableSketch, new_frame_chunks) -> list[float]:
     """The share of people the new table has in common with each known one (0 when it cannot be told).
 
-    Each known table's sampled rows, restricted to the columns matched by content, are looked
-    up among the new table's rows (``new_frame_chunks``: the new table, whole or in chunks,
-    read once for all known tables); the hit rate estimates ``|K ∩ N| / |K|`` and, scaled by
-    the row counts, ``|K ∩ N| / |N|``; the larger of the two is returned. A match on columns
-    that do not tell the sampled rows apart (a single yes/no column) is no evidence: 0.
+    Each known table's sampled rows, restricted to the matched columns (and to each subset of
+    them that leaves one column out), are looked up among the new table's rows
+    (``new_frame_chunks``: the new table, whole or in chunks, read once for all known tables).
+    The hit rate estimates ``|K ∩ N| / |K|`` and, scaled by the row counts, ``|K ∩ N| / |N|``;
+    the larger of the two, over the subsets, is returned. Columns that tell fewer than half of
+    the sampled rows apart (a single yes/no column) are no evidence. A false match errs on the
+    safe side — the people share one budget — so the tests lean towards matching.
     """
     plans = []
     for sketch in known:
         pairs = match_columns(sketch, new)
-        if not pairs or len(sketch.sample_keys) == 0:
-            plans.append(None)
-            continue
-        known_cols, new_cols = zip(*pairs, strict=True)
-        keys = row_keys([sketch.sample[:, i] for i in known_cols])
-        plans.append(None if len(np.unique(keys)) < 0.9 * len(keys) else (keys, new_cols, np.zeros(len(keys), dtype=bool)))
-    if any(p is not None for p in plans):
+        subsets = []
+        for subset in _column_subsets(pairs) if pairs and len(sketch.sample_keys) else ():
+            known_cols, new_cols = zip(*subset, strict=True)
+            keys = row_keys([sketch.sample[:, i] for i in known_cols])
+            if len(np.unique(keys)) >= 0.5 * len(keys):
+                subsets.append((keys, new_cols, np.zeros(len(keys), dtype=bool)))
+        plans.append(subsets)
+    if any(plans):
         for chunk in new_frame_chunks:
             names = [str(c) for c in chunk.columns]
             hashes: dict[int, np.ndarray] = {}
-            for plan in (p for p in plans if p is not None):
-                keys, new_cols, found = plan
+            for keys, new_cols, found in (subset for subsets in plans for subset in subsets):
                 for j in new_cols:
                     if j not in hashes:
-                        hashes[j] = cell_hashes(chunk[names[j]])
-                found |= np.isin(keys, row_keys([hashes[j] for j in new_cols]))
+                        hashes[j] = _mix(cell_hashes(chunk[names[j]]) ^ _CELL_SALT)
+                found |= np.isin(keys, np.sum([hashes[j] for j in new_cols], axis=0, dtype=np.uint64))
     out = []
-    for sketch, plan in zip(known, plans, strict=True):
-        if plan is None:
-            out.append(0.0)
-            continue
-        share_of_known = float(plan[2].mean())
-        out.append(max(share_of_known, min(share_of_known * sketch.rows / max(new.rows, 1), 1.0)))
+    for sketch, subsets in zip(known, plans, strict=True):
+        best = 0.0
+        for _, _, found in subsets:
+            share_of_known = float(found.mean())
+            best = max(best, share_of_known, min(share_of_known * sketch.rows / max(new.rows, 1), 1.0))
+        out.append(best)
     return out
 
 

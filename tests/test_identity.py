@@ -89,3 +89,25 @@ def test_numbers_and_their_text_hash_alike():
     assert cell_hashes(pd.Series([0.30000000000000004]))[0] == cell_hashes(pd.Series([0.3]))[0]
     dates = cell_hashes(pd.Series(["2020-03-04", "2020-12-25"]))
     assert (dates == cell_hashes(pd.Series(["3/4/2020", "25/12/2020"]))).all()
+
+
+def test_extracts_narrow_exports_and_next_years_file_are_the_same_people(adult, adult_sketch):
+    """The review's misses: a filtered extract, five columns only, every age one year older."""
+    assert _same_people(adult, adult_sketch, adult[adult["sex"] == "Female"]) >= 0.9
+    assert _same_people(adult, adult_sketch, adult[["age", "sex", "race", "education", "income"]]) >= 0.9
+    assert _same_people(adult, adult_sketch, adult.assign(age=adult["age"] + 1)) >= 0.9
+    assert _same_people(adult, adult_sketch, adult.assign(workclass=adult["workclass"].str.upper())) >= 0.9
+
+
+def test_a_table_of_two_datasets_is_refused(adult, tmp_path):
+    from dpcore.datasets import Catalog
+    from dpcore.exceptions import DataError
+
+    catalog = Catalog(tmp_path / "ledger.sqlite3")
+    first, second = adult.iloc[:1500], adult.iloc[1500:]
+    assert catalog.open_table(lambda: [first], "A").created
+    assert catalog.open_table(lambda: [second], "B").created
+    with pytest.raises(DataError, match="several datasets"):
+        catalog.open_table(lambda: [adult], "both")
+    again = catalog.open_table(lambda: [first.sample(frac=1.0, random_state=2)], "A again")
+    assert again.dataset.name == "A"
