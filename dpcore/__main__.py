@@ -414,7 +414,8 @@ def _add_estimate(subparsers) -> None:
         description=_para(
             "Correct a randomized copy for its noise: for every randomized column, the estimated true share of "
             "each category (or the mean, for Laplace columns) with its standard error and a confidence interval, "
-            "computed from the copy and its privacy report only."
+            "computed from the copy and its privacy report only; beside them, 'consistent' shares (the "
+            "maximum-likelihood shares, which sum to 1 and stay in [0, 1] but are slightly biased)."
         ),
         epilog="examples:\n  python -m dpcore estimate copy.csv --report copy.json\n"
         "  python -m dpcore estimate copy.csv --report copy.json --column sex --joint sex income",
@@ -478,12 +479,16 @@ def _run_estimate(args) -> int:
     for name, frame in results.items():
         entry = report_entry(report, name)
         print(f"\n{name}  ({entry['mechanism']}, ε = {entry['epsilon']:.4g})")
-        print(f"  {'category':<28} {'estimate':>9} {'std.err':>8}   {level} interval")
+        print(f"  {'category':<28} {'estimate':>9} {'std.err':>8}   {f'{level} interval':<20} {'consistent':>10}")
         for row in frame.itertuples(index=False):
+            interval = f"[{row.ci_lower:.4f}, {row.ci_upper:.4f}]"
             print(
                 f"  {str(row.category)[:28]:<28} {row.estimate:>9.4f} {row.std_error:>8.4f}   "
-                f"[{row.ci_lower:.4f}, {row.ci_upper:.4f}]"
+                f"{interval:<20} {row.consistent:>10.4f}"
             )
+        note = _noise_note(name, entry, frame)
+        if note:
+            print(f"  note: {note}")
     if joint is not None:
         a, b = joint.columns[0], joint.columns[1]
         print(f"\njoint shares of {a} and {b}")
@@ -492,8 +497,23 @@ def _run_estimate(args) -> int:
                 f"  {str(row[0])[:20]:<20} {str(row[1])[:20]:<20} {row.estimate:>9.4f} {row.std_error:>8.4f}   "
                 f"[{row.ci_lower:.4f}, {row.ci_upper:.4f}]"
             )
-    print("\nShares are unbiased estimates of the true shares; they can fall slightly outside [0, 1].")
+    print(
+        "\nShares are unbiased estimates of the true shares; they can fall slightly outside [0, 1]. The 'consistent' "
+        "column holds the maximum-likelihood shares instead: they sum to 1 and stay in [0, 1] but are slightly biased."
+    )
     return EXIT_OK
+
+
+def _noise_note(name: str, entry: dict, frame) -> str | None:
+    """A sentence for the buyer when a column's estimates are mostly noise (from their own standard errors)."""
+    from dpcore import _release_report as fmt
+
+    error = float(frame["std_error"].mean())
+    if entry["mechanism"] == "laplace":
+        level, sentence = fmt.verdict(name, error, lower=entry["lower"], upper=entry["upper"], who="your", advise=False)
+    else:
+        level, sentence = fmt.verdict(name, error, k=int(entry["n_categories"]), who="your", advise=False)
+    return sentence if level == "noise" else None
 
 
 # --- entry point -----------------------------------------------------------------------------------

@@ -134,6 +134,8 @@ __all__ = [
     "release_table",
     "report_entry",
     "report_markdown",
+    "usefulness",
+    "usefulness_summary",
 ]
 
 MECHANISMS = ("drop", "keep", "coin", "k-ary", "bins", "laplace")
@@ -1233,13 +1235,27 @@ def estimate_column(released: pd.Series, entry: dict, confidence: float = 0.95) 
     ``√((π p(1−p) + (1−π) q(1−q))/n)/(p−q)`` (``π`` clipped to [0, 1]), and a normal interval.
     Laplace columns: the mean of the clipped values (the plain mean of the released values),
     standard error ``b√2/√n``. Columns of the result: ``category, estimate, std_error, ci_lower,
-    ci_upper`` (``category`` is ``"mean"`` for a Laplace column).
+    ci_upper, consistent`` (``category`` is ``"mean"`` for a Laplace column).
+
+    ``consistent`` holds estimates that are a proper distribution: the maximum-likelihood shares
+    under the randomisation, constrained to sum to 1 and stay in [0, 1]
+    (:func:`dpcore._release_report.consistent_shares`, computed exactly rather than by EM). They
+    equal ``estimate`` whenever every unbiased share already lies in [0, 1]; otherwise they are
+    slightly biased (a share near 0 comes out a little too high on average), so the standard
+    error and the interval belong to ``estimate``. The MLE is preferred to a Euclidean projection
+    of ``estimate`` onto the simplex because it weighs categories by the multinomial likelihood
+    of the counts rather than shifting them all alike. For a Laplace column ``consistent`` is the
+    mean kept within the declared bounds.
 
     Examples
     --------
     >>> entry = {"header": "smoker", "mechanism": "coin", "epsilon": 1.0986, "n_categories": 2, "domain": ["no", "yes"]}
     >>> estimate_column(pd.Series(["no", "yes", "yes", "no"]), entry)["estimate"].tolist()
     [0.5, 0.5]
+    >>> estimate_column(pd.Series(["no", "no", "no", "yes"]), entry)[["estimate", "consistent"]].values.tolist()
+    [[1.0, 1.0], [0.0, 0.0]]
+    >>> estimate_column(pd.Series(["no", "no", "no", "no"]), entry)[["estimate", "consistent"]].values.tolist()
+    [[1.5, 1.0], [-0.5, 0.0]]
     """
     if entry["mechanism"] == "laplace":
         values = pd.to_numeric(released, errors="coerce").to_numpy(dtype=float)
@@ -1345,7 +1361,7 @@ def estimate_vs_truth(
     if not matches:
         raise ValueError(f"column {column!r} is not randomised by this plan")
     t = matches[0]
-    estimate = estimate_column(released[t.header], t.entry(), confidence)
+    estimate = estimate_column(released[t.header], t.entry(), confidence).drop(columns="consistent")
     inputs, _ = t.inputs(frame)
     if t.mechanism == "laplace":
         truth = np.array([inputs.mean()])
@@ -1355,3 +1371,83 @@ def estimate_vs_truth(
     estimate.insert(1, "truth", truth)
     estimate["covered"] = (estimate["ci_lower"] <= estimate["truth"]) & (estimate["truth"] <= estimate["ci_upper"])
     return estimate
+
+
+# --- how useful a copy will be (the owner's side, before release) ---------------------------------
+
+
+USEFULNESS_COLUMNS = ["column", "epsilon", "typical_error", "verdict", "rating"]
+
+
+def usefulness(plan: ReleasePlan, schema: Schema, n_rows: int) -> pd.DataFrame:
+    """A plain verdict, before release, on how useful the copy will be to a buyer, per randomised column.
+
+    ``typical_error`` is the standard error of the buyer's estimate with ``n_rows`` rows, from
+    the report's own variance formula: for a randomized-response column, one share at ``π = 1/k``,
+    ``√((π p(1−p) + (1−π) q(1−q))/n)/(p−q)``; for a Laplace column, the mean, ``b√2/√n``.
+    ``verdict`` says it in a sentence (the ± it quotes is that standard error) and ``rating`` is
+    ``"noise"``, ``"rough"`` or ``"useful"``, from the 95 % margin ``1.96 × typical_error``
+    against the quantity's natural size (see :data:`dpcore._release_report.NOISE_RATIO`):
+
+    * against the average share ``1/k``: from 1 up the interval around a typical share reaches 0,
+      so the buyer cannot tell a common category from an absent one — mostly noise; under 0.2 a
+      typical share is known to within ±20 % of itself — useful; rough in between;
+    * for a Laplace column, against half the declared range (the same cut-offs: from 1 up the
+      mean cannot be placed in either half of its range; under 0.2 it is known to ±10 % of it).
+
+    ``n_rows`` is the owner's row count: the table is for the owner only. Columns the plan
+    drops or keeps, and columns with a problem in the plan (see :meth:`ReleasePlan.problems`),
+    get no row.
+
+    Examples
+    --------
+    >>> from dpcore.schema import ColumnSpec, Schema
+    >>> schema = Schema([ColumnSpec("smoker", kind="categorical", categories=["no", "yes"], may_be_missing=False)])
+    >>> plan = ReleasePlan([ColumnPlan("smoker", "k-ary", epsilon=0.025)])
+    >>> usefulness(plan, schema, 1000)["rating"].tolist()
+    ['noise']
+    """
+    if isinstance(n_rows, bool) or not isinstance(n_rows, (int, np.integer)) or n_rows < 1:
+        raise ValueError(f"n_rows must be a whole number >= 1, got {n_rows!r}")
+    rows = []
+    for index, entry in enumerate(plan.columns):
+        if entry.mechanism not in RANDOMISED or _column_problems(entry, schema):
+            continue
+        t = _treatment(index, entry, schema[entry.column])
+        if t.mechanism == "laplace":
+            error = math.sqrt(2.0) * t.scale / math.sqrt(n_rows)
+            level, sentence = fmt.verdict(t.name, error, lower=t.lower, upper=t.upper)
+        else:
+            rr = KaryRandomizedResponse(t.epsilon, t.k)
+            error = fmt.share_error(rr.keep_probability, rr.other_probability, 1.0 / t.k, int(n_rows))
+            level, sentence = fmt.verdict(t.name, error, k=t.k)
+        rows.append(dict(zip(USEFULNESS_COLUMNS, [t.name, t.epsilon, error, sentence, level], strict=True)))
+    return pd.DataFrame(rows, columns=USEFULNESS_COLUMNS)
+
+
+def usefulness_summary(table: pd.DataFrame) -> str:
+    """One sentence about the whole copy, from :func:`usefulness`'s table."""
+    if table.empty:
+        return "The plan randomises no column, so there is nothing for a buyer to estimate."
+    ratings = dict(zip(table["column"], table["rating"], strict=True))
+    if all(r == "useful" for r in ratings.values()):
+        which = "the only randomised column" if len(ratings) == 1 else f"all {len(ratings)} randomised columns"
+        return f"Useful: the buyer's error will be small in {which}."
+
+    def names(level: str) -> str:
+        found = [f"'{c}'" for c, r in ratings.items() if r == level]
+        if len(found) > 5:
+            found = found[:4] + [f"{len(found) - 4} more"]
+        return found[0] if len(found) == 1 else ", ".join(found[:-1]) + " and " + found[-1]
+
+    counts = collections.Counter(ratings.values())
+    parts = []
+    if counts["noise"]:
+        advice = "raise its ε, coarsen it or drop it" if counts["noise"] == 1 else "raise their ε, coarsen them or drop them"
+        parts.append(f"mostly noise for {names('noise')} ({advice})")
+    if counts["rough"]:
+        parts.append(f"rough for {names('rough')} (a rough picture only)")
+    if counts["useful"]:
+        parts.append("useful for the other column" if counts["useful"] == 1 else f"useful for the other {counts['useful']}")
+    text = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    return f"At these ε the copy is {text}."

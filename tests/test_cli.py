@@ -208,3 +208,26 @@ def test_a_separate_dataset_of_the_same_people_is_an_explicit_recorded_act(adult
     assert code == EXIT_OK
     _, out, _ = _run(capsys, "datasets", "--ledger", tmp_path / "ledger.sqlite3", "--history", "second")
     assert "a test of the recorded choice" in out
+
+
+def test_estimate_prints_consistent_shares_and_says_when_a_column_is_noise(adult_part, tmp_path, capsys):
+    from dpcore.release import release_table
+
+    frame, _ = read_csv_path(adult_part)
+    plan = ReleasePlan.from_dict(
+        {"columns": [{"column": "sex", "mechanism": "k-ary", "epsilon": 0.025}, {"column": "income", "mechanism": "coin"}]}
+    )
+    result = release_table(frame, load_schema(SCHEMA), plan, random_state=8)
+    (tmp_path / "copy.csv").write_bytes(result.csv)
+    (tmp_path / "copy.json").write_text(json.dumps(result.report))
+    code, out, err = _run(capsys, "estimate", tmp_path / "copy.csv", "--report", tmp_path / "copy.json")
+    assert code == EXIT_OK, err
+    assert out.count("consistent") >= 3 and "maximum-likelihood" in out
+    assert "note: At this ε the copy is mostly noise for 'sex': your error on a share" in out
+    assert "mostly noise for 'income'" not in out
+    code, out, _ = _run(capsys, "estimate", tmp_path / "copy.csv", "--report", tmp_path / "copy.json", "--json")
+    data = json.loads(out)
+    assert code == EXIT_OK and set(data) == {"sex", "income"}
+    for rows in data.values():
+        consistent = [row["consistent"] for row in rows]
+        assert all(0 <= c <= 1 for c in consistent) and sum(consistent) == pytest.approx(1.0)

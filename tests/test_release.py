@@ -666,3 +666,137 @@ def test_report_is_complete_and_holds_no_data(adult):
             assert "pi_j = (lambda_j - q) / (p - q)" in entry["estimator"]["frequency"]
     assert "fingerprint" not in json.dumps(report) and result.dataset_id is None
     assert "rows" not in report
+
+
+# --- consistent estimates and the usefulness verdict ----------------------------------------------------
+
+
+def _log_likelihood(counts: np.ndarray, shares: np.ndarray, p: float, q: float) -> float:
+    return float(np.sum(counts * np.log((p - q) * shares + q)))
+
+
+def _em(counts: np.ndarray, p: float, q: float, iterations: int = 200_000) -> np.ndarray:
+    """The plain EM / iterative Bayesian update π ← π ⊙ Mᵀ(λ̂ / M π), run to convergence from uniform."""
+    k = counts.size
+    matrix = np.full((k, k), q)
+    np.fill_diagonal(matrix, p)
+    observed, shares = counts / counts.sum(), np.full(k, 1.0 / k)
+    for _ in range(iterations):
+        new = shares * (matrix.T @ (observed / (matrix @ shares)))
+        if np.abs(new - shares).max() < 1e-13:
+            break
+        shares = new
+    return new
+
+
+def test_consistent_estimates_are_a_distribution_when_the_copy_is_noise(adult):
+    """The issue's case: at ε = 0.025 and few rows, unbiased shares like −1.15 and 1.68 (here workclass, 1,000 rows)."""
+    frame, schema = adult
+    plan = R.ReleasePlan([R.ColumnPlan("workclass", "k-ary", epsilon=0.025, missing="category")])
+    result = R.release_table(frame.head(1000), schema, plan, random_state=3)
+    entry = R.report_entry(result.report, "workclass")
+    estimate = R.estimate_column(result.table["workclass"], entry)
+    assert list(estimate.columns) == ["category", "estimate", "std_error", "ci_lower", "ci_upper", "consistent"]
+    assert estimate["estimate"].min() < 0 and estimate["estimate"].max() > 1
+    consistent = estimate["consistent"].to_numpy()
+    assert np.all((consistent >= 0) & (consistent <= 1)) and consistent.sum() == pytest.approx(1.0)
+    # The streaming route gives the same table, new column included.
+    streamed = R.estimate_release(result.csv, result.report)["workclass"]
+    pd.testing.assert_frame_equal(streamed, estimate)
+    # It is the maximum of the likelihood: at least as likely as EM run to convergence and as the projection.
+    counts = np.bincount(pd.Index(entry["domain"]).get_indexer(result.table["workclass"]), minlength=9).astype(float)
+    p, q = entry["keep_probability"], entry["other_probability"]
+    best = _log_likelihood(counts, consistent, p, q)
+    assert best >= _log_likelihood(counts, _em(counts, p, q), p, q) - 1e-9
+    # The owner's copy has no buyer-side 'consistent' in the owner-only truth table.
+    check = R.estimate_vs_truth(frame.head(1000), schema, plan, result.table, "workclass")
+    assert "consistent" not in check.columns
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_consistent_shares_are_the_em_fixed_point(seed):
+    from dpcore._release_report import consistent_shares
+
+    rng = np.random.default_rng(seed)
+    k = int(rng.integers(2, 9))
+    epsilon = float(rng.choice([0.3, 0.7, 1.5]))
+    p = math.exp(epsilon) / (math.exp(epsilon) + k - 1)
+    q = (1 - p) / (k - 1)
+    truth = rng.dirichlet(np.full(k, 0.5))
+    counts = rng.multinomial(int(rng.integers(50, 2000)), (p - q) * truth + q).astype(float)
+    mle = consistent_shares(counts, p, q)
+    assert np.all(mle >= 0) and mle.sum() == pytest.approx(1.0)
+    np.testing.assert_allclose(mle, _em(counts, p, q), atol=1e-5)
+    # Karush–Kuhn–Tucker: the gradient is equal on the shares above 0 and no larger on those at 0.
+    gradient = (p - q) * counts / ((p - q) * mle + q)
+    level = gradient[mle > 1e-12].mean()
+    np.testing.assert_allclose(gradient[mle > 1e-12], level, rtol=1e-9)
+    assert np.all(gradient[mle <= 1e-12] <= level * (1 + 1e-9))
+    # Interior unbiased estimates are returned unchanged; no rows: uniform.
+    unbiased = (counts / counts.sum() - q) / (p - q)
+    if unbiased.min() >= 0:
+        np.testing.assert_allclose(mle, unbiased, atol=1e-12)
+    np.testing.assert_allclose(consistent_shares(np.zeros(k), p, q), np.full(k, 1 / k))
+
+
+def test_consistent_is_close_to_unbiased_at_large_n_and_epsilon():
+    n = 100_000
+    shares = np.array([0.5, 0.3, 0.15, 0.05, 0.0])
+    frame = pd.DataFrame(
+        {
+            "id": "x",
+            "smoker": np.where(np.arange(n) < 0.3 * n, "yes", "no"),
+            "colour": np.repeat(COLOURS, (shares * n).astype(int)),
+            "score": np.linspace(0, 100, n),
+        }
+    )
+    plan = _plan(
+        smoker={"mechanism": "coin"}, colour={"mechanism": "k-ary", "epsilon": 2.0}, score={"mechanism": "laplace", "epsilon": 2.0}
+    )
+    result = R.release_table(frame, _schema(), plan, random_state=12)
+    estimates = R.estimate_release(result.csv, result.report)
+    for column in ("smoker", "colour"):
+        table = estimates[column]
+        assert np.abs(table["consistent"] - table["estimate"]).max() <= 0.01, column
+        assert table["consistent"].sum() == pytest.approx(1.0) and table["consistent"].min() >= 0
+    # A Laplace mean: the consistent estimate is the mean kept within the declared bounds.
+    score = estimates["score"]
+    assert score["consistent"].iloc[0] == pytest.approx(min(max(score["estimate"].iloc[0], 0.0), 100.0))
+    assert "**consistent** shares" in result.markdown and "maximum-likelihood" in result.markdown
+    assert "consistent" in R.report_entry(result.report, "colour")["estimator"]
+
+
+def test_usefulness_verdicts():
+    schema = Schema(
+        [
+            ColumnSpec("smoker", kind="categorical", categories=["no", "yes"], may_be_missing=False),
+            ColumnSpec("score", kind="numeric", lower=0, upper=100),
+            ColumnSpec("id", role="identifier", kind="categorical"),
+        ]
+    )
+    noisy = R.ReleasePlan([R.ColumnPlan("smoker", "k-ary", epsilon=0.025, missing="random"), R.ColumnPlan("id")])
+    table = R.usefulness(noisy, schema, 1000)
+    assert list(table.columns) == ["column", "epsilon", "typical_error", "verdict", "rating"]
+    assert table["column"].tolist() == ["smoker"] and table["rating"].tolist() == ["noise"]
+    p = math.exp(0.025) / (math.exp(0.025) + 1)
+    q = 1 - p
+    assert table["typical_error"].iloc[0] == pytest.approx(math.sqrt((0.5 * p * (1 - p) + 0.5 * q * (1 - q)) / 1000) / (p - q))
+    verdict = table["verdict"].iloc[0]
+    assert "mostly noise" in verdict and "'smoker'" in verdict and "±1.3" in verdict
+    assert "mostly noise for 'smoker'" in R.usefulness_summary(table)
+
+    useful = R.ReleasePlan([R.ColumnPlan("smoker", "k-ary", epsilon=2.0), R.ColumnPlan("score", "laplace", epsilon=2.0)])
+    table = R.usefulness(useful, schema, 30_000)
+    assert table["rating"].tolist() == ["useful", "useful"]
+    assert table["verdict"].iloc[0].startswith("Useful") and "±0.0025" in table["verdict"].iloc[0]
+    assert table["typical_error"].iloc[1] == pytest.approx(math.sqrt(2) * 50 / math.sqrt(30_000))
+    assert R.usefulness_summary(table).startswith("Useful")
+
+    mixed = R.ReleasePlan([R.ColumnPlan("smoker", "coin"), R.ColumnPlan("score", "laplace", epsilon=0.05)])
+    table = R.usefulness(mixed, schema, 1000)
+    assert table["rating"].tolist() == ["useful", "noise"] and "narrow its declared bounds" in table["verdict"].iloc[1]
+    summary = R.usefulness_summary(table)
+    assert summary.count(".") == 1 and "mostly noise for 'score'" in summary and "useful for the other column" in summary
+    assert R.usefulness_summary(R.usefulness(R.ReleasePlan([R.ColumnPlan("id")]), schema, 10)).startswith("The plan randomises no")
+    with pytest.raises(ValueError, match="n_rows"):
+        R.usefulness(useful, schema, 0)
