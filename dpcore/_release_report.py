@@ -191,8 +191,10 @@ def report_markdown(report: dict) -> str:
     lines += [
         "## In short",
         "",
-        "Every row of this file describes one record of the original table, but each sensitive value was randomised "
-        "on its own before release. Together, one record's released values satisfy "
+        ("Nearly every row of this file describes one record of the original table (a few are filler rows, see below), "
+         if (report.get("unit_of_protection") or {}).get("padded")
+         else "Every row of this file describes one record of the original table, ")
+        + "but each sensitive value was randomised on its own before release. Together, one record's released values satisfy "
         f"**ε = {_fmt(report['per_record_epsilon'], 6)} local differential privacy**: whatever the file shows, each "
         "person can plausibly deny any value it holds for them. Shares and averages over many rows are still accurate "
         "once corrected with the formulas below.",

@@ -33,12 +33,11 @@ happened. Raising a total is a deliberate act (``confirm_raise=True``) and is re
 
 from __future__ import annotations
 
-import math
 import os
 import sqlite3
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from decimal import Decimal
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, localcontext
 from pathlib import Path
 
 import pandas as pd
@@ -127,8 +126,18 @@ def fmt(amount) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
-def _delta_decimal(delta: float) -> Decimal:
-    return epsilon_decimal(check_delta(delta)) if delta else Decimal(0)
+def _delta_decimal(delta, up: bool = True) -> Decimal:
+    """δ to six significant digits, rounded up for a spend and down for a total (δ can be far below 1e-9)."""
+    delta = Decimal(repr(float(check_delta(delta)))) if not isinstance(delta, Decimal) else delta
+    if not delta:
+        return Decimal(0)
+    step = Decimal(1).scaleb(delta.adjusted() - 5)
+    return delta.quantize(step, rounding=ROUND_CEILING if up else ROUND_FLOOR)
+
+
+def _total_decimal(total: float) -> Decimal:
+    """A total ε rounded *down* to nine decimals: the promise is never larger than the owner declared."""
+    return Decimal(repr(float(check_epsilon(total, "total_epsilon")))).quantize(Decimal("1e-9"), rounding=ROUND_FLOOR)
 
 
 def check_unit(unit: str) -> str:
@@ -143,8 +152,10 @@ def convert(epsilon: Decimal, delta: Decimal, relation: str, unit: str) -> tuple
     if relation == unit:
         return epsilon, delta
     if relation == ADD_REMOVE:
-        grown = delta * Decimal(1 + math.exp(float(epsilon))) if delta else Decimal(0)
-        return epsilon * 2, epsilon_decimal(float(grown)) if grown else Decimal(0)
+        with localcontext() as exact:
+            exact.prec, exact.rounding = 40, ROUND_CEILING
+            grown = delta * (1 + epsilon.exp()) if delta else Decimal(0)
+        return epsilon * 2, _delta_decimal(grown)
     raise UnitOfProtectionError(
         "This release protects one person's values but publishes how many rows the table has, so it cannot meet the "
         "dataset's unit ('one person's row may be added or removed'). Pad the copy to a noisy row count, or declare "
@@ -155,25 +166,56 @@ def convert(epsilon: Decimal, delta: Decimal, relation: str, unit: str) -> tuple
 def connect(path: str):
     """A connection with the ledger's tables (created or upgraded in place); close it when done."""
     conn = sqlite3.connect(path, timeout=30, isolation_level=None)
-    conn.executescript(_SCHEMA_SQL)
-    for table, columns in _ADDED_COLUMNS.items():
-        present = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
-        for column, kind in columns.items():
-            if column not in present:
-                conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
-                if (table, column) == ("spends", "relation"):
-                    # The first format charged randomized copies as if they were add/remove spends.
-                    # Their datasets move to the replace-one unit, the only one those copies meet.
-                    conn.execute(f"UPDATE spends SET relation = '{REPLACE_ONE}' WHERE label LIKE '%randomi%'")
-                    conn.execute(f"UPDATE budgets SET unit = '{REPLACE_ONE}' WHERE dataset_id IN "
-                                 f"(SELECT dataset_id FROM spends WHERE relation = '{REPLACE_ONE}')")
-    for table in _APPEND_ONLY:
-        for action in ("UPDATE", "DELETE"):
-            conn.execute(
-                f"CREATE TRIGGER IF NOT EXISTS {table}_no_{action.lower()} BEFORE {action} ON {table} "
-                f"BEGIN SELECT RAISE(ABORT, 'the ledger''s history is append-only'); END"
-            )
+    if conn.execute("PRAGMA user_version").fetchone()[0] < _FORMAT:
+        _upgrade(conn)
     return conn
+
+
+_FORMAT = 2
+
+
+def _upgrade(conn) -> None:
+    """Create the tables, or bring a first-format ledger up to date, in one transaction (all or nothing)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if conn.execute("PRAGMA user_version").fetchone()[0] >= _FORMAT:  # another process got here first
+            conn.execute("COMMIT")
+            return
+        for statement in _SCHEMA_SQL.split(";"):
+            if statement.strip():
+                conn.execute(statement)
+        for table, columns in _ADDED_COLUMNS.items():
+            present = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+            for column, kind in columns.items():
+                if column not in present:
+                    conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+                    if (table, column) == ("spends", "relation"):
+                        _relabel_first_format_copies(conn)
+        for table in _APPEND_ONLY:
+            for action in ("UPDATE", "DELETE"):
+                conn.execute(
+                    f"CREATE TRIGGER IF NOT EXISTS {table}_no_{action.lower()} BEFORE {action} ON {table} "
+                    f"BEGIN SELECT RAISE(ABORT, 'the ledger''s history is append-only'); END"
+                )
+        conn.execute(f"PRAGMA user_version = {_FORMAT}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def _relabel_first_format_copies(conn) -> None:
+    """The first format charged randomized copies as add/remove spends; they meet only replace-one.
+
+    A copy is found by its label or by the stored release written in the same transaction (same
+    dataset, same second); its dataset moves to the replace-one unit, the only one it meets.
+    """
+    conn.execute(
+        f"UPDATE spends SET relation = '{REPLACE_ONE}' WHERE label LIKE '%randomi%' OR EXISTS "
+        "(SELECT 1 FROM releases r WHERE r.dataset_id = spends.dataset_id AND r.created = spends.created)"
+    )
+    conn.execute(f"UPDATE budgets SET unit = '{REPLACE_ONE}' WHERE dataset_id IN "
+                 f"(SELECT dataset_id FROM spends WHERE relation = '{REPLACE_ONE}')")
 
 
 @dataclass(frozen=True)
@@ -225,8 +267,8 @@ class BudgetLedger:
         else:
             self._memory = connect(":memory:")
         if total_epsilon is not None:
-            total = epsilon_decimal(check_epsilon(total_epsilon, "total_epsilon"))
-            delta = _delta_decimal(DEFAULT_TOTAL_DELTA if total_delta is None else total_delta)
+            total = _total_decimal(total_epsilon)
+            delta = _delta_decimal(DEFAULT_TOTAL_DELTA if total_delta is None else total_delta, up=False)
             with self._connect() as conn:
                 conn.execute("BEGIN IMMEDIATE")
                 if conn.execute("SELECT 1 FROM budgets WHERE dataset_id = ?", (self.dataset_id,)).fetchone() is None:
@@ -353,13 +395,13 @@ class BudgetLedger:
     def set_total(self, total_epsilon: float, total_delta: float | None = None, *, confirm_raise: bool = False,
                   reason: str = "") -> None:
         """Create the budget or change its total; never below what is spent, never up without ``confirm_raise``."""
-        total = epsilon_decimal(check_epsilon(total_epsilon, "total_epsilon"))
+        total = _total_decimal(total_epsilon)
         with self._connect() as conn:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 row = conn.execute("SELECT total, total_delta, unit FROM budgets WHERE dataset_id = ?", (self.dataset_id,)).fetchone()
-                old_delta = Decimal(row[1]) if row else _delta_decimal(DEFAULT_TOTAL_DELTA)
-                delta = old_delta if total_delta is None else _delta_decimal(total_delta)
+                old_delta = Decimal(row[1]) if row else _delta_decimal(DEFAULT_TOTAL_DELTA, up=False)
+                delta = old_delta if total_delta is None else _delta_decimal(total_delta, up=False)
                 if row is not None:
                     spent, spent_delta = self._spent(conn, row[2])
                     if total < spent or delta < spent_delta:
@@ -384,13 +426,25 @@ class BudgetLedger:
                 conn.execute("ROLLBACK")
                 raise
 
-    def set_unit(self, unit: str) -> None:
-        """Change the unit of protection; refused if a recorded spend cannot be converted or would not fit."""
+    def set_unit(self, unit: str, *, confirm: bool = False) -> None:
+        """Change the unit of protection; refused if a recorded spend cannot be converted or would not fit.
+
+        Once something was spent, a change rewrites what was promised for it (an add/remove spend
+        costs half as much when the unit becomes add/remove again), so, like a raise, it needs
+        ``confirm=True``.
+        """
         check_unit(unit)
         with self._connect() as conn:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 total, total_delta, old = self._budget(conn)
+                if unit != old and not confirm and conn.execute(
+                    "SELECT 1 FROM spends WHERE dataset_id = ? LIMIT 1", (self.dataset_id,)
+                ).fetchone():
+                    raise BudgetRaiseError(
+                        "Changing the unit of protection after a release changes what was promised for it; "
+                        "confirm it explicitly (the Privacy page's typed confirmation)."
+                    )
                 if unit != old:
                     spent, spent_delta = self._spent(conn, unit)
                     if spent > total or spent_delta > total_delta:
@@ -457,7 +511,7 @@ class BudgetLedger:
                 if release is not None:
                     key, payload, report = release
                     conn.execute("INSERT OR REPLACE INTO releases VALUES (?, ?, ?, ?, ?)",
-                                 (key, self.dataset_id, sqlite3.Binary(payload), report, _now()))
+                                 (f"{self.dataset_id}/{key}", self.dataset_id, sqlite3.Binary(payload), report, _now()))
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
@@ -466,7 +520,8 @@ class BudgetLedger:
     # --- stored releases (so the same release is never re-randomised for free) --------
     def stored_release(self, key: str):
         with self._connect() as conn:
-            row = conn.execute("SELECT payload, report FROM releases WHERE key = ?", (key,)).fetchone()
+            row = conn.execute("SELECT payload, report FROM releases WHERE key = ? AND dataset_id = ?",
+                               (f"{self.dataset_id}/{key}", self.dataset_id)).fetchone()
         return None if row is None else (row[0], row[1])
 
     def spend_and_store_release(self, label: str, epsilon: float, key: str, payload: bytes, report: str, *,

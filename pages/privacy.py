@@ -36,12 +36,21 @@ st.caption(
     "that they are in the table; under the add/remove unit it is padded to a noisy number of rows. Choosing 'values may "
     "change' counts every model spend twice (a changed row is one removed and one added)."
 )
-if unit != ledger.unit and st.button("Use this unit", key="set_unit"):
-    try:
-        ledger.set_unit(unit)
-        st.rerun()
-    except BudgetExceededError as error:
-        st.error(str(error))
+if unit != ledger.unit:
+    typed = ""
+    if ledger.spends():
+        st.warning(
+            "Something was already released under the current unit: changing it changes what was promised for it. "
+            "Type **change the unit** to confirm; the change is kept in the history.", icon=":material/warning:",
+        )
+        typed = st.text_input("Confirmation", key="unit_confirmation", placeholder="change the unit")
+    confirmed = not ledger.spends() or typed.strip().lower() == "change the unit"
+    if st.button("Use this unit", key="set_unit", disabled=not confirmed):
+        try:
+            ledger.set_unit(unit, confirm=True)
+            st.rerun()
+        except BudgetExceededError as error:
+            st.error(str(error))
 
 st.subheader("How sensitive is this table?")
 options = [*HARM_PRESETS, "Custom"]

@@ -325,11 +325,13 @@ def test_delta_is_on_the_books_and_refused_past_its_total(ledger_path):
 def test_changing_the_unit_converts_every_spend_or_refuses(ledger_path):
     ledger = BudgetLedger("units", total_epsilon=1.0, path=ledger_path)
     ledger.spend("model", 0.4)
-    ledger.set_unit(REPLACE_ONE)
+    with pytest.raises(BudgetRaiseError, match="confirm"):
+        ledger.set_unit(REPLACE_ONE)  # after a release, a change of unit is a deliberate act
+    ledger.set_unit(REPLACE_ONE, confirm=True)
     assert ledger.spent == pytest.approx(0.8)
     ledger.spend("copy", 0.2, relation=REPLACE_ONE)
     with pytest.raises(UnitOfProtectionError):
-        ledger.set_unit(ADD_REMOVE)  # the copy has no add/remove guarantee
+        ledger.set_unit(ADD_REMOVE, confirm=True)  # the copy has no add/remove guarantee
     assert ledger.unit == REPLACE_ONE
     assert "unit changed" in ledger.history()["event"].tolist()
 
@@ -372,7 +374,7 @@ def test_an_old_ledger_is_upgraded_and_its_copies_count_as_replace_one(tmp_path)
     assert ledger.unit == REPLACE_ONE
     assert ledger.spent == pytest.approx(1.0)
     with pytest.raises(UnitOfProtectionError):
-        ledger.set_unit(ADD_REMOVE)
+        ledger.set_unit(ADD_REMOVE, confirm=True)
 
 
 def test_an_add_remove_model_is_not_epsilon_dp_under_replace_one_so_the_conversion_is_needed():
@@ -401,3 +403,33 @@ def test_an_add_remove_model_is_not_epsilon_dp_under_replace_one_so_the_conversi
     high_neighbour = stats.beta.ppf(1 - alpha / 2, hits_neighbour + 1, draws - hits_neighbour)
     assert low_d / high_neighbour > math.exp(epsilon)
     assert low_d / high_neighbour <= math.exp(2 * epsilon)
+
+
+def test_totals_round_down_and_tiny_deltas_keep_their_digits(ledger_path):
+    ledger = BudgetLedger("tiny", total_epsilon=0.1234567891234, path=ledger_path, total_delta=1e-10)
+    assert ledger.total <= 0.1234567891234 and ledger.total_delta == pytest.approx(1e-10)
+    with pytest.raises(BudgetExceededError):
+        ledger.spend("just over the δ total", 0.01, delta=1.1e-10)
+    ledger.spend("within", 0.01, delta=9e-11)
+    assert ledger.spent_delta == pytest.approx(9e-11)
+
+
+def test_a_first_format_copy_is_found_by_its_stored_release_whatever_its_label(tmp_path):
+    import sqlite3
+
+    path = tmp_path / "old.sqlite3"
+    conn = sqlite3.connect(path)
+    conn.executescript("""
+        CREATE TABLE budgets (dataset_id TEXT PRIMARY KEY, total TEXT NOT NULL, created TEXT NOT NULL);
+        CREATE TABLE spends (id INTEGER PRIMARY KEY AUTOINCREMENT, dataset_id TEXT NOT NULL, label TEXT NOT NULL,
+                             epsilon TEXT NOT NULL, composition TEXT NOT NULL, created TEXT NOT NULL);
+        CREATE TABLE releases (key TEXT PRIMARY KEY, dataset_id TEXT NOT NULL, payload BLOB NOT NULL, report TEXT NOT NULL,
+                               created TEXT NOT NULL);
+        INSERT INTO budgets VALUES ('abc', '2', '2026-01-01 00:00:00');
+        INSERT INTO spends VALUES (1, 'abc', 'copy for Acme Ltd', '0.5', 'sequential', '2026-01-01 00:00:05');
+        INSERT INTO releases VALUES ('k', 'abc', x'00', '{}', '2026-01-01 00:00:05');
+    """)
+    conn.commit()
+    conn.close()
+    ledger = BudgetLedger("abc", path=path)
+    assert [s.relation for s in ledger.spends()] == [REPLACE_ONE] and ledger.unit == REPLACE_ONE

@@ -265,6 +265,8 @@ def test_the_unit_of_protection_is_chosen_on_the_privacy_page(app):
     state(at).ledger().spend("a model", 0.25)
     at.run()
     at.radio(key="unit_choice").set_value("replace-one").run()
+    assert [b for b in at.button if b.label == "Use this unit"][0].disabled  # something was spent: type to confirm
+    at.text_input(key="unit_confirmation").set_value("change the unit").run()
     [b for b in at.button if b.label == "Use this unit"][0].click().run()
     assert state(at).ledger().unit == "replace-one" and state(at).ledger().spent == pytest.approx(0.5)
 
@@ -315,9 +317,8 @@ def test_a_schema_for_another_table_is_refused_with_a_sentence(app):
 
 
 def test_a_reload_reopens_the_workspace_and_another_session_does_not_see_it(app):
-    from streamlit.testing.v1 import AppTest
-
     from conftest import APP
+    from streamlit.testing.v1 import AppTest
 
     at = app("data")
     _upload(at, "staff.csv", STAFF)
@@ -339,9 +340,8 @@ def test_a_reload_reopens_the_workspace_and_another_session_does_not_see_it(app)
 
 
 def test_a_model_trained_before_a_reload_is_kept(app):
-    from streamlit.testing.v1 import AppTest
-
     from conftest import APP
+    from streamlit.testing.v1 import AppTest
 
     at = app("train")
     [b for b in at.button if b.label == "Train"][0].click().run()
