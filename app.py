@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from app_support.declaring import leaky_columns
 from app_support.session import get_state
 from dpcore.accountant import UNITS
 
@@ -26,7 +27,9 @@ with st.sidebar:
     st.markdown("### Privacy budget")
     st.progress(min(spent / total, 1.0), text=f"ε spent {spent:g} of {total:g} — {max(total - spent, 0):g} left")
     st.caption(f"Per person, where {UNITS[ledger.unit]}. δ spent {ledger.spent_delta:g} of {ledger.total_delta:g}.")
-    for note in state.dataset.schema.leak_notes()[:3]:
-        st.warning(note, icon=":material/warning:")
+    leaks = leaky_columns(state.dataset.schema)
+    if leaks:
+        st.warning(f"{len(leaks)} column(s) read from the data: not differentially private yet (see the Data page).",
+                   icon=":material/warning:")
 
 navigation.run()

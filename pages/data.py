@@ -2,10 +2,12 @@
 
 import streamlit as st
 
+from app_support.declaring import declare_public, estimate_numeric_bounds, ignore_columns, leak_summary, leaky_columns
 from app_support.session import get_state, remember, remember_model
 from app_support.state import SAMPLES, apply_schema, load_sample, separate_dataset
 from app_support.uploading import file_facts, open_upload, questions, read_again
-from dpcore.exceptions import DataError
+from dpcore.bounds import DEFAULT_COARSE_RANGE, DEFAULT_EPSILON_PER_COLUMN
+from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.schema import KINDS, ROLES, Normaliser, Schema, out_of_bounds_share
 
 state = get_state()
@@ -130,8 +132,43 @@ if declared != dataset.schema:
     remember(state)
 schema = dataset.schema
 
-for note in schema.leak_notes():
-    st.warning(note + " Replace it with a public bound or list before releasing anything.", icon=":material/warning:")
+summary = leak_summary(schema)
+if summary:
+    st.warning(summary, icon=":material/warning:")
+    leaky = leaky_columns(schema)
+    numeric = [n for n in leaky if schema[n].kind == "numeric"]
+    with st.expander("Fix them all at once", expanded=True):
+        if numeric:
+            st.write(
+                f"**Estimate the bounds of the {len(numeric)} numeric column(s) privately.** Each bound is a differentially "
+                "private quantile (5 % and 95 %) inside a coarse range you can vouch for, widened to round numbers; it "
+                "spends a small ε of this dataset's budget. It works best from about 10,000 rows; a small table needs a "
+                "larger ε or bounds you declare yourself."
+            )
+            c1, c2, c3 = st.columns(3)
+            per_column = c1.number_input("ε per column", min_value=0.01, max_value=2.0, value=DEFAULT_EPSILON_PER_COLUMN,
+                                         step=0.05, key="bounds_epsilon")
+            low = c2.number_input("No value is below", value=DEFAULT_COARSE_RANGE[0], key="coarse_low", format="%g")
+            high = c3.number_input("No value is above", value=DEFAULT_COARSE_RANGE[1], key="coarse_high", format="%g")
+            cost = per_column * len(numeric)
+            if st.button(f"Estimate privately (spends ε = {cost:g})", key="estimate_bounds"):
+                try:
+                    estimate_numeric_bounds(state, per_column, (low, high))
+                    remember(state)
+                    st.rerun()
+                except (BudgetExceededError, DataError) as error:
+                    st.error(str(error))
+        left, right = st.columns(2)
+        if left.button(f"Ignore these {len(leaky)} column(s)", key="ignore_leaky"):
+            ignore_columns(state, leaky)
+            remember(state)
+            st.rerun()
+        vouch = right.checkbox("These domains come from public knowledge (a data dictionary, a form's choices)",
+                               key="vouch_public")
+        if right.button("Declare them public", key="declare_public", disabled=not vouch):
+            declare_public(state, leaky)
+            remember(state)
+            st.rerun()
 problems = schema.problems(dataset.frame, need_target=True)
 if problems:
     st.error("Fix these before training: " + " ".join(problems))

@@ -5,6 +5,7 @@ import json
 import altair as alt
 import streamlit as st
 
+from app_support.declaring import leak_summary, leaky_columns
 from app_support.session import get_state
 from dpcore.accountant import ADD_REMOVE, REPLACE_ONE, UNITS
 from dpcore.exceptions import BudgetExceededError, DataError
@@ -95,8 +96,8 @@ col_a, col_b = st.columns(2)
 col_a.metric("ε per person in this copy", f"{per_person + (COUNT_EPSILON if padded else 0.0):.3g}",
              help="The columns' ε" + (f" plus ε = {COUNT_EPSILON:g} for the noisy row count" if padded else ""))
 col_b.metric("Budget left for this table", f"{remaining:.3g}")
-for note in schema.leak_notes():
-    st.warning(note + " The buyer's report will say so.", icon=":material/warning:")
+if leaky_columns(schema):
+    st.warning(leak_summary(schema) + " Declare their domains on the Data page to release them.", icon=":material/warning:")
 if problems:
     st.error(" ".join(problems))
     st.stop()

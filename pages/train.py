@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from app_support.declaring import leak_summary, leaky_columns
 from app_support.session import get_state, recall_model, remember_model
 from app_support.training import format_metric, model_bytes, model_card, rounds_table, train_model, tree_dot
 from dpcore.exceptions import BudgetExceededError, DataError
@@ -20,10 +21,15 @@ if problems:
     st.stop()
 
 task = schema.task
-st.write(
-    f"Predict **{schema.target.name}** ({task}) from {len(schema.features)} feature columns. "
-    "Training spends budget: the model you get is differentially private and safe to share."
-)
+st.write(f"Predict **{schema.target.name}** ({task}) from {len(schema.features)} feature columns. Training spends budget.")
+if leaky_columns(schema):
+    st.error(
+        leak_summary(schema) + " The model below will NOT be safe to share until their domains are declared on the Data page.",
+        icon=":material/gpp_bad:",
+    )
+else:
+    st.success("Every domain is declared: the model you get is differentially private and safe to share.",
+               icon=":material/verified_user:")
 models = models_for(task, kinds=("ours",))
 names = {m.key: m.name for m in models}
 suggested = state.best_model.get(task)
@@ -92,6 +98,9 @@ if trained is None or trained.task != task:
 
 st.divider()
 st.subheader(f"{trained.name} — ε = {trained.epsilon:g} spent")
+if leaky_columns(schema):
+    st.error("Not differentially private: trained with domains read from the data. Do not share this model.",
+             icon=":material/gpp_bad:")
 if trained.seeded:
     st.warning("Reproducible seed — do not release this model.", icon=":material/warning:")
 st.caption(

@@ -352,3 +352,44 @@ def test_a_model_trained_before_a_reload_is_kept(app):
     reloaded.run()
     reloaded.switch_page("pages/train.py").run()
     assert state(reloaded).trained is not None and state(reloaded).trained.name == state(at).trained.name
+
+
+# --- help with bounds: one summary, bulk actions, a private estimate charged to the ledger -----------
+
+
+def _wide_upload(at, columns: int = 40):
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(4)
+    frame = pd.DataFrame({f"measure_{i}": rng.gamma(2.0, 50.0, size=400).round(1) for i in range(columns)})
+    frame["label"] = rng.choice(["a", "b"], size=400)
+    _upload(at, "wide.csv", frame.to_csv(index=False).encode("utf-8"))
+    return at
+
+
+def test_many_data_read_bounds_get_one_summary_not_one_box_each(app):
+    at = _wide_upload(app("data"))
+    warnings = [str(w.value) for w in at.warning]
+    assert sum("read from your data" in w for w in warnings) == 1
+    assert not any("were read from the data, not declared" in w for w in warnings)
+
+
+def test_bounds_estimated_privately_are_charged_and_clear_the_flags(app):
+    at = _wide_upload(app("data"), columns=3)
+    at.number_input(key="bounds_epsilon").set_value(0.2).run()
+    [b for b in at.button if b.label.startswith("Estimate privately")][0].click().run()
+    assert not at.exception
+    schema = state(at).dataset.schema
+    assert all(not schema[f"measure_{i}"].bounds_from_data for i in range(3))
+    assert state(at).ledger().spent == pytest.approx(0.6)
+    assert "bounds of measure_0" in state(at).ledger().spends()[0].released
+
+
+def test_the_train_page_says_not_dp_while_domains_are_read_from_the_data(app):
+    at = app("train")
+    assert any("safe to share" in str(m.value) for m in at.success)
+    state(at).dataset.schema["median_income"].bounds_from_data = True
+    at.run()
+    assert any("NOT be safe to share" in str(e.value) for e in at.error)
+    assert not any("safe to share" in str(m.value) for m in at.success)

@@ -1,0 +1,54 @@
+"""Bulk help with declarations: the columns whose domain was read from the data, and what to do about them."""
+
+from __future__ import annotations
+
+from app_support.state import StudioState
+from dpcore.bounds import apply_bounds, estimate_bounds
+from dpcore.schema import Schema
+
+
+def leaky_columns(schema: Schema) -> list[str]:
+    """Used columns whose bounds or categories were read from the data (not differentially private)."""
+    return [c.name for c in schema.columns if c.bounds_from_data and c.role not in ("identifier", "ignore")]
+
+
+def leak_summary(schema: Schema) -> str | None:
+    """One sentence for all such columns (instead of one box per column), or None."""
+    names = leaky_columns(schema)
+    if not names:
+        return None
+    shown = ", ".join(f"'{n}'" for n in names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+    return (f"Not differentially private yet: {len(names)} column(s) have bounds or categories read from your data "
+            f"({shown}). A model trained on them is not DP, and a copy leaves them out.")
+
+
+def _replace(state: StudioState, schema: Schema) -> None:
+    dataset = state.dataset
+    dataset.schema = dataset.base_schema = schema
+    dataset.revision += 1  # the declarations table starts again from the new declarations
+
+
+def estimate_numeric_bounds(state: StudioState, epsilon_per_column: float, coarse: tuple[float, float]) -> list[str]:
+    """Replace the data-read bounds of every numeric column by private estimates, charged to the ledger."""
+    schema = Schema.from_dict(state.dataset.schema.to_dict())
+    columns = [n for n in leaky_columns(schema) if schema[n].kind == "numeric"]
+    bounds = estimate_bounds(state.dataset.frame, schema, columns, epsilon_per_column, state.ledger(), coarse)
+    apply_bounds(schema, bounds, epsilon_per_column)
+    _replace(state, schema)
+    return columns
+
+
+def ignore_columns(state: StudioState, names: list[str]) -> None:
+    schema = Schema.from_dict(state.dataset.schema.to_dict())
+    for name in names:
+        schema[name].role = "ignore"
+    _replace(state, schema)
+
+
+def declare_public(state: StudioState, names: list[str]) -> None:
+    """The owner vouches that these domains are public knowledge (a data dictionary, a form's choices)."""
+    schema = Schema.from_dict(state.dataset.schema.to_dict())
+    for name in names:
+        schema[name].bounds_from_data = False
+        schema[name].source = "declared public by the owner"
+    _replace(state, schema)
