@@ -44,20 +44,51 @@ PROMISE = (
 )
 
 
+def times(factor: float) -> str:
+    """A likelihood ratio in words a person reads at a glance: 1.28, 55, 12 thousand, 3 × 10^43."""
+    if factor < 10:
+        return f"{factor:.2f}"
+    if factor < 1000:
+        return f"{factor:.0f}"
+    if factor < 1e6:
+        return f"{factor / 1000:.0f} thousand"
+    if factor < 1e9:
+        return f"{factor / 1e6:.0f} million"
+    exponent = int(math.floor(math.log10(factor)))
+    return f"{factor / 10 ** exponent:.0f} × 10^{exponent}"
+
+
 def one_person_sentence(epsilon: float) -> str:
     """What ε means for one person, in words."""
-    factor = math.exp(epsilon)
+    factor = math.exp(min(epsilon, 700))
     return (
-        f"Whatever anyone learns about you is at most {factor:.2f} times more likely with your row in the table "
+        f"Whatever anyone learns about you is at most {times(factor)} times more likely with your row in the table "
         f"than without it (e^ε = e^{epsilon:g})."
     )
+
+
+def epsilon_problem(text, available: float | None = None, name: str = "ε") -> tuple[float | None, str | None]:
+    """Read an ε typed by the owner: ``(value, None)``, or ``(None, a sentence saying what is wrong)``.
+
+    Never a silent substitute: a value that cannot be used is refused with the reason, in words.
+    """
+    try:
+        value = float(str(text).strip().replace(",", "."))
+    except ValueError:
+        return None, f"{name} must be a number, such as 0.5."
+    if not math.isfinite(value) or value <= 0:
+        return None, f"{name} must be a number greater than 0."
+    if available is not None and value > available + 1e-12:
+        return None, f"{name} = {value:g} is more than the {max(available, 0):g} left in this dataset's budget."
+    return value, None
 
 
 def epsilon_warnings(epsilon: float) -> list[str]:
     """Warnings for budgets that are unusually large or small."""
     out = []
     if epsilon > 10:
-        out.append(f"ε = {epsilon:g} is a very weak guarantee: e^ε ≈ {math.exp(min(epsilon, 700)):.3g}. Use it only for data that is nearly public.")
+        out.append(f"ε = {epsilon:g} is a very weak guarantee: e^ε ≈ {times(math.exp(min(epsilon, 700)))}. "
+                   "Use it only for data that is nearly public.")
     elif epsilon > 4:
         out.append(f"ε = {epsilon:g} is weaker than most published deployments use (usually ε ≤ 4 per release).")
     if epsilon < 0.01:

@@ -11,6 +11,7 @@ from dpcore.explain import (
     MECHANISM_NOTES,
     PROMISE,
     coin_demo,
+    epsilon_problem,
     epsilon_warnings,
     noisy_count_demo,
     one_person_sentence,
@@ -56,7 +57,10 @@ st.subheader("How sensitive is this table?")
 options = [*HARM_PRESETS, "Custom"]
 preset = st.radio("Harm if a person's row were disclosed", options, index=0, key="harm_preset")
 if preset == "Custom":
-    chosen = st.number_input("Total ε", min_value=0.001, max_value=100.0, value=float(ledger.total), step=0.1, format="%.3f")
+    chosen, problem = epsilon_problem(st.text_input("Total ε", value=f"{ledger.total:g}", key="custom_total"), name="The total ε")
+    if problem:
+        st.error(problem + " The budget is unchanged.")
+        chosen = ledger.total
 else:
     chosen = HARM_PRESETS[preset]
     st.write(f"Suggested total: **ε = {chosen:g}**")

@@ -6,6 +6,7 @@ from app_support.declaring import leak_summary, leaky_columns
 from app_support.session import get_state, recall_model, remember_model
 from app_support.training import format_metric, model_bytes, model_card, rounds_table, train_model, tree_dot
 from dpcore.exceptions import BudgetExceededError, DataError
+from dpcore.explain import epsilon_problem
 from dpcore.models.registry import models_for
 
 state = get_state()
@@ -71,13 +72,13 @@ st.write(f"Budget left for this table: **ε = {remaining:g}** of {ledger.total:g
 if remaining <= 0:
     st.error("The budget is spent: nothing more can be trained on this table. Raise the total on the Privacy page only if you accept a weaker promise.")
     st.stop()
-epsilon = st.number_input(
-    "ε to spend on this model", min_value=0.001, max_value=float(remaining), value=float(min(remaining, max(ledger.total / 4, 0.001))),
-    step=0.05, format="%.3f",
-)
+typed = st.text_input("ε to spend on this model", value=f"{min(remaining, max(ledger.total / 4, 0.001)):g}", key="train_epsilon")
+epsilon, problem = epsilon_problem(typed, remaining)
+if problem:
+    st.error(problem + " Nothing will be trained or charged until it is fixed.")
 seeded = st.checkbox("Reproducible demo seed (the result must not be released)", value=False)
 
-if st.button("Train", type="primary"):
+if st.button("Train", type="primary", disabled=epsilon is None):
     try:
         with st.spinner(f"Training {spec.name} at ε = {epsilon:g}…"):
             state.trained = train_model(

@@ -48,7 +48,7 @@ def test_upload_flow_suggests_a_schema_and_flags_the_leak(app):
     assert dataset.info["delimiter"] == "semicolon"
     assert dataset.schema["email"].role == "identifier"
     assert dataset.schema["age"].bounds_from_data
-    assert any("read from the data" in w for w in messages(at))
+    assert any("read from your data" in w for w in messages(at))
     assert len(at.get("arrow_data_frame")) + len(at.dataframe) >= 1
 
 
@@ -94,7 +94,7 @@ def test_privacy_page_sets_the_budget_and_shows_the_demo(app):
 def test_train_flow_spends_budget_and_draws_the_tree(app):
     at = app("train")
     at.selectbox[0].set_value("dp_forest").run()
-    at.number_input[-1].set_value(0.3).run()
+    at.text_input(key="train_epsilon").set_value("0.3").run()
     [b for b in at.button if b.label == "Train"][0].click().run()
     assert not at.exception
     trained = state(at).trained
@@ -109,9 +109,10 @@ def test_train_refuses_to_overspend(app):
     at = app("train")
     ledger = state(at).ledger()
     ledger.spend("earlier release", 0.9)
-    at.run()
-    [b for b in at.button if b.label == "Train"][0].click().run()
-    assert ledger.spent <= ledger.total
+    at.run()  # the ε still typed in (0.25) is now more than is left: refused in words, the button disabled
+    assert any("more than the 0.1 left" in str(e.value) for e in at.error)
+    assert [b for b in at.button if b.label == "Train"][0].disabled
+    assert ledger.spent == pytest.approx(0.9)
 
 
 def test_train_on_adult_shows_a_confusion_matrix(app):
@@ -250,7 +251,7 @@ def test_a_reordered_renamed_upload_spends_the_same_budget(app):
 def test_raising_the_total_needs_a_typed_confirmation_and_is_in_the_history(app):
     at = app("privacy")
     at.radio(key="harm_preset").set_value("Custom").run()
-    at.number_input[0].set_value(3.0).run()
+    at.text_input(key="custom_total").set_value("3").run()
     button = [b for b in at.button if b.label == "Set as this dataset's budget"][0]
     assert button.disabled
     at.text_input(key="raise_confirmation").set_value("raise the budget").run()
@@ -393,3 +394,24 @@ def test_the_train_page_says_not_dp_while_domains_are_read_from_the_data(app):
     at.run()
     assert any("NOT be safe to share" in str(e.value) for e in at.error)
     assert not any("safe to share" in str(m.value) for m in at.success)
+
+
+# --- ε typed by hand: a visible sentence, never a silent substitute ----------------------------------
+
+
+@pytest.mark.parametrize(("typed", "sentence"), [("5", "more than the"), ("abc", "must be a number"), ("-1", "greater than 0")])
+def test_an_unusable_epsilon_is_refused_in_words_and_nothing_is_charged(app, typed, sentence):
+    at = app("train")
+    state(at).ledger().spend("earlier", 0.25)
+    at.run()
+    at.text_input(key="train_epsilon").set_value(typed).run()
+    assert any(sentence in str(e.value) for e in at.error)
+    assert [b for b in at.button if b.label == "Train"][0].disabled
+    assert state(at).ledger().spent == pytest.approx(0.25)
+
+
+def test_huge_factors_are_written_in_words():
+    from dpcore.explain import one_person_sentence
+
+    text = one_person_sentence(100)
+    assert "10^43" in text and len(max(text.split(), key=len)) < 12
