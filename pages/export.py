@@ -18,6 +18,8 @@ from dpcore.release import (
     estimate_vs_truth,
     preview_release,
     release_table,
+    usefulness,
+    usefulness_summary,
 )
 
 state = get_state()
@@ -64,12 +66,24 @@ st.caption(
     "Per column: drop it, keep it (only for columns you declared public), the coin (yes/no columns, ε = ln 3), k-ary "
     "randomized response for categories, bins + k-ary or Laplace noise for numbers. Identifiers are dropped by default."
 )
-# The default shares the table's whole budget between the randomized columns, so releasing it
-# again later names the same plan and gets the same stored copy back.
-base = default_plan(schema, budget=max(ledger.total - (COUNT_EPSILON if padded else 0.0), 0.001)).to_frame()
+# The default shares what is left of the budget between the randomized columns; once a copy is out,
+# its plan stays the default, so asking again hands out the same stored copy at no cost.
+plan_key = (dataset.dataset_id, dataset.schema_key, ledger.unit)
+available = ledger.remaining - (COUNT_EPSILON if padded else 0.0)
+if plan_key in state.released_plans:
+    base_plan = state.released_plans[plan_key]
+elif available > 0.001:
+    base_plan = default_plan(schema, budget=available)
+else:
+    st.error(
+        f"Only ε = {max(ledger.remaining, 0):g} is left of this dataset's budget"
+        + (f", less than the ε = {COUNT_EPSILON:g} its noisy row count needs" if padded else "")
+        + ": a new copy cannot be made. Raise the budget on the Privacy page only if you accept a weaker promise."
+    )
+    st.stop()
 edited = st.data_editor(
-    base,
-    key=f"plan_editor_{dataset.fingerprint}_{dataset.schema_key}_{ledger.total}",
+    base_plan.to_frame(),
+    key=f"plan_editor_{dataset.fingerprint}_{dataset.schema_key}_{hash(base_plan.to_json())}",
     hide_index=True,
     width="stretch",
     disabled=["column"],
@@ -95,12 +109,26 @@ remaining = ledger.remaining
 col_a, col_b = st.columns(2)
 col_a.metric("ε per person in this copy", f"{per_person + (COUNT_EPSILON if padded else 0.0):.3g}",
              help="The columns' ε" + (f" plus ε = {COUNT_EPSILON:g} for the noisy row count" if padded else ""))
-col_b.metric("Budget left for this table", f"{remaining:.3g}")
+col_b.metric("Budget left for this dataset", f"{remaining:.3g}")
+copy_epsilon = per_person + (COUNT_EPSILON if padded else 0.0)
+if copy_epsilon > remaining + 1e-9 and state.released_plans.get(plan_key) != plan:
+    problems.append(
+        f"This plan costs ε = {copy_epsilon:.3g} per person, more than the {max(remaining, 0):.3g} left: lower the ε of "
+        "some columns or drop them."
+    )
 if leaky_columns(schema):
     st.warning(leak_summary(schema) + " Declare their domains on the Data page to release them.", icon=":material/warning:")
 if problems:
     st.error(" ".join(problems))
     st.stop()
+
+st.subheader("Will it be worth buying? — owner only")
+worth = usefulness(plan, schema, len(dataset.frame))
+if not worth.empty:
+    summary = usefulness_summary(worth)
+    (st.warning if (worth["rating"] == "noise").any() else st.info)(summary, icon=":material/insights:")
+    st.dataframe(worth[["column", "epsilon", "typical_error", "verdict"]], hide_index=True, width="stretch",
+                 column_config={"typical_error": st.column_config.NumberColumn("typical error of a share", format="±%.3f")})
 
 st.subheader("Preview — owner only")
 st.caption("The first rows as a buyer would see them, with fresh noise; this preview is not the released copy and never leaves this screen.")
@@ -111,6 +139,7 @@ if st.button("Release the copy", type="primary"):
     try:
         with st.spinner("Randomizing every cell…"):
             state.release = release_table(dataset.frame, schema, plan, ledger=ledger, fresh=fresh, label="Export: randomized copy")
+        state.released_plans[plan_key] = plan
         st.rerun()
     except BudgetExceededError as error:
         st.error(str(error))

@@ -200,14 +200,26 @@ def test_export_releases_within_budget_then_hands_out_the_same_copy(app):
     assert any("owner only" in str(h.value) for h in at.subheader)
 
 
-def test_export_refuses_a_plan_over_the_budget(app):
+def test_the_default_export_plan_fits_a_partly_spent_budget(app):
+    """The issue's case: the default plan ignored what was spent; now it shares what is left."""
     at = app("export")
     ledger = state(at).ledger()
     ledger.spend("earlier", 0.5)
     at.run()
+    assert any("Will it be worth buying" in str(h.value) for h in at.subheader)
     [b for b in at.button if b.label == "Release the copy"][0].click().run()
-    assert any("budget" in str(e.value) for e in at.error)
-    assert ledger.spent == pytest.approx(0.5)
+    assert not at.error and state(at).release is not None
+    assert 0.5 < ledger.spent <= 1.0
+
+
+def test_export_says_when_nothing_is_left_for_a_copy(app):
+    at = app("export")
+    ledger = state(at).ledger()
+    ledger.spend("earlier", 0.95)
+    at.run()
+    assert any("a new copy cannot be made" in str(e.value) for e in at.error)
+    assert not [b for b in at.button if b.label == "Release the copy"]
+    assert ledger.spent == pytest.approx(0.95)
 
 
 # --- a budget that is a promise: dataset identity, typed raise, history -------------------------------
