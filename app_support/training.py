@@ -15,11 +15,12 @@ from sklearn.metrics import (
     root_mean_squared_error,
 )
 
+from app_support.readable import leaf_text, number, split_text, subset_text
 from app_support.state import Dataset, TrainedModel
 from dpcore.accountant import BudgetLedger
 from dpcore.exceptions import DataError
 from dpcore.models.registry import ModelContext, get
-from dpcore.schema import Normaliser
+from dpcore.schema import Normaliser, Schema
 
 HOLDOUT_SHARE = 0.2
 DEMO_SEED = 2024
@@ -79,8 +80,16 @@ def train_model(
     details: dict = {"n_train": len(train), "n_test": len(test)}
     if spec.task == "regression":
         metrics = {"MAE": mean_absolute_error(y[test], predicted), "RMSE": root_mean_squared_error(y[test], predicted)}
+        typical = np.full(len(test), np.median(y[train]))
+        details["baseline"] = {"MAE": mean_absolute_error(y[test], typical), "RMSE": root_mean_squared_error(y[test], typical)}
+        details["baseline_name"] = "always predicting the training rows' median"
     else:
         metrics = {"accuracy": accuracy_score(y[test], predicted), "balanced accuracy": balanced_accuracy_score(y[test], predicted)}
+        values, counts = np.unique(y[train], return_counts=True)
+        majority = np.full(len(test), values[np.argmax(counts)], dtype=object)
+        details["baseline"] = {"accuracy": accuracy_score(y[test], majority),
+                               "balanced accuracy": balanced_accuracy_score(y[test], majority)}
+        details["baseline_name"] = "always predicting the most common class"
         details["confusion"] = pd.DataFrame(
             confusion_matrix(y[test], predicted, labels=classes),
             index=pd.Index(classes, name="true"),
@@ -117,18 +126,16 @@ def per_class_table(y_true, y_pred, classes) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def tree_dot(records: list[dict], max_depth: int = 3, unit: str = "") -> str:
-    """Graphviz source for the first ``max_depth`` levels of a tree (deeper nodes summarised)."""
+def tree_dot(records: list[dict], schema: Schema, max_depth: int = 3, unit: str = "") -> str:
+    """Graphviz source for the first ``max_depth`` levels of a tree (deeper nodes summarised), in the owner's units."""
     lines = ['digraph tree {', 'node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=10];', "edge [fontsize=9];"]
     by_id = {r["id"]: r for r in records}
 
     def label(node):
         count = "n ≈ ?" if node["noisy_count"] is None else f"n ≈ {node['noisy_count']:,.0f}"
         if node.get("leaf"):
-            value = node["value"]
-            text = ", ".join(f"{k}: {v:g}" for k, v in value.items()) if isinstance(value, dict) else f"{value:,.3g}{unit}"
-            return f"leaf\\n{text}\\n{count}", "#e8f5e9"
-        return f"{node['feature']} ≤ {node['threshold']:.4g}?\\n{count}", "#e3f2fd"
+            return f"leaf\\n{leaf_text(node['value'], unit)}\\n{count}", "#e8f5e9"
+        return f"{split_text(node['feature'], node['threshold'], schema)}?\\n{count}", "#e3f2fd"
 
     def visit(node_id, depth):
         node = by_id[node_id]
@@ -148,19 +155,26 @@ def tree_dot(records: list[dict], max_depth: int = 3, unit: str = "") -> str:
     return "\n".join(lines)
 
 
-def rounds_table(rounds: list[dict], first: int = 8) -> pd.DataFrame:
-    """The first boosting rounds: each level's random split, and the range of the leaf steps."""
+def rounds_table(rounds: list[dict], schema: Schema, first: int = 8) -> pd.DataFrame:
+    """The first boosting rounds: each level's random split, and the range of the leaf steps in the target's units.
+
+    A regression model's steps are learned on the target scaled into [0, 1]; they are shown times
+    the declared range, so a step reads as dollars or years. Classification steps are log-odds.
+    """
+    target = schema.target
+    scale = (target.upper - target.lower) if target is not None and target.kind == "numeric" else 1.0
+    unit = target.name if target is not None and target.kind == "numeric" else "log-odds"
     rows = []
     for record in rounds[:first]:
-        splits = []
-        for level in record["levels"]:
-            if "threshold" in level:
-                splits.append(f"{level['feature']} ≤ {level['threshold']:.4g}")
-            else:
-                splits.append(f"{level['feature']} in a random subset")
-        steps = np.asarray(record["leaf_steps"], dtype=float)
+        splits = [
+            split_text(level["feature"], level["threshold"], schema) if "threshold" in level
+            else subset_text(level["feature"], level.get("categories_left", []), schema)
+            for level in record["levels"]
+        ]
+        steps = np.asarray(record["leaf_steps"], dtype=float) * scale
         rows.append({"round": record["round"] + 1, "random splits": " · ".join(splits),
-                     "smallest leaf step": float(steps.min()), "largest leaf step": float(steps.max())})
+                     f"smallest leaf step ({unit})": number(float(steps.min())),
+                     f"largest leaf step ({unit})": number(float(steps.max()))})
     return pd.DataFrame(rows)
 
 

@@ -108,10 +108,17 @@ st.caption(
     f"Measured on your raw data — for your eyes, not for release: trained on {trained.details['n_train']:,} rows, "
     f"tested on the other {trained.details['n_test']:,}."
 )
-unit = " " + schema.target.name if trained.task == "regression" else ""
+unit = schema.target.name if trained.task == "regression" else ""
+baseline = trained.details.get("baseline", {})
 cols = st.columns(len(trained.metrics))
 for col, (metric, value) in zip(cols, trained.metrics.items()):
-    col.metric(metric, format_metric(value, trained.task))
+    shown = format_metric(value, trained.task) + (f" {unit}" if unit else "")
+    reference = baseline.get(metric)
+    col.metric(metric, shown,
+               help=None if reference is None else f"{trained.details['baseline_name']}: {format_metric(reference, trained.task)}")
+if baseline:
+    pairs = ", ".join(f"{m} {format_metric(v, trained.task)}" for m, v in baseline.items())
+    st.caption(f"For comparison, {trained.details['baseline_name']} gives {pairs} (owner only).")
 if "confusion" in trained.details:
     left, right = st.columns(2)
     left.write("Confusion matrix (held-out rows)")
@@ -123,7 +130,7 @@ if "tree" in trained.details:
     st.subheader("Inside the model")
     st.caption("Every count shown is noisy (n ≈ …): the tree itself is part of the private release.")
     depth = st.slider("Levels to draw", 1, 8, 3)
-    st.graphviz_chart(tree_dot(trained.details["tree"], depth), width="stretch")
+    st.graphviz_chart(tree_dot(trained.details["tree"], schema, depth, unit), width="stretch")
 
 if "rounds" in trained.details:
     st.subheader("Inside the model")
@@ -131,7 +138,7 @@ if "rounds" in trained.details:
         "Each round is a small random tree drawn without looking at your data; only its leaf steps are learned, with noise. "
         "The first rounds:"
     )
-    st.dataframe(rounds_table(trained.details["rounds"]), hide_index=True, width="stretch")
+    st.dataframe(rounds_table(trained.details["rounds"], schema), hide_index=True, width="stretch")
 
 card = model_card(trained, dataset)
 with st.expander("Model card"):

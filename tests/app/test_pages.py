@@ -427,3 +427,37 @@ def test_huge_factors_are_written_in_words():
 
     text = one_person_sentence(100)
     assert "10^43" in text and len(max(text.split(), key=len)) < 12
+
+
+# --- results in the owner's units -------------------------------------------------------------------
+
+
+def test_tree_rules_use_category_names_and_leaves_use_thousands():
+    from app_support.readable import leaf_text, split_text
+    from app_support.training import tree_dot
+    from conftest import SAMPLE_DATA
+
+    from dpcore.schema import load_schema
+
+    schema = load_schema(SAMPLE_DATA / "california_housing.schema.json")
+    text = split_text("ocean_proximity", 0.3, schema)
+    assert text.startswith("ocean_proximity is ") and "0.3" not in text
+    assert split_text("median_income", 3.14159, schema) == "median_income ≤ 3.14"
+    assert split_text("ocean_proximity = INLAND", 0.5, schema) == "ocean_proximity is not INLAND"
+    assert leaf_text(291234.5, "median_house_value") == "291,234 median_house_value" or leaf_text(291234.5, "median_house_value") == "291,235 median_house_value"
+    records = [{"id": 0, "feature": "ocean_proximity", "threshold": 0.2, "noisy_count": 100.0, "left": 1, "right": 2},
+               {"id": 1, "leaf": True, "value": 150000.0, "noisy_count": 40.0},
+               {"id": 2, "leaf": True, "value": 290000.0, "noisy_count": 60.0}]
+    dot = tree_dot(records, schema, 3, "median_house_value")
+    assert "ocean_proximity is" in dot and "290,000 median_house_value" in dot and "e+05" not in dot
+
+
+def test_boosting_steps_are_shown_in_the_targets_units(app):
+    at = app("train")
+    at.selectbox[0].set_value("dp_boosting_reg").run()
+    [b for b in at.button if b.label == "Train"][0].click().run()
+    assert not at.exception
+    frames = [d.value for d in at.dataframe]
+    rounds = next(f for f in frames if "round" in f.columns)
+    assert any("median_house_value" in c for c in rounds.columns)
+    assert any("For comparison" in str(c.value) for c in at.caption)
