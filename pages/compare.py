@@ -5,6 +5,7 @@ import time
 import streamlit as st
 
 from app_support.comparing import (
+    DEFAULT_MODELS,
     EPSILON_GRIDS,
     NOT_FOR_RELEASE,
     PRESETS,
@@ -15,10 +16,13 @@ from app_support.comparing import (
     collect,
     comparison_chart,
     failed_models,
+    interleaved,
     prepare,
+    progress_text,
     published_reference,
     results_csv,
     run_one,
+    seconds_left,
     summary_sentences,
 )
 from app_support.session import get_state
@@ -59,16 +63,16 @@ st.subheader("Your own comparison")
 st.write(f"Task: **{task}** (target '{schema.target.name}').")
 settings = state.compare_settings
 chosen = []
+task_keys = {m.key for m in models_for(task)}
 for kind in ("ours", "diffprivlib", "interpret", "non-private"):
     options = models_for(task, kinds=(kind,))
     if not options:
         continue
     labels = {m.key: m.name for m in options}
-    if settings is not None:
-        default = [k for k in settings.models if k in labels]
-    else:
-        default = [k for k in labels if k in ("dp_tree", "dp_forest", "dp_mean", "dpl_linear", "sk_tree_reg",
-                                               "dp_random_forest", "dp_gaussian_nb", "dpl_gaussian_nb", "dpl_logistic", "sk_forest_clf")]
+    standard = [k for k in labels if k in DEFAULT_MODELS]
+    # Settings made for another table (another task) name none of these models: start from the standard set.
+    remembered = [k for k in settings.models if k in labels] if settings is not None else []
+    default = remembered if settings is not None and set(settings.models) & task_keys else standard
     chosen += st.multiselect(KIND_LABELS[kind], list(labels), default=default, format_func=labels.get, key=f"models_{kind}_{task}")
 
 grid_name = st.radio("ε values", ["quick", "thorough", "custom"], horizontal=True,
@@ -121,13 +125,12 @@ if run_clicked or state.compare_pending:
     progress = st.progress(0.0, text="Starting…")
     stop_slot = st.empty()
     stop_slot.button("Stop (keeps what has finished)", key="stop_compare")
-    start = time.perf_counter()
+    todo, measured = interleaved(todo), {}
     for done, task_item in enumerate(todo, start=1):
+        start = time.perf_counter()
         run_one(state.compare_cache, cache_key(dataset, settings, task_item), task_item, X, y, folds, context, problem)
-        elapsed = time.perf_counter() - start
-        left = elapsed / done * (len(todo) - done)
-        eps_text = "" if task_item.epsilon != task_item.epsilon else f" at ε = {task_item.epsilon:g}"
-        progress.progress(done / len(todo), text=f"Fitted {task_item.model}{eps_text}, fold {task_item.fold + 1} — about {left:.0f} s left")
+        measured.setdefault(task_item.model, []).append(time.perf_counter() - start)
+        progress.progress(done / len(todo), text=progress_text(task_item, seconds_left(measured, todo[done:])))
         if done % max(1, len(todo) // 10) == 0:
             draw(collect(state.compare_cache, dataset, settings, tasks))
     progress.empty()

@@ -433,10 +433,10 @@ def test_huge_factors_are_written_in_words():
 
 
 def test_tree_rules_use_category_names_and_leaves_use_thousands():
-    from app_support.readable import leaf_text, split_text
-    from app_support.training import tree_dot
     from conftest import SAMPLE_DATA
 
+    from app_support.readable import leaf_text, split_text
+    from app_support.training import tree_dot
     from dpcore.schema import load_schema
 
     schema = load_schema(SAMPLE_DATA / "california_housing.schema.json")
@@ -461,3 +461,29 @@ def test_boosting_steps_are_shown_in_the_targets_units(app):
     rounds = next(f for f in frames if "round" in f.columns)
     assert any("median_house_value" in c for c in rounds.columns)
     assert any("For comparison" in str(c.value) for c in at.caption)
+
+
+def test_compare_after_switching_tables_starts_from_models_of_the_new_task(app):
+    at = app("compare")
+    at.radio[0].set_value("custom").run()
+    at.text_input[0].set_value("1").run()
+    [b for b in at.button if b.label == "Run comparison"][0].click().run()
+    at.switch_page("pages/data.py").run()
+    at.selectbox[0].set_value("Adult census income (sample)").run()
+    at.switch_page("pages/compare.py").run()
+    assert not at.exception
+    chosen = [m.value for m in at.multiselect]
+    assert any(chosen) and "dp_boosting_clf" in chosen[0]
+    assert not [b for b in at.button if b.label == "Run comparison"][0].disabled
+
+
+def test_time_left_comes_from_each_models_own_fit_times():
+    from app_support.comparing import interleaved, progress_text, seconds_left
+    from dpcore.evaluate import plan_sweep
+
+    tasks = plan_sweep(("dp_mean", "dp_forest"), (1.0, 4.0), 5, 1)
+    order = interleaved(tasks)
+    assert {order[0].model, order[1].model} == {"dp_mean", "dp_forest"}
+    left = seconds_left({"dp_mean": [0.01], "dp_forest": [3.0]}, order[2:])
+    assert left == pytest.approx(0.01 * 9 + 3.0 * 9)
+    assert "DP partitioned forest" in progress_text(order[1], 200) and "min left" in progress_text(order[1], 200)
