@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import pickle
+import threading
+import time
 
 import numpy as np
 import pandas as pd
@@ -56,11 +58,13 @@ def train_model(
     count_noise: str = "laplace",
     selection: str = "gumbel",
     seeded: bool = False,
+    progress=None,
 ) -> TrainedModel:
     """Fit on 80 % of the rows, charge ``epsilon`` to the ledger, and score on the other 20 %.
 
     The charge is made after fitting and before anything about the model is returned; if the
-    ledger refuses it (:class:`BudgetExceededError`), the model is discarded unseen.
+    ledger refuses it (:class:`BudgetExceededError`), the model is discarded unseen. ``progress``,
+    if given, is called as ``progress(seconds_elapsed, seconds_estimated)`` while the fit runs.
     """
     spec = get(model_key)
     X, y, names, bounds, target_bounds, classes, levels = design(dataset, encoding)
@@ -71,7 +75,7 @@ def train_model(
         count_noise=count_noise, selection=selection, categorical_levels=levels, random_state=DEMO_SEED if seeded else None,
         params=dict(params or {}),
     )
-    model = spec.make(context).fit(X[train], y[train])
+    model = fit_with_progress(lambda: spec.make(context), X[train], y[train], progress)
     ledger.spend(
         f"Train {spec.name}" + (" (demo seed)" if seeded else ""), epsilon, delta=float(getattr(model, "delta", 0.0) or 0.0),
         mechanism=type(model).__name__, released="a trained model",
@@ -101,6 +105,46 @@ def train_model(
     if hasattr(model, "rounds_as_records"):
         details["rounds"] = model.rounds_as_records(names)
     return TrainedModel(model_key, spec.name, spec.task, model, epsilon, dict(params or {}), metrics, names, seeded, details)
+
+
+CALIBRATION_SHARE = 0.05
+
+
+def fit_with_progress(make, X, y, progress=None):
+    """``make().fit(X, y)``, reporting elapsed and estimated seconds while it runs.
+
+    The estimate comes from a throw-away fit on a random 5 % of the rows (at least 200), scaled
+    by the number of rows: the fits here grow about linearly with the rows. The throw-away model
+    is never shown nor released, so it costs no budget.
+    """
+    if progress is None:
+        return make().fit(X, y)
+    rng = np.random.default_rng()
+    size = min(len(y), max(200, int(CALIBRATION_SHARE * len(y))))
+    sample = rng.choice(len(y), size=size, replace=False)
+    started = time.perf_counter()
+    try:
+        make().fit(X[sample], y[sample])
+        estimate = (time.perf_counter() - started) * len(y) / size
+    except Exception:  # the real fit will say what is wrong
+        estimate = float("nan")
+    outcome: dict = {}
+
+    def work():
+        try:
+            outcome["model"] = make().fit(X, y)
+        except BaseException as error:  # re-raised below, in the page's thread
+            outcome["error"] = error
+
+    started = time.perf_counter()
+    worker = threading.Thread(target=work, name="dpstudio-fit", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(0.5)
+        progress(time.perf_counter() - started, estimate)
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["model"]
 
 
 def format_metric(value: float, task: str) -> str:

@@ -80,10 +80,19 @@ seeded = st.checkbox("Reproducible demo seed (the result must not be released)",
 
 if st.button("Train", type="primary", disabled=epsilon is None):
     try:
-        with st.spinner(f"Training {spec.name} at ε = {epsilon:g}…"):
-            state.trained = train_model(
-                dataset, key, epsilon, ledger, params, encoding, state.count_noise, state.selection, seeded
-            )
+        bar = st.progress(0.0, text=f"Training {spec.name} at ε = {epsilon:g}…")
+
+        def show(elapsed: float, estimate: float) -> None:
+            if estimate == estimate and estimate > 0:
+                left = max(estimate - elapsed, 0.0)
+                bar.progress(min(elapsed / estimate, 0.99), text=f"Training {spec.name}: {elapsed:.0f} s, about {left:.0f} s left")
+            else:
+                bar.progress(0.5, text=f"Training {spec.name}: {elapsed:.0f} s")
+
+        state.trained = train_model(
+            dataset, key, epsilon, ledger, params, encoding, state.count_noise, state.selection, seeded, progress=show
+        )
+        bar.empty()
         remember_model(state)  # even if this browser tab was reloaded meanwhile, the charged model is kept
         st.rerun()
     except BudgetExceededError as error:

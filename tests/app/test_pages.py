@@ -487,3 +487,22 @@ def test_time_left_comes_from_each_models_own_fit_times():
     left = seconds_left({"dp_mean": [0.01], "dp_forest": [3.0]}, order[2:])
     assert left == pytest.approx(0.01 * 9 + 3.0 * 9)
     assert "DP partitioned forest" in progress_text(order[1], 200) and "min left" in progress_text(order[1], 200)
+
+
+def test_a_fit_reports_elapsed_and_estimated_time():
+    import time as clock
+
+    import numpy as np
+
+    from app_support.training import fit_with_progress
+
+    class Slow:
+        def fit(self, X, y):
+            clock.sleep(0.002 * len(y) / 100)
+            return self
+
+    calls = []
+    X, y = np.zeros((20_000, 2)), np.zeros(20_000)
+    model = fit_with_progress(Slow, X, y, lambda elapsed, estimate: calls.append((elapsed, estimate)))
+    assert isinstance(model, Slow) and calls
+    assert all(estimate == pytest.approx(0.4, rel=0.8) for _, estimate in calls)
