@@ -52,10 +52,12 @@ def questions(info: dict) -> list[tuple[str, str, dict]]:
             "The first row holds the column names", {"header": True},
         ))
     if info.get("decimal_comma_suspected"):
-        columns = ", ".join(f"'{c}'" for c in info.get("decimal_comma_columns", [])[:8])
+        names = info.get("decimal_comma_columns", [])
+        columns = ", ".join(f"'{c}'" for c in names[:8])
+        subject = f"The column {columns} looks" if len(names) == 1 else f"The columns {columns} look"
         out.append((
-            f"The columns {columns} look like numbers written with a decimal comma (1,5 for one and a half), as many "
-            "European and Vietnamese spreadsheets write them. They are text for now.",
+            f"{subject} like numbers written with a decimal comma (1,5 for one and a half), as many European and "
+            "Vietnamese spreadsheets write them. For now they are read as text.",
             "Read them as numbers", {"decimal": ","},
         ))
     return out

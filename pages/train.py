@@ -68,7 +68,7 @@ encoding = st.radio(
 )
 
 remaining = ledger.remaining
-st.write(f"Budget left for this table: **ε = {remaining:g}** of {ledger.total:g}.")
+st.write(f"Budget left for this dataset: **ε = {remaining:g}** of {ledger.total:g}.")
 if remaining <= 0:
     st.error("The budget is spent: nothing more can be trained on this table. Raise the total on the Privacy page only if you accept a weaker promise.")
     st.stop()
