@@ -100,10 +100,11 @@ def load_sample(name: str, catalog: Catalog) -> Dataset:
     return Dataset(name, frame, info, schema, schema, catalog.open_table(lambda: [frame], name), is_sample=True)
 
 
-def dataset_from_upload(name: str, frame: pd.DataFrame, info: dict, catalog: Catalog, schema: Schema | None = None) -> Dataset:
-    """An uploaded table, attached to the known dataset whose people it overlaps (or a new one)."""
+def dataset_from_upload(name: str, frame: pd.DataFrame, info: dict, catalog: Catalog, schema: Schema | None = None,
+                        dataset: str | None = None) -> Dataset:
+    """An uploaded table, attached to the known dataset whose people it overlaps (or a new one, or ``dataset``)."""
     schema = schema or suggest_schema(frame)
-    return Dataset(name, frame, info, schema, schema, catalog.open_table(lambda: [frame], Path(name).stem))
+    return Dataset(name, frame, info, schema, schema, catalog.open_table(lambda: [frame], Path(name).stem, dataset=dataset))
 
 
 def separate_dataset(dataset: Dataset, catalog: Catalog, name: str, reason: str) -> None:

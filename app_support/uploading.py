@@ -10,7 +10,8 @@ from dpcore.schema import Schema
 UNREADABLE = "The file could not be read as a table. Save it as CSV or Excel (.xlsx) and try again."
 
 
-def open_upload(state: StudioState, name: str, raw: bytes, schema_json: bytes | None = None, **options) -> None:
+def open_upload(state: StudioState, name: str, raw: bytes, schema_json: bytes | None = None, dataset: str | None = None,
+                **options) -> None:
     """Make the file the table in use (raises :class:`DataError` with a sentence; the old table stays then)."""
     try:
         frame, info = read_table_bytes(raw, name, **options)
@@ -19,7 +20,7 @@ def open_upload(state: StudioState, name: str, raw: bytes, schema_json: bytes | 
         raise
     except Exception:  # a reader's own message can quote cells: never show it
         raise DataError(UNREADABLE) from None
-    state.dataset = dataset_from_upload(name, frame, info, state.catalog(), schema)
+    state.dataset = dataset_from_upload(name, frame, info, state.catalog(), schema, dataset)
     state.upload = (name, raw, schema_json, dict(options))
     state.trained = None
 
@@ -27,7 +28,8 @@ def open_upload(state: StudioState, name: str, raw: bytes, schema_json: bytes | 
 def read_again(state: StudioState, **changes) -> None:
     """Read the last upload again with the owner's answer (``header=`` or ``decimal=``)."""
     name, raw, schema_json, options = state.upload
-    open_upload(state, name, raw, schema_json, **(options | changes))
+    # The same file read another way is the same people: it stays in the dataset it was opened as.
+    open_upload(state, name, raw, schema_json, state.dataset.identification.dataset.name, **(options | changes))
 
 
 def file_facts(info: dict) -> str:

@@ -193,10 +193,11 @@ def test_newcomer_flow_upload_confirm_declare_train_and_come_back(page, tmp_path
     """Items 1 and 3: decimal commas confirmed in one click, a schema uploaded later, work kept across pages and a reload."""
     table, schema = _staff_files(tmp_path)
     _choose_upload(page).set_input_files(str(table))
-    page.get_by_text("look like numbers written with a decimal comma", exact=False).wait_for()
+    page.get_by_text("like numbers written with a decimal comma", exact=False).wait_for()
     screenshot(page, "newcomer_1_decimal_commas")
     page.get_by_role("button", name="Read them as numbers").click()
     page.get_by_text("decimal commas", exact=False).first.wait_for()
+    assert page.get_by_text("staff (2)", exact=False).count() == 0  # read again, still the same dataset
     _uploaders(page).nth(1).set_input_files(str(schema))
     page.get_by_text("The schema is complete", exact=False).wait_for()
     screenshot(page, "newcomer_2_declared")
