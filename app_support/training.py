@@ -6,6 +6,7 @@ import io
 import pickle
 import threading
 import time
+from decimal import Decimal
 
 import numpy as np
 import pandas as pd
@@ -19,10 +20,11 @@ from sklearn.metrics import (
 
 from app_support.readable import leaf_text, number, split_text, subset_text
 from app_support.state import Dataset, TrainedModel
-from dpcore.accountant import BudgetLedger
+from dpcore.accountant import ADD_REMOVE, UNITS, BudgetLedger, convert, fmt
 from dpcore.exceptions import DataError
 from dpcore.models.registry import ModelContext, get
 from dpcore.schema import Normaliser, Schema
+from dpcore.validation import epsilon_decimal
 
 HOLDOUT_SHARE = 0.2
 DEMO_SEED = 2024
@@ -226,8 +228,8 @@ def _escape(text: str) -> str:
     return text.replace('"', '\\"')
 
 
-def model_card(trained: TrainedModel, dataset: Dataset) -> str:
-    """A short Markdown card: what the model is, its ε, parameters, bounds and privacy argument."""
+def model_card(trained: TrainedModel, dataset: Dataset, unit: str = ADD_REMOVE) -> str:
+    """A short Markdown card: what the model is, its ε in the dataset's unit, parameters, bounds and privacy argument."""
     spec = get(trained.key)
     schema = dataset.schema
     docstring = (type(trained.model).__doc__ or "").strip().splitlines()[0] if type(trained.model).__doc__ else spec.description
@@ -236,7 +238,7 @@ def model_card(trained: TrainedModel, dataset: Dataset) -> str:
         "",
         f"*{docstring}*",
         "",
-        privacy_line(trained),
+        privacy_line(trained, unit),
         f"- **Task**: {trained.task}; target `{schema.target.name}`.",
         f"- **Parameters**: {', '.join(f'{k} = {v}' for k, v in trained.parameters.items()) or 'defaults'}.",
         f"- **Count noise / selection**: {getattr(trained.model, 'count_noise', 'n/a')} / {getattr(trained.model, 'selection', 'n/a')}.",
@@ -255,14 +257,17 @@ def model_card(trained: TrainedModel, dataset: Dataset) -> str:
     return "\n".join(lines) + "\n"
 
 
-def privacy_line(trained: TrainedModel) -> str:
-    delta = getattr(trained.model, "delta", 0.0)
+def privacy_line(trained: TrainedModel, unit: str = ADD_REMOVE) -> str:
+    """The model's guarantee, and what it costs in the dataset's unit of protection."""
+    delta = float(getattr(trained.model, "delta", 0.0) or 0.0)
     if delta:
-        return (
-            f"- **Privacy**: (ε = {trained.epsilon:g}, δ = {delta:g})-differential privacy — APPROXIMATE DP (Gaussian noise, "
-            "zCDP accounting), not pure ε-DP; add/remove-one neighbours."
-        )
-    return f"- **Privacy**: ε = {trained.epsilon:g} (pure ε-differential privacy, add/remove-one neighbours)."
+        line = (f"- **Privacy**: (ε = {trained.epsilon:g}, δ = {delta:g})-differential privacy — APPROXIMATE DP (Gaussian "
+                "noise, zCDP accounting), not pure ε-DP; add/remove-one neighbours.")
+    else:
+        line = f"- **Privacy**: ε = {trained.epsilon:g} (pure ε-differential privacy, add/remove-one neighbours)."
+    eps, dlt = convert(epsilon_decimal(trained.epsilon), Decimal(repr(delta)), ADD_REMOVE, unit)
+    return line + (f" In the dataset's unit ({UNITS[unit]}) it counts as ε = {fmt(eps)}"
+                   + (f", δ = {fmt(dlt)}" if dlt else "") + ".")
 
 
 def privacy_summary(model_key: str) -> str:

@@ -149,7 +149,7 @@ if "rounds" in trained.details:
     )
     st.dataframe(rounds_table(trained.details["rounds"], schema), hide_index=True, width="stretch")
 
-card = model_card(trained, dataset)
+card = model_card(trained, dataset, ledger.unit)
 with st.expander("Model card"):
     st.markdown(card)
 left, right = st.columns(2)

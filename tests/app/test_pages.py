@@ -506,3 +506,33 @@ def test_a_fit_reports_elapsed_and_estimated_time():
     model = fit_with_progress(Slow, X, y, lambda elapsed, estimate: calls.append((elapsed, estimate)))
     assert isinstance(model, Slow) and calls
     assert all(estimate == pytest.approx(0.4, rel=0.8) for _, estimate in calls)
+
+
+def test_the_model_card_states_the_cost_in_the_datasets_unit(app):
+    at = app("train")
+    state(at).ledger().set_unit("replace-one")
+    at.run()
+    at.text_input(key="train_epsilon").set_value("0.2").run()
+    [b for b in at.button if b.label == "Train"][0].click().run()
+    card = [m.value for m in at.markdown if "Model card" in str(m.value)][0]
+    assert "counts as ε = 0.4" in card and "values may change" in card
+
+
+def test_an_excel_workbook_and_a_headerless_file_open_with_their_questions(app, tmp_path):
+    import io
+
+    import pandas as pd
+
+    at = app("data")
+    workbook = io.BytesIO()
+    pd.DataFrame({"age": [30, 41, 52, 25], "dept": ["it", "hr", "it", "ops"]}).to_excel(workbook, index=False)
+    at.radio(key="data_source").set_value("My own CSV file").run()
+    at.file_uploader(key="upload").set_value(("staff.xlsx", workbook.getvalue(), "application/octet-stream")).run()
+    assert state(at).dataset.name == "staff.xlsx" and list(state(at).dataset.frame.columns) == ["age", "dept"]
+    assert any("Excel workbook" in str(c.value) for c in at.caption)
+    headerless = b"39, State-gov, 77516, Bachelors\n50, Self-emp, 83311, Bachelors\n38, Private, 215646, HS-grad\n"
+    at.file_uploader(key="upload").set_value(("adult.data", headerless, "application/octet-stream")).run()
+    assert list(state(at).dataset.frame.columns)[:2] == ["column 1", "column 2"]
+    [b for b in at.button if b.label == "The first row holds the column names"][0].click().run()
+    assert list(state(at).dataset.frame.columns)[0] == "39"
+    assert len(state(at).dataset.frame) == 2

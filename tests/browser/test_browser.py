@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from browser_support import ARTIFACTS, screenshot, start_server  # noqa: E402
@@ -147,7 +148,7 @@ def test_raising_the_budget_is_a_typed_decision_kept_in_the_history(page):
     field.fill("2.5")
     field.press("Enter")
     page.get_by_text("Type raise the budget", exact=False).wait_for()
-    assert page.get_by_role("button", name="Set as this dataset's budget").is_disabled()
+    expect(page.get_by_role("button", name="Set as this dataset's budget")).to_be_disabled()
     confirmation = page.get_by_label("Confirmation")
     confirmation.fill("raise the budget")
     confirmation.press("Enter")
@@ -259,7 +260,7 @@ def test_an_unusable_epsilon_is_said_in_words(page):
     field.fill("5")
     field.press("Enter")
     page.get_by_text("is more than the 1 left", exact=False).wait_for()
-    assert page.get_by_role("button", name="Train").is_disabled()
+    expect(page.get_by_role("button", name="Train")).to_be_disabled()  # waits for the rerun to reach the button
     screenshot(page, "epsilon_refused")
 
 
@@ -276,3 +277,16 @@ def test_the_default_export_plan_fits_what_is_left(page):
     spent = float(sidebar.split("ε spent ")[1].split(" of")[0])
     assert 0.25 < spent <= 1.0
     screenshot(page, "export_fits_budget")
+
+
+def test_a_tree_reads_in_the_owners_words(page):
+    """Item 7: splits by category name, leaves in dollars with thousands separators, the error beside a baseline."""
+    page.get_by_role("link", name="3. Train").click()
+    page.locator("[data-testid='stSelectbox']").first.click()
+    page.get_by_role("option", name="DP regression tree (mean leaves)").click()
+    page.get_by_role("button", name="Train").click()
+    page.get_by_text("For comparison", exact=False).wait_for()
+    page.locator("svg").get_by_text("median_house_value", exact=False).first.wait_for()
+    svg = page.locator("[data-testid='stGraphVizChart'] svg").first.text_content()
+    assert "e+0" not in svg and "," in svg
+    screenshot(page, "tree_in_owners_units")
