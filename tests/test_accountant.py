@@ -353,21 +353,32 @@ def test_the_history_is_append_only(ledger_path):
     assert ledger.history_csv().startswith(b"when (UTC),event,what")
 
 
-def test_an_old_ledger_is_upgraded_and_its_copies_count_as_replace_one(tmp_path):
+FIRST_FORMAT = """
+    CREATE TABLE budgets (dataset_id TEXT PRIMARY KEY, total TEXT NOT NULL, created TEXT NOT NULL);
+    CREATE TABLE spends (id INTEGER PRIMARY KEY AUTOINCREMENT, dataset_id TEXT NOT NULL, label TEXT NOT NULL,
+                         epsilon TEXT NOT NULL, composition TEXT NOT NULL, created TEXT NOT NULL);
+    CREATE TABLE releases (key TEXT PRIMARY KEY, dataset_id TEXT NOT NULL, payload BLOB NOT NULL, report TEXT NOT NULL,
+                           created TEXT NOT NULL);
+    INSERT INTO budgets VALUES ('abc', '2', '2026-01-01 00:00:00');
+"""
+
+
+def _first_format_ledger(path, rows: str):
+    """A ledger file as the first format wrote it, with ``rows`` (SQL inserts) in it."""
     import sqlite3
 
-    path = tmp_path / "old.sqlite3"
     conn = sqlite3.connect(path)
-    conn.executescript("""
-        CREATE TABLE budgets (dataset_id TEXT PRIMARY KEY, total TEXT NOT NULL, created TEXT NOT NULL);
-        CREATE TABLE spends (id INTEGER PRIMARY KEY AUTOINCREMENT, dataset_id TEXT NOT NULL, label TEXT NOT NULL,
-                             epsilon TEXT NOT NULL, composition TEXT NOT NULL, created TEXT NOT NULL);
-        INSERT INTO budgets VALUES ('abc', '2', '2026-01-01 00:00:00');
+    conn.executescript(FIRST_FORMAT + rows)
+    conn.commit()
+    conn.close()
+    return path
+
+
+def test_an_old_ledger_is_upgraded_and_its_copies_count_as_replace_one(tmp_path):
+    path = _first_format_ledger(tmp_path / "old.sqlite3", """
         INSERT INTO spends VALUES (1, 'abc', 'Export: randomized copy', '0.5', 'sequential', '2026-01-01 00:00:00');
         INSERT INTO spends VALUES (2, 'abc', 'Train DP tree', '0.25', 'sequential', '2026-01-01 00:00:01');
     """)
-    conn.commit()
-    conn.close()
     ledger = BudgetLedger("abc", path=path)
     assert [s.relation for s in ledger.spends()] == [REPLACE_ONE, ADD_REMOVE]
     # The old copy has no add/remove guarantee, so its dataset moves to the unit it does meet.
@@ -415,21 +426,9 @@ def test_totals_round_down_and_tiny_deltas_keep_their_digits(ledger_path):
 
 
 def test_a_first_format_copy_is_found_by_its_stored_release_whatever_its_label(tmp_path):
-    import sqlite3
-
-    path = tmp_path / "old.sqlite3"
-    conn = sqlite3.connect(path)
-    conn.executescript("""
-        CREATE TABLE budgets (dataset_id TEXT PRIMARY KEY, total TEXT NOT NULL, created TEXT NOT NULL);
-        CREATE TABLE spends (id INTEGER PRIMARY KEY AUTOINCREMENT, dataset_id TEXT NOT NULL, label TEXT NOT NULL,
-                             epsilon TEXT NOT NULL, composition TEXT NOT NULL, created TEXT NOT NULL);
-        CREATE TABLE releases (key TEXT PRIMARY KEY, dataset_id TEXT NOT NULL, payload BLOB NOT NULL, report TEXT NOT NULL,
-                               created TEXT NOT NULL);
-        INSERT INTO budgets VALUES ('abc', '2', '2026-01-01 00:00:00');
+    path = _first_format_ledger(tmp_path / "old.sqlite3", """
         INSERT INTO spends VALUES (1, 'abc', 'copy for Acme Ltd', '0.5', 'sequential', '2026-01-01 00:00:05');
         INSERT INTO releases VALUES ('k', 'abc', x'00', '{}', '2026-01-01 00:00:05');
     """)
-    conn.commit()
-    conn.close()
     ledger = BudgetLedger("abc", path=path)
     assert [s.relation for s in ledger.spends()] == [REPLACE_ONE] and ledger.unit == REPLACE_ONE
