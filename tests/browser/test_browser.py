@@ -160,9 +160,6 @@ def test_raising_the_budget_is_a_typed_decision_kept_in_the_history(page):
 
 # --- a data owner's afternoon: each numbered item of the issue, clicked through as a person would -------
 
-SHARED_DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
-
-
 def _staff_files(tmp_path) -> tuple[Path, Path]:
     """A semicolon file with decimal commas and thousands dots, as a European spreadsheet saves it, and its schema."""
     import json
@@ -219,11 +216,14 @@ def test_newcomer_flow_upload_confirm_declare_train_and_come_back(page, tmp_path
     screenshot(page, "newcomer_4_after_reload")
 
 
-def test_a_headerless_file_is_detected(page):
+def test_a_headerless_file_is_detected(page, tmp_path):
     """Item 2: Adult's own adult.data has no header row; its first person must not become the column names."""
-    source = SHARED_DATA / "adult" / "adult.data"
-    if not source.exists():
-        pytest.skip("../shared/data is not beside this checkout")
+    from dpcore.loading import read_csv_path
+
+    frame, _ = read_csv_path(Path(__file__).resolve().parents[2] / "sample_data" / "adult.csv")
+    source = tmp_path / "adult.data"  # written the way UCI ships it: no header, ", " between fields, "?" for missing
+    frame.fillna("?").to_csv(source, index=False, header=False, sep=",")
+    source.write_text(source.read_text(encoding="utf-8").replace(",", ", "), encoding="utf-8")
     _choose_upload(page).set_input_files(str(source))
     page.get_by_text("looks like a person's record", exact=False).wait_for()
     page.get_by_text("no header row (columns numbered)", exact=False).wait_for()
