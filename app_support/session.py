@@ -24,6 +24,7 @@ def get_state() -> StudioState:
         token = st.query_params.get(workspace.QUERY_KEY)
         dataset = workspace.load(state.ledger_path, token, state.catalog()) if token else None
         if dataset is None:
+            workspace.prune(state.ledger_path)
             token = workspace.new_token()
             dataset = load_sample(DEFAULT_SAMPLE, state.catalog())
             workspace.save(state.ledger_path, token, dataset)

@@ -28,6 +28,9 @@ from dpcore.datasets import Catalog, Identification
 from dpcore.schema import Schema
 
 QUERY_KEY = "workspace"
+#: A workspace untouched this long is deleted when a new session starts: it holds a copy of the
+#: owner's raw table, which should not outlive its use by much.
+KEEP_DAYS = 30
 _TOKEN = re.compile(r"^[A-Za-z0-9_-]{20,64}$")
 
 
@@ -43,6 +46,22 @@ def folder(ledger_path, token: str) -> Path | None:
     return base.parent / "workspaces" / token
 
 
+def prune(ledger_path, keep_days: float = KEEP_DAYS) -> int:
+    """Delete workspaces not written for ``keep_days`` days; return how many went."""
+    import shutil
+    import time
+
+    base = (Path(ledger_path) if ledger_path else default_ledger_path()).parent / "workspaces"
+    if not base.is_dir():
+        return 0
+    cutoff, removed = time.time() - keep_days * 86400, 0
+    for where in base.iterdir():
+        if where.is_dir() and _TOKEN.match(where.name) and where.stat().st_mtime < cutoff:
+            shutil.rmtree(where, ignore_errors=True)
+            removed += 1
+    return removed
+
+
 def _write(path: Path, data: bytes) -> None:
     partial = path.with_name(path.name + ".partial")
     partial.write_bytes(data)
@@ -55,6 +74,7 @@ def save(ledger_path, token: str, dataset: Dataset, table_changed: bool = False)
     if where is None:
         return
     where.mkdir(parents=True, exist_ok=True)
+    where.touch()  # the folder's time is the workspace's last use (see prune)
     if not dataset.is_sample and (table_changed or not (where / "table.parquet").exists()):
         _write(where / "table.parquet", _parquet(dataset.frame))
     found = dataset.identification

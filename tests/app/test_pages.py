@@ -536,3 +536,21 @@ def test_an_excel_workbook_and_a_headerless_file_open_with_their_questions(app, 
     [b for b in at.button if b.label == "The first row holds the column names"][0].click().run()
     assert list(state(at).dataset.frame.columns)[0] == "39"
     assert len(state(at).dataset.frame) == 2
+
+
+def test_old_workspaces_are_pruned_and_recent_ones_kept(tmp_path):
+    import os
+    import time
+
+    from app_support import workspace
+
+    ledger = tmp_path / "ledger.sqlite3"
+    old, new = workspace.folder(ledger, workspace.new_token()), workspace.folder(ledger, workspace.new_token())
+    for where in (old, new):
+        where.mkdir(parents=True)
+        (where / "workspace.json").write_text("{}")
+    stale = time.time() - 40 * 86400
+    os.utime(old, (stale, stale))
+    assert workspace.prune(ledger) == 1
+    assert not old.exists() and new.exists()
+    assert workspace.folder(ledger, "../../etc") is None
