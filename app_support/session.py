@@ -30,6 +30,7 @@ def get_state() -> StudioState:
             workspace.save(state.ledger_path, token, dataset)
         else:
             state.trained = workspace.load_trained(state.ledger_path, token)
+            state.released_plans = workspace.load_released_plans(state.ledger_path, token)
         state.dataset, state.workspace = dataset, token
         st.session_state[STATE_KEY] = state
     state = st.session_state[STATE_KEY]
@@ -51,3 +52,7 @@ def recall_model(state: StudioState) -> None:
     """Pick up a model that a run interrupted by a reload finished (and charged) after all."""
     if state.trained is None:
         state.trained = workspace.load_trained(state.ledger_path, state.workspace)
+
+
+def remember_release(state: StudioState) -> None:
+    workspace.save_released_plans(state.ledger_path, state.workspace, state.released_plans)

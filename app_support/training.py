@@ -83,7 +83,7 @@ def train_model(
         mechanism=type(model).__name__, released="a trained model",
     )
     predicted = model.predict(X[test])
-    details: dict = {"n_train": len(train), "n_test": len(test)}
+    details: dict = {"n_train": len(train), "n_test": len(test), "n_without_target": len(dataset.frame) - len(y)}
     if spec.task == "regression":
         metrics = {"MAE": mean_absolute_error(y[test], predicted), "RMSE": root_mean_squared_error(y[test], predicted)}
         typical = np.full(len(test), np.median(y[train]))
@@ -255,6 +255,11 @@ def model_card(trained: TrainedModel, dataset: Dataset, unit: str = ADD_REMOVE) 
     if trained.seeded:
         lines.append("> **Reproducible demo seed — do not release this model.**")
     return "\n".join(lines) + "\n"
+
+
+def model_cost_factor(unit: str) -> float:
+    """How many times a model's ε counts in a dataset of this unit (group privacy: 2 where values may change)."""
+    return float(convert(Decimal(1), Decimal(0), ADD_REMOVE, unit)[0])
 
 
 def privacy_line(trained: TrainedModel, unit: str = ADD_REMOVE) -> str:

@@ -138,3 +138,26 @@ def load_trained(ledger_path, token: str) -> TrainedModel | None:
         return pickle.loads((where / "trained.pickle").read_bytes())  # noqa: S301
     except Exception:  # a model from another version of the code: start without it
         return None
+
+
+def save_released_plans(ledger_path, token: str, plans: dict) -> None:
+    """Keep the plans of the copies given out, so after a reload the same copy is handed out again free."""
+    where = folder(ledger_path, token)
+    if where is None:
+        return
+    where.mkdir(parents=True, exist_ok=True)
+    data = {"|".join(key): plan.to_dict() for key, plan in plans.items()}
+    _write(where / "released_plans.json", json.dumps(data, ensure_ascii=False).encode("utf-8"))
+
+
+def load_released_plans(ledger_path, token: str) -> dict:
+    from dpcore.release import ReleasePlan
+
+    where = folder(ledger_path, token)
+    if where is None or not (where / "released_plans.json").exists():
+        return {}
+    try:
+        data = json.loads((where / "released_plans.json").read_text(encoding="utf-8"))
+        return {tuple(key.split("|")): ReleasePlan.from_dict(plan) for key, plan in data.items()}
+    except (OSError, ValueError, TypeError):
+        return {}

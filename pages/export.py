@@ -6,7 +6,7 @@ import altair as alt
 import streamlit as st
 
 from app_support.declaring import leak_summary, leaky_columns
-from app_support.session import get_state
+from app_support.session import get_state, remember_release
 from dpcore.accountant import ADD_REMOVE, REPLACE_ONE, UNITS
 from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.release import (
@@ -72,6 +72,9 @@ plan_key = (dataset.dataset_id, dataset.schema_key, ledger.unit)
 available = ledger.remaining - (COUNT_EPSILON if padded else 0.0)
 if plan_key in state.released_plans:
     base_plan = state.released_plans[plan_key]
+    if state.release is None:
+        st.info("A copy of this table was released earlier with the plan below: press **Release the copy** to get the "
+                "same copy again, at no extra cost.", icon=":material/sync:")
 elif available > 0.001:
     base_plan = default_plan(schema, budget=available)
 else:
@@ -140,6 +143,7 @@ if st.button("Release the copy", type="primary"):
         with st.spinner("Randomizing every cell…"):
             state.release = release_table(dataset.frame, schema, plan, ledger=ledger, fresh=fresh, label="Export: randomized copy")
         state.released_plans[plan_key] = plan
+        remember_release(state)
         st.rerun()
     except BudgetExceededError as error:
         st.error(str(error))

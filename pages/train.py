@@ -4,7 +4,7 @@ import streamlit as st
 
 from app_support.declaring import leak_summary, leaky_columns
 from app_support.session import get_state, recall_model, remember_model
-from app_support.training import format_metric, model_bytes, model_card, rounds_table, train_model, tree_dot
+from app_support.training import format_metric, model_bytes, model_card, model_cost_factor, rounds_table, train_model, tree_dot
 from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.explain import epsilon_problem
 from dpcore.models.registry import models_for
@@ -68,14 +68,21 @@ encoding = st.radio(
 )
 
 remaining = ledger.remaining
-st.write(f"Budget left for this dataset: **ε = {remaining:g}** of {ledger.total:g}.")
-if remaining <= 0:
-    st.error("The budget is spent: nothing more can be trained on this table. Raise the total on the Privacy page only if you accept a weaker promise.")
-    st.stop()
-typed = st.text_input("ε to spend on this model", value=f"{min(remaining, max(ledger.total / 4, 0.001)):g}", key="train_epsilon")
-epsilon, problem = epsilon_problem(typed, remaining)
-if problem:
-    st.error(problem + " Nothing will be trained or charged until it is fixed.")
+# A model is ε-DP for adding or removing a row; where the dataset's unit is "values may change" it counts double.
+factor = model_cost_factor(ledger.unit)
+available = max(remaining, 0.0) / factor
+st.write(f"Budget left for this dataset: **ε = {remaining:g}** of {ledger.total:g}."
+         + (f" A model counts double in this dataset's unit, so at most ε = {available:g} can go to a model." if factor > 1 else ""))
+epsilon, problem = None, None
+if available < 0.001:
+    st.error("The budget is spent: nothing more can be trained on this dataset. Raise the total on the Privacy page only if "
+             "you accept a weaker promise.")
+else:
+    typed = st.text_input("ε to spend on this model", value=f"{min(available, max(ledger.total / 4 / factor, 0.001)):g}",
+                          key="train_epsilon")
+    epsilon, problem = epsilon_problem(typed, available)
+    if problem:
+        st.error(problem + " Nothing will be trained or charged until it is fixed.")
 seeded = st.checkbox("Reproducible demo seed (the result must not be released)", value=False)
 
 if st.button("Train", type="primary", disabled=epsilon is None):
@@ -107,7 +114,8 @@ if trained is None or trained.task != task:
     st.stop()
 
 st.divider()
-st.subheader(f"{trained.name} — ε = {trained.epsilon:g} spent")
+counted = trained.epsilon * model_cost_factor(ledger.unit)
+st.subheader(f"{trained.name} — ε = {trained.epsilon:g} spent" + (f" (counts as {counted:g} in this dataset's unit)" if counted != trained.epsilon else ""))
 if leaky_columns(schema):
     st.error("Not differentially private: trained with domains read from the data. Do not share this model.",
              icon=":material/gpp_bad:")
@@ -125,9 +133,19 @@ for col, (metric, value) in zip(cols, trained.metrics.items()):
     reference = baseline.get(metric)
     col.metric(metric, shown,
                help=None if reference is None else f"{trained.details['baseline_name']}: {format_metric(reference, trained.task)}")
+if trained.details.get("n_without_target"):
+    st.caption(f"{trained.details['n_without_target']:,} rows had no usable value of '{schema.target.name}' (missing or "
+               "not a declared category) and were left out (owner only).")
 if baseline:
     pairs = ", ".join(f"{m} {format_metric(v, trained.task)}" for m, v in baseline.items())
-    st.caption(f"For comparison, {trained.details['baseline_name']} gives {pairs} (owner only).")
+    first = next(iter(trained.metrics))
+    worse = (trained.metrics[first] > baseline[first]) if trained.task == "regression" else (trained.metrics[first] < baseline[first])
+    text = f"For comparison, {trained.details['baseline_name']} gives {pairs} (owner only)."
+    if worse:
+        st.warning(text + " This model does no better at this ε: spend more ε, use fewer features, or declare tighter "
+                   "bounds.", icon=":material/trending_down:")
+    else:
+        st.caption(text)
 if "confusion" in trained.details:
     left, right = st.columns(2)
     left.write("Confusion matrix (held-out rows)")

@@ -554,3 +554,37 @@ def test_old_workspaces_are_pruned_and_recent_ones_kept(tmp_path):
     assert workspace.prune(ledger) == 1
     assert not old.exists() and new.exists()
     assert workspace.folder(ledger, "../../etc") is None
+
+
+def test_in_the_replace_one_unit_a_model_is_checked_and_shown_at_its_doubled_cost(app):
+    at = app("train")
+    state(at).ledger().set_unit("replace-one")
+    state(at).ledger().spend("earlier", 0.4)  # 0.8 in the dataset's unit: 0.2 left, so at most 0.1 for a model
+    at.run()
+    at.text_input(key="train_epsilon").set_value("0.15").run()
+    assert any("more than the 0.1 left" in str(e.value) for e in at.error)
+    at.text_input(key="train_epsilon").set_value("0.1").run()
+    [b for b in at.button if b.label == "Train"][0].click().run()
+    assert state(at).ledger().remaining == pytest.approx(0.0)
+    # The model that spent the last of the budget is still shown, with its cost in the unit.
+    assert any("counts as 0.2 in this dataset's unit" in str(h.value) for h in at.subheader)
+    assert any("The budget is spent" in str(e.value) for e in at.error)
+
+
+def test_a_released_copy_is_handed_out_again_free_after_a_reload(app):
+    from conftest import APP
+    from streamlit.testing.v1 import AppTest
+
+    at = app("export")
+    [b for b in at.button if b.label == "Release the copy"][0].click().run()
+    first = state(at).release
+    spent = state(at).ledger().spent
+    token = at.query_params["workspace"]
+    reloaded = AppTest.from_file(APP, default_timeout=120)
+    reloaded.query_params["workspace"] = token[0] if isinstance(token, list) else token
+    reloaded.run()
+    reloaded.switch_page("pages/export.py").run()
+    assert any("released earlier" in str(i.value) for i in reloaded.info)
+    [b for b in reloaded.button if b.label == "Release the copy"][0].click().run()
+    again = state(reloaded).release
+    assert again.reused and again.csv == first.csv and state(reloaded).ledger().spent == pytest.approx(spent)
