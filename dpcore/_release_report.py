@@ -466,7 +466,9 @@ def verdict(column: str, error: float, *, k: int | None = None, lower: float | N
         against = f"its values range from {_fmt(lower, 6)} to {_fmt(upper, 6)}"
         fix = "Raise its ε, narrow its declared bounds, or drop it."
     level = rating(error, size)
-    off = f"{who} error on {what} will be about {_plus_minus(error)}"
+    # A share lies in [0, 1]: an error past 1 only says the estimate is pure noise, so say that.
+    off = (f"{who} estimate of {what} will be pure noise (its error exceeds ±1)" if k is not None and error > 1
+           else f"{who} error on {what} will be about {_plus_minus(error)}")
     if level == "noise":
         sentence = f"At this ε the copy is mostly noise for '{column}': {off}, while {against}." + (f" {fix}" if advise else "")
     elif level == "rough":

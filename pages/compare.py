@@ -156,7 +156,12 @@ if best is not None:
     state.best_model[problem] = best
 
 table = summary[summary["metric"] == metric][["name", "kind", "epsilon", "mean", "std", "runs", "fit_seconds"]]
-st.dataframe(table, hide_index=True, width="stretch", column_config={"epsilon": st.column_config.NumberColumn("ε (blank: non-private)")})
+st.dataframe(table, hide_index=True, width="stretch", column_config={
+    "epsilon": st.column_config.NumberColumn("ε (blank: non-private)"),
+    "mean": st.column_config.NumberColumn(f"{metric} (mean)", format="localized" if problem == "regression" else "percent"),
+    "std": st.column_config.NumberColumn("spread (sd)", format="%.3g"),
+    "fit_seconds": st.column_config.NumberColumn("seconds per fit", format="%.2f"),
+})
 
 st.caption(f"Downloads are marked: {NOT_FOR_RELEASE}.")
 c1, c2, c3 = st.columns(3)

@@ -163,8 +163,8 @@ if summary:
             ignore_columns(state, leaky)
             remember(state)
             st.rerun()
-        vouch = right.checkbox("These domains come from public knowledge (a data dictionary, a form's choices)",
-                               key="vouch_public")
+        vouch = right.checkbox("They are public knowledge", key="vouch_public",
+                               help="For example a data dictionary, the law, or the choices a form offers.")
         if right.button("Declare them public", key="declare_public", disabled=not vouch):
             declare_public(state, leaky)
             remember(state)

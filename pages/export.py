@@ -131,7 +131,7 @@ if not worth.empty:
     summary = usefulness_summary(worth)
     (st.warning if (worth["rating"] == "noise").any() else st.info)(summary, icon=":material/insights:")
     st.dataframe(worth[["column", "epsilon", "typical_error", "verdict"]], hide_index=True, width="stretch",
-                 column_config={"typical_error": st.column_config.NumberColumn("typical error of a share", format="±%.3f")})
+                 column_config={"typical_error": st.column_config.NumberColumn("typical error", format="±%.3g")})
 
 st.subheader("Preview — owner only")
 st.caption("The first rows as a buyer would see them, with fresh noise; this preview is not the released copy and never leaves this screen.")

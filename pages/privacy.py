@@ -45,6 +45,8 @@ if unit != ledger.unit:
             "Type **change the unit** to confirm; the change is kept in the history.", icon=":material/warning:",
         )
         typed = st.text_input("Confirmation", key="unit_confirmation", placeholder="change the unit")
+        if typed.strip() and typed.strip().lower() != "change the unit":
+            st.caption("Type exactly: change the unit")
     confirmed = not ledger.spends() or typed.strip().lower() == "change the unit"
     if st.button("Use this unit", key="set_unit", disabled=not confirmed):
         try:
@@ -77,6 +79,8 @@ if raising:
         icon=":material/warning:",
     )
     confirmation = st.text_input("Confirmation", key="raise_confirmation", placeholder="raise the budget")
+    if confirmation.strip() and confirmation.strip().lower() != "raise the budget":
+        st.caption("Type exactly: raise the budget")
 ready = chosen != ledger.total and (not raising or confirmation.strip().lower() == "raise the budget")
 if st.button("Set as this dataset's budget", type="primary", disabled=not ready):
     try:
