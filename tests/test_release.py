@@ -782,7 +782,7 @@ def test_usefulness_verdicts():
     q = 1 - p
     assert table["typical_error"].iloc[0] == pytest.approx(math.sqrt((0.5 * p * (1 - p) + 0.5 * q * (1 - q)) / 1000) / (p - q))
     verdict = table["verdict"].iloc[0]
-    assert "mostly noise" in verdict and "'smoker'" in verdict and "±1.3" in verdict
+    assert "mostly noise" in verdict and "'smoker'" in verdict and "pure noise (its error exceeds ±1)" in verdict
     assert "mostly noise for 'smoker'" in R.usefulness_summary(table)
 
     useful = R.ReleasePlan([R.ColumnPlan("smoker", "k-ary", epsilon=2.0), R.ColumnPlan("score", "laplace", epsilon=2.0)])
