@@ -154,7 +154,7 @@ def test_raising_the_budget_is_a_typed_decision_kept_in_the_history(page):
     confirmation.press("Enter")
     page.get_by_role("button", name="Set as this dataset's budget").click()
     page.get_by_text("Current budget: ε = 2.5", exact=False).wait_for()
-    page.get_by_text("The dataset's history").scroll_into_view_if_needed()
+    page.get_by_text("The dataset's history").first.scroll_into_view_if_needed()
     screenshot(page, "privacy_page_raised")
 
 
