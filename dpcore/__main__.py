@@ -584,5 +584,10 @@ def main(argv=None) -> int:
         return EXIT_INTERNAL
 
 
-if __name__ == "__main__":
+def main_exit() -> None:
+    """The ``dpcore`` console script: :func:`main` with its exit code."""
     sys.exit(main())
+
+
+if __name__ == "__main__":
+    main_exit()
