@@ -257,11 +257,6 @@ def model_card(trained: TrainedModel, dataset: Dataset, unit: str = ADD_REMOVE) 
     return "\n".join(lines) + "\n"
 
 
-def model_cost_factor(unit: str) -> float:
-    """How many times a model's ε counts in a dataset of this unit (group privacy: 2 where values may change)."""
-    return float(convert(Decimal(1), Decimal(0), ADD_REMOVE, unit)[0])
-
-
 def privacy_line(trained: TrainedModel, unit: str = ADD_REMOVE) -> str:
     """The model's guarantee, and what it costs in the dataset's unit of protection."""
     delta = float(getattr(trained.model, "delta", 0.0) or 0.0)

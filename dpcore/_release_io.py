@@ -6,9 +6,10 @@
 * **Reading a large CSV in chunks** with pyarrow's C++ reader, cleaned up the way
   :func:`dpcore.loading.read_csv_bytes` cleans an upload (stripped text, the same missing-value
   markers, numbers recognised per column).
-* **The table fingerprint**: an order-independent hash of every cell, fed chunk by chunk in
-  bounded memory. A value hashes the same whether its column was read as numbers or as text,
-  so the fingerprint does not depend on how the file was cut into chunks.
+* **The first ledger format's table fingerprint**: an order-independent hash of every cell,
+  fed chunk by chunk. Budgets are now named by dataset (:mod:`dpcore.datasets`, hashing by
+  :mod:`dpcore.identity`); this hash is kept only so that a table charged under the first
+  format still finds its old budget. It also provides the cell-hashing primitives identity uses.
 * **The stored copy** kept in the ledger: the released chunks as zstd-compressed Arrow IPC
   frames (category codes rather than text, so a copy of a gigabyte file takes tens of MB),
   rendered back to the identical file bytes when the copy is handed out again.

@@ -342,6 +342,14 @@ class BudgetLedger:
         with self._connect() as conn:
             return float(self._budget(conn)[0] - self._spent(conn)[0])
 
+    def cost(self, epsilon: float, relation: str = ADD_REMOVE) -> float:
+        """What a release of ``epsilon`` under ``relation`` costs in the dataset's unit (ε only)."""
+        return float(convert(epsilon_decimal(check_epsilon(epsilon)), Decimal(0), relation, self.unit)[0])
+
+    def available(self, relation: str = ADD_REMOVE) -> float:
+        """The largest ε a release under ``relation`` may still have: what is left, divided by its conversion factor."""
+        return max(self.remaining, 0.0) / self.cost(1.0, relation)
+
     def spends(self) -> list[Spend]:
         with self._connect() as conn:
             rows = conn.execute(

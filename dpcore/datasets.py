@@ -66,11 +66,12 @@ class Identification:
         if self.legacy:
             return f"This table was used before under the earlier ledger format; it keeps its budget as dataset '{name}'."
         if not self.created:
-            return (f"This table shares about {self.overlap:.0%} of its rows with your dataset '{name}', so it uses that "
-                    "dataset's budget: the people in it are (at least partly) the same people.")
+            return (f"This table shares about {self.overlap:.0%} of its rows with your dataset '{name}' (measured on your "
+                    "raw rows, owner only), so it uses that dataset's budget: the people in it are (at least partly) the "
+                    "same people.")
         if self.matched is not None:
             return (f"Recorded as a separate dataset '{name}', although it shares about {self.overlap:.0%} of its rows "
-                    f"with '{self.matched.name}'.")
+                    f"with '{self.matched.name}' (owner only).")
         return f"A new dataset '{name}' was created for this table, with a budget of its own."
 
 
@@ -139,14 +140,25 @@ class Catalog:
         finally:
             conn.close()
 
-    def identify(self, chunks: Chunks) -> tuple[list[tuple[DatasetInfo, float]], str, TableSketch, str]:
+    def _has_first_format_budgets(self) -> bool:
+        """True when the ledger holds budgets named by the first format's table hash (not ``ds-…``)."""
+        conn = self._conn()
+        try:
+            return conn.execute("SELECT 1 FROM budgets WHERE dataset_id NOT LIKE 'ds-%' LIMIT 1").fetchone() is not None
+        finally:
+            conn.close()
+
+    def identify(self, chunks: Chunks) -> tuple[list[tuple[DatasetInfo, float]], str | None, TableSketch, str]:
         """Every known dataset the table overlaps (best first, each with its best overlap), with its fingerprints and sketch."""
         builder, legacy, version = None, None, VersionFingerprint()
+        old_budgets = self._has_first_format_budgets()
         for chunk in chunks():
             if builder is None:
-                builder, legacy = SketchBuilder(chunk.columns), fileio.Fingerprint(chunk.columns)
+                builder = SketchBuilder(chunk.columns)
+                legacy = fileio.Fingerprint(chunk.columns) if old_budgets else None
             builder.add(chunk)
-            legacy.add(chunk)
+            if legacy is not None:
+                legacy.add(chunk)
             version.add(chunk, list(chunk.columns))
         if builder is None:
             raise DataError("The table has no rows.")
@@ -158,7 +170,8 @@ class Catalog:
             if score > best.get(dataset_id, 0.0):
                 best[dataset_id] = score
         ranked = sorted(best.items(), key=lambda item: -item[1])  # stable: ties keep the newest version first
-        return [(self.find(d), score) for d, score in ranked], legacy.hexdigest(), sketch, version.hexdigest()
+        legacy_id = legacy.hexdigest() if legacy is not None else None
+        return [(self.find(d), score) for d, score in ranked], legacy_id, sketch, version.hexdigest()
 
     def open_table(self, chunks: Chunks, name_hint: str, *, dataset: str | None = None, separate: bool = False,
                    reason: str = "", total_epsilon: float = DEFAULT_TOTAL_EPSILON, unit: str = ADD_REMOVE) -> Identification:
@@ -184,7 +197,7 @@ class Catalog:
             The table overlaps a known dataset other than ``dataset`` and ``separate`` is False.
         """
         found, legacy_id, sketch, fingerprint = self.identify(chunks)
-        legacy = self.find(legacy_id)
+        legacy = self.find(legacy_id) if legacy_id else None
         if legacy is not None:  # a table charged under the first ledger format keeps that budget, whatever else it overlaps
             self._add_version(legacy.dataset_id, fingerprint, sketch)
             return Identification(legacy, created=False, overlap=1.0, legacy=True)
@@ -205,7 +218,8 @@ class Catalog:
             )
         created = chosen is None
         if created:
-            note = f"shares about {score:.0%} of its rows with '{attached.name}'; " + (reason or "no reason given") if attached else ""
+            # The history is exportable: it names the overlapping dataset, not how many of its rows were found.
+            note = f"overlaps the rows of '{attached.name}'; " + (reason or "no reason given") if attached else ""
             chosen = self.create(dataset or self._unique_name(name_hint), total_epsilon=total_epsilon, unit=unit, reason=note)
         self._add_version(chosen.dataset_id, fingerprint, sketch)
         return Identification(chosen, created=created, overlap=score, matched=attached)

@@ -99,15 +99,21 @@ def cell_hashes(values: pd.Series) -> np.ndarray:
     return per_value[np.asarray(codes, dtype=np.int64)]
 
 
+def _mixed(hashes: np.ndarray) -> np.ndarray:
+    """A column's cell hashes as they enter a row key."""
+    return _mix(hashes ^ _CELL_SALT)
+
+
+def _summed(mixed: list[np.ndarray]) -> np.ndarray:
+    """Row keys from mixed cell hashes: their sum mod 2**64, so column order does not matter."""
+    if not mixed:
+        return np.zeros(0, dtype=np.uint64)
+    return np.sum(mixed, axis=0, dtype=np.uint64)
+
+
 def row_keys(columns: list[np.ndarray]) -> np.ndarray:
     """A column-order-free key per row: the sum (mod 2**64) of its mixed cell hashes."""
-    if not columns:
-        return np.zeros(0, dtype=np.uint64)
-    keys = np.zeros(len(columns[0]), dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        for hashes in columns:
-            keys += _mix(hashes ^ _CELL_SALT)
-    return keys
+    return _summed([_mixed(hashes) for hashes in columns])
 
 
 class VersionFingerprint:
@@ -301,9 +307,9 @@ def overlaps(known: list[TableSketch], new: TableSketch, new_frame_chunks) -> li
             hashes: dict[int, np.ndarray] = {}
             for keys, new_cols, found in (subset for subsets in plans for subset in subsets):
                 for j in new_cols:
-                    if j not in hashes:
-                        hashes[j] = _mix(cell_hashes(chunk[names[j]]) ^ _CELL_SALT)
-                found |= np.isin(keys, np.sum([hashes[j] for j in new_cols], axis=0, dtype=np.uint64))
+                    if j not in hashes:  # each column is hashed once per chunk, whatever subsets use it
+                        hashes[j] = _mixed(cell_hashes(chunk[names[j]]))
+                found |= np.isin(keys, _summed([hashes[j] for j in new_cols]))
     out = []
     for sketch, subsets in zip(known, plans, strict=True):
         best = 0.0

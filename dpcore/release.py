@@ -116,9 +116,12 @@ __all__ = [
     "DEFAULT_EPSILON",
     "MECHANISMS",
     "MISSING_POLICIES",
+    "COUNT_EPSILON",
     "ColumnPlan",
     "ReleasePlan",
     "ReleaseResult",
+    "copy_epsilon",
+    "count_epsilon_for",
     "default_plan",
     "describe_plan",
     "estimate_column",
@@ -835,6 +838,16 @@ def _copy_epsilon(plan: ReleasePlan, protection: _Protection) -> float:
     """What a copy costs per person in the unit: Σ column ε, plus the noisy row count when padded."""
     parts = [epsilon_decimal(plan.per_record_epsilon)] + ([epsilon_decimal(protection.count_epsilon)] if protection.padded else [])
     return float(sum(parts, Decimal(0)))
+
+
+def copy_epsilon(plan: ReleasePlan, unit: str, count_epsilon: float = COUNT_EPSILON) -> float:
+    """What a copy by ``plan`` costs per person in a dataset of ``unit`` (the row count's ε included when padded)."""
+    return _copy_epsilon(plan, _protection(None, unit, count_epsilon))
+
+
+def count_epsilon_for(unit: str, count_epsilon: float = COUNT_EPSILON) -> float:
+    """The ε a copy spends on its noisy row count in a dataset of ``unit`` (0 where the count is public)."""
+    return _protection(None, unit, count_epsilon).count_epsilon
 
 
 def _check_fits(plan: ReleasePlan, protection: _Protection, budget, book) -> float:

@@ -10,9 +10,10 @@ from app_support.session import get_state, remember_release
 from dpcore.accountant import ADD_REMOVE, REPLACE_ONE, UNITS
 from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.release import (
-    COUNT_EPSILON,
     MECHANISMS,
     ReleasePlan,
+    copy_epsilon,
+    count_epsilon_for,
     default_plan,
     describe_plan,
     estimate_vs_truth,
@@ -32,11 +33,11 @@ st.write(
     "before the copy leaves. The buyer gets a privacy report that lets them undo the noise *on average* — population "
     "shares and means come back, individual rows do not."
 )
-padded = ledger.unit == ADD_REMOVE
-if padded:
+row_count_epsilon = count_epsilon_for(ledger.unit)
+if row_count_epsilon:
     st.info(
         f"This dataset's unit is **{UNITS[ADD_REMOVE]}**. A copy with one row per person would give away how many "
-        f"people are in the table, so the copy is padded to a noisy row count (ε = {COUNT_EPSILON:g}, charged on top of "
+        f"people are in the table, so the copy is padded to a noisy row count (ε = {row_count_epsilon:g}, charged on top of "
         "the columns): a few filler rows are added, or a few real rows left out, and nobody can tell from the copy whether "
         "a person is in it. If being in the table is not itself sensitive, you can declare the unit "
         f"'{UNITS[REPLACE_ONE]}' on the Privacy page instead (every model spend then counts double).",
@@ -69,7 +70,7 @@ st.caption(
 # The default shares what is left of the budget between the randomized columns; once a copy is out,
 # its plan stays the default, so asking again hands out the same stored copy at no cost.
 plan_key = (dataset.dataset_id, dataset.schema_key, ledger.unit)
-available = ledger.remaining - (COUNT_EPSILON if padded else 0.0)
+available = ledger.remaining - row_count_epsilon
 if plan_key in state.released_plans:
     base_plan = state.released_plans[plan_key]
     if state.release is None:
@@ -80,7 +81,7 @@ elif available > 0.001:
 else:
     st.error(
         f"Only ε = {max(ledger.remaining, 0):g} is left of this dataset's budget"
-        + (f", less than the ε = {COUNT_EPSILON:g} its noisy row count needs" if padded else "")
+        + (f", less than the ε = {row_count_epsilon:g} its noisy row count needs" if row_count_epsilon else "")
         + ": a new copy cannot be made. Raise the budget on the Privacy page only if you accept a weaker promise."
     )
     st.stop()
@@ -107,16 +108,15 @@ except DataError as error:
 description = describe_plan(plan, schema)
 st.dataframe(description, hide_index=True, width="stretch")
 problems = [p for p in plan.problems(schema)]
-per_person = plan.per_record_epsilon
 remaining = ledger.remaining
 col_a, col_b = st.columns(2)
-col_a.metric("ε per person in this copy", f"{per_person + (COUNT_EPSILON if padded else 0.0):.3g}",
-             help="The columns' ε" + (f" plus ε = {COUNT_EPSILON:g} for the noisy row count" if padded else ""))
+copy_cost = copy_epsilon(plan, ledger.unit)
+col_a.metric("ε per person in this copy", f"{copy_cost:.3g}",
+             help="The columns' ε" + (f" plus ε = {row_count_epsilon:g} for the noisy row count" if row_count_epsilon else ""))
 col_b.metric("Budget left for this dataset", f"{remaining:.3g}")
-copy_epsilon = per_person + (COUNT_EPSILON if padded else 0.0)
-if copy_epsilon > remaining + 1e-9 and state.released_plans.get(plan_key) != plan:
+if copy_cost > remaining + 1e-9 and state.released_plans.get(plan_key) != plan:
     problems.append(
-        f"This plan costs ε = {copy_epsilon:.3g} per person, more than the {max(remaining, 0):.3g} left: lower the ε of "
+        f"This plan costs ε = {copy_cost:.3g} per person, more than the {max(remaining, 0):.3g} left: lower the ε of "
         "some columns or drop them."
     )
 if leaky_columns(schema):

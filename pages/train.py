@@ -4,7 +4,7 @@ import streamlit as st
 
 from app_support.declaring import leak_summary, leaky_columns
 from app_support.session import get_state, recall_model, remember_model
-from app_support.training import format_metric, model_bytes, model_card, model_cost_factor, rounds_table, train_model, tree_dot
+from app_support.training import format_metric, model_bytes, model_card, rounds_table, train_model, tree_dot
 from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.explain import epsilon_problem
 from dpcore.models.registry import models_for
@@ -68,9 +68,9 @@ encoding = st.radio(
 )
 
 remaining = ledger.remaining
-# A model is ε-DP for adding or removing a row; where the dataset's unit is "values may change" it counts double.
-factor = model_cost_factor(ledger.unit)
-available = max(remaining, 0.0) / factor
+# A model is ε-DP for adding or removing a row; the ledger says what that costs in the dataset's unit.
+factor = ledger.cost(1.0)
+available = ledger.available()
 st.write(f"Budget left for this dataset: **ε = {remaining:g}** of {ledger.total:g}."
          + (f" A model counts double in this dataset's unit, so at most ε = {available:g} can go to a model." if factor > 1 else ""))
 epsilon, problem = None, None
@@ -114,7 +114,7 @@ if trained is None or trained.task != task:
     st.stop()
 
 st.divider()
-counted = trained.epsilon * model_cost_factor(ledger.unit)
+counted = ledger.cost(trained.epsilon)
 st.subheader(f"{trained.name} — ε = {trained.epsilon:g} spent" + (f" (counts as {counted:g} in this dataset's unit)" if counted != trained.epsilon else ""))
 if leaky_columns(schema):
     st.error("Not differentially private: trained with domains read from the data. Do not share this model.",

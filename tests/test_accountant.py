@@ -432,3 +432,10 @@ def test_a_first_format_copy_is_found_by_its_stored_release_whatever_its_label(t
     """)
     ledger = BudgetLedger("abc", path=path)
     assert [s.relation for s in ledger.spends()] == [REPLACE_ONE] and ledger.unit == REPLACE_ONE
+
+
+def test_cost_and_available_speak_in_the_datasets_unit(ledger_path):
+    ledger = BudgetLedger("units-cost", total_epsilon=1.0, path=ledger_path, unit=REPLACE_ONE)
+    assert ledger.cost(0.3) == pytest.approx(0.6) and ledger.cost(0.3, REPLACE_ONE) == pytest.approx(0.3)
+    ledger.spend("model", 0.2)  # 0.4 in the unit
+    assert ledger.available() == pytest.approx(0.3) and ledger.available(REPLACE_ONE) == pytest.approx(0.6)

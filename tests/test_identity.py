@@ -111,3 +111,15 @@ def test_a_table_of_two_datasets_is_refused(adult, tmp_path):
         catalog.open_table(lambda: [adult], "both")
     again = catalog.open_table(lambda: [first.sample(frac=1.0, random_state=2)], "A again")
     assert again.dataset.name == "A"
+
+
+def test_a_separate_datasets_history_names_the_overlap_but_not_its_size(adult, tmp_path):
+    from dpcore.datasets import Catalog
+
+    catalog = Catalog(tmp_path / "ledger.sqlite3")
+    catalog.open_table(lambda: [adult], "census")
+    catalog.separate(lambda: [adult], "census, other households", "the 2021 survey")
+    history = catalog.ledger(catalog.find("census, other households")).history()
+    text = " ".join(history["what"].astype(str))
+    assert "overlaps the rows of 'census'" in text and "%" not in text
+    assert catalog._has_first_format_budgets() is False

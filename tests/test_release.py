@@ -800,3 +800,10 @@ def test_usefulness_verdicts():
     assert R.usefulness_summary(R.usefulness(R.ReleasePlan([R.ColumnPlan("id")]), schema, 10)).startswith("The plan randomises no")
     with pytest.raises(ValueError, match="n_rows"):
         R.usefulness(useful, schema, 0)
+
+
+def test_copy_epsilon_counts_the_row_count_only_where_it_is_hidden():
+    plan = _plan(smoker={"mechanism": "coin"})
+    assert R.copy_epsilon(plan, REPLACE_ONE) == pytest.approx(plan.per_record_epsilon)
+    assert R.copy_epsilon(plan, ADD_REMOVE) == pytest.approx(plan.per_record_epsilon + R.COUNT_EPSILON)
+    assert R.count_epsilon_for(REPLACE_ONE) == 0 and R.count_epsilon_for(ADD_REMOVE) == R.COUNT_EPSILON
