@@ -14,9 +14,18 @@ from browser_support import ARTIFACTS, screenshot, start_server  # noqa: E402
 pytestmark = pytest.mark.browser
 
 
+def _uploaders(page):
+    return page.locator("[data-testid='stFileUploaderDropzoneInput']")
+
+
+def _budget_line(page) -> str:
+    """The sidebar's 'ε spent … of … — … left' line."""
+    return page.locator("[data-testid='stSidebar']").get_by_text("ε spent", exact=False).first.inner_text()
+
+
 def _choose_upload(page):
     page.get_by_text("My own CSV file").click()
-    return page.locator("[data-testid='stFileUploaderDropzoneInput']").first
+    return _uploaders(page).first
 
 
 def test_upload_through_the_page_shows_the_schema(page, tmp_path):
@@ -113,15 +122,15 @@ def test_a_resaved_file_in_another_session_spends_the_same_budget(browser, serve
     """The issue's sidestep: a column-reversed, renamed re-save must not get a fresh budget."""
     _choose_upload(page)
     schema = Path(__file__).resolve().parents[2] / "sample_data" / "adult.schema.json"
-    page.locator("[data-testid='stFileUploaderDropzoneInput']").nth(1).set_input_files(str(schema))
-    page.locator("[data-testid='stFileUploaderDropzoneInput']").first.set_input_files(str(_adult_file(tmp_path, "census.csv")))
+    _uploaders(page).nth(1).set_input_files(str(schema))
+    _uploaders(page).first.set_input_files(str(_adult_file(tmp_path, "census.csv")))
     page.get_by_text("A new dataset 'census' was created", exact=False).wait_for()
     screenshot(page, "data_page_new_dataset")
     page.get_by_role("link", name="5. Export").click()
     page.get_by_role("button", name="Release the copy").click()
     page.get_by_text("Released: ε =", exact=False).wait_for()
     screenshot(page, "export_padded_copy")
-    spent = page.locator("[data-testid='stSidebar']").get_by_text("ε spent", exact=False).first.inner_text()
+    spent = _budget_line(page)
     assert "ε spent 0 of" not in spent
 
     other = browser.new_context(viewport={"width": 1400, "height": 2400})
@@ -133,7 +142,7 @@ def test_a_resaved_file_in_another_session_spends_the_same_budget(browser, serve
     second.get_by_text("uses that dataset's budget", exact=False).wait_for()
     second.locator("[data-testid='stSidebar']").get_by_text("table census_resaved.csv", exact=False).wait_for()
     second.locator("[data-testid='stSidebar']").get_by_text(spent, exact=False).wait_for()
-    again = second.locator("[data-testid='stSidebar']").get_by_text("ε spent", exact=False).first.inner_text()
+    again = _budget_line(second)
     assert again == spent
     second.get_by_text("These are different people", exact=False).click()
     screenshot(second, "data_page_same_people")
@@ -181,10 +190,6 @@ def _staff_files(tmp_path) -> tuple[Path, Path]:
         {"name": "salary", "role": "target", "kind": "numeric", "lower": 0, "upper": 150000},
     ]}), encoding="utf-8")
     return table, schema
-
-
-def _uploaders(page):
-    return page.locator("[data-testid='stFileUploaderDropzoneInput']")
 
 
 def test_newcomer_flow_upload_confirm_declare_train_and_come_back(page, tmp_path):
@@ -273,7 +278,7 @@ def test_the_default_export_plan_fits_what_is_left(page):
     page.get_by_text("Will it be worth buying", exact=False).wait_for()
     page.get_by_role("button", name="Release the copy").click()
     page.get_by_text("Released: ε =", exact=False).wait_for()
-    sidebar = page.locator("[data-testid='stSidebar']").get_by_text("ε spent", exact=False).first.inner_text()
+    sidebar = _budget_line(page)
     spent = float(sidebar.split("ε spent ")[1].split(" of")[0])
     assert 0.25 < spent <= 1.0
     screenshot(page, "export_fits_budget")
