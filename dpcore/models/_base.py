@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -11,6 +12,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dpcore.exceptions import PrivacyLeakWarning
+from dpcore.mechanisms import COUNT_NOISES, SELECTION_METHODS
 from dpcore.validation import check_bounds, check_epsilon, check_random_state, round_up_epsilon
 
 
@@ -21,7 +23,13 @@ class DPEstimatorMixin(BaseEstimator):
     Features are clipped into the bounds and scaled to [0, 1] before anything is counted,
     so one record's influence is bounded for every dataset. NaN becomes the middle of the
     bounds and ±inf the nearest bound: bad values never reach a sensitivity-bearing sum.
+
+    ``_parameter_choices`` maps a hyper-parameter to its allowed values; a family adds its own
+    (``leaf``, ``sampling``) to the mechanism choices every model shares, so this base class
+    imports nothing from the model modules.
     """
+
+    _parameter_choices: ClassVar[dict[str, tuple]] = {}
 
     def _check_fit_input(self, X, y, classifier: bool):
         X, y = validate_data(self, X, y, dtype=float, ensure_all_finite=False, y_numeric=not classifier)
@@ -44,15 +52,12 @@ class DPEstimatorMixin(BaseEstimator):
         return self._unit(X)
 
     def _check_choices(self) -> None:
-        """Validate the mechanism and sampling choices this estimator has (one message style for all)."""
-        from dpcore.mechanisms import COUNT_NOISES, SELECTION_METHODS
-        from dpcore.models._forest import SAMPLINGS
-        from dpcore.models.regression_tree import LEAF_KINDS
-
-        allowed = {"count_noise": COUNT_NOISES, "selection": SELECTION_METHODS, "sampling": SAMPLINGS, "leaf": LEAF_KINDS}
+        """Validate the mechanism, sampling and leaf choices this estimator has (one message style for all)."""
+        allowed = {"count_noise": COUNT_NOISES, "selection": SELECTION_METHODS, **self._parameter_choices}
+        params = self.get_params(deep=False)
         for name, choices in allowed.items():
-            value = getattr(self, name, None)
-            if name in self.get_params() and value not in choices:
+            value = params.get(name)
+            if name in params and value not in choices:
                 raise ValueError(f"{name} must be one of {choices}, got {value!r}")
 
     def _random_streams(self):

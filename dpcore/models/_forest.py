@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from dpcore.models._tree import grow
+
 SAMPLINGS = ("disjoint", "subsample")
 
 
@@ -49,8 +51,6 @@ def grow_ensemble(X_unit, y, n_trees, sampling, max_samples, epsilon, queries, m
     the tree's share of ε divided by the queries on one root-to-leaf path. Returns the list
     of grown :class:`~dpcore.models._tree.TreeArrays` and the budget per query.
     """
-    from dpcore.models._tree import grow
-
     # Memberships get their own stream: how many draws they take depends on the number of
     # records, and that must not shift the candidate splits drawn afterwards.
     membership_rng, candidate_rng = rng_structure.spawn(2)

@@ -9,7 +9,7 @@ from sklearn.base import RegressorMixin
 
 from dpcore.models._base import DPEstimatorMixin, TargetScalingMixin
 from dpcore.models._classifier import TreeEnsembleClassifier
-from dpcore.models._forest import ensemble_leaf_values, grow_ensemble
+from dpcore.models._forest import SAMPLINGS, ensemble_leaf_values, grow_ensemble
 from dpcore.models._tree import GrowthSettings, queries_per_path
 from dpcore.validation import check_positive_int
 
@@ -33,6 +33,8 @@ _PRIVACY_NOTES = r"""
 
 
 class _ExtraTreesBase(DPEstimatorMixin):
+    _parameter_choices = {"sampling": SAMPLINGS}
+
     def _height(self, d: int) -> int:
         if self.max_depth is None:
             return max(1, d // 2)

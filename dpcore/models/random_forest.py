@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from dpcore.models._classifier import TreeEnsembleClassifier
-from dpcore.models._forest import grow_ensemble
+from dpcore.models._forest import SAMPLINGS, grow_ensemble
 from dpcore.models._tree import GrowthSettings, queries_per_path
 from dpcore.validation import check_positive_int
 
@@ -47,6 +47,8 @@ class DPRandomForestClassifier(TreeEnsembleClassifier):
     >>> DPRandomForestClassifier(epsilon=2.0, classes=[0, 1], random_state=0).fit(X, y).score(X, y) > 0.6
     True
     """
+
+    _parameter_choices = {"sampling": SAMPLINGS}
 
     def __init__(
         self,

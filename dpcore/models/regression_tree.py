@@ -21,6 +21,8 @@ LEAF_KINDS = ("mean", "median")
 class _RegressionTreeBase(TargetScalingMixin, RegressorMixin, DPEstimatorMixin):
     """Shared fitting, prediction and export for the tree and the partitioned forest."""
 
+    _parameter_choices = {"leaf": LEAF_KINDS}
+
     def _settings(self, budget_per_query, structure, noise) -> GrowthSettings:
         self._check_choices()
         return GrowthSettings(
