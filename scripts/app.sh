@@ -3,4 +3,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup_env.sh requirements.txt
-exec .venv/bin/streamlit run app.py "$@"
+PYTHONPATH="$PWD" exec .venv/bin/python -m dpstudio "$@"

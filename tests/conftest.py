@@ -72,7 +72,7 @@ def ledger_path(tmp_path) -> Path:
 
 # --- app tests (Streamlit's AppTest) ----------------------------------------------------------
 
-APP = str(REPO / "app.py")
+APP = str(REPO / "dpstudio" / "app.py")
 
 
 @pytest.fixture

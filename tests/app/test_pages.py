@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from app_support.session import STATE_KEY
 from dpcore.accountant import BudgetLedger
 from dpcore.release import COUNT_EPSILON
+from dpstudio.support.session import STATE_KEY
 
 SENTINEL = "SENTINEL-4417"
 PAGES = ["data", "privacy", "train", "compare", "export"]
@@ -140,7 +140,7 @@ def test_compare_runs_a_small_sweep_and_costs_no_budget(app):
 
 
 def test_compare_keeps_partial_results_after_a_stop(app):
-    from app_support.comparing import SweepSettings, cache_key, prepare, run_one
+    from dpstudio.support.comparing import SweepSettings, cache_key, prepare, run_one
 
     at = app("compare")
     s = state(at)
@@ -287,7 +287,7 @@ def test_the_unit_of_protection_is_chosen_on_the_privacy_page(app):
 def test_owner_only_marking_is_inside_the_chart_and_every_csv_row():
     import pandas as pd
 
-    from app_support.comparing import OWNER_ONLY, comparison_chart, results_csv
+    from dpstudio.support.comparing import OWNER_ONLY, comparison_chart, results_csv
 
     summary = pd.DataFrame({"model": ["dp_mean", "sk_tree_reg"], "name": ["DP mean", "Tree"], "metric": ["MAE", "MAE"],
                             "epsilon": [1.0, None], "mean": [0.2, 0.1], "std": [0.01, 0.0], "runs": [5, 5], "kind": ["ours", "sk"]})
@@ -435,9 +435,9 @@ def test_huge_factors_are_written_in_words():
 def test_tree_rules_use_category_names_and_leaves_use_thousands():
     from conftest import SAMPLE_DATA
 
-    from app_support.readable import leaf_text, split_text
-    from app_support.training import tree_dot
     from dpcore.schema import load_schema
+    from dpstudio.support.readable import leaf_text, split_text
+    from dpstudio.support.training import tree_dot
 
     schema = load_schema(SAMPLE_DATA / "california_housing.schema.json")
     text = split_text("ocean_proximity", 0.3, schema)
@@ -478,8 +478,8 @@ def test_compare_after_switching_tables_starts_from_models_of_the_new_task(app):
 
 
 def test_time_left_comes_from_each_models_own_fit_times():
-    from app_support.comparing import interleaved, progress_text, seconds_left
     from dpcore.evaluate import plan_sweep
+    from dpstudio.support.comparing import interleaved, progress_text, seconds_left
 
     tasks = plan_sweep(("dp_mean", "dp_forest"), (1.0, 4.0), 5, 1)
     order = interleaved(tasks)
@@ -494,7 +494,7 @@ def test_a_fit_reports_elapsed_and_estimated_time():
 
     import numpy as np
 
-    from app_support.training import fit_with_progress
+    from dpstudio.support.training import fit_with_progress
 
     class Slow:
         def fit(self, X, y):
@@ -542,7 +542,7 @@ def test_old_workspaces_are_pruned_and_recent_ones_kept(tmp_path):
     import os
     import time
 
-    from app_support import workspace
+    from dpstudio.support import workspace
 
     ledger = tmp_path / "ledger.sqlite3"
     old, new = workspace.folder(ledger, workspace.new_token()), workspace.folder(ledger, workspace.new_token())

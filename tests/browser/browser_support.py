@@ -30,10 +30,9 @@ def _free_port() -> int:
 
 def start_server(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen, str]:
     port = _free_port()
-    env = dict(os.environ, DPSTUDIO_LEDGER=str(tmp_path / "ledger.sqlite3"))
+    env = dict(os.environ, DPSTUDIO_LEDGER=str(tmp_path / "ledger.sqlite3"), PYTHONPATH=str(REPO))
     process = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"), "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--server.headless", "true", *extra],
+        [sys.executable, "-m", "dpstudio", f"--server.port={port}", "--server.address=127.0.0.1", *extra],
         cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     url = f"http://127.0.0.1:{port}"

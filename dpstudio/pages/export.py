@@ -5,8 +5,6 @@ import json
 import altair as alt
 import streamlit as st
 
-from app_support.declaring import leak_summary, leaky_columns
-from app_support.session import get_state, remember_release
 from dpcore.accountant import ADD_REMOVE, REPLACE_ONE, UNITS
 from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.release import (
@@ -22,6 +20,8 @@ from dpcore.release import (
     usefulness,
     usefulness_summary,
 )
+from dpstudio.support.declaring import leak_summary, leaky_columns
+from dpstudio.support.session import get_state, remember_release
 
 state = get_state()
 dataset = state.dataset

@@ -9,11 +9,11 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from app_support.state import Dataset
-from app_support.training import design, format_metric
 from dpcore.evaluate import Task, fold_indices, plan_sweep, run_task
 from dpcore.models.registry import ModelContext, get
 from dpcore.published import CALIFORNIA_TARGET_RANGE, PAPER_A_EPSILONS, paper_a_table
+from dpstudio.support.state import Dataset
+from dpstudio.support.training import design, format_metric
 
 EPSILON_GRIDS = {
     "quick": (0.25, 1.0, 4.0, 16.0),

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from app_support.state import StudioState, dataset_from_upload
 from dpcore.exceptions import DataError
 from dpcore.loading import read_table_bytes
 from dpcore.schema import Schema
+from dpstudio.support.state import StudioState, dataset_from_upload
 
 UNREADABLE = "The file could not be read as a table. Save it as CSV or Excel (.xlsx) and try again."
 

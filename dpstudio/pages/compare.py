@@ -4,7 +4,10 @@ import time
 
 import streamlit as st
 
-from app_support.comparing import (
+from dpcore.evaluate import METRICS, summarise
+from dpcore.exceptions import DataError
+from dpcore.models.registry import KIND_LABELS, models_for
+from dpstudio.support.comparing import (
     DEFAULT_MODELS,
     EPSILON_GRIDS,
     NOT_FOR_RELEASE,
@@ -25,11 +28,8 @@ from app_support.comparing import (
     seconds_left,
     summary_sentences,
 )
-from app_support.session import get_state
-from app_support.state import load_sample
-from dpcore.evaluate import METRICS, summarise
-from dpcore.exceptions import DataError
-from dpcore.models.registry import KIND_LABELS, models_for
+from dpstudio.support.session import get_state
+from dpstudio.support.state import load_sample
 
 state = get_state()
 dataset = state.dataset

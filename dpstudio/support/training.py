@@ -18,13 +18,13 @@ from sklearn.metrics import (
     root_mean_squared_error,
 )
 
-from app_support.readable import leaf_text, number, split_text, subset_text
-from app_support.state import Dataset, TrainedModel
 from dpcore.accountant import ADD_REMOVE, UNITS, BudgetLedger, convert, fmt
 from dpcore.exceptions import DataError
 from dpcore.models.registry import ModelContext, get
 from dpcore.schema import Normaliser, Schema
 from dpcore.validation import epsilon_decimal
+from dpstudio.support.readable import leaf_text, number, split_text, subset_text
+from dpstudio.support.state import Dataset, TrainedModel
 
 HOLDOUT_SHARE = 0.2
 DEMO_SEED = 2024

@@ -2,9 +2,9 @@
 
 import streamlit as st
 
-from app_support.declaring import leaky_columns
-from app_support.session import get_state
 from dpcore.accountant import UNITS
+from dpstudio.support.declaring import leaky_columns
+from dpstudio.support.session import get_state
 
 st.set_page_config(page_title="DP Studio", page_icon=":material/lock:", layout="wide")
 

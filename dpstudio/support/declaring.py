@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from app_support.state import StudioState
 from dpcore.bounds import apply_bounds, estimate_bounds
 from dpcore.schema import Schema
+from dpstudio.support.state import StudioState
 
 
 def leaky_columns(schema: Schema) -> list[str]:

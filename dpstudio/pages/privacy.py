@@ -3,7 +3,6 @@
 import altair as alt
 import streamlit as st
 
-from app_support.session import get_state
 from dpcore.accountant import ADD_REMOVE, REPLACE_ONE, UNITS
 from dpcore.exceptions import BudgetExceededError
 from dpcore.explain import (
@@ -16,6 +15,7 @@ from dpcore.explain import (
     noisy_count_demo,
     one_person_sentence,
 )
+from dpstudio.support.session import get_state
 
 state = get_state()
 ledger = state.ledger()

@@ -2,12 +2,12 @@
 
 import streamlit as st
 
-from app_support.declaring import leak_summary, leaky_columns
-from app_support.session import get_state, recall_model, remember_model
-from app_support.training import format_metric, model_bytes, model_card, rounds_table, train_model, tree_dot
 from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.explain import epsilon_problem
 from dpcore.models.registry import models_for
+from dpstudio.support.declaring import leak_summary, leaky_columns
+from dpstudio.support.session import get_state, recall_model, remember_model
+from dpstudio.support.training import format_metric, model_bytes, model_card, rounds_table, train_model, tree_dot
 
 state = get_state()
 recall_model(state)

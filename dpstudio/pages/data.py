@@ -2,13 +2,13 @@
 
 import streamlit as st
 
-from app_support.declaring import declare_public, estimate_numeric_bounds, ignore_columns, leak_summary, leaky_columns
-from app_support.session import get_state, remember, remember_model
-from app_support.state import SAMPLES, apply_schema, load_sample, separate_dataset
-from app_support.uploading import file_facts, open_upload, questions, read_again
 from dpcore.bounds import DEFAULT_COARSE_RANGE, DEFAULT_EPSILON_PER_COLUMN
 from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.schema import KINDS, ROLES, Normaliser, Schema, out_of_bounds_share
+from dpstudio.support.declaring import declare_public, estimate_numeric_bounds, ignore_columns, leak_summary, leaky_columns
+from dpstudio.support.session import get_state, remember, remember_model
+from dpstudio.support.state import SAMPLES, apply_schema, load_sample, separate_dataset
+from dpstudio.support.uploading import file_facts, open_upload, questions, read_again
 
 state = get_state()
 st.title("1. Data")

@@ -14,7 +14,14 @@ from dpcore.exceptions import DataError
 from dpcore.loading import read_csv_path
 from dpcore.schema import Schema, load_schema, suggest_schema
 
-ROOT = Path(__file__).resolve().parent.parent
+
+def _sample_folder() -> Path:
+    """The bundled tables: ``sample_data/`` of a checkout, or the copy installed inside the package."""
+    checkout = Path(__file__).resolve().parents[2] / "sample_data"
+    return checkout if checkout.is_dir() else Path(__file__).resolve().parents[1] / "sample_data"
+
+
+SAMPLE_DATA = _sample_folder()
 SAMPLES = {
     "California housing (sample)": ("california_housing.csv", "california_housing.schema.json"),
     "Adult census income (sample)": ("adult.csv", "adult.schema.json"),
@@ -70,7 +77,7 @@ class TrainedModel:
 class StudioState:
     dataset: Dataset | None = None
     ledger_path: str | None = None
-    workspace: str = ""  # the token of the on-disk workspace (app_support.workspace)
+    workspace: str = ""  # the token of the on-disk workspace (dpstudio.support.workspace)
     count_noise: str = "geometric"
     selection: str = "gumbel"
     trained: TrainedModel | None = None
@@ -95,8 +102,8 @@ class StudioState:
 
 def load_sample(name: str, catalog: Catalog) -> Dataset:
     csv_name, schema_name = SAMPLES[name]
-    frame, info = read_csv_path(ROOT / "sample_data" / csv_name)
-    schema = load_schema(ROOT / "sample_data" / schema_name)
+    frame, info = read_csv_path(SAMPLE_DATA / csv_name)
+    schema = load_schema(SAMPLE_DATA / schema_name)
     return Dataset(name, frame, info, schema, schema, catalog.open_table(lambda: [frame], name), is_sample=True)
 
 

@@ -6,9 +6,9 @@ import os
 
 import streamlit as st
 
-from app_support import workspace
-from app_support.state import DEFAULT_SAMPLE, StudioState, load_sample
 from dpcore.accountant import LEDGER_ENV
+from dpstudio.support import workspace
+from dpstudio.support.state import DEFAULT_SAMPLE, StudioState, load_sample
 
 STATE_KEY = "dp_studio"
 
@@ -40,7 +40,7 @@ def get_state() -> StudioState:
 
 
 def remember(state: StudioState, table_changed: bool = False) -> None:
-    """Keep the session's table and declarations in its workspace (see :mod:`app_support.workspace`)."""
+    """Keep the session's table and declarations in its workspace (see :mod:`dpstudio.support.workspace`)."""
     workspace.save(state.ledger_path, state.workspace, state.dataset, table_changed)
 
 
