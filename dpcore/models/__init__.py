@@ -4,8 +4,9 @@ from dpcore.models.boosting import DPBoostingClassifier, DPBoostingRegressor
 from dpcore.models.extra_trees import DPExtraTreesClassifier, DPExtraTreesRegressor
 from dpcore.models.mean import DPMeanRegressor
 from dpcore.models.naive_bayes import DPGaussianNB
+from dpcore.models.partitioned_forest import DPPartitionedForest
 from dpcore.models.random_forest import DPRandomForestClassifier
-from dpcore.models.regression_tree import DPPartitionedForest, DPRegressionTree
+from dpcore.models.regression_tree import DPRegressionTree
 
 __all__ = [
     "DPBoostingClassifier",

@@ -6,10 +6,11 @@ import numpy as np
 from sklearn.base import ClassifierMixin
 
 from dpcore.models._base import DeclaredClassesMixin, DPEstimatorMixin
+from dpcore.models._export import TreeRecordsMixin
 from dpcore.models._forest import class_probabilities, ensemble_leaf_values
 
 
-class TreeEnsembleClassifier(DeclaredClassesMixin, ClassifierMixin, DPEstimatorMixin):
+class TreeEnsembleClassifier(TreeRecordsMixin, DeclaredClassesMixin, ClassifierMixin, DPEstimatorMixin):
     """``predict_proba`` averages each tree's leaf distribution from its noisy class counts."""
 
     def _fit_codes(self, X, y):
@@ -25,14 +26,6 @@ class TreeEnsembleClassifier(DeclaredClassesMixin, ClassifierMixin, DPEstimatorM
     def predict(self, X):
         proba = self.predict_proba(X)
         return self._decode(np.argmax(proba, axis=1))
-
-    def tree_records(self, feature_names=None, tree: int = 0) -> list[dict]:
-        """The nodes of the first grown tree block as dicts (noisy class counts at leaves)."""
-        names = feature_names if feature_names is not None else [f"x{i}" for i in range(self.n_features_in_)]
-        labels = [str(c) for c in self.classes_]
-        return self.trees_[tree].to_records(
-            names, self._lower, self._upper, lambda v: {label: round(float(c), 1) for label, c in zip(labels, v)}
-        )
 
     @property
     def n_leaves_(self) -> int:

@@ -67,27 +67,6 @@ class TreeArrays:
             node = np.where(internal, child, node)
         return node
 
-    def to_records(self, feature_names, lower, upper, describe_value) -> list[dict]:
-        """The tree as a list of node dicts in original units (for display and export)."""
-        lower = np.asarray(lower, dtype=float)
-        span = np.asarray(upper, dtype=float) - lower
-        records = []
-        for i in range(len(self.feature)):
-            f = int(self.feature[i])
-            count = None if np.isnan(self.noisy_count[i]) else round(float(self.noisy_count[i]), 1)
-            node = {"id": i, "depth": int(self.depth[i]), "noisy_count": count}
-            if f >= 0:
-                node.update(
-                    feature=str(feature_names[f]),
-                    threshold=float(lower[f] + self.threshold[i] * span[f]),
-                    left=int(self.left[i]),
-                    right=int(self.right[i]),
-                )
-            else:
-                node.update(leaf=True, value=describe_value(self.value[i]))
-            records.append(node)
-        return records
-
 
 def queries_per_path(max_depth: int, root_count: bool, child_counts: bool) -> int:
     """Most queries one record meets on its root-to-leaf path (see the module docstring)."""

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 from sklearn.base import RegressorMixin
 
 from dpcore.models._base import DPEstimatorMixin, TargetScalingMixin
 from dpcore.models._classifier import TreeEnsembleClassifier
+from dpcore.models._export import TreeRecordsMixin
 from dpcore.models._forest import SAMPLINGS, ensemble_leaf_values, grow_ensemble
 from dpcore.models._tree import GrowthSettings, queries_per_path
 from dpcore.validation import check_positive_int
@@ -162,7 +162,7 @@ class DPExtraTreesClassifier(TreeEnsembleClassifier, _ExtraTreesBase):
         return self
 
 
-class DPExtraTreesRegressor(TargetScalingMixin, RegressorMixin, _ExtraTreesBase):
+class DPExtraTreesRegressor(TreeRecordsMixin, TargetScalingMixin, RegressorMixin, _ExtraTreesBase):
     __doc__ = (
         r"""ε-DP extremely randomised trees (DiffPETs) for regression.
 
@@ -221,12 +221,6 @@ class DPExtraTreesRegressor(TargetScalingMixin, RegressorMixin, _ExtraTreesBase)
     def predict(self, X):
         X_unit = self._check_predict_input(X)
         return self._from_unit_target(ensemble_leaf_values(self.trees_, X_unit).mean(axis=1))
-
-    def tree_records(self, feature_names=None, tree: int = 0) -> list[dict]:
-        names = feature_names if feature_names is not None else [f"x{i}" for i in range(self.n_features_in_)]
-        return self.trees_[tree].to_records(
-            names, self._lower, self._upper, lambda v: float(self._from_unit_target(v)) if np.isfinite(v) else None
-        )
 
     @property
     def n_leaves_(self) -> int:

@@ -1,9 +1,9 @@
-"""DP greedy regression tree and DP partitioned regression forest (spec §2–3).
+"""DP greedy regression tree (spec §2), and the base it shares with the partitioned forest.
 
 References
 ----------
-Fletcher & Islam-style DP regression trees as restated in ``shared/spec/algorithms.md`` §2–3
-("DPGreedyRegTree" and "DPPartRegForest"), with the rigorous sensitivities given there.
+Fletcher & Islam-style DP regression trees as restated in ``shared/spec/algorithms.md`` §2
+("DPGreedyRegTree"), with the rigorous sensitivities given there.
 """
 
 from __future__ import annotations
@@ -12,13 +12,14 @@ import numpy as np
 from sklearn.base import RegressorMixin
 
 from dpcore.models._base import DPEstimatorMixin, TargetScalingMixin
+from dpcore.models._export import TreeRecordsMixin
 from dpcore.models._tree import GrowthSettings, grow, queries_per_path
 from dpcore.validation import check_positive_int
 
 LEAF_KINDS = ("mean", "median")
 
 
-class _RegressionTreeBase(TargetScalingMixin, RegressorMixin, DPEstimatorMixin):
+class _RegressionTreeBase(TreeRecordsMixin, TargetScalingMixin, RegressorMixin, DPEstimatorMixin):
     """Shared fitting, prediction and export for the tree and the partitioned forest."""
 
     _parameter_choices = {"leaf": LEAF_KINDS}
@@ -64,13 +65,6 @@ class _RegressionTreeBase(TargetScalingMixin, RegressorMixin, DPEstimatorMixin):
         X_unit = self._check_predict_input(X)
         leaves = self.tree_.apply(X_unit)
         return self._from_unit_target(self.tree_.value[leaves].mean(axis=1))
-
-    def tree_records(self, feature_names=None) -> list[dict]:
-        """Every node as a dict (feature, threshold in original units, noisy count, leaf value)."""
-        names = feature_names if feature_names is not None else [f"x{i}" for i in range(self.n_features_in_)]
-        return self.tree_.to_records(
-            names, self._lower, self._upper, lambda v: float(self._from_unit_target(v)) if np.isfinite(v) else None
-        )
 
 
 class DPRegressionTree(_RegressionTreeBase):
@@ -165,63 +159,3 @@ class DPRegressionTree(_RegressionTreeBase):
     def fit(self, X, y):
         """Grow the tree on ``X, y`` spending ``epsilon``."""
         return self._fit_roots(X, y, 1, lambda rng, n: np.zeros(n, dtype=np.int64))
-
-
-class DPPartitionedForest(_RegressionTreeBase):
-    r"""ε-DP partitioned regression forest: one DP tree per disjoint part, averaged.
-
-    Parameters are those of :class:`DPRegressionTree` plus ``n_estimators`` (τ, the number
-    of parts); ``max_depth`` defaults to 5.
-
-    Notes
-    -----
-    Privacy argument. Each record is assigned to one of ``n_estimators`` parts by an
-    independent uniform draw that does not look at the data (so adding or removing a
-    record changes no other record's part), and each part grows a DP tree with the **full**
-    ε, exactly as :class:`DPRegressionTree` argues. The parts are disjoint, so by parallel
-    composition the forest is ε-DP; averaging the trees' predictions is post-processing.
-    The paper shuffles and cuts into equal parts; a per-record draw gives near-equal parts
-    and keeps the coupling between neighbouring datasets exact.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.random((5000, 3)); y = X[:, 0]
-    >>> forest = DPPartitionedForest(n_estimators=5, epsilon=2.0, random_state=0).fit(X, y)
-    >>> len(forest.tree_.roots)
-    5
-    """
-
-    def __init__(
-        self,
-        n_estimators=25,
-        epsilon=1.0,
-        max_depth=5,
-        min_samples_split=20,
-        min_samples_leaf=10,
-        n_thresholds=40,
-        leaf="mean",
-        bounds=None,
-        target_bounds=None,
-        count_noise="laplace",
-        selection="gumbel",
-        random_state=None,
-    ):
-        self.n_estimators = n_estimators
-        self.epsilon = epsilon
-        self.max_depth = max_depth
-        self.min_samples_split = min_samples_split
-        self.min_samples_leaf = min_samples_leaf
-        self.n_thresholds = n_thresholds
-        self.leaf = leaf
-        self.bounds = bounds
-        self.target_bounds = target_bounds
-        self.count_noise = count_noise
-        self.selection = selection
-        self.random_state = random_state
-
-    def fit(self, X, y):
-        """Split the records into ``n_estimators`` random parts and grow one DP tree on each."""
-        n_parts = check_positive_int(self.n_estimators, "n_estimators")
-        return self._fit_roots(X, y, n_parts, lambda rng, n: rng.integers(0, n_parts, size=n))
