@@ -23,7 +23,7 @@ from dpcore.validation import check_bounds, check_random_state
 class DeclaredBoundsScaler(TransformerMixin, BaseEstimator):
     """Scale features to [0, 1] with *declared* bounds (clipping), unlike MinMaxScaler which reads the data."""
 
-    def __init__(self, bounds=None):
+    def __init__(self, *, bounds=None):
         self.bounds = bounds
 
     def fit(self, X, y=None):
@@ -45,7 +45,7 @@ class EncodedLabelClassifier(ClassifierMixin, BaseEstimator):
     must be called: with other labels it silently assigns random leaf labels.
     """
 
-    def __init__(self, estimator=None, classes=None):
+    def __init__(self, *, estimator=None, classes=None):
         self.estimator = estimator
         self.classes = classes
 
@@ -80,7 +80,7 @@ def _codes(classes: np.ndarray, y) -> np.ndarray:
 class PartitionedForestRegressor(RegressorMixin, BaseEstimator):
     """Non-private partitioned forest (paper A's "Python_Forest"): one scikit-learn tree per disjoint part."""
 
-    def __init__(self, n_estimators=25, max_depth=5, min_samples_split=20, min_samples_leaf=10, random_state=None):
+    def __init__(self, *, n_estimators=25, max_depth=5, min_samples_split=20, min_samples_leaf=10, random_state=None):
         self.n_estimators = n_estimators
         self.max_depth = max_depth
         self.min_samples_split = min_samples_split
@@ -108,7 +108,7 @@ class PartitionedForestRegressor(RegressorMixin, BaseEstimator):
 
 def scaled(estimator, bounds):
     """``estimator`` behind a declared-bounds scaler (for linear models and DP-EBM)."""
-    return make_pipeline(DeclaredBoundsScaler(bounds), estimator)
+    return make_pipeline(DeclaredBoundsScaler(bounds=bounds), estimator)
 
 
 def unit_target(regressor, target_bounds):

@@ -214,7 +214,7 @@ class DPBoostingRegressor(TargetScalingMixin, RegressorMixin, _BoostingBase):
 
     _step_scale = 1.0
 
-    def __init__(self, epsilon=1.0, n_rounds="auto", max_depth=5, learning_rate=0.8, clip=0.2, count_share=0.15, min_leaf_count=5.0,
+    def __init__(self, *, epsilon=1.0, n_rounds="auto", max_depth=5, learning_rate=0.8, clip=0.2, count_share=0.15, min_leaf_count=5.0,
                  delta=0.0, bounds=None, target_bounds=None, categorical_levels=None, count_noise="laplace", random_state=None):
         self.epsilon = epsilon
         self.n_rounds = n_rounds
@@ -267,7 +267,7 @@ class DPBoostingClassifier(DeclaredClassesMixin, ClassifierMixin, _BoostingBase)
     """
     )
 
-    def __init__(self, epsilon=1.0, n_rounds="auto", max_depth="auto", learning_rate=1.0, clip=0.7, count_share=0.3, min_leaf_count=5.0,
+    def __init__(self, *, epsilon=1.0, n_rounds="auto", max_depth="auto", learning_rate=1.0, clip=0.7, count_share=0.3, min_leaf_count=5.0,
                  delta=0.0, bounds=None, classes=None, categorical_levels=None, count_noise="laplace", random_state=None):
         self.epsilon = epsilon
         self.n_rounds = n_rounds

@@ -130,6 +130,7 @@ class DPExtraTreesClassifier(TreeEnsembleClassifier, _ExtraTreesBase):
 
     def __init__(
         self,
+        *,
         n_estimators=10,
         epsilon=1.0,
         max_depth=None,
@@ -187,6 +188,7 @@ class DPExtraTreesRegressor(TreeRecordsMixin, TargetScalingMixin, RegressorMixin
 
     def __init__(
         self,
+        *,
         n_estimators=10,
         epsilon=1.0,
         max_depth=None,

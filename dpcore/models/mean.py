@@ -31,7 +31,7 @@ class DPMeanRegressor(TargetScalingMixin, RegressorMixin, DPEstimatorMixin):
     (1,)
     """
 
-    def __init__(self, epsilon=1.0, target_bounds=None, random_state=None):
+    def __init__(self, *, epsilon=1.0, target_bounds=None, random_state=None):
         self.epsilon = epsilon
         self.target_bounds = target_bounds
         self.random_state = random_state

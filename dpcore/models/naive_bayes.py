@@ -53,7 +53,7 @@ class DPGaussianNB(DeclaredClassesMixin, ClassifierMixin, DPEstimatorMixin):
     (500, 2)
     """
 
-    def __init__(self, epsilon=1.0, bounds=None, classes=None, var_smoothing=1e-3, count_noise="laplace", random_state=None):
+    def __init__(self, *, epsilon=1.0, bounds=None, classes=None, var_smoothing=1e-3, count_noise="laplace", random_state=None):
         self.epsilon = epsilon
         self.bounds = bounds
         self.classes = classes

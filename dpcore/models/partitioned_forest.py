@@ -40,6 +40,7 @@ class DPPartitionedForest(_RegressionTreeBase):
 
     def __init__(
         self,
+        *,
         n_estimators=25,
         epsilon=1.0,
         max_depth=5,

@@ -52,6 +52,7 @@ class DPRandomForestClassifier(TreeEnsembleClassifier):
 
     def __init__(
         self,
+        *,
         n_estimators=10,
         epsilon=1.0,
         max_depth=6,

@@ -166,7 +166,7 @@ def _diffprivlib_nb(c: ModelContext):
 
     from dpcore.models.baselines import EncodedLabelClassifier
 
-    return EncodedLabelClassifier(GaussianNB(epsilon=c.epsilon, bounds=c.bounds, random_state=_seed(c)), classes=c.classes)
+    return EncodedLabelClassifier(estimator=GaussianNB(epsilon=c.epsilon, bounds=c.bounds, random_state=_seed(c)), classes=c.classes)
 
 
 def _diffprivlib_tree(c: ModelContext):
@@ -176,7 +176,9 @@ def _diffprivlib_tree(c: ModelContext):
 
     k = len(c.classes)
     return EncodedLabelClassifier(
-        DecisionTreeClassifier(max_depth=int(_p(c, "max_depth", 5)), epsilon=c.epsilon, bounds=c.bounds, classes=list(range(k)), random_state=_seed(c)),
+        estimator=DecisionTreeClassifier(
+            max_depth=int(_p(c, "max_depth", 5)), epsilon=c.epsilon, bounds=c.bounds, classes=list(range(k)), random_state=_seed(c)
+        ),
         classes=c.classes,
     )
 
@@ -188,7 +190,7 @@ def _diffprivlib_forest(c: ModelContext):
 
     k = len(c.classes)
     return EncodedLabelClassifier(
-        RandomForestClassifier(
+        estimator=RandomForestClassifier(
             n_estimators=int(_p(c, "n_estimators", 10)), max_depth=int(_p(c, "max_depth", 5)), epsilon=c.epsilon,
             bounds=c.bounds, classes=list(range(k)), random_state=_seed(c),
         ),
@@ -202,7 +204,7 @@ def _diffprivlib_logistic(c: ModelContext):
     from dpcore.models.baselines import EncodedLabelClassifier, scaled
 
     return scaled(
-        EncodedLabelClassifier(LogisticRegression(epsilon=c.epsilon, data_norm=float(np.sqrt(c.n_features)), random_state=_seed(c)), classes=c.classes),
+        EncodedLabelClassifier(estimator=LogisticRegression(epsilon=c.epsilon, data_norm=float(np.sqrt(c.n_features)), random_state=_seed(c)), classes=c.classes),
         c.bounds,
     )
 
@@ -243,7 +245,7 @@ def _dp_ebm(task):
             n_jobs=1,
         )
         if task == "classification":
-            return scaled(EncodedLabelClassifier(DPExplainableBoostingClassifier(**common), classes=c.classes), c.bounds)
+            return scaled(EncodedLabelClassifier(estimator=DPExplainableBoostingClassifier(**common), classes=c.classes), c.bounds)
         lower, upper = c.target_bounds if c.target_bounds is not None else (0.0, 1.0)
         return scaled(DPExplainableBoostingRegressor(privacy_target_min=float(lower), privacy_target_max=float(upper), **common), c.bounds)
 

@@ -132,6 +132,7 @@ class DPRegressionTree(_RegressionTreeBase):
 
     def __init__(
         self,
+        *,
         epsilon=1.0,
         max_depth=15,
         min_samples_split=20,
