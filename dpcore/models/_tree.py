@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+import dpcore.models._splitting as split
 from dpcore.mechanisms import Exponential, Laplace, Median, count_mechanism
-from dpcore.models import _splitting as split
 
 
 @dataclass
