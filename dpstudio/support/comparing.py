@@ -9,11 +9,12 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from dpcore.design import Design
 from dpcore.evaluate import Task, fold_indices, plan_sweep, run_task
-from dpcore.models.registry import ModelContext, get
+from dpcore.models.registry import get
 from dpcore.published import CALIFORNIA_TARGET_RANGE, PAPER_A_EPSILONS, paper_a_table
 from dpstudio.support.state import Dataset
-from dpstudio.support.training import design, format_metric
+from dpstudio.support.training import format_metric
 
 EPSILON_GRIDS = {
     "quick": (0.25, 1.0, 4.0, 16.0),
@@ -72,15 +73,11 @@ PRESETS = {
 
 def prepare(dataset: Dataset, settings: SweepSettings, count_noise="laplace", selection="gumbel"):
     """Data, folds, model context and the task list for a sweep on the session's table."""
-    X, y, _, bounds, target_bounds, classes, levels = design(dataset, settings.encoding)
-    problem = dataset.schema.task
-    folds = fold_indices(y, problem, settings.n_folds, settings.shuffle, random_state=0)
-    context = ModelContext(
-        n_features=X.shape[1], bounds=bounds, target_bounds=target_bounds, classes=classes,
-        count_noise=count_noise, selection=selection, categorical_levels=levels,
-    )
+    design = Design.from_table(dataset.frame, dataset.schema, settings.encoding)
+    folds = fold_indices(design.y, design.task, settings.n_folds, settings.shuffle, random_state=0)
+    context = design.context(count_noise=count_noise, selection=selection)
     tasks = plan_sweep(settings.models, settings.epsilons, settings.n_folds, settings.repetitions)
-    return X, y, folds, context, problem, tasks
+    return design.X, design.y, folds, context, design.task, tasks
 
 
 def cache_key(dataset: Dataset, settings: SweepSettings, task: Task) -> tuple:

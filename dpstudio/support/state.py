@@ -13,6 +13,7 @@ from dpcore.datasets import Catalog, Identification
 from dpcore.exceptions import DataError
 from dpcore.loading import read_csv_path
 from dpcore.schema import Schema, load_schema, suggest_schema
+from dpcore.training import TrainedModel
 
 
 def _sample_folder() -> Path:
@@ -55,22 +56,6 @@ class Dataset:
     @property
     def schema_key(self) -> str:
         return hashlib.sha256(self.schema.to_json().encode("utf-8")).hexdigest()[:12]
-
-
-@dataclass
-class TrainedModel:
-    """A model trained on the Train page, with what the page shows about it."""
-
-    key: str
-    name: str
-    task: str
-    model: object
-    epsilon: float
-    parameters: dict
-    metrics: dict
-    feature_names: list
-    seeded: bool
-    details: dict = field(default_factory=dict)
 
 
 @dataclass

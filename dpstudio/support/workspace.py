@@ -25,7 +25,8 @@ import pandas as pd
 from dpcore.accountant import default_ledger_path
 from dpcore.datasets import Catalog, Identification
 from dpcore.schema import Schema
-from dpstudio.support.state import Dataset, TrainedModel, load_sample
+from dpcore.training import TrainedModel
+from dpstudio.support.state import Dataset, load_sample
 
 QUERY_KEY = "workspace"
 #: A workspace untouched this long is deleted when a new session starts: it holds a copy of the

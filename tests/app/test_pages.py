@@ -494,7 +494,7 @@ def test_a_fit_reports_elapsed_and_estimated_time():
 
     import numpy as np
 
-    from dpstudio.support.training import fit_with_progress
+    from dpcore.training import fit_with_progress
 
     class Slow:
         def fit(self, X, y):

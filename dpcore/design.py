@@ -1,0 +1,109 @@
+"""What a model learns from: the declared table turned into numbers, and the domain that goes with them.
+
+A :class:`Design` is built once from a table and its :class:`~dpcore.schema.Schema` and then
+serves every caller that fits models: :func:`dpcore.training.train` (the Train page and
+``dpcore train``), the Compare page's sweeps and the benchmarks. Everything a model is told
+about the domain — feature bounds, target bounds, classes, the number of levels of each coded
+category — comes from the declarations, never from the rows, so a model built from a design
+reads its domain from public knowledge only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from dpcore.exceptions import DataError
+from dpcore.models.registry import ModelContext
+from dpcore.schema import Normaliser, Schema
+
+ENCODINGS = ("ordinal", "onehot")
+MIN_ROWS = 20
+
+
+@dataclass(frozen=True)
+class Design:
+    """Features and target in [0, 1] (or class labels), with their declared domain.
+
+    Attributes
+    ----------
+    X, y : ndarray
+        The rows that have a usable target value; features scaled to [0, 1] with the declared
+        bounds, a numeric target in its own units, a categorical target as its labels.
+    task : {"regression", "classification"}
+    feature_names : list of str
+        One name per column of ``X`` (a one-hot column is ``"column=category"``).
+    bounds : tuple of two arrays
+        The declared range of every column of ``X``.
+    target_bounds : tuple of two floats or None
+        The declared range of a numeric target.
+    classes : list of str or None
+        The declared categories of a categorical target.
+    categorical_levels : dict
+        ``{column of X: number of levels}`` for categories coded as one column each.
+    encoding : {"ordinal", "onehot"}
+    schema : Schema
+        The declarations the design was made from (for model cards and readable output).
+    n_rows : int
+        Rows of the table, with those whose target was missing or undeclared (owner's eyes only).
+    """
+
+    X: np.ndarray
+    y: np.ndarray
+    task: str
+    feature_names: list[str]
+    bounds: tuple[np.ndarray, np.ndarray]
+    target_bounds: tuple[float, float] | None
+    classes: list[str] | None
+    categorical_levels: dict[int, int] = field(default_factory=dict)
+    encoding: str = "ordinal"
+    schema: Schema | None = None
+    n_rows: int = 0
+
+    @classmethod
+    def from_table(cls, frame: pd.DataFrame, schema: Schema, encoding: str = "ordinal", min_rows: int = MIN_ROWS) -> Design:
+        """Turn ``frame`` into a design with ``schema``'s declarations.
+
+        Raises
+        ------
+        DataError
+            If the declarations are incomplete (no target, a numeric column without bounds, …)
+            or fewer than ``min_rows`` rows have a usable target. The message names columns,
+            never a cell value.
+        """
+        if encoding not in ENCODINGS:
+            raise ValueError(f"encoding must be one of {ENCODINGS}, got {encoding!r}")
+        schema.check(frame, need_target=True)
+        normaliser = Normaliser(schema, encoding=encoding)
+        X, y = normaliser.design(frame)
+        if len(y) < min_rows:
+            raise DataError(f"Fewer than {min_rows} rows have a usable target value; a model cannot be trained on so few.")
+        target = schema.target
+        numeric = target.kind == "numeric"
+        return cls(
+            X=X, y=y, task="regression" if numeric else "classification",
+            feature_names=normaliser.feature_names(), bounds=normaliser.feature_bounds(),
+            target_bounds=(float(target.lower), float(target.upper)) if numeric else None,
+            classes=None if numeric else list(target.categories),
+            categorical_levels=normaliser.categorical_levels(), encoding=encoding, schema=schema, n_rows=len(frame),
+        )
+
+    @property
+    def n_features(self) -> int:
+        return int(self.X.shape[1])
+
+    @property
+    def n_without_target(self) -> int:
+        """Rows left out because their target was missing or not a declared category."""
+        return max(self.n_rows - len(self.y), 0)
+
+    def context(self, epsilon: float = 1.0, *, params: dict | None = None, random_state: int | None = None,
+                count_noise: str = "laplace", selection: str = "gumbel") -> ModelContext:
+        """What the registry needs to build any model for this design at ``epsilon``."""
+        return ModelContext(
+            n_features=self.n_features, epsilon=epsilon, bounds=self.bounds, target_bounds=self.target_bounds,
+            classes=self.classes, count_noise=count_noise, selection=selection,
+            categorical_levels=dict(self.categorical_levels), random_state=random_state, params=dict(params or {}),
+        )

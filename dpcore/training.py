@@ -1,0 +1,209 @@
+"""Train one model on a design: hold out rows, fit, charge the ledger, then score.
+
+:func:`train` is the one way a model is trained for the owner — by the Train page and by
+``dpcore train`` alike — so the budget rule lives here once: the ledger is charged **after**
+the fit and **before** anything about the model is returned. If the ledger refuses the charge,
+the fitted model is dropped unseen; a fit that fails charges nothing (a failed fit shows
+nobody anything, and the refusal of the ledger depends only on the budget, never on the data).
+
+The scores (held-out error or accuracy, and what a trivial guess would give) are measured on
+the owner's raw rows: they are for the owner's eyes only, never part of a release.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from sklearn.metrics import (
+    accuracy_score,
+    balanced_accuracy_score,
+    confusion_matrix,
+    mean_absolute_error,
+    root_mean_squared_error,
+)
+
+from dpcore.accountant import BudgetLedger
+from dpcore.design import Design
+from dpcore.exceptions import BudgetExceededError
+from dpcore.models.registry import get
+from dpcore.validation import check_epsilon
+
+HOLDOUT_SHARE = 0.2
+CALIBRATION_SHARE = 0.05
+Progress = Callable[[float, float], None]
+
+
+@dataclass
+class TrainedModel:
+    """A model fitted and paid for, with what its owner may look at.
+
+    ``metrics`` and ``details`` (held-out scores, the trivial baseline, confusion table) are
+    measured on raw rows: owner's eyes only. The model itself, its tree records and its
+    boosting rounds are the DP release.
+    """
+
+    key: str
+    name: str
+    task: str
+    model: object
+    epsilon: float
+    parameters: dict
+    metrics: dict
+    feature_names: list
+    seeded: bool
+    details: dict = field(default_factory=dict)
+
+    @property
+    def delta(self) -> float:
+        return spent_delta(self.model)
+
+
+def spent_delta(model: object) -> float:
+    """The δ a fitted model used (0 for pure ε-DP models)."""
+    return float(getattr(model, "delta", 0.0) or 0.0)
+
+
+def holdout_split(n: int, rng: np.random.Generator, share: float = HOLDOUT_SHARE) -> tuple[np.ndarray, np.ndarray]:
+    """A data-independent random split of row positions: about ``share`` of them held out."""
+    test = rng.random(n) < share
+    return np.flatnonzero(~test), np.flatnonzero(test)
+
+
+def train(
+    design: Design,
+    model: str,
+    epsilon: float,
+    ledger: BudgetLedger,
+    *,
+    params: dict | None = None,
+    count_noise: str = "laplace",
+    selection: str = "gumbel",
+    seed: int | None = None,
+    holdout: float = HOLDOUT_SHARE,
+    progress: Progress | None = None,
+) -> TrainedModel:
+    """Fit registry model ``model`` on ``design`` at ``epsilon``, charge ``ledger``, and score it.
+
+    Parameters
+    ----------
+    design : Design
+    model : str
+        A registry key of one of our DP models (``dpcore.models.registry``).
+    epsilon : float
+        The ε the model spends (add/remove-one neighbours; the ledger converts to its unit).
+    ledger : BudgetLedger
+        The dataset's budget. It is checked before the fit (so no time is wasted on a model
+        that cannot be paid for) and charged after it.
+    seed : int, optional
+        For tests and demos only: the split and the model's noise become reproducible, the
+        ledger line says so, and the model must not be released.
+    holdout : float
+        Share of rows held out for scoring (0 trains on every row and reports no scores).
+    progress : callable, optional
+        Called as ``progress(seconds_elapsed, seconds_estimated)`` while the fit runs.
+
+    Raises
+    ------
+    BudgetExceededError
+        If the ledger cannot pay ``epsilon``; nothing is fitted or charged.
+    """
+    spec = get(model)
+    if not spec.private:
+        raise ValueError(f"{spec.name} is not differentially private; only DP models can be trained for release")
+    check_epsilon(epsilon)
+    if not ledger.can_spend(epsilon):
+        raise BudgetExceededError(
+            f"Training at ε = {epsilon:g} does not fit in what is left of this dataset's budget "
+            f"(at most ε = {ledger.available():g} for a model). Nothing was trained or charged."
+        )
+    rng = np.random.default_rng(seed)
+    fit_rows, test_rows = holdout_split(len(design.y), rng, holdout) if holdout > 0 else (np.arange(len(design.y)), np.arange(0))
+    context = design.context(epsilon, params=params, random_state=seed, count_noise=count_noise, selection=selection)
+    fitted = fit_with_progress(lambda: spec.make(context), design.X[fit_rows], design.y[fit_rows], progress)
+    ledger.spend(
+        f"Train {spec.name}" + (" (demo seed)" if seed is not None else ""), epsilon, delta=spent_delta(fitted),
+        mechanism=type(fitted).__name__, released="a trained model",
+    )
+    details: dict = {"n_train": len(fit_rows), "n_test": len(test_rows), "n_without_target": design.n_without_target}
+    metrics: dict = {}
+    if len(test_rows):
+        metrics = _scores(design, fitted, fit_rows, test_rows, details)
+    if hasattr(fitted, "tree_records"):
+        details["tree"] = fitted.tree_records(design.feature_names)
+    if hasattr(fitted, "rounds_as_records"):
+        details["rounds"] = fitted.rounds_as_records(design.feature_names)
+    return TrainedModel(model, spec.name, spec.task, fitted, epsilon, dict(params or {}), metrics, design.feature_names,
+                        seed is not None, details)
+
+
+def _scores(design: Design, fitted, fit_rows: np.ndarray, test_rows: np.ndarray, details: dict) -> dict:
+    """Held-out scores, and the same scores for a trivial guess (into ``details``): owner's eyes only."""
+    truth, predicted = design.y[test_rows], fitted.predict(design.X[test_rows])
+    if design.task == "regression":
+        typical = np.full(len(test_rows), np.median(design.y[fit_rows]))
+        details["baseline"] = {"MAE": mean_absolute_error(truth, typical), "RMSE": root_mean_squared_error(truth, typical)}
+        details["baseline_name"] = "always predicting the training rows' median"
+        return {"MAE": mean_absolute_error(truth, predicted), "RMSE": root_mean_squared_error(truth, predicted)}
+    values, counts = np.unique(design.y[fit_rows], return_counts=True)
+    majority = np.full(len(test_rows), values[np.argmax(counts)], dtype=object)
+    details["baseline"] = {"accuracy": accuracy_score(truth, majority), "balanced accuracy": balanced_accuracy_score(truth, majority)}
+    details["baseline_name"] = "always predicting the most common class"
+    classes = design.classes
+    details["confusion"] = pd.DataFrame(confusion_matrix(truth, predicted, labels=classes),
+                                        index=pd.Index(classes, name="true"), columns=pd.Index(classes, name="predicted"))
+    details["per_class"] = per_class_table(truth, predicted, classes)
+    return {"accuracy": accuracy_score(truth, predicted), "balanced accuracy": balanced_accuracy_score(truth, predicted)}
+
+
+def per_class_table(y_true: np.ndarray, y_pred: np.ndarray, classes: list) -> pd.DataFrame:
+    """Rows, precision and recall of every declared class (NaN where a class was never seen or guessed)."""
+    actual = np.asarray(y_true)[:, None] == np.asarray(classes, dtype=object)[None, :]
+    guessed = np.asarray(y_pred)[:, None] == np.asarray(classes, dtype=object)[None, :]
+    hits = (actual & guessed).sum(axis=0)
+    rows, guesses = actual.sum(axis=0), guessed.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        precision = np.where(guesses > 0, hits / np.maximum(guesses, 1), np.nan)
+        recall = np.where(rows > 0, hits / np.maximum(rows, 1), np.nan)
+    return pd.DataFrame({"class": classes, "rows": rows.astype(int), "precision": precision, "recall": recall})
+
+
+def fit_with_progress(make: Callable[[], object], X: np.ndarray, y: np.ndarray, progress: Progress | None = None):
+    """``make().fit(X, y)``, reporting elapsed and estimated seconds while it runs.
+
+    The estimate comes from a throw-away fit on a random 5 % of the rows (at least 200), scaled
+    by the number of rows: the fits here grow about linearly with the rows. The throw-away model
+    is never shown nor released, so it costs no budget.
+    """
+    if progress is None:
+        return make().fit(X, y)
+    rng = np.random.default_rng()
+    size = min(len(y), max(200, int(CALIBRATION_SHARE * len(y))))
+    sample = rng.choice(len(y), size=size, replace=False)
+    started = time.perf_counter()
+    try:
+        make().fit(X[sample], y[sample])
+        estimate = (time.perf_counter() - started) * len(y) / size
+    except Exception:  # the real fit will say what is wrong
+        estimate = float("nan")
+    outcome: dict = {}
+
+    def work() -> None:
+        try:
+            outcome["model"] = make().fit(X, y)
+        except BaseException as error:  # re-raised below, in the caller's thread
+            outcome["error"] = error
+
+    started = time.perf_counter()
+    worker = threading.Thread(target=work, name="dpstudio-fit", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(0.5)
+        progress(time.perf_counter() - started, estimate)
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["model"]

@@ -1,0 +1,92 @@
+"""The Train page's widgets that depend on the model: its settings, its warnings, its scores and what is inside it."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dpcore.model_card import SEEDED_WARNING, model_card
+from dpcore.model_files import model_bytes
+from dpcore.models.registry import ModelSpec
+from dpcore.schema import Schema
+from dpcore.training import TrainedModel
+from dpstudio.support.training import baseline_verdict, format_metric, rounds_table, tree_dot
+
+
+def settings(spec: ModelSpec) -> dict:
+    """The model's hyper-parameters as widgets (defaults from the estimator), in a closed expander."""
+    chosen: dict = {}
+    if not spec.parameters:
+        return chosen
+    with st.expander("Model settings", expanded=False):
+        for p in spec.parameters:
+            key = f"{spec.key}_{p.name}"
+            if p.choices:
+                chosen[p.name] = st.selectbox(p.name, p.choices, index=p.choices.index(p.default), help=p.help, key=key)
+            else:
+                chosen[p.name] = st.number_input(p.name, min_value=int(p.minimum), max_value=int(p.maximum),
+                                                 value=int(p.default), step=1, help=p.help, key=key)
+    return chosen
+
+
+def approximate_warning(spec: ModelSpec) -> None:
+    if "approximate" in spec.name:
+        st.warning("Approximate DP: this model promises ε only up to a small probability δ = 1e-5 of failure. Choose it only "
+                   "if you accept that; every other model is pure ε-DP.", icon=":material/warning:")
+
+
+def scores(trained: TrainedModel, schema: Schema) -> None:
+    """Held-out scores beside a trivial guess, and per-class results: measured on raw rows, owner only."""
+    details = trained.details
+    st.caption(f"Measured on your raw data — for your eyes, not for release: trained on {details['n_train']:,} rows, "
+               f"tested on the other {details['n_test']:,}.")
+    unit = f" {schema.target.name}" if trained.task == "regression" else ""
+    baseline = details.get("baseline", {})
+    for column, (metric, value) in zip(st.columns(len(trained.metrics)), trained.metrics.items(), strict=True):
+        reference = baseline.get(metric)
+        column.metric(metric, format_metric(value, trained.task) + unit,
+                      help=None if reference is None else f"{details['baseline_name']}: {format_metric(reference, trained.task)}")
+    if details.get("n_without_target"):
+        st.caption(f"{details['n_without_target']:,} rows had no usable value of '{schema.target.name}' (missing or not a "
+                   "declared category) and were left out (owner only).")
+    verdict = baseline_verdict(trained)
+    if verdict and verdict[1]:
+        st.warning(verdict[0] + " This model does no better at this ε: spend more ε, use fewer features, or declare tighter "
+                   "bounds.", icon=":material/trending_down:")
+    elif verdict:
+        st.caption(verdict[0])
+    if "confusion" in details:
+        left, right = st.columns(2)
+        left.write("Confusion matrix (held-out rows)")
+        left.dataframe(details["confusion"], width="stretch")
+        right.write("Per class")
+        right.dataframe(details["per_class"], hide_index=True, width="stretch")
+
+
+def inside(trained: TrainedModel, schema: Schema) -> None:
+    """The released model itself: a tree drawn to a chosen depth, or the first boosting rounds."""
+    unit = schema.target.name if trained.task == "regression" else ""
+    if "tree" in trained.details:
+        st.subheader("Inside the model")
+        st.caption("Every count shown is noisy (n ≈ …): the tree itself is part of the private release.")
+        depth = st.slider("Levels to draw", 1, 8, 3)
+        st.graphviz_chart(tree_dot(trained.details["tree"], schema, depth, unit), width="stretch")
+    if "rounds" in trained.details:
+        st.subheader("Inside the model")
+        st.caption("Each round is a small random tree drawn without looking at your data; only its leaf steps are learned, "
+                   "with noise. The first rounds:")
+        st.dataframe(rounds_table(trained.details["rounds"], schema), hide_index=True, width="stretch")
+
+
+def card_and_downloads(trained: TrainedModel, schema: Schema, unit: str) -> None:
+    """The model card, and the card and model files to download (no model file for a demo seed)."""
+    card = model_card(trained, schema, unit)
+    with st.expander("Model card"):
+        st.markdown(card)
+    left, right = st.columns(2)
+    left.download_button("Download the model card (Markdown)", card, file_name="model_card.md", mime="text/markdown")
+    if trained.seeded:
+        right.button("Download the model (disabled: demo seed)", disabled=True, help=SEEDED_WARNING)
+    else:
+        right.download_button("Download the fitted model (.skops)", lambda: model_bytes(trained.model), file_name="dp_model.skops",
+                              mime="application/octet-stream",
+                              help="Open it with dpcore.model_files.load_model, or skops.io.load with the DP Studio types trusted.")
