@@ -3,14 +3,29 @@
 Each entry says who made it (``kind``: ours, diffprivlib, interpret or non-private), its
 task, its display name, and how to build it from a :class:`ModelContext` — the declared
 domain and the budget — so no caller has to know a library's parameter names.
+
+A default lives in one place. For our models that place is the estimator's ``__init__``:
+a :class:`Parameter` shown on the Train page reads its default from there
+(:func:`estimator_defaults`), and a hyper-parameter the owner did not choose is simply not
+passed. The baselines from other libraries keep their settings here.
 """
 
 from __future__ import annotations
 
+import inspect
+import numbers
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
+
+from dpcore.models.boosting import DPBoostingClassifier, DPBoostingRegressor
+from dpcore.models.extra_trees import DPExtraTreesClassifier, DPExtraTreesRegressor
+from dpcore.models.mean import DPMeanRegressor
+from dpcore.models.naive_bayes import DPGaussianNB
+from dpcore.models.partitioned_forest import DPPartitionedForest
+from dpcore.models.random_forest import DPRandomForestClassifier
+from dpcore.models.regression_tree import DPRegressionTree
 
 KINDS = ("ours", "diffprivlib", "interpret", "non-private")
 KIND_LABELS = {
@@ -23,7 +38,11 @@ KIND_LABELS = {
 
 @dataclass
 class ModelContext:
-    """What a model needs besides its data: budget, declared domain, chosen mechanisms."""
+    """What a model needs besides its data: budget, declared domain, chosen mechanisms.
+
+    ``params`` holds hyper-parameters by the estimator's own names; a name the estimator does
+    not take is ignored, and the budget, domain and mechanisms always come from the fields.
+    """
 
     n_features: int
     epsilon: float = 1.0
@@ -40,14 +59,17 @@ class ModelContext:
 
 @dataclass(frozen=True)
 class Parameter:
-    """A hyper-parameter the Train page lets the owner change."""
+    """A hyper-parameter the Train page lets the owner change.
+
+    For our models leave ``default`` out: :class:`ModelSpec` fills it in from the estimator.
+    """
 
     name: str
-    default: object
     help: str
     choices: tuple = ()
     minimum: float | None = None
     maximum: float | None = None
+    default: object = None
 
 
 @dataclass(frozen=True)
@@ -59,6 +81,12 @@ class ModelSpec:
     build: Callable[[ModelContext], object]
     description: str
     parameters: tuple[Parameter, ...] = ()
+    estimator: type | None = None  # our estimator class; None for the baselines
+
+    def __post_init__(self):
+        if self.estimator is not None:
+            defaults = estimator_defaults(self.estimator)
+            object.__setattr__(self, "parameters", tuple(replace(p, default=defaults[p.name]) for p in self.parameters))
 
     @property
     def private(self) -> bool:
@@ -68,94 +96,55 @@ class ModelSpec:
         return self.build(context)
 
 
+def estimator_defaults(estimator) -> dict:
+    """``{name: default}`` of an estimator's ``__init__`` (class or instance): where our defaults live.
+
+    >>> estimator_defaults(DPRegressionTree)["max_depth"]
+    15
+    """
+    cls = estimator if isinstance(estimator, type) else type(estimator)
+    signature = inspect.signature(cls.__init__)
+    return {name: p.default for name, p in signature.parameters.items() if p.default is not inspect.Parameter.empty}
+
+
 def _p(context: ModelContext, name: str, default):
+    """A baseline's hyper-parameter: the owner's choice, else the baseline's setting here."""
     return context.params.get(name, default)
 
 
 # --- ours -------------------------------------------------------------------------------
 
+# What every one of our estimators takes from the context (when it has the parameter).
+_FROM_CONTEXT = ("epsilon", "bounds", "target_bounds", "classes", "categorical_levels", "count_noise", "selection", "random_state")
 
-def _regression_tree(leaf):
+
+def _as_given(value, default):
+    """A whole-number float (``5.0`` from a form or a file) becomes an int unless the parameter is a float one."""
+    whole = isinstance(value, numbers.Real) and not isinstance(value, bool) and float(value).is_integer()
+    return int(value) if whole and not isinstance(default, float) else value
+
+
+def _ours(estimator: type, approximate: bool = False, **fixed) -> Callable[[ModelContext], object]:
+    """Build ``estimator`` with the context's budget, domain and mechanisms, the ``fixed`` arguments
+    that define the registry entry, and the owner's ``params``; everything else keeps its default.
+    ``approximate`` passes the context's δ (the approximate-DP mode); otherwise δ keeps its default."""
+    defaults = estimator_defaults(estimator)
+    bound = set(_FROM_CONTEXT) | set(fixed) | {"delta"}
+
     def build(c: ModelContext):
-        from dpcore.models import DPRegressionTree
-
-        return DPRegressionTree(
-            epsilon=c.epsilon, max_depth=int(_p(c, "max_depth", 15)), min_samples_split=_p(c, "min_samples_split", 20),
-            min_samples_leaf=_p(c, "min_samples_leaf", 10), n_thresholds=int(_p(c, "n_thresholds", 40)), leaf=leaf,
-            bounds=c.bounds, target_bounds=c.target_bounds, count_noise=c.count_noise, selection=c.selection,
-            random_state=c.random_state,
-        )
+        kwargs = {name: getattr(c, name) for name in _FROM_CONTEXT if name in defaults}
+        if approximate:
+            kwargs["delta"] = c.delta
+        kwargs.update(fixed)
+        kwargs.update({name: _as_given(value, defaults[name]) for name, value in c.params.items() if name in defaults and name not in bound})
+        return estimator(**kwargs)
 
     return build
 
 
-def _partitioned_forest(leaf):
-    def build(c: ModelContext):
-        from dpcore.models import DPPartitionedForest
-
-        return DPPartitionedForest(
-            n_estimators=int(_p(c, "n_estimators", 25)), epsilon=c.epsilon, max_depth=int(_p(c, "max_depth", 5)),
-            min_samples_split=_p(c, "min_samples_split", 20), min_samples_leaf=_p(c, "min_samples_leaf", 10),
-            n_thresholds=int(_p(c, "n_thresholds", 40)), leaf=leaf, bounds=c.bounds, target_bounds=c.target_bounds,
-            count_noise=c.count_noise, selection=c.selection, random_state=c.random_state,
-        )
-
-    return build
-
-
-def _dp_mean(c: ModelContext):
-    from dpcore.models import DPMeanRegressor
-
-    return DPMeanRegressor(epsilon=c.epsilon, target_bounds=c.target_bounds, random_state=c.random_state)
-
-
-def _extra_trees(task):
-    def build(c: ModelContext):
-        from dpcore.models import DPExtraTreesClassifier, DPExtraTreesRegressor
-
-        common = dict(
-            n_estimators=int(_p(c, "n_estimators", 10)), epsilon=c.epsilon, max_depth=_p(c, "max_depth", None),
-            min_samples_split=_p(c, "min_samples_split", 10), sampling=_p(c, "sampling", "disjoint"), bounds=c.bounds,
-            count_noise=c.count_noise, selection=c.selection, random_state=c.random_state,
-        )
-        if task == "classification":
-            return DPExtraTreesClassifier(classes=c.classes, **common)
-        return DPExtraTreesRegressor(target_bounds=c.target_bounds, **common)
-
-    return build
-
-
-def _random_forest(c: ModelContext):
-    from dpcore.models import DPRandomForestClassifier
-
-    return DPRandomForestClassifier(
-        n_estimators=int(_p(c, "n_estimators", 10)), epsilon=c.epsilon, max_depth=int(_p(c, "max_depth", 6)),
-        n_thresholds=int(_p(c, "n_thresholds", 40)), sampling=_p(c, "sampling", "disjoint"), bounds=c.bounds,
-        classes=c.classes, count_noise=c.count_noise, selection=c.selection, random_state=c.random_state,
-    )
-
-
-def _gaussian_nb(c: ModelContext):
-    from dpcore.models import DPGaussianNB
-
-    return DPGaussianNB(epsilon=c.epsilon, bounds=c.bounds, classes=c.classes, count_noise=c.count_noise, random_state=c.random_state)
-
-
-def _boosting(task, approximate=False):
-    def build(c: ModelContext):
-        from dpcore.models import DPBoostingClassifier, DPBoostingRegressor
-
-        common = dict(
-            epsilon=c.epsilon, bounds=c.bounds, categorical_levels=c.categorical_levels, count_noise=c.count_noise,
-            delta=c.delta if approximate else 0.0, random_state=c.random_state,
-        )
-        if "max_depth" in c.params:
-            common["max_depth"] = int(c.params["max_depth"])
-        if task == "classification":
-            return DPBoostingClassifier(classes=c.classes, **common)
-        return DPBoostingRegressor(target_bounds=c.target_bounds, **common)
-
-    return build
+def _our_model(key, name, task, estimator, description, parameters=(), approximate=False, **fixed) -> ModelSpec:
+    """A registry entry for one of our estimators (``fixed``: the arguments that define the entry, e.g. ``leaf``)."""
+    return ModelSpec(key, name, "ours", task, _ours(estimator, approximate, **fixed), description, parameters, estimator)
 
 
 # --- diffprivlib --------------------------------------------------------------------------
@@ -283,62 +272,54 @@ def _sk(name, **fixed):
 
 
 _SAMPLING = Parameter(
-    "sampling", "disjoint",
-    "disjoint: each record trains one tree (full ε each); subsample: trees overlap (ε split between them).",
+    "sampling", "disjoint: each record trains one tree (full ε each); subsample: trees overlap (ε split between them).",
     choices=("disjoint", "subsample"),
 )
 _TREE_PARAMS = (
-    Parameter("max_depth", 15, "How many questions deep the tree may go; deeper trees split the budget more thinly.", minimum=1, maximum=20),
-    Parameter("min_samples_split", 20, "Stop splitting a group smaller than this (by its noisy count).", minimum=1, maximum=1000),
-    Parameter("min_samples_leaf", 10, "Never make a group smaller than this (by its noisy count).", minimum=1, maximum=1000),
+    Parameter("max_depth", "How many questions deep the tree may go; deeper trees split the budget more thinly.", minimum=1, maximum=20),
+    Parameter("min_samples_split", "Stop splitting a group smaller than this (by its noisy count).", minimum=1, maximum=1000),
+    Parameter("min_samples_leaf", "Never make a group smaller than this (by its noisy count).", minimum=1, maximum=1000),
 )
 _FOREST_PARAMS = (
-    Parameter("n_estimators", 25, "Number of trees; each sees its own share of the records.", minimum=1, maximum=200),
-    Parameter("max_depth", 5, "Depth of each tree.", minimum=1, maximum=12),
+    Parameter("n_estimators", "Number of trees; each sees its own share of the records.", minimum=1, maximum=200),
+    Parameter("max_depth", "Depth of each tree.", minimum=1, maximum=12),
 )
-_ET_PARAMS = (
-    Parameter("n_estimators", 10, "Number of trees.", minimum=1, maximum=100),
-    _SAMPLING,
-)
+_ET_PARAMS = (Parameter("n_estimators", "Number of trees.", minimum=1, maximum=100), _SAMPLING)
 _RF_PARAMS = (
-    Parameter("n_estimators", 10, "Number of trees.", minimum=1, maximum=100),
-    Parameter("max_depth", 6, "Depth of each tree.", minimum=1, maximum=12),
+    Parameter("n_estimators", "Number of trees.", minimum=1, maximum=100),
+    Parameter("max_depth", "Depth of each tree.", minimum=1, maximum=12),
     _SAMPLING,
 )
-
-_BOOSTING_PARAMS = ()  # defaults fixed on public data; the owner's table must not tune them
+# Boosting shows no parameters: its defaults were fixed on public data; the owner's table must not tune them.
+_APPROX = "APPROXIMATE DP ((ε, δ), δ = 1e-5): Gaussian noise, more accurate, a tiny chance δ that the ε promise fails."
 
 REGISTRY: tuple[ModelSpec, ...] = (
-    ModelSpec("dp_boosting_reg", "DP boosted trees (regressor)", "ours", "regression", _boosting("regression"),
-              "Many small random trees that never look at the data; the whole budget goes to noisy leaf averages.", _BOOSTING_PARAMS),
-    ModelSpec("dp_boosting_clf", "DP boosted trees (classifier)", "ours", "classification", _boosting("classification"),
-              "Many small random trees that never look at the data; the whole budget goes to noisy leaf steps.", _BOOSTING_PARAMS),
-    ModelSpec("dp_boosting_reg_approx", "DP boosted trees (regressor), approximate DP δ = 1e-5", "ours", "regression",
-              _boosting("regression", approximate=True),
-              "APPROXIMATE DP ((ε, δ), δ = 1e-5): Gaussian noise, more accurate, a tiny chance δ that the ε promise fails.",
-              _BOOSTING_PARAMS),
-    ModelSpec("dp_boosting_clf_approx", "DP boosted trees (classifier), approximate DP δ = 1e-5", "ours", "classification",
-              _boosting("classification", approximate=True),
-              "APPROXIMATE DP ((ε, δ), δ = 1e-5): Gaussian noise, more accurate, a tiny chance δ that the ε promise fails.",
-              _BOOSTING_PARAMS),
-    ModelSpec("dp_tree", "DP regression tree (mean leaves)", "ours", "regression", _regression_tree("mean"),
-              "One tree; each split chosen by the exponential mechanism, leaves are noisy averages.", _TREE_PARAMS),
-    ModelSpec("dp_tree_median", "DP regression tree (median leaves)", "ours", "regression", _regression_tree("median"),
-              "One tree whose leaves are DP medians: robust to outliers.", _TREE_PARAMS),
-    ModelSpec("dp_forest", "DP partitioned forest (mean leaves)", "ours", "regression", _partitioned_forest("mean"),
-              "Many small DP trees on disjoint parts of the data, averaged; each gets the full ε.", _FOREST_PARAMS),
-    ModelSpec("dp_forest_median", "DP partitioned forest (median leaves)", "ours", "regression", _partitioned_forest("median"),
-              "The partitioned forest with median leaves.", _FOREST_PARAMS),
-    ModelSpec("dp_extra_trees_reg", "DP ExtraTrees regressor", "ours", "regression", _extra_trees("regression"),
-              "Randomised trees whose candidate splits cost nothing; the budget goes to choosing among them and to leaves.", _ET_PARAMS),
-    ModelSpec("dp_mean", "DP mean (baseline)", "ours", "regression", _dp_mean,
-              "Predicts one noisy average for everyone: the floor any useful model must beat."),
-    ModelSpec("dp_extra_trees_clf", "DP ExtraTrees classifier", "ours", "classification", _extra_trees("classification"),
-              "Randomised trees with free candidate splits and noisy class counts at the leaves.", _ET_PARAMS),
-    ModelSpec("dp_random_forest", "DP random forest", "ours", "classification", _random_forest,
-              "Trees whose splits are chosen by the exponential mechanism with Gini impurity; leaves are noisy class counts.", _RF_PARAMS),
-    ModelSpec("dp_gaussian_nb", "DP Gaussian Naive Bayes", "ours", "classification", _gaussian_nb,
-              "Noisy class counts, means and variances: fast and robust at small ε."),
+    _our_model("dp_boosting_reg", "DP boosted trees (regressor)", "regression", DPBoostingRegressor,
+               "Many small random trees that never look at the data; the whole budget goes to noisy leaf averages."),
+    _our_model("dp_boosting_clf", "DP boosted trees (classifier)", "classification", DPBoostingClassifier,
+               "Many small random trees that never look at the data; the whole budget goes to noisy leaf steps."),
+    _our_model("dp_boosting_reg_approx", "DP boosted trees (regressor), approximate DP δ = 1e-5", "regression", DPBoostingRegressor,
+               _APPROX, approximate=True),
+    _our_model("dp_boosting_clf_approx", "DP boosted trees (classifier), approximate DP δ = 1e-5", "classification", DPBoostingClassifier,
+               _APPROX, approximate=True),
+    _our_model("dp_tree", "DP regression tree (mean leaves)", "regression", DPRegressionTree,
+               "One tree; each split chosen by the exponential mechanism, leaves are noisy averages.", _TREE_PARAMS, leaf="mean"),
+    _our_model("dp_tree_median", "DP regression tree (median leaves)", "regression", DPRegressionTree,
+               "One tree whose leaves are DP medians: robust to outliers.", _TREE_PARAMS, leaf="median"),
+    _our_model("dp_forest", "DP partitioned forest (mean leaves)", "regression", DPPartitionedForest,
+               "Many small DP trees on disjoint parts of the data, averaged; each gets the full ε.", _FOREST_PARAMS, leaf="mean"),
+    _our_model("dp_forest_median", "DP partitioned forest (median leaves)", "regression", DPPartitionedForest,
+               "The partitioned forest with median leaves.", _FOREST_PARAMS, leaf="median"),
+    _our_model("dp_extra_trees_reg", "DP ExtraTrees regressor", "regression", DPExtraTreesRegressor,
+               "Randomised trees whose candidate splits cost nothing; the budget goes to choosing among them and to leaves.", _ET_PARAMS),
+    _our_model("dp_mean", "DP mean (baseline)", "regression", DPMeanRegressor,
+               "Predicts one noisy average for everyone: the floor any useful model must beat."),
+    _our_model("dp_extra_trees_clf", "DP ExtraTrees classifier", "classification", DPExtraTreesClassifier,
+               "Randomised trees with free candidate splits and noisy class counts at the leaves.", _ET_PARAMS),
+    _our_model("dp_random_forest", "DP random forest", "classification", DPRandomForestClassifier,
+               "Trees whose splits are chosen by the exponential mechanism with Gini impurity; leaves are noisy class counts.", _RF_PARAMS),
+    _our_model("dp_gaussian_nb", "DP Gaussian Naive Bayes", "classification", DPGaussianNB,
+               "Noisy class counts, means and variances: fast and robust at small ε."),
     ModelSpec("dpl_gaussian_nb", "diffprivlib Gaussian NB", "diffprivlib", "classification", _diffprivlib_nb,
               "IBM diffprivlib's DP Gaussian Naive Bayes."),
     ModelSpec("dpl_tree", "diffprivlib decision tree", "diffprivlib", "classification", _diffprivlib_tree,
