@@ -25,13 +25,14 @@ MIN_ROWS = 20
 
 @dataclass(frozen=True)
 class Design:
-    """Features and target in [0, 1] (or class labels), with their declared domain.
+    """Features and target of the usable rows, with their declared domain.
 
     Attributes
     ----------
     X, y : ndarray
-        The rows that have a usable target value; features scaled to [0, 1] with the declared
-        bounds, a numeric target in its own units, a categorical target as its labels.
+        The rows that have a usable target value (:class:`~dpcore.schema.Normaliser`): numeric
+        features in their units (models clip them to ``bounds``), categories as codes or 0/1
+        columns, a numeric target clipped to its declared bounds, a categorical target as labels.
     task : {"regression", "classification"}
     feature_names : list of str
         One name per column of ``X`` (a one-hot column is ``"column=category"``).

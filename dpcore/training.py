@@ -34,6 +34,10 @@ from dpcore.models.registry import get
 from dpcore.validation import check_epsilon
 
 HOLDOUT_SHARE = 0.2
+# The mechanisms a model uses unless the owner picks others (the Privacy page, --count-noise):
+# geometric noise keeps counts whole; Gumbel-max is the exponential mechanism in one pass.
+DEFAULT_COUNT_NOISE = "geometric"
+DEFAULT_SELECTION = "gumbel"
 CALIBRATION_SHARE = 0.05
 Progress = Callable[[float, float], None]
 
@@ -81,8 +85,8 @@ def train(
     ledger: BudgetLedger,
     *,
     params: dict | None = None,
-    count_noise: str = "laplace",
-    selection: str = "gumbel",
+    count_noise: str = DEFAULT_COUNT_NOISE,
+    selection: str = DEFAULT_SELECTION,
     seed: int | None = None,
     holdout: float = HOLDOUT_SHARE,
     progress: Progress | None = None,

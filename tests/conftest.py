@@ -64,6 +64,23 @@ def california_schema():
     return load_schema(SAMPLE_DATA / "california_housing.schema.json")
 
 
+@pytest.fixture(scope="session")
+def _adult():
+    return read_csv_path(SAMPLE_DATA / "adult.csv")[0]
+
+
+@pytest.fixture
+def adult_frame(_adult):
+    """The Adult census sample (32,561 rows); a fresh copy."""
+    return _adult.copy()
+
+
+@pytest.fixture
+def adult_schema():
+    """The declared (public) schema of the Adult sample; a fresh copy."""
+    return load_schema(SAMPLE_DATA / "adult.schema.json")
+
+
 @pytest.fixture
 def ledger_path(tmp_path) -> Path:
     """A fresh SQLite ledger file for one test."""

@@ -13,7 +13,7 @@ from dpcore.datasets import Catalog, Identification
 from dpcore.exceptions import DataError
 from dpcore.loading import read_csv_path
 from dpcore.schema import Schema, load_schema, suggest_schema
-from dpcore.training import TrainedModel
+from dpcore.training import DEFAULT_COUNT_NOISE, DEFAULT_SELECTION, TrainedModel
 
 
 def _sample_folder() -> Path:
@@ -63,8 +63,8 @@ class StudioState:
     dataset: Dataset | None = None
     ledger_path: str | None = None
     workspace: str = ""  # the token of the on-disk workspace (dpstudio.support.workspace)
-    count_noise: str = "geometric"
-    selection: str = "gumbel"
+    count_noise: str = DEFAULT_COUNT_NOISE
+    selection: str = DEFAULT_SELECTION
     trained: TrainedModel | None = None
     compare_cache: dict = field(default_factory=dict)
     compare_settings: object | None = None  # the SweepSettings of the comparison on screen

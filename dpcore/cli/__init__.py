@@ -1,0 +1,122 @@
+"""Command line: ``dpcore COMMAND ...`` (or ``python -m dpcore``) — the DP Studio engine without a browser.
+
+Each command lives in a module of this package as an ``add_<name>(subparsers)`` function that
+declares its arguments and sets ``handler`` to a ``run_<name>(args) -> int`` function; register
+a new command by appending its ``add_`` function to :data:`COMMANDS`.
+
+Exit codes scripts can rely on: 0 ok, 2 bad arguments or usage, 3 bad data, schema, plan or
+report, 4 privacy budget exceeded (1 for an unexpected internal error). Errors are one line on
+standard error, never a traceback, never a cell value of the data. Progress goes to standard
+error, results to standard output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from dpcore.cli import datasets, release, training
+from dpcore.cli._common import EXIT_BUDGET, EXIT_DATA, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, Exit, Parser, UsageError, say
+
+__all__ = ["EXIT_BUDGET", "EXIT_DATA", "EXIT_INTERNAL", "EXIT_OK", "EXIT_USAGE", "build_parser", "main", "main_exit"]
+
+DESCRIPTION = """\
+DP Studio on the command line: learn from a sensitive table under differential privacy, and
+sell a copy of it in which every value was randomized on its own (local differential privacy),
+which the buyer can correct for the noise.
+
+The usual flow:
+  1. plan      write the default release plan for your schema, then edit it if you like
+  2. release   randomize the CSV by the plan; writes the copy and its privacy report
+  3. estimate  (the buyer) unbiased shares with 95% intervals from the copy and its report
+Besides:
+  train        fit a DP model on the table, charged to its budget; writes the model and its card
+  datasets     the datasets in the ledger with their budgets, or one dataset's history
+"""
+
+EPILOG = """\
+examples:
+  dpcore plan --schema adult.schema.json -o plan.json
+  dpcore release adult.csv --schema adult.schema.json --plan plan.json \\
+      -o copy.csv --report copy.json --markdown copy.md --epsilon-budget 20
+  dpcore estimate copy.csv --report copy.json
+  dpcore train adult.csv --schema adult.schema.json --model dp_boosting --epsilon 0.5
+
+exit codes: 0 ok, 2 bad arguments, 3 bad data/schema/plan/report, 4 privacy budget exceeded.
+Run 'dpcore COMMAND --help' for a command's options.
+"""
+
+
+
+COMMANDS = [release.add_plan, release.add_release, release.add_estimate, training.add_train, datasets.add_datasets]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser with every command of :data:`COMMANDS` as a subcommand."""
+    from dpcore import __version__
+
+    parser = Parser(
+        prog="dpcore", description=DESCRIPTION, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--version", action="version", version=f"dpcore {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    for add in COMMANDS:
+        add(subparsers)
+    return parser
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def main(argv=None) -> int:
+    """Run one command; return its exit code (never raises for bad input, never prints a traceback)."""
+    from dpcore.exceptions import BudgetExceededError, DataError
+
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        if getattr(args, "handler", None) is None:
+            raise UsageError("choose a command: plan, release, estimate, train or datasets")
+        return args.handler(args)
+    except Exit as done:
+        return done.status
+    except UsageError as error:
+        say(f"error: {_one_line(error)} (see 'dpcore --help')")
+        return EXIT_USAGE
+    except DataError as error:
+        say(f"error: {_one_line(error)}")
+        return EXIT_DATA
+    except BudgetExceededError as error:
+        say(f"error: {_one_line(error)}")
+        return EXIT_BUDGET
+    except BrokenPipeError:
+        # The reader went away (``… | head``): not an error of ours; stop quietly.
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (replaces the closed pipe until exit)
+        except OSError:
+            pass
+        return 0
+    except OSError as error:
+        where = f" ({error.filename})" if getattr(error, "filename", None) else ""
+        say(f"error: {_one_line(error.strerror or 'the file could not be read or written')}{where}")
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        say("interrupted: nothing was released")
+        return 130
+    except Exception as error:  # an internal bug: one line, no traceback, no data
+        if os.environ.get("DPCORE_DEBUG"):
+            raise
+        say(
+            f"error: unexpected internal error ({type(error).__name__}); nothing was released. "
+            "Set DPCORE_DEBUG=1 to see the details."
+        )
+        return EXIT_INTERNAL
+
+
+def main_exit() -> None:
+    """The ``dpcore`` console script: :func:`main` with its exit code."""
+    sys.exit(main())
+
+

@@ -1,0 +1,162 @@
+"""What every command shares: exit codes, argument types, file checks, messages, and the dataset a table spends."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import textwrap
+from pathlib import Path
+
+EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_DATA, EXIT_BUDGET = 0, 1, 2, 3, 4
+
+class UsageError(Exception):
+    """Bad command-line arguments (exit code 2)."""
+
+
+class Exit(Exception):
+    def __init__(self, status: int):
+        super().__init__(status)
+        self.status = status
+
+
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser that reports errors as exceptions, so :func:`main` returns instead of exiting."""
+
+    def error(self, message):
+        raise UsageError(f"{self.prog}: {message}")
+
+    def exit(self, status=0, message=None):
+        if message:
+            sys.stderr.write(message)
+        raise Exit(status)
+
+
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a finite number greater than 0, got {text!r}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return value
+
+
+def seed_number(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 0, got {text!r}")
+    return value
+
+
+def existing_file(path: str, what: str) -> Path:
+    file = Path(path)
+    if not file.is_file():
+        raise UsageError(f"the {what} '{path}' does not exist or is not a file")
+    return file
+
+
+def output_file(path: str, what: str) -> Path:
+    file = Path(path)
+    if file.is_dir():
+        raise UsageError(f"the {what} '{path}' is a directory; give a file name")
+    if not (file.parent if str(file.parent) else Path(".")).is_dir():
+        raise UsageError(f"the folder of the {what} '{path}' does not exist")
+    return file
+
+
+def write_text(path: Path, text: str) -> None:
+    """Write a small text file atomically (a temporary file renamed into place)."""
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_text(text, encoding="utf-8")
+    os.replace(partial, path)
+
+
+def para(text: str) -> str:
+    """A help paragraph wrapped for an 88-column terminal."""
+    return textwrap.fill(" ".join(text.split()), 88)
+
+
+def say(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def load_schema_file(path: str):
+    from dpcore.schema import load_schema
+
+    return load_schema(existing_file(path, "schema file"))
+
+
+def add_dataset_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options that say which dataset (the people) a table belongs to, and its budget."""
+    parser.add_argument(
+        "--dataset", metavar="NAME",
+        help="the dataset (the people) this table belongs to; default: the known dataset whose rows it overlaps, "
+        "else a new one named after the file",
+    )
+    parser.add_argument(
+        "--separate-dataset", action="store_true",
+        help="record --dataset as a separate dataset although the table overlaps a known one (say why with --reason)",
+    )
+    parser.add_argument("--reason", metavar="TEXT", help="why the overlapping table is a separate dataset (kept in its history)")
+    parser.add_argument(
+        "--unit", choices=["add/remove", "replace-one"], default="add/remove",
+        help="the unit of protection of a NEW dataset: add/remove (default) or replace-one (one person's values may "
+        "change; the row count is public)",
+    )
+    parser.add_argument(
+        "--epsilon-budget", type=positive_float, metavar="EPS",
+        help="the total privacy budget ε of a NEW dataset (default: exactly what this command spends); an existing "
+        "dataset keeps its total, which only --raise-budget raises",
+    )
+    parser.add_argument(
+        "--raise-budget", type=positive_float, metavar="EPS",
+        help="deliberately raise the dataset's total ε to EPS first (recorded in its history)",
+    )
+    parser.add_argument(
+        "--ledger", metavar="PATH",
+        help="the budget ledger database (default: $DPSTUDIO_LEDGER or ~/.local/share/dpstudio/ledger.sqlite3)",
+    )
+
+
+def ledger_path(args) -> Path:
+    from dpcore.accountant import default_ledger_path
+
+    return Path(args.ledger) if args.ledger else default_ledger_path()
+
+
+def open_dataset(args, command: str, chunks, stem: str, first_total: float):
+    """The dataset's ledger for a table: found by overlap, named by --dataset, or created with ``first_total``."""
+    from dpcore.datasets import Catalog
+
+    catalog = Catalog(ledger_path(args))
+    found = catalog.open_table(
+        chunks, stem, dataset=args.dataset, separate=args.separate_dataset,
+        reason=args.reason or "", total_epsilon=args.epsilon_budget or first_total, unit=args.unit,
+    )
+    ledger = catalog.ledger(found.dataset)
+    if not args.quiet:
+        say(found.sentence + f" Unit of protection: {ledger.unit}.")
+    if args.epsilon_budget is not None and not found.created and args.epsilon_budget != ledger.total:
+        raise UsageError(
+            f"{command}: the dataset '{found.dataset.name}' already has a total ε = {ledger.total:g}; --epsilon-budget only "
+            "sets the total of a new dataset. Use --raise-budget EPS to raise it deliberately."
+        )
+    if args.raise_budget is not None:
+        ledger.set_total(args.raise_budget, confirm_raise=True, reason="raised on the command line (--raise-budget)")
+        if not args.quiet:
+            say(f"the dataset's total ε is now {args.raise_budget:g} (recorded in its history)")
+    return ledger

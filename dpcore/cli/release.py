@@ -1,0 +1,316 @@
+"""The release commands: ``plan`` (the default plan to edit), ``release`` (the randomized copy) and ``estimate`` (the buyer's side)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from dpcore.cli._common import (
+    EXIT_OK,
+    UsageError,
+    add_dataset_arguments,
+    existing_file,
+    ledger_path,
+    load_schema_file,
+    open_dataset,
+    output_file,
+    para,
+    positive_float,
+    positive_int,
+    say,
+    seed_number,
+    write_text,
+)
+from dpcore.exceptions import DataError
+
+
+def _load_plan(path: str | None, schema):
+    from dpcore.release import ReleasePlan, default_plan
+
+    if path is None:
+        say("note: no --plan given, so the default plan is used (write it with 'dpcore plan' to edit it)")
+        return default_plan(schema)
+    file = existing_file(path, "plan file")
+    try:
+        return ReleasePlan.from_json(file.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise DataError("The plan file is not valid UTF-8 text.") from None
+
+
+
+
+# --- plan ------------------------------------------------------------------------------------------
+
+
+def add_plan(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "plan",
+        help="write the default release plan for a schema, to edit before releasing",
+        description=para(
+            "Write the release plan a careful owner would start from: identifiers and ignored columns dropped, "
+            "two-category columns randomized by the two-coin method (ε = ln 3), other categories by k-ary randomized "
+            "response, numbers put into equal-width bins over their declared bounds and then randomized. Edit the JSON "
+            "(mechanism: drop, keep, coin, k-ary, bins or laplace; epsilon; bins; missing) and pass it to 'release --plan'."
+        ),
+        epilog="example:\n  dpcore plan --schema adult.schema.json -o plan.json --epsilon 0.5 --bins 6",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--schema", required=True, metavar="SCHEMA.json", help="the schema: column roles, categories and bounds")
+    parser.add_argument("-o", "--output", required=True, metavar="PLAN.json", help="where to write the plan")
+    parser.add_argument(
+        "--epsilon",
+        type=positive_float,
+        default=1.0,
+        metavar="EPS",
+        help="ε of each randomized column other than the coin (default 1)",
+    )
+    parser.add_argument(
+        "--bins", type=positive_int, default=8, metavar="N", help="number of bins for numeric columns (default 8)"
+    )
+    parser.set_defaults(handler=_run_plan)
+
+
+def _run_plan(args) -> int:
+    from dpcore.release import default_plan, describe_plan
+
+    if args.bins < 2:
+        raise UsageError("plan: argument --bins: expected at least 2 bins")
+    schema = load_schema_file(args.schema)
+    output = output_file(args.output, "plan file")
+    plan = default_plan(schema, epsilon=args.epsilon, n_bins=args.bins)
+    write_text(output, plan.to_json() + "\n")
+    table = describe_plan(plan, schema)
+    for row in table.itertuples(index=False):
+        print(f"{row.column:>24}  {row.mechanism:<8} ε = {row.ε:<7.4g} {row[3]}")
+    print(f"\nper-record ε of this plan: {plan.per_record_epsilon:g}. Plan written to {output}.")
+    return EXIT_OK
+
+
+# --- release ---------------------------------------------------------------------------------------
+
+
+def add_release(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "release",
+        help="randomize a CSV file by a plan; write the copy and its privacy report",
+        description=para(
+            "Randomize every planned column of INPUT.csv value by value and write the copy a buyer may have, "
+            "with a privacy report (JSON for programs, optionally Markdown for people). The release is charged to the "
+            "dataset's privacy budget in a local ledger. Releasing the same table with the same plan again writes the same "
+            "copy at no cost; --fresh makes a new copy and charges it again. Large files are read in chunks."
+        ),
+        epilog="example:\n  dpcore release adult.csv --schema adult.schema.json --plan plan.json \\\n"
+        "      -o copy.csv --report copy.json --markdown copy.md --epsilon-budget 20",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("input", metavar="INPUT.csv", help="the private table (comma, semicolon or tab separated)")
+    parser.add_argument("--schema", required=True, metavar="SCHEMA.json", help="the schema: column roles, categories and bounds")
+    parser.add_argument("--plan", metavar="PLAN.json", help="the release plan (default: the default plan, see 'plan')")
+    parser.add_argument("-o", "--output", required=True, metavar="OUT.csv", help="where to write the randomized copy")
+    parser.add_argument("--report", required=True, metavar="REPORT.json", help="where to write the privacy report (JSON)")
+    parser.add_argument("--markdown", metavar="REPORT.md", help="also write the report for people (Markdown)")
+    add_dataset_arguments(parser)
+    parser.add_argument(
+        "--fresh",
+        action="store_true",
+        help="make a new copy even if this table was released with this plan before (charged again)",
+    )
+    parser.add_argument(
+        "--seed", type=seed_number, metavar="N", help="fixed random seed — for tests only: a seeded copy must not be sold"
+    )
+    parser.add_argument("--chunksize", type=positive_int, metavar="ROWS", help="rows per chunk (default 262144)")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress or notes on standard error")
+    parser.set_defaults(handler=_run_release)
+
+
+def _progress(quiet: bool):
+    """A progress callback printing to standard error: every second on a terminal, every 5 s in a log."""
+    if quiet:
+        return None
+    stream, started = sys.stderr, time.monotonic()
+    interval = 1.0 if stream.isatty() else 5.0
+    state = {"time": 0.0, "finished": False}
+
+    def show(done: int, total: int) -> None:
+        now, finished = time.monotonic(), done >= total
+        if state["finished"] or (now - state["time"] < interval and not finished):
+            return
+        state["time"], state["finished"] = now, finished
+        rate = done / max(now - started, 1e-6) / 1e6
+        text = f"releasing: read {100 * done / total:5.1f}%  ({done / 1e6:,.0f} of {total / 1e6:,.0f} MB, {rate:,.0f} MB/s)"
+        stream.write(("\r" + text + ("\n" if finished else "")) if stream.isatty() else text + "\n")
+        stream.flush()
+
+    return show
+
+
+def _run_release(args) -> int:
+    from dpcore.accountant import ADD_REMOVE
+    from dpcore.release import COUNT_EPSILON, DEFAULT_CHUNKSIZE, file_chunks, release_csv
+
+    source = existing_file(args.input, "input file")
+    output = output_file(args.output, "output file")
+    report_path = output_file(args.report, "report file")
+    markdown_path = output_file(args.markdown, "Markdown report") if args.markdown else None
+    outputs = [output.resolve(), report_path.resolve()] + ([markdown_path.resolve()] if markdown_path else [])
+    if source.resolve() in outputs or len(set(outputs)) != len(outputs):
+        raise UsageError("release: the input, the output and the report files must all be different")
+    schema = load_schema_file(args.schema)
+    plan = _load_plan(args.plan, schema)
+    plan.check(schema)
+    if args.seed is not None:
+        say(
+            "warning: --seed makes the noise reproducible: anyone who knows the seed can undo it. "
+            "Use it for tests only; a seeded copy must never be sold or shared."
+        )
+    if args.separate_dataset and not args.dataset:
+        raise UsageError("release: --separate-dataset needs --dataset NAME for the new dataset")
+    if not args.quiet:
+        say(f"plan: {len(plan.released_columns)} columns released, per-record ε = {plan.per_record_epsilon:g}; "
+            f"ledger {ledger_path(args)}")
+    first_total = plan.per_record_epsilon + (COUNT_EPSILON if args.unit == ADD_REMOVE else 0.0)
+    ledger = open_dataset(args, "release", file_chunks(source), source.stem, first_total)
+    result = release_csv(
+        source,
+        output,
+        schema,
+        plan,
+        ledger=ledger,
+        fresh=args.fresh,
+        random_state=args.seed,
+        chunksize=args.chunksize or DEFAULT_CHUNKSIZE,
+        progress=_progress(args.quiet),
+        label=f"randomized-response copy ({output.name})",
+    )
+    write_text(report_path, json.dumps(result.report, indent=2, ensure_ascii=False) + "\n")
+    if markdown_path is not None:
+        write_text(markdown_path, result.markdown)
+    if not args.quiet:
+        for note in result.notes:
+            say(f"note (for you, not the buyer): {note}")
+        for warning in result.report.get("warnings", []):
+            say(f"warning: {warning}")
+    if result.reused:
+        print(
+            f"wrote the same copy as the earlier release of this table with this plan to {output} (no ε charged; "
+            "--fresh makes a new one and charges it again)"
+        )
+    else:
+        print(
+            f"wrote the randomized copy to {output}: per-record ε = {result.per_record_epsilon:g}, "
+            f"charged {result.epsilon_charged:g} to the dataset's budget"
+        )
+    print(f"wrote the privacy report to {report_path}" + (f" and {markdown_path}" if markdown_path else ""))
+    return EXIT_OK
+
+
+# --- estimate --------------------------------------------------------------------------------------
+
+
+def add_estimate(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "estimate",
+        help="the buyer's side: unbiased shares with 95%% intervals from a released copy",
+        description=para(
+            "Correct a randomized copy for its noise: for every randomized column, the estimated true share of "
+            "each category (or the mean, for Laplace columns) with its standard error and a confidence interval, "
+            "computed from the copy and its privacy report only; beside them, 'consistent' shares (the "
+            "maximum-likelihood shares, which sum to 1 and stay in [0, 1] but are slightly biased)."
+        ),
+        epilog="examples:\n  dpcore estimate copy.csv --report copy.json\n"
+        "  dpcore estimate copy.csv --report copy.json --column sex --joint sex income",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("released", metavar="OUT.csv", help="the randomized copy")
+    parser.add_argument("--report", required=True, metavar="REPORT.json", help="its privacy report (JSON)")
+    parser.add_argument("--column", action="append", metavar="NAME", help="only this column (repeat for several)")
+    parser.add_argument("--joint", nargs=2, metavar=("A", "B"), help="also the debiased joint shares of two randomized columns")
+    parser.add_argument("--confidence", type=float, default=0.95, metavar="LEVEL", help="interval level (default 0.95)")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    parser.set_defaults(handler=_run_estimate)
+
+
+def _load_report(path: str) -> dict:
+
+    file = existing_file(path, "report file")
+    try:
+        report = json.loads(file.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise DataError("The report file is not valid JSON.") from None
+    if not isinstance(report, dict) or not isinstance(report.get("columns"), list):
+        raise DataError("The report file is not a release report (it has no 'columns' list).")
+    return report
+
+
+def _run_estimate(args) -> int:
+    from dpcore.release import estimate_joint, estimate_release, read_release, report_entry
+
+    if not 0 < args.confidence < 1:
+        raise UsageError("estimate: argument --confidence: expected a level between 0 and 1, e.g. 0.95")
+    released = existing_file(args.released, "released file")
+    report = _load_report(args.report)
+    try:
+        for name in (args.column or []) + (args.joint or []):
+            report_entry(report, name)
+    except KeyError as missing:
+        raise UsageError(f"estimate: the report has no column {missing}") from None
+    except (TypeError, AttributeError):
+        raise DataError("The report file is not a release report.") from None
+    try:
+        results = estimate_release(released, report, columns=args.column, confidence=args.confidence)
+    except (KeyError, TypeError):
+        raise DataError("The report file is not a release report this version understands.") from None
+    joint = None
+    if args.joint:
+        a, b = (report_entry(report, name) for name in args.joint)
+        if a["mechanism"] not in ("coin", "k-ary", "bins") or b["mechanism"] not in ("coin", "k-ary", "bins"):
+            raise UsageError("estimate: --joint needs two randomized-response columns (coin, k-ary or bins)")
+        table = read_release(released)
+        joint = estimate_joint(table[a["header"]], a, table[b["header"]], b, args.confidence)
+    if args.json:
+        out = {name: frame.to_dict("records") for name, frame in results.items()}
+        if joint is not None:
+            out["joint"] = joint.to_dict("records")
+        print(json.dumps(out, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    level = f"{100 * args.confidence:g}%"
+    for name, frame in results.items():
+        entry = report_entry(report, name)
+        print(f"\n{name}  ({entry['mechanism']}, ε = {entry['epsilon']:.4g})")
+        print(f"  {'category':<28} {'estimate':>9} {'std.err':>8}   {f'{level} interval':<20} {'consistent':>10}")
+        for row in frame.itertuples(index=False):
+            interval = f"[{row.ci_lower:.4f}, {row.ci_upper:.4f}]"
+            print(
+                f"  {str(row.category)[:28]:<28} {row.estimate:>9.4f} {row.std_error:>8.4f}   "
+                f"{interval:<20} {row.consistent:>10.4f}"
+            )
+        note = _noise_note(name, entry, frame)
+        if note:
+            print(f"  note: {note}")
+    if joint is not None:
+        a, b = joint.columns[0], joint.columns[1]
+        print(f"\njoint shares of {a} and {b}")
+        for row in joint.itertuples(index=False):
+            print(
+                f"  {str(row[0])[:20]:<20} {str(row[1])[:20]:<20} {row.estimate:>9.4f} {row.std_error:>8.4f}   "
+                f"[{row.ci_lower:.4f}, {row.ci_upper:.4f}]"
+            )
+    print(
+        "\nShares are unbiased estimates of the true shares; they can fall slightly outside [0, 1]. The 'consistent' "
+        "column holds the maximum-likelihood shares instead: they sum to 1 and stay in [0, 1] but are slightly biased."
+    )
+    return EXIT_OK
+
+
+def _noise_note(name: str, entry: dict, frame) -> str | None:
+    """A sentence for the buyer when a column's estimates are mostly noise (from their own standard errors)."""
+    from dpcore import _release_report as fmt
+
+    error = float(frame["std_error"].mean())
+    if entry["mechanism"] == "laplace":
+        level, sentence = fmt.verdict(name, error, lower=entry["lower"], upper=entry["upper"], who="your", advise=False)
+    else:
+        level, sentence = fmt.verdict(name, error, k=int(entry["n_categories"]), who="your", advise=False)
+    return sentence if level == "noise" else None

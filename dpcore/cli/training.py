@@ -1,0 +1,147 @@
+"""``train``: fit one DP model on a table, charge its dataset's budget, write the model file and its card."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from dpcore.cli._common import (
+    EXIT_OK,
+    UsageError,
+    add_dataset_arguments,
+    existing_file,
+    load_schema_file,
+    open_dataset,
+    output_file,
+    para,
+    positive_float,
+    say,
+    seed_number,
+    write_text,
+)
+
+# Families with a regression and a classification member (registry keys ending _reg and _clf).
+FAMILIES = ("dp_boosting", "dp_extra_trees")
+TASK_SUFFIX = {"regression": "_reg", "classification": "_clf"}
+
+
+def add_train(subparsers) -> None:
+    from dpcore.design import ENCODINGS
+    from dpcore.models.registry import models_for
+    from dpcore.training import DEFAULT_COUNT_NOISE, DEFAULT_SELECTION
+
+    ours = [spec for task in ("regression", "classification") for spec in models_for(task, kinds=("ours",))]
+    parser = subparsers.add_parser(
+        "train",
+        help="fit a DP model on a table, charged to its budget; write the model (.skops) and its model card",
+        description=para(
+            "Fit one differentially private model on INPUT.csv, with the roles, categories and bounds of the schema, "
+            "and charge its ε to the dataset's privacy budget in the local ledger — after the fit, before anything is "
+            "written. A fifth of the rows (chosen at random, not by their values) is held out to tell you how good the "
+            "model is; those scores are measured on your raw data and are for you, not for the buyer. The model file is "
+            "a skops file (safe to open: it runs no code) and the card states its privacy guarantee. Models: "
+            + ", ".join(f"{spec.key} ({spec.task})" for spec in ours) + "; or " + " or ".join(FAMILIES)
+            + " for the version that fits the schema's target."
+        ),
+        epilog="example:\n  dpcore train adult.csv --schema adult.schema.json --model dp_boosting --epsilon 0.5 \\\n"
+        "      --param n_rounds=40 -o adult_model.skops --card adult_model.md",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("input", metavar="INPUT.csv", help="the private table (comma, semicolon or tab separated)")
+    parser.add_argument("--schema", required=True, metavar="SCHEMA.json", help="the schema: column roles, categories and bounds")
+    parser.add_argument("--model", required=True, choices=sorted({*(spec.key for spec in ours), *FAMILIES}), metavar="MODEL",
+                        help="which model (see the list above); dp_boosting and dp_extra_trees pick the schema's task")
+    parser.add_argument("--epsilon", required=True, type=positive_float, metavar="EPS", help="the ε this model spends")
+    parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                        help="a model setting, e.g. max_depth=4 (repeat for several; see the model's docstring)")
+    parser.add_argument("--encoding", choices=ENCODINGS, default="ordinal",
+                        help="categorical features as one coded column each (default) or one 0/1 column per category")
+    parser.add_argument("--count-noise", choices=["laplace", "geometric"], default=DEFAULT_COUNT_NOISE,
+                        help=f"noise for counts (default {DEFAULT_COUNT_NOISE}, as in the app)")
+    parser.add_argument("--selection", choices=["gumbel", "permute_and_flip"], default=DEFAULT_SELECTION,
+                        help=f"how splits are chosen privately (default {DEFAULT_SELECTION}, as in the app)")
+    parser.add_argument("-o", "--output", metavar="MODEL.skops", help="where to write the model (default: INPUT_MODEL.skops)")
+    parser.add_argument("--card", metavar="CARD.md", help="where to write the model card (default: beside the model, .md)")
+    add_dataset_arguments(parser)
+    parser.add_argument("--seed", type=seed_number, metavar="N",
+                        help="fixed random seed — for tests and demos only: a seeded model must not be released "
+                        "(the app's demo seed is 2024)")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no notes on standard error")
+    parser.set_defaults(handler=run_train)
+
+
+def parse_params(pairs: list[str], spec) -> dict:
+    """``NAME=VALUE`` settings, checked against the settings the model offers."""
+    offered = {p.name: p for p in spec.parameters}
+    params: dict = {}
+    for pair in pairs:
+        name, sep, text = pair.partition("=")
+        if not sep or name not in offered:
+            choices = ", ".join(offered) or "none"
+            raise UsageError(f"train: --param {pair!r}: expected NAME=VALUE with NAME one of: {choices}")
+        setting = offered[name]
+        if setting.choices:
+            if text not in [str(c) for c in setting.choices]:
+                raise UsageError(f"train: --param {name}: expected one of {', '.join(map(str, setting.choices))}")
+            params[name] = next(c for c in setting.choices if str(c) == text)
+            continue
+        try:
+            value = int(text)
+        except ValueError:
+            raise UsageError(f"train: --param {name}: expected a whole number, got {text!r}") from None
+        if (setting.minimum is not None and value < setting.minimum) or (setting.maximum is not None and value > setting.maximum):
+            raise UsageError(f"train: --param {name}: expected a number from {setting.minimum:g} to {setting.maximum:g}")
+        params[name] = value
+    return params
+
+
+def run_train(args) -> int:
+    from dpcore.design import Design
+    from dpcore.loading import read_csv_path
+    from dpcore.model_card import model_card
+    from dpcore.model_files import SUFFIX, save_model
+    from dpcore.models.registry import get
+    from dpcore.training import train
+
+    source = existing_file(args.input, "input file")
+    schema = load_schema_file(args.schema)
+    if schema.task is None:
+        raise UsageError("train: the schema declares no target column (role 'target') to predict")
+    key = args.model + TASK_SUFFIX[schema.task] if args.model in FAMILIES else args.model
+    spec = get(key)
+    if spec.task != schema.task:
+        raise UsageError(f"train: {key} is a {spec.task} model but the schema's target "
+                         f"'{schema.target.name}' makes this a {schema.task} task")
+    params = parse_params(args.param, spec)
+    model_path = output_file(args.output or f"{source.stem}_{args.model}{SUFFIX}", "model file")
+    card_path = output_file(args.card or str(Path(model_path).with_suffix(".md")), "model card")
+    if len({source.resolve(), model_path.resolve(), card_path.resolve()}) != 3:
+        raise UsageError("train: the input, the model file and the model card must all be different files")
+    if args.seed is not None and not args.quiet:
+        say("warning: --seed makes the model's noise reproducible; use it for tests and demos only, never for a release.")
+    frame, _ = read_csv_path(source)
+    design = Design.from_table(frame, schema, args.encoding)
+    ledger = open_dataset(args, "train", lambda: [frame], source.stem, first_total=_first_total(args))
+    trained = train(design, key, args.epsilon, ledger, params=params, count_noise=args.count_noise,
+                    selection=args.selection, seed=args.seed)
+    written = save_model(trained.model, model_path)
+    write_text(card_path, model_card(trained, schema, ledger.unit))
+    counted = ledger.cost(args.epsilon)
+    print(f"trained {trained.name} at ε = {args.epsilon:g}" + (f" (counts as {counted:g} in this dataset's unit)"
+                                                                if counted != args.epsilon else "")
+          + f"; {ledger.remaining:g} of ε = {ledger.total:g} left for this dataset")
+    if trained.metrics:
+        scores = ", ".join(f"{name} {value:.4g}" for name, value in trained.metrics.items())
+        print(f"held-out scores on {trained.details['n_test']:,} of your rows (for you, not the buyer): {scores}")
+    print(f"wrote the model to {written} and its card to {card_path}")
+    return EXIT_OK
+
+
+def _first_total(args) -> float:
+    """A new dataset's total when none is given: exactly this model, in the unit it is created with."""
+    from decimal import Decimal
+
+    from dpcore.accountant import ADD_REMOVE, convert
+    from dpcore.validation import epsilon_decimal
+
+    return float(convert(epsilon_decimal(args.epsilon), Decimal(0), ADD_REMOVE, args.unit)[0])

@@ -1,0 +1,84 @@
+"""``dpcore train``: fits, charges the dataset's ledger, writes a skops model and its card; same model as the app's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dpcore.cli import EXIT_BUDGET, EXIT_OK, EXIT_USAGE, main
+from dpcore.datasets import Catalog
+from dpcore.design import Design
+from dpcore.model_files import load_model
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_data"
+SCHEMA = str(SAMPLES / "adult.schema.json")
+
+
+@pytest.fixture
+def adult_part(tmp_path, adult_frame):
+    path = tmp_path / "adult.csv"
+    adult_frame.head(4000).to_csv(path, index=False)
+    return path
+
+
+def _train(tmp_path, source, *extra: str) -> int:
+    return main(["train", str(source), "--schema", SCHEMA, "--ledger", str(tmp_path / "ledger.sqlite3"), "-q", *extra])
+
+
+def test_train_writes_the_model_and_card_and_charges_the_ledger(tmp_path, adult_part, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert _train(tmp_path, adult_part, "--model", "dp_boosting", "--epsilon", "0.5", "--epsilon-budget", "2") == EXIT_OK
+    out = capsys.readouterr().out
+    assert "held-out scores" in out and "for you, not the buyer" in out
+    model = load_model(tmp_path / "adult_dp_boosting.skops")
+    assert type(model).__name__ == "DPBoostingClassifier"
+    card = (tmp_path / "adult_dp_boosting.md").read_text(encoding="utf-8")
+    assert "ε = 0.5" in card and "Declared bounds" in card
+    [dataset] = Catalog(tmp_path / "ledger.sqlite3").datasets()
+    ledger = Catalog(tmp_path / "ledger.sqlite3").ledger(dataset)
+    assert ledger.spent == pytest.approx(0.5) and ledger.total == pytest.approx(2)
+
+
+def test_train_refuses_what_the_budget_cannot_pay_and_writes_nothing(tmp_path, adult_part, capsys):
+    common = ["--model", "dp_gaussian_nb", "-o", str(tmp_path / "m.skops")]
+    assert _train(tmp_path, adult_part, *common, "--epsilon", "0.5", "--epsilon-budget", "0.6") == EXIT_OK
+    (tmp_path / "m.skops").unlink()
+    assert _train(tmp_path, adult_part, *common, "--epsilon", "0.5") == EXIT_BUDGET
+    assert "Nothing was trained or charged" in capsys.readouterr().err
+    assert not (tmp_path / "m.skops").exists()
+
+
+@pytest.mark.parametrize(("extra", "words"), [
+    (["--model", "dp_tree", "--epsilon", "1"], "regression model"),
+    (["--model", "dp_boosting", "--epsilon", "1", "--param", "depth=x"], "expected NAME=VALUE"),
+    (["--model", "dp_random_forest", "--epsilon", "1", "--param", "n_estimators=0"], "expected a number from"),
+    (["--model", "dp_boosting", "--epsilon", "-1"], "greater than 0"),
+])
+def test_train_says_what_is_wrong_with_its_arguments(tmp_path, adult_part, capsys, extra, words):
+    assert _train(tmp_path, adult_part, *extra) == EXIT_USAGE
+    assert words in capsys.readouterr().err
+    assert not (tmp_path / "ledger.sqlite3").exists() or not Catalog(tmp_path / "ledger.sqlite3").datasets()
+
+
+def test_the_command_line_and_the_train_page_give_the_same_model_for_the_same_seed(app, tmp_path, capsys):
+    from dpstudio.support.session import STATE_KEY
+    from dpstudio.support.training import DEMO_SEED
+
+    assert main(["train", str(SAMPLES / "adult.csv"), "--schema", SCHEMA, "--model", "dp_boosting", "--epsilon", "0.5",
+                 "--seed", str(DEMO_SEED), "--ledger", str(tmp_path / "cli.sqlite3"), "-o", str(tmp_path / "cli.skops"),
+                 "-q"]) == EXIT_OK
+    from_cli = load_model(tmp_path / "cli.skops")
+
+    at = app("data")
+    at.selectbox[0].set_value("Adult census income (sample)").run()
+    at.switch_page("pages/train.py").run()
+    at.selectbox[0].set_value("dp_boosting_clf").run()
+    at.text_input(key="train_epsilon").set_value("0.5").run()
+    at.checkbox[0].check().run()
+    [b for b in at.button if b.label == "Train"][0].click().run()
+    state = at.session_state[STATE_KEY]
+    from_app = state.trained.model
+    design = Design.from_table(state.dataset.frame, state.dataset.schema)
+    assert np.array_equal(from_app.predict_proba(design.X[:500]), from_cli.predict_proba(design.X[:500]))
