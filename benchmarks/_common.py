@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 import warnings
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 
 import matplotlib
@@ -25,14 +25,15 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from dpcore.design import Design  # noqa: E402
 from dpcore.evaluate import fold_indices, plan_sweep, run_sweep  # noqa: E402
 from dpcore.exceptions import PrivacyLeakWarning  # noqa: E402
 from dpcore.loading import read_csv_path  # noqa: E402
-from dpcore.models.registry import ModelContext, get  # noqa: E402
-from dpcore.schema import ColumnSpec, Normaliser, Schema, load_schema  # noqa: E402
+from dpcore.models.registry import get  # noqa: E402
+from dpcore.schema import ColumnSpec, Schema, load_schema  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data"
+DATA = ROOT / "benchmarks" / "data"  # public tables with their provenance in data/README.md
 RESULTS = ROOT / "benchmarks" / "results"
 
 
@@ -205,44 +206,11 @@ def adult_schema(numeric_only: bool = False) -> Schema:
 # --- data sets ---------------------------------------------------------------------------
 
 
-@dataclass
-class Dataset:
-    name: str
-    X: np.ndarray
-    y: np.ndarray
-    task: str
-    bounds: tuple
-    target_bounds: tuple | None = None
-    classes: list | None = None
-    feature_names: list = field(default_factory=list)
-    categorical_levels: dict = field(default_factory=dict)  # {column: levels} of ordinal-coded categoricals
-
-    @property
-    def n_features(self) -> int:
-        return self.X.shape[1]
-
-    def context(self, epsilon: float = 1.0, params: dict | None = None, random_state=None) -> ModelContext:
-        return ModelContext(
-            n_features=self.n_features, epsilon=epsilon, bounds=self.bounds, target_bounds=self.target_bounds,
-            classes=self.classes, categorical_levels=dict(self.categorical_levels), random_state=random_state,
-            params=dict(params or {}),
-        )
+def _from_frame(name: str, frame: pd.DataFrame, schema: Schema, encoding: str = "ordinal") -> Design:
+    return replace(Design.from_table(frame, schema, encoding), name=name)
 
 
-def _from_frame(name: str, frame: pd.DataFrame, schema: Schema, encoding: str = "ordinal") -> Dataset:
-    schema.check(frame, need_target=True)
-    normaliser = Normaliser(schema, encoding=encoding)
-    X, y = normaliser.design(frame)
-    target = schema.target
-    return Dataset(
-        name=name, X=X, y=y, task=schema.task, bounds=normaliser.feature_bounds(),
-        target_bounds=(target.lower, target.upper) if target.kind == "numeric" else None,
-        classes=list(target.categories) if target.kind == "categorical" else None,
-        feature_names=normaliser.feature_names(), categorical_levels=normaliser.categorical_levels(),
-    )
-
-
-def load_dataset(name: str) -> Dataset:
+def load_dataset(name: str) -> Design:
     """One of: mushroom, nursery, voting, wine (regression), wine_binary, demand."""
     if name == "mushroom":
         frame, _ = read_csv_path(DATA / "mushroom" / "mushroom.csv")
@@ -265,7 +233,7 @@ def load_dataset(name: str) -> Dataset:
     raise ValueError(f"unknown data set {name!r}")
 
 
-def load_adult(numeric_only: bool = False, encoding: str = "ordinal") -> tuple[Dataset, Dataset]:
+def load_adult(numeric_only: bool = False, encoding: str = "ordinal") -> tuple[Design, Design]:
     """Adult's given split: train = sample_data/adult.csv, test = shared adult_test.csv (labels' '.' stripped)."""
     schema = adult_schema(numeric_only)
     train, _ = read_csv_path(ROOT / "sample_data" / "adult.csv")
@@ -289,7 +257,7 @@ def splits(y: np.ndarray, task: str, protocol: str, seed: int) -> list[tuple[np.
 
 
 def repeated_sweep(
-    data: Dataset, models: list[str], epsilons: list[float], repetitions: int, protocol: str, seed: int,
+    data: Design, models: list[str], epsilons: list[float], repetitions: int, protocol: str, seed: int,
     params: dict | None = None,
 ) -> pd.DataFrame:
     """Every model at every ε, ``repetitions`` times, each repetition on its own shuffled split(s).
@@ -306,7 +274,7 @@ def repeated_sweep(
 
 
 def clipped_regression_sweep(
-    data: Dataset, key: str, epsilons: list[float], repetitions: int, protocol: str, seed: int, params: dict | None = None,
+    data: Design, key: str, epsilons: list[float], repetitions: int, protocol: str, seed: int, params: dict | None = None,
 ) -> pd.DataFrame:
     """:func:`repeated_sweep` for one regression model, scored as fitted and with predictions clipped.
 
@@ -338,7 +306,7 @@ def clipped_regression_sweep(
     return pd.DataFrame(rows)
 
 
-def fit_and_score(key: str, train: Dataset, test: Dataset, epsilon: float, seed: int, params: dict | None = None) -> tuple[float, float]:
+def fit_and_score(key: str, train: Design, test: Design, epsilon: float, seed: int, params: dict | None = None) -> tuple[float, float]:
     """Fit registry model ``key`` on ``train`` and return (accuracy or normalised MSE on ``test``, fit seconds)."""
     spec = get(key)
     model = seeded(spec.make(train.context(epsilon=epsilon if spec.private else 1.0, params=params, random_state=seed)), seed)

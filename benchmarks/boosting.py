@@ -18,15 +18,15 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _common import load_adult
 from sklearn.model_selection import KFold
 
-from dpcore.loading import read_csv_path
+from dpcore.design import Design
 from dpcore.models.registry import ModelContext, get
-from dpcore.schema import ColumnSpec, Normaliser, Schema, load_schema
+from dpcore.schema import ColumnSpec, Schema
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
-SHARED = REPO.parent / "shared" / "data"
+SHARED = HERE / "data"
 RESULTS = HERE / "results"
 
 
@@ -54,24 +54,14 @@ def california(epsilons, n_folds, seed):
 
 
 def adult(epsilons, repetitions, seed):
-    schema = load_schema(REPO / "sample_data" / "adult.schema.json")
-    train, _ = read_csv_path(REPO / "sample_data" / "adult.csv")
-    test, _ = read_csv_path(SHARED / "adult" / "adult_test.csv")
-    test["income"] = test["income"].str.rstrip(".")
-    normaliser = Normaliser(schema)
-    X, y = normaliser.design(train)
-    Xt, yt = normaliser.design(test)
+    train, test = load_adult()
     rows = []
     for rep in range(repetitions):
         for eps in epsilons:
             for key in ("dp_boosting_clf", "dp_boosting_clf_approx", "dp_ebm_clf"):
-                context = ModelContext(
-                    n_features=X.shape[1], epsilon=eps, bounds=normaliser.feature_bounds(), classes=schema.target.categories,
-                    categorical_levels=normaliser.categorical_levels(), random_state=seed + rep,
-                )
-                model, seconds = _timed_fit(get(key).make(context), X, y)
+                model, seconds = _timed_fit(get(key).make(train.context(eps, random_state=seed + rep)), train.X, train.y)
                 rows.append({"data": "Adult", "model": key, "epsilon": eps, "fold": rep, "metric": "accuracy",
-                             "value": float(np.mean(model.predict(Xt) == yt)), "fit_seconds": seconds})
+                             "value": float(np.mean(model.predict(test.X) == test.y)), "fit_seconds": seconds})
     return rows
 
 
@@ -80,18 +70,14 @@ def nursery(n_folds, seed):
     # Category lists from the UCI data dictionary (nursery.names): every attribute's values are public.
     schema = Schema([ColumnSpec(c, "feature", "categorical", categories=sorted(frame[c].unique())) for c in frame.columns])
     schema["class"].role = "target"
-    normaliser = Normaliser(schema)
-    X, y = normaliser.design(frame)
+    design = Design.from_table(frame, schema)
     rows = []
-    for k, (train, test) in enumerate(KFold(n_folds, shuffle=True, random_state=seed).split(X)):
-        context = ModelContext(
-            n_features=X.shape[1], epsilon=1.0, bounds=normaliser.feature_bounds(), classes=schema["class"].categories,
-            categorical_levels=normaliser.categorical_levels(), random_state=seed + k,
-        )
+    for k, (train, test) in enumerate(KFold(n_folds, shuffle=True, random_state=seed).split(design.X)):
+        context = design.context(1.0, random_state=seed + k)
         for key in ("dp_boosting_clf", "dp_boosting_clf_approx"):
-            model, seconds = _timed_fit(get(key).make(context), X[train], y[train])
+            model, seconds = _timed_fit(get(key).make(context), design.X[train], design.y[train])
             rows.append({"data": "Nursery", "model": key, "epsilon": 1.0, "fold": k, "metric": "accuracy",
-                         "value": float(np.mean(model.predict(X[test]) == y[test])), "fit_seconds": seconds})
+                         "value": float(np.mean(model.predict(design.X[test]) == design.y[test])), "fit_seconds": seconds})
     return rows
 
 

@@ -24,7 +24,7 @@ from dpcore.models.registry import ModelContext, get
 from dpcore.published import PAPER_A_EPSILONS, paper_a_table
 
 HERE = Path(__file__).resolve().parent
-DATA = HERE.parent.parent / "shared" / "data" / "california_housing" / "cal_housing.data"
+DATA = HERE / "data" / "california_housing" / "cal_housing.data"
 RESULTS = HERE / "results"
 MODELS = ("sk_tree_reg", "dp_mean", "sk_partitioned_forest", "dp_tree", "dp_forest", "dp_tree_median", "dp_forest_median")
 COLUMN = {m: f"({i})" for i, m in enumerate(MODELS, start=1)}

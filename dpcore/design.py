@@ -49,6 +49,8 @@ class Design:
         The declarations the design was made from (for model cards and readable output).
     n_rows : int
         Rows of the table, with those whose target was missing or undeclared (owner's eyes only).
+    name : str
+        What to call the table in tables and charts.
     """
 
     X: np.ndarray
@@ -62,6 +64,7 @@ class Design:
     encoding: str = "ordinal"
     schema: Schema | None = None
     n_rows: int = 0
+    name: str = ""
 
     @classmethod
     def from_table(cls, frame: pd.DataFrame, schema: Schema, encoding: str = "ordinal", min_rows: int = MIN_ROWS) -> Design:
