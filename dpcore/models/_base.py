@@ -15,6 +15,8 @@ from dpcore.exceptions import PrivacyLeakWarning
 from dpcore.mechanisms import COUNT_NOISES, SELECTION_METHODS
 from dpcore.validation import check_bounds, check_epsilon, check_random_state, round_up_epsilon
 
+NEIGHBOURS = "Neighbouring datasets differ by one added or removed record. "
+
 
 class DPEstimatorMixin(BaseEstimator):
     """Helpers for models whose inputs live in declared bounds.
@@ -23,6 +25,11 @@ class DPEstimatorMixin(BaseEstimator):
     Features are clipped into the bounds and scaled to [0, 1] before anything is counted,
     so one record's influence is bounded for every dataset. NaN becomes the middle of the
     bounds and ±inf the nearest bound: bad values never reach a sensitivity-bearing sum.
+
+    Every estimator states its privacy argument twice over: in full in its docstring, and in
+    two or three plain sentences in the class attribute ``privacy_summary`` (read by model
+    cards through :func:`dpcore.models.registry.privacy_summary`). A fitted model exposes
+    ``epsilon_spent_`` and ``delta_spent_``.
 
     ``_parameter_choices`` maps a hyper-parameter to its allowed values; a family adds its own
     (``leaf``, ``sampling``) to the mechanism choices every model shares, so this base class
@@ -65,8 +72,10 @@ class DPEstimatorMixin(BaseEstimator):
         structure, noise = check_random_state(self.random_state).spawn(2)
         return structure, noise
 
-    def _set_spent(self, epsilon: float) -> None:
+    def _set_spent(self, epsilon: float, delta: float = 0.0) -> None:
+        """Record what the fit spent: ``epsilon_spent_`` (rounded up) and ``delta_spent_`` (0 for pure ε-DP)."""
         self.epsilon_spent_ = round_up_epsilon(epsilon)
+        self.delta_spent_ = float(delta)
 
 
 class TargetScalingMixin:

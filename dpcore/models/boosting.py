@@ -13,7 +13,7 @@ import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin
 
 from dpcore.mechanisms import Gaussian, Laplace, count_mechanism, zcdp_rho
-from dpcore.models._base import DeclaredClassesMixin, DPEstimatorMixin, TargetScalingMixin
+from dpcore.models._base import NEIGHBOURS, DeclaredClassesMixin, DPEstimatorMixin, TargetScalingMixin
 from dpcore.validation import check_positive_int
 
 _PRIVACY = r"""
@@ -43,6 +43,13 @@ _PRIVACY = r"""
     once on public benchmark data — California Housing (StatLib) and UCI Adult — and are never
     tuned on the owner's table (tuning on it would itself leak).
 """
+
+_PRIVACY_SUMMARY = NEIGHBOURS + (
+    "Every round's tree is drawn without looking at the data, and each round spends ε/n_rounds on noisy leaf counts and "
+    "noisy sums of {residuals} clipped to [−clip, clip]; the leaves of a round hold disjoint records (parallel composition) "
+    "and the rounds compose sequentially, so the model is ε-DP. With delta > 0 the same queries get Gaussian noise under "
+    "zCDP accounting instead, and the model is (ε, δ)-DP."
+)
 
 
 def auto_rounds(epsilon: float) -> int:
@@ -141,8 +148,7 @@ class _BoostingBase(DPEstimatorMixin):
             self.leaf_values_[r] = self.learning_rate * self._step_scale * np.clip(step, -self.clip, self.clip)
             scores += self.leaf_values_[r][leaf]
         self.initial_ = np.asarray(initial, dtype=float)
-        self._set_spent(self.epsilon)
-        self.delta_spent_ = float(self.delta)
+        self._set_spent(self.epsilon, self.delta)
 
     def _decision(self, X) -> np.ndarray:
         X_unit = self._check_predict_input(X)
@@ -197,7 +203,8 @@ class DPBoostingRegressor(TargetScalingMixin, RegressorMixin, _BoostingBase):
     ----------
     features_, thresholds_, subsets_ : each round's free structure
     leaf_values_ : (n_rounds, 2**max_depth, 1) leaf steps
-    epsilon_spent_ : float
+    epsilon_spent_, delta_spent_ : float
+        What the fit spent; ``delta_spent_`` is ``delta`` (0 for pure ε-DP).
 
     Notes
     -----"""
@@ -211,6 +218,8 @@ class DPBoostingRegressor(TargetScalingMixin, RegressorMixin, _BoostingBase):
     (2,)
     """
     )
+
+    privacy_summary = _PRIVACY_SUMMARY.format(residuals="residuals")
 
     _step_scale = 1.0
 
@@ -266,6 +275,8 @@ class DPBoostingClassifier(DeclaredClassesMixin, ClassifierMixin, _BoostingBase)
     (2, 2)
     """
     )
+
+    privacy_summary = _PRIVACY_SUMMARY.format(residuals="log-loss residuals (one per class with more than two classes)")
 
     def __init__(self, *, epsilon=1.0, n_rounds="auto", max_depth="auto", learning_rate=1.0, clip=0.7, count_share=0.3, min_leaf_count=5.0,
                  delta=0.0, bounds=None, classes=None, categorical_levels=None, count_noise="laplace", random_state=None):

@@ -6,7 +6,7 @@ import math
 
 from sklearn.base import RegressorMixin
 
-from dpcore.models._base import DPEstimatorMixin, TargetScalingMixin
+from dpcore.models._base import NEIGHBOURS, DPEstimatorMixin, TargetScalingMixin
 from dpcore.models._classifier import TreeEnsembleClassifier
 from dpcore.models._export import TreeRecordsMixin
 from dpcore.models._forest import SAMPLINGS, ensemble_leaf_values, grow_ensemble
@@ -30,6 +30,14 @@ _PRIVACY_NOTES = r"""
     tree spends ``ε₁ = ε / n_estimators`` (sequential composition). Bootstrap with
     replacement is not offered: it multiplies a record's weight.
 """
+
+_PRIVACY_SUMMARY = NEIGHBOURS + (
+    "Candidate splits are drawn at random without looking at the data, and in a tree of height h with budget ε₁ each of "
+    "the at most 2(h + 1) queries on a record's path (noisy counts, split choices by the exponential mechanism on "
+    "{utility}, and its leaf's {leaf}) spends ε₁/(2(h + 1)); the nodes of one level hold disjoint records, so a tree is "
+    "ε₁-DP. With disjoint sampling every record is in one tree and ε₁ = ε (parallel composition); with subsampling "
+    "without replacement the trees overlap and ε₁ = ε/n_estimators (sequential composition)."
+)
 
 
 class _ExtraTreesBase(DPEstimatorMixin):
@@ -106,7 +114,7 @@ class DPExtraTreesClassifier(TreeEnsembleClassifier, _ExtraTreesBase):
     Attributes
     ----------
     trees_ : list of TreeArrays
-    classes_, epsilon_spent_, budget_per_query_, max_depth_
+    classes_, epsilon_spent_, delta_spent_ (0: pure ε-DP), budget_per_query_, max_depth_
 
     Notes
     -----"""
@@ -127,6 +135,8 @@ class DPExtraTreesClassifier(TreeEnsembleClassifier, _ExtraTreesBase):
     (1000, 2)
     """
     )
+
+    privacy_summary = _PRIVACY_SUMMARY.format(utility="summed Gini impurity (sensitivity 2)", leaf="noisy class counts")
 
     def __init__(
         self,
@@ -184,6 +194,10 @@ class DPExtraTreesRegressor(TreeRecordsMixin, TargetScalingMixin, RegressorMixin
     >>> DPExtraTreesRegressor(epsilon=2.0, random_state=0).fit(X, y).predict(X[:3]).shape
     (3,)
     """
+    )
+
+    privacy_summary = _PRIVACY_SUMMARY.format(
+        utility="summed squared error (sensitivity 1)", leaf="noisy sum over its noisy count"
     )
 
     def __init__(

@@ -6,7 +6,7 @@ import numpy as np
 from sklearn.base import RegressorMixin
 
 from dpcore.mechanisms import Laplace
-from dpcore.models._base import DPEstimatorMixin, TargetScalingMixin
+from dpcore.models._base import NEIGHBOURS, DPEstimatorMixin, TargetScalingMixin
 
 
 class DPMeanRegressor(TargetScalingMixin, RegressorMixin, DPEstimatorMixin):
@@ -19,6 +19,13 @@ class DPMeanRegressor(TargetScalingMixin, RegressorMixin, DPEstimatorMixin):
         Declared bounds of the target; default [0, 1].
     random_state : None, int or Generator
 
+    Attributes
+    ----------
+    mean_ : float
+        The one prediction, in the target's units (``mean_unit_`` in [0, 1]).
+    epsilon_spent_, delta_spent_ : float
+        ε spent, and 0 for δ (pure ε-DP).
+
     Notes
     -----
     Privacy argument: targets are clipped into the declared bounds and scaled to [0, 1].
@@ -30,6 +37,12 @@ class DPMeanRegressor(TargetScalingMixin, RegressorMixin, DPEstimatorMixin):
     >>> DPMeanRegressor(epsilon=1.0, random_state=0).fit([[0]] * 100, [0.5] * 100).predict([[1]]).shape
     (1,)
     """
+
+    privacy_summary = (
+        NEIGHBOURS + "Targets are clipped into their declared bounds and scaled to [0, 1]; a noisy count and a noisy "
+        "sum (Laplace, sensitivity 1 each) spend ε/2 each, so by sequential composition the model is ε-DP. Their ratio, the "
+        "one prediction, is post-processing."
+    )
 
     def __init__(self, *, epsilon=1.0, target_bounds=None, random_state=None):
         self.epsilon = epsilon

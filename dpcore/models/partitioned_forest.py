@@ -8,6 +8,7 @@ tree of §2 (:class:`~dpcore.models.DPRegressionTree`) on each part.
 
 from __future__ import annotations
 
+from dpcore.models._base import NEIGHBOURS
 from dpcore.models.regression_tree import _RegressionTreeBase
 from dpcore.validation import check_positive_int
 
@@ -15,16 +16,17 @@ from dpcore.validation import check_positive_int
 class DPPartitionedForest(_RegressionTreeBase):
     r"""ε-DP partitioned regression forest: one DP tree per disjoint part, averaged.
 
-    Parameters are those of :class:`~dpcore.models.DPRegressionTree` plus ``n_estimators`` (τ, the number
-    of parts); ``max_depth`` defaults to 5.
+    Parameters are those of :class:`~dpcore.models.DPRegressionTree` plus ``n_estimators``
+    (τ, the number of parts); ``max_depth`` defaults to 5.
 
     Notes
     -----
     Privacy argument. Each record is assigned to one of ``n_estimators`` parts by an
     independent uniform draw that does not look at the data (so adding or removing a
     record changes no other record's part), and each part grows a DP tree with the **full**
-    ε, exactly as :class:`~dpcore.models.DPRegressionTree` argues. The parts are disjoint, so by parallel
-    composition the forest is ε-DP; averaging the trees' predictions is post-processing.
+    ε, exactly as :class:`~dpcore.models.DPRegressionTree` argues. The parts are disjoint, so
+    by parallel composition the forest is ε-DP; averaging the trees' predictions is
+    post-processing.
     The paper shuffles and cuts into equal parts; a per-record draw gives near-equal parts
     and keeps the coupling between neighbouring datasets exact.
 
@@ -37,6 +39,13 @@ class DPPartitionedForest(_RegressionTreeBase):
     >>> len(forest.tree_.roots)
     5
     """
+
+    privacy_summary = (
+        NEIGHBOURS + "Each record goes to one of n_estimators disjoint parts by a draw that never looks at the data, "
+        "and each part grows a DP regression tree with the full ε (ε/(2·max_depth + 1) per split choice, count release and "
+        "leaf value on a record's path). The parts are disjoint, so by parallel composition the forest is ε-DP; averaging "
+        "the trees is post-processing."
+    )
 
     def __init__(
         self,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from dpcore.models._base import NEIGHBOURS
 from dpcore.models._classifier import TreeEnsembleClassifier
 from dpcore.models._forest import SAMPLINGS, grow_ensemble
 from dpcore.models._tree import GrowthSettings, queries_per_path
@@ -27,6 +28,11 @@ class DPRandomForestClassifier(TreeEnsembleClassifier):
     bounds, classes, count_noise, selection, random_state
         As in :class:`~dpcore.models.DPExtraTreesClassifier`.
 
+    Attributes
+    ----------
+    trees_ : list of TreeArrays
+    classes_, epsilon_spent_, delta_spent_ (0: pure ε-DP), budget_per_query_
+
     Notes
     -----
     Privacy argument (add/remove-one). Each node's candidates are the pairs (feature,
@@ -47,6 +53,14 @@ class DPRandomForestClassifier(TreeEnsembleClassifier):
     >>> DPRandomForestClassifier(epsilon=2.0, classes=[0, 1], random_state=0).fit(X, y).score(X, y) > 0.6
     True
     """
+
+    privacy_summary = (
+        NEIGHBOURS + "In a tree with budget ε₁, each of a record's max_depth split choices (exponential mechanism, "
+        "summed Gini impurity, sensitivity 2, over randomly drawn features and a fixed threshold grid) and its leaf's noisy "
+        "class counts spend ε₁/(max_depth + 1), and the nodes of one level hold disjoint records, so a tree is ε₁-DP. "
+        "With disjoint sampling every record is in one tree and ε₁ = ε (parallel composition); with subsampling without "
+        "replacement the trees overlap and ε₁ = ε/n_estimators (sequential composition)."
+    )
 
     _parameter_choices = {"sampling": SAMPLINGS}
 

@@ -359,6 +359,27 @@ REGISTRY: tuple[ModelSpec, ...] = (
 MODELS = {spec.key: spec for spec in REGISTRY}
 
 
+def privacy_summary(model) -> str:
+    """The privacy argument of ``model`` in two or three plain sentences, for a model card.
+
+    ``model`` is a registry key, or one of our estimators (class or instance), which states its
+    argument once in its class attribute ``privacy_summary``. A baseline from another library
+    has none; by its key it gets its registry description.
+
+    >>> privacy_summary("dp_mean") == DPMeanRegressor.privacy_summary
+    True
+    >>> privacy_summary("dpl_tree")
+    "diffprivlib's DP tree: random splits, noisy leaves."
+    """
+    if isinstance(model, str):
+        spec = get(model)
+        return spec.estimator.privacy_summary if spec.estimator is not None else spec.description
+    summary = getattr(model, "privacy_summary", None)
+    if not isinstance(summary, str):
+        raise TypeError(f"privacy_summary takes a registry key or one of dpcore's estimators, got {type(model).__name__}")
+    return summary
+
+
 def models_for(task: str, kinds=KINDS) -> list[ModelSpec]:
     """The registry's models for ``task`` ("regression" or "classification"), in display order."""
     return [m for m in REGISTRY if m.task == task and m.kind in kinds]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import RegressorMixin
 
-from dpcore.models._base import DPEstimatorMixin, TargetScalingMixin
+from dpcore.models._base import NEIGHBOURS, DPEstimatorMixin, TargetScalingMixin
 from dpcore.models._export import TreeRecordsMixin
 from dpcore.models._tree import GrowthSettings, grow, queries_per_path
 from dpcore.validation import check_positive_int
@@ -101,6 +101,8 @@ class DPRegressionTree(_RegressionTreeBase):
         The tree as flat arrays (thresholds in unit scale).
     epsilon_spent_ : float
         ε spent by the composition below, rounded up.
+    delta_spent_ : float
+        Always 0: the tree is pure ε-DP.
     budget_per_query_ : float
         ``β = ε / (2·max_depth + 1)``.
     n_leaves_, depth_ : int
@@ -129,6 +131,13 @@ class DPRegressionTree(_RegressionTreeBase):
     >>> model.epsilon_spent_
     5.0
     """
+
+    privacy_summary = (
+        NEIGHBOURS + "Each split choice (exponential mechanism over a fixed threshold grid), each release of the "
+        "children's counts (Laplace or geometric noise) and each leaf value (a noisy sum, or a DP median) spends "
+        "ε/(2·max_depth + 1), and a record meets at most 2·max_depth + 1 such queries on its path. Nodes at one depth hold "
+        "disjoint records (parallel composition), so the tree is ε-DP; predictions are post-processing."
+    )
 
     def __init__(
         self,
