@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import altair as alt
 import numpy as np
@@ -11,7 +12,7 @@ import pandas as pd
 
 from dpcore.design import Design
 from dpcore.evaluate import Task, fold_indices, plan_sweep, run_task
-from dpcore.models.registry import get
+from dpcore.models.registry import ModelContext, get
 from dpcore.published import CALIFORNIA_TARGET_RANGE, PAPER_A_EPSILONS, paper_a_table
 from dpstudio.support.state import Dataset
 from dpstudio.support.training import format_metric
@@ -71,13 +72,24 @@ PRESETS = {
 }
 
 
-def prepare(dataset: Dataset, settings: SweepSettings, count_noise="laplace", selection="gumbel"):
+class PreparedSweep(NamedTuple):
+    """Data, folds, model context, task and the list of fits of one sweep."""
+
+    X: np.ndarray
+    y: np.ndarray
+    folds: list
+    context: ModelContext
+    problem: str
+    tasks: list[Task]
+
+
+def prepare(dataset: Dataset, settings: SweepSettings, count_noise="laplace", selection="gumbel") -> PreparedSweep:
     """Data, folds, model context and the task list for a sweep on the session's table."""
     design = Design.from_table(dataset.frame, dataset.schema, settings.encoding)
     folds = fold_indices(design.y, design.task, settings.n_folds, settings.shuffle, random_state=0)
     context = design.context(count_noise=count_noise, selection=selection)
     tasks = plan_sweep(settings.models, settings.epsilons, settings.n_folds, settings.repetitions)
-    return design.X, design.y, folds, context, design.task, tasks
+    return PreparedSweep(design.X, design.y, folds, context, design.task, tasks)
 
 
 def cache_key(dataset: Dataset, settings: SweepSettings, task: Task) -> tuple:

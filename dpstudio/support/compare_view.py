@@ -1,0 +1,102 @@
+"""The Compare page's widgets: which models and ε values, the run with progress, the results table and downloads."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import pandas as pd
+import streamlit as st
+
+from dpcore.models.registry import KIND_LABELS, models_for
+from dpstudio.support.comparing import (
+    DEFAULT_MODELS,
+    EPSILON_GRIDS,
+    NOT_FOR_RELEASE,
+    PreparedSweep,
+    SweepSettings,
+    cache_key,
+    chart_image,
+    interleaved,
+    progress_text,
+    results_csv,
+    run_one,
+    seconds_left,
+)
+from dpstudio.support.state import StudioState
+
+GRID_LABELS = {"quick": "quick (4 values)", "thorough": "thorough (9 values)", "custom": "custom"}
+
+
+def choose_models(task: str, settings: SweepSettings | None) -> list[str]:
+    """One multiselect per kind of model; remembered choices if they fit this task, else the standard set."""
+    chosen: list[str] = []
+    task_keys = {m.key for m in models_for(task)}
+    for kind in ("ours", "diffprivlib", "interpret", "non-private"):
+        labels = {m.key: m.name for m in models_for(task, kinds=(kind,))}
+        if not labels:
+            continue
+        standard = [k for k in labels if k in DEFAULT_MODELS]
+        # Settings made for another table (another task) name none of these models: start from the standard set.
+        fits = settings is not None and set(settings.models) & task_keys
+        default = [k for k in settings.models if k in labels] if fits else standard
+        chosen += st.multiselect(KIND_LABELS[kind], list(labels), default=default, format_func=labels.get,
+                                 key=f"models_{kind}_{task}")
+    return chosen
+
+
+def choose_epsilons() -> tuple[float, ...] | None:
+    """The ε grid: a preset one, or the owner's own list (None, with a sentence, when it cannot be read)."""
+    grid = st.radio("ε values", list(GRID_LABELS), horizontal=True, format_func=GRID_LABELS.get)
+    if grid != "custom":
+        return EPSILON_GRIDS[grid]
+    text = st.text_input("ε values, separated by commas", "0.1, 0.5, 1, 5")
+    try:
+        epsilons = tuple(sorted({float(v) for v in text.split(",") if v.strip()}))
+    except ValueError:
+        epsilons = ()
+    if not epsilons or min(epsilons) <= 0:
+        st.error("Write positive numbers separated by commas, e.g. 0.1, 0.5, 1, 5.")
+        return None
+    return epsilons
+
+
+def run_with_progress(state: StudioState, settings: SweepSettings, prepared: PreparedSweep, redraw: Callable[[], None]) -> None:
+    """Fit every task not yet cached, with a bar, time left and a Stop button; redraw the chart as results come."""
+    X, y, folds, context, problem, tasks = prepared
+    dataset = state.dataset
+    todo = interleaved([t for t in tasks if cache_key(dataset, settings, t) not in state.compare_cache])
+    progress = st.progress(0.0, text="Starting…")
+    stop_slot = st.empty()
+    stop_slot.button("Stop (keeps what has finished)", key="stop_compare")
+    measured: dict[str, list[float]] = {}
+    for done, task in enumerate(todo, start=1):
+        start = time.perf_counter()
+        run_one(state.compare_cache, cache_key(dataset, settings, task), task, X, y, folds, context, problem)
+        measured.setdefault(task.model, []).append(time.perf_counter() - start)
+        progress.progress(done / len(todo), text=progress_text(task, seconds_left(measured, todo[done:])))
+        if done % max(1, len(todo) // 10) == 0:
+            redraw()
+    progress.empty()
+    stop_slot.empty()
+
+
+def summary_table(summary: pd.DataFrame, metric: str, problem: str) -> None:
+    table = summary[summary["metric"] == metric][["name", "kind", "epsilon", "mean", "std", "runs", "fit_seconds"]]
+    st.dataframe(table, hide_index=True, width="stretch", column_config={
+        "epsilon": st.column_config.NumberColumn("ε (blank: non-private)"),
+        "mean": st.column_config.NumberColumn(f"{metric} (mean)", format="localized" if problem == "regression" else "percent"),
+        "std": st.column_config.NumberColumn("spread (sd)", format="%.3g"),
+        "fit_seconds": st.column_config.NumberColumn("seconds per fit", format="%.2f"),
+    })
+
+
+def downloads(results: pd.DataFrame, chart) -> None:
+    """CSV and chart downloads, marked not for release; the chart images are drawn only when clicked."""
+    st.caption(f"Downloads are marked: {NOT_FOR_RELEASE}.")
+    name = "comparison_NOT_FOR_RELEASE"
+    c1, c2, c3 = st.columns(3)
+    c1.download_button("Results (CSV)", results_csv(results), file_name=f"{name}.csv", mime="text/csv", key="dl_csv")
+    c2.download_button("Chart (PNG)", lambda: chart_image(chart, "png"), file_name=f"{name}.png", mime="image/png", key="dl_png")
+    c3.download_button("Chart (SVG)", lambda: chart_image(chart, "svg"), file_name=f"{name}.svg", mime="image/svg+xml",
+                       key="dl_svg")
