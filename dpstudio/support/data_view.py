@@ -1,0 +1,208 @@
+"""The Data page's sections: choosing the table, how it was read, its dataset, the declarations and owner-only views."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dpcore.bounds import DEFAULT_COARSE_RANGE, DEFAULT_EPSILON_PER_COLUMN
+from dpcore.exceptions import BudgetExceededError, DataError
+from dpcore.schema import KINDS, ROLES, Normaliser, Schema, out_of_bounds_share
+from dpstudio.support.declaring import declare_public, estimate_numeric_bounds, ignore_columns, leak_summary, leaky_columns
+from dpstudio.support.session import remember, remember_model
+from dpstudio.support.state import SAMPLES, StudioState, apply_schema, load_sample, separate_dataset
+from dpstudio.support.uploading import open_upload, questions, read_again
+
+
+def choose_table(state: StudioState) -> None:
+    """A bundled sample or an upload (with an optional schema file); a refused file keeps the current work."""
+    sources = ["A bundled sample", "My own CSV file"]
+    # The choice follows the table in use, so coming back to this page never swaps an upload for a sample.
+    source = st.radio("Table", sources, index=0 if state.dataset.is_sample else 1, horizontal=True, key="data_source")
+    if source == "A bundled sample":
+        names = list(SAMPLES)
+        current = names.index(state.dataset.name) if state.dataset.is_sample and state.dataset.name in names else None
+        choice = st.selectbox("Sample", names, index=current, placeholder="Choose a sample (it replaces your uploaded table)")
+        if choice is not None and choice != state.dataset.name:
+            state.dataset = load_sample(choice, state.catalog())
+            state.trained = None
+            remember(state)
+            remember_model(state)
+            st.rerun()
+    else:
+        upload = st.file_uploader(
+            "Upload a table: CSV (comma, semicolon or tab separated; UTF-8 or Latin-1) or Excel (.xlsx)", key="upload"
+        )
+        schema_upload = st.file_uploader("Optional: a schema file saved from DP Studio (JSON)", type=["json"], key="schema_upload")
+        if upload is not None and upload.file_id != state.loaded_upload_id:
+            state.loaded_upload_id = upload.file_id  # a refused file is not read again on every rerun
+            try:
+                open_upload(state, upload.name, upload.getvalue(), schema_upload.getvalue() if schema_upload else None)
+                state.loaded_schema_id = schema_upload.file_id if schema_upload else None
+                state.upload_error = None
+                remember(state, table_changed=True)
+                remember_model(state)
+                st.rerun()  # so the sidebar, drawn before this page, shows the new table and its budget
+            except DataError as error:
+                state.upload_error = str(error)
+        elif schema_upload is not None and schema_upload.file_id != state.loaded_schema_id:
+            # A schema uploaded after the table applies to the table in use.
+            state.loaded_schema_id = schema_upload.file_id
+            try:
+                apply_schema(state.dataset, Schema.from_json(schema_upload.getvalue().decode("utf-8", "replace")))
+                state.upload_error = None
+                remember(state)
+                st.rerun()
+            except DataError as error:
+                state.upload_error = str(error)
+        if state.upload_error:
+            st.error(state.upload_error + " Your current table and declarations are kept.")
+
+
+def reading_questions(state: StudioState) -> None:
+    """The one-click answers about how an uploaded file was read (header row, decimal comma, …)."""
+    dataset = state.dataset
+    if state.upload is not None and not dataset.is_sample and state.upload[0] == dataset.name:
+        for number, (sentence, label, answer) in enumerate(questions(dataset.info)):
+            st.warning(sentence, icon=":material/help:")
+            if st.button(label, key=f"reading_answer_{number}"):
+                try:
+                    read_again(state, **answer)
+                    remember(state, table_changed=True)
+                    st.rerun()
+                except DataError as error:
+                    st.error(str(error) + " Your current table is kept.")
+
+
+def dataset_identity(state: StudioState) -> None:
+    """Which dataset (the people) the table spends, and the way to make it a separate one."""
+    dataset = state.dataset
+    identification = dataset.identification
+    st.info(f"**Dataset: {identification.dataset.name}.** {identification.sentence}", icon=":material/group:")
+    if not identification.created and not dataset.is_sample:
+        with st.expander("These are different people: make this a separate dataset"):
+            st.write(
+                "Only do this if the rows really describe other people. Two datasets of the same people would give each person "
+                "two budgets — that is why the choice and your reason are kept in the new dataset's history."
+            )
+            new_name = st.text_input("Name of the new dataset", key="separate_name")
+            reason = st.text_input("Why are these different people?", key="separate_reason")
+            if st.button("Make it a separate dataset", key="separate_button"):
+                try:
+                    separate_dataset(dataset, state.catalog(), new_name, reason)
+                    remember(state)
+                    st.rerun()
+                except DataError as error:
+                    st.error(str(error))
+
+
+def declarations_editor(state: StudioState) -> None:
+    """The editable table of roles, kinds, bounds and categories."""
+    dataset = state.dataset
+    st.subheader("Declare the columns")
+    st.write(
+        "**Role**: *feature* (used to predict), *target* (what to predict), *identifier* (name, e-mail, ID: never used, "
+        "dropped from exports), *ignore*. **Bounds** and **categories** (separated by `|`) are your public declarations: "
+        "values outside the bounds are clipped, unknown categories become *(other)*. A domain suggested from your data "
+        "is ticked *read from data (leak)*: replace it with a public one, then untick it."
+    )
+    editor_key = f"schema_editor_{dataset.fingerprint}_{dataset.revision}"
+    if editor_key not in st.session_state:
+        # The editor's own state is gone after a visit to another page: start it from what was declared.
+        dataset.base_schema = dataset.schema
+    edited = st.data_editor(
+        dataset.base_schema.to_frame(),
+        key=editor_key,
+        hide_index=True,
+        width="stretch",
+        disabled=["column"],
+        column_config={
+            "role": st.column_config.SelectboxColumn("role", options=list(ROLES), required=True),
+            "kind": st.column_config.SelectboxColumn("kind", options=list(KINDS), required=True),
+            "lower": st.column_config.NumberColumn("lower", help="Public lower bound"),
+            "upper": st.column_config.NumberColumn("upper", help="Public upper bound"),
+            "categories": st.column_config.TextColumn("categories", help="The public list of values, separated by |"),
+            "missing → fill": st.column_config.NumberColumn("missing → fill", help="Value for a missing number (default: middle of the bounds)"),
+            "public": st.column_config.CheckboxColumn("public", help="Declared non-sensitive: an export may copy it unchanged"),
+            "may be missing": st.column_config.CheckboxColumn(
+                "may be missing", help="A value can be absent: an export then randomizes 'missing' as a category of its own"
+            ),
+            "read from data (leak)": st.column_config.CheckboxColumn(
+                "read from data (leak)",
+                help="Ticked when the bounds or categories were read from your data. Untick it only once they are public declarations.",
+            ),
+        },
+    )
+    declared = Schema.from_frame(edited)
+    if declared != dataset.schema:
+        dataset.schema = declared
+        remember(state)
+
+
+def fix_leaks(state: StudioState) -> None:
+    """Bulk fixes for columns whose domain was read from the data: estimate privately, ignore, or vouch."""
+    schema = state.dataset.schema
+    summary = leak_summary(schema)
+    if summary:
+        st.warning(summary, icon=":material/warning:")
+        leaky = leaky_columns(schema)
+        numeric = [n for n in leaky if schema[n].kind == "numeric"]
+        with st.expander("Fix them all at once", expanded=True):
+            if numeric:
+                st.write(
+                    f"**Estimate the bounds of the {len(numeric)} numeric column(s) privately.** Each bound is a differentially "
+                    "private quantile (5 % and 95 %) inside a coarse range you can vouch for, widened to round numbers; it "
+                    "spends a small ε of this dataset's budget. It works best from about 10,000 rows; a small table needs a "
+                    "larger ε or bounds you declare yourself."
+                )
+                c1, c2, c3 = st.columns(3)
+                per_column = c1.number_input("ε per column", min_value=0.01, max_value=2.0, value=DEFAULT_EPSILON_PER_COLUMN,
+                                             step=0.05, key="bounds_epsilon")
+                low = c2.number_input("No value is below", value=DEFAULT_COARSE_RANGE[0], key="coarse_low", format="%g")
+                high = c3.number_input("No value is above", value=DEFAULT_COARSE_RANGE[1], key="coarse_high", format="%g")
+                cost = per_column * len(numeric)
+                if st.button(f"Estimate privately (spends ε = {cost:g})", key="estimate_bounds"):
+                    try:
+                        estimate_numeric_bounds(state, per_column, (low, high))
+                        remember(state)
+                        st.rerun()
+                    except (BudgetExceededError, DataError) as error:
+                        st.error(str(error))
+            left, right = st.columns(2)
+            if left.button(f"Ignore these {len(leaky)} column(s)", key="ignore_leaky"):
+                ignore_columns(state, leaky)
+                remember(state)
+                st.rerun()
+            vouch = right.checkbox("They are public knowledge", key="vouch_public",
+                                   help="For example a data dictionary, the law, or the choices a form offers.")
+            if right.button("Declare them public", key="declare_public", disabled=not vouch):
+                declare_public(state, leaky)
+                remember(state)
+                st.rerun()
+
+
+def owner_previews(state: StudioState) -> None:
+    """What the models will see and the values outside the declarations: raw rows, owner only."""
+    dataset, schema = state.dataset, state.dataset.schema
+    st.subheader("What the models will see — owner only")
+    st.caption(
+        "Every used column mapped to [0, 1] with your declarations (categories as evenly spaced codes). These are your raw "
+        "rows, for your eyes only: not differentially private."
+    )
+    usable = Schema([c for c in schema.columns if not c.problems() and c.name in dataset.frame.columns])
+    st.dataframe(Normaliser(usable).preview(dataset.frame.head(200)), width="stretch", height=240)
+
+    st.subheader("Values outside your declarations — owner-only view")
+    st.caption(
+        "Computed on your raw data for your eyes only: it never goes into a release or a report. "
+        "A large share means a bound is too tight or a category is missing from the list."
+    )
+    shares = out_of_bounds_share(dataset.frame, usable)
+    st.dataframe(
+        shares,
+        width="stretch",
+        hide_index=True,
+        column_config={
+            "outside the declared domain": st.column_config.ProgressColumn(format="percent", min_value=0, max_value=1),
+            "missing": st.column_config.ProgressColumn(format="percent", min_value=0, max_value=1),
+        },
+    )
