@@ -1,0 +1,155 @@
+"""The Export page's sections: the unit notice, the plan editor, whether the copy is worth buying, the result and the check."""
+
+from __future__ import annotations
+
+import json
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from dpcore.accountant import ADD_REMOVE, REPLACE_ONE, UNITS, BudgetLedger
+from dpcore.release import (
+    MECHANISMS,
+    ReleasePlan,
+    ReleaseResult,
+    copy_epsilon,
+    count_epsilon_for,
+    default_plan,
+    estimate_vs_truth,
+    usefulness,
+    usefulness_summary,
+)
+from dpcore.schema import Schema
+from dpstudio.support.state import Dataset, StudioState
+
+
+def plan_key(dataset: Dataset, ledger: BudgetLedger) -> tuple:
+    """Which released plan belongs to this table: its dataset, its declarations and the unit of protection."""
+    return (dataset.dataset_id, dataset.schema_key, ledger.unit)
+
+
+def starting_plan(state: StudioState, ledger: BudgetLedger) -> tuple[ReleasePlan | None, str]:
+    """The plan the editor starts from, and a sentence for the owner (an error when no copy can be made).
+
+    Once a copy is out, its plan stays the default, so asking again hands out the same stored
+    copy at no cost; otherwise the default plan shares what is left of the budget (after the
+    noisy row count of the add/remove unit) between the randomized columns.
+    """
+    released = state.released_plans.get(plan_key(state.dataset, ledger))
+    if released is not None:
+        return released, "" if state.release is not None else (
+            "A copy of this table was released earlier with the plan below: press **Release the copy** to get the same "
+            "copy again, at no extra cost.")
+    row_count_epsilon = count_epsilon_for(ledger.unit)
+    available = ledger.remaining - row_count_epsilon
+    if available > 0.001:
+        return default_plan(state.dataset.schema, budget=available), ""
+    return None, (f"Only ε = {max(ledger.remaining, 0):g} is left of this dataset's budget"
+                  + (f", less than the ε = {row_count_epsilon:g} its noisy row count needs" if row_count_epsilon else "")
+                  + ": a new copy cannot be made. Raise the budget on the Privacy page only if you accept a weaker promise.")
+
+
+def budget_problem(state: StudioState, ledger: BudgetLedger, plan: ReleasePlan) -> str | None:
+    """A sentence when the plan costs more than is left (a plan released before is handed out again for free)."""
+    cost = copy_epsilon(plan, ledger.unit)
+    if cost > ledger.remaining + 1e-9 and state.released_plans.get(plan_key(state.dataset, ledger)) != plan:
+        return (f"This plan costs ε = {cost:.3g} per person, more than the {max(ledger.remaining, 0):.3g} left: lower the ε "
+                "of some columns or drop them.")
+    return None
+
+
+def cost_metrics(plan: ReleasePlan, ledger: BudgetLedger) -> None:
+    row_count_epsilon = count_epsilon_for(ledger.unit)
+    left, right = st.columns(2)
+    left.metric("ε per person in this copy", f"{copy_epsilon(plan, ledger.unit):.3g}",
+                help="The columns' ε" + (f" plus ε = {row_count_epsilon:g} for the noisy row count" if row_count_epsilon else ""))
+    right.metric("Budget left for this dataset", f"{ledger.remaining:.3g}")
+
+
+def unit_notice(ledger: BudgetLedger) -> None:
+    """What the dataset's unit of protection means for a copy (padding, or an exact row count)."""
+    row_count_epsilon = count_epsilon_for(ledger.unit)
+    if row_count_epsilon:
+        st.info(
+            f"This dataset's unit is **{UNITS[ADD_REMOVE]}**. A copy with one row per person would give away how many "
+            f"people are in the table, so the copy is padded to a noisy row count (ε = {row_count_epsilon:g}, charged on top of "
+            "the columns): a few filler rows are added, or a few real rows left out, and nobody can tell from the copy whether "
+            "a person is in it. If being in the table is not itself sensitive, you can declare the unit "
+            f"'{UNITS[REPLACE_ONE]}' on the Privacy page instead (every model spend then counts double).",
+            icon=":material/info:",
+        )
+    else:
+        st.warning(
+            f"This dataset's unit is **{UNITS[REPLACE_ONE]}**: the copy protects every value of every person (each can deny "
+            "it) but has exactly one row per person, so it does not hide that a person is in the table. Sell it only where "
+            "being in the table is not itself sensitive.",
+            icon=":material/info:",
+        )
+    with st.expander("Why the same table gives the same copy"):
+        st.write(
+            "If you handed out several independently randomized copies, a buyer holding two of them could average the noise "
+            "away. So DP Studio keeps each released copy beside the budget ledger and hands out the **same** copy again for the "
+            "same table and plan, at no extra cost. A **fresh** copy is a new release and is charged to the budget again."
+        )
+
+
+def plan_editor(base_plan: ReleasePlan, dataset: Dataset) -> pd.DataFrame:
+    """The plan as an editable table, one row per column."""
+    return st.data_editor(
+        base_plan.to_frame(),
+        key=f"plan_editor_{dataset.fingerprint}_{dataset.schema_key}_{hash(base_plan.to_json())}",
+        hide_index=True,
+        width="stretch",
+        disabled=["column"],
+        column_config={
+            "mechanism": st.column_config.SelectboxColumn("mechanism", options=list(MECHANISMS), required=True),
+            "epsilon": st.column_config.NumberColumn("ε", min_value=0.0, format="%.3f"),
+            "bins": st.column_config.NumberColumn("bins", min_value=2, step=1),
+            "edges": st.column_config.TextColumn("bin edges", help="Optional public cut points, separated by |"),
+            "missing": st.column_config.SelectboxColumn("missing values", options=["random", "category"]),
+        },
+    )
+
+
+def worth_buying(plan: ReleasePlan, schema: Schema, n_rows: int) -> None:
+    """Per column, how far the buyer's estimates will be off: owner only."""
+    st.subheader("Will it be worth buying? — owner only")
+    worth = usefulness(plan, schema, n_rows)
+    if not worth.empty:
+        summary = usefulness_summary(worth)
+        (st.warning if (worth["rating"] == "noise").any() else st.info)(summary, icon=":material/insights:")
+        st.dataframe(worth[["column", "epsilon", "typical_error", "verdict"]], hide_index=True, width="stretch",
+                     column_config={"typical_error": st.column_config.NumberColumn("typical error", format="±%.3g")})
+
+
+def released(result: ReleaseResult) -> None:
+    """What was charged, the three downloads and the buyer's report."""
+    st.divider()
+    if result.reused:
+        st.info("This table and plan were released before: here is the same copy again, at no extra cost.", icon=":material/sync:")
+    else:
+        st.success(f"Released: ε = {result.epsilon_charged:g} per person charged to the budget.")
+    c1, c2, c3 = st.columns(3)
+    c1.download_button("Released table (CSV)", result.csv, file_name="released.csv", mime="text/csv", key="dl_release_csv")
+    c2.download_button("Privacy report (JSON)", json.dumps(result.report, indent=2, ensure_ascii=False),
+                       file_name="privacy_report.json", mime="application/json", key="dl_release_json")
+    c3.download_button("Privacy report (Markdown)", result.markdown, file_name="privacy_report.md", mime="text/markdown", key="dl_release_md")
+    with st.expander("The buyer's report"):
+        st.markdown(result.markdown)
+
+
+def buyer_check(frame: pd.DataFrame, schema: Schema, plan: ReleasePlan, result: ReleaseResult) -> None:
+    """The buyer's debiased estimates beside the truth, for one column at a time: owner only."""
+    st.subheader("Will the buyer's estimates be useful? — owner only")
+    st.caption("Compares the buyer's debiased estimates with the true shares in your table. For your eyes only: never exported.")
+    if plan.randomised_columns:
+        column = st.selectbox("Column", plan.randomised_columns, key="utility_column")
+        check = estimate_vs_truth(frame, schema, plan, result.table, column)
+        st.dataframe(check, hide_index=True, width="stretch")
+        label = "category" if "category" in check.columns else check.columns[0]
+        bars = alt.Chart(check).mark_bar(opacity=0.35).encode(x=alt.X(f"{label}:N", title=column), y=alt.Y("truth:Q", title="share"))
+        points = alt.Chart(check).mark_point(filled=True, color="black").encode(x=f"{label}:N", y="estimate:Q")
+        errors = alt.Chart(check).mark_rule().encode(x=f"{label}:N", y="ci_lower:Q", y2="ci_upper:Q")
+        st.altair_chart((bars + errors + points).properties(height=300, title="Bars: truth (owner only); dots and lines: the buyer's estimate and 95 % interval"),
+                        width="stretch")
