@@ -10,17 +10,12 @@ from __future__ import annotations
 from decimal import Decimal
 
 from dpcore.accountant import ADD_REMOVE, UNITS, convert, fmt
-from dpcore.models.registry import get
+from dpcore.models.registry import get, privacy_summary
 from dpcore.schema import Schema
 from dpcore.training import TrainedModel
 from dpcore.validation import epsilon_decimal
 
 SEEDED_WARNING = "Reproducible demo seed — do not release this model."
-
-
-def privacy_summary(model: object, model_key: str) -> str:
-    """The estimator's own statement of its privacy argument, else the registry's description."""
-    return getattr(type(model), "privacy_summary", None) or get(model_key).description
 
 
 def privacy_line(trained: TrainedModel, unit: str = ADD_REMOVE) -> str:
@@ -58,7 +53,7 @@ def model_card(trained: TrainedModel, schema: Schema, unit: str = ADD_REMOVE) ->
     for c in [*schema.features, schema.target]:
         domain = f"[{c.lower:g}, {c.upper:g}]" if c.kind == "numeric" else "{" + ", ".join(c.categories) + "}"
         lines.append(f"- `{c.name}` ({c.kind}): {domain}" + (f" — {c.source}" if c.source else ""))
-    lines += ["", "## Privacy argument", "", privacy_summary(trained.model, trained.key), ""]
+    lines += ["", "## Privacy argument", "", privacy_summary(trained.key), ""]
     lines += [f"> **Warning:** {note}" for note in schema.leak_notes()]
     if trained.seeded:
         lines.append(f"> **{SEEDED_WARNING}**")
