@@ -1,24 +1,11 @@
 """The privacy budget ledger, kept in a local SQLite database.
 
 A **dataset** (a population of people, named by the owner; see :mod:`dpcore.datasets`) has
-one total (ε, δ) and one **unit of protection**:
-
-* ``"add/remove"`` — one person's row may be added or removed (unbounded DP; the models'
-  own guarantee);
-* ``"replace-one"`` — one person's values may change, the number of rows being public
-  (bounded DP; what a randomized-response copy gives on its own).
-
-Every spend is recorded as it was made — (ε, δ, neighbour relation, mechanism, what was
-released) — and converted to the dataset's unit before it is added:
-
-* same relation: unchanged;
-* add/remove → replace-one: replacing a row is removing it and adding another, so by group
-  privacy over two steps an (ε, δ)-DP release is ``(2ε, (1 + e^ε)·δ)``-DP under replace-one
-  (Kifer & Machanavajjhala 2011; Dwork & Roth 2014, Thm 2.2);
-* replace-one → add/remove: no conversion exists (a release that publishes the exact row
-  count separates add/remove neighbours with certainty), so the ledger refuses it with
-  :class:`~dpcore.exceptions.UnitOfProtectionError`; a randomized copy meets add/remove only
-  when padded to a noisy row count (:mod:`dpcore.release`).
+one total (ε, δ) and one **unit of protection**, ``"add/remove"`` or ``"replace-one"``
+(:mod:`dpcore.units`). Every spend is recorded as it was made — (ε, δ, neighbour relation,
+mechanism, what was released) — and converted to the dataset's unit before it is added
+(:func:`~dpcore.units.convert`: unchanged, doubled by group privacy from add/remove to
+replace-one, refused the other way round).
 
 Converted spends compose by **basic composition**: Σε and Σδ. A parallel group, whose parts
 see disjoint records, costs the largest part. A spend that would pass either total raises
@@ -26,196 +13,34 @@ see disjoint records, costs the largest part. A spend that would pass either tot
 
 Amounts are decimal, each rounded *up* to nine decimals, so the books neither under-report
 nor drift. Each spend is one ``BEGIN IMMEDIATE`` transaction (two tabs spending at once
-cannot both pass the check). Spends, totals and events are **append-only**: SQLite triggers
-refuse to update or delete them, so the history shown to the owner is the history that
-happened. Raising a total is a deliberate act (``confirm_raise=True``) and is recorded.
+cannot both pass the check); what a spend pays for (a stored copy, see
+:mod:`dpcore.release.stored`) can be written in that same transaction. Spends, totals and
+events are **append-only**: SQLite triggers refuse to update or delete them, so the history
+shown to the owner is the history that happened. Raising a total is a deliberate act
+(``confirm_raise=True``) and is recorded. The database file and its upgrades are in
+:mod:`dpcore._ledger_db`.
 """
 
 from __future__ import annotations
 
-import os
-import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, localcontext
+from decimal import Decimal
 from pathlib import Path
 
 import pandas as pd
 
+from dpcore._ledger_db import LEDGER_ENV, Borrowed, Owned, connect, default_ledger_path, now
 from dpcore.exceptions import BudgetExceededError, BudgetRaiseError, UnitOfProtectionError
-from dpcore.validation import check_delta, check_epsilon, epsilon_decimal
+from dpcore.units import ADD_REMOVE, REPLACE_ONE, UNITS, check_unit, convert, delta_decimal, fmt, total_decimal
+from dpcore.validation import check_epsilon, epsilon_decimal
 
-LEDGER_ENV = "DPSTUDIO_LEDGER"
-ADD_REMOVE = "add/remove"
-REPLACE_ONE = "replace-one"
-UNITS = {
-    ADD_REMOVE: "one person's row may be added to or removed from the table",
-    REPLACE_ONE: "one person's values may change (the number of rows is public)",
-}
+__all__ = [
+    "ADD_REMOVE", "DEFAULT_TOTAL_DELTA", "LEDGER_ENV", "REPLACE_ONE", "UNITS", "BudgetLedger", "Spend", "check_unit",
+    "connect", "convert", "default_ledger_path", "fmt",
+]
+
 DEFAULT_TOTAL_DELTA = 1e-5
-
-_SCHEMA_SQL = """
-CREATE TABLE IF NOT EXISTS budgets (
-    dataset_id TEXT PRIMARY KEY,
-    total TEXT NOT NULL,
-    created TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS spends (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    dataset_id TEXT NOT NULL REFERENCES budgets(dataset_id),
-    label TEXT NOT NULL,
-    epsilon TEXT NOT NULL,
-    composition TEXT NOT NULL,
-    created TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS releases (
-    key TEXT PRIMARY KEY,
-    dataset_id TEXT NOT NULL,
-    payload BLOB NOT NULL,
-    report TEXT NOT NULL,
-    created TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS totals (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    dataset_id TEXT NOT NULL,
-    total TEXT NOT NULL,
-    total_delta TEXT NOT NULL,
-    reason TEXT NOT NULL,
-    created TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS versions (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    dataset_id TEXT NOT NULL,
-    fingerprint TEXT NOT NULL,
-    sketch BLOB NOT NULL,
-    created TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS events (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    dataset_id TEXT NOT NULL,
-    event TEXT NOT NULL,
-    detail TEXT NOT NULL,
-    created TEXT NOT NULL
-);
-"""
-# Columns added since the first ledger format, with their defaults for old rows.
-_ADDED_COLUMNS = {
-    "budgets": {"name": "TEXT", "unit": f"TEXT NOT NULL DEFAULT '{ADD_REMOVE}'", "total_delta": "TEXT NOT NULL DEFAULT '0'"},
-    "spends": {
-        "delta": "TEXT NOT NULL DEFAULT '0'", "relation": f"TEXT NOT NULL DEFAULT '{ADD_REMOVE}'",
-        "mechanism": "TEXT NOT NULL DEFAULT ''", "released": "TEXT NOT NULL DEFAULT ''",
-    },
-}
-_APPEND_ONLY = ("spends", "totals", "events", "versions")
-
-
-def default_ledger_path() -> Path:
-    """``$DPSTUDIO_LEDGER`` if set, else a per-user file under the XDG data directory."""
-    if os.environ.get(LEDGER_ENV):
-        return Path(os.environ[LEDGER_ENV])
-    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return Path(base) / "dpstudio" / "ledger.sqlite3"
-
-
-def fmt(amount) -> str:
-    """A Decimal as plain text without trailing zeros (0.250000000 → 0.25; tiny δ in e-notation)."""
-    amount = Decimal(amount)
-    if amount != 0 and abs(amount) < Decimal("0.001"):
-        return f"{float(amount):.3g}"
-    text = format(amount, "f")
-    return text.rstrip("0").rstrip(".") if "." in text else text
-
-
-def _delta_decimal(delta, up: bool = True) -> Decimal:
-    """δ to six significant digits, rounded up for a spend and down for a total (δ can be far below 1e-9)."""
-    delta = Decimal(repr(float(check_delta(delta)))) if not isinstance(delta, Decimal) else delta
-    if not delta:
-        return Decimal(0)
-    step = Decimal(1).scaleb(delta.adjusted() - 5)
-    return delta.quantize(step, rounding=ROUND_CEILING if up else ROUND_FLOOR)
-
-
-def _total_decimal(total: float) -> Decimal:
-    """A total ε rounded *down* to nine decimals: the promise is never larger than the owner declared."""
-    return Decimal(repr(float(check_epsilon(total, "total_epsilon")))).quantize(Decimal("1e-9"), rounding=ROUND_FLOOR)
-
-
-def check_unit(unit: str) -> str:
-    if unit not in UNITS:
-        raise ValueError(f"unit must be one of {', '.join(UNITS)}, got {unit!r}")
-    return unit
-
-
-def convert(epsilon: Decimal, delta: Decimal, relation: str, unit: str) -> tuple[Decimal, Decimal]:
-    """(ε, δ) of a spend made under ``relation`` expressed in the dataset's ``unit`` (see the module docstring)."""
-    check_unit(relation), check_unit(unit)
-    if relation == unit:
-        return epsilon, delta
-    if relation == ADD_REMOVE:
-        with localcontext() as exact:
-            exact.prec, exact.rounding = 40, ROUND_CEILING
-            grown = delta * (1 + epsilon.exp()) if delta else Decimal(0)
-        return epsilon * 2, _delta_decimal(grown)
-    raise UnitOfProtectionError(
-        "This release protects one person's values but publishes how many rows the table has, so it cannot meet the "
-        "dataset's unit ('one person's row may be added or removed'). Pad the copy to a noisy row count, or declare "
-        "the unit 'one person's values may change' for this dataset on the Privacy page."
-    )
-
-
-def connect(path: str):
-    """A connection with the ledger's tables (created or upgraded in place); close it when done."""
-    conn = sqlite3.connect(path, timeout=30, isolation_level=None)
-    if conn.execute("PRAGMA user_version").fetchone()[0] < _FORMAT:
-        _upgrade(conn)
-    return conn
-
-
-_FORMAT = 2
-
-
-def _upgrade(conn) -> None:
-    """Create the tables, or bring a first-format ledger up to date, in one transaction (all or nothing)."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        if conn.execute("PRAGMA user_version").fetchone()[0] >= _FORMAT:  # another process got here first
-            conn.execute("COMMIT")
-            return
-        for statement in _SCHEMA_SQL.split(";"):
-            if statement.strip():
-                conn.execute(statement)
-        for table, columns in _ADDED_COLUMNS.items():
-            present = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
-            for column, kind in columns.items():
-                if column not in present:
-                    conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
-                    if (table, column) == ("spends", "relation"):
-                        _relabel_first_format_copies(conn)
-        for table in _APPEND_ONLY:
-            for action in ("UPDATE", "DELETE"):
-                conn.execute(
-                    f"CREATE TRIGGER IF NOT EXISTS {table}_no_{action.lower()} BEFORE {action} ON {table} "
-                    f"BEGIN SELECT RAISE(ABORT, 'the ledger''s history is append-only'); END"
-                )
-        conn.execute(f"PRAGMA user_version = {_FORMAT}")
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-
-
-def _relabel_first_format_copies(conn) -> None:
-    """The first format charged randomized copies as add/remove spends; they meet only replace-one.
-
-    A copy is found by its label or by the stored release written in the same transaction (same
-    dataset, same second); its dataset moves to the replace-one unit, the only one it meets.
-    """
-    conn.execute(
-        f"UPDATE spends SET relation = '{REPLACE_ONE}' WHERE label LIKE '%randomi%' OR EXISTS "
-        "(SELECT 1 FROM releases r WHERE r.dataset_id = spends.dataset_id AND r.created = spends.created)"
-    )
-    conn.execute(f"UPDATE budgets SET unit = '{REPLACE_ONE}' WHERE dataset_id IN "
-                 f"(SELECT dataset_id FROM spends WHERE relation = '{REPLACE_ONE}')")
 
 
 @dataclass(frozen=True)
@@ -267,27 +92,28 @@ class BudgetLedger:
         else:
             self._memory = connect(":memory:")
         if total_epsilon is not None:
-            total = _total_decimal(total_epsilon)
-            delta = _delta_decimal(DEFAULT_TOTAL_DELTA if total_delta is None else total_delta, up=False)
-            with self._connect() as conn:
+            total = total_decimal(total_epsilon)
+            delta = delta_decimal(DEFAULT_TOTAL_DELTA if total_delta is None else total_delta, up=False)
+            with self.connection() as conn:
                 conn.execute("BEGIN IMMEDIATE")
                 if conn.execute("SELECT 1 FROM budgets WHERE dataset_id = ?", (self.dataset_id,)).fetchone() is None:
                     conn.execute(
                         "INSERT INTO budgets (dataset_id, total, created, name, unit, total_delta) VALUES (?, ?, ?, ?, ?, ?)",
-                        (self.dataset_id, str(total), _now(), name, check_unit(unit or ADD_REMOVE), str(delta)),
+                        (self.dataset_id, str(total), now(), name, check_unit(unit or ADD_REMOVE), str(delta)),
                     )
                     conn.execute("INSERT INTO totals (dataset_id, total, total_delta, reason, created) VALUES (?, ?, ?, ?, ?)",
-                                 (self.dataset_id, str(total), str(delta), "budget created", _now()))
+                                 (self.dataset_id, str(total), str(delta), "budget created", now()))
                 conn.execute("COMMIT")
 
-    def _connect(self):
+    def connection(self):
+        """The ledger's database connection, for a ``with`` block (closed after it, unless in memory)."""
         if self._memory is not None:
-            return _Borrowed(self._memory)
-        return _Owned(connect(self.path))
+            return Borrowed(self._memory)
+        return Owned(connect(self.path))
 
     # --- reading -------------------------------------------------------------------
     def exists(self) -> bool:
-        with self._connect() as conn:
+        with self.connection() as conn:
             return conn.execute("SELECT 1 FROM budgets WHERE dataset_id = ?", (self.dataset_id,)).fetchone() is not None
 
     def _budget(self, conn) -> tuple[Decimal, Decimal, str]:
@@ -307,39 +133,39 @@ class BudgetLedger:
 
     @property
     def unit(self) -> str:
-        with self._connect() as conn:
+        with self.connection() as conn:
             return self._budget(conn)[2]
 
     @property
     def name(self) -> str:
-        with self._connect() as conn:
+        with self.connection() as conn:
             row = conn.execute("SELECT name FROM budgets WHERE dataset_id = ?", (self.dataset_id,)).fetchone()
         return (row[0] if row and row[0] else self.dataset_id)
 
     @property
     def total(self) -> float:
-        with self._connect() as conn:
+        with self.connection() as conn:
             return float(self._budget(conn)[0])
 
     @property
     def total_delta(self) -> float:
-        with self._connect() as conn:
+        with self.connection() as conn:
             return float(self._budget(conn)[1])
 
     @property
     def spent(self) -> float:
         """ε spent so far, every spend converted to the dataset's unit."""
-        with self._connect() as conn:
+        with self.connection() as conn:
             return float(self._spent(conn)[0])
 
     @property
     def spent_delta(self) -> float:
-        with self._connect() as conn:
+        with self.connection() as conn:
             return float(self._spent(conn)[1])
 
     @property
     def remaining(self) -> float:
-        with self._connect() as conn:
+        with self.connection() as conn:
             return float(self._budget(conn)[0] - self._spent(conn)[0])
 
     def cost(self, epsilon: float, relation: str = ADD_REMOVE) -> float:
@@ -351,7 +177,7 @@ class BudgetLedger:
         return max(self.remaining, 0.0) / self.cost(1.0, relation)
 
     def spends(self) -> list[Spend]:
-        with self._connect() as conn:
+        with self.connection() as conn:
             rows = conn.execute(
                 "SELECT label, epsilon, composition, created, delta, relation, mechanism, released FROM spends "
                 "WHERE dataset_id = ? ORDER BY id", (self.dataset_id,),
@@ -365,7 +191,7 @@ class BudgetLedger:
 
     def history(self) -> pd.DataFrame:
         """Every total set and every spend, oldest first, each spend also in the dataset's unit."""
-        with self._connect() as conn:
+        with self.connection() as conn:
             unit = self._budget(conn)[2]
             totals = conn.execute("SELECT created, total, total_delta, reason FROM totals WHERE dataset_id = ? ORDER BY id",
                                   (self.dataset_id,)).fetchall()
@@ -393,7 +219,7 @@ class BudgetLedger:
 
     def summary(self) -> str:
         """The composed (ε, δ) in the dataset's unit, in one sentence."""
-        with self._connect() as conn:
+        with self.connection() as conn:
             total, total_delta, unit = self._budget(conn)
             eps, delta = self._spent(conn, unit)
         return (f"(ε = {fmt(eps)}, δ = {fmt(delta)}) spent of (ε = {fmt(total)}, δ = {fmt(total_delta)}), "
@@ -403,13 +229,13 @@ class BudgetLedger:
     def set_total(self, total_epsilon: float, total_delta: float | None = None, *, confirm_raise: bool = False,
                   reason: str = "") -> None:
         """Create the budget or change its total; never below what is spent, never up without ``confirm_raise``."""
-        total = _total_decimal(total_epsilon)
-        with self._connect() as conn:
+        total = total_decimal(total_epsilon)
+        with self.connection() as conn:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 row = conn.execute("SELECT total, total_delta, unit FROM budgets WHERE dataset_id = ?", (self.dataset_id,)).fetchone()
-                old_delta = Decimal(row[1]) if row else _delta_decimal(DEFAULT_TOTAL_DELTA, up=False)
-                delta = old_delta if total_delta is None else _delta_decimal(total_delta, up=False)
+                old_delta = Decimal(row[1]) if row else delta_decimal(DEFAULT_TOTAL_DELTA, up=False)
+                delta = old_delta if total_delta is None else delta_decimal(total_delta, up=False)
                 if row is not None:
                     spent, spent_delta = self._spent(conn, row[2])
                     if total < spent or delta < spent_delta:
@@ -426,9 +252,9 @@ class BudgetLedger:
                                  (str(total), str(delta), self.dataset_id))
                 else:
                     conn.execute("INSERT INTO budgets (dataset_id, total, created, unit, total_delta) VALUES (?, ?, ?, ?, ?)",
-                                 (self.dataset_id, str(total), _now(), ADD_REMOVE, str(delta)))
+                                 (self.dataset_id, str(total), now(), ADD_REMOVE, str(delta)))
                 conn.execute("INSERT INTO totals (dataset_id, total, total_delta, reason, created) VALUES (?, ?, ?, ?, ?)",
-                             (self.dataset_id, str(total), str(delta), reason or ("raised" if row else "budget created"), _now()))
+                             (self.dataset_id, str(total), str(delta), reason or ("raised" if row else "budget created"), now()))
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
@@ -442,7 +268,7 @@ class BudgetLedger:
         ``confirm=True``.
         """
         check_unit(unit)
-        with self._connect() as conn:
+        with self.connection() as conn:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 total, total_delta, old = self._budget(conn)
@@ -462,22 +288,27 @@ class BudgetLedger:
                         )
                     conn.execute("UPDATE budgets SET unit = ? WHERE dataset_id = ?", (unit, self.dataset_id))
                     conn.execute("INSERT INTO events (dataset_id, event, detail, created) VALUES (?, ?, ?, ?)",
-                                 (self.dataset_id, "unit changed", f"from '{old}' to '{unit}'", _now()))
+                                 (self.dataset_id, "unit changed", f"from '{old}' to '{unit}'", now()))
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
 
     def record_event(self, event: str, detail: str) -> None:
-        with self._connect() as conn:
+        with self.connection() as conn:
             conn.execute("INSERT INTO events (dataset_id, event, detail, created) VALUES (?, ?, ?, ?)",
-                         (self.dataset_id, event, detail, _now()))
+                         (self.dataset_id, event, detail, now()))
 
     def spend(self, label: str, epsilon: float, *, delta: float = 0.0, relation: str = ADD_REMOVE,
-              mechanism: str = "", released: str = "") -> None:
-        """Record a sequential spend; raise and record nothing if it does not fit (or cannot be converted)."""
-        self._record(label, epsilon_decimal(check_epsilon(epsilon)), "sequential", _delta_decimal(delta),
-                     check_unit(relation), mechanism, released)
+              mechanism: str = "", released: str = "", alongside: Callable | None = None) -> None:
+        """Record a sequential spend; raise and record nothing if it does not fit (or cannot be converted).
+
+        ``alongside``, if given, is called with the open connection after the spend is inserted
+        and before it is committed: what it writes (the copy the spend paid for) is committed with
+        the spend, or rolled back with it if either fails.
+        """
+        self._record(label, epsilon_decimal(check_epsilon(epsilon)), "sequential", delta_decimal(delta),
+                     check_unit(relation), mechanism, released, alongside)
 
     def spend_parallel(self, label: str, epsilons, *, relation: str = ADD_REMOVE, mechanism: str = "") -> None:
         """Record a group of spends on disjoint records: it costs the largest of them."""
@@ -487,18 +318,18 @@ class BudgetLedger:
         self._record(label, max(amounts), f"parallel over {len(amounts)} disjoint parts", Decimal(0), relation, mechanism, "")
 
     def can_spend(self, epsilon: float, delta: float = 0.0, relation: str = ADD_REMOVE) -> bool:
-        with self._connect() as conn:
+        with self.connection() as conn:
             total, total_delta, unit = self._budget(conn)
             try:
-                ce, cd = convert(epsilon_decimal(check_epsilon(epsilon)), _delta_decimal(delta), relation, unit)
+                ce, cd = convert(epsilon_decimal(check_epsilon(epsilon)), delta_decimal(delta), relation, unit)
             except UnitOfProtectionError:
                 return False
             spent, spent_delta = self._spent(conn, unit)
             return spent + ce <= total and spent_delta + cd <= total_delta
 
-    def _record(self, label, amount: Decimal, composition, delta: Decimal, relation, mechanism, released, release=None):
-        """Check the converted spend fits and insert it (and a stored release) in one transaction."""
-        with self._connect() as conn:
+    def _record(self, label, amount: Decimal, composition, delta: Decimal, relation, mechanism, released, alongside=None):
+        """Check the converted spend fits and insert it (and what ``alongside`` writes) in one transaction."""
+        with self.connection() as conn:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 total, total_delta, unit = self._budget(conn)
@@ -514,50 +345,11 @@ class BudgetLedger:
                 conn.execute(
                     "INSERT INTO spends (dataset_id, label, epsilon, composition, created, delta, relation, mechanism, released) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (self.dataset_id, label, str(amount), composition, _now(), str(delta), relation, mechanism, released),
+                    (self.dataset_id, label, str(amount), composition, now(), str(delta), relation, mechanism, released),
                 )
-                if release is not None:
-                    key, payload, report = release
-                    conn.execute("INSERT OR REPLACE INTO releases VALUES (?, ?, ?, ?, ?)",
-                                 (f"{self.dataset_id}/{key}", self.dataset_id, sqlite3.Binary(payload), report, _now()))
+                if alongside is not None:
+                    alongside(conn)
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
-
-    # --- stored releases (so the same release is never re-randomised for free) --------
-    def stored_release(self, key: str):
-        with self._connect() as conn:
-            row = conn.execute("SELECT payload, report FROM releases WHERE key = ? AND dataset_id = ?",
-                               (f"{self.dataset_id}/{key}", self.dataset_id)).fetchone()
-        return None if row is None else (row[0], row[1])
-
-    def spend_and_store_release(self, label: str, epsilon: float, key: str, payload: bytes, report: str, *,
-                                relation: str = ADD_REMOVE, mechanism: str = "", released: str = "") -> None:
-        """Charge a release and store its output in one transaction (both or neither)."""
-        self._record(label, epsilon_decimal(check_epsilon(epsilon)), "sequential", Decimal(0), check_unit(relation),
-                     mechanism, released, release=(key, payload, report))
-
-
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
-
-
-class _Owned:
-    """A connection closed when the block ends."""
-
-    def __init__(self, conn):
-        self.conn = conn
-
-    def __enter__(self):
-        return self.conn
-
-    def __exit__(self, *exc):
-        self.conn.close()
-
-
-class _Borrowed(_Owned):
-    """The shared in-memory connection, left open."""
-
-    def __exit__(self, *exc):
-        return None

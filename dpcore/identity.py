@@ -34,13 +34,12 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import linear_sum_assignment
 
-from dpcore._release_io import _mix, _number_hashes, _plain_hashes
+from dpcore.fingerprint import MISSING_HASH, mix, number_hashes, plain_hashes
 
 SKETCH_VALUES = 128
 SKETCH_ROWS = 512
 MATCH_SCORE = 0.8
 _U = np.uint64
-_MISSING = _U(0x6A09E667F3BCC908)
 _DATE_TAG = _U(0x1F83D9ABFB41BD6B)
 _CELL_SALT = _U(0x5BE0CD19137E2179)
 _LANES = (_U(0x510E527FADE682D1), _U(0x9B05688C2B3E6C1F))
@@ -82,26 +81,26 @@ def _date_keys(text: pd.Series) -> np.ndarray | None:
 def cell_hashes(values: pd.Series) -> np.ndarray:
     """One uint64 per cell, equal for cells that mean the same (see the module docstring)."""
     if pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(values.dtype):
-        return _number_hashes(_rounded(values.to_numpy(dtype=np.float64, na_value=np.nan)))
+        return number_hashes(_rounded(values.to_numpy(dtype=np.float64, na_value=np.nan)))
     codes, uniques = pd.factorize(values, use_na_sentinel=True)
     # Case and runs of spaces are a spelling, not a person: 'Self-emp ' and 'SELF-EMP' agree.
     text = pd.Series(np.asarray(uniques, dtype=object)).astype(str).str.strip().str.casefold().str.replace(r"\s+", " ", regex=True)
     dates = _date_keys(text)
     if dates is not None:
-        per_value = np.where(np.isnan(dates), _plain_hashes(text), _mix(_number_hashes(dates) ^ _DATE_TAG))
+        per_value = np.where(np.isnan(dates), plain_hashes(text), mix(number_hashes(dates) ^ _DATE_TAG))
     else:
-        per_value = _plain_hashes(text)
+        per_value = plain_hashes(text)
         numbers = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64)
         is_number = np.isfinite(numbers)
         if is_number.any():
-            per_value = np.where(is_number, _number_hashes(_rounded(np.where(is_number, numbers, 0.0))), per_value)
-    per_value = np.append(per_value.astype(np.uint64), _MISSING)
+            per_value = np.where(is_number, number_hashes(_rounded(np.where(is_number, numbers, 0.0))), per_value)
+    per_value = np.append(per_value.astype(np.uint64), MISSING_HASH)
     return per_value[np.asarray(codes, dtype=np.int64)]
 
 
 def _mixed(hashes: np.ndarray) -> np.ndarray:
     """A column's cell hashes as they enter a row key."""
-    return _mix(hashes ^ _CELL_SALT)
+    return mix(hashes ^ _CELL_SALT)
 
 
 def _summed(mixed: list[np.ndarray]) -> np.ndarray:
@@ -130,7 +129,7 @@ class VersionFingerprint:
         keys = row_keys([cell_hashes(frame[c]) for c in columns])
         with np.errstate(over="ignore"):
             for lane, salt in enumerate(_LANES):
-                self.lanes[lane] += np.sum(_mix(keys ^ salt), dtype=np.uint64)
+                self.lanes[lane] += np.sum(mix(keys ^ salt), dtype=np.uint64)
         self.rows += len(frame)
 
     def hexdigest(self) -> str:

@@ -102,14 +102,26 @@ def test_spending_without_a_budget_is_refused(ledger_path):
     assert ledger.exists() and ledger.total == 2.0
 
 
-def test_a_failed_release_stores_nothing_and_a_paid_one_is_kept(ledger):
-    assert ledger.stored_release("release-1") is None
+def test_what_a_spend_pays_for_is_written_in_its_transaction(ledger):
+    """A refused spend writes nothing alongside; a failure alongside records no spend; else both are kept."""
+
+    def paid_for(conn):
+        conn.execute("INSERT INTO events (dataset_id, event, detail, created) VALUES ('dataset-a', 'paid for', '', '')")
+
+    def disk_full(conn):
+        paid_for(conn)
+        raise OSError("disk full")
+
+    def events():
+        return ledger.history()["event"].tolist().count("paid for")
+
     with pytest.raises(BudgetExceededError):
-        ledger.spend_and_store_release("export", 1.5, "release-1", b"payload", "{}")
-    assert ledger.stored_release("release-1") is None and ledger.spends() == []
-    ledger.spend_and_store_release("export", 0.6, "release-1", b"a,b\n1,2\n", '{"epsilon": 0.6}')
-    assert ledger.stored_release("release-1") == (b"a,b\n1,2\n", '{"epsilon": 0.6}')
-    assert ledger.spent == 0.6
+        ledger.spend("export", 1.5, alongside=paid_for)
+    with pytest.raises(OSError):
+        ledger.spend("export", 0.6, alongside=disk_full)
+    assert ledger.spends() == [] and events() == 0
+    ledger.spend("export", 0.6, alongside=paid_for)
+    assert ledger.spent == 0.6 and events() == 1
 
 
 # --- rounding ----------------------------------------------------------------------------------

@@ -1,0 +1,241 @@
+"""What each released column does to its values: the per-column mechanisms of a plan.
+
+A plan entry becomes a :class:`Treatment` once checked against the schema (:func:`resolve`):
+its mechanism, ε and declared domain. A treatment turns a column of the private table into the
+mechanism's inputs (codes over the declared categories or bins, or numbers clipped to the
+declared bounds), randomises them block by block (:func:`~dpcore.release.randomness.by_block`)
+and writes the released column as an arrow array. Nothing about the domain is read from the
+data: a value outside it becomes a uniformly random code, never passed through.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from dpcore.exceptions import DataError
+from dpcore.fingerprint import factorize
+from dpcore.mechanisms import CoinRandomizedResponse, KaryRandomizedResponse, Laplace
+from dpcore.release.plan import ColumnPlan, ReleasePlan, column_problems
+from dpcore.release.randomness import by_block
+from dpcore.release.report import describe_entry
+from dpcore.release.writing import escape_label, keep_array, needs_quotes
+from dpcore.schema import MISSING_CATEGORY, Schema
+
+
+def laplace_decimals(scale: float) -> int:
+    """Decimals kept in a Laplace column: about 1/100 to 1/1000 of the noise scale."""
+    return max(0, 2 - math.floor(math.log10(scale)))
+
+
+@dataclass
+class Treatment:
+    index: int
+    name: str
+    mechanism: str
+    epsilon: float = 0.0
+    labels: list[str] = field(default_factory=list)
+    categories: list[str] = field(default_factory=list)
+    edges: list[float] | None = None
+    lower: float | None = None
+    upper: float | None = None
+    fill: float | None = None
+    missing: str = "random"
+
+    @property
+    def header(self) -> str:
+        return escape_label(self.name)
+
+    @property
+    def k(self) -> int:
+        return len(self.labels)
+
+    @property
+    def missing_code(self) -> int:
+        return self.k - 1 if self.missing == "category" else -1
+
+    @property
+    def scale(self) -> float:
+        return (self.upper - self.lower) / self.epsilon
+
+    def mechanism_for(self, rng):
+        if self.mechanism == "coin":
+            return CoinRandomizedResponse(random_state=rng)
+        if self.mechanism == "laplace":
+            return Laplace(self.epsilon, self.upper - self.lower, random_state=rng)
+        return KaryRandomizedResponse(self.epsilon, self.k, random_state=rng)
+
+    def inputs(self, frame: pd.DataFrame) -> tuple[np.ndarray, int]:
+        """What the mechanism randomises (codes or clipped numbers), and how many values were outside the domain."""
+        if self.mechanism in ("coin", "k-ary"):
+            codes = category_codes(frame[self.name], self.categories, self.missing_code)
+            return codes, int(np.count_nonzero((codes < 0) | (codes == len(self.categories))))
+        values = numbers(frame[self.name])
+        missing = np.isnan(values)
+        if self.mechanism == "laplace":
+            outside = missing | (values < self.lower) | (values > self.upper)
+            return np.clip(np.where(missing, self.fill, values), self.lower, self.upper), int(np.count_nonzero(outside))
+        edges = np.asarray(self.edges)
+        codes = np.searchsorted(edges[1:-1], values, side="right").astype(np.int64)
+        codes[missing] = self.missing_code
+        return codes, int(np.count_nonzero(missing | (values < edges[0]) | (values > edges[-1])))
+
+    def randomise(self, inputs: np.ndarray, start: int, entropy: int) -> np.ndarray:
+        """Randomise rows ``start, start+1, …``, this column's generator drawing block by block."""
+        laplace = self.mechanism == "laplace"
+        out = by_block(inputs, start, entropy, self.index, lambda rng, block: self.mechanism_for(rng).randomise(block),
+                       fill=0.0 if laplace else -1, dtype=np.float64 if laplace else np.int64)
+        return np.round(out, laplace_decimals(self.scale)) if laplace else out
+
+    def column(self, frame: pd.DataFrame, start: int, entropy: int):
+        """The released column for these rows (an arrow array), and the owner-only count of values outside the domain."""
+        if self.mechanism == "keep":
+            return keep_array(frame[self.name]), 0
+        inputs, outside = self.inputs(frame)
+        return self.as_array(self.randomise(inputs, start, entropy)), outside
+
+    def as_array(self, released: np.ndarray):
+        """Released numbers, or released codes as a dictionary array of the labels."""
+        if self.mechanism == "laplace":
+            return pa.array(released)
+        labels = pa.array([escape_label(label) for label in self.labels], type=pa.string())
+        codes = released.astype(np.int8 if self.k <= 127 else np.int32)
+        return pa.DictionaryArray.from_arrays(pa.array(codes), labels)
+
+    def entry(self) -> dict:
+        """This column's part of the report: declarations and mechanism parameters only."""
+        entry = {"column": self.name, "header": self.header, "mechanism": self.mechanism, "epsilon": self.epsilon}
+        if self.mechanism in ("coin", "k-ary", "bins"):
+            rr = KaryRandomizedResponse(self.epsilon, self.k)
+            entry.update(
+                domain=[escape_label(x) for x in self.labels],
+                n_categories=self.k,
+                keep_probability=rr.keep_probability,
+                other_probability=rr.other_probability,
+                missing=self.missing,
+            )
+        if self.mechanism == "bins":
+            entry.update(edges=list(self.edges), n_bins=len(self.edges) - 1, lower=self.edges[0], upper=self.edges[-1])
+        if self.mechanism == "laplace":
+            entry.update(
+                lower=self.lower,
+                upper=self.upper,
+                fill_value=self.fill,
+                scale=self.scale,
+                decimals=laplace_decimals(self.scale),
+            )
+        return entry
+
+
+def treatment(index: int, entry: ColumnPlan, spec) -> Treatment:
+    # A Laplace column always fills a missing number with the declared fill value.
+    missing = "random" if entry.mechanism == "laplace" else entry.missing
+    t = Treatment(index, entry.column, entry.mechanism, epsilon=entry.cost, missing=missing)
+    extra = [MISSING_CATEGORY] if entry.missing == "category" else []
+    if entry.mechanism in ("coin", "k-ary"):
+        t.categories = list(spec.categories)
+        t.labels = list(spec.categories) + extra
+    elif entry.mechanism == "bins":
+        edges = entry.edges if entry.edges is not None else np.linspace(spec.lower, spec.upper, entry.bins + 1).tolist()
+        t.edges = [float(e) for e in edges]
+        t.labels = [f"[{a:.10g} to {b:.10g})" for a, b in zip(t.edges[:-1], t.edges[1:], strict=True)]
+        t.labels[-1] = t.labels[-1][:-1] + "]"
+        t.labels += extra
+    elif entry.mechanism == "laplace":
+        t.lower, t.upper, t.fill = float(spec.lower), float(spec.upper), float(spec.fill)
+    return t
+
+
+def resolve(plan: ReleasePlan, schema: Schema) -> tuple[list[Treatment], list[str], list[str]]:
+    """Check the plan; return its treatments, the dropped columns and the report's warnings."""
+    plan.check(schema)
+    treatments, warnings = [], []
+    planned = {c.column for c in plan.columns}
+    dropped = [c.column for c in plan.columns if c.mechanism == "drop"] + [n for n in schema.names if n not in planned]
+    for index, entry in enumerate(plan.columns):
+        if entry.mechanism == "drop":
+            continue
+        spec = schema[entry.column]
+        if entry.mechanism == "keep":
+            warnings.append(
+                f"Column '{entry.column}' is copied unchanged because the owner declared it public: it has no privacy protection."
+            )
+        else:
+            warnings.extend(Schema([spec]).leak_notes())
+        t = treatment(index, entry, spec)
+        if len({escape_label(x) for x in t.labels}) != len(t.labels):
+            raise DataError(f"Column '{entry.column}': two of its values would be written the same way in the file.")
+        treatments.append(t)
+    headers = [t.header for t in treatments]
+    if len(set(headers)) != len(headers):
+        raise DataError("Two released columns would get the same header in the file; rename one of them.")
+    if not treatments:
+        raise DataError("The plan releases no column: choose a mechanism other than drop for at least one.")
+    return treatments, dropped, warnings
+
+
+def numbers(values: pd.Series) -> np.ndarray:
+    """A column as float64, NaN where it is missing or not a number."""
+    if pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(values.dtype):
+        return values.to_numpy(dtype=np.float64, na_value=np.nan)
+    return pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def category_codes(values: pd.Series, categories: list[str], missing_code: int) -> np.ndarray:
+    """Codes over the declared categories: -1 for an undeclared value, ``missing_code`` for a missing one.
+
+    Text matches a declared category exactly; a number matches a declared category that spells
+    the same number (39 and "39"), however pandas parsed the column.
+    """
+    codes, uniques = factorize(values)
+    lookup = np.full(len(uniques) + 1, missing_code, dtype=np.int64)
+    if len(uniques):
+        text = pd.Index(uniques).astype(str).astype(object)
+        matched = pd.Index(categories, dtype=object).get_indexer(text)
+        unmatched = matched < 0
+        declared = pd.to_numeric(pd.Series(categories, dtype=object), errors="coerce")
+        if unmatched.any() and declared.notna().any():
+            spelled = pd.to_numeric(pd.Series(text[unmatched], dtype=object), errors="coerce").to_numpy(dtype=float)
+            found = pd.Index(declared.fillna(np.inf).to_numpy(dtype=float)).get_indexer(spelled)
+            matched[unmatched] = np.where(np.isnan(spelled), -1, found)
+        lookup[:-1] = matched
+    return lookup[codes]
+
+
+def quoting(treatments) -> str:
+    """``"none"`` when no cell or header can need quotes (all labels declared), else ``"needed"``."""
+    texts = [t.header for t in treatments] + [escape_label(x) for t in treatments for x in t.labels]
+    safe = not any(t.mechanism == "keep" for t in treatments) and not any(needs_quotes(x) for x in texts)
+    return "none" if safe else "needed"
+
+
+def describe_plan(plan: ReleasePlan, schema: Schema) -> pd.DataFrame:
+    """One row per schema column: what the buyer gets, in plain words, its ε, and any problem."""
+    rows = []
+    planned = {c.column for c in plan.columns}
+    entries = list(plan.columns) + [ColumnPlan(n) for n in schema.names if n not in planned]
+    for index, entry in enumerate(entries):
+        problems = column_problems(entry, schema)
+        spec = schema[entry.column] if entry.column in schema.names else None
+        if problems or spec is None:
+            sentence = "Cannot be released as planned."
+        elif entry.mechanism == "drop":
+            reason = {"identifier": " It identifies people.", "ignore": " It is marked 'ignore' in the schema."}
+            leak = " Its domain was read from your data: declare a public one to release it." if spec.bounds_from_data else ""
+            sentence = "Left out of the copy." + reason.get(spec.role, leak)
+        else:
+            sentence = describe_entry(treatment(index, entry, spec).entry())
+        rows.append(
+            {
+                "column": entry.column,
+                "mechanism": entry.mechanism,
+                "ε": entry.cost,
+                "what the buyer gets": sentence,
+                "problem": " ".join(problems),
+            }
+        )
+    return pd.DataFrame(rows, columns=["column", "mechanism", "ε", "what the buyer gets", "problem"])

@@ -1,0 +1,280 @@
+"""The privacy report a buyer gets with the copy: JSON for machines, Markdown for people.
+
+Built from declarations only (plan and schema) and the mechanisms' parameters, never from data
+values or statistics of the table.
+"""
+
+from __future__ import annotations
+
+from dpcore.release.writing import ESCAPING_RULE
+
+REPORT_FORMAT = "dpcore-release-report/1"
+MECHANISM_TITLES = {
+    "drop": "left out",
+    "keep": "copied unchanged (declared public, NOT protected)",
+    "coin": "two-coin randomized response",
+    "k-ary": "k-ary randomized response",
+    "bins": "bucketed into bins, then k-ary randomized response",
+    "laplace": "clipped to the bounds, then local Laplace noise",
+}
+FREQUENCY_FORMULAS = {
+    "frequency": "pi_j = (lambda_j - q) / (p - q), where lambda_j is the share of released values equal to category j",
+    "variance": (
+        "Var(pi_j) = (pi_j p (1 - p) + (1 - pi_j) q (1 - q)) / (n (p - q)^2), with pi_j clipped to [0, 1]: the error of "
+        "the estimate of this table's true share. To generalise to a population the table is a random sample of, add "
+        "pi_j (1 - pi_j) / n (equivalently, use lambda_j (1 - lambda_j) / (n (p - q)^2))"
+    ),
+    "interval_95": "pi_j +/- 1.96 sqrt(Var(pi_j))",
+    "consistent": (
+        "the maximum-likelihood shares under the randomisation, constrained to sum to 1 and stay in [0, 1]: "
+        "pi_j = (max(q, c_j / mu) - q) / (p - q), c_j the released count of category j and mu > 0 the number that "
+        "makes them sum to 1; equal to the unbiased pi_j whenever all of those lie in [0, 1], otherwise slightly biased"
+    ),
+    "joint": (
+        "for two randomized columns A and B released independently, the observed joint shares satisfy "
+        "Lambda = M_A Pi M_B^T, with M[o, t] = p if o = t else q; so Pi = M_A^-1 Lambda (M_B^-1)^T "
+        "(the Kronecker product (M_A x M_B)^-1 applied to the flattened table), with cell variances from "
+        "the multinomial covariance of Lambda: Var(Pi_c) = ((K^2 Lambda)_c - Pi_c) / n, K = M_A^-1 x M_B^-1 squared "
+        "element-wise, Pi_c clipped to [0, 1]"
+    ),
+}
+COIN_FORMULA = "share of the second category: pi = 2 lambda - 1/2 (p = 3/4, q = 1/4)"
+MEAN_FORMULAS = {
+    "mean": "mu = the plain mean of the released values (unbiased for the mean of the clipped values)",
+    "variance": (
+        "Var(mu) = 2 b^2 / n, b the noise scale: the error of the estimate of this table's mean. To generalise to a "
+        "population, use s^2 / n, s the standard deviation of the released values"
+    ),
+    "interval_95": "mu +/- 1.96 sqrt(Var(mu))",
+}
+PRIVACY_MODEL = {
+    "model": "local differential privacy: every released value is randomised on its own, before anyone but the owner sees it",
+    "per_value": (
+        "for any two true values a, b of a column and any released value o, P(o | a) <= e^epsilon P(o | b) "
+        "(randomized response: p / q = e^epsilon; Laplace: scale (upper - lower) / epsilon)"
+    ),
+    "composition": (
+        "sequential across the randomised columns of one record (their epsilons add up to per_record_epsilon); "
+        "parallel across records (each record is randomised with its own independent draws)"
+    ),
+    "neighbours": (
+        "the guarantee protects the values of any one record: changing them changes the probability of the "
+        "released row by at most a factor e^per_record_epsilon. On its own the copy does not hide the number of "
+        "rows (every record yields one released row), as in every local-DP release"
+    ),
+}
+PADDING = (
+    "the copy was padded to a noisy row count: the true count plus two-sided geometric noise of epsilon = "
+    "row_count_epsilon; when the noisy count is larger, filler rows are added, each the same mechanisms applied to "
+    "an input drawn uniformly from the declared domain; when it is smaller, uniformly random rows are left out; "
+    "the rows are then shuffled. Adding or removing one person then changes the probability of any copy by at most "
+    "a factor e^(per_record_epsilon + row_count_epsilon): the count's noise covers the row that appears or "
+    "disappears, and the local randomizer makes that row's released values indistinguishable from a filler row's "
+    "or another person's"
+)
+
+
+def significant(x: float, digits: int = 4) -> str:
+    """``x`` written with ``digits`` significant digits."""
+    return f"{x:.{digits}g}"
+
+
+def describe_entry(entry: dict) -> str:
+    """One plain-language sentence about what happens to a column (for the owner and the buyer)."""
+    mechanism = entry["mechanism"]
+    if mechanism == "drop":
+        return "Left out of the copy."
+    if mechanism == "keep":
+        return "Copied unchanged because it is declared public. It is not protected at all."
+    if mechanism == "laplace":
+        return (
+            f"Each value is clipped to [{significant(entry['lower'], 8)}, {significant(entry['upper'], 8)}] (a missing value becomes "
+            f"{significant(entry['fill_value'], 8)}), then random Laplace noise of scale {significant(entry['scale'])} is added, so a "
+            f"single value is typically off by about {significant(entry['scale'])}. ε = {significant(entry['epsilon'])}."
+        )
+    k = entry["n_categories"]
+    if mechanism == "coin":
+        sentence = (
+            "A coin is tossed for each value: heads keeps it, tails lets a second coin pick either category "
+            f"(the true value survives with probability 3/4). ε = ln 3 ≈ {significant(entry['epsilon'])}."
+        )
+    else:
+        head = "Each value"
+        if mechanism == "bins":
+            head = (
+                f"Each number is put into one of {entry['n_bins']} bins between {significant(entry['lower'], 8)} and "
+                f"{significant(entry['upper'], 8)} (values outside go to the end bins); then each bin"
+            )
+        sentence = (
+            f"{head} is kept with probability {significant(entry['keep_probability'], 3)} and otherwise replaced by one of "
+            f"the other {k - 1} values, chosen at random. ε = {significant(entry['epsilon'])}."
+        )
+    if entry.get("missing") == "category":
+        return sentence + " Missing values are randomised like a category of their own."
+    if mechanism == "bins":
+        return sentence + " A missing number is replaced by a bin chosen uniformly at random."
+    return sentence + " A missing or undeclared value is replaced by a value chosen uniformly at random."
+
+
+def estimates_of(entry: dict) -> str:
+    """What a randomized column's estimated shares are shares of, in one sentence."""
+    if entry.get("missing") == "category":
+        return ("the share of every row of the table in each category, a missing value counting as '(missing)'; an "
+                "undeclared value was replaced by a category chosen uniformly at random")
+    return ("the share of each category in the table as it would be if every missing or undeclared value were replaced "
+            "by a category chosen uniformly at random — not the share among known values")
+
+
+def build_report(entries, *, dropped, per_record_epsilon, warnings, seeded, release_id, created, protection=None) -> dict:
+    """The machine-readable report: declarations, mechanisms and formulas only — never data."""
+    privacy = dict(PRIVACY_MODEL)
+    if protection and protection.get("padded"):
+        privacy["padding"] = PADDING
+    report = {
+        "format": REPORT_FORMAT,
+        "release_id": release_id,
+        "created": created,
+        "seeded": bool(seeded),
+        "per_record_epsilon": per_record_epsilon,
+        "unit_of_protection": protection or {"unit": "replace-one", "padded": False, "epsilon": per_record_epsilon},
+        "privacy": privacy,
+        "warnings": list(warnings),
+        "columns": [],
+        "dropped_columns": list(dropped),
+        "csv_escaping": ESCAPING_RULE,
+    }
+    for entry in entries:
+        entry = dict(entry, description=describe_entry(entry))
+        if entry["mechanism"] in ("coin", "k-ary", "bins"):
+            entry["estimator"] = dict(FREQUENCY_FORMULAS)
+            if entry["mechanism"] == "coin":
+                entry["estimator"]["coin"] = COIN_FORMULA
+            what = "a missing true number" if entry["mechanism"] == "bins" else "a missing or undeclared true value"
+            entry["estimator"]["missing"] = (
+                "the '(missing)' category's share is estimated like any other"
+                if entry.get("missing") == "category"
+                else f"{what} was replaced by a uniformly random category, so pi_j counts each such record as 1/k of "
+                "every category"
+            )
+            entry["estimates_of"] = estimates_of(entry)
+        elif entry["mechanism"] == "laplace":
+            entry["estimator"] = dict(MEAN_FORMULAS)
+        report["columns"].append(entry)
+    return report
+
+
+def _md(text) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def report_markdown(report: dict) -> str:
+    """The human-readable report a buyer gets with the copy (built from the JSON report alone)."""
+    lines = ["# Privacy report: randomized-response copy of a table", ""]
+    if report.get("seeded"):
+        lines += [
+            "> **TEST RELEASE — made with a fixed random seed. Anyone who knows the seed can undo the noise. "
+            "Do not sell or share this copy.**",
+            "",
+        ]
+    for warning in report.get("warnings", []):
+        lines += [f"> **WARNING: {_md(warning)}**", ""]
+    lines += [
+        "## In short",
+        "",
+        ("Nearly every row of this file describes one record of the original table (a few are filler rows, see below), "
+         if (report.get("unit_of_protection") or {}).get("padded")
+         else "Every row of this file describes one record of the original table, ")
+        + "but each sensitive value was randomised on its own before release. Together, one record's released values satisfy "
+        f"**ε = {significant(report['per_record_epsilon'], 6)} local differential privacy**: whatever the file shows, each "
+        "person can plausibly deny any value it holds for them. Shares and averages over many rows are still accurate "
+        "once corrected with the formulas below.",
+        "",
+        "## Whom this protects",
+        "",
+        _protection_markdown(report),
+        "",
+        "## Columns",
+        "",
+        "| column | protection | ε | chance a value is kept | values in the file |",
+        "|---|---|---|---|---|",
+    ]
+    for entry in report["columns"]:
+        domain, keep = entry.get("domain"), entry.get("keep_probability")
+        if domain is not None:
+            shown = ", ".join(map(str, domain[:12])) + (f", … ({len(domain)} in all)" if len(domain) > 12 else "")
+        elif entry["mechanism"] == "laplace":
+            shown = f"numbers (true range {significant(entry['lower'], 8)} to {significant(entry['upper'], 8)}, plus noise)"
+        else:
+            shown = "as in the original"
+        lines.append(
+            f"| {_md(entry['header'])} | {MECHANISM_TITLES[entry['mechanism']]} | {significant(entry['epsilon'], 6)} | "
+            f"{'—' if keep is None else significant(keep, 4)} | {_md(shown)} |"
+        )
+    if report.get("dropped_columns"):
+        lines += ["", "Left out of the copy: " + ", ".join(f"`{_md(c)}`" for c in report["dropped_columns"]) + "."]
+    lines += [
+        "",
+        "## How to get unbiased estimates",
+        "",
+        "For a randomized column with k values, keep probability p and q = (1 − p)/(k − 1) (listed per column below "
+        "and in the JSON report), let λ_j be the share of rows showing value j and n the number of rows:",
+        "",
+        "* estimated true share: **π_j = (λ_j − q) / (p − q)** (for the two-coin columns: π = 2λ − 1/2);",
+        "* its standard error for this table: √((π_j p(1 − p) + (1 − π_j) q(1 − q)) / n) / (p − q), with π_j clipped to "
+        "[0, 1]; a 95% interval is π_j ± 1.96 standard errors (for a population the table was sampled from, add "
+        "π_j(1 − π_j)/n to the variance);",
+        "* joint shares of two randomized columns A and B: Π = M_A⁻¹ Λ (M_B⁻¹)ᵀ, where Λ is the table of observed joint "
+        "shares and M[o, t] = p when o = t, q otherwise;",
+        "* a Laplace column's mean: the plain mean of the released values, standard error b√2/√n (b the noise scale).",
+        "",
+        "Estimates can fall slightly below 0 or above 1; that is the price of being unbiased. Beside them, "
+        "`python -m dpcore estimate FILE.csv --report REPORT.json` (which does all of this for you) gives "
+        "**consistent** shares: the maximum-likelihood shares, π_j = (max(q, c_j/μ) − q)/(p − q) with c_j the count of "
+        "rows showing value j and μ the number that makes them sum to 1. They sum to 1 and stay in [0, 1], and they "
+        "equal the unbiased estimates whenever those already do; otherwise they are slightly biased (a share near 0 "
+        "comes out a little too high on average), so compute intervals, and average over several tables, with the "
+        "unbiased ones. When ε is small and the file short, both are mostly noise: compare the standard error with "
+        "the shares before trusting either.",
+        "",
+        "## Column details",
+        "",
+    ]
+    for entry in report["columns"]:
+        lines += [f"### {_md(entry['header'])}", "", entry["description"], ""]
+        if entry.get("estimates_of"):
+            lines.append(f"* the estimated shares are {entry['estimates_of']}")
+        if entry["mechanism"] in ("coin", "k-ary", "bins"):
+            lines.append(
+                f"* k = {entry['n_categories']}, p = {significant(entry['keep_probability'], 6)}, "
+                f"q = {significant(entry['other_probability'], 6)}"
+            )
+        if entry["mechanism"] == "bins":
+            lines.append("* bin edges: " + ", ".join(significant(e, 6) for e in entry["edges"]))
+        if entry["mechanism"] == "laplace":
+            lines.append(
+                f"* noise scale b = {significant(entry['scale'], 6)} (variance {significant(2 * entry['scale'] ** 2, 6)}), "
+                f"values rounded to {entry['decimals']} decimals"
+            )
+        lines.append("")
+    lines += [
+        "## About the file",
+        "",
+        ESCAPING_RULE,
+        "",
+        "This report holds only the owner's public declarations (column names, categories, bounds, bins) and the "
+        "mechanisms' parameters. It contains no value or statistic of the original data.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _protection_markdown(report: dict) -> str:
+    unit = report.get("unit_of_protection") or {}
+    if unit.get("padded"):
+        return (f"Each person is protected with **ε = {significant(unit['epsilon'], 6)}** where one person's row may be added to or "
+                f"removed from the table: ε = {significant(report['per_record_epsilon'], 6)} for their values, plus ε = "
+                f"{significant(unit['row_count_epsilon'], 6)} for the number of rows, which is noisy — the copy holds a few "
+                "filler rows, or lacks a few real ones, so nobody can tell from the count whether a person is in it.")
+    return (f"Each person's **values** are protected with ε = {significant(report['per_record_epsilon'], 6)} (one person's values "
+            "may change). The number of rows is exact, so the copy does not hide **whether** someone is in the table: "
+            "sell it only where being in the table is not itself sensitive.")

@@ -1,0 +1,109 @@
+"""The outcome of a release: the copy's report, the owner's notes, and :class:`ReleaseResult`."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+
+import pandas as pd
+
+from dpcore.accountant import UNITS
+from dpcore.release.estimator import read_release
+from dpcore.release.padding import Protection
+from dpcore.release.report import build_report, report_markdown
+from dpcore.validation import epsilon_decimal
+
+REUSED_NOTE = "This table was released with this plan before: the same copy is handed out again, at no cost."
+
+
+@dataclass
+class ReleaseResult:
+    """The outcome of a release.
+
+    Attributes
+    ----------
+    report : dict
+        The machine-readable privacy report; give it to the buyer with the copy.
+    markdown : str
+        The same report for people.
+    per_record_epsilon : float
+        ε of every record in this copy.
+    epsilon_charged : float
+        ε charged to the ledger by this call (0 when a stored copy was handed out again).
+    reused : bool
+        True when the stored copy of an earlier release was returned instead of a new one.
+    seeded : bool
+        True when a fixed seed made the noise reproducible: never sell such a copy.
+    notes : list of str
+        Remarks for the owner only (they may count values of the private data).
+    csv : bytes or None
+        The released file, for in-memory releases.
+    path : Path or None
+        Where the released file was written, for file releases.
+    dataset_id : str or None
+        The ledger's id of the dataset (owner-only; never put it in a report).
+    """
+
+    report: dict
+    markdown: str
+    per_record_epsilon: float
+    epsilon_charged: float = 0.0
+    reused: bool = False
+    seeded: bool = False
+    notes: list[str] = field(default_factory=list)
+    csv: bytes | None = None
+    path: Path | None = None
+    dataset_id: str | None = None
+
+    @classmethod
+    def made(cls, report: dict, **fields) -> ReleaseResult:
+        """The result of a new copy with this report."""
+        return cls(report, report_markdown(report), report["per_record_epsilon"], seeded=report["seeded"], **fields)
+
+    @classmethod
+    def handed_out_again(cls, report: dict, **fields) -> ReleaseResult:
+        """The result of a stored copy handed out again (at no cost, with the report it was made with)."""
+        return cls.made(report, reused=True, notes=[REUSED_NOTE], **fields)
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """The released table as the buyer reads it (read whole into memory: mind large files)."""
+        return read_release(self.csv if self.csv is not None else self.path, self.report)
+
+
+def new_report(treatments, dropped, warnings, seeded: bool, protection: Protection) -> dict:
+    """The report of a new copy: the plan's declarations and mechanisms, never the data."""
+    per_record = float(sum((epsilon_decimal(t.epsilon) for t in treatments if t.epsilon > 0), Decimal(0)))
+    if seeded:
+        warnings = [*warnings, "Reproducible seed: this copy is for tests only and must not be sold or shared."]
+    total = float(epsilon_decimal(per_record) + epsilon_decimal(protection.count_epsilon)) if protection.padded else per_record
+    return build_report(
+        [t.entry() for t in treatments],
+        dropped=dropped,
+        per_record_epsilon=per_record,
+        warnings=warnings,
+        seeded=seeded,
+        release_id=uuid.uuid4().hex,
+        created=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        protection={"unit": protection.unit, "unit_sentence": UNITS[protection.unit], "epsilon": total,
+                    "row_count_epsilon": protection.count_epsilon, "padded": protection.padded},
+    )
+
+
+def owner_notes(outside: dict, treatments) -> list[str]:
+    """How many values of each column were outside its declared domain (owner-only: counts of private data)."""
+    notes = []
+    for t in treatments:
+        count = outside.get(t.name, 0)
+        if count and t.mechanism in ("coin", "k-ary") and t.missing == "random":
+            notes.append(
+                f"{count:,} values of '{t.name}' were missing or not among the declared categories; each was replaced at random."
+            )
+        elif count and t.mechanism in ("coin", "k-ary"):
+            notes.append(f"{count:,} values of '{t.name}' were missing or not among the declared categories.")
+        elif count:
+            notes.append(f"{count:,} values of '{t.name}' were missing, not numbers, or outside the declared bounds.")
+    return notes

@@ -1,0 +1,317 @@
+"""Releasing a CSV file of any size, chunk by chunk, in bounded memory.
+
+Three stages overlap: a thread reads and parses the next chunk (:func:`prefetch`), the calling
+thread randomises the current one, and a writer thread formats and stores the previous one
+(:class:`BackgroundWriter`). The released rows are put in a random order in two passes
+(:class:`ShuffleBuckets`), so for a given seed the file equals
+:func:`~dpcore.release.table.release_table` on the whole table, whatever the chunk size.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import queue
+import tempfile
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from dpcore.csv_reading import DEFAULT_CHUNKSIZE, read_chunks, sniff_file
+from dpcore.exceptions import DataError
+from dpcore.identity import VersionFingerprint
+from dpcore.release import stored
+from dpcore.release.columns import quoting, resolve
+from dpcore.release.padding import (
+    COUNT_EPSILON,
+    Protection,
+    check_fits,
+    check_padding,
+    filler_rows,
+    noisy_row_count,
+    protection_for,
+)
+from dpcore.release.plan import ReleasePlan
+from dpcore.release.randomness import entropy as make_entropy
+from dpcore.release.randomness import row_keys
+from dpcore.release.result import ReleaseResult, new_report, owner_notes
+from dpcore.release.stored import CopyWriter
+from dpcore.release.table import check_columns, check_ledger_arguments, release_chunk
+from dpcore.release.writing import write_csv
+from dpcore.schema import Schema
+
+#: Input bytes per shuffle bucket: memory in the second pass stays about this large.
+SHUFFLE_BUCKET_BYTES = 64 << 20
+
+
+def prefetch(iterable, depth: int = 1):
+    """Iterate ``iterable`` in a background thread, ``depth`` items ahead (its errors are re-raised here)."""
+    items: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+    done = object()
+
+    def put(item) -> bool:
+        while not stop.is_set():
+            try:
+                items.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def run():
+        try:
+            for item in iterable:
+                if not put((item, None)):
+                    return
+            put((done, None))
+        except BaseException as error:  # handed to the consumer, which re-raises it
+            put((None, error))
+
+    thread = threading.Thread(target=run, name="dpcore-read-ahead", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item, error = items.get()
+            if error is not None:
+                raise error
+            if item is done:
+                return
+            yield item
+    finally:
+        stop.set()
+        thread.join()
+
+
+class BackgroundWriter:
+    """Formats released chunks as CSV and writes them (and the stored copy) in a background thread."""
+
+    def __init__(self, sink, copy: CopyWriter | None, quoting: str, depth: int = 1):
+        self.sink, self.copy, self.quoting = sink, copy, quoting
+        self.items: queue.Queue = queue.Queue(maxsize=depth)
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, name="dpcore-writer", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while True:
+            item = self.items.get()
+            if item is None:
+                return
+            if self.error is not None:
+                continue
+            try:
+                table, header = item
+                buffer = pa.BufferOutputStream()
+                write_csv(table, buffer, header, self.quoting)
+                self.sink.write(buffer.getvalue())
+                if self.copy is not None:
+                    self.copy.append(table)
+            except BaseException as error:  # re-raised by put() or close()
+                self.error = error
+
+    def put(self, table: pa.Table, header: bool) -> None:
+        if self.error is not None:
+            raise self.error
+        self.items.put((table, header))
+
+    def close(self, raise_errors: bool = True) -> None:
+        self.items.put(None)
+        self.thread.join()
+        if raise_errors and self.error is not None:
+            raise self.error
+
+
+KEY_COLUMN = "__row_key__"
+
+
+class ShuffleBuckets:
+    """A random row order for a copy larger than memory, in two passes.
+
+    Each released row carries a random 63-bit key. Pass one appends rows to ``n_buckets``
+    temporary Arrow files by the key's top bits; pass two reads one bucket at a time and sorts
+    it by key. Concatenating the buckets in order gives exactly the rows sorted by key — the
+    same order an in-memory sort gives — with memory bounded by one bucket.
+    """
+
+    def __init__(self, n_buckets: int):
+        # A power of two, so the key's top bits name every bucket exactly.
+        bits = max(0, int(n_buckets) - 1).bit_length()
+        self.n_buckets = 1 << bits
+        self.shift = 63 - bits
+        self._directory = tempfile.TemporaryDirectory(prefix="dpcore-shuffle-")
+        self._writers: dict[int, pa.ipc.RecordBatchStreamWriter] = {}
+        self._files: dict[int, object] = {}
+        self._schema: pa.Schema | None = None
+
+    def add(self, table: pa.Table, keys: np.ndarray) -> None:
+        table = table.append_column(KEY_COLUMN, pa.array(keys, type=pa.int64()))
+        self._schema = table.schema
+        bucket = (keys >> self.shift) if self.n_buckets > 1 else np.zeros(len(keys), dtype=np.int64)
+        order = np.argsort(bucket, kind="stable")
+        table, bucket = table.take(pa.array(order)), bucket[order]
+        bounds = np.searchsorted(bucket, np.arange(self.n_buckets + 1))
+        for b in range(self.n_buckets):
+            if bounds[b + 1] > bounds[b]:
+                self._writer(b).write_table(table.slice(bounds[b], bounds[b + 1] - bounds[b]))
+
+    def _writer(self, b: int):
+        if b not in self._writers:
+            handle = open(f"{self._directory.name}/{b}.arrow", "wb")  # noqa: SIM115 (closed in tables())
+            self._files[b] = handle
+            self._writers[b] = pa.ipc.new_stream(handle, self._schema)
+        return self._writers[b]
+
+    def tables(self):
+        """The buckets in order, each sorted by key, without the key column."""
+        for writer in self._writers.values():
+            writer.close()
+        for handle in self._files.values():
+            handle.close()
+        for b in range(self.n_buckets):
+            if b not in self._writers:
+                continue
+            with pa.memory_map(f"{self._directory.name}/{b}.arrow") as source:
+                table = pa.ipc.open_stream(source).read_all()
+            order = pc.sort_indices(table, sort_keys=[(KEY_COLUMN, "ascending")])
+            yield table.take(order).drop_columns([KEY_COLUMN])
+
+    def close(self) -> None:
+        for handle in self._files.values():
+            handle.close()
+        self._directory.cleanup()
+
+
+def _stream(source: Path, sink, encoding: str, delimiter: str, treatments, entropy: int, chunksize: int,
+            copy: CopyWriter | None, progress, protection: Protection):
+    """Release the file chunk by chunk into ``sink``; return its fingerprint (with a copy to store) and the outside counts.
+
+    A padded copy gets its filler rows after the last chunk and is cut to the noisy row count as
+    it is written: the rows come out in random order, so the cut drops uniformly random rows,
+    exactly as the in-memory release does.
+    """
+    total = max(source.stat().st_size, 1)
+    fingerprint, outside, rows = None, {}, 0
+    categorical = {t.name for t in treatments if t.mechanism in ("coin", "k-ary")}
+    # Pass one randomises every chunk into buckets of a random row order; pass two writes the
+    # buckets out in order, so memory stays bounded by a bucket.
+    buckets = ShuffleBuckets(math.ceil(total / SHUFFLE_BUCKET_BYTES))
+    chunks = prefetch(read_chunks(source, encoding, delimiter, chunksize, categorical))
+    try:
+        for frame, done in chunks:
+            if rows == 0:
+                check_columns(frame.columns, treatments)
+                fingerprint = VersionFingerprint() if copy is not None else None
+            buckets.add(release_chunk(frame, rows, treatments, entropy, outside), row_keys(rows, len(frame), entropy))
+            if fingerprint is not None:
+                fingerprint.add(frame, [t.name for t in treatments])
+            rows += len(frame)
+            if progress is not None:
+                progress(min(done, total), total)
+        if rows == 0:
+            raise DataError("The file has a header but no data rows.")
+        limit = rows
+        if protection.padded:
+            limit = noisy_row_count(rows, protection.count_epsilon, entropy)
+            if limit > rows:
+                buckets.add(filler_rows(treatments, limit - rows, rows, entropy), row_keys(rows, limit - rows, entropy))
+        writer = BackgroundWriter(sink, copy, quoting(treatments))
+        failed, written = True, 0
+        try:
+            for index, table in enumerate(buckets.tables()):
+                table = table.slice(0, max(limit - written, 0))
+                if index == 0 or table.num_rows:
+                    writer.put(table, header=index == 0)
+                written += table.num_rows
+            failed = False
+        finally:
+            writer.close(raise_errors=not failed)
+    finally:
+        chunks.close()
+        buckets.close()
+    return None if fingerprint is None else fingerprint.hexdigest(), outside
+
+
+def release_csv(
+    source,
+    destination,
+    schema: Schema,
+    plan: ReleasePlan,
+    *,
+    budget: float | None = None,
+    ledger=None,
+    fresh: bool = False,
+    random_state=None,
+    chunksize: int = DEFAULT_CHUNKSIZE,
+    progress: Callable[[int, int], None] | None = None,
+    label: str = "randomized-response release",
+    unit: str | None = None,
+    count_epsilon: float = COUNT_EPSILON,
+) -> ReleaseResult:
+    """Release a CSV file of any size into ``destination``, chunk by chunk.
+
+    Memory stays bounded by ``chunksize`` rows and one shuffle bucket. For a given seed the file
+    equals :func:`~dpcore.release.table.release_table` on the whole table, whatever
+    ``chunksize``. Other parameters as in :func:`~dpcore.release.table.release_table`;
+    ``progress`` is called with ``(bytes_read, total_bytes)`` after every chunk.
+
+    The copy is written to a temporary file beside ``destination`` and renamed only once it
+    has been charged (or the stored copy found); after any error no file is left behind.
+    """
+    source, destination = Path(source), Path(destination)
+    if isinstance(chunksize, bool) or not isinstance(chunksize, int) or chunksize < 1:
+        raise ValueError(f"chunksize must be a whole number >= 1, got {chunksize!r}")
+    treatments, dropped, warnings = resolve(plan, schema)
+    check_ledger_arguments(ledger, budget)
+    protection = protection_for(ledger, unit, count_epsilon)
+    check_padding(treatments, protection)
+    if ledger is None or fresh:  # a stored copy is handed out free, so only a new one is checked up front
+        check_fits(plan, protection, budget, ledger)
+    entropy, seeded = make_entropy(random_state)
+    encoding, delimiter = sniff_file(source)
+    handle, temporary = tempfile.mkstemp(prefix=f".{destination.name}.", suffix=".partial", dir=destination.parent)
+    copy = None
+    try:
+        with os.fdopen(handle, "wb") as sink:
+            for attempt in dict.fromkeys([encoding, "latin-1"]):
+                sink.seek(0)
+                sink.truncate()
+                copy = stored.writer(ledger, quoting(treatments)) if ledger is not None else None
+                try:
+                    fingerprint, outside = _stream(
+                        source, sink, attempt, delimiter, treatments, entropy, chunksize, copy, progress, protection
+                    )
+                    break
+                except UnicodeDecodeError:
+                    if copy is not None:
+                        copy.discard()
+                    if attempt == "latin-1":
+                        raise DataError("The file's text could not be decoded. Save it as UTF-8 and try again.") from None
+        report = new_report(treatments, dropped, warnings, seeded, protection)
+        result = ReleaseResult.made(report, notes=owner_notes(outside, treatments), path=destination)
+        if ledger is not None:
+            key = stored.release_key(fingerprint, treatments, seeded, entropy, protection)
+            found = None if fresh else stored.find(ledger, key)
+            if found is not None:
+                copy.discard()
+                with open(temporary, "wb") as out:
+                    for part in found.csv_parts():
+                        out.write(part)
+                result = ReleaseResult.handed_out_again(found.report, path=destination)
+            else:
+                result.epsilon_charged = protection.cost(plan)
+                stored.charge_and_store(ledger, copy, key, report, label=label, epsilon=result.epsilon_charged,
+                                        protection=protection)
+            result.dataset_id = ledger.dataset_id
+        copy = None
+        os.replace(temporary, destination)
+        return result
+    finally:
+        if copy is not None:
+            copy.discard()
+        if os.path.exists(temporary):
+            os.unlink(temporary)

@@ -1,0 +1,166 @@
+"""Releasing an in-memory table, and the steps the streaming release shares with it."""
+
+from __future__ import annotations
+
+import io
+
+import pandas as pd
+import pyarrow as pa
+
+from dpcore.accountant import BudgetLedger
+from dpcore.exceptions import DataError
+from dpcore.identity import VersionFingerprint
+from dpcore.release import stored
+from dpcore.release.columns import quoting, resolve
+from dpcore.release.estimator import read_release
+from dpcore.release.padding import COUNT_EPSILON, check_fits, check_padding, filler_rows, noisy_row_count, protection_for
+from dpcore.release.plan import ReleasePlan
+from dpcore.release.randomness import entropy as make_entropy
+from dpcore.release.randomness import shuffled
+from dpcore.release.result import ReleaseResult, new_report, owner_notes
+from dpcore.release.writing import write_csv
+from dpcore.schema import Schema
+
+
+def release_chunk(frame: pd.DataFrame, start: int, treatments, entropy: int, outside: dict) -> pa.Table:
+    """The released columns of rows ``start …`` (in input order); counts values outside the domains into ``outside``."""
+    arrays = []
+    for t in treatments:
+        array, count = t.column(frame, start, entropy)
+        outside[t.name] = outside.get(t.name, 0) + count
+        arrays.append(array)
+    return pa.Table.from_arrays(arrays, names=[t.header for t in treatments])
+
+
+def check_columns(columns, treatments) -> None:
+    columns = [str(c) for c in columns]
+    if len(set(columns)) != len(columns):
+        raise DataError("Two columns have the same name. Give every column a distinct header.")
+    absent = [t.name for t in treatments if t.name not in columns]
+    if absent:
+        raise DataError("The plan releases columns that are not in the table: " + ", ".join(f"'{n}'" for n in absent) + ".")
+
+
+def check_ledger_arguments(ledger, budget) -> None:
+    if ledger is not None and not isinstance(ledger, BudgetLedger):
+        raise TypeError("ledger must be a BudgetLedger (open it with dpcore.datasets.Catalog), or None")
+    if ledger is not None and budget is not None:
+        raise ValueError("budget cannot be combined with a BudgetLedger: set the total on the ledger itself")
+
+
+def release_frame(frame: pd.DataFrame, schema: Schema, plan: ReleasePlan, random_state=None) -> pd.DataFrame:
+    """Randomise an in-memory table by the plan and return the released table — nothing else.
+
+    The bare mechanism, for previews and tests: rows stay in input order, it neither checks nor
+    charges a budget and it stores nothing, so never hand its output to a buyer (use
+    :func:`release_table`, which also puts the rows in a random order).
+    """
+    treatments, _, _ = resolve(plan, schema)
+    check_columns(frame.columns, treatments)
+    table = release_chunk(frame, 0, treatments, make_entropy(random_state)[0], {})
+    sink = io.BytesIO()
+    write_csv(table, sink, header=True, quoting=quoting(treatments))
+    return read_release(sink.getvalue(), {"columns": [t.entry() for t in treatments]})
+
+
+def preview_release(frame: pd.DataFrame, schema: Schema, plan: ReleasePlan, n_rows: int = 10) -> pd.DataFrame:
+    """What the first ``n_rows`` released rows could look like: fresh noise, for the owner's eyes only."""
+    return release_frame(frame.head(n_rows), schema, plan)
+
+
+def release_table(
+    frame: pd.DataFrame,
+    schema: Schema,
+    plan: ReleasePlan,
+    *,
+    budget: float | None = None,
+    ledger: BudgetLedger | None = None,
+    fresh: bool = False,
+    random_state=None,
+    label: str = "randomized-response release",
+    unit: str | None = None,
+    count_epsilon: float = COUNT_EPSILON,
+) -> ReleaseResult:
+    """Release an in-memory table: randomise it by the plan, within the budget, with its report.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The private table (as read by :func:`dpcore.loading.read_csv_bytes`).
+    schema : Schema
+        The owner's declarations; categories, bounds and bins come only from here.
+    plan : ReleasePlan
+        What happens to each column (see :func:`~dpcore.release.plan.default_plan`).
+    budget : float, optional
+        Without a ledger: the copy's ε must fit in it.
+    ledger : BudgetLedger, optional
+        The dataset's budget, where the copy is charged and stored (open it with
+        :class:`dpcore.datasets.Catalog`). Without a ledger nothing stops a second,
+        independent copy: always use one for copies that leave your hands.
+    fresh : bool
+        Make and charge a new copy even if this table was released with this plan before.
+    random_state : None, int or numpy.random.Generator
+        ``None`` (operating-system entropy) for every real release; a seed for tests only.
+    label : str
+        The ledger entry's description.
+    unit : {"add/remove", "replace-one"}, optional
+        The unit of protection (default: the ledger's; without a ledger, replace-one). Under
+        add/remove the copy is padded to a noisy row count (see
+        :func:`~dpcore.release.padding.noisy_row_count`).
+    count_epsilon : float
+        ε of that noisy row count (:data:`~dpcore.release.padding.COUNT_EPSILON`).
+
+    Returns
+    -------
+    ReleaseResult
+
+    Raises
+    ------
+    DataError
+        The plan does not fit the schema or the table, or a stored copy was changed.
+    BudgetExceededError
+        The release does not fit in the budget; nothing was charged or stored.
+    """
+    treatments, dropped, warnings = resolve(plan, schema)
+    check_columns(frame.columns, treatments)
+    check_ledger_arguments(ledger, budget)
+    protection = protection_for(ledger, unit, count_epsilon)
+    check_padding(treatments, protection)
+    entropy, seeded = make_entropy(random_state)
+    key = None
+    if ledger is None:
+        check_fits(plan, protection, budget, None)
+    else:
+        fingerprint = VersionFingerprint()
+        fingerprint.add(frame, [t.name for t in treatments])
+        key = stored.release_key(fingerprint.hexdigest(), treatments, seeded, entropy, protection)
+        found = None if fresh else stored.find(ledger, key)
+        if found is not None:
+            csv = b"".join(found.csv_parts())
+            return ReleaseResult.handed_out_again(found.report, csv=csv, dataset_id=ledger.dataset_id)
+        check_fits(plan, protection, None, ledger)
+    outside: dict = {}
+    table = release_chunk(frame, 0, treatments, entropy, outside)
+    n = len(table)
+    if protection.padded:
+        rows = noisy_row_count(n, protection.count_epsilon, entropy)
+        if rows > n:
+            table = pa.concat_tables([table, filler_rows(treatments, rows - n, n, entropy)])
+        table = shuffled(table, 0, entropy).slice(0, rows)
+    else:
+        table = shuffled(table, 0, entropy)
+    sink = io.BytesIO()
+    write_csv(table, sink, header=True, quoting=quoting(treatments))
+    report = new_report(treatments, dropped, warnings, seeded, protection)
+    charged = 0.0
+    if ledger is not None:
+        copy = stored.writer(ledger, quoting(treatments))
+        try:
+            copy.append(table)
+        except BaseException:
+            copy.discard()
+            raise
+        charged = protection.cost(plan)
+        stored.charge_and_store(ledger, copy, key, report, label=label, epsilon=charged, protection=protection)
+    return ReleaseResult.made(report, epsilon_charged=charged, notes=owner_notes(outside, treatments), csv=sink.getvalue(),
+                              dataset_id=None if ledger is None else ledger.dataset_id)

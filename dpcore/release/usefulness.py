@@ -1,0 +1,150 @@
+"""How useful a copy will be to a buyer, said before release (the owner's side).
+
+The verdicts use the report's own variance formulas with the owner's row count; the
+sentences are shared with the command line's ``estimate``, which says them to the buyer.
+"""
+
+from __future__ import annotations
+
+import collections
+import math
+
+import numpy as np
+import pandas as pd
+
+from dpcore.mechanisms import KaryRandomizedResponse
+from dpcore.release.columns import treatment
+from dpcore.release.plan import RANDOMISED, ReleasePlan, column_problems
+from dpcore.release.report import significant
+from dpcore.schema import Schema
+
+#: Verdict thresholds, on the ratio of the 95 % margin (1.96 standard errors) to the quantity's
+#: natural size: the average share 1/k of a randomized-response column, half the declared range
+#: of a Laplace column. From NOISE_RATIO up the interval around a typical share reaches 0 (the
+#: buyer cannot tell a common category from an absent one; a mean cannot be placed in either half
+#: of its range): mostly noise. Below USEFUL_RATIO a typical share is known to within ±20 % of
+#: itself (a mean to within ±10 % of its range): useful. Between the two: rough.
+NOISE_RATIO = 1.0
+USEFUL_RATIO = 0.2
+RATINGS = ("noise", "rough", "useful")
+
+
+def share_error(p: float, q: float, share: float, n: int) -> float:
+    """Standard error of one estimated share: √((π p(1−p) + (1−π) q(1−q))/n)/(p−q)."""
+    share = min(max(share, 0.0), 1.0)
+    return math.sqrt((share * p * (1 - p) + (1 - share) * q * (1 - q)) / max(n, 1)) / (p - q)
+
+
+def _plus_minus(error: float) -> str:
+    return "±" + (f"{float(f'{error:.2g}'):g}" if error >= 0.001 else "0.001 or less")
+
+
+def rating(error: float, size: float) -> str:
+    """``"noise"``, ``"rough"`` or ``"useful"``: the 95 % margin against the quantity's natural size."""
+    ratio = 1.96 * error / size
+    return "noise" if ratio >= NOISE_RATIO else "useful" if ratio < USEFUL_RATIO else "rough"
+
+
+def verdict(column: str, error: float, *, k: int | None = None, lower: float | None = None, upper: float | None = None,
+            who: str = "the buyer's", advise: bool = True) -> tuple[str, str]:
+    """The rating and a plain sentence about how far off an estimate will be (a share, or a mean with ``lower, upper``).
+
+    ``who`` names whose error it is ("the buyer's" for the owner, "your" for the buyer);
+    ``advise`` adds what the owner can do about a noisy column.
+    """
+    if k is not None:
+        size, what, against = 1.0 / k, "a share", f"the average share of its {k} values is {significant(1.0 / k, 2)}"
+        fix = "Raise its ε, merge categories or bins, or drop it."
+    else:
+        size, what = (upper - lower) / 2, "the mean"
+        against = f"its values range from {significant(lower, 6)} to {significant(upper, 6)}"
+        fix = "Raise its ε, narrow its declared bounds, or drop it."
+    level = rating(error, size)
+    # A share lies in [0, 1]: an error past 1 only says the estimate is pure noise, so say that.
+    off = (f"{who} estimate of {what} will be pure noise (its error exceeds ±1)" if k is not None and error > 1
+           else f"{who} error on {what} will be about {_plus_minus(error)}")
+    if level == "noise":
+        sentence = f"At this ε the copy is mostly noise for '{column}': {off}, while {against}." + (f" {fix}" if advise else "")
+    elif level == "rough":
+        sentence = f"Rough for '{column}': {off} ({against}), enough for a rough picture only."
+    else:
+        sentence = f"Useful for '{column}': {off}."
+    return level, sentence
+
+
+USEFULNESS_COLUMNS = ["column", "epsilon", "typical_error", "verdict", "rating"]
+
+
+def usefulness(plan: ReleasePlan, schema: Schema, n_rows: int) -> pd.DataFrame:
+    """A plain verdict, before release, on how useful the copy will be to a buyer, per randomised column.
+
+    ``typical_error`` is the standard error of the buyer's estimate with ``n_rows`` rows, from
+    the report's own variance formula: for a randomized-response column, one share at ``π = 1/k``,
+    ``√((π p(1−p) + (1−π) q(1−q))/n)/(p−q)``; for a Laplace column, the mean, ``b√2/√n``.
+    ``verdict`` says it in a sentence (the ± it quotes is that standard error) and ``rating`` is
+    ``"noise"``, ``"rough"`` or ``"useful"``, from the 95 % margin ``1.96 × typical_error``
+    against the quantity's natural size (see :data:`NOISE_RATIO`):
+
+    * against the average share ``1/k``: from 1 up the interval around a typical share reaches 0,
+      so the buyer cannot tell a common category from an absent one — mostly noise; under 0.2 a
+      typical share is known to within ±20 % of itself — useful; rough in between;
+    * for a Laplace column, against half the declared range (the same cut-offs: from 1 up the
+      mean cannot be placed in either half of its range; under 0.2 it is known to ±10 % of it).
+
+    ``n_rows`` is the owner's row count: the table is for the owner only. Columns the plan
+    drops or keeps, and columns with a problem in the plan (see :meth:`ReleasePlan.problems`),
+    get no row.
+
+    Examples
+    --------
+    >>> from dpcore.release.plan import ColumnPlan
+    >>> from dpcore.schema import ColumnSpec
+    >>> schema = Schema([ColumnSpec("smoker", kind="categorical", categories=["no", "yes"], may_be_missing=False)])
+    >>> plan = ReleasePlan([ColumnPlan("smoker", "k-ary", epsilon=0.025)])
+    >>> usefulness(plan, schema, 1000)["rating"].tolist()
+    ['noise']
+    """
+    if isinstance(n_rows, bool) or not isinstance(n_rows, (int, np.integer)) or n_rows < 1:
+        raise ValueError(f"n_rows must be a whole number >= 1, got {n_rows!r}")
+    rows = []
+    for index, entry in enumerate(plan.columns):
+        if entry.mechanism not in RANDOMISED or column_problems(entry, schema):
+            continue
+        t = treatment(index, entry, schema[entry.column])
+        if t.mechanism == "laplace":
+            error = math.sqrt(2.0) * t.scale / math.sqrt(n_rows)
+            level, sentence = verdict(t.name, error, lower=t.lower, upper=t.upper)
+        else:
+            rr = KaryRandomizedResponse(t.epsilon, t.k)
+            error = share_error(rr.keep_probability, rr.other_probability, 1.0 / t.k, int(n_rows))
+            level, sentence = verdict(t.name, error, k=t.k)
+        rows.append(dict(zip(USEFULNESS_COLUMNS, [t.name, t.epsilon, error, sentence, level], strict=True)))
+    return pd.DataFrame(rows, columns=USEFULNESS_COLUMNS)
+
+
+def usefulness_summary(table: pd.DataFrame) -> str:
+    """One sentence about the whole copy, from :func:`usefulness`'s table."""
+    if table.empty:
+        return "The plan randomises no column, so there is nothing for a buyer to estimate."
+    ratings = dict(zip(table["column"], table["rating"], strict=True))
+    if all(r == "useful" for r in ratings.values()):
+        which = "the only randomised column" if len(ratings) == 1 else f"all {len(ratings)} randomised columns"
+        return f"Useful: the buyer's error will be small in {which}."
+
+    def names(level: str) -> str:
+        found = [f"'{c}'" for c, r in ratings.items() if r == level]
+        if len(found) > 5:
+            found = found[:4] + [f"{len(found) - 4} more"]
+        return found[0] if len(found) == 1 else ", ".join(found[:-1]) + " and " + found[-1]
+
+    counts = collections.Counter(ratings.values())
+    parts = []
+    if counts["noise"]:
+        advice = "raise its ε, coarsen it or drop it" if counts["noise"] == 1 else "raise their ε, coarsen them or drop them"
+        parts.append(f"mostly noise for {names('noise')} ({advice})")
+    if counts["rough"]:
+        parts.append(f"rough for {names('rough')} (a rough picture only)")
+    if counts["useful"]:
+        parts.append("useful for the other column" if counts["useful"] == 1 else f"useful for the other {counts['useful']}")
+    text = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    return f"At these ε the copy is {text}."

@@ -1,0 +1,81 @@
+"""Releasing a CSV file chunk by chunk (dpcore.release.streaming)."""
+
+from __future__ import annotations
+
+import pytest
+from release_testing import COLOURS, plan_with, small_schema
+
+from dpcore import release as R
+from dpcore.exceptions import DataError
+from dpcore.loading import read_csv_path
+from dpcore.release import randomness
+from dpcore.schema import ColumnSpec, Schema
+
+
+def test_streaming_equals_in_memory_for_a_seed(adult, tmp_path, monkeypatch):
+    monkeypatch.setattr(randomness, "BLOCK_ROWS", 1000)  # several generator blocks in a small file
+    frame, schema = adult
+    source = tmp_path / "adult_part.csv"
+    frame.head(5000).to_csv(source, index=False)
+    subset, _ = read_csv_path(source)
+    plan = R.default_plan(schema)
+    plan["capital-gain"].mechanism, plan["capital-gain"].bins = "laplace", None
+    plan["race"].missing = "category"
+    expected = R.release_table(subset, schema, plan, random_state=2024).csv
+    for chunksize in (333, 1000, 4096, 100_000):
+        R.release_csv(source, tmp_path / f"out{chunksize}.csv", schema, plan, random_state=2024, chunksize=chunksize)
+        assert (tmp_path / f"out{chunksize}.csv").read_bytes() == expected, chunksize
+    other = R.release_table(subset, schema, plan, random_state=2025).csv
+    assert other != expected
+
+
+def test_non_utf8_input(tmp_path):
+    schema = Schema(
+        [
+            ColumnSpec("city", kind="categorical", categories=["Café", "Zürich", "Köln"]),
+            ColumnSpec("n", kind="numeric", lower=0, upper=10),
+        ]
+    )
+    text = "city;n\n" + "".join(f"{c};{i % 10}\n" for i, c in enumerate(["Café", "Zürich", "Köln"] * 200))
+    source = tmp_path / "latin.csv"
+    source.write_bytes(text.encode("latin-1"))
+    plan = R.default_plan(schema)
+    result = R.release_csv(source, tmp_path / "out.csv", schema, plan, random_state=6)
+    frame, facts = read_csv_path(source)
+    assert facts["encoding"] == "latin-1"
+    assert (tmp_path / "out.csv").read_bytes() == R.release_table(frame, schema, plan, random_state=6).csv
+    assert not any("declared categories" in note for note in result.notes)
+    assert set(R.read_release(tmp_path / "out.csv")["city"]) <= {"Café", "Zürich", "Köln", "(missing)"}
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"", "empty"),
+        (b"   \n\n", "empty"),
+        (b"smoker,colour\n", "no data rows"),
+        (b"PK\x03\x04\x00\x00binary", "binary"),
+        (b"smoker,colour\nno,red\nSECRET-CELL,blue,extra\n", "different number of fields"),
+    ],
+)
+def test_unreadable_files_raise_sentences(tmp_path, content, message):
+    source = tmp_path / "in.csv"
+    source.write_bytes(content)
+    schema = Schema(
+        [
+            ColumnSpec("smoker", kind="categorical", categories=["no", "yes"]),
+            ColumnSpec("colour", kind="categorical", categories=COLOURS),
+        ]
+    )
+    with pytest.raises(DataError, match=message) as caught:
+        R.release_csv(source, tmp_path / "out.csv", schema, R.default_plan(schema), random_state=1)
+    assert "SECRET" not in str(caught.value)
+    assert not (tmp_path / "out.csv").exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["in.csv"]
+
+
+def test_planned_column_missing_from_the_file(tmp_path):
+    source = tmp_path / "in.csv"
+    source.write_text("smoker,other\nno,1\n")
+    with pytest.raises(DataError, match="'colour'"):
+        R.release_csv(source, tmp_path / "out.csv", small_schema(), plan_with(colour={"mechanism": "k-ary", "epsilon": 1.0}))
