@@ -58,12 +58,21 @@ def test_an_upload_over_the_limit_is_refused(browser, tmp_path):
         process.wait(timeout=20)
 
 
-def test_train_a_model_on_the_sample(page):
+def test_train_a_model_on_the_sample_and_download_it_as_a_safe_file(page):
+    from dpcore.model_files import load_model
+
     page.get_by_role("link", name="3. Train").click()
     page.get_by_role("button", name="Train").click()
     page.get_by_text("Inside the model").wait_for()
     page.get_by_text("ε = ", exact=False).first.wait_for()
     screenshot(page, "train_page")
+    ARTIFACTS.mkdir(exist_ok=True)
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Download the fitted model (.skops)").click()
+    assert download.value.suggested_filename == "dp_model.skops"
+    path = ARTIFACTS / "dp_model.skops"
+    download.value.save_as(str(path))
+    assert hasattr(load_model(path), "predict")  # opened without running code: only trusted types
 
 
 def test_quick_comparison_draws_a_chart_and_downloads_the_csv(page):
@@ -81,6 +90,11 @@ def test_quick_comparison_draws_a_chart_and_downloads_the_csv(page):
     text = path.read_text(encoding="utf-8")
     assert text.startswith("# contains non-private reference figures")
     assert "dp_tree" in text
+    with page.expect_download() as chart_download:  # the image is drawn only now, on the click
+        page.get_by_role("button", name="Chart (SVG)").click()
+    chart = ARTIFACTS / "comparison.svg"
+    chart_download.value.save_as(str(chart))
+    assert chart.read_text(encoding="utf-8").lstrip().startswith("<svg")
 
 
 def test_export_downloads_the_released_csv_and_its_report(page):
