@@ -3,6 +3,10 @@
 Every failure raises :class:`~dpcore.exceptions.DataError` with a sentence that says what to
 do. Messages never quote the file's contents: pandas' and openpyxl's own messages can contain
 cell values, so they are never passed on. Column names may be mentioned; cell values never.
+
+Text is read by the rules of :mod:`dpcore.csv_reading` (encodings, delimiters, and one list of
+missing-value markers), so a table read whole here and streamed by the command line means the
+same: the same cells are missing, and it spends the same budget.
 """
 
 from __future__ import annotations
@@ -14,13 +18,19 @@ from pathlib import PurePath
 
 import pandas as pd
 
+from dpcore.csv_reading import DELIMITERS, MISSING_VALUES, decode, sniff_delimiter
 from dpcore.exceptions import DataError
+
+__all__ = [
+    "DELIMITERS", "MAX_COLUMNS", "MAX_ROWS", "MISSING_VALUES", "comma_number_columns", "decode", "first_row_is_data",
+    "read_csv_bytes", "read_csv_path", "read_excel_bytes", "read_table_bytes", "sniff_delimiter",
+]
 
 MAX_ROWS = 2_000_000
 MAX_COLUMNS = 500
-DELIMITERS = (",", ";", "\t")
 _DELIMITER_NAMES = {",": "comma", ";": "semicolon", "\t": "tab"}
-_MISSING = ["?", "NA", "N/A", ""]
+# Only the one list marks a cell missing: pandas' own defaults differ from version to version.
+_MARKERS = {"na_values": MISSING_VALUES, "keep_default_na": False}
 _SAMPLE_ROWS = 1000  # rows that header detection looks at: enough to see categories recur, cheap
 _NUMERIC_SHARE = 0.95  # a column is "numbers" when this share of its filled cells below row 1 are numbers
 # A number as European spreadsheets write it: optional thousands groups (one separator: dot, space,
@@ -43,29 +53,6 @@ _BAD_WORKBOOK = (
     "The workbook could not be read: it may be damaged or not really an .xlsx file. "
     "Open it in your spreadsheet program, save it again as .xlsx or CSV, and upload that."
 )
-
-
-def decode(raw: bytes) -> tuple[str, str]:
-    """Return ``(text, encoding)``: UTF-8 (with or without BOM) first, else Latin-1."""
-    if not raw or not raw.strip():
-        raise DataError("The file is empty. Choose a CSV file with a header row and at least one data row.")
-    if b"\x00" in raw[:8192]:
-        raise DataError("This looks like a binary file (a spreadsheet or archive?), not a CSV. Save it as CSV and try again.")
-    try:
-        return raw.decode("utf-8-sig"), "utf-8"
-    except UnicodeDecodeError:
-        return raw.decode("latin-1"), "latin-1"
-
-
-def sniff_delimiter(text: str) -> str:
-    """The delimiter among comma, semicolon and tab that splits the first lines most consistently."""
-    sample = "\n".join(text.splitlines()[:50])
-    try:
-        return csv.Sniffer().sniff(sample, delimiters="".join(DELIMITERS)).delimiter
-    except csv.Error:
-        header = sample.splitlines()[0] if sample else ""
-        counts = {d: header.count(d) for d in DELIMITERS}
-        return max(counts, key=counts.get)
 
 
 def _is_number(values: pd.Series) -> pd.Series:
@@ -148,13 +135,31 @@ def _finish(frame: pd.DataFrame, info: dict, names: list[str] | None, max_rows: 
             raise DataError("Two columns have the same name. Give every column a distinct header and upload again.")
     else:
         frame.columns = [f"column {i}" for i in range(1, frame.shape[1] + 1)]
-    frame = frame.apply(lambda col: col.str.strip() if col.dtype == object or pd.api.types.is_string_dtype(col) else col)
+    frame = frame.apply(_stripped)
     columns = comma_number_columns(frame) if decimal == "," or (decimal is None and suspect) else []
     if decimal == ",":
         frame[columns] = frame[columns].apply(_comma_numbers_to_float)
     info.update(rows=len(frame), columns=frame.shape[1], decimal=decimal or ".")
     info.update(decimal_comma_suspected=decimal is None and bool(columns), decimal_comma_columns=columns)
     return frame, info
+
+
+def _stripped(column: pd.Series) -> pd.Series:
+    """Text without the spaces around it; a marker that only the spaces hid (" ? ") becomes missing.
+
+    A text column left with only numbers once such markers are gone becomes numbers, as the
+    streaming reader reads it.
+    """
+    if not (column.dtype == object or pd.api.types.is_string_dtype(column)):
+        return column
+    stripped = column.str.strip()
+    column = stripped.where(stripped.notna() | column.isna(), column)  # a workbook's numbers among text stay numbers
+    marked = column.isin(MISSING_VALUES)
+    if not marked.any():
+        return column
+    column = column.mask(marked)
+    numbers = pd.to_numeric(column, errors="coerce")
+    return numbers if numbers.notna().sum() == column.notna().sum() else column
 
 
 def _check_options(header, decimal) -> None:
@@ -191,7 +196,7 @@ def read_csv_bytes(
     _check_options(header, decimal)
     text, encoding = decode(raw)
     delimiter = sniff_delimiter(text)
-    options = {"sep": delimiter, "skipinitialspace": True, "na_values": _MISSING, "keep_default_na": True}
+    options = {"sep": delimiter, "skipinitialspace": True, **_MARKERS}
     guessed = header is None
     if guessed:
         try:
@@ -244,7 +249,7 @@ def read_excel_bytes(
         book = pd.ExcelFile(io.BytesIO(raw), engine="openpyxl")
         sheets = book.sheet_names
         # Read without a header (bounded by the row guard), then decide: one read instead of two.
-        cells = pd.read_excel(book, sheet_name=0, header=None, nrows=max_rows + 2)
+        cells = pd.read_excel(book, sheet_name=0, header=None, nrows=max_rows + 2, **_MARKERS)
     except Exception:
         raise DataError(_BAD_WORKBOOK) from None
     # Blank rows and columns around the table (formatting, a title line's neighbours) carry nothing.

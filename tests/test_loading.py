@@ -297,6 +297,14 @@ def test_xlsx_round_trip(tmp_path):
     assert info["header"] is True and info["header_guessed"] is True and info["rows"] == 2 and info["columns"] == 3
 
 
+def test_xlsx_markers_are_missing_and_numbers_among_text_are_kept():
+    raw = _workbook([["city", "age", "note"], ["Oslo", "?", 7], [" NA ", 45, " x "], ["Lund", 30, "y"]])
+    frame, _ = read_excel_bytes(raw)
+    assert frame["age"].isna().tolist() == [True, False, False] and pd.api.types.is_numeric_dtype(frame["age"])
+    assert frame["city"].isna().tolist() == [False, True, False]
+    assert frame["note"].tolist() == [7, "x", "y"]
+
+
 def test_xlsx_header_detection_and_decimal_commas():
     raw = _workbook([["red", 1, "1,5"], ["blue", 2, "2,5"], ["red", 3, "1.000,5"]])
     frame, info = read_excel_bytes(raw)
