@@ -306,11 +306,11 @@ def _run_estimate(args) -> int:
 
 def _noise_note(name: str, entry: dict, frame) -> str | None:
     """A sentence for the buyer when a column's estimates are mostly noise (from their own standard errors)."""
-    from dpcore import _release_report as fmt
+    from dpcore.release.usefulness import verdict
 
     error = float(frame["std_error"].mean())
     if entry["mechanism"] == "laplace":
-        level, sentence = fmt.verdict(name, error, lower=entry["lower"], upper=entry["upper"], who="your", advise=False)
+        level, sentence = verdict(name, error, lower=entry["lower"], upper=entry["upper"], who="your", advise=False)
     else:
-        level, sentence = fmt.verdict(name, error, k=int(entry["n_categories"]), who="your", advise=False)
+        level, sentence = verdict(name, error, k=int(entry["n_categories"]), who="your", advise=False)
     return sentence if level == "noise" else None
