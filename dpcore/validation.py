@@ -9,11 +9,18 @@ from __future__ import annotations
 import math
 import numbers
 from decimal import ROUND_CEILING, Decimal
+from typing import Any, TypeAlias
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+#: What ``random_state`` may be: ``None`` (operating-system entropy), a seed, or a Generator.
+RandomStateLike: TypeAlias = int | np.integer[Any] | np.random.Generator | None
+#: Declared bounds: a pair ``(lower, upper)`` of scalars or per-feature sequences.
+Bounds: TypeAlias = tuple[ArrayLike, ArrayLike]
 
 
-def check_epsilon(epsilon, name: str = "epsilon") -> float:
+def check_epsilon(epsilon: object, name: str = "epsilon") -> float:
     """Return ``epsilon`` as a float after checking it is a finite positive number."""
     if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
         raise TypeError(f"{name} must be a number, got {type(epsilon).__name__}")
@@ -23,7 +30,7 @@ def check_epsilon(epsilon, name: str = "epsilon") -> float:
     return value
 
 
-def check_delta(delta, name: str = "delta") -> float:
+def check_delta(delta: object, name: str = "delta") -> float:
     """Return ``delta`` as a float in [0, 1)."""
     if isinstance(delta, bool) or not isinstance(delta, numbers.Real):
         raise TypeError(f"{name} must be a number, got {type(delta).__name__}")
@@ -33,7 +40,7 @@ def check_delta(delta, name: str = "delta") -> float:
     return value
 
 
-def check_sensitivity(sensitivity, name: str = "sensitivity") -> float:
+def check_sensitivity(sensitivity: object, name: str = "sensitivity") -> float:
     """Return a finite, non-negative sensitivity."""
     if isinstance(sensitivity, bool) or not isinstance(sensitivity, numbers.Real):
         raise TypeError(f"{name} must be a number, got {type(sensitivity).__name__}")
@@ -43,7 +50,7 @@ def check_sensitivity(sensitivity, name: str = "sensitivity") -> float:
     return value
 
 
-def check_positive_int(value, name: str, minimum: int = 1) -> int:
+def check_positive_int(value: object, name: str, minimum: int = 1) -> int:
     """Return ``value`` as an int at least ``minimum``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be a whole number, got {type(value).__name__}")
@@ -52,7 +59,9 @@ def check_positive_int(value, name: str, minimum: int = 1) -> int:
     return int(value)
 
 
-def check_bounds(bounds, n_features: int | None = None, name: str = "bounds") -> tuple[np.ndarray, np.ndarray]:
+def check_bounds(
+    bounds: Bounds | None, n_features: int | None = None, name: str = "bounds"
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Return declared ``(lower, upper)`` arrays, broadcast to ``n_features``.
 
     ``bounds`` is a pair ``(lower, upper)`` of scalars or per-feature sequences. ``None``
@@ -61,9 +70,9 @@ def check_bounds(bounds, n_features: int | None = None, name: str = "bounds") ->
     if bounds is None:
         bounds = (0.0, 1.0)
     try:
-        lower, upper = bounds
-        lower = np.asarray(lower, dtype=float)
-        upper = np.asarray(upper, dtype=float)
+        given_lower, given_upper = bounds
+        lower = np.asarray(given_lower, dtype=float)
+        upper = np.asarray(given_upper, dtype=float)
     except (TypeError, ValueError):
         raise TypeError(f"{name} must be a pair (lower, upper) of numbers or sequences of numbers") from None
     if n_features is not None:
@@ -79,7 +88,7 @@ def check_bounds(bounds, n_features: int | None = None, name: str = "bounds") ->
     return lower, upper
 
 
-def check_random_state(random_state) -> np.random.Generator:
+def check_random_state(random_state: RandomStateLike) -> np.random.Generator:
     """Return a numpy Generator.
 
     ``None`` draws fresh entropy from the operating system (the only choice for a real

@@ -7,11 +7,12 @@ from dpcore.mechanisms.geometric import Geometric
 from dpcore.mechanisms.laplace import Laplace
 from dpcore.mechanisms.median import Median
 from dpcore.mechanisms.randomized_response import COIN_EPSILON, CoinRandomizedResponse, KaryRandomizedResponse
+from dpcore.validation import RandomStateLike
 
 COUNT_NOISES = ("laplace", "geometric")
 
 
-def count_mechanism(kind: str, epsilon: float, random_state=None):
+def count_mechanism(kind: str, epsilon: float, random_state: RandomStateLike = None) -> Laplace | Geometric:
     """The mechanism that noises counts (sensitivity 1): ``"laplace"`` or ``"geometric"``."""
     if kind == "laplace":
         return Laplace(epsilon, 1.0, random_state)

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from dpcore.validation import check_epsilon, check_random_state, check_sensitivity
+from dpcore.validation import RandomStateLike, check_epsilon, check_random_state, check_sensitivity
 
 
 @dataclass
@@ -36,7 +39,8 @@ class CallRecorder:
     replay: list[MechanismCall] | None = None
     calls: list[MechanismCall] = field(default_factory=list)
 
-    def handle(self, mechanism: str, epsilon: float, sensitivity: float, query, output):
+    def handle(self, mechanism: str, epsilon: float, sensitivity: float, query: ArrayLike, output: Any) -> Any:
+        """Record one call; return ``output``, or the recorded run's output for this call when replaying."""
         if self.replay is not None:
             position = len(self.calls)
             if position >= len(self.replay):
@@ -52,7 +56,7 @@ _active_recorder: contextvars.ContextVar[CallRecorder | None] = contextvars.Cont
 
 
 @contextlib.contextmanager
-def record_mechanism_calls(replay: list[MechanismCall] | None = None):
+def record_mechanism_calls(replay: list[MechanismCall] | None = None) -> Iterator[CallRecorder]:
     """Record every mechanism call made inside the block (a test and audit tool)."""
     recorder = CallRecorder(replay=replay)
     token = _active_recorder.set(recorder)
@@ -77,12 +81,13 @@ class Mechanism:
 
     name = "mechanism"
 
-    def __init__(self, epsilon, sensitivity=1.0, random_state=None):
+    def __init__(self, epsilon: float, sensitivity: float = 1.0, random_state: RandomStateLike = None) -> None:
         self.epsilon = check_epsilon(epsilon)
         self.sensitivity = check_sensitivity(sensitivity)
         self.rng = check_random_state(random_state)
 
-    def _released(self, query, output):
+    def _released(self, query: ArrayLike, output: Any) -> Any:
+        # Any: a mechanism's output is an array or a numpy scalar, and a replay returns the recorded array.
         recorder = _active_recorder.get()
         if recorder is None:
             return output

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from dpcore.mechanisms._base import Mechanism
+from dpcore.validation import RandomStateLike
 
 SELECTION_METHODS = ("gumbel", "permute_and_flip")
 
@@ -36,19 +38,21 @@ class Exponential(Mechanism):
 
     name = "exponential"
 
-    def __init__(self, epsilon, sensitivity=1.0, method="gumbel", random_state=None):
+    def __init__(
+        self, epsilon: float, sensitivity: float = 1.0, method: str = "gumbel", random_state: RandomStateLike = None
+    ) -> None:
         super().__init__(epsilon, sensitivity, random_state)
         if method not in SELECTION_METHODS:
             raise ValueError(f"method must be one of {SELECTION_METHODS}, got {method!r}")
         self.method = method
 
-    def log_probabilities(self, utilities, log_weights=None) -> np.ndarray:
+    def log_probabilities(self, utilities: ArrayLike, log_weights: ArrayLike | None = None) -> NDArray[np.float64]:
         """The exact log selection probabilities of the Gumbel sampler (for tests and docs)."""
         scores = self._scores(np.asarray(utilities, dtype=float), log_weights)
         top = np.max(scores, axis=-1, keepdims=True)
         return scores - top - np.log(np.sum(np.exp(scores - top), axis=-1, keepdims=True))
 
-    def _scores(self, utilities, log_weights):
+    def _scores(self, utilities: NDArray[np.float64], log_weights: ArrayLike | None) -> NDArray[np.float64]:
         if self.sensitivity == 0:
             scale = 0.0
         else:
@@ -59,7 +63,7 @@ class Exponential(Mechanism):
             scores = scores + np.asarray(log_weights, dtype=float)
         return scores
 
-    def select(self, utilities, log_weights=None):
+    def select(self, utilities: ArrayLike, log_weights: ArrayLike | None = None) -> np.intp | NDArray[np.intp]:
         """Return the chosen index (an int for 1-D input, an array of ints per row for 2-D)."""
         utilities = np.asarray(utilities, dtype=float)
         if utilities.ndim not in (1, 2) or utilities.shape[-1] == 0:
@@ -75,7 +79,7 @@ class Exponential(Mechanism):
             choice = self._permute_and_flip(scores)
         return self._released(utilities, choice)
 
-    def _permute_and_flip(self, scores):
+    def _permute_and_flip(self, scores: NDArray[np.float64]) -> np.intp | NDArray[np.intp]:
         rows = np.atleast_2d(scores)
         n_rows, k = rows.shape
         order = np.argsort(self.rng.random((n_rows, k)), axis=1)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from dpcore.mechanisms._base import Mechanism
-from dpcore.validation import check_delta, check_epsilon
+from dpcore.validation import RandomStateLike, check_delta, check_epsilon
 
 
 def zcdp_rho(epsilon: float, delta: float) -> float:
@@ -44,7 +45,7 @@ class Gaussian(Mechanism):
 
     name = "gaussian"
 
-    def __init__(self, rho, sensitivity=1.0, random_state=None):
+    def __init__(self, rho: float, sensitivity: float = 1.0, random_state: RandomStateLike = None) -> None:
         super().__init__(check_epsilon(rho, "rho"), sensitivity, random_state)
         self.rho = self.epsilon
 
@@ -57,7 +58,7 @@ class Gaussian(Mechanism):
         """The power of two, about σ/1000, that outputs are rounded to."""
         return 2.0 ** math.floor(math.log2(self.sigma / 1000.0))
 
-    def randomise(self, values) -> np.ndarray:
+    def randomise(self, values: ArrayLike) -> NDArray[np.float64]:
         values = np.asarray(values, dtype=float)
         noisy = values + self.rng.normal(0.0, self.sigma, size=values.shape)
         return self._released(values, np.round(noisy / self.grid) * self.grid)

@@ -5,8 +5,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from dpcore.mechanisms._base import Mechanism
+from dpcore.validation import RandomStateLike
 
 
 class Geometric(Mechanism):
@@ -25,7 +27,7 @@ class Geometric(Mechanism):
 
     name = "geometric"
 
-    def __init__(self, epsilon, sensitivity=1, random_state=None):
+    def __init__(self, epsilon: float, sensitivity: float = 1, random_state: RandomStateLike = None) -> None:
         super().__init__(epsilon, sensitivity, random_state)
         if self.sensitivity != int(self.sensitivity) or self.sensitivity < 1:
             raise ValueError(f"sensitivity must be a whole number >= 1 for the geometric mechanism, got {sensitivity!r}")
@@ -39,7 +41,7 @@ class Geometric(Mechanism):
         a = self.alpha
         return 2.0 * a / (1.0 - a) ** 2
 
-    def randomise(self, values) -> np.ndarray:
+    def randomise(self, values: ArrayLike) -> NDArray[np.int64]:
         """Return integer ``values`` plus two-sided geometric noise (any shape)."""
         values = np.asarray(values)
         if values.size and not np.all(np.equal(np.mod(values, 1), 0)):

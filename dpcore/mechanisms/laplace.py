@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from dpcore.mechanisms._base import Mechanism
 
@@ -49,7 +50,7 @@ class Laplace(Mechanism):
             return 0.0
         return 2.0 ** math.ceil(math.log2(self.scale / 1024.0))
 
-    def randomise(self, values) -> np.ndarray:
+    def randomise(self, values: ArrayLike) -> NDArray[np.float64]:
         """Return ``values`` plus independent Laplace noise (any shape), rounded to :attr:`grid`."""
         values = np.asarray(values, dtype=float)
         noisy = values + self.rng.laplace(0.0, self.scale, size=values.shape)

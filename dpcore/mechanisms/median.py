@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from dpcore.mechanisms._base import Mechanism
-from dpcore.validation import check_bounds
+from dpcore.validation import Bounds, RandomStateLike, check_bounds
 
 
 class Median(Mechanism):
@@ -29,12 +30,12 @@ class Median(Mechanism):
 
     name = "median"
 
-    def __init__(self, epsilon, bounds=(0.0, 1.0), random_state=None):
+    def __init__(self, epsilon: float, bounds: Bounds = (0.0, 1.0), random_state: RandomStateLike = None) -> None:
         super().__init__(epsilon, 1.0, random_state)
         lower, upper = check_bounds(bounds, 1)
         self.lower, self.upper = float(lower[0]), float(upper[0])
 
-    def randomise(self, values) -> float:
+    def randomise(self, values: ArrayLike) -> float:
         values = np.asarray(values, dtype=float).ravel()
         # A missing value is dropped (a per-record filter): left in, it made every output NaN.
         values = np.sort(np.clip(values[~np.isnan(values)], self.lower, self.upper))

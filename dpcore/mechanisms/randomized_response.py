@@ -5,9 +5,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from dpcore.mechanisms._base import Mechanism
-from dpcore.validation import check_positive_int
+from dpcore.validation import RandomStateLike, check_positive_int
 
 COIN_EPSILON = math.log(3.0)
 
@@ -38,7 +39,7 @@ class KaryRandomizedResponse(Mechanism):
 
     name = "randomized_response"
 
-    def __init__(self, epsilon, n_categories, random_state=None):
+    def __init__(self, epsilon: float, n_categories: int, random_state: RandomStateLike = None) -> None:
         super().__init__(epsilon, 1.0, random_state)
         self.n_categories = check_positive_int(n_categories, "n_categories", minimum=2)
 
@@ -52,14 +53,14 @@ class KaryRandomizedResponse(Mechanism):
         """``q``: the chance of writing one particular other category."""
         return (1.0 - self.keep_probability) / (self.n_categories - 1)
 
-    def response_matrix(self) -> np.ndarray:
+    def response_matrix(self) -> NDArray[np.float64]:
         """``M[o, t] = P(output o | true t)``."""
         k = self.n_categories
         matrix = np.full((k, k), self.other_probability)
         np.fill_diagonal(matrix, self.keep_probability)
         return matrix
 
-    def randomise(self, codes) -> np.ndarray:
+    def randomise(self, codes: ArrayLike) -> NDArray[np.int64]:
         codes = np.asarray(codes)
         k = self.n_categories
         valid = (codes >= 0) & (codes < k)
@@ -72,7 +73,7 @@ class KaryRandomizedResponse(Mechanism):
         released = np.where(valid, np.where(keep, true, other), uniform)
         return self._released(codes, released)
 
-    def estimate_from_counts(self, counts) -> tuple[np.ndarray, np.ndarray]:
+    def estimate_from_counts(self, counts: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Unbiased true-share estimates and their standard errors from released category counts."""
         counts = np.asarray(counts, dtype=float)
         n = max(counts.sum(), 1.0)
@@ -82,7 +83,7 @@ class KaryRandomizedResponse(Mechanism):
         std_error = np.sqrt((share * p * (1 - p) + (1 - share) * q * (1 - q)) / n) / (p - q)
         return estimate, std_error
 
-    def estimate_frequencies(self, released_codes) -> tuple[np.ndarray, np.ndarray]:
+    def estimate_frequencies(self, released_codes: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """:meth:`estimate_from_counts` on the counts of released codes."""
         return self.estimate_from_counts(np.bincount(np.asarray(released_codes), minlength=self.n_categories)[: self.n_categories])
 
@@ -97,10 +98,10 @@ class CoinRandomizedResponse(KaryRandomizedResponse):
 
     name = "coin_randomized_response"
 
-    def __init__(self, random_state=None):
+    def __init__(self, random_state: RandomStateLike = None) -> None:
         super().__init__(COIN_EPSILON, 2, random_state)
 
-    def randomise(self, codes) -> np.ndarray:
+    def randomise(self, codes: ArrayLike) -> NDArray[np.int64]:
         codes = np.asarray(codes)
         valid = (codes == 0) | (codes == 1)
         first_heads = self.rng.random(codes.shape) < 0.5
