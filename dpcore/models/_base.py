@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import warnings
-from typing import ClassVar
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dpcore.exceptions import PrivacyLeakWarning
 from dpcore.mechanisms import COUNT_NOISES, SELECTION_METHODS
-from dpcore.validation import check_bounds, check_epsilon, check_random_state, round_up_epsilon
+from dpcore.validation import Bounds, RandomStateLike, check_bounds, check_epsilon, check_random_state, round_up_epsilon
 
 NEIGHBOURS = "Neighbouring datasets differ by one added or removed record. "
 
@@ -36,24 +38,35 @@ class DPEstimatorMixin(BaseEstimator):
     imports nothing from the model modules.
     """
 
-    _parameter_choices: ClassVar[dict[str, tuple]] = {}
+    _parameter_choices: ClassVar[dict[str, tuple[Any, ...]]] = {}
+    privacy_summary: ClassVar[str]
 
-    def _check_fit_input(self, X, y, classifier: bool):
-        X, y = validate_data(self, X, y, dtype=float, ensure_all_finite=False, y_numeric=not classifier)
+    # Hyper-parameters every estimator has (set in its __init__) and state every fit learns.
+    epsilon: float
+    bounds: Bounds | None
+    random_state: RandomStateLike
+    n_features_in_: int
+    _lower: NDArray[np.float64]
+    _upper: NDArray[np.float64]
+    epsilon_spent_: float
+    delta_spent_: float
+
+    def _check_fit_input(self, X: ArrayLike, y: ArrayLike, classifier: bool) -> tuple[NDArray[np.float64], NDArray[Any]]:
+        X_valid, y_valid = validate_data(self, X, y, dtype=float, ensure_all_finite=False, y_numeric=not classifier)
         if classifier:
-            check_classification_targets(y)
+            check_classification_targets(y_valid)
         check_epsilon(self.epsilon)
         self._lower, self._upper = check_bounds(self.bounds, self.n_features_in_)
-        return X, y
+        return X_valid, y_valid
 
-    def _unit(self, X) -> np.ndarray:
+    def _unit(self, X: ArrayLike) -> NDArray[np.float64]:
         """Declared-bounds scaling into [0, 1], with NaN → 0.5 and clipping."""
         X = np.asarray(X, dtype=float)
         unit = (X - self._lower) / (self._upper - self._lower)
         unit = np.where(np.isnan(unit), 0.5, unit)
         return np.clip(unit, 0.0, 1.0)
 
-    def _check_predict_input(self, X) -> np.ndarray:
+    def _check_predict_input(self, X: ArrayLike) -> NDArray[np.float64]:
         check_is_fitted(self)
         X = validate_data(self, X, dtype=float, ensure_all_finite=False, reset=False)
         return self._unit(X)
@@ -67,7 +80,7 @@ class DPEstimatorMixin(BaseEstimator):
             if name in params and value not in choices:
                 raise ValueError(f"{name} must be one of {choices}, got {value!r}")
 
-    def _random_streams(self):
+    def _random_streams(self) -> tuple[np.random.Generator, np.random.Generator]:
         """Two independent generators: one for data-independent structure, one for noise."""
         structure, noise = check_random_state(self.random_state).spawn(2)
         return structure, noise
@@ -81,14 +94,18 @@ class DPEstimatorMixin(BaseEstimator):
 class TargetScalingMixin:
     """Regression targets: clipped into declared ``target_bounds`` and scaled to [0, 1]."""
 
-    def _unit_target(self, y) -> np.ndarray:
+    target_bounds: Bounds | None
+    _target_lower: float
+    _target_upper: float
+
+    def _unit_target(self, y: ArrayLike) -> NDArray[np.float64]:
         lower, upper = check_bounds(self.target_bounds, 1, name="target_bounds")
         self._target_lower, self._target_upper = float(lower[0]), float(upper[0])
         y = np.asarray(y, dtype=float)
         y = np.where(np.isnan(y), (self._target_lower + self._target_upper) / 2, y)
         return np.clip((y - self._target_lower) / (self._target_upper - self._target_lower), 0.0, 1.0)
 
-    def _from_unit_target(self, value):
+    def _from_unit_target(self, value: ArrayLike) -> NDArray[np.float64]:
         return self._target_lower + np.asarray(value, dtype=float) * (self._target_upper - self._target_lower)
 
 
@@ -101,7 +118,10 @@ class DeclaredClassesMixin:
     per-record filter, so no other record's contribution changes).
     """
 
-    def _encode_labels(self, y):
+    classes: Sequence[Any] | None
+    classes_: NDArray[Any]
+
+    def _encode_labels(self, y: ArrayLike) -> NDArray[np.int64]:
         if self.classes is None:
             warnings.warn(
                 "classes were not declared, so they are read from the data; this leaks which labels occur. "
@@ -115,7 +135,7 @@ class DeclaredClassesMixin:
             if len(classes) < 1 or len(np.unique(classes)) != len(classes):
                 raise ValueError("classes must be a list of distinct labels")
         self.classes_ = classes
-        return pd.Index(classes).get_indexer(np.asarray(y)).astype(np.int64)
+        return pd.Index(classes).get_indexer(pd.Index(np.asarray(y))).astype(np.int64)
 
-    def _decode(self, codes):
+    def _decode(self, codes: NDArray[np.intp] | NDArray[np.int64]) -> NDArray[Any]:
         return self.classes_[codes]

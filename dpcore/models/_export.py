@@ -11,16 +11,20 @@ tree is post-processing.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from sklearn.base import is_classifier
 from sklearn.utils.validation import check_is_fitted
 
 from dpcore.models._tree import TreeArrays
 
 
-def tree_records(tree: TreeArrays, feature_names, lower, upper, describe_value: Callable) -> list[dict]:
+def tree_records(
+    tree: TreeArrays, feature_names: Sequence[str], lower: ArrayLike, upper: ArrayLike, describe_value: Callable[[Any], Any]
+) -> list[dict[str, Any]]:
     """The nodes of ``tree`` as dicts in original units (thresholds mapped back by the declared bounds)."""
     lower = np.asarray(lower, dtype=float)
     span = np.asarray(upper, dtype=float) - lower
@@ -28,7 +32,7 @@ def tree_records(tree: TreeArrays, feature_names, lower, upper, describe_value: 
     for i in range(len(tree.feature)):
         f = int(tree.feature[i])
         count = None if np.isnan(tree.noisy_count[i]) else round(float(tree.noisy_count[i]), 1)
-        node = {"id": i, "depth": int(tree.depth[i]), "noisy_count": count}
+        node: dict[str, Any] = {"id": i, "depth": int(tree.depth[i]), "noisy_count": count}
         if f >= 0:
             node.update(
                 feature=str(feature_names[f]),
@@ -49,7 +53,15 @@ class TreeRecordsMixin:
     roots); the ensembles keep a list ``trees_``, one block of roots per growth call.
     """
 
-    def tree_records(self, feature_names=None, tree: int = 0) -> list[dict]:
+    # Set by the estimator this is mixed into (annotations only: no class attributes).
+    n_features_in_: int
+    tree_: TreeArrays
+    _lower: NDArray[np.float64]
+    _upper: NDArray[np.float64]
+    classes_: NDArray[Any]
+    _from_unit_target: Callable[[ArrayLike], NDArray[np.float64]]
+
+    def tree_records(self, feature_names: Sequence[str] | None = None, tree: int = 0) -> list[dict[str, Any]]:
         """Every node of grown tree block ``tree`` as a dict (see the module docstring for the keys).
 
         Parameters
@@ -64,7 +76,7 @@ class TreeRecordsMixin:
         blocks = self.trees_ if hasattr(self, "trees_") else [self.tree_]
         return tree_records(blocks[tree], names, self._lower, self._upper, self._describe_leaf)
 
-    def _describe_leaf(self, value):
+    def _describe_leaf(self, value: Any) -> dict[str, float] | float | None:
         if is_classifier(self):
             return {str(label): round(float(c), 1) for label, c in zip(self.classes_, value)}
         return float(self._from_unit_target(value)) if np.isfinite(value) else None

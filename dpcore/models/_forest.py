@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 import numpy as np
 
-from dpcore.models._tree import grow
+from dpcore.models._tree import GrowthSettings, TreeArrays, grow
 
 SAMPLINGS = ("disjoint", "subsample")
 
 
-def tree_memberships(rng: np.random.Generator, n_records: int, n_trees: int, sampling: str, max_samples: float):
+def tree_memberships(
+    rng: np.random.Generator, n_records: int, n_trees: int, sampling: str, max_samples: float
+) -> tuple[np.ndarray | list[np.ndarray], float]:
     """Which records each tree sees, and the budget share each tree may spend.
 
     ``"disjoint"``: every record goes to one tree by an independent uniform draw; trees see
@@ -44,10 +48,13 @@ def class_probabilities(noisy_counts: np.ndarray) -> np.ndarray:
         return np.where(totals > 0, clipped / totals, 1.0 / k)
 
 
-def grow_ensemble(X_unit, y, n_trees, sampling, max_samples, epsilon, queries, make_settings, rng_structure):
+def grow_ensemble(
+    X_unit: np.ndarray, y: np.ndarray, n_trees: int, sampling: str, max_samples: float, epsilon: float, queries: int,
+    make_settings: Callable[[float, np.random.Generator], GrowthSettings], rng_structure: np.random.Generator,
+) -> tuple[list[TreeArrays], float]:
     """Grow ``n_trees`` trees as :func:`tree_memberships` shares out records and budget.
 
-    ``make_settings(budget_per_query)`` gives the growth settings; the budget per query is
+    ``make_settings(budget_per_query, candidate_rng)`` gives the growth settings; the budget per query is
     the tree's share of ε divided by the queries on one root-to-leaf path. Returns the list
     of grown :class:`~dpcore.models._tree.TreeArrays` and the budget per query.
     """
@@ -57,11 +64,11 @@ def grow_ensemble(X_unit, y, n_trees, sampling, max_samples, epsilon, queries, m
     roots, share = tree_memberships(membership_rng, len(y), n_trees, sampling, max_samples)
     budget_per_query = epsilon * share / queries
     settings = make_settings(budget_per_query, candidate_rng)
-    if sampling == "disjoint":
+    if isinstance(roots, np.ndarray):  # disjoint sampling: one array of tree indices
         return [grow(X_unit, y, roots, n_trees, settings)], budget_per_query
     return [grow(X_unit, y, r, 1, settings) for r in roots], budget_per_query
 
 
-def ensemble_leaf_values(trees, X_unit) -> np.ndarray:
+def ensemble_leaf_values(trees: Sequence[TreeArrays], X_unit: np.ndarray) -> np.ndarray:
     """Leaf values of every tree for every record: ``(n, n_trees[, K])``."""
     return np.concatenate([t.value[t.apply(X_unit)] for t in trees], axis=1)

@@ -148,7 +148,9 @@ def sae_utility_grid(bins: np.ndarray, node: np.ndarray, y: np.ndarray, n_nodes:
     return utility
 
 
-def _sae(counts_cum, sums_cum, y_sorted, starts, ends, n) -> np.ndarray:
+def _sae(
+    counts_cum: np.ndarray, sums_cum: np.ndarray, y_sorted: np.ndarray, starts: np.ndarray, ends: np.ndarray, n: int
+) -> np.ndarray:
     """Sum of absolute errors about the lower median of each (row, node) member set: ``(T, n_nodes)``.
 
     ``counts_cum``/``sums_cum`` are running member counts and member sums along the records

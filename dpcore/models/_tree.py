@@ -20,11 +20,13 @@ divide their budget by.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
+from numpy.typing import NDArray
 
 import dpcore.models._splitting as split
-from dpcore.mechanisms import Exponential, Laplace, Median, count_mechanism
+from dpcore.mechanisms import Exponential, Geometric, Laplace, Median, count_mechanism
 
 
 @dataclass
@@ -103,8 +105,13 @@ class GrowthSettings:
 class _Nodes:
     """Growable node storage."""
 
-    def __init__(self):
-        self.feature, self.threshold, self.left, self.right, self.depth, self.count = [], [], [], [], [], []
+    def __init__(self) -> None:
+        self.feature: list[int] = []
+        self.threshold: list[float] = []
+        self.left: list[int] = []
+        self.right: list[int] = []
+        self.depth: list[int] = []
+        self.count: list[float] = []
 
     def add(self, depth: int, counts: np.ndarray) -> np.ndarray:
         start = len(self.feature)
@@ -206,7 +213,10 @@ def grow(X_unit: np.ndarray, y: np.ndarray, root_of_record: np.ndarray, n_roots:
     )
 
 
-def _choose_splits(X, y, stats, rec_local, n_nodes, s: GrowthSettings, bins, d):
+def _choose_splits(
+    X: np.ndarray, y: np.ndarray, stats: np.ndarray, rec_local: np.ndarray, n_nodes: int, s: GrowthSettings,
+    bins: np.ndarray | None, d: int,
+) -> tuple[np.ndarray, np.ndarray]:
     """One exponential-mechanism draw per splitting node; returns (feature, threshold) arrays."""
     selector = Exponential(s.budget_per_query, s.sensitivity, s.selection, s.rng_noise)
     if s.candidates == "random":
@@ -221,6 +231,7 @@ def _choose_splits(X, y, stats, rec_local, n_nodes, s: GrowthSettings, bins, d):
         return features[rows, chosen], thresholds[rows, chosen]
 
     grid = split.threshold_grid(s.n_thresholds)
+    assert bins is not None, "grid candidates are scored from the binned features"
     if s.utility == "sae":
         utility = split.sae_utility_grid(bins, rec_local, y, n_nodes, s.n_thresholds)
     else:
@@ -230,11 +241,11 @@ def _choose_splits(X, y, stats, rec_local, n_nodes, s: GrowthSettings, bins, d):
     if s.features_per_node is not None and s.features_per_node < d:
         allowed = np.argsort(s.rng_structure.random((n_nodes, d)), axis=1) < s.features_per_node
         utility = np.where(allowed[:, :, None], utility, -np.inf)
-    chosen = selector.select(utility.reshape(n_nodes, -1))
+    chosen = cast(NDArray[np.intp], selector.select(utility.reshape(n_nodes, -1)))  # 2-D: one choice per node
     return chosen // s.n_thresholds, grid[chosen % s.n_thresholds]
 
 
-def _utility(kind, left, totals):
+def _utility(kind: str, left: np.ndarray, totals: np.ndarray) -> np.ndarray:
     if kind == "sse":
         return split.sse_utility(left, totals)
     if kind == "gini":
@@ -242,14 +253,17 @@ def _utility(kind, left, totals):
     raise ValueError(f"unknown utility {kind!r}")
 
 
-def _leaf_values(y, stats, record_node, leaves, counts, s: GrowthSettings, counts_mech, n_nodes):
+def _leaf_values(
+    y: np.ndarray, stats: np.ndarray, record_node: np.ndarray, leaves: np.ndarray, counts: np.ndarray, s: GrowthSettings,
+    counts_mech: Laplace | Geometric, n_nodes: int,
+) -> np.ndarray:
     """Noisy leaf values for every leaf with one mechanism call (median: one per leaf)."""
     leaf_pos = np.full(n_nodes, -1)
     leaf_pos[leaves] = np.arange(len(leaves))
     rec_leaf = leaf_pos[record_node]
     if s.leaf == "class_counts":
         true = np.stack([np.bincount(rec_leaf, weights=stats[:, c], minlength=len(leaves)) for c in range(s.n_classes)], axis=1)
-        value = np.zeros((n_nodes, s.n_classes))
+        value: np.ndarray = np.zeros((n_nodes, s.n_classes))
         value[leaves] = counts_mech.randomise(np.rint(true)).astype(float)
         return value
     value = np.full(n_nodes, np.nan)

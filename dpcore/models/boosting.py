@@ -9,12 +9,18 @@ uniform random subset of their declared categories, not on thresholds over codes
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Self
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from sklearn.base import ClassifierMixin, RegressorMixin
 
-from dpcore.mechanisms import Gaussian, Laplace, count_mechanism, zcdp_rho
+from dpcore.mechanisms import Gaussian, Geometric, Laplace, count_mechanism, zcdp_rho
 from dpcore.models._base import NEIGHBOURS, DeclaredClassesMixin, DPEstimatorMixin, TargetScalingMixin
-from dpcore.validation import check_positive_int
+from dpcore.validation import Bounds, RandomStateLike, check_positive_int
+
+Residuals = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 _PRIVACY = r"""
     Privacy argument (pure ε-DP, add/remove-one neighbours).
@@ -58,7 +64,7 @@ def auto_rounds(epsilon: float) -> int:
 
 
 class _BoostingBase(DPEstimatorMixin):
-    def _check_params(self, multiclass: bool = False):
+    def _check_params(self, multiclass: bool = False) -> None:
         if self.n_rounds == "auto":
             # Multiclass rounds release K sums per leaf at once, so each round is costlier: fewer of them.
             self._rounds = max(10, auto_rounds(self.epsilon) // 2) if multiclass else auto_rounds(self.epsilon)
@@ -91,7 +97,7 @@ class _BoostingBase(DPEstimatorMixin):
             levels[int(feature)] = int(count)
         return levels
 
-    def _draw_structures(self, rng: np.random.Generator, d: int):
+    def _draw_structures(self, rng: np.random.Generator, d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """All rounds' oblivious trees at once: features, thresholds and category subsets."""
         levels = self._levels(d)
         features = rng.integers(0, d, size=(self._rounds, self._depth))
@@ -100,7 +106,7 @@ class _BoostingBase(DPEstimatorMixin):
         subsets = rng.random((self._rounds, self._depth, width)) < 0.5
         return features, thresholds, subsets, levels
 
-    def _leaf_index(self, X_unit: np.ndarray, rounds=slice(None)) -> np.ndarray:
+    def _leaf_index(self, X_unit: np.ndarray, rounds: slice = slice(None)) -> np.ndarray:
         """Leaf of every record in every selected round: ``(n, rounds)``."""
         features = self.features_[rounds]
         thresholds = self.thresholds_[rounds]
@@ -114,13 +120,18 @@ class _BoostingBase(DPEstimatorMixin):
         goes_left = np.where(levels > 0, in_subset, values <= thresholds)
         return (goes_left * (1 << np.arange(features.shape[1]))).sum(axis=2)
 
-    def _boost(self, X_unit, targets, initial, residual_fn, residual_sensitivity):
+    def _boost(
+        self, X_unit: np.ndarray, targets: np.ndarray, initial: ArrayLike, residual_fn: Residuals,
+        residual_sensitivity: tuple[float, float],
+    ) -> None:
         """Run the rounds; ``targets`` is (n, K), ``initial`` the public starting score (K,), and
         ``residual_sensitivity`` the (L1, L2) bound of one record's clipped residual vector."""
         n, k = targets.shape
         structure, noise = self._random_streams()
         self.features_, self.thresholds_, self.subsets_, self._levels_ = self._draw_structures(structure, X_unit.shape[1])
         round_epsilon = self.epsilon / self._rounds
+        counts_mech: Gaussian | Laplace | Geometric
+        sums_mech: Gaussian | Laplace
         if self.delta:
             # Approximate DP: Gaussian noise, ρ-zCDP per query, ρ's add up over the rounds.
             round_rho = zcdp_rho(self.epsilon, self.delta) / self._rounds
@@ -150,18 +161,18 @@ class _BoostingBase(DPEstimatorMixin):
         self.initial_ = np.asarray(initial, dtype=float)
         self._set_spent(self.epsilon, self.delta)
 
-    def _decision(self, X) -> np.ndarray:
+    def _decision(self, X: ArrayLike) -> NDArray[np.float64]:
         X_unit = self._check_predict_input(X)
         leaves = self._leaf_index(X_unit)
         rounds = np.arange(self._rounds)[None, :]
         return self.initial_[None, :] + self.leaf_values_[rounds, leaves].sum(axis=1)
 
-    def rounds_as_records(self, feature_names=None) -> list[dict]:
+    def rounds_as_records(self, feature_names: Sequence[str] | None = None) -> list[dict[str, Any]]:
         """Each round's oblivious tree as plain data (split per level, leaf steps)."""
         names = feature_names if feature_names is not None else [f"x{i}" for i in range(self.n_features_in_)]
         out = []
         for r in range(self._rounds):
-            levels = []
+            levels: list[dict[str, Any]] = []
             for f, t in zip(self.features_[r], self.thresholds_[r]):
                 if self._levels_[f] > 0:
                     levels.append({"feature": str(names[f]), "categories_left": np.flatnonzero(self.subsets_[r, len(levels), : self._levels_[f]]).tolist()})
@@ -223,8 +234,23 @@ class DPBoostingRegressor(TargetScalingMixin, RegressorMixin, _BoostingBase):
 
     _step_scale = 1.0
 
-    def __init__(self, *, epsilon=1.0, n_rounds="auto", max_depth=5, learning_rate=0.8, clip=0.2, count_share=0.15, min_leaf_count=5.0,
-                 delta=0.0, bounds=None, target_bounds=None, categorical_levels=None, count_noise="laplace", random_state=None):
+    def __init__(
+        self,
+        *,
+        epsilon: float = 1.0,
+        n_rounds: int | str = "auto",
+        max_depth: int | str = 5,
+        learning_rate: float = 0.8,
+        clip: float = 0.2,
+        count_share: float = 0.15,
+        min_leaf_count: float = 5.0,
+        delta: float = 0.0,
+        bounds: Bounds | None = None,
+        target_bounds: Bounds | None = None,
+        categorical_levels: Mapping[int, int] | None = None,
+        count_noise: str = "laplace",
+        random_state: RandomStateLike = None,
+    ) -> None:
         self.epsilon = epsilon
         self.n_rounds = n_rounds
         self.max_depth = max_depth
@@ -239,14 +265,14 @@ class DPBoostingRegressor(TargetScalingMixin, RegressorMixin, _BoostingBase):
         self.count_noise = count_noise
         self.random_state = random_state
 
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         X, y = self._check_fit_input(X, y, classifier=False)
         self._check_params()
         y_unit = self._unit_target(y)[:, None]
         self._boost(self._unit(X), y_unit, [0.5], lambda t, s: t - s, (self.clip, self.clip))
         return self
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray[np.float64]:
         return self._from_unit_target(np.clip(self._decision(X)[:, 0], 0.0, 1.0))
 
 
@@ -278,8 +304,23 @@ class DPBoostingClassifier(DeclaredClassesMixin, ClassifierMixin, _BoostingBase)
 
     privacy_summary = _PRIVACY_SUMMARY.format(residuals="log-loss residuals (one per class with more than two classes)")
 
-    def __init__(self, *, epsilon=1.0, n_rounds="auto", max_depth="auto", learning_rate=1.0, clip=0.7, count_share=0.3, min_leaf_count=5.0,
-                 delta=0.0, bounds=None, classes=None, categorical_levels=None, count_noise="laplace", random_state=None):
+    def __init__(
+        self,
+        *,
+        epsilon: float = 1.0,
+        n_rounds: int | str = "auto",
+        max_depth: int | str = "auto",
+        learning_rate: float = 1.0,
+        clip: float = 0.7,
+        count_share: float = 0.3,
+        min_leaf_count: float = 5.0,
+        delta: float = 0.0,
+        bounds: Bounds | None = None,
+        classes: Sequence[Any] | None = None,
+        categorical_levels: Mapping[int, int] | None = None,
+        count_noise: str = "laplace",
+        random_state: RandomStateLike = None,
+    ) -> None:
         self.epsilon = epsilon
         self.n_rounds = n_rounds
         self.max_depth = max_depth
@@ -294,7 +335,7 @@ class DPBoostingClassifier(DeclaredClassesMixin, ClassifierMixin, _BoostingBase)
         self.count_noise = count_noise
         self.random_state = random_state
 
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         X, y = self._check_fit_input(X, y, classifier=True)
         codes = self._encode_labels(y)
         self._check_params(multiclass=len(self.classes_) > 2)
@@ -313,23 +354,23 @@ class DPBoostingClassifier(DeclaredClassesMixin, ClassifierMixin, _BoostingBase)
             self._boost(X_unit, targets, np.zeros(k), lambda t, s: t - _softmax(s), sensitivity)
         return self
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         scores = self._decision(X)
         if len(self.classes_) <= 2:
             p = _sigmoid(scores[:, 0])
             return np.column_stack([1 - p, p]) if len(self.classes_) == 2 else np.ones((len(p), 1))
         return _softmax(scores)
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray[Any]:
         proba = self.predict_proba(X)
         return self.classes_[np.argmax(proba, axis=1)]
 
 
-def _sigmoid(z):
+def _sigmoid(z: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
 
 
-def _softmax(z):
+def _softmax(z: np.ndarray) -> np.ndarray:
     z = z - z.max(axis=1, keepdims=True)
     e = np.exp(z)
     return e / e.sum(axis=1, keepdims=True)

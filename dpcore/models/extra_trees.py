@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import Any, Self
 
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from sklearn.base import RegressorMixin
 
 from dpcore.models._base import NEIGHBOURS, DPEstimatorMixin, TargetScalingMixin
@@ -11,7 +15,7 @@ from dpcore.models._classifier import TreeEnsembleClassifier
 from dpcore.models._export import TreeRecordsMixin
 from dpcore.models._forest import SAMPLINGS, ensemble_leaf_values, grow_ensemble
 from dpcore.models._tree import GrowthSettings, queries_per_path
-from dpcore.validation import check_positive_int
+from dpcore.validation import Bounds, RandomStateLike, check_positive_int
 
 _PRIVACY_NOTES = r"""
     Privacy argument (add/remove-one neighbours). Features are clipped into declared bounds.
@@ -55,14 +59,14 @@ class _ExtraTreesBase(DPEstimatorMixin):
             return max(1, math.ceil(math.sqrt(d)))
         return check_positive_int(self.max_features, "max_features")
 
-    def _grow(self, X_unit, y, utility, leaf, n_classes=0):
+    def _grow(self, X_unit: np.ndarray, y: np.ndarray, utility: str, leaf: str, n_classes: int = 0) -> None:
         self._check_choices()
         d = X_unit.shape[1]
         height = self._height(d)
         structure, noise = self._random_streams()
         n_trees = check_positive_int(self.n_estimators, "n_estimators")
 
-        def settings(budget, candidate_rng):
+        def settings(budget: float, candidate_rng: np.random.Generator) -> GrowthSettings:
             return GrowthSettings(
                 max_depth=height,
                 budget_per_query=budget,
@@ -141,19 +145,19 @@ class DPExtraTreesClassifier(TreeEnsembleClassifier, _ExtraTreesBase):
     def __init__(
         self,
         *,
-        n_estimators=10,
-        epsilon=1.0,
-        max_depth=None,
-        max_features=None,
-        min_samples_split=10,
-        sampling="disjoint",
-        max_samples=1.0,
-        bounds=None,
-        classes=None,
-        count_noise="laplace",
-        selection="gumbel",
-        random_state=None,
-    ):
+        n_estimators: int = 10,
+        epsilon: float = 1.0,
+        max_depth: int | None = None,
+        max_features: int | str | None = None,
+        min_samples_split: float = 10,
+        sampling: str = "disjoint",
+        max_samples: float = 1.0,
+        bounds: Bounds | None = None,
+        classes: Sequence[Any] | None = None,
+        count_noise: str = "laplace",
+        selection: str = "gumbel",
+        random_state: RandomStateLike = None,
+    ) -> None:
         self.n_estimators = n_estimators
         self.epsilon = epsilon
         self.max_depth = max_depth
@@ -167,7 +171,7 @@ class DPExtraTreesClassifier(TreeEnsembleClassifier, _ExtraTreesBase):
         self.selection = selection
         self.random_state = random_state
 
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         X_unit, codes = self._fit_codes(X, y)
         self._grow(X_unit, codes, "gini", "class_counts", len(self.classes_))
         return self
@@ -203,19 +207,19 @@ class DPExtraTreesRegressor(TreeRecordsMixin, TargetScalingMixin, RegressorMixin
     def __init__(
         self,
         *,
-        n_estimators=10,
-        epsilon=1.0,
-        max_depth=None,
-        max_features=None,
-        min_samples_split=10,
-        sampling="disjoint",
-        max_samples=1.0,
-        bounds=None,
-        target_bounds=None,
-        count_noise="laplace",
-        selection="gumbel",
-        random_state=None,
-    ):
+        n_estimators: int = 10,
+        epsilon: float = 1.0,
+        max_depth: int | None = None,
+        max_features: int | str | None = None,
+        min_samples_split: float = 10,
+        sampling: str = "disjoint",
+        max_samples: float = 1.0,
+        bounds: Bounds | None = None,
+        target_bounds: Bounds | None = None,
+        count_noise: str = "laplace",
+        selection: str = "gumbel",
+        random_state: RandomStateLike = None,
+    ) -> None:
         self.n_estimators = n_estimators
         self.epsilon = epsilon
         self.max_depth = max_depth
@@ -229,12 +233,12 @@ class DPExtraTreesRegressor(TreeRecordsMixin, TargetScalingMixin, RegressorMixin
         self.selection = selection
         self.random_state = random_state
 
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         X, y = self._check_fit_input(X, y, classifier=False)
         self._grow(self._unit(X), self._unit_target(y), "sse", "mean")
         return self
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray[np.float64]:
         X_unit = self._check_predict_input(X)
         return self._from_unit_target(ensemble_leaf_values(self.trees_, X_unit).mean(axis=1))
 

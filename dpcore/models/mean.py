@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Self
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from sklearn.base import RegressorMixin
 
 from dpcore.mechanisms import Laplace
 from dpcore.models._base import NEIGHBOURS, DPEstimatorMixin, TargetScalingMixin
+from dpcore.validation import Bounds, RandomStateLike
 
 
 class DPMeanRegressor(TargetScalingMixin, RegressorMixin, DPEstimatorMixin):
@@ -44,14 +48,14 @@ class DPMeanRegressor(TargetScalingMixin, RegressorMixin, DPEstimatorMixin):
         "one prediction, is post-processing."
     )
 
-    def __init__(self, *, epsilon=1.0, target_bounds=None, random_state=None):
+    def __init__(self, *, epsilon: float = 1.0, target_bounds: Bounds | None = None, random_state: RandomStateLike = None) -> None:
         self.epsilon = epsilon
         self.target_bounds = target_bounds
         self.random_state = random_state
 
     bounds = None  # features are ignored; kept so the shared input checks apply
 
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         X, y = self._check_fit_input(X, y, classifier=False)
         y_unit = self._unit_target(y)
         _, noise = self._random_streams()
@@ -63,6 +67,6 @@ class DPMeanRegressor(TargetScalingMixin, RegressorMixin, DPEstimatorMixin):
         self._set_spent(self.epsilon)
         return self
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray[np.float64]:
         X_unit = self._check_predict_input(X)
         return np.full(X_unit.shape[0], self.mean_)

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any, Self
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from sklearn.base import ClassifierMixin
 
 from dpcore.mechanisms import Laplace, count_mechanism
 from dpcore.models._base import NEIGHBOURS, DeclaredClassesMixin, DPEstimatorMixin
+from dpcore.validation import Bounds, RandomStateLike
 
 
 class DPGaussianNB(DeclaredClassesMixin, ClassifierMixin, DPEstimatorMixin):
@@ -60,7 +65,16 @@ class DPGaussianNB(DeclaredClassesMixin, ClassifierMixin, DPEstimatorMixin):
         "composition the model is ε-DP. Means, variances and predictions come from these noisy sums only (post-processing)."
     )
 
-    def __init__(self, *, epsilon=1.0, bounds=None, classes=None, var_smoothing=1e-3, count_noise="laplace", random_state=None):
+    def __init__(
+        self,
+        *,
+        epsilon: float = 1.0,
+        bounds: Bounds | None = None,
+        classes: Sequence[Any] | None = None,
+        var_smoothing: float = 1e-3,
+        count_noise: str = "laplace",
+        random_state: RandomStateLike = None,
+    ) -> None:
         self.epsilon = epsilon
         self.bounds = bounds
         self.classes = classes
@@ -68,7 +82,7 @@ class DPGaussianNB(DeclaredClassesMixin, ClassifierMixin, DPEstimatorMixin):
         self.count_noise = count_noise
         self.random_state = random_state
 
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         X, y = self._check_fit_input(X, y, classifier=True)
         self._check_choices()
         codes = self._encode_labels(y)
@@ -94,18 +108,18 @@ class DPGaussianNB(DeclaredClassesMixin, ClassifierMixin, DPEstimatorMixin):
         self._set_spent(self.epsilon)
         return self
 
-    def predict_joint_log_proba(self, X):
+    def predict_joint_log_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         unit = self._check_predict_input(X)
         diff = unit[:, None, :] - self._mean_unit[None, :, :]
         log_like = -0.5 * (np.log(2 * np.pi * self._var_unit)[None] + diff**2 / self._var_unit[None]).sum(axis=2)
         return log_like + np.log(self.class_prior_)[None, :]
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         joint = self.predict_joint_log_proba(X)
         joint -= joint.max(axis=1, keepdims=True)
         proba = np.exp(joint)
         return proba / proba.sum(axis=1, keepdims=True)
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray[Any]:
         joint = self.predict_joint_log_proba(X)
         return self.classes_[np.argmax(joint, axis=1)]

@@ -8,9 +8,13 @@ tree of §2 (:class:`~dpcore.models.DPRegressionTree`) on each part.
 
 from __future__ import annotations
 
+from typing import Self
+
+from numpy.typing import ArrayLike
+
 from dpcore.models._base import NEIGHBOURS
 from dpcore.models.regression_tree import _RegressionTreeBase
-from dpcore.validation import check_positive_int
+from dpcore.validation import Bounds, RandomStateLike, check_positive_int
 
 
 class DPPartitionedForest(_RegressionTreeBase):
@@ -50,19 +54,19 @@ class DPPartitionedForest(_RegressionTreeBase):
     def __init__(
         self,
         *,
-        n_estimators=25,
-        epsilon=1.0,
-        max_depth=5,
-        min_samples_split=20,
-        min_samples_leaf=10,
-        n_thresholds=40,
-        leaf="mean",
-        bounds=None,
-        target_bounds=None,
-        count_noise="laplace",
-        selection="gumbel",
-        random_state=None,
-    ):
+        n_estimators: int = 25,
+        epsilon: float = 1.0,
+        max_depth: int = 5,
+        min_samples_split: float = 20,
+        min_samples_leaf: float = 10,
+        n_thresholds: int = 40,
+        leaf: str = "mean",
+        bounds: Bounds | None = None,
+        target_bounds: Bounds | None = None,
+        count_noise: str = "laplace",
+        selection: str = "gumbel",
+        random_state: RandomStateLike = None,
+    ) -> None:
         self.n_estimators = n_estimators
         self.epsilon = epsilon
         self.max_depth = max_depth
@@ -76,7 +80,7 @@ class DPPartitionedForest(_RegressionTreeBase):
         self.selection = selection
         self.random_state = random_state
 
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         """Split the records into ``n_estimators`` random parts and grow one DP tree on each."""
         n_parts = check_positive_int(self.n_estimators, "n_estimators")
         return self._fit_roots(X, y, n_parts, lambda rng, n: rng.integers(0, n_parts, size=n))

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import Any, Self
+
+import numpy as np
+from numpy.typing import ArrayLike
 
 from dpcore.models._base import NEIGHBOURS
 from dpcore.models._classifier import TreeEnsembleClassifier
 from dpcore.models._forest import SAMPLINGS, grow_ensemble
 from dpcore.models._tree import GrowthSettings, queries_per_path
-from dpcore.validation import check_positive_int
+from dpcore.validation import Bounds, RandomStateLike, check_positive_int
 
 
 class DPRandomForestClassifier(TreeEnsembleClassifier):
@@ -67,19 +72,19 @@ class DPRandomForestClassifier(TreeEnsembleClassifier):
     def __init__(
         self,
         *,
-        n_estimators=10,
-        epsilon=1.0,
-        max_depth=6,
-        max_features="sqrt",
-        n_thresholds=40,
-        sampling="disjoint",
-        max_samples=1.0,
-        bounds=None,
-        classes=None,
-        count_noise="laplace",
-        selection="gumbel",
-        random_state=None,
-    ):
+        n_estimators: int = 10,
+        epsilon: float = 1.0,
+        max_depth: int = 6,
+        max_features: int | str | None = "sqrt",
+        n_thresholds: int = 40,
+        sampling: str = "disjoint",
+        max_samples: float = 1.0,
+        bounds: Bounds | None = None,
+        classes: Sequence[Any] | None = None,
+        count_noise: str = "laplace",
+        selection: str = "gumbel",
+        random_state: RandomStateLike = None,
+    ) -> None:
         self.n_estimators = n_estimators
         self.epsilon = epsilon
         self.max_depth = max_depth
@@ -93,7 +98,7 @@ class DPRandomForestClassifier(TreeEnsembleClassifier):
         self.selection = selection
         self.random_state = random_state
 
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         X_unit, codes = self._fit_codes(X, y)
         self._check_choices()
         d = X_unit.shape[1]
@@ -106,7 +111,7 @@ class DPRandomForestClassifier(TreeEnsembleClassifier):
             per_node = min(d, check_positive_int(self.max_features, "max_features"))
         structure, noise = self._random_streams()
 
-        def settings(budget, candidate_rng):
+        def settings(budget: float, candidate_rng: np.random.Generator) -> GrowthSettings:
             return GrowthSettings(
                 max_depth=depth,
                 budget_per_query=budget,

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import inspect
 import numbers
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
+from typing import Any, Protocol, Self
 
 import numpy as np
 
+from dpcore.models._base import DPEstimatorMixin
 from dpcore.models.boosting import DPBoostingClassifier, DPBoostingRegressor
 from dpcore.models.extra_trees import DPExtraTreesClassifier, DPExtraTreesRegressor
 from dpcore.models.mean import DPMeanRegressor
@@ -26,6 +28,7 @@ from dpcore.models.naive_bayes import DPGaussianNB
 from dpcore.models.partitioned_forest import DPPartitionedForest
 from dpcore.models.random_forest import DPRandomForestClassifier
 from dpcore.models.regression_tree import DPRegressionTree
+from dpcore.validation import Bounds, RandomStateLike
 
 KINDS = ("ours", "diffprivlib", "interpret", "non-private")
 KIND_LABELS = {
@@ -34,6 +37,14 @@ KIND_LABELS = {
     "interpret": "InterpretML DP-EBM ((ε, δ)-DP)",
     "non-private": "non-private reference — owner's eyes only",
 }
+
+
+class Estimator(Protocol):
+    """What a registry entry builds: a scikit-learn estimator (ours, a baseline's, or a pipeline)."""
+
+    def fit(self, X: Any, y: Any) -> Self: ...
+
+    def predict(self, X: Any) -> Any: ...
 
 
 @dataclass
@@ -46,15 +57,15 @@ class ModelContext:
 
     n_features: int
     epsilon: float = 1.0
-    bounds: tuple | None = None
-    target_bounds: tuple | None = None
-    classes: list | None = None
+    bounds: Bounds | None = None
+    target_bounds: tuple[float, float] | None = None
+    classes: list[Any] | None = None
     delta: float = 1e-5
     count_noise: str = "laplace"
     selection: str = "gumbel"
-    categorical_levels: dict = field(default_factory=dict)
-    random_state: object = None
-    params: dict = field(default_factory=dict)
+    categorical_levels: dict[int, int] = field(default_factory=dict)
+    random_state: RandomStateLike = None
+    params: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -66,7 +77,7 @@ class Parameter:
 
     name: str
     help: str
-    choices: tuple = ()
+    choices: tuple[Any, ...] = ()
     minimum: float | None = None
     maximum: float | None = None
     default: object = None
@@ -78,12 +89,12 @@ class ModelSpec:
     name: str
     kind: str
     task: str
-    build: Callable[[ModelContext], object]
+    build: Callable[[ModelContext], Estimator]
     description: str
     parameters: tuple[Parameter, ...] = ()
-    estimator: type | None = None  # our estimator class; None for the baselines
+    estimator: type[DPEstimatorMixin] | None = None  # our estimator class; None for the baselines
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.estimator is not None:
             defaults = estimator_defaults(self.estimator)
             object.__setattr__(self, "parameters", tuple(replace(p, default=defaults[p.name]) for p in self.parameters))
@@ -92,22 +103,22 @@ class ModelSpec:
     def private(self) -> bool:
         return self.kind != "non-private"
 
-    def make(self, context: ModelContext):
+    def make(self, context: ModelContext) -> Estimator:
         return self.build(context)
 
 
-def estimator_defaults(estimator) -> dict:
+def estimator_defaults(estimator: type | object) -> dict[str, Any]:
     """``{name: default}`` of an estimator's ``__init__`` (class or instance): where our defaults live.
 
     >>> estimator_defaults(DPRegressionTree)["max_depth"]
     15
     """
-    cls = estimator if isinstance(estimator, type) else type(estimator)
+    cls: type[Any] = estimator if isinstance(estimator, type) else type(estimator)
     signature = inspect.signature(cls.__init__)
     return {name: p.default for name, p in signature.parameters.items() if p.default is not inspect.Parameter.empty}
 
 
-def _p(context: ModelContext, name: str, default):
+def _p(context: ModelContext, name: str, default: Any) -> Any:
     """A baseline's hyper-parameter: the owner's choice, else the baseline's setting here."""
     return context.params.get(name, default)
 
@@ -118,20 +129,20 @@ def _p(context: ModelContext, name: str, default):
 _FROM_CONTEXT = ("epsilon", "bounds", "target_bounds", "classes", "categorical_levels", "count_noise", "selection", "random_state")
 
 
-def _as_given(value, default):
+def _as_given(value: Any, default: Any) -> Any:
     """A whole-number float (``5.0`` from a form or a file) becomes an int unless the parameter is a float one."""
     whole = isinstance(value, numbers.Real) and not isinstance(value, bool) and float(value).is_integer()
     return int(value) if whole and not isinstance(default, float) else value
 
 
-def _ours(estimator: type, approximate: bool = False, **fixed) -> Callable[[ModelContext], object]:
+def _ours(estimator: type[DPEstimatorMixin], approximate: bool = False, **fixed: Any) -> Callable[[ModelContext], Estimator]:
     """Build ``estimator`` with the context's budget, domain and mechanisms, the ``fixed`` arguments
     that define the registry entry, and the owner's ``params``; everything else keeps its default.
     ``approximate`` passes the context's δ (the approximate-DP mode); otherwise δ keeps its default."""
     defaults = estimator_defaults(estimator)
     bound = set(_FROM_CONTEXT) | set(fixed) | {"delta"}
 
-    def build(c: ModelContext):
+    def build(c: ModelContext) -> Estimator:
         kwargs = {name: getattr(c, name) for name in _FROM_CONTEXT if name in defaults}
         if approximate:
             kwargs["delta"] = c.delta
@@ -142,7 +153,10 @@ def _ours(estimator: type, approximate: bool = False, **fixed) -> Callable[[Mode
     return build
 
 
-def _our_model(key, name, task, estimator, description, parameters=(), approximate=False, **fixed) -> ModelSpec:
+def _our_model(
+    key: str, name: str, task: str, estimator: type[DPEstimatorMixin], description: str,
+    parameters: tuple[Parameter, ...] = (), approximate: bool = False, **fixed: Any,
+) -> ModelSpec:
     """A registry entry for one of our estimators (``fixed``: the arguments that define the entry, e.g. ``leaf``)."""
     return ModelSpec(key, name, "ours", task, _ours(estimator, approximate, **fixed), description, parameters, estimator)
 
@@ -150,7 +164,7 @@ def _our_model(key, name, task, estimator, description, parameters=(), approxima
 # --- diffprivlib --------------------------------------------------------------------------
 
 
-def _diffprivlib_nb(c: ModelContext):
+def _diffprivlib_nb(c: ModelContext) -> Estimator:
     from diffprivlib.models import GaussianNB
 
     from dpcore.models.baselines import EncodedLabelClassifier
@@ -158,12 +172,12 @@ def _diffprivlib_nb(c: ModelContext):
     return EncodedLabelClassifier(estimator=GaussianNB(epsilon=c.epsilon, bounds=c.bounds, random_state=_seed(c)), classes=c.classes)
 
 
-def _diffprivlib_tree(c: ModelContext):
+def _diffprivlib_tree(c: ModelContext) -> Estimator:
     from diffprivlib.models import DecisionTreeClassifier
 
     from dpcore.models.baselines import EncodedLabelClassifier
 
-    k = len(c.classes)
+    k = len(_declared_classes(c))
     return EncodedLabelClassifier(
         estimator=DecisionTreeClassifier(
             max_depth=int(_p(c, "max_depth", 5)), epsilon=c.epsilon, bounds=c.bounds, classes=list(range(k)), random_state=_seed(c)
@@ -172,12 +186,12 @@ def _diffprivlib_tree(c: ModelContext):
     )
 
 
-def _diffprivlib_forest(c: ModelContext):
+def _diffprivlib_forest(c: ModelContext) -> Estimator:
     from diffprivlib.models import RandomForestClassifier
 
     from dpcore.models.baselines import EncodedLabelClassifier
 
-    k = len(c.classes)
+    k = len(_declared_classes(c))
     return EncodedLabelClassifier(
         estimator=RandomForestClassifier(
             n_estimators=int(_p(c, "n_estimators", 10)), max_depth=int(_p(c, "max_depth", 5)), epsilon=c.epsilon,
@@ -187,7 +201,7 @@ def _diffprivlib_forest(c: ModelContext):
     )
 
 
-def _diffprivlib_logistic(c: ModelContext):
+def _diffprivlib_logistic(c: ModelContext) -> Estimator:
     from diffprivlib.models import LogisticRegression
 
     from dpcore.models.baselines import EncodedLabelClassifier, scaled
@@ -198,7 +212,7 @@ def _diffprivlib_logistic(c: ModelContext):
     )
 
 
-def _diffprivlib_linear(c: ModelContext):
+def _diffprivlib_linear(c: ModelContext) -> Estimator:
     from diffprivlib.models import LinearRegression
 
     from dpcore.models.baselines import scaled, unit_target
@@ -211,7 +225,14 @@ def _diffprivlib_linear(c: ModelContext):
     )
 
 
-def _seed(c: ModelContext):
+def _declared_classes(c: ModelContext) -> list[Any]:
+    """A classifier baseline's declared labels (it never reads them from the data)."""
+    if c.classes is None:  # was len(None): the same TypeError, without saying why
+        raise TypeError("a classifier needs the declared classes in its ModelContext")
+    return c.classes
+
+
+def _seed(c: ModelContext) -> int | np.integer[Any] | None:
     """diffprivlib takes an int seed or a RandomState; pass ints through, else fresh entropy."""
     return c.random_state if isinstance(c.random_state, int | np.integer) else None
 
@@ -219,8 +240,8 @@ def _seed(c: ModelContext):
 # --- interpret ------------------------------------------------------------------------------
 
 
-def _dp_ebm(task):
-    def build(c: ModelContext):
+def _dp_ebm(task: str) -> Callable[[ModelContext], Estimator]:
+    def build(c: ModelContext) -> Estimator:
         from interpret.privacy import DPExplainableBoostingClassifier, DPExplainableBoostingRegressor
 
         from dpcore.models.baselines import EncodedLabelClassifier, scaled
@@ -244,8 +265,8 @@ def _dp_ebm(task):
 # --- non-private --------------------------------------------------------------------------
 
 
-def _sk(name, **fixed):
-    def build(c: ModelContext):
+def _sk(name: str, **fixed: Any) -> Callable[[ModelContext], Estimator]:
+    def build(c: ModelContext) -> Estimator:
         import sklearn.ensemble as ensemble
         import sklearn.linear_model as linear
         import sklearn.naive_bayes as nb
@@ -359,7 +380,7 @@ REGISTRY: tuple[ModelSpec, ...] = (
 MODELS = {spec.key: spec for spec in REGISTRY}
 
 
-def privacy_summary(model) -> str:
+def privacy_summary(model: object) -> str:
     """The privacy argument of ``model`` in two or three plain sentences, for a model card.
 
     ``model`` is a registry key, or one of our estimators (class or instance), which states its
@@ -380,7 +401,7 @@ def privacy_summary(model) -> str:
     return summary
 
 
-def models_for(task: str, kinds=KINDS) -> list[ModelSpec]:
+def models_for(task: str, kinds: Collection[str] = KINDS) -> list[ModelSpec]:
     """The registry's models for ``task`` ("regression" or "classification"), in display order."""
     return [m for m in REGISTRY if m.task == task and m.kind in kinds]
 

@@ -8,13 +8,17 @@ Fletcher & Islam-style DP regression trees as restated in ``shared/spec/algorith
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Self
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from sklearn.base import RegressorMixin
 
 from dpcore.models._base import NEIGHBOURS, DPEstimatorMixin, TargetScalingMixin
 from dpcore.models._export import TreeRecordsMixin
 from dpcore.models._tree import GrowthSettings, grow, queries_per_path
-from dpcore.validation import check_positive_int
+from dpcore.validation import Bounds, RandomStateLike, check_positive_int
 
 LEAF_KINDS = ("mean", "median")
 
@@ -24,7 +28,7 @@ class _RegressionTreeBase(TreeRecordsMixin, TargetScalingMixin, RegressorMixin, 
 
     _parameter_choices = {"leaf": LEAF_KINDS}
 
-    def _settings(self, budget_per_query, structure, noise) -> GrowthSettings:
+    def _settings(self, budget_per_query: float, structure: np.random.Generator, noise: np.random.Generator) -> GrowthSettings:
         self._check_choices()
         return GrowthSettings(
             max_depth=check_positive_int(self.max_depth, "max_depth", minimum=0),
@@ -48,7 +52,9 @@ class _RegressionTreeBase(TreeRecordsMixin, TargetScalingMixin, RegressorMixin, 
         # With max_depth = 0 the lone leaf needs a count and a sum.
         return max(queries_per_path(self.max_depth, root_count=False, child_counts=True), 2)
 
-    def _fit_roots(self, X, y, n_roots: int, root_of_record_fn):
+    def _fit_roots(
+        self, X: ArrayLike, y: ArrayLike, n_roots: int, root_of_record_fn: Callable[[np.random.Generator, int], np.ndarray]
+    ) -> Self:
         X, y = self._check_fit_input(X, y, classifier=False)
         X_unit, y_unit = self._unit(X), self._unit_target(y)
         structure, noise = self._random_streams()
@@ -61,7 +67,7 @@ class _RegressionTreeBase(TreeRecordsMixin, TargetScalingMixin, RegressorMixin, 
         self.depth_ = self.tree_.max_depth
         return self
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray[np.float64]:
         X_unit = self._check_predict_input(X)
         leaves = self.tree_.apply(X_unit)
         return self._from_unit_target(self.tree_.value[leaves].mean(axis=1))
@@ -142,18 +148,18 @@ class DPRegressionTree(_RegressionTreeBase):
     def __init__(
         self,
         *,
-        epsilon=1.0,
-        max_depth=15,
-        min_samples_split=20,
-        min_samples_leaf=10,
-        n_thresholds=40,
-        leaf="mean",
-        bounds=None,
-        target_bounds=None,
-        count_noise="laplace",
-        selection="gumbel",
-        random_state=None,
-    ):
+        epsilon: float = 1.0,
+        max_depth: int = 15,
+        min_samples_split: float = 20,
+        min_samples_leaf: float = 10,
+        n_thresholds: int = 40,
+        leaf: str = "mean",
+        bounds: Bounds | None = None,
+        target_bounds: Bounds | None = None,
+        count_noise: str = "laplace",
+        selection: str = "gumbel",
+        random_state: RandomStateLike = None,
+    ) -> None:
         self.epsilon = epsilon
         self.max_depth = max_depth
         self.min_samples_split = min_samples_split
@@ -166,6 +172,6 @@ class DPRegressionTree(_RegressionTreeBase):
         self.selection = selection
         self.random_state = random_state
 
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         """Grow the tree on ``X, y`` spending ``epsilon``."""
         return self._fit_roots(X, y, 1, lambda rng, n: np.zeros(n, dtype=np.int64))
