@@ -11,8 +11,10 @@ privacy leak on the column, and :meth:`Schema.leak_notes` says so in every repor
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -91,11 +93,19 @@ class ColumnSpec:
     may_be_missing: bool = True
 
     @property
+    def bounds(self) -> tuple[float, float]:
+        """The declared ``(lower, upper)`` of a numeric column; :class:`DataError` if either is missing."""
+        if self.lower is None or self.upper is None:
+            raise DataError(f"Column '{self.name}': declare a lower and an upper bound.")
+        return float(self.lower), float(self.upper)
+
+    @property
     def fill(self) -> float:
         """The declared value for a missing number: by default the middle of the bounds."""
         if self.fill_value is not None:
             return float(self.fill_value)
-        return (float(self.lower) + float(self.upper)) / 2.0
+        lower, upper = self.bounds
+        return (lower + upper) / 2.0
 
     @property
     def levels(self) -> list[str]:
@@ -197,11 +207,11 @@ class Schema:
             raise DataError(" ".join(problems))
 
     # --- (de)serialisation -----------------------------------------------------------
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"columns": [asdict(c) for c in self.columns]}
 
     @classmethod
-    def from_dict(cls, data: dict) -> Schema:
+    def from_dict(cls, data: dict[str, Any]) -> Schema:
         try:
             columns = [ColumnSpec(**{k: v for k, v in c.items() if k in ColumnSpec.__dataclass_fields__}) for c in data["columns"]]
         except (KeyError, TypeError):
@@ -270,7 +280,7 @@ class Schema:
         return cls(columns)
 
 
-def _number_or_none(value) -> float | None:
+def _number_or_none(value: Any) -> float | None:
     if value is None:
         return None
     try:
@@ -322,7 +332,7 @@ def suggest_schema(frame: pd.DataFrame, max_categories: int = 50) -> Schema:
     return Schema(columns)
 
 
-def load_schema(path) -> Schema:
+def load_schema(path: str | os.PathLike[str]) -> Schema:
     with open(path, encoding="utf-8") as handle:
         return Schema.from_json(handle.read())
 
@@ -332,9 +342,10 @@ def load_schema(path) -> Schema:
 
 def normalise_numeric(values: pd.Series, spec: ColumnSpec) -> np.ndarray:
     """Numbers → [0, 1] by the declared bounds; missing → the declared fill; outside → clipped."""
+    lower, upper = spec.bounds
     numbers = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
     numbers = np.where(np.isnan(numbers), spec.fill, numbers)
-    scaled = (numbers - spec.lower) / (spec.upper - spec.lower)
+    scaled = (numbers - lower) / (upper - lower)
     return np.clip(scaled, 0.0, 1.0)
 
 
@@ -343,9 +354,9 @@ def category_codes(values: pd.Series, spec: ColumnSpec) -> np.ndarray:
     k = len(spec.categories)
     lookup = {c: i for i, c in enumerate(spec.categories)}
     text = values.astype("string")
-    codes = text.map(lookup, na_action="ignore")
-    codes = pd.to_numeric(codes, errors="coerce").to_numpy(dtype=float)
-    codes = np.where(np.isnan(codes), k + 1, codes)
+    mapped = text.map(lookup, na_action="ignore")
+    found = pd.to_numeric(mapped, errors="coerce").to_numpy(dtype=float)
+    codes = np.where(np.isnan(found), k + 1, found)
     codes = np.where(values.isna().to_numpy(), k, codes)
     return codes.astype(np.int64)
 
@@ -398,7 +409,7 @@ class Normaliser:
         return pd.DataFrame(out, index=frame.index)
 
     def feature_names(self) -> list[str]:
-        names = []
+        names: list[str] = []
         for spec in self.schema.features:
             if spec.kind == "categorical" and self.encoding == "onehot":
                 names.extend(f"{spec.name} = {level}" for level in spec.levels)
@@ -414,7 +425,8 @@ class Normaliser:
 
     def feature_bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """Each model column's bounds in original units (categoricals: [0, 1])."""
-        lower, upper = [], []
+        lower: list[float | None] = []
+        upper: list[float | None] = []
         for spec in self.schema.features:
             if spec.kind == "numeric":
                 lower.append(spec.lower)
@@ -431,7 +443,8 @@ class Normaliser:
         for spec in self.schema.features:
             if spec.kind == "numeric":
                 unit = normalise_numeric(frame[spec.name], spec)
-                blocks.append((unit if scaled else spec.lower + unit * (spec.upper - spec.lower))[:, None])
+                lower, upper = spec.bounds
+                blocks.append((unit if scaled else lower + unit * (upper - lower))[:, None])
             else:
                 codes = category_codes(frame[spec.name], spec)
                 if self.encoding == "onehot":
