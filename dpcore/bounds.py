@@ -29,12 +29,19 @@ larger ε (0.5 per column) or declared bounds, and the page says so.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
 from dpcore.exceptions import DataError
 from dpcore.schema import Schema
-from dpcore.validation import check_epsilon, check_random_state
+from dpcore.validation import RandomStateLike, check_epsilon, check_random_state
+
+if TYPE_CHECKING:
+    from dpcore.accountant import BudgetLedger
 
 LOWER_QUANTILE = 0.05
 UPPER_QUANTILE = 0.95
@@ -43,7 +50,7 @@ DEFAULT_COARSE_RANGE = (0.0, 1e6)
 _MANTISSAS = np.array([1.0, 2.0, 5.0])
 
 
-def round_grid(smallest: float = 1e-3, largest: float = 1e12) -> np.ndarray:
+def round_grid(smallest: float = 1e-3, largest: float = 1e12) -> NDArray[np.float64]:
     """The public candidates: 0 and ``±{1, 2, 5}·10^k`` from ``smallest`` to ``largest``, sorted."""
     powers = 10.0 ** np.arange(np.floor(np.log10(smallest)), np.ceil(np.log10(largest)) + 1)
     positive = np.unique((_MANTISSAS[None, :] * powers[:, None]).ravel())
@@ -56,7 +63,9 @@ def _scaled(values: np.ndarray) -> np.ndarray:
     return np.arcsinh(values)
 
 
-def gap_scores(values: np.ndarray, quantile: float, epsilon: float, coarse=DEFAULT_COARSE_RANGE):
+def gap_scores(
+    values: np.ndarray, quantile: float, epsilon: float, coarse: tuple[float, float] = DEFAULT_COARSE_RANGE
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Edges of the gaps between the sorted (asinh-scaled, clipped) values and each gap's log weight.
 
     Gap ``i`` lies between the ``i``-th and ``i+1``-th value (the coarse range's ends outside);
@@ -73,7 +82,10 @@ def gap_scores(values: np.ndarray, quantile: float, epsilon: float, coarse=DEFAU
     return edges, scores
 
 
-def private_quantile(values: np.ndarray, quantile: float, epsilon: float, rng, coarse=DEFAULT_COARSE_RANGE) -> float:
+def private_quantile(
+    values: np.ndarray, quantile: float, epsilon: float, rng: np.random.Generator,
+    coarse: tuple[float, float] = DEFAULT_COARSE_RANGE,
+) -> float:
     """A point near the ``quantile`` of ``values``, chosen ε-DP (see :func:`gap_scores`), in original units."""
     edges, scores = gap_scores(values, quantile, epsilon, coarse)
     chosen = int(np.argmax(scores + rng.gumbel(size=scores.shape)))
@@ -83,15 +95,16 @@ def private_quantile(values: np.ndarray, quantile: float, epsilon: float, rng, c
 def round_out(lower: float, upper: float) -> tuple[float, float]:
     """Widen ``[lower, upper]`` to the nearest round numbers outside it (post-processing)."""
     grid = round_grid()
-    low = grid[max(np.searchsorted(grid, lower, side="right") - 1, 0)]
-    high = grid[min(np.searchsorted(grid, upper, side="left"), grid.size - 1)]
+    low = grid[max(int(np.searchsorted(grid, lower, side="right")) - 1, 0)]
+    high = grid[min(int(np.searchsorted(grid, upper, side="left")), grid.size - 1)]
     if high <= low:
         high = grid[min(np.searchsorted(grid, low, side="right"), grid.size - 1)]
     return float(low), float(high)
 
 
-def estimate_bounds(frame: pd.DataFrame, schema: Schema, columns, epsilon_per_column: float, ledger,
-                    coarse=DEFAULT_COARSE_RANGE, random_state=None) -> dict[str, tuple[float, float]]:
+def estimate_bounds(frame: pd.DataFrame, schema: Schema, columns: Iterable[str], epsilon_per_column: float, ledger: BudgetLedger,
+                    coarse: tuple[float, float] = DEFAULT_COARSE_RANGE,
+                    random_state: RandomStateLike = None) -> dict[str, tuple[float, float]]:
     """DP bounds for numeric ``columns``, charged to ``ledger`` (a :class:`~dpcore.accountant.BudgetLedger`).
 
     Returns ``{column: (lower, upper)}``; the caller puts them into the schema as public
@@ -100,7 +113,8 @@ def estimate_bounds(frame: pd.DataFrame, schema: Schema, columns, epsilon_per_co
     returned.
     """
     check_epsilon(epsilon_per_column, "epsilon_per_column")
-    coarse = tuple(float(c) for c in coarse)
+    low, high = (float(c) for c in coarse)
+    coarse = (low, high)
     if not (np.isfinite(coarse).all() and coarse[0] < coarse[1]):
         raise DataError("The coarse range needs a lower limit below its upper limit.")
     columns = list(columns)

@@ -14,12 +14,14 @@ such a table is still found by that hash, so an upgrade never hands out a fresh 
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -84,7 +86,7 @@ class Catalog:
         The ledger database (default :func:`~dpcore.accountant.default_ledger_path`).
     """
 
-    def __init__(self, path=None):
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
         self.path = str(path) if path is not None else str(default_ledger_path())
         if self.path == ":memory:":
             raise ValueError("a catalog needs a ledger file, not ':memory:'")
@@ -120,7 +122,14 @@ class Catalog:
         ledger = BudgetLedger(dataset_id, total_epsilon, self.path, total_delta=total_delta, unit=check_unit(unit), name=name)
         if reason:
             ledger.record_event("created as a separate dataset", reason)
-        return self.find(dataset_id)
+        return self._known(dataset_id)
+
+    def _known(self, dataset_id: str) -> DatasetInfo:
+        """The dataset ``dataset_id``, which the ledger holds a budget for (it was created, or has versions)."""
+        found = self.find(dataset_id)
+        if found is None:
+            raise DataError("The budget ledger names a dataset it holds no budget for: the ledger file may be damaged.")
+        return found
 
     def _versions(self) -> list[tuple[str, TableSketch]]:
         conn = self._conn()
@@ -171,7 +180,7 @@ class Catalog:
                 best[dataset_id] = score
         ranked = sorted(best.items(), key=lambda item: -item[1])  # stable: ties keep the newest version first
         legacy_id = legacy.hexdigest() if legacy is not None else None
-        return [(self.find(d), score) for d, score in ranked], legacy_id, sketch, version.hexdigest()
+        return [(self._known(d), score) for d, score in ranked], legacy_id, sketch, version.hexdigest()
 
     def open_table(self, chunks: Chunks, name_hint: str, *, dataset: str | None = None, separate: bool = False,
                    reason: str = "", total_epsilon: float = DEFAULT_TOTAL_EPSILON, unit: str = ADD_REMOVE) -> Identification:
@@ -217,14 +226,14 @@ class Catalog:
                 "(--separate-dataset on the command line) if these really are different people."
             )
         created = chosen is None
-        if created:
+        if chosen is None:
             # The history is exportable: it names the overlapping dataset, not how many of its rows were found.
             note = f"overlaps the rows of '{attached.name}'; " + (reason or "no reason given") if attached else ""
             chosen = self.create(dataset or self._unique_name(name_hint), total_epsilon=total_epsilon, unit=unit, reason=note)
         self._add_version(chosen.dataset_id, fingerprint, sketch)
         return Identification(chosen, created=created, overlap=score, matched=attached)
 
-    def separate(self, chunks: Chunks, name: str, reason: str, **budget) -> Identification:
+    def separate(self, chunks: Chunks, name: str, reason: str, **budget: Any) -> Identification:
         """Make the table a new dataset although it overlaps a known one (an explicit, recorded act)."""
         if not str(reason).strip():
             raise DataError("Say why these are different people: the reason is kept in the dataset's history.")

@@ -11,6 +11,7 @@ reads its domain from public knowledge only.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -85,11 +86,12 @@ class Design:
         if len(y) < min_rows:
             raise DataError(f"Fewer than {min_rows} rows have a usable target value; a model cannot be trained on so few.")
         target = schema.target
+        assert target is not None, "schema.check(need_target=True) refuses a schema without a target"
         numeric = target.kind == "numeric"
         return cls(
             X=X, y=y, task="regression" if numeric else "classification",
             feature_names=normaliser.feature_names(), bounds=normaliser.feature_bounds(),
-            target_bounds=(float(target.lower), float(target.upper)) if numeric else None,
+            target_bounds=target.bounds if numeric else None,
             classes=None if numeric else list(target.categories),
             categorical_levels=normaliser.categorical_levels(), encoding=encoding, schema=schema, n_rows=len(frame),
         )
@@ -103,7 +105,7 @@ class Design:
         """Rows left out because their target was missing or not a declared category."""
         return max(self.n_rows - len(self.y), 0)
 
-    def context(self, epsilon: float = 1.0, *, params: dict | None = None, random_state: int | None = None,
+    def context(self, epsilon: float = 1.0, *, params: dict[str, Any] | None = None, random_state: int | None = None,
                 count_noise: str = "laplace", selection: str = "gumbel") -> ModelContext:
         """What the registry needs to build any model for this design at ``epsilon``."""
         return ModelContext(

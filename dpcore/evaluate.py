@@ -11,8 +11,9 @@ eyes only: they are not differentially private and must never go into a release.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -36,14 +37,14 @@ class Task:
     fold: int
 
     @property
-    def key(self) -> tuple:
+    def key(self) -> tuple[str, float | None, int, int]:
         eps = None if np.isnan(self.epsilon) else float(self.epsilon)
         return (self.model, eps, self.repetition, self.fold)
 
 
 def plan_sweep(models: Iterable[str], epsilons: Iterable[float], n_folds: int, repetitions: int = 1) -> list[Task]:
     """Every (model, ε, repetition, fold) to fit; non-private models once per fold."""
-    tasks = []
+    tasks: list[Task] = []
     epsilons = [float(e) for e in epsilons]
     for key in models:
         spec = get(key)
@@ -55,7 +56,9 @@ def plan_sweep(models: Iterable[str], epsilons: Iterable[float], n_folds: int, r
     return tasks
 
 
-def fold_indices(y: np.ndarray, task: str, n_folds: int, shuffle: bool, random_state=None) -> list[tuple[np.ndarray, np.ndarray]]:
+def fold_indices(
+    y: np.ndarray, task: str, n_folds: int, shuffle: bool, random_state: int | None = None
+) -> list[tuple[np.ndarray, np.ndarray]]:
     """Train/test indices; stratified for classification when shuffling."""
     if task == "classification" and shuffle:
         splitter = StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=random_state)
@@ -64,7 +67,12 @@ def fold_indices(y: np.ndarray, task: str, n_folds: int, shuffle: bool, random_s
     return list(splitter.split(np.zeros(len(y))))
 
 
-def run_task(task: Task, X, y, folds, context: ModelContext, problem: str, seed: int | None = None) -> list[dict]:
+Folds = Sequence[tuple[np.ndarray, np.ndarray]]
+
+
+def run_task(
+    task: Task, X: np.ndarray, y: np.ndarray, folds: Folds, context: ModelContext, problem: str, seed: int | None = None
+) -> list[dict[str, Any]]:
     """Fit one model on one fold and score it: one row per metric."""
     spec = get(task.model)
     train, test = folds[task.fold]
@@ -99,9 +107,9 @@ def _task_seed(seed: int, task: Task) -> int:
 
 def run_sweep(
     tasks: list[Task],
-    X,
-    y,
-    folds,
+    X: np.ndarray,
+    y: np.ndarray,
+    folds: Folds,
     context: ModelContext,
     problem: str,
     seed: int | None = None,
@@ -109,7 +117,7 @@ def run_sweep(
     should_stop: Callable[[], bool] | None = None,
 ) -> pd.DataFrame:
     """Run ``tasks`` in order; ``progress(done, total, task)`` after each; stop early if asked."""
-    rows: list[dict] = []
+    rows: list[dict[str, Any]] = []
     for done, task in enumerate(tasks, start=1):
         if should_stop is not None and should_stop():
             break

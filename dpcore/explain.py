@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore.mechanisms import COIN_EPSILON, CoinRandomizedResponse, KaryRandomizedResponse, count_mechanism
+from dpcore.validation import RandomStateLike
 
 HARM_PRESETS = {
     "Confidential, but disclosure would not harm anyone": 1.0,
@@ -67,7 +68,7 @@ def one_person_sentence(epsilon: float) -> str:
     )
 
 
-def epsilon_problem(text, available: float | None = None, name: str = "ε") -> tuple[float | None, str | None]:
+def epsilon_problem(text: object, available: float | None = None, name: str = "ε") -> tuple[float | None, str | None]:
     """Read an ε typed by the owner: ``(value, None)``, or ``(None, a sentence saying what is wrong)``.
 
     Never a silent substitute: a value that cannot be used is refused with the reason, in words.
@@ -96,14 +97,16 @@ def epsilon_warnings(epsilon: float) -> list[str]:
     return out
 
 
-def noisy_count_demo(epsilon: float, true_count: int = 120, draws: int = 20, noise: str = "laplace", random_state=None) -> pd.DataFrame:
+def noisy_count_demo(
+    epsilon: float, true_count: int = 120, draws: int = 20, noise: str = "laplace", random_state: RandomStateLike = None
+) -> pd.DataFrame:
     """Twenty noisy releases of a public toy count, as the chosen mechanism would make them."""
     mechanism = count_mechanism(noise, epsilon, random_state)
     released = mechanism.randomise(np.full(draws, true_count))
     return pd.DataFrame({"draw": np.arange(1, draws + 1), "released count": np.round(released, 1), "true count": true_count})
 
 
-def coin_demo(epsilon: float | None = None, answers: int = 20, random_state=None) -> pd.DataFrame:
+def coin_demo(epsilon: float | None = None, answers: int = 20, random_state: RandomStateLike = None) -> pd.DataFrame:
     """What randomized response does to twenty made-up yes/no answers (coin when ``epsilon`` is None)."""
     rng = np.random.default_rng(random_state)
     truth = (rng.random(answers) < 0.3).astype(int)

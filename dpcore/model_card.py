@@ -10,6 +10,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from dpcore.accountant import ADD_REMOVE, UNITS, convert, fmt
+from dpcore.exceptions import DataError
 from dpcore.models.registry import get, privacy_summary
 from dpcore.schema import Schema
 from dpcore.training import TrainedModel
@@ -33,6 +34,9 @@ def privacy_line(trained: TrainedModel, unit: str = ADD_REMOVE) -> str:
 
 def model_card(trained: TrainedModel, schema: Schema, unit: str = ADD_REMOVE) -> str:
     """A short Markdown card for ``trained``, fitted with ``schema``'s declarations in a dataset of ``unit``."""
+    target = schema.target
+    if target is None:  # was an AttributeError on None
+        raise DataError("The schema declares no target column, so it cannot describe a trained model.")
     doc = (type(trained.model).__doc__ or "").strip()
     headline = doc.splitlines()[0] if doc else get(trained.key).description
     settings = ", ".join(f"{k} = {v}" for k, v in trained.parameters.items()) or "defaults"
@@ -42,7 +46,7 @@ def model_card(trained: TrainedModel, schema: Schema, unit: str = ADD_REMOVE) ->
         f"*{headline}*",
         "",
         privacy_line(trained, unit),
-        f"- **Task**: {trained.task}; target `{schema.target.name}`.",
+        f"- **Task**: {trained.task}; target `{target.name}`.",
         f"- **Parameters**: {settings}.",
         f"- **Count noise / selection**: {getattr(trained.model, 'count_noise', 'n/a')} / "
         f"{getattr(trained.model, 'selection', 'n/a')}.",
@@ -50,7 +54,7 @@ def model_card(trained: TrainedModel, schema: Schema, unit: str = ADD_REMOVE) ->
         "## Declared bounds (public)",
         "",
     ]
-    for c in [*schema.features, schema.target]:
+    for c in [*schema.features, target]:
         domain = f"[{c.lower:g}, {c.upper:g}]" if c.kind == "numeric" else "{" + ", ".join(c.categories) + "}"
         lines.append(f"- `{c.name}` ({c.kind}): {domain}" + (f" — {c.source}" if c.source else ""))
     lines += ["", "## Privacy argument", "", privacy_summary(trained.key), ""]

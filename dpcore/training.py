@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -30,7 +31,7 @@ from sklearn.metrics import (
 from dpcore.accountant import BudgetLedger
 from dpcore.design import Design
 from dpcore.exceptions import BudgetExceededError
-from dpcore.models.registry import get
+from dpcore.models.registry import Estimator, get
 from dpcore.validation import check_epsilon
 
 HOLDOUT_SHARE = 0.2
@@ -54,13 +55,13 @@ class TrainedModel:
     key: str
     name: str
     task: str
-    model: object
+    model: Estimator
     epsilon: float
-    parameters: dict
-    metrics: dict
-    feature_names: list
+    parameters: dict[str, Any]
+    metrics: dict[str, float]
+    feature_names: list[str]
     seeded: bool
-    details: dict = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
 
     @property
     def delta(self) -> float:
@@ -84,7 +85,7 @@ def train(
     epsilon: float,
     ledger: BudgetLedger,
     *,
-    params: dict | None = None,
+    params: dict[str, Any] | None = None,
     count_noise: str = DEFAULT_COUNT_NOISE,
     selection: str = DEFAULT_SELECTION,
     seed: int | None = None,
@@ -133,8 +134,8 @@ def train(
         f"Train {spec.name}" + (" (demo seed)" if seed is not None else ""), epsilon, delta=spent_delta(fitted),
         mechanism=type(fitted).__name__, released="a trained model",
     )
-    details: dict = {"n_train": len(fit_rows), "n_test": len(test_rows), "n_without_target": design.n_without_target}
-    metrics: dict = {}
+    details: dict[str, Any] = {"n_train": len(fit_rows), "n_test": len(test_rows), "n_without_target": design.n_without_target}
+    metrics: dict[str, float] = {}
     if len(test_rows):
         metrics = _scores(design, fitted, fit_rows, test_rows, details)
     if hasattr(fitted, "tree_records"):
@@ -145,7 +146,9 @@ def train(
                         seed is not None, details)
 
 
-def _scores(design: Design, fitted, fit_rows: np.ndarray, test_rows: np.ndarray, details: dict) -> dict:
+def _scores(
+    design: Design, fitted: Estimator, fit_rows: np.ndarray, test_rows: np.ndarray, details: dict[str, Any]
+) -> dict[str, float]:
     """Held-out scores, and the same scores for a trivial guess (into ``details``): owner's eyes only."""
     truth, predicted = design.y[test_rows], fitted.predict(design.X[test_rows])
     if design.task == "regression":
@@ -158,13 +161,15 @@ def _scores(design: Design, fitted, fit_rows: np.ndarray, test_rows: np.ndarray,
     details["baseline"] = {"accuracy": accuracy_score(truth, majority), "balanced accuracy": balanced_accuracy_score(truth, majority)}
     details["baseline_name"] = "always predicting the most common class"
     classes = design.classes
+    if classes is None:  # Design.from_table always declares them; pd.Index(None) failed with a TypeError
+        raise ValueError("a classification design needs its declared classes")
     details["confusion"] = pd.DataFrame(confusion_matrix(truth, predicted, labels=classes),
                                         index=pd.Index(classes, name="true"), columns=pd.Index(classes, name="predicted"))
     details["per_class"] = per_class_table(truth, predicted, classes)
     return {"accuracy": accuracy_score(truth, predicted), "balanced accuracy": balanced_accuracy_score(truth, predicted)}
 
 
-def per_class_table(y_true: np.ndarray, y_pred: np.ndarray, classes: list) -> pd.DataFrame:
+def per_class_table(y_true: np.ndarray, y_pred: np.ndarray, classes: Sequence[Any]) -> pd.DataFrame:
     """Rows, precision and recall of every declared class (NaN where a class was never seen or guessed)."""
     actual = np.asarray(y_true)[:, None] == np.asarray(classes, dtype=object)[None, :]
     guessed = np.asarray(y_pred)[:, None] == np.asarray(classes, dtype=object)[None, :]
@@ -176,7 +181,9 @@ def per_class_table(y_true: np.ndarray, y_pred: np.ndarray, classes: list) -> pd
     return pd.DataFrame({"class": classes, "rows": rows.astype(int), "precision": precision, "recall": recall})
 
 
-def fit_with_progress(make: Callable[[], object], X: np.ndarray, y: np.ndarray, progress: Progress | None = None):
+def fit_with_progress(
+    make: Callable[[], Estimator], X: np.ndarray, y: np.ndarray, progress: Progress | None = None
+) -> Estimator:
     """``make().fit(X, y)``, reporting elapsed and estimated seconds while it runs.
 
     The estimate comes from a throw-away fit on a random 5 % of the rows (at least 200), scaled
@@ -194,7 +201,7 @@ def fit_with_progress(make: Callable[[], object], X: np.ndarray, y: np.ndarray, 
         estimate = (time.perf_counter() - started) * len(y) / size
     except Exception:  # the real fit will say what is wrong
         estimate = float("nan")
-    outcome: dict = {}
+    outcome: dict[str, Any] = {}
 
     def work() -> None:
         try:
