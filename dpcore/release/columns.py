@@ -34,6 +34,23 @@ def laplace_decimals(scale: float) -> int:
 
 @dataclass
 class Treatment:
+    """One released column: its mechanism and declared domain, resolved from a plan entry and the schema.
+
+    Attributes
+    ----------
+    index : int
+        The entry's position in the plan: the column's randomness stream.
+    labels : list of str
+        The released values of a randomized-response column, in code order ("(missing)" last
+        when missing values are a category of their own).
+    categories : list of str
+        The declared categories a ``coin`` or ``k-ary`` column's values are matched against.
+    edges : list of float, optional
+        A ``bins`` column's bin edges.
+    lower, upper, fill : float, optional
+        A ``laplace`` column's declared bounds and the value a missing number becomes.
+    """
+
     index: int
     name: str
     mechanism: str

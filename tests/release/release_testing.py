@@ -1,4 +1,4 @@
-"""Shared tables and plans for the release tests (``tests/release`` is on ``sys.path``, see tests/conftest.py).
+"""Shared tables and plans of the release tests (``tests/release`` is on ``sys.path``, like ``tests/``).
 
 Statistical tests are seeded and calibrated: each states its false-alarm rate α under a
 correct implementation (normal or chi-square tails), never a single draw with an ad-hoc
@@ -8,6 +8,7 @@ ten thousand runs.
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +16,8 @@ import pandas as pd
 from scipy import stats
 
 from dpcore import release as R
-from dpcore.schema import ColumnSpec, Schema
+from dpcore.loading import read_csv_path
+from dpcore.schema import ColumnSpec, Schema, load_schema
 
 ALPHA = 1e-6
 Z = stats.norm.isf(ALPHA / 2)  # two-sided normal quantile for α = 1e-6 (≈ 4.89)
@@ -55,3 +57,10 @@ def plan_with(**mechanisms) -> R.ReleasePlan:
     for name, spec in mechanisms.items():
         plan.columns.append(R.ColumnPlan(name, **spec))
     return plan
+
+
+@cache
+def adult_table():
+    """The bundled Adult sample and its schema, read once (shared: do not modify)."""
+    frame, _ = read_csv_path(ADULT)
+    return frame, load_schema(ADULT_SCHEMA)

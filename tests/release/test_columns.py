@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from release_testing import ALPHA, COLOURS, Z, plan_with, small_frame, small_schema
+from release_testing import ALPHA, COLOURS, Z, adult_table, plan_with, small_frame, small_schema
 from scipy import stats
 
 from dpcore import release as R
@@ -56,8 +56,8 @@ def test_mechanisms_are_the_dpcore_classes():
     assert seen == {("coin_randomized_response", COIN_EPSILON, 1.0), ("randomized_response", 0.5, 1.0), ("laplace", 2.0, 100.0)}
 
 
-def test_only_planned_columns_and_no_raw_value_anywhere(adult):
-    frame, schema = adult
+def test_only_planned_columns_and_no_raw_value_anywhere():
+    frame, schema = adult_table()
     frame = frame.head(2000).copy()
     frame.loc[5, "workclass"] = "SENTINEL-WORKCLASS-9911"
     frame.loc[6, "native-country"] = "SENTINEL-COUNTRY-9912"
@@ -87,7 +87,7 @@ def test_unseen_categories_become_uniform_never_passed_through():
     assert any("not among the declared categories" in note for note in result.notes)
 
 
-def test_missing_values(adult):
+def test_missing_values():
     n = 30_000
     frame = small_frame(n)
     frame.loc[: n // 2 - 1, "colour"] = np.nan
@@ -111,7 +111,7 @@ def test_missing_values(adult):
         estimate = R.estimate_column(result.table[column], entry).set_index("category")
         assert abs(estimate.loc["(missing)", "estimate"] - 0.5) <= Z * estimate.loc["(missing)", "std_error"]
     # Adult's '?' cells are missing values and never appear in a copy.
-    frame, schema = adult
+    frame, schema = adult_table()
     assert "?" not in R.release_frame(frame.head(3000), schema, R.default_plan(schema), random_state=1).to_numpy()
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from release_testing import plan_with, small_frame, small_schema
+from release_testing import adult_table, plan_with, small_frame, small_schema
 
 from dpcore import release as R
 from dpcore.accountant import ADD_REMOVE, REPLACE_ONE, BudgetLedger
@@ -16,8 +16,8 @@ from dpcore.release import randomness
 from dpcore.schema import ColumnSpec
 
 
-def test_an_add_remove_copy_is_padded_and_charged_for_its_row_count(adult, tmp_path):
-    frame, schema = adult
+def test_an_add_remove_copy_is_padded_and_charged_for_its_row_count(tmp_path):
+    frame, schema = adult_table()
     frame = frame.head(3000)
     plan = R.ReleasePlan([R.ColumnPlan("sex", "coin"), R.ColumnPlan("workclass", "k-ary", 1.0, missing="category")])
     book = BudgetLedger("padded", total_epsilon=5.0, path=tmp_path / "l.sqlite3")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from release_testing import small_frame, small_schema
+from release_testing import adult_table, small_frame, small_schema
 
 from dpcore import release as R
 from dpcore.exceptions import DataError
@@ -28,8 +28,8 @@ def test_data_read_domains_are_dropped_by_default_and_refused_until_declared_pub
     assert R.ReleasePlan([R.ColumnPlan("score", "bins", 1.0, bins=4)]).problems(schema) == []
 
 
-def test_default_plan_for_adult(adult):
-    _, schema = adult
+def test_default_plan_for_adult():
+    _, schema = adult_table()
     plan = R.default_plan(schema)
     mechanisms = {c.column: c.mechanism for c in plan.columns}
     assert mechanisms["fnlwgt"] == "drop" and mechanisms["sex"] == "coin" and mechanisms["income"] == "coin"

@@ -5,14 +5,15 @@ from __future__ import annotations
 import json
 
 import pytest
+from release_testing import adult_table
 
 from dpcore import release as R
 from dpcore.exceptions import DataError
 from dpcore.schema import ColumnSpec, Schema
 
 
-def test_report_is_complete_and_holds_no_data(adult):
-    frame, schema = adult
+def test_report_is_complete_and_holds_no_data():
+    frame, schema = adult_table()
     schema = Schema([ColumnSpec(**{**c.__dict__}) for c in schema.columns])
     schema["age"].bounds_from_data = True
     plan = R.default_plan(schema)

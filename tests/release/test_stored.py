@@ -10,7 +10,7 @@ import struct
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from release_testing import plan_with, small_frame, small_schema
+from release_testing import adult_table, plan_with, small_frame, small_schema
 
 from dpcore import release as R
 from dpcore.accountant import REPLACE_ONE, BudgetLedger
@@ -19,8 +19,8 @@ from dpcore.mechanisms import COIN_EPSILON
 from dpcore.release import stored
 
 
-def test_same_table_same_plan_gives_the_same_copy(adult, tmp_path):
-    frame, schema = adult
+def test_same_table_same_plan_gives_the_same_copy(tmp_path):
+    frame, schema = adult_table()
     frame = frame.head(4000)
     plan = R.default_plan(schema)
     book = BudgetLedger("adult", total_epsilon=30.0, path=tmp_path / "ledger.sqlite3", unit=REPLACE_ONE)
