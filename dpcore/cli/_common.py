@@ -7,6 +7,12 @@ import os
 import sys
 import textwrap
 from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn, TypeAlias
+
+if TYPE_CHECKING:
+    from dpcore.accountant import BudgetLedger
+    from dpcore.datasets import Chunks
+    from dpcore.schema import Schema
 
 EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_DATA, EXIT_BUDGET = 0, 1, 2, 3, 4
 
@@ -15,7 +21,7 @@ class UsageError(Exception):
 
 
 class Exit(Exception):
-    def __init__(self, status: int):
+    def __init__(self, status: int) -> None:
         super().__init__(status)
         self.status = status
 
@@ -23,13 +29,17 @@ class Exit(Exception):
 class Parser(argparse.ArgumentParser):
     """An ArgumentParser that reports errors as exceptions, so :func:`main` returns instead of exiting."""
 
-    def error(self, message):
+    def error(self, message: str) -> NoReturn:
         raise UsageError(f"{self.prog}: {message}")
 
-    def exit(self, status=0, message=None):
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
         if message:
             sys.stderr.write(message)
         raise Exit(status)
+
+
+#: What each command's ``add_<name>`` function receives to add its parser to.
+Subparsers: TypeAlias = "argparse._SubParsersAction[Parser]"
 
 
 def positive_float(text: str) -> float:
@@ -94,7 +104,7 @@ def say(message: str) -> None:
     print(message, file=sys.stderr)
 
 
-def load_schema_file(path: str):
+def load_schema_file(path: str) -> Schema:
     from dpcore.schema import load_schema
 
     return load_schema(existing_file(path, "schema file"))
@@ -132,13 +142,13 @@ def add_dataset_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def ledger_path(args) -> Path:
+def ledger_path(args: argparse.Namespace) -> Path:
     from dpcore.accountant import default_ledger_path
 
     return Path(args.ledger) if args.ledger else default_ledger_path()
 
 
-def open_dataset(args, command: str, chunks, stem: str, first_total: float):
+def open_dataset(args: argparse.Namespace, command: str, chunks: Chunks, stem: str, first_total: float) -> BudgetLedger:
     """The dataset's ledger for a table: found by overlap, named by --dataset, or created with ``first_total``."""
     from dpcore.datasets import Catalog
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 
-from dpcore.cli._common import EXIT_OK, UsageError, ledger_path, para
+from dpcore.cli._common import EXIT_OK, Subparsers, UsageError, ledger_path, para
 
 
-def add_datasets(subparsers) -> None:
+def add_datasets(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "datasets",
         help="list the datasets in the ledger with their budgets; export one dataset's history",
@@ -22,7 +23,7 @@ def add_datasets(subparsers) -> None:
     parser.set_defaults(handler=_run_datasets)
 
 
-def _run_datasets(args) -> int:
+def _run_datasets(args: argparse.Namespace) -> int:
     from dpcore.datasets import Catalog
 
     catalog = Catalog(ledger_path(args))

@@ -6,9 +6,12 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from dpcore.cli._common import (
     EXIT_OK,
+    Subparsers,
     UsageError,
     add_dataset_arguments,
     existing_file,
@@ -25,8 +28,14 @@ from dpcore.cli._common import (
 )
 from dpcore.exceptions import DataError
 
+if TYPE_CHECKING:
+    import pandas as pd
 
-def _load_plan(path: str | None, schema):
+    from dpcore.release import ReleasePlan
+    from dpcore.schema import Schema
+
+
+def _load_plan(path: str | None, schema: Schema) -> ReleasePlan:
     from dpcore.release import ReleasePlan, default_plan
 
     if path is None:
@@ -44,7 +53,7 @@ def _load_plan(path: str | None, schema):
 # --- plan ------------------------------------------------------------------------------------------
 
 
-def add_plan(subparsers) -> None:
+def add_plan(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "plan",
         help="write the default release plan for a schema, to edit before releasing",
@@ -72,7 +81,7 @@ def add_plan(subparsers) -> None:
     parser.set_defaults(handler=_run_plan)
 
 
-def _run_plan(args) -> int:
+def _run_plan(args: argparse.Namespace) -> int:
     from dpcore.release import default_plan, describe_plan
 
     if args.bins < 2:
@@ -91,7 +100,7 @@ def _run_plan(args) -> int:
 # --- release ---------------------------------------------------------------------------------------
 
 
-def add_release(subparsers) -> None:
+def add_release(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "release",
         help="randomize a CSV file by a plan; write the copy and its privacy report",
@@ -125,7 +134,7 @@ def add_release(subparsers) -> None:
     parser.set_defaults(handler=_run_release)
 
 
-def _progress(quiet: bool):
+def _progress(quiet: bool) -> Callable[[int, int], None] | None:
     """A progress callback printing to standard error: every second on a terminal, every 5 s in a log."""
     if quiet:
         return None
@@ -146,7 +155,7 @@ def _progress(quiet: bool):
     return show
 
 
-def _run_release(args) -> int:
+def _run_release(args: argparse.Namespace) -> int:
     from dpcore.accountant import ADD_REMOVE
     from dpcore.release import COUNT_EPSILON, DEFAULT_CHUNKSIZE, file_chunks, release_csv
 
@@ -209,7 +218,7 @@ def _run_release(args) -> int:
 # --- estimate --------------------------------------------------------------------------------------
 
 
-def add_estimate(subparsers) -> None:
+def add_estimate(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "estimate",
         help="the buyer's side: unbiased shares with 95%% intervals from a released copy",
@@ -232,7 +241,7 @@ def add_estimate(subparsers) -> None:
     parser.set_defaults(handler=_run_estimate)
 
 
-def _load_report(path: str) -> dict:
+def _load_report(path: str) -> dict[str, Any]:
 
     file = existing_file(path, "report file")
     try:
@@ -244,7 +253,7 @@ def _load_report(path: str) -> dict:
     return report
 
 
-def _run_estimate(args) -> int:
+def _run_estimate(args: argparse.Namespace) -> int:
     from dpcore.release import estimate_joint, estimate_release, read_release, report_entry
 
     if not 0 < args.confidence < 1:
@@ -290,8 +299,8 @@ def _run_estimate(args) -> int:
         if note:
             print(f"  note: {note}")
     if joint is not None:
-        a, b = joint.columns[0], joint.columns[1]
-        print(f"\njoint shares of {a} and {b}")
+        first, second = joint.columns[0], joint.columns[1]
+        print(f"\njoint shares of {first} and {second}")
         for row in joint.itertuples(index=False):
             print(
                 f"  {str(row[0])[:20]:<20} {str(row[1])[:20]:<20} {row.estimate:>9.4f} {row.std_error:>8.4f}   "
@@ -304,7 +313,7 @@ def _run_estimate(args) -> int:
     return EXIT_OK
 
 
-def _noise_note(name: str, entry: dict, frame) -> str | None:
+def _noise_note(name: str, entry: dict[str, Any], frame: pd.DataFrame) -> str | None:
     """A sentence for the buyer when a column's estimates are mostly noise (from their own standard errors)."""
     from dpcore.release.usefulness import verdict
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from dpcore.cli._common import (
     EXIT_OK,
+    Subparsers,
     UsageError,
     add_dataset_arguments,
     existing_file,
@@ -20,12 +22,15 @@ from dpcore.cli._common import (
     write_text,
 )
 
+if TYPE_CHECKING:
+    from dpcore.models.registry import ModelSpec
+
 # Families with a regression and a classification member (registry keys ending _reg and _clf).
 FAMILIES = ("dp_boosting", "dp_extra_trees")
 TASK_SUFFIX = {"regression": "_reg", "classification": "_clf"}
 
 
-def add_train(subparsers) -> None:
+def add_train(subparsers: Subparsers) -> None:
     from dpcore.design import ENCODINGS
     from dpcore.models.registry import models_for
     from dpcore.training import DEFAULT_COUNT_NOISE, DEFAULT_SELECTION
@@ -70,10 +75,10 @@ def add_train(subparsers) -> None:
     parser.set_defaults(handler=run_train)
 
 
-def parse_params(pairs: list[str], spec) -> dict:
+def parse_params(pairs: list[str], spec: ModelSpec) -> dict[str, Any]:
     """``NAME=VALUE`` settings, checked against the settings the model offers."""
     offered = {p.name: p for p in spec.parameters}
-    params: dict = {}
+    params: dict[str, Any] = {}
     for pair in pairs:
         name, sep, text = pair.partition("=")
         if not sep or name not in offered:
@@ -95,7 +100,7 @@ def parse_params(pairs: list[str], spec) -> dict:
     return params
 
 
-def run_train(args) -> int:
+def run_train(args: argparse.Namespace) -> int:
     from dpcore.design import Design
     from dpcore.loading import read_csv_path
     from dpcore.model_card import model_card
@@ -105,13 +110,14 @@ def run_train(args) -> int:
 
     source = existing_file(args.input, "input file")
     schema = load_schema_file(args.schema)
-    if schema.task is None:
+    target = schema.target
+    if target is None or schema.task is None:
         raise UsageError("train: the schema declares no target column (role 'target') to predict")
     key = args.model + TASK_SUFFIX[schema.task] if args.model in FAMILIES else args.model
     spec = get(key)
     if spec.task != schema.task:
         raise UsageError(f"train: {key} is a {spec.task} model but the schema's target "
-                         f"'{schema.target.name}' makes this a {schema.task} task")
+                         f"'{target.name}' makes this a {schema.task} task")
     params = parse_params(args.param, spec)
     model_path = output_file(args.output or f"{source.stem}_{args.model}{SUFFIX}", "model file")
     card_path = output_file(args.card or str(Path(model_path).with_suffix(".md")), "model card")
@@ -137,7 +143,7 @@ def run_train(args) -> int:
     return EXIT_OK
 
 
-def _first_total(args) -> float:
+def _first_total(args: argparse.Namespace) -> float:
     """A new dataset's total when none is given: exactly this model, in the unit it is created with."""
     from decimal import Decimal
 
