@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install the test dependencies into .venv (first run only), Debian's chromium for the browser
-# tests when it is missing, then lint and run the whole test suite.
+# tests when it is missing, then lint, type-check the engine and run the whole test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup_env.sh requirements-dev.txt
@@ -12,4 +12,5 @@ if [[ ! -x /usr/bin/chromium ]]; then
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq chromium fonts-dejavu-core >/dev/null
 fi
 .venv/bin/ruff check .
+.venv/bin/python -m mypy
 .venv/bin/python -m pytest "$@"

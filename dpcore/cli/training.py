@@ -94,8 +94,10 @@ def parse_params(pairs: list[str], spec: ModelSpec) -> dict[str, Any]:
             value = int(text)
         except ValueError:
             raise UsageError(f"train: --param {name}: expected a whole number, got {text!r}") from None
-        if (setting.minimum is not None and value < setting.minimum) or (setting.maximum is not None and value > setting.maximum):
-            raise UsageError(f"train: --param {name}: expected a number from {setting.minimum:g} to {setting.maximum:g}")
+        low = setting.minimum if setting.minimum is not None else -float("inf")
+        high = setting.maximum if setting.maximum is not None else float("inf")
+        if not low <= value <= high:
+            raise UsageError(f"train: --param {name}: expected a number from {low:g} to {high:g}")
         params[name] = value
     return params
 
