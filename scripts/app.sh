@@ -3,4 +3,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup_env.sh requirements.txt
-PYTHONPATH="$PWD" exec .venv/bin/python -m dpstudio "$@"
+exec .venv/bin/dpstudio "$@"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Create .venv (once) and install a requirements file into it (again only when it changed).
+# Create .venv (once), install a requirements file into it and DP Studio itself in editable mode,
+# so `dpstudio` and `dpcore` are on .venv/bin (again only when a requirements file or pyproject.toml changed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 requirements="$1"
@@ -9,9 +10,10 @@ if [[ ! -x .venv/bin/python ]]; then
   "$python" -m venv .venv
 fi
 stamp=".venv/.installed-$(basename "$requirements")"
-digest=$(cat requirements*.txt | sha256sum | cut -d' ' -f1)
+digest=$(cat requirements*.txt pyproject.toml | sha256sum | cut -d' ' -f1)
 if [[ ! -f $stamp || $(cat "$stamp") != "$digest" ]]; then
   .venv/bin/python -m pip install --quiet --upgrade pip
   .venv/bin/python -m pip install --quiet -r "$requirements"
+  .venv/bin/python -m pip install --quiet --no-deps -e .
   echo "$digest" > "$stamp"
 fi
