@@ -25,9 +25,9 @@ from typing import Any
 
 import pandas as pd
 
-from dpcore import _release_io as fileio
 from dpcore.accountant import ADD_REMOVE, BudgetLedger, check_unit, connect, default_ledger_path
 from dpcore.exceptions import DataError
+from dpcore.fingerprint import Fingerprint
 from dpcore.identity import SketchBuilder, TableSketch, VersionFingerprint, overlaps
 
 #: The share of people in common from which a table is taken to be a version of a known dataset.
@@ -164,7 +164,7 @@ class Catalog:
         for chunk in chunks():
             if builder is None:
                 builder = SketchBuilder(chunk.columns)
-                legacy = fileio.Fingerprint(chunk.columns) if old_budgets else None
+                legacy = Fingerprint(chunk.columns) if old_budgets else None
             builder.add(chunk)
             if legacy is not None:
                 legacy.add(chunk)
