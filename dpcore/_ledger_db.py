@@ -90,7 +90,7 @@ def default_ledger_path() -> Path:
     return Path(base) / "dpstudio" / "ledger.sqlite3"
 
 
-def connect(path: str):
+def connect(path: str | os.PathLike[str]) -> sqlite3.Connection:
     """A connection with the ledger's tables (created or upgraded in place); close it when done."""
     conn = sqlite3.connect(path, timeout=30, isolation_level=None)
     if conn.execute("PRAGMA user_version").fetchone()[0] < FORMAT:
@@ -98,7 +98,7 @@ def connect(path: str):
     return conn
 
 
-def _upgrade(conn) -> None:
+def _upgrade(conn: sqlite3.Connection) -> None:
     """Create the tables, or bring an older ledger up to date, in one transaction (all or nothing)."""
     conn.execute("BEGIN IMMEDIATE")
     try:
@@ -128,7 +128,7 @@ def _upgrade(conn) -> None:
         raise
 
 
-def _relabel_first_format_copies(conn) -> None:
+def _relabel_first_format_copies(conn: sqlite3.Connection) -> None:
     """The first format charged randomized copies as add/remove spends; they meet only replace-one.
 
     A copy is found by its label or by the stored release written in the same transaction (same
@@ -149,18 +149,18 @@ def now() -> str:
 class Owned:
     """A connection closed when the block ends."""
 
-    def __init__(self, conn):
+    def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
 
-    def __enter__(self):
+    def __enter__(self) -> sqlite3.Connection:
         return self.conn
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.conn.close()
 
 
 class Borrowed(Owned):
     """The shared in-memory connection, left open."""
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         return None

@@ -23,7 +23,9 @@ shown to the owner is the history that happened. Raising a total is a deliberate
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+import sqlite3
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -82,8 +84,8 @@ class BudgetLedger:
     0.75
     """
 
-    def __init__(self, dataset_id: str, total_epsilon: float | None = None, path=None, *,
-                 total_delta: float | None = None, unit: str | None = None, name: str | None = None):
+    def __init__(self, dataset_id: str, total_epsilon: float | None = None, path: str | os.PathLike[str] | None = None,
+                 *, total_delta: float | None = None, unit: str | None = None, name: str | None = None) -> None:
         self.dataset_id = str(dataset_id)
         self.path = str(path) if path is not None else str(default_ledger_path())
         if self.path != ":memory:":
@@ -105,7 +107,7 @@ class BudgetLedger:
                                  (self.dataset_id, str(total), str(delta), "budget created", now()))
                 conn.execute("COMMIT")
 
-    def connection(self):
+    def connection(self) -> Owned:
         """The ledger's database connection, for a ``with`` block (closed after it, unless in memory)."""
         if self._memory is not None:
             return Borrowed(self._memory)
@@ -116,13 +118,13 @@ class BudgetLedger:
         with self.connection() as conn:
             return conn.execute("SELECT 1 FROM budgets WHERE dataset_id = ?", (self.dataset_id,)).fetchone() is not None
 
-    def _budget(self, conn) -> tuple[Decimal, Decimal, str]:
+    def _budget(self, conn: sqlite3.Connection) -> tuple[Decimal, Decimal, str]:
         row = conn.execute("SELECT total, total_delta, unit FROM budgets WHERE dataset_id = ?", (self.dataset_id,)).fetchone()
         if row is None:
             raise BudgetExceededError("No privacy budget is set for this dataset yet; set one on the Privacy page.")
         return Decimal(row[0]), Decimal(row[1]), row[2]
 
-    def _spent(self, conn, unit: str | None = None) -> tuple[Decimal, Decimal]:
+    def _spent(self, conn: sqlite3.Connection, unit: str | None = None) -> tuple[Decimal, Decimal]:
         unit = unit or self._budget(conn)[2]
         rows = conn.execute("SELECT epsilon, delta, relation FROM spends WHERE dataset_id = ?", (self.dataset_id,)).fetchall()
         eps, delta = Decimal(0), Decimal(0)
@@ -300,7 +302,7 @@ class BudgetLedger:
                          (self.dataset_id, event, detail, now()))
 
     def spend(self, label: str, epsilon: float, *, delta: float = 0.0, relation: str = ADD_REMOVE,
-              mechanism: str = "", released: str = "", alongside: Callable | None = None) -> None:
+              mechanism: str = "", released: str = "", alongside: Callable[[sqlite3.Connection], object] | None = None) -> None:
         """Record a sequential spend; raise and record nothing if it does not fit (or cannot be converted).
 
         ``alongside``, if given, is called with the open connection after the spend is inserted
@@ -310,7 +312,7 @@ class BudgetLedger:
         self._record(label, epsilon_decimal(check_epsilon(epsilon)), "sequential", delta_decimal(delta),
                      check_unit(relation), mechanism, released, alongside)
 
-    def spend_parallel(self, label: str, epsilons, *, relation: str = ADD_REMOVE, mechanism: str = "") -> None:
+    def spend_parallel(self, label: str, epsilons: Iterable[float], *, relation: str = ADD_REMOVE, mechanism: str = "") -> None:
         """Record a group of spends on disjoint records: it costs the largest of them."""
         amounts = [epsilon_decimal(check_epsilon(e)) for e in epsilons]
         if not amounts:
@@ -327,7 +329,8 @@ class BudgetLedger:
             spent, spent_delta = self._spent(conn, unit)
             return spent + ce <= total and spent_delta + cd <= total_delta
 
-    def _record(self, label, amount: Decimal, composition, delta: Decimal, relation, mechanism, released, alongside=None):
+    def _record(self, label: str, amount: Decimal, composition: str, delta: Decimal, relation: str, mechanism: str,
+                released: str, alongside: Callable[[sqlite3.Connection], object] | None = None) -> None:
         """Check the converted spend fits and insert it (and what ``alongside`` writes) in one transaction."""
         with self.connection() as conn:
             conn.execute("BEGIN IMMEDIATE")

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
@@ -153,7 +154,7 @@ class Fingerprint:
     True
     """
 
-    def __init__(self, columns):
+    def __init__(self, columns: Iterable[object]) -> None:
         self.columns = [str(c) for c in columns]
         self.lanes = np.zeros(2, dtype=np.uint64)
         self.rows = 0

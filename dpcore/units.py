@@ -43,7 +43,7 @@ def check_unit(unit: str) -> str:
     return unit
 
 
-def fmt(amount) -> str:
+def fmt(amount: Decimal | float | str) -> str:
     """A Decimal as plain text without trailing zeros (0.250000000 → 0.25; tiny δ in e-notation).
 
     Examples
@@ -58,7 +58,7 @@ def fmt(amount) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
-def delta_decimal(delta, up: bool = True) -> Decimal:
+def delta_decimal(delta: Decimal | float, up: bool = True) -> Decimal:
     """δ to six significant digits, rounded up for a spend and down for a total (δ can be far below 1e-9)."""
     delta = Decimal(repr(float(check_delta(delta)))) if not isinstance(delta, Decimal) else delta
     if not delta:
