@@ -28,7 +28,9 @@ import io
 import json
 import re
 import warnings
+from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -46,7 +48,7 @@ _LANES = (_U(0x510E527FADE682D1), _U(0x9B05688C2B3E6C1F))
 _DATE_SHAPE = re.compile(r"^\d{1,4}[-/. ]\d{1,2}[-/. ]\d{1,4}([ T]\d{1,2}:\d{2}(:\d{2})?)?$")
 
 
-def normal_name(name) -> str:
+def normal_name(name: object) -> str:
     """A header as a comparison key: case, spaces and punctuation removed."""
     return re.sub(r"[^0-9a-z]", "", str(name).casefold())
 
@@ -107,7 +109,7 @@ def _summed(mixed: list[np.ndarray]) -> np.ndarray:
     """Row keys from mixed cell hashes: their sum mod 2**64, so column order does not matter."""
     if not mixed:
         return np.zeros(0, dtype=np.uint64)
-    return np.sum(mixed, axis=0, dtype=np.uint64)
+    return np.asarray(np.sum(mixed, axis=0, dtype=np.uint64))
 
 
 def row_keys(columns: list[np.ndarray]) -> np.ndarray:
@@ -121,11 +123,11 @@ class VersionFingerprint:
     Row order, column order and header spelling do not change it; nor do columns not given.
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.lanes = np.zeros(2, dtype=np.uint64)
         self.rows = 0
 
-    def add(self, frame: pd.DataFrame, columns) -> None:
+    def add(self, frame: pd.DataFrame, columns: Iterable[Hashable]) -> None:
         keys = row_keys([cell_hashes(frame[c]) for c in columns])
         with np.errstate(over="ignore"):
             for lane, salt in enumerate(_LANES):
@@ -139,7 +141,7 @@ class VersionFingerprint:
         return digest.hexdigest()[:32]
 
 
-def version_fingerprint(frame: pd.DataFrame, columns) -> str:
+def version_fingerprint(frame: pd.DataFrame, columns: Iterable[Hashable]) -> str:
     """:class:`VersionFingerprint` of an in-memory table over ``columns``."""
     fingerprint = VersionFingerprint()
     fingerprint.add(frame, [c for c in columns if c in frame.columns])
@@ -165,15 +167,16 @@ class TableSketch:
     """
 
     rows: int
-    names: list
-    values: list
-    counts: list
+    names: list[str]
+    values: list[np.ndarray]
+    counts: list[np.ndarray]
     sample: np.ndarray
     sample_keys: np.ndarray
 
     def to_bytes(self) -> bytes:
         buffer = io.BytesIO()
-        arrays = {f"v{i}": v for i, v in enumerate(self.values)} | {f"c{i}": c for i, c in enumerate(self.counts)}
+        # Any: numpy's stubs would let a ``**`` of arrays fill savez's ``allow_pickle: bool``.
+        arrays: dict[str, Any] = {f"v{i}": v for i, v in enumerate(self.values)} | {f"c{i}": c for i, c in enumerate(self.counts)}
         meta = json.dumps({"rows": self.rows, "names": self.names}).encode("utf-8")
         np.savez_compressed(buffer, meta=np.frombuffer(meta, dtype=np.uint8), sample=self.sample, keys=self.sample_keys, **arrays)
         return buffer.getvalue()
@@ -194,7 +197,7 @@ class SketchBuilder:
     falls), so the kept counts are exact over the whole table.
     """
 
-    def __init__(self, columns):
+    def __init__(self, columns: Iterable[object]) -> None:
         self.columns = [str(c) for c in columns]
         self.values = [np.zeros(0, dtype=np.uint64) for _ in self.columns]
         self.counts = [np.zeros(0, dtype=np.int64) for _ in self.columns]
@@ -227,7 +230,7 @@ def sketch_table(frame: pd.DataFrame) -> TableSketch:
     return builder.finish()
 
 
-def column_similarity(values_a, counts_a, values_b, counts_b) -> float:
+def column_similarity(values_a: np.ndarray, counts_a: np.ndarray, values_b: np.ndarray, counts_b: np.ndarray) -> float:
     """1 − total variation between two columns' value distributions on their shared hash range."""
     if len(values_a) == 0 or len(values_b) == 0:
         return 0.0
@@ -270,7 +273,7 @@ def match_columns(known: TableSketch, new: TableSketch) -> list[tuple[int, int]]
     return pairs
 
 
-def _column_subsets(pairs):
+def _column_subsets(pairs: list[tuple[int, int]]) -> Iterator[list[tuple[int, int]]]:
     """The matched columns, and each leave-one-out subset of them (a column changed in every row:
     next year's ages, a corrected unit), so one edited variable does not hide the same people."""
     yield pairs
@@ -279,7 +282,7 @@ def _column_subsets(pairs):
             yield pairs[:skip] + pairs[skip + 1 :]
 
 
-def overlaps(known: list[TableSketch], new: TableSketch, new_frame_chunks) -> list[float]:
+def overlaps(known: list[TableSketch], new: TableSketch, new_frame_chunks: Iterable[pd.DataFrame]) -> list[float]:
     """The share of people the new table has in common with each known one (0 when it cannot be told).
 
     Each known table's sampled rows, restricted to the matched columns (and to each subset of
@@ -319,6 +322,6 @@ def overlaps(known: list[TableSketch], new: TableSketch, new_frame_chunks) -> li
     return out
 
 
-def overlap(known: TableSketch, new: TableSketch, new_frame_chunks) -> float:
+def overlap(known: TableSketch, new: TableSketch, new_frame_chunks: Iterable[pd.DataFrame]) -> float:
     """:func:`overlaps` for one known table."""
     return overlaps([known], new, new_frame_chunks)[0]
