@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import codecs
 import csv
+import os
+from collections.abc import Callable, Container, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -74,10 +76,10 @@ def sniff_delimiter(text: str) -> str:
     except csv.Error:
         header = sample.splitlines()[0] if sample else ""
         counts = {d: header.count(d) for d in DELIMITERS}
-        return max(counts, key=counts.get)
+        return max(counts, key=counts.__getitem__)
 
 
-def sniff_file(path) -> tuple[str, str]:
+def sniff_file(path: str | os.PathLike[str]) -> tuple[str, str]:
     """``(encoding, delimiter)`` of a CSV file, from its first megabyte."""
     path = Path(path)
     try:
@@ -89,12 +91,12 @@ def sniff_file(path) -> tuple[str, str]:
     return encoding, sniff_delimiter(text[:65536])
 
 
-def file_chunks(path, chunksize: int = DEFAULT_CHUNKSIZE):
+def file_chunks(path: str | os.PathLike[str], chunksize: int = DEFAULT_CHUNKSIZE) -> Callable[[], Iterator[pd.DataFrame]]:
     """A callable that reads a CSV file as DataFrame chunks (for :meth:`dpcore.datasets.Catalog.open_table`)."""
     path = Path(path)
     encoding, delimiter = sniff_file(path)
 
-    def chunks():
+    def chunks() -> Iterator[pd.DataFrame]:
         try:
             for frame, _ in read_chunks(path, encoding, delimiter, chunksize):
                 yield frame
@@ -114,7 +116,7 @@ def _unreadable() -> DataError:
     )
 
 
-def _line_end(data, last: bool) -> int:
+def _line_end(data: bytes, last: bool) -> int:
     """Index just after the first (or last) newline of ``data`` outside double quotes, or -1.
 
     ``data`` starts at the beginning of a line, so a newline is outside quotes when an even
@@ -130,7 +132,7 @@ def _line_end(data, last: bool) -> int:
     return -1
 
 
-def _header(path, encoding: str, delimiter: str) -> tuple[list[str], int]:
+def _header(path: str | os.PathLike[str], encoding: str, delimiter: str) -> tuple[list[str], int]:
     """The column names and the byte offset where the data rows start."""
     data = b""
     with open(path, "rb") as handle:
@@ -154,7 +156,7 @@ def _header(path, encoding: str, delimiter: str) -> tuple[list[str], int]:
     return names.column_names, end
 
 
-def _pieces(path, start: int):
+def _pieces(path: str | os.PathLike[str], start: int) -> Iterator[tuple[bytes | memoryview, int]]:
     """Yield ``(bytes, end_offset)``: runs of about ``_PIECE_BYTES`` bytes of whole lines from ``start`` on.
 
     Reading the file in pieces (instead of handing pyarrow the whole file, which it would read
@@ -196,7 +198,7 @@ def _needs_strip(array: pa.Array) -> bool:
     return bool(np.any((edges <= 32) | (edges >= 128)))
 
 
-def _stripped(array):
+def _stripped(array: pa.Array) -> pa.Array:
     """Text without the spaces around it; a marker that only the spaces hid becomes missing."""
     if not _needs_strip(array):
         return array
@@ -220,7 +222,7 @@ def _as_numbers(array: pa.Array) -> np.ndarray | None:
         return None
 
 
-def _clean_column(array):
+def _clean_column(array: pa.Array | pa.ChunkedArray) -> np.ndarray | pd.Series | pd.Categorical:
     """Strip whitespace, mark the missing-value words as missing, and read numbers as numbers."""
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks()
@@ -242,7 +244,9 @@ def _clean_dictionary(array: pa.DictionaryArray) -> pd.Categorical:
     return pd.Categorical.from_codes(remap[indices], categories=pd.Index(categories, dtype=_STR_DTYPE))
 
 
-def read_chunks(path, encoding: str, delimiter: str, chunksize: int, categorical=()):
+def read_chunks(
+    path: str | os.PathLike[str], encoding: str, delimiter: str, chunksize: int, categorical: Container[str] = ()
+) -> Iterator[tuple[pd.DataFrame, int]]:
     """Yield ``(frame, bytes_read)`` for consecutive chunks of ``chunksize`` rows (the last may be shorter).
 
     Columns named in ``categorical`` are dictionary-encoded while parsing (they become pandas
@@ -264,7 +268,7 @@ def read_chunks(path, encoding: str, delimiter: str, chunksize: int, categorical
     read = pcsv.ReadOptions(encoding=encoding, column_names=names, use_threads=False, block_size=_PIECE_BYTES + 1)
     parse = pcsv.ParseOptions(delimiter=delimiter, newlines_in_values=True)
 
-    def frame(batches):
+    def frame(batches: list[pa.RecordBatch]) -> pd.DataFrame:
         table = pa.Table.from_batches(batches).unify_dictionaries()
         return pd.DataFrame({s: _clean_column(table.column(i)) for i, s in enumerate(stripped)})
 
