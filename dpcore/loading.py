@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 import re
 from pathlib import PurePath
+from typing import Any
 
 import pandas as pd
 
@@ -30,7 +32,8 @@ MAX_ROWS = 2_000_000
 MAX_COLUMNS = 500
 _DELIMITER_NAMES = {",": "comma", ";": "semicolon", "\t": "tab"}
 # Only the one list marks a cell missing: pandas' own defaults differ from version to version.
-_MARKERS = {"na_values": MISSING_VALUES, "keep_default_na": False}
+# (Any: pandas' stubs type each keyword of read_csv/read_excel, which a dict of mixed values cannot match.)
+_MARKERS: dict[str, Any] = {"na_values": MISSING_VALUES, "keep_default_na": False}
 _SAMPLE_ROWS = 1000  # rows that header detection looks at: enough to see categories recur, cheap
 _NUMERIC_SHARE = 0.95  # a column is "numbers" when this share of its filled cells below row 1 are numbers
 # A number as European spreadsheets write it: optional thousands groups (one separator: dot, space,
@@ -115,9 +118,11 @@ def _comma_numbers_to_float(column: pd.Series) -> pd.Series:
     return pd.to_numeric(text).astype(float)
 
 
-def _finish(frame: pd.DataFrame, info: dict, names: list[str] | None, max_rows: int, max_columns: int, decimal, suspect: bool):
+def _finish(
+    frame: pd.DataFrame, info: dict[str, Any], names: list[str] | None, max_rows: int, max_columns: int, decimal: str | None,
+    suspect: bool,
+) -> tuple[pd.DataFrame, dict[str, Any]]:
     """The checks and clean-up shared by CSV and Excel: guards, column names, decimal commas."""
-    header = names is not None
     if frame.shape[1] < 2:
         raise DataError(
             "Only one column was found. The file may use a delimiter other than comma, semicolon or tab, "
@@ -129,7 +134,7 @@ def _finish(frame: pd.DataFrame, info: dict, names: list[str] | None, max_rows: 
         raise DataError(f"The table has more than {max_rows:,} rows, more than DP Studio handles in the browser. Use the command line (python -m dpcore) for large files.")
     if frame.shape[1] > max_columns:
         raise DataError(f"The table has more than {max_columns} columns. Drop the columns you do not need and upload again.")
-    if header:
+    if names is not None:  # the table has a header row
         frame.columns = [str(c).strip() for c in frame.columns]
         if len(set(frame.columns)) != len(frame.columns) or len(set(names)) != len(names):
             raise DataError("Two columns have the same name. Give every column a distinct header and upload again.")
@@ -162,14 +167,14 @@ def _stripped(column: pd.Series) -> pd.Series:
     return numbers if numbers.notna().sum() == column.notna().sum() else column
 
 
-def _check_options(header, decimal) -> None:
+def _check_options(header: object, decimal: object) -> None:
     if header not in (None, True, False) or decimal not in (None, ".", ","):
         raise ValueError("header must be None, True or False and decimal None, '.' or ','")
 
 
 def read_csv_bytes(
     raw: bytes, max_rows: int = MAX_ROWS, max_columns: int = MAX_COLUMNS, *, header: bool | None = None, decimal: str | None = None
-) -> tuple[pd.DataFrame, dict]:
+) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Parse an uploaded CSV. Returns the table and facts about the file.
 
     Parameters
@@ -196,7 +201,7 @@ def read_csv_bytes(
     _check_options(header, decimal)
     text, encoding = decode(raw)
     delimiter = sniff_delimiter(text)
-    options = {"sep": delimiter, "skipinitialspace": True, **_MARKERS}
+    options: dict[str, Any] = {"sep": delimiter, "skipinitialspace": True, **_MARKERS}
     guessed = header is None
     if guessed:
         try:
@@ -209,8 +214,8 @@ def read_csv_bytes(
         # pandas silently renames a repeated header (x, x.1) and, when the first data row has one
         # more field than the header (e.g. a trailing delimiter), turns the first column into the
         # index, shifting every value one column left: check both on the csv module's split.
-        rows = csv.reader(io.StringIO(text), delimiter=delimiter, skipinitialspace=True)
-        rows = (row for row in rows if len(row) > 1 or (row and row[0].strip()))  # pandas skips blank lines
+        reader = csv.reader(io.StringIO(text), delimiter=delimiter, skipinitialspace=True)
+        rows = (row for row in reader if len(row) > 1 or (row and row[0].strip()))  # pandas skips blank lines
         names, first_row = [h.strip() for h in next(rows, [])], next(rows, [])
         if len(first_row) > len(names):
             raise pd.errors.ParserError
@@ -228,7 +233,7 @@ def read_csv_bytes(
 
 def read_excel_bytes(
     raw: bytes, max_rows: int = MAX_ROWS, max_columns: int = MAX_COLUMNS, *, header: bool | None = None, decimal: str | None = None
-) -> tuple[pd.DataFrame, dict]:
+) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Parse an uploaded Excel workbook (.xlsx): its first sheet, with the same checks as a CSV.
 
     Parameters and the returned table are as for :func:`read_csv_bytes`. ``info`` has
@@ -270,7 +275,7 @@ def read_excel_bytes(
     return _finish(frame, info, names, max_rows, max_columns, decimal, suspect=True)
 
 
-def read_table_bytes(raw: bytes, filename: str, **options) -> tuple[pd.DataFrame, dict]:
+def read_table_bytes(raw: bytes, filename: str, **options: Any) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Read an upload by its file name's extension: .xlsx as Excel, anything textual as CSV.
 
     ``options`` are passed to :func:`read_excel_bytes` or :func:`read_csv_bytes`. Formats that
@@ -284,7 +289,7 @@ def read_table_bytes(raw: bytes, filename: str, **options) -> tuple[pd.DataFrame
     return read_csv_bytes(raw, **options)  # .csv, .tsv, .txt, .data, .test, or no extension
 
 
-def read_csv_path(path, **kwargs) -> tuple[pd.DataFrame, dict]:
+def read_csv_path(path: str | os.PathLike[str], **kwargs: Any) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Read a CSV file from disk with the same checks as an upload."""
     try:
         with open(path, "rb") as handle:
