@@ -11,6 +11,7 @@ import json
 import math
 from dataclasses import asdict, dataclass, field
 from decimal import Decimal
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -126,11 +127,11 @@ class ReleasePlan:
             raise BudgetExceededError(over_budget(epsilon, float(budget)))
         return epsilon
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"format": PLAN_FORMAT, "columns": [asdict(c) for c in self.columns]}
 
     @classmethod
-    def from_dict(cls, data) -> ReleasePlan:
+    def from_dict(cls, data: object) -> ReleasePlan:
         if not isinstance(data, dict) or not isinstance(data.get("columns"), list):
             raise DataError("The plan is not in the expected form (a 'columns' list with one entry per column).")
         columns = []
@@ -147,7 +148,7 @@ class ReleasePlan:
                     str(item.get("mechanism") or "drop"),
                     epsilon=_number(item.get("epsilon"), f"the ε of '{name}'"),
                     bins=_whole(item.get("bins"), f"the number of bins of '{name}'"),
-                    edges=None if edges is None else [_number(e, f"a bin edge of '{name}'") for e in edges],
+                    edges=None if edges is None else [_edge(e, name) for e in edges],
                     missing=str(item.get("missing") or "random"),
                 )
             )
@@ -157,7 +158,7 @@ class ReleasePlan:
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
 
     @classmethod
-    def from_json(cls, text) -> ReleasePlan:
+    def from_json(cls, text: str | bytes) -> ReleasePlan:
         try:
             data = json.loads(text)
         except (json.JSONDecodeError, UnicodeDecodeError):
@@ -188,7 +189,7 @@ class ReleasePlan:
             mechanism = str(row.get("mechanism") or "drop")
             text = row.get("edges")
             edges = (
-                [_number(e, f"a bin edge of '{name}'") for e in text.split("|")]
+                [_edge(e, name) for e in text.split("|")]
                 if isinstance(text, str) and text.strip()
                 else None
             )
@@ -198,7 +199,8 @@ class ReleasePlan:
         return cls(columns)
 
 
-def _number(value, what: str) -> float | None:
+def _number(value: Any, what: str) -> float | None:
+    """``value`` as a float, None when blank; a value float() refuses is a :class:`DataError`."""
     if value is None or (isinstance(value, float) and math.isnan(value)) or (isinstance(value, str) and not value.strip()):
         return None
     try:
@@ -209,7 +211,15 @@ def _number(value, what: str) -> float | None:
         raise DataError(f"{what[0].upper()}{what[1:]} must be a number.") from None
 
 
-def _whole(value, what: str) -> int | None:
+def _edge(value: object, name: str) -> float:
+    """A bin edge: a number (a blank edge is refused like text, not left as a hole in the list)."""
+    number = _number(value, f"a bin edge of '{name}'")
+    if number is None:
+        raise DataError(f"A bin edge of '{name}' must be a number.")
+    return number
+
+
+def _whole(value: object, what: str) -> int | None:
     number = _number(value, what)
     if number is None:
         return None
