@@ -11,7 +11,9 @@ data: a value outside it becomes a uniformly random code, never passed through.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -20,11 +22,11 @@ import pyarrow as pa
 from dpcore.exceptions import DataError
 from dpcore.fingerprint import factorize
 from dpcore.mechanisms import CoinRandomizedResponse, KaryRandomizedResponse, Laplace
-from dpcore.release.plan import ColumnPlan, ReleasePlan, column_problems
+from dpcore.release.plan import MAX_BINS, ColumnPlan, ReleasePlan, column_problems
 from dpcore.release.randomness import by_block
 from dpcore.release.report import describe_entry
 from dpcore.release.writing import escape_label, keep_array, needs_quotes
-from dpcore.schema import MISSING_CATEGORY, Schema
+from dpcore.schema import MISSING_CATEGORY, ColumnSpec, Schema
 
 
 def laplace_decimals(scale: float) -> int:
@@ -75,15 +77,29 @@ class Treatment:
     def missing_code(self) -> int:
         return self.k - 1 if self.missing == "category" else -1
 
+    def laplace_domain(self) -> tuple[float, float, float]:
+        """A ``laplace`` column's declared ``(lower, upper, fill)``; ValueError for another column."""
+        if self.lower is None or self.upper is None or self.fill is None:
+            raise ValueError(f"column {self.name!r} has no declared bounds: it is not a laplace column")
+        return self.lower, self.upper, self.fill
+
+    def bin_edges(self) -> list[float]:
+        """A ``bins`` column's edges; ValueError for another column."""
+        if self.edges is None:
+            raise ValueError(f"column {self.name!r} has no bin edges: it is not a bins column")
+        return self.edges
+
     @property
     def scale(self) -> float:
-        return (self.upper - self.lower) / self.epsilon
+        lower, upper, _ = self.laplace_domain()
+        return (upper - lower) / self.epsilon
 
-    def mechanism_for(self, rng):
+    def mechanism_for(self, rng: np.random.Generator) -> KaryRandomizedResponse | Laplace:
         if self.mechanism == "coin":
             return CoinRandomizedResponse(random_state=rng)
         if self.mechanism == "laplace":
-            return Laplace(self.epsilon, self.upper - self.lower, random_state=rng)
+            lower, upper, _ = self.laplace_domain()
+            return Laplace(self.epsilon, upper - lower, random_state=rng)
         return KaryRandomizedResponse(self.epsilon, self.k, random_state=rng)
 
     def inputs(self, frame: pd.DataFrame) -> tuple[np.ndarray, int]:
@@ -94,9 +110,10 @@ class Treatment:
         values = numbers(frame[self.name])
         missing = np.isnan(values)
         if self.mechanism == "laplace":
-            outside = missing | (values < self.lower) | (values > self.upper)
-            return np.clip(np.where(missing, self.fill, values), self.lower, self.upper), int(np.count_nonzero(outside))
-        edges = np.asarray(self.edges)
+            lower, upper, fill = self.laplace_domain()
+            outside = missing | (values < lower) | (values > upper)
+            return np.clip(np.where(missing, fill, values), lower, upper), int(np.count_nonzero(outside))
+        edges = np.asarray(self.bin_edges())
         codes = np.searchsorted(edges[1:-1], values, side="right").astype(np.int64)
         codes[missing] = self.missing_code
         return codes, int(np.count_nonzero(missing | (values < edges[0]) | (values > edges[-1])))
@@ -108,14 +125,14 @@ class Treatment:
                        fill=0.0 if laplace else -1, dtype=np.float64 if laplace else np.int64)
         return np.round(out, laplace_decimals(self.scale)) if laplace else out
 
-    def column(self, frame: pd.DataFrame, start: int, entropy: int):
+    def column(self, frame: pd.DataFrame, start: int, entropy: int) -> tuple[pa.Array, int]:
         """The released column for these rows (an arrow array), and the owner-only count of values outside the domain."""
         if self.mechanism == "keep":
             return keep_array(frame[self.name]), 0
         inputs, outside = self.inputs(frame)
         return self.as_array(self.randomise(inputs, start, entropy)), outside
 
-    def as_array(self, released: np.ndarray):
+    def as_array(self, released: np.ndarray) -> pa.Array:
         """Released numbers, or released codes as a dictionary array of the labels."""
         if self.mechanism == "laplace":
             return pa.array(released)
@@ -123,9 +140,9 @@ class Treatment:
         codes = released.astype(np.int8 if self.k <= 127 else np.int32)
         return pa.DictionaryArray.from_arrays(pa.array(codes), labels)
 
-    def entry(self) -> dict:
+    def entry(self) -> dict[str, Any]:
         """This column's part of the report: declarations and mechanism parameters only."""
-        entry = {"column": self.name, "header": self.header, "mechanism": self.mechanism, "epsilon": self.epsilon}
+        entry: dict[str, Any] = {"column": self.name, "header": self.header, "mechanism": self.mechanism, "epsilon": self.epsilon}
         if self.mechanism in ("coin", "k-ary", "bins"):
             rr = KaryRandomizedResponse(self.epsilon, self.k)
             entry.update(
@@ -136,19 +153,21 @@ class Treatment:
                 missing=self.missing,
             )
         if self.mechanism == "bins":
-            entry.update(edges=list(self.edges), n_bins=len(self.edges) - 1, lower=self.edges[0], upper=self.edges[-1])
+            edges = self.bin_edges()
+            entry.update(edges=list(edges), n_bins=len(edges) - 1, lower=edges[0], upper=edges[-1])
         if self.mechanism == "laplace":
+            lower, upper, fill = self.laplace_domain()
             entry.update(
-                lower=self.lower,
-                upper=self.upper,
-                fill_value=self.fill,
+                lower=lower,
+                upper=upper,
+                fill_value=fill,
                 scale=self.scale,
                 decimals=laplace_decimals(self.scale),
             )
         return entry
 
 
-def treatment(index: int, entry: ColumnPlan, spec) -> Treatment:
+def treatment(index: int, entry: ColumnPlan, spec: ColumnSpec) -> Treatment:
     # A Laplace column always fills a missing number with the declared fill value.
     missing = "random" if entry.mechanism == "laplace" else entry.missing
     t = Treatment(index, entry.column, entry.mechanism, epsilon=entry.cost, missing=missing)
@@ -157,20 +176,26 @@ def treatment(index: int, entry: ColumnPlan, spec) -> Treatment:
         t.categories = list(spec.categories)
         t.labels = list(spec.categories) + extra
     elif entry.mechanism == "bins":
-        edges = entry.edges if entry.edges is not None else np.linspace(spec.lower, spec.upper, entry.bins + 1).tolist()
+        if entry.edges is not None:
+            edges = entry.edges
+        elif entry.bins is not None:
+            edges = np.linspace(*spec.bounds, entry.bins + 1).tolist()
+        else:
+            raise DataError(f"Column '{entry.column}': the number of bins must be between 2 and {MAX_BINS}.")
         t.edges = [float(e) for e in edges]
         t.labels = [f"[{a:.10g} to {b:.10g})" for a, b in zip(t.edges[:-1], t.edges[1:], strict=True)]
         t.labels[-1] = t.labels[-1][:-1] + "]"
         t.labels += extra
     elif entry.mechanism == "laplace":
-        t.lower, t.upper, t.fill = float(spec.lower), float(spec.upper), float(spec.fill)
+        (t.lower, t.upper), t.fill = spec.bounds, spec.fill
     return t
 
 
 def resolve(plan: ReleasePlan, schema: Schema) -> tuple[list[Treatment], list[str], list[str]]:
     """Check the plan; return its treatments, the dropped columns and the report's warnings."""
     plan.check(schema)
-    treatments, warnings = [], []
+    treatments: list[Treatment] = []
+    warnings: list[str] = []
     planned = {c.column for c in plan.columns}
     dropped = [c.column for c in plan.columns if c.mechanism == "drop"] + [n for n in schema.names if n not in planned]
     for index, entry in enumerate(plan.columns):
@@ -223,7 +248,7 @@ def category_codes(values: pd.Series, categories: list[str], missing_code: int) 
     return lookup[codes]
 
 
-def quoting(treatments) -> str:
+def quoting(treatments: Sequence[Treatment]) -> str:
     """``"none"`` when no cell or header can need quotes (all labels declared), else ``"needed"``."""
     texts = [t.header for t in treatments] + [escape_label(x) for t in treatments for x in t.labels]
     safe = not any(t.mechanism == "keep" for t in treatments) and not any(needs_quotes(x) for x in texts)

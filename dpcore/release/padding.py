@@ -9,6 +9,7 @@ the copy is padded to a noisy row count (filler rows added, or random rows left 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -18,6 +19,7 @@ import pyarrow as pa
 from dpcore.accountant import ADD_REMOVE, REPLACE_ONE, BudgetLedger, check_unit, convert
 from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.mechanisms import Geometric
+from dpcore.release.columns import Treatment
 from dpcore.release.plan import ReleasePlan, over_budget
 from dpcore.release.randomness import PAD_STREAM, generator
 from dpcore.validation import epsilon_decimal
@@ -45,7 +47,7 @@ class Protection:
         return float(sum(parts, Decimal(0)))
 
 
-def protection_for(ledger, unit: str | None, count_epsilon: float) -> Protection:
+def protection_for(ledger: BudgetLedger | None, unit: str | None, count_epsilon: float) -> Protection:
     """The protection of a copy in ``unit`` (default: the ledger's, or replace-one without one)."""
     if unit is None:
         unit = ledger.unit if isinstance(ledger, BudgetLedger) else REPLACE_ONE
@@ -67,7 +69,7 @@ def count_epsilon_for(unit: str, count_epsilon: float = COUNT_EPSILON) -> float:
     return protection_for(None, unit, count_epsilon).count_epsilon
 
 
-def check_fits(plan: ReleasePlan, protection: Protection, budget, book) -> float:
+def check_fits(plan: ReleasePlan, protection: Protection, budget: float | None, book: BudgetLedger | None) -> float:
     """The copy's ε in the unit, or :class:`BudgetExceededError` when it does not fit."""
     epsilon = protection.cost(plan)
     if book is not None:
@@ -79,7 +81,7 @@ def check_fits(plan: ReleasePlan, protection: Protection, budget, book) -> float
     return epsilon
 
 
-def check_padding(treatments, protection: Protection) -> None:
+def check_padding(treatments: Iterable[Treatment], protection: Protection) -> None:
     if protection.padded and any(t.mechanism == "keep" for t in treatments):
         raise DataError(
             "A column copied unchanged would tell the filler rows of an add/remove copy from the real ones. "
@@ -93,7 +95,7 @@ def noisy_row_count(n: int, count_epsilon: float, entropy: int) -> int:
     return max(int(noise.randomise(np.array([n]))[0]), 0)
 
 
-def filler_rows(treatments, count: int, start: int, entropy: int) -> pa.Table:
+def filler_rows(treatments: Sequence[Treatment], count: int, start: int, entropy: int) -> pa.Table:
     """``count`` filler rows: each column's mechanism applied to an input drawn uniformly from its domain.
 
     An out-of-domain code makes randomized response draw a uniform category; a Laplace
@@ -102,7 +104,8 @@ def filler_rows(treatments, count: int, start: int, entropy: int) -> pa.Table:
     arrays = []
     for t in treatments:
         if t.mechanism == "laplace":
-            inputs = generator(entropy, PAD_STREAM, t.index).uniform(t.lower, t.upper, size=count)
+            lower, upper, _ = t.laplace_domain()
+            inputs = generator(entropy, PAD_STREAM, t.index).uniform(lower, upper, size=count)
         else:
             inputs = np.full(count, -1, dtype=np.int64)
         arrays.append(t.as_array(t.randomise(inputs, start, entropy)))

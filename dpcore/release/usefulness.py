@@ -55,6 +55,8 @@ def verdict(column: str, error: float, *, k: int | None = None, lower: float | N
     if k is not None:
         size, what, against = 1.0 / k, "a share", f"the average share of its {k} values is {significant(1.0 / k, 2)}"
         fix = "Raise its ε, merge categories or bins, or drop it."
+    elif lower is None or upper is None:
+        raise ValueError("verdict needs k for a share, or lower and upper for a mean")
     else:
         size, what = (upper - lower) / 2, "the mean"
         against = f"its values range from {significant(lower, 6)} to {significant(upper, 6)}"
@@ -113,7 +115,8 @@ def usefulness(plan: ReleasePlan, schema: Schema, n_rows: int) -> pd.DataFrame:
         t = treatment(index, entry, schema[entry.column])
         if t.mechanism == "laplace":
             error = math.sqrt(2.0) * t.scale / math.sqrt(n_rows)
-            level, sentence = verdict(t.name, error, lower=t.lower, upper=t.upper)
+            lower, upper, _ = t.laplace_domain()
+            level, sentence = verdict(t.name, error, lower=lower, upper=upper)
         else:
             rr = KaryRandomizedResponse(t.epsilon, t.k)
             error = share_error(rr.keep_probability, rr.other_probability, 1.0 / t.k, int(n_rows))
