@@ -31,8 +31,10 @@ import os
 import sqlite3
 import struct
 import tempfile
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -41,6 +43,11 @@ from dpcore._ledger_db import now
 from dpcore.exceptions import DataError
 from dpcore.release.writing import write_csv
 
+if TYPE_CHECKING:
+    from dpcore.accountant import BudgetLedger
+    from dpcore.release.columns import Treatment
+    from dpcore.release.padding import Protection
+
 COPIES_SUFFIX = "-copies"
 _QUOTING = "dpcore.quoting"
 _RENDER_ROWS = 1 << 17
@@ -48,7 +55,7 @@ _LEGACY_MAGIC = b"DPRC1"
 _LENGTH = struct.Struct("<Q")
 
 
-def release_key(fingerprint: str, treatments, seeded: bool, entropy: int, protection) -> str:
+def release_key(fingerprint: str, treatments: Iterable[Treatment], seeded: bool, entropy: int, protection: Protection) -> str:
     """A copy's key: the released columns' content (a version fingerprint), the resolved plan and the unit."""
     plan = [t.entry() for t in treatments]
     text = json.dumps({"data": fingerprint, "plan": plan, "seed": entropy if seeded else None,
@@ -56,7 +63,7 @@ def release_key(fingerprint: str, treatments, seeded: bool, entropy: int, protec
     return "rr-release/2:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def copies_folder(ledger) -> Path | None:
+def copies_folder(ledger: BudgetLedger) -> Path | None:
     """Where ``ledger`` keeps its copies: ``<ledger file>-copies`` beside it (None for an in-memory ledger)."""
     return None if ledger.path == ":memory:" else Path(ledger.path + COPIES_SUFFIX)
 
@@ -72,7 +79,7 @@ class CopyWriter:
         The CSV writer's quoting style for this copy.
     """
 
-    def __init__(self, folder: Path | None, quoting: str):
+    def __init__(self, folder: Path | None, quoting: str) -> None:
         self.folder, self.quoting = folder, quoting
         self._writer: pq.ParquetWriter | None = None
         self._path: Path | None = None
@@ -93,9 +100,11 @@ class CopyWriter:
     def finish(self) -> tuple[str, bytes]:
         """Close the file and name it by its SHA-256; return that hash, and the bytes when kept in memory."""
         try:
+            if self._writer is None:
+                raise ValueError("a copy is finished only after its first chunk was appended (the file needs its schema)")
             self._writer.add_key_value_metadata({_QUOTING: self.quoting})
             self._writer.close()
-            if self._path is None:
+            if self._path is None or self.folder is None:  # kept in memory (the two are None together)
                 data = self._sink.getvalue().to_pybytes()
                 return hashlib.sha256(data).hexdigest(), data
             with open(self._path, "rb") as handle:
@@ -114,7 +123,7 @@ class CopyWriter:
             self._path.unlink(missing_ok=True)
 
 
-def writer(ledger, quoting: str) -> CopyWriter:
+def writer(ledger: BudgetLedger, quoting: str) -> CopyWriter:
     """A :class:`CopyWriter` into ``ledger``'s copies."""
     return CopyWriter(copies_folder(ledger), quoting)
 
@@ -123,12 +132,12 @@ def writer(ledger, quoting: str) -> CopyWriter:
 class StoredCopy:
     """A copy found in the ledger: its report, and its content hash (checked when it is read)."""
 
-    report: dict
+    report: dict[str, Any]
     content: str
     folder: Path | None
     data: bytes = b""
 
-    def csv_parts(self):
+    def csv_parts(self) -> Iterator[bytes]:
         """The released file's bytes, in parts, once the stored file is checked against its hash."""
         source = self._open()
         try:
@@ -136,7 +145,7 @@ class StoredCopy:
         finally:
             source.close()
 
-    def _open(self):
+    def _open(self) -> pa.NativeFile | BinaryIO:
         changed = DataError(
             "The stored copy of this release was changed or damaged after it was made (its content no longer matches the "
             "ledger), so it is not handed out. Restore it from a backup, or make a fresh copy (it is charged again)."
@@ -159,7 +168,7 @@ class StoredCopy:
         return handle
 
 
-def _render(parquet: pq.ParquetFile):
+def _render(parquet: pq.ParquetFile) -> Iterator[bytes]:
     """The CSV bytes of a stored copy, in parts (the header with the first)."""
     quoting = parquet.metadata.metadata[_QUOTING.encode()].decode()
     header = True
@@ -176,7 +185,7 @@ def _csv(table: pa.Table, header: bool, quoting: str) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
-def find(ledger, key: str) -> StoredCopy | None:
+def find(ledger: BudgetLedger, key: str) -> StoredCopy | None:
     """The copy stored under ``key`` for ``ledger``'s dataset, or None."""
     folder = copies_folder(ledger)
     _move_blobs(ledger, folder)
@@ -191,12 +200,15 @@ def find(ledger, key: str) -> StoredCopy | None:
     return StoredCopy(json.loads(row[0]), row[1], folder, bytes(row[2]))
 
 
-def charge_and_store(ledger, copy: CopyWriter, key: str, report: dict, *, label: str, epsilon: float, protection) -> None:
+def charge_and_store(
+    ledger: BudgetLedger, copy: CopyWriter, key: str, report: dict[str, Any], *, label: str, epsilon: float,
+    protection: Protection,
+) -> None:
     """Charge the copy to ``ledger`` and store it under ``key``, in one transaction: both or neither."""
     content, data = copy.finish()
     replaced: list[str] = []
 
-    def store(conn) -> None:
+    def store(conn: sqlite3.Connection) -> None:
         old = conn.execute("SELECT content FROM releases WHERE key = ?", (_row_key(ledger, key),)).fetchone()
         if old is not None and old[0] not in (None, content):
             replaced.append(old[0])
@@ -220,11 +232,11 @@ def charge_and_store(ledger, copy: CopyWriter, key: str, report: dict, *, label:
         _remove_if_unused(ledger, copy.folder, old)
 
 
-def _row_key(ledger, key: str) -> str:
+def _row_key(ledger: BudgetLedger, key: str) -> str:
     return f"{ledger.dataset_id}/{key}"
 
 
-def _remove_if_unused(ledger, folder: Path | None, content: str) -> None:
+def _remove_if_unused(ledger: BudgetLedger, folder: Path | None, content: str) -> None:
     if folder is None:
         return
     with ledger.connection() as conn:
@@ -236,15 +248,17 @@ def _remove_if_unused(ledger, folder: Path | None, content: str) -> None:
 # --- copies stored by older ledgers --------------------------------------------------------------
 
 
-def _move_blobs(ledger, folder: Path | None) -> None:
+def _move_blobs(ledger: BudgetLedger, folder: Path | None) -> None:
     """Move every copy an older ledger kept as a blob into a Parquet file (a damaged blob stays as it is)."""
     with ledger.connection() as conn:
         keys = [key for (key,) in conn.execute("SELECT key FROM releases WHERE content IS NULL")]
     for key in keys:
         with ledger.connection() as conn:
             row = conn.execute("SELECT payload FROM releases WHERE key = ? AND content IS NULL", (key,)).fetchone()
+        if not row:  # another process moved it first
+            continue
         try:
-            quoting, tables = _legacy_tables(row[0]) if row else (None, [])
+            quoting, tables = _legacy_tables(row[0])
         except (DataError, ValueError, struct.error, KeyError, pa.ArrowException):
             continue  # handing it out is refused with a sentence, as before
         if not tables:
