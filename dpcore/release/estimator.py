@@ -10,10 +10,14 @@ from __future__ import annotations
 import collections
 import io
 import math
+import os
+from collections.abc import Iterable
 from statistics import NormalDist
+from typing import IO, Any, TypeAlias
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from dpcore.csv_reading import DEFAULT_CHUNKSIZE
 from dpcore.exceptions import DataError
@@ -22,8 +26,11 @@ from dpcore.release.columns import resolve
 from dpcore.release.plan import RANDOMISED, ReleasePlan
 from dpcore.schema import Schema
 
+#: Where a released file is read from: a path, its bytes, or a binary file object.
+ReleaseSource: TypeAlias = str | os.PathLike[str] | bytes | IO[bytes]
 
-def read_release(source, report: dict | None = None) -> pd.DataFrame:
+
+def read_release(source: ReleaseSource, report: dict[str, Any] | None = None) -> pd.DataFrame:
     """Read a released file as written: text stays text (nothing becomes NaN); Laplace columns become numbers."""
     numbers = [e["header"] for e in (report or {}).get("columns", []) if e["mechanism"] == "laplace"]
     if isinstance(source, bytes):
@@ -40,7 +47,7 @@ def read_release(source, report: dict | None = None) -> pd.DataFrame:
         return frame
 
 
-def report_entry(report: dict, column: str) -> dict:
+def report_entry(report: dict[str, Any], column: str) -> dict[str, Any]:
     """The report's entry for a column (by its name or its header in the file)."""
     for entry in report.get("columns", []):
         if column in (entry["header"], entry["column"]):
@@ -48,7 +55,7 @@ def report_entry(report: dict, column: str) -> dict:
     raise KeyError(column)
 
 
-def estimate_column(released: pd.Series, entry: dict, confidence: float = 0.95) -> pd.DataFrame:
+def estimate_column(released: pd.Series, entry: dict[str, Any], confidence: float = 0.95) -> pd.DataFrame:
     """The buyer's unbiased estimates for one released column, from its report entry.
 
     Randomized-response columns: the true share of every category,
@@ -85,13 +92,13 @@ def estimate_column(released: pd.Series, entry: dict, confidence: float = 0.95) 
     return estimate_counts(np.bincount(released_codes(released, entry), minlength=_categories(entry)), entry, confidence)
 
 
-def _categories(entry: dict) -> int:
+def _categories(entry: dict[str, Any]) -> int:
     if entry["mechanism"] not in ("coin", "k-ary", "bins"):
         raise ValueError(f"column {entry['header']!r} is not randomised by randomized response ({entry['mechanism']})")
     return int(entry["n_categories"])
 
 
-def estimate_counts(counts, entry: dict, confidence: float = 0.95) -> pd.DataFrame:
+def estimate_counts(counts: ArrayLike, entry: dict[str, Any], confidence: float = 0.95) -> pd.DataFrame:
     """:func:`estimate_column` from the released counts of each category (in the order of ``entry["domain"]``).
 
     For buyers who count in a database rather than reading the file.
@@ -101,7 +108,7 @@ def estimate_counts(counts, entry: dict, confidence: float = 0.95) -> pd.DataFra
 
 
 def estimate_joint(
-    released_a: pd.Series, entry_a: dict, released_b: pd.Series, entry_b: dict, confidence: float = 0.95
+    released_a: pd.Series, entry_a: dict[str, Any], released_b: pd.Series, entry_b: dict[str, Any], confidence: float = 0.95
 ) -> pd.DataFrame:
     """Debiased joint shares of two randomized-response columns, with standard errors.
 
@@ -120,14 +127,18 @@ def estimate_joint(
     return joint_from_counts(counts, entry_a, entry_b, confidence)
 
 
-def estimate_joint_counts(counts, entry_a: dict, entry_b: dict, confidence: float = 0.95) -> pd.DataFrame:
+def estimate_joint_counts(counts: ArrayLike, entry_a: dict[str, Any], entry_b: dict[str, Any], confidence: float = 0.95) -> pd.DataFrame:
     """:func:`estimate_joint` from the released joint counts (a ``k_A × k_B`` table in domain order)."""
     _categories(entry_a), _categories(entry_b)
     return joint_from_counts(counts, entry_a, entry_b, confidence)
 
 
 def estimate_release(
-    source, report: dict, columns=None, confidence: float = 0.95, chunksize: int = DEFAULT_CHUNKSIZE
+    source: ReleaseSource,
+    report: dict[str, Any],
+    columns: Iterable[str] | None = None,
+    confidence: float = 0.95,
+    chunksize: int = DEFAULT_CHUNKSIZE,
 ) -> dict[str, pd.DataFrame]:
     """:func:`estimate_column` for the randomised columns of a released file, read in chunks.
 
@@ -138,7 +149,8 @@ def estimate_release(
     if columns is not None:
         entries = [report_entry(report, c) for c in columns]
     counts = {e["header"]: np.zeros(e.get("n_categories", 0), dtype=np.int64) for e in entries}
-    sums = {e["header"]: [0, 0.0] for e in entries}
+    sizes = {e["header"]: 0 for e in entries}
+    sums = {e["header"]: 0.0 for e in entries}
     if isinstance(source, bytes):
         source = io.BytesIO(source)
     try:
@@ -149,8 +161,8 @@ def estimate_release(
                 if e["mechanism"] == "laplace":
                     values = pd.to_numeric(chunk[e["header"]], errors="coerce").to_numpy(dtype=float)
                     values = values[np.isfinite(values)]
-                    sums[e["header"]][0] += values.size
-                    sums[e["header"]][1] += float(values.sum())
+                    sizes[e["header"]] += values.size
+                    sums[e["header"]] += float(values.sum())
                 else:
                     counts[e["header"]] += np.bincount(released_codes(chunk[e["header"]], e), minlength=_categories(e))
     except DataError:
@@ -160,7 +172,7 @@ def estimate_release(
             "The released file does not have the columns its report describes: does the report belong to this file?"
         ) from None
     return {
-        e["header"]: mean_from_sum(*sums[e["header"]], e, confidence)
+        e["header"]: mean_from_sum(sizes[e["header"]], sums[e["header"]], e, confidence)
         if e["mechanism"] == "laplace"
         else estimate_counts(counts[e["header"]], e, confidence)
         for e in entries
@@ -205,14 +217,14 @@ def z_value(confidence: float) -> float:
     return NormalDist().inv_cdf(0.5 + confidence / 2)
 
 
-def response(entry: dict) -> KaryRandomizedResponse:
+def response(entry: dict[str, Any]) -> KaryRandomizedResponse:
     """The mechanism a report entry describes (for its keep probability and response matrix)."""
     if entry["mechanism"] == "coin":
         return CoinRandomizedResponse()
     return KaryRandomizedResponse(float(entry["epsilon"]), int(entry["n_categories"]))
 
 
-def released_codes(values: pd.Series, entry: dict) -> np.ndarray:
+def released_codes(values: pd.Series, entry: dict[str, Any]) -> np.ndarray:
     """Codes of released labels over the report's domain; a label outside it means a mismatched report."""
     codes = pd.Index(entry["domain"], dtype=object).get_indexer(values.astype(str).to_numpy(dtype=object))
     if (codes < 0).any():
@@ -222,7 +234,7 @@ def released_codes(values: pd.Series, entry: dict) -> np.ndarray:
     return codes
 
 
-def frequencies_from_counts(counts, entry: dict, confidence: float) -> pd.DataFrame:
+def frequencies_from_counts(counts: ArrayLike, entry: dict[str, Any], confidence: float) -> pd.DataFrame:
     """Debiased shares from the released counts of one column (see :func:`dpcore.release.estimate_column`)."""
     counts = np.asarray(counts, dtype=float)
     if counts.shape != (entry["n_categories"],):
@@ -242,7 +254,7 @@ def frequencies_from_counts(counts, entry: dict, confidence: float) -> pd.DataFr
     )
 
 
-def consistent_shares(counts, p: float, q: float) -> np.ndarray:
+def consistent_shares(counts: ArrayLike, p: float, q: float) -> np.ndarray:
     r"""The maximum-likelihood true shares on the simplex, from the released counts of one column.
 
     Under k-ary randomized response the released counts ``c`` are multinomial with
@@ -277,7 +289,7 @@ def consistent_shares(counts, p: float, q: float) -> np.ndarray:
     return shares / shares.sum()
 
 
-def joint_from_counts(counts, entry_a: dict, entry_b: dict, confidence: float) -> pd.DataFrame:
+def joint_from_counts(counts: ArrayLike, entry_a: dict[str, Any], entry_b: dict[str, Any], confidence: float) -> pd.DataFrame:
     """Debiased joint shares from the released joint counts (see :func:`dpcore.release.estimate_joint`)."""
     counts = np.asarray(counts, dtype=float)
     ka, kb = entry_a["n_categories"], entry_b["n_categories"]
@@ -303,7 +315,7 @@ def joint_from_counts(counts, entry_a: dict, entry_b: dict, confidence: float) -
     )
 
 
-def mean_from_sum(n: int, total: float, entry: dict, confidence: float) -> pd.DataFrame:
+def mean_from_sum(n: int, total: float, entry: dict[str, Any], confidence: float) -> pd.DataFrame:
     """The mean of a Laplace column's clipped values, with the exact standard error of its noise."""
     mean = total / max(n, 1)
     std_error = math.sqrt(2.0) * entry["scale"] / math.sqrt(max(n, 1))

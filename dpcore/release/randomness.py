@@ -10,9 +10,13 @@ into chunks. The entropy comes from the operating system; a seed is for tests on
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import cast
 
 import numpy as np
 import pyarrow as pa
+from numpy.typing import DTypeLike
+
+from dpcore.validation import RandomStateLike
 
 BLOCK_ROWS = 1 << 16
 #: ``spawn_key`` streams besides the columns' (which use small column indices).
@@ -25,10 +29,11 @@ def generator(entropy: int, *key: int) -> np.random.Generator:
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy, spawn_key=key)))
 
 
-def entropy(random_state) -> tuple[int, bool]:
+def entropy(random_state: RandomStateLike) -> tuple[int, bool]:
     """The copy's entropy, and whether it was seeded (``None``: fresh from the operating system)."""
     if random_state is None:
-        return int(np.random.SeedSequence().entropy), False
+        # A SeedSequence made without entropy draws an int from the operating system.
+        return int(cast(int, np.random.SeedSequence().entropy)), False
     if isinstance(random_state, np.random.Generator):
         return int(random_state.integers(0, 2**63)), True
     if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool) and random_state >= 0:
@@ -36,7 +41,15 @@ def entropy(random_state) -> tuple[int, bool]:
     raise TypeError(f"random_state must be None, a non-negative int or a numpy Generator, got {type(random_state).__name__}")
 
 
-def by_block(inputs: np.ndarray, start: int, entropy: int, stream: int, draw: Callable, fill, dtype) -> np.ndarray:
+def by_block(
+    inputs: np.ndarray,
+    start: int,
+    entropy: int,
+    stream: int,
+    draw: Callable[[np.random.Generator, np.ndarray], np.ndarray],
+    fill: float,
+    dtype: DTypeLike,
+) -> np.ndarray:
     """``draw(generator, block_inputs)`` for rows ``start, start+1, …``, one generator per block of rows.
 
     A block the rows cover only in part is padded with ``fill`` to its full size before
@@ -63,7 +76,7 @@ def row_keys(start: int, n: int, entropy: int) -> np.ndarray:
     not survive into a copy: a file sorted by a sensitive column would give every row's true
     value away, whatever noise each cell gets.
     """
-    def draw(rng, block):
+    def draw(rng: np.random.Generator, block: np.ndarray) -> np.ndarray:
         return rng.integers(0, 2**63 - 1, size=len(block), dtype=np.int64)
 
     return by_block(np.zeros(n, dtype=np.int64), start, entropy, ROW_ORDER_STREAM, draw, 0, np.int64)

@@ -6,6 +6,9 @@ values or statistics of the table.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 from dpcore.release.writing import ESCAPING_RULE
 
 REPORT_FORMAT = "dpcore-release-report/1"
@@ -79,7 +82,7 @@ def significant(x: float, digits: int = 4) -> str:
     return f"{x:.{digits}g}"
 
 
-def describe_entry(entry: dict) -> str:
+def describe_entry(entry: dict[str, Any]) -> str:
     """One plain-language sentence about what happens to a column (for the owner and the buyer)."""
     mechanism = entry["mechanism"]
     if mechanism == "drop":
@@ -116,7 +119,7 @@ def describe_entry(entry: dict) -> str:
     return sentence + " A missing or undeclared value is replaced by a value chosen uniformly at random."
 
 
-def estimates_of(entry: dict) -> str:
+def estimates_of(entry: dict[str, Any]) -> str:
     """What a randomized column's estimated shares are shares of, in one sentence."""
     if entry.get("missing") == "category":
         return ("the share of every row of the table in each category, a missing value counting as '(missing)'; an "
@@ -125,12 +128,22 @@ def estimates_of(entry: dict) -> str:
             "by a category chosen uniformly at random — not the share among known values")
 
 
-def build_report(entries, *, dropped, per_record_epsilon, warnings, seeded, release_id, created, protection=None) -> dict:
+def build_report(
+    entries: Iterable[dict[str, Any]],
+    *,
+    dropped: Iterable[str],
+    per_record_epsilon: float,
+    warnings: Iterable[str],
+    seeded: bool,
+    release_id: str,
+    created: str,
+    protection: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """The machine-readable report: declarations, mechanisms and formulas only — never data."""
     privacy = dict(PRIVACY_MODEL)
     if protection and protection.get("padded"):
         privacy["padding"] = PADDING
-    report = {
+    report: dict[str, Any] = {
         "format": REPORT_FORMAT,
         "release_id": release_id,
         "created": created,
@@ -163,11 +176,11 @@ def build_report(entries, *, dropped, per_record_epsilon, warnings, seeded, rele
     return report
 
 
-def _md(text) -> str:
+def _md(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def report_markdown(report: dict) -> str:
+def report_markdown(report: dict[str, Any]) -> str:
     """The human-readable report a buyer gets with the copy (built from the JSON report alone)."""
     lines = ["# Privacy report: randomized-response copy of a table", ""]
     if report.get("seeded"):
@@ -268,7 +281,7 @@ def report_markdown(report: dict) -> str:
     return "\n".join(lines)
 
 
-def _protection_markdown(report: dict) -> str:
+def _protection_markdown(report: dict[str, Any]) -> str:
     unit = report.get("unit_of_protection") or {}
     if unit.get("padded"):
         return (f"Each person is protected with **ε = {significant(unit['epsilon'], 6)}** where one person's row may be added to or "

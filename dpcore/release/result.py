@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from dpcore.accountant import UNITS
+from dpcore.release.columns import Treatment
 from dpcore.release.estimator import read_release
 from dpcore.release.padding import Protection
 from dpcore.release.report import build_report, report_markdown
@@ -47,7 +50,7 @@ class ReleaseResult:
         The ledger's id of the dataset (owner-only; never put it in a report).
     """
 
-    report: dict
+    report: dict[str, Any]
     markdown: str
     per_record_epsilon: float
     epsilon_charged: float = 0.0
@@ -59,22 +62,27 @@ class ReleaseResult:
     dataset_id: str | None = None
 
     @classmethod
-    def made(cls, report: dict, **fields) -> ReleaseResult:
+    def made(cls, report: dict[str, Any], **fields: Any) -> ReleaseResult:
         """The result of a new copy with this report."""
         return cls(report, report_markdown(report), report["per_record_epsilon"], seeded=report["seeded"], **fields)
 
     @classmethod
-    def handed_out_again(cls, report: dict, **fields) -> ReleaseResult:
+    def handed_out_again(cls, report: dict[str, Any], **fields: Any) -> ReleaseResult:
         """The result of a stored copy handed out again (at no cost, with the report it was made with)."""
         return cls.made(report, reused=True, notes=[REUSED_NOTE], **fields)
 
     @property
     def table(self) -> pd.DataFrame:
         """The released table as the buyer reads it (read whole into memory: mind large files)."""
-        return read_release(self.csv if self.csv is not None else self.path, self.report)
+        source = self.csv if self.csv is not None else self.path
+        if source is None:
+            raise ValueError("this result holds neither the released file's bytes nor its path")
+        return read_release(source, self.report)
 
 
-def new_report(treatments, dropped, warnings, seeded: bool, protection: Protection) -> dict:
+def new_report(
+    treatments: Sequence[Treatment], dropped: list[str], warnings: list[str], seeded: bool, protection: Protection
+) -> dict[str, Any]:
     """The report of a new copy: the plan's declarations and mechanisms, never the data."""
     per_record = float(sum((epsilon_decimal(t.epsilon) for t in treatments if t.epsilon > 0), Decimal(0)))
     if seeded:
@@ -93,7 +101,7 @@ def new_report(treatments, dropped, warnings, seeded: bool, protection: Protecti
     )
 
 
-def owner_notes(outside: dict, treatments) -> list[str]:
+def owner_notes(outside: dict[str, int], treatments: Iterable[Treatment]) -> list[str]:
     """How many values of each column were outside its declared domain (owner-only: counts of private data)."""
     notes = []
     for t in treatments:

@@ -9,23 +9,26 @@ thread randomises the current one, and a writer thread formats and stores the pr
 
 from __future__ import annotations
 
+import io
 import math
 import os
 import queue
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import IO, Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from dpcore.accountant import BudgetLedger
 from dpcore.csv_reading import DEFAULT_CHUNKSIZE, read_chunks, sniff_file
 from dpcore.exceptions import DataError
 from dpcore.identity import VersionFingerprint
 from dpcore.release import stored
-from dpcore.release.columns import quoting, resolve
+from dpcore.release.columns import Treatment, quoting, resolve
 from dpcore.release.padding import (
     COUNT_EPSILON,
     Protection,
@@ -43,18 +46,21 @@ from dpcore.release.stored import CopyWriter
 from dpcore.release.table import check_columns, check_ledger_arguments, release_chunk
 from dpcore.release.writing import write_csv
 from dpcore.schema import Schema
+from dpcore.validation import RandomStateLike
 
 #: Input bytes per shuffle bucket: memory in the second pass stays about this large.
 SHUFFLE_BUCKET_BYTES = 64 << 20
 
+_T = TypeVar("_T")
 
-def prefetch(iterable, depth: int = 1):
+
+def prefetch(iterable: Iterable[_T], depth: int = 1) -> Generator[_T, None, None]:
     """Iterate ``iterable`` in a background thread, ``depth`` items ahead (its errors are re-raised here)."""
-    items: queue.Queue = queue.Queue(maxsize=depth)
+    items: queue.Queue[tuple[Any, BaseException | None]] = queue.Queue(maxsize=depth)
     stop = threading.Event()
     done = object()
 
-    def put(item) -> bool:
+    def put(item: tuple[Any, BaseException | None]) -> bool:
         while not stop.is_set():
             try:
                 items.put(item, timeout=0.1)
@@ -63,7 +69,7 @@ def prefetch(iterable, depth: int = 1):
                 continue
         return False
 
-    def run():
+    def run() -> None:
         try:
             for item in iterable:
                 if not put((item, None)):
@@ -90,9 +96,9 @@ def prefetch(iterable, depth: int = 1):
 class BackgroundWriter:
     """Formats released chunks as CSV and writes them (and the stored copy) in a background thread."""
 
-    def __init__(self, sink, copy: CopyWriter | None, quoting: str, depth: int = 1):
+    def __init__(self, sink: IO[bytes], copy: CopyWriter | None, quoting: str, depth: int = 1) -> None:
         self.sink, self.copy, self.quoting = sink, copy, quoting
-        self.items: queue.Queue = queue.Queue(maxsize=depth)
+        self.items: queue.Queue[tuple[pa.Table, bool] | None] = queue.Queue(maxsize=depth)
         self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._run, name="dpcore-writer", daemon=True)
         self.thread.start()
@@ -138,14 +144,14 @@ class ShuffleBuckets:
     same order an in-memory sort gives — with memory bounded by one bucket.
     """
 
-    def __init__(self, n_buckets: int):
+    def __init__(self, n_buckets: int) -> None:
         # A power of two, so the key's top bits name every bucket exactly.
         bits = max(0, int(n_buckets) - 1).bit_length()
         self.n_buckets = 1 << bits
         self.shift = 63 - bits
         self._directory = tempfile.TemporaryDirectory(prefix="dpcore-shuffle-")
         self._writers: dict[int, pa.ipc.RecordBatchStreamWriter] = {}
-        self._files: dict[int, object] = {}
+        self._files: dict[int, io.BufferedWriter] = {}
         self._schema: pa.Schema | None = None
 
     def add(self, table: pa.Table, keys: np.ndarray) -> None:
@@ -159,14 +165,14 @@ class ShuffleBuckets:
             if bounds[b + 1] > bounds[b]:
                 self._writer(b).write_table(table.slice(bounds[b], bounds[b + 1] - bounds[b]))
 
-    def _writer(self, b: int):
+    def _writer(self, b: int) -> pa.ipc.RecordBatchStreamWriter:
         if b not in self._writers:
             handle = open(f"{self._directory.name}/{b}.arrow", "wb")  # noqa: SIM115 (closed in tables())
             self._files[b] = handle
             self._writers[b] = pa.ipc.new_stream(handle, self._schema)
         return self._writers[b]
 
-    def tables(self):
+    def tables(self) -> Iterator[pa.Table]:
         """The buckets in order, each sorted by key, without the key column."""
         for writer in self._writers.values():
             writer.close()
@@ -186,8 +192,9 @@ class ShuffleBuckets:
         self._directory.cleanup()
 
 
-def _stream(source: Path, sink, encoding: str, delimiter: str, treatments, entropy: int, chunksize: int,
-            copy: CopyWriter | None, progress, protection: Protection):
+def _stream(source: Path, sink: IO[bytes], encoding: str, delimiter: str, treatments: Sequence[Treatment], entropy: int,
+            chunksize: int, copy: CopyWriter | None, progress: Callable[[int, int], None] | None,
+            protection: Protection) -> tuple[str | None, dict[str, int]]:
     """Release the file chunk by chunk into ``sink``; return its fingerprint (with a copy to store) and the outside counts.
 
     A padded copy gets its filler rows after the last chunk and is cut to the noisy row count as
@@ -195,7 +202,9 @@ def _stream(source: Path, sink, encoding: str, delimiter: str, treatments, entro
     exactly as the in-memory release does.
     """
     total = max(source.stat().st_size, 1)
-    fingerprint, outside, rows = None, {}, 0
+    fingerprint: VersionFingerprint | None = None
+    outside: dict[str, int] = {}
+    rows = 0
     categorical = {t.name for t in treatments if t.mechanism in ("coin", "k-ary")}
     # Pass one randomises every chunk into buckets of a random row order; pass two writes the
     # buckets out in order, so memory stays bounded by a bucket.
@@ -237,15 +246,15 @@ def _stream(source: Path, sink, encoding: str, delimiter: str, treatments, entro
 
 
 def release_csv(
-    source,
-    destination,
+    source: str | os.PathLike[str],
+    destination: str | os.PathLike[str],
     schema: Schema,
     plan: ReleasePlan,
     *,
     budget: float | None = None,
-    ledger=None,
+    ledger: BudgetLedger | None = None,
     fresh: bool = False,
-    random_state=None,
+    random_state: RandomStateLike = None,
     chunksize: int = DEFAULT_CHUNKSIZE,
     progress: Callable[[int, int], None] | None = None,
     label: str = "randomized-response release",
@@ -294,6 +303,7 @@ def release_csv(
         report = new_report(treatments, dropped, warnings, seeded, protection)
         result = ReleaseResult.made(report, notes=owner_notes(outside, treatments), path=destination)
         if ledger is not None:
+            assert copy is not None and fingerprint is not None  # both made with the ledger
             key = stored.release_key(fingerprint, treatments, seeded, entropy, protection)
             found = None if fresh else stored.find(ledger, key)
             if found is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Iterable, Sequence
 
 import pandas as pd
 import pyarrow as pa
@@ -11,7 +12,7 @@ from dpcore.accountant import BudgetLedger
 from dpcore.exceptions import DataError
 from dpcore.identity import VersionFingerprint
 from dpcore.release import stored
-from dpcore.release.columns import quoting, resolve
+from dpcore.release.columns import Treatment, quoting, resolve
 from dpcore.release.estimator import read_release
 from dpcore.release.padding import COUNT_EPSILON, check_fits, check_padding, filler_rows, noisy_row_count, protection_for
 from dpcore.release.plan import ReleasePlan
@@ -20,9 +21,12 @@ from dpcore.release.randomness import shuffled
 from dpcore.release.result import ReleaseResult, new_report, owner_notes
 from dpcore.release.writing import write_csv
 from dpcore.schema import Schema
+from dpcore.validation import RandomStateLike
 
 
-def release_chunk(frame: pd.DataFrame, start: int, treatments, entropy: int, outside: dict) -> pa.Table:
+def release_chunk(
+    frame: pd.DataFrame, start: int, treatments: Sequence[Treatment], entropy: int, outside: dict[str, int]
+) -> pa.Table:
     """The released columns of rows ``start …`` (in input order); counts values outside the domains into ``outside``."""
     arrays = []
     for t in treatments:
@@ -32,23 +36,23 @@ def release_chunk(frame: pd.DataFrame, start: int, treatments, entropy: int, out
     return pa.Table.from_arrays(arrays, names=[t.header for t in treatments])
 
 
-def check_columns(columns, treatments) -> None:
-    columns = [str(c) for c in columns]
-    if len(set(columns)) != len(columns):
+def check_columns(columns: Iterable[object], treatments: Iterable[Treatment]) -> None:
+    names = [str(c) for c in columns]
+    if len(set(names)) != len(names):
         raise DataError("Two columns have the same name. Give every column a distinct header.")
-    absent = [t.name for t in treatments if t.name not in columns]
+    absent = [t.name for t in treatments if t.name not in names]
     if absent:
         raise DataError("The plan releases columns that are not in the table: " + ", ".join(f"'{n}'" for n in absent) + ".")
 
 
-def check_ledger_arguments(ledger, budget) -> None:
+def check_ledger_arguments(ledger: object, budget: float | None) -> None:
     if ledger is not None and not isinstance(ledger, BudgetLedger):
         raise TypeError("ledger must be a BudgetLedger (open it with dpcore.datasets.Catalog), or None")
     if ledger is not None and budget is not None:
         raise ValueError("budget cannot be combined with a BudgetLedger: set the total on the ledger itself")
 
 
-def release_frame(frame: pd.DataFrame, schema: Schema, plan: ReleasePlan, random_state=None) -> pd.DataFrame:
+def release_frame(frame: pd.DataFrame, schema: Schema, plan: ReleasePlan, random_state: RandomStateLike = None) -> pd.DataFrame:
     """Randomise an in-memory table by the plan and return the released table — nothing else.
 
     The bare mechanism, for previews and tests: rows stay in input order, it neither checks nor
@@ -76,7 +80,7 @@ def release_table(
     budget: float | None = None,
     ledger: BudgetLedger | None = None,
     fresh: bool = False,
-    random_state=None,
+    random_state: RandomStateLike = None,
     label: str = "randomized-response release",
     unit: str | None = None,
     count_epsilon: float = COUNT_EPSILON,
@@ -139,7 +143,7 @@ def release_table(
             csv = b"".join(found.csv_parts())
             return ReleaseResult.handed_out_again(found.report, csv=csv, dataset_id=ledger.dataset_id)
         check_fits(plan, protection, None, ledger)
-    outside: dict = {}
+    outside: dict[str, int] = {}
     table = release_chunk(frame, 0, treatments, entropy, outside)
     n = len(table)
     if protection.padded:
@@ -161,6 +165,7 @@ def release_table(
             copy.discard()
             raise
         charged = protection.cost(plan)
+        assert key is not None  # made above with the ledger
         stored.charge_and_store(ledger, copy, key, report, label=label, epsilon=charged, protection=protection)
     return ReleaseResult.made(report, epsilon_charged=charged, notes=owner_notes(outside, treatments), csv=sink.getvalue(),
                               dataset_id=None if ledger is None else ledger.dataset_id)

@@ -8,6 +8,7 @@ numbers (negative ones too) are left alone.
 from __future__ import annotations
 
 import re
+from typing import IO
 
 import pandas as pd
 import pyarrow as pa
@@ -40,7 +41,7 @@ def escape_label(text: str) -> str:
     return text
 
 
-def escape_text_array(values):
+def escape_text_array(values: pa.Array) -> pa.Array:
     """:func:`escape_label` for a whole arrow string array, vectorised; nulls stay null."""
     trigger = pc.fill_null(pc.match_substring_regex(values, _TRIGGER), False)
     if not pc.any(trigger).as_py():
@@ -51,7 +52,7 @@ def escape_text_array(values):
     return pc.if_else(escape, pc.binary_join_element_wise(quote, values, empty), values)
 
 
-def keep_array(values: pd.Series):
+def keep_array(values: pd.Series) -> pa.Array:
     """A column copied unchanged (declared public): numbers as they are, text escaped."""
     numeric = pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(values.dtype)
     if numeric:
@@ -65,6 +66,6 @@ def needs_quotes(text: str) -> bool:
     return any(ch in text for ch in ',"\r\n')
 
 
-def write_csv(table: pa.Table, sink, header: bool, quoting: str) -> None:
+def write_csv(table: pa.Table, sink: IO[bytes] | pa.NativeFile, header: bool, quoting: str) -> None:
     """Write one chunk of the released table (``quoting``: ``"none"`` when no cell can need quotes)."""
     pcsv.write_csv(table, sink, pcsv.WriteOptions(include_header=header, quoting_style=quoting))
