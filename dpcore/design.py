@@ -18,7 +18,9 @@ import pandas as pd
 
 from dpcore.exceptions import DataError
 from dpcore.models.registry import ModelContext
+from dpcore.persons import bound_contributions
 from dpcore.schema import Normaliser, Schema
+from dpcore.validation import RandomStateLike
 
 ENCODINGS = ("ordinal", "onehot")
 MIN_ROWS = 20
@@ -52,6 +54,11 @@ class Design:
         Rows of the table, with those whose target was missing or undeclared (owner's eyes only).
     name : str
         What to call the table in tables and charts.
+    rows_per_person : int
+        With a privacy-unit column, at most this many rows of each person were kept (a random
+        subset) and every ε given to :meth:`context` is per person.
+    rows_over_bound : int
+        Rows left out by that bound (owner's eyes only).
     """
 
     X: np.ndarray
@@ -66,10 +73,16 @@ class Design:
     schema: Schema | None = None
     n_rows: int = 0
     name: str = ""
+    rows_per_person: int = 1
+    rows_over_bound: int = 0
 
     @classmethod
-    def from_table(cls, frame: pd.DataFrame, schema: Schema, encoding: str = "ordinal", min_rows: int = MIN_ROWS) -> Design:
+    def from_table(cls, frame: pd.DataFrame, schema: Schema, encoding: str = "ordinal", min_rows: int = MIN_ROWS,
+                   random_state: RandomStateLike = None) -> Design:
         """Turn ``frame`` into a design with ``schema``'s declarations.
+
+        With a privacy-unit column, at most ``schema.rows_per_person`` rows of each person are
+        kept first (:func:`~dpcore.persons.bound_contributions`, drawn with ``random_state``).
 
         Raises
         ------
@@ -81,19 +94,23 @@ class Design:
         if encoding not in ENCODINGS:
             raise ValueError(f"encoding must be one of {ENCODINGS}, got {encoding!r}")
         schema.check(frame, need_target=True)
+        n_rows, k = len(frame), schema.rows_per_person
+        if schema.privacy_unit is not None:
+            frame = frame[bound_contributions(frame[schema.privacy_unit], k, random_state)]
         normaliser = Normaliser(schema, encoding=encoding)
         X, y = normaliser.design(frame)
         if len(y) < min_rows:
             raise DataError(f"Fewer than {min_rows} rows have a usable target value; a model cannot be trained on so few.")
         target = schema.target
-        assert target is not None, "schema.check(need_target=True) refuses a schema without a target"
+        assert target is not None  # schema.check(need_target=True) made sure
         numeric = target.kind == "numeric"
         return cls(
             X=X, y=y, task="regression" if numeric else "classification",
             feature_names=normaliser.feature_names(), bounds=normaliser.feature_bounds(),
             target_bounds=target.bounds if numeric else None,
             classes=None if numeric else list(target.categories),
-            categorical_levels=normaliser.categorical_levels(), encoding=encoding, schema=schema, n_rows=len(frame),
+            categorical_levels=normaliser.categorical_levels(), encoding=encoding, schema=schema, n_rows=n_rows,
+            rows_per_person=k if schema.privacy_unit is not None else 1, rows_over_bound=n_rows - len(frame),
         )
 
     @property
@@ -103,7 +120,7 @@ class Design:
     @property
     def n_without_target(self) -> int:
         """Rows left out because their target was missing or not a declared category."""
-        return max(self.n_rows - len(self.y), 0)
+        return max(self.n_rows - self.rows_over_bound - len(self.y), 0)
 
     def context(self, epsilon: float = 1.0, *, params: dict[str, Any] | None = None, random_state: int | None = None,
                 count_noise: str = "laplace", selection: str = "gumbel") -> ModelContext:
@@ -112,4 +129,5 @@ class Design:
             n_features=self.n_features, epsilon=epsilon, bounds=self.bounds, target_bounds=self.target_bounds,
             classes=self.classes, count_noise=count_noise, selection=selection,
             categorical_levels=dict(self.categorical_levels), random_state=random_state, params=dict(params or {}),
+            rows_per_person=self.rows_per_person,
         )

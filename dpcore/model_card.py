@@ -21,12 +21,17 @@ SEEDED_WARNING = "Reproducible demo seed — do not release this model."
 
 def privacy_line(trained: TrainedModel, unit: str = ADD_REMOVE) -> str:
     """The model's guarantee, and what it costs in the dataset's unit of protection."""
-    delta = trained.delta
+    delta, k = trained.delta, trained.rows_per_person
+    who = "one person's rows added or removed" if k > 1 else "add/remove-one neighbours"
     if delta:
         line = (f"- **Privacy**: (ε = {trained.epsilon:g}, δ = {delta:g})-differential privacy — APPROXIMATE DP (Gaussian "
-                "noise, zCDP accounting), not pure ε-DP; add/remove-one neighbours.")
+                f"noise, zCDP accounting), not pure ε-DP; {who}.")
     else:
-        line = f"- **Privacy**: ε = {trained.epsilon:g} (pure ε-differential privacy, add/remove-one neighbours)."
+        line = f"- **Privacy**: ε = {trained.epsilon:g} (pure ε-differential privacy, {who})."
+    if k > 1:
+        line += (f" Per person, counting up to {k} rows each: at most {k} rows of a person were used (a random subset), "
+                 f"and the model was fitted at ε = {trained.epsilon / k:.4g} per row, which by group privacy is "
+                 f"ε = {trained.epsilon:g} per person.")
     eps, dlt = convert(epsilon_decimal(trained.epsilon), Decimal(repr(delta)), ADD_REMOVE, unit)
     return line + (f" In the dataset's unit ({UNITS[unit]}) it counts as ε = {fmt(eps)}"
                    + (f", δ = {fmt(dlt)}" if dlt else "") + ".")

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore.exceptions import DataError
+from dpcore.persons import unit_problems
 
 ROLES = ("feature", "target", "identifier", "ignore")
 KINDS = ("numeric", "categorical")
@@ -135,9 +136,15 @@ class ColumnSpec:
 
 @dataclass
 class Schema:
-    """The declarations for a whole table."""
+    """The declarations for a whole table.
+
+    ``privacy_unit`` names the identifier column telling whose row each row is, when a person
+    can have several rows; at most ``rows_per_person`` rows of each then count (:mod:`dpcore.persons`).
+    """
 
     columns: list[ColumnSpec]
+    privacy_unit: str | None = None
+    rows_per_person: int = 1
 
     # --- lookups -------------------------------------------------------------------
     def __getitem__(self, name: str) -> ColumnSpec:
@@ -186,6 +193,8 @@ class Schema:
             out.append("Choose a target column (the value the model should predict).")
         if need_target and not self.features:
             out.append("Choose at least one feature column.")
+        unit_role = self[self.privacy_unit].role if self.privacy_unit in self.names else None
+        out += unit_problems(self.privacy_unit, self.rows_per_person, unit_role, frame)
         if frame is not None:
             for spec in self.columns:
                 if spec.name not in frame.columns:
@@ -208,7 +217,8 @@ class Schema:
 
     # --- (de)serialisation -----------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        return {"columns": [asdict(c) for c in self.columns]}
+        return {"columns": [asdict(c) for c in self.columns], "privacy_unit": self.privacy_unit,
+                "rows_per_person": self.rows_per_person}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Schema:
@@ -218,7 +228,7 @@ class Schema:
             raise DataError("The schema file is not in the expected form (a 'columns' list of column declarations).") from None
         for c in columns:
             c.categories = [str(v) for v in c.categories or []]
-        return cls(columns)
+        return cls(columns, data.get("privacy_unit"), data.get("rows_per_person", 1))
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)

@@ -32,6 +32,7 @@ from dpcore.accountant import BudgetLedger
 from dpcore.design import Design
 from dpcore.exceptions import BudgetExceededError
 from dpcore.models.registry import Estimator, get
+from dpcore.persons import per_person
 from dpcore.validation import check_epsilon
 
 HOLDOUT_SHARE = 0.2
@@ -49,7 +50,8 @@ class TrainedModel:
 
     ``metrics`` and ``details`` (held-out scores, the trivial baseline, confusion table) are
     measured on raw rows: owner's eyes only. The model itself, its tree records and its
-    boosting rounds are the DP release.
+    boosting rounds are the DP release. ``epsilon`` and :attr:`delta` are per person: with
+    ``rows_per_person`` = k > 1 the model was fitted at ε/k per row (:mod:`dpcore.persons`).
     """
 
     key: str
@@ -62,10 +64,13 @@ class TrainedModel:
     feature_names: list[str]
     seeded: bool
     details: dict[str, Any] = field(default_factory=dict)
+    rows_per_person: int = 1
 
     @property
     def delta(self) -> float:
-        return spent_delta(self.model)
+        """The δ of the model per person (its own δ is per row)."""
+        k = self.rows_per_person
+        return per_person(self.epsilon / k, spent_delta(self.model), k)[1]
 
 
 def spent_delta(model: object) -> float:
@@ -130,10 +135,11 @@ def train(
     fit_rows, test_rows = holdout_split(len(design.y), rng, holdout) if holdout > 0 else (np.arange(len(design.y)), np.arange(0))
     context = design.context(epsilon, params=params, random_state=seed, count_noise=count_noise, selection=selection)
     fitted = fit_with_progress(lambda: spec.make(context), design.X[fit_rows], design.y[fit_rows], progress)
-    ledger.spend(
-        f"Train {spec.name}" + (" (demo seed)" if seed is not None else ""), epsilon, delta=spent_delta(fitted),
-        mechanism=type(fitted).__name__, released="a trained model",
-    )
+    label = f"Train {spec.name}" + (" (demo seed)" if seed is not None else "")
+    if design.rows_per_person > 1:
+        label += f", per person counting up to {design.rows_per_person} rows each"
+    person_delta = per_person(epsilon / design.rows_per_person, spent_delta(fitted), design.rows_per_person)[1]
+    ledger.spend(label, epsilon, delta=person_delta, mechanism=type(fitted).__name__, released="a trained model")
     details: dict[str, Any] = {"n_train": len(fit_rows), "n_test": len(test_rows), "n_without_target": design.n_without_target}
     metrics: dict[str, float] = {}
     if len(test_rows):
@@ -143,7 +149,7 @@ def train(
     if hasattr(fitted, "rounds_as_records"):
         details["rounds"] = fitted.rounds_as_records(design.feature_names)
     return TrainedModel(model, spec.name, spec.task, fitted, epsilon, dict(params or {}), metrics, design.feature_names,
-                        seed is not None, details)
+                        seed is not None, details, design.rows_per_person)
 
 
 def _scores(

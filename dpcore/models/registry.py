@@ -28,6 +28,7 @@ from dpcore.models.naive_bayes import DPGaussianNB
 from dpcore.models.partitioned_forest import DPPartitionedForest
 from dpcore.models.random_forest import DPRandomForestClassifier
 from dpcore.models.regression_tree import DPRegressionTree
+from dpcore.persons import per_row
 from dpcore.validation import Bounds, RandomStateLike
 
 KINDS = ("ours", "diffprivlib", "interpret", "non-private")
@@ -53,6 +54,8 @@ class ModelContext:
 
     ``params`` holds hyper-parameters by the estimator's own names; a name the estimator does
     not take is ignored, and the budget, domain and mechanisms always come from the fields.
+    ``epsilon`` and ``delta`` are per person: with ``rows_per_person`` = k > 1 the model is
+    built with the per-row budget whose group-privacy guarantee is that (:func:`dpcore.persons.per_row`).
     """
 
     n_features: int
@@ -66,6 +69,14 @@ class ModelContext:
     categorical_levels: dict[int, int] = field(default_factory=dict)
     random_state: RandomStateLike = None
     params: dict[str, Any] = field(default_factory=dict)
+    rows_per_person: int = 1
+
+    def per_row(self) -> ModelContext:
+        """This context with the budget one row gets, so that one person of up to k rows gets ``epsilon``."""
+        if self.rows_per_person == 1:
+            return self
+        epsilon, delta = per_row(self.epsilon, self.delta, self.rows_per_person)
+        return replace(self, epsilon=epsilon, delta=delta, rows_per_person=1)
 
 
 @dataclass(frozen=True)
@@ -104,7 +115,8 @@ class ModelSpec:
         return self.kind != "non-private"
 
     def make(self, context: ModelContext) -> Estimator:
-        return self.build(context)
+        """The estimator for ``context``, its budget turned from per person into per row."""
+        return self.build(context.per_row())
 
 
 def estimator_defaults(estimator: type | object) -> dict[str, Any]:
