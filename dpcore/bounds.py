@@ -37,6 +37,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from dpcore.exceptions import DataError
+from dpcore.persons import bound_contributions, check_unit_column
 from dpcore.schema import Schema
 from dpcore.validation import RandomStateLike, check_epsilon, check_random_state
 
@@ -110,7 +111,8 @@ def estimate_bounds(frame: pd.DataFrame, schema: Schema, columns: Iterable[str],
     Returns ``{column: (lower, upper)}``; the caller puts them into the schema as public
     declarations. The whole charge (``len(columns) × epsilon_per_column``) is made after the
     estimates are drawn and before they are returned; if the ledger refuses it, nothing is
-    returned.
+    returned. With a privacy-unit column the charge is per person: at most k rows of each person
+    are used and each quantile runs at ε/k per row (group privacy, :mod:`dpcore.persons`).
     """
     check_epsilon(epsilon_per_column, "epsilon_per_column")
     low, high = (float(c) for c in coarse)
@@ -124,14 +126,20 @@ def estimate_bounds(frame: pd.DataFrame, schema: Schema, columns: Iterable[str],
         if name not in frame.columns or schema[name].kind != "numeric":
             raise DataError(f"Column '{name}' is not a numeric column of this table.")
     rng = check_random_state(random_state)
+    k = 1
+    if schema.privacy_unit is not None:
+        check_unit_column(frame, schema.privacy_unit)
+        k = schema.rows_per_person
+        frame = frame[bound_contributions(frame[schema.privacy_unit], k, rng)]
     found = {}
     for name in columns:
         values = pd.to_numeric(frame[name], errors="coerce").to_numpy(dtype=float)
-        lower = private_quantile(values, LOWER_QUANTILE, epsilon_per_column / 2, rng, coarse)
-        upper = private_quantile(values, UPPER_QUANTILE, epsilon_per_column / 2, rng, coarse)
+        lower = private_quantile(values, LOWER_QUANTILE, epsilon_per_column / 2 / k, rng, coarse)
+        upper = private_quantile(values, UPPER_QUANTILE, epsilon_per_column / 2 / k, rng, coarse)
         found[name] = round_out(min(lower, upper), max(lower, upper))
     ledger.spend(
-        f"Estimate the bounds of {len(columns)} column(s) privately", epsilon_per_column * len(columns),
+        f"Estimate the bounds of {len(columns)} column(s) privately" + (f", per person counting up to {k} rows each" if k > 1 else ""),
+        epsilon_per_column * len(columns),
         mechanism=f"exponential-mechanism quantiles ({LOWER_QUANTILE:.0%}, {UPPER_QUANTILE:.0%}) in [{coarse[0]:g}, {coarse[1]:g}]",
         released="bounds of " + ", ".join(columns),
     )

@@ -121,3 +121,13 @@ def test_approximate_models_get_a_per_row_delta_whose_group_delta_is_the_declare
     context = replace(Design.from_table(_visits(), _schema(), random_state=0).context(1.0), delta=1e-5)
     row = context.per_row()
     assert row.epsilon == pytest.approx(1 / K) and per_person(row.epsilon, row.delta, K)[1] == pytest.approx(1e-5)
+
+
+def test_private_bounds_are_charged_per_person(tmp_path):
+    from dpcore.bounds import estimate_bounds
+
+    ledger = BudgetLedger("visits", total_epsilon=2.0, path=tmp_path / "ledger.sqlite3")
+    found = estimate_bounds(_visits(n_people=300, rows_each=4), _schema(), ["x"], 0.5, ledger, (0, 10), random_state=0)
+    assert 0 <= found["x"][0] < found["x"][1] <= 10
+    [spend] = ledger.spends()
+    assert spend.epsilon == pytest.approx(0.5) and f"up to {K} rows each" in spend.label
