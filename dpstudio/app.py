@@ -26,7 +26,9 @@ with st.sidebar:
     total, spent = ledger.total, ledger.spent
     st.markdown("### Privacy budget")
     st.progress(min(spent / total, 1.0), text=f"ε spent {spent:g} of {total:g} — {max(total - spent, 0):g} left")
-    st.caption(f"Per person, where {UNITS[ledger.unit]}. δ spent {ledger.spent_delta:g} of {ledger.total_delta:g}.")
+    schema = state.dataset.schema
+    counting = f", counting up to {schema.rows_per_person} rows each" if schema.privacy_unit else ""
+    st.caption(f"Per person{counting}, where {UNITS[ledger.unit]}. δ spent {ledger.spent_delta:g} of {ledger.total_delta:g}.")
     leaks = leaky_columns(state.dataset.schema)
     if leaks:
         st.warning(f"{len(leaks)} column(s) read from the data: not differentially private yet (see the Data page).",

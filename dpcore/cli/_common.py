@@ -142,6 +142,33 @@ def add_dataset_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_person_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options for a table in which one person can have several rows (else the schema's declaration holds)."""
+    parser.add_argument("--privacy-unit", metavar="COLUMN",
+                        help="the column naming each person (patient, customer or employee number) when a person can have "
+                        "several rows; it is never used nor released, and every ε becomes per person")
+    parser.add_argument("--max-rows-per-person", type=positive_int, metavar="K",
+                        help="with --privacy-unit: at most K rows of each person count (the rest are left out at random)")
+
+
+def apply_person_arguments(schema: Schema, args: argparse.Namespace, command: str) -> Schema:
+    """``schema`` with the privacy unit of the command line, if one was given."""
+    if args.privacy_unit is None:
+        if args.max_rows_per_person is not None and schema.privacy_unit is None:
+            raise UsageError(f"{command}: --max-rows-per-person needs --privacy-unit COLUMN (or a schema that names one)")
+        if args.max_rows_per_person is not None:
+            schema.rows_per_person = args.max_rows_per_person
+        return schema
+    if args.privacy_unit not in schema.names:
+        raise UsageError(f"{command}: --privacy-unit: the schema declares no column '{args.privacy_unit}'")
+    k = args.max_rows_per_person or (schema.rows_per_person if schema.privacy_unit else None)
+    if k is None:
+        raise UsageError(f"{command}: --privacy-unit needs --max-rows-per-person K (at most how many rows of a person count)")
+    schema.privacy_unit, schema.rows_per_person = args.privacy_unit, k
+    schema[args.privacy_unit].role = "identifier"
+    return schema
+
+
 def ledger_path(args: argparse.Namespace) -> Path:
     from dpcore.accountant import default_ledger_path
 

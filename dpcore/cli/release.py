@@ -14,6 +14,8 @@ from dpcore.cli._common import (
     Subparsers,
     UsageError,
     add_dataset_arguments,
+    add_person_arguments,
+    apply_person_arguments,
     existing_file,
     ledger_path,
     load_schema_file,
@@ -121,6 +123,7 @@ def add_release(subparsers: Subparsers) -> None:
     parser.add_argument("--report", required=True, metavar="REPORT.json", help="where to write the privacy report (JSON)")
     parser.add_argument("--markdown", metavar="REPORT.md", help="also write the report for people (Markdown)")
     add_dataset_arguments(parser)
+    add_person_arguments(parser)
     parser.add_argument(
         "--fresh",
         action="store_true",
@@ -166,7 +169,7 @@ def _run_release(args: argparse.Namespace) -> int:
     outputs = [output.resolve(), report_path.resolve()] + ([markdown_path.resolve()] if markdown_path else [])
     if source.resolve() in outputs or len(set(outputs)) != len(outputs):
         raise UsageError("release: the input, the output and the report files must all be different")
-    schema = load_schema_file(args.schema)
+    schema = apply_person_arguments(load_schema_file(args.schema), args, "release")
     plan = _load_plan(args.plan, schema)
     plan.check(schema)
     if args.seed is not None:

@@ -11,6 +11,8 @@ from dpcore.cli._common import (
     Subparsers,
     UsageError,
     add_dataset_arguments,
+    add_person_arguments,
+    apply_person_arguments,
     existing_file,
     load_schema_file,
     open_dataset,
@@ -68,6 +70,7 @@ def add_train(subparsers: Subparsers) -> None:
     parser.add_argument("-o", "--output", metavar="MODEL.skops", help="where to write the model (default: INPUT_MODEL.skops)")
     parser.add_argument("--card", metavar="CARD.md", help="where to write the model card (default: beside the model, .md)")
     add_dataset_arguments(parser)
+    add_person_arguments(parser)
     parser.add_argument("--seed", type=seed_number, metavar="N",
                         help="fixed random seed — for tests and demos only: a seeded model must not be released "
                         "(the app's demo seed is 2024)")
@@ -111,7 +114,7 @@ def run_train(args: argparse.Namespace) -> int:
     from dpcore.training import train
 
     source = existing_file(args.input, "input file")
-    schema = load_schema_file(args.schema)
+    schema = apply_person_arguments(load_schema_file(args.schema), args, "train")
     target = schema.target
     if target is None or schema.task is None:
         raise UsageError("train: the schema declares no target column (role 'target') to predict")
@@ -128,14 +131,15 @@ def run_train(args: argparse.Namespace) -> int:
     if args.seed is not None and not args.quiet:
         say("warning: --seed makes the model's noise reproducible; use it for tests and demos only, never for a release.")
     frame, _ = read_csv_path(source)
-    design = Design.from_table(frame, schema, args.encoding)
+    design = Design.from_table(frame, schema, args.encoding, random_state=args.seed)
     ledger = open_dataset(args, "train", lambda: [frame], source.stem, first_total=_first_total(args))
     trained = train(design, key, args.epsilon, ledger, params=params, count_noise=args.count_noise,
                     selection=args.selection, seed=args.seed)
     written = save_model(trained.model, model_path)
     write_text(card_path, model_card(trained, schema, ledger.unit))
     counted = ledger.cost(args.epsilon)
-    print(f"trained {trained.name} at ε = {args.epsilon:g}" + (f" (counts as {counted:g} in this dataset's unit)"
+    per = f" per person, counting up to {design.rows_per_person} rows each," if design.rows_per_person > 1 else ""
+    print(f"trained {trained.name} at ε = {args.epsilon:g}{per}" + (f" (counts as {counted:g} in this dataset's unit)"
                                                                 if counted != args.epsilon else "")
           + f"; {ledger.remaining:g} of ε = {ledger.total:g} left for this dataset")
     if trained.metrics:

@@ -21,6 +21,7 @@ st.caption(
 view.reading_questions(state)
 view.dataset_identity(state)
 view.declarations_editor(state)
+view.privacy_unit_question(state)
 view.fix_leaks(state)
 schema = dataset.schema
 problems = schema.problems(dataset.frame, need_target=True)

@@ -6,6 +6,7 @@ import streamlit as st
 
 from dpcore.bounds import DEFAULT_COARSE_RANGE, DEFAULT_EPSILON_PER_COLUMN
 from dpcore.exceptions import BudgetExceededError, DataError
+from dpcore.persons import check_unit_column, rows_left_out
 from dpcore.schema import KINDS, ROLES, Normaliser, Schema, out_of_bounds_share
 from dpstudio.support.declaring import declare_public, estimate_numeric_bounds, ignore_columns, leak_summary, leaky_columns
 from dpstudio.support.session import remember, remember_model
@@ -133,9 +134,61 @@ def declarations_editor(state: StudioState) -> None:
         },
     )
     declared = Schema.from_frame(edited)
+    declared.privacy_unit, declared.rows_per_person = dataset.schema.privacy_unit, dataset.schema.rows_per_person
     if declared != dataset.schema:
         dataset.schema = declared
         remember(state)
+
+
+SEVERAL_ROWS = ("No, one row per person", "Yes, a person can have several rows")
+DEFAULT_ROWS_PER_PERSON = 3
+
+
+def privacy_unit_question(state: StudioState) -> None:
+    """Whether a person can have several rows, which column says whose row it is, and how many rows count."""
+    dataset, schema = state.dataset, state.dataset.schema
+    st.subheader("Whom each row belongs to")
+    answer = st.radio("Can one person appear in several rows?", SEVERAL_ROWS, index=0 if schema.privacy_unit is None else 1,
+                      horizontal=True, key=f"several_rows_{dataset.fingerprint}",
+                      help="Visits of one patient, transactions of one customer, yearly reviews of one employee.")
+    if answer == SEVERAL_ROWS[0]:
+        if schema.privacy_unit is not None:
+            _declare_unit(state, None, 1)
+        return
+    names = [str(c) for c in dataset.frame.columns]
+    current = schema.privacy_unit or next((c.name for c in schema.columns if c.role == "identifier"), names[0])
+    left, right = st.columns(2)
+    column = left.selectbox("Which column identifies them?", names, index=names.index(current) if current in names else 0,
+                            key=f"unit_column_{dataset.fingerprint}",
+                            help="A patient number, customer ID or employee number. It is never used by a model nor released.")
+    k = int(right.number_input("At most how many rows per person should count?", min_value=1, max_value=1000,
+                               value=schema.rows_per_person if schema.privacy_unit else DEFAULT_ROWS_PER_PERSON, step=1,
+                               key=f"rows_per_person_{dataset.fingerprint}",
+                               help="Rows beyond this are left out at random. A larger number keeps more rows but adds more noise."))
+    if (column, k) != (schema.privacy_unit, schema.rows_per_person):
+        _declare_unit(state, column, k)
+    try:
+        check_unit_column(dataset.frame, column)
+    except DataError as error:
+        st.error(str(error))
+        return
+    dropped = rows_left_out(dataset.frame[column], k)
+    st.caption(f"Owner only: counting up to {k} rows per person leaves out {dropped:,} of {len(dataset.frame):,} rows (each "
+               f"person's extra rows, chosen at random). Every ε is now per person: a model or a copy protects each person's "
+               f"rows together, counting up to {k} rows each.")
+
+
+def _declare_unit(state: StudioState, column: str | None, k: int) -> None:
+    schema = Schema.from_dict(state.dataset.schema.to_dict())
+    schema.privacy_unit, schema.rows_per_person = column, k
+    if column is not None and column in schema.names:
+        schema[column].role = "identifier"
+        schema[column].source = schema[column].source or "identifies each person — never used nor released"
+    dataset = state.dataset
+    dataset.schema = dataset.base_schema = schema
+    dataset.revision += 1  # the declarations table shows the unit column as an identifier
+    remember(state)
+    st.rerun()
 
 
 def fix_leaks(state: StudioState) -> None:

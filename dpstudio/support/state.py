@@ -114,5 +114,5 @@ def apply_schema(dataset: Dataset, schema: Schema) -> None:
         )
     declared = {c.name for c in schema.columns}
     extra = [c for c in dataset.schema.columns if c.name not in declared]
-    dataset.schema = dataset.base_schema = Schema([*schema.columns, *extra])
+    dataset.schema = dataset.base_schema = Schema([*schema.columns, *extra], schema.privacy_unit, schema.rows_per_person)
     dataset.revision += 1

@@ -82,9 +82,10 @@ def train_in_session(state: StudioState, key: str, epsilon: float, params: dict,
                      progress: Progress | None = None) -> TrainedModel:
     """Train on the session's table with the engine's :func:`~dpcore.training.train` (which charges the ledger)."""
     dataset = state.dataset
-    design = Design.from_table(dataset.frame, dataset.schema, encoding)
+    seed = DEMO_SEED if seeded else None
+    design = Design.from_table(dataset.frame, dataset.schema, encoding, random_state=seed)
     return train(design, key, epsilon, state.ledger(), params=params, count_noise=state.count_noise,
-                 selection=state.selection, seed=DEMO_SEED if seeded else None, progress=progress)
+                 selection=state.selection, seed=seed, progress=progress)
 
 
 def budget_sentence(ledger: BudgetLedger) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -82,3 +83,27 @@ def test_the_command_line_and_the_train_page_give_the_same_model_for_the_same_se
     from_app = state.trained.model
     design = Design.from_table(state.dataset.frame, state.dataset.schema)
     assert np.array_equal(from_app.predict_proba(design.X[:500]), from_cli.predict_proba(design.X[:500]))
+
+
+def test_train_with_a_privacy_unit_spends_per_person(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    visits = tmp_path / "visits.csv"
+    n = 600
+    import pandas as pd
+
+    pd.DataFrame({"patient": [f"p{i // 3}" for i in range(n)], "age": rng.integers(20, 80, n),
+                  "stay": rng.integers(1, 10, n)}).to_csv(visits, index=False)
+    schema = tmp_path / "visits.schema.json"
+    schema.write_text(json.dumps({"columns": [
+        {"name": "patient", "role": "identifier", "kind": "categorical"},
+        {"name": "age", "kind": "numeric", "lower": 0, "upper": 110},
+        {"name": "stay", "role": "target", "kind": "numeric", "lower": 0, "upper": 30}]}), encoding="utf-8")
+    common = ["train", str(visits), "--schema", str(schema), "--model", "dp_tree", "--epsilon", "1",
+              "--ledger", str(tmp_path / "ledger.sqlite3"), "-o", str(tmp_path / "m.skops"), "-q"]
+    assert main([*common, "--privacy-unit", "patient"]) == EXIT_USAGE
+    assert "--max-rows-per-person" in capsys.readouterr().err
+    assert main([*common, "--privacy-unit", "patient", "--max-rows-per-person", "2", "--epsilon-budget", "3"]) == EXIT_OK
+    assert "per person, counting up to 2 rows each" in capsys.readouterr().out
+    assert load_model(tmp_path / "m.skops").epsilon == pytest.approx(0.5)
+    card = (tmp_path / "m.md").read_text(encoding="utf-8")
+    assert "counting up to 2 rows each" in card and "p1" not in card
