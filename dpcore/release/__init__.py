@@ -50,11 +50,33 @@ place of ``R(y)`` for a uniformly random ``y`` of ``D``. Randomized response and
 and the copy is ``(per_record_epsilon + count_epsilon)``-DP under add/remove, both ways round.
 A column kept unchanged would tell fillers from real rows, so padded copies refuse it.
 
+*People with several rows: group privacy.* When the schema names a privacy-unit column (the
+identifier telling whose row each row is) and ``k = rows_per_person``, the copy protects the
+person, not the row (:mod:`~dpcore.release.contributions`). First, at most ``k`` rows of each
+person are kept, a uniformly random subset drawn from the unit column alone and the copy's own
+randomness (:func:`~dpcore.persons.bound_contributions`); everything above then runs on the
+kept rows, so the per-row mechanism ``M`` (randomized response per value, and the noisy row
+count when padded) is ``ε_row``-DP for one row, ``ε_row`` being ``per_record_epsilon`` under
+replace-one and ``per_record_epsilon + count_epsilon`` under add/remove. Let ``D′`` add, remove
+or change one person ``P``. The other people's kept subsets are drawn independently of ``P``'s
+rows, with the same law in ``D`` and ``D′``, so, coupling them, the kept tables differ only in
+``P``'s kept rows: at most ``k`` rows added or removed (add/remove), or at most ``k`` rows whose
+values change (replace-one, where a person's number of rows is as public as the table's).
+Walking from one kept table to the other one row at a time, each step is a neighbour of ``M``,
+so by group privacy (Dwork & Roth 2014, Theorem 2.2) every copy's probability changes by at
+most ``e^(k·ε_row)``; averaging over the coupled subsets keeps the bound. The copy is therefore
+``k·ε_row``-DP per person — the sum over that person's rows, each randomised with ``ε_row`` —
+which is what is checked against the budget, charged to the ledger and stated in the report
+(``privacy_unit``, never the column's name or values). Rows whose unit value is missing are one
+person, and the unit column itself is never kept or randomised. The buyer's estimates stay
+per row: they are shares and means of the kept rows, at most ``k`` per person.
+
 *Repeated exports.* Two independent copies of a record let a buyer average the noise away.
 With a :class:`~dpcore.accountant.BudgetLedger`, each released copy is stored (a Parquet file
 named by its content hash, beside the ledger: :mod:`dpcore.release.stored`) under a key derived
 from the released columns' content (a version fingerprint, see :mod:`dpcore.identity`), the
-resolved plan and the unit of protection; the same table and plan get the **same** copy back
+resolved plan and the unit of protection (with a privacy unit: also the unit column's content,
+the column and ``k``); the same table and plan get the **same** copy back
 at no cost, and a fresh copy, made only on request, is charged again. The charge and the
 stored row are one ledger transaction.
 
@@ -71,6 +93,8 @@ Modules
     The per-column mechanisms (treatments); :func:`describe_plan`.
 :mod:`~dpcore.release.randomness`, :mod:`~dpcore.release.padding`
     Where the noise comes from and the row order; the unit of protection, padding and cost.
+:mod:`~dpcore.release.contributions`
+    People with several rows: at most ``k`` rows of each kept, and ``k`` × the per-row cost.
 :mod:`~dpcore.release.table`, :mod:`~dpcore.release.streaming`
     The two release paths: an in-memory table, and a CSV file of any size.
 :mod:`~dpcore.release.stored`
@@ -98,6 +122,7 @@ Examples
 
 from dpcore.csv_reading import DEFAULT_CHUNKSIZE, file_chunks
 from dpcore.release.columns import describe_plan
+from dpcore.release.contributions import counted_rows_per_person, kept_rows
 from dpcore.release.estimator import (
     estimate_column,
     estimate_counts,
@@ -147,6 +172,7 @@ __all__ = [
     "ReleaseResult",
     "copy_epsilon",
     "count_epsilon_for",
+    "counted_rows_per_person",
     "default_plan",
     "describe_plan",
     "estimate_column",
@@ -156,6 +182,7 @@ __all__ = [
     "estimate_release",
     "estimate_vs_truth",
     "file_chunks",
+    "kept_rows",
     "noisy_row_count",
     "preview_release",
     "read_release",

@@ -27,6 +27,7 @@ from dpcore.release.randomness import by_block
 from dpcore.release.report import describe_entry
 from dpcore.release.writing import escape_label, keep_array, needs_quotes
 from dpcore.schema import MISSING_CATEGORY, ColumnSpec, Schema
+from dpcore.validation import epsilon_decimal
 
 
 def laplace_decimals(scale: float) -> int:
@@ -192,12 +193,16 @@ def treatment(index: int, entry: ColumnPlan, spec: ColumnSpec) -> Treatment:
 
 
 def resolve(plan: ReleasePlan, schema: Schema) -> tuple[list[Treatment], list[str], list[str]]:
-    """Check the plan; return its treatments, the dropped columns and the report's warnings."""
+    """Check the plan; return its treatments, the dropped columns and the report's warnings.
+
+    The privacy-unit column is not among the dropped columns: no report names it.
+    """
     plan.check(schema)
     treatments: list[Treatment] = []
     warnings: list[str] = []
     planned = {c.column for c in plan.columns}
     dropped = [c.column for c in plan.columns if c.mechanism == "drop"] + [n for n in schema.names if n not in planned]
+    dropped = [n for n in dropped if n != schema.privacy_unit]
     for index, entry in enumerate(plan.columns):
         if entry.mechanism == "drop":
             continue
@@ -256,21 +261,32 @@ def quoting(treatments: Sequence[Treatment]) -> str:
 
 
 def describe_plan(plan: ReleasePlan, schema: Schema) -> pd.DataFrame:
-    """One row per schema column: what the buyer gets, in plain words, its ε, and any problem."""
+    """One row per schema column: what the buyer gets, in plain words, its ε (per value), and any problem.
+
+    When a person can have up to ``k`` rows (the schema's privacy unit), each randomised
+    column's sentence also says what its values cost per person: ``k`` × ε.
+    """
     rows = []
     planned = {c.column for c in plan.columns}
     entries = list(plan.columns) + [ColumnPlan(n) for n in schema.names if n not in planned]
+    k = schema.rows_per_person if schema.privacy_unit is not None and isinstance(schema.rows_per_person, int) else 1
     for index, entry in enumerate(entries):
         problems = column_problems(entry, schema)
         spec = schema[entry.column] if entry.column in schema.names else None
         if problems or spec is None:
             sentence = "Cannot be released as planned."
+        elif entry.mechanism == "drop" and entry.column == schema.privacy_unit:
+            sentence = (f"Left out of the copy. It identifies each person: it only decides which rows are kept, at most {k} "
+                        "of each person's.")
         elif entry.mechanism == "drop":
             reason = {"identifier": " It identifies people.", "ignore": " It is marked 'ignore' in the schema."}
             leak = " Its domain was read from your data: declare a public one to release it." if spec.bounds_from_data else ""
             sentence = "Left out of the copy." + reason.get(spec.role, leak)
         else:
             sentence = describe_entry(treatment(index, entry, spec).entry())
+            if k != 1 and entry.cost > 0:
+                sentence += (f" A person's up to {k} rows add up: ε = {float(epsilon_decimal(entry.cost) * k):.4g} per "
+                             "person for this column.")
         rows.append(
             {
                 "column": entry.column,

@@ -3,7 +3,9 @@
 Under replace-one neighbours a copy's row count is public and it costs the plan's
 per-record ε. Under add/remove the row count would tell whether a person is in the table, so
 the copy is padded to a noisy row count (filler rows added, or random rows left out) and costs
-``count_epsilon`` more; the privacy argument is in :mod:`dpcore.release`.
+``count_epsilon`` more. When a person can have up to ``k`` rows (a privacy-unit column), the
+copy costs ``k`` times that per person, by group privacy; the privacy argument is in
+:mod:`dpcore.release`.
 """
 
 from __future__ import annotations
@@ -32,41 +34,63 @@ COUNT_EPSILON = 0.1
 
 @dataclass(frozen=True)
 class Protection:
-    """How a copy meets its dataset's unit: the unit, and the noisy row count's ε when padded."""
+    """How a copy meets its dataset's unit: the unit, the noisy row count's ε when padded, and ``k``.
+
+    ``rows_per_person`` is the most rows one person has in the copy (1 unless the schema names a
+    privacy-unit column): everything a row costs is multiplied by it (group privacy).
+    """
 
     unit: str
     count_epsilon: float = 0.0
+    rows_per_person: int = 1
 
     @property
     def padded(self) -> bool:
         return self.count_epsilon > 0
 
-    def cost(self, plan: ReleasePlan) -> float:
-        """What a copy by ``plan`` costs per person in the unit: Σ column ε, plus the noisy row count when padded."""
+    def row_cost(self, plan: ReleasePlan) -> Decimal:
+        """What a copy by ``plan`` costs per row in the unit: Σ column ε, plus the noisy row count when padded."""
         parts = [epsilon_decimal(plan.per_record_epsilon)] + ([epsilon_decimal(self.count_epsilon)] if self.padded else [])
-        return float(sum(parts, Decimal(0)))
+        return sum(parts, Decimal(0))
+
+    def cost(self, plan: ReleasePlan) -> float:
+        """What a copy by ``plan`` costs per person in the unit: ``k`` × :meth:`row_cost` (each part already rounded up)."""
+        return float(self.row_cost(plan) * self.rows_per_person)
 
 
-def protection_for(ledger: BudgetLedger | None, unit: str | None, count_epsilon: float) -> Protection:
-    """The protection of a copy in ``unit`` (default: the ledger's, or replace-one without one)."""
+def protection_for(ledger: BudgetLedger | None, unit: str | None, count_epsilon: float, rows_per_person: int = 1) -> Protection:
+    """The protection of a copy in ``unit`` (default: the ledger's, or replace-one without one), ``k`` rows per person."""
     if unit is None:
         unit = ledger.unit if isinstance(ledger, BudgetLedger) else REPLACE_ONE
     check_unit(unit)
+    if isinstance(rows_per_person, bool) or not isinstance(rows_per_person, (int, np.integer)) or rows_per_person < 1:
+        raise ValueError(f"rows_per_person must be a whole number >= 1, got {rows_per_person!r}")
     if unit == ADD_REMOVE:
         if not (isinstance(count_epsilon, (int, float)) and math.isfinite(count_epsilon) and count_epsilon > 0):
             raise ValueError(f"count_epsilon must be a finite number > 0, got {count_epsilon!r}")
-        return Protection(unit, float(count_epsilon))
-    return Protection(unit)
+        return Protection(unit, float(count_epsilon), int(rows_per_person))
+    return Protection(unit, rows_per_person=int(rows_per_person))
 
 
-def copy_epsilon(plan: ReleasePlan, unit: str, count_epsilon: float = COUNT_EPSILON) -> float:
-    """What a copy by ``plan`` costs per person in a dataset of ``unit`` (the row count's ε included when padded)."""
-    return protection_for(None, unit, count_epsilon).cost(plan)
+def copy_epsilon(plan: ReleasePlan, unit: str, count_epsilon: float = COUNT_EPSILON, rows_per_person: int = 1) -> float:
+    """What a copy by ``plan`` costs per person in a dataset of ``unit`` (the row count's ε included when padded).
+
+    With ``rows_per_person`` = k > 1 (a privacy-unit column, see
+    :func:`~dpcore.release.contributions.counted_rows_per_person`) this is ``k`` times the
+    per-row cost: a person's up to ``k`` rows add up.
+    """
+    return protection_for(None, unit, count_epsilon, rows_per_person).cost(plan)
 
 
-def count_epsilon_for(unit: str, count_epsilon: float = COUNT_EPSILON) -> float:
-    """The ε a copy spends on its noisy row count in a dataset of ``unit`` (0 where the count is public)."""
-    return protection_for(None, unit, count_epsilon).count_epsilon
+def count_epsilon_for(unit: str, count_epsilon: float = COUNT_EPSILON, rows_per_person: int = 1) -> float:
+    """The ε per person a copy spends on its noisy row count in a dataset of ``unit`` (0 where the count is public).
+
+    ``k`` × ``count_epsilon`` with ``rows_per_person`` = k: a person's rows each move the count by one.
+    """
+    protection = protection_for(None, unit, count_epsilon, rows_per_person)
+    if protection.rows_per_person == 1:
+        return protection.count_epsilon
+    return float(epsilon_decimal(protection.count_epsilon) * protection.rows_per_person)
 
 
 def check_fits(plan: ReleasePlan, protection: Protection, budget: float | None, book: BudgetLedger | None) -> float:
@@ -75,9 +99,9 @@ def check_fits(plan: ReleasePlan, protection: Protection, budget: float | None, 
     if book is not None:
         convert(epsilon_decimal(epsilon), Decimal(0), protection.unit, book.unit)  # raises for a copy the unit cannot take
         if not book.can_spend(epsilon, relation=protection.unit):
-            raise BudgetExceededError(over_budget(epsilon, book.remaining))
+            raise BudgetExceededError(over_budget(epsilon, book.remaining, protection.rows_per_person))
     elif budget is not None and epsilon > float(budget):
-        raise BudgetExceededError(over_budget(epsilon, float(budget)))
+        raise BudgetExceededError(over_budget(epsilon, float(budget), protection.rows_per_person))
     return epsilon
 
 

@@ -228,9 +228,10 @@ def _whole(value: object, what: str) -> int | None:
     return int(number)
 
 
-def over_budget(epsilon: float, available: float) -> str:
+def over_budget(epsilon: float, available: float, rows_per_person: int = 1) -> str:
+    per = "per record" if rows_per_person == 1 else f"per person (counting up to {rows_per_person} rows each)"
     return (
-        f"This release costs ε = {epsilon:g} per record, more than the {max(available, 0.0):g} left in the "
+        f"This release costs ε = {epsilon:g} {per}, more than the {max(available, 0.0):g} left in the "
         "dataset's privacy budget. Drop or coarsen columns, lower their ε, or raise the budget."
     )
 
@@ -244,6 +245,9 @@ def column_problems(entry: ColumnPlan, schema: Schema) -> list[str]:
     spec = schema[name]
     if mechanism == "drop":
         return []
+    if name == schema.privacy_unit:
+        return [f"Column '{name}' identifies each person (the privacy unit): it only decides which rows are kept and is "
+                "never copied or randomised. Set it to drop."]
     if spec.role == "identifier":
         return [f"Column '{name}' is an identifier: identifiers are always dropped (change its role if it is not one)."]
     if mechanism == "keep":
@@ -295,16 +299,21 @@ def default_plan(
     buyer's estimates are unbiased for the real table rather than for an imputed mixture. A
     column whose declaration is incomplete (no bounds, fewer than two categories) is dropped.
 
-    With a ``budget`` (what is left for the table), the budget is shared equally between the
-    randomized columns instead, rounded down so the plan fits; two-category columns then get
-    k-ary randomized response at that share unless it affords the coin.
+    With a ``budget`` (what is left for the table, per person), the budget is shared equally
+    between the randomized columns instead, rounded down so the plan fits; two-category columns
+    then get k-ary randomized response at that share unless it affords the coin. When the schema
+    names a privacy-unit column, a person's up to ``rows_per_person`` rows add up, so each row
+    gets ``budget / rows_per_person`` to share.
     """
     usable = [
         spec for spec in schema.columns
         if spec.role not in ("identifier", "ignore") and not spec.public and not spec.problems() and not spec.bounds_from_data
+        and spec.name != schema.privacy_unit
     ]
     if budget is not None and usable:
-        share = float(budget) / len(usable)
+        k = schema.rows_per_person
+        rows = k if schema.privacy_unit is not None and isinstance(k, int) and not isinstance(k, bool) and k > 1 else 1
+        share = float(budget) / rows / len(usable)
         epsilon = math.floor(share * 1000) / 1000 or share
     columns = []
     for spec in schema.columns:

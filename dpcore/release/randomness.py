@@ -2,9 +2,10 @@
 
 Each (stream, block of :data:`BLOCK_ROWS` rows) pair draws from its own generator,
 ``SeedSequence(entropy, spawn_key=(stream, block))``: a column's stream is its index in the
-plan, and the row order and the padding have streams of their own. A block that a chunk covers
-only in part is drawn in full and cut, so every row gets the same draws however a file is cut
-into chunks. The entropy comes from the operating system; a seed is for tests only.
+plan, and the row order, the padding and the choice of each person's rows have streams of
+their own. A block that a chunk covers only in part is drawn in full and cut, so every row
+gets the same draws however a file is cut into chunks. The entropy comes from the operating
+system; a seed is for tests only.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ BLOCK_ROWS = 1 << 16
 #: ``spawn_key`` streams besides the columns' (which use small column indices).
 ROW_ORDER_STREAM = 2**31
 PAD_STREAM = 2**31 + 1
+PERSON_STREAM = 2**31 + 2
 
 
 def generator(entropy: int, *key: int) -> np.random.Generator:

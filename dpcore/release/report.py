@@ -76,6 +76,19 @@ PADDING = (
     "or another person's"
 )
 
+PERSONS = (
+    "a person may have several rows: the owner kept at most rows_per_person rows of each person (a uniformly random "
+    "subset, chosen from the column that says whose row it is and nothing else) before randomising, and that column is "
+    "not in the copy. Every kept row is randomised on its own, so a person's rows add up: by group privacy, adding, "
+    "removing or changing one person changes the probability of any copy by at most a factor "
+    "e^(rows_per_person x per_row_epsilon) = e^per_person_epsilon, per_row_epsilon being per_record_epsilon plus "
+    "row_count_epsilon when the copy is padded"
+)
+PERSON_ESTIMATES = (
+    "every estimate is per row of the copy: shares and means are of the kept rows (at most rows_per_person of each "
+    "person), not of people and not of every row of the original table"
+)
+
 
 def significant(x: float, digits: int = 4) -> str:
     """``x`` written with ``digits`` significant digits."""
@@ -138,11 +151,18 @@ def build_report(
     release_id: str,
     created: str,
     protection: dict[str, Any] | None = None,
+    persons: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The machine-readable report: declarations, mechanisms and formulas only — never data."""
+    """The machine-readable report: declarations, mechanisms and formulas only — never data.
+
+    ``persons`` (``rows_per_person``, ``per_row_epsilon``, ``per_person_epsilon``) when a person
+    can have several rows: the report's ``privacy_unit``. It never holds the unit column's name.
+    """
     privacy = dict(PRIVACY_MODEL)
     if protection and protection.get("padded"):
         privacy["padding"] = PADDING
+    if persons:
+        privacy["persons"] = PERSONS
     report: dict[str, Any] = {
         "format": REPORT_FORMAT,
         "release_id": release_id,
@@ -150,6 +170,7 @@ def build_report(
         "seeded": bool(seeded),
         "per_record_epsilon": per_record_epsilon,
         "unit_of_protection": protection or {"unit": "replace-one", "padded": False, "epsilon": per_record_epsilon},
+        **({"privacy_unit": dict(persons, estimates=PERSON_ESTIMATES)} if persons else {}),
         "privacy": privacy,
         "warnings": list(warnings),
         "columns": [],
@@ -191,6 +212,7 @@ def report_markdown(report: dict[str, Any]) -> str:
         ]
     for warning in report.get("warnings", []):
         lines += [f"> **WARNING: {_md(warning)}**", ""]
+    persons = report.get("privacy_unit")
     lines += [
         "## In short",
         "",
@@ -200,7 +222,9 @@ def report_markdown(report: dict[str, Any]) -> str:
         + "but each sensitive value was randomised on its own before release. Together, one record's released values satisfy "
         f"**ε = {significant(report['per_record_epsilon'], 6)} local differential privacy**: whatever the file shows, each "
         "person can plausibly deny any value it holds for them. Shares and averages over many rows are still accurate "
-        "once corrected with the formulas below.",
+        "once corrected with the formulas below."
+        + (f" A person can have up to {persons['rows_per_person']} rows in this file, and their rows add up: see "
+           "below." if persons else ""),
         "",
         "## Whom this protects",
         "",
@@ -240,6 +264,9 @@ def report_markdown(report: dict[str, Any]) -> str:
         "shares and M[o, t] = p when o = t, q otherwise;",
         "* a Laplace column's mean: the plain mean of the released values, standard error b√2/√n (b the noise scale).",
         "",
+        *([f"All of these are per row of the file: shares and means are of the **kept rows** — at most "
+           f"{persons['rows_per_person']} of each person's rows were kept — not of people, and not of every row of the "
+           "original table.", ""] if persons else []),
         "Estimates can fall slightly below 0 or above 1; that is the price of being unbiased. Beside them, "
         "`python -m dpcore estimate FILE.csv --report REPORT.json` (which does all of this for you) gives "
         "**consistent** shares: the maximum-likelihood shares, π_j = (max(q, c_j/μ) − q)/(p − q) with c_j the count of "
@@ -282,7 +309,9 @@ def report_markdown(report: dict[str, Any]) -> str:
 
 
 def _protection_markdown(report: dict[str, Any]) -> str:
-    unit = report.get("unit_of_protection") or {}
+    unit, persons = report.get("unit_of_protection") or {}, report.get("privacy_unit")
+    if persons:
+        return _persons_markdown(report, unit, persons)
     if unit.get("padded"):
         return (f"Each person is protected with **ε = {significant(unit['epsilon'], 6)}** where one person's row may be added to or "
                 f"removed from the table: ε = {significant(report['per_record_epsilon'], 6)} for their values, plus ε = "
@@ -291,3 +320,21 @@ def _protection_markdown(report: dict[str, Any]) -> str:
     return (f"Each person's **values** are protected with ε = {significant(report['per_record_epsilon'], 6)} (one person's values "
             "may change). The number of rows is exact, so the copy does not hide **whether** someone is in the table: "
             "sell it only where being in the table is not itself sensitive.")
+
+
+def _persons_markdown(report: dict[str, Any], unit: dict[str, Any], persons: dict[str, Any]) -> str:
+    """Whom a copy protects when a person can have several rows: ε per person, counting up to k rows each."""
+    k = persons["rows_per_person"]
+    row = significant(report["per_record_epsilon"], 6)
+    head = (f"Each person is protected with **ε = {significant(persons['per_person_epsilon'], 6)} per person, counting up "
+            f"to {k} rows each** (each row's values randomized with ε = {row}"
+            + (f", plus ε = {significant(unit['row_count_epsilon'], 6)} per row for the noisy number of rows"
+               if unit.get("padded") else "")
+            + f"; a person's rows add up). The owner kept at most {k} rows of each person, chosen at random, before "
+            "randomising; the column that says whose row it is is not in the copy. ")
+    if unit.get("padded"):
+        return head + ("A person — all of their rows — may be added to or removed from the table: the number of rows is "
+                       "noisy (the copy holds a few filler rows, or lacks a few real ones), so nobody can tell from the "
+                       "count whether a person is in it.")
+    return head + ("The number of rows is exact, so the copy does not hide **whether** someone is in the table, nor how "
+                   f"many rows (up to {k}) they have: sell it only where that is not itself sensitive.")

@@ -33,7 +33,8 @@ class ReleaseResult:
     markdown : str
         The same report for people.
     per_record_epsilon : float
-        ε of every record in this copy.
+        ε of every record (row) in this copy; a person with several rows has
+        :attr:`per_person_epsilon`.
     epsilon_charged : float
         ε charged to the ledger by this call (0 when a stored copy was handed out again).
     reused : bool
@@ -72,6 +73,12 @@ class ReleaseResult:
         return cls.made(report, reused=True, notes=[REUSED_NOTE], **fields)
 
     @property
+    def per_person_epsilon(self) -> float:
+        """ε per person in the dataset's unit: a person's up to ``k`` rows, the noisy row count included when padded."""
+        unit = self.report.get("unit_of_protection") or {}
+        return float(unit.get("epsilon", self.per_record_epsilon))
+
+    @property
     def table(self) -> pd.DataFrame:
         """The released table as the buyer reads it (read whole into memory: mind large files)."""
         source = self.csv if self.csv is not None else self.path
@@ -81,13 +88,24 @@ class ReleaseResult:
 
 
 def new_report(
-    treatments: Sequence[Treatment], dropped: list[str], warnings: list[str], seeded: bool, protection: Protection
+    treatments: Sequence[Treatment], dropped: list[str], warnings: list[str], seeded: bool, protection: Protection,
+    persons: bool = False,
 ) -> dict[str, Any]:
-    """The report of a new copy: the plan's declarations and mechanisms, never the data."""
+    """The report of a new copy: the plan's declarations and mechanisms, never the data.
+
+    ``persons``: the schema names a privacy-unit column, so a person has up to
+    ``protection.rows_per_person`` rows; the report then states ε per person (never the column).
+    """
     per_record = float(sum((epsilon_decimal(t.epsilon) for t in treatments if t.epsilon > 0), Decimal(0)))
     if seeded:
         warnings = [*warnings, "Reproducible seed: this copy is for tests only and must not be sold or shared."]
     total = float(epsilon_decimal(per_record) + epsilon_decimal(protection.count_epsilon)) if protection.padded else per_record
+    unit_of_persons = None
+    if persons:
+        k = protection.rows_per_person
+        unit_of_persons = {"rows_per_person": k, "per_row_epsilon": total,
+                           "per_person_epsilon": float(epsilon_decimal(total) * k)}
+        total = unit_of_persons["per_person_epsilon"]
     return build_report(
         [t.entry() for t in treatments],
         dropped=dropped,
@@ -98,12 +116,18 @@ def new_report(
         created=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         protection={"unit": protection.unit, "unit_sentence": UNITS[protection.unit], "epsilon": total,
                     "row_count_epsilon": protection.count_epsilon, "padded": protection.padded},
+        persons=unit_of_persons,
     )
 
 
-def owner_notes(outside: dict[str, int], treatments: Iterable[Treatment]) -> list[str]:
-    """How many values of each column were outside its declared domain (owner-only: counts of private data)."""
+def owner_notes(outside: dict[str, int], treatments: Iterable[Treatment], left_out: int = 0, rows_per_person: int = 1) -> list[str]:
+    """How many values of each column were outside its declared domain, and how many rows the bound left out.
+
+    Owner-only: these are counts of the private data.
+    """
     notes = []
+    if left_out:
+        notes.append(f"{left_out:,} rows were left out of the copy: at most {rows_per_person} rows of each person are kept.")
     for t in treatments:
         count = outside.get(t.name, 0)
         if count and t.mechanism in ("coin", "k-ary") and t.missing == "random":

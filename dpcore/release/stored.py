@@ -46,6 +46,7 @@ from dpcore.release.writing import write_csv
 if TYPE_CHECKING:
     from dpcore.accountant import BudgetLedger
     from dpcore.release.columns import Treatment
+    from dpcore.release.contributions import PersonBound
     from dpcore.release.padding import Protection
 
 COPIES_SUFFIX = "-copies"
@@ -55,11 +56,20 @@ _LEGACY_MAGIC = b"DPRC1"
 _LENGTH = struct.Struct("<Q")
 
 
-def release_key(fingerprint: str, treatments: Iterable[Treatment], seeded: bool, entropy: int, protection: Protection) -> str:
-    """A copy's key: the released columns' content (a version fingerprint), the resolved plan and the unit."""
+def release_key(fingerprint: str, treatments: Iterable[Treatment], seeded: bool, entropy: int, protection: Protection,
+                bound: PersonBound | None = None) -> str:
+    """A copy's key: the released columns' content (a version fingerprint), the resolved plan and the unit.
+
+    With a privacy-unit column the fingerprint covers that column too (it decides which rows are
+    kept), and the key holds the column and ``k``: another declaration makes another copy. Without
+    one the key is what it always was, so older ledgers find their copies.
+    """
     plan = [t.entry() for t in treatments]
-    text = json.dumps({"data": fingerprint, "plan": plan, "seed": entropy if seeded else None,
-                       "unit": protection.unit, "count_epsilon": protection.count_epsilon}, sort_keys=True)
+    parts: dict[str, object] = {"data": fingerprint, "plan": plan, "seed": entropy if seeded else None,
+                                "unit": protection.unit, "count_epsilon": protection.count_epsilon}
+    if bound is not None:
+        parts["privacy_unit"] = bound.key()
+    text = json.dumps(parts, sort_keys=True)
     return "rr-release/2:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -217,10 +227,14 @@ def charge_and_store(
             (_row_key(ledger, key), ledger.dataset_id, data, json.dumps(report), now(), content),
         )
 
-    padded = protection.padded
+    padded, k = protection.padded, protection.rows_per_person
+    persons = report.get("privacy_unit") is not None
+    if persons:  # the same words as a model's spend per person (dpcore.training)
+        label += f", per person counting up to {k} rows each"
     try:
         ledger.spend(label, epsilon, relation=protection.unit, alongside=store,
-                     mechanism="randomized response per value" + (" + noisy row count" if padded else ""),
+                     mechanism="randomized response per value" + (" + noisy row count" if padded else "")
+                     + (f", at most {k} rows per person (group privacy)" if persons else ""),
                      released=f"randomized copy: {len(report['columns'])} columns" + (", padded rows" if padded else ""))
     except sqlite3.DataError:  # only an in-memory ledger keeps a copy's bytes in SQLite, which takes about 1 GB at most
         _remove_if_unused(ledger, copy.folder, content)

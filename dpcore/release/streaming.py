@@ -29,6 +29,7 @@ from dpcore.exceptions import DataError
 from dpcore.identity import VersionFingerprint
 from dpcore.release import stored
 from dpcore.release.columns import Treatment, quoting, resolve
+from dpcore.release.contributions import PersonBound, keep_mask, person_bound, scan_units
 from dpcore.release.padding import (
     COUNT_EPSILON,
     Protection,
@@ -43,7 +44,7 @@ from dpcore.release.randomness import entropy as make_entropy
 from dpcore.release.randomness import row_keys
 from dpcore.release.result import ReleaseResult, new_report, owner_notes
 from dpcore.release.stored import CopyWriter
-from dpcore.release.table import check_columns, check_ledger_arguments, release_chunk
+from dpcore.release.table import check_columns, check_ledger_arguments, fingerprinted, release_chunk
 from dpcore.release.writing import write_csv
 from dpcore.schema import Schema
 from dpcore.validation import RandomStateLike
@@ -192,19 +193,43 @@ class ShuffleBuckets:
         self._directory.cleanup()
 
 
+def _keep_mask(source: Path, encoding: str, delimiter: str, chunksize: int, bound: PersonBound | None,
+               entropy: int) -> np.ndarray | None:
+    """The rows to keep, at most ``k`` per person (None: every row): a first pass over the unit column.
+
+    The mask is drawn on the whole column at once, exactly as the in-memory release draws it,
+    so both keep the same rows for a given seed.
+    """
+    if bound is None:
+        return None
+    frames = (frame for frame, _ in read_chunks(source, encoding, delimiter, chunksize, {bound.column}))
+    keys = scan_units(frames, bound)
+    return keep_mask(keys, bound, entropy) if keys.size else None
+
+
+def _changed() -> DataError:
+    return DataError("The file changed while it was being released. Release it again once nothing is writing to it.")
+
+
 def _stream(source: Path, sink: IO[bytes], encoding: str, delimiter: str, treatments: Sequence[Treatment], entropy: int,
             chunksize: int, copy: CopyWriter | None, progress: Callable[[int, int], None] | None,
-            protection: Protection) -> tuple[str | None, dict[str, int]]:
-    """Release the file chunk by chunk into ``sink``; return its fingerprint (with a copy to store) and the outside counts.
+            protection: Protection, bound: PersonBound | None = None) -> tuple[str | None, dict[str, int], int]:
+    """Release the file chunk by chunk into ``sink``; return its fingerprint (with a copy to store), the outside counts
+    and the number of rows the person bound left out.
 
-    A padded copy gets its filler rows after the last chunk and is cut to the noisy row count as
-    it is written: the rows come out in random order, so the cut drops uniformly random rows,
-    exactly as the in-memory release does.
+    With a privacy-unit column, a first pass reads the unit column and draws which rows to keep;
+    the second keeps them by row position, and numbers the kept rows as the in-memory release
+    does (their randomness and order are drawn by those numbers). A padded copy gets its filler
+    rows after the last chunk and is cut to the noisy row count as it is written: the rows come
+    out in random order, so the cut drops uniformly random rows, exactly as the in-memory
+    release does.
     """
     total = max(source.stat().st_size, 1)
     fingerprint: VersionFingerprint | None = None
     outside: dict[str, int] = {}
-    rows = 0
+    mask = _keep_mask(source, encoding, delimiter, chunksize, bound, entropy)
+    names = list(dict.fromkeys(t.name for t in treatments))
+    rows = kept = 0
     categorical = {t.name for t in treatments if t.mechanism in ("coin", "k-ary")}
     # Pass one randomises every chunk into buckets of a random row order; pass two writes the
     # buckets out in order, so memory stays bounded by a bucket.
@@ -215,19 +240,27 @@ def _stream(source: Path, sink: IO[bytes], encoding: str, delimiter: str, treatm
             if rows == 0:
                 check_columns(frame.columns, treatments)
                 fingerprint = VersionFingerprint() if copy is not None else None
-            buckets.add(release_chunk(frame, rows, treatments, entropy, outside), row_keys(rows, len(frame), entropy))
+            part = frame
+            if mask is not None:
+                if rows + len(frame) > len(mask):
+                    raise _changed()
+                part = frame.loc[mask[rows : rows + len(frame)], names].reset_index(drop=True)
+            buckets.add(release_chunk(part, kept, treatments, entropy, outside), row_keys(kept, len(part), entropy))
             if fingerprint is not None:
-                fingerprint.add(frame, [t.name for t in treatments])
+                fingerprint.add(frame, fingerprinted(treatments, bound))
             rows += len(frame)
+            kept += len(part)
             if progress is not None:
                 progress(min(done, total), total)
         if rows == 0:
             raise DataError("The file has a header but no data rows.")
-        limit = rows
+        if mask is not None and rows != len(mask):
+            raise _changed()
+        limit = kept
         if protection.padded:
-            limit = noisy_row_count(rows, protection.count_epsilon, entropy)
-            if limit > rows:
-                buckets.add(filler_rows(treatments, limit - rows, rows, entropy), row_keys(rows, limit - rows, entropy))
+            limit = noisy_row_count(kept, protection.count_epsilon, entropy)
+            if limit > kept:
+                buckets.add(filler_rows(treatments, limit - kept, kept, entropy), row_keys(kept, limit - kept, entropy))
         writer = BackgroundWriter(sink, copy, quoting(treatments))
         failed, written = True, 0
         try:
@@ -242,7 +275,7 @@ def _stream(source: Path, sink: IO[bytes], encoding: str, delimiter: str, treatm
     finally:
         chunks.close()
         buckets.close()
-    return None if fingerprint is None else fingerprint.hexdigest(), outside
+    return None if fingerprint is None else fingerprint.hexdigest(), outside, rows - kept
 
 
 def release_csv(
@@ -263,8 +296,10 @@ def release_csv(
 ) -> ReleaseResult:
     """Release a CSV file of any size into ``destination``, chunk by chunk.
 
-    Memory stays bounded by ``chunksize`` rows and one shuffle bucket. For a given seed the file
-    equals :func:`~dpcore.release.table.release_table` on the whole table, whatever
+    Memory stays bounded by ``chunksize`` rows and one shuffle bucket (plus, when the schema
+    names a privacy-unit column, a first pass over that column holding about eight bytes per row
+    of the file, and briefly about fifty while the rows to keep are drawn). For a given seed the
+    file equals :func:`~dpcore.release.table.release_table` on the whole table, whatever
     ``chunksize``. Other parameters as in :func:`~dpcore.release.table.release_table`;
     ``progress`` is called with ``(bytes_read, total_bytes)`` after every chunk.
 
@@ -276,7 +311,8 @@ def release_csv(
         raise ValueError(f"chunksize must be a whole number >= 1, got {chunksize!r}")
     treatments, dropped, warnings = resolve(plan, schema)
     check_ledger_arguments(ledger, budget)
-    protection = protection_for(ledger, unit, count_epsilon)
+    bound = person_bound(schema)
+    protection = protection_for(ledger, unit, count_epsilon, 1 if bound is None else bound.rows_per_person)
     check_padding(treatments, protection)
     if ledger is None or fresh:  # a stored copy is handed out free, so only a new one is checked up front
         check_fits(plan, protection, budget, ledger)
@@ -291,8 +327,8 @@ def release_csv(
                 sink.truncate()
                 copy = stored.writer(ledger, quoting(treatments)) if ledger is not None else None
                 try:
-                    fingerprint, outside = _stream(
-                        source, sink, attempt, delimiter, treatments, entropy, chunksize, copy, progress, protection
+                    fingerprint, outside, left_out = _stream(
+                        source, sink, attempt, delimiter, treatments, entropy, chunksize, copy, progress, protection, bound
                     )
                     break
                 except UnicodeDecodeError:
@@ -300,11 +336,12 @@ def release_csv(
                         copy.discard()
                     if attempt == "latin-1":
                         raise DataError("The file's text could not be decoded. Save it as UTF-8 and try again.") from None
-        report = new_report(treatments, dropped, warnings, seeded, protection)
-        result = ReleaseResult.made(report, notes=owner_notes(outside, treatments), path=destination)
+        report = new_report(treatments, dropped, warnings, seeded, protection, persons=bound is not None)
+        notes = owner_notes(outside, treatments, left_out, protection.rows_per_person)
+        result = ReleaseResult.made(report, notes=notes, path=destination)
         if ledger is not None:
             assert copy is not None and fingerprint is not None  # both made with the ledger
-            key = stored.release_key(fingerprint, treatments, seeded, entropy, protection)
+            key = stored.release_key(fingerprint, treatments, seeded, entropy, protection, bound)
             found = None if fresh else stored.find(ledger, key)
             if found is not None:
                 copy.discard()

@@ -11,8 +11,10 @@ import pyarrow as pa
 from dpcore.accountant import BudgetLedger
 from dpcore.exceptions import DataError
 from dpcore.identity import VersionFingerprint
+from dpcore.persons import check_unit_column
 from dpcore.release import stored
 from dpcore.release.columns import Treatment, quoting, resolve
+from dpcore.release.contributions import PersonBound, bounded, person_bound
 from dpcore.release.estimator import read_release
 from dpcore.release.padding import COUNT_EPSILON, check_fits, check_padding, filler_rows, noisy_row_count, protection_for
 from dpcore.release.plan import ReleasePlan
@@ -52,16 +54,26 @@ def check_ledger_arguments(ledger: object, budget: float | None) -> None:
         raise ValueError("budget cannot be combined with a BudgetLedger: set the total on the ledger itself")
 
 
+def kept(frame: pd.DataFrame, treatments: Sequence[Treatment], bound: PersonBound | None, entropy: int) -> tuple[pd.DataFrame, int]:
+    """The rows a copy randomises — at most ``k`` per person when the schema names a privacy unit — and how many were left out."""
+    if bound is None:
+        return frame, 0
+    return bounded(frame, list(dict.fromkeys(t.name for t in treatments)), bound, entropy)
+
+
 def release_frame(frame: pd.DataFrame, schema: Schema, plan: ReleasePlan, random_state: RandomStateLike = None) -> pd.DataFrame:
     """Randomise an in-memory table by the plan and return the released table — nothing else.
 
-    The bare mechanism, for previews and tests: rows stay in input order, it neither checks nor
-    charges a budget and it stores nothing, so never hand its output to a buyer (use
-    :func:`release_table`, which also puts the rows in a random order).
+    The bare mechanism, for previews and tests: rows stay in input order (at most ``k`` of each
+    person's when the schema names a privacy unit), it neither checks nor charges a budget and
+    it stores nothing, so never hand its output to a buyer (use :func:`release_table`, which also
+    puts the rows in a random order).
     """
     treatments, _, _ = resolve(plan, schema)
     check_columns(frame.columns, treatments)
-    table = release_chunk(frame, 0, treatments, make_entropy(random_state)[0], {})
+    entropy = make_entropy(random_state)[0]
+    frame, _ = kept(frame, treatments, person_bound(schema), entropy)
+    table = release_chunk(frame, 0, treatments, entropy, {})
     sink = io.BytesIO()
     write_csv(table, sink, header=True, quoting=quoting(treatments))
     return read_release(sink.getvalue(), {"columns": [t.entry() for t in treatments]})
@@ -92,11 +104,14 @@ def release_table(
     frame : pandas.DataFrame
         The private table (as read by :func:`dpcore.loading.read_csv_bytes`).
     schema : Schema
-        The owner's declarations; categories, bounds and bins come only from here.
+        The owner's declarations; categories, bounds and bins come only from here. When it
+        names a privacy-unit column, at most ``schema.rows_per_person`` (``k``) rows of each
+        person are kept before randomising (:mod:`~dpcore.release.contributions`) and the copy
+        costs ``k`` times its per-row ε; the report states ε per person, never the column.
     plan : ReleasePlan
         What happens to each column (see :func:`~dpcore.release.plan.default_plan`).
     budget : float, optional
-        Without a ledger: the copy's ε must fit in it.
+        Without a ledger: the copy's ε (per person) must fit in it.
     ledger : BudgetLedger, optional
         The dataset's budget, where the copy is charged and stored (open it with
         :class:`dpcore.datasets.Catalog`). Without a ledger nothing stops a second,
@@ -128,7 +143,10 @@ def release_table(
     treatments, dropped, warnings = resolve(plan, schema)
     check_columns(frame.columns, treatments)
     check_ledger_arguments(ledger, budget)
-    protection = protection_for(ledger, unit, count_epsilon)
+    bound = person_bound(schema)
+    if bound is not None:
+        check_unit_column(frame, bound.column)
+    protection = protection_for(ledger, unit, count_epsilon, 1 if bound is None else bound.rows_per_person)
     check_padding(treatments, protection)
     entropy, seeded = make_entropy(random_state)
     key = None
@@ -136,14 +154,15 @@ def release_table(
         check_fits(plan, protection, budget, None)
     else:
         fingerprint = VersionFingerprint()
-        fingerprint.add(frame, [t.name for t in treatments])
-        key = stored.release_key(fingerprint.hexdigest(), treatments, seeded, entropy, protection)
+        fingerprint.add(frame, fingerprinted(treatments, bound))
+        key = stored.release_key(fingerprint.hexdigest(), treatments, seeded, entropy, protection, bound)
         found = None if fresh else stored.find(ledger, key)
         if found is not None:
             csv = b"".join(found.csv_parts())
             return ReleaseResult.handed_out_again(found.report, csv=csv, dataset_id=ledger.dataset_id)
         check_fits(plan, protection, None, ledger)
     outside: dict[str, int] = {}
+    frame, left_out = kept(frame, treatments, bound, entropy)
     table = release_chunk(frame, 0, treatments, entropy, outside)
     n = len(table)
     if protection.padded:
@@ -155,7 +174,7 @@ def release_table(
         table = shuffled(table, 0, entropy)
     sink = io.BytesIO()
     write_csv(table, sink, header=True, quoting=quoting(treatments))
-    report = new_report(treatments, dropped, warnings, seeded, protection)
+    report = new_report(treatments, dropped, warnings, seeded, protection, persons=bound is not None)
     charged = 0.0
     if ledger is not None:
         copy = stored.writer(ledger, quoting(treatments))
@@ -167,5 +186,12 @@ def release_table(
         charged = protection.cost(plan)
         assert key is not None  # made above with the ledger
         stored.charge_and_store(ledger, copy, key, report, label=label, epsilon=charged, protection=protection)
-    return ReleaseResult.made(report, epsilon_charged=charged, notes=owner_notes(outside, treatments), csv=sink.getvalue(),
+    notes = owner_notes(outside, treatments, left_out, protection.rows_per_person)
+    return ReleaseResult.made(report, epsilon_charged=charged, notes=notes, csv=sink.getvalue(),
                               dataset_id=None if ledger is None else ledger.dataset_id)
+
+
+def fingerprinted(treatments: Sequence[Treatment], bound: PersonBound | None) -> list[str]:
+    """The columns a stored copy's key covers: the released ones, and the unit column (it decides which rows are kept)."""
+    names = [t.name for t in treatments]
+    return names if bound is None else [*names, bound.column]
