@@ -140,7 +140,8 @@ def train(
         label += f", per person counting up to {design.rows_per_person} rows each"
     person_delta = per_person(epsilon / design.rows_per_person, spent_delta(fitted), design.rows_per_person)[1]
     ledger.spend(label, epsilon, delta=person_delta, mechanism=type(fitted).__name__, released="a trained model")
-    details: dict[str, Any] = {"n_train": len(fit_rows), "n_test": len(test_rows), "n_without_target": design.n_without_target}
+    details: dict[str, Any] = {"n_train": len(fit_rows), "n_test": len(test_rows), "n_without_target": design.n_without_target,
+                               "rows_over_bound": design.rows_over_bound}
     metrics: dict[str, float] = {}
     if len(test_rows):
         metrics = _scores(design, fitted, fit_rows, test_rows, details)

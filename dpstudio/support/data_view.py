@@ -156,15 +156,20 @@ def privacy_unit_question(state: StudioState) -> None:
             _declare_unit(state, None, 1)
         return
     names = [str(c) for c in dataset.frame.columns]
-    current = schema.privacy_unit or next((c.name for c in schema.columns if c.role == "identifier"), names[0])
+    current = schema.privacy_unit or next((c.name for c in schema.columns if c.role == "identifier"), None)
     left, right = st.columns(2)
-    column = left.selectbox("Which column identifies them?", names, index=names.index(current) if current in names else 0,
+    column = left.selectbox("Which column identifies them?", names, index=names.index(current) if current in names else None,
+                            placeholder="Choose the column (a patient, customer or employee number)",
                             key=f"unit_column_{dataset.fingerprint}",
                             help="A patient number, customer ID or employee number. It is never used by a model nor released.")
     k = int(right.number_input("At most how many rows per person should count?", min_value=1, max_value=1000,
                                value=schema.rows_per_person if schema.privacy_unit else DEFAULT_ROWS_PER_PERSON, step=1,
                                key=f"rows_per_person_{dataset.fingerprint}",
                                help="Rows beyond this are left out at random. A larger number keeps more rows but adds more noise."))
+    if column is None:
+        st.info("Choose the column that says whose row each row is; until then each row counts as a person.",
+                icon=":material/person_search:")
+        return
     if (column, k) != (schema.privacy_unit, schema.rows_per_person):
         _declare_unit(state, column, k)
     try:

@@ -45,6 +45,10 @@ def scores(trained: TrainedModel, schema: Schema) -> None:
         reference = baseline.get(metric)
         column.metric(metric, format_metric(value, trained.task) + unit,
                       help=None if reference is None else f"{details['baseline_name']}: {format_metric(reference, trained.task)}")
+    if trained.rows_per_person > 1:
+        st.caption(f"Counting up to {trained.rows_per_person} rows per person: {details.get('rows_over_bound', 0):,} rows were "
+                   f"left out at random, and the model was fitted at ε = {trained.epsilon / trained.rows_per_person:.3g} per "
+                   f"row so that each person gets ε = {trained.epsilon:g} (owner only).")
     if details.get("n_without_target"):
         st.caption(f"{details['n_without_target']:,} rows had no usable value of '{schema.target.name}' (missing or not a "
                    "declared category) and were left out (owner only).")

@@ -309,3 +309,41 @@ def test_a_tree_reads_in_the_owners_words(page):
     svg = page.locator("[data-testid='stGraphVizChart'] svg").first.text_content()
     assert "e+0" not in svg and "," in svg
     screenshot(page, "tree_in_owners_units")
+
+
+def test_a_table_with_several_rows_per_person_is_protected_per_person(page, tmp_path):
+    """Issue 20: the owner says whose rows they are, sees how many rows the bound leaves out, and trains per person."""
+    import json
+
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    rows = ["patient,age,stay"] + [f"P{i // 4:03d},{rng.integers(20, 90)},{rng.integers(1, 20)}" for i in range(800)]
+    table = tmp_path / "visits.csv"
+    table.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    schema = tmp_path / "visits.schema.json"
+    schema.write_text(json.dumps({"columns": [
+        {"name": "patient", "role": "identifier", "kind": "categorical"},
+        {"name": "age", "kind": "numeric", "lower": 0, "upper": 110},
+        {"name": "stay", "role": "target", "kind": "numeric", "lower": 0, "upper": 60},
+    ]}), encoding="utf-8")
+    _choose_upload(page).set_input_files(str(table))
+    page.get_by_text("800 rows (exact count", exact=False).wait_for()
+    _uploaders(page).nth(1).set_input_files(str(schema))
+    page.get_by_text("The schema is complete", exact=False).wait_for()
+    page.get_by_text("Yes, a person can have several rows").click()
+    field = page.get_by_role("spinbutton", name="At most how many rows per person should count?")
+    field.fill("2")
+    field.press("Enter")
+    page.get_by_text("leaves out 400 of 800 rows", exact=False).wait_for()
+    assert page.get_by_text("P001", exact=False).count() == 0  # no cell value on the page's text
+    screenshot(page, "privacy_unit_declared")
+    page.get_by_role("link", name="3. Train").click()
+    page.get_by_role("button", name="Train").click()
+    page.get_by_text("For comparison", exact=False).wait_for()
+    page.get_by_text("Counting up to 2 rows per person: 400 rows were left out", exact=False).wait_for()
+    sidebar = page.locator("[data-testid='stSidebar']")
+    sidebar.get_by_text("Per person, counting up to 2 rows each", exact=False).wait_for()
+    page.get_by_text("Model card", exact=True).click()
+    page.get_by_text("counting up to 2 rows each: at most 2 rows", exact=False).first.wait_for()
+    screenshot(page, "privacy_unit_trained")
