@@ -39,9 +39,11 @@ PROMISE = (
     "dataset's unit (an add/remove release counts double where values may change), and added up (basic composition). "
     "A release that would pass the total is refused. The budget belongs to the people, not to a file: a re-saved, "
     "reordered, renamed or extended copy of the table spends the same budget. Bounds and categories are your public "
-    "declarations; anything read from the data is flagged as not private and never released. What we do not promise: "
-    "protection for a person who appears in several rows (each row counts as a person), for columns you declare "
-    "public, or for anything you share outside DP Studio — raw previews and comparisons marked 'owner's eyes only'."
+    "declarations; anything read from the data is flagged as not private and never released. If one person can have "
+    "several rows, say which column identifies them on the Data page: every ε is then per person, counting up to the "
+    "number of rows you choose (otherwise each row counts as a person). What we do not promise: protection for columns "
+    "you declare public, or for anything you share outside DP Studio — raw previews and comparisons marked 'owner's "
+    "eyes only'."
 )
 
 
