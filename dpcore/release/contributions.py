@@ -88,9 +88,9 @@ def keep_mask(keys: np.ndarray, bound: PersonBound, entropy: int) -> np.ndarray:
 def bounded(frame: pd.DataFrame, columns: list[str], bound: PersonBound, entropy: int) -> tuple[pd.DataFrame, int]:
     """The kept rows of ``frame`` (only ``columns``, in input order), and how many rows were left out.
 
-    The count is for the owner's eyes only: it is computed on the raw rows.
+    The caller has checked the unit column (:func:`~dpcore.persons.check_unit_column`). The
+    count is for the owner's eyes only: it is computed on the raw rows.
     """
-    check_unit_column(frame, bound.column)
     keep = keep_mask(person_keys(frame[bound.column]), bound, entropy)
     return frame.loc[keep, columns].reset_index(drop=True), int(len(keep) - np.count_nonzero(keep))
 

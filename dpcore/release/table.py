@@ -54,10 +54,16 @@ def check_ledger_arguments(ledger: object, budget: float | None) -> None:
         raise ValueError("budget cannot be combined with a BudgetLedger: set the total on the ledger itself")
 
 
-def kept(frame: pd.DataFrame, treatments: Sequence[Treatment], bound: PersonBound | None, entropy: int) -> tuple[pd.DataFrame, int]:
-    """The rows a copy randomises — at most ``k`` per person when the schema names a privacy unit — and how many were left out."""
+def kept(frame: pd.DataFrame, treatments: Sequence[Treatment], bound: PersonBound | None, entropy: int,
+         checked: bool = False) -> tuple[pd.DataFrame, int]:
+    """The rows a copy randomises — at most ``k`` per person when the schema names a privacy unit — and how many were left out.
+
+    ``checked``: the caller already checked the unit column.
+    """
     if bound is None:
         return frame, 0
+    if not checked:
+        check_unit_column(frame, bound.column)
     return bounded(frame, list(dict.fromkeys(t.name for t in treatments)), bound, entropy)
 
 
@@ -162,7 +168,7 @@ def release_table(
             return ReleaseResult.handed_out_again(found.report, csv=csv, dataset_id=ledger.dataset_id)
         check_fits(plan, protection, None, ledger)
     outside: dict[str, int] = {}
-    frame, left_out = kept(frame, treatments, bound, entropy)
+    frame, left_out = kept(frame, treatments, bound, entropy, checked=True)
     table = release_chunk(frame, 0, treatments, entropy, outside)
     n = len(table)
     if protection.padded:
