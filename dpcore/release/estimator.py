@@ -23,6 +23,7 @@ from dpcore.csv_reading import DEFAULT_CHUNKSIZE
 from dpcore.exceptions import DataError
 from dpcore.mechanisms import CoinRandomizedResponse, KaryRandomizedResponse
 from dpcore.release.columns import resolve
+from dpcore.release.contributions import person_bound, person_keys
 from dpcore.release.plan import RANDOMISED, ReleasePlan
 from dpcore.schema import Schema
 
@@ -186,8 +187,10 @@ def estimate_vs_truth(
 
     The truth is what the estimator is unbiased for: each declared category's share (a missing
     or undeclared value counted as ``1/k`` of every category, unless missing values are their
-    own category), or the mean of the clipped values. Never give this table to a buyer: it
-    holds statistics of the private data.
+    own category), or the mean of the clipped values. When the schema names a privacy unit the
+    copy holds a random subset of at most ``rows_per_person`` rows of each person, so each row
+    counts by its chance of being kept, ``min(1, rows_per_person / the person's rows)``. Never
+    give this table to a buyer: it holds statistics of the private data.
     """
     treatments, _, _ = resolve(plan, schema)
     matches = [t for t in treatments if column in (t.name, t.header) and t.mechanism in RANDOMISED]
@@ -196,14 +199,27 @@ def estimate_vs_truth(
     t = matches[0]
     estimate = estimate_column(released[t.header], t.entry(), confidence).drop(columns="consistent")
     inputs, _ = t.inputs(frame)
+    weights = _kept_chance(frame, schema)
     if t.mechanism == "laplace":
-        truth = np.array([inputs.mean()])
-    else:
+        truth = np.array([inputs.mean() if weights is None else np.average(inputs, weights=weights)])
+    elif weights is None:
         valid = inputs >= 0
         truth = np.bincount(inputs[valid], minlength=t.k) / max(inputs.size, 1) + (~valid).mean() / t.k
+    else:
+        valid, total = inputs >= 0, float(weights.sum())
+        truth = np.bincount(inputs[valid], weights=weights[valid], minlength=t.k) / total + weights[~valid].sum() / total / t.k
     estimate.insert(1, "truth", truth)
     estimate["covered"] = (estimate["ci_lower"] <= estimate["truth"]) & (estimate["truth"] <= estimate["ci_upper"])
     return estimate
+
+
+def _kept_chance(frame: pd.DataFrame, schema: Schema) -> np.ndarray | None:
+    """Each row's chance of being in the copy, ``min(1, k / its person's rows)``, with a privacy unit (None: every row is)."""
+    bound = person_bound(schema)
+    if bound is None:
+        return None
+    _, person, rows = np.unique(person_keys(frame[bound.column]), return_inverse=True, return_counts=True)
+    return np.minimum(1.0, bound.rows_per_person / rows[person])
 
 
 # --- the arithmetic --------------------------------------------------------------------------------

@@ -86,7 +86,10 @@ def release_frame(frame: pd.DataFrame, schema: Schema, plan: ReleasePlan, random
 
 
 def preview_release(frame: pd.DataFrame, schema: Schema, plan: ReleasePlan, n_rows: int = 10) -> pd.DataFrame:
-    """What the first ``n_rows`` released rows could look like: fresh noise, for the owner's eyes only."""
+    """What the first ``n_rows`` released rows could look like: fresh noise, for the owner's eyes only.
+
+    With a privacy unit, at most ``k`` of each person's rows among those first rows are shown.
+    """
     return release_frame(frame.head(n_rows), schema, plan)
 
 

@@ -93,7 +93,10 @@ def usefulness(plan: ReleasePlan, schema: Schema, n_rows: int) -> pd.DataFrame:
     * for a Laplace column, against half the declared range (the same cut-offs: from 1 up the
       mean cannot be placed in either half of its range; under 0.2 it is known to ±10 % of it).
 
-    ``n_rows`` is the owner's row count: the table is for the owner only. Columns the plan
+    ``n_rows`` is the owner's row count: the table is for the owner only. When the schema names
+    a privacy unit, give the rows the copy keeps (:func:`~dpcore.release.contributions.kept_rows`):
+    the buyer estimates from those. ``epsilon`` stays each column's ε per value; a person's up to
+    ``k`` rows add up to ``k`` times it (:func:`~dpcore.release.padding.copy_epsilon`). Columns the plan
     drops or keeps, and columns with a problem in the plan (see :meth:`ReleasePlan.problems`),
     get no row.
 

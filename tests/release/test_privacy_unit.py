@@ -269,6 +269,20 @@ def test_the_report_states_the_person_and_the_buyer_still_estimates():
     assert R.report_markdown(json.loads(json.dumps(result.report))) == markdown
 
 
+def test_the_owners_check_compares_with_the_truth_of_the_kept_rows():
+    """A person's rows count by their chance of being kept: ten "yes" rows of one person count as k."""
+    frame = pd.DataFrame({UNIT: ["a"] * 10 + ["b", "c", "d", "e", "f"], "answer": ["yes"] * 10 + ["no"] * 5,
+                          "colour": "red"})
+    plan = R.ReleasePlan([R.ColumnPlan(UNIT), R.ColumnPlan("answer", "coin")])
+    for k in (1, 2, 20):
+        schema = _schema(k=k)
+        copy = R.release_table(frame, schema, plan, random_state=0)
+        check = R.estimate_vs_truth(frame, schema, plan, copy.table, "answer").set_index("category")["truth"]
+        assert check["yes"] == pytest.approx(min(k, 10) / (min(k, 10) + 5))
+    check = R.estimate_vs_truth(frame, _schema(unit=None), plan, copy.table, "answer").set_index("category")["truth"]
+    assert check["yes"] == pytest.approx(10 / 15)
+
+
 # --- person-level neighbouring-dataset privacy test --------------------------------------------------
 
 #: Per-row ε of the yes/no column (k-ary, two categories): with the add/remove copy's noisy row
