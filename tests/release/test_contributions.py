@@ -1,4 +1,4 @@
-"""People with several rows in a randomized copy (dpcore.release.contributions, issue 20): the copy protects the person."""
+"""People with several rows in a randomized copy: the copy protects the person (dpcore.release.contributions, issue 20).
 
 Statistical tests are seeded and calibrated: α = 1e-6 per check (see release_testing.py and
 tests/privacy_testing.py).
