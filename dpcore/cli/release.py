@@ -159,8 +159,7 @@ def _progress(quiet: bool) -> Callable[[int, int], None] | None:
 
 
 def _run_release(args: argparse.Namespace) -> int:
-    from dpcore.accountant import ADD_REMOVE
-    from dpcore.release import COUNT_EPSILON, DEFAULT_CHUNKSIZE, file_chunks, release_csv
+    from dpcore.release import DEFAULT_CHUNKSIZE, copy_epsilon, counted_rows_per_person, file_chunks, release_csv
 
     source = existing_file(args.input, "input file")
     output = output_file(args.output, "output file")
@@ -180,9 +179,10 @@ def _run_release(args: argparse.Namespace) -> int:
     if args.separate_dataset and not args.dataset:
         raise UsageError("release: --separate-dataset needs --dataset NAME for the new dataset")
     if not args.quiet:
-        say(f"plan: {len(plan.released_columns)} columns released, per-record ε = {plan.per_record_epsilon:g}; "
+        per_person = (f" (up to {schema.rows_per_person} rows per person)" if schema.privacy_unit else "")
+        say(f"plan: {len(plan.released_columns)} columns released, per-record ε = {plan.per_record_epsilon:g}{per_person}; "
             f"ledger {ledger_path(args)}")
-    first_total = plan.per_record_epsilon + (COUNT_EPSILON if args.unit == ADD_REMOVE else 0.0)
+    first_total = copy_epsilon(plan, args.unit, rows_per_person=counted_rows_per_person(schema))
     ledger = open_dataset(args, "release", file_chunks(source), source.stem, first_total)
     result = release_csv(
         source,
@@ -212,7 +212,9 @@ def _run_release(args: argparse.Namespace) -> int:
     else:
         print(
             f"wrote the randomized copy to {output}: per-record ε = {result.per_record_epsilon:g}, "
-            f"charged {result.epsilon_charged:g} to the dataset's budget"
+            + (f"ε = {result.per_person_epsilon:g} per person (up to {schema.rows_per_person} rows each), "
+               if schema.privacy_unit else "")
+            + f"charged {result.epsilon_charged:g} to the dataset's budget"
         )
     print(f"wrote the privacy report to {report_path}" + (f" and {markdown_path}" if markdown_path else ""))
     return EXIT_OK

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from dpcore.exceptions import BudgetExceededError, DataError
-from dpcore.release import ReleasePlan, describe_plan, preview_release, release_table
+from dpcore.release import ReleasePlan, describe_plan, kept_rows, preview_release, release_table
 from dpstudio.support import export_view as view
 from dpstudio.support.declaring import leak_summary, leaky_columns
 from dpstudio.support.session import get_state, remember_release
@@ -39,7 +39,7 @@ except DataError as error:
     st.error(str(error))
     st.stop()
 st.dataframe(describe_plan(plan, schema), hide_index=True, width="stretch")
-view.cost_metrics(plan, ledger)
+view.cost_metrics(plan, ledger, schema)
 problems = [*plan.problems(schema), *filter(None, [view.budget_problem(state, ledger, plan)])]
 if leaky_columns(schema):
     st.warning(leak_summary(schema) + " Declare their domains on the Data page to release them.", icon=":material/warning:")
@@ -47,7 +47,7 @@ if problems:
     st.error(" ".join(problems))
     st.stop()
 
-view.worth_buying(plan, schema, len(dataset.frame))
+view.worth_buying(plan, schema, kept_rows(dataset.frame, schema))
 st.subheader("Preview — owner only")
 st.caption("The first rows as a buyer would see them, with fresh noise; this preview is not the released copy and never leaves "
            "this screen.")

@@ -15,6 +15,7 @@ from dpcore.release import (
     ReleaseResult,
     copy_epsilon,
     count_epsilon_for,
+    counted_rows_per_person,
     default_plan,
     estimate_vs_truth,
     usefulness,
@@ -41,7 +42,7 @@ def starting_plan(state: StudioState, ledger: BudgetLedger) -> tuple[ReleasePlan
         return released, "" if state.release is not None else (
             "A copy of this table was released earlier with the plan below: press **Release the copy** to get the same "
             "copy again, at no extra cost.")
-    row_count_epsilon = count_epsilon_for(ledger.unit)
+    row_count_epsilon = count_epsilon_for(ledger.unit, rows_per_person=counted_rows_per_person(state.dataset.schema))
     available = ledger.remaining - row_count_epsilon
     if available > 0.001:
         return default_plan(state.dataset.schema, budget=available), ""
@@ -52,18 +53,20 @@ def starting_plan(state: StudioState, ledger: BudgetLedger) -> tuple[ReleasePlan
 
 def budget_problem(state: StudioState, ledger: BudgetLedger, plan: ReleasePlan) -> str | None:
     """A sentence when the plan costs more than is left (a plan released before is handed out again for free)."""
-    cost = copy_epsilon(plan, ledger.unit)
+    cost = copy_epsilon(plan, ledger.unit, rows_per_person=counted_rows_per_person(state.dataset.schema))
     if cost > ledger.remaining + 1e-9 and state.released_plans.get(plan_key(state.dataset, ledger)) != plan:
         return (f"This plan costs ε = {cost:.3g} per person, more than the {max(ledger.remaining, 0):.3g} left: lower the ε "
                 "of some columns or drop them.")
     return None
 
 
-def cost_metrics(plan: ReleasePlan, ledger: BudgetLedger) -> None:
-    row_count_epsilon = count_epsilon_for(ledger.unit)
+def cost_metrics(plan: ReleasePlan, ledger: BudgetLedger, schema: Schema) -> None:
+    k = counted_rows_per_person(schema)
+    row_count_epsilon = count_epsilon_for(ledger.unit, rows_per_person=k)
     left, right = st.columns(2)
-    left.metric("ε per person in this copy", f"{copy_epsilon(plan, ledger.unit):.3g}",
-                help="The columns' ε" + (f" plus ε = {row_count_epsilon:g} for the noisy row count" if row_count_epsilon else ""))
+    left.metric("ε per person in this copy", f"{copy_epsilon(plan, ledger.unit, rows_per_person=k):.3g}",
+                help="The columns' ε" + (" plus the noisy row count's" if row_count_epsilon else "")
+                + (f", times {k}: a person's up to {k} rows add up" if k > 1 else ""))
     right.metric("Budget left for this dataset", f"{ledger.remaining:.3g}")
 
 

@@ -107,3 +107,22 @@ def test_train_with_a_privacy_unit_spends_per_person(tmp_path, capsys):
     assert load_model(tmp_path / "m.skops").epsilon == pytest.approx(0.5)
     card = (tmp_path / "m.md").read_text(encoding="utf-8")
     assert "counting up to 2 rows each" in card and "p1" not in card
+
+
+def test_release_with_a_privacy_unit_creates_a_budget_that_pays_for_the_person(tmp_path, capsys):
+    import pandas as pd
+
+    rng = np.random.default_rng(1)
+    visits = tmp_path / "visits.csv"
+    pd.DataFrame({"patient": [f"p{i // 2}" for i in range(400)], "smoker": rng.choice(["no", "yes"], 400)}).to_csv(visits, index=False)
+    schema = tmp_path / "visits.schema.json"
+    schema.write_text(json.dumps({"columns": [
+        {"name": "patient", "role": "identifier", "kind": "categorical"},
+        {"name": "smoker", "kind": "categorical", "categories": ["no", "yes"], "may_be_missing": False}]}), encoding="utf-8")
+    assert main(["release", str(visits), "--schema", str(schema), "-o", str(tmp_path / "copy.csv"), "--report",
+                 str(tmp_path / "r.json"), "--ledger", str(tmp_path / "ledger.sqlite3"), "--privacy-unit", "patient",
+                 "--max-rows-per-person", "2", "-q"]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert "per person (up to 2 rows each)" in out
+    copy = (tmp_path / "copy.csv").read_text(encoding="utf-8")
+    assert "patient" not in copy and "p1" not in copy
