@@ -16,7 +16,7 @@ st.write(
     "before the copy leaves. The buyer gets a privacy report that lets them undo the noise *on average* — population "
     "shares and means come back, individual rows do not."
 )
-view.unit_notice(ledger)
+view.unit_notice(ledger, schema)
 column_problems = [p for c in schema.columns for p in c.problems()]
 if column_problems:
     st.error("Some declarations are incomplete: " + " ".join(column_problems) + " Fix them on the Data page.")

@@ -70,9 +70,9 @@ def cost_metrics(plan: ReleasePlan, ledger: BudgetLedger, schema: Schema) -> Non
     right.metric("Budget left for this dataset", f"{ledger.remaining:.3g}")
 
 
-def unit_notice(ledger: BudgetLedger) -> None:
+def unit_notice(ledger: BudgetLedger, schema: Schema) -> None:
     """What the dataset's unit of protection means for a copy (padding, or an exact row count)."""
-    row_count_epsilon = count_epsilon_for(ledger.unit)
+    row_count_epsilon = count_epsilon_for(ledger.unit, rows_per_person=counted_rows_per_person(schema))
     if row_count_epsilon:
         st.info(
             f"This dataset's unit is **{UNITS[ADD_REMOVE]}**. A copy with one row per person would give away how many "

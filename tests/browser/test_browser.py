@@ -347,3 +347,21 @@ def test_a_table_with_several_rows_per_person_is_protected_per_person(page, tmp_
     page.get_by_text("Model card", exact=True).click()
     page.get_by_text("counting up to 2 rows each: at most 2 rows", exact=False).first.wait_for()
     screenshot(page, "privacy_unit_trained")
+    page.get_by_role("link", name="5. Export").click()
+    page.get_by_role("button", name="Release the copy").click()
+    page.get_by_text("Released: ε =", exact=False).wait_for(timeout=120_000)
+    screenshot(page, "privacy_unit_exported")
+    ARTIFACTS.mkdir(exist_ok=True)
+    with page.expect_download() as copy_download:
+        page.get_by_role("button", name="Released table (CSV)").click()
+    copy = ARTIFACTS / "released_per_person.csv"
+    copy_download.value.save_as(str(copy))
+    with page.expect_download() as report_download:
+        page.get_by_role("button", name="Privacy report (JSON)").click()
+    report_path = ARTIFACTS / "privacy_report_per_person.json"
+    report_download.value.save_as(str(report_path))
+    text = copy.read_text(encoding="utf-8")
+    assert "patient" not in text and "P001" not in text
+    report = json.loads(report_path.read_text(encoding="utf-8"))
+    assert report["privacy_unit"]["rows_per_person"] == 2 and "patient" not in report_path.read_text(encoding="utf-8")
+    assert len(text.strip().splitlines()) - 1 < 800 * 0.6  # at most 2 of each person's 4 rows, plus a few fillers
