@@ -1,6 +1,7 @@
 """DP models as scikit-learn estimators; each docstring carries its privacy argument."""
 
 from dpcore.models.boosting import DPBoostingClassifier, DPBoostingRegressor
+from dpcore.models.clustering import DPGridDensityClustering
 from dpcore.models.extra_trees import DPExtraTreesClassifier, DPExtraTreesRegressor
 from dpcore.models.mean import DPMeanRegressor
 from dpcore.models.naive_bayes import DPGaussianNB
@@ -14,6 +15,7 @@ __all__ = [
     "DPExtraTreesClassifier",
     "DPExtraTreesRegressor",
     "DPGaussianNB",
+    "DPGridDensityClustering",
     "DPMeanRegressor",
     "DPPartitionedForest",
     "DPRandomForestClassifier",

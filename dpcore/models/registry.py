@@ -8,6 +8,10 @@ A default lives in one place. For our models that place is the estimator's ``__i
 a :class:`Parameter` shown on the Train page reads its default from there
 (:func:`estimator_defaults`), and a hyper-parameter the owner did not choose is simply not
 passed. The baselines from other libraries keep their settings here.
+
+:data:`REGISTRY` holds the models that learn a target (``fit(X, y)``, ``predict``);
+:data:`CLUSTERING` the models that find groups (task ``"clustering"``: ``fit(X)``,
+``fit_predict``). :func:`get` and :func:`models_for` cover both.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import numpy as np
 
 from dpcore.models._base import DPEstimatorMixin
 from dpcore.models.boosting import DPBoostingClassifier, DPBoostingRegressor
+from dpcore.models.clustering import NEIGHBOURHOODS, DPGridDensityClustering
 from dpcore.models.extra_trees import DPExtraTreesClassifier, DPExtraTreesRegressor
 from dpcore.models.mean import DPMeanRegressor
 from dpcore.models.naive_bayes import DPGaussianNB
@@ -389,7 +394,57 @@ REGISTRY: tuple[ModelSpec, ...] = (
               "Non-private reference."),
 )
 
-MODELS = {spec.key: spec for spec in REGISTRY}
+
+# --- clustering ---------------------------------------------------------------------------
+# The baselines see the features scaled to [0, 1] by their declared bounds, as our grid does;
+# n_clusters (k-means) and the resolution (DBSCAN's Eps = one cell side) are public choices.
+
+
+def _kmeans(private: bool) -> Callable[[ModelContext], Estimator]:
+    def build(c: ModelContext) -> Estimator:
+        from sklearn.cluster import KMeans
+
+        from dpcore.models.baselines import scaled
+
+        k = int(_p(c, "n_clusters", 8))
+        if private:
+            from diffprivlib.models import KMeans as DPKMeans
+
+            return scaled(DPKMeans(n_clusters=k, epsilon=c.epsilon, bounds=(0.0, 1.0), random_state=_seed(c)), c.bounds)
+        return scaled(KMeans(n_clusters=k, n_init="auto", random_state=_seed(c)), c.bounds)
+
+    return build
+
+
+def _dbscan(c: ModelContext) -> Estimator:
+    from sklearn.cluster import DBSCAN
+
+    from dpcore.models.baselines import scaled
+
+    resolution = _p(c, "resolution", None) or 32
+    return scaled(DBSCAN(eps=1.0 / float(resolution), min_samples=int(_p(c, "min_pts", 5))), c.bounds)
+
+
+_N_CLUSTERS = Parameter("n_clusters", "How many groups k-means must find (a public choice).", minimum=2, maximum=50, default=8)
+CLUSTERING: tuple[ModelSpec, ...] = (
+    _our_model("dp_grid_clustering", "DP grid density clustering", "clustering", DPGridDensityClustering,
+               "A noisy count of every cell of a grid laid from the declared bounds; dense cells that touch form a group. "
+               "Releases the map of groups, never a label per person.",
+               (Parameter("resolution", "Cells per column (about DBSCAN's Eps); empty: chosen privately with 5 % of ε.",
+                          minimum=2, maximum=1024),
+                Parameter("min_pts", "A cell is dense from this many rows (by its noisy count), or the noise floor if higher.",
+                          minimum=0, maximum=100_000),
+                Parameter("neighbours", "Dense cells touching at a corner, or only at a face, form one group.",
+                          choices=NEIGHBOURHOODS))),
+    ModelSpec("dpl_kmeans", "diffprivlib k-means", "diffprivlib", "clustering", _kmeans(private=True),
+              "diffprivlib's DP k-means (DPLloyd, Su et al. 2016) at the same ε; k is a public choice.", (_N_CLUSTERS,)),
+    ModelSpec("sk_kmeans", "scikit-learn k-means", "non-private", "clustering", _kmeans(private=False),
+              "Non-private reference: labels every row.", (_N_CLUSTERS,)),
+    ModelSpec("sk_dbscan", "scikit-learn DBSCAN", "non-private", "clustering", _dbscan,
+              "Non-private reference: DBSCAN with Eps one cell side and MinPts as ours, on the declared-bounds scale."),
+)
+
+MODELS = {spec.key: spec for spec in (*REGISTRY, *CLUSTERING)}
 
 
 def privacy_summary(model: object) -> str:
@@ -414,8 +469,8 @@ def privacy_summary(model: object) -> str:
 
 
 def models_for(task: str, kinds: Collection[str] = KINDS) -> list[ModelSpec]:
-    """The registry's models for ``task`` ("regression" or "classification"), in display order."""
-    return [m for m in REGISTRY if m.task == task and m.kind in kinds]
+    """The registry's models for ``task`` ("regression", "classification" or "clustering"), in display order."""
+    return [m for m in (*REGISTRY, *CLUSTERING) if m.task == task and m.kind in kinds]
 
 
 def get(key: str) -> ModelSpec:
