@@ -1,0 +1,299 @@
+"""Find groups in a table: the charged fit of the grid density clustering, its map, its card, and the owner's checks.
+
+:func:`find_groups` is the one way a group map is made for the owner — by the Groups page and
+by ``dpcore cluster`` alike — and it follows :func:`dpcore.training.train`'s budget rule: the
+ledger is checked before the fit and charged **after** it and **before** anything about the
+map is returned. A fit that fails charges nothing.
+
+The release is the map (:func:`map_table`, :func:`map_json`, :func:`group_card`): each cell's
+interval, noisy count and group. Everything computed on the owner's rows with the map —
+:func:`owner_labels` (which group each row falls in) and :func:`compare_with_baselines`
+(agreement with k-means and DBSCAN fitted on the raw rows) — is for the owner's eyes only: it is
+never charged, never written into the map or the card.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dpcore.accountant import ADD_REMOVE, UNITS, BudgetLedger, convert, fmt
+from dpcore.exceptions import BudgetExceededError, DataError
+from dpcore.models.clustering import AUTO_SHARE, NO_GROUP, DPGridDensityClustering, grid_problem
+from dpcore.models.registry import ModelContext, get, privacy_summary
+from dpcore.persons import bound_contributions, unit_problems
+from dpcore.release.writing import escape_label
+from dpcore.schema import Schema, normalise_numeric
+from dpcore.validation import check_epsilon, epsilon_decimal
+
+MODEL = "dp_grid_clustering"
+BASELINES = ("dpl_kmeans", "sk_kmeans", "sk_dbscan")
+#: The owner's comparison fits the baselines on at most this many rows (a random sample): DBSCAN is quadratic at worst.
+COMPARE_ROWS = 20_000
+SEEDED_WARNING = "Reproducible demo seed — do not release this map."
+OWNER_ONLY = "owner's eyes only — computed on your raw rows, not part of the release"
+
+
+@dataclass
+class GroupMap:
+    """A group map found and paid for, with what only its owner may look at.
+
+    ``model`` is the fitted :class:`~dpcore.models.clustering.DPGridDensityClustering`; its map
+    (cells, noisy counts, groups) is the DP release. ``epsilon`` is per person: with
+    ``rows_per_person`` = k > 1 the map was fitted at ε/k per row. ``details`` (rows used, rows
+    left out by the per-person bound) are counted on raw rows: owner's eyes only.
+    """
+
+    model: DPGridDensityClustering
+    features: list[str]
+    bounds: list[tuple[float, float]]
+    epsilon: float
+    seeded: bool = False
+    rows_per_person: int = 1
+    leaks: list[str] = field(default_factory=list)
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def n_clusters(self) -> int:
+        return self.model.n_clusters_
+
+    @property
+    def grid(self) -> str:
+        """``"32 × 32"``."""
+        return " × ".join(str(s) for s in self.model.grid_shape_)
+
+    @property
+    def resolution_note(self) -> str:
+        """How the resolution was chosen, in words."""
+        noisy_rows = self.model.noisy_rows_
+        if noisy_rows is None:
+            return "declared"
+        return f"chosen from a noisy row count (≈ {max(noisy_rows, 0):,.0f}, {AUTO_SHARE:.0%} of ε)"
+
+
+def clustering_columns(schema: Schema) -> list[str]:
+    """The columns a map can use: numeric features or target with declared bounds (never the person's identifier)."""
+    return [c.name for c in schema.columns if c.role in ("feature", "target") and c.kind == "numeric" and not c.problems()
+            and c.name != schema.privacy_unit]
+
+
+def check_features(schema: Schema, features: list[str], frame: pd.DataFrame | None = None) -> None:
+    """Raise :class:`DataError` with a sentence when ``features`` cannot be mapped; never a cell value."""
+    allowed = clustering_columns(schema)
+    wrong = [f for f in features if f not in allowed]
+    if wrong:
+        raise DataError(f"These columns cannot be used to find groups: {', '.join(wrong)}. Choose numeric columns whose "
+                        "bounds are declared on the Data page.")
+    if len(set(features)) != len(features):
+        raise DataError("Choose each column once.")
+    problem = grid_problem(None, len(features))
+    if problem:
+        raise DataError(problem)
+    if frame is not None:
+        problems = Schema([schema[f] for f in features]).problems(frame)
+        if schema.privacy_unit is not None:
+            role = schema[schema.privacy_unit].role if schema.privacy_unit in schema.names else None
+            problems += unit_problems(schema.privacy_unit, schema.rows_per_person, role, frame)
+        if problems:
+            raise DataError(" ".join(problems))
+
+
+def feature_matrix(frame: pd.DataFrame, schema: Schema, features: list[str]) -> np.ndarray:
+    """The chosen columns in their units, clipped to the declared bounds, a missing value at the declared fill."""
+    columns = []
+    for name in features:
+        spec = schema[name]
+        lower, upper = spec.bounds
+        columns.append(lower + normalise_numeric(frame[name], spec) * (upper - lower))
+    return np.column_stack(columns) if columns else np.empty((len(frame), 0))
+
+
+def find_groups(
+    frame: pd.DataFrame,
+    schema: Schema,
+    features: list[str],
+    epsilon: float,
+    ledger: BudgetLedger,
+    *,
+    resolution: int | None = None,
+    min_pts: float | None = None,
+    neighbours: str | None = None,
+    count_noise: str = "geometric",
+    seed: int | None = None,
+) -> GroupMap:
+    """Fit the group map of ``features`` at ``epsilon`` (per person), charge ``ledger``, and return it.
+
+    With a privacy-unit column, at most ``schema.rows_per_person`` rows of each person are kept
+    (a random subset) and the map is fitted at ε/k per row. ``seed`` is for tests and demos only:
+    the ledger line says so and the map must not be released.
+
+    Raises
+    ------
+    DataError
+        If a column cannot be used or the grid would be too large (nothing fitted or charged).
+    BudgetExceededError
+        If the ledger cannot pay ``epsilon`` (nothing fitted or charged).
+    """
+    check_features(schema, features, frame)
+    problem = grid_problem(resolution, len(features))
+    if problem:
+        raise DataError(problem)
+    check_epsilon(epsilon)
+    if not ledger.can_spend(epsilon):
+        raise BudgetExceededError(
+            f"Finding groups at ε = {epsilon:g} does not fit in what is left of this dataset's budget "
+            f"(at most ε = {ledger.available():g}). Nothing was computed or charged."
+        )
+    k, unit_column = (schema.rows_per_person, schema.privacy_unit) if schema.privacy_unit is not None else (1, None)
+    kept = frame if unit_column is None else frame[bound_contributions(frame[unit_column], k, seed)]
+    X = feature_matrix(kept, schema, features)
+    params = {name: value for name, value in (("resolution", resolution), ("min_pts", min_pts), ("neighbours", neighbours))
+              if value is not None}
+    bounds = [schema[f].bounds for f in features]
+    context = ModelContext(n_features=len(features), epsilon=epsilon, bounds=(np.array([b[0] for b in bounds]),
+                           np.array([b[1] for b in bounds])), count_noise=count_noise, random_state=seed, params=params,
+                           rows_per_person=k)
+    model = get(MODEL).make(context)
+    assert isinstance(model, DPGridDensityClustering)
+    model.fit(pd.DataFrame(X, columns=features))
+    label = f"Find groups in {', '.join(features)}" + (" (demo seed)" if seed is not None else "")
+    if k > 1:
+        label += f", per person counting up to {k} rows each"
+    ledger.spend(label, epsilon, mechanism=type(model).__name__, released="a group map")
+    leaks = [note for note in schema.leak_notes() if any(f"'{f}'" in note for f in features)]
+    details = {"rows_used": len(kept), "rows_over_bound": len(frame) - len(kept)}
+    return GroupMap(model, list(features), bounds, epsilon, seed is not None, k, leaks, details)
+
+
+# --- the release: the map, as a table, JSON and a card --------------------------------------
+
+
+def map_table(found: GroupMap) -> pd.DataFrame:
+    """The map, one row per cell: each column's interval, the noisy count and the group (−1: none)."""
+    return found.model.cells_.copy()
+
+
+def map_csv(found: GroupMap) -> bytes:
+    """The map as CSV, column names made spreadsheet-safe (numbers only in the cells)."""
+    table = map_table(found)
+    table.columns = [escape_label(c) for c in table.columns]
+    return table.to_csv(index=False).encode("utf-8")
+
+
+def map_json(found: GroupMap, unit: str = ADD_REMOVE) -> str:
+    """The map with its grid, threshold and guarantee, as JSON; ``cells`` holds one list per column of :func:`map_table`."""
+    model = found.model
+    cells = {name: values.tolist() for name, values in map_table(found).items()}
+    document = {
+        "what": "A differentially private map of dense groups: every cell of a grid laid from declared bounds, with its "
+                "noisy row count and its group (cluster -1: in no group). No row of the table is in it.",
+        "privacy": _privacy_words(found, unit),
+        "columns": [{"name": f, "lower": b[0], "upper": b[1], "cells": int(s)}
+                    for f, b, s in zip(found.features, found.bounds, model.grid_shape_, strict=True)],
+        "resolution": found.resolution_note,
+        "dense_from_noisy_count": model.threshold_,
+        "neighbours": model.neighbours,
+        "count_noise": model.count_noise,
+        "groups": [{"cluster": g, "noisy_rows": float(size)} for g, size in enumerate(model.cluster_sizes_)],
+        "cells": cells,
+        "warnings": found.leaks + ([SEEDED_WARNING] if found.seeded else []),
+    }
+    return json.dumps(document, ensure_ascii=False)
+
+
+def _privacy_words(found: GroupMap, unit: str) -> str:
+    k = found.rows_per_person
+    text = f"ε = {found.epsilon:g} (pure ε-differential privacy, " + (
+        f"one person's rows added or removed; at most {k} rows of a person were used and the map was fitted at "
+        f"ε = {found.epsilon / k:.4g} per row)" if k > 1 else "add/remove-one neighbours)")
+    spent, _ = convert(epsilon_decimal(found.epsilon), Decimal(0), ADD_REMOVE, unit)
+    return text + f". In the dataset's unit ({UNITS[unit]}) it counts as ε = {fmt(spent)}."
+
+
+def group_card(found: GroupMap, schema: Schema, unit: str = ADD_REMOVE) -> str:
+    """A short Markdown card for the map: its guarantee, declared columns, grid, threshold and privacy argument."""
+    model = found.model
+    sizes = ", ".join(f"{size:,.0f}" for size in model.cluster_sizes_[:10]) + (" …" if found.n_clusters > 10 else "")
+    lines = [
+        f"# Group map card: {get(MODEL).name}",
+        "",
+        "*Dense groups in the declared columns, found from a noisy count of every grid cell; the map is released, no "
+        "person's group is.*",
+        "",
+        f"- **Privacy**: {_privacy_words(found, unit)}",
+        f"- **Grid**: {found.grid} cells, resolution {found.resolution_note}.",
+        f"- **Dense cells**: noisy count at least {model.threshold_:.4g} (the larger of MinPts = {model.min_pts:g} and the "
+        f"noise floor); cells touching at {'a corner' if model.neighbours == 'corners' else 'a face'} form one group.",
+        f"- **Groups**: {found.n_clusters}" + (f" (noisy rows, largest first: {sizes})" if found.n_clusters else "") + ".",
+        f"- **Count noise**: {model.count_noise}.",
+        "",
+        "## Declared bounds (public)",
+        "",
+    ]
+    for name, side in zip(found.features, model.grid_shape_, strict=True):
+        c = schema[name]
+        lower, upper = c.bounds
+        lines.append(f"- `{name}`: [{lower:g}, {upper:g}], {side} cells of {(upper - lower) / side:.4g}"
+                     + (f" — {c.source}" if c.source else ""))
+    lines += ["", "## Privacy argument", "", privacy_summary(MODEL), ""]
+    lines += [f"> **Warning:** {note}" for note in found.leaks]
+    if found.seeded:
+        lines.append(f"> **{SEEDED_WARNING}**")
+    return "\n".join(lines) + "\n"
+
+
+# --- the owner's eyes only -----------------------------------------------------------------
+
+
+def owner_labels(found: GroupMap, frame: pd.DataFrame, schema: Schema) -> np.ndarray:
+    """The group of each of the owner's rows (−1: none), looked up in the map: owner's eyes only, never released."""
+    return found.model.predict(pd.DataFrame(feature_matrix(frame, schema, found.features), columns=found.features))
+
+
+def compare_with_baselines(
+    found: GroupMap, frame: pd.DataFrame, schema: Schema, *, n_clusters: int | None = None, max_rows: int = COMPARE_ROWS,
+    seed: int | None = 0,
+) -> pd.DataFrame:
+    """The map beside diffprivlib's DP k-means at the same ε and non-private k-means and DBSCAN: owner's eyes only.
+
+    All are fitted on the same rows (a random sample of at most ``max_rows``), scaled by the
+    declared bounds. k-means is asked for ``n_clusters`` groups (default: as many as the map
+    found, at least 2); DBSCAN's Eps is one cell side of the map and its MinPts the map's.
+    Agreement is the adjusted Rand index against non-private DBSCAN, rows in no group counting as
+    one group of their own. Nothing here is charged: none of it leaves the owner's screen.
+    """
+    from sklearn.metrics import adjusted_rand_score
+
+    rng = np.random.default_rng(seed)
+    rows = rng.choice(len(frame), size=min(len(frame), max_rows), replace=False) if len(frame) > max_rows else np.arange(len(frame))
+    X = feature_matrix(frame.iloc[np.sort(rows)], schema, found.features)
+    model = found.model
+    k = max(int(n_clusters or found.n_clusters), 2)
+    bounds = (np.array([b[0] for b in found.bounds]), np.array([b[1] for b in found.bounds]))
+    context = ModelContext(n_features=X.shape[1], epsilon=found.epsilon, bounds=bounds,
+                           random_state=seed, rows_per_person=found.rows_per_person,
+                           params={"n_clusters": k, "resolution": max(model.grid_shape_), "min_pts": model.min_pts})
+    labels = {MODEL: model.predict(pd.DataFrame(X, columns=found.features))}
+    seconds: dict[str, float] = {MODEL: float("nan")}
+    for key in BASELINES:
+        started = time.perf_counter()
+        baseline: Any = get(key).make(context)  # a clusterer: fit_predict, not the Estimator protocol's predict
+        labels[key] = np.asarray(baseline.fit_predict(X))
+        seconds[key] = time.perf_counter() - started
+    reference = labels["sk_dbscan"]
+    table = []
+    for key, found_labels in labels.items():
+        spec = get(key)
+        groups = len(set(found_labels.tolist()) - {NO_GROUP})
+        table.append({"method": spec.name, "kind": "ε-DP" if spec.private else "non-private",
+                      "ε": found.epsilon if spec.private else np.nan, "groups": groups,
+                      "share of rows in a group": float(np.mean(found_labels != NO_GROUP)),
+                      "agreement with DBSCAN (ARI)": float(adjusted_rand_score(reference, found_labels)),
+                      "seconds": seconds[key]})
+    return pd.DataFrame(table)
