@@ -27,10 +27,13 @@ from dpcore.validation import Bounds, RandomStateLike, check_bounds, check_epsil
 MIN_FEATURES, MAX_FEATURES = 2, 4
 MAX_CELLS = 2**20  # 1,048,576 cells: a 1024 × 1024 map, or 32 cells a side in four dimensions
 MIN_RESOLUTION, MAX_RESOLUTION = 2, 1024
-#: Automatic resolution: the share of ε that buys a noisy row count, and Qardaji, Yang & Li's
-#: constant c in "about n·ε/c cells" (their guideline for uniform grids, c = 10).
+#: Automatic resolution: the share of ε that buys a noisy row count, Qardaji, Yang & Li's constant
+#: c in "about n·ε/c cells" (their guideline for uniform grids, c = 10), and the ε above which the
+#: grid gets no finer (then an average cell keeps about 10 rows, so the rows' own scatter, not the
+#: noise, would fragment the groups; chosen on the blobs and California benchmarks).
 AUTO_SHARE = 0.05
 AUTO_C = 10.0
+AUTO_EPSILON_CAP = 1.0
 AUTO_MIN_RESOLUTION, AUTO_MAX_RESOLUTION = 4, 128
 NEIGHBOURHOODS = ("corners", "faces")
 NO_GROUP = -1
@@ -89,9 +92,10 @@ class DPGridDensityClustering(DPEstimatorMixin):
     resolution : int, sequence of int, or None, default None
         Cells per feature (2 to 1024; at most :data:`MAX_CELLS` cells in all). ``None`` chooses
         it privately: :data:`AUTO_SHARE` (5 %) of ε buys a noisy row count ``n̂`` and the grid
-        gets about ``n̂·ε_hist / 10`` cells, ``round((n̂·ε_hist/10)^(1/d))`` per feature, clamped
-        to [4, 128] — the guideline of Qardaji, Yang & Li (2013) for uniform grids, which puts
-        about ``10/ε`` rows in an average cell against noise of scale ``1/ε``.
+        gets about ``n̂·min(ε_hist, 1)/10`` cells, ``round((n̂·min(ε_hist, 1)/10)^(1/d))`` per
+        feature, clamped to [4, 128] — the guideline of Qardaji, Yang & Li (2013) for uniform
+        grids, which puts about ``10/ε`` rows in an average cell against noise of scale ``1/ε``;
+        above ε = 1 the grid gets no finer (:data:`AUTO_EPSILON_CAP`).
     min_pts : float, default 5
         A dense cell holds at least this many rows (by its noisy count): DBSCAN's MinPts for
         two dimensions (Ester et al. 1996). The threshold used is the larger of ``min_pts``
@@ -203,12 +207,14 @@ class DPGridDensityClustering(DPEstimatorMixin):
         epsilon = check_epsilon(self.epsilon)
         self._check_choices()
         d = self.n_features_in_
+        if not MIN_FEATURES <= d <= MAX_FEATURES:
+            raise ValueError(f"the grid takes {MIN_FEATURES} to {MAX_FEATURES} features, got n_features = {d}")
         problem = grid_problem(self.resolution, d)
         if problem:
             raise ValueError(problem)
         if isinstance(self.min_pts, bool) or not isinstance(self.min_pts, numbers.Real) or not self.min_pts >= 0:
             raise ValueError(f"min_pts must be a number of at least 0, got {self.min_pts!r}")
-        self._lower, self._upper = check_bounds(self.bounds, d)
+        self._lower, self._upper = self._grid_bounds(X_valid)
         _, noise = self._random_streams()
         unit = self._unit(X_valid)
         epsilon_hist, self.noisy_rows_ = epsilon, None
@@ -223,12 +229,19 @@ class DPGridDensityClustering(DPEstimatorMixin):
         self.grid_shape_ = shape
         self.edges_ = [np.linspace(lo, hi, side + 1) for lo, hi, side in zip(self._lower, self._upper, shape, strict=True)]
         counts = np.bincount(self._cell_index(unit), minlength=math.prod(shape))
-        noisy = count_mechanism(self.count_noise, epsilon_hist, noise).randomise(counts)
-        self.noisy_counts_ = np.asarray(noisy).reshape(shape)
+        self.noisy_counts_ = self._noisy_histogram(counts, epsilon_hist, noise).reshape(shape)
         self.threshold_ = max(float(self.min_pts), noise_floor(epsilon_hist, math.prod(shape)))
         self._find_groups()
         self._set_spent(epsilon)
         return self
+
+    def _grid_bounds(self, X: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """The grid's range: the declared bounds, never the data's (``X`` is unused; a test breaks this on purpose)."""
+        return check_bounds(self.bounds, X.shape[1])
+
+    def _noisy_histogram(self, counts: NDArray[np.int64], epsilon: float, rng: np.random.Generator) -> NDArray[Any]:
+        """Every cell's count plus noise of scale 1/ε: one mechanism call over the whole grid, empty cells included."""
+        return np.asarray(count_mechanism(self.count_noise, epsilon, rng).randomise(counts))
 
     def _cell_index(self, unit: NDArray[np.float64]) -> NDArray[np.intp]:
         """The flat cell number of each row of ``unit`` (features in [0, 1]): one pass, no loop over rows."""
@@ -275,12 +288,14 @@ class DPGridDensityClustering(DPEstimatorMixin):
 
 
 def auto_resolution(noisy_rows: float, epsilon: float, n_features: int) -> int:
-    """Cells per feature for about ``n̂·ε/10`` cells in all (Qardaji, Yang & Li 2013), clamped to [4, 128] and the cell cap.
+    """Cells per feature for about ``n̂·min(ε, 1)/10`` cells in all (after Qardaji, Yang & Li 2013), clamped to [4, 128] and the cell cap.
 
-    >>> auto_resolution(20_000, 1.0, 2), auto_resolution(20_000, 0.1, 2), auto_resolution(1e9, 10.0, 4)
-    (45, 14, 32)
+    >>> auto_resolution(20_000, 1.0, 2), auto_resolution(20_000, 0.1, 2), auto_resolution(20_000, 4.0, 2)
+    (45, 14, 45)
+    >>> auto_resolution(1e9, 10.0, 4)
+    32
     """
     check_positive_int(n_features, "n_features")
-    side = round((max(noisy_rows, 1.0) * epsilon / AUTO_C) ** (1.0 / n_features))
+    side = round((max(noisy_rows, 1.0) * min(epsilon, AUTO_EPSILON_CAP) / AUTO_C) ** (1.0 / n_features))
     cap = int(math.floor(MAX_CELLS ** (1.0 / n_features) + 1e-9))
     return int(min(max(side, AUTO_MIN_RESOLUTION), AUTO_MAX_RESOLUTION, cap))
