@@ -37,6 +37,9 @@ from dpcore.exceptions import BudgetExceededError, BudgetRaiseError, UnitOfProte
 from dpcore.units import ADD_REMOVE, REPLACE_ONE, UNITS, check_unit, convert, delta_decimal, fmt, total_decimal
 from dpcore.validation import check_epsilon, epsilon_decimal
 
+COUNTING_EVENT = "people counted as"
+ONE_ROW_EACH = "one row per person"
+
 __all__ = [
     "ADD_REMOVE", "DEFAULT_TOTAL_DELTA", "LEDGER_ENV", "REPLACE_ONE", "UNITS", "BudgetLedger", "Spend", "check_unit",
     "connect", "convert", "default_ledger_path", "fmt",
@@ -295,6 +298,30 @@ class BudgetLedger:
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
+
+    def counting(self) -> str:
+        """How this dataset's spends count people (:func:`dpcore.persons.counting`); one row each until declared."""
+        with self.connection() as conn:
+            row = conn.execute("SELECT detail FROM events WHERE dataset_id = ? AND event = ? ORDER BY id DESC LIMIT 1",
+                               (self.dataset_id, COUNTING_EVENT)).fetchone()
+        return str(row[0]) if row else ONE_ROW_EACH
+
+    def count_people_as(self, counting: str) -> None:
+        """Make sure the next spend counts people as every earlier spend did (or is the first), else refuse.
+
+        Spends add up only if they count the same people the same way: ε per row and ε per person
+        of up to k rows are different amounts of privacy for a person with several rows.
+        """
+        recorded = self.counting()
+        if counting == recorded:
+            return
+        if self.spends():
+            raise UnitOfProtectionError(
+                f"This dataset's earlier spends count people as '{recorded}', but the declarations now count them as "
+                f"'{counting}'. Adding the two would understate what a person has lost, so nothing was spent. Go back "
+                "to the earlier declaration on the Data page, or keep the new one as a separate dataset."
+            )
+        self.record_event(COUNTING_EVENT, counting)
 
     def record_event(self, event: str, detail: str) -> None:
         with self.connection() as conn:

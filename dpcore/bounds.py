@@ -37,7 +37,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from dpcore.exceptions import DataError
-from dpcore.persons import bound_contributions, check_unit_column
+from dpcore.persons import bound_contributions, check_unit_column, counting
 from dpcore.schema import Schema
 from dpcore.validation import RandomStateLike, check_epsilon, check_random_state
 
@@ -125,6 +125,7 @@ def estimate_bounds(frame: pd.DataFrame, schema: Schema, columns: Iterable[str],
     for name in columns:
         if name not in frame.columns or schema[name].kind != "numeric":
             raise DataError(f"Column '{name}' is not a numeric column of this table.")
+    ledger.count_people_as(counting(schema.privacy_unit, schema.rows_per_person))
     rng = check_random_state(random_state)
     k = 1
     if schema.privacy_unit is not None:

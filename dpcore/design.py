@@ -18,7 +18,7 @@ import pandas as pd
 
 from dpcore.exceptions import DataError
 from dpcore.models.registry import ModelContext
-from dpcore.persons import bound_contributions
+from dpcore.persons import bound_keys, person_keys
 from dpcore.schema import Normaliser, Schema
 from dpcore.validation import RandomStateLike
 
@@ -58,7 +58,10 @@ class Design:
         With a privacy-unit column, at most this many rows of each person were kept (a random
         subset) and every ε given to :meth:`context` is per person.
     rows_over_bound : int
-        Rows left out by that bound (owner's eyes only).
+        Rows left out by that bound or for having no person (owner's eyes only).
+    groups : ndarray or None
+        With a privacy unit, a code per row of ``X`` naming its person (never a feature): held-out
+        rows are chosen by person, so nobody is both trained on and tested on.
     """
 
     X: np.ndarray
@@ -75,6 +78,7 @@ class Design:
     name: str = ""
     rows_per_person: int = 1
     rows_over_bound: int = 0
+    groups: np.ndarray | None = None
 
     @classmethod
     def from_table(cls, frame: pd.DataFrame, schema: Schema, encoding: str = "ordinal", min_rows: int = MIN_ROWS,
@@ -82,7 +86,7 @@ class Design:
         """Turn ``frame`` into a design with ``schema``'s declarations.
 
         With a privacy-unit column, at most ``schema.rows_per_person`` rows of each person are
-        kept first (:func:`~dpcore.persons.bound_contributions`, drawn with ``random_state``).
+        kept first (:func:`~dpcore.persons.bound_keys`, drawn with ``random_state``).
 
         Raises
         ------
@@ -94,10 +98,17 @@ class Design:
         if encoding not in ENCODINGS:
             raise ValueError(f"encoding must be one of {ENCODINGS}, got {encoding!r}")
         schema.check(frame, need_target=True)
-        n_rows, k = len(frame), schema.rows_per_person
-        if schema.privacy_unit is not None:
-            frame = frame[bound_contributions(frame[schema.privacy_unit], k, random_state)]
+        n_rows, k, over_bound = len(frame), schema.rows_per_person, 0
         normaliser = Normaliser(schema, encoding=encoding)
+        groups = None
+        if schema.privacy_unit is not None:
+            # Rows without a usable target go first (a filter on each row), so the bound spends
+            # a person's k places on rows a model can use.
+            usable = frame[normaliser.target(frame)[1]]
+            keys = person_keys(usable[schema.privacy_unit])
+            keep = bound_keys(keys, k, random_state)
+            frame, groups = usable[keep], pd.factorize(keys[keep])[0]
+            over_bound = len(usable) - len(frame)
         X, y = normaliser.design(frame)
         if len(y) < min_rows:
             raise DataError(f"Fewer than {min_rows} rows have a usable target value; a model cannot be trained on so few.")
@@ -110,7 +121,7 @@ class Design:
             target_bounds=target.bounds if numeric else None,
             classes=None if numeric else list(target.categories),
             categorical_levels=normaliser.categorical_levels(), encoding=encoding, schema=schema, n_rows=n_rows,
-            rows_per_person=k if schema.privacy_unit is not None else 1, rows_over_bound=n_rows - len(frame),
+            rows_per_person=k if schema.privacy_unit is not None else 1, rows_over_bound=over_bound, groups=groups,
         )
 
     @property

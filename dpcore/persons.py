@@ -4,8 +4,8 @@ When a table declares a **privacy-unit column** (a patient, customer or employee
 a maximum number of rows per person ``k``, every release protects the *person*:
 
 1. :func:`bound_contributions` keeps at most ``k`` rows of each person, a uniformly random
-   subset chosen by looking at the unit column only (rows whose unit value is missing count as
-   one person, so they cannot add up to more than ``k`` rows either).
+   subset chosen by looking at the unit column only; spellings of one identifier agree
+   (:func:`person_keys`), and rows whose unit value is missing are left out.
 2. A mechanism that is (ε, δ)-DP when one **row** is added or removed is, by group privacy,
    ``(k·ε, k·e^((k−1)·ε)·δ)``-DP when one **person** — at most ``k`` rows after step 1 — is added
    or removed (Dwork & Roth 2014, Theorem 2.2 and its (ε, δ) form). :func:`per_person` states
@@ -22,7 +22,9 @@ import math
 import numpy as np
 import pandas as pd
 
+from dpcore.accountant import ONE_ROW_EACH
 from dpcore.exceptions import DataError
+from dpcore.fingerprint import MISSING_HASH, cell_hashes
 from dpcore.validation import RandomStateLike, check_random_state
 
 
@@ -47,18 +49,26 @@ def per_row(epsilon: float, delta: float, rows_per_person: int) -> tuple[float, 
     return row_epsilon, delta / (k * math.exp((k - 1) * row_epsilon))
 
 
-def bound_contributions(units: pd.Series, rows_per_person: int, random_state: RandomStateLike = None) -> np.ndarray:
-    """A mask keeping at most ``rows_per_person`` rows per person, chosen uniformly at random.
+def person_keys(units: pd.Series) -> np.ndarray:
+    """One key per row naming its person, the same on every path (models, bounds, copies).
 
-    Only ``units`` is read, and only to group rows: which rows of a person are kept is a
-    random draw, independent of every other column. Missing unit values form one group.
+    Spellings of one identifier agree: surrounding spaces, letter case and Unicode forms are
+    folded, and a number agrees with the text that writes it (``1001``, ``"1001"``, ``1001.0``).
+    A missing or blank value gets :data:`~dpcore.fingerprint.MISSING_HASH`.
+    """
+    text = units.astype("string").str.normalize("NFKC").str.strip().str.casefold()
+    return cell_hashes(text.mask(text == ""))
 
-    >>> mask = bound_contributions(pd.Series(["a", "a", "a", "b", None, None]), 2, random_state=0)
-    >>> int(mask[:3].sum()), bool(mask[3]), int(mask[4:].sum())
-    (2, True, 2)
+
+def bound_keys(keys: np.ndarray, rows_per_person: int, random_state: RandomStateLike = None) -> np.ndarray:
+    """A mask keeping at most ``rows_per_person`` rows per key, uniformly at random; rows without a person are dropped.
+
+    A row whose person is unknown cannot be counted against anyone's bound, so it is left out
+    (a filter on the row itself): pooled, such rows would let one person's unlabelled rows add
+    up past the bound, and adding one would change which *other* unlabelled rows are kept.
     """
     k = _check_rows(rows_per_person)
-    codes, _ = pd.factorize(units, use_na_sentinel=True)  # missing → -1: one group of its own
+    codes, _ = pd.factorize(keys)
     rng = check_random_state(random_state)
     order = np.lexsort((rng.random(len(codes)), codes))
     sorted_codes = codes[order]
@@ -66,7 +76,28 @@ def bound_contributions(units: pd.Series, rows_per_person: int, random_state: Ra
     group_start = np.repeat(starts, np.diff(np.r_[starts, len(codes)]))
     keep = np.zeros(len(codes), dtype=bool)
     keep[order] = (np.arange(len(codes)) - group_start) < k
-    return keep
+    return keep & (np.asarray(keys) != MISSING_HASH)
+
+
+def bound_contributions(units: pd.Series, rows_per_person: int, random_state: RandomStateLike = None) -> np.ndarray:
+    """A mask keeping at most ``rows_per_person`` rows per person, chosen uniformly at random.
+
+    Only ``units`` is read, and only to group rows (:func:`person_keys`): which rows of a
+    person are kept is a random draw, independent of every other column. Rows without a
+    person are left out.
+
+    >>> mask = bound_contributions(pd.Series(["a", "a", " A", "b", None, ""]), 2, random_state=0)
+    >>> int(mask[:3].sum()), bool(mask[3]), int(mask[4:].sum())
+    (2, True, 0)
+    """
+    return bound_keys(person_keys(units), rows_per_person, random_state)
+
+
+def counting(privacy_unit: str | None, rows_per_person: int) -> str:
+    """How a table's declarations count people, as the ledger records it for every spend."""
+    if privacy_unit is None:
+        return ONE_ROW_EACH
+    return f"the column '{privacy_unit}', up to {rows_per_person} rows per person"
 
 
 def check_unit_column(frame: pd.DataFrame, column: str) -> None:
@@ -74,7 +105,7 @@ def check_unit_column(frame: pd.DataFrame, column: str) -> None:
     if column not in frame.columns:
         raise DataError(f"The column '{column}' that identifies each person is not in the table: choose the column that "
                         "does, or say that each person has one row.")
-    if frame[column].isna().all() or (frame[column].astype("string").str.strip() == "").all():
+    if (person_keys(frame[column]) == MISSING_HASH).all():
         raise DataError(f"The column '{column}' that identifies each person is empty: choose the column that does, or say "
                         "that each person has one row.")
 
@@ -96,9 +127,11 @@ def unit_problems(column: str | None, rows_per_person: object, role: str | None,
 
 
 def rows_left_out(units: pd.Series, rows_per_person: int) -> int:
-    """How many rows the bound leaves out (for the owner's eyes only: it is computed on the raw rows)."""
-    counts = units.value_counts(dropna=False).to_numpy()
-    return int(np.maximum(counts - _check_rows(rows_per_person), 0).sum())
+    """How many rows the bound leaves out, those without a person included (owner's eyes only: raw rows)."""
+    keys = person_keys(units)
+    known = keys[keys != MISSING_HASH]
+    counts = pd.Series(known).value_counts().to_numpy()
+    return int(len(keys) - np.minimum(counts, _check_rows(rows_per_person)).sum())
 
 
 def _check_rows(rows_per_person: int) -> int:

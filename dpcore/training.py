@@ -32,7 +32,7 @@ from dpcore.accountant import BudgetLedger
 from dpcore.design import Design
 from dpcore.exceptions import BudgetExceededError
 from dpcore.models.registry import Estimator, get
-from dpcore.persons import per_person
+from dpcore.persons import counting, per_person
 from dpcore.validation import check_epsilon
 
 HOLDOUT_SHARE = 0.2
@@ -78,9 +78,10 @@ def spent_delta(model: object) -> float:
     return float(getattr(model, "delta", 0.0) or 0.0)
 
 
-def holdout_split(n: int, rng: np.random.Generator, share: float = HOLDOUT_SHARE) -> tuple[np.ndarray, np.ndarray]:
-    """A data-independent random split of row positions: about ``share`` of them held out."""
-    test = rng.random(n) < share
+def holdout_split(n: int, rng: np.random.Generator, share: float = HOLDOUT_SHARE,
+                  groups: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """A data-independent random split of row positions: about ``share`` of them (or of the ``groups``) held out."""
+    test = rng.random(n) < share if groups is None else (rng.random(int(groups.max()) + 1) < share)[groups]
     return np.flatnonzero(~test), np.flatnonzero(test)
 
 
@@ -125,14 +126,19 @@ def train(
     spec = get(model)
     if not spec.private:
         raise ValueError(f"{spec.name} is not differentially private; only DP models can be trained for release")
+    if spec.kind != "ours":
+        # A baseline's (ε, δ) is not read reliably from its wrapper, so the ledger could not be told the truth.
+        raise ValueError(f"{spec.name} is a comparison baseline; train one of DP Studio's models for release")
     check_epsilon(epsilon)
+    unit = design.schema.privacy_unit if design.schema is not None else None
+    ledger.count_people_as(counting(unit, design.rows_per_person))
     if not ledger.can_spend(epsilon):
         raise BudgetExceededError(
             f"Training at ε = {epsilon:g} does not fit in what is left of this dataset's budget "
             f"(at most ε = {ledger.available():g} for a model). Nothing was trained or charged."
         )
     rng = np.random.default_rng(seed)
-    fit_rows, test_rows = holdout_split(len(design.y), rng, holdout) if holdout > 0 else (np.arange(len(design.y)), np.arange(0))
+    fit_rows, test_rows = holdout_split(len(design.y), rng, holdout, design.groups) if holdout > 0 else (np.arange(len(design.y)), np.arange(0))
     context = design.context(epsilon, params=params, random_state=seed, count_noise=count_noise, selection=selection)
     fitted = fit_with_progress(lambda: spec.make(context), design.X[fit_rows], design.y[fit_rows], progress)
     label = f"Train {spec.name}" + (" (demo seed)" if seed is not None else "")

@@ -35,12 +35,20 @@ def _visits(n_people: int = 20, rows_each: int = 2, seed: int = 0) -> pd.DataFra
 def test_at_most_k_rows_per_person_each_row_equally_likely():
     units = pd.Series(["a"] * 5 + ["b"] * 2 + [None] * 4)
     kept = np.array([bound_contributions(units, 2, random_state=seed) for seed in range(3000)])
-    assert (kept[:, :5].sum(axis=1) == 2).all() and kept[:, 5:7].all() and (kept[:, 7:].sum(axis=1) == 2).all()
+    assert (kept[:, :5].sum(axis=1) == 2).all() and kept[:, 5:7].all() and not kept[:, 7:].any()
     # Each of a's five rows is kept 2 times in 5: a uniform subset, whatever the other columns hold.
     counts = kept[:, :5].sum(axis=0)
     assert chi_square_pvalue(counts, np.full(5, 1 / 5)) > 1e-4
-    assert rows_left_out(units, 2) == 3 + 2
+    assert rows_left_out(units, 2) == 3 + 4  # rows without a person are left out, never pooled
 
+
+def test_spellings_of_one_identifier_are_one_person_on_every_path():
+    from dpcore.persons import person_keys
+
+    units = pd.Series(["A7", " a7 ", "Ａ7", 1001, "1001", 1001.0, "", None], dtype=object)
+    keys = person_keys(units)
+    assert len(set(keys[:3].tolist())) == 1 and len(set(keys[3:6].tolist())) == 1 and keys[6] == keys[7]
+    assert bound_contributions(units, 1, random_state=0).sum() == 2
 
 def test_group_privacy_both_ways():
     for k in (1, 2, 5):
@@ -131,3 +139,28 @@ def test_private_bounds_are_charged_per_person(tmp_path):
     assert 0 <= found["x"][0] < found["x"][1] <= 10
     [spend] = ledger.spends()
     assert spend.epsilon == pytest.approx(0.5) and f"up to {K} rows each" in spend.label
+
+
+def test_spends_that_count_people_differently_are_never_added_together(tmp_path):
+    from dpcore.exceptions import UnitOfProtectionError
+
+    ledger = BudgetLedger("visits", total_epsilon=5.0, path=tmp_path / "ledger.sqlite3")
+    frame = _visits(n_people=100, rows_each=4)
+    train(Design.from_table(frame, _schema(unit=None), random_state=0), "dp_tree", 1.0, ledger, seed=0)
+    with pytest.raises(UnitOfProtectionError, match="nothing was spent"):
+        train(Design.from_table(frame, _schema(), random_state=0), "dp_tree", 1.0, ledger, seed=0)
+    assert ledger.spent == pytest.approx(1.0)
+    fresh = BudgetLedger("visits per person", total_epsilon=5.0, path=tmp_path / "ledger.sqlite3")
+    train(Design.from_table(frame, _schema(), random_state=0), "dp_tree", 1.0, fresh, seed=0)
+    with pytest.raises(UnitOfProtectionError):
+        train(Design.from_table(frame, _schema(k=2), random_state=0), "dp_tree", 1.0, fresh, seed=0)
+    assert "up to 3 rows per person" in fresh.counting()
+
+
+def test_holdout_rows_are_chosen_by_person():
+    design = Design.from_table(_visits(n_people=200, rows_each=3), _schema(), random_state=0)
+    from dpcore.training import holdout_split
+
+    fit_rows, test_rows = holdout_split(len(design.y), np.random.default_rng(0), 0.2, design.groups)
+    assert design.groups is not None
+    assert not set(design.groups[fit_rows]) & set(design.groups[test_rows])

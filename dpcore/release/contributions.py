@@ -2,17 +2,18 @@
 
 When the schema names a privacy-unit column (:attr:`~dpcore.schema.Schema.privacy_unit`), a
 release first keeps at most ``rows_per_person`` rows of each person
-(:func:`~dpcore.persons.bound_contributions`: a uniformly random subset, missing unit values
-forming one group), then randomises each kept row as before, and charges ``k`` times the
+(:func:`~dpcore.persons.bound_keys`: a uniformly random subset; rows without a unit value are
+left out), then randomises each kept row as before, and charges ``k`` times the
 per-row ε by group privacy (the argument is in :mod:`dpcore.release`).
 
 * **Which rows** are kept is drawn from the copy's own entropy (its own stream,
   :data:`~dpcore.release.randomness.PERSON_STREAM`), so a seeded copy is reproducible, and from
   the unit column alone: the other columns play no part in the choice.
-* **Who is who** is decided on one hash per cell (:func:`~dpcore.fingerprint.cell_hashes`),
-  under which a number and the text spelling it agree. So the in-memory table (read by pandas)
-  and a streamed file (read chunk by chunk) group the same rows into the same people, and keep
-  the same rows for a given seed. Two people whose 64-bit hashes collide would share one bound
+* **Who is who** is decided by :func:`~dpcore.persons.person_keys`, the same on every path
+  (models, private bounds, copies): spaces, case and Unicode forms are folded and a number
+  agrees with the text spelling it. So the in-memory table (read by pandas) and a streamed file
+  (read chunk by chunk) group the same rows into the same people, and keep the same rows for a
+  given seed. Two people whose 64-bit hashes collide would share one bound
   of ``k`` rows: fewer rows kept, never more.
 * **The unit column never leaves**: a plan cannot keep or randomise it
   (:func:`~dpcore.release.plan.column_problems`), and no report names it or lists it among the
@@ -28,8 +29,8 @@ import numpy as np
 import pandas as pd
 
 from dpcore.exceptions import DataError
-from dpcore.fingerprint import MISSING_HASH, cell_hashes
-from dpcore.persons import bound_contributions, check_unit_column, unit_problems
+from dpcore.fingerprint import MISSING_HASH
+from dpcore.persons import bound_keys, check_unit_column, person_keys, rows_left_out, unit_problems
 from dpcore.release.randomness import PERSON_STREAM, generator
 from dpcore.schema import Schema
 
@@ -75,14 +76,9 @@ def counted_rows_per_person(schema: Schema) -> int:
     return 1 if bound is None else bound.rows_per_person
 
 
-def person_keys(units: pd.Series) -> np.ndarray:
-    """One uint64 per row naming its person, however the column was read (missing: one key of its own)."""
-    return cell_hashes(units)
-
-
 def keep_mask(keys: np.ndarray, bound: PersonBound, entropy: int) -> np.ndarray:
     """Which rows to keep: at most ``k`` per person, uniformly at random, from the copy's entropy."""
-    return bound_contributions(pd.Series(keys, copy=False), bound.rows_per_person, generator(entropy, PERSON_STREAM))
+    return bound_keys(keys, bound.rows_per_person, generator(entropy, PERSON_STREAM))
 
 
 def bounded(frame: pd.DataFrame, columns: list[str], bound: PersonBound, entropy: int) -> tuple[pd.DataFrame, int]:
@@ -121,5 +117,4 @@ def kept_rows(frame: pd.DataFrame, schema: Schema) -> int:
     if bound is None:
         return len(frame)
     check_unit_column(frame, bound.column)
-    counts = pd.Series(person_keys(frame[bound.column])).value_counts().to_numpy()
-    return int(np.minimum(counts, bound.rows_per_person).sum())
+    return len(frame) - rows_left_out(frame[bound.column], bound.rows_per_person)

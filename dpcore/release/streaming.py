@@ -27,6 +27,7 @@ from dpcore.accountant import BudgetLedger
 from dpcore.csv_reading import DEFAULT_CHUNKSIZE, read_chunks, sniff_file
 from dpcore.exceptions import DataError
 from dpcore.identity import VersionFingerprint
+from dpcore.persons import counting
 from dpcore.release import stored
 from dpcore.release.columns import Treatment, quoting, resolve
 from dpcore.release.contributions import PersonBound, keep_mask, person_bound, scan_units
@@ -314,6 +315,8 @@ def release_csv(
     bound = person_bound(schema)
     protection = protection_for(ledger, unit, count_epsilon, 1 if bound is None else bound.rows_per_person)
     check_padding(treatments, protection)
+    if ledger is not None:  # every spend of a dataset counts people the same way
+        ledger.count_people_as(counting(schema.privacy_unit, schema.rows_per_person))
     if ledger is None or fresh:  # a stored copy is handed out free, so only a new one is checked up front
         check_fits(plan, protection, budget, ledger)
     entropy, seeded = make_entropy(random_state)

@@ -11,7 +11,7 @@ import pyarrow as pa
 from dpcore.accountant import BudgetLedger
 from dpcore.exceptions import DataError
 from dpcore.identity import VersionFingerprint
-from dpcore.persons import check_unit_column
+from dpcore.persons import check_unit_column, counting
 from dpcore.release import stored
 from dpcore.release.columns import Treatment, quoting, resolve
 from dpcore.release.contributions import PersonBound, bounded, person_bound
@@ -157,6 +157,8 @@ def release_table(
         check_unit_column(frame, bound.column)
     protection = protection_for(ledger, unit, count_epsilon, 1 if bound is None else bound.rows_per_person)
     check_padding(treatments, protection)
+    if ledger is not None:  # every spend of a dataset counts people the same way
+        ledger.count_people_as(counting(schema.privacy_unit, schema.rows_per_person))
     entropy, seeded = make_entropy(random_state)
     key = None
     if ledger is None:

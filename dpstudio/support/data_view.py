@@ -180,7 +180,9 @@ def privacy_unit_question(state: StudioState) -> None:
     dropped = rows_left_out(dataset.frame[column], k)
     st.caption(f"Owner only: counting up to {k} rows per person leaves out {dropped:,} of {len(dataset.frame):,} rows (each "
                f"person's extra rows, chosen at random). Every ε is now per person: a model or a copy protects each person's "
-               f"rows together, counting up to {k} rows each.")
+               f"rows together, counting up to {k} rows each. The number itself is public: it is printed in every report "
+               "and model card, so take it from how the data were collected (say, at most one visit a week for a year "
+               "is 52), not by trying numbers until nothing is left out.")
 
 
 def _declare_unit(state: StudioState, column: str | None, k: int) -> None:

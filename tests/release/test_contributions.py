@@ -215,14 +215,16 @@ def test_a_missing_or_empty_unit_column_is_said_in_words(tmp_path):
 # --- stored copies --------------------------------------------------------------------------------
 
 
-def test_another_unit_or_k_makes_another_copy(tmp_path):
+def test_another_unit_or_k_is_refused_on_the_same_budget_and_other_people_make_another_copy(tmp_path):
+    from dpcore.exceptions import UnitOfProtectionError
+
     frame, plan = _visits(ROWS_EACH), _plan()
     book = BudgetLedger("visits", total_epsilon=100.0, path=tmp_path / "l.sqlite3", unit=REPLACE_ONE)
     first = R.release_table(frame, _schema(), plan, ledger=book)
     assert R.release_table(frame, _schema(), plan, ledger=book).reused
-    for schema in (_schema(k=2), _schema(unit=None)):
-        other = R.release_table(frame, schema, plan, ledger=book)
-        assert not other.reused and other.epsilon_charged > 0
+    for schema in (_schema(k=2), _schema(unit=None)):  # spends counted per row and per person never add up
+        with pytest.raises(UnitOfProtectionError, match="nothing was spent"):
+            R.release_table(frame, schema, plan, ledger=book)
     # Other people behind the same values: another copy (the unit column decides which rows are kept).
     moved = frame.assign(**{UNIT: frame[UNIT].sample(frac=1.0, random_state=0).to_numpy()})
     assert not R.release_table(moved, _schema(), plan, ledger=book).reused
