@@ -89,7 +89,7 @@ def check_features(schema: Schema, features: list[str], frame: pd.DataFrame | No
     wrong = [f for f in features if f not in allowed]
     if wrong:
         raise DataError(f"These columns cannot be used to find groups: {', '.join(wrong)}. Choose numeric columns whose "
-                        "bounds are declared on the Data page.")
+                        "bounds are declared (on the Data page, or in the schema file).")
     if len(set(features)) != len(features):
         raise DataError("Choose each column once.")
     problem = grid_problem(None, len(features))

@@ -17,7 +17,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from dpcore.cli import datasets, release, training
+from dpcore.cli import clustering, datasets, release, training
 from dpcore.cli._common import EXIT_BUDGET, EXIT_DATA, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, Exit, Parser, UsageError, say
 
 __all__ = ["EXIT_BUDGET", "EXIT_DATA", "EXIT_INTERNAL", "EXIT_OK", "EXIT_USAGE", "build_parser", "main", "main_exit"]
@@ -33,6 +33,7 @@ The usual flow:
   3. estimate  (the buyer) unbiased shares with 95% intervals from the copy and its report
 Besides:
   train        fit a DP model on the table, charged to its budget; writes the model and its card
+  cluster      find dense groups in 2-4 numeric columns, charged to its budget; writes the group map
   datasets     the datasets in the ledger with their budgets, or one dataset's history
 """
 
@@ -50,7 +51,8 @@ Run 'dpcore COMMAND --help' for a command's options.
 
 
 
-COMMANDS = [release.add_plan, release.add_release, release.add_estimate, training.add_train, datasets.add_datasets]
+COMMANDS = [release.add_plan, release.add_release, release.add_estimate, training.add_train, clustering.add_cluster,
+            datasets.add_datasets]
 
 
 def build_parser() -> argparse.ArgumentParser:
