@@ -27,7 +27,7 @@ from dpcore.accountant import BudgetLedger
 from dpcore.csv_reading import DEFAULT_CHUNKSIZE, read_chunks, sniff_file
 from dpcore.exceptions import DataError
 from dpcore.identity import VersionFingerprint
-from dpcore.persons import counting
+from dpcore.persons import counting, person_keys
 from dpcore.release import stored
 from dpcore.release.columns import Treatment, quoting, resolve
 from dpcore.release.contributions import PersonBound, keep_mask, person_bound, scan_units
@@ -195,17 +195,18 @@ class ShuffleBuckets:
 
 
 def _keep_mask(source: Path, encoding: str, delimiter: str, chunksize: int, bound: PersonBound | None,
-               entropy: int) -> np.ndarray | None:
-    """The rows to keep, at most ``k`` per person (None: every row): a first pass over the unit column.
+               entropy: int) -> tuple[np.ndarray | None, np.ndarray]:
+    """The rows to keep, at most ``k`` per person (None: every row), and each row's person: a first pass.
 
     The mask is drawn on the whole column at once, exactly as the in-memory release draws it,
-    so both keep the same rows for a given seed.
+    so both keep the same rows for a given seed. The keys let the second pass check that every
+    row still belongs to the person the mask was drawn for.
     """
     if bound is None:
-        return None
+        return None, np.empty(0, dtype=np.uint64)
     frames = (frame for frame, _ in read_chunks(source, encoding, delimiter, chunksize, {bound.column}))
     keys = scan_units(frames, bound)
-    return keep_mask(keys, bound, entropy) if keys.size else None
+    return (keep_mask(keys, bound, entropy) if keys.size else None), keys
 
 
 def _changed() -> DataError:
@@ -228,7 +229,7 @@ def _stream(source: Path, sink: IO[bytes], encoding: str, delimiter: str, treatm
     total = max(source.stat().st_size, 1)
     fingerprint: VersionFingerprint | None = None
     outside: dict[str, int] = {}
-    mask = _keep_mask(source, encoding, delimiter, chunksize, bound, entropy)
+    mask, keys = _keep_mask(source, encoding, delimiter, chunksize, bound, entropy)
     names = list(dict.fromkeys(t.name for t in treatments))
     rows = kept = 0
     categorical = {t.name for t in treatments if t.mechanism in ("coin", "k-ary")}
@@ -242,8 +243,9 @@ def _stream(source: Path, sink: IO[bytes], encoding: str, delimiter: str, treatm
                 check_columns(frame.columns, treatments)
                 fingerprint = VersionFingerprint() if copy is not None else None
             part = frame
-            if mask is not None:
-                if rows + len(frame) > len(mask):
+            if mask is not None and bound is not None:
+                # Rewritten between the passes (even to as many rows), rows could move to other people.
+                if rows + len(frame) > len(mask) or (person_keys(frame[bound.column]) != keys[rows : rows + len(frame)]).any():
                     raise _changed()
                 part = frame.loc[mask[rows : rows + len(frame)], names].reset_index(drop=True)
             buckets.add(release_chunk(part, kept, treatments, entropy, outside), row_keys(kept, len(part), entropy))

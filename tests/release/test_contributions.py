@@ -191,13 +191,27 @@ def test_which_rows_are_kept_comes_from_the_seed():
 
 def test_a_numbered_unit_column_groups_the_same_people_whoever_reads_it(tmp_path):
     frame = _visits(ROWS_EACH).assign(**{UNIT: np.repeat(np.arange(len(ROWS_EACH)) * 7, ROWS_EACH)})
-    frame.loc[0, UNIT] = None  # a missing unit value is a person of its own
+    frame.loc[0, UNIT] = None  # a row without a person is left out, on both paths
     schema, plan = _schema(who=[f"w{i}" for i in range(len(ROWS_EACH))]), _who_plan()
     source = tmp_path / "in.csv"
     frame.to_csv(source, index=False)
     subset, _ = read_csv_path(source)
     R.release_csv(source, tmp_path / "out.csv", schema, plan, random_state=11, chunksize=3)
     assert (tmp_path / "out.csv").read_bytes() == R.release_table(subset, schema, plan, random_state=11).csv
+
+
+def test_a_file_whose_rows_move_to_other_people_between_the_passes_is_refused(tmp_path, monkeypatch):
+    from dpcore.release import streaming
+
+    frame = _visits(ROWS_EACH)
+    schema, plan = _schema(who=[f"w{i}" for i in range(len(ROWS_EACH))]), _who_plan()
+    source = tmp_path / "in.csv"
+    frame.to_csv(source, index=False)
+    first_pass = streaming.scan_units
+    monkeypatch.setattr(streaming, "scan_units", lambda frames, bound: first_pass(frames, bound)[::-1].copy())
+    with pytest.raises(DataError, match="file changed"):
+        R.release_csv(source, tmp_path / "out.csv", schema, plan, random_state=11)
+    assert not (tmp_path / "out.csv").exists()
 
 
 def test_a_missing_or_empty_unit_column_is_said_in_words(tmp_path):
