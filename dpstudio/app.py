@@ -14,6 +14,7 @@ pages = [
     st.Page("pages/train.py", title="3. Train", icon=":material/account_tree:"),
     st.Page("pages/compare.py", title="4. Compare", icon=":material/monitoring:"),
     st.Page("pages/export.py", title="5. Export", icon=":material/inventory_2:"),
+    st.Page("pages/groups.py", title="6. Groups", icon=":material/bubble_chart:"),
 ]
 navigation = st.navigation(pages)
 

@@ -1,0 +1,68 @@
+"""Groups: where are the dense groups in my table? A private map of them (the thesis's DP-DBSCAN, made rigorous)."""
+
+import streamlit as st
+
+from dpcore.clustering import clustering_columns
+from dpcore.exceptions import BudgetExceededError, DataError
+from dpcore.explain import epsilon_problem
+from dpstudio.support import groups_view as view
+from dpstudio.support.session import get_state
+from dpstudio.support.training import budget_sentence, suggested_epsilon
+
+state = get_state()
+dataset, schema, ledger = state.dataset, state.dataset.schema, state.ledger()
+st.title("6. Groups")
+st.write(
+    "Where are the dense groups in your table — customers by location and income, patients by age and dose? A grid is "
+    "laid over the columns' declared bounds, **every** cell's count gets noise, and dense cells that touch form a group. "
+    "What you can share is the **map** of groups; which group each of your rows falls in is for your eyes only."
+)
+
+candidates = clustering_columns(schema)
+if len(candidates) < 2:
+    st.error("Finding groups needs at least two numeric columns with declared bounds. Declare their bounds on the Data page.")
+    st.stop()
+columns = view.choose_columns(candidates, dataset.fingerprint)
+if columns is None:
+    st.stop()
+grid = view.grid_settings(schema, columns)
+leaks = [note for note in schema.leak_notes() if any(f"'{c}'" in note for c in columns)]
+if leaks:
+    st.error(" ".join(leaks) + " The map will NOT be safe to share until their bounds are declared on the Data page.",
+             icon=":material/gpp_bad:")
+
+st.write(budget_sentence(ledger))
+epsilon = None
+if ledger.available() < 0.001:
+    st.error("The budget is spent: no map can be made on this dataset. Raise the total on the Privacy page only if you "
+             "accept a weaker promise.")
+else:
+    typed = st.text_input("ε to spend on the map", value=f"{suggested_epsilon(ledger):g}", key="groups_epsilon")
+    epsilon, problem = epsilon_problem(typed, ledger.available())
+    if problem:
+        st.error(problem + " Nothing will be computed or charged until it is fixed.")
+seeded = st.checkbox("Reproducible demo seed (the map must not be released)", value=False, key="groups_seeded")
+
+if st.button("Find groups", type="primary", disabled=epsilon is None or grid is None):
+    with st.spinner(f"Finding groups at ε = {epsilon:g}…"):
+        try:
+            view.find_in_session(state, columns, epsilon, grid, seeded)
+            st.rerun()
+        except (BudgetExceededError, DataError) as error:
+            st.error(str(error))
+        except Exception:
+            st.error("The groups could not be found on these columns; nothing was charged. Check the declarations on the "
+                     "Data page or choose other columns.")
+
+result = view.current(state)
+if result is None:
+    st.stop()
+
+st.divider()
+found = result.found
+view.header(found, ledger)
+x, y = view.group_map(found)
+view.downloads(found, schema, ledger.unit)
+st.divider()
+view.owner_rows(found, dataset.frame, schema, x, y)
+view.comparison(result, dataset.frame, schema)

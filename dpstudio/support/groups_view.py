@@ -1,0 +1,253 @@
+"""The Groups page's sections: columns and grid, the charged fit, the map, its downloads, and the owner-only views.
+
+The map found on the page is kept for this session under its own ``st.session_state`` key
+(:data:`GROUPS_KEY`), tied to the table it was found on: a map of another table is never shown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from dpcore.accountant import BudgetLedger
+from dpcore.clustering import (
+    COMPARE_ROWS,
+    OWNER_ONLY,
+    SEEDED_WARNING,
+    GroupMap,
+    compare_with_baselines,
+    feature_matrix,
+    find_groups,
+    group_card,
+    map_csv,
+    map_json,
+    map_table,
+    owner_labels,
+)
+from dpcore.models.clustering import AUTO_SHARE, MAX_CELLS, MAX_FEATURES, MIN_FEATURES, NO_GROUP, grid_problem
+from dpcore.schema import Schema
+from dpstudio.support.state import StudioState
+from dpstudio.support.training import DEMO_SEED
+
+GROUPS_KEY = "dp_studio_groups"
+OWNER_ROWS_SHOWN = 5_000
+NO_GROUP_LABEL = "no group"
+NO_GROUP_COLOUR = "#e6e6e6"
+PALETTE = ["#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#eeca3b", "#9d755d", "#ff9da6", "#2f4b7c",
+           "#bab0ac", "#88d27a", "#d67195", "#439894", "#83bcb6", "#a0cbe8", "#ffbf79", "#8cd17d", "#b6992d", "#499894"]
+
+
+@dataclass
+class GroupsResult:
+    """The map found on this page for one table, and the owner's comparison once it has been run."""
+
+    fingerprint: str
+    found: GroupMap
+    comparison: pd.DataFrame | None = None
+
+
+def current(state: StudioState) -> GroupsResult | None:
+    """The map found in this session for the table in use, if any."""
+    result = st.session_state.get(GROUPS_KEY)
+    return result if isinstance(result, GroupsResult) and result.fingerprint == state.dataset.fingerprint else None
+
+
+def find_in_session(state: StudioState, columns: list[str], epsilon: float, grid: dict, seeded: bool) -> GroupsResult:
+    """Find and pay for the map of the session's table with the engine's :func:`~dpcore.clustering.find_groups`."""
+    dataset = state.dataset
+    found = find_groups(dataset.frame, dataset.schema, columns, epsilon, state.ledger(), count_noise=state.count_noise,
+                        seed=DEMO_SEED if seeded else None, **grid)
+    result = GroupsResult(dataset.fingerprint, found)
+    st.session_state[GROUPS_KEY] = result
+    return result
+
+
+# --- choosing ---------------------------------------------------------------------------------
+
+
+def choose_columns(candidates: list[str], fingerprint: str) -> list[str] | None:
+    """2–4 numeric columns with declared bounds (None, with a sentence, until enough are chosen)."""
+    columns = st.multiselect(
+        f"Columns to find groups in ({MIN_FEATURES} to {MAX_FEATURES})", candidates, default=candidates[:2],
+        max_selections=MAX_FEATURES, key=f"groups_columns_{fingerprint}",
+        help="Numeric columns whose bounds you declared on the Data page; the grid is laid over those bounds.",
+    )
+    if len(columns) < MIN_FEATURES:
+        st.info(f"Choose at least {MIN_FEATURES} columns.")
+        return None
+    return columns
+
+
+def grid_settings(schema: Schema, columns: list[str]) -> dict | None:
+    """Resolution, MinPts and neighbours, in a closed expander (None, with a sentence, if the grid is too large)."""
+    with st.expander("Grid settings", expanded=False):
+        automatic = st.toggle(f"Choose the resolution for me (spends {AUTO_SHARE:.0%} of this ε on a noisy row count)",
+                              value=True, key="groups_auto")
+        grid: dict = {}
+        if not automatic:
+            grid["resolution"] = int(st.number_input("Cells per column", min_value=2, max_value=1024, value=32, step=1,
+                                                     key="groups_resolution",
+                                                     help="About the published DBSCAN's Eps: one cell side."))
+            sides = []
+            for name in columns:
+                lower, upper = schema[name].bounds
+                sides.append(f"{name}: {(upper - lower) / grid['resolution']:.4g}")
+            st.caption("Cell sides — " + "; ".join(sides) + f". Cells in all: {grid['resolution'] ** len(columns):,} "
+                       f"(at most {MAX_CELLS:,}).")
+        grid["min_pts"] = float(st.number_input("MinPts: rows a dense cell holds (by its noisy count)", min_value=0.0,
+                                                value=5.0, step=1.0, key="groups_min_pts",
+                                                help="The threshold used is this or the noise floor, whichever is higher: "
+                                                "at the noise floor about one empty cell in the whole grid passes by chance."))
+        grid["neighbours"] = st.radio("Dense cells form one group when they touch", ["corners", "faces"], horizontal=True,
+                                      format_func={"corners": "at a corner or a face", "faces": "at a face only"}.get,
+                                      key="groups_neighbours")
+    problem = grid_problem(grid.get("resolution"), len(columns))
+    if problem:
+        st.error(problem)
+        return None
+    return grid
+
+
+# --- the result -----------------------------------------------------------------------------
+
+
+def header(found: GroupMap, ledger: BudgetLedger) -> None:
+    """What was found and what it cost."""
+    counted = ledger.cost(found.epsilon)
+    st.subheader(f"{found.n_clusters} group(s) — ε = {found.epsilon:g} spent"
+                 + (f" (counts as {counted:g} in this dataset's unit)" if counted != found.epsilon else ""))
+    if found.leaks:
+        st.error("Not differentially private: " + " ".join(found.leaks) + " Do not share this map.", icon=":material/gpp_bad:")
+    if found.seeded:
+        st.warning(SEEDED_WARNING, icon=":material/warning:")
+    model = found.model
+    st.caption(f"Grid {found.grid} over {', '.join(found.features)}, resolution {found.resolution_note}; a cell is dense "
+               f"from a noisy count of {model.threshold_:.3g}; {model.count_noise} noise on every cell, empty ones included.")
+    if found.rows_per_person > 1:
+        st.caption(f"Counting up to {found.rows_per_person} rows per person: {found.details['rows_over_bound']:,} rows were "
+                   f"left out at random, and the map was fitted at ε = {found.epsilon / found.rows_per_person:.3g} per row "
+                   f"so that each person gets ε = {found.epsilon:g} (owner only).")
+
+
+def _group_label(cluster: pd.Series) -> pd.Series:
+    return cluster.map(lambda c: NO_GROUP_LABEL if c == NO_GROUP else f"group {int(c)}")
+
+
+def _colour(found: GroupMap) -> alt.Color:
+    domain = [NO_GROUP_LABEL, *(f"group {g}" for g in range(found.n_clusters))]
+    colours = [NO_GROUP_COLOUR, *(PALETTE[g % len(PALETTE)] for g in range(found.n_clusters))]
+    return alt.Color("group:N", title="group", scale=alt.Scale(domain=domain, range=colours),
+                     legend=alt.Legend(orient="right", symbolLimit=25))
+
+
+def _axes(found: GroupMap) -> tuple[str, str, dict[str, int]]:
+    """The two columns to draw, and the slice (cell number) of every other column."""
+    names = found.features
+    if len(names) == 2:
+        return names[0], names[1], {}
+    left, right = st.columns(2)
+    x = left.selectbox("Across", names, index=0, key="groups_x")
+    y = right.selectbox("Up", [n for n in names if n != x], index=0, key="groups_y")
+    slices: dict[str, int] = {}
+    for name, edges in zip(names, found.model.edges_, strict=True):
+        if name in (x, y):
+            continue
+        options = list(range(len(edges) - 1))
+        slices[name] = st.select_slider(f"Slice of {name}", options, value=options[len(options) // 2], key=f"groups_slice_{name}",
+                                        format_func=lambda i, e=edges: f"{e[i]:.4g} to {e[i + 1]:.4g}")
+    return x, y, slices
+
+
+def group_map(found: GroupMap) -> tuple[str, str]:
+    """The released map as a heat map of cells coloured by group, with the noisy counts on hover; returns the axes drawn."""
+    st.markdown("#### The map (what is released)")
+    x, y, slices = _axes(found)
+    cells = map_table(found)
+    for name, index in slices.items():
+        edges = found.model.edges_[found.features.index(name)]
+        cells = cells[np.isclose(cells[f"{name}_lower"], edges[index])]
+    data = pd.DataFrame({"x_lower": cells[f"{x}_lower"], "x_upper": cells[f"{x}_upper"], "y_lower": cells[f"{y}_lower"],
+                         "y_upper": cells[f"{y}_upper"], "noisy count": cells["noisy_count"], "group": _group_label(cells["cluster"])})
+    (x_low, x_high), (y_low, y_high) = (found.bounds[found.features.index(x)], found.bounds[found.features.index(y)])
+    chart = alt.Chart(data).mark_rect(stroke="white", strokeWidth=0.3).encode(
+        x=alt.X("x_lower:Q", title=x, scale=alt.Scale(domain=[x_low, x_high], nice=False)), x2="x_upper:Q",
+        y=alt.Y("y_lower:Q", title=y, scale=alt.Scale(domain=[y_low, y_high], nice=False)), y2="y_upper:Q",
+        color=_colour(found),
+        tooltip=[alt.Tooltip("group:N"), alt.Tooltip("noisy count:Q", format=",.0f"),
+                 alt.Tooltip("x_lower:Q", title=f"{x} from", format=",.4g"), alt.Tooltip("x_upper:Q", title=f"{x} to", format=",.4g"),
+                 alt.Tooltip("y_lower:Q", title=f"{y} from", format=",.4g"), alt.Tooltip("y_upper:Q", title=f"{y} to", format=",.4g")],
+    ).properties(height=520, title=f"Groups on a {found.grid} grid — hover a cell for its noisy count")
+    st.altair_chart(chart, width="stretch")
+    if found.n_clusters:
+        sizes = ", ".join(f"group {g}: ≈ {size:,.0f}" for g, size in enumerate(found.model.cluster_sizes_[:8]))
+        st.caption(f"Noisy rows per group, largest first: {sizes}" + (" …" if found.n_clusters > 8 else "") + ".")
+    else:
+        st.info("No cell's noisy count reached the threshold: at this ε the noise hides any group. Spend more ε, choose a "
+                "coarser grid, or fewer columns.")
+    return x, y
+
+
+def downloads(found: GroupMap, schema: Schema, unit: str) -> None:
+    """The map (CSV, JSON) and its card; no map file for a demo seed."""
+    card = group_card(found, schema, unit)
+    with st.expander("Map card"):
+        st.markdown(card)
+    c1, c2, c3 = st.columns(3)
+    if found.seeded:
+        c1.button("Map (CSV) — disabled: demo seed", disabled=True, help=SEEDED_WARNING)
+        c2.button("Map (JSON) — disabled: demo seed", disabled=True, help=SEEDED_WARNING)
+    else:
+        c1.download_button("Map (CSV)", lambda: map_csv(found), file_name="group_map.csv", mime="text/csv", key="dl_map_csv")
+        c2.download_button("Map (JSON)", lambda: map_json(found, unit), file_name="group_map.json", mime="application/json",
+                           key="dl_map_json")
+    c3.download_button("Map card (Markdown)", card, file_name="group_map_card.md", mime="text/markdown", key="dl_map_card")
+
+
+# --- the owner's eyes only -------------------------------------------------------------------
+
+
+def owner_rows(found: GroupMap, frame: pd.DataFrame, schema: Schema, x: str, y: str) -> None:
+    """The owner's own rows (a random sample) on the map's axes, coloured by the group of their cell: never released."""
+    st.markdown(f"#### Your rows in their groups — {OWNER_ONLY}")
+    labels = owner_labels(found, frame, schema)
+    rng = np.random.default_rng(0)
+    shown = np.sort(rng.choice(len(frame), size=min(len(frame), OWNER_ROWS_SHOWN), replace=False))
+    points = feature_matrix(frame.iloc[shown], schema, [x, y])
+    data = pd.DataFrame({"x": points[:, 0], "y": points[:, 1], "group": _group_label(pd.Series(labels[shown]))})
+    (x_low, x_high), (y_low, y_high) = (found.bounds[found.features.index(x)], found.bounds[found.features.index(y)])
+    chart = alt.Chart(data).mark_circle(size=14, opacity=0.6).encode(
+        x=alt.X("x:Q", title=x, scale=alt.Scale(domain=[x_low, x_high], nice=False)),
+        y=alt.Y("y:Q", title=y, scale=alt.Scale(domain=[y_low, y_high], nice=False)), color=_colour(found),
+    ).properties(height=420, title=f"{len(shown):,} of your rows, coloured by the group of their cell (owner only)")
+    st.altair_chart(chart, width="stretch")
+    in_group = float(np.mean(labels != NO_GROUP)) if len(labels) else 0.0
+    st.caption(f"{in_group:.0%} of your rows fall in a group's cell. These labels are looked up in the map for you; they "
+               "are not part of the map, its files or its card, and cost no budget.")
+
+
+def comparison(result: GroupsResult, frame: pd.DataFrame, schema: Schema) -> None:
+    """The map beside diffprivlib's DP k-means and non-private k-means and DBSCAN: owner only, no budget."""
+    st.markdown(f"#### The same question by other methods — {OWNER_ONLY}")
+    st.caption("Costs no budget: nothing here leaves your screen. diffprivlib's DP k-means runs at the same ε; scikit-learn's "
+               "k-means and DBSCAN are non-private references (DBSCAN's Eps is one cell side, its MinPts the map's). "
+               f"Fitted on a random sample of at most {COMPARE_ROWS:,} rows, scaled by the declared bounds.")
+    if st.button("Compare with k-means and DBSCAN", key="groups_compare"):
+        with st.spinner("Fitting k-means and DBSCAN on your rows…"):
+            try:
+                result.comparison = compare_with_baselines(result.found, frame, schema)
+            except Exception:
+                st.error("The other methods could not be fitted on these columns; the map itself is unaffected.")
+    if result.comparison is not None:
+        st.dataframe(result.comparison, hide_index=True, width="stretch", column_config={
+            "ε": st.column_config.NumberColumn("ε (blank: non-private)", format="%g"),
+            "share of rows in a group": st.column_config.NumberColumn(format="percent"),
+            "agreement with DBSCAN (ARI)": st.column_config.NumberColumn(format="%.2f",
+                                                                         help="Adjusted Rand index: 1 = the same groups, "
+                                                                         "0 = no better than chance. Rows in no group "
+                                                                         "count as one group."),
+            "seconds": st.column_config.NumberColumn("seconds to fit", format="%.2f"),
+        })

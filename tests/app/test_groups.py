@@ -1,0 +1,132 @@
+"""The Groups page through AppTest: find a map (charged once), draw it, compare for free, refuse in sentences."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from dpstudio.support.groups_view import GROUPS_KEY
+from dpstudio.support.session import STATE_KEY
+
+SENTINEL = "SENTINEL-5521"
+
+
+def state(at):
+    return at.session_state[STATE_KEY]
+
+
+def _button(at, label):
+    return next(b for b in at.button if b.label == label)
+
+
+def _charts(at):
+    return [*at.get("arrow_vega_lite_chart"), *at.get("vega_lite_chart")]
+
+
+def _spec(chart) -> str:
+    proto = getattr(chart, "proto", chart)
+    return getattr(proto, "spec", "") or json.dumps(getattr(chart, "spec", {}))
+
+
+def test_the_page_opens_on_the_sample_with_two_columns_chosen(app):
+    at = app("groups")
+    assert not at.exception
+    assert at.multiselect[0].value == ["longitude", "latitude"]
+    assert not _button(at, "Find groups").disabled
+    assert state(at).ledger().spent == 0
+
+
+def test_finding_groups_charges_once_and_draws_the_map_and_the_owners_rows(app):
+    at = app("groups")
+    at.text_input(key="groups_epsilon").set_value("0.4").run()
+    _button(at, "Find groups").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    ledger = state(at).ledger()
+    assert ledger.spent == pytest.approx(0.4) and ledger.spends()[-1].released == "a group map"
+    found = at.session_state[GROUPS_KEY].found
+    assert found.features == ["longitude", "latitude"] and found.epsilon == 0.4
+    assert any("ε = 0.4 spent" in str(h.value) for h in at.subheader)
+    charts = _charts(at)
+    assert len(charts) == 2  # the map, and the owner's own rows
+    assert "noisy count" in _spec(charts[0])
+    assert any("owner's eyes only" in str(m.value) for m in at.markdown)
+    labels = [b.label for b in at.get("download_button")]
+    assert labels == ["Map (CSV)", "Map (JSON)", "Map card (Markdown)"]
+    at.run()  # a rerun shows the same map and charges nothing more
+    assert state(at).ledger().spent == pytest.approx(0.4) and len(_charts(at)) == 2
+
+
+def test_the_comparison_with_the_baselines_costs_nothing(app):
+    at = app("groups")
+    at.toggle(key="groups_auto").set_value(False).run()
+    at.number_input(key="groups_resolution").set_value(30).run()
+    _button(at, "Find groups").click().run()
+    spent = state(at).ledger().spent
+    _button(at, "Compare with k-means and DBSCAN").click().run()
+    assert not at.exception
+    table = at.session_state[GROUPS_KEY].comparison
+    assert list(table["method"]) == ["DP grid density clustering", "diffprivlib k-means", "scikit-learn k-means",
+                                     "scikit-learn DBSCAN"]
+    assert state(at).ledger().spent == spent
+    assert at.session_state[GROUPS_KEY].found.grid == "30 × 30"
+
+
+def test_three_columns_are_drawn_one_slice_at_a_time(app):
+    at = app("groups")
+    at.multiselect[0].set_value(["longitude", "latitude", "median_income"]).run()
+    _button(at, "Find groups").click().run()
+    assert not at.exception
+    assert [s.label for s in at.select_slider] == ["Slice of median_income"]
+    at.select_slider[0].set_value(0).run()
+    assert not at.exception and len(_charts(at)) == 2
+
+
+@pytest.mark.parametrize(("typed", "words"), [("abc", "must be a number"), ("0", "greater than 0"), ("5", "more than the")])
+def test_a_bad_epsilon_is_refused_in_words_and_nothing_is_charged(app, typed, words):
+    at = app("groups")
+    at.text_input(key="groups_epsilon").set_value(typed).run()
+    assert any(words in str(e.value) for e in at.error)
+    assert _button(at, "Find groups").disabled and state(at).ledger().spent == 0
+
+
+def test_a_grid_too_large_is_refused_before_anything_is_charged(app):
+    at = app("groups")
+    at.multiselect[0].set_value(["longitude", "latitude", "median_income", "housing_median_age"]).run()
+    at.toggle(key="groups_auto").set_value(False).run()
+    at.number_input(key="groups_resolution").set_value(64).run()
+    assert any("coarser resolution" in str(e.value) for e in at.error)
+    assert _button(at, "Find groups").disabled and state(at).ledger().spent == 0
+
+
+def test_the_demo_seed_disables_the_map_downloads(app):
+    at = app("groups")
+    at.checkbox(key="groups_seeded").check().run()
+    _button(at, "Find groups").click().run()
+    assert any("do not release" in str(w.value) for w in at.warning)
+    assert [b.label for b in at.get("download_button")] == ["Map card (Markdown)"]
+    assert _button(at, "Map (CSV) — disabled: demo seed").disabled
+
+
+def test_columns_read_from_the_data_are_flagged_and_cell_values_never_shown(app):
+    at = app("data")
+    at.radio(key="data_source").set_value("My own CSV file").run()
+    rows = "\n".join(f"{i % 17},{(i * 7) % 23},{SENTINEL if i == 3 else 'x'}" for i in range(60))
+    at.file_uploader(key="upload").set_value(("shop.csv", f"age,spend,note\n{rows}\n".encode(), "text/csv")).run()
+    at.switch_page("pages/groups.py").run()
+    assert not at.exception
+    assert any("read from the data" in str(e.value) and "NOT be safe to share" in str(e.value) for e in at.error)
+    _button(at, "Find groups").click().run()
+    assert any("Not differentially private" in str(e.value) for e in at.error)
+    texts = [str(e.value) for kind in ("error", "warning", "info", "markdown", "caption") for e in getattr(at, kind)]
+    texts += [_spec(c) for c in _charts(at)]
+    assert not any(SENTINEL in t for t in texts)
+
+
+def test_a_table_without_two_bounded_numeric_columns_gets_a_sentence(app):
+    at = app("groups")
+    for column in state(at).dataset.schema.columns:
+        column.upper = None
+    at.run()
+    assert any("at least two numeric columns with declared bounds" in str(e.value) for e in at.error)
+    assert not at.exception
