@@ -37,7 +37,6 @@ BASELINES = ("dpl_kmeans", "sk_kmeans", "sk_dbscan")
 #: The owner's comparison fits the baselines on at most this many rows (a random sample): DBSCAN is quadratic at worst.
 COMPARE_ROWS = 20_000
 SEEDED_WARNING = "Reproducible demo seed — do not release this map."
-OWNER_ONLY = "owner's eyes only — computed on your raw rows, not part of the release"
 
 
 @dataclass

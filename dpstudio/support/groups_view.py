@@ -16,7 +16,6 @@ import streamlit as st
 from dpcore.accountant import BudgetLedger
 from dpcore.clustering import (
     COMPARE_ROWS,
-    OWNER_ONLY,
     SEEDED_WARNING,
     GroupMap,
     compare_with_baselines,
@@ -137,9 +136,10 @@ def _group_label(cluster: pd.Series) -> pd.Series:
     return cluster.map(lambda c: NO_GROUP_LABEL if c == NO_GROUP else f"group {int(c)}")
 
 
-def _colour(found: GroupMap) -> alt.Color:
+def _colour(found: GroupMap, no_group: str = NO_GROUP_COLOUR) -> alt.Color:
+    """One colour per group, the same on the map and on the owner's rows; grey for no group."""
     domain = [NO_GROUP_LABEL, *(f"group {g}" for g in range(found.n_clusters))]
-    colours = [NO_GROUP_COLOUR, *(PALETTE[g % len(PALETTE)] for g in range(found.n_clusters))]
+    colours = [no_group, *(PALETTE[g % len(PALETTE)] for g in range(found.n_clusters))]
     return alt.Color("group:N", title="group", scale=alt.Scale(domain=domain, range=colours),
                      legend=alt.Legend(orient="right", symbolLimit=25))
 
@@ -212,7 +212,7 @@ def downloads(found: GroupMap, schema: Schema, unit: str) -> None:
 
 def owner_rows(found: GroupMap, frame: pd.DataFrame, schema: Schema, x: str, y: str) -> None:
     """The owner's own rows (a random sample) on the map's axes, coloured by the group of their cell: never released."""
-    st.markdown(f"#### Your rows in their groups — {OWNER_ONLY}")
+    st.markdown("#### Your rows in their groups — owner's eyes only")
     labels = owner_labels(found, frame, schema)
     rng = np.random.default_rng(0)
     shown = np.sort(rng.choice(len(frame), size=min(len(frame), OWNER_ROWS_SHOWN), replace=False))
@@ -221,7 +221,7 @@ def owner_rows(found: GroupMap, frame: pd.DataFrame, schema: Schema, x: str, y: 
     (x_low, x_high), (y_low, y_high) = (found.bounds[found.features.index(x)], found.bounds[found.features.index(y)])
     chart = alt.Chart(data).mark_circle(size=14, opacity=0.6).encode(
         x=alt.X("x:Q", title=x, scale=alt.Scale(domain=[x_low, x_high], nice=False)),
-        y=alt.Y("y:Q", title=y, scale=alt.Scale(domain=[y_low, y_high], nice=False)), color=_colour(found),
+        y=alt.Y("y:Q", title=y, scale=alt.Scale(domain=[y_low, y_high], nice=False)), color=_colour(found, "#9e9e9e"),
     ).properties(height=420, title=f"{len(shown):,} of your rows, coloured by the group of their cell (owner only)")
     st.altair_chart(chart, width="stretch")
     in_group = float(np.mean(labels != NO_GROUP)) if len(labels) else 0.0
@@ -231,8 +231,8 @@ def owner_rows(found: GroupMap, frame: pd.DataFrame, schema: Schema, x: str, y: 
 
 def comparison(result: GroupsResult, frame: pd.DataFrame, schema: Schema) -> None:
     """The map beside diffprivlib's DP k-means and non-private k-means and DBSCAN: owner only, no budget."""
-    st.markdown(f"#### The same question by other methods — {OWNER_ONLY}")
-    st.caption("Costs no budget: nothing here leaves your screen. diffprivlib's DP k-means runs at the same ε; scikit-learn's "
+    st.markdown("#### The same question by other methods — owner's eyes only")
+    st.caption("Computed on your raw rows, not part of the release, so it costs no budget: nothing here leaves your screen. diffprivlib's DP k-means runs at the same ε; scikit-learn's "
                "k-means and DBSCAN are non-private references (DBSCAN's Eps is one cell side, its MinPts the map's). "
                f"Fitted on a random sample of at most {COMPARE_ROWS:,} rows, scaled by the declared bounds.")
     if st.button("Compare with k-means and DBSCAN", key="groups_compare"):
