@@ -23,6 +23,21 @@ def _budget_line(page) -> str:
     return page.locator("[data-testid='stSidebar']").get_by_text("ε spent", exact=False).first.inner_text()
 
 
+def _release_and_download(page, suffix: str = "") -> tuple[Path, Path]:
+    """Release a copy on the Export page; download the copy and its JSON report into the artifacts folder."""
+    page.get_by_role("link", name="5. Export").click()
+    page.get_by_role("button", name="Release the copy").click()
+    page.get_by_text("Released: ε =", exact=False).wait_for(timeout=120_000)
+    ARTIFACTS.mkdir(exist_ok=True)
+    paths = []
+    for button, name in (("Released table (CSV)", f"released{suffix}.csv"), ("Privacy report (JSON)", f"privacy_report{suffix}.json")):
+        with page.expect_download() as download:
+            page.get_by_role("button", name=button).click()
+        download.value.save_as(str(ARTIFACTS / name))
+        paths.append(ARTIFACTS / name)
+    return paths[0], paths[1]
+
+
 def _choose_upload(page):
     page.get_by_text("My own CSV file").click()
     return _uploaders(page).first
@@ -100,18 +115,7 @@ def test_quick_comparison_draws_a_chart_and_downloads_the_csv(page):
 def test_export_downloads_the_released_csv_and_its_report(page):
     import json
 
-    page.get_by_role("link", name="5. Export").click()
-    page.get_by_role("button", name="Release the copy").click()
-    page.get_by_text("Released: ε =", exact=False).wait_for(timeout=120_000)
-    ARTIFACTS.mkdir(exist_ok=True)
-    with page.expect_download() as csv_download:
-        page.get_by_role("button", name="Released table (CSV)").click()
-    csv_path = ARTIFACTS / "released.csv"
-    csv_download.value.save_as(str(csv_path))
-    with page.expect_download() as report_download:
-        page.get_by_role("button", name="Privacy report (JSON)").click()
-    report_path = ARTIFACTS / "privacy_report.json"
-    report_download.value.save_as(str(report_path))
+    csv_path, report_path = _release_and_download(page)
     header = csv_path.read_text(encoding="utf-8").splitlines()[0]
     report = json.loads(report_path.read_text(encoding="utf-8"))
     released_columns = [c.strip('"') for c in header.split(",")]
@@ -347,19 +351,8 @@ def test_a_table_with_several_rows_per_person_is_protected_per_person(page, tmp_
     page.get_by_text("Model card", exact=True).click()
     page.get_by_text("counting up to 2 rows each: at most 2 rows", exact=False).first.wait_for()
     screenshot(page, "privacy_unit_trained")
-    page.get_by_role("link", name="5. Export").click()
-    page.get_by_role("button", name="Release the copy").click()
-    page.get_by_text("Released: ε =", exact=False).wait_for(timeout=120_000)
+    copy, report_path = _release_and_download(page, "_per_person")
     screenshot(page, "privacy_unit_exported")
-    ARTIFACTS.mkdir(exist_ok=True)
-    with page.expect_download() as copy_download:
-        page.get_by_role("button", name="Released table (CSV)").click()
-    copy = ARTIFACTS / "released_per_person.csv"
-    copy_download.value.save_as(str(copy))
-    with page.expect_download() as report_download:
-        page.get_by_role("button", name="Privacy report (JSON)").click()
-    report_path = ARTIFACTS / "privacy_report_per_person.json"
-    report_download.value.save_as(str(report_path))
     text = copy.read_text(encoding="utf-8")
     assert "patient" not in text and "P001" not in text
     report = json.loads(report_path.read_text(encoding="utf-8"))
