@@ -1,0 +1,285 @@
+r"""Empirical privacy audit: fit a model many times with and without one record, and bound its ε from below.
+
+Differential privacy is a promise about two neighbouring tables, ``D`` and ``D′ = D + x``:
+for every set of outputs ``E``, ``P[M(D′) ∈ E] ≤ e^ε · P[M(D) ∈ E] + δ`` and the same with ``D``
+and ``D′`` swapped. The audit (after Jagielski, Ullman & Oprea 2020 and Nasr et al. 2021) tests
+the promise directly on the owner's model:
+
+1. ``D`` is a small random sample of the owner's rows (small, so that one record matters as
+   much as it can) and ``x`` the **canary**: by default a made-up outlier — every feature at
+   the top of its declared range, with the least common label (or the target bound farthest from
+   the sample's mean) — or a row of the table that is not in ``D``.
+2. The output event is a threshold on the model's prediction at ``x`` (the probability of the
+   canary's label, or the prediction scaled to [0, 1] by the declared target bounds). It is
+   chosen on **pilot** fits that are then thrown away, so the fits that test it never chose it.
+3. The model is fitted ``n_runs`` times on ``D`` and ``n_runs`` times on ``D′``, each time with
+   fresh noise; the event's frequencies give Clopper–Pearson bounds and a lower bound on ε
+   (:func:`~dpcore.attacks.statistics.epsilon_lower_bound`) that is right with probability at
+   least ``confidence``.
+
+A lower bound at or below the claimed ε means the audit found no violation (it cannot prove the
+claim, only fail to refute it). As a **control**, the same audit runs on a deliberately broken
+variant of the same model, whose lower bound should exceed the claim — that shows the audit
+can catch a bug (:data:`CONTROLS`):
+
+* ``"frozen"``: the noise is frozen — every fit reuses one random seed, the classic bug of a
+  hard-coded seed. The model becomes a deterministic function of its data, so the canary shows.
+* ``"budget"``: the model is given ``broken_factor`` × ε while ε is claimed (its noise cut by
+  that factor). Models whose randomness is not all privacy noise (random tree structures,
+  random partitions) stay hard to tell apart from one prediction even then, so this control is
+  caught only for some models; the result says whether it was.
+
+``n_runs`` limits what any audit can show (:func:`~dpcore.attacks.statistics.largest_certifiable`);
+the result says so.
+
+Everything here is owner's eyes only and charges no budget: the audited models are thrown away.
+
+References
+----------
+M. Jagielski, J. Ullman, A. Oprea. *Auditing differentially private machine learning: how
+private is private SGD?* NeurIPS 2020.
+M. Nasr, S. Song, A. Thakurta, N. Papernot, N. Carlini. *Adversary instantiation: lower bounds
+for differentially private machine learning.* IEEE S&P 2021.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from dpcore.attacks._progress import Clock, Progress
+from dpcore.attacks.membership import probabilities
+from dpcore.attacks.statistics import best_event, epsilon_lower_bound, largest_certifiable
+from dpcore.design import Design
+from dpcore.exceptions import DataError
+from dpcore.models.registry import Estimator, get
+from dpcore.training import DEFAULT_COUNT_NOISE, DEFAULT_SELECTION, spent_delta
+from dpcore.validation import RandomStateLike, check_epsilon, check_random_state
+
+CANARIES = ("outlier", "row")
+CONTROLS = {
+    "budget": "the same model given {factor:g} × ε while claiming ε (its noise cut {factor:g}-fold)",
+    "frozen": "the same model with its noise frozen (one random seed reused on every fit)",
+}
+PILOT_SHARE = 0.25
+
+
+@dataclass(frozen=True)
+class AuditRun:
+    """One audited variant: how often the event happened with and without the canary, and the ε it proves."""
+
+    label: str
+    description: str
+    model_epsilon: float
+    lower_bound: float
+    hits_with: int
+    hits_without: int
+    n_runs: int
+    threshold: float
+    above: bool
+    largest_certifiable: float
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """The audit of one model, with its broken control; owner's eyes only."""
+
+    key: str
+    name: str
+    claimed_epsilon: float
+    delta: float
+    confidence: float
+    n_rows: int
+    canary: str
+    model: AuditRun
+    controls: tuple[AuditRun, ...]
+    seconds: float
+    notes: tuple[str, ...] = ()
+
+    @property
+    def passed(self) -> bool:
+        """The model's lower bound does not exceed its claim."""
+        return self.model.lower_bound <= self.claimed_epsilon
+
+    def caught(self, run: AuditRun) -> bool:
+        """A control's lower bound exceeds the claim: the audit caught the bug."""
+        return run.lower_bound > self.claimed_epsilon
+
+    @property
+    def control_caught(self) -> bool | None:
+        """Some broken control's lower bound exceeds the claim (None without a control)."""
+        return None if not self.controls else any(self.caught(run) for run in self.controls)
+
+    def table(self) -> pd.DataFrame:
+        """One row per audited variant: claimed ε, what the model really spent, the lower bound and the counts."""
+        return pd.DataFrame([{
+            "variant": run.label, "what it is": run.description, "claimed ε": self.claimed_epsilon, "ε it spends": run.model_epsilon,
+            "lower bound on ε": run.lower_bound, "confidence": self.confidence,
+            "event with the record": f"{run.hits_with} of {run.n_runs}", "event without it": f"{run.hits_without} of {run.n_runs}",
+            "most any audit of this size can show": run.largest_certifiable,
+            "verdict": _verdict(self, run),
+        } for run in (self.model, *self.controls)])
+
+
+def canary_record(design: Design, rows: NDArray[np.int64], kind: str, rng: np.random.Generator) -> tuple[NDArray[np.float64], Any, str]:
+    """``(features, label, description)`` of the record whose presence is audited.
+
+    ``"outlier"``: every feature at the top of its declared range; the label is the declared
+    class least common among ``rows`` (regression: the target bound farther from their mean).
+    ``"row"``: a random row of the design that is not among ``rows``.
+    """
+    if kind == "row":
+        others = np.setdiff1d(np.arange(len(design.y)), rows)
+        if others.size == 0:
+            raise DataError("Every row is in the audited sample, so none is left to be the added record.")
+        pick = int(rng.choice(others))
+        return design.X[pick].astype(float), design.y[pick], "a row of your table, not in the sample"
+    if kind != "outlier":
+        raise ValueError(f"canary must be one of {CANARIES}, got {kind!r}")
+    features = np.asarray(design.bounds[1], dtype=float).copy()
+    if design.task == "classification":
+        classes = list(design.classes or np.unique(design.y))
+        counts = np.array([np.sum(design.y[rows] == c) for c in classes])
+        label: Any = classes[int(np.flatnonzero(counts == counts.min())[-1])]
+    else:
+        lower, upper = design.target_bounds if design.target_bounds is not None else (0.0, 1.0)
+        label = upper if np.mean(design.y[rows]) < (lower + upper) / 2 else lower
+    rarest = "the rarest label" if design.task == "classification" else "the target at its farther bound"
+    return features, label, f"a made-up person at the edge of every declared range, with {rarest}"
+
+
+def audit_model(
+    design: Design,
+    model: str,
+    epsilon: float,
+    *,
+    n_runs: int = 200,
+    n_rows: int = 100,
+    canary: str = "outlier",
+    controls: Sequence[str] = tuple(CONTROLS),
+    broken_factor: float = 100.0,
+    confidence: float = 0.95,
+    time_limit: float | None = None,
+    count_noise: str = DEFAULT_COUNT_NOISE,
+    selection: str = DEFAULT_SELECTION,
+    random_state: RandomStateLike = None,
+    progress: Progress | None = None,
+) -> AuditResult:
+    """Audit registry model ``model`` at a claimed ``epsilon`` per record (see the module's description).
+
+    Parameters
+    ----------
+    n_runs : int
+        Fits on each of ``D`` and ``D′`` that test the event (plus a quarter as many pilot fits
+        that choose it), for the model and again for the broken control.
+    n_rows : int
+        Rows of ``D`` (a random sample of the design's rows).
+    canary : {"outlier", "row"}
+    controls : sequence of {"budget", "frozen"}
+        The broken controls to audit too (:data:`CONTROLS`); empty: none.
+    broken_factor : float
+        How many times ε the ``"budget"`` control spends.
+    time_limit : float, optional
+        Seconds; fewer runs are made when the pilot shows they would not fit (the result says how many).
+
+    Raises
+    ------
+    DataError
+        The model cannot be fitted on the sample (said in a sentence).
+    """
+    check_epsilon(epsilon)
+    if n_runs < 10 or n_rows < 2:
+        raise ValueError(f"n_runs must be at least 10 and n_rows at least 2, got {n_runs!r} and {n_rows!r}")
+    started = time.perf_counter()
+    rng = check_random_state(random_state)
+    seeded = random_state is not None
+    spec = get(model)
+    rows = np.sort(rng.choice(len(design.y), size=min(n_rows, len(design.y) - 1), replace=False))
+    x, label, described = canary_record(design, rows, canary, rng)
+    without = (design.X[rows], design.y[rows])
+    with_canary = (np.vstack([design.X[rows], x[None, :]]), np.r_[design.y[rows], np.asarray([label], dtype=design.y.dtype)])
+    context = replace(design.context(epsilon, count_noise=count_noise, selection=selection), rows_per_person=1)
+    unknown = [c for c in controls if c not in CONTROLS]
+    if unknown:
+        raise ValueError(f"controls must be among {tuple(CONTROLS)}, got {unknown!r}")
+    variants: list[tuple[str, str, float, int | None]] = [("as built", f"{spec.name} as it is trained for you", epsilon, None)]
+    for control in dict.fromkeys(controls):
+        description = CONTROLS[control].format(factor=broken_factor)
+        if control == "frozen":
+            variants.append(("broken: noise frozen", description, epsilon, int(rng.integers(0, 2**31 - 1))))
+        else:
+            variants.append((f"broken: ε × {broken_factor:g}", description, epsilon * broken_factor, None))
+    pilot = max(5, math.ceil(PILOT_SHARE * n_runs))
+    clock = Clock(2 * len(variants) * (pilot + n_runs), progress)
+    notes: list[str] = []
+    runs: list[AuditRun] = []
+    delta = 0.0
+
+    def output(model_epsilon: float, frozen: int | None, data: tuple[NDArray[Any], NDArray[Any]]) -> float:
+        seed = frozen if frozen is not None else int(rng.integers(0, 2**31 - 1)) if seeded else None
+        try:
+            fitted = spec.make(replace(context, epsilon=model_epsilon, random_state=seed)).fit(*data)
+        except Exception as error:  # the library's message may quote a value: never show it
+            raise DataError(f"{spec.name} could not be trained on the audit's small sample ({type(error).__name__}); "
+                            "try more rows or another model.") from error
+        nonlocal delta
+        delta = max(delta, spent_delta(fitted))
+        return _prediction(fitted, x, label, design)
+
+    def pair(model_epsilon: float, frozen: int | None, what: str) -> tuple[float, float]:
+        outputs = output(model_epsilon, frozen, with_canary), output(model_epsilon, frozen, without)
+        clock.tick(what, 2)
+        return outputs
+
+    planned = n_runs
+    for position, (title, description, model_epsilon, frozen) in enumerate(variants):
+        trial = np.array([pair(model_epsilon, frozen, f"{title}: pilot fits that choose the event") for _ in range(pilot)])
+        if time_limit is not None:
+            left = time_limit - (time.perf_counter() - started)
+            later = len(variants) - position - 1
+            affordable = int(left / (clock.per_unit() or 1.0) / 2) - later * pilot
+            runs_now = max(10, min(planned, affordable // (later + 1)))
+            clock.add(-2 * (planned - runs_now) * (later + 1))
+            planned = runs_now
+        scores = np.r_[trial[:, 0], trial[:, 1]]
+        threshold, above = best_event(scores, np.r_[np.ones(pilot, bool), np.zeros(pilot, bool)], (planned, planned),
+                                      confidence, delta)
+        tested = np.array([pair(model_epsilon, frozen, f"{title}: fits on the table with and without the record") for _ in range(planned)])
+        event = (tested >= threshold) == above
+        hits_with, hits_without = int(event[:, 0].sum()), int(event[:, 1].sum())
+        # "above": the event is more likely with the canary; otherwise without it (DP's mirror bound).
+        first, second = (hits_with, hits_without) if above else (hits_without, hits_with)
+        bound = float(epsilon_lower_bound(first, planned, second, planned, confidence, delta))
+        runs.append(AuditRun(title, description, model_epsilon, bound, hits_with, hits_without, planned, threshold, above,
+                             largest_certifiable(planned, confidence)))
+    if planned < n_runs:
+        notes.append(f"{planned} runs on each table instead of {n_runs}, to stay within the time limit.")
+    if runs[0].largest_certifiable <= epsilon:
+        notes.append(f"With {planned} runs on each table no audit can show more than ε = {runs[0].largest_certifiable:.2f}, "
+                     f"which is not above the claimed ε = {epsilon:g}: run more to give the control a chance to fail.")
+    return AuditResult(model, spec.name, epsilon, delta, confidence, len(rows), described, runs[0], tuple(runs[1:]),
+                       time.perf_counter() - started, tuple(notes))
+
+
+def _verdict(result: AuditResult, run: AuditRun) -> str:
+    if run is result.model:
+        return "no violation found" if result.passed else "VIOLATION: the model leaks more than it claims"
+    return "caught: the audit sees the bug" if result.caught(run) else "not caught with this many runs"
+
+
+def _prediction(model: Estimator, x: NDArray[np.float64], label: Any, design: Design) -> float:
+    """The model's output at the canary: the probability of its label, or the scaled prediction."""
+    if design.task == "classification":
+        proba, labels = probabilities(model, x[None, :])
+        classes = [str(c) for c in labels]
+        proba = proba[0]
+        return float(proba[classes.index(str(label))]) if str(label) in classes else 0.0
+    lower, upper = design.target_bounds if design.target_bounds is not None else (0.0, 1.0)
+    return float((float(np.asarray(model.predict(x[None, :]))[0]) - lower) / (upper - lower))

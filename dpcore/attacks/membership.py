@@ -1,0 +1,411 @@
+r"""Membership inference: can an attacker tell who was in the training data?
+
+The experiment (after Yeom et al. 2018 and Carlini et al. 2022, "LiRA"):
+
+1. Every record — every **person** when the table names a privacy unit, with all of that
+   person's rows on the same side — is made a *member* or a *non-member* by a fair coin
+   (:func:`split_units`). The coin never looks at the data.
+2. The chosen model is trained on the members only: once without DP (a non-private
+   reference) and once with DP at the chosen ε.
+3. Two attacks score every record, each seeing only the trained model and the population:
+
+   * **loss threshold** (Yeom et al.): a model fits its training records better, so a low loss
+     (log-loss of the true class, or squared error scaled by the declared target range) says
+     "member";
+   * **LiRA** (likelihood-ratio attack, Carlini et al., online variant with a fixed variance):
+     the attacker trains *reference models* of the same kind on random halves of the
+     population, in pairs of complementary halves, so every record was in exactly half of
+     them. For each record it compares the target model's confidence with the confidences of
+     the reference models that saw it and of those that did not, and asks which of the two
+     Gaussians explains it better. The reference models are the attacker's own, trained on the
+     population (which contains every record whether or not it is a member), so the coin of
+     step 1 affects only the target model: DP's guarantee covers the whole attack.
+
+4. Sweeping a threshold over the scores gives each attack's ROC curve, its AUC and its
+   true-positive rate at a 1 % false-positive rate, shown beside the ceiling that ε guarantees
+   (:mod:`dpcore.attacks.statistics`). A person's score is the mean of their rows' losses, or
+   the sum of their rows' log-likelihood ratios.
+
+Everything here is measured on the owner's raw rows: owner's eyes only, never released, and
+it charges no budget. The time is bounded: reference models are trained only while the time
+limit allows, and LiRA is left out (with a note) when fewer than four fit in it.
+
+References
+----------
+S. Yeom, I. Giacomelli, M. Fredrikson, S. Jha. *Privacy risk in machine learning: analyzing
+the connection to overfitting.* CSF 2018.
+N. Carlini, S. Chien, M. Nasr, S. Song, A. Terzis, F. Tramèr. *Membership inference attacks
+from first principles.* IEEE S&P 2022.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from dpcore.attacks._progress import Clock, Progress
+from dpcore.attacks.statistics import (
+    LOW_FPR,
+    auc_ceiling,
+    auc_error,
+    empirical_epsilon,
+    roc,
+    roc_auc,
+    thin,
+    tpr_at,
+    tpr_ceiling,
+)
+from dpcore.design import Design
+from dpcore.exceptions import DataError
+from dpcore.models.registry import Estimator, ModelSpec, get
+from dpcore.persons import bound_contributions, per_person
+from dpcore.schema import Normaliser, Schema
+from dpcore.training import DEFAULT_COUNT_NOISE, DEFAULT_SELECTION, spent_delta
+from dpcore.validation import RandomStateLike, check_epsilon, check_random_state
+
+ATTACKS = ("loss threshold", "LiRA")
+#: Probabilities are kept inside [CLIP, 1 − CLIP] before taking logarithms.
+CLIP = 1e-6
+MIN_REFERENCES = 4
+
+
+@dataclass(frozen=True)
+class AttackSettings:
+    """How hard to attack.
+
+    Parameters
+    ----------
+    max_rows : int or None
+        Attack at most this many rows (whole people, drawn at random); None: every row.
+    n_references : int
+        LiRA's reference models per target model (even; pairs of complementary halves).
+    time_limit : float
+        Seconds for the whole attack; fewer reference models are trained when they would not fit.
+    confidence : float
+        Confidence of the error bars and of the empirical ε lower bound.
+    """
+
+    max_rows: int | None = 10_000
+    n_references: int = 4
+    time_limit: float = 20.0
+    confidence: float = 0.95
+
+
+QUICK = AttackSettings()
+THOROUGH = AttackSettings(max_rows=None, n_references=16, time_limit=600.0)
+
+
+@dataclass(frozen=True)
+class AttackCurve:
+    """One attack on one model: its ROC curve (thinned for charts) and what it reached."""
+
+    attack: str
+    fpr: NDArray[np.float64]
+    tpr: NDArray[np.float64]
+    auc: float
+    auc_error: float
+    tpr_at_low_fpr: float
+    tpr_error: float
+    epsilon_lower: float
+
+
+@dataclass(frozen=True)
+class ModelUnderAttack:
+    """A trained model and the attacks on it; ``epsilon`` is None for the non-private reference."""
+
+    key: str
+    name: str
+    epsilon: float | None
+    delta: float
+    curves: tuple[AttackCurve, ...]
+    n_references: int
+    utility: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def private(self) -> bool:
+        return self.epsilon is not None
+
+    def curve(self, attack: str) -> AttackCurve | None:
+        return next((c for c in self.curves if c.attack == attack), None)
+
+    def strongest(self) -> AttackCurve:
+        """The attack that spotted most members at the low false-positive rate."""
+        return max(self.curves, key=lambda c: (c.tpr_at_low_fpr, c.auc))
+
+
+@dataclass(frozen=True)
+class MembershipResult:
+    """What the membership attacks found; owner's eyes only."""
+
+    models: tuple[ModelUnderAttack, ...]
+    task: str
+    n_members: int
+    n_non_members: int
+    unit: str
+    rows_per_person: int
+    seconds: float
+    confidence: float
+    notes: tuple[str, ...] = ()
+
+    def table(self) -> pd.DataFrame:
+        """One row per model and attack, with the ceiling ε sets beside what the attack reached."""
+        rows = []
+        for m in self.models:
+            for c in m.curves:
+                rows.append({
+                    "model": m.name, "DP": "yes" if m.private else "no", "ε": m.epsilon, "attack": c.attack,
+                    "AUC": c.auc, "AUC ± (95 %)": c.auc_error,
+                    "AUC ceiling": auc_ceiling(m.epsilon, m.delta) if m.epsilon is not None else np.nan,
+                    "TPR at 1 % FPR": c.tpr_at_low_fpr, "TPR ± (95 %)": c.tpr_error,
+                    "TPR ceiling": float(tpr_ceiling(LOW_FPR, m.epsilon, m.delta)) if m.epsilon is not None else np.nan,
+                    "empirical ε (lower bound)": c.epsilon_lower, "reference models": m.n_references if c.attack == "LiRA" else 0,
+                })
+        return pd.DataFrame(rows)
+
+    def curves_frame(self) -> pd.DataFrame:
+        """Long table of every ROC curve, plus each DP model's ceiling and the chance line, for a chart."""
+        parts = []
+        for m in self.models:
+            for c in m.curves:
+                parts.append(pd.DataFrame({"line": f"{m.name} — {c.attack}", "model": m.name, "attack": c.attack,
+                                           "kind": "attack", "fpr": c.fpr, "tpr": c.tpr}))
+        grid = thin(np.array([0.0, 1.0]), np.array([0.0, 1.0]))[0]
+        for eps, delta in sorted({(m.epsilon, m.delta) for m in self.models if m.epsilon is not None}):
+            parts.append(pd.DataFrame({"line": f"ceiling of ε = {eps:g}", "model": "", "attack": "", "kind": "ceiling",
+                                       "fpr": grid, "tpr": tpr_ceiling(grid, eps, delta)}))
+        parts.append(pd.DataFrame({"line": "chance", "model": "", "attack": "", "kind": "chance", "fpr": grid, "tpr": grid}))
+        return pd.concat(parts, ignore_index=True)
+
+
+def attack_design(frame: pd.DataFrame, schema: Schema, random_state: RandomStateLike = None) -> tuple[Design, NDArray[np.int64] | None]:
+    """The design a model would be trained on, and whose each of its rows is when the table names a privacy unit.
+
+    Returns ``(design, persons)``: ``persons[i]`` numbers the person of the design's row ``i``
+    (rows whose unit value is missing count as one person, as in :func:`~dpcore.persons.bound_contributions`),
+    or None when every row is its own person.
+    """
+    if schema.privacy_unit is None:
+        return Design.from_table(frame, schema), None
+    frame = frame[bound_contributions(frame[schema.privacy_unit], schema.rows_per_person, random_state)]
+    design = Design.from_table(frame, schema)  # every person has at most k rows left: none is dropped again
+    _, usable = Normaliser(schema).target(frame)
+    codes, _ = pd.factorize(frame[schema.privacy_unit][usable], use_na_sentinel=True)
+    return design, (codes + 1).astype(np.int64)
+
+
+def split_units(units: NDArray[np.int64], rng: np.random.Generator) -> NDArray[np.bool_]:
+    """A fair coin per unit (row or person): True for a member. Rows of one person share their coin."""
+    return (rng.random(int(units.max()) + 1) < 0.5)[units]
+
+
+def observe(model: Estimator, X: NDArray[Any], y: NDArray[Any], task: str,
+            target_bounds: tuple[float, float] | None) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[Any]]:
+    """``(loss, confidence, prediction)`` of a fitted model on every row.
+
+    Classification: log-loss of the true class, its logit-scaled probability
+    ``log(p/(1−p))`` (Carlini et al.'s statistic) and the predicted label. Regression: the
+    squared error on the target scaled to [0, 1] by its declared bounds, ``−log(error + 1e-6)``
+    and the prediction.
+    """
+    if task == "classification":
+        proba, classes = probabilities(model, X)
+        column = pd.Index(classes.astype(str)).get_indexer(np.asarray(y).astype(str))
+        p = np.where(column >= 0, proba[np.arange(len(y)), np.maximum(column, 0)], 0.0)
+        p = np.clip(p, CLIP, 1.0 - CLIP)
+        return -np.log(p), np.log(p) - np.log1p(-p), classes[np.argmax(proba, axis=1)]
+    lower, upper = target_bounds if target_bounds is not None else (0.0, 1.0)
+    predicted = np.asarray(model.predict(X), dtype=float)
+    error = ((np.asarray(y, dtype=float) - predicted) / (upper - lower)) ** 2
+    return error, -np.log(error + CLIP), predicted
+
+
+def probabilities(model: Estimator, X: NDArray[Any]) -> tuple[NDArray[np.float64], NDArray[Any]]:
+    """A fitted classifier's ``predict_proba`` and the ``classes_`` its columns stand for."""
+    classifier: Any = model  # the registry's Estimator protocol only promises fit and predict
+    return np.asarray(classifier.predict_proba(X), dtype=np.float64), np.asarray(classifier.classes_)
+
+
+def lira_scores(confidence: NDArray[np.float64], references: NDArray[np.float64], inside: NDArray[np.bool_]) -> NDArray[np.float64]:
+    """Per-row log-likelihood ratio "member" vs "not": online LiRA with one shared variance.
+
+    ``references[k, i]`` is reference model ``k``'s confidence on row ``i`` and ``inside[k, i]``
+    whether that model was trained on it (each row is inside exactly half of them).
+    """
+    n_in = inside.sum(axis=0)
+    n_out = (~inside).sum(axis=0)
+    mean_in = np.where(inside, references, 0.0).sum(axis=0) / np.maximum(n_in, 1)
+    mean_out = np.where(~inside, references, 0.0).sum(axis=0) / np.maximum(n_out, 1)
+    centred = references - np.where(inside, mean_in, mean_out)
+    dof = max(references.size - 2 * references.shape[1], 1)
+    variance = max(float((centred**2).sum()) / dof, 1e-12)
+    return ((confidence - mean_out) ** 2 - (confidence - mean_in) ** 2) / (2.0 * variance)
+
+
+def _per_unit(values: NDArray[np.float64], units: NDArray[np.int64], n_units: int, mean: bool) -> NDArray[np.float64]:
+    total = np.bincount(units, weights=values, minlength=n_units).astype(np.float64)
+    return total / np.maximum(np.bincount(units, minlength=n_units), 1) if mean else total
+
+
+def _sample_units(units: NDArray[np.int64], max_rows: int | None, rng: np.random.Generator) -> NDArray[np.bool_]:
+    """Rows of whole units drawn at random, at most ``max_rows`` of them (all when None)."""
+    if max_rows is None or len(units) <= max_rows:
+        return np.ones(len(units), dtype=bool)
+    sizes = np.bincount(units)
+    order = rng.permutation(len(sizes))
+    chosen = order[np.cumsum(sizes[order]) <= max_rows]
+    picked = np.zeros(len(sizes), dtype=bool)
+    picked[chosen] = True
+    return picked[units]
+
+
+class _Fitter:
+    """Trains one registry model the same way each time: on the design's rows that a mask selects."""
+
+    def __init__(self, spec: ModelSpec, design: Design, epsilon: float, rng: np.random.Generator, seeded: bool,
+                 count_noise: str, selection: str) -> None:
+        self.spec, self.design, self.epsilon, self.rng, self.seeded = spec, design, epsilon, rng, seeded
+        self.count_noise, self.selection = count_noise, selection
+
+    def fit(self, rows: NDArray[np.bool_], epsilon: float | None = None) -> Estimator:
+        seed = int(self.rng.integers(0, 2**31 - 1)) if self.seeded else None
+        context = self.design.context(self.epsilon if epsilon is None else epsilon, random_state=seed,
+                                      count_noise=self.count_noise, selection=self.selection)
+        try:
+            return self.spec.make(context).fit(self.design.X[rows], self.design.y[rows])
+        except Exception as error:  # never show the library's message: it may quote a value
+            raise DataError(f"{self.spec.name} could not be trained on part of this table ({type(error).__name__}); "
+                            "try another model.") from error
+
+
+def attack_membership(
+    design: Design,
+    model: str,
+    epsilon: float,
+    *,
+    baseline: str | None = None,
+    persons: NDArray[np.int64] | None = None,
+    settings: AttackSettings = QUICK,
+    count_noise: str = DEFAULT_COUNT_NOISE,
+    selection: str = DEFAULT_SELECTION,
+    random_state: RandomStateLike = None,
+    progress: Progress | None = None,
+) -> MembershipResult:
+    """Attack ``model`` trained at ``epsilon`` (and the non-private ``baseline``) on ``design``'s rows.
+
+    Parameters
+    ----------
+    design : Design
+        The owner's table as a model sees it (:func:`attack_design`).
+    model : str
+        Registry key of the DP model; a non-private key is attacked as such (ε is then ignored).
+    epsilon : float
+        ε of the DP model, per person when the design bounds rows per person.
+    baseline : str, optional
+        Registry key of a non-private model to attack beside it (shows what DP protects).
+    persons : array of int, optional
+        Whose each row is (:func:`attack_design`): members are then drawn person by person.
+    settings : AttackSettings
+        :data:`QUICK` (under half a minute on the bundled samples) or :data:`THOROUGH`.
+    random_state : None, int or Generator
+        Seeds the split, the reference halves and every model's noise (tests and benchmarks only).
+    progress : callable, optional
+        ``progress(share_done, seconds_left, what)`` after every fit.
+
+    Raises
+    ------
+    DataError
+        Too few rows or people to split, or a model that cannot be trained (said in a sentence).
+    """
+    check_epsilon(epsilon)
+    if settings.n_references < 0 or settings.n_references % 2:
+        raise ValueError(f"n_references must be an even number of at least 0, got {settings.n_references!r}")
+    started = time.perf_counter()
+    rng = check_random_state(random_state)
+    seeded = random_state is not None
+    units = persons if persons is not None else np.arange(len(design.y), dtype=np.int64)
+    rows = _sample_units(units, settings.max_rows, rng)
+    X, y = design.X[rows], design.y[rows]
+    _, units = np.unique(units[rows], return_inverse=True)
+    n_units = int(units.max()) + 1 if units.size else 0
+    member_unit = rng.random(n_units) < 0.5
+    if n_units < 20 or member_unit.sum() < 10 or (~member_unit).sum() < 10:
+        raise DataError("The table has too few rows (or people) to split into members and non-members; an attack needs at least 20.")
+    members = member_unit[units]
+    halves = rng.random((settings.n_references // 2, n_units)) < 0.5
+    inside = np.concatenate([halves, ~halves])[:, units] if halves.size else np.zeros((0, len(units)), dtype=bool)
+    sub = _subdesign(design, X, y)
+    keys = [k for k in (baseline, model) if k is not None]
+    clock = Clock(len(keys) * (1 + settings.n_references), progress)
+    notes: list[str] = []
+    attacked = []
+    for position, key in enumerate(keys):
+        spec = get(key)
+        fitter = _Fitter(spec, sub, epsilon, rng, seeded, count_noise, selection)
+        one = time.perf_counter()
+        target = fitter.fit(members)
+        loss, confidence, predicted = observe(target, X, y, sub.task, sub.target_bounds)
+        seconds = time.perf_counter() - one
+        clock.tick(f"trained {spec.name} on the members")
+        left = settings.time_limit - (time.perf_counter() - started)
+        fits = int(left / max(seconds, 1e-3) / (len(keys) - position))
+        n_refs = min(settings.n_references, 2 * (fits // 2))
+        if n_refs < MIN_REFERENCES:
+            n_refs = 0
+            if settings.n_references:
+                notes.append(f"LiRA was left out for {spec.name}: its reference models would not fit in the time limit.")
+        clock.add(n_refs - settings.n_references)
+        order = np.r_[np.arange(n_refs // 2), settings.n_references // 2 + np.arange(n_refs // 2)]
+        references = np.empty((n_refs, len(y)))
+        for j, k in enumerate(order):
+            references[j] = observe(fitter.fit(inside[k]), X, y, sub.task, sub.target_bounds)[1]
+            clock.tick(f"{spec.name}: reference model {j + 1} of {n_refs}")
+        scores = {"loss threshold": -_per_unit(loss, units, n_units, mean=True)}
+        if n_refs:
+            scores["LiRA"] = _per_unit(lira_scores(confidence, references, inside[order]), units, n_units, mean=False)
+        private = spec.private
+        delta = _delta(target, epsilon, design.rows_per_person) if private else 0.0
+        curves = tuple(_curve(name, s, member_unit, settings.confidence, delta, rng) for name, s in scores.items())
+        attacked.append(ModelUnderAttack(key, spec.name, epsilon if private else None, delta, curves, n_refs,
+                                         _utility(sub, y[~members], predicted[~members])))
+    if persons is not None:
+        notes.append("Members and non-members were drawn person by person: all of a person's rows are on the same side, "
+                      f"and ε is per person (up to {design.rows_per_person} rows each).")
+    if not rows.all():
+        notes.append(f"The attack used a random {int(rows.sum()):,} of the table's {len(rows):,} rows.")
+    return MembershipResult(tuple(attacked), design.task, int(member_unit.sum()), int((~member_unit).sum()),
+                            "person" if persons is not None else "row", design.rows_per_person,
+                            time.perf_counter() - started, settings.confidence, tuple(notes))
+
+
+def _subdesign(design: Design, X: NDArray[Any], y: NDArray[Any]) -> Design:
+    return replace(design, X=X, y=y)
+
+
+def _delta(model: Estimator, epsilon: float, rows_per_person: int) -> float:
+    return per_person(epsilon / rows_per_person, spent_delta(model), rows_per_person)[1]
+
+
+def _curve(name: str, scores: NDArray[np.float64], members: NDArray[np.bool_], confidence: float, delta: float,
+           rng: np.random.Generator) -> AttackCurve:
+    fpr, tpr = roc(scores, members)
+    auc = roc_auc(fpr, tpr)
+    n_in, n_out = int(members.sum()), int((~members).sum())
+    low = tpr_at(fpr, tpr, LOW_FPR)
+    thinned = thin(fpr, tpr)
+    return AttackCurve(name, thinned[0], thinned[1], auc, auc_error(auc, n_in, n_out), low,
+                       1.96 * float(np.sqrt(max(low * (1 - low), 1.0 / n_in) / n_in)),
+                       empirical_epsilon(scores, members, confidence, delta, rng))
+
+
+def _utility(design: Design, truth: NDArray[Any], predicted: NDArray[Any]) -> dict[str, float]:
+    """How good the target model is on the non-members (it never saw them): owner's eyes only."""
+    if truth.size == 0:
+        return {}
+    if design.task == "classification":
+        return {"accuracy": float(np.mean(truth.astype(str) == predicted.astype(str)))}
+    return {"MAE": float(np.mean(np.abs(truth.astype(float) - predicted.astype(float))))}
