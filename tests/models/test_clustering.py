@@ -265,6 +265,7 @@ def test_the_registry_lists_the_clustering_models_apart_from_the_supervised_ones
     assert not any(m.task == "clustering" for task in ("regression", "classification") for m in models_for(task))
     summary = privacy_summary("dp_grid_clustering")
     assert summary.startswith("Neighbouring datasets differ by one added or removed record.") and "ε" in summary
+    assert 2 <= summary.count(". ") + 1 <= 4  # a few plain sentences, as every estimator's
     assert summary == DPGridDensityClustering.privacy_summary
     assert {p.name: p.default for p in get("dp_grid_clustering").parameters} == {"resolution": None, "min_pts": 5.0,
                                                                                    "neighbours": "corners"}
