@@ -29,7 +29,6 @@ from dpcore.attacks.membership import (
     AttackSettings,
     MembershipResult,
     ModelUnderAttack,
-    attack_design,
     attack_membership,
 )
 from dpcore.attacks.reconstruction import ColumnReconstruction, ReconstructionResult, attack_reconstruction
@@ -58,7 +57,6 @@ __all__ = [
     "ModelUnderAttack",
     "ReconstructionResult",
     "as_json",
-    "attack_design",
     "attack_membership",
     "attack_reconstruction",
     "audit_model",

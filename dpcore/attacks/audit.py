@@ -249,13 +249,13 @@ def audit_model(
             clock.add(-2 * (planned - runs_now) * (later + 1))
             planned = runs_now
         scores = np.r_[trial[:, 0], trial[:, 1]]
-        threshold, above = best_event(scores, np.r_[np.ones(pilot, bool), np.zeros(pilot, bool)], (planned, planned),
-                                      confidence, delta)
+        threshold, above, likelier_with = best_event(scores, np.r_[np.ones(pilot, bool), np.zeros(pilot, bool)],
+                                                     (planned, planned), confidence, delta)
         tested = np.array([pair(model_epsilon, frozen, f"{title}: fits on the table with and without the record") for _ in range(planned)])
         event = (tested >= threshold) == above
         hits_with, hits_without = int(event[:, 0].sum()), int(event[:, 1].sum())
-        # "above": the event is more likely with the canary; otherwise without it (DP's mirror bound).
-        first, second = (hits_with, hits_without) if above else (hits_without, hits_with)
+        # The event was chosen likelier with the canary, or likelier without it (DP bounds both ratios).
+        first, second = (hits_with, hits_without) if likelier_with else (hits_without, hits_with)
         bound = float(epsilon_lower_bound(first, planned, second, planned, confidence, delta))
         runs.append(AuditRun(title, description, model_epsilon, bound, hits_with, hits_without, planned, threshold, above,
                              largest_certifiable(planned, confidence)))

@@ -63,8 +63,7 @@ from dpcore.attacks.statistics import (
 from dpcore.design import Design
 from dpcore.exceptions import DataError
 from dpcore.models.registry import Estimator, ModelSpec, get
-from dpcore.persons import bound_contributions, per_person
-from dpcore.schema import Normaliser, Schema
+from dpcore.persons import per_person
 from dpcore.training import DEFAULT_COUNT_NOISE, DEFAULT_SELECTION, spent_delta
 from dpcore.validation import RandomStateLike, check_epsilon, check_random_state
 
@@ -182,22 +181,6 @@ class MembershipResult:
         return pd.concat(parts, ignore_index=True)
 
 
-def attack_design(frame: pd.DataFrame, schema: Schema, random_state: RandomStateLike = None) -> tuple[Design, NDArray[np.int64] | None]:
-    """The design a model would be trained on, and whose each of its rows is when the table names a privacy unit.
-
-    Returns ``(design, persons)``: ``persons[i]`` numbers the person of the design's row ``i``
-    (rows whose unit value is missing count as one person, as in :func:`~dpcore.persons.bound_contributions`),
-    or None when every row is its own person.
-    """
-    if schema.privacy_unit is None:
-        return Design.from_table(frame, schema), None
-    frame = frame[bound_contributions(frame[schema.privacy_unit], schema.rows_per_person, random_state)]
-    design = Design.from_table(frame, schema)  # every person has at most k rows left: none is dropped again
-    _, usable = Normaliser(schema).target(frame)
-    codes, _ = pd.factorize(frame[schema.privacy_unit][usable], use_na_sentinel=True)
-    return design, (codes + 1).astype(np.int64)
-
-
 def split_units(units: NDArray[np.int64], rng: np.random.Generator) -> NDArray[np.bool_]:
     """A fair coin per unit (row or person): True for a member. Rows of one person share their coin."""
     return (rng.random(int(units.max()) + 1) < 0.5)[units]
@@ -288,7 +271,6 @@ def attack_membership(
     epsilon: float,
     *,
     baseline: str | None = None,
-    persons: NDArray[np.int64] | None = None,
     settings: AttackSettings = QUICK,
     count_noise: str = DEFAULT_COUNT_NOISE,
     selection: str = DEFAULT_SELECTION,
@@ -300,15 +282,14 @@ def attack_membership(
     Parameters
     ----------
     design : Design
-        The owner's table as a model sees it (:func:`attack_design`).
+        The owner's table as a model sees it. When it names a privacy unit (``design.groups``),
+        members are drawn person by person and a person's score sums over their rows.
     model : str
         Registry key of the DP model; a non-private key is attacked as such (ε is then ignored).
     epsilon : float
         ε of the DP model, per person when the design bounds rows per person.
     baseline : str, optional
         Registry key of a non-private model to attack beside it (shows what DP protects).
-    persons : array of int, optional
-        Whose each row is (:func:`attack_design`): members are then drawn person by person.
     settings : AttackSettings
         :data:`QUICK` (under half a minute on the bundled samples) or :data:`THOROUGH`.
     random_state : None, int or Generator
@@ -327,7 +308,8 @@ def attack_membership(
     started = time.perf_counter()
     rng = check_random_state(random_state)
     seeded = random_state is not None
-    units = persons if persons is not None else np.arange(len(design.y), dtype=np.int64)
+    persons = design.groups
+    units = np.asarray(persons, dtype=np.int64) if persons is not None else np.arange(len(design.y), dtype=np.int64)
     rows = _sample_units(units, settings.max_rows, rng)
     X, y = design.X[rows], design.y[rows]
     _, units = np.unique(units[rows], return_inverse=True)
@@ -383,7 +365,7 @@ def attack_membership(
 
 
 def _subdesign(design: Design, X: NDArray[Any], y: NDArray[Any]) -> Design:
-    return replace(design, X=X, y=y)
+    return replace(design, X=X, y=y, groups=None)
 
 
 def _delta(model: Estimator, epsilon: float, rows_per_person: int) -> float:

@@ -150,33 +150,35 @@ def largest_certifiable(n_runs: int, confidence: float = 0.95) -> float:
 
 
 def best_event(scores: NDArray[np.float64], members: NDArray[np.bool_], n_test: tuple[int, int], confidence: float = 0.95,
-               delta: float = 0.0, candidates: int = 64) -> tuple[float, bool]:
-    """The threshold and direction whose event should prove the largest ε on a test of ``n_test`` runs.
+               delta: float = 0.0, candidates: int = 64) -> tuple[float, bool, bool]:
+    """The event on the scores that should prove the largest ε on a test of ``n_test`` runs.
 
     ``scores`` and ``members`` are the pilot: outputs with the record (True) and without it.
-    Every candidate threshold (quantiles of the pilot) and direction gets the lower bound
-    :func:`epsilon_lower_bound` would give if the test's frequencies matched the pilot's, with
-    ``n_test = (runs with, runs without)``; that favours events frequent enough to be measured.
-    Returns ``(threshold, above)``: the event is ``score ≥ threshold`` when ``above`` (it is
-    likelier with the record), else ``score < threshold`` (likelier without it: DP's mirror
-    bound). Choose it on data that are not used to test it.
+    Every candidate event — a score at or above a threshold (a quantile of the pilot), or below
+    it — and each way round (likelier with the record, or without it: DP bounds both ratios)
+    gets the lower bound :func:`epsilon_lower_bound` would give if the test's frequencies matched
+    the pilot's, with ``n_test = (runs with, runs without)``; that favours events frequent enough
+    to be measured. Returns ``(threshold, above, likelier_with)``: the event is ``score ≥
+    threshold`` when ``above``, else ``score < threshold``. Choose it on data that are not used
+    to test it.
     """
     cuts = np.unique(np.quantile(scores, np.linspace(0.0, 1.0, candidates + 1)[1:-1])) if scores.size else np.zeros(0)
     if cuts.size == 0:
-        return 0.0, True
+        return 0.0, True, True
     at_or_above = scores[:, None] >= cuts[None, :]
     n_in, n_out = max(int(members.sum()), 1), max(int((~members).sum()), 1)
     p_in = (at_or_above[members].sum(axis=0) + 0.5) / (n_in + 1.0)
     p_out = (at_or_above[~members].sum(axis=0) + 0.5) / (n_out + 1.0)
     test_in, test_out = n_test
-    up = epsilon_lower_bound(np.round(p_in * test_in), test_in, np.round(p_out * test_out), test_out, confidence, delta)
-    down = epsilon_lower_bound(np.round((1 - p_out) * test_out), test_out, np.round((1 - p_in) * test_in), test_in, confidence,
-                               delta)
-    # Ties (e.g. all 0) go to the larger log-ratio of the point estimates.
-    up = up + 1e-9 * np.log(p_in / p_out)
-    down = down + 1e-9 * np.log((1 - p_out) / (1 - p_in))
-    best = int(np.argmax(np.maximum(up, down)))
-    return float(cuts[best]), bool(up[best] >= down[best])
+
+    def bound(first: NDArray[np.float64], n_first: int, second: NDArray[np.float64], n_second: int) -> NDArray[np.float64]:
+        proven = epsilon_lower_bound(np.round(first * n_first), n_first, np.round(second * n_second), n_second, confidence, delta)
+        return proven + 1e-9 * np.log(first / second)  # ties (e.g. all 0) go to the larger point estimate
+
+    options = np.stack([bound(p_in, test_in, p_out, test_out), bound(p_out, test_out, p_in, test_in),
+                        bound(1 - p_in, test_in, 1 - p_out, test_out), bound(1 - p_out, test_out, 1 - p_in, test_in)])
+    which, best = np.unravel_index(int(np.argmax(options)), options.shape)
+    return float(cuts[best]), bool(which < 2), bool(which % 2 == 0)
 
 
 def empirical_epsilon(scores: ArrayLike, members: ArrayLike, confidence: float = 0.95, delta: float = 0.0,
@@ -195,10 +197,10 @@ def empirical_epsilon(scores: ArrayLike, members: ArrayLike, confidence: float =
         return 0.0
     test_scores, test_members = scores[~choose], members[~choose]
     n_test = (int(test_members.sum()), int((~test_members).sum()))
-    threshold, above = best_event(scores[choose], members[choose], n_test, confidence, delta)
-    event = test_scores >= threshold if above else test_scores < threshold
+    threshold, above, likelier_in = best_event(scores[choose], members[choose], n_test, confidence, delta)
+    event = (test_scores >= threshold) == above
     hits_in, n_in = int(event[test_members].sum()), int(test_members.sum())
     hits_out, n_out = int(event[~test_members].sum()), int((~test_members).sum())
-    if not above:  # the mirror event: non-members show it more often
+    if not likelier_in:  # the mirror ratio: non-members show the event more often
         return float(epsilon_lower_bound(hits_out, n_out, hits_in, n_in, confidence, delta))
     return float(epsilon_lower_bound(hits_in, n_in, hits_out, n_out, confidence, delta))

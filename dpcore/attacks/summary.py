@@ -177,7 +177,7 @@ def _table_html(frame: pd.DataFrame) -> str:
 
 
 def _paragraphs(sentences: list[str]) -> str:
-    return "".join(f"<p>{html.escape(s)}</p>" for s in sentences)
+    return "".join(f"<p>{html.escape(s, quote=False)}</p>" for s in sentences)
 
 
 def html_report(*, table_name: str = "", membership: MembershipResult | None = None,
@@ -185,7 +185,7 @@ def html_report(*, table_name: str = "", membership: MembershipResult | None = N
     """A one-page HTML summary of whichever attacks were run, marked "owner's eyes only" (print it to PDF from a browser)."""
     when = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
     body = [f"<h1>What differential privacy protects{': ' + html.escape(table_name) if table_name else ''}</h1>",
-            f'<p class="owner">{html.escape(OWNER_ONLY)}</p>', f"<p class='when'>Made by DP Studio on {when}.</p>"]
+            f'<p class="owner">{html.escape(OWNER_ONLY, quote=False)}</p>', f"<p class='when'>Made by DP Studio on {when}.</p>"]
     if membership is not None:
         body += ["<h2>Can an attacker tell who was in the training data?</h2>", _paragraphs(membership_sentences(membership)),
                  roc_svg(membership), _table_html(membership.table().round(4)),

@@ -203,7 +203,8 @@ def _finish(args: argparse.Namespace, table: pd.DataFrame, sentences: list[str],
 def run_membership(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from dpcore.attacks import QUICK, THOROUGH, attack_design, attack_membership, membership_sentences
+    from dpcore.attacks import QUICK, THOROUGH, attack_membership, membership_sentences
+    from dpcore.design import Design
 
     frame, schema = _load(args, "attack membership")
     task = _task(schema, "attack membership")
@@ -214,8 +215,8 @@ def run_membership(args: argparse.Namespace) -> int:
         settings = replace(settings, n_references=args.references)
     if args.time_limit is not None:
         settings = replace(settings, time_limit=args.time_limit)
-    design, persons = attack_design(frame, schema, random_state=args.seed)
-    result: MembershipResult = attack_membership(design, model, args.epsilon, baseline=baseline, persons=persons,
+    design = Design.from_table(frame, schema, random_state=args.seed)
+    result: MembershipResult = attack_membership(design, model, args.epsilon, baseline=baseline,
                                                  settings=settings, random_state=args.seed, progress=_progress(args.quiet))
     return _finish(args, result.table(), membership_sentences(result), result.notes, membership=result)
 
@@ -240,13 +241,14 @@ def run_reconstruction(args: argparse.Namespace) -> int:
 
 
 def run_audit(args: argparse.Namespace) -> int:
-    from dpcore.attacks import attack_design, audit_model, audit_sentences
+    from dpcore.attacks import audit_model, audit_sentences
+    from dpcore.design import Design
 
     frame, schema = _load(args, "attack audit")
     model = _key(args.model, _task(schema, "attack audit"), "attack audit", private=True)
     chosen = args.control or ["budget", "frozen"]
     controls = () if "none" in chosen else tuple(dict.fromkeys(chosen))
-    design, _ = attack_design(frame, schema, random_state=args.seed)
+    design = Design.from_table(frame, schema, random_state=args.seed)
     result: AuditResult = audit_model(design, model, args.epsilon, n_runs=args.runs, n_rows=args.rows, canary=args.canary,
                                       controls=controls, broken_factor=args.factor, time_limit=args.time_limit,
                                       random_state=args.seed, progress=_progress(args.quiet))

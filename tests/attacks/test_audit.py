@@ -1,0 +1,94 @@
+"""The empirical audit: its lower bound stays at or below a correct model's ε and rises above it for a broken one.
+
+Seeded. The lower bound is a Clopper–Pearson bound: for a correct ε-DP model it exceeds ε with
+probability at most 1 − confidence on a fresh seed, so the tests that expect no violation use
+confidence 1 − 1e-6.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpcore.attacks import CONTROLS, audit_model, audit_sentences, html_report
+from dpcore.attacks.audit import canary_record
+from dpcore.attacks.statistics import largest_certifiable
+from dpcore.design import Design
+from dpcore.exceptions import DataError
+from dpcore.schema import ColumnSpec, Schema
+
+SURE = 1 - 1e-6
+
+
+@pytest.fixture(scope="module")
+def design() -> Design:
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"x": rng.random(500), "z": rng.choice(["a", "b"], 500), "y": rng.random(500) * 10})
+    schema = Schema([ColumnSpec("x", lower=0.0, upper=1.0), ColumnSpec("z", kind="categorical", categories=["a", "b"]),
+                     ColumnSpec("y", role="target", lower=0.0, upper=10.0)])
+    return Design.from_table(frame, schema)
+
+
+def test_a_correct_model_shows_no_violation_and_both_broken_controls_are_caught(design):
+    result = audit_model(design, "dp_mean", 1.0, n_runs=150, n_rows=50, confidence=0.95, random_state=1)
+    assert result.passed and result.model.lower_bound <= 1.0
+    assert [run.label for run in result.controls] == ["broken: ε × 100", "broken: noise frozen"]
+    for run in result.controls:
+        assert result.caught(run), run  # the DP mean with 100× less noise, or the same noise every time, shows the record
+    assert result.control_caught
+    sentences = audit_sentences(result)
+    assert "within the claim" in sentences[0] and all("was caught" in s for s in sentences[1:])
+    table = result.table()
+    assert list(table["verdict"]) == ["no violation found", "caught: the audit sees the bug", "caught: the audit sees the bug"]
+
+
+@pytest.mark.parametrize("model", ["dp_boosting_reg", "dp_tree"])
+def test_the_bound_of_a_correct_model_stays_under_its_epsilon(design, model):
+    result = audit_model(design, model, 0.5, n_runs=80, n_rows=40, controls=(), confidence=SURE, random_state=2)
+    assert result.model.lower_bound <= 0.5 and not result.controls
+
+
+def test_too_few_runs_to_exceed_the_claim_is_said(design):
+    result = audit_model(design, "dp_mean", 5.0, n_runs=20, n_rows=30, controls=("frozen",), random_state=0)
+    assert result.model.largest_certifiable == pytest.approx(largest_certifiable(20))
+    assert largest_certifiable(20) < 5.0
+    assert any("no audit can show more than" in note for note in result.notes)
+    assert "not caught" in audit_sentences(result)[1]
+
+
+def test_the_time_limit_cuts_the_runs_and_says_so(design):
+    result = audit_model(design, "dp_mean", 1.0, n_runs=500, n_rows=30, controls=("budget",), time_limit=0.5, random_state=0)
+    assert result.model.n_runs < 500
+    assert any("instead of 500" in note for note in result.notes)
+
+
+def test_the_canary_is_an_outlier_or_an_unused_row(design):
+    rng = np.random.default_rng(0)
+    rows = np.arange(10)
+    x, label, described = canary_record(design, rows, "outlier", rng)
+    assert np.array_equal(x, design.bounds[1]) and label in (0.0, 10.0) and "edge of every declared range" in described
+    x, label, described = canary_record(design, rows, "row", rng)
+    matches = np.flatnonzero((design.X == x).all(axis=1) & (design.y == label))
+    assert matches.size and not np.isin(matches, rows).all() and "row of your table" in described
+
+
+def test_bad_arguments(design):
+    with pytest.raises(ValueError, match="controls"):
+        audit_model(design, "dp_mean", 1.0, controls=("fast",))
+    with pytest.raises(ValueError, match="n_runs"):
+        audit_model(design, "dp_mean", 1.0, n_runs=3)
+    with pytest.raises(ValueError, match="canary"):
+        audit_model(design, "dp_mean", 1.0, n_runs=10, canary="someone")
+    assert set(CONTROLS) == {"budget", "frozen"}
+
+
+def test_a_model_that_cannot_be_fitted_is_a_sentence(design):
+    with pytest.raises(DataError, match="could not be trained"):
+        audit_model(design, "dp_boosting_clf", 1.0, n_runs=10, controls=())  # a classifier on a numeric target
+
+
+def test_the_summary_holds_the_audit(design):
+    result = audit_model(design, "dp_mean", 1.0, n_runs=30, n_rows=20, random_state=0)
+    page = html_report(table_name="t", audit=result)
+    assert "Does the model keep its promise?" in page and "broken: noise frozen" in page
