@@ -153,11 +153,14 @@ def _axes(found: GroupMap) -> tuple[str, str, dict[str, int]]:
     x = left.selectbox("Across", names, index=0, key="groups_x")
     y = right.selectbox("Up", [n for n in names if n != x], index=0, key="groups_y")
     slices: dict[str, int] = {}
-    for name, edges in zip(names, found.model.edges_, strict=True):
+    counts = found.model.noisy_counts_
+    for axis, (name, edges) in enumerate(zip(names, found.model.edges_, strict=True)):
         if name in (x, y):
             continue
+        # Open on the slice with the most noisy rows (a sum over the released map: post-processing).
+        fullest = int(np.argmax(counts.sum(axis=tuple(a for a in range(counts.ndim) if a != axis))))
         options = list(range(len(edges) - 1))
-        slices[name] = st.select_slider(f"Slice of {name}", options, value=options[len(options) // 2], key=f"groups_slice_{name}",
+        slices[name] = st.select_slider(f"Slice of {name}", options, value=fullest, key=f"groups_slice_{name}",
                                         format_func=lambda i, e=edges: f"{e[i]:.4g} to {e[i + 1]:.4g}")
     return x, y, slices
 
