@@ -1,0 +1,34 @@
+"""Attack: show a stakeholder what differential privacy protects, by attacking the owner's own table.
+
+Three attacks, each a section of :mod:`dpstudio.support.attack_view` over one function of
+:mod:`dpcore.attacks`: who was in the training data (membership inference), what the randomized
+copy gives away (reconstruction), and whether a model keeps its promise (an empirical audit).
+Everything here is measured on the raw rows for the owner's eyes only and charges no budget.
+"""
+
+import streamlit as st
+
+from dpstudio.support import attack_view as view
+from dpstudio.support.session import get_state
+
+state = get_state()
+dataset = state.dataset
+st.title("Attack")
+st.info(view.PAGE_NOTE, icon=":material/lock:")
+
+problems = dataset.schema.problems(dataset.frame, need_target=True)
+if problems:
+    st.error("The table's declarations are not complete yet: " + " ".join(problems) + " Fix them on the Data page.")
+    st.stop()
+
+held = view.results(dataset)
+members, copy, audit = st.tabs(["Who was in the training data?", "Guessing values back from the copy", "Does a model keep its promise?"])
+with members:
+    view.membership_section(state, held)
+with copy:
+    view.reconstruction_section(state, held)
+with audit:
+    view.audit_section(state, held)
+
+st.divider()
+view.summary_download(dataset, held)

@@ -1,0 +1,282 @@
+"""The Attack page's sections: membership inference, reconstruction from the copy, the audit, and the summary download.
+
+Every section calls one function of :mod:`dpcore.attacks` and shows what it returns. Nothing
+here touches the budget ledger: the attacks run on the owner's raw rows, for the owner's eyes
+only, and release nothing. The results of this session are kept under one ``st.session_state``
+key, for the table and declarations they were measured on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from dpcore.attacks import (
+    OWNER_ONLY,
+    QUICK,
+    THOROUGH,
+    AuditResult,
+    MembershipResult,
+    ReconstructionResult,
+    attack_membership,
+    attack_reconstruction,
+    audit_model,
+    audit_sentences,
+    html_report,
+    membership_sentences,
+    reconstruction_sentences,
+)
+from dpcore.attacks.summary import above_ceiling
+from dpcore.design import Design
+from dpcore.exceptions import DataError
+from dpcore.models.registry import models_for
+from dpstudio.support.state import Dataset, StudioState
+
+RESULTS_KEY = "dp_studio_attacks"
+EPSILONS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
+DEPTHS = {"quick": "Quick (under 30 s)", "thorough": "Thorough (every row, more reference models: minutes)"}
+DEFAULT_DP = {"classification": "dp_boosting_clf", "regression": "dp_boosting_reg"}
+DEFAULT_PLAIN = {"classification": "sk_tree_clf", "regression": "sk_tree_reg"}
+# Quick and thorough settings of the reconstruction (rows, attacker's boosting rounds) and the audit (runs, seconds).
+RECONSTRUCTION = {"quick": (5_000, 10), "thorough": (20_000, 30)}
+AUDIT = {"quick": (100, 25.0), "thorough": (400, 600.0)}
+PAGE_NOTE = ("**Owner's eyes only.** Every attack on this page runs on your raw data to show what differential privacy "
+             "protects. Nothing on it is released, nothing is differentially private, and it spends **no privacy budget**.")
+
+
+@dataclass
+class AttackResults:
+    """The attacks run in this session on one table with one set of declarations."""
+
+    key: str
+    membership: MembershipResult | None = None
+    reconstruction: ReconstructionResult | None = None
+    audit: AuditResult | None = None
+
+    @property
+    def empty(self) -> bool:
+        return self.membership is None and self.reconstruction is None and self.audit is None
+
+
+def results(dataset: Dataset) -> AttackResults:
+    """This session's results for the table in use (a fresh, empty set when the table or its declarations changed)."""
+    key = f"{dataset.fingerprint}-{dataset.schema_key}"
+    held = st.session_state.get(RESULTS_KEY)
+    if not isinstance(held, AttackResults) or held.key != key:
+        held = st.session_state[RESULTS_KEY] = AttackResults(key)
+    return held
+
+
+def _bar(start: str) -> tuple[Any, Callable[[float, float | None, str], None]]:
+    bar = st.progress(0.0, text=start)
+
+    def report(share: float, seconds_left: float | None, what: str) -> None:
+        left = f" — about {seconds_left:.0f} s left" if seconds_left is not None else ""
+        bar.progress(min(max(share, 0.0), 1.0), text=f"{what}{left}")
+
+    return bar, report
+
+
+def _run(work: Callable[[Callable[[float, float | None, str], None]], Any], start: str) -> Any:
+    """Run one attack with a progress bar; errors become sentences (never a traceback, never a library's message)."""
+    bar, report = _bar(start)
+    try:
+        return work(report)
+    except DataError as error:
+        st.error(str(error))
+    except Exception:
+        st.error("The attack could not be run on this table. Check the declarations on the Data page or pick another model.")
+    finally:
+        bar.empty()
+    return None
+
+
+def _design(dataset: Dataset) -> Design:
+    return Design.from_table(dataset.frame, dataset.schema)
+
+
+def _depth(key: str) -> str:
+    return st.radio("How hard to attack", list(DEPTHS), format_func=DEPTHS.get, horizontal=True, key=key)
+
+
+def _sentences(sentences: list[str]) -> None:
+    st.markdown("\n".join(f"- {s}" for s in sentences))
+
+
+# --- membership ------------------------------------------------------------------------------
+
+
+def membership_section(state: StudioState, held: AttackResults) -> None:
+    dataset = state.dataset
+    task = dataset.schema.task
+    st.write("A coin toss makes each row (each person, when the table names whose rows are whose) a **member** or not. "
+             "The model is trained on the members only — once without DP and once with it — and an attacker who sees the "
+             "model and the whole population tries to tell who was a member: by how well the model fits each record "
+             "(loss threshold), and by comparing it with models of its own trained with and without that record (LiRA).")
+    private = {m.key: m.name for m in models_for(task, kinds=("ours", "diffprivlib"))}
+    plain = {m.key: m.name for m in models_for(task, kinds=("non-private",))}
+    left, right = st.columns(2)
+    model = left.selectbox("Model with DP", list(private), index=list(private).index(DEFAULT_DP[task]), format_func=private.get,
+                           key=f"attack_model_{task}")
+    baseline = right.selectbox("The same job without DP", list(plain), index=list(plain).index(DEFAULT_PLAIN[task]),
+                               format_func=plain.get, key=f"attack_baseline_{task}")
+    epsilon = left.select_slider("ε of the DP model", EPSILONS, value=1.0, key="attack_epsilon")
+    with right:
+        depth = _depth("attack_depth")
+    if st.button("Run the attack", type="primary", key="attack_run"):
+        settings = QUICK if depth == "quick" else THOROUGH
+
+        def work(report: Callable[[float, float | None, str], None]) -> MembershipResult:
+            return attack_membership(_design(dataset), model, float(epsilon), baseline=baseline, settings=settings,
+                                     count_noise=state.count_noise, selection=state.selection, progress=report)
+
+        held.membership = _run(work, "Splitting the rows into members and non-members…") or held.membership
+    result = held.membership
+    if result is None:
+        st.caption("Press **Run the attack** to start; the quick attack answers in under half a minute.")
+        return
+    if any(above_ceiling(m) for m in result.models):
+        st.error("An attack beat what ε allows, beyond the measurement's error. This should never happen: please report it.")
+    _sentences(membership_sentences(result))
+    log = st.checkbox("Zoom in on low false-alarm rates (log scale)", key="attack_log")
+    st.altair_chart(roc_chart(result, log), width="stretch")
+    st.dataframe(result.table(), hide_index=True, width="stretch", column_config={
+        "ε": st.column_config.NumberColumn("ε (blank: no DP)"),
+        **{c: st.column_config.NumberColumn(c, format="%.3f") for c in ("AUC", "AUC ± (95 %)", "AUC ceiling", "TPR at 1 % FPR",
+                                                                         "TPR ± (95 %)", "TPR ceiling", "empirical ε (lower bound)")},
+    })
+    st.caption(f"{result.n_members:,} {result.unit}s were members and {result.n_non_members:,} were not. "
+               + " ".join(result.notes) + f" Measured in {result.seconds:.0f} s, on your raw data: owner's eyes only.")
+
+
+def roc_chart(result: MembershipResult, log: bool = False) -> alt.Chart:
+    """ROC curves of every attack and model, with each DP model's ceiling and the chance line."""
+    data = result.curves_frame()
+    if log:
+        data = data[data["fpr"] >= 1e-3]
+    lines = list(dict.fromkeys(data["line"]))
+    palette = ["#d62728", "#ff7f0e", "#1f77b4", "#2ca02c", "#9467bd", "#8c564b"]
+    colours, attack = [], 0
+    for line in lines:
+        kind = data.loc[data["line"] == line, "kind"].iloc[0]
+        colours.append("#000000" if kind == "ceiling" else "#888888" if kind == "chance" else palette[attack % len(palette)])
+        attack += kind == "attack"
+    scale = alt.Scale(type="log", domain=[1e-3, 1]) if log else alt.Scale(domain=[0, 1])
+    return alt.Chart(data).mark_line(clip=True).encode(
+        x=alt.X("fpr:Q", scale=scale, title="false alarms: share of non-members accused"),
+        y=alt.Y("tpr:Q", scale=alt.Scale(type="log", domain=[1e-3, 1]) if log else alt.Scale(domain=[0, 1]),
+                title="share of members spotted"),
+        color=alt.Color("line:N", scale=alt.Scale(domain=lines, range=colours), title=None,
+                        legend=alt.Legend(orient="bottom", columns=2, labelLimit=0)),
+        strokeDash=alt.StrokeDash("kind:N", scale=alt.Scale(domain=["attack", "ceiling", "chance"],
+                                                            range=[[1, 0], [6, 4], [2, 3]]), legend=None),
+        tooltip=[alt.Tooltip("line:N", title="curve"), alt.Tooltip("fpr:Q", title="false alarms", format=".3f"),
+                 alt.Tooltip("tpr:Q", title="members spotted", format=".3f")],
+    ).properties(height=420, title="Can the attacker tell members from non-members? (above the dashed black line: more than ε allows)")
+
+
+# --- reconstruction ------------------------------------------------------------------------------
+
+
+def reconstruction_section(state: StudioState, held: AttackResults) -> None:
+    dataset = state.dataset
+    st.write("The randomized copy (the Export page) writes each value as it is with probability e^ε/(e^ε + k − 1) and "
+             "otherwise as one of the other k − 1 values. Here an attacker who has found a person's row in a copy made with "
+             "the default plan tries to guess their true values back: from the copy alone, and knowing everything else "
+             "about the person (a model of your other columns). No copy is released.")
+    left, right = st.columns(2)
+    epsilon = left.select_slider("ε per column of the copy", EPSILONS, value=1.0, key="attack_copy_epsilon")
+    with right:
+        depth = _depth("attack_copy_depth")
+    if st.button("Guess the values back", type="primary", key="attack_copy_run"):
+        rows, rounds = RECONSTRUCTION[depth]
+
+        def work(report: Callable[[float, float | None, str], None]) -> ReconstructionResult:
+            return attack_reconstruction(dataset.frame, dataset.schema, epsilon=float(epsilon), max_rows=rows,
+                                         prior_rounds=rounds, progress=report)
+
+        held.reconstruction = _run(work, "Randomising a copy…") or held.reconstruction
+    result = held.reconstruction
+    if result is None:
+        return
+    _sentences(reconstruction_sentences(result))
+    st.altair_chart(reconstruction_chart(result), width="stretch")
+    st.dataframe(result.table(), hide_index=True, width="stretch", column_config={
+        c: st.column_config.NumberColumn(c, format="percent") for c in result.table().columns[3:]})
+    st.caption(f"Measured on {result.n_rows:,} of your rows in {result.seconds:.0f} s: owner's eyes only. " + " ".join(result.notes))
+
+
+def reconstruction_chart(result: ReconstructionResult) -> alt.Chart:
+    """Per column: how often the informed attacker was right without and with the copy, and DP's ceiling."""
+    rows = []
+    for c in result.columns:
+        rows += [{"column": c.column, "what": "knowing everything else, without the copy", "rate": c.prior_only},
+                 {"column": c.column, "what": "knowing everything else, with the copy", "rate": c.with_copy},
+                 {"column": c.column, "what": "the most ε lets the copy add", "rate": c.ceiling}]
+    data = pd.DataFrame(rows)
+    encode = {"y": alt.Y("column:N", title=None, sort=None),
+              "x": alt.X("rate:Q", title="how often the attacker guesses right", scale=alt.Scale(domain=[0, 1]),
+                         axis=alt.Axis(format="%")),
+              "color": alt.Color("what:N", title=None, legend=alt.Legend(orient="bottom", labelLimit=0)),
+              "tooltip": [alt.Tooltip("column:N"), alt.Tooltip("what:N"), alt.Tooltip("rate:Q", format=".1%")]}
+    points = alt.Chart(data[data["what"] != "the most ε lets the copy add"]).mark_point(filled=True, size=70).encode(**encode)
+    ceiling = alt.Chart(data[data["what"] == "the most ε lets the copy add"]).mark_tick(thickness=2, size=18).encode(**encode)
+    return (points + ceiling).properties(title="Guessing a person's value back from the randomized copy")
+
+
+# --- audit ---------------------------------------------------------------------------------------
+
+
+def audit_section(state: StudioState, held: AttackResults) -> None:
+    dataset = state.dataset
+    task = dataset.schema.task
+    st.write("Does the model keep its promise? It is trained many times on a small sample of your rows, and as many times on "
+             "the same sample plus one made-up person at the edge of every declared range; how often its prediction for that "
+             "person crosses a threshold gives a lower bound on the privacy loss, at 95 % confidence. A deliberately broken "
+             "version of the same model is audited too, to show that the audit can see a leak.")
+    private = {m.key: m.name for m in models_for(task, kinds=("ours", "diffprivlib"))}
+    left, right = st.columns(2)
+    model = left.selectbox("Model to audit", list(private), index=list(private).index(DEFAULT_DP[task]), format_func=private.get,
+                           key=f"audit_model_{task}")
+    epsilon = left.select_slider("Claimed ε", EPSILONS, value=1.0, key="audit_epsilon")
+    with right:
+        depth = st.radio("How many fits", list(AUDIT), horizontal=True, key="audit_depth",
+                         format_func={"quick": "Quick (100 each way, under 30 s)", "thorough": "Thorough (400 each way)"}.get)
+        controls = st.multiselect("Broken versions to audit as controls", ["budget", "frozen"], default=["budget", "frozen"],
+                                  format_func={"budget": "100 × the budget", "frozen": "noise frozen"}.get, key="audit_controls")
+    if st.button("Audit the model", type="primary", key="audit_run"):
+        runs, seconds = AUDIT[depth]
+
+        def work(report: Callable[[float, float | None, str], None]) -> AuditResult:
+            return audit_model(_design(dataset), model, float(epsilon), n_runs=runs, controls=tuple(controls),
+                               time_limit=seconds, count_noise=state.count_noise, selection=state.selection, progress=report)
+
+        held.audit = _run(work, "Fitting the model with and without the record…") or held.audit
+    result = held.audit
+    if result is None:
+        return
+    if not result.passed:
+        st.error("The audit proves a larger privacy loss than the model claims. Please report it.")
+    _sentences(audit_sentences(result))
+    st.dataframe(result.table(), hide_index=True, width="stretch", column_config={
+        c: st.column_config.NumberColumn(c, format="%.2f") for c in ("lower bound on ε", "most any audit of this size can show")})
+    st.caption(" ".join(result.notes) + f" Measured in {result.seconds:.0f} s, on {result.n_rows} of your rows: owner's eyes only.")
+
+
+# --- the summary ---------------------------------------------------------------------------------
+
+
+def summary_download(dataset: Dataset, held: AttackResults) -> None:
+    """The one-page summary of whatever was run, marked owner's eyes only."""
+    st.subheader("One-page summary")
+    st.caption(OWNER_ONLY)
+    page = html_report(table_name=dataset.name, membership=held.membership, reconstruction=held.reconstruction, audit=held.audit)
+    st.download_button("Download the summary (HTML, owner's eyes only)", page.encode("utf-8"),
+                       file_name="attack_summary_OWNERS_EYES_ONLY.html", mime="text/html", disabled=held.empty,
+                       key="attack_summary", help="Open it in a browser and print it to PDF for a one-page handout.")
+

@@ -1,0 +1,37 @@
+"""The Attack page in a real browser: the quick membership attack answers, draws its ROC chart, and the summary downloads."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from browser_support import ARTIFACTS, screenshot  # noqa: E402
+
+pytestmark = pytest.mark.browser
+
+
+def test_the_quick_attack_draws_the_roc_chart_and_the_summary_is_marked_owners_eyes_only(page):
+    page.get_by_role("link", name="Attack").click()
+    page.get_by_text("Owner's eyes only.", exact=False).first.wait_for()
+    started = time.monotonic()
+    page.get_by_role("button", name="Run the attack").click()
+    page.get_by_text("The guarantee: at ε = 1 no attacker", exact=False).wait_for(timeout=60_000)
+    assert time.monotonic() - started < 30, "the quick attack must answer in under 30 s on the bundled sample"
+    chart = page.locator("[data-testid='stVegaLiteChart']").first
+    chart.wait_for()
+    assert chart.locator("canvas, svg").count() >= 1
+    page.get_by_text("Without DP (scikit-learn decision tree), the attacker spotted", exact=False).wait_for()
+    screenshot(page, "attack_page")
+    ARTIFACTS.mkdir(exist_ok=True)
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Download the summary (HTML, owner's eyes only)").click()
+    assert "OWNERS_EYES_ONLY" in download.value.suggested_filename
+    path = ARTIFACTS / "attack_summary.html"
+    download.value.save_as(str(path))
+    html = path.read_text(encoding="utf-8")
+    assert "Owner's eyes only" in html and "charged to the privacy budget" in html and "<svg" in html
+    assert page.locator("[data-testid='stSidebar']").get_by_text("ε spent 0 of", exact=False).count() == 1
