@@ -69,6 +69,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _command_names(parser: argparse.ArgumentParser) -> list[str]:
+    """The commands the parser knows, in the order they were added."""
+    return [name for action in parser._actions if isinstance(action, argparse._SubParsersAction) for name in action.choices]
+
+
 def _one_line(text: object) -> str:
     return " ".join(str(text).split())
 
@@ -81,7 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = parser.parse_args(argv)
         if getattr(args, "handler", None) is None:
-            raise UsageError("choose a command: plan, release, estimate, train or datasets")
+            raise UsageError("choose a command: " + ", ".join(_command_names(parser)))
         return args.handler(args)
     except Exit as done:
         return done.status

@@ -1,7 +1,8 @@
 """The Groups page's sections: columns and grid, the charged fit, the map, its downloads, and the owner-only views.
 
-The map found on the page is kept for this session under its own ``st.session_state`` key
-(:data:`GROUPS_KEY`), tied to the table it was found on: a map of another table is never shown.
+The map found on the page is kept in the session state and the on-disk workspace (a reload
+does not lose a map that was paid for), tied to the dataset and declarations it was found
+with: a map of another table is never shown.
 """
 
 from __future__ import annotations
@@ -29,10 +30,11 @@ from dpcore.clustering import (
 )
 from dpcore.models.clustering import AUTO_SHARE, MAX_CELLS, MAX_FEATURES, MIN_FEATURES, NO_GROUP, grid_problem
 from dpcore.schema import Schema
+from dpstudio.support import workspace
 from dpstudio.support.state import StudioState
 from dpstudio.support.training import DEMO_SEED
 
-GROUPS_KEY = "dp_studio_groups"
+WORKSPACE_NAME = "groups"
 OWNER_ROWS_SHOWN = 5_000
 NO_GROUP_LABEL = "no group"
 NO_GROUP_COLOUR = "#e6e6e6"
@@ -50,9 +52,15 @@ class GroupsResult:
 
 
 def current(state: StudioState) -> GroupsResult | None:
-    """The map found in this session for the table in use, if any."""
-    result = st.session_state.get(GROUPS_KEY)
-    return result if isinstance(result, GroupsResult) and result.fingerprint == state.dataset.fingerprint else None
+    """The map found for the table in use (this session, or before a reload), if any."""
+    if state.groups is None:
+        state.groups = workspace.load_result(state.ledger_path, state.workspace, WORKSPACE_NAME)
+    result = state.groups
+    return result if isinstance(result, GroupsResult) and result.fingerprint == _table_key(state) else None
+
+
+def _table_key(state: StudioState) -> str:
+    return f"{state.dataset.dataset_id}-{state.dataset.schema_key}"
 
 
 def find_in_session(state: StudioState, columns: list[str], epsilon: float, grid: dict, seeded: bool) -> GroupsResult:
@@ -60,8 +68,9 @@ def find_in_session(state: StudioState, columns: list[str], epsilon: float, grid
     dataset = state.dataset
     found = find_groups(dataset.frame, dataset.schema, columns, epsilon, state.ledger(), count_noise=state.count_noise,
                         seed=DEMO_SEED if seeded else None, **grid)
-    result = GroupsResult(dataset.fingerprint, found)
-    st.session_state[GROUPS_KEY] = result
+    result = GroupsResult(_table_key(state), found)
+    state.groups = result
+    workspace.save_result(state.ledger_path, state.workspace, WORKSPACE_NAME, result)
     return result
 
 

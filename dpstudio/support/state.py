@@ -75,7 +75,8 @@ class StudioState:
     upload: tuple | None = None  # (name, bytes, schema bytes, reading options) of the last upload, to read it again
     best_model: dict = field(default_factory=dict)
     release: object | None = None
-    released_plans: dict = field(default_factory=dict)  # (dataset, declarations, unit) → the plan of the copy given out
+    released_plans: dict = field(default_factory=dict)
+    groups: object | None = None  # the Groups page's paid-for map (dpstudio.support.groups_view.GroupsResult)  # (dataset, declarations, unit) → the plan of the copy given out
 
     def catalog(self) -> Catalog:
         return Catalog(self.ledger_path)

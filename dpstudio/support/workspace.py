@@ -118,27 +118,36 @@ def load(ledger_path, token: str, catalog: Catalog) -> Dataset | None:
         return None  # a damaged workspace is not worth a traceback: the session starts afresh
 
 
-def save_trained(ledger_path, token: str, trained: TrainedModel | None) -> None:
-    """Keep the last trained model, so a reload does not lose a model whose ε was charged."""
+def save_result(ledger_path, token: str, name: str, result: object | None) -> None:
+    """Keep a paid-for result (a trained model, a group map), so a reload does not lose what was charged."""
     where = folder(ledger_path, token)
     if where is None:
         return
     where.mkdir(parents=True, exist_ok=True)
-    if trained is None:
-        (where / "trained.pickle").unlink(missing_ok=True)
+    if result is None:
+        (where / f"{name}.pickle").unlink(missing_ok=True)
         return
-    _write(where / "trained.pickle", pickle.dumps(trained))
+    _write(where / f"{name}.pickle", pickle.dumps(result))
+
+
+def load_result(ledger_path, token: str, name: str) -> object | None:
+    where = folder(ledger_path, token)
+    if where is None or not (where / f"{name}.pickle").exists():
+        return None
+    try:
+        # Our own file in the owner's own workspace folder, written by save_result above.
+        return pickle.loads((where / f"{name}.pickle").read_bytes())  # noqa: S301
+    except Exception:  # a result from another version of the code: start without it
+        return None
+
+
+def save_trained(ledger_path, token: str, trained: TrainedModel | None) -> None:
+    save_result(ledger_path, token, "trained", trained)
 
 
 def load_trained(ledger_path, token: str) -> TrainedModel | None:
-    where = folder(ledger_path, token)
-    if where is None or not (where / "trained.pickle").exists():
-        return None
-    try:
-        # Our own file in the owner's own workspace folder, written by save_trained above.
-        return pickle.loads((where / "trained.pickle").read_bytes())  # noqa: S301
-    except Exception:  # a model from another version of the code: start without it
-        return None
+    found = load_result(ledger_path, token, "trained")
+    return found if isinstance(found, TrainedModel) else None
 
 
 def save_released_plans(ledger_path, token: str, plans: dict) -> None:

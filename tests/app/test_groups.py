@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-from dpstudio.support.groups_view import GROUPS_KEY
 from dpstudio.support.session import STATE_KEY
 
 SENTINEL = "SENTINEL-5521"
@@ -44,7 +43,7 @@ def test_finding_groups_charges_once_and_draws_the_map_and_the_owners_rows(app):
     assert not at.exception, [e.value for e in at.exception]
     ledger = state(at).ledger()
     assert ledger.spent == pytest.approx(0.4) and ledger.spends()[-1].released == "a group map"
-    found = at.session_state[GROUPS_KEY].found
+    found = at.session_state[STATE_KEY].groups.found
     assert found.features == ["longitude", "latitude"] and found.epsilon == 0.4
     assert any("ε = 0.4 spent" in str(h.value) for h in at.subheader)
     charts = _charts(at)
@@ -65,11 +64,11 @@ def test_the_comparison_with_the_baselines_costs_nothing(app):
     spent = state(at).ledger().spent
     _button(at, "Compare with k-means and DBSCAN").click().run()
     assert not at.exception
-    table = at.session_state[GROUPS_KEY].comparison
+    table = at.session_state[STATE_KEY].groups.comparison
     assert list(table["method"]) == ["DP grid density clustering", "diffprivlib k-means", "scikit-learn k-means",
                                      "scikit-learn DBSCAN"]
     assert state(at).ledger().spent == spent
-    assert at.session_state[GROUPS_KEY].found.grid == "30 × 30"
+    assert at.session_state[STATE_KEY].groups.found.grid == "30 × 30"
 
 
 def test_three_columns_are_drawn_one_slice_at_a_time(app):
@@ -130,3 +129,21 @@ def test_a_table_without_two_bounded_numeric_columns_gets_a_sentence(app):
     at.run()
     assert any("at least two numeric columns with declared bounds" in str(e.value) for e in at.error)
     assert not at.exception
+
+
+def test_a_paid_map_survives_a_reload(app):
+    from conftest import APP
+    from streamlit.testing.v1 import AppTest
+
+    at = app("groups")
+    at.text_input(key="groups_epsilon").set_value("0.3").run()
+    _button(at, "Find groups").click().run()
+    token = at.query_params["workspace"]
+    token = token[0] if isinstance(token, list) else token
+    reloaded = AppTest.from_file(APP, default_timeout=120)
+    reloaded.query_params["workspace"] = token
+    reloaded.run()
+    reloaded.switch_page("pages/groups.py").run()
+    assert not reloaded.exception
+    assert any("ε = 0.3 spent" in str(h.value) for h in reloaded.subheader)
+    assert state(reloaded).ledger().spent == pytest.approx(0.3)  # shown again, not paid again
