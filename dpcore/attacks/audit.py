@@ -161,7 +161,7 @@ def audit_model(
     epsilon: float,
     *,
     n_runs: int = 200,
-    n_rows: int = 100,
+    n_rows: int = 50,
     canary: str = "outlier",
     controls: Sequence[str] = tuple(CONTROLS),
     broken_factor: float = 100.0,

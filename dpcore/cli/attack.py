@@ -98,7 +98,7 @@ def add_attack(subparsers: Subparsers) -> None:
     audit.add_argument("--model", default="dp_boosting", metavar="MODEL", help="the DP model to audit")
     audit.add_argument("--epsilon", type=positive_float, default=1.0, metavar="EPS", help="the claimed ε per record (default 1)")
     audit.add_argument("--runs", type=positive_int, default=200, metavar="N", help="fits on each table (default 200)")
-    audit.add_argument("--rows", type=positive_int, default=100, metavar="N", help="rows of the audited sample (default 100)")
+    audit.add_argument("--rows", type=positive_int, default=50, metavar="N", help="rows of the audited sample (default 50)")
     audit.add_argument("--canary", choices=["outlier", "row"], default="outlier",
                        help="the added record: a made-up outlier (default) or a random row of the table")
     audit.add_argument("--control", choices=["budget", "frozen", "none"], action="append",
