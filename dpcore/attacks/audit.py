@@ -10,7 +10,8 @@ the promise directly on the owner's model:
    the top of its declared range, with the least common label (or the target bound farthest from
    the sample's mean) — or a row of the table that is not in ``D``.
 2. The output event is a threshold on the model's prediction at ``x`` (the probability of the
-   canary's label, or the prediction scaled to [0, 1] by the declared target bounds). It is
+   canary's label — its log-odds for models that give their joint log-likelihoods, which do not
+   round to 0 or 1 — or the prediction scaled to [0, 1] by the declared target bounds). It is
    chosen on **pilot** fits that are then thrown away, so the fits that test it never chose it.
 3. The model is fitted ``n_runs`` times on ``D`` and ``n_runs`` times on ``D′``, each time with
    fresh noise; the event's frequencies give Clopper–Pearson bounds and a lower bound on ε
@@ -275,11 +276,17 @@ def _verdict(result: AuditResult, run: AuditRun) -> str:
 
 
 def _prediction(model: Estimator, x: NDArray[np.float64], label: Any, design: Design) -> float:
-    """The model's output at the canary: the probability of its label, or the scaled prediction."""
+    """The model's output at the canary: the probability (or log-odds) of its label, or the scaled prediction."""
     if design.task == "classification":
         proba, labels = probabilities(model, x[None, :])
         classes = [str(c) for c in labels]
-        proba = proba[0]
-        return float(proba[classes.index(str(label))]) if str(label) in classes else 0.0
+        if str(label) not in classes:
+            return 0.0
+        at = classes.index(str(label))
+        classifier: Any = model
+        if hasattr(classifier, "predict_joint_log_proba"):  # log-odds do not round to 0 or 1 far from the data
+            joint = np.asarray(classifier.predict_joint_log_proba(x[None, :]), dtype=float)[0]
+            return float(joint[at] - np.logaddexp.reduce(np.delete(joint, at)))
+        return float(proba[0, at])
     lower, upper = design.target_bounds if design.target_bounds is not None else (0.0, 1.0)
     return float((float(np.asarray(model.predict(x[None, :]))[0]) - lower) / (upper - lower))

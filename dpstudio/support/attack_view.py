@@ -212,7 +212,7 @@ def reconstruction_section(state: StudioState, held: AttackResults) -> None:
 
 
 def reconstruction_chart(result: ReconstructionResult) -> alt.Chart:
-    """Per column: how often the informed attacker was right without and with the copy, and DP's ceiling."""
+    """Per column: how often the informed attacker was right from what it knew and with the copy, and DP's ceiling."""
     rows = []
     for c in result.columns:
         rows += [{"column": c.column, "what": "knowing everything else, without the copy", "rate": c.prior_only},

@@ -67,6 +67,7 @@ def test_an_attacker_who_knows_the_rest_gains_at_most_what_epsilon_allows():
     assert size.prior_only < 0.25 and size.with_copy > size.prior_only  # nothing else tells the size: the copy helps
     for c in result.columns:
         assert c.with_copy <= c.ceiling + Z * math.sqrt(0.25 / c.n)
+        assert c.blank_copy <= c.prior_only + Z * math.sqrt(0.25 / c.n)  # a blank copy adds nothing to what it knew
     assert "helped no more than ε allows" in " ".join(reconstruction_sentences(result))
 
 
