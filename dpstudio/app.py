@@ -15,6 +15,7 @@ pages = [
     st.Page("pages/compare.py", title="4. Compare", icon=":material/monitoring:"),
     st.Page("pages/export.py", title="5. Export", icon=":material/inventory_2:"),
     st.Page("pages/groups.py", title="6. Groups", icon=":material/bubble_chart:"),
+    st.Page("pages/attack.py", title="7. Attack", icon=":material/crisis_alert:"),
 ]
 navigation = st.navigation(pages)
 

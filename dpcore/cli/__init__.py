@@ -17,7 +17,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from dpcore.cli import clustering, datasets, release, training
+from dpcore.cli import attack, clustering, datasets, release, training
 from dpcore.cli._common import EXIT_BUDGET, EXIT_DATA, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, Exit, Parser, UsageError, say
 
 __all__ = ["EXIT_BUDGET", "EXIT_DATA", "EXIT_INTERNAL", "EXIT_OK", "EXIT_USAGE", "build_parser", "main", "main_exit"]
@@ -34,6 +34,7 @@ The usual flow:
 Besides:
   train        fit a DP model on the table, charged to its budget; writes the model and its card
   cluster      find dense groups in 2-4 numeric columns, charged to its budget; writes the group map
+  attack       (owner's eyes only, no budget) see what DP protects: membership, reconstruction, audit
   datasets     the datasets in the ledger with their budgets, or one dataset's history
 """
 
@@ -52,7 +53,7 @@ Run 'dpcore COMMAND --help' for a command's options.
 
 
 COMMANDS = [release.add_plan, release.add_release, release.add_estimate, training.add_train, clustering.add_cluster,
-            datasets.add_datasets]
+            attack.add_attack, datasets.add_datasets]
 
 
 def build_parser() -> argparse.ArgumentParser:
