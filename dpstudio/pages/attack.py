@@ -21,7 +21,7 @@ if problems:
     st.error("The table's declarations are not complete yet: " + " ".join(problems) + " Fix them on the Data page.")
     st.stop()
 
-held = view.results(dataset)
+held = view.results(state)
 members, copy, audit = st.tabs(["Who was in the training data?", "Guessing values back from the copy", "Does a model keep its promise?"])
 with members:
     view.membership_section(state, held)

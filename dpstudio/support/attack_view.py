@@ -2,8 +2,8 @@
 
 Every section calls one function of :mod:`dpcore.attacks` and shows what it returns. Nothing
 here touches the budget ledger: the attacks run on the owner's raw rows, for the owner's eyes
-only, and release nothing. The results of this session are kept under one ``st.session_state``
-key, for the table and declarations they were measured on.
+only, and release nothing. The results are kept in the session state and the on-disk workspace
+(a reload does not lose minutes of attacks), for the table and declarations they were measured on.
 """
 
 from __future__ import annotations
@@ -35,9 +35,10 @@ from dpcore.attacks.summary import above_ceiling
 from dpcore.design import Design
 from dpcore.exceptions import DataError
 from dpcore.models.registry import models_for
+from dpstudio.support import workspace
 from dpstudio.support.state import Dataset, StudioState
 
-RESULTS_KEY = "dp_studio_attacks"
+WORKSPACE_NAME = "attacks"
 EPSILONS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 DEPTHS = {"quick": "Quick (under 30 s)", "thorough": "Thorough (every row, more reference models: minutes)"}
 DEFAULT_DP = {"classification": "dp_boosting_clf", "regression": "dp_boosting_reg"}
@@ -63,13 +64,18 @@ class AttackResults:
         return self.membership is None and self.reconstruction is None and self.audit is None
 
 
-def results(dataset: Dataset) -> AttackResults:
-    """This session's results for the table in use (a fresh, empty set when the table or its declarations changed)."""
-    key = f"{dataset.fingerprint}-{dataset.schema_key}"
-    held = st.session_state.get(RESULTS_KEY)
-    if not isinstance(held, AttackResults) or held.key != key:
-        held = st.session_state[RESULTS_KEY] = AttackResults(key)
-    return held
+def results(state: StudioState) -> AttackResults:
+    """The results for the table in use (a fresh, empty set when the table or its declarations changed)."""
+    key = f"{state.dataset.dataset_id}-{state.dataset.schema_key}"
+    if state.attacks is None:
+        state.attacks = workspace.load_result(state.ledger_path, state.workspace, WORKSPACE_NAME)
+    if not isinstance(state.attacks, AttackResults) or state.attacks.key != key:
+        state.attacks = AttackResults(key)
+    return state.attacks
+
+
+def _keep(state: StudioState) -> None:
+    workspace.save_result(state.ledger_path, state.workspace, WORKSPACE_NAME, state.attacks)
 
 
 def _bar(start: str) -> tuple[Any, Callable[[float, float | None, str], None]]:
@@ -136,6 +142,7 @@ def membership_section(state: StudioState, held: AttackResults) -> None:
                                      count_noise=state.count_noise, selection=state.selection, progress=report)
 
         held.membership = _run(work, "Splitting the rows into members and non-members…") or held.membership
+        _keep(state)
     result = held.membership
     if result is None:
         st.caption("Press **Run the attack** to start; the quick attack answers in under half a minute.")
@@ -201,6 +208,7 @@ def reconstruction_section(state: StudioState, held: AttackResults) -> None:
                                          prior_rounds=rounds, progress=report)
 
         held.reconstruction = _run(work, "Randomising a copy…") or held.reconstruction
+        _keep(state)
     result = held.reconstruction
     if result is None:
         return
@@ -257,6 +265,7 @@ def audit_section(state: StudioState, held: AttackResults) -> None:
                                time_limit=seconds, count_noise=state.count_noise, selection=state.selection, progress=report)
 
         held.audit = _run(work, "Fitting the model with and without the record…") or held.audit
+        _keep(state)
     result = held.audit
     if result is None:
         return

@@ -76,7 +76,8 @@ class StudioState:
     best_model: dict = field(default_factory=dict)
     release: object | None = None
     released_plans: dict = field(default_factory=dict)
-    groups: object | None = None  # the Groups page's paid-for map (dpstudio.support.groups_view.GroupsResult)  # (dataset, declarations, unit) → the plan of the copy given out
+    groups: object | None = None  # the Groups page's paid-for map (dpstudio.support.groups_view.GroupsResult)
+    attacks: object | None = None  # the Attack page's results (dpstudio.support.attack_view.AttackResults)  # (dataset, declarations, unit) → the plan of the copy given out
 
     def catalog(self) -> Catalog:
         return Catalog(self.ledger_path)

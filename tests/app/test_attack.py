@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from dpstudio.support.attack_view import RESULTS_KEY
 from dpstudio.support.session import STATE_KEY
 
 
@@ -47,7 +46,7 @@ def test_the_quick_membership_attack_draws_the_roc_chart_and_charges_no_budget(a
     text = texts(at)
     assert "Without DP (scikit-learn decision tree), the attacker spotted" in text
     assert "The guarantee: at ε = 1 no attacker" in text
-    result = at.session_state[RESULTS_KEY].membership
+    result = at.session_state[STATE_KEY].attacks.membership
     assert result is not None and result.seconds < 30
     assert [m.private for m in result.models] == [False, True]
     assert state(at).ledger().spent == 0
@@ -56,15 +55,15 @@ def test_the_quick_membership_attack_draws_the_roc_chart_and_charges_no_budget(a
 
 def test_the_log_scale_and_a_rerun_keep_the_result(attack_page):
     at = click(attack_page, "Run the attack")
-    first = at.session_state[RESULTS_KEY].membership
+    first = at.session_state[STATE_KEY].attacks.membership
     at.checkbox(key="attack_log").check().run()
     assert not at.exception and charts(at)
-    assert at.session_state[RESULTS_KEY].membership is first
+    assert at.session_state[STATE_KEY].attacks.membership is first
 
 
 def test_reconstruction_compares_the_copy_with_its_guarantee(attack_page):
     at = click(attack_page, "Guess the values back")
-    result = at.session_state[RESULTS_KEY].reconstruction
+    result = at.session_state[STATE_KEY].attacks.reconstruction
     assert result is not None and len(result.columns) == 10
     assert "From the copy alone an attacker guesses" in texts(at)
     assert not any(c.exceeds_ceiling for c in result.columns)
@@ -73,7 +72,7 @@ def test_reconstruction_compares_the_copy_with_its_guarantee(attack_page):
 
 def test_the_quick_audit_reports_a_lower_bound_and_its_controls(attack_page):
     at = click(attack_page, "Audit the model")
-    result = at.session_state[RESULTS_KEY].audit
+    result = at.session_state[STATE_KEY].attacks.audit
     assert result is not None and result.passed and len(result.controls) == 2
     assert "The data prove a privacy loss of at least" in texts(at)
     assert state(at).ledger().spent == 0

@@ -9,7 +9,7 @@ from dpcore.release import COUNT_EPSILON
 from dpstudio.support.session import STATE_KEY
 
 SENTINEL = "SENTINEL-4417"
-PAGES = ["data", "privacy", "train", "compare", "export"]
+PAGES = ["data", "privacy", "train", "compare", "export", "groups", "attack"]
 
 
 def messages(at) -> list[str]:
