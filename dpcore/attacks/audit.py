@@ -11,8 +11,13 @@ the promise directly on the owner's model:
    the sample's mean) — or a row of the table that is not in ``D``.
 2. The output event is a threshold on the model's prediction at ``x`` (the probability of the
    canary's label — its log-odds for models that give their joint log-likelihoods, which do not
-   round to 0 or 1 — or the prediction scaled to [0, 1] by the declared target bounds). It is
-   chosen on **pilot** fits that are then thrown away, so the fits that test it never chose it.
+   round to 0 or 1 — or the prediction scaled to [0, 1] by the declared target bounds), or on
+   how much nearer the model's predictions at ``x`` and at a few rows of ``D`` (:data:`PROBES`)
+   are to their typical values with the canary than without it — whichever shows more on the
+   **pilot** fits. Both the statistic and its threshold are chosen on pilot fits that are then
+   thrown away, so the fits that test the event never chose it. (One prediction can coincide with
+   and without the canary — clipped to a target bound, or a vote share of a few trees — while the
+   model as a whole still differs.)
 3. The model is fitted ``n_runs`` times on ``D`` and ``n_runs`` times on ``D′``, each time with
    fresh noise; the event's frequencies give Clopper–Pearson bounds and a lower bound on ε
    (:func:`~dpcore.attacks.statistics.epsilon_lower_bound`) that is right with probability at
@@ -24,7 +29,11 @@ variant of the same model, whose lower bound should exceed the claim — that sh
 can catch a bug (:data:`CONTROLS`):
 
 * ``"frozen"``: the noise is frozen — every fit reuses one random seed, the classic bug of a
-  hard-coded seed. The model becomes a deterministic function of its data, so the canary shows.
+  hard-coded seed — and the model is given ``broken_factor`` × ε while ε is claimed. The model
+  becomes a deterministic function of its data, so its outputs with and without the canary are
+  two fixed points, which the chosen event separates unless the two coincide (the larger budget
+  makes that all but impossible: without it, a prediction swamped by frozen noise can be clipped
+  to the same bound with and without the canary).
 * ``"budget"``: the model is given ``broken_factor`` × ε while ε is claimed (its noise cut by
   that factor). Models whose randomness is not all privacy noise (random tree structures,
   random partitions) stay hard to tell apart from one prediction even then, so this control is
@@ -67,9 +76,12 @@ from dpcore.validation import RandomStateLike, check_epsilon, check_random_state
 CANARIES = ("outlier", "row")
 CONTROLS = {
     "budget": "the same model given {factor:g} × ε while claiming ε (its noise cut {factor:g}-fold)",
-    "frozen": "the same model with its noise frozen (one random seed reused on every fit)",
+    "frozen": "the same model with its noise frozen (one random seed reused on every fit) and given {factor:g} × ε "
+              "while claiming ε",
 }
 PILOT_SHARE = 0.25
+PROBES = 8
+STATISTICS = ("prediction at the record", "predictions at the record and at rows of the sample")
 
 
 @dataclass(frozen=True)
@@ -86,6 +98,7 @@ class AuditRun:
     threshold: float
     above: bool
     largest_certifiable: float
+    statistic: str = STATISTICS[0]
 
 
 @dataclass(frozen=True)
@@ -205,6 +218,7 @@ def audit_model(
     rows = np.sort(rng.choice(len(design.y), size=min(n_rows, len(design.y) - 1), replace=False))
     x, label, described = canary_record(design, rows, canary, rng)
     without = (design.X[rows], design.y[rows])
+    points = np.vstack([x[None, :], design.X[rows[:PROBES]]]).astype(float)
     with_canary = (np.vstack([design.X[rows], x[None, :]]), np.r_[design.y[rows], np.asarray([label], dtype=design.y.dtype)])
     context = replace(design.context(epsilon, count_noise=count_noise, selection=selection), rows_per_person=1)
     unknown = [c for c in controls if c not in CONTROLS]
@@ -214,7 +228,7 @@ def audit_model(
     for control in dict.fromkeys(controls):
         description = CONTROLS[control].format(factor=broken_factor)
         if control == "frozen":
-            variants.append(("broken: noise frozen", description, epsilon, int(rng.integers(0, 2**31 - 1))))
+            variants.append(("broken: noise frozen", description, epsilon * broken_factor, int(rng.integers(0, 2**31 - 1))))
         else:
             variants.append((f"broken: ε × {broken_factor:g}", description, epsilon * broken_factor, None))
     pilot = max(5, math.ceil(PILOT_SHARE * n_runs))
@@ -223,7 +237,7 @@ def audit_model(
     runs: list[AuditRun] = []
     delta = 0.0
 
-    def output(model_epsilon: float, frozen: int | None, data: tuple[NDArray[Any], NDArray[Any]]) -> float:
+    def output(model_epsilon: float, frozen: int | None, data: tuple[NDArray[Any], NDArray[Any]]) -> NDArray[np.float64]:
         seed = frozen if frozen is not None else int(rng.integers(0, 2**31 - 1)) if seeded else None
         try:
             fitted = spec.make(replace(context, epsilon=model_epsilon, random_state=seed)).fit(*data)
@@ -232,9 +246,9 @@ def audit_model(
                             "try more rows or another model.") from error
         nonlocal delta
         delta = max(delta, spent_delta(fitted))
-        return _prediction(fitted, x, label, design)
+        return _predictions(fitted, points, label, design)
 
-    def pair(model_epsilon: float, frozen: int | None, what: str) -> tuple[float, float]:
+    def pair(model_epsilon: float, frozen: int | None, what: str) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         outputs = output(model_epsilon, frozen, with_canary), output(model_epsilon, frozen, without)
         clock.tick(what, 2)
         return outputs
@@ -249,17 +263,16 @@ def audit_model(
             runs_now = max(10, min(planned, affordable // (later + 1)))
             clock.add(-2 * (planned - runs_now) * (later + 1))
             planned = runs_now
-        scores = np.r_[trial[:, 0], trial[:, 1]]
-        threshold, above, likelier_with = best_event(scores, np.r_[np.ones(pilot, bool), np.zeros(pilot, bool)],
-                                                     (planned, planned), confidence, delta)
-        tested = np.array([pair(model_epsilon, frozen, f"{title}: fits on the table with and without the record") for _ in range(planned)])
+        centres, threshold, above, likelier_with = _choose_event(trial, (planned, planned), confidence, delta)
+        tested = _score(np.array([pair(model_epsilon, frozen, f"{title}: fits on the table with and without the record")
+                                  for _ in range(planned)]), centres)
         event = (tested >= threshold) == above
         hits_with, hits_without = int(event[:, 0].sum()), int(event[:, 1].sum())
         # The event was chosen likelier with the canary, or likelier without it (DP bounds both ratios).
         first, second = (hits_with, hits_without) if likelier_with else (hits_without, hits_with)
         bound = float(epsilon_lower_bound(first, planned, second, planned, confidence, delta))
         runs.append(AuditRun(title, description, model_epsilon, bound, hits_with, hits_without, planned, threshold, above,
-                             largest_certifiable(planned, confidence)))
+                             largest_certifiable(planned, confidence), STATISTICS[centres is not None]))
     if planned < n_runs:
         notes.append(f"{planned} runs on each table instead of {n_runs}, to stay within the time limit.")
     if runs[0].largest_certifiable <= epsilon:
@@ -275,18 +288,52 @@ def _verdict(result: AuditResult, run: AuditRun) -> str:
     return "caught: the audit sees the bug" if result.caught(run) else "not caught with this many runs"
 
 
-def _prediction(model: Estimator, x: NDArray[np.float64], label: Any, design: Design) -> float:
-    """The model's output at the canary: the probability (or log-odds) of its label, or the scaled prediction."""
+Centres = tuple[NDArray[np.float64], NDArray[np.float64]] | None
+
+
+def _score(outputs: NDArray[np.float64], centres: Centres) -> NDArray[np.float64]:
+    """``outputs`` (runs × {with, without} × points) to one number per fit: the prediction at the canary, or
+    how much farther the predictions are from their typical values without the canary than with it."""
+    if centres is None:
+        return outputs[..., 0]
+    typical_with, typical_without = centres
+    return np.asarray(np.linalg.norm(outputs - typical_without, axis=-1) - np.linalg.norm(outputs - typical_with, axis=-1))
+
+
+def _choose_event(trial: NDArray[np.float64], n_test: tuple[int, int], confidence: float,
+                  delta: float) -> tuple[Centres, float, bool, bool]:
+    """On the pilot fits only: the statistic (:data:`STATISTICS`) and event that prove the most on the pilot itself.
+
+    Returns ``(centres, threshold, above, likelier_with)`` (no centres: the prediction at the canary); ties go to the prediction at the canary.
+    """
+    pilot = len(trial)
+    members = np.r_[np.ones(pilot, bool), np.zeros(pilot, bool)]
+    best: tuple[float, Centres, float, bool, bool] | None = None
+    for centres in (None, (np.median(trial[:, 0], axis=0), np.median(trial[:, 1], axis=0))):
+        scores = _score(trial, centres)
+        threshold, above, likelier_with = best_event(np.r_[scores[:, 0], scores[:, 1]], members, n_test, confidence, delta)
+        hits = ((scores >= threshold) == above).sum(axis=0)
+        first, second = (hits[0], hits[1]) if likelier_with else (hits[1], hits[0])
+        shown = float(epsilon_lower_bound(int(first), pilot, int(second), pilot, confidence, delta))
+        if best is None or shown > best[0]:
+            best = (shown, centres, threshold, above, likelier_with)
+    assert best is not None
+    return best[1:]
+
+
+def _predictions(model: Estimator, points: NDArray[np.float64], label: Any, design: Design) -> NDArray[np.float64]:
+    """The model's outputs at ``points`` (the canary first): the probability (or log-odds) of the canary's label,
+    or the prediction scaled by the target bounds."""
     if design.task == "classification":
-        proba, labels = probabilities(model, x[None, :])
+        proba, labels = probabilities(model, points)
         classes = [str(c) for c in labels]
         if str(label) not in classes:
-            return 0.0
+            return np.zeros(len(points))
         at = classes.index(str(label))
         classifier: Any = model
         if hasattr(classifier, "predict_joint_log_proba"):  # log-odds do not round to 0 or 1 far from the data
-            joint = np.asarray(classifier.predict_joint_log_proba(x[None, :]), dtype=float)[0]
-            return float(joint[at] - np.logaddexp.reduce(np.delete(joint, at)))
-        return float(proba[0, at])
+            joint = np.asarray(classifier.predict_joint_log_proba(points), dtype=float)
+            return np.asarray(joint[:, at] - np.logaddexp.reduce(np.delete(joint, at, axis=1), axis=1), dtype=float)
+        return np.asarray(proba[:, at], dtype=float)
     lower, upper = design.target_bounds if design.target_bounds is not None else (0.0, 1.0)
-    return float((float(np.asarray(model.predict(x[None, :]))[0]) - lower) / (upper - lower))
+    return (np.asarray(model.predict(points), dtype=float).ravel() - lower) / (upper - lower)

@@ -92,3 +92,12 @@ def test_the_summary_holds_the_audit(design):
     result = audit_model(design, "dp_mean", 1.0, n_runs=30, n_rows=20, random_state=0)
     page = html_report(table_name="t", audit=result)
     assert "Does the model keep its promise?" in page and "broken: noise frozen" in page
+
+
+@pytest.mark.parametrize("model", ["dp_tree", "dp_extra_trees_reg", "dp_forest"])
+def test_the_frozen_control_is_caught_for_models_whose_randomness_is_mostly_structure(design, model):
+    # One seed reused on every fit with 100 × ε: the model is a fixed function of its data, and the event chosen on
+    # the pilot (the prediction at the record, or the predictions at it and at rows of the sample) separates the two.
+    result = audit_model(design, model, 1.0, n_runs=40, n_rows=40, controls=("frozen",), random_state=3)
+    (frozen,) = result.controls
+    assert frozen.model_epsilon == 100.0 and result.caught(frozen), frozen
