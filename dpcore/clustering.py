@@ -27,7 +27,7 @@ from dpcore.accountant import ADD_REMOVE, UNITS, BudgetLedger, convert, fmt
 from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.models.clustering import AUTO_SHARE, NO_GROUP, DPGridDensityClustering, grid_problem
 from dpcore.models.registry import ModelContext, get, privacy_summary
-from dpcore.persons import bound_contributions, unit_problems
+from dpcore.persons import bound_contributions, counting, unit_problems
 from dpcore.release.writing import escape_label
 from dpcore.schema import Schema, normalise_numeric
 from dpcore.validation import check_epsilon, epsilon_decimal
@@ -138,12 +138,15 @@ def find_groups(
         If a column cannot be used or the grid would be too large (nothing fitted or charged).
     BudgetExceededError
         If the ledger cannot pay ``epsilon`` (nothing fitted or charged).
+    UnitOfProtectionError
+        If the ledger's earlier spends count people differently (nothing fitted or charged).
     """
     check_features(schema, features, frame)
     problem = grid_problem(resolution, len(features))
     if problem:
         raise DataError(problem)
     check_epsilon(epsilon)
+    ledger.count_people_as(counting(schema.privacy_unit, schema.rows_per_person))
     if not ledger.can_spend(epsilon):
         raise BudgetExceededError(
             f"Finding groups at ε = {epsilon:g} does not fit in what is left of this dataset's budget "

@@ -351,6 +351,21 @@ def test_a_person_with_several_rows_is_bounded_and_charged_once(ledger):
     assert "per person" in ledger.spends()[-1].label and "0.5 per row" in map_json(found)
 
 
+def test_a_map_that_counts_people_differently_from_earlier_spends_is_refused_and_charges_nothing(ledger):
+    """find_groups keeps the ledger's rule that every spend counts people the same way (as train and the releases do)."""
+    from dpcore.exceptions import UnitOfProtectionError
+    from dpcore.schema import ColumnSpec, Schema
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"patient": np.repeat(np.arange(100), 3), "age": rng.uniform(20, 80, 300), "dose": rng.uniform(0, 10, 300)})
+    columns = [ColumnSpec("patient", role="identifier"), ColumnSpec("age", lower=0, upper=100), ColumnSpec("dose", lower=0, upper=10)]
+    find_groups(frame, Schema(columns), ["age", "dose"], 0.5, ledger, resolution=10, seed=0)  # one row each
+    with pytest.raises(UnitOfProtectionError, match="nothing was spent"):
+        find_groups(frame, Schema(columns, privacy_unit="patient", rows_per_person=2), ["age", "dose"], 0.5, ledger,
+                    resolution=10, seed=0)
+    assert ledger.spent == 0.5
+
+
 def test_the_owner_comparison_costs_nothing_and_scores_every_method(california_frame, california_schema, ledger):
     found = find_groups(california_frame, california_schema, ["longitude", "latitude"], 1.0, ledger, resolution=40, seed=2)
     table = compare_with_baselines(found, california_frame, california_schema, max_rows=5000)
