@@ -7,32 +7,13 @@ import inspect
 import numpy as np
 import pytest
 
-from dpcore.models import (
-    DPBoostingClassifier,
-    DPBoostingRegressor,
-    DPExtraTreesClassifier,
-    DPExtraTreesRegressor,
-    DPGaussianNB,
-    DPMeanRegressor,
-    DPPartitionedForest,
-    DPRandomForestClassifier,
-    DPRegressionTree,
-)
+import dpcore.models
+from dpcore.models import DPBoostingRegressor, DPGaussianNB, DPRegressionTree
 from dpcore.models.baselines import DeclaredBoundsScaler, EncodedLabelClassifier, PartitionedForestRegressor
-from dpcore.models.registry import REGISTRY, ModelContext, estimator_defaults, get, privacy_summary
+from dpcore.models.registry import MODELS, ModelContext, estimator_defaults, get, privacy_summary
 
-OURS = [spec for spec in REGISTRY if spec.kind == "ours"]
-ESTIMATORS = [
-    DPBoostingClassifier,
-    DPBoostingRegressor,
-    DPExtraTreesClassifier,
-    DPExtraTreesRegressor,
-    DPGaussianNB,
-    DPMeanRegressor,
-    DPPartitionedForest,
-    DPRandomForestClassifier,
-    DPRegressionTree,
-]
+OURS = [spec for spec in MODELS.values() if spec.kind == "ours"]
+ESTIMATORS = [getattr(dpcore.models, name) for name in dpcore.models.__all__]
 
 
 def _context(spec, **overrides) -> ModelContext:
@@ -42,7 +23,7 @@ def _context(spec, **overrides) -> ModelContext:
 
 def test_every_one_of_our_registry_entries_names_its_estimator():
     assert {spec.estimator for spec in OURS} == set(ESTIMATORS)
-    assert all(spec.estimator is None for spec in REGISTRY if spec.kind != "ours")
+    assert all(spec.estimator is None for spec in MODELS.values() if spec.kind != "ours")
 
 
 @pytest.mark.parametrize("spec", OURS, ids=lambda s: s.key)
@@ -82,7 +63,7 @@ def test_every_estimator_states_its_privacy_argument_once_in_a_few_sentences(est
 
 
 def test_privacy_summary_by_registry_key():
-    for spec in REGISTRY:
+    for spec in MODELS.values():
         expected = spec.estimator.privacy_summary if spec.estimator is not None else spec.description
         assert privacy_summary(spec.key) == expected
     assert "(ε, δ)-DP" in privacy_summary("dp_boosting_clf_approx")
