@@ -470,7 +470,7 @@ def privacy_summary(model: object) -> str:
 
 def models_for(task: str, kinds: Collection[str] = KINDS) -> list[ModelSpec]:
     """The registry's models for ``task`` ("regression", "classification" or "clustering"), in display order."""
-    return [m for m in (*REGISTRY, *CLUSTERING) if m.task == task and m.kind in kinds]
+    return [m for m in MODELS.values() if m.task == task and m.kind in kinds]
 
 
 def get(key: str) -> ModelSpec:
