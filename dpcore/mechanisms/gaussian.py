@@ -55,10 +55,14 @@ class Gaussian(Mechanism):
 
     @property
     def grid(self) -> float:
-        """The power of two, about σ/1000, that outputs are rounded to."""
+        """The power of two, about σ/1000, that outputs are rounded to (0: no noise, no rounding)."""
+        if self.sigma == 0:
+            return 0.0
         return 2.0 ** math.floor(math.log2(self.sigma / 1000.0))
 
     def randomise(self, values: ArrayLike) -> NDArray[np.float64]:
         values = np.asarray(values, dtype=float)
         noisy = values + self.rng.normal(0.0, self.sigma, size=values.shape)
-        return self._released(values, np.round(noisy / self.grid) * self.grid)
+        if self.grid > 0:
+            noisy = np.round(noisy / self.grid) * self.grid
+        return self._released(values, noisy)

@@ -44,3 +44,10 @@ def test_outputs_are_rounded_to_a_power_of_two_grid():
     assert grid == 2.0 ** np.floor(np.log2(mechanism.sigma / 1000)) and grid <= mechanism.sigma / 1000
     out = mechanism.randomise(np.full(10_000, 0.123456789))
     assert np.all(out / grid == np.round(out / grid))
+
+
+def test_a_query_of_sensitivity_zero_is_returned_unchanged():
+    """No noise, no grid (as Laplace): the grid once took log2(0) and raised."""
+    mechanism = Gaussian(rho=0.5, sensitivity=0.0, random_state=0)
+    assert mechanism.grid == 0.0
+    assert mechanism.randomise([1.0, 2.5]).tolist() == [1.0, 2.5]
