@@ -32,7 +32,7 @@ from dpcore.accountant import BudgetLedger
 from dpcore.design import Design
 from dpcore.exceptions import BudgetExceededError
 from dpcore.models.registry import Estimator, get
-from dpcore.persons import counting, per_person
+from dpcore.persons import counting, per_person, per_row
 from dpcore.validation import check_epsilon
 
 HOLDOUT_SHARE = 0.2
@@ -69,13 +69,23 @@ class TrainedModel:
     @property
     def delta(self) -> float:
         """The δ of the model per person (its own δ is per row)."""
-        k = self.rows_per_person
-        return per_person(self.epsilon / k, spent_delta(self.model), k)[1]
+        return person_delta(self.model, self.epsilon, self.rows_per_person)
 
 
 def spent_delta(model: object) -> float:
-    """The δ a fitted model used (0 for pure ε-DP models)."""
+    """The δ a fitted model used (0 for pure ε-DP models); per row when it was fitted for k rows per person."""
     return float(getattr(model, "delta", 0.0) or 0.0)
+
+
+def person_delta(model: object, epsilon: float, rows_per_person: int) -> float:
+    """The δ per person of ``model``, fitted at ``epsilon`` per person for up to ``rows_per_person`` rows each.
+
+    The registry fitted it at the per-row ε of :func:`~dpcore.persons.per_row`; its own δ
+    (:func:`spent_delta`) is per row, and :func:`~dpcore.persons.per_person` turns it into the
+    person's δ by group privacy. With one row each it is the model's own δ.
+    """
+    row_epsilon = per_row(epsilon, 0.0, rows_per_person)[0]
+    return per_person(row_epsilon, spent_delta(model), rows_per_person)[1]
 
 
 def holdout_split(n: int, rng: np.random.Generator, share: float = HOLDOUT_SHARE,
@@ -144,8 +154,7 @@ def train(
     label = f"Train {spec.name}" + (" (demo seed)" if seed is not None else "")
     if design.rows_per_person > 1:
         label += f", per person counting up to {design.rows_per_person} rows each"
-    person_delta = per_person(epsilon / design.rows_per_person, spent_delta(fitted), design.rows_per_person)[1]
-    ledger.spend(label, epsilon, delta=person_delta, mechanism=type(fitted).__name__, released="a trained model")
+    ledger.spend(label, epsilon, delta=person_delta(fitted, epsilon, design.rows_per_person), mechanism=type(fitted).__name__, released="a trained model")
     details: dict[str, Any] = {"n_train": len(fit_rows), "n_test": len(test_rows), "n_without_target": design.n_without_target,
                                "rows_over_bound": design.rows_over_bound}
     metrics: dict[str, float] = {}

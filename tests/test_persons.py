@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -16,7 +17,7 @@ from dpcore.model_card import model_card
 from dpcore.models.registry import get
 from dpcore.persons import bound_contributions, per_person, per_row, rows_left_out
 from dpcore.schema import ColumnSpec, Schema
-from dpcore.training import train
+from dpcore.training import person_delta, train
 
 K = 3
 
@@ -129,6 +130,12 @@ def test_approximate_models_get_a_per_row_delta_whose_group_delta_is_the_declare
     context = replace(Design.from_table(_visits(), _schema(), random_state=0).context(1.0), delta=1e-5)
     row = context.per_row()
     assert row.epsilon == pytest.approx(1 / K) and per_person(row.epsilon, row.delta, K)[1] == pytest.approx(1e-5)
+
+
+def test_a_models_person_delta_is_its_row_delta_grown_by_group_privacy():
+    model = SimpleNamespace(delta=1e-6)
+    assert person_delta(model, 1.0, 1) == 1e-6 and person_delta(SimpleNamespace(), 1.0, K) == 0.0
+    assert person_delta(model, 1.0, K) == per_person(1.0 / K, 1e-6, K)[1]
 
 
 def test_private_bounds_are_charged_per_person(tmp_path):
