@@ -15,7 +15,7 @@ import os
 import queue
 import tempfile
 import threading
-from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
@@ -27,25 +27,17 @@ from dpcore.accountant import BudgetLedger
 from dpcore.csv_reading import DEFAULT_CHUNKSIZE, read_chunks, sniff_file
 from dpcore.exceptions import DataError
 from dpcore.identity import VersionFingerprint
-from dpcore.persons import counting, person_keys
+from dpcore.persons import person_keys
 from dpcore.release import stored
-from dpcore.release.columns import Treatment, quoting, resolve
-from dpcore.release.contributions import PersonBound, keep_mask, person_bound, scan_units
-from dpcore.release.padding import (
-    COUNT_EPSILON,
-    Protection,
-    check_fits,
-    check_padding,
-    filler_rows,
-    noisy_row_count,
-    protection_for,
-)
+from dpcore.release.columns import quoting
+from dpcore.release.contributions import PersonBound, keep_mask, scan_units
+from dpcore.release.padding import COUNT_EPSILON, check_fits, filler_rows, noisy_row_count
 from dpcore.release.plan import ReleasePlan
 from dpcore.release.randomness import entropy as make_entropy
 from dpcore.release.randomness import row_keys
-from dpcore.release.result import ReleaseResult, new_report, owner_notes
+from dpcore.release.result import ReleaseResult
 from dpcore.release.stored import CopyWriter
-from dpcore.release.table import check_columns, check_ledger_arguments, fingerprinted, release_chunk
+from dpcore.release.table import Prepared, check_columns, fingerprinted, prepare, release_chunk
 from dpcore.release.writing import write_csv
 from dpcore.schema import Schema
 from dpcore.validation import RandomStateLike
@@ -213,9 +205,9 @@ def _changed() -> DataError:
     return DataError("The file changed while it was being released. Release it again once nothing is writing to it.")
 
 
-def _stream(source: Path, sink: IO[bytes], encoding: str, delimiter: str, treatments: Sequence[Treatment], entropy: int,
-            chunksize: int, copy: CopyWriter | None, progress: Callable[[int, int], None] | None,
-            protection: Protection, bound: PersonBound | None = None) -> tuple[str | None, dict[str, int], int]:
+def _stream(source: Path, sink: IO[bytes], encoding: str, delimiter: str, prepared: Prepared, entropy: int,
+            chunksize: int, copy: CopyWriter | None,
+            progress: Callable[[int, int], None] | None) -> tuple[str | None, dict[str, int], int]:
     """Release the file chunk by chunk into ``sink``; return its fingerprint (with a copy to store), the outside counts
     and the number of rows the person bound left out.
 
@@ -226,11 +218,11 @@ def _stream(source: Path, sink: IO[bytes], encoding: str, delimiter: str, treatm
     out in random order, so the cut drops uniformly random rows, exactly as the in-memory
     release does.
     """
+    treatments, protection, bound = prepared.treatments, prepared.protection, prepared.bound
     total = max(source.stat().st_size, 1)
     fingerprint: VersionFingerprint | None = None
     outside: dict[str, int] = {}
     mask, keys = _keep_mask(source, encoding, delimiter, chunksize, bound, entropy)
-    names = list(dict.fromkeys(t.name for t in treatments))
     rows = kept = 0
     categorical = {t.name for t in treatments if t.mechanism in ("coin", "k-ary")}
     # Pass one randomises every chunk into buckets of a random row order; pass two writes the
@@ -247,7 +239,7 @@ def _stream(source: Path, sink: IO[bytes], encoding: str, delimiter: str, treatm
                 # Rewritten between the passes (even to as many rows), rows could move to other people.
                 if rows + len(frame) > len(mask) or (person_keys(frame[bound.column]) != keys[rows : rows + len(frame)]).any():
                     raise _changed()
-                part = frame.loc[mask[rows : rows + len(frame)], names].reset_index(drop=True)
+                part = frame.loc[mask[rows : rows + len(frame)], prepared.columns].reset_index(drop=True)
             buckets.add(release_chunk(part, kept, treatments, entropy, outside), row_keys(kept, len(part), entropy))
             if fingerprint is not None:
                 fingerprint.add(frame, fingerprinted(treatments, bound))
@@ -312,13 +304,8 @@ def release_csv(
     source, destination = Path(source), Path(destination)
     if isinstance(chunksize, bool) or not isinstance(chunksize, int) or chunksize < 1:
         raise ValueError(f"chunksize must be a whole number >= 1, got {chunksize!r}")
-    treatments, dropped, warnings = resolve(plan, schema)
-    check_ledger_arguments(ledger, budget)
-    bound = person_bound(schema)
-    protection = protection_for(ledger, unit, count_epsilon, 1 if bound is None else bound.rows_per_person)
-    check_padding(treatments, protection)
-    if ledger is not None:  # every spend of a dataset counts people the same way
-        ledger.count_people_as(counting(schema.privacy_unit, schema.rows_per_person))
+    prepared = prepare(schema, plan, ledger=ledger, budget=budget, unit=unit, count_epsilon=count_epsilon)
+    treatments, protection = prepared.treatments, prepared.protection
     if ledger is None or fresh:  # a stored copy is handed out free, so only a new one is checked up front
         check_fits(plan, protection, budget, ledger)
     entropy, seeded = make_entropy(random_state)
@@ -333,7 +320,7 @@ def release_csv(
                 copy = stored.writer(ledger, quoting(treatments)) if ledger is not None else None
                 try:
                     fingerprint, outside, left_out = _stream(
-                        source, sink, attempt, delimiter, treatments, entropy, chunksize, copy, progress, protection, bound
+                        source, sink, attempt, delimiter, prepared, entropy, chunksize, copy, progress
                     )
                     break
                 except UnicodeDecodeError:
@@ -341,12 +328,11 @@ def release_csv(
                         copy.discard()
                     if attempt == "latin-1":
                         raise DataError("The file's text could not be decoded. Save it as UTF-8 and try again.") from None
-        report = new_report(treatments, dropped, warnings, seeded, protection, persons=bound is not None)
-        notes = owner_notes(outside, treatments, left_out, protection.rows_per_person)
-        result = ReleaseResult.made(report, notes=notes, path=destination)
+        report = prepared.report(seeded)
+        result = ReleaseResult.made(report, notes=prepared.notes(outside, left_out), path=destination)
         if ledger is not None:
             assert copy is not None and fingerprint is not None  # both made with the ledger
-            key = stored.release_key(fingerprint, treatments, seeded, entropy, protection, bound)
+            key = stored.release_key(fingerprint, treatments, seeded, entropy, protection, prepared.bound)
             found = None if fresh else stored.find(ledger, key)
             if found is not None:
                 copy.discard()

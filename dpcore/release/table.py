@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 import pyarrow as pa
@@ -16,7 +18,15 @@ from dpcore.release import stored
 from dpcore.release.columns import Treatment, quoting, resolve
 from dpcore.release.contributions import PersonBound, bounded, person_bound
 from dpcore.release.estimator import read_release
-from dpcore.release.padding import COUNT_EPSILON, check_fits, check_padding, filler_rows, noisy_row_count, protection_for
+from dpcore.release.padding import (
+    COUNT_EPSILON,
+    Protection,
+    check_fits,
+    check_padding,
+    filler_rows,
+    noisy_row_count,
+    protection_for,
+)
 from dpcore.release.plan import ReleasePlan
 from dpcore.release.randomness import entropy as make_entropy
 from dpcore.release.randomness import shuffled
@@ -54,17 +64,61 @@ def check_ledger_arguments(ledger: object, budget: float | None) -> None:
         raise ValueError("budget cannot be combined with a BudgetLedger: set the total on the ledger itself")
 
 
-def kept(frame: pd.DataFrame, treatments: Sequence[Treatment], bound: PersonBound | None, entropy: int,
-         checked: bool = False) -> tuple[pd.DataFrame, int]:
+@dataclass(frozen=True)
+class Prepared:
+    """What both release paths settle before reading a row: the treatments, the person bound and the protection."""
+
+    treatments: list[Treatment]
+    dropped: list[str]
+    warnings: list[str]
+    bound: PersonBound | None
+    protection: Protection
+
+    @property
+    def columns(self) -> list[str]:
+        """The input columns the copy randomises (each once)."""
+        return list(dict.fromkeys(t.name for t in self.treatments))
+
+    def report(self, seeded: bool) -> dict[str, Any]:
+        """The report of a new copy (:func:`~dpcore.release.result.new_report`)."""
+        return new_report(self.treatments, self.dropped, self.warnings, seeded, self.protection,
+                          persons=self.bound is not None)
+
+    def notes(self, outside: dict[str, int], left_out: int) -> list[str]:
+        """The owner-only notes (:func:`~dpcore.release.result.owner_notes`)."""
+        return owner_notes(outside, self.treatments, left_out, self.protection.rows_per_person)
+
+
+def prepare(schema: Schema, plan: ReleasePlan, *, ledger: BudgetLedger | None = None, budget: float | None = None,
+            unit: str | None = None, count_epsilon: float = COUNT_EPSILON, frame: pd.DataFrame | None = None) -> Prepared:
+    """Resolve the plan, the person bound and the unit of protection, and check them, before any row is released.
+
+    ``frame``: an in-memory table, whose columns are checked before anything is written to the
+    ledger (a streamed file's are checked as its first chunk is read). With a ledger, it is made
+    to count people as every earlier spend did.
+    """
+    treatments, dropped, warnings = resolve(plan, schema)
+    if frame is not None:
+        check_columns(frame.columns, treatments)
+    check_ledger_arguments(ledger, budget)
+    bound = person_bound(schema)
+    if frame is not None and bound is not None:
+        check_unit_column(frame, bound.column)
+    protection = protection_for(ledger, unit, count_epsilon, 1 if bound is None else bound.rows_per_person)
+    check_padding(treatments, protection)
+    if ledger is not None:  # every spend of a dataset counts people the same way
+        ledger.count_people_as(counting(schema.privacy_unit, schema.rows_per_person))
+    return Prepared(treatments, dropped, warnings, bound, protection)
+
+
+def kept(frame: pd.DataFrame, prepared: Prepared, entropy: int) -> tuple[pd.DataFrame, int]:
     """The rows a copy randomises — at most ``k`` per person when the schema names a privacy unit — and how many were left out.
 
-    ``checked``: the caller already checked the unit column.
+    The unit column was checked by :func:`prepare`.
     """
-    if bound is None:
+    if prepared.bound is None:
         return frame, 0
-    if not checked:
-        check_unit_column(frame, bound.column)
-    return bounded(frame, list(dict.fromkeys(t.name for t in treatments)), bound, entropy)
+    return bounded(frame, prepared.columns, prepared.bound, entropy)
 
 
 def release_frame(frame: pd.DataFrame, schema: Schema, plan: ReleasePlan, random_state: RandomStateLike = None) -> pd.DataFrame:
@@ -75,10 +129,10 @@ def release_frame(frame: pd.DataFrame, schema: Schema, plan: ReleasePlan, random
     it stores nothing, so never hand its output to a buyer (use :func:`release_table`, which also
     puts the rows in a random order).
     """
-    treatments, _, _ = resolve(plan, schema)
-    check_columns(frame.columns, treatments)
+    prepared = prepare(schema, plan, frame=frame)
+    treatments = prepared.treatments
     entropy = make_entropy(random_state)[0]
-    frame, _ = kept(frame, treatments, person_bound(schema), entropy)
+    frame, _ = kept(frame, prepared, entropy)
     table = release_chunk(frame, 0, treatments, entropy, {})
     sink = io.BytesIO()
     write_csv(table, sink, header=True, quoting=quoting(treatments))
@@ -149,16 +203,8 @@ def release_table(
     BudgetExceededError
         The release does not fit in the budget; nothing was charged or stored.
     """
-    treatments, dropped, warnings = resolve(plan, schema)
-    check_columns(frame.columns, treatments)
-    check_ledger_arguments(ledger, budget)
-    bound = person_bound(schema)
-    if bound is not None:
-        check_unit_column(frame, bound.column)
-    protection = protection_for(ledger, unit, count_epsilon, 1 if bound is None else bound.rows_per_person)
-    check_padding(treatments, protection)
-    if ledger is not None:  # every spend of a dataset counts people the same way
-        ledger.count_people_as(counting(schema.privacy_unit, schema.rows_per_person))
+    prepared = prepare(schema, plan, ledger=ledger, budget=budget, unit=unit, count_epsilon=count_epsilon, frame=frame)
+    treatments, bound, protection = prepared.treatments, prepared.bound, prepared.protection
     entropy, seeded = make_entropy(random_state)
     key = None
     if ledger is None:
@@ -173,7 +219,7 @@ def release_table(
             return ReleaseResult.handed_out_again(found.report, csv=csv, dataset_id=ledger.dataset_id)
         check_fits(plan, protection, None, ledger)
     outside: dict[str, int] = {}
-    frame, left_out = kept(frame, treatments, bound, entropy, checked=True)
+    frame, left_out = kept(frame, prepared, entropy)
     table = release_chunk(frame, 0, treatments, entropy, outside)
     n = len(table)
     if protection.padded:
@@ -185,7 +231,7 @@ def release_table(
         table = shuffled(table, 0, entropy)
     sink = io.BytesIO()
     write_csv(table, sink, header=True, quoting=quoting(treatments))
-    report = new_report(treatments, dropped, warnings, seeded, protection, persons=bound is not None)
+    report = prepared.report(seeded)
     charged = 0.0
     if ledger is not None:
         copy = stored.writer(ledger, quoting(treatments))
@@ -197,8 +243,7 @@ def release_table(
         charged = protection.cost(plan)
         assert key is not None  # made above with the ledger
         stored.charge_and_store(ledger, copy, key, report, label=label, epsilon=charged, protection=protection)
-    notes = owner_notes(outside, treatments, left_out, protection.rows_per_person)
-    return ReleaseResult.made(report, epsilon_charged=charged, notes=notes, csv=sink.getvalue(),
+    return ReleaseResult.made(report, epsilon_charged=charged, notes=prepared.notes(outside, left_out), csv=sink.getvalue(),
                               dataset_id=None if ledger is None else ledger.dataset_id)
 
 
