@@ -48,14 +48,18 @@ class Protection:
     def padded(self) -> bool:
         return self.count_epsilon > 0
 
-    def row_cost(self, plan: ReleasePlan) -> Decimal:
-        """What a copy by ``plan`` costs per row in the unit: Σ column ε, plus the noisy row count when padded."""
-        parts = [epsilon_decimal(plan.per_record_epsilon)] + ([epsilon_decimal(self.count_epsilon)] if self.padded else [])
+    def row_epsilon(self, per_record_epsilon: float) -> Decimal:
+        """ε per row in the unit: the records' ε, plus the noisy row count's when padded (each part rounded up)."""
+        parts = [epsilon_decimal(per_record_epsilon)] + ([epsilon_decimal(self.count_epsilon)] if self.padded else [])
         return sum(parts, Decimal(0))
 
+    def person_epsilon(self, per_record_epsilon: float) -> Decimal:
+        """ε per person in the unit: ``k`` × :meth:`row_epsilon` (group privacy)."""
+        return self.row_epsilon(per_record_epsilon) * self.rows_per_person
+
     def cost(self, plan: ReleasePlan) -> float:
-        """What a copy by ``plan`` costs per person in the unit: ``k`` × :meth:`row_cost` (each part already rounded up)."""
-        return float(self.row_cost(plan) * self.rows_per_person)
+        """What a copy by ``plan`` costs per person in the unit (what is checked, charged and reported)."""
+        return float(self.person_epsilon(plan.per_record_epsilon))
 
 
 def protection_for(ledger: BudgetLedger | None, unit: str | None, count_epsilon: float, rows_per_person: int = 1) -> Protection:

@@ -99,12 +99,11 @@ def new_report(
     per_record = float(sum((epsilon_decimal(t.epsilon) for t in treatments if t.epsilon > 0), Decimal(0)))
     if seeded:
         warnings = [*warnings, "Reproducible seed: this copy is for tests only and must not be sold or shared."]
-    total = float(epsilon_decimal(per_record) + epsilon_decimal(protection.count_epsilon)) if protection.padded else per_record
+    total = float(protection.row_epsilon(per_record))
     unit_of_persons = None
     if persons:
-        k = protection.rows_per_person
-        unit_of_persons = {"rows_per_person": k, "per_row_epsilon": total,
-                           "per_person_epsilon": float(epsilon_decimal(total) * k)}
+        unit_of_persons = {"rows_per_person": protection.rows_per_person, "per_row_epsilon": total,
+                           "per_person_epsilon": float(protection.person_epsilon(per_record))}
         total = unit_of_persons["per_person_epsilon"]
     return build_report(
         [t.entry() for t in treatments],
