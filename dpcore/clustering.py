@@ -30,7 +30,7 @@ from dpcore.models.registry import ModelContext, get, privacy_summary
 from dpcore.persons import bound_contributions, counting, unit_problems
 from dpcore.release.writing import escape_label
 from dpcore.schema import Schema, normalise_numeric
-from dpcore.validation import check_epsilon, epsilon_decimal
+from dpcore.validation import Bounds, check_epsilon, epsilon_decimal
 
 MODEL = "dp_grid_clustering"
 BASELINES = ("dpl_kmeans", "sk_kmeans", "sk_dbscan")
@@ -158,9 +158,8 @@ def find_groups(
     params = {name: value for name, value in (("resolution", resolution), ("min_pts", min_pts), ("neighbours", neighbours))
               if value is not None}
     bounds = [schema[f].bounds for f in features]
-    context = ModelContext(n_features=len(features), epsilon=epsilon, bounds=(np.array([b[0] for b in bounds]),
-                           np.array([b[1] for b in bounds])), count_noise=count_noise, random_state=seed, params=params,
-                           rows_per_person=k)
+    context = ModelContext(n_features=len(features), epsilon=epsilon, bounds=_lower_upper(bounds), count_noise=count_noise,
+                           random_state=seed, params=params, rows_per_person=k)
     model = get(MODEL).make(context)
     assert isinstance(model, DPGridDensityClustering)
     model.fit(pd.DataFrame(X, columns=features))
@@ -171,6 +170,11 @@ def find_groups(
     leaks = [note for note in schema.leak_notes() if any(f"'{f}'" in note for f in features)]
     details = {"rows_used": len(kept), "rows_over_bound": len(frame) - len(kept)}
     return GroupMap(model, list(features), bounds, epsilon, seed is not None, k, leaks, details)
+
+
+def _lower_upper(bounds: list[tuple[float, float]]) -> Bounds:
+    """Per-column ``(lower, upper)`` pairs as the ``(lowers, uppers)`` an estimator takes."""
+    return np.array([b[0] for b in bounds]), np.array([b[1] for b in bounds])
 
 
 # --- the release: the map, as a table, JSON and a card --------------------------------------
@@ -277,8 +281,7 @@ def compare_with_baselines(
     X = feature_matrix(frame.iloc[np.sort(rows)], schema, found.features)
     model = found.model
     k = max(int(n_clusters or found.n_clusters), 2)
-    bounds = (np.array([b[0] for b in found.bounds]), np.array([b[1] for b in found.bounds]))
-    context = ModelContext(n_features=X.shape[1], epsilon=found.epsilon, bounds=bounds,
+    context = ModelContext(n_features=X.shape[1], epsilon=found.epsilon, bounds=_lower_upper(found.bounds),
                            random_state=seed, rows_per_person=found.rows_per_person,
                            params={"n_clusters": k, "resolution": max(model.grid_shape_), "min_pts": model.min_pts})
     labels = {MODEL: model.predict(pd.DataFrame(X, columns=found.features))}
