@@ -12,9 +12,13 @@ from typing import TYPE_CHECKING, NoReturn, TypeAlias
 if TYPE_CHECKING:
     from dpcore.accountant import BudgetLedger
     from dpcore.datasets import Chunks
+    from dpcore.release import ReleasePlan
     from dpcore.schema import Schema
 
 EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_DATA, EXIT_BUDGET = 0, 1, 2, 3, 4
+#: A model family with a regression and a classification member (registry keys ``<family>_reg`` and
+#: ``<family>_clf``) is named by the family; the schema's task adds the suffix.
+TASK_SUFFIX = {"regression": "_reg", "classification": "_clf"}
 
 class UsageError(Exception):
     """Bad command-line arguments (exit code 2)."""
@@ -52,24 +56,22 @@ def positive_float(text: str) -> float:
     return value
 
 
-def positive_int(text: str) -> int:
+def _whole_number(text: str, least: int) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    if value < least:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least {least}, got {text!r}")
     return value
+
+
+def positive_int(text: str) -> int:
+    return _whole_number(text, 1)
 
 
 def seed_number(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a whole number of at least 0, got {text!r}")
-    return value
+    return _whole_number(text, 0)
 
 
 def existing_file(path: str, what: str) -> Path:
@@ -88,11 +90,22 @@ def output_file(path: str, what: str) -> Path:
     return file
 
 
-def write_text(path: Path, text: str) -> None:
-    """Write a small text file atomically (a temporary file renamed into place)."""
+def distinct_files(message: str, *paths: Path) -> None:
+    """Raise ``UsageError(message)`` unless ``paths`` (the input and what a command writes) are all different files."""
+    if len({path.resolve() for path in paths}) != len(paths):
+        raise UsageError(message)
+
+
+def write_bytes(path: Path, data: bytes) -> None:
+    """Write a file atomically (a temporary file renamed into place)."""
     partial = path.with_name(f".{path.name}.partial")
-    partial.write_text(text, encoding="utf-8")
+    partial.write_bytes(data)
     os.replace(partial, path)
+
+
+def write_text(path: Path, text: str) -> None:
+    """Write a small UTF-8 text file atomically."""
+    write_bytes(path, text.encode("utf-8"))
 
 
 def para(text: str) -> str:
@@ -108,6 +121,23 @@ def load_schema_file(path: str) -> Schema:
     from dpcore.schema import load_schema
 
     return load_schema(existing_file(path, "schema file"))
+
+
+def load_plan_file(path: str) -> ReleasePlan:
+    from dpcore.exceptions import DataError
+    from dpcore.release import ReleasePlan
+
+    file = existing_file(path, "plan file")
+    try:
+        return ReleasePlan.from_json(file.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise DataError("The plan file is not valid UTF-8 text.") from None
+
+
+def warn_seed(args: argparse.Namespace, what: str) -> None:
+    """The warning of ``train`` and ``cluster`` when --seed is given: ``what`` (the model, the map) must not be released."""
+    if args.seed is not None and not args.quiet:
+        say(f"warning: --seed makes {what}'s noise reproducible; use it for tests and demos only, never for a release.")
 
 
 def add_dataset_arguments(parser: argparse.ArgumentParser) -> None:
@@ -197,3 +227,21 @@ def open_dataset(args: argparse.Namespace, command: str, chunks: Chunks, stem: s
         if not args.quiet:
             say(f"the dataset's total ε is now {args.raise_budget:g} (recorded in its history)")
     return ledger
+
+
+def first_total(args: argparse.Namespace) -> float:
+    """A new dataset's total when none is given: exactly the ``--epsilon`` of this command, in the unit it is created with."""
+    from decimal import Decimal
+
+    from dpcore.accountant import ADD_REMOVE, convert
+    from dpcore.validation import epsilon_decimal
+
+    return float(convert(epsilon_decimal(args.epsilon), Decimal(0), ADD_REMOVE, args.unit)[0])
+
+
+def spent_sentence(ledger: BudgetLedger, epsilon: float, rows_per_person: int) -> str:
+    """``at ε = …`` for ``train`` and ``cluster``: per person or not, in the dataset's unit, and what is left."""
+    per = f" per person, counting up to {rows_per_person} rows each," if rows_per_person > 1 else ""
+    counted = ledger.cost(epsilon)
+    return (f"at ε = {epsilon:g}{per}" + (f" (counts as {counted:g} in this dataset's unit)" if counted != epsilon else "")
+            + f"; {ledger.remaining:g} of ε = {ledger.total:g} left for this dataset")

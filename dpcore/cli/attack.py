@@ -12,11 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 from dpcore.cli._common import (
     EXIT_OK,
+    TASK_SUFFIX,
     Subparsers,
     UsageError,
     add_person_arguments,
     apply_person_arguments,
     existing_file,
+    load_plan_file,
     load_schema_file,
     output_file,
     para,
@@ -26,6 +28,7 @@ from dpcore.cli._common import (
     seed_number,
     write_text,
 )
+from dpcore.cli.training import FAMILIES as TRAINED_FAMILIES
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -33,13 +36,8 @@ if TYPE_CHECKING:
     from dpcore.attacks import AuditResult, MembershipResult, ReconstructionResult
     from dpcore.schema import Schema
 
-# Families with a regression and a classification member, resolved by the schema's task.
-FAMILIES = {
-    "dp_boosting": {"regression": "dp_boosting_reg", "classification": "dp_boosting_clf"},
-    "dp_extra_trees": {"regression": "dp_extra_trees_reg", "classification": "dp_extra_trees_clf"},
-    "sk_tree": {"regression": "sk_tree_reg", "classification": "sk_tree_clf"},
-    "sk_forest": {"regression": "sk_forest_reg", "classification": "sk_forest_clf"},
-}
+# The families named without their task (see TASK_SUFFIX): train's DP ones and the non-private baselines.
+FAMILIES = (*TRAINED_FAMILIES, "sk_tree", "sk_forest")
 MARKING = "owner's eyes only: measured on your raw data, nothing is released and no privacy budget is charged"
 
 
@@ -154,7 +152,7 @@ def _task(schema: Schema, command: str) -> str:
 def _key(name: str, task: str, command: str, private: bool) -> str:
     from dpcore.models.registry import MODELS
 
-    key = FAMILIES[name][task] if name in FAMILIES else name
+    key = name + TASK_SUFFIX[task] if name in FAMILIES else name
     spec = MODELS.get(key)
     if spec is None:
         raise UsageError(f"{command}: unknown model {name!r}; see 'dpcore train --help' for the registry's models")
@@ -223,16 +221,9 @@ def run_membership(args: argparse.Namespace) -> int:
 
 def run_reconstruction(args: argparse.Namespace) -> int:
     from dpcore.attacks import attack_reconstruction, reconstruction_sentences
-    from dpcore.exceptions import DataError
-    from dpcore.release import ReleasePlan
 
     frame, schema = _load(args, "attack reconstruction")
-    plan = None
-    if args.plan is not None:
-        try:
-            plan = ReleasePlan.from_json(existing_file(args.plan, "plan file").read_text(encoding="utf-8"))
-        except UnicodeDecodeError:
-            raise DataError("The plan file is not valid UTF-8 text.") from None
+    plan = load_plan_file(args.plan) if args.plan is not None else None
     columns = [c.strip() for c in args.columns.split(",") if c.strip()] if args.columns else None
     result: ReconstructionResult = attack_reconstruction(frame, schema, plan, epsilon=args.epsilon, columns=columns,
                                                          max_rows=args.max_rows, random_state=args.seed,

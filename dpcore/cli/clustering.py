@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from dpcore.cli._common import (
     EXIT_OK,
@@ -12,15 +11,19 @@ from dpcore.cli._common import (
     add_dataset_arguments,
     add_person_arguments,
     apply_person_arguments,
+    distinct_files,
     existing_file,
+    first_total,
     load_schema_file,
     open_dataset,
     output_file,
     para,
     positive_float,
     positive_int,
-    say,
     seed_number,
+    spent_sentence,
+    warn_seed,
+    write_bytes,
     write_text,
 )
 
@@ -86,42 +89,18 @@ def run_cluster(args: argparse.Namespace) -> int:
     check_features(schema, columns)
     map_path = output_file(args.output or f"{source.stem}_groups.csv", "map file")
     card_path = output_file(args.card or str(map_path.with_suffix(".md")), "map card")
-    if len({source.resolve(), map_path.resolve(), card_path.resolve()}) != 3:
-        raise UsageError("cluster: the input, the map and the card must all be different files")
-    if args.seed is not None and not args.quiet:
-        say("warning: --seed makes the map's noise reproducible; use it for tests and demos only, never for a release.")
+    distinct_files("cluster: the input, the map and the card must all be different files", source, map_path, card_path)
+    warn_seed(args, "the map")
     frame, _ = read_csv_path(source)
-    ledger = open_dataset(args, "cluster", lambda: [frame], source.stem, first_total=_first_total(args))
+    ledger = open_dataset(args, "cluster", lambda: [frame], source.stem, first_total(args))
     found = find_groups(frame, schema, columns, args.epsilon, ledger, resolution=args.resolution, min_pts=args.min_pts,
                         neighbours=args.neighbours, count_noise=args.count_noise, seed=args.seed)
     if map_path.suffix.lower() == ".json":
         write_text(map_path, map_json(found, ledger.unit))
     else:
-        _write_bytes(map_path, map_csv(found))
+        write_bytes(map_path, map_csv(found))
     write_text(card_path, group_card(found, schema, ledger.unit))
-    per = f" per person, counting up to {found.rows_per_person} rows each," if found.rows_per_person > 1 else ""
-    counted = ledger.cost(args.epsilon)
-    print(f"found {found.n_clusters} group(s) in a {found.grid} grid at ε = {args.epsilon:g}{per}"
-          + (f" (counts as {counted:g} in this dataset's unit)" if counted != args.epsilon else "")
-          + f"; {ledger.remaining:g} of ε = {ledger.total:g} left for this dataset")
+    print(f"found {found.n_clusters} group(s) in a {found.grid} grid {spent_sentence(ledger, args.epsilon, found.rows_per_person)}")
     print(f"wrote the map to {map_path} and its card to {card_path}")
     return EXIT_OK
 
-
-def _write_bytes(path: Path, data: bytes) -> None:
-    """Write a file atomically (a temporary file renamed into place)."""
-    import os
-
-    partial = path.with_name(f".{path.name}.partial")
-    partial.write_bytes(data)
-    os.replace(partial, path)
-
-
-def _first_total(args: argparse.Namespace) -> float:
-    """A new dataset's total when none is given: exactly this map, in the unit it is created with."""
-    from decimal import Decimal
-
-    from dpcore.accountant import ADD_REMOVE, convert
-    from dpcore.validation import epsilon_decimal
-
-    return float(convert(epsilon_decimal(args.epsilon), Decimal(0), ADD_REMOVE, args.unit)[0])

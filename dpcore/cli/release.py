@@ -16,8 +16,10 @@ from dpcore.cli._common import (
     add_dataset_arguments,
     add_person_arguments,
     apply_person_arguments,
+    distinct_files,
     existing_file,
     ledger_path,
+    load_plan_file,
     load_schema_file,
     open_dataset,
     output_file,
@@ -38,18 +40,12 @@ if TYPE_CHECKING:
 
 
 def _load_plan(path: str | None, schema: Schema) -> ReleasePlan:
-    from dpcore.release import ReleasePlan, default_plan
+    from dpcore.release import default_plan
 
     if path is None:
         say("note: no --plan given, so the default plan is used (write it with 'dpcore plan' to edit it)")
         return default_plan(schema)
-    file = existing_file(path, "plan file")
-    try:
-        return ReleasePlan.from_json(file.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        raise DataError("The plan file is not valid UTF-8 text.") from None
-
-
+    return load_plan_file(path)
 
 
 # --- plan ------------------------------------------------------------------------------------------
@@ -165,9 +161,8 @@ def _run_release(args: argparse.Namespace) -> int:
     output = output_file(args.output, "output file")
     report_path = output_file(args.report, "report file")
     markdown_path = output_file(args.markdown, "Markdown report") if args.markdown else None
-    outputs = [output.resolve(), report_path.resolve()] + ([markdown_path.resolve()] if markdown_path else [])
-    if source.resolve() in outputs or len(set(outputs)) != len(outputs):
-        raise UsageError("release: the input, the output and the report files must all be different")
+    distinct_files("release: the input, the output and the report files must all be different",
+                   source, output, report_path, *([markdown_path] if markdown_path else []))
     schema = apply_person_arguments(load_schema_file(args.schema), args, "release")
     plan = _load_plan(args.plan, schema)
     plan.check(schema)

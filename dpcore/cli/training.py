@@ -8,28 +8,31 @@ from typing import TYPE_CHECKING, Any
 
 from dpcore.cli._common import (
     EXIT_OK,
+    TASK_SUFFIX,
     Subparsers,
     UsageError,
     add_dataset_arguments,
     add_person_arguments,
     apply_person_arguments,
+    distinct_files,
     existing_file,
+    first_total,
     load_schema_file,
     open_dataset,
     output_file,
     para,
     positive_float,
-    say,
     seed_number,
+    spent_sentence,
+    warn_seed,
     write_text,
 )
 
 if TYPE_CHECKING:
     from dpcore.models.registry import ModelSpec
 
-# Families with a regression and a classification member (registry keys ending _reg and _clf).
+# The DP families named without their task (see TASK_SUFFIX).
 FAMILIES = ("dp_boosting", "dp_extra_trees")
-TASK_SUFFIX = {"regression": "_reg", "classification": "_clf"}
 
 
 def add_train(subparsers: Subparsers) -> None:
@@ -126,34 +129,20 @@ def run_train(args: argparse.Namespace) -> int:
     params = parse_params(args.param, spec)
     model_path = output_file(args.output or f"{source.stem}_{args.model}{SUFFIX}", "model file")
     card_path = output_file(args.card or str(Path(model_path).with_suffix(".md")), "model card")
-    if len({source.resolve(), model_path.resolve(), card_path.resolve()}) != 3:
-        raise UsageError("train: the input, the model file and the model card must all be different files")
-    if args.seed is not None and not args.quiet:
-        say("warning: --seed makes the model's noise reproducible; use it for tests and demos only, never for a release.")
+    distinct_files("train: the input, the model file and the model card must all be different files",
+                   source, model_path, card_path)
+    warn_seed(args, "the model")
     frame, _ = read_csv_path(source)
     design = Design.from_table(frame, schema, args.encoding, random_state=args.seed)
-    ledger = open_dataset(args, "train", lambda: [frame], source.stem, first_total=_first_total(args))
+    ledger = open_dataset(args, "train", lambda: [frame], source.stem, first_total(args))
     trained = train(design, key, args.epsilon, ledger, params=params, count_noise=args.count_noise,
                     selection=args.selection, seed=args.seed)
     written = save_model(trained.model, model_path)
     write_text(card_path, model_card(trained, schema, ledger.unit))
-    counted = ledger.cost(args.epsilon)
-    per = f" per person, counting up to {design.rows_per_person} rows each," if design.rows_per_person > 1 else ""
-    print(f"trained {trained.name} at ε = {args.epsilon:g}{per}" + (f" (counts as {counted:g} in this dataset's unit)"
-                                                                if counted != args.epsilon else "")
-          + f"; {ledger.remaining:g} of ε = {ledger.total:g} left for this dataset")
+    print(f"trained {trained.name} {spent_sentence(ledger, args.epsilon, design.rows_per_person)}")
     if trained.metrics:
         scores = ", ".join(f"{name} {value:.4g}" for name, value in trained.metrics.items())
         print(f"held-out scores on {trained.details['n_test']:,} of your rows (for you, not the buyer): {scores}")
     print(f"wrote the model to {written} and its card to {card_path}")
     return EXIT_OK
 
-
-def _first_total(args: argparse.Namespace) -> float:
-    """A new dataset's total when none is given: exactly this model, in the unit it is created with."""
-    from decimal import Decimal
-
-    from dpcore.accountant import ADD_REMOVE, convert
-    from dpcore.validation import epsilon_decimal
-
-    return float(convert(epsilon_decimal(args.epsilon), Decimal(0), ADD_REMOVE, args.unit)[0])
