@@ -19,6 +19,8 @@ from dpcore.release.padding import Protection
 from dpcore.release.report import build_report, report_markdown
 from dpcore.validation import epsilon_decimal
 
+#: The end of every note that counts the private table: for the owner, never for the buyer.
+OWNER_ONLY = " (Owner only: a count of the private table.)"
 REUSED_NOTE = "This table was released with this plan before: the same copy is handed out again, at no cost."
 
 
@@ -122,7 +124,7 @@ def new_report(
 def owner_notes(outside: dict[str, int], treatments: Iterable[Treatment], left_out: int = 0, rows_per_person: int = 1) -> list[str]:
     """How many values of each column were outside its declared domain, and how many rows the bound left out.
 
-    Owner-only: these are counts of the private data.
+    Owner-only: these are counts of the private data, and every note says so (:data:`OWNER_ONLY`).
     """
     notes = []
     if left_out:
@@ -137,4 +139,4 @@ def owner_notes(outside: dict[str, int], treatments: Iterable[Treatment], left_o
             notes.append(f"{count:,} values of '{t.name}' were missing or not among the declared categories.")
         elif count:
             notes.append(f"{count:,} values of '{t.name}' were missing, not numbers, or outside the declared bounds.")
-    return notes
+    return [note + OWNER_ONLY for note in notes]

@@ -85,6 +85,8 @@ def test_unseen_categories_become_uniform_never_passed_through():
     assert counts.sum() == n
     assert stats.chisquare(counts).pvalue > ALPHA  # uniform over the declared categories, α = 1e-6
     assert any("not among the declared categories" in note for note in result.notes)
+    # A note counts the private table: each says it is for the owner only.
+    assert result.notes and all(note.endswith("(Owner only: a count of the private table.)") for note in result.notes)
 
 
 def test_missing_values():
