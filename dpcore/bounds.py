@@ -37,7 +37,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from dpcore.exceptions import DataError
-from dpcore.persons import bound_contributions, check_unit_column, counting
+from dpcore.persons import bound_contributions, check_unit_column, counting, per_row
 from dpcore.schema import Schema
 from dpcore.validation import RandomStateLike, check_epsilon, check_random_state
 
@@ -132,11 +132,12 @@ def estimate_bounds(frame: pd.DataFrame, schema: Schema, columns: Iterable[str],
         check_unit_column(frame, schema.privacy_unit)
         k = schema.rows_per_person
         frame = frame[bound_contributions(frame[schema.privacy_unit], k, rng)]
+    quantile_epsilon = per_row(epsilon_per_column / 2, 0.0, k)[0]  # half a column's ε each, per row
     found = {}
     for name in columns:
         values = pd.to_numeric(frame[name], errors="coerce").to_numpy(dtype=float)
-        lower = private_quantile(values, LOWER_QUANTILE, epsilon_per_column / 2 / k, rng, coarse)
-        upper = private_quantile(values, UPPER_QUANTILE, epsilon_per_column / 2 / k, rng, coarse)
+        lower = private_quantile(values, LOWER_QUANTILE, quantile_epsilon, rng, coarse)
+        upper = private_quantile(values, UPPER_QUANTILE, quantile_epsilon, rng, coarse)
         found[name] = round_out(min(lower, upper), max(lower, upper))
     ledger.spend(
         f"Estimate the bounds of {len(columns)} column(s) privately" + (f", per person counting up to {k} rows each" if k > 1 else ""),

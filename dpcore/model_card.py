@@ -12,6 +12,7 @@ from decimal import Decimal
 from dpcore.accountant import ADD_REMOVE, UNITS, convert, fmt
 from dpcore.exceptions import DataError
 from dpcore.models.registry import get, privacy_summary
+from dpcore.persons import per_row
 from dpcore.schema import Schema
 from dpcore.training import TrainedModel
 from dpcore.validation import epsilon_decimal
@@ -30,7 +31,7 @@ def privacy_line(trained: TrainedModel, unit: str = ADD_REMOVE) -> str:
         line = f"- **Privacy**: ε = {trained.epsilon:g} (pure ε-differential privacy, {who})."
     if k > 1:
         line += (f" Per person, counting up to {k} rows each: at most {k} rows of a person were used (a random subset), "
-                 f"and the model was fitted at ε = {trained.epsilon / k:.4g} per row, which by group privacy is "
+                 f"and the model was fitted at ε = {per_row(trained.epsilon, 0.0, k)[0]:.4g} per row, which by group privacy is "
                  f"ε = {trained.epsilon:g} per person.")
     eps, dlt = convert(epsilon_decimal(trained.epsilon), Decimal(repr(delta)), ADD_REMOVE, unit)
     return line + (f" In the dataset's unit ({UNITS[unit]}) it counts as ε = {fmt(eps)}"
