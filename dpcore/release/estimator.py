@@ -331,10 +331,15 @@ def joint_from_counts(counts: ArrayLike, entry_a: dict[str, Any], entry_b: dict[
     )
 
 
+def mean_std_error(scale: float, n: int) -> float:
+    """Standard error of a Laplace column's mean over ``n`` released values: ``b√2/√n`` (the report's formula)."""
+    return math.sqrt(2.0) * scale / math.sqrt(max(n, 1))
+
+
 def mean_from_sum(n: int, total: float, entry: dict[str, Any], confidence: float) -> pd.DataFrame:
     """The mean of a Laplace column's clipped values, with the exact standard error of its noise."""
     mean = total / max(n, 1)
-    std_error = math.sqrt(2.0) * entry["scale"] / math.sqrt(max(n, 1))
+    std_error = mean_std_error(entry["scale"], n)
     # The consistent mean: the clipped values' mean lies within the declared bounds, so the estimate is kept there.
     consistent = min(max(mean, entry.get("lower", -math.inf)), entry.get("upper", math.inf))
     z = z_value(confidence)

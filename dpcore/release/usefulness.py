@@ -14,6 +14,7 @@ import pandas as pd
 
 from dpcore.mechanisms import KaryRandomizedResponse
 from dpcore.release.columns import treatment
+from dpcore.release.estimator import mean_std_error
 from dpcore.release.plan import RANDOMISED, ReleasePlan, column_problems
 from dpcore.release.report import significant
 from dpcore.schema import Schema
@@ -117,7 +118,7 @@ def usefulness(plan: ReleasePlan, schema: Schema, n_rows: int) -> pd.DataFrame:
             continue
         t = treatment(index, entry, schema[entry.column])
         if t.mechanism == "laplace":
-            error = math.sqrt(2.0) * t.scale / math.sqrt(n_rows)
+            error = mean_std_error(t.scale, int(n_rows))
             lower, upper, _ = t.laplace_domain()
             level, sentence = verdict(t.name, error, lower=lower, upper=upper)
         else:
