@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from dpcore.accountant import BudgetLedger
 from dpcore.exceptions import DataError
-from dpcore.identity import VersionFingerprint
+from dpcore.identity import version_fingerprint
 from dpcore.persons import check_unit_column, counting
 from dpcore.release import stored
 from dpcore.release.columns import Treatment, quoting, resolve
@@ -210,9 +210,8 @@ def release_table(
     if ledger is None:
         check_fits(plan, protection, budget, None)
     else:
-        fingerprint = VersionFingerprint()
-        fingerprint.add(frame, fingerprinted(treatments, bound))
-        key = stored.release_key(fingerprint.hexdigest(), treatments, seeded, entropy, protection, bound)
+        version = version_fingerprint(frame, fingerprinted(treatments, bound))
+        key = stored.release_key(version, treatments, seeded, entropy, protection, bound)
         found = None if fresh else stored.find(ledger, key)
         if found is not None:
             csv = b"".join(found.csv_parts())
