@@ -98,18 +98,17 @@ class Design:
         if encoding not in ENCODINGS:
             raise ValueError(f"encoding must be one of {ENCODINGS}, got {encoding!r}")
         schema.check(frame, need_target=True)
-        n_rows, k, over_bound = len(frame), schema.rows_per_person, 0
+        k, over_bound, groups = schema.rows_per_person, 0, None
         normaliser = Normaliser(schema, encoding=encoding)
-        groups = None
+        y, usable = normaliser.target(frame)
+        X = normaliser.features(frame[usable])
         if schema.privacy_unit is not None:
             # Rows without a usable target go first (a filter on each row), so the bound spends
             # a person's k places on rows a model can use.
-            usable = frame[normaliser.target(frame)[1]]
-            keys = person_keys(usable[schema.privacy_unit])
+            keys = person_keys(frame[schema.privacy_unit][usable])
             keep = bound_keys(keys, k, random_state)
-            frame, groups = usable[keep], pd.factorize(keys[keep])[0]
-            over_bound = len(usable) - len(frame)
-        X, y = normaliser.design(frame)
+            X, y, groups = X[keep], y[keep], pd.factorize(keys[keep])[0]
+            over_bound = len(keep) - int(keep.sum())
         if len(y) < min_rows:
             raise DataError(f"Fewer than {min_rows} rows have a usable target value; a model cannot be trained on so few.")
         target = schema.target
@@ -120,7 +119,7 @@ class Design:
             feature_names=normaliser.feature_names(), bounds=normaliser.feature_bounds(),
             target_bounds=target.bounds if numeric else None,
             classes=None if numeric else list(target.categories),
-            categorical_levels=normaliser.categorical_levels(), encoding=encoding, schema=schema, n_rows=n_rows,
+            categorical_levels=normaliser.categorical_levels(), encoding=encoding, schema=schema, n_rows=len(frame),
             rows_per_person=k if schema.privacy_unit is not None else 1, rows_over_bound=over_bound, groups=groups,
         )
 
