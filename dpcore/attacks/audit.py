@@ -65,7 +65,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from dpcore.attacks._progress import Clock, Progress
-from dpcore.attacks.membership import probabilities
+from dpcore.attacks.membership import fit_or_explain, probabilities
 from dpcore.attacks.statistics import best_event, epsilon_lower_bound, largest_certifiable
 from dpcore.design import Design
 from dpcore.exceptions import DataError
@@ -239,11 +239,8 @@ def audit_model(
 
     def output(model_epsilon: float, frozen: int | None, data: tuple[NDArray[Any], NDArray[Any]]) -> NDArray[np.float64]:
         seed = frozen if frozen is not None else int(rng.integers(0, 2**31 - 1)) if seeded else None
-        try:
-            fitted = spec.make(replace(context, epsilon=model_epsilon, random_state=seed)).fit(*data)
-        except Exception as error:  # the library's message may quote a value: never show it
-            raise DataError(f"{spec.name} could not be trained on the audit's small sample ({type(error).__name__}); "
-                            "try more rows or another model.") from error
+        fitted = fit_or_explain(spec, replace(context, epsilon=model_epsilon, random_state=seed), *data,
+                                where="the audit's small sample", advice="more rows or another model")
         nonlocal delta
         delta = max(delta, spent_delta(fitted))
         return _predictions(fitted, points, label, design)

@@ -4,7 +4,7 @@ The experiment (after Yeom et al. 2018 and Carlini et al. 2022, "LiRA"):
 
 1. Every record — every **person** when the table names a privacy unit, with all of that
    person's rows on the same side — is made a *member* or a *non-member* by a fair coin
-   (:func:`split_units`). The coin never looks at the data.
+   (as :func:`dpcore.training.holdout_split` holds rows out). The coin never looks at the data.
 2. The chosen model is trained on the members only: once without DP (a non-private
    reference) and once with DP at the chosen ε.
 3. Two attacks score every record, each seeing only the trained model and the population:
@@ -62,7 +62,7 @@ from dpcore.attacks.statistics import (
 )
 from dpcore.design import Design
 from dpcore.exceptions import DataError
-from dpcore.models.registry import Estimator, ModelSpec, get
+from dpcore.models.registry import Estimator, ModelContext, ModelSpec, get
 from dpcore.persons import per_person
 from dpcore.training import DEFAULT_COUNT_NOISE, DEFAULT_SELECTION, spent_delta
 from dpcore.validation import RandomStateLike, check_epsilon, check_random_state
@@ -181,11 +181,6 @@ class MembershipResult:
         return pd.concat(parts, ignore_index=True)
 
 
-def split_units(units: NDArray[np.int64], rng: np.random.Generator) -> NDArray[np.bool_]:
-    """A fair coin per unit (row or person): True for a member. Rows of one person share their coin."""
-    return (rng.random(int(units.max()) + 1) < 0.5)[units]
-
-
 def observe(model: Estimator, X: NDArray[Any], y: NDArray[Any], task: str,
             target_bounds: tuple[float, float] | None) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[Any]]:
     """``(loss, confidence, prediction)`` of a fitted model on every row.
@@ -246,6 +241,18 @@ def _sample_units(units: NDArray[np.int64], max_rows: int | None, rng: np.random
     return picked[units]
 
 
+def fit_or_explain(spec: ModelSpec, context: ModelContext, X: NDArray[Any], y: NDArray[Any], where: str,
+                   advice: str = "another model") -> Estimator:
+    """``spec.make(context).fit(X, y)``; a failure becomes a :class:`DataError` sentence naming ``where`` and ``advice``.
+
+    The library's own message is never shown: it may quote a value of the table.
+    """
+    try:
+        return spec.make(context).fit(X, y)
+    except Exception as error:
+        raise DataError(f"{spec.name} could not be trained on {where} ({type(error).__name__}); try {advice}.") from error
+
+
 class _Fitter:
     """Trains one registry model the same way each time: on the design's rows that a mask selects."""
 
@@ -258,11 +265,7 @@ class _Fitter:
         seed = int(self.rng.integers(0, 2**31 - 1)) if self.seeded else None
         context = self.design.context(self.epsilon if epsilon is None else epsilon, random_state=seed,
                                       count_noise=self.count_noise, selection=self.selection)
-        try:
-            return self.spec.make(context).fit(self.design.X[rows], self.design.y[rows])
-        except Exception as error:  # never show the library's message: it may quote a value
-            raise DataError(f"{self.spec.name} could not be trained on part of this table ({type(error).__name__}); "
-                            "try another model.") from error
+        return fit_or_explain(self.spec, context, self.design.X[rows], self.design.y[rows], "part of this table")
 
 
 def attack_membership(
@@ -320,7 +323,7 @@ def attack_membership(
     members = member_unit[units]
     halves = rng.random((settings.n_references // 2, n_units)) < 0.5
     inside = np.concatenate([halves, ~halves])[:, units] if halves.size else np.zeros((0, len(units)), dtype=bool)
-    sub = _subdesign(design, X, y)
+    sub = replace(design, X=X, y=y, groups=None)
     keys = [k for k in (baseline, model) if k is not None]
     clock = Clock(len(keys) * (1 + settings.n_references), progress)
     notes: list[str] = []
@@ -362,10 +365,6 @@ def attack_membership(
     return MembershipResult(tuple(attacked), design.task, int(member_unit.sum()), int((~member_unit).sum()),
                             "person" if persons is not None else "row", design.rows_per_person,
                             time.perf_counter() - started, settings.confidence, tuple(notes))
-
-
-def _subdesign(design: Design, X: NDArray[Any], y: NDArray[Any]) -> Design:
-    return replace(design, X=X, y=y, groups=None)
 
 
 def _delta(model: Estimator, epsilon: float, rows_per_person: int) -> float:

@@ -47,6 +47,7 @@ from numpy.typing import NDArray
 from dpcore.attacks._progress import Clock, Progress
 from dpcore.attacks.statistics import clopper_pearson
 from dpcore.exceptions import DataError
+from dpcore.mechanisms import KaryRandomizedResponse
 from dpcore.release import ReleasePlan, default_plan
 from dpcore.release.columns import Treatment, numbers, resolve
 from dpcore.release.randomness import entropy as make_entropy
@@ -103,11 +104,6 @@ class ReconstructionResult:
             "knowing everything else, without the copy": c.prior_only, "the same, on a blank copy": c.blank_copy,
             "knowing everything else, with the copy": c.with_copy, "ceiling with the copy": c.ceiling, "±": c.error,
         } for c in self.columns])
-
-
-def keep_probability(epsilon: float, k: int) -> float:
-    """``e^ε/(e^ε + k − 1)``: how often k-ary randomized response writes the true value."""
-    return 1.0 / (1.0 + (k - 1) * math.exp(-epsilon))
 
 
 def copy_ceiling(prior_success: float, epsilon: float) -> float:
@@ -199,8 +195,8 @@ def _attack_column(t: Treatment, frame: pd.DataFrame, features: pd.DataFrame, ro
     blank = t.randomise(rng.integers(0, t.k, size=len(codes)), 0, make_entropy(rng)[0])[valid]
     others = features.drop(columns=[t.name], errors="ignore").to_numpy(dtype=float)[valid]
     prior = _prior(others, truth, t.k, rounds, rng)
-    p = keep_probability(t.epsilon, t.k)
-    q = (1.0 - p) / (t.k - 1)
+    response = KaryRandomizedResponse(t.epsilon, t.k)  # the copy's own p = e^ε/(e^ε + k − 1) and q
+    p, q = response.keep_probability, response.other_probability
 
     def guess(released: NDArray[np.int64]) -> NDArray[np.int64]:
         likelihood = np.full(prior.shape, q)

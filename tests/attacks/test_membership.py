@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from dpcore.attacks import AttackSettings, attack_membership, membership_sentences
-from dpcore.attacks.membership import lira_scores, split_units
+from dpcore.attacks.membership import lira_scores
 from dpcore.attacks.statistics import (
     advantage_ceiling,
     auc_ceiling,
@@ -110,8 +110,6 @@ def test_members_are_drawn_person_by_person_when_the_table_names_a_privacy_unit(
     persons = design.groups
     assert persons is not None and len(persons) == len(design.y) == 800  # at most 2 rows of each of 400 people
     assert np.all(np.bincount(persons) <= 2)
-    member = split_units(persons, np.random.default_rng(0))
-    assert all(len(set(member[persons == p])) == 1 for p in np.unique(persons))
     result = attack_membership(design, "dp_boosting_clf", 1.0, settings=SETTINGS, random_state=0)
     assert result.unit == "person" and result.n_members + result.n_non_members == 400
     assert any("person by person" in note for note in result.notes)

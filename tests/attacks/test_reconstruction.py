@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from dpcore.attacks import attack_reconstruction, html_report, reconstruction_sentences
-from dpcore.attacks.reconstruction import copy_ceiling, keep_probability
+from dpcore.attacks.reconstruction import copy_ceiling
 from dpcore.exceptions import DataError
 from dpcore.release import ColumnPlan, ReleasePlan
 from dpcore.schema import ColumnSpec, Schema
@@ -56,6 +56,11 @@ def test_the_copy_keeps_the_true_value_as_often_as_the_guarantee_says(epsilon):
         assert not c.exceeds_ceiling, c
     assert by_column["colour"].n == len(frame) - 1  # the undeclared value is not measured
     assert by_column["shade"].mechanism == "coin" or by_column["shade"].epsilon == epsilon
+
+
+def keep_probability(epsilon: float, k: int) -> float:
+    """``e^ε/(e^ε + k − 1)``, written out here independently of the mechanism."""
+    return math.exp(epsilon) / (math.exp(epsilon) + k - 1)
 
 
 def test_an_attacker_who_knows_the_rest_gains_at_most_what_epsilon_allows():
