@@ -233,12 +233,18 @@ def load_dataset(name: str) -> Design:
     raise ValueError(f"unknown data set {name!r}")
 
 
-def load_adult(numeric_only: bool = False, encoding: str = "ordinal") -> tuple[Design, Design]:
-    """Adult's given split: train = sample_data/adult.csv, test = shared adult_test.csv (labels' '.' stripped)."""
-    schema = adult_schema(numeric_only)
+def adult_frames() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Adult's given split as raw tables: train = sample_data/adult.csv, test = adult_test.csv (labels' '.' stripped)."""
     train, _ = read_csv_path(ROOT / "sample_data" / "adult.csv")
     test, _ = read_csv_path(DATA / "adult" / "adult_test.csv")
     test["income"] = test["income"].astype(str).str.strip().str.rstrip(".")
+    return train, test
+
+
+def load_adult(numeric_only: bool = False, encoding: str = "ordinal") -> tuple[Design, Design]:
+    """Adult's given split (:func:`adult_frames`) as designs with the declared schema."""
+    schema = adult_schema(numeric_only)
+    train, test = adult_frames()
     return _from_frame("Adult (train)", train, schema, encoding), _from_frame("Adult (test)", test, schema, encoding)
 
 

@@ -56,12 +56,11 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import DATA, ROOT, Report, plt, quiet_warnings, seeded  # noqa: E402
+from _common import Report, adult_frames, adult_schema, plt, quiet_warnings, seeded  # noqa: E402
 
 from dpcore.design import Design  # noqa: E402
-from dpcore.loading import read_csv_path  # noqa: E402
 from dpcore.models.registry import get  # noqa: E402
-from dpcore.schema import ColumnSpec, Schema, load_schema  # noqa: E402
+from dpcore.schema import ColumnSpec, Schema  # noqa: E402
 
 UNIT = "person_id"
 MAX_ROWS = 5  # each person has 1 … MAX_ROWS rows in the panel
@@ -101,7 +100,7 @@ def make_panel(original: pd.DataFrame, schema: Schema, seed: int) -> tuple[pd.Da
 def schemas(task: str) -> tuple[Schema, Schema]:
     """(schema of the panel, with the unit column as an identifier; schema of the test file)."""
     target = TASKS[task][0]
-    test = load_schema(ROOT / "sample_data" / "adult.schema.json")
+    test = adult_schema()
     if target != "income":
         test["income"].role = "feature"
         test[target].role = "target"
@@ -316,9 +315,7 @@ def main(argv=None) -> None:
 
     report = Report("privacy_unit_quick" if args.quick else "privacy_unit")  # a smoke run never overwrites the full results
     started = time.perf_counter()
-    original, _ = read_csv_path(ROOT / "sample_data" / "adult.csv")
-    test, _ = read_csv_path(DATA / "adult" / "adult_test.csv")
-    test["income"] = test["income"].astype(str).str.strip().str.rstrip(".")
+    original, test = adult_frames()
     panel, rows_each = make_panel(original, schemas("classification")[0], args.panel_seed)
     counts = np.bincount(rows_each, minlength=MAX_ROWS + 1)[1:]
 
