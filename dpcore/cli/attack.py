@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dpcore.cli._common import (
@@ -188,9 +189,8 @@ def _finish(args: argparse.Namespace, table: pd.DataFrame, sentences: list[str],
     print()
     for sentence in [*sentences, *notes]:
         print(sentence)
-    name = existing_file(args.input, "input file").stem
     if args.html:
-        write_text(output_file(args.html, "--html file"), html_report(table_name=name, **results))
+        write_text(output_file(args.html, "--html file"), html_report(table_name=Path(args.input).stem, **results))
     if args.json:
         write_text(output_file(args.json, "--json file"), as_json(**results))
     if not args.quiet and (args.html or args.json):
