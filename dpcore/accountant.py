@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -99,8 +100,7 @@ class BudgetLedger:
         if total_epsilon is not None:
             total = total_decimal(total_epsilon)
             delta = delta_decimal(DEFAULT_TOTAL_DELTA if total_delta is None else total_delta, up=False)
-            with self.connection() as conn:
-                conn.execute("BEGIN IMMEDIATE")
+            with self._transaction() as conn:
                 if conn.execute("SELECT 1 FROM budgets WHERE dataset_id = ?", (self.dataset_id,)).fetchone() is None:
                     conn.execute(
                         "INSERT INTO budgets (dataset_id, total, created, name, unit, total_delta) VALUES (?, ?, ?, ?, ?, ?)",
@@ -108,13 +108,24 @@ class BudgetLedger:
                     )
                     conn.execute("INSERT INTO totals (dataset_id, total, total_delta, reason, created) VALUES (?, ?, ?, ?, ?)",
                                  (self.dataset_id, str(total), str(delta), "budget created", now()))
-                conn.execute("COMMIT")
 
     def connection(self) -> Owned:
         """The ledger's database connection, for a ``with`` block (closed after it, unless in memory)."""
         if self._memory is not None:
             return Borrowed(self._memory)
         return Owned(connect(self.path))
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """The connection inside one ``BEGIN IMMEDIATE`` transaction: committed at the end, rolled back on any error."""
+        with self.connection() as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
 
     # --- reading -------------------------------------------------------------------
     def exists(self) -> bool:
@@ -235,35 +246,29 @@ class BudgetLedger:
                   reason: str = "") -> None:
         """Create the budget or change its total; never below what is spent, never up without ``confirm_raise``."""
         total = total_decimal(total_epsilon)
-        with self.connection() as conn:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                row = conn.execute("SELECT total, total_delta, unit FROM budgets WHERE dataset_id = ?", (self.dataset_id,)).fetchone()
-                old_delta = Decimal(row[1]) if row else delta_decimal(DEFAULT_TOTAL_DELTA, up=False)
-                delta = old_delta if total_delta is None else delta_decimal(total_delta, up=False)
-                if row is not None:
-                    spent, spent_delta = self._spent(conn, row[2])
-                    if total < spent or delta < spent_delta:
-                        raise BudgetExceededError(
-                            f"The total cannot be set to ε = {fmt(total)}, δ = {fmt(delta)} because ε = {fmt(spent)}, "
-                            f"δ = {fmt(spent_delta)} has already been spent on this dataset."
-                        )
-                    if (total > Decimal(row[0]) or delta > old_delta) and not confirm_raise:
-                        raise BudgetRaiseError(
-                            "Raising a dataset's total weakens the promise made to the people in it; "
-                            "confirm it explicitly (the Privacy page's typed confirmation, or --raise-budget)."
-                        )
-                    conn.execute("UPDATE budgets SET total = ?, total_delta = ? WHERE dataset_id = ?",
-                                 (str(total), str(delta), self.dataset_id))
-                else:
-                    conn.execute("INSERT INTO budgets (dataset_id, total, created, unit, total_delta) VALUES (?, ?, ?, ?, ?)",
-                                 (self.dataset_id, str(total), now(), ADD_REMOVE, str(delta)))
-                conn.execute("INSERT INTO totals (dataset_id, total, total_delta, reason, created) VALUES (?, ?, ?, ?, ?)",
-                             (self.dataset_id, str(total), str(delta), reason or ("raised" if row else "budget created"), now()))
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
+        with self._transaction() as conn:
+            row = conn.execute("SELECT total, total_delta, unit FROM budgets WHERE dataset_id = ?", (self.dataset_id,)).fetchone()
+            old_delta = Decimal(row[1]) if row else delta_decimal(DEFAULT_TOTAL_DELTA, up=False)
+            delta = old_delta if total_delta is None else delta_decimal(total_delta, up=False)
+            if row is not None:
+                spent, spent_delta = self._spent(conn, row[2])
+                if total < spent or delta < spent_delta:
+                    raise BudgetExceededError(
+                        f"The total cannot be set to ε = {fmt(total)}, δ = {fmt(delta)} because ε = {fmt(spent)}, "
+                        f"δ = {fmt(spent_delta)} has already been spent on this dataset."
+                    )
+                if (total > Decimal(row[0]) or delta > old_delta) and not confirm_raise:
+                    raise BudgetRaiseError(
+                        "Raising a dataset's total weakens the promise made to the people in it; "
+                        "confirm it explicitly (the Privacy page's typed confirmation, or --raise-budget)."
+                    )
+                conn.execute("UPDATE budgets SET total = ?, total_delta = ? WHERE dataset_id = ?",
+                             (str(total), str(delta), self.dataset_id))
+            else:
+                conn.execute("INSERT INTO budgets (dataset_id, total, created, unit, total_delta) VALUES (?, ?, ?, ?, ?)",
+                             (self.dataset_id, str(total), now(), ADD_REMOVE, str(delta)))
+            conn.execute("INSERT INTO totals (dataset_id, total, total_delta, reason, created) VALUES (?, ?, ?, ?, ?)",
+                         (self.dataset_id, str(total), str(delta), reason or ("raised" if row else "budget created"), now()))
 
     def set_unit(self, unit: str, *, confirm: bool = False) -> None:
         """Change the unit of protection; refused if a recorded spend cannot be converted or would not fit.
@@ -273,55 +278,59 @@ class BudgetLedger:
         ``confirm=True``.
         """
         check_unit(unit)
-        with self.connection() as conn:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                total, total_delta, old = self._budget(conn)
-                if unit != old and not confirm and conn.execute(
-                    "SELECT 1 FROM spends WHERE dataset_id = ? LIMIT 1", (self.dataset_id,)
-                ).fetchone():
-                    raise BudgetRaiseError(
-                        "Changing the unit of protection after a release changes what was promised for it; "
-                        "confirm it explicitly (the Privacy page's typed confirmation)."
+        with self._transaction() as conn:
+            total, total_delta, old = self._budget(conn)
+            if unit != old and not confirm and conn.execute(
+                "SELECT 1 FROM spends WHERE dataset_id = ? LIMIT 1", (self.dataset_id,)
+            ).fetchone():
+                raise BudgetRaiseError(
+                    "Changing the unit of protection after a release changes what was promised for it; "
+                    "confirm it explicitly (the Privacy page's typed confirmation)."
+                )
+            if unit != old:
+                spent, spent_delta = self._spent(conn, unit)
+                if spent > total or spent_delta > total_delta:
+                    raise BudgetExceededError(
+                        f"In the new unit the spends so far come to ε = {fmt(spent)}, δ = {fmt(spent_delta)}, "
+                        f"more than the total ε = {fmt(total)}, δ = {fmt(total_delta)}."
                     )
-                if unit != old:
-                    spent, spent_delta = self._spent(conn, unit)
-                    if spent > total or spent_delta > total_delta:
-                        raise BudgetExceededError(
-                            f"In the new unit the spends so far come to ε = {fmt(spent)}, δ = {fmt(spent_delta)}, "
-                            f"more than the total ε = {fmt(total)}, δ = {fmt(total_delta)}."
-                        )
-                    conn.execute("UPDATE budgets SET unit = ? WHERE dataset_id = ?", (unit, self.dataset_id))
-                    conn.execute("INSERT INTO events (dataset_id, event, detail, created) VALUES (?, ?, ?, ?)",
-                                 (self.dataset_id, "unit changed", f"from '{old}' to '{unit}'", now()))
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
+                conn.execute("UPDATE budgets SET unit = ? WHERE dataset_id = ?", (unit, self.dataset_id))
+                conn.execute("INSERT INTO events (dataset_id, event, detail, created) VALUES (?, ?, ?, ?)",
+                             (self.dataset_id, "unit changed", f"from '{old}' to '{unit}'", now()))
 
     def counting(self) -> str:
         """How this dataset's spends count people (:func:`dpcore.persons.counting`); one row each until declared."""
         with self.connection() as conn:
-            row = conn.execute("SELECT detail FROM events WHERE dataset_id = ? AND event = ? ORDER BY id DESC LIMIT 1",
-                               (self.dataset_id, COUNTING_EVENT)).fetchone()
+            return self._counting(conn)
+
+    def _counting(self, conn: sqlite3.Connection) -> str:
+        row = conn.execute("SELECT detail FROM events WHERE dataset_id = ? AND event = ? ORDER BY id DESC LIMIT 1",
+                           (self.dataset_id, COUNTING_EVENT)).fetchone()
         return str(row[0]) if row else ONE_ROW_EACH
 
     def count_people_as(self, counting: str) -> None:
         """Make sure the next spend counts people as every earlier spend did (or is the first), else refuse.
 
         Spends add up only if they count the same people the same way: ε per row and ε per person
-        of up to k rows are different amounts of privacy for a person with several rows.
+        of up to k rows are different amounts of privacy for a person with several rows. This is
+        the early check (before any work is done); pass ``counting=`` to :meth:`spend` as well so
+        the check is repeated in the spend's own transaction.
         """
-        recorded = self.counting()
+        with self._transaction() as conn:
+            self._count_people_as(conn, counting)
+
+    def _count_people_as(self, conn: sqlite3.Connection, counting: str) -> None:
+        recorded = self._counting(conn)
         if counting == recorded:
             return
-        if self.spends():
+        if conn.execute("SELECT 1 FROM spends WHERE dataset_id = ? LIMIT 1", (self.dataset_id,)).fetchone():
             raise UnitOfProtectionError(
                 f"This dataset's earlier spends count people as '{recorded}', but the declarations now count them as "
                 f"'{counting}'. Adding the two would understate what a person has lost, so nothing was spent. Go back "
                 "to the earlier declaration on the Data page, or keep the new one as a separate dataset."
             )
-        self.record_event(COUNTING_EVENT, counting)
+        conn.execute("INSERT INTO events (dataset_id, event, detail, created) VALUES (?, ?, ?, ?)",
+                     (self.dataset_id, COUNTING_EVENT, counting, now()))
 
     def record_event(self, event: str, detail: str) -> None:
         with self.connection() as conn:
@@ -329,15 +338,18 @@ class BudgetLedger:
                          (self.dataset_id, event, detail, now()))
 
     def spend(self, label: str, epsilon: float, *, delta: float = 0.0, relation: str = ADD_REMOVE,
-              mechanism: str = "", released: str = "", alongside: Callable[[sqlite3.Connection], object] | None = None) -> None:
+              mechanism: str = "", released: str = "", alongside: Callable[[sqlite3.Connection], object] | None = None,
+              counting: str | None = None) -> None:
         """Record a sequential spend; raise and record nothing if it does not fit (or cannot be converted).
 
         ``alongside``, if given, is called with the open connection after the spend is inserted
         and before it is committed: what it writes (the copy the spend paid for) is committed with
-        the spend, or rolled back with it if either fails.
+        the spend, or rolled back with it if either fails. ``counting``, if given, is how the spend
+        counts people (:func:`dpcore.persons.counting`): it is refused, like in
+        :meth:`count_people_as`, unless every earlier spend counted them the same way.
         """
         self._record(label, epsilon_decimal(check_epsilon(epsilon)), "sequential", delta_decimal(delta),
-                     check_unit(relation), mechanism, released, alongside)
+                     check_unit(relation), mechanism, released, alongside, counting)
 
     def spend_parallel(self, label: str, epsilons: Iterable[float], *, relation: str = ADD_REMOVE, mechanism: str = "") -> None:
         """Record a group of spends on disjoint records: it costs the largest of them."""
@@ -357,29 +369,26 @@ class BudgetLedger:
             return spent + ce <= total and spent_delta + cd <= total_delta
 
     def _record(self, label: str, amount: Decimal, composition: str, delta: Decimal, relation: str, mechanism: str,
-                released: str, alongside: Callable[[sqlite3.Connection], object] | None = None) -> None:
+                released: str, alongside: Callable[[sqlite3.Connection], object] | None = None,
+                counting: str | None = None) -> None:
         """Check the converted spend fits and insert it (and what ``alongside`` writes) in one transaction."""
-        with self.connection() as conn:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                total, total_delta, unit = self._budget(conn)
-                ce, cd = convert(amount, delta, relation, unit)
-                spent, spent_delta = self._spent(conn, unit)
-                if spent + ce > total or spent_delta + cd > total_delta:
-                    converted = "" if relation == unit else f" (ε = {fmt(amount)} under '{relation}' neighbours)"
-                    cost = f"ε = {fmt(ce)}" + (f", δ = {fmt(cd)}" if cd else "")
-                    state = f"ε = {fmt(spent)} of {fmt(total)} is already spent, {fmt(total - spent)} is left"
-                    if cd:
-                        state += f"; δ = {fmt(spent_delta)} of {fmt(total_delta)} is spent"
-                    raise BudgetExceededError(f"Spending {cost} on '{label}'{converted} would exceed the budget: {state}.")
-                conn.execute(
-                    "INSERT INTO spends (dataset_id, label, epsilon, composition, created, delta, relation, mechanism, released) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (self.dataset_id, label, str(amount), composition, now(), str(delta), relation, mechanism, released),
-                )
-                if alongside is not None:
-                    alongside(conn)
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
+        with self._transaction() as conn:
+            if counting is not None:
+                self._count_people_as(conn, counting)
+            total, total_delta, unit = self._budget(conn)
+            ce, cd = convert(amount, delta, relation, unit)
+            spent, spent_delta = self._spent(conn, unit)
+            if spent + ce > total or spent_delta + cd > total_delta:
+                converted = "" if relation == unit else f" (ε = {fmt(amount)} under '{relation}' neighbours)"
+                cost = f"ε = {fmt(ce)}" + (f", δ = {fmt(cd)}" if cd else "")
+                state = f"ε = {fmt(spent)} of {fmt(total)} is already spent, {fmt(total - spent)} is left"
+                if cd:
+                    state += f"; δ = {fmt(spent_delta)} of {fmt(total_delta)} is spent"
+                raise BudgetExceededError(f"Spending {cost} on '{label}'{converted} would exceed the budget: {state}.")
+            conn.execute(
+                "INSERT INTO spends (dataset_id, label, epsilon, composition, created, delta, relation, mechanism, released) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (self.dataset_id, label, str(amount), composition, now(), str(delta), relation, mechanism, released),
+            )
+            if alongside is not None:
+                alongside(conn)

@@ -125,7 +125,8 @@ def estimate_bounds(frame: pd.DataFrame, schema: Schema, columns: Iterable[str],
     for name in columns:
         if name not in frame.columns or schema[name].kind != "numeric":
             raise DataError(f"Column '{name}' is not a numeric column of this table.")
-    ledger.count_people_as(counting(schema.privacy_unit, schema.rows_per_person))
+    people = counting(schema.privacy_unit, schema.rows_per_person)
+    ledger.count_people_as(people)
     rng = check_random_state(random_state)
     k = 1
     if schema.privacy_unit is not None:
@@ -144,6 +145,7 @@ def estimate_bounds(frame: pd.DataFrame, schema: Schema, columns: Iterable[str],
         epsilon_per_column * len(columns),
         mechanism=f"exponential-mechanism quantiles ({LOWER_QUANTILE:.0%}, {UPPER_QUANTILE:.0%}) in [{coarse[0]:g}, {coarse[1]:g}]",
         released="bounds of " + ", ".join(columns),
+        counting=people,
     )
     return found
 

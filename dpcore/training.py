@@ -141,7 +141,8 @@ def train(
         raise ValueError(f"{spec.name} is a comparison baseline; train one of DP Studio's models for release")
     check_epsilon(epsilon)
     unit = design.schema.privacy_unit if design.schema is not None else None
-    ledger.count_people_as(counting(unit, design.rows_per_person))
+    people = counting(unit, design.rows_per_person)
+    ledger.count_people_as(people)
     if not ledger.can_spend(epsilon):
         raise BudgetExceededError(
             f"Training at ε = {epsilon:g} does not fit in what is left of this dataset's budget "
@@ -154,7 +155,8 @@ def train(
     label = f"Train {spec.name}" + (" (demo seed)" if seed is not None else "")
     if design.rows_per_person > 1:
         label += f", per person counting up to {design.rows_per_person} rows each"
-    ledger.spend(label, epsilon, delta=person_delta(fitted, epsilon, design.rows_per_person), mechanism=type(fitted).__name__, released="a trained model")
+    ledger.spend(label, epsilon, delta=person_delta(fitted, epsilon, design.rows_per_person), mechanism=type(fitted).__name__,
+                 released="a trained model", counting=people)
     details: dict[str, Any] = {"n_train": len(fit_rows), "n_test": len(test_rows), "n_without_target": design.n_without_target,
                                "rows_over_bound": design.rows_over_bound}
     metrics: dict[str, float] = {}

@@ -451,3 +451,16 @@ def test_cost_and_available_speak_in_the_datasets_unit(ledger_path):
     assert ledger.cost(0.3) == pytest.approx(0.6) and ledger.cost(0.3, REPLACE_ONE) == pytest.approx(0.3)
     ledger.spend("model", 0.2)  # 0.4 in the unit
     assert ledger.available() == pytest.approx(0.3) and ledger.available(REPLACE_ONE) == pytest.approx(0.6)
+
+
+def test_a_spend_checks_how_people_are_counted_in_its_own_transaction(ledger_path):
+    """The early check can pass in one tab while another tab spends with other declarations first."""
+    ledger = BudgetLedger("counting", total_epsilon=1.0, path=ledger_path)
+    ledger.count_people_as("one row per person")
+    other_tab = BudgetLedger("counting", path=ledger_path)
+    other_tab.count_people_as("the column 'person', up to 3 rows per person")
+    other_tab.spend("per person", 0.1, counting="the column 'person', up to 3 rows per person")
+    with pytest.raises(UnitOfProtectionError, match="nothing was spent"):
+        ledger.spend("per row", 0.1, counting="one row per person")
+    assert [s.label for s in ledger.spends()] == ["per person"]
+    ledger.spend("no declaration given", 0.1)  # callers that do not say keep the old behaviour
