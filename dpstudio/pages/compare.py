@@ -17,7 +17,7 @@ from dpstudio.support.comparing import (
     published_reference,
     summary_sentences,
 )
-from dpstudio.support.session import get_state
+from dpstudio.support.session import get_state, use_dataset
 from dpstudio.support.state import load_sample
 
 state = get_state()
@@ -43,7 +43,7 @@ for col, (preset_key, preset) in zip(preset_cols, PRESETS.items()):
         st.caption(preset.note)
         if st.button(preset.title, key=f"preset_{preset_key}"):
             if dataset.name != preset.sample:
-                state.dataset = load_sample(preset.sample, state.catalog())
+                use_dataset(state, load_sample(preset.sample, state.catalog()))
             state.compare_settings = preset.settings
             state.compare_pending = True
             st.rerun()

@@ -4,10 +4,9 @@ import streamlit as st
 
 from dpcore.clustering import clustering_columns
 from dpcore.exceptions import BudgetExceededError, DataError
-from dpcore.explain import epsilon_problem
 from dpstudio.support import groups_view as view
 from dpstudio.support.session import get_state
-from dpstudio.support.training import budget_sentence, suggested_epsilon
+from dpstudio.support.training import epsilon_input
 
 state = get_state()
 dataset, schema, ledger = state.dataset, state.dataset.schema, state.ledger()
@@ -31,16 +30,7 @@ if leaks:
     st.error(" ".join(leaks) + " The map will NOT be safe to share until their bounds are declared on the Data page.",
              icon=":material/gpp_bad:")
 
-st.write(budget_sentence(ledger))
-epsilon = None
-if ledger.available() < 0.001:
-    st.error("The budget is spent: no map can be made on this dataset. Raise the total on the Privacy page only if you "
-             "accept a weaker promise.")
-else:
-    typed = st.text_input("ε to spend on the map", value=f"{suggested_epsilon(ledger):g}", key="groups_epsilon")
-    epsilon, problem = epsilon_problem(typed, ledger.available())
-    if problem:
-        st.error(problem + " Nothing will be computed or charged until it is fixed.")
+epsilon = epsilon_input(ledger, "ε to spend on the map", "groups_epsilon", "no map can be made", "computed")
 seeded = st.checkbox("Reproducible demo seed (the map must not be released)", value=False, key="groups_seeded")
 
 if st.button("Find groups", type="primary", disabled=epsilon is None or grid is None):

@@ -3,15 +3,14 @@
 import streamlit as st
 
 from dpcore.exceptions import BudgetExceededError, DataError
-from dpcore.explain import epsilon_problem
 from dpcore.models.registry import models_for
+from dpcore.training import TrainedModel
 from dpstudio.support import trained_view as view
 from dpstudio.support.declaring import leak_summary, leaky_columns
-from dpstudio.support.session import get_state, recall_model, remember_model
-from dpstudio.support.training import budget_sentence, progress_text, suggested_epsilon, train_in_session
+from dpstudio.support.session import get_state, recall_result, remember_result
+from dpstudio.support.training import epsilon_input, progress_text, spent_heading, train_in_session
 
 state = get_state()
-recall_model(state)
 dataset, schema, ledger = state.dataset, state.dataset.schema, state.ledger()
 st.title("3. Train")
 
@@ -43,16 +42,7 @@ encoding = st.radio(
     help="Codes keep the table narrow, which suits DP trees; one-hot suits Naive Bayes with few categories.",
 )
 
-st.write(budget_sentence(ledger))
-epsilon = None
-if ledger.available() < 0.001:
-    st.error("The budget is spent: nothing more can be trained on this dataset. Raise the total on the Privacy page only if "
-             "you accept a weaker promise.")
-else:
-    typed = st.text_input("ε to spend on this model", value=f"{suggested_epsilon(ledger):g}", key="train_epsilon")
-    epsilon, problem = epsilon_problem(typed, ledger.available())
-    if problem:
-        st.error(problem + " Nothing will be trained or charged until it is fixed.")
+epsilon = epsilon_input(ledger, "ε to spend on this model", "train_epsilon", "nothing more can be trained", "trained")
 seeded = st.checkbox("Reproducible demo seed (the result must not be released)", value=False)
 
 if st.button("Train", type="primary", disabled=epsilon is None):
@@ -60,7 +50,7 @@ if st.button("Train", type="primary", disabled=epsilon is None):
     try:
         state.trained = train_in_session(state, spec.key, epsilon, params, encoding, seeded,
                                          progress=lambda elapsed, estimate: bar.progress(*progress_text(spec.name, elapsed, estimate)))
-        remember_model(state)  # even if this browser tab was reloaded meanwhile, the charged model is kept
+        remember_result(state, "trained")  # even if this browser tab was reloaded meanwhile, the charged model is kept
         st.rerun()
     except (BudgetExceededError, DataError) as error:
         bar.empty()
@@ -70,14 +60,12 @@ if st.button("Train", type="primary", disabled=epsilon is None):
         st.error("This model could not be trained on this table; nothing was charged. Check the declarations on the Data "
                  "page or pick another model.")
 
-trained = state.trained
+trained = recall_result(state, "trained", TrainedModel)  # also one a run cut short by a reload finished
 if trained is None or trained.task != schema.task:
     st.stop()
 
 st.divider()
-counted = ledger.cost(trained.epsilon)
-st.subheader(f"{trained.name} — ε = {trained.epsilon:g} spent"
-             + (f" (counts as {counted:g} in this dataset's unit)" if counted != trained.epsilon else ""))
+st.subheader(spent_heading(trained.name, trained.epsilon, ledger))
 if leaky_columns(schema):
     st.error("Not differentially private: trained with domains read from the data. Do not share this model.",
              icon=":material/gpp_bad:")

@@ -35,10 +35,9 @@ from dpcore.attacks.summary import above_ceiling
 from dpcore.design import Design
 from dpcore.exceptions import DataError
 from dpcore.models.registry import models_for
-from dpstudio.support import workspace
+from dpstudio.support.session import recall_result, remember_result
 from dpstudio.support.state import Dataset, StudioState
 
-WORKSPACE_NAME = "attacks"
 EPSILONS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 DEPTHS = {"quick": "Quick (under 30 s)", "thorough": "Thorough (every row, more reference models: minutes)"}
 DEFAULT_DP = {"classification": "dp_boosting_clf", "regression": "dp_boosting_reg"}
@@ -66,16 +65,15 @@ class AttackResults:
 
 def results(state: StudioState) -> AttackResults:
     """The results for the table in use (a fresh, empty set when the table or its declarations changed)."""
-    key = f"{state.dataset.dataset_id}-{state.dataset.schema_key}"
-    if state.attacks is None:
-        state.attacks = workspace.load_result(state.ledger_path, state.workspace, WORKSPACE_NAME)
-    if not isinstance(state.attacks, AttackResults) or state.attacks.key != key:
-        state.attacks = AttackResults(key)
-    return state.attacks
+    key = state.dataset.declared_key
+    held = recall_result(state, "attacks", AttackResults)
+    if held is None or held.key != key:
+        state.attacks = held = AttackResults(key)
+    return held
 
 
 def _keep(state: StudioState) -> None:
-    workspace.save_result(state.ledger_path, state.workspace, WORKSPACE_NAME, state.attacks)
+    remember_result(state, "attacks")
 
 
 def _bar(start: str) -> tuple[Any, Callable[[float, float | None, str], None]]:
@@ -110,6 +108,12 @@ def _depth(key: str) -> str:
     return st.radio("How hard to attack", list(DEPTHS), format_func=DEPTHS.get, horizontal=True, key=key)
 
 
+def _dp_model(column: Any, task: str, label: str, key: str) -> str:
+    """A DP model of ours or diffprivlib's for the task, the page's default first chosen."""
+    private = {m.key: m.name for m in models_for(task, kinds=("ours", "diffprivlib"))}
+    return column.selectbox(label, list(private), index=list(private).index(DEFAULT_DP[task]), format_func=private.get, key=key)
+
+
 def _sentences(sentences: list[str]) -> None:
     st.markdown("\n".join(f"- {s}" for s in sentences))
 
@@ -124,11 +128,9 @@ def membership_section(state: StudioState, held: AttackResults) -> None:
              "The model is trained on the members only — once without DP and once with it — and an attacker who sees the "
              "model and the whole population tries to tell who was a member: by how well the model fits each record "
              "(loss threshold), and by comparing it with models of its own trained with and without that record (LiRA).")
-    private = {m.key: m.name for m in models_for(task, kinds=("ours", "diffprivlib"))}
     plain = {m.key: m.name for m in models_for(task, kinds=("non-private",))}
     left, right = st.columns(2)
-    model = left.selectbox("Model with DP", list(private), index=list(private).index(DEFAULT_DP[task]), format_func=private.get,
-                           key=f"attack_model_{task}")
+    model = _dp_model(left, task, "Model with DP", f"attack_model_{task}")
     baseline = right.selectbox("The same job without DP", list(plain), index=list(plain).index(DEFAULT_PLAIN[task]),
                                format_func=plain.get, key=f"attack_baseline_{task}")
     epsilon = left.select_slider("ε of the DP model", EPSILONS, value=1.0, key="attack_epsilon")
@@ -247,10 +249,8 @@ def audit_section(state: StudioState, held: AttackResults) -> None:
              "the same sample plus one made-up person at the edge of every declared range; how often its prediction for that "
              "person crosses a threshold gives a lower bound on the privacy loss, at 95 % confidence. A deliberately broken "
              "version of the same model is audited too, to show that the audit can see a leak.")
-    private = {m.key: m.name for m in models_for(task, kinds=("ours", "diffprivlib"))}
     left, right = st.columns(2)
-    model = left.selectbox("Model to audit", list(private), index=list(private).index(DEFAULT_DP[task]), format_func=private.get,
-                           key=f"audit_model_{task}")
+    model = _dp_model(left, task, "Model to audit", f"audit_model_{task}")
     epsilon = left.select_slider("Claimed ε", EPSILONS, value=1.0, key="audit_epsilon")
     with right:
         depth = st.radio("How many fits", list(AUDIT), horizontal=True, key="audit_depth",

@@ -9,7 +9,7 @@ from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.persons import check_unit_column, rows_left_out
 from dpcore.schema import KINDS, ROLES, Normaliser, Schema, out_of_bounds_share
 from dpstudio.support.declaring import declare_public, estimate_numeric_bounds, ignore_columns, leak_summary, leaky_columns
-from dpstudio.support.session import remember, remember_model
+from dpstudio.support.session import remember, use_dataset
 from dpstudio.support.state import SAMPLES, StudioState, apply_schema, load_sample, separate_dataset
 from dpstudio.support.uploading import open_upload, questions, read_again
 
@@ -24,10 +24,7 @@ def choose_table(state: StudioState) -> None:
         current = names.index(state.dataset.name) if state.dataset.is_sample and state.dataset.name in names else None
         choice = st.selectbox("Sample", names, index=current, placeholder="Choose a sample (it replaces your uploaded table)")
         if choice is not None and choice != state.dataset.name:
-            state.dataset = load_sample(choice, state.catalog())
-            state.trained = None
-            remember(state)
-            remember_model(state)
+            use_dataset(state, load_sample(choice, state.catalog()))
             st.rerun()
     else:
         upload = st.file_uploader(
@@ -40,8 +37,6 @@ def choose_table(state: StudioState) -> None:
                 open_upload(state, upload.name, upload.getvalue(), schema_upload.getvalue() if schema_upload else None)
                 state.loaded_schema_id = schema_upload.file_id if schema_upload else None
                 state.upload_error = None
-                remember(state, table_changed=True)
-                remember_model(state)
                 st.rerun()  # so the sidebar, drawn before this page, shows the new table and its budget
             except DataError as error:
                 state.upload_error = str(error)
@@ -68,7 +63,6 @@ def reading_questions(state: StudioState) -> None:
             if st.button(label, key=f"reading_answer_{number}"):
                 try:
                     read_again(state, **answer)
-                    remember(state, table_changed=True)
                     st.rerun()
                 except DataError as error:
                     st.error(str(error) + " Your current table is kept.")

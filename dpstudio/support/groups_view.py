@@ -30,11 +30,10 @@ from dpcore.clustering import (
 )
 from dpcore.models.clustering import AUTO_SHARE, MAX_CELLS, MAX_FEATURES, MIN_FEATURES, NO_GROUP, grid_problem
 from dpcore.schema import Schema
-from dpstudio.support import workspace
+from dpstudio.support.session import recall_result, remember_result
 from dpstudio.support.state import StudioState
-from dpstudio.support.training import DEMO_SEED
+from dpstudio.support.training import DEMO_SEED, per_person_note, spent_heading
 
-WORKSPACE_NAME = "groups"
 OWNER_ROWS_SHOWN = 5_000
 NO_GROUP_LABEL = "no group"
 NO_GROUP_COLOUR = "#e6e6e6"
@@ -53,14 +52,8 @@ class GroupsResult:
 
 def current(state: StudioState) -> GroupsResult | None:
     """The map found for the table in use (this session, or before a reload), if any."""
-    if state.groups is None:
-        state.groups = workspace.load_result(state.ledger_path, state.workspace, WORKSPACE_NAME)
-    result = state.groups
-    return result if isinstance(result, GroupsResult) and result.fingerprint == _table_key(state) else None
-
-
-def _table_key(state: StudioState) -> str:
-    return f"{state.dataset.dataset_id}-{state.dataset.schema_key}"
+    result = recall_result(state, "groups", GroupsResult)
+    return result if result is not None and result.fingerprint == state.dataset.declared_key else None
 
 
 def find_in_session(state: StudioState, columns: list[str], epsilon: float, grid: dict, seeded: bool) -> GroupsResult:
@@ -68,10 +61,9 @@ def find_in_session(state: StudioState, columns: list[str], epsilon: float, grid
     dataset = state.dataset
     found = find_groups(dataset.frame, dataset.schema, columns, epsilon, state.ledger(), count_noise=state.count_noise,
                         seed=DEMO_SEED if seeded else None, **grid)
-    result = GroupsResult(_table_key(state), found)
-    state.groups = result
-    workspace.save_result(state.ledger_path, state.workspace, WORKSPACE_NAME, result)
-    return result
+    state.groups = GroupsResult(state.dataset.declared_key, found)
+    remember_result(state, "groups")
+    return state.groups
 
 
 # --- choosing ---------------------------------------------------------------------------------
@@ -125,9 +117,7 @@ def grid_settings(schema: Schema, columns: list[str]) -> dict | None:
 
 def header(found: GroupMap, ledger: BudgetLedger) -> None:
     """What was found and what it cost."""
-    counted = ledger.cost(found.epsilon)
-    st.subheader(f"{found.n_clusters} group(s) — ε = {found.epsilon:g} spent"
-                 + (f" (counts as {counted:g} in this dataset's unit)" if counted != found.epsilon else ""))
+    st.subheader(spent_heading(f"{found.n_clusters} group(s)", found.epsilon, ledger))
     if found.leaks:
         st.error("Not differentially private: " + " ".join(found.leaks) + " Do not share this map.", icon=":material/gpp_bad:")
     if found.seeded:
@@ -136,9 +126,7 @@ def header(found: GroupMap, ledger: BudgetLedger) -> None:
     st.caption(f"Grid {found.grid} over {', '.join(found.features)}, resolution {found.resolution_note}; a cell is dense "
                f"from a noisy count of {model.threshold_:.3g}; {model.count_noise} noise on every cell, empty ones included.")
     if found.rows_per_person > 1:
-        st.caption(f"Counting up to {found.rows_per_person} rows per person: {found.details['rows_over_bound']:,} rows were "
-                   f"left out at random, and the map was fitted at ε = {found.epsilon / found.rows_per_person:.3g} per row "
-                   f"so that each person gets ε = {found.epsilon:g} (owner only).")
+        st.caption(per_person_note("map", found.epsilon, found.rows_per_person, found.details["rows_over_bound"]))
 
 
 def _group_label(cluster: pd.Series) -> pd.Series:

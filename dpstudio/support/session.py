@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import os
+from typing import TypeVar
 
 import streamlit as st
 
 from dpcore.accountant import LEDGER_ENV
 from dpstudio.support import workspace
-from dpstudio.support.state import DEFAULT_SAMPLE, StudioState, load_sample
+from dpstudio.support.state import DEFAULT_SAMPLE, Dataset, StudioState, load_sample
 
 STATE_KEY = "dp_studio"
+T = TypeVar("T")
 
 
 def get_state() -> StudioState:
@@ -29,7 +31,6 @@ def get_state() -> StudioState:
             dataset = load_sample(DEFAULT_SAMPLE, state.catalog())
             workspace.save(state.ledger_path, token, dataset)
         else:
-            state.trained = workspace.load_trained(state.ledger_path, token)
             state.released_plans = workspace.load_released_plans(state.ledger_path, token)
         state.dataset, state.workspace = dataset, token
         st.session_state[STATE_KEY] = state
@@ -44,14 +45,28 @@ def remember(state: StudioState, table_changed: bool = False) -> None:
     workspace.save(state.ledger_path, state.workspace, state.dataset, table_changed)
 
 
-def remember_model(state: StudioState) -> None:
-    workspace.save_trained(state.ledger_path, state.workspace, state.trained)
+def use_dataset(state: StudioState, dataset: Dataset) -> None:
+    """Make ``dataset`` the table in use, kept in the workspace; the last model (of the old table) goes."""
+    state.dataset, state.trained = dataset, None
+    remember(state, table_changed=True)
+    remember_result(state, "trained")
 
 
-def recall_model(state: StudioState) -> None:
-    """Pick up a model that a run interrupted by a reload finished (and charged) after all."""
-    if state.trained is None:
-        state.trained = workspace.load_trained(state.ledger_path, state.workspace)
+def remember_result(state: StudioState, name: str) -> None:
+    """Keep the session's paid-for or slow result ``name`` (``trained``, ``groups``, ``attacks``) in its workspace."""
+    workspace.save_result(state.ledger_path, state.workspace, name, getattr(state, name))
+
+
+def recall_result(state: StudioState, name: str, kind: type[T]) -> T | None:
+    """The session's result ``name``, picked up from the workspace when the session does not hold one.
+
+    That covers a reload, and a run that a reload interrupted but that finished (and was
+    charged) after all. Anything that is not a ``kind`` (a file of another code version) is None.
+    """
+    if getattr(state, name) is None:
+        setattr(state, name, workspace.load_result(state.ledger_path, state.workspace, name))
+    found = getattr(state, name)
+    return found if isinstance(found, kind) else None
 
 
 def remember_release(state: StudioState) -> None:

@@ -57,6 +57,11 @@ class Dataset:
     def schema_key(self) -> str:
         return hashlib.sha256(self.schema.to_json().encode("utf-8")).hexdigest()[:12]
 
+    @property
+    def declared_key(self) -> str:
+        """The dataset and its declarations: a kept group map or attack belongs to the table with this key."""
+        return f"{self.dataset_id}-{self.schema_key}"
+
 
 @dataclass
 class StudioState:
@@ -75,9 +80,10 @@ class StudioState:
     upload: tuple | None = None  # (name, bytes, schema bytes, reading options) of the last upload, to read it again
     best_model: dict = field(default_factory=dict)
     release: object | None = None
-    released_plans: dict = field(default_factory=dict)
+    released_plans: dict = field(default_factory=dict)  # (dataset, declarations, unit) → the plan of the copy given out
+    # trained, groups and attacks are also kept in the workspace: session.remember_result / recall_result.
     groups: object | None = None  # the Groups page's paid-for map (dpstudio.support.groups_view.GroupsResult)
-    attacks: object | None = None  # the Attack page's results (dpstudio.support.attack_view.AttackResults)  # (dataset, declarations, unit) → the plan of the copy given out
+    attacks: object | None = None  # the Attack page's results (dpstudio.support.attack_view.AttackResults)
 
     def catalog(self) -> Catalog:
         return Catalog(self.ledger_path)

@@ -9,7 +9,7 @@ from dpcore.model_files import model_bytes
 from dpcore.models.registry import ModelSpec
 from dpcore.schema import Schema
 from dpcore.training import TrainedModel
-from dpstudio.support.training import baseline_verdict, format_metric, rounds_table, tree_dot
+from dpstudio.support.training import baseline_verdict, format_metric, per_person_note, rounds_table, tree_dot
 
 
 def settings(spec: ModelSpec) -> dict:
@@ -46,9 +46,7 @@ def scores(trained: TrainedModel, schema: Schema) -> None:
         column.metric(metric, format_metric(value, trained.task) + unit,
                       help=None if reference is None else f"{details['baseline_name']}: {format_metric(reference, trained.task)}")
     if trained.rows_per_person > 1:
-        st.caption(f"Counting up to {trained.rows_per_person} rows per person: {details.get('rows_over_bound', 0):,} rows were "
-                   f"left out at random, and the model was fitted at ε = {trained.epsilon / trained.rows_per_person:.3g} per "
-                   f"row so that each person gets ε = {trained.epsilon:g} (owner only).")
+        st.caption(per_person_note("model", trained.epsilon, trained.rows_per_person, details.get("rows_over_bound", 0)))
     if details.get("n_without_target"):
         st.caption(f"{details['n_without_target']:,} rows had no usable value of '{schema.target.name}' (missing or not a "
                    "declared category) and were left out (owner only).")

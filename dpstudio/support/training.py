@@ -1,12 +1,14 @@
-"""The Train page's glue: train on the session's table, and show the model in the target's units (tree, rounds, scores)."""
+"""The Train page's glue: train on the session's table, show the model in the target's units, and the ε to spend (also on Groups)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import streamlit as st
 
 from dpcore.accountant import BudgetLedger
 from dpcore.design import Design
+from dpcore.explain import epsilon_problem
 from dpcore.schema import Schema
 from dpcore.training import Progress, TrainedModel, train
 from dpstudio.support.readable import leaf_text, number, split_text, subset_text
@@ -99,6 +101,35 @@ def budget_sentence(ledger: BudgetLedger) -> str:
 def suggested_epsilon(ledger: BudgetLedger) -> float:
     """A quarter of the total, in model terms, or what is left if that is less."""
     return min(ledger.available(), max(ledger.total / 4 / ledger.cost(1.0), 0.001))
+
+
+def epsilon_input(ledger: BudgetLedger, label: str, key: str, when_spent: str, refused: str) -> float | None:
+    """What is left, and the ε typed to spend on one release: None (with a sentence) when it cannot be spent.
+
+    ``when_spent`` completes "The budget is spent: …", ``refused`` "Nothing will be … or charged".
+    """
+    st.write(budget_sentence(ledger))
+    if ledger.available() < 0.001:
+        st.error(f"The budget is spent: {when_spent} on this dataset. Raise the total on the Privacy page only if you "
+                 "accept a weaker promise.")
+        return None
+    typed = st.text_input(label, value=f"{suggested_epsilon(ledger):g}", key=key)
+    epsilon, problem = epsilon_problem(typed, ledger.available())
+    if problem:
+        st.error(problem + f" Nothing will be {refused} or charged until it is fixed.")
+    return epsilon
+
+
+def spent_heading(what: str, epsilon: float, ledger: BudgetLedger) -> str:
+    """A result's heading with its ε, and what that counts as where the dataset's unit makes it count double."""
+    counted = ledger.cost(epsilon)
+    return f"{what} — ε = {epsilon:g} spent" + (f" (counts as {counted:g} in this dataset's unit)" if counted != epsilon else "")
+
+
+def per_person_note(what: str, epsilon: float, rows_per_person: int, rows_over_bound: int) -> str:
+    """How a release with a person's up to k rows was fitted (the rows left out are counted on raw rows: owner only)."""
+    return (f"Counting up to {rows_per_person} rows per person: {rows_over_bound:,} rows were left out at random, and the "
+            f"{what} was fitted at ε = {epsilon / rows_per_person:.3g} per row so that each person gets ε = {epsilon:g} (owner only).")
 
 
 def progress_text(name: str, elapsed: float, estimate: float) -> tuple[float, str]:

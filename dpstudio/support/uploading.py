@@ -5,6 +5,7 @@ from __future__ import annotations
 from dpcore.exceptions import DataError
 from dpcore.loading import read_table_bytes
 from dpcore.schema import Schema
+from dpstudio.support.session import use_dataset
 from dpstudio.support.state import StudioState, dataset_from_upload
 
 UNREADABLE = "The file could not be read as a table. Save it as CSV or Excel (.xlsx) and try again."
@@ -12,7 +13,7 @@ UNREADABLE = "The file could not be read as a table. Save it as CSV or Excel (.x
 
 def open_upload(state: StudioState, name: str, raw: bytes, schema_json: bytes | None = None, dataset: str | None = None,
                 **options) -> None:
-    """Make the file the table in use (raises :class:`DataError` with a sentence; the old table stays then)."""
+    """Make the file the table in use, kept in the workspace (raises :class:`DataError` with a sentence; the old table stays then)."""
     try:
         frame, info = read_table_bytes(raw, name, **options)
         schema = Schema.from_json(schema_json.decode("utf-8", "replace")) if schema_json else None
@@ -20,9 +21,8 @@ def open_upload(state: StudioState, name: str, raw: bytes, schema_json: bytes | 
         raise
     except Exception:  # a reader's own message can quote cells: never show it
         raise DataError(UNREADABLE) from None
-    state.dataset = dataset_from_upload(name, frame, info, state.catalog(), schema, dataset)
     state.upload = (name, raw, schema_json, dict(options))
-    state.trained = None
+    use_dataset(state, dataset_from_upload(name, frame, info, state.catalog(), schema, dataset))
 
 
 def read_again(state: StudioState, **changes) -> None:

@@ -7,7 +7,7 @@ beside the ledger, named by an unguessable token that the page carries in its UR
 other session — which does not know the token — never sees it.
 
 What is kept: the table (Parquet; for a bundled sample only its name), the schema the owner
-declared, which dataset it belongs to, and the last trained model. It is the owner's own
+declared, which dataset it belongs to, the last trained model, group map and attacks. It is the owner's own
 data on the owner's own disk, like the ledger; nothing here is ever released.
 """
 
@@ -25,7 +25,6 @@ import pandas as pd
 from dpcore.accountant import default_ledger_path
 from dpcore.datasets import Catalog, Identification
 from dpcore.schema import Schema
-from dpcore.training import TrainedModel
 from dpstudio.support.state import Dataset, load_sample
 
 QUERY_KEY = "workspace"
@@ -119,7 +118,10 @@ def load(ledger_path, token: str, catalog: Catalog) -> Dataset | None:
 
 
 def save_result(ledger_path, token: str, name: str, result: object | None) -> None:
-    """Keep a paid-for result (a trained model, a group map), so a reload does not lose what was charged."""
+    """Keep a result (a trained model, a group map, attacks), so a reload does not lose what was charged or waited for.
+
+    ``None`` deletes it. The session's side is :func:`dpstudio.support.session.remember_result`.
+    """
     where = folder(ledger_path, token)
     if where is None:
         return
@@ -139,15 +141,6 @@ def load_result(ledger_path, token: str, name: str) -> object | None:
         return pickle.loads((where / f"{name}.pickle").read_bytes())  # noqa: S301
     except Exception:  # a result from another version of the code: start without it
         return None
-
-
-def save_trained(ledger_path, token: str, trained: TrainedModel | None) -> None:
-    save_result(ledger_path, token, "trained", trained)
-
-
-def load_trained(ledger_path, token: str) -> TrainedModel | None:
-    found = load_result(ledger_path, token, "trained")
-    return found if isinstance(found, TrainedModel) else None
 
 
 def save_released_plans(ledger_path, token: str, plans: dict) -> None:

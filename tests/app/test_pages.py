@@ -518,6 +518,9 @@ def test_the_model_card_states_the_cost_in_the_datasets_unit(app):
     assert "counts as ε = 0.4" in card and "values may change" in card
 
 
+HEADERLESS = b"39, State-gov, 77516, Bachelors\n50, Self-emp, 83311, Bachelors\n38, Private, 215646, HS-grad\n"
+
+
 def test_an_excel_workbook_and_a_headerless_file_open_with_their_questions(app, tmp_path):
     import io
 
@@ -530,8 +533,7 @@ def test_an_excel_workbook_and_a_headerless_file_open_with_their_questions(app, 
     at.file_uploader(key="upload").set_value(("staff.xlsx", workbook.getvalue(), "application/octet-stream")).run()
     assert state(at).dataset.name == "staff.xlsx" and list(state(at).dataset.frame.columns) == ["age", "dept"]
     assert any("Excel workbook" in str(c.value) for c in at.caption)
-    headerless = b"39, State-gov, 77516, Bachelors\n50, Self-emp, 83311, Bachelors\n38, Private, 215646, HS-grad\n"
-    at.file_uploader(key="upload").set_value(("adult.data", headerless, "application/octet-stream")).run()
+    at.file_uploader(key="upload").set_value(("adult.data", HEADERLESS, "application/octet-stream")).run()
     assert list(state(at).dataset.frame.columns)[:2] == ["column 1", "column 2"]
     [b for b in at.button if b.label == "The first row holds the column names"][0].click().run()
     assert list(state(at).dataset.frame.columns)[0] == "39"
@@ -588,3 +590,37 @@ def test_a_released_copy_is_handed_out_again_free_after_a_reload(app):
     [b for b in reloaded.button if b.label == "Release the copy"][0].click().run()
     again = state(reloaded).release
     assert again.reused and again.csv == first.csv and state(reloaded).ledger().spent == pytest.approx(spent)
+
+
+def _reopened(at):
+    from conftest import APP
+    from streamlit.testing.v1 import AppTest
+
+    token = at.query_params["workspace"]
+    reloaded = AppTest.from_file(APP, default_timeout=120)
+    reloaded.query_params["workspace"] = token[0] if isinstance(token, list) else token
+    return reloaded.run()
+
+
+def test_a_sample_opened_by_a_compare_preset_is_the_table_after_a_reload(app, monkeypatch):
+    """The preset used to swap the table in the session only: a reload reopened the old table."""
+    from dpstudio.support import compare_view
+
+    monkeypatch.setattr(compare_view, "run_with_progress", lambda *args, **kwargs: None)  # no sweep: only the table matters
+    at = app("compare")
+    [b for b in at.button if b.label == "Naive Bayes accuracy vs ε on Adult"][0].click().run()
+    assert state(at).dataset.name == "Adult census income (sample)"
+    assert state(_reopened(at)).dataset.name == "Adult census income (sample)"
+
+
+def test_reading_a_file_again_forgets_the_model_of_the_first_reading_in_the_workspace(app):
+    """Reading again cleared the session's model but left its file: a reload showed a model of the other reading."""
+    from dpstudio.support import workspace
+
+    at = _upload(app("data"), "adult.data", HEADERLESS)
+    s = state(at)
+    s.trained = "a model of the first reading"
+    workspace.save_result(s.ledger_path, s.workspace, "trained", s.trained)
+    [b for b in at.button if b.label == "The first row holds the column names"][0].click().run()
+    assert state(at).trained is None
+    assert workspace.load_result(s.ledger_path, s.workspace, "trained") is None
