@@ -392,3 +392,24 @@ class BudgetLedger:
             )
             if alongside is not None:
                 alongside(conn)
+
+
+def check_can_pay(ledger: BudgetLedger, epsilon: float, people: str, action: str, undone: str) -> None:
+    """Before any work on the data: people are counted as in earlier spends, and ``epsilon`` fits.
+
+    ``action`` names the work in the refusal ("Training"), ``undone`` what was not done ("trained").
+    Checked again inside the spend itself; this early check only saves a fit that could not be paid for.
+    """
+    check_epsilon(epsilon)
+    ledger.count_people_as(people)
+    if not ledger.can_spend(epsilon):
+        raise BudgetExceededError(
+            f"{action} at ε = {epsilon:g} does not fit in what is left of this dataset's budget "
+            f"(at most ε = {ledger.available():g}). Nothing was {undone} or charged."
+        )
+
+
+def spend_label(title: str, seed: int | None, rows_per_person: int) -> str:
+    """The ledger line of a spend: what it was, whether a demo seed made it, and how people were counted."""
+    label = title + (" (demo seed)" if seed is not None else "")
+    return label + (f", per person counting up to {rows_per_person} rows each" if rows_per_person > 1 else "")

@@ -23,14 +23,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpcore.accountant import ADD_REMOVE, UNITS, BudgetLedger, convert, fmt
-from dpcore.exceptions import BudgetExceededError, DataError
+from dpcore.accountant import ADD_REMOVE, UNITS, BudgetLedger, check_can_pay, convert, fmt, spend_label
+from dpcore.exceptions import DataError
 from dpcore.models.clustering import AUTO_SHARE, NO_GROUP, DPGridDensityClustering, grid_problem
 from dpcore.models.registry import ModelContext, get, privacy_summary
-from dpcore.persons import bound_contributions, counting, unit_problems
+from dpcore.persons import bound_contributions, counting, per_row, unit_problems
 from dpcore.release.writing import escape_label
 from dpcore.schema import Schema, normalise_numeric
-from dpcore.validation import Bounds, check_epsilon, epsilon_decimal
+from dpcore.validation import Bounds, epsilon_decimal
 
 MODEL = "dp_grid_clustering"
 BASELINES = ("dpl_kmeans", "sk_kmeans", "sk_dbscan")
@@ -145,13 +145,8 @@ def find_groups(
     problem = grid_problem(resolution, len(features))
     if problem:
         raise DataError(problem)
-    check_epsilon(epsilon)
-    ledger.count_people_as(counting(schema.privacy_unit, schema.rows_per_person))
-    if not ledger.can_spend(epsilon):
-        raise BudgetExceededError(
-            f"Finding groups at ε = {epsilon:g} does not fit in what is left of this dataset's budget "
-            f"(at most ε = {ledger.available():g}). Nothing was computed or charged."
-        )
+    people = counting(schema.privacy_unit, schema.rows_per_person)
+    check_can_pay(ledger, epsilon, people, "Finding groups", "computed")
     k, unit_column = (schema.rows_per_person, schema.privacy_unit) if schema.privacy_unit is not None else (1, None)
     kept = frame if unit_column is None else frame[bound_contributions(frame[unit_column], k, seed)]
     X = feature_matrix(kept, schema, features)
@@ -163,10 +158,8 @@ def find_groups(
     model = get(MODEL).make(context)
     assert isinstance(model, DPGridDensityClustering)
     model.fit(pd.DataFrame(X, columns=features))
-    label = f"Find groups in {', '.join(features)}" + (" (demo seed)" if seed is not None else "")
-    if k > 1:
-        label += f", per person counting up to {k} rows each"
-    ledger.spend(label, epsilon, mechanism=type(model).__name__, released="a group map")
+    ledger.spend(spend_label(f"Find groups in {', '.join(features)}", seed, k), epsilon, mechanism=type(model).__name__,
+                 released="a group map", counting=people)
     leaks = [note for note in schema.leak_notes() if any(f"'{f}'" in note for f in features)]
     details = {"rows_used": len(kept), "rows_over_bound": len(frame) - len(kept)}
     return GroupMap(model, list(features), bounds, epsilon, seed is not None, k, leaks, details)
@@ -217,7 +210,7 @@ def _privacy_words(found: GroupMap, unit: str) -> str:
     k = found.rows_per_person
     text = f"ε = {found.epsilon:g} (pure ε-differential privacy, " + (
         f"one person's rows added or removed; at most {k} rows of a person were used and the map was fitted at "
-        f"ε = {found.epsilon / k:.4g} per row)" if k > 1 else "add/remove-one neighbours)")
+        f"ε = {per_row(found.epsilon, 0.0, k)[0]:.4g} per row)" if k > 1 else "add/remove-one neighbours)")
     spent, _ = convert(epsilon_decimal(found.epsilon), Decimal(0), ADD_REMOVE, unit)
     return text + f". In the dataset's unit ({UNITS[unit]}) it counts as ε = {fmt(spent)}."
 

@@ -28,12 +28,10 @@ from sklearn.metrics import (
     root_mean_squared_error,
 )
 
-from dpcore.accountant import BudgetLedger
+from dpcore.accountant import BudgetLedger, check_can_pay, spend_label
 from dpcore.design import Design
-from dpcore.exceptions import BudgetExceededError
 from dpcore.models.registry import Estimator, get
 from dpcore.persons import counting, per_person, per_row
-from dpcore.validation import check_epsilon
 
 HOLDOUT_SHARE = 0.2
 # The mechanisms a model uses unless the owner picks others (the Privacy page, --count-noise):
@@ -139,23 +137,13 @@ def train(
     if spec.kind != "ours":
         # A baseline's (ε, δ) is not read reliably from its wrapper, so the ledger could not be told the truth.
         raise ValueError(f"{spec.name} is a comparison baseline; train one of DP Studio's models for release")
-    check_epsilon(epsilon)
-    unit = design.schema.privacy_unit if design.schema is not None else None
-    people = counting(unit, design.rows_per_person)
-    ledger.count_people_as(people)
-    if not ledger.can_spend(epsilon):
-        raise BudgetExceededError(
-            f"Training at ε = {epsilon:g} does not fit in what is left of this dataset's budget "
-            f"(at most ε = {ledger.available():g} for a model). Nothing was trained or charged."
-        )
+    people = counting(design.schema.privacy_unit if design.schema is not None else None, design.rows_per_person)
+    check_can_pay(ledger, epsilon, people, "Training", "trained")
     rng = np.random.default_rng(seed)
     fit_rows, test_rows = holdout_split(len(design.y), rng, holdout, design.groups) if holdout > 0 else (np.arange(len(design.y)), np.arange(0))
     context = design.context(epsilon, params=params, random_state=seed, count_noise=count_noise, selection=selection)
     fitted = fit_with_progress(lambda: spec.make(context), design.X[fit_rows], design.y[fit_rows], progress)
-    label = f"Train {spec.name}" + (" (demo seed)" if seed is not None else "")
-    if design.rows_per_person > 1:
-        label += f", per person counting up to {design.rows_per_person} rows each"
-    ledger.spend(label, epsilon, delta=person_delta(fitted, epsilon, design.rows_per_person), mechanism=type(fitted).__name__,
+    ledger.spend(spend_label(f"Train {spec.name}", seed, design.rows_per_person), epsilon, delta=person_delta(fitted, epsilon, design.rows_per_person), mechanism=type(fitted).__name__,
                  released="a trained model", counting=people)
     details: dict[str, Any] = {"n_train": len(fit_rows), "n_test": len(test_rows), "n_without_target": design.n_without_target,
                                "rows_over_bound": design.rows_over_bound}

@@ -40,6 +40,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from dpcore._ledger_db import now
+from dpcore.accountant import spend_label
 from dpcore.exceptions import DataError
 from dpcore.release.writing import write_csv
 
@@ -212,9 +213,12 @@ def find(ledger: BudgetLedger, key: str) -> StoredCopy | None:
 
 def charge_and_store(
     ledger: BudgetLedger, copy: CopyWriter, key: str, report: dict[str, Any], *, label: str, epsilon: float,
-    protection: Protection,
+    protection: Protection, people: str,
 ) -> None:
-    """Charge the copy to ``ledger`` and store it under ``key``, in one transaction: both or neither."""
+    """Charge the copy to ``ledger`` and store it under ``key``, in one transaction: both or neither.
+
+    ``people`` is how the dataset counts people; the spend refuses it if an earlier spend counted otherwise.
+    """
     content, data = copy.finish()
     replaced: list[str] = []
 
@@ -229,10 +233,9 @@ def charge_and_store(
 
     padded, k = protection.padded, protection.rows_per_person
     persons = report.get("privacy_unit") is not None
-    if persons:  # the same words as a model's spend per person (dpcore.training)
-        label += f", per person counting up to {k} rows each"
     try:
-        ledger.spend(label, epsilon, relation=protection.unit, alongside=store,
+        ledger.spend(spend_label(label, None, k if persons else 1), epsilon, relation=protection.unit, alongside=store,
+                     counting=people,
                      mechanism="randomized response per value" + (" + noisy row count" if padded else "")
                      + (f", at most {k} rows per person (group privacy)" if persons else ""),
                      released=f"randomized copy: {len(report['columns'])} columns" + (", padded rows" if padded else ""))

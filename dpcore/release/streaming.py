@@ -343,7 +343,7 @@ def release_csv(
             else:
                 result.epsilon_charged = protection.cost(plan)
                 stored.charge_and_store(ledger, copy, key, report, label=label, epsilon=result.epsilon_charged,
-                                        protection=protection)
+                                        protection=protection, people=prepared.people)
             result.dataset_id = ledger.dataset_id
         copy = None
         os.replace(temporary, destination)

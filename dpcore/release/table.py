@@ -73,6 +73,7 @@ class Prepared:
     warnings: list[str]
     bound: PersonBound | None
     protection: Protection
+    people: str  # how the dataset's spends count people (dpcore.persons.counting)
 
     @property
     def columns(self) -> list[str]:
@@ -106,9 +107,10 @@ def prepare(schema: Schema, plan: ReleasePlan, *, ledger: BudgetLedger | None = 
         check_unit_column(frame, bound.column)
     protection = protection_for(ledger, unit, count_epsilon, 1 if bound is None else bound.rows_per_person)
     check_padding(treatments, protection)
-    if ledger is not None:  # every spend of a dataset counts people the same way
-        ledger.count_people_as(counting(schema.privacy_unit, schema.rows_per_person))
-    return Prepared(treatments, dropped, warnings, bound, protection)
+    people = counting(schema.privacy_unit, schema.rows_per_person)
+    if ledger is not None:  # every spend of a dataset counts people the same way (checked again in the spend)
+        ledger.count_people_as(people)
+    return Prepared(treatments, dropped, warnings, bound, protection, people)
 
 
 def kept(frame: pd.DataFrame, prepared: Prepared, entropy: int) -> tuple[pd.DataFrame, int]:
@@ -241,7 +243,8 @@ def release_table(
             raise
         charged = protection.cost(plan)
         assert key is not None  # made above with the ledger
-        stored.charge_and_store(ledger, copy, key, report, label=label, epsilon=charged, protection=protection)
+        stored.charge_and_store(ledger, copy, key, report, label=label, epsilon=charged, protection=protection,
+                                people=prepared.people)
     return ReleaseResult.made(report, epsilon_charged=charged, notes=prepared.notes(outside, left_out), csv=sink.getvalue(),
                               dataset_id=None if ledger is None else ledger.dataset_id)
 
