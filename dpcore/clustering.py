@@ -160,7 +160,7 @@ def find_groups(
     model.fit(pd.DataFrame(X, columns=features))
     ledger.spend(spend_label(f"Find groups in {', '.join(features)}", seed, k), epsilon, mechanism=type(model).__name__,
                  released="a group map", counting=people)
-    leaks = [note for note in schema.leak_notes() if any(f"'{f}'" in note for f in features)]
+    leaks = schema.leak_notes(features)
     details = {"rows_used": len(kept), "rows_over_bound": len(frame) - len(kept)}
     return GroupMap(model, list(features), bounds, epsilon, seed is not None, k, leaks, details)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Collection
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -174,13 +175,13 @@ class Schema:
             return None
         return "regression" if target.kind == "numeric" else "classification"
 
-    def leak_notes(self) -> list[str]:
-        """One warning sentence per column whose domain was read from the private data."""
+    def leak_notes(self, columns: Collection[str] | None = None) -> list[str]:
+        """One warning sentence per column (of ``columns``, default all) whose domain was read from the private data."""
         return [
             f"Not differentially private: the {'bounds' if c.kind == 'numeric' else 'categories'} of "
             f"'{c.name}' were read from the data, not declared."
             for c in self.columns
-            if c.bounds_from_data and c.role not in ("identifier", "ignore")
+            if c.bounds_from_data and c.role not in ("identifier", "ignore") and (columns is None or c.name in columns)
         ]
 
     # --- checks --------------------------------------------------------------------

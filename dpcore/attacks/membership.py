@@ -63,8 +63,7 @@ from dpcore.attacks.statistics import (
 from dpcore.design import Design
 from dpcore.exceptions import DataError
 from dpcore.models.registry import Estimator, ModelContext, ModelSpec, get
-from dpcore.persons import per_person
-from dpcore.training import DEFAULT_COUNT_NOISE, DEFAULT_SELECTION, spent_delta
+from dpcore.training import DEFAULT_COUNT_NOISE, DEFAULT_SELECTION, person_delta
 from dpcore.validation import RandomStateLike, check_epsilon, check_random_state
 
 ATTACKS = ("loss threshold", "LiRA")
@@ -353,7 +352,7 @@ def attack_membership(
         if n_refs:
             scores["LiRA"] = _per_unit(lira_scores(confidence, references, inside[order]), units, n_units, mean=False)
         private = spec.private
-        delta = _delta(target, epsilon, design.rows_per_person) if private else 0.0
+        delta = person_delta(target, epsilon, design.rows_per_person) if private else 0.0
         curves = tuple(_curve(name, s, member_unit, settings.confidence, delta, rng) for name, s in scores.items())
         attacked.append(ModelUnderAttack(key, spec.name, epsilon if private else None, delta, curves, n_refs,
                                          _utility(sub, y[~members], predicted[~members])))
@@ -365,10 +364,6 @@ def attack_membership(
     return MembershipResult(tuple(attacked), design.task, int(member_unit.sum()), int((~member_unit).sum()),
                             "person" if persons is not None else "row", design.rows_per_person,
                             time.perf_counter() - started, settings.confidence, tuple(notes))
-
-
-def _delta(model: Estimator, epsilon: float, rows_per_person: int) -> float:
-    return per_person(epsilon / rows_per_person, spent_delta(model), rows_per_person)[1]
 
 
 def _curve(name: str, scores: NDArray[np.float64], members: NDArray[np.bool_], confidence: float, delta: float,

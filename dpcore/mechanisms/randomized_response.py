@@ -79,9 +79,13 @@ class KaryRandomizedResponse(Mechanism):
         n = max(counts.sum(), 1.0)
         p, q = self.keep_probability, self.other_probability
         estimate = (counts / n - q) / (p - q)
-        share = np.clip(estimate, 0.0, 1.0)  # the variance formula needs a share in [0, 1]
-        std_error = np.sqrt((share * p * (1 - p) + (1 - share) * q * (1 - q)) / n) / (p - q)
-        return estimate, std_error
+        return estimate, self.share_std_error(estimate, n)
+
+    def share_std_error(self, share: ArrayLike, n: float) -> NDArray[np.float64]:
+        """Standard error of an estimated true share from ``n`` released values: √((π p(1−p) + (1−π) q(1−q))/n)/(p−q)."""
+        p, q = self.keep_probability, self.other_probability
+        pi = np.clip(np.asarray(share, dtype=float), 0.0, 1.0)  # the variance formula needs a share in [0, 1]
+        return np.asarray(np.sqrt((pi * p * (1 - p) + (1 - pi) * q * (1 - q)) / max(n, 1.0)) / (p - q))
 
     def estimate_frequencies(self, released_codes: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """:meth:`estimate_from_counts` on the counts of released codes."""

@@ -133,7 +133,7 @@ from dpcore.release.estimator import (
     read_release,
     report_entry,
 )
-from dpcore.release.padding import COUNT_EPSILON, copy_epsilon, count_epsilon_for, noisy_row_count
+from dpcore.release.padding import COUNT_EPSILON, columns_budget, copy_costs, copy_epsilon, count_epsilon_for, noisy_row_count
 from dpcore.release.plan import (
     DEFAULT_BINS,
     DEFAULT_EPSILON,
@@ -170,6 +170,8 @@ __all__ = [
     "ColumnPlan",
     "ReleasePlan",
     "ReleaseResult",
+    "columns_budget",
+    "copy_costs",
     "copy_epsilon",
     "count_epsilon_for",
     "counted_rows_per_person",

@@ -22,8 +22,10 @@ from dpcore.accountant import ADD_REMOVE, REPLACE_ONE, BudgetLedger, check_unit,
 from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.mechanisms import Geometric
 from dpcore.release.columns import Treatment
+from dpcore.release.contributions import counted_rows_per_person
 from dpcore.release.plan import ReleasePlan, over_budget
 from dpcore.release.randomness import PAD_STREAM, generator
+from dpcore.schema import Schema
 from dpcore.validation import epsilon_decimal
 
 #: ε of the noisy row count that pads a copy for the add/remove unit. Chosen for tables in
@@ -95,6 +97,20 @@ def count_epsilon_for(unit: str, count_epsilon: float = COUNT_EPSILON, rows_per_
     if protection.rows_per_person == 1:
         return protection.count_epsilon
     return float(epsilon_decimal(protection.count_epsilon) * protection.rows_per_person)
+
+
+def copy_costs(plan: ReleasePlan | None, unit: str, schema: Schema) -> tuple[float, float]:
+    """``(copy ε, row-count ε)`` per person for a copy of a table with ``schema``'s declarations (0 for a missing plan).
+
+    The person bound comes from the schema (:func:`~dpcore.release.contributions.counted_rows_per_person`).
+    """
+    k = counted_rows_per_person(schema)
+    return (0.0 if plan is None else copy_epsilon(plan, unit, rows_per_person=k)), count_epsilon_for(unit, rows_per_person=k)
+
+
+def columns_budget(ledger: BudgetLedger, schema: Schema) -> float:
+    """What is left of the dataset's budget for a copy's columns, once its noisy row count is paid for."""
+    return ledger.remaining - copy_costs(None, ledger.unit, schema)[1]
 
 
 def check_fits(plan: ReleasePlan, protection: Protection, budget: float | None, book: BudgetLedger | None) -> float:

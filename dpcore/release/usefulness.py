@@ -7,7 +7,6 @@ sentences are shared with the command line's ``estimate``, which says them to th
 from __future__ import annotations
 
 import collections
-import math
 
 import numpy as np
 import pandas as pd
@@ -28,12 +27,6 @@ from dpcore.schema import Schema
 NOISE_RATIO = 1.0
 USEFUL_RATIO = 0.2
 RATINGS = ("noise", "rough", "useful")
-
-
-def share_error(p: float, q: float, share: float, n: int) -> float:
-    """Standard error of one estimated share: √((π p(1−p) + (1−π) q(1−q))/n)/(p−q)."""
-    share = min(max(share, 0.0), 1.0)
-    return math.sqrt((share * p * (1 - p) + (1 - share) * q * (1 - q)) / max(n, 1)) / (p - q)
 
 
 def _plus_minus(error: float) -> str:
@@ -123,7 +116,7 @@ def usefulness(plan: ReleasePlan, schema: Schema, n_rows: int) -> pd.DataFrame:
             level, sentence = verdict(t.name, error, lower=lower, upper=upper)
         else:
             rr = KaryRandomizedResponse(t.epsilon, t.k)
-            error = share_error(rr.keep_probability, rr.other_probability, 1.0 / t.k, int(n_rows))
+            error = float(rr.share_std_error(1.0 / t.k, int(n_rows)))
             level, sentence = verdict(t.name, error, k=t.k)
         rows.append(dict(zip(USEFULNESS_COLUMNS, [t.name, t.epsilon, error, sentence, level], strict=True)))
     return pd.DataFrame(rows, columns=USEFULNESS_COLUMNS)

@@ -25,7 +25,7 @@ columns = view.choose_columns(candidates, dataset.fingerprint)
 if columns is None:
     st.stop()
 grid = view.grid_settings(schema, columns)
-leaks = [note for note in schema.leak_notes() if any(f"'{c}'" in note for c in columns)]
+leaks = schema.leak_notes(columns)
 if leaks:
     st.error(" ".join(leaks) + " The map will NOT be safe to share until their bounds are declared on the Data page.",
              icon=":material/gpp_bad:")

@@ -13,8 +13,8 @@ from dpcore.release import (
     MECHANISMS,
     ReleasePlan,
     ReleaseResult,
-    copy_epsilon,
-    count_epsilon_for,
+    columns_budget,
+    copy_costs,
     counted_rows_per_person,
     default_plan,
     estimate_vs_truth,
@@ -42,18 +42,18 @@ def starting_plan(state: StudioState, ledger: BudgetLedger) -> tuple[ReleasePlan
         return released, "" if state.release is not None else (
             "A copy of this table was released earlier with the plan below: press **Release the copy** to get the same "
             "copy again, at no extra cost.")
-    row_count_epsilon = count_epsilon_for(ledger.unit, rows_per_person=counted_rows_per_person(state.dataset.schema))
-    available = ledger.remaining - row_count_epsilon
+    available = columns_budget(ledger, state.dataset.schema)
     if available > 0.001:
         return default_plan(state.dataset.schema, budget=available), ""
     return None, (f"Only ε = {max(ledger.remaining, 0):g} is left of this dataset's budget"
-                  + (f", less than the ε = {row_count_epsilon:g} its noisy row count needs" if row_count_epsilon else "")
+                  + (f", less than the ε = {row_count_epsilon:g} its noisy row count needs"
+                     if (row_count_epsilon := copy_costs(None, ledger.unit, state.dataset.schema)[1]) else "")
                   + ": a new copy cannot be made. Raise the budget on the Privacy page only if you accept a weaker promise.")
 
 
 def budget_problem(state: StudioState, ledger: BudgetLedger, plan: ReleasePlan) -> str | None:
     """A sentence when the plan costs more than is left (a plan released before is handed out again for free)."""
-    cost = copy_epsilon(plan, ledger.unit, rows_per_person=counted_rows_per_person(state.dataset.schema))
+    cost = copy_costs(plan, ledger.unit, state.dataset.schema)[0]
     if cost > ledger.remaining + 1e-9 and state.released_plans.get(plan_key(state.dataset, ledger)) != plan:
         return (f"This plan costs ε = {cost:.3g} per person, more than the {max(ledger.remaining, 0):.3g} left: lower the ε "
                 "of some columns or drop them.")
@@ -62,9 +62,9 @@ def budget_problem(state: StudioState, ledger: BudgetLedger, plan: ReleasePlan) 
 
 def cost_metrics(plan: ReleasePlan, ledger: BudgetLedger, schema: Schema) -> None:
     k = counted_rows_per_person(schema)
-    row_count_epsilon = count_epsilon_for(ledger.unit, rows_per_person=k)
+    cost, row_count_epsilon = copy_costs(plan, ledger.unit, schema)
     left, right = st.columns(2)
-    left.metric("ε per person in this copy", f"{copy_epsilon(plan, ledger.unit, rows_per_person=k):.3g}",
+    left.metric("ε per person in this copy", f"{cost:.3g}",
                 help="The columns' ε" + (" plus the noisy row count's" if row_count_epsilon else "")
                 + (f", times {k}: a person's up to {k} rows add up" if k > 1 else ""))
     right.metric("Budget left for this dataset", f"{ledger.remaining:.3g}")
@@ -72,7 +72,7 @@ def cost_metrics(plan: ReleasePlan, ledger: BudgetLedger, schema: Schema) -> Non
 
 def unit_notice(ledger: BudgetLedger, schema: Schema) -> None:
     """What the dataset's unit of protection means for a copy (padding, or an exact row count)."""
-    row_count_epsilon = count_epsilon_for(ledger.unit, rows_per_person=counted_rows_per_person(schema))
+    row_count_epsilon = copy_costs(None, ledger.unit, schema)[1]
     if row_count_epsilon:
         st.info(
             f"This dataset's unit is **{UNITS[ADD_REMOVE]}**. A copy with one row per person would give away how many "
@@ -133,6 +133,8 @@ def released(result: ReleaseResult) -> None:
         st.info("This table and plan were released before: here is the same copy again, at no extra cost.", icon=":material/sync:")
     else:
         st.success(f"Released: ε = {result.epsilon_charged:g} per person charged to the budget.")
+    if result.notes and not result.reused:  # counts of the private table, each labelled owner-only: never in the buyer's files
+        st.caption(" ".join(result.notes))
     c1, c2, c3 = st.columns(3)
     c1.download_button("Released table (CSV)", result.csv, file_name="released.csv", mime="text/csv", key="dl_release_csv")
     c2.download_button("Privacy report (JSON)", json.dumps(result.report, indent=2, ensure_ascii=False),

@@ -9,6 +9,7 @@ import streamlit as st
 from dpcore.accountant import BudgetLedger
 from dpcore.design import Design
 from dpcore.explain import epsilon_problem
+from dpcore.persons import per_row
 from dpcore.schema import Schema
 from dpcore.training import Progress, TrainedModel, train
 from dpstudio.support.readable import leaf_text, number, split_text, subset_text
@@ -129,7 +130,7 @@ def spent_heading(what: str, epsilon: float, ledger: BudgetLedger) -> str:
 def per_person_note(what: str, epsilon: float, rows_per_person: int, rows_over_bound: int) -> str:
     """How a release with a person's up to k rows was fitted (the rows left out are counted on raw rows: owner only)."""
     return (f"Counting up to {rows_per_person} rows per person: {rows_over_bound:,} rows were left out at random, and the "
-            f"{what} was fitted at ε = {epsilon / rows_per_person:.3g} per row so that each person gets ε = {epsilon:g} (owner only).")
+            f"{what} was fitted at ε = {per_row(epsilon, 0.0, rows_per_person)[0]:.3g} per row so that each person gets ε = {epsilon:g} (owner only).")
 
 
 def progress_text(name: str, elapsed: float, estimate: float) -> tuple[float, str]:

@@ -66,3 +66,15 @@ def test_a_unit_column_without_values_is_said_in_words(app):
     at.selectbox(key=f"unit_column_{state.dataset.fingerprint}").set_value("patient").run()
     assert any("identifies each person is empty" in str(e.value) for e in at.error)
     assert not at.exception
+
+
+def test_the_owner_sees_how_many_rows_a_copy_left_out_labelled_owner_only(app):
+    at = app("data")
+    at.radio(key="data_source").set_value("My own CSV file").run()
+    at.file_uploader(key="upload").set_value(("visits.csv", _visits_csv(), "text/csv")).run()
+    _declare(at, 2)
+    at.switch_page("pages/export.py").run()
+    [b for b in at.button if b.label == "Release the copy"][0].click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    notes = [str(c.value) for c in at.caption if "left out of the copy" in str(c.value)]
+    assert notes and "Owner only" in notes[0]
