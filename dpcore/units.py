@@ -27,13 +27,15 @@ from __future__ import annotations
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, localcontext
 
 from dpcore.exceptions import UnitOfProtectionError
+from dpcore.i18n import N_, _
 from dpcore.validation import check_delta, check_epsilon
 
 ADD_REMOVE = "add/remove"
 REPLACE_ONE = "replace-one"
+#: The sentence of each unit, in English (reports keep it as is); ``_(UNITS[unit])`` for a reader.
 UNITS = {
-    ADD_REMOVE: "one person's row may be added to or removed from the table",
-    REPLACE_ONE: "one person's values may change (the number of rows is public)",
+    ADD_REMOVE: N_("one person's row may be added to or removed from the table"),
+    REPLACE_ONE: N_("one person's values may change (the number of rows is public)"),
 }
 
 
@@ -88,8 +90,8 @@ def convert(epsilon: Decimal, delta: Decimal, relation: str, unit: str) -> tuple
             exact.prec, exact.rounding = 40, ROUND_CEILING
             grown = delta * (1 + epsilon.exp()) if delta else Decimal(0)
         return epsilon * 2, delta_decimal(grown)
-    raise UnitOfProtectionError(
+    raise UnitOfProtectionError(_(
         "This release protects one person's values but publishes how many rows the table has, so it cannot meet the "
         "dataset's unit ('one person's row may be added or removed'). Pad the copy to a noisy row count, or declare "
         "the unit 'one person's values may change' for this dataset on the Privacy page."
-    )
+    ))

@@ -3,37 +3,50 @@
 import streamlit as st
 
 from dpcore.accountant import UNITS
+from dpcore.i18n import _, integer, ngettext, short
 from dpstudio.support.declaring import leaky_columns
+from dpstudio.support.language import language_switch, use_session_language
 from dpstudio.support.session import get_state
 
+use_session_language()
 st.set_page_config(page_title="DP Studio", page_icon=":material/lock:", layout="wide")
 
 pages = [
-    st.Page("pages/data.py", title="1. Data", icon=":material/table_view:", default=True),
-    st.Page("pages/privacy.py", title="2. Privacy", icon=":material/shield:"),
-    st.Page("pages/train.py", title="3. Train", icon=":material/account_tree:"),
-    st.Page("pages/compare.py", title="4. Compare", icon=":material/monitoring:"),
-    st.Page("pages/export.py", title="5. Export", icon=":material/inventory_2:"),
-    st.Page("pages/groups.py", title="6. Groups", icon=":material/bubble_chart:"),
-    st.Page("pages/attack.py", title="7. Attack", icon=":material/crisis_alert:"),
+    st.Page("pages/data.py", title=_("1. Data"), icon=":material/table_view:", default=True),
+    st.Page("pages/privacy.py", title=_("2. Privacy"), icon=":material/shield:"),
+    st.Page("pages/train.py", title=_("3. Train"), icon=":material/account_tree:"),
+    st.Page("pages/compare.py", title=_("4. Compare"), icon=":material/monitoring:"),
+    st.Page("pages/export.py", title=_("5. Export"), icon=":material/inventory_2:"),
+    st.Page("pages/groups.py", title=_("6. Groups"), icon=":material/bubble_chart:"),
+    st.Page("pages/attack.py", title=_("7. Attack"), icon=":material/crisis_alert:"),
 ]
 navigation = st.navigation(pages)
 
 state = get_state()
 with st.sidebar:
-    st.markdown("### Dataset")
+    language_switch()
+    st.markdown("### " + _("Dataset"))
     ledger = state.ledger()
-    st.write(f"**{ledger.name}**" + (f" — table {state.dataset.name}" if state.dataset.name != ledger.name else ""))
-    st.caption(f"{state.dataset.info['rows']:,} rows × {state.dataset.info['columns']} columns (exact: owner's eyes only)")
+    if state.dataset.name != ledger.name:
+        st.write(_("**{dataset}** — table {table}").format(dataset=ledger.name, table=state.dataset.name))
+    else:
+        st.write(f"**{ledger.name}**")
+    st.caption(_("{rows} rows × {columns} columns (exact: owner's eyes only)").format(
+        rows=integer(state.dataset.info["rows"]), columns=integer(state.dataset.info["columns"])))
     total, spent = ledger.total, ledger.spent
-    st.markdown("### Privacy budget")
-    st.progress(min(spent / total, 1.0), text=f"ε spent {spent:g} of {total:g} — {max(total - spent, 0):g} left")
+    st.markdown("### " + _("Privacy budget"))
+    st.progress(min(spent / total, 1.0), text=_("ε spent {spent} of {total} — {left} left").format(
+        spent=short(spent), total=short(total), left=short(max(total - spent, 0))))
     schema = state.dataset.schema
-    counting = f", counting up to {schema.rows_per_person} rows each" if schema.privacy_unit else ""
-    st.caption(f"Per person{counting}, where {UNITS[ledger.unit]}. δ spent {ledger.spent_delta:g} of {ledger.total_delta:g}.")
+    if schema.privacy_unit:
+        who = _("Per person, counting up to {k} rows each, where {unit}.").format(k=schema.rows_per_person, unit=_(UNITS[ledger.unit]))
+    else:
+        who = _("Per person, where {unit}.").format(unit=_(UNITS[ledger.unit]))
+    st.caption(who + " " + _("δ spent {spent} of {total}.").format(spent=short(ledger.spent_delta), total=short(ledger.total_delta)))
     leaks = leaky_columns(state.dataset.schema)
     if leaks:
-        st.warning(f"{len(leaks)} column(s) read from the data: not differentially private yet (see the Data page).",
-                   icon=":material/warning:")
+        st.warning(ngettext("{count} column read from the data: not differentially private yet (see the Data page).",
+                            "{count} columns read from the data: not differentially private yet (see the Data page).",
+                            len(leaks)).format(count=len(leaks)), icon=":material/warning:")
 
 navigation.run()

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 
 from dpcore.cli import attack, clustering, datasets, release, training
 from dpcore.cli._common import EXIT_BUDGET, EXIT_DATA, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, Exit, Parser, UsageError, say
+from dpcore.i18n import LANGUAGES, _, language, language_from_environment, supported
 
 __all__ = ["EXIT_BUDGET", "EXIT_DATA", "EXIT_INTERNAL", "EXIT_OK", "EXIT_USAGE", "build_parser", "main", "main_exit"]
 
@@ -64,6 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="dpcore", description=DESCRIPTION, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--version", action="version", version=f"dpcore {__version__}")
+    parser.add_argument("--lang", metavar="LANG", choices=sorted(LANGUAGES),
+                        help=_("language of the messages, cards and reports: en or vi (default: the locale, LANG)"))
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for add in COMMANDS:
         add(subparsers)
@@ -80,7 +83,28 @@ def _one_line(text: object) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command; return its exit code (never raises for bad input, never prints a traceback)."""
+    """Run one command in the language of ``--lang`` or the locale; return its exit code (never raises for bad input,
+    never prints a traceback)."""
+    argv, code = _language_option(sys.argv[1:] if argv is None else list(argv))
+    with language(code):
+        return _main(argv)
+
+
+def _language_option(argv: list[str]) -> tuple[list[str], str]:
+    """``--lang vi`` anywhere on the line (else the locale's language), and the arguments without it."""
+    rest, code = [], language_from_environment()
+    words = iter(argv)
+    for word in words:
+        if word == "--lang":
+            code = supported(next(words, None)) or code
+        elif word.startswith("--lang="):
+            code = supported(word.partition("=")[2]) or code
+        else:
+            rest.append(word)
+    return rest, code
+
+
+def _main(argv: Sequence[str]) -> int:
     from dpcore.exceptions import BudgetExceededError, DataError
 
     parser = build_parser()
