@@ -154,6 +154,8 @@ def train(
         details["tree"] = fitted.tree_records(design.feature_names)
     if hasattr(fitted, "rounds_as_records"):
         details["rounds"] = fitted.rounds_as_records(design.feature_names)
+    if hasattr(fitted, "weights_path_records"):
+        details["weights_path"] = fitted.weights_path_records()
     return TrainedModel(model, spec.name, spec.task, fitted, epsilon, dict(params or {}), metrics, design.feature_names,
                         seed is not None, details, design.rows_per_person)
 
@@ -230,3 +232,53 @@ def fit_with_progress(
     if "error" in outcome:
         raise outcome["error"]
     return outcome["model"]
+
+
+@dataclass
+class AnsweredQueries:
+    """Private answers to a batch of queries, paid for one by one: the answers may leave the owner's screen."""
+
+    answers: np.ndarray
+    epsilon: float
+    delta: float
+    n_queries: int
+
+
+def answer_queries(design: Design, queries: np.ndarray, epsilon_per_query: float, ledger: BudgetLedger, *,
+                   delta_per_query: float = 0.0, n_blocks: int | None = None, seed: int | None = None) -> AnsweredQueries:
+    """Answer every row of ``queries`` with a subsample-and-aggregate teacher fitted on ``design``, charged per query.
+
+    The budget rule of :func:`train`, for a model that pays per answer: the whole batch's cost
+    (``m·ε`` and ``m·δ`` by basic composition, per person) is checked before anything is fitted,
+    charged after the answers are computed and before they are returned. The teacher (its block
+    models are not private) is dropped here and never returned.
+
+    Raises
+    ------
+    BudgetExceededError
+        If the ledger cannot pay for all the queries; nothing is answered or charged.
+    """
+    from dpcore.exceptions import BudgetExceededError
+    from dpcore.models.subsample_aggregate import SubsampleAggregateClassifier, SubsampleAggregateRegressor
+
+    n_queries = len(queries)
+    epsilon, delta = epsilon_per_query * n_queries, delta_per_query * n_queries
+    people = counting(design.schema.privacy_unit if design.schema is not None else None, design.rows_per_person)
+    check_can_pay(ledger, epsilon, people, "Answering these queries", "answered")
+    if not ledger.can_spend(epsilon, delta):
+        raise BudgetExceededError(f"Answering {n_queries} queries needs δ = {delta:g}, more than what is left of this "
+                                  "dataset's δ. Nothing was answered or charged.")
+    context = design.context(epsilon_per_query, random_state=seed)
+    context.delta = delta_per_query
+    row = context.per_row()
+    common: dict[str, Any] = {"epsilon": row.epsilon, "bounds": row.bounds, "random_state": seed}
+    if n_blocks is not None:
+        common["n_blocks"] = n_blocks
+    if design.task == "regression":
+        teacher: Any = SubsampleAggregateRegressor(delta=row.delta, target_bounds=row.target_bounds, **common)
+    else:
+        teacher = SubsampleAggregateClassifier(classes=row.classes, **common)
+    answers = teacher.fit(design.X, design.y).predict(queries)
+    ledger.spend(spend_label(f"Answer {n_queries} queries (subsample and aggregate)", seed, design.rows_per_person), epsilon,
+                 delta=delta, mechanism=type(teacher).__name__, released=f"{n_queries} answered queries", counting=people)
+    return AnsweredQueries(answers, epsilon, delta, n_queries)

@@ -4,10 +4,12 @@ from dpcore.models.boosting import DPBoostingClassifier, DPBoostingRegressor
 from dpcore.models.clustering import DPGridDensityClustering
 from dpcore.models.extra_trees import DPExtraTreesClassifier, DPExtraTreesRegressor
 from dpcore.models.mean import DPMeanRegressor
+from dpcore.models.multiplicative_weights import MultiplicativeWeightsClassifier, MultiplicativeWeightsEnsemble
 from dpcore.models.naive_bayes import DPGaussianNB
 from dpcore.models.partitioned_forest import DPPartitionedForest
 from dpcore.models.random_forest import DPRandomForestClassifier
 from dpcore.models.regression_tree import DPRegressionTree
+from dpcore.models.subsample_aggregate import SubsampleAggregateStudentClassifier, SubsampleAggregateStudentRegressor
 
 __all__ = [
     "DPBoostingClassifier",
@@ -20,4 +22,8 @@ __all__ = [
     "DPPartitionedForest",
     "DPRandomForestClassifier",
     "DPRegressionTree",
+    "MultiplicativeWeightsClassifier",
+    "MultiplicativeWeightsEnsemble",
+    "SubsampleAggregateStudentClassifier",
+    "SubsampleAggregateStudentRegressor",
 ]

@@ -24,15 +24,18 @@ from typing import Any, Protocol, Self
 
 import numpy as np
 
+from dpcore.i18n import N_
 from dpcore.models._base import DPEstimatorMixin
 from dpcore.models.boosting import DPBoostingClassifier, DPBoostingRegressor
 from dpcore.models.clustering import NEIGHBOURHOODS, DPGridDensityClustering
 from dpcore.models.extra_trees import DPExtraTreesClassifier, DPExtraTreesRegressor
 from dpcore.models.mean import DPMeanRegressor
+from dpcore.models.multiplicative_weights import FORMS, MultiplicativeWeightsClassifier, MultiplicativeWeightsEnsemble
 from dpcore.models.naive_bayes import DPGaussianNB
 from dpcore.models.partitioned_forest import DPPartitionedForest
 from dpcore.models.random_forest import DPRandomForestClassifier
 from dpcore.models.regression_tree import DPRegressionTree
+from dpcore.models.subsample_aggregate import SubsampleAggregateStudentClassifier, SubsampleAggregateStudentRegressor
 from dpcore.persons import per_row
 from dpcore.validation import Bounds, RandomStateLike
 
@@ -331,6 +334,24 @@ _RF_PARAMS = (
 # Boosting shows no parameters: its defaults were fixed on public data; the owner's table must not tune them.
 _APPROX = "APPROXIMATE DP ((ε, δ), δ = 1e-5): Gaussian noise, more accurate, a tiny chance δ that the ε promise fails."
 
+_STUDENT_PARAMS = (
+    Parameter("n_queries", N_("How many public points the private teacher labels; each label costs ε divided by this number."),
+              minimum=1, maximum=2000),
+    Parameter("n_blocks", N_("Secret blocks of rows, one teacher model each; more blocks make the noisy median or vote steadier."),
+              minimum=3, maximum=1000),
+)
+_EXPERTS_PARAMS = (
+    Parameter("form", N_("batch: weights from one noisy total of each expert's losses; streaming: the weights after every step "
+                         "of the held-out rows, drawn as a chart (same ε)."), choices=FORMS),
+    Parameter("n_steps", N_("Steps of the streaming form (a public number)."), minimum=1, maximum=1024),
+)
+_STUDENT_REG = N_("Spends ε once: a private teacher (models on secret blocks of rows, a noisy median) labels public random "
+                  "points at ε divided by their number each; the released student learns from those labels only.")
+_STUDENT_CLF = N_("Spends ε once: a private teacher (models on secret blocks of rows, a noisy vote) labels public random "
+                  "points at ε divided by their number each; the released student learns from those labels only.")
+_EXPERTS = N_("Spends ε once, in parallel: two DP experts each learn from their own part of the rows at ε, and noisy totals of "
+              "their errors on the last fifth (also at ε) weigh them.")
+
 REGISTRY: tuple[ModelSpec, ...] = (
     _our_model("dp_boosting_reg", "DP boosted trees (regressor)", "regression", DPBoostingRegressor,
                "Many small random trees that never look at the data; the whole budget goes to noisy leaf averages."),
@@ -350,6 +371,10 @@ REGISTRY: tuple[ModelSpec, ...] = (
                "The partitioned forest with median leaves.", _FOREST_PARAMS, leaf="median"),
     _our_model("dp_extra_trees_reg", "DP ExtraTrees regressor", "regression", DPExtraTreesRegressor,
                "Randomised trees whose candidate splits cost nothing; the budget goes to choosing among them and to leaves.", _ET_PARAMS),
+    _our_model("dp_sa_student_reg", "DP subsample-and-aggregate student (regressor)", "regression",
+               SubsampleAggregateStudentRegressor, _STUDENT_REG, _STUDENT_PARAMS),
+    _our_model("dp_experts_reg", "DP experts by multiplicative weights (regressor)", "regression", MultiplicativeWeightsEnsemble,
+               _EXPERTS, _EXPERTS_PARAMS),
     _our_model("dp_mean", "DP mean (baseline)", "regression", DPMeanRegressor,
                "Predicts one noisy average for everyone: the floor any useful model must beat."),
     _our_model("dp_extra_trees_clf", "DP ExtraTrees classifier", "classification", DPExtraTreesClassifier,
@@ -358,6 +383,10 @@ REGISTRY: tuple[ModelSpec, ...] = (
                "Trees whose splits are chosen by the exponential mechanism with Gini impurity; leaves are noisy class counts.", _RF_PARAMS),
     _our_model("dp_gaussian_nb", "DP Gaussian Naive Bayes", "classification", DPGaussianNB,
                "Noisy class counts, means and variances: fast and robust at small ε."),
+    _our_model("dp_sa_student_clf", "DP subsample-and-aggregate student (classifier)", "classification",
+               SubsampleAggregateStudentClassifier, _STUDENT_CLF, _STUDENT_PARAMS),
+    _our_model("dp_experts_clf", "DP experts by multiplicative weights (classifier)", "classification",
+               MultiplicativeWeightsClassifier, _EXPERTS, _EXPERTS_PARAMS),
     ModelSpec("dpl_gaussian_nb", "diffprivlib Gaussian NB", "diffprivlib", "classification", _diffprivlib_nb,
               "IBM diffprivlib's DP Gaussian Naive Bayes."),
     ModelSpec("dpl_tree", "diffprivlib decision tree", "diffprivlib", "classification", _diffprivlib_tree,

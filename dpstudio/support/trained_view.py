@@ -9,6 +9,7 @@ from dpcore.model_files import model_bytes
 from dpcore.models.registry import ModelSpec
 from dpcore.schema import Schema
 from dpcore.training import TrainedModel
+from dpstudio.support.experts_view import show_weights
 from dpstudio.support.training import baseline_verdict, format_metric, per_person_note, rounds_table, tree_dot
 
 
@@ -77,6 +78,8 @@ def inside(trained: TrainedModel, schema: Schema) -> None:
         st.caption("Each round is a small random tree drawn without looking at your data; only its leaf steps are learned, "
                    "with noise. The first rounds:")
         st.dataframe(rounds_table(trained.details["rounds"], schema), hide_index=True, width="stretch")
+    if "weights_path" in trained.details:
+        show_weights(trained.details["weights_path"])
 
 
 def card_and_downloads(trained: TrainedModel, schema: Schema, unit: str) -> None:
