@@ -11,26 +11,28 @@ import math
 import numpy as np
 import pandas as pd
 
+from dpcore.i18n import N_, _, decimal, integer, short
 from dpcore.mechanisms import COIN_EPSILON, CoinRandomizedResponse, KaryRandomizedResponse, count_mechanism
 from dpcore.validation import RandomStateLike
 
+# The sentences below are marked for the catalog and translated where they are shown (``_(PROMISE)``).
 HARM_PRESETS = {
-    "Confidential, but disclosure would not harm anyone": 1.0,
-    "Disclosure could cause someone harm": 0.25,
-    "Disclosure could cause serious harm": 0.05,
+    N_("Confidential, but disclosure would not harm anyone"): 1.0,
+    N_("Disclosure could cause someone harm"): 0.25,
+    N_("Disclosure could cause serious harm"): 0.05,
 }
 
 MECHANISM_NOTES = {
-    "laplace": "Laplace noise: adds a random amount, usually small, to each number; simple and standard.",
-    "geometric": "Geometric (discrete Laplace) noise: the same idea for whole-number counts, with no rounding artefacts.",
-    "gumbel": "Exponential mechanism: picks a choice (e.g. a split) at random, favouring good ones, by a Gumbel draw.",
-    "permute_and_flip": "Permute-and-flip: the same guarantee as the exponential mechanism, never worse, often a little better.",
-    "coin": "Coin randomized response (ε = ln 3 ≈ 1.10): each yes/no answer is kept 3 times in 4, else replaced by a coin flip.",
-    "k-ary": "k-ary randomized response: each category is kept with a probability set by ε, else replaced by a random other one.",
+    "laplace": N_("Laplace noise: adds a random amount, usually small, to each number; simple and standard."),
+    "geometric": N_("Geometric (discrete Laplace) noise: the same idea for whole-number counts, with no rounding artefacts."),
+    "gumbel": N_("Exponential mechanism: picks a choice (e.g. a split) at random, favouring good ones, by a Gumbel draw."),
+    "permute_and_flip": N_("Permute-and-flip: the same guarantee as the exponential mechanism, never worse, often a little better."),
+    "coin": N_("Coin randomized response (ε = ln 3 ≈ 1.10): each yes/no answer is kept 3 times in 4, else replaced by a coin flip."),
+    "k-ary": N_("k-ary randomized response: each category is kept with a probability set by ε, else replaced by a random other one."),
 }
 
 
-PROMISE = (
+PROMISE = N_(
     "**What we promise.** Every model, number or file that leaves this screen is differentially private for "
     "every person in the dataset, in the dataset's unit of protection: whatever anyone learns from all of them "
     "together, it is at most e^ε times more likely — plus a chance δ, for approximate-DP models — whether or not one "
@@ -50,13 +52,13 @@ PROMISE = (
 def times(factor: float) -> str:
     """A likelihood ratio in words a person reads at a glance: 1.28, 55, 12 thousand, 3 × 10^43."""
     if factor < 10:
-        return f"{factor:.2f}"
+        return decimal(factor, 2)
     if factor < 1000:
-        return f"{factor:.0f}"
+        return integer(factor)
     if factor < 1e6:
-        return f"{factor / 1000:.0f} thousand"
+        return _("{number} thousand").format(number=integer(factor / 1000))
     if factor < 1e9:
-        return f"{factor / 1e6:.0f} million"
+        return _("{number} million").format(number=integer(factor / 1e6))
     exponent = int(math.floor(math.log10(factor)))
     return f"{factor / 10 ** exponent:.0f} × 10^{exponent}"
 
@@ -64,25 +66,27 @@ def times(factor: float) -> str:
 def one_person_sentence(epsilon: float) -> str:
     """What ε means for one person, in words."""
     factor = math.exp(min(epsilon, 700))
-    return (
-        f"Whatever anyone learns about you is at most {times(factor)} times more likely with your row in the table "
-        f"than without it (e^ε = e^{epsilon:g})."
-    )
+    return _(
+        "Whatever anyone learns about you is at most {factor} times more likely with your row in the table "
+        "than without it (e^ε = e^{epsilon})."
+    ).format(factor=times(factor), epsilon=short(epsilon))
 
 
-def epsilon_problem(text: object, available: float | None = None, name: str = "ε") -> tuple[float | None, str | None]:
+def epsilon_problem(text: object, available: float | None = None, name: str | None = None) -> tuple[float | None, str | None]:
     """Read an ε typed by the owner: ``(value, None)``, or ``(None, a sentence saying what is wrong)``.
 
     Never a silent substitute: a value that cannot be used is refused with the reason, in words.
     """
+    name = name or "ε"
     try:
         value = float(str(text).strip().replace(",", "."))
     except ValueError:
-        return None, f"{name} must be a number, such as 0.5."
+        return None, _("{name} must be a number, such as {example}.").format(name=name, example=short(0.5))
     if not math.isfinite(value) or value <= 0:
-        return None, f"{name} must be a number greater than 0."
+        return None, _("{name} must be a number greater than 0.").format(name=name)
     if available is not None and value > available + 1e-12:
-        return None, f"{name} = {value:g} is more than the {max(available, 0):g} left in this dataset's budget."
+        return None, _("{name} = {value} is more than the {left} left in this dataset's budget.").format(
+            name=name, value=short(value), left=short(max(available, 0)))
     return value, None
 
 
@@ -90,12 +94,14 @@ def epsilon_warnings(epsilon: float) -> list[str]:
     """Warnings for budgets that are unusually large or small."""
     out = []
     if epsilon > 10:
-        out.append(f"ε = {epsilon:g} is a very weak guarantee: e^ε ≈ {times(math.exp(min(epsilon, 700)))}. "
-                   "Use it only for data that is nearly public.")
+        out.append(_("ε = {epsilon} is a very weak guarantee: e^ε ≈ {factor}. Use it only for data that is nearly public.").format(
+            epsilon=short(epsilon), factor=times(math.exp(min(epsilon, 700)))))
     elif epsilon > 4:
-        out.append(f"ε = {epsilon:g} is weaker than most published deployments use (usually ε ≤ 4 per release).")
+        out.append(_("ε = {epsilon} is weaker than most published deployments use (usually ε ≤ 4 per release).").format(
+            epsilon=short(epsilon)))
     if epsilon < 0.01:
-        out.append(f"ε = {epsilon:g} is so small that models will be mostly noise unless the table has millions of rows.")
+        out.append(_("ε = {epsilon} is so small that models will be mostly noise unless the table has millions of rows.").format(
+            epsilon=short(epsilon)))
     return out
 
 

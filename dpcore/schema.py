@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore.exceptions import DataError
+from dpcore.i18n import _
 from dpcore.persons import unit_problems
 
 ROLES = ("feature", "target", "identifier", "ignore")
@@ -98,7 +99,7 @@ class ColumnSpec:
     def bounds(self) -> tuple[float, float]:
         """The declared ``(lower, upper)`` of a numeric column; :class:`DataError` if either is missing."""
         if self.lower is None or self.upper is None:
-            raise DataError(f"Column '{self.name}': declare a lower and an upper bound.")
+            raise DataError(_("Column '{column}': declare a lower and an upper bound.").format(column=self.name))
         return float(self.lower), float(self.upper)
 
     @property
@@ -118,20 +119,20 @@ class ColumnSpec:
         """Sentences describing what is wrong with this declaration (empty when fine)."""
         out = []
         if self.role not in ROLES:
-            out.append(f"Column '{self.name}': role must be one of {', '.join(ROLES)}.")
+            out.append(_("Column '{column}': role must be one of {roles}.").format(column=self.name, roles=", ".join(ROLES)))
         if self.kind not in KINDS:
-            out.append(f"Column '{self.name}': kind must be numeric or categorical.")
+            out.append(_("Column '{column}': kind must be numeric or categorical.").format(column=self.name))
         if self.role in ("identifier", "ignore"):
             return out
         if self.kind == "numeric":
             if self.lower is None or self.upper is None or not np.isfinite([self.lower, self.upper]).all():
-                out.append(f"Column '{self.name}': declare a lower and an upper bound.")
+                out.append(_("Column '{column}': declare a lower and an upper bound.").format(column=self.name))
             elif self.lower >= self.upper:
-                out.append(f"Column '{self.name}': the lower bound must be below the upper bound.")
+                out.append(_("Column '{column}': the lower bound must be below the upper bound.").format(column=self.name))
         elif len(self.categories) < 2:
-            out.append(f"Column '{self.name}': declare at least two categories.")
+            out.append(_("Column '{column}': declare at least two categories.").format(column=self.name))
         elif len(set(self.categories)) != len(self.categories):
-            out.append(f"Column '{self.name}': the category list has repeats.")
+            out.append(_("Column '{column}': the category list has repeats.").format(column=self.name))
         return out
 
 
@@ -178,8 +179,9 @@ class Schema:
     def leak_notes(self, columns: Collection[str] | None = None) -> list[str]:
         """One warning sentence per column (of ``columns``, default all) whose domain was read from the private data."""
         return [
-            f"Not differentially private: the {'bounds' if c.kind == 'numeric' else 'categories'} of "
-            f"'{c.name}' were read from the data, not declared."
+            (_("Not differentially private: the bounds of '{column}' were read from the data, not declared.") if c.kind == "numeric"
+             else _("Not differentially private: the categories of '{column}' were read from the data, not declared.")
+             ).format(column=c.name)
             for c in self.columns
             if c.bounds_from_data and c.role not in ("identifier", "ignore") and (columns is None or c.name in columns)
         ]
@@ -189,25 +191,24 @@ class Schema:
         """Every problem with the schema (and with how it fits ``frame``), as sentences."""
         out = [p for c in self.columns for p in c.problems()]
         if len([c for c in self.columns if c.role == "target"]) > 1:
-            out.append("Choose only one target column.")
+            out.append(_("Choose only one target column."))
         if need_target and self.target is None:
-            out.append("Choose a target column (the value the model should predict).")
+            out.append(_("Choose a target column (the value the model should predict)."))
         if need_target and not self.features:
-            out.append("Choose at least one feature column.")
+            out.append(_("Choose at least one feature column."))
         unit_role = self[self.privacy_unit].role if self.privacy_unit in self.names else None
         out += unit_problems(self.privacy_unit, self.rows_per_person, unit_role, frame)
         if frame is not None:
             for spec in self.columns:
                 if spec.name not in frame.columns:
-                    out.append(f"Column '{spec.name}' is declared but not in the table.")
+                    out.append(_("Column '{column}' is declared but not in the table.").format(column=spec.name))
                 elif spec.role in ("feature", "target") and spec.kind == "numeric":
                     values = frame[spec.name]
                     as_number = pd.to_numeric(values, errors="coerce")
                     if (as_number.isna() & values.notna()).any():
-                        out.append(
-                            f"Column '{spec.name}' has text values but is declared numeric: "
-                            "declare it categorical, or fix the file."
-                        )
+                        out.append(_(
+                            "Column '{column}' has text values but is declared numeric: declare it categorical, or fix the file."
+                        ).format(column=spec.name))
         return out
 
     def check(self, frame: pd.DataFrame | None = None, need_target: bool = False) -> None:
@@ -226,7 +227,7 @@ class Schema:
         try:
             columns = [ColumnSpec(**{k: v for k, v in c.items() if k in ColumnSpec.__dataclass_fields__}) for c in data["columns"]]
         except (KeyError, TypeError):
-            raise DataError("The schema file is not in the expected form (a 'columns' list of column declarations).") from None
+            raise DataError(_("The schema file is not in the expected form (a 'columns' list of column declarations).")) from None
         for c in columns:
             c.categories = [str(v) for v in c.categories or []]
         return cls(columns, data.get("privacy_unit"), data.get("rows_per_person", 1))
@@ -239,7 +240,7 @@ class Schema:
         try:
             return cls.from_dict(json.loads(text))
         except json.JSONDecodeError:
-            raise DataError("The schema file is not valid JSON.") from None
+            raise DataError(_("The schema file is not valid JSON.")) from None
 
     def to_frame(self) -> pd.DataFrame:
         """An editable table, one row per column (categories joined by ' | ')."""
@@ -315,9 +316,9 @@ def suggest_schema(frame: pd.DataFrame, max_categories: int = 50) -> Schema:
         values = frame[name]
         spec = ColumnSpec(name=str(name))
         if looks_like_identifier(str(name)):
-            spec.role, spec.source = "identifier", "named like an identifier — dropped from every release"
+            spec.role, spec.source = "identifier", _("named like an identifier — dropped from every release")
         elif unique_per_row(values):
-            spec.role, spec.source = "identifier", "every row has its own value — treated as an identifier"
+            spec.role, spec.source = "identifier", _("every row has its own value — treated as an identifier")
         numeric = pd.to_numeric(values, errors="coerce")
         if values.notna().any() and numeric.notna().sum() == values.notna().sum():
             spec.kind = "numeric"
@@ -326,7 +327,7 @@ def suggest_schema(frame: pd.DataFrame, max_categories: int = 50) -> Schema:
                 lower, upper = float(finite.min()), float(finite.max())
                 spec.lower, spec.upper = lower, upper if upper > lower else lower + 1.0
                 spec.bounds_from_data = True
-                spec.source = "read from the data — replace with public bounds"
+                spec.source = _("read from the data — replace with public bounds")
         else:
             spec.kind = "categorical"
             distinct = values.dropna().astype(str).unique()
@@ -334,11 +335,11 @@ def suggest_schema(frame: pd.DataFrame, max_categories: int = 50) -> Schema:
                 pass  # dropped from every release: copying its values into the schema would only leak them
             elif len(distinct) > max_categories and spec.role == "feature":
                 spec.role = "ignore"
-                spec.source = f"more than {max_categories} distinct values — declare categories to use it"
+                spec.source = _("more than {count} distinct values — declare categories to use it").format(count=max_categories)
             else:
                 spec.categories = sorted(map(str, distinct))
                 spec.bounds_from_data = True
-                spec.source = "categories read from the data — replace with the public list"
+                spec.source = _("categories read from the data — replace with the public list")
         columns.append(spec)
     return Schema(columns)
 
@@ -383,11 +384,11 @@ def out_of_bounds_share(frame: pd.DataFrame, schema: Schema) -> pd.DataFrame:
         if spec.kind == "numeric":
             numbers = pd.to_numeric(values, errors="coerce")
             outside = float(((numbers < spec.lower) | (numbers > spec.upper)).mean()) if len(values) else 0.0
-            note = "clipped to the bounds"
+            note = _("clipped to the bounds")
         else:
             codes = category_codes(values, spec)
             outside = float((codes == len(spec.categories) + 1).mean()) if len(values) else 0.0
-            note = f"mapped to {OTHER_CATEGORY}"
+            note = _("mapped to {other}").format(other=OTHER_CATEGORY)
         rows.append({"column": spec.name, "outside the declared domain": outside, "what happens": note, "missing": missing})
     return pd.DataFrame(rows, columns=["column", "outside the declared domain", "what happens", "missing"])
 
@@ -470,7 +471,7 @@ class Normaliser:
         """``(y, keep)``: the target for rows ``keep`` (a boolean mask of usable rows)."""
         spec = self.schema.target
         if spec is None:
-            raise DataError("Choose a target column (the value the model should predict).")
+            raise DataError(_("Choose a target column (the value the model should predict)."))
         values = frame[spec.name]
         if spec.kind == "numeric":
             numbers = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)

@@ -2,22 +2,23 @@
 
 import streamlit as st
 
+from dpcore.i18n import _, integer
 from dpstudio.support import data_view as view
+from dpstudio.support.readable import task_name
 from dpstudio.support.session import get_state
 from dpstudio.support.uploading import file_facts
 
 state = get_state()
-st.title("1. Data")
-st.write(
+st.title(_("1. Data"))
+st.write(_(
     "Choose the table to work on, then declare what each column is. Bounds and category lists must come from "
     "public knowledge (a data dictionary, the law, geography) — not from the data itself."
-)
+))
 view.choose_table(state)
 dataset = state.dataset
-st.caption(
-    f"**{dataset.name}** — {dataset.info['rows']:,} rows (exact count: owner's eyes only), {dataset.info['columns']} columns, "
-    f"{file_facts(dataset.info)}."
-)
+st.caption(_("**{name}** — {rows} rows (exact count: owner's eyes only), {columns} columns, {facts}.").format(
+    name=view.table_name(dataset.name), rows=integer(dataset.info["rows"]), columns=integer(dataset.info["columns"]),
+    facts=file_facts(dataset.info)))
 view.reading_questions(state)
 view.dataset_identity(state)
 view.declarations_editor(state)
@@ -26,9 +27,10 @@ view.fix_leaks(state)
 schema = dataset.schema
 problems = schema.problems(dataset.frame, need_target=True)
 if problems:
-    st.error("Fix these before training: " + " ".join(problems))
+    st.error(_("Fix these before training:") + " " + " ".join(problems))
 else:
-    st.success(f"The schema is complete: the target is '{schema.target.name}' ({schema.task}).")
-st.download_button("Save this schema (JSON)", schema.to_json(), file_name="schema.json", mime="application/json",
+    st.success(_("The schema is complete: the target is '{target}' ({task}).").format(target=schema.target.name,
+                                                                                     task=task_name(schema.task)))
+st.download_button(_("Save this schema (JSON)"), schema.to_json(), file_name="schema.json", mime="application/json",
                    key="download_schema")
 view.owner_previews(state)

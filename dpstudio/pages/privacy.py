@@ -3,28 +3,31 @@
 import streamlit as st
 
 from dpcore.explain import PROMISE
+from dpcore.i18n import _
 from dpstudio.support import privacy_view as view
 from dpstudio.support.session import get_state
 
 state = get_state()
 ledger = state.ledger()
-st.title("2. Privacy")
-st.write(
-    f"**ε (epsilon)** is the privacy budget of the dataset **{ledger.name}**: the total privacy loss you accept for "
+st.title(_("2. Privacy"))
+st.write(_(
+    "**ε (epsilon)** is the privacy budget of the dataset **{dataset}**: the total privacy loss you accept for "
     "everyone in it, across everything you train or export. Smaller is more private and noisier. Every release spends "
     "part of it; when it is gone, nothing more can leave this screen."
-)
-st.info(PROMISE, icon=":material/verified_user:")
-st.write(f"**Now:** {ledger.summary()}.")
+).format(dataset=ledger.name))
+st.info(_(PROMISE), icon=":material/verified_user:")
+st.write(_("**Now:** {summary}.").format(summary=ledger.summary()))
 
 view.unit_section(ledger)
 chosen = view.budget_section(ledger)
 view.mechanisms_section(state)
 view.epsilon_demo(chosen, state.count_noise)
 
-st.subheader("The dataset's history")
-st.caption("Every total set, every spend and every recorded choice, oldest first. Nothing in it can be edited or deleted.")
+st.subheader(_("The dataset's history"))
+st.caption(_("Every total set, every spend and every recorded choice, oldest first. Nothing in it can be edited or deleted."))
 history = ledger.history()
-st.dataframe(history, hide_index=True, width="stretch")
-st.download_button("Download the history (CSV)", ledger.history_csv(), file_name="budget_history.csv", mime="text/csv",
+# The CSV keeps its English headers (a machine-readable file); the table on screen is labelled in the reader's language.
+st.dataframe(history, hide_index=True, width="stretch",
+             column_config={name: st.column_config.Column(_(name)) for name in history.columns})
+st.download_button(_("Download the history (CSV)"), ledger.history_csv(), file_name="budget_history.csv", mime="text/csv",
                    key="download_history")

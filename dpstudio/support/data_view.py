@@ -6,6 +6,7 @@ import streamlit as st
 
 from dpcore.bounds import DEFAULT_COARSE_RANGE, DEFAULT_EPSILON_PER_COLUMN
 from dpcore.exceptions import BudgetExceededError, DataError
+from dpcore.i18n import N_, _, integer, ngettext, short
 from dpcore.persons import check_unit_column, rows_left_out
 from dpcore.schema import KINDS, ROLES, Normaliser, Schema, out_of_bounds_share
 from dpstudio.support.declaring import declare_public, estimate_numeric_bounds, ignore_columns, leak_summary, leaky_columns
@@ -13,24 +14,33 @@ from dpstudio.support.session import remember, use_dataset
 from dpstudio.support.state import SAMPLES, StudioState, apply_schema, load_sample, separate_dataset
 from dpstudio.support.uploading import open_upload, questions, read_again
 
+SOURCES = (N_("A bundled sample"), N_("My own CSV file"))
+
+
+def table_name(name: str) -> str:
+    """A table or dataset name as shown: a bundled sample's name in the reader's language, any other as given."""
+    return _(name) if name in SAMPLES else name
+
 
 def choose_table(state: StudioState) -> None:
     """A bundled sample or an upload (with an optional schema file); a refused file keeps the current work."""
-    sources = ["A bundled sample", "My own CSV file"]
     # The choice follows the table in use, so coming back to this page never swaps an upload for a sample.
-    source = st.radio("Table", sources, index=0 if state.dataset.is_sample else 1, horizontal=True, key="data_source")
-    if source == "A bundled sample":
+    source = st.radio(_("Table"), SOURCES, index=0 if state.dataset.is_sample else 1, horizontal=True, key="data_source",
+                      format_func=_)
+    if source == SOURCES[0]:
         names = list(SAMPLES)
         current = names.index(state.dataset.name) if state.dataset.is_sample and state.dataset.name in names else None
-        choice = st.selectbox("Sample", names, index=current, placeholder="Choose a sample (it replaces your uploaded table)")
+        choice = st.selectbox(_("Sample"), names, index=current, format_func=table_name,
+                              placeholder=_("Choose a sample (it replaces your uploaded table)"))
         if choice is not None and choice != state.dataset.name:
             use_dataset(state, load_sample(choice, state.catalog()))
             st.rerun()
     else:
         upload = st.file_uploader(
-            "Upload a table: CSV (comma, semicolon or tab separated; UTF-8 or Latin-1) or Excel (.xlsx)", key="upload"
+            _("Upload a table: CSV (comma, semicolon or tab separated; UTF-8 or Latin-1) or Excel (.xlsx)"), key="upload"
         )
-        schema_upload = st.file_uploader("Optional: a schema file saved from DP Studio (JSON)", type=["json"], key="schema_upload")
+        schema_upload = st.file_uploader(_("Optional: a schema file saved from DP Studio (JSON)"), type=["json"],
+                                         key="schema_upload")
         if upload is not None and upload.file_id != state.loaded_upload_id:
             state.loaded_upload_id = upload.file_id  # a refused file is not read again on every rerun
             try:
@@ -51,7 +61,7 @@ def choose_table(state: StudioState) -> None:
             except DataError as error:
                 state.upload_error = str(error)
         if state.upload_error:
-            st.error(state.upload_error + " Your current table and declarations are kept.")
+            st.error(state.upload_error + " " + _("Your current table and declarations are kept."))
 
 
 def reading_questions(state: StudioState) -> None:
@@ -65,23 +75,24 @@ def reading_questions(state: StudioState) -> None:
                     read_again(state, **answer)
                     st.rerun()
                 except DataError as error:
-                    st.error(str(error) + " Your current table is kept.")
+                    st.error(str(error) + " " + _("Your current table is kept."))
 
 
 def dataset_identity(state: StudioState) -> None:
     """Which dataset (the people) the table spends, and the way to make it a separate one."""
     dataset = state.dataset
     identification = dataset.identification
-    st.info(f"**Dataset: {identification.dataset.name}.** {identification.sentence}", icon=":material/group:")
+    st.info(_("**Dataset: {name}.**").format(name=table_name(identification.dataset.name)) + " " + identification.sentence,
+            icon=":material/group:")
     if not identification.created and not dataset.is_sample:
-        with st.expander("These are different people: make this a separate dataset"):
-            st.write(
+        with st.expander(_("These are different people: make this a separate dataset")):
+            st.write(_(
                 "Only do this if the rows really describe other people. Two datasets of the same people would give each person "
                 "two budgets — that is why the choice and your reason are kept in the new dataset's history."
-            )
-            new_name = st.text_input("Name of the new dataset", key="separate_name")
-            reason = st.text_input("Why are these different people?", key="separate_reason")
-            if st.button("Make it a separate dataset", key="separate_button"):
+            ))
+            new_name = st.text_input(_("Name of the new dataset"), key="separate_name")
+            reason = st.text_input(_("Why are these different people?"), key="separate_reason")
+            if st.button(_("Make it a separate dataset"), key="separate_button"):
                 try:
                     separate_dataset(dataset, state.catalog(), new_name, reason)
                     remember(state)
@@ -93,13 +104,13 @@ def dataset_identity(state: StudioState) -> None:
 def declarations_editor(state: StudioState) -> None:
     """The editable table of roles, kinds, bounds and categories."""
     dataset = state.dataset
-    st.subheader("Declare the columns")
-    st.write(
+    st.subheader(_("Declare the columns"))
+    st.write(_(
         "**Role**: *feature* (used to predict), *target* (what to predict), *identifier* (name, e-mail, ID: never used, "
         "dropped from exports), *ignore*. **Bounds** and **categories** (separated by `|`) are your public declarations: "
         "values outside the bounds are clipped, unknown categories become *(other)*. A domain suggested from your data "
         "is ticked *read from data (leak)*: replace it with a public one, then untick it."
-    )
+    ))
     editor_key = f"schema_editor_{dataset.fingerprint}_{dataset.revision}"
     if editor_key not in st.session_state:
         # The editor's own state is gone after a visit to another page: start it from what was declared.
@@ -111,20 +122,25 @@ def declarations_editor(state: StudioState) -> None:
         width="stretch",
         disabled=["column"],
         column_config={
-            "role": st.column_config.SelectboxColumn("role", options=list(ROLES), required=True),
-            "kind": st.column_config.SelectboxColumn("kind", options=list(KINDS), required=True),
-            "lower": st.column_config.NumberColumn("lower", help="Public lower bound"),
-            "upper": st.column_config.NumberColumn("upper", help="Public upper bound"),
-            "categories": st.column_config.TextColumn("categories", help="The public list of values, separated by |"),
-            "missing → fill": st.column_config.NumberColumn("missing → fill", help="Value for a missing number (default: middle of the bounds)"),
-            "public": st.column_config.CheckboxColumn("public", help="Declared non-sensitive: an export may copy it unchanged"),
+            # The frame's column names are the schema's keys; only the headers shown are translated.
+            "column": st.column_config.TextColumn(_("column")),
+            "role": st.column_config.SelectboxColumn(_("role"), options=list(ROLES), required=True),
+            "kind": st.column_config.SelectboxColumn(_("kind"), options=list(KINDS), required=True),
+            "lower": st.column_config.NumberColumn(_("lower"), help=_("Public lower bound")),
+            "upper": st.column_config.NumberColumn(_("upper"), help=_("Public upper bound")),
+            "categories": st.column_config.TextColumn(_("categories"), help=_("The public list of values, separated by |")),
+            "missing → fill": st.column_config.NumberColumn(
+                _("missing → fill"), help=_("Value for a missing number (default: middle of the bounds)")),
+            "public": st.column_config.CheckboxColumn(_("public"), help=_("Declared non-sensitive: an export may copy it unchanged")),
             "may be missing": st.column_config.CheckboxColumn(
-                "may be missing", help="A value can be absent: an export then randomizes 'missing' as a category of its own"
+                _("may be missing"), help=_("A value can be absent: an export then randomizes 'missing' as a category of its own")
             ),
             "read from data (leak)": st.column_config.CheckboxColumn(
-                "read from data (leak)",
-                help="Ticked when the bounds or categories were read from your data. Untick it only once they are public declarations.",
+                _("read from data (leak)"),
+                help=_("Ticked when the bounds or categories were read from your data. Untick it only once they are public "
+                       "declarations."),
             ),
+            "source": st.column_config.TextColumn(_("source")),
         },
     )
     declared = Schema.from_frame(edited)
@@ -134,17 +150,17 @@ def declarations_editor(state: StudioState) -> None:
         remember(state)
 
 
-SEVERAL_ROWS = ("No, one row per person", "Yes, a person can have several rows")
+SEVERAL_ROWS = (N_("No, one row per person"), N_("Yes, a person can have several rows"))
 DEFAULT_ROWS_PER_PERSON = 3
 
 
 def privacy_unit_question(state: StudioState) -> None:
     """Whether a person can have several rows, which column says whose row it is, and how many rows count."""
     dataset, schema = state.dataset, state.dataset.schema
-    st.subheader("Whom each row belongs to")
-    answer = st.radio("Can one person appear in several rows?", SEVERAL_ROWS, index=0 if schema.privacy_unit is None else 1,
-                      horizontal=True, key=f"several_rows_{dataset.fingerprint}",
-                      help="Visits of one patient, transactions of one customer, yearly reviews of one employee.")
+    st.subheader(_("Whom each row belongs to"))
+    answer = st.radio(_("Can one person appear in several rows?"), SEVERAL_ROWS, index=0 if schema.privacy_unit is None else 1,
+                      horizontal=True, key=f"several_rows_{dataset.fingerprint}", format_func=_,
+                      help=_("Visits of one patient, transactions of one customer, yearly reviews of one employee."))
     if answer == SEVERAL_ROWS[0]:
         if schema.privacy_unit is not None:
             _declare_unit(state, None, 1)
@@ -152,16 +168,17 @@ def privacy_unit_question(state: StudioState) -> None:
     names = [str(c) for c in dataset.frame.columns]
     current = schema.privacy_unit or next((c.name for c in schema.columns if c.role == "identifier"), None)
     left, right = st.columns(2)
-    column = left.selectbox("Which column identifies them?", names, index=names.index(current) if current in names else None,
-                            placeholder="Choose the column (a patient, customer or employee number)",
+    column = left.selectbox(_("Which column identifies them?"), names, index=names.index(current) if current in names else None,
+                            placeholder=_("Choose the column (a patient, customer or employee number)"),
                             key=f"unit_column_{dataset.fingerprint}",
-                            help="A patient number, customer ID or employee number. It is never used by a model nor released.")
-    k = int(right.number_input("At most how many rows per person should count?", min_value=1, max_value=1000,
+                            help=_("A patient number, customer ID or employee number. It is never used by a model nor released."))
+    k = int(right.number_input(_("At most how many rows per person should count?"), min_value=1, max_value=1000,
                                value=schema.rows_per_person if schema.privacy_unit else DEFAULT_ROWS_PER_PERSON, step=1,
                                key=f"rows_per_person_{dataset.fingerprint}",
-                               help="Rows beyond this are left out at random. A larger number keeps more rows but adds more noise."))
+                               help=_("Rows beyond this are left out at random. A larger number keeps more rows but adds "
+                                      "more noise.")))
     if column is None:
-        st.info("Choose the column that says whose row each row is; until then each row counts as a person.",
+        st.info(_("Choose the column that says whose row each row is; until then each row counts as a person."),
                 icon=":material/person_search:")
         return
     if (column, k) != (schema.privacy_unit, schema.rows_per_person):
@@ -172,11 +189,12 @@ def privacy_unit_question(state: StudioState) -> None:
         st.error(str(error))
         return
     dropped = rows_left_out(dataset.frame[column], k)
-    st.caption(f"Owner only: counting up to {k} rows per person leaves out {dropped:,} of {len(dataset.frame):,} rows (each "
-               f"person's extra rows, chosen at random). Every ε is now per person: a model or a copy protects each person's "
-               f"rows together, counting up to {k} rows each. The number itself is public: it is printed in every report "
-               "and model card, so take it from how the data were collected (say, at most one visit a week for a year "
-               "is 52), not by trying numbers until nothing is left out.")
+    st.caption(_("Owner only: counting up to {k} rows per person leaves out {dropped} of {rows} rows (each "
+                 "person's extra rows, chosen at random). Every ε is now per person: a model or a copy protects each person's "
+                 "rows together, counting up to {k} rows each. The number itself is public: it is printed in every report "
+                 "and model card, so take it from how the data were collected (say, at most one visit a week for a year "
+                 "is 52), not by trying numbers until nothing is left out.").format(
+        k=integer(k), dropped=integer(dropped), rows=integer(len(dataset.frame))))
 
 
 def _declare_unit(state: StudioState, column: str | None, k: int) -> None:
@@ -184,7 +202,7 @@ def _declare_unit(state: StudioState, column: str | None, k: int) -> None:
     schema.privacy_unit, schema.rows_per_person = column, k
     if column is not None and column in schema.names:
         schema[column].role = "identifier"
-        schema[column].source = schema[column].source or "identifies each person — never used nor released"
+        schema[column].source = schema[column].source or _("identifies each person — never used nor released")
     dataset = state.dataset
     dataset.schema = dataset.base_schema = schema
     dataset.revision += 1  # the declarations table shows the unit column as an identifier
@@ -200,21 +218,21 @@ def fix_leaks(state: StudioState) -> None:
         st.warning(summary, icon=":material/warning:")
         leaky = leaky_columns(schema)
         numeric = [n for n in leaky if schema[n].kind == "numeric"]
-        with st.expander("Fix them all at once", expanded=True):
+        with st.expander(_("Fix them all at once"), expanded=True):
             if numeric:
-                st.write(
-                    f"**Estimate the bounds of the {len(numeric)} numeric column(s) privately.** Each bound is a differentially "
+                st.write(_(
+                    "**Estimate the bounds of the {count} numeric column(s) privately.** Each bound is a differentially "
                     "private quantile (5 % and 95 %) inside a coarse range you can vouch for, widened to round numbers; it "
-                    "spends a small ε of this dataset's budget. It works best from about 10,000 rows; a small table needs a "
+                    "spends a small ε of this dataset's budget. It works best from about {rows} rows; a small table needs a "
                     "larger ε or bounds you declare yourself."
-                )
+                ).format(count=len(numeric), rows=integer(10_000)))
                 c1, c2, c3 = st.columns(3)
-                per_column = c1.number_input("ε per column", min_value=0.01, max_value=2.0, value=DEFAULT_EPSILON_PER_COLUMN,
+                per_column = c1.number_input(_("ε per column"), min_value=0.01, max_value=2.0, value=DEFAULT_EPSILON_PER_COLUMN,
                                              step=0.05, key="bounds_epsilon")
-                low = c2.number_input("No value is below", value=DEFAULT_COARSE_RANGE[0], key="coarse_low", format="%g")
-                high = c3.number_input("No value is above", value=DEFAULT_COARSE_RANGE[1], key="coarse_high", format="%g")
+                low = c2.number_input(_("No value is below"), value=DEFAULT_COARSE_RANGE[0], key="coarse_low", format="%g")
+                high = c3.number_input(_("No value is above"), value=DEFAULT_COARSE_RANGE[1], key="coarse_high", format="%g")
                 cost = per_column * len(numeric)
-                if st.button(f"Estimate privately (spends ε = {cost:g})", key="estimate_bounds"):
+                if st.button(_("Estimate privately (spends ε = {epsilon})").format(epsilon=short(cost)), key="estimate_bounds"):
                     try:
                         estimate_numeric_bounds(state, per_column, (low, high))
                         remember(state)
@@ -222,13 +240,14 @@ def fix_leaks(state: StudioState) -> None:
                     except (BudgetExceededError, DataError) as error:
                         st.error(str(error))
             left, right = st.columns(2)
-            if left.button(f"Ignore these {len(leaky)} column(s)", key="ignore_leaky"):
+            if left.button(ngettext("Ignore this column", "Ignore these {count} columns", len(leaky)).format(count=len(leaky)),
+                           key="ignore_leaky"):
                 ignore_columns(state, leaky)
                 remember(state)
                 st.rerun()
-            vouch = right.checkbox("They are public knowledge", key="vouch_public",
-                                   help="For example a data dictionary, the law, or the choices a form offers.")
-            if right.button("Declare them public", key="declare_public", disabled=not vouch):
+            vouch = right.checkbox(_("They are public knowledge"), key="vouch_public",
+                                   help=_("For example a data dictionary, the law, or the choices a form offers."))
+            if right.button(_("Declare them public"), key="declare_public", disabled=not vouch):
                 declare_public(state, leaky)
                 remember(state)
                 st.rerun()
@@ -237,26 +256,29 @@ def fix_leaks(state: StudioState) -> None:
 def owner_previews(state: StudioState) -> None:
     """What the models will see and the values outside the declarations: raw rows, owner only."""
     dataset, schema = state.dataset, state.dataset.schema
-    st.subheader("What the models will see — owner only")
-    st.caption(
+    st.subheader(_("What the models will see — owner only"))
+    st.caption(_(
         "Every used column mapped to [0, 1] with your declarations (categories as evenly spaced codes). These are your raw "
         "rows, for your eyes only: not differentially private."
-    )
+    ))
     usable = Schema([c for c in schema.columns if not c.problems() and c.name in dataset.frame.columns])
     st.dataframe(Normaliser(usable).preview(dataset.frame.head(200)), width="stretch", height=240)
 
-    st.subheader("Values outside your declarations — owner-only view")
-    st.caption(
+    st.subheader(_("Values outside your declarations — owner-only view"))
+    st.caption(_(
         "Computed on your raw data for your eyes only: it never goes into a release or a report. "
         "A large share means a bound is too tight or a category is missing from the list."
-    )
+    ))
     shares = out_of_bounds_share(dataset.frame, usable)
     st.dataframe(
         shares,
         width="stretch",
         hide_index=True,
         column_config={
-            "outside the declared domain": st.column_config.ProgressColumn(format="percent", min_value=0, max_value=1),
-            "missing": st.column_config.ProgressColumn(format="percent", min_value=0, max_value=1),
+            "column": st.column_config.TextColumn(_("column")),
+            "outside the declared domain": st.column_config.ProgressColumn(_("outside the declared domain"), format="percent",
+                                                                           min_value=0, max_value=1),
+            "what happens": st.column_config.TextColumn(_("what happens")),
+            "missing": st.column_config.ProgressColumn(_("missing"), format="percent", min_value=0, max_value=1),
         },
     )

@@ -11,6 +11,7 @@ import pandas as pd
 from dpcore.accountant import BudgetLedger
 from dpcore.datasets import Catalog, Identification
 from dpcore.exceptions import DataError
+from dpcore.i18n import N_, _
 from dpcore.loading import read_csv_path
 from dpcore.schema import Schema, load_schema, suggest_schema
 from dpcore.training import DEFAULT_COUNT_NOISE, DEFAULT_SELECTION, TrainedModel
@@ -23,9 +24,10 @@ def _sample_folder() -> Path:
 
 
 SAMPLE_DATA = _sample_folder()
+# The names are keys (kept in the ledger and workspaces); the Data page shows them translated.
 SAMPLES = {
-    "California housing (sample)": ("california_housing.csv", "california_housing.schema.json"),
-    "Adult census income (sample)": ("adult.csv", "adult.schema.json"),
+    N_("California housing (sample)"): ("california_housing.csv", "california_housing.schema.json"),
+    N_("Adult census income (sample)"): ("adult.csv", "adult.schema.json"),
 }
 DEFAULT_SAMPLE = "California housing (sample)"
 
@@ -116,10 +118,10 @@ def apply_schema(dataset: Dataset, schema: Schema) -> None:
     """Use an uploaded schema for the table in use; its columns must be the table's."""
     missing = [c.name for c in schema.columns if c.name not in dataset.frame.columns]
     if missing or not schema.columns:
-        raise DataError(
+        raise DataError(_(
             "The schema file does not fit this table: it declares columns the table does not have "
-            f"({', '.join(missing[:5]) or 'none at all'}). Upload the schema saved for this table."
-        )
+            "({columns}). Upload the schema saved for this table."
+        ).format(columns=", ".join(missing[:5]) or _("none at all")))
     declared = {c.name for c in schema.columns}
     extra = [c for c in dataset.schema.columns if c.name not in declared]
     dataset.schema = dataset.base_schema = Schema([*schema.columns, *extra], schema.privacy_unit, schema.rows_per_person)
