@@ -1,0 +1,159 @@
+"""The owner's utility preview: what a randomized copy and a synthetic copy at the same ε would give a buyer.
+
+**Owner's eyes only, free of charge, never released.** It runs both copies on a simulation:
+the table's rows are split at random into a part the copies are made from (80 %) and held-out
+rows (20 %); it compares the copies' marginals with the true ones of the part they were made
+from, and trains a classifier on each copy to predict the target, scored on the held-out real
+rows. Its numbers are counts of the private table, so they stay on the owner's screen.
+
+Both copies hold the same columns over the same declared cells. The randomized copy shares the
+chosen ε equally between its columns (per record, one person's values may change: the row
+count is kept), and its marginals are the buyer's debiased estimates (the k-ary randomized
+response matrix inverted on each axis, negative shares cut to 0). The synthetic copy is made
+at the same total ε in the chosen unit.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+
+from dpcore.accountant import ADD_REMOVE
+from dpcore.i18n import _
+from dpcore.mechanisms import KaryRandomizedResponse
+from dpcore.release.plan import ColumnPlan, ReleasePlan
+from dpcore.release.table import release_frame
+from dpcore.schema import Schema
+from dpcore.synthetic.domain import SyntheticColumn, encode, synthetic_columns
+from dpcore.synthetic.measure import marginal
+from dpcore.synthetic.table import synthesize_table
+from dpcore.validation import check_random_state
+
+Progress = Callable[[float, str], None]
+HOLDOUT = 0.2
+RANDOMIZED, SYNTHETIC, REAL = "randomized copy", "synthetic copy", "real rows (reference)"
+
+
+def randomized_plan(columns: list[SyntheticColumn], epsilon: float) -> ReleasePlan:
+    """A randomized-response plan over the same columns and cells, ε shared equally between them."""
+    share = epsilon / len(columns)
+    entries = []
+    for c in columns:
+        t = c.treatment
+        if t.mechanism == "bins":
+            entries.append(ColumnPlan(c.name, "bins", epsilon=share, edges=list(t.bin_edges()), missing=t.missing))
+        else:
+            entries.append(ColumnPlan(c.name, "k-ary", epsilon=share, missing=t.missing))
+    return ReleasePlan(entries)
+
+
+def copy_cells(copy: pd.DataFrame, columns: list[SyntheticColumn]) -> np.ndarray:
+    """A copy's values (as written in its file) back to cells."""
+    return np.column_stack([
+        pd.Categorical(copy[c.treatment.header].astype(str), categories=list(c.labels)).codes for c in columns
+    ]).astype(np.int64)
+
+
+def shares(cells: np.ndarray, shape: tuple[int, ...], clique: tuple[int, ...]) -> np.ndarray:
+    counts = marginal(cells, shape, clique).reshape([shape[i] for i in clique])
+    return counts / max(counts.sum(), 1.0)
+
+
+def debiased(observed: np.ndarray, epsilons: list[float]) -> np.ndarray:
+    """The buyer's estimate of the true shares from a randomized copy's shares (each axis inverted), as shares."""
+    estimate = observed
+    for axis, epsilon in enumerate(epsilons):
+        k = observed.shape[axis]
+        rr = KaryRandomizedResponse(epsilon, k)
+        matrix = np.full((k, k), rr.other_probability) + np.eye(k) * (rr.keep_probability - rr.other_probability)
+        estimate = np.moveaxis(np.tensordot(np.linalg.inv(matrix), np.moveaxis(estimate, axis, 0), axes=1), 0, axis)
+    estimate = np.clip(estimate, 0, None)
+    return estimate / estimate.sum() if estimate.sum() > 0 else np.full(observed.shape, 1.0 / observed.size)
+
+
+def tv(p: np.ndarray, q: np.ndarray) -> float:
+    """Total-variation distance between two share tables."""
+    return 0.5 * float(np.abs(p - q).sum())
+
+
+def marginal_errors(truth: np.ndarray, copy: np.ndarray, shape: tuple[int, ...],
+                    rr_epsilons: list[float] | None = None) -> tuple[float, float]:
+    """Mean TV distance of the one-way and of the two-way marginals (a randomized copy's debiased first)."""
+    def estimate(clique: tuple[int, ...]) -> np.ndarray:
+        observed = shares(copy, shape, clique)
+        return observed if rr_epsilons is None else debiased(observed, [rr_epsilons[i] for i in clique])
+
+    d = len(shape)
+    one = [tv(shares(truth, shape, (i,)), estimate((i,))) for i in range(d)]
+    two = [tv(shares(truth, shape, pair), estimate(pair)) for pair in itertools.combinations(range(d), 2)]
+    return float(np.mean(one)), float(np.mean(two)) if two else float("nan")
+
+
+def downstream_accuracy(train: np.ndarray, test: np.ndarray, shape: tuple[int, ...], target: int) -> float:
+    """Accuracy on ``test`` of a logistic regression trained on ``train`` (one-hot cells) to predict column ``target``."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.preprocessing import OneHotEncoder
+
+    features = [i for i in range(len(shape)) if i != target]
+    labels = train[:, target]
+    if len(np.unique(labels)) < 2:
+        return float(np.mean(test[:, target] == labels[0])) if len(labels) else float("nan")
+    encoder = OneHotEncoder(categories=[np.arange(shape[i]) for i in features], handle_unknown="ignore")
+    model = LogisticRegression(max_iter=500)
+    model.fit(encoder.fit_transform(train[:, features]), labels)
+    return float(np.mean(model.predict(encoder.transform(test[:, features])) == test[:, target]))
+
+
+def utility_preview(frame: pd.DataFrame, schema: Schema, plan: ReleasePlan, epsilon: float, *, target: str | None = None,
+                    delta: float | None = None, noise: str = "gaussian", unit: str = ADD_REMOVE,
+                    random_state: int | np.random.Generator | None = None,
+                    progress: Progress | None = None) -> pd.DataFrame:
+    """Both copies at ``epsilon`` on a simulation, for the owner only: one row per (copy, measure).
+
+    Measures: ``one-way TV`` and ``two-way TV`` (mean total-variation distance of the copy's
+    marginals from the truth; 0 is perfect, 1 is useless), and, when ``target`` (default: the
+    schema's target) is a column of the copy, ``accuracy`` of a model trained on the copy and
+    tested on held-out real rows, beside the same model trained on the real rows and the share
+    of the most common class (what guessing gets).
+    """
+    say = progress or (lambda _f, _s: None)
+    rng = check_random_state(random_state)
+    columns = synthetic_columns(schema, plan)
+    shape = tuple(c.size for c in columns)
+    order = rng.permutation(len(frame))
+    cut = int(round(len(frame) * (1 - HOLDOUT)))
+    train_rows = frame.iloc[order[:cut]].reset_index(drop=True)
+    truth, held_out = encode(train_rows, columns, rng), encode(frame.iloc[order[cut:]].reset_index(drop=True), columns, rng)
+    names = [c.name for c in columns]
+    target = target or (schema.target.name if schema.target is not None else None)
+    target_index = names.index(target) if target in names else None
+
+    say(0.02, _("Simulating the randomized copy…"))
+    rr_plan = randomized_plan(columns, epsilon)
+    rr = copy_cells(release_frame(train_rows, schema, rr_plan, random_state=rng), columns)
+    rr_epsilons = [entry.cost for entry in rr_plan.columns]
+
+    def synth_progress(fraction: float, sentence: str) -> None:
+        say(0.1 + 0.85 * fraction, _("Simulating the synthetic copy: {step}").format(step=sentence))
+
+    synthetic = synthesize_table(train_rows, schema, plan, epsilon=epsilon, delta=delta, noise=noise, unit=unit,
+                                 random_state=rng, progress=synth_progress)
+    syn = copy_cells(synthetic.table, columns)
+    rows = []
+    for copy, cells, epsilons in ((RANDOMIZED, rr, rr_epsilons), (SYNTHETIC, syn, None)):
+        one, two = marginal_errors(truth, cells, shape, epsilons)
+        rows += [{"copy": copy, "measure": "one-way TV", "value": one}, {"copy": copy, "measure": "two-way TV", "value": two}]
+    if target_index is not None and len(held_out):
+        say(0.97, _("Training on each copy…"))
+        for copy, cells in ((RANDOMIZED, rr), (SYNTHETIC, syn), (REAL, truth)):
+            rows.append({"copy": copy, "measure": "accuracy", "value": downstream_accuracy(cells, held_out, shape, target_index)})
+        majority = np.bincount(truth[:, target_index], minlength=shape[target_index]).argmax()
+        rows.append({"copy": "most common class", "measure": "accuracy", "value": float(np.mean(held_out[:, target_index] == majority))})
+    say(1.0, _("Done."))
+    return pd.DataFrame(rows, columns=["copy", "measure", "value"])
+
+
+__all__ = ["HOLDOUT", "RANDOMIZED", "REAL", "SYNTHETIC", "utility_preview"]

@@ -1,0 +1,213 @@
+"""Making a synthetic copy of an in-memory table: check the budget, measure, fit, draw, charge, report."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dpcore.accountant import ADD_REMOVE, BudgetLedger, spend_label
+from dpcore.exceptions import BudgetExceededError, DataError
+from dpcore.i18n import _
+from dpcore.persons import check_unit_column, counting
+from dpcore.release.contributions import bounded, person_bound
+from dpcore.release.plan import ReleasePlan
+from dpcore.release.randomness import entropy as make_entropy
+from dpcore.release.randomness import generator
+from dpcore.release.table import check_ledger_arguments
+from dpcore.schema import Schema
+from dpcore.synthetic.budget import DEFAULT_DELTA, Calibration
+from dpcore.synthetic.domain import SyntheticColumn, decode, encode, synthetic_columns
+from dpcore.synthetic.measure import Measurement, measure
+from dpcore.synthetic.model import fit_and_sample, noisy_total, private_pgm
+from dpcore.synthetic.report import build_report, report_markdown
+from dpcore.validation import RandomStateLike
+
+#: The copy's own randomness stream (``spawn_key``), apart from the randomized copy's streams.
+SYNTHETIC_STREAM = 2**31 + 16
+Progress = Callable[[float, str], None]
+
+
+@dataclass
+class SyntheticResult:
+    """A synthetic copy: its report (for the buyer), the CSV, and what was charged (for the owner)."""
+
+    report: dict[str, Any]
+    markdown: str
+    csv: bytes
+    epsilon_charged: float = 0.0
+    delta_charged: float = 0.0
+    seeded: bool = False
+    notes: list[str] = field(default_factory=list)
+    dataset_id: str | None = None
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """The copy as the buyer reads it (categories in declared order)."""
+        return read_synthetic(self.csv, self.report)
+
+
+def read_synthetic(source: bytes | str, report: dict[str, Any]) -> pd.DataFrame:
+    """A synthetic copy read back with every column's declared cells as its categories (the buyer's reader)."""
+    data = io.BytesIO(source) if isinstance(source, bytes) else source
+    frame = pd.read_csv(data, dtype=str, keep_default_na=False)
+    for entry in report["columns"]:
+        frame[entry["header"]] = pd.Categorical(frame[entry["header"]], categories=entry["cells"])
+    return frame
+
+
+def synthetic_shares(copy: pd.DataFrame, report: dict[str, Any], column: str, confidence: float = 0.95) -> pd.DataFrame:
+    """The buyer's shares of one column in a synthetic copy, with the measurement noise's interval.
+
+    The copy's one-way shares follow the noisy one-way marginal: its noise (standard deviation
+    ``σ`` rows, from the report) over the copy's rows is the shares' standard error; the model's
+    own error comes on top, so read the interval as a lower bound.
+    """
+    from scipy.stats import norm
+
+    entry = next(e for e in report["columns"] if e["column"] == column)
+    one_way = next(m for m in report["measured"] if m["columns"] == [column])
+    counts = copy[entry["header"]].value_counts(sort=False).reindex(entry["cells"], fill_value=0).to_numpy(dtype=float)
+    rows = max(counts.sum(), 1.0)
+    error = one_way["noise_std"] / rows
+    z = float(norm.ppf(0.5 + confidence / 2))
+    shares = counts / rows
+    return pd.DataFrame({"category": entry["cells"], "estimate": shares, "std_error": error,
+                         "ci_lower": np.clip(shares - z * error, 0, 1), "ci_upper": np.clip(shares + z * error, 0, 1)})
+
+
+def _check_budget(ledger: BudgetLedger | None, budget: float | None, calibration: Calibration, people: str) -> None:
+    epsilon, delta, unit = calibration.epsilon, calibration.delta, calibration.unit
+    if ledger is not None:
+        ledger.count_people_as(people)
+        if not ledger.can_spend(epsilon, delta, relation=unit):
+            raise BudgetExceededError(_(
+                "A synthetic copy at ε = {epsilon}, δ = {delta} does not fit in what is left of this dataset's budget "
+                "(ε = {left} left). Nothing was measured or charged.").format(
+                    epsilon=f"{epsilon:g}", delta=f"{delta:g}", left=f"{max(ledger.remaining, 0):g}"))
+    elif budget is not None and epsilon > float(budget):
+        raise BudgetExceededError(_("A synthetic copy at ε = {epsilon} does not fit in the budget ε = {budget}.").format(
+            epsilon=f"{epsilon:g}", budget=f"{float(budget):g}"))
+
+
+def synthesize_table(
+    frame: pd.DataFrame,
+    schema: Schema,
+    plan: ReleasePlan,
+    *,
+    epsilon: float,
+    delta: float | None = None,
+    noise: str = "gaussian",
+    ledger: BudgetLedger | None = None,
+    budget: float | None = None,
+    unit: str | None = None,
+    public_rows: int | None = None,
+    random_state: RandomStateLike = None,
+    label: str = "synthetic copy",
+    progress: Progress | None = None,
+) -> SyntheticResult:
+    """A synthetic copy of ``frame``: (ε, δ)-DP per person in the dataset's unit, charged to the ledger.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The private table.
+    schema : Schema
+        The owner's declarations: categories, bounds and the privacy unit come only from here.
+    plan : ReleasePlan
+        Which columns the copy holds (those the plan does not drop) and their bins.
+    epsilon, delta : float
+        What the copy costs per person; δ defaults to :data:`~dpcore.synthetic.budget.DEFAULT_DELTA`
+        with Gaussian noise and must be 0 (or None) with Laplace noise.
+    noise : {"gaussian", "laplace"}
+    ledger : BudgetLedger, optional
+        The dataset's budget: checked before anything is measured, charged before the copy is returned.
+    budget : float, optional
+        Without a ledger: the copy's ε must fit in it.
+    unit : {"add/remove", "replace-one"}, optional
+        Default: the ledger's, else add/remove.
+    public_rows : int, optional
+        The copy's row count when the owner declares the table's size public; default: the
+        noisy count the marginals agree on (never the exact count).
+    random_state : None, int or numpy.random.Generator
+        ``None`` for every real copy; a seed for tests only (the report then says not for sale).
+    progress : callable, optional
+        ``progress(fraction, sentence)`` as the work goes on.
+
+    Raises
+    ------
+    DataError
+        The plan or the declarations do not fit the table, or Private-PGM is not installed.
+    BudgetExceededError
+        The copy does not fit in the budget; nothing was measured or charged.
+    """
+    say = progress or (lambda _f, _s: None)
+    columns = synthetic_columns(schema, plan)
+    check_ledger_arguments(ledger, budget)
+    private_pgm()  # a missing library is said before anything is measured
+    bound = person_bound(schema)
+    if bound is not None:
+        check_unit_column(frame, bound.column)
+    if unit is None:
+        unit = ledger.unit if ledger is not None else ADD_REMOVE
+    if delta is None:
+        delta = DEFAULT_DELTA if noise == "gaussian" else 0.0
+    k = 1 if bound is None else bound.rows_per_person
+    calibration = Calibration(float(epsilon), float(delta), noise, unit, k, len(columns))
+    if public_rows is not None and (isinstance(public_rows, bool) or int(public_rows) != public_rows or public_rows < 1):
+        raise DataError(_("The declared number of rows must be a whole number of at least 1."))
+    people = counting(schema.privacy_unit, schema.rows_per_person)
+    _check_budget(ledger, budget, calibration, people)
+    entropy, seeded = make_entropy(random_state)
+    rng = generator(entropy, SYNTHETIC_STREAM)
+    notes: list[str] = []
+    if bound is not None:
+        frame, left_out = bounded(frame, [c.name for c in columns], bound, entropy)
+        if left_out:
+            notes.append(_("{count} rows were left out: at most {k} rows of each person count. (Owner only: a count of "
+                           "the private table.)").format(count=f"{left_out:,}", k=k))
+    say(0.0, _("Measuring the marginals…"))
+    shape = tuple(c.size for c in columns)
+    measurements = measure(encode(frame, columns, rng), shape, calibration, rng)
+    rows = int(public_rows) if public_rows is not None else int(round(noisy_total(measurements)))
+    cells = fit_and_sample(measurements, shape, rows, int(rng.integers(0, 2**31 - 1)),
+                           progress=lambda f: say(0.1 + 0.8 * f, _("Fitting the model…")))
+    say(0.95, _("Drawing the rows…"))
+    result = finish(columns, schema, calibration, measurements, cells, rng, public_rows is not None, seeded,
+                    bound is not None)
+    result.notes = notes
+    if ledger is not None:
+        k_label = k if bound is not None else 1
+        ledger.spend(spend_label(label, entropy if seeded else None, k_label), calibration.epsilon, delta=calibration.delta,
+                     relation=unit, counting=people,
+                     mechanism=f"{noise} noise on marginals + exponential mechanism (MST), Private-PGM model",
+                     released=f"synthetic copy: {len(columns)} columns, {len(cells):,} rows")
+        result.epsilon_charged, result.delta_charged, result.dataset_id = calibration.epsilon, calibration.delta, ledger.dataset_id
+    say(1.0, _("Done."))
+    return result
+
+
+def finish(columns: list[SyntheticColumn], schema: Schema, calibration: Calibration,
+           measurements: list[Measurement], cells: np.ndarray, rng: np.random.Generator, public_rows: bool, seeded: bool,
+           persons: bool) -> SyntheticResult:
+    """The copy's file and report from the drawn cells (post-processing only)."""
+    cells = cells[rng.permutation(len(cells))]
+    copy = decode(cells, columns)
+    kept = {c.name for c in columns}
+    dropped = [n for n in schema.names if n not in kept and n != schema.privacy_unit]
+    report = build_report(columns, dropped, calibration, measurements, len(cells), public_rows, seeded, persons)
+    sink = io.StringIO()
+    copy.to_csv(sink, index=False)
+    return SyntheticResult(report, report_markdown(report), sink.getvalue().encode("utf-8"), seeded=seeded)
+
+
+def synthetic_frame(frame: pd.DataFrame, schema: Schema, plan: ReleasePlan, *, epsilon: float, delta: float | None = None,
+                    noise: str = "gaussian", unit: str = ADD_REMOVE, random_state: RandomStateLike = None,
+                    progress: Progress | None = None) -> pd.DataFrame:
+    """The bare mechanism: a synthetic table, checked against nothing and charged to nothing (previews, tests)."""
+    return synthesize_table(frame, schema, plan, epsilon=epsilon, delta=delta, noise=noise, unit=unit,
+                            random_state=random_state, progress=progress).table
