@@ -5,7 +5,7 @@ from dpcore.mechanisms.exponential import SELECTION_METHODS, Exponential
 from dpcore.mechanisms.gaussian import Gaussian, zcdp_rho
 from dpcore.mechanisms.geometric import Geometric
 from dpcore.mechanisms.laplace import Laplace
-from dpcore.mechanisms.median import Median
+from dpcore.mechanisms.median import GridMedian, Median
 from dpcore.mechanisms.randomized_response import COIN_EPSILON, CoinRandomizedResponse, KaryRandomizedResponse
 from dpcore.validation import RandomStateLike
 
@@ -31,6 +31,7 @@ __all__ = [
     "Geometric",
     "KaryRandomizedResponse",
     "Laplace",
+    "GridMedian",
     "Median",
     "MechanismCall",
     "count_mechanism",

@@ -114,59 +114,67 @@ def gini_utility(left: np.ndarray, totals: np.ndarray) -> np.ndarray:
     return -(_gini(left) + _gini(right))
 
 
-def sae_utility_grid(bins: np.ndarray, node: np.ndarray, y: np.ndarray, n_nodes: int, n_thresholds: int) -> np.ndarray:
+TARGET_LEVELS = 256
+
+
+def target_levels(y: np.ndarray, n_levels: int = TARGET_LEVELS) -> np.ndarray:
+    """Each target in [0, 1] rounded to the nearest of ``n_levels`` public grid points ``k/(n_levels − 1)``.
+
+    The grid is fixed before any data is seen and the rounding is a per-record map, so a
+    neighbouring dataset's levels differ from this one's in that one record only: every
+    sensitivity argued for targets in [0, 1] holds for the rounded targets unchanged. The
+    rounding moves a target by at most ``1/(2(n_levels − 1))`` (0.002 for 256 levels).
+    """
+    return np.rint(np.clip(y, 0.0, 1.0) * (n_levels - 1)).astype(np.int64)
+
+
+def sae_utility_grid(
+    bins: np.ndarray, node: np.ndarray, levels: np.ndarray, n_nodes: int, n_thresholds: int, n_levels: int = TARGET_LEVELS
+) -> np.ndarray:
     """``−(SAE_left + SAE_right)`` around each side's median, for every (node, feature, threshold).
 
-    Sensitivity 1 for ``y`` in [0, 1]: the median minimises the sum of absolute errors, so
-    adding one record raises a side's minimum by at most ``|y − median| ≤ 1`` and never
-    lowers it. Computed per feature from cumulative counts along the records sorted by
-    (node, y): the lower median of a side is found with one ``searchsorted`` over all
-    (threshold, node) pairs at once.
+    ``levels`` are the targets on the public grid of :func:`target_levels` (integer codes);
+    the utility is in the units of [0, 1].
+
+    Sensitivity 1: the median minimises the sum of absolute errors, so adding one record
+    (its rounded target in [0, 1]) raises a side's minimum by at most ``|y − median| ≤ 1``
+    and never lowers it; the record lands on exactly one side of each candidate.
+
+    Computed from counts only. For a side with ``N`` records of which ``C_k`` sit at level
+    ``≤ k``, the summed distance to its median is ``Σ_k g_k · min(C_k, N − C_k)`` over the
+    gaps ``g_k`` between consecutive occupied levels: a gap separates the median from the
+    records on its smaller side. Per node only its occupied levels are kept (a
+    (node, level) *pair* per occupied level), so the cumulative (pair, feature, threshold)
+    counts take at most ``min(records, nodes × n_levels) × d × T`` cells, built with one
+    ``bincount`` and two cumulative sums, with no loop over records, nodes or thresholds.
     """
-    if len(y) == 0:
-        return np.zeros((n_nodes, bins.shape[1], n_thresholds))
-    order = np.lexsort((y, node))
-    node_sorted, y_sorted, bins_sorted = node[order], y[order], bins[order]
-    n = len(y)
-    starts = np.searchsorted(node_sorted, np.arange(n_nodes), side="left")
-    ends = np.searchsorted(node_sorted, np.arange(n_nodes), side="right")
-    d = bins.shape[1]
+    n_records, d = bins.shape
     utility = np.zeros((n_nodes, d, n_thresholds))
-    thresholds = np.arange(n_thresholds, dtype=np.int32)
-    all_counts = np.arange(n + 1, dtype=np.int32)[None, :]
-    all_sums = np.concatenate([[0.0], np.cumsum(y_sorted)])[None, :]
-    for f in range(d):
-        goes_left = bins_sorted[:, f][None, :] <= thresholds[:, None]
-        left_counts = np.zeros((n_thresholds, n + 1), dtype=np.int32)
-        np.cumsum(goes_left, axis=1, out=left_counts[:, 1:])
-        left_sums = np.zeros((n_thresholds, n + 1))
-        np.cumsum(goes_left * y_sorted[None, :], axis=1, out=left_sums[:, 1:])
-        # The right side's running sums are the totals minus the left's: no second pass.
-        left = _sae(left_counts, left_sums, y_sorted, starts, ends, n)
-        right = _sae(all_counts - left_counts, all_sums - left_sums, y_sorted, starts, ends, n)
-        utility[:, f, :] = -(left + right).T
-    return utility
-
-
-def _sae(
-    counts_cum: np.ndarray, sums_cum: np.ndarray, y_sorted: np.ndarray, starts: np.ndarray, ends: np.ndarray, n: int
-) -> np.ndarray:
-    """Sum of absolute errors about the lower median of each (row, node) member set: ``(T, n_nodes)``.
-
-    ``counts_cum``/``sums_cum`` are running member counts and member sums along the records
-    sorted by (node, y), with a leading zero column.
-    """
-    t = counts_cum.shape[0]
-    before = counts_cum[:, starts]
-    count = counts_cum[:, ends] - before
-    total = sums_cum[:, ends] - sums_cum[:, starts]
-    low = (count + 1) // 2
-    # Rows are made one increasing sequence by offsetting row r by r·(n+1).
-    offsets = (np.arange(t, dtype=np.int64) * (n + 1))[:, None]
-    flat = (counts_cum + offsets).ravel()
-    position = np.searchsorted(flat, (before + low + offsets).ravel(), side="left").reshape(t, -1) - offsets
-    position = np.clip(position, 1, n)
-    median = y_sorted[position - 1]
-    low_sum = sums_cum[np.arange(t)[:, None], position] - sums_cum[:, starts]
-    sae = (total - low_sum) - (count - low) * median + low * median - low_sum
-    return np.where(count > 0, np.maximum(sae, 0.0), 0.0)
+    if n_records == 0:
+        return utility
+    width = n_thresholds + 1
+    pair_key, pair_of_record = np.unique(node * n_levels + levels, return_inverse=True)
+    pair_node, pair_level = pair_key // n_levels, pair_key % n_levels
+    # Pairs are sorted by (node, level): each node's pairs are one run, lowest level first.
+    pairs_per_node = np.bincount(pair_node, minlength=n_nodes)
+    occupied = np.flatnonzero(pairs_per_node)
+    first_pair = np.concatenate([[0], np.cumsum(pairs_per_node)])[occupied]
+    last_in_node = np.r_[pair_node[1:] != pair_node[:-1], True]
+    gap = np.where(last_in_node, 0, np.r_[np.diff(pair_level), 0]).astype(np.int32)[:, None]
+    keys = pair_of_record * width
+    for f in range(d):  # per feature, so the (pairs, thresholds) arrays stay in cache
+        hist = np.bincount(keys + bins[:, f], minlength=len(pair_key) * width).reshape(-1, width)
+        # below[j, t]: records of pair j's node at a level ≤ pair j's with bin ≤ t (t = T: every bin).
+        below = np.cumsum(hist, axis=1, dtype=np.int32)
+        np.cumsum(below, axis=0, out=below)
+        offset = np.concatenate([np.zeros((1, width), np.int32), below[first_pair[1:] - 1]])
+        below -= np.repeat(offset, pairs_per_node[occupied], axis=0)
+        total = np.repeat(below[np.r_[first_pair[1:], len(pair_key)] - 1], pairs_per_node[occupied], axis=0)
+        left, everything = below[:, :n_thresholds], below[:, n_thresholds:]
+        left_total, node_total = total[:, :n_thresholds], total[:, n_thresholds:]
+        right = everything - left
+        per_pair = np.minimum(left, left_total - left)
+        per_pair += np.minimum(right, (node_total - left_total) - right)
+        per_pair *= gap
+        utility[occupied, f, :] = np.add.reduceat(per_pair, first_pair, axis=0)
+    return utility / -(n_levels - 1)

@@ -4,8 +4,13 @@ One builder grows any number of trees at once, one level at a time: the roots of
 partitioned forest are just several roots whose records are disjoint. Per level it scores
 every splitting node's candidates from shared histograms (``_splitting``), picks each
 node's split with one vectorised exponential-mechanism call, and releases all children
-counts with one noisy-count call. The Python loops run over levels (and, for median leaves,
-over leaves), never over records or thresholds.
+counts with one noisy-count call. The Python loops run over levels, never over records,
+nodes or thresholds.
+
+Median leaves work on the target rounded to a public grid of ``split.TARGET_LEVELS`` levels
+(:func:`~dpcore.models._splitting.target_levels`): a per-record map fixed before the data is
+seen, so the summed-absolute-error utility and the leaf median keep their sensitivities and
+both come from per-node histograms of the levels instead of sorted targets.
 
 Privacy bookkeeping: every query charges ``budget_per_query`` (β) to each record it
 touches. Along any root-to-leaf path a record meets at most
@@ -26,7 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 import dpcore.models._splitting as split
-from dpcore.mechanisms import Exponential, Geometric, Laplace, Median, count_mechanism
+from dpcore.mechanisms import Exponential, Geometric, GridMedian, Laplace, count_mechanism
 
 
 @dataclass
@@ -137,6 +142,7 @@ def grow(X_unit: np.ndarray, y: np.ndarray, root_of_record: np.ndarray, n_roots:
     stats = split.class_statistics(y, s.n_classes) if classification else split.regression_statistics(y)
     counts_mech = count_mechanism(s.count_noise, s.budget_per_query, s.rng_noise)
     bins = split.bin_features(X_unit, split.threshold_grid(s.n_thresholds)) if s.candidates == "grid" else None
+    levels = split.target_levels(y) if s.leaf == "median" else None
     d = X_unit.shape[1]
 
     nodes = _Nodes()
@@ -163,7 +169,8 @@ def grow(X_unit: np.ndarray, y: np.ndarray, root_of_record: np.ndarray, n_roots:
         rec_local = local[record_node[pick]]
         X_split = X_unit[pick]
         feature, threshold = _choose_splits(
-            X_split, y[pick], stats[pick], rec_local, len(splitting), s, None if bins is None else bins[pick], d
+            X_split, None if levels is None else levels[pick], stats[pick], rec_local, len(splitting), s,
+            None if bins is None else bins[pick], d,
         )
 
         goes_left = X_split[np.arange(len(rec_local)), feature[rec_local]] <= threshold[rec_local]
@@ -200,7 +207,7 @@ def grow(X_unit: np.ndarray, y: np.ndarray, root_of_record: np.ndarray, n_roots:
 
     feature = np.asarray(nodes.feature)
     leaves = np.flatnonzero(feature < 0)
-    value = _leaf_values(y, stats, record_node, leaves, np.asarray(nodes.count), s, counts_mech, len(feature))
+    value = _leaf_values(y, levels, stats, record_node, leaves, np.asarray(nodes.count), s, counts_mech, len(feature))
     return TreeArrays(
         feature=feature,
         threshold=np.asarray(nodes.threshold),
@@ -214,7 +221,7 @@ def grow(X_unit: np.ndarray, y: np.ndarray, root_of_record: np.ndarray, n_roots:
 
 
 def _choose_splits(
-    X: np.ndarray, y: np.ndarray, stats: np.ndarray, rec_local: np.ndarray, n_nodes: int, s: GrowthSettings,
+    X: np.ndarray, levels: np.ndarray | None, stats: np.ndarray, rec_local: np.ndarray, n_nodes: int, s: GrowthSettings,
     bins: np.ndarray | None, d: int,
 ) -> tuple[np.ndarray, np.ndarray]:
     """One exponential-mechanism draw per splitting node; returns (feature, threshold) arrays."""
@@ -233,7 +240,8 @@ def _choose_splits(
     grid = split.threshold_grid(s.n_thresholds)
     assert bins is not None, "grid candidates are scored from the binned features"
     if s.utility == "sae":
-        utility = split.sae_utility_grid(bins, rec_local, y, n_nodes, s.n_thresholds)
+        assert levels is not None, "the summed-absolute-error utility reads the targets' grid levels"
+        utility = split.sae_utility_grid(bins, rec_local, levels, n_nodes, s.n_thresholds)
     else:
         totals = split.node_totals(rec_local, stats, n_nodes)
         left = split.grid_left_statistics(bins, rec_local, stats, n_nodes, s.n_thresholds)
@@ -254,10 +262,10 @@ def _utility(kind: str, left: np.ndarray, totals: np.ndarray) -> np.ndarray:
 
 
 def _leaf_values(
-    y: np.ndarray, stats: np.ndarray, record_node: np.ndarray, leaves: np.ndarray, counts: np.ndarray, s: GrowthSettings,
+    y: np.ndarray, levels: np.ndarray | None, stats: np.ndarray, record_node: np.ndarray, leaves: np.ndarray, counts: np.ndarray, s: GrowthSettings,
     counts_mech: Laplace | Geometric, n_nodes: int,
 ) -> np.ndarray:
-    """Noisy leaf values for every leaf with one mechanism call (median: one per leaf)."""
+    """Noisy leaf values for every leaf with one mechanism call."""
     leaf_pos = np.full(n_nodes, -1)
     leaf_pos[leaves] = np.arange(len(leaves))
     rec_leaf = leaf_pos[record_node]
@@ -272,9 +280,8 @@ def _leaf_values(
         noisy = Laplace(s.budget_per_query, 1.0, s.rng_noise).randomise(sums)
         value[leaves] = np.clip(noisy / np.maximum(counts[leaves], 1.0), 0.0, 1.0)
         return value
-    order = np.argsort(rec_leaf, kind="stable")
-    bounds = np.searchsorted(rec_leaf[order], np.arange(len(leaves) + 1))
-    median = Median(s.budget_per_query, (0.0, 1.0), s.rng_noise)
-    for i, leaf in enumerate(leaves):
-        value[leaf] = median.randomise(y[order[bounds[i] : bounds[i + 1]]])
+    assert levels is not None, "median leaves read the targets' grid levels"
+    n_levels = split.TARGET_LEVELS
+    histograms = np.bincount(rec_leaf * n_levels + levels, minlength=len(leaves) * n_levels).reshape(-1, n_levels)
+    value[leaves] = GridMedian(s.budget_per_query, (0.0, 1.0), s.rng_noise).randomise(histograms)
     return value
