@@ -35,6 +35,7 @@ import pandas as pd
 
 from dpcore._ledger_db import LEDGER_ENV, Borrowed, Owned, connect, default_ledger_path, now
 from dpcore.exceptions import BudgetExceededError, BudgetRaiseError, UnitOfProtectionError
+from dpcore.i18n import _
 from dpcore.units import ADD_REMOVE, REPLACE_ONE, UNITS, check_unit, convert, delta_decimal, fmt, total_decimal
 from dpcore.validation import check_epsilon, epsilon_decimal
 
@@ -191,6 +192,17 @@ class BudgetLedger:
     def available(self, relation: str = ADD_REMOVE) -> float:
         """The largest ε a release under ``relation`` may still have: what is left, divided by its conversion factor."""
         return max(self.remaining, 0.0) / self.cost(1.0, relation)
+
+    def available_delta(self, epsilon: float, relation: str = ADD_REMOVE) -> float:
+        """The largest δ a release of ``epsilon`` under ``relation`` may still have: the δ left, divided by how
+        much a δ grows when it is converted to the dataset's unit at that ε (1, or 1 + e^ε for add/remove
+        → replace-one)."""
+        probe = Decimal("1e-6")
+        with self.connection() as conn:
+            total, total_delta, unit = self._budget(conn)
+            left = max(total_delta - self._spent(conn, unit)[1], Decimal(0))
+        growth = convert(epsilon_decimal(check_epsilon(epsilon)), probe, relation, unit)[1] / probe
+        return float(left / growth)
 
     def spends(self) -> list[Spend]:
         with self.connection() as conn:
@@ -394,19 +406,31 @@ class BudgetLedger:
                 alongside(conn)
 
 
-def check_can_pay(ledger: BudgetLedger, epsilon: float, people: str, action: str, undone: str) -> None:
-    """Before any work on the data: people are counted as in earlier spends, and ``epsilon`` fits.
+def check_can_pay(ledger: BudgetLedger, epsilon: float, people: str, action: str, undone: str, delta: float = 0.0) -> None:
+    """Before any work on the data: people are counted as in earlier spends, and ``epsilon`` (and ``delta``) fit.
 
     ``action`` names the work in the refusal ("Training"), ``undone`` what was not done ("trained").
+    ``delta`` > 0 is an approximate-DP release: refused with its own sentence when the dataset's
+    δ budget is 0 (pure ε-DP only) or when what is left of it is too small.
     Checked again inside the spend itself; this early check only saves a fit that could not be paid for.
     """
     check_epsilon(epsilon)
     ledger.count_people_as(people)
+    if delta > 0 and ledger.total_delta == 0:
+        raise BudgetExceededError(_(
+            "This is an approximate-DP model: it needs a δ above 0, but this dataset's budget allows δ = 0 only (pure "
+            "ε-DP). Choose a pure ε-DP model, or give the dataset a δ on the Privacy page. Nothing was {undone} or charged."
+        ).format(undone=undone))
     if not ledger.can_spend(epsilon):
         raise BudgetExceededError(
             f"{action} at ε = {epsilon:g} does not fit in what is left of this dataset's budget "
             f"(at most ε = {ledger.available():g}). Nothing was {undone} or charged."
         )
+    if delta > 0 and not ledger.can_spend(epsilon, delta):
+        raise BudgetExceededError(_(
+            "δ = {delta} does not fit in what is left of this dataset's δ budget (at most δ = {left} at ε = {epsilon}). "
+            "Choose a smaller δ, or a pure ε-DP model. Nothing was {undone} or charged."
+        ).format(delta=f"{delta:g}", left=f"{ledger.available_delta(epsilon):.3g}", epsilon=f"{epsilon:g}", undone=undone))
 
 
 def spend_label(title: str, seed: int | None, rows_per_person: int) -> str:

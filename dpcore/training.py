@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -28,10 +28,12 @@ from sklearn.metrics import (
     root_mean_squared_error,
 )
 
-from dpcore.accountant import BudgetLedger, check_can_pay, spend_label
+from dpcore.accountant import DEFAULT_TOTAL_DELTA, BudgetLedger, check_can_pay, spend_label
 from dpcore.design import Design
+from dpcore.i18n import _
 from dpcore.models.registry import Estimator, get
 from dpcore.persons import counting, per_person, per_row
+from dpcore.validation import check_delta
 
 HOLDOUT_SHARE = 0.2
 # The mechanisms a model uses unless the owner picks others (the Privacy page, --count-noise):
@@ -39,6 +41,8 @@ HOLDOUT_SHARE = 0.2
 DEFAULT_COUNT_NOISE = "geometric"
 DEFAULT_SELECTION = "gumbel"
 CALIBRATION_SHARE = 0.05
+#: The δ per person an approximate-DP model spends unless the owner chooses another.
+DEFAULT_MODEL_DELTA = DEFAULT_TOTAL_DELTA
 Progress = Callable[[float, float], None]
 
 
@@ -105,6 +109,7 @@ def train(
     seed: int | None = None,
     holdout: float = HOLDOUT_SHARE,
     progress: Progress | None = None,
+    delta: float | None = None,
 ) -> TrainedModel:
     """Fit registry model ``model`` on ``design`` at ``epsilon``, charge ``ledger``, and score it.
 
@@ -125,11 +130,15 @@ def train(
         Share of rows held out for scoring (0 trains on every row and reports no scores).
     progress : callable, optional
         Called as ``progress(seconds_elapsed, seconds_estimated)`` while the fit runs.
+    delta : float, optional
+        The δ per person (add/remove neighbours) of an approximate-DP model (``spec.approximate``):
+        default :data:`DEFAULT_MODEL_DELTA`. A pure ε-DP model takes none.
 
     Raises
     ------
     BudgetExceededError
-        If the ledger cannot pay ``epsilon``; nothing is fitted or charged.
+        If the ledger cannot pay ``epsilon`` (or an approximate model's ``delta``, or the dataset
+        allows no δ at all); nothing is fitted or charged.
     """
     spec = get(model)
     if not spec.private:
@@ -137,11 +146,18 @@ def train(
     if spec.kind != "ours":
         # A baseline's (ε, δ) is not read reliably from its wrapper, so the ledger could not be told the truth.
         raise ValueError(f"{spec.name} is a comparison baseline; train one of DP Studio's models for release")
+    if delta is not None and delta > 0 and not spec.approximate:
+        raise ValueError(_("{name} is pure ε-DP and spends no δ; leave δ out.").format(name=spec.name))
+    model_delta = (DEFAULT_MODEL_DELTA if delta is None else check_delta(delta)) if spec.approximate else 0.0
+    if spec.approximate and model_delta == 0:
+        raise ValueError(_("{name} is approximate DP and needs a δ above 0.").format(name=spec.name))
     people = counting(design.schema.privacy_unit if design.schema is not None else None, design.rows_per_person)
-    check_can_pay(ledger, epsilon, people, "Training", "trained")
+    check_can_pay(ledger, epsilon, people, "Training", "trained", delta=model_delta)
     rng = np.random.default_rng(seed)
     fit_rows, test_rows = holdout_split(len(design.y), rng, holdout, design.groups) if holdout > 0 else (np.arange(len(design.y)), np.arange(0))
     context = design.context(epsilon, params=params, random_state=seed, count_noise=count_noise, selection=selection)
+    if spec.approximate:
+        context = replace(context, delta=model_delta)
     fitted = fit_with_progress(lambda: spec.make(context), design.X[fit_rows], design.y[fit_rows], progress)
     ledger.spend(spend_label(f"Train {spec.name}", seed, design.rows_per_person), epsilon, delta=person_delta(fitted, epsilon, design.rows_per_person), mechanism=type(fitted).__name__,
                  released="a trained model", counting=people)

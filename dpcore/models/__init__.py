@@ -2,6 +2,7 @@
 
 from dpcore.models.boosting import DPBoostingClassifier, DPBoostingRegressor
 from dpcore.models.clustering import DPGridDensityClustering
+from dpcore.models.dpsgd import DPSGDClassifier, DPSGDRegressor
 from dpcore.models.extra_trees import DPExtraTreesClassifier, DPExtraTreesRegressor
 from dpcore.models.mean import DPMeanRegressor
 from dpcore.models.multiplicative_weights import MultiplicativeWeightsClassifier, MultiplicativeWeightsEnsemble
@@ -22,6 +23,8 @@ __all__ = [
     "DPPartitionedForest",
     "DPRandomForestClassifier",
     "DPRegressionTree",
+    "DPSGDClassifier",
+    "DPSGDRegressor",
     "MultiplicativeWeightsClassifier",
     "MultiplicativeWeightsEnsemble",
     "SubsampleAggregateStudentClassifier",

@@ -28,6 +28,7 @@ from dpcore.i18n import N_
 from dpcore.models._base import DPEstimatorMixin
 from dpcore.models.boosting import DPBoostingClassifier, DPBoostingRegressor
 from dpcore.models.clustering import NEIGHBOURHOODS, DPGridDensityClustering
+from dpcore.models.dpsgd import DPSGDClassifier, DPSGDRegressor
 from dpcore.models.extra_trees import DPExtraTreesClassifier, DPExtraTreesRegressor
 from dpcore.models.mean import DPMeanRegressor
 from dpcore.models.multiplicative_weights import FORMS, MultiplicativeWeightsClassifier, MultiplicativeWeightsEnsemble
@@ -41,7 +42,7 @@ from dpcore.validation import Bounds, RandomStateLike
 
 KINDS = ("ours", "diffprivlib", "interpret", "non-private")
 KIND_LABELS = {
-    "ours": "DP Studio (ε-DP)",
+    "ours": "DP Studio (ε-DP; (ε, δ)-DP where labelled approximate)",
     "diffprivlib": "diffprivlib (ε-DP)",
     "interpret": "InterpretML DP-EBM ((ε, δ)-DP)",
     "non-private": "non-private reference — owner's eyes only",
@@ -112,6 +113,7 @@ class ModelSpec:
     description: str
     parameters: tuple[Parameter, ...] = ()
     estimator: type[DPEstimatorMixin] | None = None  # our estimator class; None for the baselines
+    approximate: bool = False  # (ε, δ)-DP with the context's δ: labelled approximate wherever shown, and charged a δ
 
     def __post_init__(self) -> None:
         if self.estimator is not None:
@@ -178,7 +180,8 @@ def _our_model(
     parameters: tuple[Parameter, ...] = (), approximate: bool = False, **fixed: Any,
 ) -> ModelSpec:
     """A registry entry for one of our estimators (``fixed``: the arguments that define the entry, e.g. ``leaf``)."""
-    return ModelSpec(key, name, "ours", task, _ours(estimator, approximate, **fixed), description, parameters, estimator)
+    return ModelSpec(key, name, "ours", task, _ours(estimator, approximate, **fixed), description, parameters, estimator,
+                     approximate)
 
 
 # --- diffprivlib --------------------------------------------------------------------------
@@ -334,6 +337,16 @@ _RF_PARAMS = (
 # Boosting shows no parameters: its defaults were fixed on public data; the owner's table must not tune them.
 _APPROX = "APPROXIMATE DP ((ε, δ), δ = 1e-5): Gaussian noise, more accurate, a tiny chance δ that the ε promise fails."
 
+_DPSGD_PARAMS = (
+    Parameter("epochs", N_("Expected passes over the rows. The budget is shared by every step, so more passes mean more "
+                           "noise in each."), minimum=1, maximum=200),
+    Parameter("hidden_units", N_("0: a straight-line (linear) model; more: one hidden layer of that many units."),
+              minimum=0, maximum=256),
+)
+_DPSGD = N_("APPROXIMATE DP ((ε, δ), δ = 1e-5 unless you choose another): learns step by step from random batches of rows; "
+            "each row's pull on the model is capped and every step gets Gaussian noise; Google's dp-accounting adds up "
+            "what all steps spend.")
+
 _STUDENT_PARAMS = (
     Parameter("n_queries", N_("How many public points the private teacher labels; each label costs ε divided by this number."),
               minimum=1, maximum=2000),
@@ -375,6 +388,8 @@ REGISTRY: tuple[ModelSpec, ...] = (
                SubsampleAggregateStudentRegressor, _STUDENT_REG, _STUDENT_PARAMS),
     _our_model("dp_experts_reg", "DP experts by multiplicative weights (regressor)", "regression", MultiplicativeWeightsEnsemble,
                _EXPERTS, _EXPERTS_PARAMS),
+    _our_model("dp_sgd_linear", "DP-SGD linear regression (approximate DP)", "regression", DPSGDRegressor, _DPSGD,
+               _DPSGD_PARAMS, approximate=True),
     _our_model("dp_mean", "DP mean (baseline)", "regression", DPMeanRegressor,
                "Predicts one noisy average for everyone: the floor any useful model must beat."),
     _our_model("dp_extra_trees_clf", "DP ExtraTrees classifier", "classification", DPExtraTreesClassifier,
@@ -383,6 +398,8 @@ REGISTRY: tuple[ModelSpec, ...] = (
                "Trees whose splits are chosen by the exponential mechanism with Gini impurity; leaves are noisy class counts.", _RF_PARAMS),
     _our_model("dp_gaussian_nb", "DP Gaussian Naive Bayes", "classification", DPGaussianNB,
                "Noisy class counts, means and variances: fast and robust at small ε."),
+    _our_model("dp_sgd_logistic", "DP-SGD logistic regression (approximate DP)", "classification", DPSGDClassifier, _DPSGD,
+               _DPSGD_PARAMS, approximate=True),
     _our_model("dp_sa_student_clf", "DP subsample-and-aggregate student (classifier)", "classification",
                SubsampleAggregateStudentClassifier, _STUDENT_CLF, _STUDENT_PARAMS),
     _our_model("dp_experts_clf", "DP experts by multiplicative weights (classifier)", "classification",
