@@ -25,6 +25,7 @@ import pandas as pd
 
 from dpcore.accountant import ADD_REMOVE, UNITS, BudgetLedger, check_can_pay, convert, fmt, spend_label
 from dpcore.exceptions import DataError
+from dpcore.i18n import N_
 from dpcore.models.clustering import AUTO_SHARE, NO_GROUP, DPGridDensityClustering, grid_problem
 from dpcore.models.registry import ModelContext, get, privacy_summary
 from dpcore.persons import bound_contributions, counting, per_row, unit_problems
@@ -36,7 +37,8 @@ MODEL = "dp_grid_clustering"
 BASELINES = ("dpl_kmeans", "sk_kmeans", "sk_dbscan")
 #: The owner's comparison fits the baselines on at most this many rows (a random sample): DBSCAN is quadratic at worst.
 COMPARE_ROWS = 20_000
-SEEDED_WARNING = "Reproducible demo seed — do not release this map."
+#: Kept in English in the map's JSON; ``_(SEEDED_WARNING)`` where a person reads it.
+SEEDED_WARNING = N_("Reproducible demo seed — do not release this map.")
 
 
 @dataclass

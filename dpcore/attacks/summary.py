@@ -26,9 +26,10 @@ from dpcore.attacks.audit import AuditResult
 from dpcore.attacks.membership import MembershipResult, ModelUnderAttack
 from dpcore.attacks.reconstruction import ReconstructionResult
 from dpcore.attacks.statistics import LOW_FPR, auc_ceiling, tpr_ceiling
+from dpcore.i18n import N_
 
-OWNER_ONLY = ("Owner's eyes only: measured on your raw data. Nothing here is released or differentially private, and "
-              "none of it was charged to the privacy budget. Do not share it.")
+OWNER_ONLY = N_("Owner's eyes only: measured on your raw data. Nothing here is released or differentially private, and "
+                "none of it was charged to the privacy budget. Do not share it.")
 _DENOMINATORS = (2, 3, 4, 5, 10)
 _COLOURS = ("#d62728", "#ff7f0e", "#1f77b4", "#2ca02c", "#9467bd", "#8c564b")
 

@@ -8,21 +8,23 @@ Everything here is measured on the raw rows for the owner's eyes only and charge
 
 import streamlit as st
 
+from dpcore.i18n import _
 from dpstudio.support import attack_view as view
 from dpstudio.support.session import get_state
 
 state = get_state()
 dataset = state.dataset
-st.title("Attack")
-st.info(view.PAGE_NOTE, icon=":material/lock:")
+st.title(_("Attack"))
+st.info(_(view.PAGE_NOTE), icon=":material/lock:")
 
 problems = dataset.schema.problems(dataset.frame, need_target=True)
 if problems:
-    st.error("The table's declarations are not complete yet: " + " ".join(problems) + " Fix them on the Data page.")
+    st.error(_("The table's declarations are not complete yet:") + " " + " ".join(problems) + " " + _("Fix them on the Data page."))
     st.stop()
 
 held = view.results(state)
-members, copy, audit = st.tabs(["Who was in the training data?", "Guessing values back from the copy", "Does a model keep its promise?"])
+members, copy, audit = st.tabs([_("Who was in the training data?"), _("Guessing values back from the copy"),
+                               _("Does a model keep its promise?")])
 with members:
     view.membership_section(state, held)
 with copy:

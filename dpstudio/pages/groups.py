@@ -4,22 +4,23 @@ import streamlit as st
 
 from dpcore.clustering import clustering_columns
 from dpcore.exceptions import BudgetExceededError, DataError
+from dpcore.i18n import _, short
 from dpstudio.support import groups_view as view
 from dpstudio.support.session import get_state
 from dpstudio.support.training import epsilon_input
 
 state = get_state()
 dataset, schema, ledger = state.dataset, state.dataset.schema, state.ledger()
-st.title("6. Groups")
-st.write(
+st.title(_("6. Groups"))
+st.write(_(
     "Where are the dense groups in your table — customers by location and income, patients by age and dose? A grid is "
     "laid over the columns' declared bounds, **every** cell's count gets noise, and dense cells that touch form a group. "
     "What you can share is the **map** of groups; which group each of your rows falls in is for your eyes only."
-)
+))
 
 candidates = clustering_columns(schema)
 if len(candidates) < 2:
-    st.error("Finding groups needs at least two numeric columns with declared bounds. Declare their bounds on the Data page.")
+    st.error(_("Finding groups needs at least two numeric columns with declared bounds. Declare their bounds on the Data page."))
     st.stop()
 columns = view.choose_columns(candidates, dataset.fingerprint)
 if columns is None:
@@ -27,22 +28,22 @@ if columns is None:
 grid = view.grid_settings(schema, columns)
 leaks = schema.leak_notes(columns)
 if leaks:
-    st.error(" ".join(leaks) + " The map will NOT be safe to share until their bounds are declared on the Data page.",
+    st.error(" ".join(leaks) + " " + _("The map will NOT be safe to share until their bounds are declared on the Data page."),
              icon=":material/gpp_bad:")
 
-epsilon = epsilon_input(ledger, "ε to spend on the map", "groups_epsilon", "no map can be made", "computed")
-seeded = st.checkbox("Reproducible demo seed (the map must not be released)", value=False, key="groups_seeded")
+epsilon = epsilon_input(ledger, _("ε to spend on the map"), "groups_epsilon", _("no map can be made"), _("computed"))
+seeded = st.checkbox(_("Reproducible demo seed (the map must not be released)"), value=False, key="groups_seeded")
 
-if st.button("Find groups", type="primary", disabled=epsilon is None or grid is None):
-    with st.spinner(f"Finding groups at ε = {epsilon:g}…"):
+if st.button(_("Find groups"), type="primary", disabled=epsilon is None or grid is None):
+    with st.spinner(_("Finding groups at ε = {epsilon}…").format(epsilon=short(epsilon))):
         try:
             view.find_in_session(state, columns, epsilon, grid, seeded)
             st.rerun()
         except (BudgetExceededError, DataError) as error:
             st.error(str(error))
         except Exception:
-            st.error("The groups could not be found on these columns; nothing was charged. Check the declarations on the "
-                     "Data page or choose other columns.")
+            st.error(_("The groups could not be found on these columns; nothing was charged. Check the declarations on the "
+                       "Data page or choose other columns."))
 
 result = view.current(state)
 if result is None:

@@ -34,18 +34,20 @@ from dpcore.attacks import (
 from dpcore.attacks.summary import above_ceiling
 from dpcore.design import Design
 from dpcore.exceptions import DataError
+from dpcore.i18n import N_, _, integer
 from dpcore.models.registry import models_for
+from dpstudio.support.charts import localized
 from dpstudio.support.session import recall_result, remember_result
 from dpstudio.support.state import Dataset, StudioState
 
 EPSILONS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
-DEPTHS = {"quick": "Quick (under 30 s)", "thorough": "Thorough (every row, more reference models: minutes)"}
+DEPTHS = {"quick": N_("Quick (under 30 s)"), "thorough": N_("Thorough (every row, more reference models: minutes)")}
 DEFAULT_DP = {"classification": "dp_boosting_clf", "regression": "dp_boosting_reg"}
 DEFAULT_PLAIN = {"classification": "sk_tree_clf", "regression": "sk_tree_reg"}
 # Quick and thorough settings of the reconstruction (rows, attacker's boosting rounds) and the audit (runs, seconds).
 RECONSTRUCTION = {"quick": (5_000, 10), "thorough": (20_000, 30)}
 AUDIT = {"quick": (100, 25.0), "thorough": (400, 600.0)}
-PAGE_NOTE = ("**Owner's eyes only.** Every attack on this page runs on your raw data to show what differential privacy "
+PAGE_NOTE = N_("**Owner's eyes only.** Every attack on this page runs on your raw data to show what differential privacy "
              "protects. Nothing on it is released, nothing is differentially private, and it spends **no privacy budget**.")
 
 
@@ -80,7 +82,7 @@ def _bar(start: str) -> tuple[Any, Callable[[float, float | None, str], None]]:
     bar = st.progress(0.0, text=start)
 
     def report(share: float, seconds_left: float | None, what: str) -> None:
-        left = f" — about {seconds_left:.0f} s left" if seconds_left is not None else ""
+        left = " — " + _("about {seconds} s left").format(seconds=integer(seconds_left)) if seconds_left is not None else ""
         bar.progress(min(max(share, 0.0), 1.0), text=f"{what}{left}")
 
     return bar, report
@@ -94,7 +96,7 @@ def _run(work: Callable[[Callable[[float, float | None, str], None]], Any], star
     except DataError as error:
         st.error(str(error))
     except Exception:
-        st.error("The attack could not be run on this table. Check the declarations on the Data page or pick another model.")
+        st.error(_("The attack could not be run on this table. Check the declarations on the Data page or pick another model."))
     finally:
         bar.empty()
     return None
@@ -105,7 +107,7 @@ def _design(dataset: Dataset) -> Design:
 
 
 def _depth(key: str) -> str:
-    return st.radio("How hard to attack", list(DEPTHS), format_func=DEPTHS.get, horizontal=True, key=key)
+    return st.radio(_("How hard to attack"), list(DEPTHS), format_func=lambda d: _(DEPTHS[d]), horizontal=True, key=key)
 
 
 def _dp_model(column: Any, task: str, label: str, key: str) -> str:
@@ -124,43 +126,48 @@ def _sentences(sentences: list[str]) -> None:
 def membership_section(state: StudioState, held: AttackResults) -> None:
     dataset = state.dataset
     task = dataset.schema.task
-    st.write("A coin toss makes each row (each person, when the table names whose rows are whose) a **member** or not. "
+    st.write(_("A coin toss makes each row (each person, when the table names whose rows are whose) a **member** or not. "
              "The model is trained on the members only — once without DP and once with it — and an attacker who sees the "
              "model and the whole population tries to tell who was a member: by how well the model fits each record "
-             "(loss threshold), and by comparing it with models of its own trained with and without that record (LiRA).")
+             "(loss threshold), and by comparing it with models of its own trained with and without that record (LiRA)."))
     plain = {m.key: m.name for m in models_for(task, kinds=("non-private",))}
     left, right = st.columns(2)
-    model = _dp_model(left, task, "Model with DP", f"attack_model_{task}")
-    baseline = right.selectbox("The same job without DP", list(plain), index=list(plain).index(DEFAULT_PLAIN[task]),
+    model = _dp_model(left, task, _("Model with DP"), f"attack_model_{task}")
+    baseline = right.selectbox(_("The same job without DP"), list(plain), index=list(plain).index(DEFAULT_PLAIN[task]),
                                format_func=plain.get, key=f"attack_baseline_{task}")
-    epsilon = left.select_slider("ε of the DP model", EPSILONS, value=1.0, key="attack_epsilon")
+    epsilon = left.select_slider(_("ε of the DP model"), EPSILONS, value=1.0, key="attack_epsilon")
     with right:
         depth = _depth("attack_depth")
-    if st.button("Run the attack", type="primary", key="attack_run"):
+    if st.button(_("Run the attack"), type="primary", key="attack_run"):
         settings = QUICK if depth == "quick" else THOROUGH
 
         def work(report: Callable[[float, float | None, str], None]) -> MembershipResult:
             return attack_membership(_design(dataset), model, float(epsilon), baseline=baseline, settings=settings,
                                      count_noise=state.count_noise, selection=state.selection, progress=report)
 
-        held.membership = _run(work, "Splitting the rows into members and non-members…") or held.membership
+        held.membership = _run(work, _("Splitting the rows into members and non-members…")) or held.membership
         _keep(state)
     result = held.membership
     if result is None:
-        st.caption("Press **Run the attack** to start; the quick attack answers in under half a minute.")
+        st.caption(_("Press **Run the attack** to start; the quick attack answers in under half a minute."))
         return
     if any(above_ceiling(m) for m in result.models):
-        st.error("An attack beat what ε allows, beyond the measurement's error. This should never happen: please report it.")
+        st.error(_("An attack beat what ε allows, beyond the measurement's error. This should never happen: please report it."))
     _sentences(membership_sentences(result))
-    log = st.checkbox("Zoom in on low false-alarm rates (log scale)", key="attack_log")
-    st.altair_chart(roc_chart(result, log), width="stretch")
-    st.dataframe(result.table(), hide_index=True, width="stretch", column_config={
-        "ε": st.column_config.NumberColumn("ε (blank: no DP)"),
-        **{c: st.column_config.NumberColumn(c, format="%.3f") for c in ("AUC", "AUC ± (95 %)", "AUC ceiling", "TPR at 1 % FPR",
-                                                                         "TPR ± (95 %)", "TPR ceiling", "empirical ε (lower bound)")},
+    log = st.checkbox(_("Zoom in on low false-alarm rates (log scale)"), key="attack_log")
+    st.altair_chart(localized(roc_chart(result, log)), width="stretch")
+    table = result.table()
+    st.dataframe(table, hide_index=True, width="stretch", column_config={
+        **{c: st.column_config.Column(_(c)) for c in table.columns},
+        "ε": st.column_config.NumberColumn(_("ε (blank: no DP)")),
+        **{c: st.column_config.NumberColumn(_(c), format="%.3f") for c in ("AUC", "AUC ± (95 %)", "AUC ceiling", "TPR at 1 % FPR",
+                                                                            "TPR ± (95 %)", "TPR ceiling", "empirical ε (lower bound)")},
     })
-    st.caption(f"{result.n_members:,} {result.unit}s were members and {result.n_non_members:,} were not. "
-               + " ".join(result.notes) + f" Measured in {result.seconds:.0f} s, on your raw data: owner's eyes only.")
+    members = (_("{members} people were members and {others} were not.") if result.unit == "person"
+               else _("{members} rows were members and {others} were not."))
+    st.caption(members.format(members=integer(result.n_members), others=integer(result.n_non_members)) + " "
+               + " ".join(result.notes) + " "
+               + _("Measured in {seconds} s, on your raw data: owner's eyes only.").format(seconds=integer(result.seconds)))
 
 
 def roc_chart(result: MembershipResult, log: bool = False) -> alt.Chart:
@@ -177,16 +184,17 @@ def roc_chart(result: MembershipResult, log: bool = False) -> alt.Chart:
         attack += kind == "attack"
     scale = alt.Scale(type="log", domain=[1e-3, 1]) if log else alt.Scale(domain=[0, 1])
     return alt.Chart(data).mark_line(clip=True).encode(
-        x=alt.X("fpr:Q", scale=scale, title="false alarms: share of non-members accused"),
+        x=alt.X("fpr:Q", scale=scale, title=_("false alarms: share of non-members accused")),
         y=alt.Y("tpr:Q", scale=alt.Scale(type="log", domain=[1e-3, 1]) if log else alt.Scale(domain=[0, 1]),
-                title="share of members spotted"),
+                title=_("share of members spotted")),
         color=alt.Color("line:N", scale=alt.Scale(domain=lines, range=colours), title=None,
                         legend=alt.Legend(orient="bottom", columns=2, labelLimit=0)),
         strokeDash=alt.StrokeDash("kind:N", scale=alt.Scale(domain=["attack", "ceiling", "chance"],
                                                             range=[[1, 0], [6, 4], [2, 3]]), legend=None),
-        tooltip=[alt.Tooltip("line:N", title="curve"), alt.Tooltip("fpr:Q", title="false alarms", format=".3f"),
-                 alt.Tooltip("tpr:Q", title="members spotted", format=".3f")],
-    ).properties(height=420, title="Can the attacker tell members from non-members? (above the dashed black line: more than ε allows)")
+        tooltip=[alt.Tooltip("line:N", title=_("curve")), alt.Tooltip("fpr:Q", title=_("false alarms"), format=".3f"),
+                 alt.Tooltip("tpr:Q", title=_("members spotted"), format=".3f")],
+    ).properties(height=420, title=_("Can the attacker tell members from non-members? (above the dashed black line: more than "
+                                     "ε allows)"))
 
 
 # --- reconstruction ------------------------------------------------------------------------------
@@ -194,49 +202,56 @@ def roc_chart(result: MembershipResult, log: bool = False) -> alt.Chart:
 
 def reconstruction_section(state: StudioState, held: AttackResults) -> None:
     dataset = state.dataset
-    st.write("The randomized copy (the Export page) writes each value as it is with probability e^ε/(e^ε + k − 1) and "
+    st.write(_("The randomized copy (the Export page) writes each value as it is with probability e^ε/(e^ε + k − 1) and "
              "otherwise as one of the other k − 1 values. Here an attacker who has found a person's row in a copy made with "
              "the default plan tries to guess their true values back: from the copy alone, and knowing everything else "
-             "about the person (a model of your other columns). No copy is released.")
+             "about the person (a model of your other columns). No copy is released."))
     left, right = st.columns(2)
-    epsilon = left.select_slider("ε per column of the copy", EPSILONS, value=1.0, key="attack_copy_epsilon")
+    epsilon = left.select_slider(_("ε per column of the copy"), EPSILONS, value=1.0, key="attack_copy_epsilon")
     with right:
         depth = _depth("attack_copy_depth")
-    if st.button("Guess the values back", type="primary", key="attack_copy_run"):
+    if st.button(_("Guess the values back"), type="primary", key="attack_copy_run"):
         rows, rounds = RECONSTRUCTION[depth]
 
         def work(report: Callable[[float, float | None, str], None]) -> ReconstructionResult:
             return attack_reconstruction(dataset.frame, dataset.schema, epsilon=float(epsilon), max_rows=rows,
                                          prior_rounds=rounds, progress=report)
 
-        held.reconstruction = _run(work, "Randomising a copy…") or held.reconstruction
+        held.reconstruction = _run(work, _("Randomising a copy…")) or held.reconstruction
         _keep(state)
     result = held.reconstruction
     if result is None:
         return
     _sentences(reconstruction_sentences(result))
-    st.altair_chart(reconstruction_chart(result), width="stretch")
-    st.dataframe(result.table(), hide_index=True, width="stretch", column_config={
-        c: st.column_config.NumberColumn(c, format="percent") for c in result.table().columns[3:]})
-    st.caption(f"Measured on {result.n_rows:,} of your rows in {result.seconds:.0f} s: owner's eyes only. " + " ".join(result.notes))
+    st.altair_chart(localized(reconstruction_chart(result)), width="stretch")
+    table = result.table()
+    st.dataframe(table, hide_index=True, width="stretch", column_config={
+        **{c: st.column_config.Column(_(c)) for c in table.columns[:3]},
+        **{c: st.column_config.NumberColumn(_(c), format="percent") for c in table.columns[3:]}})
+    st.caption(_("Measured on {rows} of your rows in {seconds} s: owner's eyes only.").format(
+        rows=integer(result.n_rows), seconds=integer(result.seconds)) + " " + " ".join(result.notes))
 
 
 def reconstruction_chart(result: ReconstructionResult) -> alt.Chart:
     """Per column: how often the informed attacker was right from what it knew and with the copy, and DP's ceiling."""
     rows = []
     for c in result.columns:
-        rows += [{"column": c.column, "what": "knowing everything else, without the copy", "rate": c.prior_only},
-                 {"column": c.column, "what": "knowing everything else, with the copy", "rate": c.with_copy},
-                 {"column": c.column, "what": "the most ε lets the copy add", "rate": c.ceiling}]
+        rows += [{"column": c.column, "what": _("knowing everything else, without the copy"), "rate": c.prior_only},
+                 {"column": c.column, "what": _("knowing everything else, with the copy"), "rate": c.with_copy},
+                 {"column": c.column, "what": _(CEILING), "rate": c.ceiling}]
     data = pd.DataFrame(rows)
     encode = {"y": alt.Y("column:N", title=None, sort=None),
-              "x": alt.X("rate:Q", title="how often the attacker guesses right", scale=alt.Scale(domain=[0, 1]),
+              "x": alt.X("rate:Q", title=_("how often the attacker guesses right"), scale=alt.Scale(domain=[0, 1]),
                          axis=alt.Axis(format="%")),
               "color": alt.Color("what:N", title=None, legend=alt.Legend(orient="bottom", labelLimit=0)),
-              "tooltip": [alt.Tooltip("column:N"), alt.Tooltip("what:N"), alt.Tooltip("rate:Q", format=".1%")]}
-    points = alt.Chart(data[data["what"] != "the most ε lets the copy add"]).mark_point(filled=True, size=70).encode(**encode)
-    ceiling = alt.Chart(data[data["what"] == "the most ε lets the copy add"]).mark_tick(thickness=2, size=18).encode(**encode)
-    return (points + ceiling).properties(title="Guessing a person's value back from the randomized copy")
+              "tooltip": [alt.Tooltip("column:N", title=_("column")), alt.Tooltip("what:N", title=_("what")),
+                          alt.Tooltip("rate:Q", title=_("rate"), format=".1%")]}
+    points = alt.Chart(data[data["what"] != _(CEILING)]).mark_point(filled=True, size=70).encode(**encode)
+    ceiling = alt.Chart(data[data["what"] == _(CEILING)]).mark_tick(thickness=2, size=18).encode(**encode)
+    return (points + ceiling).properties(title=_("Guessing a person's value back from the randomized copy"))
+
+
+CEILING = N_("the most ε lets the copy add")
 
 
 # --- audit ---------------------------------------------------------------------------------------
@@ -245,36 +260,40 @@ def reconstruction_chart(result: ReconstructionResult) -> alt.Chart:
 def audit_section(state: StudioState, held: AttackResults) -> None:
     dataset = state.dataset
     task = dataset.schema.task
-    st.write("Does the model keep its promise? It is trained many times on a small sample of your rows, and as many times on "
+    st.write(_("Does the model keep its promise? It is trained many times on a small sample of your rows, and as many times on "
              "the same sample plus one made-up person at the edge of every declared range; how often its prediction for that "
              "person crosses a threshold gives a lower bound on the privacy loss, at 95 % confidence. A deliberately broken "
-             "version of the same model is audited too, to show that the audit can see a leak.")
+             "version of the same model is audited too, to show that the audit can see a leak."))
     left, right = st.columns(2)
-    model = _dp_model(left, task, "Model to audit", f"audit_model_{task}")
-    epsilon = left.select_slider("Claimed ε", EPSILONS, value=1.0, key="audit_epsilon")
+    model = _dp_model(left, task, _("Model to audit"), f"audit_model_{task}")
+    epsilon = left.select_slider(_("Claimed ε"), EPSILONS, value=1.0, key="audit_epsilon")
     with right:
-        depth = st.radio("How many fits", list(AUDIT), horizontal=True, key="audit_depth",
-                         format_func={"quick": "Quick (100 each way, under 30 s)", "thorough": "Thorough (400 each way)"}.get)
-        controls = st.multiselect("Broken versions to audit as controls", ["budget", "frozen"], default=["budget", "frozen"],
-                                  format_func={"budget": "100 × the budget", "frozen": "noise frozen"}.get, key="audit_controls")
-    if st.button("Audit the model", type="primary", key="audit_run"):
+        fits = {"quick": _("Quick (100 each way, under 30 s)"), "thorough": _("Thorough (400 each way)")}
+        depth = st.radio(_("How many fits"), list(AUDIT), horizontal=True, key="audit_depth", format_func=fits.get)
+        broken = {"budget": _("100 × the budget"), "frozen": _("noise frozen")}
+        controls = st.multiselect(_("Broken versions to audit as controls"), ["budget", "frozen"], default=["budget", "frozen"],
+                                  format_func=broken.get, key="audit_controls")
+    if st.button(_("Audit the model"), type="primary", key="audit_run"):
         runs, seconds = AUDIT[depth]
 
         def work(report: Callable[[float, float | None, str], None]) -> AuditResult:
             return audit_model(_design(dataset), model, float(epsilon), n_runs=runs, controls=tuple(controls),
                                time_limit=seconds, count_noise=state.count_noise, selection=state.selection, progress=report)
 
-        held.audit = _run(work, "Fitting the model with and without the record…") or held.audit
+        held.audit = _run(work, _("Fitting the model with and without the record…")) or held.audit
         _keep(state)
     result = held.audit
     if result is None:
         return
     if not result.passed:
-        st.error("The audit proves a larger privacy loss than the model claims. Please report it.")
+        st.error(_("The audit proves a larger privacy loss than the model claims. Please report it."))
     _sentences(audit_sentences(result))
-    st.dataframe(result.table(), hide_index=True, width="stretch", column_config={
-        c: st.column_config.NumberColumn(c, format="%.2f") for c in ("lower bound on ε", "most any audit of this size can show")})
-    st.caption(" ".join(result.notes) + f" Measured in {result.seconds:.0f} s, on {result.n_rows} of your rows: owner's eyes only.")
+    table = result.table()
+    st.dataframe(table, hide_index=True, width="stretch", column_config={
+        **{c: st.column_config.Column(_(c)) for c in table.columns},
+        **{c: st.column_config.NumberColumn(_(c), format="%.2f") for c in ("lower bound on ε", "most any audit of this size can show")}})
+    st.caption(" ".join(result.notes) + " " + _("Measured in {seconds} s, on {rows} of your rows: owner's eyes only.").format(
+        seconds=integer(result.seconds), rows=integer(result.n_rows)))
 
 
 # --- the summary ---------------------------------------------------------------------------------
@@ -282,10 +301,10 @@ def audit_section(state: StudioState, held: AttackResults) -> None:
 
 def summary_download(dataset: Dataset, held: AttackResults) -> None:
     """The one-page summary of whatever was run, marked owner's eyes only."""
-    st.subheader("One-page summary")
-    st.caption(OWNER_ONLY)
+    st.subheader(_("One-page summary"))
+    st.caption(_(OWNER_ONLY))
     page = html_report(table_name=dataset.name, membership=held.membership, reconstruction=held.reconstruction, audit=held.audit)
-    st.download_button("Download the summary (HTML, owner's eyes only)", page.encode("utf-8"),
+    st.download_button(_("Download the summary (HTML, owner's eyes only)"), page.encode("utf-8"),
                        file_name="attack_summary_OWNERS_EYES_ONLY.html", mime="text/html", disabled=held.empty,
-                       key="attack_summary", help="Open it in a browser and print it to PDF for a one-page handout.")
+                       key="attack_summary", help=_("Open it in a browser and print it to PDF for a one-page handout."))
 

@@ -28,14 +28,16 @@ from dpcore.clustering import (
     map_table,
     owner_labels,
 )
+from dpcore.i18n import N_, _, integer, ngettext, percent, short
 from dpcore.models.clustering import AUTO_SHARE, MAX_CELLS, MAX_FEATURES, MIN_FEATURES, NO_GROUP, grid_problem
 from dpcore.schema import Schema
+from dpstudio.support.charts import localized
 from dpstudio.support.session import recall_result, remember_result
 from dpstudio.support.state import StudioState
 from dpstudio.support.training import DEMO_SEED, per_person_note, spent_heading
 
 OWNER_ROWS_SHOWN = 5_000
-NO_GROUP_LABEL = "no group"
+NO_GROUP_LABEL = N_("no group")
 NO_GROUP_COLOUR = "#e6e6e6"
 PALETTE = ["#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#eeca3b", "#9d755d", "#ff9da6", "#2f4b7c",
            "#bab0ac", "#88d27a", "#d67195", "#439894", "#83bcb6", "#a0cbe8", "#ffbf79", "#8cd17d", "#b6992d", "#499894"]
@@ -72,39 +74,40 @@ def find_in_session(state: StudioState, columns: list[str], epsilon: float, grid
 def choose_columns(candidates: list[str], fingerprint: str) -> list[str] | None:
     """2–4 numeric columns with declared bounds (None, with a sentence, until enough are chosen)."""
     columns = st.multiselect(
-        f"Columns to find groups in ({MIN_FEATURES} to {MAX_FEATURES})", candidates, default=candidates[:2],
-        max_selections=MAX_FEATURES, key=f"groups_columns_{fingerprint}",
-        help="Numeric columns whose bounds you declared on the Data page; the grid is laid over those bounds.",
+        _("Columns to find groups in ({least} to {most})").format(least=MIN_FEATURES, most=MAX_FEATURES), candidates,
+        default=candidates[:2], max_selections=MAX_FEATURES, key=f"groups_columns_{fingerprint}",
+        help=_("Numeric columns whose bounds you declared on the Data page; the grid is laid over those bounds."),
     )
     if len(columns) < MIN_FEATURES:
-        st.info(f"Choose at least {MIN_FEATURES} columns.")
+        st.info(_("Choose at least {count} columns.").format(count=MIN_FEATURES))
         return None
     return columns
 
 
 def grid_settings(schema: Schema, columns: list[str]) -> dict | None:
     """Resolution, MinPts and neighbours, in a closed expander (None, with a sentence, if the grid is too large)."""
-    with st.expander("Grid settings", expanded=False):
-        automatic = st.toggle(f"Choose the resolution for me (spends {AUTO_SHARE:.0%} of this ε on a noisy row count)",
-                              value=True, key="groups_auto")
+    with st.expander(_("Grid settings"), expanded=False):
+        automatic = st.toggle(_("Choose the resolution for me (spends {share} of this ε on a noisy row count)").format(
+            share=percent(AUTO_SHARE)), value=True, key="groups_auto")
         grid: dict = {}
         if not automatic:
-            grid["resolution"] = int(st.number_input("Cells per column", min_value=2, max_value=1024, value=32, step=1,
+            grid["resolution"] = int(st.number_input(_("Cells per column"), min_value=2, max_value=1024, value=32, step=1,
                                                      key="groups_resolution",
-                                                     help="About the published DBSCAN's Eps: one cell side."))
+                                                     help=_("About the published DBSCAN's Eps: one cell side.")))
             sides = []
             for name in columns:
                 lower, upper = schema[name].bounds
-                sides.append(f"{name}: {(upper - lower) / grid['resolution']:.4g}")
-            st.caption("Cell sides — " + "; ".join(sides) + f". Cells in all: {grid['resolution'] ** len(columns):,} "
-                       f"(at most {MAX_CELLS:,}).")
-        grid["min_pts"] = float(st.number_input("MinPts: rows a dense cell holds (by its noisy count)", min_value=0.0,
+                side = (upper - lower) / grid["resolution"]
+                sides.append(f"{name}: {short(float(f'{side:.4g}'))}")
+            st.caption(_("Cell sides — {sides}. Cells in all: {cells} (at most {most}).").format(
+                sides="; ".join(sides), cells=integer(grid["resolution"] ** len(columns)), most=integer(MAX_CELLS)))
+        grid["min_pts"] = float(st.number_input(_("MinPts: rows a dense cell holds (by its noisy count)"), min_value=0.0,
                                                 value=5.0, step=1.0, key="groups_min_pts",
-                                                help="The threshold used is this or the noise floor, whichever is higher: "
-                                                "at the noise floor about one empty cell in the whole grid passes by chance."))
-        grid["neighbours"] = st.radio("Dense cells form one group when they touch", ["corners", "faces"], horizontal=True,
-                                      format_func={"corners": "at a corner or a face", "faces": "at a face only"}.get,
-                                      key="groups_neighbours")
+                                                help=_("The threshold used is this or the noise floor, whichever is higher: "
+                                                "at the noise floor about one empty cell in the whole grid passes by chance.")))
+        touching = {"corners": _("at a corner or a face"), "faces": _("at a face only")}
+        grid["neighbours"] = st.radio(_("Dense cells form one group when they touch"), ["corners", "faces"], horizontal=True,
+                                      format_func=touching.get, key="groups_neighbours")
     problem = grid_problem(grid.get("resolution"), len(columns))
     if problem:
         st.error(problem)
@@ -117,27 +120,31 @@ def grid_settings(schema: Schema, columns: list[str]) -> dict | None:
 
 def header(found: GroupMap, ledger: BudgetLedger) -> None:
     """What was found and what it cost."""
-    st.subheader(spent_heading(f"{found.n_clusters} group(s)", found.epsilon, ledger))
+    groups = ngettext("{count} group", "{count} groups", found.n_clusters).format(count=found.n_clusters)
+    st.subheader(spent_heading(groups, found.epsilon, ledger))
     if found.leaks:
-        st.error("Not differentially private: " + " ".join(found.leaks) + " Do not share this map.", icon=":material/gpp_bad:")
+        st.error(_("Not differentially private:") + " " + " ".join(found.leaks) + " " + _("Do not share this map."),
+                 icon=":material/gpp_bad:")
     if found.seeded:
-        st.warning(SEEDED_WARNING, icon=":material/warning:")
+        st.warning(_(SEEDED_WARNING), icon=":material/warning:")
     model = found.model
-    st.caption(f"Grid {found.grid} over {', '.join(found.features)}, resolution {found.resolution_note}; a cell is dense "
-               f"from a noisy count of {model.threshold_:.3g}; {model.count_noise} noise on every cell, empty ones included.")
+    st.caption(_("Grid {grid} over {columns}, resolution {resolution}; a cell is dense from a noisy count of {threshold}; "
+                 "{noise} noise on every cell, empty ones included.").format(
+        grid=found.grid, columns=", ".join(found.features), resolution=found.resolution_note,
+        threshold=short(float(f"{model.threshold_:.3g}")), noise=model.count_noise))
     if found.rows_per_person > 1:
         st.caption(per_person_note("map", found.epsilon, found.rows_per_person, found.details["rows_over_bound"]))
 
 
 def _group_label(cluster: pd.Series) -> pd.Series:
-    return cluster.map(lambda c: NO_GROUP_LABEL if c == NO_GROUP else f"group {int(c)}")
+    return cluster.map(lambda c: _(NO_GROUP_LABEL) if c == NO_GROUP else _("group {number}").format(number=int(c)))
 
 
 def _colour(found: GroupMap, no_group: str = NO_GROUP_COLOUR) -> alt.Color:
     """One colour per group, the same on the map and on the owner's rows; grey for no group."""
-    domain = [NO_GROUP_LABEL, *(f"group {g}" for g in range(found.n_clusters))]
+    domain = [_(NO_GROUP_LABEL), *(_("group {number}").format(number=g) for g in range(found.n_clusters))]
     colours = [no_group, *(PALETTE[g % len(PALETTE)] for g in range(found.n_clusters))]
-    return alt.Color("group:N", title="group", scale=alt.Scale(domain=domain, range=colours),
+    return alt.Color("group:N", title=_("group"), scale=alt.Scale(domain=domain, range=colours),
                      legend=alt.Legend(orient="right", symbolLimit=25))
 
 
@@ -147,8 +154,8 @@ def _axes(found: GroupMap) -> tuple[str, str, dict[str, int]]:
     if len(names) == 2:
         return names[0], names[1], {}
     left, right = st.columns(2)
-    x = left.selectbox("Across", names, index=0, key="groups_x")
-    y = right.selectbox("Up", [n for n in names if n != x], index=0, key="groups_y")
+    x = left.selectbox(_("Across"), names, index=0, key="groups_x")
+    y = right.selectbox(_("Up"), [n for n in names if n != x], index=0, key="groups_y")
     slices: dict[str, int] = {}
     counts = found.model.noisy_counts_
     for axis, (name, edges) in enumerate(zip(names, found.model.edges_, strict=True)):
@@ -157,14 +164,16 @@ def _axes(found: GroupMap) -> tuple[str, str, dict[str, int]]:
         # Open on the slice with the most noisy rows (a sum over the released map: post-processing).
         fullest = int(np.argmax(counts.sum(axis=tuple(a for a in range(counts.ndim) if a != axis))))
         options = list(range(len(edges) - 1))
-        slices[name] = st.select_slider(f"Slice of {name}", options, value=fullest, key=f"groups_slice_{name}",
-                                        format_func=lambda i, e=edges: f"{e[i]:.4g} to {e[i + 1]:.4g}")
+        slices[name] = st.select_slider(_("Slice of {column}").format(column=name), options, value=fullest,
+                                        key=f"groups_slice_{name}",
+                                        format_func=lambda i, e=edges: _("{low} to {high}").format(
+                                            low=short(float(f"{e[i]:.4g}")), high=short(float(f"{e[i + 1]:.4g}"))))
     return x, y, slices
 
 
 def group_map(found: GroupMap) -> tuple[str, str]:
     """The released map as a heat map of cells coloured by group, with the noisy counts on hover; returns the axes drawn."""
-    st.markdown("#### The map (what is released)")
+    st.markdown("#### " + _("The map (what is released)"))
     x, y, slices = _axes(found)
     cells = map_table(found)
     for name, index in slices.items():
@@ -177,34 +186,38 @@ def group_map(found: GroupMap) -> tuple[str, str]:
         x=alt.X("x_lower:Q", title=x, scale=alt.Scale(domain=[x_low, x_high], nice=False)), x2="x_upper:Q",
         y=alt.Y("y_lower:Q", title=y, scale=alt.Scale(domain=[y_low, y_high], nice=False)), y2="y_upper:Q",
         color=_colour(found),
-        tooltip=[alt.Tooltip("group:N"), alt.Tooltip("noisy count:Q", format=",.0f"),
-                 alt.Tooltip("x_lower:Q", title=f"{x} from", format=",.4g"), alt.Tooltip("x_upper:Q", title=f"{x} to", format=",.4g"),
-                 alt.Tooltip("y_lower:Q", title=f"{y} from", format=",.4g"), alt.Tooltip("y_upper:Q", title=f"{y} to", format=",.4g")],
-    ).properties(height=520, title=f"Groups on a {found.grid} grid — hover a cell for its noisy count")
-    st.altair_chart(chart, width="stretch")
+        tooltip=[alt.Tooltip("group:N", title=_("group")), alt.Tooltip("noisy count:Q", title=_("noisy count"), format=",.0f"),
+                 alt.Tooltip("x_lower:Q", title=_("{column} from").format(column=x), format=",.4g"),
+                 alt.Tooltip("x_upper:Q", title=_("{column} to").format(column=x), format=",.4g"),
+                 alt.Tooltip("y_lower:Q", title=_("{column} from").format(column=y), format=",.4g"),
+                 alt.Tooltip("y_upper:Q", title=_("{column} to").format(column=y), format=",.4g")],
+    ).properties(height=520, title=_("Groups on a {grid} grid — hover a cell for its noisy count").format(grid=found.grid))
+    st.altair_chart(localized(chart), width="stretch")
     if found.n_clusters:
-        sizes = ", ".join(f"group {g}: ≈ {size:,.0f}" for g, size in enumerate(found.model.cluster_sizes_[:8]))
-        st.caption(f"Noisy rows per group, largest first: {sizes}" + (" …" if found.n_clusters > 8 else "") + ".")
+        sizes = ", ".join(_("group {number}: ≈ {size}").format(number=g, size=integer(size))
+                          for g, size in enumerate(found.model.cluster_sizes_[:8]))
+        st.caption(_("Noisy rows per group, largest first: {sizes}").format(sizes=sizes) + (" …" if found.n_clusters > 8 else "")
+                   + ".")
     else:
-        st.info("No cell's noisy count reached the threshold: at this ε the noise hides any group. Spend more ε, choose a "
-                "coarser grid, or fewer columns.")
+        st.info(_("No cell's noisy count reached the threshold: at this ε the noise hides any group. Spend more ε, choose a "
+                  "coarser grid, or fewer columns."))
     return x, y
 
 
 def downloads(found: GroupMap, schema: Schema, unit: str) -> None:
     """The map (CSV, JSON) and its card; no map file for a demo seed."""
     card = group_card(found, schema, unit)
-    with st.expander("Map card"):
+    with st.expander(_("Map card")):
         st.markdown(card)
     c1, c2, c3 = st.columns(3)
     if found.seeded:
-        c1.button("Map (CSV) — disabled: demo seed", disabled=True, help=SEEDED_WARNING)
-        c2.button("Map (JSON) — disabled: demo seed", disabled=True, help=SEEDED_WARNING)
+        c1.button(_("Map (CSV) — disabled: demo seed"), disabled=True, help=_(SEEDED_WARNING))
+        c2.button(_("Map (JSON) — disabled: demo seed"), disabled=True, help=_(SEEDED_WARNING))
     else:
-        c1.download_button("Map (CSV)", lambda: map_csv(found), file_name="group_map.csv", mime="text/csv", key="dl_map_csv")
-        c2.download_button("Map (JSON)", lambda: map_json(found, unit), file_name="group_map.json", mime="application/json",
+        c1.download_button(_("Map (CSV)"), lambda: map_csv(found), file_name="group_map.csv", mime="text/csv", key="dl_map_csv")
+        c2.download_button(_("Map (JSON)"), lambda: map_json(found, unit), file_name="group_map.json", mime="application/json",
                            key="dl_map_json")
-    c3.download_button("Map card (Markdown)", card, file_name="group_map_card.md", mime="text/markdown", key="dl_map_card")
+    c3.download_button(_("Map card (Markdown)"), card, file_name="group_map_card.md", mime="text/markdown", key="dl_map_card")
 
 
 # --- the owner's eyes only -------------------------------------------------------------------
@@ -212,7 +225,7 @@ def downloads(found: GroupMap, schema: Schema, unit: str) -> None:
 
 def owner_rows(found: GroupMap, frame: pd.DataFrame, schema: Schema, x: str, y: str) -> None:
     """The owner's own rows (a random sample) on the map's axes, coloured by the group of their cell: never released."""
-    st.markdown("#### Your rows in their groups — owner's eyes only")
+    st.markdown("#### " + _("Your rows in their groups — owner's eyes only"))
     labels = owner_labels(found, frame, schema)
     rng = np.random.default_rng(0)
     shown = np.sort(rng.choice(len(frame), size=min(len(frame), OWNER_ROWS_SHOWN), replace=False))
@@ -222,32 +235,36 @@ def owner_rows(found: GroupMap, frame: pd.DataFrame, schema: Schema, x: str, y: 
     chart = alt.Chart(data).mark_circle(size=14, opacity=0.6).encode(
         x=alt.X("x:Q", title=x, scale=alt.Scale(domain=[x_low, x_high], nice=False)),
         y=alt.Y("y:Q", title=y, scale=alt.Scale(domain=[y_low, y_high], nice=False)), color=_colour(found, "#9e9e9e"),
-    ).properties(height=420, title=f"{len(shown):,} of your rows, coloured by the group of their cell (owner only)")
-    st.altair_chart(chart, width="stretch")
+    ).properties(height=420, title=_("{count} of your rows, coloured by the group of their cell (owner only)").format(
+        count=integer(len(shown))))
+    st.altair_chart(localized(chart), width="stretch")
     in_group = float(np.mean(labels != NO_GROUP)) if len(labels) else 0.0
-    st.caption(f"{in_group:.0%} of your rows fall in a group's cell. These labels are looked up in the map for you; they "
-               "are not part of the map, its files or its card, and cost no budget.")
+    st.caption(_("{share} of your rows fall in a group's cell. These labels are looked up in the map for you; they "
+                 "are not part of the map, its files or its card, and cost no budget.").format(share=percent(in_group)))
 
 
 def comparison(result: GroupsResult, frame: pd.DataFrame, schema: Schema) -> None:
     """The map beside diffprivlib's DP k-means and non-private k-means and DBSCAN: owner only, no budget."""
-    st.markdown("#### The same question by other methods — owner's eyes only")
-    st.caption("Computed on your raw rows, not part of the release, so it costs no budget: nothing here leaves your screen. diffprivlib's DP k-means runs at the same ε; scikit-learn's "
-               "k-means and DBSCAN are non-private references (DBSCAN's Eps is one cell side, its MinPts the map's). "
-               f"Fitted on a random sample of at most {COMPARE_ROWS:,} rows, scaled by the declared bounds.")
-    if st.button("Compare with k-means and DBSCAN", key="groups_compare"):
-        with st.spinner("Fitting k-means and DBSCAN on your rows…"):
+    st.markdown("#### " + _("The same question by other methods — owner's eyes only"))
+    st.caption(_("Computed on your raw rows, not part of the release, so it costs no budget: nothing here leaves your screen. "
+                 "diffprivlib's DP k-means runs at the same ε; scikit-learn's k-means and DBSCAN are non-private references "
+                 "(DBSCAN's Eps is one cell side, its MinPts the map's). Fitted on a random sample of at most {rows} rows, "
+                 "scaled by the declared bounds.").format(rows=integer(COMPARE_ROWS)))
+    if st.button(_("Compare with k-means and DBSCAN"), key="groups_compare"):
+        with st.spinner(_("Fitting k-means and DBSCAN on your rows…")):
             try:
                 result.comparison = compare_with_baselines(result.found, frame, schema)
             except Exception:
-                st.error("The other methods could not be fitted on these columns; the map itself is unaffected.")
+                st.error(_("The other methods could not be fitted on these columns; the map itself is unaffected."))
     if result.comparison is not None:
         st.dataframe(result.comparison, hide_index=True, width="stretch", column_config={
-            "ε": st.column_config.NumberColumn("ε (blank: non-private)", format="%g"),
-            "share of rows in a group": st.column_config.NumberColumn(format="percent"),
-            "agreement with DBSCAN (ARI)": st.column_config.NumberColumn(format="%.2f",
-                                                                         help="Adjusted Rand index: 1 = the same groups, "
+            "method": st.column_config.TextColumn(_("method")),
+            "ε": st.column_config.NumberColumn(_("ε (blank: non-private)"), format="%g"),
+            "groups": st.column_config.NumberColumn(_("groups")),
+            "share of rows in a group": st.column_config.NumberColumn(_("share of rows in a group"), format="percent"),
+            "agreement with DBSCAN (ARI)": st.column_config.NumberColumn(_("agreement with DBSCAN (ARI)"), format="%.2f",
+                                                                         help=_("Adjusted Rand index: 1 = the same groups, "
                                                                          "0 = no better than chance. Rows in no group "
-                                                                         "count as one group."),
-            "seconds": st.column_config.NumberColumn("seconds to fit", format="%.2f"),
+                                                                         "count as one group.")),
+            "seconds": st.column_config.NumberColumn(_("seconds to fit"), format="%.2f"),
         })
