@@ -116,13 +116,13 @@ def _main(argv: Sequence[str]) -> int:
     except Exit as done:
         return done.status
     except UsageError as error:
-        say(f"error: {_one_line(error)} (see 'dpcore --help')")
+        say(_("error: {message} (see 'dpcore --help')").format(message=_one_line(error)))
         return EXIT_USAGE
     except DataError as error:
-        say(f"error: {_one_line(error)}")
+        say(_("error: {message}").format(message=_one_line(error)))
         return EXIT_DATA
     except BudgetExceededError as error:
-        say(f"error: {_one_line(error)}")
+        say(_("error: {message}").format(message=_one_line(error)))
         return EXIT_BUDGET
     except BrokenPipeError:
         # The reader went away (``… | head``): not an error of ours; stop quietly.
@@ -133,18 +133,16 @@ def _main(argv: Sequence[str]) -> int:
         return 0
     except OSError as error:
         where = f" ({error.filename})" if getattr(error, "filename", None) else ""
-        say(f"error: {_one_line(error.strerror or 'the file could not be read or written')}{where}")
+        say(_("error: {message}").format(message=_one_line(error.strerror or _("the file could not be read or written"))) + where)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        say("interrupted: nothing was released")
+        say(_("interrupted: nothing was released"))
         return 130
     except Exception as error:  # an internal bug: one line, no traceback, no data
         if os.environ.get("DPCORE_DEBUG"):
             raise
-        say(
-            f"error: unexpected internal error ({type(error).__name__}); nothing was released. "
-            "Set DPCORE_DEBUG=1 to see the details."
-        )
+        say(_("error: unexpected internal error ({kind}); nothing was released. Set DPCORE_DEBUG=1 to see the details.").format(
+            kind=type(error).__name__))
         return EXIT_INTERNAL
 
 

@@ -9,6 +9,8 @@ import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TypeAlias
 
+from dpcore.i18n import N_, _
+
 if TYPE_CHECKING:
     from dpcore.accountant import BudgetLedger
     from dpcore.datasets import Chunks
@@ -50,9 +52,9 @@ def positive_float(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        raise argparse.ArgumentTypeError(_("expected a number, got {text}").format(text=repr(text))) from None
     if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a finite number greater than 0, got {text!r}")
+        raise argparse.ArgumentTypeError(_("expected a finite number greater than 0, got {text}").format(text=repr(text)))
     return value
 
 
@@ -60,9 +62,10 @@ def _whole_number(text: str, least: int) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        raise argparse.ArgumentTypeError(_("expected a whole number, got {text}").format(text=repr(text))) from None
     if value < least:
-        raise argparse.ArgumentTypeError(f"expected a whole number of at least {least}, got {text!r}")
+        raise argparse.ArgumentTypeError(_("expected a whole number of at least {least}, got {text}").format(least=least,
+                                                                                                          text=repr(text)))
     return value
 
 
@@ -74,19 +77,25 @@ def seed_number(text: str) -> int:
     return _whole_number(text, 0)
 
 
+#: What the commands call their files (``existing_file(path, "schema file")``), for the catalog.
+FILE_KINDS = (N_("--html file"), N_("--json file"), N_("Markdown report"), N_("input file"), N_("map card"), N_("map file"),
+              N_("model card"), N_("model file"), N_("output file"), N_("plan file"), N_("released file"), N_("report file"),
+              N_("schema file"))
+
+
 def existing_file(path: str, what: str) -> Path:
     file = Path(path)
     if not file.is_file():
-        raise UsageError(f"the {what} '{path}' does not exist or is not a file")
+        raise UsageError(_("the {what} '{path}' does not exist or is not a file").format(what=_(what), path=path))
     return file
 
 
 def output_file(path: str, what: str) -> Path:
     file = Path(path)
     if file.is_dir():
-        raise UsageError(f"the {what} '{path}' is a directory; give a file name")
+        raise UsageError(_("the {what} '{path}' is a directory; give a file name").format(what=_(what), path=path))
     if not (file.parent if str(file.parent) else Path(".")).is_dir():
-        raise UsageError(f"the folder of the {what} '{path}' does not exist")
+        raise UsageError(_("the folder of the {what} '{path}' does not exist").format(what=_(what), path=path))
     return file
 
 

@@ -112,7 +112,8 @@ def mechanisms_section(state: StudioState) -> None:
             format_func=lambda k: {"gumbel": _("Exponential mechanism"), "permute_and_flip": _("Permute-and-flip")}[k],
         )
         st.caption(_(MECHANISM_NOTES[state.selection]))
-    st.caption(_("Exports:") + " " + _(MECHANISM_NOTES["coin"]) + " " + _(MECHANISM_NOTES["k-ary"]))
+    coin, k_ary = MECHANISM_NOTES["coin"], MECHANISM_NOTES["k-ary"]
+    st.caption(_("Exports:") + " " + _(coin) + " " + _(k_ary))
 
 
 def epsilon_demo(chosen: float, noise: str) -> None:
