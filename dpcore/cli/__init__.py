@@ -17,7 +17,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from dpcore.cli import attack, clustering, datasets, release, training
+from dpcore.cli import attack, clustering, datasets, release, synthesize, training
 from dpcore.cli._common import EXIT_BUDGET, EXIT_DATA, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, Exit, Parser, UsageError, say
 from dpcore.i18n import LANGUAGES, _, language, language_from_environment, supported
 
@@ -33,6 +33,7 @@ The usual flow:
   2. release   randomize the CSV by the plan; writes the copy and its privacy report
   3. estimate  (the buyer) unbiased shares with 95% intervals from the copy and its report
 Besides:
+  synthesize   a synthetic copy instead: invented rows with the table's noisy marginals (MST, Private-PGM)
   train        fit a DP model on the table, charged to its budget; writes the model and its card
   cluster      find dense groups in 2-4 numeric columns, charged to its budget; writes the group map
   attack       (owner's eyes only, no budget) see what DP protects: membership, reconstruction, audit
@@ -53,8 +54,8 @@ Run 'dpcore COMMAND --help' for a command's options.
 
 
 
-COMMANDS = [release.add_plan, release.add_release, release.add_estimate, training.add_train, clustering.add_cluster,
-            attack.add_attack, datasets.add_datasets]
+COMMANDS = [release.add_plan, release.add_release, release.add_estimate, synthesize.add_synthesize, training.add_train,
+            clustering.add_cluster, attack.add_attack, datasets.add_datasets]
 
 
 def build_parser() -> argparse.ArgumentParser:

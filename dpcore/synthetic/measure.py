@@ -93,9 +93,18 @@ def choose_tree(cells: np.ndarray, shape: tuple[int, ...], shares: list[np.ndarr
     return chosen
 
 
+def anchored_pairs(anchor: int, d: int) -> list[tuple[int, int]]:
+    """The pairs of the declared target (column ``anchor``) with every other column."""
+    return [(min(anchor, i), max(anchor, i)) for i in range(d) if i != anchor]
+
+
 def measure(cells: np.ndarray, shape: tuple[int, ...], calibration: Calibration, rng: np.random.Generator,
-            progress: Progress | None = None) -> list[Measurement]:
-    """The noisy one-way marginals, the chosen pairs' noisy two-way marginals: all a copy learns from the data."""
+            progress: Progress | None = None, anchor: int | None = None) -> list[Measurement]:
+    """The noisy one-way marginals, the chosen pairs' noisy two-way marginals: all a copy learns from the data.
+
+    ``anchor``: the declared target's column when ``calibration.anchored``; its pairs with every
+    other column are measured as a fourth step.
+    """
     d = len(shape)
     say = progress or (lambda _f, _s: None)
     ones = [noisy_marginal(marginal(cells, shape, (i,)), calibration, d, rng) for i in range(d)]
@@ -108,4 +117,8 @@ def measure(cells: np.ndarray, shape: tuple[int, ...], calibration: Calibration,
         for pair in tree:
             noisy = noisy_marginal(marginal(cells, shape, pair), calibration, calibration.rounds, rng)
             measurements.append(Measurement(pair, noisy, calibration.stddev(calibration.rounds)))
+        if calibration.anchored and anchor is not None:
+            for pair in anchored_pairs(anchor, d):
+                noisy = noisy_marginal(marginal(cells, shape, pair), calibration, calibration.rounds, rng)
+                measurements.append(Measurement(pair, noisy, calibration.stddev(calibration.rounds)))
     return measurements

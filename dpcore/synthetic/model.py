@@ -3,7 +3,10 @@
 Post-processing only: the fit and the draw see the noisy marginals of
 :mod:`dpcore.synthetic.measure` and their noise's standard deviations, never the data, so they
 cost no privacy. The inference (mirror descent over the marginal polytope, Private-PGM's
-estimator) and the sampling are the library's; this module only translates.
+estimator) and the sampling (randomized rounding along the junction tree) are the library's;
+this module only translates. The library draws the rows from numpy's global generator, so the
+draw seeds it from the copy's own randomness under a lock and restores its state afterwards
+(dpcore itself never draws from the global generator).
 
 ``mbi`` runs on JAX and is imported when a copy is first made, so the engine imports without
 it. Before that first import JAX is switched to float64 (float32 stalls the estimator on large
@@ -14,6 +17,7 @@ synthetic copy is made.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from functools import cache
 from typing import Any
@@ -27,6 +31,7 @@ from dpcore.synthetic.measure import Measurement
 #: Mirror-descent iterations of the fit. Chosen on Adult and small tables: the loss stops
 #: moving well before this, and one iteration on a spanning tree of 13 columns takes ms.
 ITERATIONS = 1000
+_GLOBAL_NUMPY = threading.Lock()
 
 
 @cache
@@ -41,11 +46,10 @@ def private_pgm() -> Any:
     jax.config.update("jax_enable_compilation_cache", False)
     try:
         import mbi
-        from mbi.extensions import synthetic_data
     except ImportError:
         raise DataError(_("Synthetic copies need the Private-PGM library (mbi, with JAX), which is not installed. "
                           "Install DP Studio's synthetic extra, or make a randomized copy instead.")) from None
-    return mbi, synthetic_data
+    return mbi
 
 
 def names(shape: tuple[int, ...]) -> list[str]:
@@ -63,7 +67,7 @@ def noisy_total(measurements: list[Measurement]) -> float:
 def fit_and_sample(measurements: list[Measurement], shape: tuple[int, ...], rows: int, seed: int,
                    progress: Callable[[float], None] | None = None, iterations: int = ITERATIONS) -> np.ndarray:
     """Fit Private-PGM to ``measurements`` and draw ``rows`` rows of cells (rows × columns)."""
-    mbi, synthetic_data = private_pgm()
+    mbi = private_pgm()
     labels = names(shape)
     domain = mbi.Domain(labels, shape)
     linear = [mbi.LinearMeasurement(m.noisy, tuple(labels[i] for i in m.clique), stddev=m.stddev) for m in measurements]
@@ -76,6 +80,12 @@ def fit_and_sample(measurements: list[Measurement], shape: tuple[int, ...], rows
             progress(min(steps["done"] / iterations, 1.0))
 
     model = mbi.estimation.MirrorDescent().estimate(domain, linear, known_total=total, iters=iterations, callback_fn=tick)
-    data = synthetic_data(model, max(int(rows), 1), seed=int(seed) % (2**31))
+    with _GLOBAL_NUMPY:  # the library draws from numpy's global generator: seed it, then put its state back
+        saved = np.random.get_state()  # noqa: NPY002 (the library reads the global generator)
+        np.random.seed(int(seed) % (2**32))  # noqa: NPY002
+        try:
+            data = model.synthetic_data(max(int(rows), 1))
+        finally:
+            np.random.set_state(saved)  # noqa: NPY002
     cells = np.column_stack([np.asarray(data.data[name], dtype=np.int64) for name in labels])
     return cells[: int(rows)] if rows > 0 else cells[:0]

@@ -157,7 +157,9 @@ def synthesize_table(
     if delta is None:
         delta = DEFAULT_DELTA if noise == "gaussian" else 0.0
     k = 1 if bound is None else bound.rows_per_person
-    calibration = Calibration(float(epsilon), float(delta), noise, unit, k, len(columns))
+    names = [c.name for c in columns]
+    anchor = names.index(schema.target.name) if schema.target is not None and schema.target.name in names else None
+    calibration = Calibration(float(epsilon), float(delta), noise, unit, k, len(columns), anchored=anchor is not None)
     if public_rows is not None and (isinstance(public_rows, bool) or int(public_rows) != public_rows or public_rows < 1):
         raise DataError(_("The declared number of rows must be a whole number of at least 1."))
     people = counting(schema.privacy_unit, schema.rows_per_person)
@@ -172,7 +174,7 @@ def synthesize_table(
                            "the private table.)").format(count=f"{left_out:,}", k=k))
     say(0.0, _("Measuring the marginals…"))
     shape = tuple(c.size for c in columns)
-    measurements = measure(encode(frame, columns, rng), shape, calibration, rng)
+    measurements = measure(encode(frame, columns, rng), shape, calibration, rng, anchor=anchor)
     rows = int(public_rows) if public_rows is not None else int(round(noisy_total(measurements)))
     cells = fit_and_sample(measurements, shape, rows, int(rng.integers(0, 2**31 - 1)),
                            progress=lambda f: say(0.1 + 0.8 * f, _("Fitting the model…")))

@@ -1,0 +1,118 @@
+"""The ``synthesize`` command: a synthetic copy of a CSV file (MST with Private-PGM), charged to the dataset's budget."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from dpcore.cli._common import (
+    EXIT_OK,
+    Subparsers,
+    UsageError,
+    add_dataset_arguments,
+    add_person_arguments,
+    apply_person_arguments,
+    distinct_files,
+    existing_file,
+    load_plan_file,
+    load_schema_file,
+    open_dataset,
+    output_file,
+    para,
+    positive_float,
+    positive_int,
+    say,
+    seed_number,
+    write_text,
+)
+from dpcore.i18n import _
+
+
+def add_synthesize(subparsers: Subparsers) -> None:
+    parser = subparsers.add_parser(
+        "synthesize",
+        help="make a synthetic copy of a CSV file: invented rows with the table's noisy marginals",
+        description=para(
+            "Make a synthetic copy of INPUT.csv: measure its one-way marginals and a spanning tree of two-way marginals "
+            "(and, when the schema declares a target, the target's pair with every column) over the declared categories "
+            "and bins, with calibrated noise; fit a graphical model to those noisy counts (Private-PGM) and draw rows from it. "
+            "No row is a real person's. The copy costs --epsilon (and --delta with Gaussian noise) per person, charged to the "
+            "dataset's budget; every run is a new copy and is charged again. The plan only says which columns the copy holds "
+            "and their bins."
+        ),
+        epilog="example:\n  dpcore synthesize adult.csv --schema adult.schema.json --epsilon 1 \\\n"
+        "      -o synthetic.csv --report synthetic.json --markdown synthetic.md",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("input", metavar="INPUT.csv", help="the private table (comma, semicolon or tab separated)")
+    parser.add_argument("--schema", required=True, metavar="SCHEMA.json", help="the schema: column roles, categories and bounds")
+    parser.add_argument("--plan", metavar="PLAN.json", help="which columns the copy holds and their bins (default: the default plan)")
+    parser.add_argument("--epsilon", required=True, type=positive_float, metavar="EPS", help="the copy's ε per person")
+    parser.add_argument("--delta", type=float, metavar="DELTA", help="the copy's δ with Gaussian noise (default 1e-6)")
+    parser.add_argument("--noise", choices=["gaussian", "laplace"], default="gaussian",
+                        help="Gaussian (zCDP, needs a δ; the default) or Laplace (pure ε-DP)")
+    parser.add_argument("--rows", type=positive_int, metavar="N",
+                        help="the copy's number of rows, when the table's size is public (default: a noisy count)")
+    parser.add_argument("-o", "--output", required=True, metavar="OUT.csv", help="where to write the synthetic copy")
+    parser.add_argument("--report", required=True, metavar="REPORT.json", help="where to write the privacy report (JSON)")
+    parser.add_argument("--markdown", metavar="REPORT.md", help="also write the report for people (Markdown)")
+    add_dataset_arguments(parser)
+    add_person_arguments(parser)
+    parser.add_argument("--seed", type=seed_number, metavar="N",
+                        help="fixed random seed — for tests only: a seeded copy must not be sold")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress or notes on standard error")
+    parser.set_defaults(handler=run_synthesize)
+
+
+def run_synthesize(args: argparse.Namespace) -> int:
+    from dpcore.loading import read_csv_path
+    from dpcore.release import default_plan
+    from dpcore.synthetic import synthesize_table
+
+    source = existing_file(args.input, "input file")
+    output = output_file(args.output, "output file")
+    report_path = output_file(args.report, "report file")
+    markdown_path = output_file(args.markdown, "Markdown report") if args.markdown else None
+    distinct_files("synthesize: the input, the output and the report files must all be different",
+                   source, output, report_path, *([markdown_path] if markdown_path else []))
+    if args.noise == "laplace" and args.delta:
+        raise UsageError("synthesize: --delta is for Gaussian noise; Laplace noise has δ = 0")
+    if args.delta is not None and not 0 < args.delta < 1:
+        raise UsageError("synthesize: argument --delta: expected a number between 0 and 1, e.g. 1e-6")
+    if args.separate_dataset and not args.dataset:
+        raise UsageError("synthesize: --separate-dataset needs --dataset NAME for the new dataset")
+    schema = apply_person_arguments(load_schema_file(args.schema), args, "synthesize")
+    plan = load_plan_file(args.plan) if args.plan else default_plan(schema)
+    plan.check(schema)
+    if args.seed is not None:
+        say(_("warning: --seed makes the noise reproducible: anyone who knows the seed can undo it. Use it for tests only; "
+              "a seeded copy must never be sold or shared."))
+    frame, _options = read_csv_path(source)
+    ledger = open_dataset(args, "synthesize", lambda: [frame], source.stem, args.epsilon)
+    shown = {"step": ""}
+
+    def progress(fraction: float, sentence: str) -> None:
+        if not args.quiet and sentence != shown["step"]:
+            shown["step"] = sentence
+            sys.stderr.write(f"{100 * fraction:5.1f}%  {sentence}\n")
+            sys.stderr.flush()
+
+    result = synthesize_table(frame, schema, plan, epsilon=args.epsilon, delta=args.delta, noise=args.noise,
+                              ledger=ledger, public_rows=args.rows, random_state=args.seed, progress=progress,
+                              label=f"synthetic copy ({output.name})")
+    output.write_bytes(result.csv)
+    write_text(report_path, json.dumps(result.report, indent=2, ensure_ascii=False) + "\n")
+    if markdown_path is not None:
+        write_text(markdown_path, result.markdown)
+    if not args.quiet:
+        for note in result.notes:
+            say(_("note (for you, not the buyer): {note}").format(note=note))
+        for warning in result.report["warnings"]:
+            say(_("warning: {warning}").format(warning=warning))
+    print(_("wrote the synthetic copy to {path}: {rows} rows, ε = {epsilon}, δ = {delta} per person charged to the "
+            "dataset's budget").format(path=output, rows=f"{result.report['rows']['count']:,}",
+                                       epsilon=f"{result.epsilon_charged:g}", delta=f"{result.delta_charged:g}"))
+    print(_("wrote the privacy report to {path}").format(path=report_path)
+          + (_(" and {path}").format(path=markdown_path) if markdown_path else ""))
+    return EXIT_OK
