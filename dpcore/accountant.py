@@ -35,7 +35,7 @@ import pandas as pd
 
 from dpcore._ledger_db import LEDGER_ENV, Borrowed, Owned, connect, default_ledger_path, now
 from dpcore.exceptions import BudgetExceededError, BudgetRaiseError, UnitOfProtectionError
-from dpcore.i18n import _
+from dpcore.i18n import N_, _, short
 from dpcore.units import ADD_REMOVE, REPLACE_ONE, UNITS, check_unit, convert, delta_decimal, fmt, total_decimal
 from dpcore.validation import check_epsilon, epsilon_decimal
 
@@ -136,7 +136,7 @@ class BudgetLedger:
     def _budget(self, conn: sqlite3.Connection) -> tuple[Decimal, Decimal, str]:
         row = conn.execute("SELECT total, total_delta, unit FROM budgets WHERE dataset_id = ?", (self.dataset_id,)).fetchone()
         if row is None:
-            raise BudgetExceededError("No privacy budget is set for this dataset yet; set one on the Privacy page.")
+            raise BudgetExceededError(_("No privacy budget is set for this dataset yet; set one on the Privacy page."))
         return Decimal(row[0]), Decimal(row[1]), row[2]
 
     def _spent(self, conn: sqlite3.Connection, unit: str | None = None) -> tuple[Decimal, Decimal]:
@@ -250,8 +250,9 @@ class BudgetLedger:
         with self.connection() as conn:
             total, total_delta, unit = self._budget(conn)
             eps, delta = self._spent(conn, unit)
-        return (f"(ε = {fmt(eps)}, δ = {fmt(delta)}) spent of (ε = {fmt(total)}, δ = {fmt(total_delta)}), "
-                f"per person, where {UNITS[unit]} — spends added by basic composition")
+        return _("(ε = {epsilon}, δ = {delta}) spent of (ε = {total}, δ = {total_delta}), per person, where {unit} — spends "
+                 "added by basic composition").format(epsilon=short(float(eps)), delta=short(float(delta)), total=short(float(total)),
+                                                      total_delta=short(float(total_delta)), unit=_(UNITS[unit]))
 
     # --- writing -------------------------------------------------------------------
     def set_total(self, total_epsilon: float, total_delta: float | None = None, *, confirm_raise: bool = False,
@@ -265,15 +266,15 @@ class BudgetLedger:
             if row is not None:
                 spent, spent_delta = self._spent(conn, row[2])
                 if total < spent or delta < spent_delta:
-                    raise BudgetExceededError(
-                        f"The total cannot be set to ε = {fmt(total)}, δ = {fmt(delta)} because ε = {fmt(spent)}, "
-                        f"δ = {fmt(spent_delta)} has already been spent on this dataset."
-                    )
+                    raise BudgetExceededError(_(
+                        "The total cannot be set to ε = {total}, δ = {delta} because ε = {spent}, δ = {spent_delta} has "
+                        "already been spent on this dataset."
+                    ).format(total=fmt(total), delta=fmt(delta), spent=fmt(spent), spent_delta=fmt(spent_delta)))
                 if (total > Decimal(row[0]) or delta > old_delta) and not confirm_raise:
-                    raise BudgetRaiseError(
+                    raise BudgetRaiseError(_(
                         "Raising a dataset's total weakens the promise made to the people in it; "
                         "confirm it explicitly (the Privacy page's typed confirmation, or --raise-budget)."
-                    )
+                    ))
                 conn.execute("UPDATE budgets SET total = ?, total_delta = ? WHERE dataset_id = ?",
                              (str(total), str(delta), self.dataset_id))
             else:
@@ -295,17 +296,17 @@ class BudgetLedger:
             if unit != old and not confirm and conn.execute(
                 "SELECT 1 FROM spends WHERE dataset_id = ? LIMIT 1", (self.dataset_id,)
             ).fetchone():
-                raise BudgetRaiseError(
+                raise BudgetRaiseError(_(
                     "Changing the unit of protection after a release changes what was promised for it; "
                     "confirm it explicitly (the Privacy page's typed confirmation)."
-                )
+                ))
             if unit != old:
                 spent, spent_delta = self._spent(conn, unit)
                 if spent > total or spent_delta > total_delta:
-                    raise BudgetExceededError(
-                        f"In the new unit the spends so far come to ε = {fmt(spent)}, δ = {fmt(spent_delta)}, "
-                        f"more than the total ε = {fmt(total)}, δ = {fmt(total_delta)}."
-                    )
+                    raise BudgetExceededError(_(
+                        "In the new unit the spends so far come to ε = {spent}, δ = {spent_delta}, "
+                        "more than the total ε = {total}, δ = {total_delta}."
+                    ).format(spent=fmt(spent), spent_delta=fmt(spent_delta), total=fmt(total), total_delta=fmt(total_delta)))
                 conn.execute("UPDATE budgets SET unit = ? WHERE dataset_id = ?", (unit, self.dataset_id))
                 conn.execute("INSERT INTO events (dataset_id, event, detail, created) VALUES (?, ?, ?, ?)",
                              (self.dataset_id, "unit changed", f"from '{old}' to '{unit}'", now()))
@@ -336,11 +337,11 @@ class BudgetLedger:
         if counting == recorded:
             return
         if conn.execute("SELECT 1 FROM spends WHERE dataset_id = ? LIMIT 1", (self.dataset_id,)).fetchone():
-            raise UnitOfProtectionError(
-                f"This dataset's earlier spends count people as '{recorded}', but the declarations now count them as "
-                f"'{counting}'. Adding the two would understate what a person has lost, so nothing was spent. Go back "
+            raise UnitOfProtectionError(_(
+                "This dataset's earlier spends count people as '{recorded}', but the declarations now count them as "
+                "'{counting}'. Adding the two would understate what a person has lost, so nothing was spent. Go back "
                 "to the earlier declaration on the Data page, or keep the new one as a separate dataset."
-            )
+            ).format(recorded=recorded, counting=counting))
         conn.execute("INSERT INTO events (dataset_id, event, detail, created) VALUES (?, ?, ?, ?)",
                      (self.dataset_id, COUNTING_EVENT, counting, now()))
 
@@ -391,12 +392,15 @@ class BudgetLedger:
             ce, cd = convert(amount, delta, relation, unit)
             spent, spent_delta = self._spent(conn, unit)
             if spent + ce > total or spent_delta + cd > total_delta:
-                converted = "" if relation == unit else f" (ε = {fmt(amount)} under '{relation}' neighbours)"
+                converted = "" if relation == unit else " " + _("(ε = {epsilon} under '{relation}' neighbours)").format(
+                    epsilon=fmt(amount), relation=relation)
                 cost = f"ε = {fmt(ce)}" + (f", δ = {fmt(cd)}" if cd else "")
-                state = f"ε = {fmt(spent)} of {fmt(total)} is already spent, {fmt(total - spent)} is left"
+                state = _("ε = {spent} of {total} is already spent, {left} is left").format(
+                    spent=fmt(spent), total=fmt(total), left=fmt(total - spent))
                 if cd:
-                    state += f"; δ = {fmt(spent_delta)} of {fmt(total_delta)} is spent"
-                raise BudgetExceededError(f"Spending {cost} on '{label}'{converted} would exceed the budget: {state}.")
+                    state += "; " + _("δ = {spent} of {total} is spent").format(spent=fmt(spent_delta), total=fmt(total_delta))
+                raise BudgetExceededError(_("Spending {cost} on '{label}'{converted} would exceed the budget: {state}.").format(
+                    cost=cost, label=label, converted=converted, state=state))
             conn.execute(
                 "INSERT INTO spends (dataset_id, label, epsilon, composition, created, delta, relation, mechanism, released) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -420,17 +424,22 @@ def check_can_pay(ledger: BudgetLedger, epsilon: float, people: str, action: str
         raise BudgetExceededError(_(
             "This is an approximate-DP model: it needs a δ above 0, but this dataset's budget allows δ = 0 only (pure "
             "ε-DP). Choose a pure ε-DP model, or give the dataset a δ on the Privacy page. Nothing was {undone} or charged."
-        ).format(undone=undone))
+        ).format(undone=_(undone)))
     if not ledger.can_spend(epsilon):
-        raise BudgetExceededError(
-            f"{action} at ε = {epsilon:g} does not fit in what is left of this dataset's budget "
-            f"(at most ε = {ledger.available():g}). Nothing was {undone} or charged."
-        )
+        raise BudgetExceededError(_(
+            "{action} at ε = {epsilon} does not fit in what is left of this dataset's budget "
+            "(at most ε = {left}). Nothing was {undone} or charged."
+        ).format(action=_(action), epsilon=f"{epsilon:g}", left=f"{ledger.available():g}", undone=_(undone)))
     if delta > 0 and not ledger.can_spend(epsilon, delta):
         raise BudgetExceededError(_(
             "δ = {delta} does not fit in what is left of this dataset's δ budget (at most δ = {left} at ε = {epsilon}). "
             "Choose a smaller δ, or a pure ε-DP model. Nothing was {undone} or charged."
-        ).format(delta=f"{delta:g}", left=f"{ledger.available_delta(epsilon):.3g}", epsilon=f"{epsilon:g}", undone=undone))
+        ).format(delta=f"{delta:g}", left=f"{ledger.available_delta(epsilon):.3g}", epsilon=f"{epsilon:g}", undone=_(undone)))
+
+
+#: What callers of :func:`check_can_pay` name their work and what was not done (translated in the refusal).
+WORK_WORDS = (N_("Training"), N_("trained"), N_("Answering these queries"), N_("answered"), N_("Finding groups"), N_("computed"),
+              N_("Making a copy"), N_("made"))
 
 
 def spend_label(title: str, seed: int | None, rows_per_person: int) -> str:

@@ -37,6 +37,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from dpcore.exceptions import DataError
+from dpcore.i18n import _, short
 from dpcore.persons import bound_contributions, check_unit_column, counting, per_row
 from dpcore.schema import Schema
 from dpcore.validation import RandomStateLike, check_epsilon, check_random_state
@@ -118,13 +119,13 @@ def estimate_bounds(frame: pd.DataFrame, schema: Schema, columns: Iterable[str],
     low, high = (float(c) for c in coarse)
     coarse = (low, high)
     if not (np.isfinite(coarse).all() and coarse[0] < coarse[1]):
-        raise DataError("The coarse range needs a lower limit below its upper limit.")
+        raise DataError(_("The coarse range needs a lower limit below its upper limit."))
     columns = list(columns)
     if not columns:
-        raise DataError("Choose at least one numeric column whose bounds should be estimated.")
+        raise DataError(_("Choose at least one numeric column whose bounds should be estimated."))
     for name in columns:
         if name not in frame.columns or schema[name].kind != "numeric":
-            raise DataError(f"Column '{name}' is not a numeric column of this table.")
+            raise DataError(_("Column '{column}' is not a numeric column of this table.").format(column=name))
     people = counting(schema.privacy_unit, schema.rows_per_person)
     ledger.count_people_as(people)
     rng = check_random_state(random_state)
@@ -155,4 +156,4 @@ def apply_bounds(schema: Schema, bounds: dict[str, tuple[float, float]], epsilon
     for name, (lower, upper) in bounds.items():
         spec = schema[name]
         spec.lower, spec.upper, spec.bounds_from_data = lower, upper, False
-        spec.source = f"estimated privately (ε = {epsilon_per_column:g})"
+        spec.source = _("estimated privately (ε = {epsilon})").format(epsilon=short(epsilon_per_column))

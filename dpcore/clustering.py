@@ -25,7 +25,7 @@ import pandas as pd
 
 from dpcore.accountant import ADD_REMOVE, UNITS, BudgetLedger, check_can_pay, convert, fmt, spend_label
 from dpcore.exceptions import DataError
-from dpcore.i18n import N_
+from dpcore.i18n import N_, _
 from dpcore.models.clustering import AUTO_SHARE, NO_GROUP, DPGridDensityClustering, grid_problem
 from dpcore.models.registry import ModelContext, get, privacy_summary
 from dpcore.persons import bound_contributions, counting, per_row, unit_problems
@@ -89,10 +89,10 @@ def check_features(schema: Schema, features: list[str], frame: pd.DataFrame | No
     allowed = clustering_columns(schema)
     wrong = [f for f in features if f not in allowed]
     if wrong:
-        raise DataError(f"These columns cannot be used to find groups: {', '.join(wrong)}. Choose numeric columns whose "
-                        "bounds are declared (on the Data page, or in the schema file).")
+        raise DataError(_("These columns cannot be used to find groups: {join}. Choose numeric columns whose bounds are "
+                          "declared (on the Data page, or in the schema file).").format(join=', '.join(wrong)))
     if len(set(features)) != len(features):
-        raise DataError("Choose each column once.")
+        raise DataError(_("Choose each column once."))
     problem = grid_problem(None, len(features))
     if problem:
         raise DataError(problem)
@@ -213,7 +213,7 @@ def _privacy_words(found: GroupMap, unit: str) -> str:
     text = f"ε = {found.epsilon:g} (pure ε-differential privacy, " + (
         f"one person's rows added or removed; at most {k} rows of a person were used and the map was fitted at "
         f"ε = {per_row(found.epsilon, 0.0, k)[0]:.4g} per row)" if k > 1 else "add/remove-one neighbours)")
-    spent, _ = convert(epsilon_decimal(found.epsilon), Decimal(0), ADD_REMOVE, unit)
+    spent, _delta = convert(epsilon_decimal(found.epsilon), Decimal(0), ADD_REMOVE, unit)
     return text + f". In the dataset's unit ({UNITS[unit]}) it counts as ε = {fmt(spent)}."
 
 

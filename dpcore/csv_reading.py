@@ -32,6 +32,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
 from dpcore.exceptions import DataError
+from dpcore.i18n import _
 
 #: pandas' long-standing default markers plus "?" (the UCI archive's), written out so that a
 #: new pandas cannot change which cells are missing.
@@ -59,9 +60,9 @@ def decode(raw: bytes, *, complete: bool = True) -> tuple[str, str]:
     ``complete=False`` for the head of a longer file: a character cut at its end is not an error.
     """
     if not raw or not raw.strip():
-        raise DataError("The file is empty. Choose a CSV file with a header row and at least one data row.")
+        raise DataError(_("The file is empty. Choose a CSV file with a header row and at least one data row."))
     if b"\x00" in raw[:8192]:
-        raise DataError("This looks like a binary file (a spreadsheet or archive?), not a CSV. Save it as CSV and try again.")
+        raise DataError(_("This looks like a binary file (a spreadsheet or archive?), not a CSV. Save it as CSV and try again."))
     try:
         return codecs.getincrementaldecoder("utf-8-sig")().decode(raw, final=complete), "utf-8"
     except UnicodeDecodeError:
@@ -86,7 +87,7 @@ def sniff_file(path: str | os.PathLike[str]) -> tuple[str, str]:
         with open(path, "rb") as handle:
             head = handle.read(_HEAD_BYTES)
     except OSError:
-        raise DataError(f"The file '{path.name}' could not be opened.") from None
+        raise DataError(_("The file '{name}' could not be opened.").format(name=path.name)) from None
     text, encoding = decode(head, complete=False)
     return encoding, sniff_delimiter(text[:65536])
 
@@ -98,10 +99,10 @@ def file_chunks(path: str | os.PathLike[str], chunksize: int = DEFAULT_CHUNKSIZE
 
     def chunks() -> Iterator[pd.DataFrame]:
         try:
-            for frame, _ in read_chunks(path, encoding, delimiter, chunksize):
+            for frame, _info in read_chunks(path, encoding, delimiter, chunksize):
                 yield frame
         except UnicodeDecodeError:
-            raise DataError("The file's text could not be decoded. Save it as UTF-8 and try again.") from None
+            raise DataError(_("The file's text could not be decoded. Save it as UTF-8 and try again.")) from None
 
     return chunks
 
@@ -258,7 +259,7 @@ def read_chunks(
     names, start = _header(path, encoding, delimiter)
     stripped = [str(n).strip() for n in names]
     if len(set(names)) != len(names) or len(set(stripped)) != len(stripped):
-        raise DataError("Two columns have the same name. Give every column a distinct header.")
+        raise DataError(_("Two columns have the same name. Give every column a distinct header."))
     convert = pcsv.ConvertOptions(
         column_types={n: pa.dictionary(pa.int32(), pa.string()) if n.strip() in categorical else pa.string() for n in names},
         null_values=MISSING_VALUES,

@@ -28,6 +28,7 @@ import pandas as pd
 from dpcore.accountant import ADD_REMOVE, BudgetLedger, check_unit, connect, default_ledger_path
 from dpcore.exceptions import DataError
 from dpcore.fingerprint import Fingerprint
+from dpcore.i18n import _, percent
 from dpcore.identity import SketchBuilder, TableSketch, VersionFingerprint, overlaps
 
 #: The share of people in common from which a table is taken to be a version of a known dataset.
@@ -66,15 +67,16 @@ class Identification:
     def sentence(self) -> str:
         name = self.dataset.name
         if self.legacy:
-            return f"This table was used before under the earlier ledger format; it keeps its budget as dataset '{name}'."
+            return _("This table was used before under the earlier ledger format; it keeps its budget as dataset '{name}'.").format(
+                name=name)
         if not self.created:
-            return (f"This table shares about {self.overlap:.0%} of its rows with your dataset '{name}' (measured on your "
-                    "raw rows, owner only), so it uses that dataset's budget: the people in it are (at least partly) the "
-                    "same people.")
+            return _("This table shares about {share} of its rows with your dataset '{name}' (measured on your "
+                     "raw rows, owner only), so it uses that dataset's budget: the people in it are (at least partly) the "
+                     "same people.").format(share=percent(self.overlap), name=name)
         if self.matched is not None:
-            return (f"Recorded as a separate dataset '{name}', although it shares about {self.overlap:.0%} of its rows "
-                    f"with '{self.matched.name}' (owner only).")
-        return f"A new dataset '{name}' was created for this table, with a budget of its own."
+            return _("Recorded as a separate dataset '{name}', although it shares about {share} of its rows "
+                     "with '{other}' (owner only).").format(name=name, share=percent(self.overlap), other=self.matched.name)
+        return _("A new dataset '{name}' was created for this table, with a budget of its own.").format(name=name)
 
 
 class Catalog:
@@ -115,9 +117,9 @@ class Catalog:
         """A new dataset with a budget of its own; ``name`` must not be taken."""
         name = " ".join(str(name).split())
         if not name:
-            raise DataError("Give the dataset a name.")
+            raise DataError(_("Give the dataset a name."))
         if self.find(name) is not None:
-            raise DataError(f"A dataset called '{name}' already exists: choose another name.")
+            raise DataError(_("A dataset called '{name}' already exists: choose another name.").format(name=name))
         dataset_id = "ds-" + uuid.uuid4().hex[:16]
         ledger = BudgetLedger(dataset_id, total_epsilon, self.path, total_delta=total_delta, unit=check_unit(unit), name=name)
         if reason:
@@ -128,7 +130,7 @@ class Catalog:
         """The dataset ``dataset_id``, which the ledger holds a budget for (it was created, or has versions)."""
         found = self.find(dataset_id)
         if found is None:
-            raise DataError("The budget ledger names a dataset it holds no budget for: the ledger file may be damaged.")
+            raise DataError(_("The budget ledger names a dataset it holds no budget for: the ledger file may be damaged."))
         return found
 
     def _versions(self) -> list[tuple[str, TableSketch]]:
@@ -170,12 +172,12 @@ class Catalog:
                 legacy.add(chunk)
             version.add(chunk, list(chunk.columns))
         if builder is None:
-            raise DataError("The table has no rows.")
+            raise DataError(_("The table has no rows."))
         sketch = builder.finish()
         known = self._versions()
-        scores = overlaps([s for _, s in known], sketch, chunks()) if known else []
+        scores = overlaps([s for _name, s in known], sketch, chunks()) if known else []
         best: dict[str, float] = {}
-        for (dataset_id, _), score in zip(known, scores, strict=True):
+        for (dataset_id, _sketch), score in zip(known, scores, strict=True):
             if score > best.get(dataset_id, 0.0):
                 best[dataset_id] = score
         ranked = sorted(best.items(), key=lambda item: -item[1])  # stable: ties keep the newest version first
@@ -212,18 +214,19 @@ class Catalog:
             return Identification(legacy, created=False, overlap=1.0, legacy=True)
         overlapping = [(d, score) for d, score in found if score >= ATTACH_OVERLAP]
         if len(overlapping) > 1:
-            names = " and ".join(f"'{d.name}' (about {score:.0%})" for d, score in overlapping[:3])
+            names = _(" and ").join(_("'{name}' (about {share})").format(name=d.name, share=percent(score))
+                                    for d, score in overlapping[:3])
             raise DataError(
-                f"This table holds people of several datasets: {names}. A release from it would spend only one of "
-                "their budgets, so it is refused: work on each dataset's own table instead."
+                _("This table holds people of several datasets: {names}. A release from it would spend only one of "
+                  "their budgets, so it is refused: work on each dataset's own table instead.").format(names=names)
             )
         attached, score = overlapping[0] if overlapping else (None, found[0][1] if found else 0.0)
         chosen = self.find(dataset) if dataset else attached
         if attached is not None and (chosen is None or chosen.dataset_id != attached.dataset_id) and not separate:
             raise DataError(
-                f"This table shares about {score:.0%} of its rows with the dataset '{attached.name}': the same people "
-                f"spend that dataset's budget. Use that dataset, or record it as a separate dataset explicitly "
-                "(--separate-dataset on the command line) if these really are different people."
+                _("This table shares about {score} of its rows with the dataset '{name}': the same people spend that "
+                  "dataset's budget. Use that dataset, or record it as a separate dataset explicitly "
+                  "(--separate-dataset on the command line) if these really are different people.").format(score=percent(score), name=attached.name)
             )
         created = chosen is None
         if chosen is None:
@@ -236,7 +239,7 @@ class Catalog:
     def separate(self, chunks: Chunks, name: str, reason: str, **budget: Any) -> Identification:
         """Make the table a new dataset although it overlaps a known one (an explicit, recorded act)."""
         if not str(reason).strip():
-            raise DataError("Say why these are different people: the reason is kept in the dataset's history.")
+            raise DataError(_("Say why these are different people: the reason is kept in the dataset's history."))
         return self.open_table(chunks, name, dataset=name, separate=True, reason=str(reason).strip(), **budget)
 
     def _unique_name(self, hint: str) -> str:

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore.exceptions import DataError
+from dpcore.i18n import _
 from dpcore.models.registry import ModelContext
 from dpcore.persons import bound_keys, person_keys
 from dpcore.schema import Normaliser, Schema
@@ -110,7 +111,7 @@ class Design:
             X, y, groups = X[keep], y[keep], pd.factorize(keys[keep])[0]
             over_bound = len(keep) - int(keep.sum())
         if len(y) < min_rows:
-            raise DataError(f"Fewer than {min_rows} rows have a usable target value; a model cannot be trained on so few.")
+            raise DataError(_("Fewer than {min_rows} rows have a usable target value; a model cannot be trained on so few.").format(min_rows=min_rows))
         target = schema.target
         assert target is not None  # schema.check(need_target=True) made sure
         numeric = target.kind == "numeric"

@@ -22,6 +22,7 @@ import pandas as pd
 
 from dpcore.csv_reading import DELIMITERS, MISSING_VALUES, decode, sniff_delimiter
 from dpcore.exceptions import DataError
+from dpcore.i18n import N_, _, integer
 
 __all__ = [
     "DELIMITERS", "MAX_COLUMNS", "MAX_ROWS", "MISSING_VALUES", "comma_number_columns", "decode", "first_row_is_data",
@@ -43,16 +44,17 @@ _THOUSANDS = r"[. \u00a0\u202f]"
 _SEPARATOR = r"[,. \u00a0\u202f]"
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # old .xls files, and password-protected .xlsx files
 _EXCEL_SUFFIXES = (".xlsx", ".xlsm")
+_OLD_EXCEL = ".xls"
 _REFUSED = {
-    ".xls": "This is an old Excel workbook (.xls), which DP Studio does not read. Open it in your spreadsheet program and save it as .xlsx or CSV.",
-    ".ods": "This is an OpenDocument spreadsheet (.ods), which DP Studio does not read. Save it as .xlsx or CSV.",
-    ".numbers": "This is an Apple Numbers file, which DP Studio does not read. Export it as .xlsx or CSV.",
-    ".zip": "This is a compressed archive. Unpack it and upload the CSV or .xlsx file inside.",
-    ".gz": "This is a compressed file. Unpack it and upload the CSV or .xlsx file inside.",
-    ".parquet": "Parquet files are not read here. Save the table as CSV (or .xlsx) and upload that.",
-    ".json": "JSON files are not read here. Save the table as CSV (or .xlsx) and upload that.",
+    ".xls": N_("This is an old Excel workbook (.xls), which DP Studio does not read. Open it in your spreadsheet program and save it as .xlsx or CSV."),
+    ".ods": N_("This is an OpenDocument spreadsheet (.ods), which DP Studio does not read. Save it as .xlsx or CSV."),
+    ".numbers": N_("This is an Apple Numbers file, which DP Studio does not read. Export it as .xlsx or CSV."),
+    ".zip": N_("This is a compressed archive. Unpack it and upload the CSV or .xlsx file inside."),
+    ".gz": N_("This is a compressed file. Unpack it and upload the CSV or .xlsx file inside."),
+    ".parquet": N_("Parquet files are not read here. Save the table as CSV (or .xlsx) and upload that."),
+    ".json": N_("JSON files are not read here. Save the table as CSV (or .xlsx) and upload that."),
 }
-_BAD_WORKBOOK = (
+_BAD_WORKBOOK = N_(
     "The workbook could not be read: it may be damaged or not really an .xlsx file. "
     "Open it in your spreadsheet program, save it again as .xlsx or CSV, and upload that."
 )
@@ -125,19 +127,20 @@ def _finish(
     """The checks and clean-up shared by CSV and Excel: guards, column names, decimal commas."""
     if frame.shape[1] < 2:
         raise DataError(
-            "Only one column was found. The file may use a delimiter other than comma, semicolon or tab, "
-            "or it is not a table: save it as CSV with one of those delimiters."
+            _("Only one column was found. The file may use a delimiter other than comma, semicolon or tab, or it "
+              "is not a table: save it as CSV with one of those delimiters.")
         )
     if len(frame) == 0:
-        raise DataError("The file has a header but no data rows.")
+        raise DataError(_("The file has a header but no data rows."))
     if len(frame) > max_rows:
-        raise DataError(f"The table has more than {max_rows:,} rows, more than DP Studio handles in the browser. Use the command line (python -m dpcore) for large files.")
+        raise DataError(_("The table has more than {max_rows} rows, more than DP Studio handles in the browser. Use the "
+                          "command line (python -m dpcore) for large files.").format(max_rows=integer(max_rows)))
     if frame.shape[1] > max_columns:
-        raise DataError(f"The table has more than {max_columns} columns. Drop the columns you do not need and upload again.")
+        raise DataError(_("The table has more than {max_columns} columns. Drop the columns you do not need and upload again.").format(max_columns=max_columns))
     if names is not None:  # the table has a header row
         frame.columns = [str(c).strip() for c in frame.columns]
         if len(set(frame.columns)) != len(frame.columns) or len(set(names)) != len(names):
-            raise DataError("Two columns have the same name. Give every column a distinct header and upload again.")
+            raise DataError(_("Two columns have the same name. Give every column a distinct header and upload again."))
     else:
         frame.columns = [f"column {i}" for i in range(1, frame.shape[1] + 1)]
     frame = frame.apply(_stripped)
@@ -220,11 +223,11 @@ def read_csv_bytes(
         if len(first_row) > len(names):
             raise pd.errors.ParserError
     except pd.errors.EmptyDataError:
-        raise DataError("The file is empty. Choose a CSV file with a header row and at least one data row.") from None
+        raise DataError(_("The file is empty. Choose a CSV file with a header row and at least one data row.")) from None
     except (pd.errors.ParserError, ValueError, csv.Error):
         raise DataError(
-            "The file could not be read as a table: rows have different numbers of fields. "
-            "Check that it is a CSV with one header row and the same delimiter (comma, semicolon or tab) on every line."
+            _("The file could not be read as a table: rows have different numbers of fields. Check that it is a "
+              "CSV with one header row and the same delimiter (comma, semicolon or tab) on every line.")
         ) from None
     info = {"format": "csv", "encoding": encoding, "delimiter": _DELIMITER_NAMES[delimiter], "header": header, "header_guessed": guessed}
     # A decimal comma is only plausible when the comma is not the delimiter.
@@ -242,25 +245,26 @@ def read_excel_bytes(
     """
     _check_options(header, decimal)
     if not raw or not raw.strip():
-        raise DataError("The file is empty. Choose an .xlsx workbook with a header row and at least one data row.")
+        raise DataError(_("The file is empty. Choose an .xlsx workbook with a header row and at least one data row."))
     if raw.startswith(_OLE_MAGIC):
         # Excel stores a password-protected .xlsx inside the same container as an old .xls.
         if "EncryptionInfo".encode("utf-16-le") in raw:
-            raise DataError("The workbook is protected by a password. Remove the password in your spreadsheet program (or save it as CSV) and upload again.")
-        raise DataError(_REFUSED[".xls"])
+            raise DataError(_("The workbook is protected by a password. Remove the password in your spreadsheet program (or save "
+                              "it as CSV) and upload again."))
+        raise DataError(_(_REFUSED[_OLD_EXCEL]))
     if not raw.startswith(b"PK"):
-        raise DataError("This is not an .xlsx workbook. Save the table as .xlsx or CSV and upload that.")
+        raise DataError(_("This is not an .xlsx workbook. Save the table as .xlsx or CSV and upload that."))
     try:  # openpyxl raises many kinds of errors on a broken file, and their messages may quote cells
         book = pd.ExcelFile(io.BytesIO(raw), engine="openpyxl")
         sheets = book.sheet_names
         # Read without a header (bounded by the row guard), then decide: one read instead of two.
         cells = pd.read_excel(book, sheet_name=0, header=None, nrows=max_rows + 2, **_MARKERS)
     except Exception:
-        raise DataError(_BAD_WORKBOOK) from None
+        raise DataError(_(_BAD_WORKBOOK)) from None
     # Blank rows and columns around the table (formatting, a title line's neighbours) carry nothing.
     cells = cells.dropna(how="all").dropna(axis=1, how="all").reset_index(drop=True)
     if cells.empty:
-        raise DataError("The first sheet of the workbook is empty. Put the table on the first sheet and upload again.")
+        raise DataError(_("The first sheet of the workbook is empty. Put the table on the first sheet and upload again."))
     guessed = header is None
     if guessed:
         header = not first_row_is_data(cells.head(_SAMPLE_ROWS + 1))
@@ -285,7 +289,7 @@ def read_table_bytes(raw: bytes, filename: str, **options: Any) -> tuple[pd.Data
     if suffix in _EXCEL_SUFFIXES:
         return read_excel_bytes(raw, **options)
     if suffix in _REFUSED:
-        raise DataError(_REFUSED[suffix])
+        raise DataError(_(_REFUSED[suffix]))
     return read_csv_bytes(raw, **options)  # .csv, .tsv, .txt, .data, .test, or no extension
 
 
@@ -295,5 +299,5 @@ def read_csv_path(path: str | os.PathLike[str], **kwargs: Any) -> tuple[pd.DataF
         with open(path, "rb") as handle:
             raw = handle.read()
     except OSError:
-        raise DataError(f"The file '{path}' could not be opened.") from None
+        raise DataError(_("The file '{path}' could not be opened.").format(path=path)) from None
     return read_csv_bytes(raw, **kwargs)

@@ -9,62 +9,65 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from dpcore.accountant import ADD_REMOVE, UNITS, convert, fmt
+from dpcore.accountant import ADD_REMOVE, UNITS, convert
 from dpcore.exceptions import DataError
+from dpcore.i18n import N_, _, get_language, short
 from dpcore.models.registry import get, privacy_summary
 from dpcore.persons import per_row
 from dpcore.schema import Schema
 from dpcore.training import TrainedModel
 from dpcore.validation import epsilon_decimal
 
-SEEDED_WARNING = "Reproducible demo seed — do not release this model."
+SEEDED_WARNING = N_("Reproducible demo seed — do not release this model.")
 
 
 def privacy_line(trained: TrainedModel, unit: str = ADD_REMOVE) -> str:
     """The model's guarantee, and what it costs in the dataset's unit of protection."""
     delta, k = trained.delta, trained.rows_per_person
-    who = "one person's rows added or removed" if k > 1 else "add/remove-one neighbours"
+    who = _("one person's rows added or removed") if k > 1 else _("add/remove-one neighbours")
     if delta:
-        line = (f"- **Privacy**: (ε = {trained.epsilon:g}, δ = {delta:g})-differential privacy — APPROXIMATE DP (Gaussian "
-                f"noise, zCDP accounting), not pure ε-DP; {who}.")
+        line = _("- **Privacy**: (ε = {epsilon}, δ = {delta})-differential privacy — APPROXIMATE DP (Gaussian "
+                 "noise, zCDP accounting), not pure ε-DP; {who}.").format(epsilon=short(trained.epsilon), delta=short(delta), who=who)
     else:
-        line = f"- **Privacy**: ε = {trained.epsilon:g} (pure ε-differential privacy, {who})."
+        line = _("- **Privacy**: ε = {epsilon} (pure ε-differential privacy, {who}).").format(epsilon=short(trained.epsilon), who=who)
     if k > 1:
-        line += (f" Per person, counting up to {k} rows each: at most {k} rows of a person were used (a random subset), "
-                 f"and the model was fitted at ε = {per_row(trained.epsilon, 0.0, k)[0]:.4g} per row, which by group privacy is "
-                 f"ε = {trained.epsilon:g} per person.")
+        line += " " + _("Per person, counting up to {k} rows each: at most {k} rows of a person were used (a random subset), "
+                        "and the model was fitted at ε = {row_epsilon} per row, which by group privacy is "
+                        "ε = {epsilon} per person.").format(k=k, row_epsilon=short(float(f"{per_row(trained.epsilon, 0.0, k)[0]:.4g}")),
+                                                            epsilon=short(trained.epsilon))
     eps, dlt = convert(epsilon_decimal(trained.epsilon), Decimal(repr(delta)), ADD_REMOVE, unit)
-    return line + (f" In the dataset's unit ({UNITS[unit]}) it counts as ε = {fmt(eps)}"
-                   + (f", δ = {fmt(dlt)}" if dlt else "") + ".")
+    cost = f"ε = {short(float(eps))}" + (f", δ = {short(float(dlt))}" if dlt else "")
+    return line + " " + _("In the dataset's unit ({unit}) it counts as {cost}.").format(unit=_(UNITS[unit]), cost=cost)
 
 
 def model_card(trained: TrainedModel, schema: Schema, unit: str = ADD_REMOVE) -> str:
     """A short Markdown card for ``trained``, fitted with ``schema``'s declarations in a dataset of ``unit``."""
     target = schema.target
     if target is None:  # was an AttributeError on None
-        raise DataError("The schema declares no target column, so it cannot describe a trained model.")
+        raise DataError(_("The schema declares no target column, so it cannot describe a trained model."))
     doc = (type(trained.model).__doc__ or "").strip()
-    headline = doc.splitlines()[0] if doc else get(trained.key).description
-    settings = ", ".join(f"{k} = {v}" for k, v in trained.parameters.items()) or "defaults"
+    # The estimator's docstring is English; another language shows the registry's (translated) description.
+    headline = doc.splitlines()[0] if doc and get_language() == "en" else _(get(trained.key).description)
+    settings = ", ".join(f"{k} = {v}" for k, v in trained.parameters.items()) or _("defaults")
     lines = [
-        f"# Model card: {trained.name}",
+        _("# Model card: {name}").format(name=_(trained.name)),
         "",
         f"*{headline}*",
         "",
         privacy_line(trained, unit),
-        f"- **Task**: {trained.task}; target `{target.name}`.",
-        f"- **Parameters**: {settings}.",
-        f"- **Count noise / selection**: {getattr(trained.model, 'count_noise', 'n/a')} / "
-        f"{getattr(trained.model, 'selection', 'n/a')}.",
+        _("- **Task**: {task}; target `{target}`.").format(task=_(trained.task), target=target.name),
+        _("- **Parameters**: {settings}.").format(settings=settings),
+        _("- **Count noise / selection**: {noise} / {selection}.").format(
+            noise=getattr(trained.model, "count_noise", "n/a"), selection=getattr(trained.model, "selection", "n/a")),
         "",
-        "## Declared bounds (public)",
+        _("## Declared bounds (public)"),
         "",
     ]
     for c in [*schema.features, target]:
         domain = f"[{c.lower:g}, {c.upper:g}]" if c.kind == "numeric" else "{" + ", ".join(c.categories) + "}"
         lines.append(f"- `{c.name}` ({c.kind}): {domain}" + (f" — {c.source}" if c.source else ""))
-    lines += ["", "## Privacy argument", "", privacy_summary(trained.key), ""]
-    lines += [f"> **Warning:** {note}" for note in schema.leak_notes()]
+    lines += ["", _("## Privacy argument"), "", _(privacy_summary(trained.key)), ""]
+    lines += [_("> **Warning:** {note}").format(note=note) for note in schema.leak_notes()]
     if trained.seeded:
-        lines.append(f"> **{SEEDED_WARNING}**")
+        lines.append(f"> **{_(SEEDED_WARNING)}**")
     return "\n".join(lines) + "\n"

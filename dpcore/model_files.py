@@ -13,6 +13,7 @@ from pathlib import Path
 import skops.io as sio
 
 from dpcore.exceptions import DataError
+from dpcore.i18n import _
 
 SUFFIX = ".skops"
 TRUSTED_PREFIXES = ("dpcore.",)
@@ -45,8 +46,9 @@ def load_model(source: bytes | str | Path) -> object:
     try:
         unknown = sio.get_untrusted_types(data=data)
     except Exception as error:
-        raise DataError("This is not a DP Studio model file (a .skops file written by DP Studio).") from error
+        raise DataError(_("This is not a DP Studio model file (a .skops file written by DP Studio).")) from error
     foreign = [name for name in unknown if not name.startswith(TRUSTED_PREFIXES)]
     if foreign:
-        raise DataError("This model file names types DP Studio does not trust, so it was not opened: " + ", ".join(foreign[:5]))
+        raise DataError(_("This model file names types DP Studio does not trust, so it was not opened: {types}").format(
+            types=", ".join(foreign[:5])))
     return sio.loads(data, trusted=unknown)

@@ -25,6 +25,7 @@ import pandas as pd
 from dpcore.accountant import ONE_ROW_EACH
 from dpcore.exceptions import DataError
 from dpcore.fingerprint import MISSING_HASH, cell_hashes
+from dpcore.i18n import _
 from dpcore.validation import RandomStateLike, check_random_state
 
 
@@ -103,21 +104,21 @@ def counting(privacy_unit: str | None, rows_per_person: int) -> str:
 def check_unit_column(frame: pd.DataFrame, column: str) -> None:
     """A sentence (as :class:`DataError`) when the declared unit column is missing or empty; never a value."""
     if column not in frame.columns:
-        raise DataError(f"The column '{column}' that identifies each person is not in the table: choose the column that "
-                        "does, or say that each person has one row.")
+        raise DataError(_("The column '{column}' that identifies each person is not in the table: choose the column that "
+                          "does, or say that each person has one row.").format(column=column))
     if (person_keys(frame[column]) == MISSING_HASH).all():
-        raise DataError(f"The column '{column}' that identifies each person is empty: choose the column that does, or say "
-                        "that each person has one row.")
+        raise DataError(_("The column '{column}' that identifies each person is empty: choose the column that does, or say "
+                          "that each person has one row.").format(column=column))
 
 
 def unit_problems(column: str | None, rows_per_person: object, role: str | None, frame: pd.DataFrame | None) -> list[str]:
     """What is wrong with a privacy-unit declaration (``role`` is the declared role of ``column``), as sentences."""
     if column is None:
-        return [] if rows_per_person == 1 else ["Name the column that identifies each person, or count one row each."]
+        return [] if rows_per_person == 1 else [_("Name the column that identifies each person, or count one row each.")]
     if role != "identifier":
-        return [f"The column '{column}' that identifies each person must be declared an identifier."]
+        return [_("The column '{column}' that identifies each person must be declared an identifier.").format(column=column)]
     if isinstance(rows_per_person, bool) or not isinstance(rows_per_person, int) or rows_per_person < 1:
-        return ["The most rows that count for one person must be a whole number of at least 1."]
+        return [_("The most rows that count for one person must be a whole number of at least 1.")]
     try:
         if frame is not None:
             check_unit_column(frame, column)

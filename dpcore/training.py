@@ -30,7 +30,7 @@ from sklearn.metrics import (
 
 from dpcore.accountant import DEFAULT_TOTAL_DELTA, BudgetLedger, check_can_pay, spend_label
 from dpcore.design import Design
-from dpcore.i18n import _
+from dpcore.i18n import _, short
 from dpcore.models.registry import Estimator, get
 from dpcore.persons import counting, per_person, per_row
 from dpcore.validation import check_delta
@@ -282,8 +282,8 @@ def answer_queries(design: Design, queries: np.ndarray, epsilon_per_query: float
     people = counting(design.schema.privacy_unit if design.schema is not None else None, design.rows_per_person)
     check_can_pay(ledger, epsilon, people, "Answering these queries", "answered")
     if not ledger.can_spend(epsilon, delta):
-        raise BudgetExceededError(f"Answering {n_queries} queries needs δ = {delta:g}, more than what is left of this "
-                                  "dataset's δ. Nothing was answered or charged.")
+        raise BudgetExceededError(_("Answering {n_queries} queries needs δ = {delta}, more than what is left of this dataset's δ. "
+                                    "Nothing was answered or charged.").format(n_queries=n_queries, delta=short(delta)))
     context = design.context(epsilon_per_query, random_state=seed)
     context.delta = delta_per_query
     row = context.per_row()
