@@ -114,16 +114,18 @@ class SmoothMedian(Mechanism):
         rows = np.clip(np.atleast_2d(np.asarray(answers, dtype=float)), self.lower, self.upper)
         if rows.shape[1] == 0:
             raise ValueError("each query needs at least one answer")
-        k = rows.shape[1]
-        median = np.sort(rows, axis=1)[:, (k + 1) // 2 - 1]
-        scale = median_smooth_sensitivity(rows, self.beta, self.lower, self.upper) / self.alpha
+        median = np.sort(rows, axis=1)[:, (rows.shape[1] + 1) // 2 - 1]
+        noisy = self.add_noise(median, median_smooth_sensitivity(rows, self.beta, self.lower, self.upper))
+        return self._released(rows, noisy)
+
+    def add_noise(self, median: NDArray[np.float64], smooth_sensitivity: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``median + (S*/α)·Z``, clipped to the bounds and rounded to a fixed grid (the release step of :meth:`randomise`)."""
         if self.noise == "laplace":
             z = self.rng.laplace(0.0, 1.0, size=median.shape)
         else:
             z = heavy_tailed_noise(self.rng, median.shape, self.gamma)
-        noisy = np.clip(median + scale * z, self.lower, self.upper)
+        noisy = np.clip(median + smooth_sensitivity / self.alpha * z, self.lower, self.upper)
         # A fixed output grid (2^-20 of the range, data-independent) drops the low-order float bits
         # that Mironov's 2012 attack reads; post-processing, so ε and δ are unchanged.
         grid = (self.upper - self.lower) * 2.0**-20
-        noisy = self.lower + np.round((noisy - self.lower) / grid) * grid
-        return self._released(rows, noisy)
+        return self.lower + np.round((noisy - self.lower) / grid) * grid

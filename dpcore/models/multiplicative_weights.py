@@ -50,7 +50,7 @@ def tree_prefix_sums(steps: NDArray[np.float64], epsilon: float, sensitivity: fl
     nodes, whatever ``T``.
     """
     n_steps, width = steps.shape
-    levels = max(1, math.ceil(math.log2(max(n_steps, 1)))) + 1
+    levels = math.ceil(math.log2(max(n_steps, 1))) + 1
     padded = np.zeros((2 ** (levels - 1), width))
     padded[:n_steps] = steps
     nodes = [padded.reshape(-1, 2**level, width).sum(axis=1) for level in range(levels)]
@@ -128,7 +128,10 @@ class _Ensemble(DPEstimatorMixin):
         structure, noise = self._random_streams()
         m = len(templates)
         share = (1.0 - self.held_out) / m
-        part = np.searchsorted(np.cumsum([share] * m), structure.random(len(y)), side="right")  # m = held-out part
+        # Two secret draws per record, in one call so a record's draws never depend on how many others there are:
+        # its part (m = the held-out part) and, if held out, its step of the stream.
+        draws = structure.random((len(y), 2))
+        part = np.searchsorted(np.cumsum([share] * m), draws[:, 0], side="right")
         seeds = noise.spawn(m + 1)
         self.experts_ = []
         for i, template in enumerate(templates):
@@ -141,7 +144,7 @@ class _Ensemble(DPEstimatorMixin):
             noisy = Laplace(self.epsilon, float(m), weight_rng).randomise(losses.sum(axis=0))
             self.weights_path_ = weights_from_losses(noisy, self.eta)[None, :]
         else:
-            step = structure.integers(0, self.n_steps, size=len(losses))
+            step = np.minimum((draws[held, 1] * self.n_steps).astype(np.int64), self.n_steps - 1)
             per_step = np.zeros((self.n_steps, m))
             np.add.at(per_step, step, losses)
             self.weights_path_ = weights_from_losses(tree_prefix_sums(per_step, self.epsilon, float(m), weight_rng), self.eta)

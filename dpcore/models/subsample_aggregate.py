@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
-from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from dpcore.mechanisms import Exponential
@@ -43,7 +43,9 @@ from dpcore.validation import Bounds, RandomStateLike, check_delta, check_epsilo
 # together), while shallow trees still learn something from a few hundred rows.
 DEFAULT_BLOCKS = 100
 DEFAULT_QUERIES = 100
-ABSTAIN = -1
+# The student averages the noisy labels of its 15 nearest query points: label noise averages out, and a
+# nearest-neighbour model is stored as plain arrays that a buyer's model file loader trusts.
+STUDENT_NEIGHBOURS = 15
 
 
 def assign_blocks(n_rows: int, n_blocks: int, rng: np.random.Generator) -> NDArray[np.int64]:
@@ -75,11 +77,14 @@ class _Teacher(DPEstimatorMixin):
         check_positive_int(self.n_blocks, "n_blocks", minimum=1)
         check_delta(self.delta)
         template = self.estimator if self.estimator is not None else self._default_estimator()
+        # Each block model's own randomness (a tree's tie-breaking) is seeded from the secret stream, drawn
+        # before the blocks so no record's block depends on it: a block's model is a function of its records.
+        seeds = rng.integers(0, 2**31 - 1, size=self.n_blocks)
         blocks = assign_blocks(len(y), self.n_blocks, rng)
         self.block_models_ = []
         for block in range(self.n_blocks):  # one fit per block, never a loop over records
             rows = blocks == block
-            self.block_models_.append(_fit_or_none(template, X_unit[rows], y[rows]))
+            self.block_models_.append(_fit_or_none(template, X_unit[rows], y[rows], int(seeds[block])))
         self.queries_answered_ = 0
         self._set_spent(0.0)
 
@@ -94,7 +99,7 @@ class _Teacher(DPEstimatorMixin):
         return round_up_epsilon(n_queries * check_epsilon(self.epsilon)), float(n_queries * self.delta)
 
 
-def _fit_or_none(template: BaseEstimator, X: NDArray[np.float64], y: NDArray[Any]) -> BaseEstimator | None:
+def _fit_or_none(template: BaseEstimator, X: NDArray[np.float64], y: NDArray[Any], seed: int) -> BaseEstimator | None:
     """A block's fitted model, or ``None`` when its records cannot fit one (empty, one class...).
 
     ``None`` answers a public fallback. Whether a fit fails depends on that block's records only,
@@ -102,8 +107,11 @@ def _fit_or_none(template: BaseEstimator, X: NDArray[np.float64], y: NDArray[Any
     """
     if len(y) == 0:
         return None
+    model = clone(template)
+    if "random_state" in model.get_params(deep=False):
+        model.set_params(random_state=seed)
     try:
-        return clone(template).fit(X, y)
+        return model.fit(X, y)
     except ValueError:
         return None
 
@@ -288,12 +296,12 @@ class _Student(DPEstimatorMixin):
         return check_epsilon(self.epsilon) / n_labels, check_delta(self.delta) / n_labels
 
     def _finish(self, queries: NDArray[np.float64], labels: NDArray[Any]) -> None:
-        template = self.student if self.student is not None else self._default_student()
+        template = self.student if self.student is not None else self._default_student(len(labels))
         self.student_ = clone(template).fit(self._unit(queries), labels)
         self.n_labels_ = len(labels)
         self._set_spent(self.epsilon, self.delta)
 
-    def _default_student(self) -> BaseEstimator:
+    def _default_student(self, n_labels: int) -> BaseEstimator:
         raise NotImplementedError
 
 
@@ -329,8 +337,8 @@ class SubsampleAggregateStudentRegressor(TargetScalingMixin, RegressorMixin, _St
     estimator : scikit-learn regressor, optional
         The teacher's block model (see :class:`SubsampleAggregateRegressor`).
     student : scikit-learn regressor, optional
-        Fitted on the labelled queries. Default: a random forest of 50 trees of depth 6
-        (robust to label noise, cheap on a few hundred points).
+        Fitted on the labelled queries (scaled to [0, 1]). Default: the mean of the 15 nearest
+        labelled points (label noise averages out; stored as plain arrays).
     queries : array, optional
         A public query set in the features' own units.
     bounds, target_bounds, categorical_levels, random_state : as for the other models.
@@ -358,8 +366,8 @@ class SubsampleAggregateStudentRegressor(TargetScalingMixin, RegressorMixin, _St
         self.categorical_levels = categorical_levels
         self.random_state = random_state
 
-    def _default_student(self) -> BaseEstimator:
-        return RandomForestRegressor(n_estimators=50, max_depth=6, min_samples_leaf=3, random_state=0)
+    def _default_student(self, n_labels: int) -> BaseEstimator:
+        return KNeighborsRegressor(n_neighbors=min(STUDENT_NEIGHBOURS, n_labels), algorithm="brute")
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         X, y = self._check_fit_input(X, y, classifier=False)
@@ -389,7 +397,7 @@ class SubsampleAggregateStudentClassifier(DeclaredClassesMixin, ClassifierMixin,
     delta : float, default 0.0
     n_queries, n_blocks, estimator, queries : as for :class:`SubsampleAggregateStudentRegressor`.
     student : scikit-learn classifier, optional
-        Default: a random forest of 50 trees of depth 6.
+        Default: the majority of the 15 nearest labelled points.
     classes : list, optional
         Declared labels.
     bounds, categorical_levels, random_state : as for the other models.
@@ -417,8 +425,8 @@ class SubsampleAggregateStudentClassifier(DeclaredClassesMixin, ClassifierMixin,
         self.categorical_levels = categorical_levels
         self.random_state = random_state
 
-    def _default_student(self) -> BaseEstimator:
-        return RandomForestClassifier(n_estimators=50, max_depth=6, min_samples_leaf=3, random_state=0)
+    def _default_student(self, n_labels: int) -> BaseEstimator:
+        return KNeighborsClassifier(n_neighbors=min(STUDENT_NEIGHBOURS, n_labels), algorithm="brute")
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         X, y = self._check_fit_input(X, y, classifier=True)

@@ -1,0 +1,143 @@
+"""The smooth-sensitivity median: the exact bound, the heavy-tailed sampler, and privacy with a power check on β."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from privacy_testing import ALPHA, assert_exceeds_epsilon, discretise, estimate_privacy_loss
+from scipy import special, stats
+
+from dpcore.mechanisms.smooth_median import SmoothMedian, heavy_tailed_noise, median_smooth_sensitivity
+
+GRID = np.array([0.0, 0.25, 0.5, 0.75, 1.0])
+
+
+def _median(rows: np.ndarray) -> np.ndarray:
+    k = rows.shape[-1]
+    return np.sort(rows, axis=-1)[..., (k + 1) // 2 - 1]
+
+
+def _brute_force_smooth_sensitivity(x: np.ndarray, beta: float) -> float:
+    """``max_t e^(−tβ)·max_{d(x,y) ≤ t} LS(y)`` by enumerating every vector on the grid (the extremes are on it)."""
+    k = len(x)
+    every = np.array(list(itertools.product(GRID, repeat=k)))
+    medians = _median(every)
+    # LS(y): the median moves most when one answer is replaced by a bound.
+    local = np.zeros(len(every))
+    for i in range(k):
+        for bound in (0.0, 1.0):
+            changed = every.copy()
+            changed[:, i] = bound
+            local = np.maximum(local, np.abs(_median(changed) - medians))
+    distance = (every != x).sum(axis=1)
+    return max(math.exp(-t * beta) * local[distance <= t].max() for t in range(k + 1))
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4, 5])
+def test_smooth_sensitivity_is_exact_against_brute_force(k):
+    rng = np.random.default_rng(k)
+    for beta in (0.05, 0.7, 3.0):
+        for x in rng.choice(GRID, size=(6, k)):
+            assert math.isclose(median_smooth_sensitivity([x], beta)[0], _brute_force_smooth_sensitivity(x, beta), rel_tol=1e-12)
+
+
+def test_smooth_sensitivity_is_beta_smooth_between_neighbours():
+    rng = np.random.default_rng(0)
+    x = rng.random((500, 9))
+    x_prime = x.copy()
+    x_prime[np.arange(500), rng.integers(0, 9, 500)] = rng.random(500)
+    beta = 0.3
+    s, s_prime = median_smooth_sensitivity(x, beta), median_smooth_sensitivity(x_prime, beta)
+    assert np.all(s <= math.exp(beta) * s_prime + 1e-12) and np.all(s_prime <= math.exp(beta) * s + 1e-12)
+
+
+def test_constants_follow_nissim_raskhodnikova_smith():
+    laplace = SmoothMedian(1.0, delta=1e-6)
+    assert (laplace.noise, laplace.alpha, laplace.beta) == ("laplace", 0.5, 1.0 / (2 * math.log(2e6)))
+    heavy = SmoothMedian(2.0, gamma=4.0)
+    assert (heavy.noise, heavy.alpha, heavy.beta) == ("heavy_tailed", 2.0 / 16, 0.5)
+
+
+@pytest.mark.parametrize("gamma", [2.0, 4.0])
+def test_heavy_tailed_sampler_matches_its_density(gamma):
+    z = heavy_tailed_noise(np.random.default_rng(1), 100_000, gamma)
+    u = np.abs(z) ** gamma
+    # |Z|^γ is beta-prime(1/γ, 1 − 1/γ): its CDF at u is the regularised incomplete beta at u/(1+u).
+    assert stats.kstest(u, lambda v: special.betainc(1 / gamma, 1 - 1 / gamma, v / (1 + v))).pvalue > 1e-6
+    assert abs(np.mean(z > 0) - 0.5) < 0.01
+
+
+def test_parameters_are_checked():
+    with pytest.raises(ValueError, match="delta"):
+        SmoothMedian(1.0, noise="laplace")
+    with pytest.raises(ValueError, match="gamma"):
+        SmoothMedian(1.0, gamma=1.0)
+    with pytest.raises(ValueError, match="noise"):
+        SmoothMedian(1.0, noise="gaussian")
+
+
+# --- neighbouring answers, and a wrong β -------------------------------------------------
+#
+# k = 161 answers, most at 0.5 and c of them at the upper bound 1: the median is 0.5, the local
+# sensitivity is 0, and the smooth bound is set by the distance t0 = m − 1 − c at which the top
+# answers reach the median. Moving one answer from 0.5 to 1 shortens t0 by one, so the two
+# neighbours' noise scales differ by exactly e^β: the largest ratio an honest β allows. A β that
+# is too large lets them differ by more than the admissible noise absorbs, which shows in the
+# tails. c is chosen per mechanism so that the noise scale is about 0.05 (the tails fit in [0, 1]).
+# The exact bound of a row is checked above against brute force; here it is computed once for
+# each of the two rows and the release step is drawn 400 000 times.
+
+K, N_DRAWS, TARGET_SCALE = 161, 400_000, 0.05
+
+
+class WrongBeta(SmoothMedian):
+    """Deliberately broken: β = ε/2 for Laplace (the ln(2/δ) forgotten) or β = ε for the heavy-tailed noise."""
+
+    @property
+    def beta(self) -> float:
+        return self.epsilon / 2.0 if self.noise == "laplace" else self.epsilon
+
+
+def _answers(top: int) -> np.ndarray:
+    return np.array([0.5] * (K - top) + [1.0] * top)
+
+
+def _loss(mechanism_class, epsilon: float, delta: float, seed: int):
+    mech = mechanism_class(epsilon, delta, random_state=seed)
+    m = (K + 1) // 2
+    t0 = math.ceil(math.log(0.5 / (mech.alpha * TARGET_SCALE)) / mech.beta)
+    top = m - 1 - t0
+    assert 0 <= top < m - 2
+    rows = np.vstack([_answers(top), _answers(top + 1)])
+    smooth = median_smooth_sensitivity(rows, mech.beta)
+    assert math.isclose(smooth[1], math.exp(mech.beta) * smooth[0])  # neighbours as far apart as β allows
+    scale = smooth[0] / mech.alpha
+    width = 3.8 if mech.noise == "laplace" else 2.0  # where the two tails differ most (a public choice)
+    edges = [0.5 - width * scale, 0.5 + width * scale]
+    assert edges[0] > 0 and edges[1] < 1  # clipping does not hide the tails
+    codes = [discretise(mech.add_noise(np.full(N_DRAWS, 0.5), np.full(N_DRAWS, s)), edges)[0] for s in smooth]
+    return estimate_privacy_loss(codes[0], codes[1], epsilon, n_outcomes=len(edges) + 2, alpha=ALPHA)
+
+
+def test_the_release_step_is_the_one_randomise_uses():
+    mech = SmoothMedian(1.0, 1e-5, random_state=7)
+    rows = np.vstack([_answers(3), _answers(4)])
+    expected = SmoothMedian(1.0, 1e-5, random_state=7).add_noise(np.full(2, 0.5), median_smooth_sensitivity(rows, mech.beta))
+    np.testing.assert_array_equal(mech.randomise(rows), expected)
+
+
+@pytest.mark.parametrize(("epsilon", "delta"), [(1.0, 1e-5), (1.0, 0.0)], ids=["laplace", "heavy_tailed"])
+def test_neighbouring_answers_stay_within_epsilon_delta(epsilon, delta):
+    estimate = _loss(SmoothMedian, epsilon, delta, seed=3)
+    assert estimate.loss_d_to_d_prime <= estimate.tolerance_d_to_d_prime + delta, str(estimate)
+    assert estimate.loss_d_prime_to_d <= estimate.tolerance_d_prime_to_d + delta, str(estimate)
+
+
+@pytest.mark.parametrize(("epsilon", "delta"), [(1.0, 1e-5), (1.0, 0.0)], ids=["laplace", "heavy_tailed"])
+def test_the_privacy_test_catches_a_wrong_beta(epsilon, delta):
+    estimate = _loss(WrongBeta, epsilon, delta, seed=4)
+    assert estimate.excess > delta, str(estimate)
+    assert_exceeds_epsilon(estimate)
