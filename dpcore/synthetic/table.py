@@ -175,7 +175,7 @@ def synthesize_table(
     say(0.0, _("Measuring the marginals…"))
     shape = tuple(c.size for c in columns)
     measurements = measure(encode(frame, columns, rng), shape, calibration, rng, anchor=anchor)
-    rows = int(public_rows) if public_rows is not None else int(round(noisy_total(measurements)))
+    rows = copy_rows(measurements, public_rows)
     cells = fit_and_sample(measurements, shape, rows, int(rng.integers(0, 2**31 - 1)),
                            progress=lambda f: say(0.1 + 0.8 * f, _("Fitting the model…")))
     say(0.95, _("Drawing the rows…"))
@@ -191,6 +191,11 @@ def synthesize_table(
         result.epsilon_charged, result.delta_charged, result.dataset_id = calibration.epsilon, calibration.delta, ledger.dataset_id
     say(1.0, _("Done."))
     return result
+
+
+def copy_rows(measurements: list[Measurement], public_rows: int | None) -> int:
+    """How many rows the copy has: the owner's declared public size, else the noisy count (never the exact one)."""
+    return int(public_rows) if public_rows is not None else int(round(noisy_total(measurements)))
 
 
 def finish(columns: list[SyntheticColumn], schema: Schema, calibration: Calibration,

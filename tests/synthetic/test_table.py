@@ -1,0 +1,93 @@
+"""A synthetic copy end to end (Private-PGM fits a tiny table): convergence, the ledger's charge and refusal, the report."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+from synthetic_testing import tiny_plan, tiny_schema, tiny_table
+
+from dpcore.accountant import BudgetLedger
+from dpcore.exceptions import BudgetExceededError, DataError
+from dpcore.synthetic import read_synthetic, synthesize_table, synthetic_columns, synthetic_shares, utility_preview
+from dpcore.synthetic.domain import encode
+from dpcore.synthetic.measure import marginal
+from dpcore.synthetic.preview import copy_cells
+
+pytest.importorskip("mbi")
+
+
+def _two_way_error(frame: pd.DataFrame, copy: pd.DataFrame) -> float:
+    columns = synthetic_columns(tiny_schema(), tiny_plan())
+    shape = tuple(c.size for c in columns)
+    truth, cells = encode(frame, columns, np.random.default_rng(0)), copy_cells(copy, columns)
+    errors = []
+    for pair in itertools.combinations(range(len(shape)), 2):
+        p, q = marginal(truth, shape, pair), marginal(cells, shape, pair)
+        errors.append(0.5 * np.abs(p / p.sum() - q / q.sum()).sum())
+    return float(np.mean(errors))
+
+
+def test_the_copy_s_marginals_converge_to_the_truth_as_epsilon_grows():
+    frame = tiny_table(3000, seed=2)
+    errors = [_two_way_error(frame, synthesize_table(frame, tiny_schema(), tiny_plan(), epsilon=eps, random_state=4).table)
+              for eps in (0.05, 1.0, 50.0)]
+    assert errors[0] > errors[1] > errors[2]
+    assert errors[2] < 0.03
+
+
+def test_the_ledger_is_checked_first_and_charged_with_epsilon_delta_and_unit():
+    frame = tiny_table(500)
+    ledger = BudgetLedger("tiny", total_epsilon=1.5, path=":memory:")
+    result = synthesize_table(frame, tiny_schema(), tiny_plan(), epsilon=1.0, delta=1e-6, ledger=ledger, random_state=1)
+    assert (result.epsilon_charged, result.delta_charged) == (1.0, 1e-6)
+    spend = ledger.spends()[-1]
+    assert (spend.epsilon, spend.delta, spend.relation) == (1.0, 1e-6, "add/remove")
+    assert "synthetic copy" in spend.released and "demo seed" in spend.label
+    with pytest.raises(BudgetExceededError, match="Nothing was measured or charged"):
+        synthesize_table(frame, tiny_schema(), tiny_plan(), epsilon=1.0, ledger=ledger)
+    assert len(ledger.spends()) == 1 and ledger.spent == 1.0
+
+
+def test_a_delta_beyond_the_ledger_s_total_delta_is_refused():
+    ledger = BudgetLedger("tiny", total_epsilon=10, path=":memory:", total_delta=1e-6)
+    with pytest.raises(BudgetExceededError):
+        synthesize_table(tiny_table(100), tiny_schema(), tiny_plan(), epsilon=1.0, delta=1e-5, ledger=ledger)
+    assert ledger.spends() == []
+
+
+def test_report_row_count_and_seed_warning():
+    frame = tiny_table(800)
+    result = synthesize_table(frame, tiny_schema(), tiny_plan(), epsilon=2.0, public_rows=123, random_state=3)
+    report = result.report
+    assert len(result.table) == 123 and report["rows"] == {"count": 123, "source": "declared public size"}
+    assert report["seeded"] and "must not be sold" in result.markdown
+    assert [m["kind"] for m in report["measured"]].count("one-way") == 3
+    assert {tuple(m["columns"]) for m in report["measured"] if m["kind"] == "two-way"} >= {("smoker", "sick"), ("age", "sick")}
+    assert "What you cannot trust" in result.markdown
+    copy = read_synthetic(result.csv, report)
+    assert list(copy["age"].cat.categories) == report["columns"][1]["cells"]
+    shares = synthetic_shares(copy, report, "smoker")
+    assert shares["estimate"].sum() == pytest.approx(1.0)
+    noisy = synthesize_table(frame, tiny_schema(), tiny_plan(), epsilon=2.0, random_state=3)
+    assert noisy.report["rows"]["source"] == "noisy count" and abs(len(noisy.table) - 800) < 100
+
+
+def test_laplace_noise_has_no_delta_and_bad_arguments_get_sentences():
+    frame = tiny_table(300)
+    with pytest.raises(DataError, match="δ is 0"):
+        synthesize_table(frame, tiny_schema(), tiny_plan(), epsilon=1.0, noise="laplace", delta=1e-6)
+    with pytest.raises(DataError, match="whole number"):
+        synthesize_table(frame, tiny_schema(), tiny_plan(), epsilon=1.0, public_rows=0)
+    with pytest.raises(DataError, match="not in the table"):
+        synthesize_table(frame.drop(columns="age"), tiny_schema(), tiny_plan(), epsilon=1.0)
+
+
+def test_the_utility_preview_compares_both_copies_for_the_owner():
+    frame = tiny_table(2000, seed=5)
+    preview = utility_preview(frame, tiny_schema(), tiny_plan(), 3.0, random_state=2)
+    values = preview.set_index(["copy", "measure"])["value"]
+    assert values[("synthetic copy", "two-way TV")] < values[("randomized copy", "two-way TV")]
+    assert 0.5 < values[("real rows (reference)", "accuracy")] <= 1
