@@ -35,7 +35,7 @@ import pandas as pd
 
 from dpcore._ledger_db import LEDGER_ENV, Borrowed, Owned, connect, default_ledger_path, now
 from dpcore.exceptions import BudgetExceededError, BudgetRaiseError, UnitOfProtectionError
-from dpcore.i18n import N_, _, short
+from dpcore.i18n import N_, _, amount
 from dpcore.units import ADD_REMOVE, REPLACE_ONE, UNITS, check_unit, convert, delta_decimal, fmt, total_decimal
 from dpcore.validation import check_epsilon, epsilon_decimal
 
@@ -251,8 +251,8 @@ class BudgetLedger:
             total, total_delta, unit = self._budget(conn)
             eps, delta = self._spent(conn, unit)
         return _("(ε = {epsilon}, δ = {delta}) spent of (ε = {total}, δ = {total_delta}), per person, where {unit} — spends "
-                 "added by basic composition").format(epsilon=short(float(eps)), delta=short(float(delta)), total=short(float(total)),
-                                                      total_delta=short(float(total_delta)), unit=_(UNITS[unit]))
+                 "added by basic composition").format(epsilon=amount(fmt(eps)), delta=amount(fmt(delta)), total=amount(fmt(total)),
+                                                      total_delta=amount(fmt(total_delta)), unit=_(UNITS[unit]))
 
     # --- writing -------------------------------------------------------------------
     def set_total(self, total_epsilon: float, total_delta: float | None = None, *, confirm_raise: bool = False,

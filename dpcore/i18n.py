@@ -163,6 +163,13 @@ def short(value: float) -> str:
     return format_decimal(Decimal(text), locale=_locale(), decimal_quantization=False, group_separator=False)
 
 
+def amount(text: str) -> str:
+    """An exact amount already written as plain text (the ledger's ``fmt``: 1.198612289, 1e-05) with the language's decimal sign."""
+    from babel.numbers import get_decimal_symbol
+
+    return text.replace(".", get_decimal_symbol(_locale()))
+
+
 def percent(share: float, digits: int = 0) -> str:
     """A share (0.123) as a percentage of the language: 12% / 12,3 %."""
     from babel.numbers import format_percent

@@ -15,15 +15,16 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 from dpcore.cli import attack, clustering, datasets, release, synthesize, training
 from dpcore.cli._common import EXIT_BUDGET, EXIT_DATA, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, Exit, Parser, UsageError, say
-from dpcore.i18n import LANGUAGES, _, language, language_from_environment, supported
+from dpcore.i18n import LANGUAGES, N_, _, language, language_from_environment, supported
 
 __all__ = ["EXIT_BUDGET", "EXIT_DATA", "EXIT_INTERNAL", "EXIT_OK", "EXIT_USAGE", "build_parser", "main", "main_exit"]
 
-DESCRIPTION = """\
+DESCRIPTION = N_("""\
 DP Studio on the command line: learn from a sensitive table under differential privacy, and
 sell a copy of it in which every value was randomized on its own (local differential privacy),
 which the buyer can correct for the noise.
@@ -38,9 +39,9 @@ Besides:
   cluster      find dense groups in 2-4 numeric columns, charged to its budget; writes the group map
   attack       (owner's eyes only, no budget) see what DP protects: membership, reconstruction, audit
   datasets     the datasets in the ledger with their budgets, or one dataset's history
-"""
+""")
 
-EPILOG = """\
+EPILOG = N_("""\
 examples:
   dpcore plan --schema adult.schema.json -o plan.json
   dpcore release adult.csv --schema adult.schema.json --plan plan.json \\
@@ -50,7 +51,7 @@ examples:
 
 exit codes: 0 ok, 2 bad arguments, 3 bad data/schema/plan/report, 4 privacy budget exceeded.
 Run 'dpcore COMMAND --help' for a command's options.
-"""
+""")
 
 
 
@@ -63,7 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     from dpcore import __version__
 
     parser = Parser(
-        prog="dpcore", description=DESCRIPTION, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="dpcore", description=_(DESCRIPTION), epilog=_(EPILOG), formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--version", action="version", version=f"dpcore {__version__}")
     parser.add_argument("--lang", metavar="LANG", choices=sorted(LANGUAGES),
@@ -87,8 +88,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command in the language of ``--lang`` or the locale; return its exit code (never raises for bad input,
     never prints a traceback)."""
     argv, code = _language_option(sys.argv[1:] if argv is None else list(argv))
-    with language(code):
+    # argparse writes its own words ("usage:", "options", "show this help message and exit") through
+    # gettext; they come from our catalog for the length of the call.
+    with language(code), _argparse_words():
         return _main(argv)
+
+
+#: argparse's own sentences that a person reads, for the catalog (argparse looks them up by these ids).
+ARGPARSE_WORDS = (N_("usage: "), N_("options"), N_("positional arguments"), N_("show this help message and exit"),
+                  N_("show program's version number and exit"), N_("the following arguments are required: %s"),
+                  N_("unrecognized arguments: %s"), N_("invalid choice: %(value)r (choose from %(choices)s)"),
+                  N_("expected one argument"), N_("invalid %(type)s value: %(value)r"))
+
+
+@contextmanager
+def _argparse_words() -> Iterator[None]:
+    plain = argparse._  # type: ignore[attr-defined]
+    argparse._ = _  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        argparse._ = plain  # type: ignore[attr-defined]
 
 
 def _language_option(argv: list[str]) -> tuple[list[str], str]:
@@ -112,7 +132,7 @@ def _main(argv: Sequence[str]) -> int:
     try:
         args = parser.parse_args(argv)
         if getattr(args, "handler", None) is None:
-            raise UsageError("choose a command: " + ", ".join(_command_names(parser)))
+            raise UsageError(_("choose a command: {commands}").format(commands=", ".join(_command_names(parser))))
         return args.handler(args)
     except Exit as done:
         return done.status

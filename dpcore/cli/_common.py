@@ -9,7 +9,7 @@ import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TypeAlias
 
-from dpcore.i18n import N_, _
+from dpcore.i18n import N_, _, short
 
 if TYPE_CHECKING:
     from dpcore.accountant import BudgetLedger
@@ -140,69 +140,71 @@ def load_plan_file(path: str) -> ReleasePlan:
     try:
         return ReleasePlan.from_json(file.read_text(encoding="utf-8"))
     except UnicodeDecodeError:
-        raise DataError("The plan file is not valid UTF-8 text.") from None
+        raise DataError(_("The plan file is not valid UTF-8 text.")) from None
 
 
 def warn_seed(args: argparse.Namespace, what: str) -> None:
     """The warning of ``train`` and ``cluster`` when --seed is given: ``what`` (the model, the map) must not be released."""
     if args.seed is not None and not args.quiet:
-        say(f"warning: --seed makes {what}'s noise reproducible; use it for tests and demos only, never for a release.")
+        say(_("warning: --seed makes {what}'s noise reproducible; use it for tests and demos only, never for a "
+              "release.").format(what=what))
 
 
 def add_dataset_arguments(parser: argparse.ArgumentParser) -> None:
     """The options that say which dataset (the people) a table belongs to, and its budget."""
     parser.add_argument(
         "--dataset", metavar="NAME",
-        help="the dataset (the people) this table belongs to; default: the known dataset whose rows it overlaps, "
-        "else a new one named after the file",
+        help=_("the dataset (the people) this table belongs to; default: the known dataset whose rows it overlaps, "
+               "else a new one named after the file"),
     )
     parser.add_argument(
         "--separate-dataset", action="store_true",
-        help="record --dataset as a separate dataset although the table overlaps a known one (say why with --reason)",
+        help=_("record --dataset as a separate dataset although the table overlaps a known one (say why with "
+               "--reason)"),
     )
-    parser.add_argument("--reason", metavar="TEXT", help="why the overlapping table is a separate dataset (kept in its history)")
+    parser.add_argument("--reason", metavar="TEXT", help=_("why the overlapping table is a separate dataset (kept in its history)"))
     parser.add_argument(
         "--unit", choices=["add/remove", "replace-one"], default="add/remove",
-        help="the unit of protection of a NEW dataset: add/remove (default) or replace-one (one person's values may "
-        "change; the row count is public)",
+        help=_("the unit of protection of a NEW dataset: add/remove (default) or replace-one (one person's values "
+               "may change; the row count is public)"),
     )
     parser.add_argument(
         "--epsilon-budget", type=positive_float, metavar="EPS",
-        help="the total privacy budget ε of a NEW dataset (default: exactly what this command spends); an existing "
-        "dataset keeps its total, which only --raise-budget raises",
+        help=_("the total privacy budget ε of a NEW dataset (default: exactly what this command spends); an "
+               "existing dataset keeps its total, which only --raise-budget raises"),
     )
     parser.add_argument(
         "--raise-budget", type=positive_float, metavar="EPS",
-        help="deliberately raise the dataset's total ε to EPS first (recorded in its history)",
+        help=_("deliberately raise the dataset's total ε to EPS first (recorded in its history)"),
     )
     parser.add_argument(
         "--ledger", metavar="PATH",
-        help="the budget ledger database (default: $DPSTUDIO_LEDGER or ~/.local/share/dpstudio/ledger.sqlite3)",
+        help=_("the budget ledger database (default: $DPSTUDIO_LEDGER or ~/.local/share/dpstudio/ledger.sqlite3)"),
     )
 
 
 def add_person_arguments(parser: argparse.ArgumentParser) -> None:
     """The options for a table in which one person can have several rows (else the schema's declaration holds)."""
     parser.add_argument("--privacy-unit", metavar="COLUMN",
-                        help="the column naming each person (patient, customer or employee number) when a person can have "
-                        "several rows; it is never used nor released, and every ε becomes per person")
+                        help=_("the column naming each person (patient, customer or employee number) when a person can have several "
+                               "rows; it is never used nor released, and every ε becomes per person"))
     parser.add_argument("--max-rows-per-person", type=positive_int, metavar="K",
-                        help="with --privacy-unit: at most K rows of each person count (the rest are left out at random)")
+                        help=_("with --privacy-unit: at most K rows of each person count (the rest are left out at random)"))
 
 
 def apply_person_arguments(schema: Schema, args: argparse.Namespace, command: str) -> Schema:
     """``schema`` with the privacy unit of the command line, if one was given."""
     if args.privacy_unit is None:
         if args.max_rows_per_person is not None and schema.privacy_unit is None:
-            raise UsageError(f"{command}: --max-rows-per-person needs --privacy-unit COLUMN (or a schema that names one)")
+            raise UsageError(_("{command}: --max-rows-per-person needs --privacy-unit COLUMN (or a schema that names one)").format(command=command))
         if args.max_rows_per_person is not None:
             schema.rows_per_person = args.max_rows_per_person
         return schema
     if args.privacy_unit not in schema.names:
-        raise UsageError(f"{command}: --privacy-unit: the schema declares no column '{args.privacy_unit}'")
+        raise UsageError(_("{command}: --privacy-unit: the schema declares no column '{privacy_unit}'").format(command=command, privacy_unit=args.privacy_unit))
     k = args.max_rows_per_person or (schema.rows_per_person if schema.privacy_unit else None)
     if k is None:
-        raise UsageError(f"{command}: --privacy-unit needs --max-rows-per-person K (at most how many rows of a person count)")
+        raise UsageError(_("{command}: --privacy-unit needs --max-rows-per-person K (at most how many rows of a person count)").format(command=command))
     schema.privacy_unit, schema.rows_per_person = args.privacy_unit, k
     schema[args.privacy_unit].role = "identifier"
     return schema
@@ -225,16 +227,16 @@ def open_dataset(args: argparse.Namespace, command: str, chunks: Chunks, stem: s
     )
     ledger = catalog.ledger(found.dataset)
     if not args.quiet:
-        say(found.sentence + f" Unit of protection: {ledger.unit}.")
+        say(found.sentence + " " + _("Unit of protection: {unit}.").format(unit=ledger.unit))
     if args.epsilon_budget is not None and not found.created and args.epsilon_budget != ledger.total:
         raise UsageError(
-            f"{command}: the dataset '{found.dataset.name}' already has a total ε = {ledger.total:g}; --epsilon-budget only "
-            "sets the total of a new dataset. Use --raise-budget EPS to raise it deliberately."
+            _("{command}: the dataset '{name}' already has a total ε = {total}; --epsilon-budget only sets the "
+              "total of a new dataset. Use --raise-budget EPS to raise it deliberately.").format(command=command, name=found.dataset.name, total=short(ledger.total))
         )
     if args.raise_budget is not None:
         ledger.set_total(args.raise_budget, confirm_raise=True, reason="raised on the command line (--raise-budget)")
         if not args.quiet:
-            say(f"the dataset's total ε is now {args.raise_budget:g} (recorded in its history)")
+            say(_("the dataset's total ε is now {raise_budget} (recorded in its history)").format(raise_budget=short(args.raise_budget)))
     return ledger
 
 
@@ -250,7 +252,8 @@ def first_total(args: argparse.Namespace) -> float:
 
 def spent_sentence(ledger: BudgetLedger, epsilon: float, rows_per_person: int) -> str:
     """``at ε = …`` for ``train`` and ``cluster``: per person or not, in the dataset's unit, and what is left."""
-    per = f" per person, counting up to {rows_per_person} rows each," if rows_per_person > 1 else ""
+    per = " " + _("per person, counting up to {k} rows each,").format(k=rows_per_person) if rows_per_person > 1 else ""
     counted = ledger.cost(epsilon)
-    return (f"at ε = {epsilon:g}{per}" + (f" (counts as {counted:g} in this dataset's unit)" if counted != epsilon else "")
-            + f"; {ledger.remaining:g} of ε = {ledger.total:g} left for this dataset")
+    return (_("at ε = {epsilon}").format(epsilon=short(epsilon)) + per
+            + (" " + _("(counts as {counted} in this dataset's unit)").format(counted=short(counted)) if counted != epsilon else "")
+            + "; " + _("{left} of ε = {total} left for this dataset").format(left=short(ledger.remaining), total=short(ledger.total)))

@@ -26,6 +26,7 @@ from dpcore.cli._common import (
     write_bytes,
     write_text,
 )
+from dpcore.i18n import _
 
 
 def add_cluster(subparsers: Subparsers) -> None:
@@ -33,42 +34,44 @@ def add_cluster(subparsers: Subparsers) -> None:
 
     parser = subparsers.add_parser(
         "cluster",
-        help="find dense groups in 2-4 numeric columns, charged to the table's budget; write the group map (CSV or JSON)",
+        help=_("find dense groups in 2-4 numeric columns, charged to the table's budget; write the group map (CSV "
+               "or JSON)"),
         description=para(
-            "Find where the dense groups are in 2 to 4 numeric columns of INPUT.csv (customers by location and income, "
-            "patients by age and dose) under differential privacy, and charge the ε to the dataset's budget in the local "
-            "ledger — after the map is computed, before anything is written. A grid is laid over the columns' declared "
-            "bounds; every cell's row count gets noise; cells whose noisy count reaches the threshold are dense, and dense "
-            "cells that touch form a group. What is written is the map: each cell's interval per column, its noisy count "
-            "and its group (-1: in no group). No row and no row's group is ever written."
+            _("Find where the dense groups are in 2 to 4 numeric columns of INPUT.csv (customers by location and "
+              "income, patients by age and dose) under differential privacy, and charge the ε to the dataset's "
+              "budget in the local ledger — after the map is computed, before anything is written. A grid is laid "
+              "over the columns' declared bounds; every cell's row count gets noise; cells whose noisy count "
+              "reaches the threshold are dense, and dense cells that touch form a group. What is written is the "
+              "map: each cell's interval per column, its noisy count and its group (-1: in no group). No row and "
+              "no row's group is ever written.")
         ),
-        epilog="examples:\n  dpcore cluster california.csv --schema california.schema.json --columns longitude,latitude \\\n"
-        "      --epsilon 0.5 -o groups.csv\n"
-        "  dpcore cluster patients.csv --schema patients.schema.json --columns age,dose --epsilon 1 \\\n"
-        "      --resolution 20 -o groups.json --card groups.md",
+        epilog=_("examples:\n  dpcore cluster california.csv --schema california.schema.json --columns "
+                 "longitude,latitude \\\n      --epsilon 0.5 -o groups.csv\n  dpcore cluster patients.csv --schema "
+                 "patients.schema.json --columns age,dose --epsilon 1 \\\n      --resolution 20 -o groups.json --card "
+                 "groups.md"),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("input", metavar="INPUT.csv", help="the private table (comma, semicolon or tab separated)")
-    parser.add_argument("--schema", required=True, metavar="SCHEMA.json", help="the schema: column roles and declared bounds")
+    parser.add_argument("input", metavar="INPUT.csv", help=_("the private table (comma, semicolon or tab separated)"))
+    parser.add_argument("--schema", required=True, metavar="SCHEMA.json", help=_("the schema: column roles and declared bounds"))
     parser.add_argument("--columns", required=True, metavar="A,B[,C,D]",
-                        help="2 to 4 numeric columns with declared bounds, separated by commas")
-    parser.add_argument("--epsilon", required=True, type=positive_float, metavar="EPS", help="the ε the map spends")
+                        help=_("2 to 4 numeric columns with declared bounds, separated by commas"))
+    parser.add_argument("--epsilon", required=True, type=positive_float, metavar="EPS", help=_("the ε the map spends"))
     parser.add_argument("--resolution", type=positive_int, metavar="N",
-                        help="cells per column (2-1024; about DBSCAN's Eps); default: chosen privately with 5%% of ε")
+                        help=_("cells per column (2-1024; about DBSCAN's Eps); default: chosen privately with 5%% of ε"))
     parser.add_argument("--min-pts", type=positive_float, metavar="M",
-                        help="a cell is dense from M rows by its noisy count, or the noise floor if higher (default 5)")
+                        help=_("a cell is dense from M rows by its noisy count, or the noise floor if higher (default 5)"))
     parser.add_argument("--neighbours", choices=NEIGHBOURHOODS, default=None,
-                        help="dense cells touching at a corner (default) or only at a face form one group")
+                        help=_("dense cells touching at a corner (default) or only at a face form one group"))
     parser.add_argument("--count-noise", choices=["laplace", "geometric"], default="geometric",
-                        help="noise for the cell counts (default geometric, as in the app)")
+                        help=_("noise for the cell counts (default geometric, as in the app)"))
     parser.add_argument("-o", "--output", metavar="MAP.csv|MAP.json",
-                        help="where to write the map; .json writes JSON, anything else CSV (default: INPUT_groups.csv)")
-    parser.add_argument("--card", metavar="CARD.md", help="where to write the map's card (default: beside the map, .md)")
+                        help=_("where to write the map; .json writes JSON, anything else CSV (default: INPUT_groups.csv)"))
+    parser.add_argument("--card", metavar="CARD.md", help=_("where to write the map's card (default: beside the map, .md)"))
     add_dataset_arguments(parser)
     add_person_arguments(parser)
     parser.add_argument("--seed", type=seed_number, metavar="N",
-                        help="fixed random seed — for tests and demos only: a seeded map must not be released")
-    parser.add_argument("-q", "--quiet", action="store_true", help="no notes on standard error")
+                        help=_("fixed random seed — for tests and demos only: a seeded map must not be released"))
+    parser.add_argument("-q", "--quiet", action="store_true", help=_("no notes on standard error"))
     parser.set_defaults(handler=run_cluster)
 
 
@@ -82,16 +85,16 @@ def run_cluster(args: argparse.Namespace) -> int:
     columns = [c.strip() for c in args.columns.split(",") if c.strip()]
     unknown = [c for c in columns if c not in schema.names]
     if unknown:
-        raise UsageError(f"cluster: --columns: the schema declares no column {', '.join(repr(c) for c in unknown)}")
+        raise UsageError(_("cluster: --columns: the schema declares no column {join}").format(join=', '.join(repr(c) for c in unknown)))
     problem = grid_problem(args.resolution, len(columns))
     if problem:
-        raise UsageError(f"cluster: {problem}")
+        raise UsageError(_("cluster: {problem}").format(problem=problem))
     check_features(schema, columns)
     map_path = output_file(args.output or f"{source.stem}_groups.csv", "map file")
     card_path = output_file(args.card or str(map_path.with_suffix(".md")), "map card")
-    distinct_files("cluster: the input, the map and the card must all be different files", source, map_path, card_path)
-    warn_seed(args, "the map")
-    frame, _ = read_csv_path(source)
+    distinct_files(_("cluster: the input, the map and the card must all be different files"), source, map_path, card_path)
+    warn_seed(args, _("the map"))
+    frame, _info = read_csv_path(source)
     ledger = open_dataset(args, "cluster", lambda: [frame], source.stem, first_total(args))
     found = find_groups(frame, schema, columns, args.epsilon, ledger, resolution=args.resolution, min_pts=args.min_pts,
                         neighbours=args.neighbours, count_noise=args.count_noise, seed=args.seed)
@@ -100,7 +103,7 @@ def run_cluster(args: argparse.Namespace) -> int:
     else:
         write_bytes(map_path, map_csv(found))
     write_text(card_path, group_card(found, schema, ledger.unit))
-    print(f"found {found.n_clusters} group(s) in a {found.grid} grid {spent_sentence(ledger, args.epsilon, found.rows_per_person)}")
-    print(f"wrote the map to {map_path} and its card to {card_path}")
+    print(_("found {n_clusters} group(s) in a {grid} grid {spent_sentence}").format(n_clusters=found.n_clusters, grid=found.grid, spent_sentence=spent_sentence(ledger, args.epsilon, found.rows_per_person)))
+    print(_("wrote the map to {map_path} and its card to {card_path}").format(map_path=map_path, card_path=card_path))
     return EXIT_OK
 

@@ -6,20 +6,21 @@ import argparse
 import sys
 
 from dpcore.cli._common import EXIT_OK, Subparsers, UsageError, ledger_path, para
+from dpcore.i18n import _
 
 
 def add_datasets(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "datasets",
-        help="list the datasets in the ledger with their budgets; export one dataset's history",
+        help=_("list the datasets in the ledger with their budgets; export one dataset's history"),
         description=para(
-            "List every dataset in the budget ledger: its unit of protection and the (ε, δ) spent of its total, every "
-            "spend converted to that unit. With --history NAME, print that dataset's whole history (totals set, spends, "
-            "recorded choices) as CSV."
+            _("List every dataset in the budget ledger: its unit of protection and the (ε, δ) spent of its total, "
+              "every spend converted to that unit. With --history NAME, print that dataset's whole history (totals "
+              "set, spends, recorded choices) as CSV.")
         ),
     )
-    parser.add_argument("--ledger", metavar="PATH", help="the budget ledger database")
-    parser.add_argument("--history", metavar="NAME", help="print this dataset's history as CSV")
+    parser.add_argument("--ledger", metavar="PATH", help=_("the budget ledger database"))
+    parser.add_argument("--history", metavar="NAME", help=_("print this dataset's history as CSV"))
     parser.set_defaults(handler=_run_datasets)
 
 
@@ -30,7 +31,7 @@ def _run_datasets(args: argparse.Namespace) -> int:
     if args.history:
         found = catalog.find(args.history)
         if found is None:
-            raise UsageError(f"datasets: there is no dataset called '{args.history}'")
+            raise UsageError(_("datasets: there is no dataset called '{history}'").format(history=args.history))
         sys.stdout.write(catalog.ledger(found).history().to_csv(index=False))
         return EXIT_OK
     for info in catalog.datasets():

@@ -31,6 +31,7 @@ from dpcore.cli._common import (
     write_text,
 )
 from dpcore.exceptions import DataError
+from dpcore.i18n import _, integer, percent, short
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -43,7 +44,7 @@ def _load_plan(path: str | None, schema: Schema) -> ReleasePlan:
     from dpcore.release import default_plan
 
     if path is None:
-        say("note: no --plan given, so the default plan is used (write it with 'dpcore plan' to edit it)")
+        say(_("note: no --plan given, so the default plan is used (write it with 'dpcore plan' to edit it)"))
         return default_plan(schema)
     return load_plan_file(path)
 
@@ -54,27 +55,28 @@ def _load_plan(path: str | None, schema: Schema) -> ReleasePlan:
 def add_plan(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "plan",
-        help="write the default release plan for a schema, to edit before releasing",
+        help=_("write the default release plan for a schema, to edit before releasing"),
         description=para(
-            "Write the release plan a careful owner would start from: identifiers and ignored columns dropped, "
-            "two-category columns randomized by the two-coin method (ε = ln 3), other categories by k-ary randomized "
-            "response, numbers put into equal-width bins over their declared bounds and then randomized. Edit the JSON "
-            "(mechanism: drop, keep, coin, k-ary, bins or laplace; epsilon; bins; missing) and pass it to 'release --plan'."
+            _("Write the release plan a careful owner would start from: identifiers and ignored columns dropped, "
+              "two-category columns randomized by the two-coin method (ε = ln 3), other categories by k-ary "
+              "randomized response, numbers put into equal-width bins over their declared bounds and then "
+              "randomized. Edit the JSON (mechanism: drop, keep, coin, k-ary, bins or laplace; epsilon; bins; "
+              "missing) and pass it to 'release --plan'.")
         ),
-        epilog="example:\n  dpcore plan --schema adult.schema.json -o plan.json --epsilon 0.5 --bins 6",
+        epilog=_("example:\n  dpcore plan --schema adult.schema.json -o plan.json --epsilon 0.5 --bins 6"),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--schema", required=True, metavar="SCHEMA.json", help="the schema: column roles, categories and bounds")
-    parser.add_argument("-o", "--output", required=True, metavar="PLAN.json", help="where to write the plan")
+    parser.add_argument("--schema", required=True, metavar="SCHEMA.json", help=_("the schema: column roles, categories and bounds"))
+    parser.add_argument("-o", "--output", required=True, metavar="PLAN.json", help=_("where to write the plan"))
     parser.add_argument(
         "--epsilon",
         type=positive_float,
         default=1.0,
         metavar="EPS",
-        help="ε of each randomized column other than the coin (default 1)",
+        help=_("ε of each randomized column other than the coin (default 1)"),
     )
     parser.add_argument(
-        "--bins", type=positive_int, default=8, metavar="N", help="number of bins for numeric columns (default 8)"
+        "--bins", type=positive_int, default=8, metavar="N", help=_("number of bins for numeric columns (default 8)")
     )
     parser.set_defaults(handler=_run_plan)
 
@@ -83,7 +85,7 @@ def _run_plan(args: argparse.Namespace) -> int:
     from dpcore.release import default_plan, describe_plan
 
     if args.bins < 2:
-        raise UsageError("plan: argument --bins: expected at least 2 bins")
+        raise UsageError(_("plan: argument --bins: expected at least 2 bins"))
     schema = load_schema_file(args.schema)
     output = output_file(args.output, "plan file")
     plan = default_plan(schema, epsilon=args.epsilon, n_bins=args.bins)
@@ -91,7 +93,7 @@ def _run_plan(args: argparse.Namespace) -> int:
     table = describe_plan(plan, schema)
     for row in table.itertuples(index=False):
         print(f"{row.column:>24}  {row.mechanism:<8} ε = {row.ε:<7.4g} {row[3]}")
-    print(f"\nper-record ε of this plan: {plan.per_record_epsilon:g}. Plan written to {output}.")
+    print(_("\nper-record ε of this plan: {per_record_epsilon}. Plan written to {output}.").format(per_record_epsilon=short(plan.per_record_epsilon), output=output))
     return EXIT_OK
 
 
@@ -101,35 +103,36 @@ def _run_plan(args: argparse.Namespace) -> int:
 def add_release(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "release",
-        help="randomize a CSV file by a plan; write the copy and its privacy report",
+        help=_("randomize a CSV file by a plan; write the copy and its privacy report"),
         description=para(
-            "Randomize every planned column of INPUT.csv value by value and write the copy a buyer may have, "
-            "with a privacy report (JSON for programs, optionally Markdown for people). The release is charged to the "
-            "dataset's privacy budget in a local ledger. Releasing the same table with the same plan again writes the same "
-            "copy at no cost; --fresh makes a new copy and charges it again. Large files are read in chunks."
+            _("Randomize every planned column of INPUT.csv value by value and write the copy a buyer may have, "
+              "with a privacy report (JSON for programs, optionally Markdown for people). The release is charged "
+              "to the dataset's privacy budget in a local ledger. Releasing the same table with the same plan "
+              "again writes the same copy at no cost; --fresh makes a new copy and charges it again. Large files "
+              "are read in chunks.")
         ),
-        epilog="example:\n  dpcore release adult.csv --schema adult.schema.json --plan plan.json \\\n"
-        "      -o copy.csv --report copy.json --markdown copy.md --epsilon-budget 20",
+        epilog=_("example:\n  dpcore release adult.csv --schema adult.schema.json --plan plan.json \\\n      -o copy.csv "
+                 "--report copy.json --markdown copy.md --epsilon-budget 20"),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("input", metavar="INPUT.csv", help="the private table (comma, semicolon or tab separated)")
-    parser.add_argument("--schema", required=True, metavar="SCHEMA.json", help="the schema: column roles, categories and bounds")
-    parser.add_argument("--plan", metavar="PLAN.json", help="the release plan (default: the default plan, see 'plan')")
-    parser.add_argument("-o", "--output", required=True, metavar="OUT.csv", help="where to write the randomized copy")
-    parser.add_argument("--report", required=True, metavar="REPORT.json", help="where to write the privacy report (JSON)")
-    parser.add_argument("--markdown", metavar="REPORT.md", help="also write the report for people (Markdown)")
+    parser.add_argument("input", metavar="INPUT.csv", help=_("the private table (comma, semicolon or tab separated)"))
+    parser.add_argument("--schema", required=True, metavar="SCHEMA.json", help=_("the schema: column roles, categories and bounds"))
+    parser.add_argument("--plan", metavar="PLAN.json", help=_("the release plan (default: the default plan, see 'plan')"))
+    parser.add_argument("-o", "--output", required=True, metavar="OUT.csv", help=_("where to write the randomized copy"))
+    parser.add_argument("--report", required=True, metavar="REPORT.json", help=_("where to write the privacy report (JSON)"))
+    parser.add_argument("--markdown", metavar="REPORT.md", help=_("also write the report for people (Markdown)"))
     add_dataset_arguments(parser)
     add_person_arguments(parser)
     parser.add_argument(
         "--fresh",
         action="store_true",
-        help="make a new copy even if this table was released with this plan before (charged again)",
+        help=_("make a new copy even if this table was released with this plan before (charged again)"),
     )
     parser.add_argument(
-        "--seed", type=seed_number, metavar="N", help="fixed random seed — for tests only: a seeded copy must not be sold"
+        "--seed", type=seed_number, metavar="N", help=_("fixed random seed — for tests only: a seeded copy must not be sold")
     )
-    parser.add_argument("--chunksize", type=positive_int, metavar="ROWS", help="rows per chunk (default 262144)")
-    parser.add_argument("-q", "--quiet", action="store_true", help="no progress or notes on standard error")
+    parser.add_argument("--chunksize", type=positive_int, metavar="ROWS", help=_("rows per chunk (default 262144)"))
+    parser.add_argument("-q", "--quiet", action="store_true", help=_("no progress or notes on standard error"))
     parser.set_defaults(handler=_run_release)
 
 
@@ -147,7 +150,8 @@ def _progress(quiet: bool) -> Callable[[int, int], None] | None:
             return
         state["time"], state["finished"] = now, finished
         rate = done / max(now - started, 1e-6) / 1e6
-        text = f"releasing: read {100 * done / total:5.1f}%  ({done / 1e6:,.0f} of {total / 1e6:,.0f} MB, {rate:,.0f} MB/s)"
+        text = _("releasing: read {share}  ({done} of {total} MB, {rate} MB/s)").format(
+            share=percent(done / total, 1), done=integer(done / 1e6), total=integer(total / 1e6), rate=integer(rate))
         stream.write(("\r" + text + ("\n" if finished else "")) if stream.isatty() else text + "\n")
         stream.flush()
 
@@ -161,22 +165,21 @@ def _run_release(args: argparse.Namespace) -> int:
     output = output_file(args.output, "output file")
     report_path = output_file(args.report, "report file")
     markdown_path = output_file(args.markdown, "Markdown report") if args.markdown else None
-    distinct_files("release: the input, the output and the report files must all be different",
+    distinct_files(_("release: the input, the output and the report files must all be different"),
                    source, output, report_path, *([markdown_path] if markdown_path else []))
     schema = apply_person_arguments(load_schema_file(args.schema), args, "release")
     plan = _load_plan(args.plan, schema)
     plan.check(schema)
     if args.seed is not None:
         say(
-            "warning: --seed makes the noise reproducible: anyone who knows the seed can undo it. "
-            "Use it for tests only; a seeded copy must never be sold or shared."
+            _("warning: --seed makes the noise reproducible: anyone who knows the seed can undo it. Use it for "
+              "tests only; a seeded copy must never be sold or shared.")
         )
     if args.separate_dataset and not args.dataset:
-        raise UsageError("release: --separate-dataset needs --dataset NAME for the new dataset")
+        raise UsageError(_("release: --separate-dataset needs --dataset NAME for the new dataset"))
     if not args.quiet:
-        per_person = (f" (up to {schema.rows_per_person} rows per person)" if schema.privacy_unit else "")
-        say(f"plan: {len(plan.released_columns)} columns released, per-record ε = {plan.per_record_epsilon:g}{per_person}; "
-            f"ledger {ledger_path(args)}")
+        per_person = (" " + _("(up to {k} rows per person)").format(k=schema.rows_per_person) if schema.privacy_unit else "")
+        say(_("plan: {count} columns released, per-record ε = {per_record_epsilon}{per_person}; ledger {ledger_path}").format(count=len(plan.released_columns), per_record_epsilon=short(plan.per_record_epsilon), per_person=per_person, ledger_path=ledger_path(args)))
     first_total = copy_epsilon(plan, args.unit, rows_per_person=counted_rows_per_person(schema))
     ledger = open_dataset(args, "release", file_chunks(source), source.stem, first_total)
     result = release_csv(
@@ -196,22 +199,24 @@ def _run_release(args: argparse.Namespace) -> int:
         write_text(markdown_path, result.markdown)
     if not args.quiet:
         for note in result.notes:
-            say(f"note (for you, not the buyer): {note}")
+            say(_("note (for you, not the buyer): {note}").format(note=note))
         for warning in result.report.get("warnings", []):
-            say(f"warning: {warning}")
+            say(_("warning: {warning}").format(warning=warning))
     if result.reused:
         print(
-            f"wrote the same copy as the earlier release of this table with this plan to {output} (no ε charged; "
-            "--fresh makes a new one and charges it again)"
+            _("wrote the same copy as the earlier release of this table with this plan to {output} (no ε charged; "
+              "--fresh makes a new one and charges it again)").format(output=output)
         )
     else:
-        print(
-            f"wrote the randomized copy to {output}: per-record ε = {result.per_record_epsilon:g}, "
-            + (f"ε = {result.per_person_epsilon:g} per person (up to {schema.rows_per_person} rows each), "
-               if schema.privacy_unit else "")
-            + f"charged {result.epsilon_charged:g} to the dataset's budget"
-        )
-    print(f"wrote the privacy report to {report_path}" + (f" and {markdown_path}" if markdown_path else ""))
+        per_person = _("ε = {epsilon} per person (up to {k} rows each), ").format(
+            epsilon=short(result.per_person_epsilon), k=schema.rows_per_person) if schema.privacy_unit else ""
+        print(_("wrote the randomized copy to {output}: per-record ε = {epsilon}, {per_person}charged {charged} to the "
+                "dataset's budget").format(output=output, epsilon=short(result.per_record_epsilon), per_person=per_person,
+                                           charged=short(result.epsilon_charged)))
+    if markdown_path:
+        print(_("wrote the privacy report to {report} and {markdown}").format(report=report_path, markdown=markdown_path))
+    else:
+        print(_("wrote the privacy report to {report}").format(report=report_path))
     return EXIT_OK
 
 
@@ -221,23 +226,23 @@ def _run_release(args: argparse.Namespace) -> int:
 def add_estimate(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "estimate",
-        help="the buyer's side: unbiased shares with 95%% intervals from a released copy",
+        help=_("the buyer's side: unbiased shares with 95%% intervals from a released copy"),
         description=para(
-            "Correct a randomized copy for its noise: for every randomized column, the estimated true share of "
-            "each category (or the mean, for Laplace columns) with its standard error and a confidence interval, "
-            "computed from the copy and its privacy report only; beside them, 'consistent' shares (the "
-            "maximum-likelihood shares, which sum to 1 and stay in [0, 1] but are slightly biased)."
+            _("Correct a randomized copy for its noise: for every randomized column, the estimated true share of "
+              "each category (or the mean, for Laplace columns) with its standard error and a confidence interval, "
+              "computed from the copy and its privacy report only; beside them, 'consistent' shares (the "
+              "maximum-likelihood shares, which sum to 1 and stay in [0, 1] but are slightly biased).")
         ),
-        epilog="examples:\n  dpcore estimate copy.csv --report copy.json\n"
-        "  dpcore estimate copy.csv --report copy.json --column sex --joint sex income",
+        epilog=_("examples:\n  dpcore estimate copy.csv --report copy.json\n  dpcore estimate copy.csv --report "
+                 "copy.json --column sex --joint sex income"),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("released", metavar="OUT.csv", help="the randomized copy")
-    parser.add_argument("--report", required=True, metavar="REPORT.json", help="its privacy report (JSON)")
-    parser.add_argument("--column", action="append", metavar="NAME", help="only this column (repeat for several)")
-    parser.add_argument("--joint", nargs=2, metavar=("A", "B"), help="also the debiased joint shares of two randomized columns")
-    parser.add_argument("--confidence", type=float, default=0.95, metavar="LEVEL", help="interval level (default 0.95)")
-    parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    parser.add_argument("released", metavar="OUT.csv", help=_("the randomized copy"))
+    parser.add_argument("--report", required=True, metavar="REPORT.json", help=_("its privacy report (JSON)"))
+    parser.add_argument("--column", action="append", metavar="NAME", help=_("only this column (repeat for several)"))
+    parser.add_argument("--joint", nargs=2, metavar=("A", "B"), help=_("also the debiased joint shares of two randomized columns"))
+    parser.add_argument("--confidence", type=float, default=0.95, metavar="LEVEL", help=_("interval level (default 0.95)"))
+    parser.add_argument("--json", action="store_true", help=_("print JSON instead of tables"))
     parser.set_defaults(handler=_run_estimate)
 
 
@@ -247,9 +252,9 @@ def _load_report(path: str) -> dict[str, Any]:
     try:
         report = json.loads(file.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError):
-        raise DataError("The report file is not valid JSON.") from None
+        raise DataError(_("The report file is not valid JSON.")) from None
     if not isinstance(report, dict) or not isinstance(report.get("columns"), list):
-        raise DataError("The report file is not a release report (it has no 'columns' list).")
+        raise DataError(_("The report file is not a release report (it has no 'columns' list)."))
     return report
 
 
@@ -257,25 +262,25 @@ def _run_estimate(args: argparse.Namespace) -> int:
     from dpcore.release import estimate_joint, estimate_release, read_release, report_entry
 
     if not 0 < args.confidence < 1:
-        raise UsageError("estimate: argument --confidence: expected a level between 0 and 1, e.g. 0.95")
+        raise UsageError(_("estimate: argument --confidence: expected a level between 0 and 1, e.g. 0.95"))
     released = existing_file(args.released, "released file")
     report = _load_report(args.report)
     try:
         for name in (args.column or []) + (args.joint or []):
             report_entry(report, name)
     except KeyError as missing:
-        raise UsageError(f"estimate: the report has no column {missing}") from None
+        raise UsageError(_("estimate: the report has no column {missing}").format(missing=missing)) from None
     except (TypeError, AttributeError):
-        raise DataError("The report file is not a release report.") from None
+        raise DataError(_("The report file is not a release report.")) from None
     try:
         results = estimate_release(released, report, columns=args.column, confidence=args.confidence)
     except (KeyError, TypeError):
-        raise DataError("The report file is not a release report this version understands.") from None
+        raise DataError(_("The report file is not a release report this version understands.")) from None
     joint = None
     if args.joint:
         a, b = (report_entry(report, name) for name in args.joint)
         if a["mechanism"] not in ("coin", "k-ary", "bins") or b["mechanism"] not in ("coin", "k-ary", "bins"):
-            raise UsageError("estimate: --joint needs two randomized-response columns (coin, k-ary or bins)")
+            raise UsageError(_("estimate: --joint needs two randomized-response columns (coin, k-ary or bins)"))
         table = read_release(released)
         joint = estimate_joint(table[a["header"]], a, table[b["header"]], b, args.confidence)
     if args.json:
@@ -297,18 +302,19 @@ def _run_estimate(args: argparse.Namespace) -> int:
             )
         note = _noise_note(name, entry, frame)
         if note:
-            print(f"  note: {note}")
+            print(_("  note: {note}").format(note=note))
     if joint is not None:
         first, second = joint.columns[0], joint.columns[1]
-        print(f"\njoint shares of {first} and {second}")
+        print(_("\njoint shares of {first} and {second}").format(first=first, second=second))
         for row in joint.itertuples(index=False):
             print(
                 f"  {str(row[0])[:20]:<20} {str(row[1])[:20]:<20} {row.estimate:>9.4f} {row.std_error:>8.4f}   "
                 f"[{row.ci_lower:.4f}, {row.ci_upper:.4f}]"
             )
     print(
-        "\nShares are unbiased estimates of the true shares; they can fall slightly outside [0, 1]. The 'consistent' "
-        "column holds the maximum-likelihood shares instead: they sum to 1 and stay in [0, 1] but are slightly biased."
+        _("\nShares are unbiased estimates of the true shares; they can fall slightly outside [0, 1]. The "
+          "'consistent' column holds the maximum-likelihood shares instead: they sum to 1 and stay in [0, 1] "
+          "but are slightly biased.")
     )
     return EXIT_OK
 

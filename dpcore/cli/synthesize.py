@@ -32,36 +32,36 @@ from dpcore.i18n import _
 def add_synthesize(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "synthesize",
-        help="make a synthetic copy of a CSV file: invented rows with the table's noisy marginals",
+        help=_("make a synthetic copy of a CSV file: invented rows with the table's noisy marginals"),
         description=para(
-            "Make a synthetic copy of INPUT.csv: measure its one-way marginals and a spanning tree of two-way marginals "
-            "(and, when the schema declares a target, the target's pair with every column) over the declared categories "
-            "and bins, with calibrated noise; fit a graphical model to those noisy counts (Private-PGM) and draw rows from it. "
-            "No row is a real person's. The copy costs --epsilon (and --delta with Gaussian noise) per person, charged to the "
-            "dataset's budget; every run is a new copy and is charged again. The plan only says which columns the copy holds "
-            "and their bins."
+            _("Make a synthetic copy of INPUT.csv: measure its one-way marginals and a spanning tree of two-way "
+              "marginals (and, when the schema declares a target, the target's pair with every column) over the "
+              "declared categories and bins, with calibrated noise; fit a graphical model to those noisy counts "
+              "(Private-PGM) and draw rows from it. No row is a real person's. The copy costs --epsilon (and "
+              "--delta with Gaussian noise) per person, charged to the dataset's budget; every run is a new copy "
+              "and is charged again. The plan only says which columns the copy holds and their bins.")
         ),
-        epilog="example:\n  dpcore synthesize adult.csv --schema adult.schema.json --epsilon 1 \\\n"
-        "      -o synthetic.csv --report synthetic.json --markdown synthetic.md",
+        epilog=_("example:\n  dpcore synthesize adult.csv --schema adult.schema.json --epsilon 1 \\\n      -o "
+                 "synthetic.csv --report synthetic.json --markdown synthetic.md"),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("input", metavar="INPUT.csv", help="the private table (comma, semicolon or tab separated)")
-    parser.add_argument("--schema", required=True, metavar="SCHEMA.json", help="the schema: column roles, categories and bounds")
-    parser.add_argument("--plan", metavar="PLAN.json", help="which columns the copy holds and their bins (default: the default plan)")
-    parser.add_argument("--epsilon", required=True, type=positive_float, metavar="EPS", help="the copy's ε per person")
-    parser.add_argument("--delta", type=float, metavar="DELTA", help="the copy's δ with Gaussian noise (default 1e-6)")
+    parser.add_argument("input", metavar="INPUT.csv", help=_("the private table (comma, semicolon or tab separated)"))
+    parser.add_argument("--schema", required=True, metavar="SCHEMA.json", help=_("the schema: column roles, categories and bounds"))
+    parser.add_argument("--plan", metavar="PLAN.json", help=_("which columns the copy holds and their bins (default: the default plan)"))
+    parser.add_argument("--epsilon", required=True, type=positive_float, metavar="EPS", help=_("the copy's ε per person"))
+    parser.add_argument("--delta", type=float, metavar="DELTA", help=_("the copy's δ with Gaussian noise (default 1e-6)"))
     parser.add_argument("--noise", choices=["gaussian", "laplace"], default="gaussian",
-                        help="Gaussian (zCDP, needs a δ; the default) or Laplace (pure ε-DP)")
+                        help=_("Gaussian (zCDP, needs a δ; the default) or Laplace (pure ε-DP)"))
     parser.add_argument("--rows", type=positive_int, metavar="N",
-                        help="the copy's number of rows, when the table's size is public (default: a noisy count)")
-    parser.add_argument("-o", "--output", required=True, metavar="OUT.csv", help="where to write the synthetic copy")
-    parser.add_argument("--report", required=True, metavar="REPORT.json", help="where to write the privacy report (JSON)")
-    parser.add_argument("--markdown", metavar="REPORT.md", help="also write the report for people (Markdown)")
+                        help=_("the copy's number of rows, when the table's size is public (default: a noisy count)"))
+    parser.add_argument("-o", "--output", required=True, metavar="OUT.csv", help=_("where to write the synthetic copy"))
+    parser.add_argument("--report", required=True, metavar="REPORT.json", help=_("where to write the privacy report (JSON)"))
+    parser.add_argument("--markdown", metavar="REPORT.md", help=_("also write the report for people (Markdown)"))
     add_dataset_arguments(parser)
     add_person_arguments(parser)
     parser.add_argument("--seed", type=seed_number, metavar="N",
-                        help="fixed random seed — for tests only: a seeded copy must not be sold")
-    parser.add_argument("-q", "--quiet", action="store_true", help="no progress or notes on standard error")
+                        help=_("fixed random seed — for tests only: a seeded copy must not be sold"))
+    parser.add_argument("-q", "--quiet", action="store_true", help=_("no progress or notes on standard error"))
     parser.set_defaults(handler=run_synthesize)
 
 
@@ -74,14 +74,14 @@ def run_synthesize(args: argparse.Namespace) -> int:
     output = output_file(args.output, "output file")
     report_path = output_file(args.report, "report file")
     markdown_path = output_file(args.markdown, "Markdown report") if args.markdown else None
-    distinct_files("synthesize: the input, the output and the report files must all be different",
+    distinct_files(_("synthesize: the input, the output and the report files must all be different"),
                    source, output, report_path, *([markdown_path] if markdown_path else []))
     if args.noise == "laplace" and args.delta:
-        raise UsageError("synthesize: --delta is for Gaussian noise; Laplace noise has δ = 0")
+        raise UsageError(_("synthesize: --delta is for Gaussian noise; Laplace noise has δ = 0"))
     if args.delta is not None and not 0 < args.delta < 1:
-        raise UsageError("synthesize: argument --delta: expected a number between 0 and 1, e.g. 1e-6")
+        raise UsageError(_("synthesize: argument --delta: expected a number between 0 and 1, e.g. 1e-6"))
     if args.separate_dataset and not args.dataset:
-        raise UsageError("synthesize: --separate-dataset needs --dataset NAME for the new dataset")
+        raise UsageError(_("synthesize: --separate-dataset needs --dataset NAME for the new dataset"))
     schema = apply_person_arguments(load_schema_file(args.schema), args, "synthesize")
     plan = load_plan_file(args.plan) if args.plan else default_plan(schema)
     plan.check(schema)

@@ -27,6 +27,7 @@ from dpcore.cli._common import (
     warn_seed,
     write_text,
 )
+from dpcore.i18n import _, integer, short
 
 if TYPE_CHECKING:
     from dpcore.models.registry import ModelSpec
@@ -43,41 +44,40 @@ def add_train(subparsers: Subparsers) -> None:
     ours = [spec for task in ("regression", "classification") for spec in models_for(task, kinds=("ours",))]
     parser = subparsers.add_parser(
         "train",
-        help="fit a DP model on a table, charged to its budget; write the model (.skops) and its model card",
-        description=para(
+        help=_("fit a DP model on a table, charged to its budget; write the model (.skops) and its model card"),
+        description=para(_(
             "Fit one differentially private model on INPUT.csv, with the roles, categories and bounds of the schema, "
             "and charge its ε to the dataset's privacy budget in the local ledger — after the fit, before anything is "
             "written. A fifth of the rows (chosen at random, not by their values) is held out to tell you how good the "
             "model is; those scores are measured on your raw data and are for you, not for the buyer. The model file is "
-            "a skops file (safe to open: it runs no code) and the card states its privacy guarantee. Models: "
-            + ", ".join(f"{spec.key} ({spec.task})" for spec in ours) + "; or " + " or ".join(FAMILIES)
-            + " for the version that fits the schema's target."
-        ),
-        epilog="example:\n  dpcore train adult.csv --schema adult.schema.json --model dp_boosting --epsilon 0.5 \\\n"
-        "      --param n_rounds=40 -o adult_model.skops --card adult_model.md",
+            "a skops file (safe to open: it runs no code) and the card states its privacy guarantee. Models: {models}; "
+            "or {families} for the version that fits the schema's target."
+        ).format(models=", ".join(f"{spec.key} ({spec.task})" for spec in ours), families=_(" or ").join(FAMILIES))),
+        epilog=_("example:\n  dpcore train adult.csv --schema adult.schema.json --model dp_boosting --epsilon 0.5 \\\n   "
+                 "   --param n_rounds=40 -o adult_model.skops --card adult_model.md"),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("input", metavar="INPUT.csv", help="the private table (comma, semicolon or tab separated)")
-    parser.add_argument("--schema", required=True, metavar="SCHEMA.json", help="the schema: column roles, categories and bounds")
+    parser.add_argument("input", metavar="INPUT.csv", help=_("the private table (comma, semicolon or tab separated)"))
+    parser.add_argument("--schema", required=True, metavar="SCHEMA.json", help=_("the schema: column roles, categories and bounds"))
     parser.add_argument("--model", required=True, choices=sorted({*(spec.key for spec in ours), *FAMILIES}), metavar="MODEL",
-                        help="which model (see the list above); dp_boosting and dp_extra_trees pick the schema's task")
-    parser.add_argument("--epsilon", required=True, type=positive_float, metavar="EPS", help="the ε this model spends")
+                        help=_("which model (see the list above); dp_boosting and dp_extra_trees pick the schema's task"))
+    parser.add_argument("--epsilon", required=True, type=positive_float, metavar="EPS", help=_("the ε this model spends"))
     parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
-                        help="a model setting, e.g. max_depth=4 (repeat for several; see the model's docstring)")
+                        help=_("a model setting, e.g. max_depth=4 (repeat for several; see the model's docstring)"))
     parser.add_argument("--encoding", choices=ENCODINGS, default="ordinal",
-                        help="categorical features as one coded column each (default) or one 0/1 column per category")
+                        help=_("categorical features as one coded column each (default) or one 0/1 column per category"))
     parser.add_argument("--count-noise", choices=["laplace", "geometric"], default=DEFAULT_COUNT_NOISE,
-                        help=f"noise for counts (default {DEFAULT_COUNT_NOISE}, as in the app)")
+                        help=_("noise for counts (default {default_count_noise}, as in the app)").format(default_count_noise=DEFAULT_COUNT_NOISE))
     parser.add_argument("--selection", choices=["gumbel", "permute_and_flip"], default=DEFAULT_SELECTION,
-                        help=f"how splits are chosen privately (default {DEFAULT_SELECTION}, as in the app)")
-    parser.add_argument("-o", "--output", metavar="MODEL.skops", help="where to write the model (default: INPUT_MODEL.skops)")
-    parser.add_argument("--card", metavar="CARD.md", help="where to write the model card (default: beside the model, .md)")
+                        help=_("how splits are chosen privately (default {default_selection}, as in the app)").format(default_selection=DEFAULT_SELECTION))
+    parser.add_argument("-o", "--output", metavar="MODEL.skops", help=_("where to write the model (default: INPUT_MODEL.skops)"))
+    parser.add_argument("--card", metavar="CARD.md", help=_("where to write the model card (default: beside the model, .md)"))
     add_dataset_arguments(parser)
     add_person_arguments(parser)
     parser.add_argument("--seed", type=seed_number, metavar="N",
-                        help="fixed random seed — for tests and demos only: a seeded model must not be released "
-                        "(the app's demo seed is 2024)")
-    parser.add_argument("-q", "--quiet", action="store_true", help="no notes on standard error")
+                        help=_("fixed random seed — for tests and demos only: a seeded model must not be released (the app's demo "
+                               "seed is 2024)"))
+    parser.add_argument("-q", "--quiet", action="store_true", help=_("no notes on standard error"))
     parser.set_defaults(handler=run_train)
 
 
@@ -89,21 +89,21 @@ def parse_params(pairs: list[str], spec: ModelSpec) -> dict[str, Any]:
         name, sep, text = pair.partition("=")
         if not sep or name not in offered:
             choices = ", ".join(offered) or "none"
-            raise UsageError(f"train: --param {pair!r}: expected NAME=VALUE with NAME one of: {choices}")
+            raise UsageError(_("train: --param {pair}: expected NAME=VALUE with NAME one of: {choices}").format(pair=repr(pair), choices=choices))
         setting = offered[name]
         if setting.choices:
             if text not in [str(c) for c in setting.choices]:
-                raise UsageError(f"train: --param {name}: expected one of {', '.join(map(str, setting.choices))}")
+                raise UsageError(_("train: --param {name}: expected one of {join}").format(name=name, join=', '.join(map(str, setting.choices))))
             params[name] = next(c for c in setting.choices if str(c) == text)
             continue
         try:
             value = int(text)
         except ValueError:
-            raise UsageError(f"train: --param {name}: expected a whole number, got {text!r}") from None
+            raise UsageError(_("train: --param {name}: expected a whole number, got {text}").format(name=name, text=repr(text))) from None
         low = setting.minimum if setting.minimum is not None else -float("inf")
         high = setting.maximum if setting.maximum is not None else float("inf")
         if not low <= value <= high:
-            raise UsageError(f"train: --param {name}: expected a number from {low:g} to {high:g}")
+            raise UsageError(_("train: --param {name}: expected a number from {low} to {high}").format(name=name, low=short(low), high=short(high)))
         params[name] = value
     return params
 
@@ -120,29 +120,28 @@ def run_train(args: argparse.Namespace) -> int:
     schema = apply_person_arguments(load_schema_file(args.schema), args, "train")
     target = schema.target
     if target is None or schema.task is None:
-        raise UsageError("train: the schema declares no target column (role 'target') to predict")
+        raise UsageError(_("train: the schema declares no target column (role 'target') to predict"))
     key = args.model + TASK_SUFFIX[schema.task] if args.model in FAMILIES else args.model
     spec = get(key)
     if spec.task != schema.task:
-        raise UsageError(f"train: {key} is a {spec.task} model but the schema's target "
-                         f"'{target.name}' makes this a {schema.task} task")
+        raise UsageError(_("train: {key} is a {task} model but the schema's target '{name}' makes this a {task2} task").format(key=key, task=spec.task, name=target.name, task2=schema.task))
     params = parse_params(args.param, spec)
     model_path = output_file(args.output or f"{source.stem}_{args.model}{SUFFIX}", "model file")
     card_path = output_file(args.card or str(Path(model_path).with_suffix(".md")), "model card")
-    distinct_files("train: the input, the model file and the model card must all be different files",
+    distinct_files(_("train: the input, the model file and the model card must all be different files"),
                    source, model_path, card_path)
-    warn_seed(args, "the model")
-    frame, _ = read_csv_path(source)
+    warn_seed(args, _("the model"))
+    frame, _info = read_csv_path(source)
     design = Design.from_table(frame, schema, args.encoding, random_state=args.seed)
     ledger = open_dataset(args, "train", lambda: [frame], source.stem, first_total(args))
     trained = train(design, key, args.epsilon, ledger, params=params, count_noise=args.count_noise,
                     selection=args.selection, seed=args.seed)
     written = save_model(trained.model, model_path)
     write_text(card_path, model_card(trained, schema, ledger.unit))
-    print(f"trained {trained.name} {spent_sentence(ledger, args.epsilon, design.rows_per_person)}")
+    print(_("trained {name} {spent_sentence}").format(name=trained.name, spent_sentence=spent_sentence(ledger, args.epsilon, design.rows_per_person)))
     if trained.metrics:
         scores = ", ".join(f"{name} {value:.4g}" for name, value in trained.metrics.items())
-        print(f"held-out scores on {trained.details['n_test']:,} of your rows (for you, not the buyer): {scores}")
-    print(f"wrote the model to {written} and its card to {card_path}")
+        print(_("held-out scores on {n_test} of your rows (for you, not the buyer): {scores}").format(n_test=integer(trained.details['n_test']), scores=scores))
+    print(_("wrote the model to {written} and its card to {card_path}").format(written=written, card_path=card_path))
     return EXIT_OK
 
