@@ -1,22 +1,28 @@
-"""Export: a randomized-response copy of the table for offline sale, with the buyer's privacy report."""
+"""Export: a randomized-response copy or a synthetic copy of the table for offline sale, with the buyer's privacy report."""
 
 import streamlit as st
 
 from dpcore.exceptions import BudgetExceededError, DataError
-from dpcore.release import ReleasePlan, describe_plan, kept_rows, preview_release, release_table
+from dpcore.i18n import _
+from dpcore.release import ReleasePlan, ReleaseResult, describe_plan, kept_rows, preview_release, release_table
+from dpcore.synthetic import SyntheticResult
 from dpstudio.support import export_view as view
+from dpstudio.support import synthetic_view as synthetic
 from dpstudio.support.declaring import leak_summary, leaky_columns
 from dpstudio.support.session import get_state, remember_release
 
 state = get_state()
 dataset, schema, ledger = state.dataset, state.dataset.schema, state.ledger()
 st.title("5. Export")
-st.write(
-    "Sell a copy in which **every person can plausibly deny every value**: each sensitive cell is randomized on its own "
-    "before the copy leaves. The buyer gets a privacy report that lets them undo the noise *on average* — population "
-    "shares and means come back, individual rows do not."
-)
-view.unit_notice(ledger, schema)
+st.write(_(
+    "Sell a copy of the table, of one of two kinds. In a **randomized copy** every person can plausibly deny every value: "
+    "each sensitive cell is randomized on its own, and the buyer's privacy report lets them undo the noise *on average*. "
+    "In a **synthetic copy** no row is a real person's: rows are invented from a model of the table's noisy counts, which "
+    "keeps the relations between columns far better at the same ε. Compare the two below before spending anything."
+))
+kind = synthetic.choose_kind()
+if kind == synthetic.RANDOMIZED:
+    view.unit_notice(ledger, schema)
 column_problems = [p for c in schema.columns for p in c.problems()]
 if column_problems:
     st.error("Some declarations are incomplete: " + " ".join(column_problems) + " Fix them on the Data page.")
@@ -38,6 +44,22 @@ try:
 except DataError as error:
     st.error(str(error))
     st.stop()
+if kind == synthetic.SYNTHETIC:
+    problems = plan.problems(schema)
+    if problems:
+        st.error(" ".join(problems))
+        st.stop()
+    chosen = synthetic.settings(ledger)
+    if chosen is None:
+        st.stop()
+    epsilon, noise, delta = chosen
+    synthetic.preview(state, plan, epsilon, noise, delta)
+    st.subheader(_("The synthetic copy"))
+    synthetic.make_copy(state, ledger, plan, epsilon, noise, delta)
+    if isinstance(state.release, SyntheticResult):
+        synthetic.made(state.release)
+    st.stop()
+
 st.dataframe(describe_plan(plan, schema), hide_index=True, width="stretch")
 view.cost_metrics(plan, ledger, schema)
 problems = [*plan.problems(schema), *filter(None, [view.budget_problem(state, ledger, plan)])]
@@ -66,6 +88,6 @@ if st.button("Release the copy", type="primary"):
     except Exception:
         st.error("The copy could not be made from this table; nothing was charged. Check the plan and the declarations.")
 
-if state.release is not None:
+if isinstance(state.release, ReleaseResult):
     view.released(state.release)
     view.buyer_check(dataset.frame, schema, plan, state.release)

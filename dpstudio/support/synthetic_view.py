@@ -1,0 +1,148 @@
+"""The Export page's synthetic copy: its settings, the paid-for copy, and the owner's free utility preview of both copies."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from dpcore.accountant import BudgetLedger
+from dpcore.exceptions import BudgetExceededError, DataError
+from dpcore.i18n import _
+from dpcore.release import ReleasePlan
+from dpcore.synthetic import DEFAULT_DELTA, SyntheticResult, synthesize_table, trust_sentences, utility_preview
+from dpstudio.support.state import StudioState
+
+RANDOMIZED, SYNTHETIC = "randomized", "synthetic"
+#: The preview's results, kept in the session under this key: (table, declarations, plan, ε, noise) → its table.
+PREVIEW_KEY = "export_utility_preview"
+
+
+def choose_kind() -> str:
+    """The owner's choice between the two kinds of copy."""
+    labels = {RANDOMIZED: _("Randomized copy: every real row, each value randomized on its own"),
+              SYNTHETIC: _("Synthetic copy: invented rows drawn from a model of the table's noisy marginals")}
+    return str(st.radio(_("Which copy do you want to sell?"), list(labels), format_func=labels.__getitem__, key="copy_kind"))
+
+
+def settings(ledger: BudgetLedger) -> tuple[float, str, float] | None:
+    """ε, the noise and δ of the synthetic copy (None, with a sentence, when nothing is left)."""
+    available = max(ledger.remaining, 0.0)
+    if available < 0.01:
+        st.error(_("Only ε = {left} is left of this dataset's budget: a new copy cannot be made. Raise the budget on the "
+                   "Privacy page only if you accept a weaker promise.").format(left=f"{available:g}"))
+        return None
+    left, right = st.columns(2)
+    epsilon = float(left.number_input(_("ε of the whole copy, per person"), min_value=0.01, max_value=float(available),
+                                      value=float(min(1.0, available)), step=0.1, format="%.2f", key="synthetic_epsilon"))
+    noise = str(right.radio(_("Noise"), ["gaussian", "laplace"], key="synthetic_noise", horizontal=True,
+                            format_func={"gaussian": _("Gaussian (δ = 1e-6)"), "laplace": _("Laplace (δ = 0)")}.__getitem__))
+    delta = DEFAULT_DELTA if noise == "gaussian" else 0.0
+    st.caption(_("The copy measures each column's counts and a tree of pairs of columns (the pairs chosen privately), and the "
+                 "target's pair with every column when the schema declares a target, over your declared categories and bins; "
+                 "every row is then invented from a model of those noisy counts. The plan above only says which columns the "
+                 "copy holds and their bins: its per-column ε is for the randomized copy."))
+    return epsilon, noise, delta
+
+
+def _progress_bar() -> Callable[[float, str], None]:
+    """A progress bar with the time left, for long work."""
+    bar, started = st.progress(0.0, text=_("Starting…")), time.monotonic()
+
+    def show(fraction: float, sentence: str) -> None:
+        fraction = min(max(fraction, 0.0), 1.0)
+        elapsed = time.monotonic() - started
+        left = elapsed / fraction * (1 - fraction) if fraction > 0.05 else None
+        text = sentence if left is None else _("{step} (about {seconds} s left)").format(step=sentence, seconds=f"{left:.0f}")
+        bar.progress(fraction, text=text)
+
+    return show
+
+
+def make_copy(state: StudioState, ledger: BudgetLedger, plan: ReleasePlan, epsilon: float, noise: str, delta: float) -> None:
+    """The button that makes (and charges) a synthetic copy."""
+    if st.button(_("Make the synthetic copy"), type="primary"):
+        dataset = state.dataset
+        try:
+            state.release = synthesize_table(dataset.frame, dataset.schema, plan, epsilon=epsilon, delta=delta, noise=noise,
+                                             ledger=ledger, label="Export: synthetic copy", progress=_progress_bar())
+            st.rerun()
+        except (BudgetExceededError, DataError) as error:
+            st.error(str(error))
+        except Exception:
+            st.error(_("The synthetic copy could not be made from this table; nothing was charged. Check the plan and the "
+                       "declarations."))
+
+
+def made(result: SyntheticResult) -> None:
+    """What was charged, the three downloads, what to trust, and the buyer's report."""
+    st.divider()
+    st.success(_("Synthetic copy made: ε = {epsilon}, δ = {delta} per person charged to the budget.").format(
+        epsilon=f"{result.epsilon_charged:g}", delta=f"{result.delta_charged:g}"))
+    if result.notes:
+        st.caption(" ".join(result.notes))
+    c1, c2, c3 = st.columns(3)
+    c1.download_button(_("Synthetic table (CSV)"), result.csv, file_name="synthetic.csv", mime="text/csv", key="dl_synthetic_csv")
+    c2.download_button(_("Privacy report (JSON)"), json.dumps(result.report, indent=2, ensure_ascii=False),
+                       file_name="synthetic_report.json", mime="application/json", key="dl_synthetic_json")
+    c3.download_button(_("Privacy report (Markdown)"), result.markdown, file_name="synthetic_report.md",
+                       mime="text/markdown", key="dl_synthetic_md")
+    can, cannot = trust_sentences(result.report)
+    left, right = st.columns(2)
+    left.markdown("**" + _("The buyer can trust") + "**\n\n" + "\n".join(f"- {s}" for s in can))
+    right.markdown("**" + _("The buyer cannot trust") + "**\n\n" + "\n".join(f"- {s}" for s in cannot))
+    st.dataframe(result.table.head(8), hide_index=True, width="stretch")
+    with st.expander(_("The buyer's report")):
+        st.markdown(result.markdown)
+
+
+def _preview_key(state: StudioState, plan: ReleasePlan, epsilon: float, noise: str) -> str:
+    return json.dumps([state.dataset.declared_key, plan.to_json(), epsilon, noise])
+
+
+def preview(state: StudioState, plan: ReleasePlan, epsilon: float, noise: str, delta: float) -> None:
+    """The owner's utility preview of both copies at ``epsilon``: free, never released."""
+    st.subheader(_("Utility preview: both copies at ε = {epsilon} — owner only, free").format(epsilon=f"{epsilon:g}"))
+    st.caption(_("A simulation on your own rows, for your eyes only: both copies are made from 80 % of the rows with this plan "
+                 "and ε, compared with the truth, and a model trained on each copy is tested on the other 20 % of real rows. "
+                 "Nothing from it is released and nothing is charged; the real copy gets fresh noise."))
+    kept: dict[str, Any] = st.session_state.setdefault(PREVIEW_KEY, {})
+    key = _preview_key(state, plan, epsilon, noise)
+    if st.button(_("Run the utility preview"), key="run_utility_preview"):
+        dataset = state.dataset
+        try:
+            kept[key] = utility_preview(dataset.frame, dataset.schema, plan, epsilon, delta=delta, noise=noise,
+                                        unit=state.ledger().unit, progress=_progress_bar())
+        except DataError as error:
+            st.error(str(error))
+        except Exception:
+            st.error(_("The preview could not be computed for this table. Check the plan and the declarations."))
+    table = kept.get(key)
+    if table is not None:
+        show_preview(table)
+
+
+def show_preview(table: pd.DataFrame) -> None:
+    """The preview's table and chart (owner only)."""
+    names = {"one-way TV": _("single-column error (TV)"), "two-way TV": _("pair error (TV)"),
+             "accuracy": _("accuracy on held-out real rows")}
+    shown = table.assign(measure=table["measure"].map(names))
+    st.dataframe(shown.pivot(index="measure", columns="copy", values="value").round(3), width="stretch")
+    errors = shown[table["measure"] != "accuracy"]
+    chart = alt.Chart(errors).mark_bar().encode(
+        x=alt.X("copy:N", title=None), y=alt.Y("value:Q", title=_("distance from the truth (0 = perfect, 1 = useless)")),
+        color=alt.Color("copy:N", legend=None), column=alt.Column("measure:N", title=None),
+    ).properties(width=220, height=220, title=_("Owner-only simulation: marginal error of each copy"))
+    st.altair_chart(chart)
+    accuracy = shown[table["measure"] == "accuracy"]
+    if not accuracy.empty:
+        st.altair_chart(alt.Chart(accuracy).mark_bar().encode(
+            y=alt.Y("copy:N", title=None, sort="-x"), x=alt.X("value:Q", title=_("accuracy on held-out real rows"),
+                                                              scale=alt.Scale(domain=[0, 1])),
+            color=alt.Color("copy:N", legend=None),
+        ).properties(height=160, title=_("Owner-only simulation: train on the copy, test on real rows")), width="stretch")

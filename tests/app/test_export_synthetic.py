@@ -1,0 +1,32 @@
+"""The Export page's synthetic copy through AppTest: the free owner-only preview, then the paid copy."""
+
+from __future__ import annotations
+
+import pytest
+
+from dpcore.synthetic import SyntheticResult
+from dpstudio.support.session import STATE_KEY
+from dpstudio.support.synthetic_view import PREVIEW_KEY
+
+pytest.importorskip("mbi")
+
+
+def test_the_synthetic_copy_is_previewed_for_free_then_made_and_charged(app):
+    at = app("export")
+    at.radio(key="copy_kind").set_value("synthetic").run()
+    assert not at.exception and not at.error
+    state = at.session_state[STATE_KEY]
+    ledger = state.ledger()
+    at.number_input(key="synthetic_epsilon").set_value(0.5).run()
+    [b for b in at.button if b.label == "Run the utility preview"][0].click().run(timeout=900)
+    assert not at.exception and not at.error
+    [preview] = at.session_state[PREVIEW_KEY].values()
+    assert set(preview["copy"]) >= {"randomized copy", "synthetic copy"}
+    assert ledger.spent == 0  # the preview is free
+    assert any("owner only, free" in str(h.value) for h in at.subheader)
+    [b for b in at.button if b.label == "Make the synthetic copy"][0].click().run(timeout=900)
+    assert not at.exception and not at.error
+    result = at.session_state[STATE_KEY].release
+    assert isinstance(result, SyntheticResult) and not result.seeded
+    assert ledger.spent == pytest.approx(0.5) and ledger.spent_delta == pytest.approx(1e-6)
+    assert any("Synthetic copy made" in str(s.value) for s in at.success)
