@@ -18,7 +18,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-from dpcore.cli import attack, clustering, datasets, release, synthesize, training
+from dpcore.cli import answer, attack, clustering, datasets, release, synthesize, training
 from dpcore.cli._common import EXIT_BUDGET, EXIT_DATA, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, Exit, Parser, UsageError, say
 from dpcore.i18n import LANGUAGES, N_, _, language, language_from_environment, supported
 
@@ -37,6 +37,7 @@ Besides:
   synthesize   a synthetic copy instead: invented rows with the table's noisy marginals (MST, Private-PGM)
   train        fit a DP model on the table, charged to its budget; writes the model and its card
   cluster      find dense groups in 2-4 numeric columns, charged to its budget; writes the group map
+  answer       answer a file of queries with models on secret blocks; every answer is charged to the budget
   attack       (owner's eyes only, no budget) see what DP protects: membership, reconstruction, audit
   datasets     the datasets in the ledger with their budgets, or one dataset's history
 """)
@@ -56,7 +57,7 @@ Run 'dpcore COMMAND --help' for a command's options.
 
 
 COMMANDS = [release.add_plan, release.add_release, release.add_estimate, synthesize.add_synthesize, training.add_train,
-            clustering.add_cluster, attack.add_attack, datasets.add_datasets]
+            clustering.add_cluster, answer.add_answer, attack.add_attack, datasets.add_datasets]
 
 
 def build_parser() -> argparse.ArgumentParser:
