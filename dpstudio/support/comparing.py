@@ -139,10 +139,16 @@ def comparison_chart(summary: pd.DataFrame, metric: str, unit: str, published: p
     data["low"] = data["low"].clip(*domain)
     data["high"] = data["high"].clip(*domain)
     private = data[data["epsilon"].notna()]
-    y_scale = alt.Scale(domain=list(domain), clamp=True)
-    x = alt.X("epsilon:Q", scale=alt.Scale(type="log"), title="ε (privacy budget, log scale)")
+    # Every layer shares this scale: a layer left to its own (the spread band: areas start from
+    # zero by default) widened the shared axis back to zero and squeezed the lines together.
+    y_scale = alt.Scale(domain=list(domain), zero=False, nice=False, clamp=True)
+    y = alt.Y("mean:Q", title=title_y, scale=y_scale)
+    x_scale = alt.Scale(type="log", nice=False)
+    if not private.empty:
+        x_scale = alt.Scale(type="log", nice=False, domain=[private["epsilon"].min() / 1.2, private["epsilon"].max() * 1.2])
+    x = alt.X("epsilon:Q", scale=x_scale, title="ε (privacy budget, log scale)")
     # No label limit: three "DP partitioned forest (…" entries must stay distinguishable.
-    colour = alt.Color("name:N", title="model", legend=alt.Legend(labelLimit=0, orient="bottom", columns=2))
+    colour = alt.Color("name:N", title="model", legend=alt.Legend(labelLimit=0, orient="bottom", columns=2, symbolOpacity=1))
     tooltip = [
         alt.Tooltip("name:N", title="model"), alt.Tooltip("epsilon:Q", title="ε"),
         alt.Tooltip("mean:Q", title=metric, format=",.4g"), alt.Tooltip("std:Q", title="spread (sd)", format=",.3g"),
@@ -154,26 +160,34 @@ def comparison_chart(summary: pd.DataFrame, metric: str, unit: str, published: p
     too_wide = (private["high"] - private["low"]) > 0.25 * (domain[1] - domain[0])
     narrow = private[~private["model"].isin(private.loc[too_wide, "model"])]
     layers = [
-        alt.Chart(narrow).mark_area(opacity=0.15).encode(x=x, y="low:Q", y2="high:Q", color=colour),
-        base.mark_line(clip=True).encode(x=x, y=alt.Y("mean:Q", title=title_y, scale=y_scale), color=colour),
-        base.mark_point(filled=True, size=50).encode(x=x, y="mean:Q", color=colour, tooltip=tooltip),
+        alt.Chart(narrow).mark_area(opacity=0.15).encode(
+            x=x, y=alt.Y("low:Q", title=title_y, scale=y_scale), y2="high:Q", color=colour
+        ),
+        base.mark_line(clip=True).encode(x=x, y=y, color=colour),
+        base.mark_point(filled=True, size=50, clip=True).encode(x=x, y=y, color=colour, tooltip=tooltip),
     ]
     if not reference.empty:
         layers.append(
             alt.Chart(reference).mark_rule(strokeDash=[8, 4], strokeWidth=2).encode(
-                y="mean:Q", color=colour,
+                y=y, color=colour,
                 tooltip=[alt.Tooltip("name:N", title="non-private (owner only)"), alt.Tooltip("mean:Q", format=",.4g")],
             )
         )
+    if published is not None and not private.empty:
+        # Only the published points inside the sweep's ε range: the x axis stays the sweep's.
+        published = published[published["epsilon"].between(private["epsilon"].min(), private["epsilon"].max())]
     if published is not None and not published.empty:
         layers.append(
-            alt.Chart(published).mark_line(strokeDash=[2, 3], opacity=0.7).encode(
-                x=x, y="mean:Q", color=colour, tooltip=[alt.Tooltip("name:N"), alt.Tooltip("epsilon:Q"), alt.Tooltip("mean:Q", format=",.4g")]
+            alt.Chart(published).mark_line(strokeDash=[2, 3], opacity=0.7, clip=True).encode(
+                x=x, y=y, color=colour, tooltip=[alt.Tooltip("name:N"), alt.Tooltip("epsilon:Q"), alt.Tooltip("mean:Q", format=",.4g")]
             )
         )
     # The marking is part of the image itself, so a saved or forwarded chart still says what it is.
+    # fit-x: the page's width, but 380 px for the plot itself (a plain "fit", Streamlit's default,
+    # took the long legend out of the height and squeezed the plot to a strip).
     return alt.layer(*layers).properties(
-        height=420,
+        height=380,
+        autosize=alt.AutoSizeParams(type="fit-x", contains="padding"),
         title=alt.TitleParams(
             f"{metric} against ε — dashed rules: non-private references",
             subtitle=[f"{OWNER_ONLY.upper()}: measured on the owner's raw data"],
@@ -183,17 +197,23 @@ def comparison_chart(summary: pd.DataFrame, metric: str, unit: str, published: p
 
 
 def _y_domain(data: pd.DataFrame, metric: str) -> tuple[float, float]:
-    """A y range that keeps useful models readable: errors up to 1.5× the DP-mean floor (or the
-    median model's worst), accuracies from just below the weakest reference up to 1. Points
-    beyond are drawn at the edge, and the table keeps their exact values."""
+    """A y range around the models' scores, never from zero, so their differences fill the chart.
+
+    Accuracies run from a little below the weakest to a little above the best (0.76–0.85 fills
+    the height instead of a tenth of it). Errors run from a little below the best model (or
+    non-private reference) to a little above the DP mean, the floor every useful model beats
+    (without it, the median model's worst): a model worse than that is drawn at the edge, and
+    the table keeps its exact values.
+    """
+    lowest, highest = float(data["mean"].min()), float(data["mean"].max())
     if metric in ("MAE", "RMSE"):
         floor = data.loc[data["model"] == "dp_mean", "mean"]
-        worst = floor.max() if not floor.empty else data.groupby("model")["mean"].max().median()
-        return 0.0, float(1.5 * worst)
-    # Accuracies from a little below the weakest to a little above the best, so differences show.
-    lowest, highest = data["mean"].min(), data["mean"].max()
+        highest = float(floor.max()) if not floor.empty else float(data.groupby("model")["mean"].max().median())
+        lowest = min(lowest, highest)
+        margin = max(0.08 * (highest - lowest), 0.02 * highest)
+        return max(0.0, lowest - margin), highest + margin
     margin = max(0.02, 0.1 * (highest - lowest))
-    return float(max(0.0, lowest - margin)), float(min(1.0, highest + margin))
+    return max(0.0, lowest - margin), min(1.0, highest + margin)
 
 
 def summary_sentences(summary: pd.DataFrame, metric: str, task: str, at_epsilon: float = 1.0) -> list[str]:
@@ -239,7 +259,8 @@ def chart_image(chart: alt.Chart, fmt: str) -> bytes:
     """The chart as PNG or SVG bytes (rendered locally by vl-convert)."""
     import vl_convert as vlc
 
-    spec = chart.to_json()
+    # Off the page there is no container to fit: a fixed plot width, the legend around it.
+    spec = chart.properties(width=720, autosize=alt.AutoSizeParams(type="pad")).to_json()
     if fmt == "png":
         return vlc.vegalite_to_png(spec, scale=2)
     return vlc.vegalite_to_svg(spec).encode("utf-8")

@@ -1,0 +1,39 @@
+"""Compare on a classification table: the standard set runs and the accuracy axis shows the differences."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from browser_support import ARTIFACTS, screenshot  # noqa: E402
+
+pytestmark = pytest.mark.browser
+
+
+def test_an_accuracy_comparison_on_adult_starts_with_boosting_and_zooms_on_the_scores(page):
+    page.locator("[data-testid='stSelectbox']").first.click()
+    page.get_by_role("option", name="Adult census income (sample)").click()
+    page.get_by_text("32,561 rows", exact=False).first.wait_for(timeout=60_000)
+    page.get_by_role("link", name="4. Compare").click()
+    page.get_by_text("DP boosted trees (classifier)").first.wait_for()
+    folds = page.get_by_label("Folds")
+    folds.fill("2")
+    folds.press("Enter")
+    page.get_by_role("button", name="Run comparison").click()
+    page.get_by_text("most accurate private model", exact=False).wait_for(timeout=300_000)
+    page.locator("[data-testid='stVegaLiteChart']").first.wait_for()
+    page.get_by_role("button", name="Chart (SVG)").wait_for()
+    screenshot(page, "compare_accuracy_page")
+    with page.expect_download() as chart_download:
+        page.get_by_role("button", name="Chart (SVG)").click()
+    chart = ARTIFACTS / "comparison_accuracy.svg"
+    chart_download.value.save_as(str(chart))
+    axis = re.search(r"Y-axis titled 'accuracy' for a linear scale with values from ([0-9.]+) to ([0-9.]+)",
+                     chart.read_text(encoding="utf-8"))
+    assert axis is not None
+    low, high = float(axis.group(1)), float(axis.group(2))
+    assert low > 0.5 and high - low < 0.4  # the scores fill the height, not a tenth of a 0–1 axis
