@@ -51,6 +51,7 @@ _MISSING_SET = pa.array(MISSING_VALUES, type=pa.string())
 _STR_DTYPE = pd.StringDtype("pyarrow", na_value=np.nan)
 _HEAD_BYTES = 1 << 20
 _PIECE_BYTES = 16 << 20
+_BLOCK_BYTES = 2 << 20  # pyarrow parses a piece's blocks in parallel
 _MAX_LINE_BYTES = 256 << 20
 
 
@@ -246,12 +247,16 @@ def _clean_dictionary(array: pa.DictionaryArray) -> pd.Categorical:
 
 
 def read_chunks(
-    path: str | os.PathLike[str], encoding: str, delimiter: str, chunksize: int, categorical: Container[str] = ()
+    path: str | os.PathLike[str], encoding: str, delimiter: str, chunksize: int, categorical: Container[str] = (),
+    columns: Container[str] | None = None,
 ) -> Iterator[tuple[pd.DataFrame, int]]:
     """Yield ``(frame, bytes_read)`` for consecutive chunks of ``chunksize`` rows (the last may be shorter).
 
     Columns named in ``categorical`` are dictionary-encoded while parsing (they become pandas
     Categoricals), so their values are cleaned, matched and hashed once per distinct value.
+    With ``columns``, only the header's columns named there are converted and returned (a
+    release skips the identifiers it drops); a name the header lacks is simply absent.
+    Each piece of the file is parsed in blocks on pyarrow's threads.
 
     Raises :class:`DataError` with a sentence, or ``UnicodeDecodeError`` when the text is not
     valid in ``encoding``.
@@ -266,7 +271,10 @@ def read_chunks(
         strings_can_be_null=True,
         quoted_strings_can_be_null=True,
     )
-    read = pcsv.ReadOptions(encoding=encoding, column_names=names, use_threads=False, block_size=_PIECE_BYTES + 1)
+    if columns is not None:
+        convert.include_columns = [n for n, s in zip(names, stripped) if s in columns]
+        stripped = [s for s in stripped if s in columns]
+    read = pcsv.ReadOptions(encoding=encoding, column_names=names, use_threads=True, block_size=_BLOCK_BYTES)
     parse = pcsv.ParseOptions(delimiter=delimiter, newlines_in_values=True)
 
     def frame(batches: list[pa.RecordBatch]) -> pd.DataFrame:

@@ -196,7 +196,7 @@ def _keep_mask(source: Path, encoding: str, delimiter: str, chunksize: int, boun
     """
     if bound is None:
         return None, np.empty(0, dtype=np.uint64)
-    frames = (frame for frame, _ in read_chunks(source, encoding, delimiter, chunksize, {bound.column}))
+    frames = (frame for frame, _ in read_chunks(source, encoding, delimiter, chunksize, {bound.column}, {bound.column}))
     keys = scan_units(frames, bound)
     return (keep_mask(keys, bound, entropy) if keys.size else None), keys
 
@@ -228,7 +228,9 @@ def _stream(source: Path, sink: IO[bytes], encoding: str, delimiter: str, prepar
     # Pass one randomises every chunk into buckets of a random row order; pass two writes the
     # buckets out in order, so memory stays bounded by a bucket.
     buckets = ShuffleBuckets(math.ceil(total / SHUFFLE_BUCKET_BYTES))
-    chunks = prefetch(read_chunks(source, encoding, delimiter, chunksize, categorical))
+    # Only the columns the copy or its key reads are converted: dropped identifiers are skipped.
+    needed = set(fingerprinted(treatments, bound))
+    chunks = prefetch(read_chunks(source, encoding, delimiter, chunksize, categorical, needed))
     try:
         for frame, done in chunks:
             if rows == 0:
