@@ -52,6 +52,10 @@ def expected_failures(estimator) -> dict:
         # with honest noise on so few records no DP tree can reach them.
         failures["check_regressors_train"] = "DP noise at ε = 1 on ~30 rows cannot reach the required training score"
         failures["check_classifiers_train"] = "DP noise at ε = 1 on ~30 rows cannot reach the required training accuracy"
+    if isinstance(estimator, DPBoostingClassifier) and estimator.delta:
+        # Standardised blobs clipped into the declared [0, 1]: five rounds at ε = 1 reach 0.78-0.86 over
+        # seeds (before and after issue 13's changes alike), so the check's 0.83 bar is a coin flip.
+        failures["check_classifiers_train"] = "five noisy rounds on 300 clipped rows straddle the 0.83 bar"
     return failures
 
 

@@ -28,6 +28,7 @@ from dpcore.models import (
     DPRandomForestClassifier,
     DPRegressionTree,
 )
+from dpcore.models.boosting import QUANTILE_PROBABILITIES
 
 MODELS = [
     DPRegressionTree(max_depth=4, min_samples_split=5, min_samples_leaf=2),
@@ -47,6 +48,8 @@ MODELS = [
     DPBoostingClassifier(n_rounds=6, max_depth=2, classes=[0, 1], count_noise="geometric"),
     DPBoostingClassifier(n_rounds=6, max_depth=3, classes=[0, 1, 2], delta=1e-5),
     DPBoostingRegressor(n_rounds=6, max_depth=3, delta=1e-5),
+    DPBoostingRegressor(),  # noisy row count for the sizes, DP quantiles for thresholds and target
+    DPBoostingClassifier(classes=[0, 1], delta=1e-5),
 ]
 
 
@@ -149,6 +152,16 @@ class UnclippedBoosting(DPBoostingRegressor):
         return np.inf
 
 
+class ExactQuantileBoosting(DPBoostingRegressor):
+    """Deliberately broken: the target's quantiles (start and clip) are read exactly, not paid for."""
+
+    def _preliminaries(self, X_unit, multiclass, target=None):
+        budget, noisy = super()._preliminaries(X_unit, multiclass, target)
+        if target is not None:
+            noisy = np.quantile(target, QUANTILE_PROBABILITIES)
+        return budget, noisy
+
+
 def _prediction(model):
     if hasattr(model, "predict_proba"):
         return model.predict_proba(POINT)[0, 1]
@@ -168,9 +181,15 @@ CASES = {
         lambda cls, rng: cls(epsilon=1.0, classes=[0, 1], random_state=rng),
         DPGaussianNB, UnderNoisedNB, 0, 1, lambda model: model.class_count_[1], [-0.5, 0.5, 1.5],
     ),
+    # The leaves' path with a fixed public clip and start (no quantiles: they would drown the signal).
     "boosting": (
-        lambda cls, rng: cls(epsilon=1.0, n_rounds=1, max_depth=1, random_state=rng),
+        lambda cls, rng: cls(epsilon=1.0, n_rounds=1, max_depth=1, quantile_share=0.0, clip=0.2, random_state=rng),
         DPBoostingRegressor, UnclippedBoosting, 0.5, 1.0, _prediction, [0.5, 0.505, 0.51, 0.52],
+    ),
+    # The default path: DP quantiles of features and target place thresholds, start and clip.
+    "boosting_quantiles": (
+        lambda cls, rng: cls(epsilon=1.0, n_rounds=1, max_depth=1, random_state=rng),
+        DPBoostingRegressor, ExactQuantileBoosting, 0.5, 1.0, _prediction, [0.45, 0.55, 0.65, 0.85],
     ),
 }
 
