@@ -87,6 +87,16 @@ def prefetch(iterable: Iterable[_T], depth: int = 1) -> Generator[_T, None, None
         thread.join()
 
 
+def decoded(table: pa.Table) -> pa.Table:
+    """Dictionary-encoded columns as plain text: one ``take`` of each column's few labels.
+
+    The same cells as the CSV writer's own decoding, which on this machine took about twice
+    as long as this cast and the writing of plain text together.
+    """
+    columns = [pc.cast(c, c.type.value_type) if pa.types.is_dictionary(c.type) else c for c in table.columns]
+    return pa.Table.from_arrays(columns, names=table.column_names)
+
+
 class BackgroundWriter:
     """Formats released chunks as CSV and writes them (and the stored copy) in a background thread."""
 
@@ -107,7 +117,7 @@ class BackgroundWriter:
             try:
                 table, header = item
                 buffer = pa.BufferOutputStream()
-                write_csv(table, buffer, header, self.quoting)
+                write_csv(decoded(table), buffer, header, self.quoting)
                 self.sink.write(buffer.getvalue())
                 if self.copy is not None:
                     self.copy.append(table)
