@@ -31,3 +31,5 @@ def show_weights(records: list[dict[str, Any]]) -> None:
     st.dataframe(final, hide_index=True, width="stretch")
     if len(records) > len(final):
         st.altair_chart(weights_path_chart(records), width="stretch")
+        st.caption(_("The first steps rest on few rows, so the noise moves the weights most there; the last step gives the "
+                     "weights the model uses."))

@@ -1,0 +1,42 @@
+"""The Train page in a real browser: train the multiplicative-weights experts in streaming form and see their weights."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from browser_support import screenshot  # noqa: E402
+
+pytestmark = pytest.mark.browser
+
+
+def _budget_line(page) -> str:
+    return page.locator("[data-testid='stSidebar']").get_by_text("ε spent", exact=False).first.inner_text()
+
+
+def test_train_the_experts_and_see_their_weights_move(page):
+    page.get_by_role("link", name="3. Train").click()
+    page.locator("[data-testid='stSelectbox']").first.click()
+    page.get_by_role("option", name="DP experts by multiplicative weights (regressor)").click()
+    page.get_by_text("Spends ε once, in parallel", exact=False).wait_for()
+    page.get_by_text("Model settings").click()
+    form = page.locator("[data-testid='stSelectbox']").filter(has=page.get_by_text("form", exact=True))
+    form.wait_for()
+    form.locator("input, [role='combobox']").first.click()
+    try:
+        page.get_by_role("option", name="streaming").click(timeout=10_000)
+    finally:
+        screenshot(page, "train_experts_settings")
+    page.get_by_role("button", name="Train").click()
+    page.get_by_text("Each expert learned from its own part", exact=False).wait_for(timeout=120_000)
+    chart = page.locator("[data-testid='stVegaLiteChart']").last
+    chart.scroll_into_view_if_needed()
+    chart.locator("canvas, svg").first.wait_for()
+    page.wait_for_timeout(1000)  # let Vega finish drawing before the screenshot
+    screenshot(page, "train_experts_weights")
+    box = chart.locator("canvas, svg").first.bounding_box()
+    assert box and box["width"] > 300 and box["height"] > 100
+    assert "spent 0.25" in _budget_line(page) or "spent 0,25" in _budget_line(page), _budget_line(page)  # the suggested ε
