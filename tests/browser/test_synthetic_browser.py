@@ -1,0 +1,42 @@
+"""The Export page's synthetic copy in a real browser: choose it, run the free preview, make the copy, download it."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from browser_support import ARTIFACTS, screenshot  # noqa: E402
+
+pytestmark = pytest.mark.browser
+LONG = 900_000  # ms: Private-PGM compiles on first use, and the machine is shared
+
+
+def test_choose_the_synthetic_copy_preview_both_then_download_it(page):
+    page.get_by_role("link", name="5. Export").click()
+    page.get_by_text("Synthetic copy: invented rows", exact=False).click()
+    page.get_by_role("button", name="Run the utility preview").click()
+    page.get_by_text("Owner-only simulation", exact=False).first.wait_for(timeout=LONG)
+    page.locator("[data-testid='stVegaLiteChart']").first.wait_for()
+    assert "ε spent 0 of" in page.locator("[data-testid='stSidebar']").get_by_text("ε spent", exact=False).first.inner_text()
+    screenshot(page, "export_synthetic_preview")
+
+    page.get_by_role("button", name="Make the synthetic copy").click()
+    page.get_by_text("Synthetic copy made", exact=False).wait_for(timeout=LONG)
+    ARTIFACTS.mkdir(exist_ok=True)
+    paths = []
+    for button, name in (("Synthetic table (CSV)", "synthetic.csv"), ("Privacy report (JSON)", "synthetic_report.json")):
+        with page.expect_download() as download:
+            page.get_by_role("button", name=button).click()
+        download.value.save_as(str(ARTIFACTS / name))
+        paths.append(ARTIFACTS / name)
+    header = paths[0].read_text(encoding="utf-8").splitlines()[0].split(",")
+    report = json.loads(paths[1].read_text(encoding="utf-8"))
+    assert report["kind"] == "synthetic" and not report["seeded"]
+    assert "median_house_value" in header and len(header) == len(report["columns"])
+    spent = page.locator("[data-testid='stSidebar']").get_by_text("ε spent", exact=False).first.inner_text()
+    assert "ε spent 0 of" not in spent
+    screenshot(page, "export_synthetic_copy")
