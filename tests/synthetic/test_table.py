@@ -91,3 +91,17 @@ def test_the_utility_preview_compares_both_copies_for_the_owner():
     values = preview.set_index(["copy", "measure"])["value"]
     assert values[("synthetic copy", "two-way TV")] < values[("randomized copy", "two-way TV")]
     assert 0.5 < values[("real rows (reference)", "accuracy")] <= 1
+
+
+def test_a_person_with_several_rows_counts_k_rows_and_the_report_says_so():
+    from dpcore.schema import ColumnSpec
+
+    schema = tiny_schema()
+    schema.columns.insert(0, ColumnSpec("patient", role="identifier", kind="categorical"))
+    schema.privacy_unit, schema.rows_per_person = "patient", 2
+    frame = tiny_table(600).assign(patient=[f"p{i // 3}" for i in range(600)])  # three rows each: one is left out
+    result = synthesize_table(frame, schema, tiny_plan(schema), epsilon=2.0, public_rows=50, random_state=6)
+    assert result.report["privacy_unit"] == {"rows_per_person": 2}
+    assert result.report["sensitivity"]["l2"] == 2.0
+    assert "patient" not in result.csv.decode("utf-8").splitlines()[0]
+    assert any("200 rows were left out" in note and "Owner only" in note for note in result.notes)
