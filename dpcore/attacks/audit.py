@@ -69,6 +69,7 @@ from dpcore.attacks.membership import fit_or_explain, probabilities
 from dpcore.attacks.statistics import best_event, epsilon_lower_bound, largest_certifiable
 from dpcore.design import Design
 from dpcore.exceptions import DataError
+from dpcore.i18n import _, fixed, short
 from dpcore.models.registry import Estimator, get
 from dpcore.training import DEFAULT_COUNT_NOISE, DEFAULT_SELECTION, spent_delta
 from dpcore.validation import RandomStateLike, check_epsilon, check_random_state
@@ -152,9 +153,9 @@ def canary_record(design: Design, rows: NDArray[np.int64], kind: str, rng: np.ra
     if kind == "row":
         others = np.setdiff1d(np.arange(len(design.y)), rows)
         if others.size == 0:
-            raise DataError("Every row is in the audited sample, so none is left to be the added record.")
+            raise DataError(_("Every row is in the audited sample, so none is left to be the added record."))
         pick = int(rng.choice(others))
-        return design.X[pick].astype(float), design.y[pick], "a row of your table, not in the sample"
+        return design.X[pick].astype(float), design.y[pick], _("a row of your table, not in the sample")
     if kind != "outlier":
         raise ValueError(f"canary must be one of {CANARIES}, got {kind!r}")
     features = np.asarray(design.bounds[1], dtype=float).copy()
@@ -165,8 +166,8 @@ def canary_record(design: Design, rows: NDArray[np.int64], kind: str, rng: np.ra
     else:
         lower, upper = design.target_bounds if design.target_bounds is not None else (0.0, 1.0)
         label = upper if np.mean(design.y[rows]) < (lower + upper) / 2 else lower
-    rarest = "the rarest label" if design.task == "classification" else "the target at its farther bound"
-    return features, label, f"a made-up person at the edge of every declared range, with {rarest}"
+    rarest = _("the rarest label") if design.task == "classification" else _("the target at its farther bound")
+    return features, label, _("a made-up person at the edge of every declared range, with {rarest}").format(rarest=rarest)
 
 
 def audit_model(
@@ -224,11 +225,11 @@ def audit_model(
     unknown = [c for c in controls if c not in CONTROLS]
     if unknown:
         raise ValueError(f"controls must be among {tuple(CONTROLS)}, got {unknown!r}")
-    variants: list[tuple[str, str, float, int | None]] = [("as built", f"{spec.name} as it is trained for you", epsilon, None)]
+    variants: list[tuple[str, str, float, int | None]] = [(_("as built"), _("{name} as it is trained for you").format(name=spec.name), epsilon, None)]
     for control in dict.fromkeys(controls):
         description = CONTROLS[control].format(factor=broken_factor)
         if control == "frozen":
-            variants.append(("broken: noise frozen", description, epsilon * broken_factor, int(rng.integers(0, 2**31 - 1))))
+            variants.append((_("broken: noise frozen"), description, epsilon * broken_factor, int(rng.integers(0, 2**31 - 1))))
         else:
             variants.append((f"broken: ε × {broken_factor:g}", description, epsilon * broken_factor, None))
     pilot = max(5, math.ceil(PILOT_SHARE * n_runs))
@@ -240,7 +241,7 @@ def audit_model(
     def output(model_epsilon: float, frozen: int | None, data: tuple[NDArray[Any], NDArray[Any]]) -> NDArray[np.float64]:
         seed = frozen if frozen is not None else int(rng.integers(0, 2**31 - 1)) if seeded else None
         fitted = fit_or_explain(spec, replace(context, epsilon=model_epsilon, random_state=seed), *data,
-                                where="the audit's small sample", advice="more rows or another model")
+                                where=_("the audit's small sample"), advice=_("more rows or another model"))
         nonlocal delta
         delta = max(delta, spent_delta(fitted))
         return _predictions(fitted, points, label, design)
@@ -252,7 +253,7 @@ def audit_model(
 
     planned = n_runs
     for position, (title, description, model_epsilon, frozen) in enumerate(variants):
-        trial = np.array([pair(model_epsilon, frozen, f"{title}: pilot fits that choose the event") for _ in range(pilot)])
+        trial = np.array([pair(model_epsilon, frozen, _("{title}: pilot fits that choose the event").format(title=title)) for _unused in range(pilot)])
         if time_limit is not None:
             left = time_limit - (time.perf_counter() - started)
             later = len(variants) - position - 1
@@ -261,8 +262,8 @@ def audit_model(
             clock.add(-2 * (planned - runs_now) * (later + 1))
             planned = runs_now
         centres, threshold, above, likelier_with = _choose_event(trial, (planned, planned), confidence, delta)
-        tested = _score(np.array([pair(model_epsilon, frozen, f"{title}: fits on the table with and without the record")
-                                  for _ in range(planned)]), centres)
+        tested = _score(np.array([pair(model_epsilon, frozen, _("{title}: fits on the table with and without the record").format(title=title))
+                                  for _unused in range(planned)]), centres)
         event = (tested >= threshold) == above
         hits_with, hits_without = int(event[:, 0].sum()), int(event[:, 1].sum())
         # The event was chosen likelier with the canary, or likelier without it (DP bounds both ratios).
@@ -271,18 +272,18 @@ def audit_model(
         runs.append(AuditRun(title, description, model_epsilon, bound, hits_with, hits_without, planned, threshold, above,
                              largest_certifiable(planned, confidence), STATISTICS[centres is not None]))
     if planned < n_runs:
-        notes.append(f"{planned} runs on each table instead of {n_runs}, to stay within the time limit.")
+        notes.append(_("{planned} runs on each table instead of {n_runs}, to stay within the time limit.").format(planned=planned, n_runs=n_runs))
     if runs[0].largest_certifiable <= epsilon:
-        notes.append(f"With {planned} runs on each table no audit can show more than ε = {runs[0].largest_certifiable:.2f}, "
-                     f"which is not above the claimed ε = {epsilon:g}: run more to give the control a chance to fail.")
+        notes.append(_("With {planned} runs on each table no audit can show more than ε = {largest_certifiable}, which is "
+                       "not above the claimed ε = {epsilon}: run more to give the control a chance to fail.").format(planned=planned, largest_certifiable=fixed(runs[0].largest_certifiable, 2), epsilon=short(epsilon)))
     return AuditResult(model, spec.name, epsilon, delta, confidence, len(rows), described, runs[0], tuple(runs[1:]),
                        time.perf_counter() - started, tuple(notes))
 
 
 def _verdict(result: AuditResult, run: AuditRun) -> str:
     if run is result.model:
-        return "no violation found" if result.passed else "VIOLATION: the model leaks more than it claims"
-    return "caught: the audit sees the bug" if result.caught(run) else "not caught with this many runs"
+        return _("no violation found") if result.passed else _("VIOLATION: the model leaks more than it claims")
+    return _("caught: the audit sees the bug") if result.caught(run) else _("not caught with this many runs")
 
 
 Centres = tuple[NDArray[np.float64], NDArray[np.float64]] | None

@@ -62,6 +62,7 @@ from dpcore.attacks.statistics import (
 )
 from dpcore.design import Design
 from dpcore.exceptions import DataError
+from dpcore.i18n import _, integer
 from dpcore.models.registry import Estimator, ModelContext, ModelSpec, get
 from dpcore.training import DEFAULT_COUNT_NOISE, DEFAULT_SELECTION, person_delta
 from dpcore.validation import RandomStateLike, check_epsilon, check_random_state
@@ -241,7 +242,7 @@ def _sample_units(units: NDArray[np.int64], max_rows: int | None, rng: np.random
 
 
 def fit_or_explain(spec: ModelSpec, context: ModelContext, X: NDArray[Any], y: NDArray[Any], where: str,
-                   advice: str = "another model") -> Estimator:
+                   advice: str | None = None) -> Estimator:
     """``spec.make(context).fit(X, y)``; a failure becomes a :class:`DataError` sentence naming ``where`` and ``advice``.
 
     The library's own message is never shown: it may quote a value of the table.
@@ -249,7 +250,7 @@ def fit_or_explain(spec: ModelSpec, context: ModelContext, X: NDArray[Any], y: N
     try:
         return spec.make(context).fit(X, y)
     except Exception as error:
-        raise DataError(f"{spec.name} could not be trained on {where} ({type(error).__name__}); try {advice}.") from error
+        raise DataError(_("{name} could not be trained on {where} ({name2}); try {advice}.").format(name=spec.name, where=where, name2=type(error).__name__, advice=advice or _("another model"))) from error
 
 
 class _Fitter:
@@ -264,7 +265,7 @@ class _Fitter:
         seed = int(self.rng.integers(0, 2**31 - 1)) if self.seeded else None
         context = self.design.context(self.epsilon if epsilon is None else epsilon, random_state=seed,
                                       count_noise=self.count_noise, selection=self.selection)
-        return fit_or_explain(self.spec, context, self.design.X[rows], self.design.y[rows], "part of this table")
+        return fit_or_explain(self.spec, context, self.design.X[rows], self.design.y[rows], _("part of this table"))
 
 
 def attack_membership(
@@ -314,11 +315,12 @@ def attack_membership(
     units = np.asarray(persons, dtype=np.int64) if persons is not None else np.arange(len(design.y), dtype=np.int64)
     rows = _sample_units(units, settings.max_rows, rng)
     X, y = design.X[rows], design.y[rows]
-    _, units = np.unique(units[rows], return_inverse=True)
+    _unused, units = np.unique(units[rows], return_inverse=True)
     n_units = int(units.max()) + 1 if units.size else 0
     member_unit = rng.random(n_units) < 0.5
     if n_units < 20 or member_unit.sum() < 10 or (~member_unit).sum() < 10:
-        raise DataError("The table has too few rows (or people) to split into members and non-members; an attack needs at least 20.")
+        raise DataError(_("The table has too few rows (or people) to split into members and non-members; an attack needs at "
+                          "least 20."))
     members = member_unit[units]
     halves = rng.random((settings.n_references // 2, n_units)) < 0.5
     inside = np.concatenate([halves, ~halves])[:, units] if halves.size else np.zeros((0, len(units)), dtype=bool)
@@ -334,20 +336,20 @@ def attack_membership(
         target = fitter.fit(members)
         loss, confidence, predicted = observe(target, X, y, sub.task, sub.target_bounds)
         seconds = time.perf_counter() - one
-        clock.tick(f"trained {spec.name} on the members")
+        clock.tick(_("trained {name} on the members").format(name=spec.name))
         left = settings.time_limit - (time.perf_counter() - started)
         fits = int(left / max(seconds, 1e-3) / (len(keys) - position))
         n_refs = min(settings.n_references, 2 * (fits // 2))
         if n_refs < MIN_REFERENCES:
             n_refs = 0
             if settings.n_references:
-                notes.append(f"LiRA was left out for {spec.name}: its reference models would not fit in the time limit.")
+                notes.append(_("LiRA was left out for {name}: its reference models would not fit in the time limit.").format(name=spec.name))
         clock.add(n_refs - settings.n_references)
         order = np.r_[np.arange(n_refs // 2), settings.n_references // 2 + np.arange(n_refs // 2)]
         references = np.empty((n_refs, len(y)))
         for j, k in enumerate(order):
             references[j] = observe(fitter.fit(inside[k]), X, y, sub.task, sub.target_bounds)[1]
-            clock.tick(f"{spec.name}: reference model {j + 1} of {n_refs}")
+            clock.tick(_("{name}: reference model {number} of {n_refs}").format(name=spec.name, number=j + 1, n_refs=n_refs))
         scores = {"loss threshold": -_per_unit(loss, units, n_units, mean=True)}
         if n_refs:
             scores["LiRA"] = _per_unit(lira_scores(confidence, references, inside[order]), units, n_units, mean=False)
@@ -357,10 +359,10 @@ def attack_membership(
         attacked.append(ModelUnderAttack(key, spec.name, epsilon if private else None, delta, curves, n_refs,
                                          _utility(sub, y[~members], predicted[~members])))
     if persons is not None:
-        notes.append("Members and non-members were drawn person by person: all of a person's rows are on the same side, "
-                      f"and ε is per person (up to {design.rows_per_person} rows each).")
+        notes.append(_("Members and non-members were drawn person by person: all of a person's rows are on the same side, "
+                       "and ε is per person (up to {rows_per_person} rows each).").format(rows_per_person=design.rows_per_person))
     if not rows.all():
-        notes.append(f"The attack used a random {int(rows.sum()):,} of the table's {len(rows):,} rows.")
+        notes.append(_("The attack used a random {used} of the table's {rows} rows.").format(used=integer(int(rows.sum())), rows=integer(len(rows))))
     return MembershipResult(tuple(attacked), design.task, int(member_unit.sum()), int((~member_unit).sum()),
                             "person" if persons is not None else "row", design.rows_per_person,
                             time.perf_counter() - started, settings.confidence, tuple(notes))

@@ -47,6 +47,7 @@ from numpy.typing import NDArray
 from dpcore.attacks._progress import Clock, Progress
 from dpcore.attacks.statistics import clopper_pearson
 from dpcore.exceptions import DataError
+from dpcore.i18n import _
 from dpcore.mechanisms import KaryRandomizedResponse
 from dpcore.release import ReleasePlan, default_plan
 from dpcore.release.columns import Treatment, numbers, resolve
@@ -147,13 +148,13 @@ def attack_reconstruction(
     started = time.perf_counter()
     check_epsilon(epsilon)
     plan = plan if plan is not None else default_plan(schema, epsilon)
-    treatments, _, _ = resolve(plan, schema)
+    treatments, _unused, _unused = resolve(plan, schema)
     chosen = [t for t in treatments if t.mechanism in ATTACKED and (columns is None or t.name in columns)]
     if not chosen:
-        raise DataError("The copy randomises no column by randomized response, so there is no value to guess back.")
+        raise DataError(_("The copy randomises no column by randomized response, so there is no value to guess back."))
     missing = [t.name for t in chosen if t.name not in frame.columns]
     if missing:
-        raise DataError("The plan randomises columns that are not in the table: " + ", ".join(f"'{n}'" for n in missing) + ".")
+        raise DataError(_("The plan randomises columns that are not in the table: ") + ", ".join(f"'{n}'" for n in missing) + ".")
     rng = check_random_state(random_state)
     if max_rows is not None and len(frame) > max_rows:
         frame = frame.iloc[np.sort(rng.choice(len(frame), max_rows, replace=False))]
@@ -162,11 +163,12 @@ def attack_reconstruction(
     results = []
     for t in chosen:
         results.append(_attack_column(t, frame, features, prior_rounds, rng))
-        clock.tick(f"guessed '{t.name}' back from the copy")
-    notes = ["Laplace columns release a number, not a category, and were not attacked."] if any(
+        clock.tick(_("guessed '{name}' back from the copy").format(name=t.name))
+    notes = [_("Laplace columns release a number, not a category, and were not attacked.")] if any(
         t.mechanism == "laplace" for t in treatments) else []
     if schema.privacy_unit is not None:
-        notes.append("The figures are per row. A person's rows are randomised separately, so their ε adds up over their rows.")
+        notes.append(_("The figures are per row. A person's rows are randomised separately, so their ε adds up over their "
+                       "rows."))
     return ReconstructionResult(tuple(r for r in results if r is not None), len(frame), time.perf_counter() - started, tuple(notes))
 
 
@@ -179,14 +181,14 @@ def _known(frame: pd.DataFrame, schema: Schema) -> pd.DataFrame:
         if spec.kind == "numeric":
             out[spec.name] = numbers(frame[spec.name])
         else:
-            codes, _ = pd.factorize(frame[spec.name], use_na_sentinel=True)
+            codes, _unused = pd.factorize(frame[spec.name], use_na_sentinel=True)
             out[spec.name] = np.where(codes < 0, np.nan, codes.astype(float))
     return pd.DataFrame(out, index=frame.index)
 
 
 def _attack_column(t: Treatment, frame: pd.DataFrame, features: pd.DataFrame, rounds: int,
                    rng: np.random.Generator) -> ColumnReconstruction | None:
-    codes, _ = t.inputs(frame)
+    codes, _unused = t.inputs(frame)
     valid = (codes >= 0) & (codes < t.k)
     if valid.sum() < 20:
         return None

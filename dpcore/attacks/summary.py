@@ -26,7 +26,7 @@ from dpcore.attacks.audit import AuditResult
 from dpcore.attacks.membership import MembershipResult, ModelUnderAttack
 from dpcore.attacks.reconstruction import ReconstructionResult
 from dpcore.attacks.statistics import LOW_FPR, auc_ceiling, tpr_ceiling
-from dpcore.i18n import N_
+from dpcore.i18n import N_, _, decimal, fixed, get_language, integer, percent, short
 
 OWNER_ONLY = N_("Owner's eyes only: measured on your raw data. Nothing here is released or differentially private, and "
                 "none of it was charged to the privacy budget. Do not share it.")
@@ -37,17 +37,17 @@ _COLOURS = ("#d62728", "#ff7f0e", "#1f77b4", "#2ca02c", "#9467bd", "#8c564b")
 def in_words(rate: float) -> str:
     """A rate as "1 in N" (small rates) or "a in b" with a small b, for reading aloud."""
     if not rate > 0:
-        return "none"
+        return _("none")
     if rate >= 0.995:
-        return "all"
+        return _("all")
     if rate < 0.095:
-        return f"1 in {round(1 / rate):,}"
+        return _("{a} in {b}").format(a=1, b=integer(round(1 / rate)))
     a, b = min(((a, b) for b in _DENOMINATORS for a in range(1, b)), key=lambda ab: (abs(ab[0] / ab[1] - rate), ab[1]))
-    return f"{a} in {b}"
+    return _("{a} in {b}").format(a=a, b=b)
 
 
 def _percent(rate: float) -> str:
-    return f"{100 * rate:.0f} %" if rate >= 0.1 else f"{100 * rate:.1f} %"
+    return decimal(100 * rate, 0 if rate >= 0.1 else 1) + " %"
 
 
 def no_better_than_chance(model: ModelUnderAttack) -> bool:
@@ -66,71 +66,71 @@ def above_ceiling(model: ModelUnderAttack) -> bool:
 
 def membership_sentences(result: MembershipResult) -> list[str]:
     """What the membership attacks found, one sentence per model and one for the guarantee."""
-    who = "people" if result.unit == "person" else "members"
+    who = _("people") if result.unit == "person" else _("members")
     out = []
     for m in result.models:
         best = m.strongest()
-        spotted = f"spotted {in_words(best.tpr_at_low_fpr)} {who} at a 1 % false-alarm rate"
+        spotted = _("spotted {in_words} {who} at a 1 % false-alarm rate").format(in_words=in_words(best.tpr_at_low_fpr), who=who)
         if not m.private:
-            out.append(f"Without DP ({m.name}), the attacker {spotted} (a coin toss would spot 1 in 100), "
-                       f"and its AUC was {best.auc:.2f} (0.50 is a coin toss).")
+            out.append(_("Without DP ({name}), the attacker {spotted} (a coin toss would spot 1 in 100), and its AUC was "
+                         "{auc} (0.50 is a coin toss).").format(name=m.name, spotted=spotted, auc=fixed(best.auc, 2)))
         elif above_ceiling(m):
-            out.append(f"With DP at ε = {m.epsilon:g} ({m.name}), the attacker {spotted}: MORE than ε = {m.epsilon:g} "
-                       "allows, beyond the measurement's error. This should never happen; please report it.")
+            out.append(_("With DP at ε = {epsilon} ({name}), the attacker {spotted}: MORE than ε = {epsilon} allows, beyond "
+                         "the measurement's error. This should never happen; please report it.").format(epsilon=short(m.epsilon or 0.0), name=m.name, spotted=spotted))
         elif no_better_than_chance(m):
-            out.append(f"With DP at ε = {m.epsilon:g} ({m.name}), the attacker did no better than chance "
-                       f"({in_words(best.tpr_at_low_fpr)} at a 1 % false-alarm rate, AUC {best.auc:.2f}).")
+            out.append(_("With DP at ε = {epsilon} ({name}), the attacker did no better than chance ({in_words} at a 1 % "
+                         "false-alarm rate, AUC {auc}).").format(epsilon=short(m.epsilon or 0.0), name=m.name, in_words=in_words(best.tpr_at_low_fpr), auc=fixed(best.auc, 2)))
         else:
-            out.append(f"With DP at ε = {m.epsilon:g} ({m.name}), the attacker {spotted} (AUC {best.auc:.2f}): "
-                       f"within what ε = {m.epsilon:g} allows.")
+            out.append(_("With DP at ε = {epsilon} ({name}), the attacker {spotted} (AUC {auc}): within what ε = {epsilon} "
+                         "allows.").format(epsilon=short(m.epsilon or 0.0), name=m.name, spotted=spotted, auc=fixed(best.auc, 2)))
     for eps, delta in sorted({(m.epsilon, m.delta) for m in result.models if m.epsilon is not None}):
         ceiling = float(tpr_ceiling(LOW_FPR, eps, delta))
-        out.append(f"The guarantee: at ε = {eps:g} no attacker, however clever, can spot more than {_percent(ceiling)} of the "
-                   f"{who} at a 1 % false-alarm rate, or reach an AUC above {auc_ceiling(eps, delta):.2f}.")
+        out.append(_("The guarantee: at ε = {eps} no attacker, however clever, can spot more than {percent} of the {who} "
+                     "at a 1 % false-alarm rate, or reach an AUC above {auc_ceiling}.").format(eps=short(eps), percent=_percent(ceiling), who=who, auc_ceiling=fixed(auc_ceiling(eps, delta), 2)))
     private = [m for m in result.models if m.private and m.utility]
     plain = [m for m in result.models if not m.private and m.utility]
     if private and result.task == "classification":
-        line = f"The DP model was still right {_percent(private[0].utility['accuracy'])} of the time on people it never saw"
-        out.append(line + (f" (without DP: {_percent(plain[0].utility['accuracy'])})." if plain else "."))
+        line = _("The DP model was still right {percent} of the time on people it never saw").format(percent=_percent(private[0].utility['accuracy']))
+        out.append(line + (_(" (without DP: {percent}).").format(percent=_percent(plain[0].utility['accuracy'])) if plain else "."))
     return out
 
 
 def reconstruction_sentences(result: ReconstructionResult) -> list[str]:
     """What the reconstruction attacks found: the guarantee held, and the column the copy helped most with."""
     if not result.columns:
-        return ["No column of the copy could be attacked."]
+        return [_("No column of the copy could be attacked.")]
     first = result.columns[0]
-    out = [f"From the copy alone an attacker guesses a person's value right about as often as the guarantee says: "
-           f"'{first.column}' {_percent(first.copy_only)} of the time, where ε = {first.epsilon:g} over {first.k} values allows "
-           f"{_percent(first.guarantee)} to someone with no better guess of their own."]
+    out = [_("From the copy alone an attacker guesses a person's value right about as often as the guarantee "
+             "says: '{column}' {percent} of the time, where ε = {epsilon} over {k} values allows {percent2} to "
+             "someone with no better guess of their own.").format(column=first.column, percent=_percent(first.copy_only), epsilon=short(first.epsilon), k=first.k, percent2=_percent(first.guarantee))]
     gain = max(result.columns, key=lambda c: c.with_copy - c.prior_only)
-    out.append(f"An attacker who already knows everything else about a person guessed '{gain.column}' right "
-               f"{_percent(gain.prior_only)} of the time without the copy and {_percent(gain.with_copy)} with it; ε = "
-               f"{gain.epsilon:g} lets the copy raise that to at most {_percent(gain.ceiling)}.")
+    out.append(_("An attacker who already knows everything else about a person guessed '{column}' right {percent} of "
+                 "the time without the copy and {percent2} with it; ε = {epsilon} lets the copy raise that to at most "
+                 "{percent3}.").format(column=gain.column, percent=_percent(gain.prior_only), percent2=_percent(gain.with_copy), epsilon=short(gain.epsilon), percent3=_percent(gain.ceiling)))
     broken = [c.column for c in result.columns if c.exceeds_ceiling]
     if broken:
-        out.append("ABOVE the guarantee, beyond the measurement's error, for: " + ", ".join(f"'{c}'" for c in broken)
-                   + ". This should never happen; please report it.")
+        out.append(_("ABOVE the guarantee, beyond the measurement's error, for: ") + ", ".join(f"'{c}'" for c in broken)
+                   + _(". This should never happen; please report it."))
     else:
-        out.append(f"For every one of the {len(result.columns)} columns attacked, the copy helped no more than ε allows.")
+        out.append(_("For every one of the {count} columns attacked, the copy helped no more than ε allows.").format(count=len(result.columns)))
     return out
 
 
 def audit_sentences(result: AuditResult) -> list[str]:
     """The audit's verdict on the model and on each broken control."""
     run = result.model
-    out = [f"Audit of {result.name} at a claimed ε = {result.claimed_epsilon:g}: trained {run.n_runs} times with and "
-           f"{run.n_runs} times without one record ({result.canary}). The data prove a privacy loss of at least "
-           f"ε = {run.lower_bound:.2f} ({100 * result.confidence:.0f} % confidence)"
-           + (", within the claim." if result.passed else ": MORE than claimed. The model does not keep its promise.")]
+    out = [_("Audit of {name} at a claimed ε = {claimed_epsilon}: trained {n_runs} times with and {n_runs} times "
+             "without one record ({canary}). The data prove a privacy loss of at least ε = {lower_bound} ({confidence} "
+             "confidence)").format(name=result.name, claimed_epsilon=short(result.claimed_epsilon), n_runs=run.n_runs, canary=result.canary, lower_bound=fixed(run.lower_bound, 2), confidence=percent(result.confidence))
+           + (_(", within the claim.") if result.passed else _(": MORE than claimed. The model does not keep its promise."))]
     for control in result.controls:
         if result.caught(control):
-            out.append(f"A deliberately broken version — {control.description} — was caught: the audit proves ε ≥ "
-                       f"{control.lower_bound:.2f}, above the claimed {result.claimed_epsilon:g}. So the audit can see a leak.")
+            out.append(_("A deliberately broken version — {description} — was caught: the audit proves ε ≥ {lower_bound}, "
+                         "above the claimed {claimed_epsilon}. So the audit can see a leak.").format(description=control.description, lower_bound=fixed(control.lower_bound, 2), claimed_epsilon=short(result.claimed_epsilon)))
         else:
-            out.append(f"A deliberately broken version — {control.description} — was not caught with {control.n_runs} runs "
-                       f"(it proves only ε ≥ {control.lower_bound:.2f}): one prediction of this model says too little to "
-                       "catch it; more runs or another check are needed.")
+            out.append(_("A deliberately broken version — {description} — was not caught with {n_runs} runs (it proves only ε "
+                         "≥ {lower_bound}): one prediction of this model says too little to catch it; more runs or another "
+                         "check are needed.").format(description=control.description, n_runs=control.n_runs, lower_bound=fixed(control.lower_bound, 2)))
     return out
 
 
@@ -149,10 +149,10 @@ def roc_svg(result: MembershipResult, size: int = 360) -> str:
     for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
         parts.append(f'<text x="{pad + tick * inner:.1f}" y="{size - pad + 16}" font-size="11" text-anchor="middle">{tick:g}</text>')
         parts.append(f'<text x="{pad - 6}" y="{size - pad - tick * inner + 4:.1f}" font-size="11" text-anchor="end">{tick:g}</text>')
-    parts.append(f'<text x="{pad + inner / 2}" y="{size - 6}" font-size="12" text-anchor="middle">false alarms (non-members '
-                 'accused)</text>')
+    across, up = html.escape(_("false alarms (non-members accused)")), html.escape(_("members spotted"))
+    parts.append(f'<text x="{pad + inner / 2}" y="{size - 6}" font-size="12" text-anchor="middle">{across}</text>')
     parts.append(f'<text x="12" y="{pad + inner / 2}" font-size="12" text-anchor="middle" transform="rotate(-90 12 '
-                 f'{pad + inner / 2})">members spotted</text>')
+                 f'{pad + inner / 2})">{up}</text>')
     for i, (line, part) in enumerate(frame.groupby("line", sort=False)):
         kind = part["kind"].iloc[0]
         colour = "#777" if kind == "chance" else "#000" if kind == "ceiling" else _COLOURS[i % len(_COLOURS)]
@@ -185,29 +185,37 @@ def html_report(*, table_name: str = "", membership: MembershipResult | None = N
                 reconstruction: ReconstructionResult | None = None, audit: AuditResult | None = None) -> str:
     """A one-page HTML summary of whichever attacks were run, marked "owner's eyes only" (print it to PDF from a browser)."""
     when = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
-    body = [f"<h1>What differential privacy protects{': ' + html.escape(table_name) if table_name else ''}</h1>",
-            f'<p class="owner">{html.escape(OWNER_ONLY, quote=False)}</p>', f"<p class='when'>Made by DP Studio on {when}.</p>"]
+    title = _("What differential privacy protects") + (": " + table_name if table_name else "")
+    body = [f"<h1>{html.escape(title)}</h1>", f'<p class="owner">{html.escape(_(OWNER_ONLY), quote=False)}</p>',
+            f"<p class='when'>{html.escape(_('Made by DP Studio on {when}.').format(when=when))}</p>"]
     if membership is not None:
-        body += ["<h2>Can an attacker tell who was in the training data?</h2>", _paragraphs(membership_sentences(membership)),
+        drawn = (_("{members} people were members and {others} were not, by a fair coin each.") if membership.unit == "person"
+                 else _("{members} rows were members and {others} were not, by a fair coin each."))
+        body += [_heading(_("Can an attacker tell who was in the training data?")), _paragraphs(membership_sentences(membership)),
                  roc_svg(membership), _table_html(membership.table().round(4)),
-                 _paragraphs([f"{membership.n_members:,} {membership.unit}s were members and {membership.n_non_members:,} were "
-                              "not, by a fair coin each.", *membership.notes])]
+                 _paragraphs([drawn.format(members=integer(membership.n_members), others=integer(membership.n_non_members)),
+                              *membership.notes])]
     if reconstruction is not None:
-        body += ["<h2>Can an attacker guess a person's value back from the randomized copy?</h2>",
+        body += [_heading(_("Can an attacker guess a person's value back from the randomized copy?")),
                  _paragraphs(reconstruction_sentences(reconstruction)), _table_html(reconstruction.table().round(4)),
                  _paragraphs(list(reconstruction.notes))]
     if audit is not None:
-        body += ["<h2>Does the model keep its promise? An empirical audit</h2>", _paragraphs(audit_sentences(audit)),
+        body += [_heading(_("Does the model keep its promise? An empirical audit")), _paragraphs(audit_sentences(audit)),
                  _table_html(audit.table().round(4)), _paragraphs(list(audit.notes))]
     if len(body) == 3:
-        body.append("<p>No attack has been run yet.</p>")
+        body.append(_paragraphs([_("No attack has been run yet.")]))
     style = ("body{font-family:system-ui,sans-serif;max-width:60rem;margin:1.5rem auto;color:#222;font-size:14px}"
              ".owner{background:#fde8e8;border:2px solid #c00;padding:.6rem;font-weight:600}"
              "table{border-collapse:collapse;font-size:12px;margin:.5rem 0}td,th{border:1px solid #bbb;padding:2px 5px}"
              "th{background:#eee}.when{color:#666}@media print{body{margin:0;font-size:11px}h2{page-break-after:avoid}}")
-    return ("<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
-            "<title>OWNER'S EYES ONLY — DP Studio attack summary</title>"
+    page_title = html.escape(_("OWNER'S EYES ONLY — DP Studio attack summary"))
+    return (f"<!DOCTYPE html>\n<html lang='{get_language()}'><head><meta charset='utf-8'>"
+            f"<title>{page_title}</title>"
             f"<style>{style}</style></head><body>{''.join(body)}</body></html>\n")
+
+
+def _heading(text: str) -> str:
+    return f"<h2>{html.escape(text, quote=False)}</h2>"
 
 
 def as_json(*, membership: MembershipResult | None = None, reconstruction: ReconstructionResult | None = None,

@@ -21,6 +21,7 @@ import pyarrow as pa
 
 from dpcore.exceptions import DataError
 from dpcore.fingerprint import factorize
+from dpcore.i18n import _, short
 from dpcore.mechanisms import CoinRandomizedResponse, KaryRandomizedResponse, Laplace
 from dpcore.release.plan import MAX_BINS, ColumnPlan, ReleasePlan, column_problems
 from dpcore.release.randomness import by_block
@@ -92,14 +93,14 @@ class Treatment:
 
     @property
     def scale(self) -> float:
-        lower, upper, _ = self.laplace_domain()
+        lower, upper, _unused = self.laplace_domain()
         return (upper - lower) / self.epsilon
 
     def mechanism_for(self, rng: np.random.Generator) -> KaryRandomizedResponse | Laplace:
         if self.mechanism == "coin":
             return CoinRandomizedResponse(random_state=rng)
         if self.mechanism == "laplace":
-            lower, upper, _ = self.laplace_domain()
+            lower, upper, _unused = self.laplace_domain()
             return Laplace(self.epsilon, upper - lower, random_state=rng)
         return KaryRandomizedResponse(self.epsilon, self.k, random_state=rng)
 
@@ -182,7 +183,7 @@ def treatment(index: int, entry: ColumnPlan, spec: ColumnSpec) -> Treatment:
         elif entry.bins is not None:
             edges = np.linspace(*spec.bounds, entry.bins + 1).tolist()
         else:
-            raise DataError(f"Column '{entry.column}': the number of bins must be between 2 and {MAX_BINS}.")
+            raise DataError(_("Column '{column}': the number of bins must be between 2 and {max_bins}.").format(column=entry.column, max_bins=MAX_BINS))
         t.edges = [float(e) for e in edges]
         t.labels = [f"[{a:.10g} to {b:.10g})" for a, b in zip(t.edges[:-1], t.edges[1:], strict=True)]
         t.labels[-1] = t.labels[-1][:-1] + "]"
@@ -209,19 +210,20 @@ def resolve(plan: ReleasePlan, schema: Schema) -> tuple[list[Treatment], list[st
         spec = schema[entry.column]
         if entry.mechanism == "keep":
             warnings.append(
-                f"Column '{entry.column}' is copied unchanged because the owner declared it public: it has no privacy protection."
+                _("Column '{column}' is copied unchanged because the owner declared it public: it has no privacy "
+                  "protection.").format(column=entry.column)
             )
         else:
             warnings.extend(Schema([spec]).leak_notes())
         t = treatment(index, entry, spec)
         if len({escape_label(x) for x in t.labels}) != len(t.labels):
-            raise DataError(f"Column '{entry.column}': two of its values would be written the same way in the file.")
+            raise DataError(_("Column '{column}': two of its values would be written the same way in the file.").format(column=entry.column))
         treatments.append(t)
     headers = [t.header for t in treatments]
     if len(set(headers)) != len(headers):
-        raise DataError("Two released columns would get the same header in the file; rename one of them.")
+        raise DataError(_("Two released columns would get the same header in the file; rename one of them."))
     if not treatments:
-        raise DataError("The plan releases no column: choose a mechanism other than drop for at least one.")
+        raise DataError(_("The plan releases no column: choose a mechanism other than drop for at least one."))
     return treatments, dropped, warnings
 
 
@@ -274,19 +276,19 @@ def describe_plan(plan: ReleasePlan, schema: Schema) -> pd.DataFrame:
         problems = column_problems(entry, schema)
         spec = schema[entry.column] if entry.column in schema.names else None
         if problems or spec is None:
-            sentence = "Cannot be released as planned."
+            sentence = _("Cannot be released as planned.")
         elif entry.mechanism == "drop" and entry.column == schema.privacy_unit:
-            sentence = (f"Left out of the copy. It identifies each person: it only decides which rows are kept, at most {k} "
-                        "of each person's.")
+            sentence = (_("Left out of the copy. It identifies each person: it only decides which rows are kept, at most {k} "
+                          "of each person's.").format(k=k))
         elif entry.mechanism == "drop":
-            reason = {"identifier": " It identifies people.", "ignore": " It is marked 'ignore' in the schema."}
-            leak = " Its domain was read from your data: declare a public one to release it." if spec.bounds_from_data else ""
-            sentence = "Left out of the copy." + reason.get(spec.role, leak)
+            reason = {"identifier": _(" It identifies people."), "ignore": _(" It is marked 'ignore' in the schema.")}
+            leak = _(" Its domain was read from your data: declare a public one to release it.") if spec.bounds_from_data else ""
+            sentence = _("Left out of the copy.") + reason.get(spec.role, leak)
         else:
             sentence = describe_entry(treatment(index, entry, spec).entry())
             if k != 1 and entry.cost > 0:
-                sentence += (f" A person's up to {k} rows add up: ε = {float(epsilon_decimal(entry.cost) * k):.4g} per "
-                             "person for this column.")
+                sentence += (" " + _("A person's up to {k} rows add up: ε = {epsilon} per person for this column.").format(
+                    k=k, epsilon=short(float(format(float(epsilon_decimal(entry.cost) * k), ".4g")))))
         rows.append(
             {
                 "column": entry.column,

@@ -21,6 +21,7 @@ from numpy.typing import ArrayLike
 
 from dpcore.csv_reading import DEFAULT_CHUNKSIZE
 from dpcore.exceptions import DataError
+from dpcore.i18n import _
 from dpcore.mechanisms import CoinRandomizedResponse, KaryRandomizedResponse
 from dpcore.release.columns import resolve
 from dpcore.release.contributions import person_bound, person_keys
@@ -170,7 +171,8 @@ def estimate_release(
         raise
     except (ValueError, pd.errors.ParserError):
         raise DataError(
-            "The released file does not have the columns its report describes: does the report belong to this file?"
+            _("The released file does not have the columns its report describes: does the report belong to this "
+              "file?")
         ) from None
     return {
         e["header"]: mean_from_sum(sizes[e["header"]], sums[e["header"]], e, confidence)
@@ -192,13 +194,13 @@ def estimate_vs_truth(
     counts by its chance of being kept, ``min(1, rows_per_person / the person's rows)``. Never
     give this table to a buyer: it holds statistics of the private data.
     """
-    treatments, _, _ = resolve(plan, schema)
+    treatments, _unused, _unused = resolve(plan, schema)
     matches = [t for t in treatments if column in (t.name, t.header) and t.mechanism in RANDOMISED]
     if not matches:
         raise ValueError(f"column {column!r} is not randomised by this plan")
     t = matches[0]
     estimate = estimate_column(released[t.header], t.entry(), confidence).drop(columns="consistent")
-    inputs, _ = t.inputs(frame)
+    inputs, _codes = t.inputs(frame)
     weights = _kept_chance(frame, schema)
     if t.mechanism == "laplace":
         truth = np.array([inputs.mean() if weights is None else np.average(inputs, weights=weights)])
@@ -218,7 +220,7 @@ def _kept_chance(frame: pd.DataFrame, schema: Schema) -> np.ndarray | None:
     bound = person_bound(schema)
     if bound is None:
         return None
-    _, person, rows = np.unique(person_keys(frame[bound.column]), return_inverse=True, return_counts=True)
+    _unused, person, rows = np.unique(person_keys(frame[bound.column]), return_inverse=True, return_counts=True)
     return np.minimum(1.0, bound.rows_per_person / rows[person])
 
 
@@ -245,7 +247,8 @@ def released_codes(values: pd.Series, entry: dict[str, Any]) -> np.ndarray:
     codes = pd.Index(entry["domain"], dtype=object).get_indexer(values.astype(str).to_numpy(dtype=object))
     if (codes < 0).any():
         raise DataError(
-            f"Column '{entry['header']}' holds values that are not in its domain in the report: does the report belong to this file?"
+            _("Column '{header}' holds values that are not in its domain in the report: does the report belong to "
+              "this file?").format(header=entry['header'])
         )
     return codes
 

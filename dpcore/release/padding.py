@@ -20,6 +20,7 @@ import pyarrow as pa
 
 from dpcore.accountant import ADD_REMOVE, REPLACE_ONE, BudgetLedger, check_unit, convert
 from dpcore.exceptions import BudgetExceededError, DataError
+from dpcore.i18n import _
 from dpcore.mechanisms import Geometric
 from dpcore.release.columns import Treatment
 from dpcore.release.contributions import counted_rows_per_person
@@ -128,8 +129,8 @@ def check_fits(plan: ReleasePlan, protection: Protection, budget: float | None, 
 def check_padding(treatments: Iterable[Treatment], protection: Protection) -> None:
     if protection.padded and any(t.mechanism == "keep" for t in treatments):
         raise DataError(
-            "A column copied unchanged would tell the filler rows of an add/remove copy from the real ones. "
-            "Drop the kept columns, or declare the dataset's unit 'one person's values may change'."
+            _("A column copied unchanged would tell the filler rows of an add/remove copy from the real ones. Drop "
+              "the kept columns, or declare the dataset's unit 'one person's values may change'.")
         )
 
 
@@ -148,7 +149,7 @@ def filler_rows(treatments: Sequence[Treatment], count: int, start: int, entropy
     arrays = []
     for t in treatments:
         if t.mechanism == "laplace":
-            lower, upper, _ = t.laplace_domain()
+            lower, upper, _unused = t.laplace_domain()
             inputs = generator(entropy, PAD_STREAM, t.index).uniform(lower, upper, size=count)
         else:
             inputs = np.full(count, -1, dtype=np.int64)

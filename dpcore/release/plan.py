@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore.exceptions import BudgetExceededError, DataError
+from dpcore.i18n import _, short
 from dpcore.mechanisms import COIN_EPSILON
 from dpcore.schema import Schema
 from dpcore.validation import epsilon_decimal
@@ -108,7 +109,7 @@ class ReleasePlan:
         names = [c.column for c in self.columns]
         repeats = sorted({n for n in names if names.count(n) > 1})
         return [p for entry in self.columns for p in column_problems(entry, schema)] + [
-            f"Column '{n}' appears more than once in the plan." for n in repeats
+            _("Column '{n}' appears more than once in the plan.").format(n=n) for n in repeats
         ]
 
     def check(self, schema: Schema) -> None:
@@ -133,21 +134,21 @@ class ReleasePlan:
     @classmethod
     def from_dict(cls, data: object) -> ReleasePlan:
         if not isinstance(data, dict) or not isinstance(data.get("columns"), list):
-            raise DataError("The plan is not in the expected form (a 'columns' list with one entry per column).")
+            raise DataError(_("The plan is not in the expected form (a 'columns' list with one entry per column)."))
         columns = []
         for item in data["columns"]:
             if not isinstance(item, dict) or not isinstance(item.get("column"), str):
-                raise DataError("Every entry of the plan needs a 'column' name and a 'mechanism'.")
+                raise DataError(_("Every entry of the plan needs a 'column' name and a 'mechanism'."))
             name = item["column"]
             edges = item.get("edges")
             if edges is not None and not isinstance(edges, list):
-                raise DataError(f"The bin edges of '{name}' must be a list of numbers.")
+                raise DataError(_("The bin edges of '{name}' must be a list of numbers.").format(name=name))
             columns.append(
                 ColumnPlan(
                     name,
                     str(item.get("mechanism") or "drop"),
                     epsilon=_number(item.get("epsilon"), f"the ε of '{name}'"),
-                    bins=_whole(item.get("bins"), f"the number of bins of '{name}'"),
+                    bins=_whole(item.get("bins"), _("the number of bins of '{name}'").format(name=name)),
                     edges=None if edges is None else [_edge(e, name) for e in edges],
                     missing=str(item.get("missing") or "random"),
                 )
@@ -162,7 +163,7 @@ class ReleasePlan:
         try:
             data = json.loads(text)
         except (json.JSONDecodeError, UnicodeDecodeError):
-            raise DataError("The plan file is not valid JSON.") from None
+            raise DataError(_("The plan file is not valid JSON.")) from None
         return cls.from_dict(data)
 
     def to_frame(self) -> pd.DataFrame:
@@ -194,7 +195,7 @@ class ReleasePlan:
                 else None
             )
             epsilon = None if mechanism == "coin" else _number(row.get("epsilon"), f"the ε of '{name}'")
-            bins = _whole(row.get("bins"), f"the number of bins of '{name}'")
+            bins = _whole(row.get("bins"), _("the number of bins of '{name}'").format(name=name))
             columns.append(ColumnPlan(name, mechanism, epsilon, bins, edges, str(row.get("missing") or "random")))
         return cls(columns)
 
@@ -208,14 +209,14 @@ def _number(value: Any, what: str) -> float | None:
             raise TypeError
         return float(value)
     except (TypeError, ValueError):
-        raise DataError(f"{what[0].upper()}{what[1:]} must be a number.") from None
+        raise DataError(_("{what} must be a number.").format(what=what[:1].upper() + what[1:])) from None
 
 
 def _edge(value: object, name: str) -> float:
     """A bin edge: a number (a blank edge is refused like text, not left as a hole in the list)."""
-    number = _number(value, f"a bin edge of '{name}'")
+    number = _number(value, _("a bin edge of '{name}'").format(name=name))
     if number is None:
-        raise DataError(f"A bin edge of '{name}' must be a number.")
+        raise DataError(_("A bin edge of '{name}' must be a number.").format(name=name))
     return number
 
 
@@ -224,63 +225,66 @@ def _whole(value: object, what: str) -> int | None:
     if number is None:
         return None
     if not math.isfinite(number) or number != int(number):
-        raise DataError(f"{what[0].upper()}{what[1:]} must be a whole number.")
+        raise DataError(_("{what} must be a whole number.").format(what=what[:1].upper() + what[1:]))
     return int(number)
 
 
 def over_budget(epsilon: float, available: float, rows_per_person: int = 1) -> str:
-    per = "per record" if rows_per_person == 1 else f"per person (counting up to {rows_per_person} rows each)"
+    per = _("per record") if rows_per_person == 1 else _("per person (counting up to {rows_per_person} rows each)").format(rows_per_person=rows_per_person)
     return (
-        f"This release costs ε = {epsilon:g} {per}, more than the {max(available, 0.0):g} left in the "
-        "dataset's privacy budget. Drop or coarsen columns, lower their ε, or raise the budget."
+        _("This release costs ε = {epsilon} {per}, more than the {left} left in the dataset's privacy budget. "
+          "Drop or coarsen columns, lower their ε, or raise the budget.").format(epsilon=short(epsilon), per=per, left=short(max(available, 0.0)))
     )
 
 
 def column_problems(entry: ColumnPlan, schema: Schema) -> list[str]:
     name, mechanism = entry.column, entry.mechanism
     if mechanism not in MECHANISMS:
-        return [f"Column '{name}': the mechanism must be one of {', '.join(MECHANISMS)}."]
+        return [_("Column '{name}': the mechanism must be one of {join}.").format(name=name, join=', '.join(MECHANISMS))]
     if name not in schema.names:
-        return [f"Column '{name}' is in the plan but not in the schema."]
+        return [_("Column '{name}' is in the plan but not in the schema.").format(name=name)]
     spec = schema[name]
     if mechanism == "drop":
         return []
     if name == schema.privacy_unit:
-        return [f"Column '{name}' identifies each person (the privacy unit): it only decides which rows are kept and is "
-                "never copied or randomised. Set it to drop."]
+        return [_("Column '{name}' identifies each person (the privacy unit): it only decides which rows are kept and "
+                  "is never copied or randomised. Set it to drop.").format(name=name)]
     if spec.role == "identifier":
-        return [f"Column '{name}' is an identifier: identifiers are always dropped (change its role if it is not one)."]
+        return [_("Column '{name}' is an identifier: identifiers are always dropped (change its role if it is not one).").format(name=name)]
     if mechanism == "keep":
-        return [] if spec.public else [f"Column '{name}' can only be kept unchanged if the schema declares it public."]
+        return [] if spec.public else [_("Column '{name}' can only be kept unchanged if the schema declares it public.").format(name=name)]
     if spec.bounds_from_data:
-        what = "bounds" if spec.kind == "numeric" else "categories"
-        return [
-            f"Column '{name}': its {what} were read from your data, so releasing them would publish values of real people. "
-            "Replace them with a public declaration and untick 'read from data' on the Data page, or drop the column."
-        ]
+        if spec.kind == "numeric":
+            problem = _("Column '{name}': its bounds were read from your data, so releasing them would publish values of "
+                        "real people.")
+        else:
+            problem = _("Column '{name}': its categories were read from your data, so releasing them would publish values "
+                        "of real people.")
+        return [problem.format(name=name) + " " + _("Replace them with a public declaration and untick 'read from data' on "
+                                                    "the Data page, or drop the column.")]
     out = []
     if entry.missing not in MISSING_POLICIES:
-        out.append(f"Column '{name}': missing must be one of {', '.join(MISSING_POLICIES)}.")
+        out.append(_("Column '{name}': missing must be one of {join}.").format(name=name, join=', '.join(MISSING_POLICIES)))
     if mechanism != "coin" and (entry.epsilon is None or not math.isfinite(entry.epsilon) or entry.epsilon <= 0):
-        out.append(f"Column '{name}': give a finite ε greater than 0.")
+        out.append(_("Column '{name}': give a finite ε greater than 0.").format(name=name))
     if mechanism in ("coin", "k-ary"):
         if spec.kind != "categorical":
-            return out + [f"Column '{name}' is numeric: use bins or laplace for it."]
+            return out + [_("Column '{name}' is numeric: use bins or laplace for it.").format(name=name)]
         if len(spec.categories) < 2 or len(set(spec.categories)) != len(spec.categories):
-            return out + [f"Column '{name}': declare at least two distinct categories."]
+            return out + [_("Column '{name}': declare at least two distinct categories.").format(name=name)]
         if mechanism == "coin" and (len(spec.categories) != 2 or entry.missing != "random"):
-            out.append(f"Column '{name}': the coin needs exactly two categories and missing = random; use k-ary.")
+            out.append(_("Column '{name}': the coin needs exactly two categories and missing = random; use k-ary.").format(name=name))
         return out
     if spec.kind != "numeric":
-        return out + [f"Column '{name}' is categorical: use coin or k-ary for it."]
+        return out + [_("Column '{name}' is categorical: use coin or k-ary for it.").format(name=name)]
     if spec.lower is None or spec.upper is None or not np.isfinite([spec.lower, spec.upper]).all() or spec.lower >= spec.upper:
-        return out + [f"Column '{name}': declare finite bounds with the lower below the upper."]
+        return out + [_("Column '{name}': declare finite bounds with the lower below the upper.").format(name=name)]
     if mechanism == "bins" and entry.edges is not None:
         edges = np.asarray(entry.edges, dtype=float)
         if not 3 <= edges.size <= MAX_BINS + 1 or not np.isfinite(edges).all() or np.any(np.diff(edges) <= 0):
-            out.append(f"Column '{name}': bin edges must be at least three increasing finite numbers.")
+            out.append(_("Column '{name}': bin edges must be at least three increasing finite numbers.").format(name=name))
     elif mechanism == "bins" and (entry.bins is None or not 2 <= entry.bins <= MAX_BINS):
-        out.append(f"Column '{name}': the number of bins must be between 2 and {MAX_BINS}.")
+        out.append(_("Column '{name}': the number of bins must be between 2 and {max_bins}.").format(name=name, max_bins=MAX_BINS))
     return out
 
 

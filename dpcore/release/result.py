@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from dpcore.accountant import UNITS
+from dpcore.i18n import N_, _, integer
 from dpcore.release.columns import Treatment
 from dpcore.release.estimator import read_release
 from dpcore.release.padding import Protection
@@ -20,8 +21,8 @@ from dpcore.release.report import build_report, report_markdown
 from dpcore.validation import epsilon_decimal
 
 #: The end of every note that counts the private table: for the owner, never for the buyer.
-OWNER_ONLY = " (Owner only: a count of the private table.)"
-REUSED_NOTE = "This table was released with this plan before: the same copy is handed out again, at no cost."
+OWNER_ONLY = N_("(Owner only: a count of the private table.)")
+REUSED_NOTE = N_("This table was released with this plan before: the same copy is handed out again, at no cost.")
 
 
 @dataclass
@@ -72,7 +73,7 @@ class ReleaseResult:
     @classmethod
     def handed_out_again(cls, report: dict[str, Any], **fields: Any) -> ReleaseResult:
         """The result of a stored copy handed out again (at no cost, with the report it was made with)."""
-        return cls.made(report, reused=True, notes=[REUSED_NOTE], **fields)
+        return cls.made(report, reused=True, notes=[_(REUSED_NOTE)], **fields)
 
     @property
     def per_person_epsilon(self) -> float:
@@ -100,7 +101,8 @@ def new_report(
     """
     per_record = float(sum((epsilon_decimal(t.epsilon) for t in treatments if t.epsilon > 0), Decimal(0)))
     if seeded:
-        warnings = [*warnings, "Reproducible seed: this copy is for tests only and must not be sold or shared."]
+        # English in the JSON report; the buyer's Markdown and the app translate it where they show it.
+        warnings = [*warnings, N_("Reproducible seed: this copy is for tests only and must not be sold or shared.")]
     total = float(protection.row_epsilon(per_record))
     unit_of_persons = None
     if persons:
@@ -128,15 +130,16 @@ def owner_notes(outside: dict[str, int], treatments: Iterable[Treatment], left_o
     """
     notes = []
     if left_out:
-        notes.append(f"{left_out:,} rows were left out of the copy: at most {rows_per_person} rows of each person are kept.")
+        notes.append(_("{left_out} rows were left out of the copy: at most {rows_per_person} rows of each person are kept.").format(left_out=integer(left_out), rows_per_person=rows_per_person))
     for t in treatments:
         count = outside.get(t.name, 0)
         if count and t.mechanism in ("coin", "k-ary") and t.missing == "random":
             notes.append(
-                f"{count:,} values of '{t.name}' were missing or not among the declared categories; each was replaced at random."
+                _("{count} values of '{name}' were missing or not among the declared categories; each was replaced at "
+                  "random.").format(count=integer(count), name=t.name)
             )
         elif count and t.mechanism in ("coin", "k-ary"):
-            notes.append(f"{count:,} values of '{t.name}' were missing or not among the declared categories.")
+            notes.append(_("{count} values of '{name}' were missing or not among the declared categories.").format(count=integer(count), name=t.name))
         elif count:
-            notes.append(f"{count:,} values of '{t.name}' were missing, not numbers, or outside the declared bounds.")
-    return [note + OWNER_ONLY for note in notes]
+            notes.append(_("{count} values of '{name}' were missing, not numbers, or outside the declared bounds.").format(count=integer(count), name=t.name))
+    return [note + " " + _(OWNER_ONLY) for note in notes]

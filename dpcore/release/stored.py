@@ -42,6 +42,7 @@ import pyarrow.parquet as pq
 from dpcore._ledger_db import now
 from dpcore.accountant import spend_label
 from dpcore.exceptions import DataError
+from dpcore.i18n import _
 from dpcore.release.writing import write_csv
 
 if TYPE_CHECKING:
@@ -169,8 +170,8 @@ class StoredCopy:
             handle = open(self.folder / f"{self.content}.parquet", "rb")  # noqa: SIM115 (closed by csv_parts)
         except FileNotFoundError:
             raise DataError(
-                f"The stored copy of this release is missing from the folder '{self.folder}'. Restore it from a backup, "
-                "or make a fresh copy (it is charged again)."
+                _("The stored copy of this release is missing from the folder '{folder}'. Restore it from a backup, or "
+                  "make a fresh copy (it is charged again).").format(folder=self.folder)
             ) from None
         if hashlib.file_digest(handle, "sha256").hexdigest() != self.content:
             handle.close()
@@ -207,7 +208,7 @@ def find(ledger: BudgetLedger, key: str) -> StoredCopy | None:
     if row is None:
         return None
     if row[1] is None:
-        raise DataError("The stored copy in the ledger is damaged; make a fresh copy (it is charged again).")
+        raise DataError(_("The stored copy in the ledger is damaged; make a fresh copy (it is charged again)."))
     return StoredCopy(json.loads(row[0]), row[1], folder, bytes(row[2]))
 
 
@@ -241,7 +242,7 @@ def charge_and_store(
                      released=f"randomized copy: {len(report['columns'])} columns" + (", padded rows" if padded else ""))
     except sqlite3.DataError:  # only an in-memory ledger keeps a copy's bytes in SQLite, which takes about 1 GB at most
         _remove_if_unused(ledger, copy.folder, content)
-        raise DataError("This copy is too large to keep in an in-memory ledger; nothing was charged. Use a ledger file.") from None
+        raise DataError(_("This copy is too large to keep in an in-memory ledger; nothing was charged. Use a ledger file.")) from None
     except BaseException:
         _remove_if_unused(ledger, copy.folder, content)
         raise
@@ -298,7 +299,7 @@ def _move_blobs(ledger: BudgetLedger, folder: Path | None) -> None:
 def _legacy_tables(payload: bytes) -> tuple[str, list[pa.Table]]:
     """The quoting and the chunks of an older ledger's blob: a small JSON header, then length-prefixed IPC frames."""
     if not payload.startswith(_LEGACY_MAGIC):
-        raise DataError("not a stored copy")
+        raise DataError(_("not a stored copy"))
     position = len(_LEGACY_MAGIC)
     (size,) = _LENGTH.unpack_from(payload, position)
     quoting = json.loads(payload[position + _LENGTH.size : position + _LENGTH.size + size])["quoting"]

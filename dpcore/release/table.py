@@ -12,6 +12,7 @@ import pyarrow as pa
 
 from dpcore.accountant import BudgetLedger
 from dpcore.exceptions import DataError
+from dpcore.i18n import _
 from dpcore.identity import version_fingerprint
 from dpcore.persons import check_unit_column, counting
 from dpcore.release import stored
@@ -51,7 +52,7 @@ def release_chunk(
 def check_columns(columns: Iterable[object], treatments: Iterable[Treatment]) -> None:
     names = [str(c) for c in columns]
     if len(set(names)) != len(names):
-        raise DataError("Two columns have the same name. Give every column a distinct header.")
+        raise DataError(_("Two columns have the same name. Give every column a distinct header."))
     absent = [t.name for t in treatments if t.name not in names]
     if absent:
         raise DataError("The plan releases columns that are not in the table: " + ", ".join(f"'{n}'" for n in absent) + ".")
@@ -134,7 +135,7 @@ def release_frame(frame: pd.DataFrame, schema: Schema, plan: ReleasePlan, random
     prepared = prepare(schema, plan, frame=frame)
     treatments = prepared.treatments
     entropy = make_entropy(random_state)[0]
-    frame, _ = kept(frame, prepared, entropy)
+    frame, _unused = kept(frame, prepared, entropy)
     table = release_chunk(frame, 0, treatments, entropy, {})
     sink = io.BytesIO()
     write_csv(table, sink, header=True, quoting=quoting(treatments))

@@ -11,6 +11,7 @@ import collections
 import numpy as np
 import pandas as pd
 
+from dpcore.i18n import _
 from dpcore.mechanisms import KaryRandomizedResponse
 from dpcore.release.columns import treatment
 from dpcore.release.estimator import mean_std_error
@@ -30,7 +31,7 @@ RATINGS = ("noise", "rough", "useful")
 
 
 def _plus_minus(error: float) -> str:
-    return "±" + (f"{float(f'{error:.2g}'):g}" if error >= 0.001 else "0.001 or less")
+    return "±" + (f"{float(f'{error:.2g}'):g}" if error >= 0.001 else _("0.001 or less"))
 
 
 def rating(error: float, size: float) -> str:
@@ -40,31 +41,37 @@ def rating(error: float, size: float) -> str:
 
 
 def verdict(column: str, error: float, *, k: int | None = None, lower: float | None = None, upper: float | None = None,
-            who: str = "the buyer's", advise: bool = True) -> tuple[str, str]:
+            who: str | None = None, advise: bool = True) -> tuple[str, str]:
     """The rating and a plain sentence about how far off an estimate will be (a share, or a mean with ``lower, upper``).
 
     ``who`` names whose error it is ("the buyer's" for the owner, "your" for the buyer);
     ``advise`` adds what the owner can do about a noisy column.
     """
+    buyer = who != "your"  # the owner reads about the buyer's error; the buyer (the CLI's estimate) about their own
     if k is not None:
-        size, what, against = 1.0 / k, "a share", f"the average share of its {k} values is {significant(1.0 / k, 2)}"
-        fix = "Raise its ε, merge categories or bins, or drop it."
+        size, what = 1.0 / k, _("a share")
+        against = _("the average share of its {k} values is {share}").format(k=k, share=significant(1.0 / k, 2))
+        fix = _("Raise its ε, merge categories or bins, or drop it.")
     elif lower is None or upper is None:
         raise ValueError("verdict needs k for a share, or lower and upper for a mean")
     else:
-        size, what = (upper - lower) / 2, "the mean"
-        against = f"its values range from {significant(lower, 6)} to {significant(upper, 6)}"
-        fix = "Raise its ε, narrow its declared bounds, or drop it."
+        size, what = (upper - lower) / 2, _("the mean")
+        against = _("its values range from {lower} to {upper}").format(lower=significant(lower, 6), upper=significant(upper, 6))
+        fix = _("Raise its ε, narrow its declared bounds, or drop it.")
     level = rating(error, size)
     # A share lies in [0, 1]: an error past 1 only says the estimate is pure noise, so say that.
-    off = (f"{who} estimate of {what} will be pure noise (its error exceeds ±1)" if k is not None and error > 1
-           else f"{who} error on {what} will be about {_plus_minus(error)}")
-    if level == "noise":
-        sentence = f"At this ε the copy is mostly noise for '{column}': {off}, while {against}." + (f" {fix}" if advise else "")
-    elif level == "rough":
-        sentence = f"Rough for '{column}': {off} ({against}), enough for a rough picture only."
+    if k is not None and error > 1:
+        off = (_("the buyer's estimate of {what} will be pure noise (its error exceeds ±1)") if buyer
+               else _("your estimate of {what} will be pure noise (its error exceeds ±1)")).format(what=what)
     else:
-        sentence = f"Useful for '{column}': {off}."
+        off = (_("the buyer's error on {what} will be about {error}") if buyer
+               else _("your error on {what} will be about {error}")).format(what=what, error=_plus_minus(error))
+    if level == "noise":
+        sentence = _("At this ε the copy is mostly noise for '{column}': {off}, while {against}.").format(column=column, off=off, against=against) + (f" {fix}" if advise else "")
+    elif level == "rough":
+        sentence = _("Rough for '{column}': {off} ({against}), enough for a rough picture only.").format(column=column, off=off, against=against)
+    else:
+        sentence = _("Useful for '{column}': {off}.").format(column=column, off=off)
     return level, sentence
 
 
@@ -112,7 +119,7 @@ def usefulness(plan: ReleasePlan, schema: Schema, n_rows: int) -> pd.DataFrame:
         t = treatment(index, entry, schema[entry.column])
         if t.mechanism == "laplace":
             error = mean_std_error(t.scale, int(n_rows))
-            lower, upper, _ = t.laplace_domain()
+            lower, upper, _unused = t.laplace_domain()
             level, sentence = verdict(t.name, error, lower=lower, upper=upper)
         else:
             rr = KaryRandomizedResponse(t.epsilon, t.k)
@@ -125,11 +132,11 @@ def usefulness(plan: ReleasePlan, schema: Schema, n_rows: int) -> pd.DataFrame:
 def usefulness_summary(table: pd.DataFrame) -> str:
     """One sentence about the whole copy, from :func:`usefulness`'s table."""
     if table.empty:
-        return "The plan randomises no column, so there is nothing for a buyer to estimate."
+        return _("The plan randomises no column, so there is nothing for a buyer to estimate.")
     ratings = dict(zip(table["column"], table["rating"], strict=True))
     if all(r == "useful" for r in ratings.values()):
-        which = "the only randomised column" if len(ratings) == 1 else f"all {len(ratings)} randomised columns"
-        return f"Useful: the buyer's error will be small in {which}."
+        which = _("the only randomised column") if len(ratings) == 1 else _("all {count} randomised columns").format(count=len(ratings))
+        return _("Useful: the buyer's error will be small in {which}.").format(which=which)
 
     def names(level: str) -> str:
         found = [f"'{c}'" for c, r in ratings.items() if r == level]
@@ -140,11 +147,11 @@ def usefulness_summary(table: pd.DataFrame) -> str:
     counts = collections.Counter(ratings.values())
     parts = []
     if counts["noise"]:
-        advice = "raise its ε, coarsen it or drop it" if counts["noise"] == 1 else "raise their ε, coarsen them or drop them"
-        parts.append(f"mostly noise for {names('noise')} ({advice})")
+        advice = _("raise its ε, coarsen it or drop it") if counts["noise"] == 1 else _("raise their ε, coarsen them or drop them")
+        parts.append(_("mostly noise for {names} ({advice})").format(names=names('noise'), advice=advice))
     if counts["rough"]:
-        parts.append(f"rough for {names('rough')} (a rough picture only)")
+        parts.append(_("rough for {names} (a rough picture only)").format(names=names('rough')))
     if counts["useful"]:
-        parts.append("useful for the other column" if counts["useful"] == 1 else f"useful for the other {counts['useful']}")
+        parts.append(_("useful for the other column") if counts["useful"] == 1 else _("useful for the other {useful}").format(useful=counts['useful']))
     text = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
-    return f"At these ε the copy is {text}."
+    return _("At these ε the copy is {text}.").format(text=text)

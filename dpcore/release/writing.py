@@ -16,11 +16,12 @@ import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
 from dpcore.csv_reading import NUMBER
+from dpcore.i18n import N_
 
 _TRIGGER = r"^[=+\-@\t\r]"
 _TRIGGER_RE = re.compile(_TRIGGER)
 _NUMBER_RE = re.compile(NUMBER)
-ESCAPING_RULE = (
+ESCAPING_RULE = N_(
     "Text cells that begin with =, +, -, @, a tab or a carriage return are written with a leading "
     "apostrophe (') so spreadsheet programs show them instead of running them as formulas; numbers, "
     "negative ones included, are written unchanged. The domains in this report are spelled as in the file."
