@@ -69,20 +69,24 @@ from dpcore.attacks.membership import fit_or_explain, probabilities
 from dpcore.attacks.statistics import best_event, epsilon_lower_bound, largest_certifiable
 from dpcore.design import Design
 from dpcore.exceptions import DataError
-from dpcore.i18n import _, fixed, short
+from dpcore.i18n import N_, _, fixed, short
 from dpcore.models.registry import Estimator, get
 from dpcore.training import DEFAULT_COUNT_NOISE, DEFAULT_SELECTION, spent_delta
 from dpcore.validation import RandomStateLike, check_epsilon, check_random_state
 
 CANARIES = ("outlier", "row")
 CONTROLS = {
-    "budget": "the same model given {factor:g} × ε while claiming ε (its noise cut {factor:g}-fold)",
-    "frozen": "the same model with its noise frozen (one random seed reused on every fit) and given {factor:g} × ε "
-              "while claiming ε",
+    "budget": N_("the same model given {factor} × ε while claiming ε (its noise cut {factor}-fold)"),
+    "frozen": N_("the same model with its noise frozen (one random seed reused on every fit) and given {factor} × ε "
+                 "while claiming ε"),
 }
 PILOT_SHARE = 0.25
 PROBES = 8
-STATISTICS = ("prediction at the record", "predictions at the record and at rows of the sample")
+STATISTICS = (N_("prediction at the record"), N_("predictions at the record and at rows of the sample"))
+#: The table's column names stay English (its CSV and JSON); the app shows them translated (``_(name)``).
+TABLE_HEADERS = (N_("variant"), N_("what it is"), N_("claimed ε"), N_("ε it spends"), N_("lower bound on ε"), N_("confidence"),
+                 N_("event with the record"), N_("event without it"), N_("most any audit of this size can show"),
+                 N_("verdict"))
 
 
 @dataclass(frozen=True)
@@ -137,7 +141,8 @@ class AuditResult:
         return pd.DataFrame([{
             "variant": run.label, "what it is": run.description, "claimed ε": self.claimed_epsilon, "ε it spends": run.model_epsilon,
             "lower bound on ε": run.lower_bound, "confidence": self.confidence,
-            "event with the record": f"{run.hits_with} of {run.n_runs}", "event without it": f"{run.hits_without} of {run.n_runs}",
+            "event with the record": _("{hits} of {runs}").format(hits=run.hits_with, runs=run.n_runs),
+            "event without it": _("{hits} of {runs}").format(hits=run.hits_without, runs=run.n_runs),
             "most any audit of this size can show": run.largest_certifiable,
             "verdict": _verdict(self, run),
         } for run in (self.model, *self.controls)])
@@ -227,11 +232,12 @@ def audit_model(
         raise ValueError(f"controls must be among {tuple(CONTROLS)}, got {unknown!r}")
     variants: list[tuple[str, str, float, int | None]] = [(_("as built"), _("{name} as it is trained for you").format(name=spec.name), epsilon, None)]
     for control in dict.fromkeys(controls):
-        description = CONTROLS[control].format(factor=broken_factor)
+        description = _(CONTROLS[control]).format(factor=short(broken_factor))
         if control == "frozen":
             variants.append((_("broken: noise frozen"), description, epsilon * broken_factor, int(rng.integers(0, 2**31 - 1))))
         else:
-            variants.append((f"broken: ε × {broken_factor:g}", description, epsilon * broken_factor, None))
+            variants.append((_("broken: ε × {factor}").format(factor=short(broken_factor)), description, epsilon * broken_factor,
+                             None))
     pilot = max(5, math.ceil(PILOT_SHARE * n_runs))
     clock = Clock(2 * len(variants) * (pilot + n_runs), progress)
     notes: list[str] = []

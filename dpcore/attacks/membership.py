@@ -62,12 +62,16 @@ from dpcore.attacks.statistics import (
 )
 from dpcore.design import Design
 from dpcore.exceptions import DataError
-from dpcore.i18n import _, integer
+from dpcore.i18n import N_, _, integer
 from dpcore.models.registry import Estimator, ModelContext, ModelSpec, get
 from dpcore.training import DEFAULT_COUNT_NOISE, DEFAULT_SELECTION, person_delta
 from dpcore.validation import RandomStateLike, check_epsilon, check_random_state
 
 ATTACKS = ("loss threshold", "LiRA")
+#: The table's column names stay English (its CSV and JSON); the app shows them translated (``_(name)``).
+TABLE_HEADERS = (N_("model"), N_("DP"), N_("attack"), N_("AUC"), N_("AUC ± (95 %)"), N_("AUC ceiling"), N_("TPR at 1 % FPR"),
+                 N_("TPR ± (95 %)"), N_("TPR ceiling"), N_("empirical ε (lower bound)"), N_("reference models"),
+                 N_("loss threshold"))
 #: Probabilities are kept inside [CLIP, 1 − CLIP] before taking logarithms.
 CLIP = 1e-6
 MIN_REFERENCES = 4

@@ -47,7 +47,7 @@ from numpy.typing import NDArray
 from dpcore.attacks._progress import Clock, Progress
 from dpcore.attacks.statistics import clopper_pearson
 from dpcore.exceptions import DataError
-from dpcore.i18n import _
+from dpcore.i18n import N_, _
 from dpcore.mechanisms import KaryRandomizedResponse
 from dpcore.release import ReleasePlan, default_plan
 from dpcore.release.columns import Treatment, numbers, resolve
@@ -56,6 +56,10 @@ from dpcore.schema import Schema
 from dpcore.validation import RandomStateLike, check_epsilon, check_random_state
 
 ATTACKED = ("coin", "k-ary", "bins")
+#: The table's column names stay English (its CSV and JSON); the app shows them translated (``_(name)``).
+TABLE_HEADERS = (N_("values (k)"), N_("guarantee e^ε/(e^ε+k−1)"), N_("guessed from the copy alone"),
+                 N_("knowing everything else, without the copy"), N_("the same, on a blank copy"),
+                 N_("knowing everything else, with the copy"), N_("ceiling with the copy"))
 #: The attacker's prior is mixed with a uniform one by this share, so no value is ruled out entirely.
 SMOOTHING = 0.01
 
