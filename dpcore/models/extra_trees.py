@@ -10,8 +10,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import RegressorMixin
 
-from dpcore.models._base import NEIGHBOURS, DPEstimatorMixin, TargetScalingMixin
+from dpcore.models._base import NEIGHBOURS, TargetScalingMixin
 from dpcore.models._classifier import TreeEnsembleClassifier
+from dpcore.models._data_range import DATA_RANGE_PRIVACY, DataRangeMixin
 from dpcore.models._export import TreeRecordsMixin
 from dpcore.models._forest import SAMPLINGS, ensemble_leaf_values, grow_ensemble
 from dpcore.models._tree import GrowthSettings, queries_per_path
@@ -31,20 +32,22 @@ _PRIVACY_NOTES = r"""
     Sampling: ``"disjoint"`` (default) gives every record to one tree by a data-independent
     draw, so each tree spends ``ε₁ = ε`` (parallel composition); ``"subsample"`` lets each
     tree keep each record with probability ``max_samples`` without replacement, and each
-    tree spends ``ε₁ = ε / n_estimators`` (sequential composition). Bootstrap with
-    replacement is not offered: it multiplies a record's weight.
-"""
+    tree spends ``ε₁ = ε / n_estimators`` (sequential composition), out of the
+    ``(1 − range_share)·ε`` the data range leaves. Bootstrap with replacement is not offered: it
+    multiplies a record's weight.
+""" + DATA_RANGE_PRIVACY.replace("{", "{{").replace("}", "}}")
 
 _PRIVACY_SUMMARY = NEIGHBOURS + (
     "Candidate splits are drawn at random without looking at the data, and in a tree of height h with budget ε₁ each of "
     "the at most 2(h + 1) queries on a record's path (noisy counts, split choices by the exponential mechanism on "
     "{utility}, and its leaf's {leaf}) spends ε₁/(2(h + 1)); the nodes of one level hold disjoint records, so a tree is "
     "ε₁-DP. With disjoint sampling every record is in one tree and ε₁ = ε (parallel composition); with subsampling "
-    "without replacement the trees overlap and ε₁ = ε/n_estimators (sequential composition)."
+    "without replacement the trees overlap and ε₁ = ε/n_estimators (sequential composition). First, a stated share of "
+    "ε (range_share) buys each feature's DP quantiles, which rescale it so the random thresholds fall where the records are."
 )
 
 
-class _ExtraTreesBase(DPEstimatorMixin):
+class _ExtraTreesBase(DataRangeMixin):
     _parameter_choices = {"sampling": SAMPLINGS}
 
     def _height(self, d: int) -> int:
@@ -65,6 +68,7 @@ class _ExtraTreesBase(DPEstimatorMixin):
         height = self._height(d)
         structure, noise = self._random_streams()
         n_trees = check_positive_int(self.n_estimators, "n_estimators")
+        X_unit, epsilon = self._narrow(X_unit, noise)
 
         def settings(budget: float, candidate_rng: np.random.Generator) -> GrowthSettings:
             return GrowthSettings(
@@ -86,13 +90,13 @@ class _ExtraTreesBase(DPEstimatorMixin):
 
         queries = queries_per_path(height, root_count=True, child_counts=True)
         self.trees_, self.budget_per_query_ = grow_ensemble(
-            X_unit, y, n_trees, self.sampling, self.max_samples, self.epsilon, queries, settings, structure
+            X_unit, y, n_trees, self.sampling, self.max_samples, epsilon, queries, settings, structure
         )
         self.max_depth_ = height
         self._set_spent(self.epsilon)
 
 
-class DPExtraTreesClassifier(TreeEnsembleClassifier, _ExtraTreesBase):
+class DPExtraTreesClassifier(_ExtraTreesBase, TreeEnsembleClassifier):
     __doc__ = (
         r"""ε-DP extremely randomised trees (DiffPETs) for classification.
 
@@ -113,6 +117,10 @@ class DPExtraTreesClassifier(TreeEnsembleClassifier, _ExtraTreesBase):
         Declared feature bounds; default [0, 1].
     classes : list, optional
         Declared labels. Without them the labels are read from the data with a warning.
+    range_share : float, default 0.1
+        Share of ε spent on each feature's DP data range, inside which the random thresholds
+        are drawn (0: the declared bounds). Chosen on California Housing (MAE 0.166 → 0.151 at
+        ε = 1, 0.178 → 0.158 with ranges widened tenfold) and Adult (0.780 → 0.793).
     count_noise, selection, random_state : see :class:`~dpcore.models.DPRegressionTree`.
 
     Attributes
@@ -156,6 +164,7 @@ class DPExtraTreesClassifier(TreeEnsembleClassifier, _ExtraTreesBase):
         classes: Sequence[Any] | None = None,
         count_noise: str = "laplace",
         selection: str = "gumbel",
+        range_share: float = 0.1,
         random_state: RandomStateLike = None,
     ) -> None:
         self.n_estimators = n_estimators
@@ -169,6 +178,7 @@ class DPExtraTreesClassifier(TreeEnsembleClassifier, _ExtraTreesBase):
         self.classes = classes
         self.count_noise = count_noise
         self.selection = selection
+        self.range_share = range_share
         self.random_state = random_state
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
@@ -218,6 +228,7 @@ class DPExtraTreesRegressor(TreeRecordsMixin, TargetScalingMixin, RegressorMixin
         target_bounds: Bounds | None = None,
         count_noise: str = "laplace",
         selection: str = "gumbel",
+        range_share: float = 0.1,
         random_state: RandomStateLike = None,
     ) -> None:
         self.n_estimators = n_estimators
@@ -231,7 +242,10 @@ class DPExtraTreesRegressor(TreeRecordsMixin, TargetScalingMixin, RegressorMixin
         self.target_bounds = target_bounds
         self.count_noise = count_noise
         self.selection = selection
+        self.range_share = range_share
         self.random_state = random_state
+
+    tree_records = DataRangeMixin.tree_records  # thresholds mapped back through the data range
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         X, y = self._check_fit_input(X, y, classifier=False)

@@ -11,13 +11,15 @@ from numpy.typing import ArrayLike
 
 from dpcore.models._base import NEIGHBOURS
 from dpcore.models._classifier import TreeEnsembleClassifier
+from dpcore.models._data_range import DATA_RANGE_PRIVACY, DataRangeMixin
 from dpcore.models._forest import SAMPLINGS, grow_ensemble
 from dpcore.models._tree import GrowthSettings, queries_per_path
 from dpcore.validation import Bounds, RandomStateLike, check_positive_int
 
 
-class DPRandomForestClassifier(TreeEnsembleClassifier):
-    r"""ε-DP random forest: Gini exponential mechanism over a fixed threshold grid, noisy leaves.
+class DPRandomForestClassifier(DataRangeMixin, TreeEnsembleClassifier):
+    __doc__ = (
+        r"""ε-DP random forest: Gini exponential mechanism over a fixed threshold grid, noisy leaves.
 
     Parameters
     ----------
@@ -27,9 +29,13 @@ class DPRandomForestClassifier(TreeEnsembleClassifier):
     max_features : "sqrt", int or None
         Random features considered per node (``"sqrt"``: ⌈√d⌉; ``None``: all).
     n_thresholds : int, default 40
-        Equally spaced thresholds inside each feature's declared bounds.
+        Equally spaced thresholds inside each feature's data range (its declared bounds when
+        ``range_share = 0``).
     sampling : {"disjoint", "subsample"}
     max_samples : float, default 1.0
+    range_share : float, default 0.1
+        Share of ε spent on each feature's DP data range (0: the declared bounds). Chosen on
+        California Housing and Adult (neutral to +0.1 point on Adult at ε = 1).
     bounds, classes, count_noise, selection, random_state
         As in :class:`~dpcore.models.DPExtraTreesClassifier`.
 
@@ -49,8 +55,11 @@ class DPRandomForestClassifier(TreeEnsembleClassifier):
     noised** (class counts with Laplace or geometric noise, sensitivity 1) — a released tree
     with exact leaf majorities is not DP. Levels hold disjoint records (parallel), levels
     compose sequentially; trees are disjoint (``ε₁ = ε``) or subsampled without replacement
-    (``ε₁ = ε / n_estimators``).
+    (``ε₁ = ε / n_estimators``), out of the ``(1 − range_share)·ε`` the data range leaves.
 
+"""
+        + DATA_RANGE_PRIVACY
+        + r"""
     Examples
     --------
     >>> import numpy as np
@@ -58,13 +67,15 @@ class DPRandomForestClassifier(TreeEnsembleClassifier):
     >>> DPRandomForestClassifier(epsilon=2.0, classes=[0, 1], random_state=0).fit(X, y).score(X, y) > 0.6
     True
     """
+    )
 
     privacy_summary = (
         NEIGHBOURS + "In a tree with budget ε₁, each of a record's max_depth split choices (exponential mechanism, "
         "summed Gini impurity, sensitivity 2, over randomly drawn features and a fixed threshold grid) and its leaf's noisy "
         "class counts spend ε₁/(max_depth + 1), and the nodes of one level hold disjoint records, so a tree is ε₁-DP. "
         "With disjoint sampling every record is in one tree and ε₁ = ε (parallel composition); with subsampling without "
-        "replacement the trees overlap and ε₁ = ε/n_estimators (sequential composition)."
+        "replacement the trees overlap and ε₁ = ε/n_estimators (sequential composition). First, a stated share of ε "
+        "(range_share) buys each feature's DP quantiles, which rescale it so the threshold grid covers where the records are."
     )
 
     _parameter_choices = {"sampling": SAMPLINGS}
@@ -83,6 +94,7 @@ class DPRandomForestClassifier(TreeEnsembleClassifier):
         classes: Sequence[Any] | None = None,
         count_noise: str = "laplace",
         selection: str = "gumbel",
+        range_share: float = 0.1,
         random_state: RandomStateLike = None,
     ) -> None:
         self.n_estimators = n_estimators
@@ -96,6 +108,7 @@ class DPRandomForestClassifier(TreeEnsembleClassifier):
         self.classes = classes
         self.count_noise = count_noise
         self.selection = selection
+        self.range_share = range_share
         self.random_state = random_state
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
@@ -110,6 +123,7 @@ class DPRandomForestClassifier(TreeEnsembleClassifier):
         else:
             per_node = min(d, check_positive_int(self.max_features, "max_features"))
         structure, noise = self._random_streams()
+        X_unit, epsilon = self._narrow(X_unit, noise)
 
         def settings(budget: float, candidate_rng: np.random.Generator) -> GrowthSettings:
             return GrowthSettings(
@@ -132,7 +146,7 @@ class DPRandomForestClassifier(TreeEnsembleClassifier):
         queries = queries_per_path(depth, root_count=False, child_counts=False)
         self.trees_, self.budget_per_query_ = grow_ensemble(
             X_unit, codes, check_positive_int(self.n_estimators, "n_estimators"), self.sampling, self.max_samples,
-            self.epsilon, queries, settings, structure,
+            epsilon, queries, settings, structure,
         )
         self._set_spent(self.epsilon)
         return self

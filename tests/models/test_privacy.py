@@ -105,6 +105,13 @@ def test_each_record_is_charged_at_most_epsilon_along_its_path(model):
     calls = _record(fitted, X, y)
     fitted.fit(X, y)
     assert fitted.epsilon_spent_ == 1.3
+    share = fitted.get_params().get("range_share", 0.0)
+    if share:
+        # The data range comes first: one exponential call per quantile level (1, 2, 4 intervals per column),
+        # charged once per column to each record, adding up to range_share·ε; the trees get the rest.
+        levels, calls = calls[:3], calls[3:]
+        assert all(c.mechanism == "exponential" for c in levels)
+        assert math.isclose(sum(c.epsilon * c.query.shape[0] / k for c, k in zip(levels, (1, 2, 4))), share * 1.3)
     per_query = getattr(fitted, "budget_per_query_", None)
     if per_query is not None:
         assert all(math.isclose(c.epsilon, per_query) for c in calls)
