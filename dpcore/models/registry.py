@@ -353,15 +353,20 @@ _STUDENT_PARAMS = (
     Parameter("n_blocks", N_("Secret blocks of rows, one teacher model each; more blocks make the noisy median or vote steadier."),
               minimum=3, maximum=1000),
 )
+_STUDENT_REG_PARAMS = (
+    *_STUDENT_PARAMS,
+    Parameter("aggregate", N_("median: the thesis's noisy median of the blocks' answers; mean: their noisy mean, usually "
+                              "steadier with many blocks."), choices=("median", "mean")),
+)
 _EXPERTS_PARAMS = (
     Parameter("form", N_("batch: weights from one noisy total of each expert's losses; streaming: the weights after every step "
                          "of the held-out rows, drawn as a chart (same ε)."), choices=FORMS),
     Parameter("n_steps", N_("Steps of the streaming form (a public number)."), minimum=1, maximum=1024),
 )
-_STUDENT_REG = N_("Spends ε once: a private teacher (models on secret blocks of rows, a noisy median) labels public random "
-                  "points at ε divided by their number each; the released student learns from those labels only.")
-_STUDENT_CLF = N_("Spends ε once: a private teacher (models on secret blocks of rows, a noisy vote) labels public random "
-                  "points at ε divided by their number each; the released student learns from those labels only.")
+_STUDENT_REG = N_("Spends ε once: a tenth draws points from noisy histograms of the columns, the rest pays a private teacher "
+                  "(models on secret blocks of rows, a noisy median) to label each point; the student learns from those labels.")
+_STUDENT_CLF = N_("Spends ε once: a tenth draws points from noisy histograms of the columns, the rest pays a private teacher "
+                  "(models on secret blocks of rows, a noisy vote) to label each point; the student learns from those labels.")
 _EXPERTS = N_("Spends ε once, in parallel: two DP experts each learn from their own part of the rows at ε, and noisy totals of "
               "their errors on the last fifth (also at ε) weigh them.")
 
@@ -385,7 +390,7 @@ REGISTRY: tuple[ModelSpec, ...] = (
     _our_model("dp_extra_trees_reg", "DP ExtraTrees regressor", "regression", DPExtraTreesRegressor,
                "Randomised trees whose candidate splits cost nothing; the budget goes to choosing among them and to leaves.", _ET_PARAMS),
     _our_model("dp_sa_student_reg", "DP subsample-and-aggregate student (regressor)", "regression",
-               SubsampleAggregateStudentRegressor, _STUDENT_REG, _STUDENT_PARAMS),
+               SubsampleAggregateStudentRegressor, _STUDENT_REG, _STUDENT_REG_PARAMS),
     _our_model("dp_experts_reg", "DP experts by multiplicative weights (regressor)", "regression", MultiplicativeWeightsEnsemble,
                _EXPERTS, _EXPERTS_PARAMS),
     _our_model("dp_sgd_linear", "DP-SGD linear regression (approximate DP)", "regression", DPSGDRegressor, _DPSGD,

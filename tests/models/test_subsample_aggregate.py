@@ -25,6 +25,7 @@ from dpcore.models.subsample_aggregate import (
     SubsampleAggregateStudentClassifier,
     SubsampleAggregateStudentRegressor,
     assign_blocks,
+    marginal_queries,
 )
 from dpcore.schema import Schema
 from dpcore.training import answer_queries
@@ -53,6 +54,7 @@ def test_a_records_block_does_not_depend_on_the_records_after_it():
 TEACHERS = [
     SubsampleAggregateRegressor(n_blocks=15),
     SubsampleAggregateRegressor(n_blocks=15, delta=1e-6),
+    SubsampleAggregateRegressor(n_blocks=15, aggregate="mean"),
     SubsampleAggregateClassifier(n_blocks=15, classes=[0, 1]),
 ]
 
@@ -65,7 +67,7 @@ def _answers_recorded(model, X, y, queries, replay=None):
     return recorder.calls
 
 
-@pytest.mark.parametrize("model", TEACHERS, ids=lambda m: f"{type(m).__name__}-{m.delta}")
+@pytest.mark.parametrize("model", TEACHERS, ids=lambda m: f"{type(m).__name__}-{m.get_params().get('aggregate', 'vote')}-{m.delta}")
 @pytest.mark.parametrize("extreme", [0, 1])
 def test_neighbouring_teachers_answer_with_the_same_calls_and_one_block_changed(model, extreme):
     classifier = isinstance(model, SubsampleAggregateClassifier)
@@ -80,6 +82,9 @@ def test_neighbouring_teachers_answer_with_the_same_calls_and_one_block_changed(
     if classifier:  # vote counts: each class's count moves by at most the declared sensitivity 1
         assert np.abs(a.query - b.query).max() <= a.sensitivity
         assert np.abs(a.query - b.query).sum(axis=1).max() <= 2
+    elif a.mechanism == "laplace":  # the means of the block answers, one per query
+        assert np.abs(a.query - b.query).sum() <= a.sensitivity + 1e-12
+        assert a.epsilon == pytest.approx(40 * model.epsilon)
     else:  # block answers: the same one block (column) differs, for every query
         changed = np.flatnonzero(np.any(a.query != b.query, axis=0))
         assert len(changed) <= 1
@@ -104,8 +109,11 @@ def test_the_student_pays_once_for_its_labels(student):
     X, y = _data(classifier)
     with record_mechanism_calls() as recorder:
         fitted = clone(student).set_params(epsilon=1.5, random_state=2).fit(X, y)
-    (call,) = recorder.calls
-    assert call.query.shape[0] == 30 and call.epsilon * 30 == pytest.approx(1.5)
+    histograms, (labels,) = recorder.calls[:-1], recorder.calls[-1:]
+    # A tenth of ε on one noisy histogram per feature (each record in one bin of each), the rest on 30 labels.
+    assert [c.mechanism for c in histograms] == ["laplace"] * 3 and all(c.sensitivity == 1.0 for c in histograms)
+    assert sum(c.epsilon for c in histograms) == pytest.approx(0.15)
+    assert labels.query.shape[0] == 30 and labels.epsilon * 30 == pytest.approx(1.35)
     assert fitted.epsilon_spent_ == 1.5
     # The released student keeps no block model, no teacher, nothing fitted on the private rows.
     kept = {name: value for name, value in vars(fitted).items() if name.endswith("_")}
@@ -123,11 +131,13 @@ def test_the_student_is_a_model_file_a_buyer_can_open():
     np.testing.assert_array_equal(opened.predict(X[:50]), student.predict(X[:50]))
 
 
-def test_public_queries_are_used_as_given():
+def test_public_queries_are_used_as_given_and_get_all_of_epsilon():
     X, y = _data(False)
     queries = np.random.default_rng(5).random((12, 3))
-    student = SubsampleAggregateStudentRegressor(queries=queries, n_blocks=5, random_state=0).fit(X, y)
-    assert student.n_labels_ == 12
+    with record_mechanism_calls() as recorder:
+        student = SubsampleAggregateStudentRegressor(queries=queries, n_blocks=5, random_state=0).fit(X, y)
+    assert student.n_labels_ == 12 and [c.mechanism for c in recorder.calls] == ["smooth_median"]
+    assert recorder.calls[0].epsilon * 12 == pytest.approx(1.0)
     with pytest.raises(ValueError, match="queries"):
         SubsampleAggregateStudentRegressor(queries=queries[:, :2]).fit(X, y)
 
@@ -304,3 +314,11 @@ def _quiet_leak_warnings():
 @parametrize_with_checks(ESTIMATORS, expected_failed_checks=_expected_failures)
 def test_scikit_learn_contract(estimator, check):
     check(estimator)
+
+
+def test_query_points_follow_the_noisy_histograms_of_the_features():
+    rng = np.random.default_rng(0)
+    X_unit = np.column_stack([np.where(rng.random(5000) < 0.9, 0.0, rng.random(5000)), rng.integers(0, 4, 5000) / 3])
+    points = marginal_queries(X_unit, 2000, {1: 4}, 10.0, np.random.default_rng(1), np.random.default_rng(2))
+    assert np.mean(points[:, 0] < 1 / 32) > 0.8  # mostly where the long-tailed feature's rows are, not uniform
+    assert set(np.round(points[:, 1] * 3, 9)) <= {0.0, 1.0, 2.0, 3.0}  # categories stay declared codes
