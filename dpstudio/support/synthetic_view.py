@@ -57,7 +57,7 @@ def _progress_bar() -> Callable[[float, str], None]:
     def show(fraction: float, sentence: str) -> None:
         fraction = min(max(fraction, 0.0), 1.0)
         elapsed = time.monotonic() - started
-        left = elapsed / fraction * (1 - fraction) if fraction > 0.05 else None
+        left = elapsed / fraction * (1 - fraction) if 0.05 < fraction < 1 else None
         text = sentence if left is None else _("{step} (about {seconds} s left)").format(step=sentence, seconds=f"{left:.0f}")
         bar.progress(fraction, text=text)
 
@@ -132,7 +132,9 @@ def show_preview(table: pd.DataFrame) -> None:
     names = {"one-way TV": _("single-column error (TV)"), "two-way TV": _("pair error (TV)"),
              "accuracy": _("accuracy on held-out real rows")}
     shown = table.assign(measure=table["measure"].map(names))
-    st.dataframe(shown.pivot(index="measure", columns="copy", values="value").round(3), width="stretch")
+    order = [c for c in ("randomized copy", "synthetic copy", "real rows (reference)", "most common class") if c in set(table["copy"])]
+    wide = shown.pivot(index="measure", columns="copy", values="value").reindex(columns=order).round(3)
+    st.dataframe(wide.astype(object).where(wide.notna(), "—"), width="stretch")
     errors = shown[table["measure"] != "accuracy"]
     chart = alt.Chart(errors).mark_bar().encode(
         x=alt.X("copy:N", title=None), y=alt.Y("value:Q", title=_("distance from the truth (0 = perfect, 1 = useless)")),
@@ -142,7 +144,7 @@ def show_preview(table: pd.DataFrame) -> None:
     accuracy = shown[table["measure"] == "accuracy"]
     if not accuracy.empty:
         st.altair_chart(alt.Chart(accuracy).mark_bar().encode(
-            y=alt.Y("copy:N", title=None, sort="-x"), x=alt.X("value:Q", title=_("accuracy on held-out real rows"),
-                                                              scale=alt.Scale(domain=[0, 1])),
+            y=alt.Y("copy:N", title=None, sort="-x", axis=alt.Axis(labelLimit=300)),
+            x=alt.X("value:Q", title=_("accuracy on held-out real rows"), scale=alt.Scale(domain=[0, 1])),
             color=alt.Color("copy:N", legend=None),
-        ).properties(height=160, title=_("Owner-only simulation: train on the copy, test on real rows")), width="stretch")
+        ).properties(height=220, title=_("Owner-only simulation: train on the copy, test on real rows")), width="stretch")
