@@ -55,3 +55,17 @@ def test_the_classifier_student_trains_on_adult(app):
     trained = _train(at, "dp_sa_student_clf", "1")
     assert [m.label for m in at.metric] == ["accuracy", "balanced accuracy"]
     assert trained.details["confusion"].shape == (2, 2)
+
+
+def test_the_compare_page_runs_the_new_models_without_spending(app):
+    at = app("compare")
+    at.radio[0].set_value("custom").run()
+    at.multiselect(key="models_ours_regression").set_value(["dp_sa_student_reg", "dp_experts_reg"]).run()
+    at.text_input[0].set_value("1").run()
+    at.number_input[0].set_value(2).run()
+    [b for b in at.button if b.label == "Run comparison"][0].click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    frames = [d.value for d in at.dataframe]
+    shown = " ".join(str(f.to_csv()) for f in frames)
+    assert "subsample-and-aggregate student" in shown and "multiplicative weights" in shown
+    assert _state(at).ledger().spent == 0
