@@ -82,3 +82,19 @@ def test_answer_names_missing_query_columns_and_bad_options(tmp_path, california
     assert _answer(tmp_path, table, queries, CALIFORNIA_SCHEMA, "--epsilon-per-query", "0.5") == EXIT_DATA
     assert "median_income" in capsys.readouterr().err
     assert _answer(tmp_path, table, queries, CALIFORNIA_SCHEMA, "--epsilon-per-query", "0") == EXIT_USAGE
+
+
+@pytest.mark.parametrize(("model", "params"), [("dp_experts_reg", ["--param", "form=streaming"]),
+                                               ("dp_sa_student_reg", ["--param", "aggregate=mean", "--param", "n_queries=50"])])
+def test_train_writes_the_new_models_as_files_a_buyer_can_open(tmp_path, california, model, params, capsys):
+    from dpcore.model_files import load_model
+
+    table, _queries = california
+    out = tmp_path / "m.skops"
+    assert main(["train", str(table), "--schema", CALIFORNIA_SCHEMA, "--ledger", str(tmp_path / "ledger.sqlite3"), "-q",
+                 "--model", model, "--epsilon", "1", "-o", str(out), *params]) == EXIT_OK
+    opened = load_model(out)
+    assert hasattr(opened, "predict") and opened.epsilon_spent_ == 1.0
+    card = (tmp_path / "m.md").read_text(encoding="utf-8")
+    assert "ε = 1" in card and "APPROXIMATE" not in card
+    assert _ledger(tmp_path).spent == pytest.approx(1.0)
