@@ -9,6 +9,7 @@ norm ``clip``, summed, Gaussian noise added. The noise is calibrated with Google
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any, Self
 
@@ -16,6 +17,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import ClassifierMixin, RegressorMixin
 
+from dpcore.i18n import _
 from dpcore.mechanisms import Gaussian
 from dpcore.models._base import NEIGHBOURS, DeclaredClassesMixin, DPEstimatorMixin, TargetScalingMixin
 from dpcore.models._dpsgd_accounting import (
@@ -39,7 +41,8 @@ _PRIVACY = r"""
     * **A public sampling rate.** The private row count ``n`` is never used. A noisy count
       ``N̂ = n + N(0, σ_count²)`` (sensitivity 1) is released first, with ``σ_count`` the analytic
       Gaussian noise that alone would be ``(count_share·ε, δ)``-DP (Balle & Wang 2018). The rate
-      is ``q = min(1, max(batch_size/N̂, epochs/MAX_STEPS))`` and the number of steps
+      is ``q = min(1, max(batch_size/N̂, epochs/MAX_STEPS))``, rounded to a quarter power of two,
+      and the number of steps
       ``T = ⌈epochs/q⌉``: functions of ``N̂`` and public settings only.
     * **Poisson subsampling.** At every step each record joins the batch independently with
       probability ``q`` — the sampling the accountants analyse (a shuffled fixed-size batch
@@ -120,8 +123,14 @@ class _DPSGDBase(DPEstimatorMixin):
         return float(self.learning_rate)
 
     def _sampling(self, noisy_rows: float) -> tuple[float, int]:
-        """The public sampling rate and number of steps, from the noisy count only."""
+        """The public sampling rate and number of steps, from the noisy count only.
+
+        The rate is rounded to a grid of quarter powers of two, so similar tables share one
+        calibration of the noise (it is cached) and the expected batch stays within 10 % of
+        ``batch_size``.
+        """
         rate = min(1.0, max(self.batch_size / max(noisy_rows, 1.0), self.epochs / MAX_STEPS))
+        rate = min(1.0, 2.0 ** (round(4 * math.log2(rate)) / 4))
         return rate, steps_for(self.epochs, rate, MAX_STEPS)
 
     def _rows_for_sampling(self, noisy_rows: float, n: int) -> float:
@@ -208,6 +217,32 @@ class _DPSGDBase(DPEstimatorMixin):
         if self.hidden_units:
             sums.insert(0, X.T @ (back * scale[:, None]))
         return np.concatenate([s.ravel() for s in sums])
+
+    def weights_as_records(self, feature_names: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """A linear model's weights as plain data: how far each output moves across a feature's declared range.
+
+        Empty for a model with a hidden layer (its weights do not read feature by feature).
+        """
+        if self.hidden_units:
+            return []
+        names = list(feature_names) if feature_names is not None else [f"x{i}" for i in range(self.n_features_in_)]
+        weights = self._unpack(self.coef_)[0][:-1]  # the last row is the intercept
+        outputs = self._output_names()
+        return [{"feature": str(names[i]), "output": outputs[j], "weight": float(weights[i, j])}
+                for i in range(weights.shape[0]) for j in range(weights.shape[1])]
+
+    def _output_names(self) -> list[str]:
+        return ["prediction"]
+
+    def spending_in_words(self) -> str:
+        """What the fit spent its budget on, in a sentence for the owner."""
+        return _("Spent on one noisy row count and {steps} steps of gradient descent; at each step every row joined the "
+                 "batch with probability {rate} (about {batch} rows), its pull on the model was capped, and Gaussian noise "
+                 "(multiplier {sigma}) was added. Google's dp-accounting adds the steps up to ε = {epsilon}, δ = {delta} "
+                 "(approximate DP).").format(
+                     steps=f"{self.n_steps_:,}", rate=f"{self.sampling_rate_:.3g}",
+                     batch=f"{self.sampling_rate_ * max(self.noisy_rows_, 1.0):,.0f}", sigma=f"{self.noise_multiplier_:.3g}",
+                     epsilon=f"{self.epsilon_spent_:g}", delta=f"{self.delta_spent_:g}")
 
     def _scores(self, X: ArrayLike) -> NDArray[np.float64]:
         X_unit = self._check_predict_input(X)
@@ -395,6 +430,11 @@ class DPSGDClassifier(DeclaredClassesMixin, ClassifierMixin, _DPSGDBase):
         else:
             self._train(X_unit, np.eye(k)[codes], k, "softmax")
         return self
+
+    def _output_names(self) -> list[str]:
+        if len(self.classes_) > 2:
+            return [str(c) for c in self.classes_]
+        return [_("log-odds of {label}").format(label=self.classes_[-1])]
 
     def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         scores = self._scores(X)
