@@ -164,7 +164,8 @@ def _bypasses(path: Path) -> list[str]:
         if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and _name(node.exc.func) in USER_ERRORS:
             texts = list(node.exc.args[:1])
         elif isinstance(node, ast.Call) and app and _name(node.func) in SHOWN:
-            texts = [*node.args[:1], *(k.value for k in node.keywords if k.arg in TEXT_KEYWORDS)]
+            positional = [] if _name(node.func) == "Page" else node.args[:1]  # st.Page's first argument is a file
+            texts = [*positional, *(k.value for k in node.keywords if k.arg in TEXT_KEYWORDS)]
         elif isinstance(node, ast.Call) and app and any(k.arg == "title" for k in node.keywords):
             texts = [k.value for k in node.keywords if k.arg == "title"]  # chart titles and axis labels
         elif isinstance(node, ast.Call) and where.startswith("dpcore/cli/") and _name(node.func) in {"say", "print", "warn"}:

@@ -158,7 +158,8 @@ def attack_reconstruction(
         raise DataError(_("The copy randomises no column by randomized response, so there is no value to guess back."))
     missing = [t.name for t in chosen if t.name not in frame.columns]
     if missing:
-        raise DataError(_("The plan randomises columns that are not in the table: ") + ", ".join(f"'{n}'" for n in missing) + ".")
+        raise DataError(_("The plan randomises columns that are not in the table: {names}.").format(
+            names=", ".join(f"'{n}'" for n in missing)))
     rng = check_random_state(random_state)
     if max_rows is not None and len(frame) > max_rows:
         frame = frame.iloc[np.sort(rng.choice(len(frame), max_rows, replace=False))]

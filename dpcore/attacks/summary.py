@@ -109,8 +109,8 @@ def reconstruction_sentences(result: ReconstructionResult) -> list[str]:
                  "{percent3}.").format(column=gain.column, percent=_percent(gain.prior_only), percent2=_percent(gain.with_copy), epsilon=short(gain.epsilon), percent3=_percent(gain.ceiling)))
     broken = [c.column for c in result.columns if c.exceeds_ceiling]
     if broken:
-        out.append(_("ABOVE the guarantee, beyond the measurement's error, for: ") + ", ".join(f"'{c}'" for c in broken)
-                   + _(". This should never happen; please report it."))
+        out.append(_("ABOVE the guarantee, beyond the measurement's error, for: {columns}. This should never happen; please "
+                     "report it.").format(columns=", ".join(f"'{c}'" for c in broken)))
     else:
         out.append(_("For every one of the {count} columns attacked, the copy helped no more than ε allows.").format(count=len(result.columns)))
     return out

@@ -26,6 +26,7 @@ import pyarrow.compute as pc
 from dpcore.accountant import BudgetLedger
 from dpcore.csv_reading import DEFAULT_CHUNKSIZE, read_chunks, sniff_file
 from dpcore.exceptions import DataError
+from dpcore.i18n import _
 from dpcore.identity import VersionFingerprint
 from dpcore.persons import person_keys
 from dpcore.release import stored
@@ -212,7 +213,7 @@ def _keep_mask(source: Path, encoding: str, delimiter: str, chunksize: int, boun
 
 
 def _changed() -> DataError:
-    return DataError("The file changed while it was being released. Release it again once nothing is writing to it.")
+    return DataError(_("The file changed while it was being released. Release it again once nothing is writing to it."))
 
 
 def _stream(source: Path, sink: IO[bytes], encoding: str, delimiter: str, prepared: Prepared, entropy: int,
@@ -260,7 +261,7 @@ def _stream(source: Path, sink: IO[bytes], encoding: str, delimiter: str, prepar
             if progress is not None:
                 progress(min(done, total), total)
         if rows == 0:
-            raise DataError("The file has a header but no data rows.")
+            raise DataError(_("The file has a header but no data rows."))
         if mask is not None and rows != len(mask):
             raise _changed()
         limit = kept
@@ -339,7 +340,7 @@ def release_csv(
                     if copy is not None:
                         copy.discard()
                     if attempt == "latin-1":
-                        raise DataError("The file's text could not be decoded. Save it as UTF-8 and try again.") from None
+                        raise DataError(_("The file's text could not be decoded. Save it as UTF-8 and try again.")) from None
         report = prepared.report(seeded)
         result = ReleaseResult.made(report, notes=prepared.notes(outside, left_out), path=destination)
         if ledger is not None:

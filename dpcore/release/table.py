@@ -55,7 +55,8 @@ def check_columns(columns: Iterable[object], treatments: Iterable[Treatment]) ->
         raise DataError(_("Two columns have the same name. Give every column a distinct header."))
     absent = [t.name for t in treatments if t.name not in names]
     if absent:
-        raise DataError("The plan releases columns that are not in the table: " + ", ".join(f"'{n}'" for n in absent) + ".")
+        raise DataError(_("The plan releases columns that are not in the table: {names}.").format(
+            names=", ".join(f"'{n}'" for n in absent)))
 
 
 def check_ledger_arguments(ledger: object, budget: float | None) -> None:
