@@ -10,7 +10,7 @@ from dpcore.models.naive_bayes import DPGaussianNB
 from dpcore.models.partitioned_forest import DPPartitionedForest
 from dpcore.models.random_forest import DPRandomForestClassifier
 from dpcore.models.regression_tree import DPRegressionTree
-from dpcore.models.subsample_aggregate import SubsampleAggregateStudentClassifier, SubsampleAggregateStudentRegressor
+from dpcore.models.student import SubsampleAggregateStudentClassifier, SubsampleAggregateStudentRegressor
 
 __all__ = [
     "DPBoostingClassifier",

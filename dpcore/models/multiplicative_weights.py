@@ -16,13 +16,14 @@ The released ensemble is the experts plus their weights. Two forms of the weight
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Self
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import ClassifierMixin, RegressorMixin, clone
 
+from dpcore.i18n import N_
 from dpcore.mechanisms import Laplace
 from dpcore.models._base import NEIGHBOURS, DeclaredClassesMixin, DPEstimatorMixin, TargetScalingMixin
 from dpcore.validation import Bounds, RandomStateLike, check_delta, check_epsilon, check_positive_int
@@ -311,3 +312,20 @@ class MultiplicativeWeightsClassifier(DeclaredClassesMixin, ClassifierMixin, _En
 
     def predict(self, X: ArrayLike) -> NDArray[Any]:
         return self._decode(np.argmax(self.predict_proba(X), axis=1))
+
+
+_SPENDS = N_("Spends ε once, in parallel: two DP experts each learn from their own part of the rows at ε, and noisy totals of "
+             "their errors on the last fifth (also at ε) weigh them.")
+
+
+def registry_entries(our_model: Callable[..., Any], parameter: Callable[..., Any]) -> tuple[Any, ...]:
+    """The registry's entries for the two ensembles (the registry passes its own builders: no import cycle)."""
+    settings = (
+        parameter("form", N_("batch: weights from one noisy total of each expert's losses; streaming: the weights after "
+                             "every step of the held-out rows, drawn as a chart (same ε)."), choices=FORMS),
+        parameter("n_steps", N_("Steps of the streaming form (a public number)."), minimum=1, maximum=1024),
+    )
+    return (our_model("dp_experts_reg", "DP experts by multiplicative weights (regressor)", "regression",
+                      MultiplicativeWeightsEnsemble, _SPENDS, settings),
+            our_model("dp_experts_clf", "DP experts by multiplicative weights (classifier)", "classification",
+                      MultiplicativeWeightsClassifier, _SPENDS, settings))

@@ -25,18 +25,17 @@ from typing import Any, Protocol, Self
 import numpy as np
 
 from dpcore.i18n import N_
+from dpcore.models import multiplicative_weights, student
 from dpcore.models._base import DPEstimatorMixin
 from dpcore.models.boosting import DPBoostingClassifier, DPBoostingRegressor
 from dpcore.models.clustering import NEIGHBOURHOODS, DPGridDensityClustering
 from dpcore.models.dpsgd import DPSGDClassifier, DPSGDRegressor
 from dpcore.models.extra_trees import DPExtraTreesClassifier, DPExtraTreesRegressor
 from dpcore.models.mean import DPMeanRegressor
-from dpcore.models.multiplicative_weights import FORMS, MultiplicativeWeightsClassifier, MultiplicativeWeightsEnsemble
 from dpcore.models.naive_bayes import DPGaussianNB
 from dpcore.models.partitioned_forest import DPPartitionedForest
 from dpcore.models.random_forest import DPRandomForestClassifier
 from dpcore.models.regression_tree import DPRegressionTree
-from dpcore.models.subsample_aggregate import SubsampleAggregateStudentClassifier, SubsampleAggregateStudentRegressor
 from dpcore.persons import per_row
 from dpcore.validation import Bounds, RandomStateLike
 
@@ -347,29 +346,6 @@ _DPSGD = N_("APPROXIMATE DP ((ε, δ), δ = 1e-5 unless you choose another): lea
             "each row's pull on the model is capped and every step gets Gaussian noise; Google's dp-accounting adds up "
             "what all steps spend.")
 
-_STUDENT_PARAMS = (
-    Parameter("n_queries", N_("How many public points the private teacher labels; each label costs ε divided by this number."),
-              minimum=1, maximum=2000),
-    Parameter("n_blocks", N_("Secret blocks of rows, one teacher model each; more blocks make the noisy median or vote steadier."),
-              minimum=3, maximum=1000),
-)
-_STUDENT_REG_PARAMS = (
-    *_STUDENT_PARAMS,
-    Parameter("aggregate", N_("median: the thesis's noisy median of the blocks' answers; mean: their noisy mean, usually "
-                              "steadier with many blocks."), choices=("median", "mean")),
-)
-_EXPERTS_PARAMS = (
-    Parameter("form", N_("batch: weights from one noisy total of each expert's losses; streaming: the weights after every step "
-                         "of the held-out rows, drawn as a chart (same ε)."), choices=FORMS),
-    Parameter("n_steps", N_("Steps of the streaming form (a public number)."), minimum=1, maximum=1024),
-)
-_STUDENT_REG = N_("Spends ε once: a tenth draws points from noisy histograms of the columns, the rest pays a private teacher "
-                  "(models on secret blocks of rows, a noisy median) to label each point; the student learns from those labels.")
-_STUDENT_CLF = N_("Spends ε once: a tenth draws points from noisy histograms of the columns, the rest pays a private teacher "
-                  "(models on secret blocks of rows, a noisy vote) to label each point; the student learns from those labels.")
-_EXPERTS = N_("Spends ε once, in parallel: two DP experts each learn from their own part of the rows at ε, and noisy totals of "
-              "their errors on the last fifth (also at ε) weigh them.")
-
 REGISTRY: tuple[ModelSpec, ...] = (
     _our_model("dp_boosting_reg", "DP boosted trees (regressor)", "regression", DPBoostingRegressor,
                "Many small random trees that never look at the data; the whole budget goes to noisy leaf averages."),
@@ -389,10 +365,6 @@ REGISTRY: tuple[ModelSpec, ...] = (
                "The partitioned forest with median leaves.", _FOREST_PARAMS, leaf="median"),
     _our_model("dp_extra_trees_reg", "DP ExtraTrees regressor", "regression", DPExtraTreesRegressor,
                "Randomised trees whose candidate splits cost nothing; the budget goes to choosing among them and to leaves.", _ET_PARAMS),
-    _our_model("dp_sa_student_reg", "DP subsample-and-aggregate student (regressor)", "regression",
-               SubsampleAggregateStudentRegressor, _STUDENT_REG, _STUDENT_REG_PARAMS),
-    _our_model("dp_experts_reg", "DP experts by multiplicative weights (regressor)", "regression", MultiplicativeWeightsEnsemble,
-               _EXPERTS, _EXPERTS_PARAMS),
     _our_model("dp_sgd_linear", "DP-SGD linear regression (approximate DP)", "regression", DPSGDRegressor, _DPSGD,
                _DPSGD_PARAMS, approximate=True),
     _our_model("dp_mean", "DP mean (baseline)", "regression", DPMeanRegressor,
@@ -405,10 +377,7 @@ REGISTRY: tuple[ModelSpec, ...] = (
                "Noisy class counts, means and variances: fast and robust at small ε."),
     _our_model("dp_sgd_logistic", "DP-SGD logistic regression (approximate DP)", "classification", DPSGDClassifier, _DPSGD,
                _DPSGD_PARAMS, approximate=True),
-    _our_model("dp_sa_student_clf", "DP subsample-and-aggregate student (classifier)", "classification",
-               SubsampleAggregateStudentClassifier, _STUDENT_CLF, _STUDENT_PARAMS),
-    _our_model("dp_experts_clf", "DP experts by multiplicative weights (classifier)", "classification",
-               MultiplicativeWeightsClassifier, _EXPERTS, _EXPERTS_PARAMS),
+    *student.registry_entries(_our_model, Parameter), *multiplicative_weights.registry_entries(_our_model, Parameter),
     ModelSpec("dpl_gaussian_nb", "diffprivlib Gaussian NB", "diffprivlib", "classification", _diffprivlib_nb,
               "IBM diffprivlib's DP Gaussian Naive Bayes."),
     ModelSpec("dpl_tree", "diffprivlib decision tree", "diffprivlib", "classification", _diffprivlib_tree,

@@ -19,14 +19,8 @@ from dpcore.exceptions import BudgetExceededError, PrivacyLeakWarning
 from dpcore.mechanisms import record_mechanism_calls
 from dpcore.mechanisms.smooth_median import SmoothMedian
 from dpcore.model_files import load_model, model_bytes
-from dpcore.models.subsample_aggregate import (
-    SubsampleAggregateClassifier,
-    SubsampleAggregateRegressor,
-    SubsampleAggregateStudentClassifier,
-    SubsampleAggregateStudentRegressor,
-    assign_blocks,
-    marginal_queries,
-)
+from dpcore.models.student import SubsampleAggregateStudentClassifier, SubsampleAggregateStudentRegressor, marginal_queries
+from dpcore.models.subsample_aggregate import SubsampleAggregateClassifier, SubsampleAggregateRegressor, assign_blocks
 from dpcore.schema import Schema
 from dpcore.training import answer_queries
 
