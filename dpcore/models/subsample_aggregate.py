@@ -120,7 +120,7 @@ class SubsampleAggregateRegressor(TargetScalingMixin, RegressorMixin, _Teacher):
         ``"median"``: the thesis's smooth-sensitivity median. ``"mean"``: the mean of the ``k``
         clipped answers with Laplace noise of scale ``1/(k·ε)`` (one answer of ``k`` in [0, 1]
         changes, so the mean moves by at most ``1/k``): pure ε-DP, and with a hundred blocks or
-        more usually less noise than the median's smooth bound (see benchmarks/README.md §10).
+        more usually less noise than the median's smooth bound (benchmarks/README.md, "Subsample and aggregate").
     bounds, target_bounds : declared bounds of the features and of the target.
     random_state : None, int or Generator
 
