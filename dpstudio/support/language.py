@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dpcore.i18n import LANGUAGES, SOURCE_LANGUAGE, set_language, supported
+from dpcore.i18n import LANGUAGES, SOURCE_LANGUAGE, get_language, set_language, supported
 
-#: The session-state key of the language switch (tests set it to open the app in a language).
-LANGUAGE_KEY = "language"
+#: The session's chosen language, kept in plain session state: it outlives page switches, which
+#: clear a widget's own state (tests set it to open the app in a language).
+CHOSEN_KEY = "dp_studio_language"
+#: The switch widget's key.
+SWITCH_KEY = "language"
 #: Written in both languages, so whoever opens the app can find it.
 SWITCH_LABEL = "Language · Ngôn ngữ"
 
@@ -25,12 +28,17 @@ def use_session_language() -> str:
     Called first thing in every run, so everything drawn after it, the engine's sentences
     included, is in that language; the choice lives in this session's state only.
     """
-    if supported(st.session_state.get(LANGUAGE_KEY)) is None:
-        st.session_state[LANGUAGE_KEY] = _browser_language()
-    return set_language(st.session_state[LANGUAGE_KEY])
+    code = supported(st.session_state.get(CHOSEN_KEY)) or _browser_language()
+    st.session_state[CHOSEN_KEY] = code
+    return set_language(code)
+
+
+def _remember_choice() -> None:
+    st.session_state[CHOSEN_KEY] = st.session_state[SWITCH_KEY]
 
 
 def language_switch() -> None:
     """English / Tiếng Việt in the sidebar; a change reruns the page in the new language."""
-    st.sidebar.radio(SWITCH_LABEL, list(LANGUAGES), format_func=LANGUAGES.get, key=LANGUAGE_KEY, horizontal=True,
-                     label_visibility="collapsed")
+    codes = list(LANGUAGES)
+    st.sidebar.radio(SWITCH_LABEL, codes, index=codes.index(get_language()), format_func=LANGUAGES.get, key=SWITCH_KEY,
+                     horizontal=True, label_visibility="collapsed", on_change=_remember_choice)

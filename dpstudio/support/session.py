@@ -9,6 +9,7 @@ import streamlit as st
 
 from dpcore.accountant import LEDGER_ENV
 from dpstudio.support import workspace
+from dpstudio.support.language import use_session_language
 from dpstudio.support.state import DEFAULT_SAMPLE, Dataset, StudioState, load_sample
 
 STATE_KEY = "dp_studio"
@@ -19,8 +20,10 @@ def get_state() -> StudioState:
     """This session's state: the workspace named in the URL if there is one, else the default sample.
 
     The workspace token is put back into the URL on every run (switching pages clears it), so a
-    reload at any moment reopens the same work.
+    reload at any moment reopens the same work. Every page starts here, so it also sets the
+    session's language (which the app's entry point already did, unless a test runs a page alone).
     """
+    use_session_language()
     if STATE_KEY not in st.session_state:
         state = StudioState(ledger_path=os.environ.get(LEDGER_ENV))
         token = st.query_params.get(workspace.QUERY_KEY)
