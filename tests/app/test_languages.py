@@ -15,9 +15,8 @@ PAGES = {"data": "1. Data", "privacy": "2. Privacy", "train": "3. Train", "compa
 @pytest.fixture
 def open_in(tmp_path, monkeypatch):
     """Open the app on a page in a language, as a browser asking for that language would."""
-    from streamlit.testing.v1 import AppTest
-
     from conftest import APP
+    from streamlit.testing.v1 import AppTest
 
     monkeypatch.setenv("DPSTUDIO_LEDGER", str(tmp_path / "ledger.sqlite3"))
 
