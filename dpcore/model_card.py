@@ -26,8 +26,9 @@ def privacy_line(trained: TrainedModel, unit: str = ADD_REMOVE) -> str:
     delta, k = trained.delta, trained.rows_per_person
     who = _("one person's rows added or removed") if k > 1 else _("add/remove-one neighbours")
     if delta:
-        line = _("- **Privacy**: (ε = {epsilon}, δ = {delta})-differential privacy — APPROXIMATE DP (Gaussian "
-                 "noise, zCDP accounting), not pure ε-DP; {who}.").format(epsilon=short(trained.epsilon), delta=short(delta), who=who)
+        line = _("- **Privacy**: (ε = {epsilon}, δ = {delta})-differential privacy — APPROXIMATE DP, not pure ε-DP "
+                 "(how the noise is accounted for: see the privacy argument below); {who}.").format(
+                     epsilon=short(trained.epsilon), delta=short(delta), who=who)
     else:
         line = _("- **Privacy**: ε = {epsilon} (pure ε-differential privacy, {who}).").format(epsilon=short(trained.epsilon), who=who)
     if k > 1:

@@ -170,6 +170,10 @@ def train(
         details["tree"] = fitted.tree_records(design.feature_names)
     if hasattr(fitted, "rounds_as_records"):
         details["rounds"] = fitted.rounds_as_records(design.feature_names)
+    if hasattr(fitted, "weights_as_records"):
+        details["weights"] = fitted.weights_as_records(design.feature_names)
+    if hasattr(fitted, "spending_in_words"):
+        details["spending"] = fitted.spending_in_words()
     if hasattr(fitted, "weights_path_records"):
         details["weights_path"] = fitted.weights_path_records()
     return TrainedModel(model, spec.name, spec.task, fitted, epsilon, dict(params or {}), metrics, design.feature_names,

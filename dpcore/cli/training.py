@@ -62,6 +62,8 @@ def add_train(subparsers: Subparsers) -> None:
     parser.add_argument("--model", required=True, choices=sorted({*(spec.key for spec in ours), *FAMILIES}), metavar="MODEL",
                         help=_("which model (see the list above); dp_boosting and dp_extra_trees pick the schema's task"))
     parser.add_argument("--epsilon", required=True, type=positive_float, metavar="EPS", help=_("the ε this model spends"))
+    parser.add_argument("--delta", type=float, metavar="DELTA",
+                        help=_("the δ an approximate-DP model spends (default 1e-5; pure ε-DP models take none)"))
     parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                         help=_("a model setting, e.g. max_depth=4 (repeat for several; see the model's docstring)"))
     parser.add_argument("--encoding", choices=ENCODINGS, default="ordinal",
@@ -126,6 +128,10 @@ def run_train(args: argparse.Namespace) -> int:
     if spec.task != schema.task:
         raise UsageError(_("train: {key} is a {task} model but the schema's target '{name}' makes this a {task2} task").format(key=key, task=spec.task, name=target.name, task2=schema.task))
     params = parse_params(args.param, spec)
+    if args.delta is not None and not spec.approximate:
+        raise UsageError(_("train: --delta is for approximate-DP models; {key} is pure ε-DP and spends no δ").format(key=key))
+    if args.delta is not None and not 0 < args.delta < 1:
+        raise UsageError(_("train: argument --delta: expected a number between 0 and 1, e.g. 1e-5"))
     model_path = output_file(args.output or f"{source.stem}_{args.model}{SUFFIX}", "model file")
     card_path = output_file(args.card or str(Path(model_path).with_suffix(".md")), "model card")
     distinct_files(_("train: the input, the model file and the model card must all be different files"),
@@ -135,10 +141,14 @@ def run_train(args: argparse.Namespace) -> int:
     design = Design.from_table(frame, schema, args.encoding, random_state=args.seed)
     ledger = open_dataset(args, "train", lambda: [frame], source.stem, first_total(args))
     trained = train(design, key, args.epsilon, ledger, params=params, count_noise=args.count_noise,
-                    selection=args.selection, seed=args.seed)
+                    selection=args.selection, seed=args.seed, delta=args.delta)
     written = save_model(trained.model, model_path)
     write_text(card_path, model_card(trained, schema, ledger.unit))
     print(_("trained {name} {spent_sentence}").format(name=trained.name, spent_sentence=spent_sentence(ledger, args.epsilon, design.rows_per_person)))
+    if trained.delta:
+        print(_("approximate DP: δ = {delta} per person spent as well; {left} of δ = {total} left for this dataset").format(
+            delta=f"{trained.delta:.3g}", left=f"{max(ledger.total_delta - ledger.spent_delta, 0.0):.3g}",
+            total=f"{ledger.total_delta:.3g}"))
     if trained.metrics:
         scores = ", ".join(f"{name} {value:.4g}" for name, value in trained.metrics.items())
         print(_("held-out scores on {n_test} of your rows (for you, not the buyer): {scores}").format(n_test=integer(trained.details['n_test']), scores=scores))

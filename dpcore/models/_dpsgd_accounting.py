@@ -75,12 +75,20 @@ def calibrate_noise(epsilon: float, delta: float, sampling_rate: float, steps: i
 
     # The library logs every order it drops as unconverged; dropping one only loosens the bound.
     logging.getLogger("absl").setLevel(logging.ERROR)
-    if epsilon_of(1e6, sampling_rate, steps, count_noise, delta, accountant) > epsilon:
+    if dp_accounting.get_epsilon_gaussian(count_noise, delta) >= epsilon:
         raise ValueError("the noisy row count alone spends the whole budget; lower count_share")
+    bracket: dp_accounting.mechanism_calibration.BracketInterval = dp_accounting.LowerEndpointAndGuess(1e-3, 1.0)
+    if accountant == "pld":
+        # The PLD of a nearly noiseless step is enormous: search below the RDP answer, which is
+        # always enough noise (RDP's bound is the looser one), and keep it if the search fails.
+        enough = calibrate_noise(epsilon, delta, sampling_rate, steps, count_noise, "rdp")
+        bracket = dp_accounting.ExplicitBracketInterval(0.5 * enough, enough)
+        if epsilon_of(0.5 * enough, sampling_rate, steps, count_noise, delta, accountant) <= epsilon:
+            return 0.5 * enough
     sigma = float(dp_accounting.calibrate_dp_mechanism(
         lambda: _accountant(accountant, sampling_rate),
         lambda s: training_event(s, sampling_rate, steps, count_noise),
-        epsilon, delta, dp_accounting.LowerEndpointAndGuess(1e-3, 1.0), tol=1e-3,
+        epsilon, delta, bracket, tol=1e-3,
     ))
     # The search returns the noise on the private side of its bracket; checked, never assumed.
     while epsilon_of(sigma, sampling_rate, steps, count_noise, delta, accountant) > epsilon:

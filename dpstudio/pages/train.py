@@ -8,7 +8,7 @@ from dpcore.training import TrainedModel
 from dpstudio.support import trained_view as view
 from dpstudio.support.declaring import leak_summary, leaky_columns
 from dpstudio.support.session import get_state, recall_result, remember_result
-from dpstudio.support.training import epsilon_input, progress_text, spent_heading, train_in_session
+from dpstudio.support.training import delta_input, epsilon_input, progress_text, spent_heading, train_in_session
 
 state = get_state()
 dataset, schema, ledger = state.dataset, state.dataset.schema, state.ledger()
@@ -43,13 +43,15 @@ encoding = st.radio(
 )
 
 epsilon = epsilon_input(ledger, "ε to spend on this model", "train_epsilon", "nothing more can be trained", "trained")
+delta = delta_input(ledger, spec, epsilon)
 seeded = st.checkbox("Reproducible demo seed (the result must not be released)", value=False)
 
-if st.button("Train", type="primary", disabled=epsilon is None):
+if st.button("Train", type="primary", disabled=epsilon is None or (spec.approximate and delta is None)):
     bar = st.progress(0.0, text=f"Training {spec.name} at ε = {epsilon:g}…")
     try:
         state.trained = train_in_session(state, spec.key, epsilon, params, encoding, seeded,
-                                         progress=lambda elapsed, estimate: bar.progress(*progress_text(spec.name, elapsed, estimate)))
+                                         progress=lambda elapsed, estimate: bar.progress(*progress_text(spec.name, elapsed, estimate)),
+                                         delta=delta)
         remember_result(state, "trained")  # even if this browser tab was reloaded meanwhile, the charged model is kept
         st.rerun()
     except (BudgetExceededError, DataError) as error:
@@ -65,7 +67,8 @@ if trained is None or trained.task != schema.task:
     st.stop()
 
 st.divider()
-st.subheader(spent_heading(trained.name, trained.epsilon, ledger))
+st.subheader(spent_heading(trained.name, trained.epsilon, ledger, trained.delta))
+view.spending(trained)
 if leaky_columns(schema):
     st.error("Not differentially private: trained with domains read from the data. Do not share this model.",
              icon=":material/gpp_bad:")

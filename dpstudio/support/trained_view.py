@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import streamlit as st
 
+from dpcore.i18n import _
 from dpcore.model_card import SEEDED_WARNING, model_card
 from dpcore.model_files import model_bytes
 from dpcore.models.registry import ModelSpec
 from dpcore.schema import Schema
 from dpcore.training import TrainedModel
 from dpstudio.support.experts_view import show_weights
-from dpstudio.support.training import baseline_verdict, format_metric, per_person_note, rounds_table, tree_dot
+from dpstudio.support.training import baseline_verdict, format_metric, per_person_note, rounds_table, tree_dot, weights_table
 
 
 def settings(spec: ModelSpec) -> dict:
@@ -30,9 +31,17 @@ def settings(spec: ModelSpec) -> dict:
 
 
 def approximate_warning(spec: ModelSpec) -> None:
-    if "approximate" in spec.name:
-        st.warning("Approximate DP: this model promises ε only up to a small probability δ = 1e-5 of failure. Choose it only "
-                   "if you accept that; every other model is pure ε-DP.", icon=":material/warning:")
+    if spec.approximate:
+        st.warning(_("Approximate DP: this model promises ε only up to a small probability δ of failure (chosen below). "
+                     "Choose it only if you accept that; the models not labelled approximate are pure ε-DP."),
+                   icon=":material/warning:")
+
+
+def spending(trained: TrainedModel) -> None:
+    """What the model spent its budget on, in words (when the model says so itself)."""
+    words = trained.details.get("spending")
+    if words:
+        st.caption(words)
 
 
 def scores(trained: TrainedModel, schema: Schema) -> None:
@@ -80,6 +89,12 @@ def inside(trained: TrainedModel, schema: Schema) -> None:
         st.dataframe(rounds_table(trained.details["rounds"], schema), hide_index=True, width="stretch")
     if "weights_path" in trained.details:
         show_weights(trained.details["weights_path"])
+    if trained.details.get("weights"):
+        st.subheader(_("Inside the model"))
+        st.caption(_("How much each feature moves the prediction across its declared range ({unit}): learned from noisy "
+                     "gradients only, so the weights are part of the private release.").format(
+                         unit=unit or _("log-odds")))
+        st.dataframe(weights_table(trained.details["weights"], schema), hide_index=True, width="stretch")
 
 
 def card_and_downloads(trained: TrainedModel, schema: Schema, unit: str) -> None:

@@ -9,9 +9,11 @@ import streamlit as st
 from dpcore.accountant import BudgetLedger
 from dpcore.design import Design
 from dpcore.explain import epsilon_problem
+from dpcore.i18n import _
+from dpcore.models.registry import ModelSpec
 from dpcore.persons import per_row
 from dpcore.schema import Schema
-from dpcore.training import Progress, TrainedModel, train
+from dpcore.training import DEFAULT_MODEL_DELTA, Progress, TrainedModel, train
 from dpstudio.support.readable import leaf_text, number, split_text, subset_text
 from dpstudio.support.state import StudioState
 
@@ -77,18 +79,34 @@ def rounds_table(rounds: list[dict], schema: Schema, first: int = 8) -> pd.DataF
     return pd.DataFrame(rows)
 
 
+def weights_table(records: list[dict], schema: Schema) -> pd.DataFrame:
+    """A linear model's weights (from ``weights_as_records``), one row per feature and a column per output.
+
+    Regression weights are learned on the target scaled into [0, 1]; they are shown times the
+    declared range, so a weight reads in the target's units. Classification weights are log-odds.
+    """
+    target = schema.target
+    scale = (target.upper - target.lower) if target is not None and target.kind == "numeric" else 1.0
+    frame = pd.DataFrame(records)
+    frame["weight"] = (frame["weight"] * scale).map(number)
+    if frame["output"].nunique() == 1:
+        return frame[["feature", "weight"]]
+    return frame.pivot(index="feature", columns="output", values="weight").reset_index()
+
+
 def _escape(text: str) -> str:
     return text.replace('"', '\\"')
 
 
 def train_in_session(state: StudioState, key: str, epsilon: float, params: dict, encoding: str, seeded: bool,
-                     progress: Progress | None = None) -> TrainedModel:
-    """Train on the session's table with the engine's :func:`~dpcore.training.train` (which charges the ledger)."""
+                     progress: Progress | None = None, delta: float | None = None) -> TrainedModel:
+    """Train on the session's table with the engine's :func:`~dpcore.training.train` (which charges the ledger);
+    ``delta`` is an approximate-DP model's δ (None for a pure ε-DP model)."""
     dataset = state.dataset
     seed = DEMO_SEED if seeded else None
     design = Design.from_table(dataset.frame, dataset.schema, encoding, random_state=seed)
     return train(design, key, epsilon, state.ledger(), params=params, count_noise=state.count_noise,
-                 selection=state.selection, seed=seed, progress=progress)
+                 selection=state.selection, seed=seed, progress=progress, delta=delta)
 
 
 def budget_sentence(ledger: BudgetLedger) -> str:
@@ -121,10 +139,44 @@ def epsilon_input(ledger: BudgetLedger, label: str, key: str, when_spent: str, r
     return epsilon
 
 
-def spent_heading(what: str, epsilon: float, ledger: BudgetLedger) -> str:
-    """A result's heading with its ε, and what that counts as where the dataset's unit makes it count double."""
+def spent_heading(what: str, epsilon: float, ledger: BudgetLedger, delta: float = 0.0) -> str:
+    """A result's heading with its ε (and an approximate model's δ), and what that counts as where the dataset's unit
+    makes it count double."""
     counted = ledger.cost(epsilon)
-    return f"{what} — ε = {epsilon:g} spent" + (f" (counts as {counted:g} in this dataset's unit)" if counted != epsilon else "")
+    spent = f"ε = {epsilon:g}" if not delta else _("ε = {epsilon}, δ = {delta} (approximate DP)").format(
+        epsilon=f"{epsilon:g}", delta=f"{delta:.3g}")
+    return f"{what} — {spent} spent" + (f" (counts as {counted:g} in this dataset's unit)" if counted != epsilon else "")
+
+
+def delta_input(ledger: BudgetLedger, spec: ModelSpec, epsilon: float | None) -> float | None:
+    """An approximate-DP model's δ per person: typed, prefilled with the usual 1e-5 or what is left if less.
+
+    None (with a sentence) when the dataset allows no δ, or the typed δ is unusable or does not fit;
+    also None for a pure ε-DP model, which spends no δ.
+    """
+    if not spec.approximate:
+        return None
+    if ledger.total_delta == 0:
+        st.error(_("This model is approximate DP and needs a δ above 0, but this dataset's budget allows δ = 0 only (pure "
+                   "ε-DP). Choose a pure ε-DP model, or give the dataset a δ on the Privacy page."))
+        return None
+    left = ledger.available_delta(epsilon or 1.0)
+    typed = st.text_input(_("δ to spend on this model (approximate DP)"), value=f"{min(DEFAULT_MODEL_DELTA, left):.2g}",
+                          key=f"train_delta_{spec.key}",
+                          help=_("The small probability that the ε promise fails. Keep it well below one over the number "
+                                 "of people in the table; 1e-5 is usual."))
+    try:
+        delta = float(typed)
+    except ValueError:
+        delta = float("nan")
+    if not 0 < delta < 1:
+        st.error(_("Write δ as a number between 0 and 1, such as 1e-5. Nothing will be trained or charged until it is fixed."))
+        return None
+    if delta > left:
+        st.error(_("δ = {delta} does not fit in what is left of this dataset's δ budget (at most δ = {left} at this ε). "
+                   "Nothing will be trained or charged until it is fixed.").format(delta=f"{delta:g}", left=f"{left:.3g}"))
+        return None
+    return delta
 
 
 def per_person_note(what: str, epsilon: float, rows_per_person: int, rows_over_bound: int) -> str:

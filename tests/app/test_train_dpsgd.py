@@ -1,0 +1,54 @@
+"""The Train page's approximate-DP models (DP-SGD): labelled, a δ to choose, refused in words when δ cannot be paid."""
+
+from __future__ import annotations
+
+import pytest
+
+from dpstudio.support.session import STATE_KEY
+
+
+def _state(at):
+    return at.session_state[STATE_KEY]
+
+
+def _train_button(at):
+    return [b for b in at.button if b.label == "Train"][0]
+
+
+def test_dp_sgd_is_labelled_approximate_and_charges_its_delta(app):
+    at = app("train")
+    at.selectbox[0].set_value("dp_sgd_linear").run()
+    assert any("Approximate DP" in str(w.value) for w in at.warning)
+    assert at.text_input(key="train_delta_dp_sgd_linear").value == "1e-05"
+    at.text_input(key="train_epsilon").set_value("0.5").run()
+    at.text_input(key="train_delta_dp_sgd_linear").set_value("4e-6").run()
+    _train_button(at).click().run()
+    assert not at.exception
+    trained = _state(at).trained
+    assert trained.key == "dp_sgd_linear" and trained.delta == pytest.approx(4e-6)
+    ledger = _state(at).ledger()
+    assert (ledger.spent, ledger.spent_delta) == (pytest.approx(0.5), pytest.approx(4e-6))
+    assert any("δ = 4e-06 (approximate DP)" in str(h.value) for h in at.subheader)
+    assert any("steps of gradient descent" in str(c.value) for c in at.caption)
+    assert any("Inside the model" in str(h.value) for h in at.subheader)
+
+
+def test_a_dataset_without_delta_refuses_dp_sgd_in_words(app):
+    at = app("train")
+    ledger = _state(at).ledger()
+    ledger.set_total(ledger.total, 0.0)
+    at.selectbox[0].set_value("dp_sgd_linear").run()
+    assert any("allows δ = 0 only" in str(e.value) for e in at.error)
+    assert _train_button(at).disabled
+    at.selectbox[0].set_value("dp_boosting_reg").run()  # a pure ε-DP model is still offered
+    assert not _train_button(at).disabled
+
+
+@pytest.mark.parametrize(("typed", "sentence"), [("abc", "between 0 and 1"), ("0.5", "does not fit")])
+def test_an_unusable_delta_is_refused_in_words(app, typed, sentence):
+    at = app("train")
+    at.selectbox[0].set_value("dp_sgd_linear").run()
+    at.text_input(key="train_delta_dp_sgd_linear").set_value(typed).run()
+    assert any(sentence in str(e.value) for e in at.error)
+    assert _train_button(at).disabled
+    assert _state(at).ledger().spends() == []
