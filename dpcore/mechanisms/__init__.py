@@ -7,6 +7,7 @@ from dpcore.mechanisms.geometric import Geometric
 from dpcore.mechanisms.laplace import Laplace
 from dpcore.mechanisms.median import GridMedian, Median
 from dpcore.mechanisms.randomized_response import COIN_EPSILON, CoinRandomizedResponse, KaryRandomizedResponse
+from dpcore.mechanisms.smooth_median import SmoothMedian
 from dpcore.validation import RandomStateLike
 
 COUNT_NOISES = ("laplace", "geometric")
@@ -34,6 +35,7 @@ __all__ = [
     "GridMedian",
     "Median",
     "MechanismCall",
+    "SmoothMedian",
     "count_mechanism",
     "record_mechanism_calls",
     "zcdp_rho",
