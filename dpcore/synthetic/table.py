@@ -18,7 +18,6 @@ from dpcore.release.contributions import bounded, person_bound
 from dpcore.release.plan import ReleasePlan
 from dpcore.release.randomness import entropy as make_entropy
 from dpcore.release.randomness import generator
-from dpcore.release.table import check_ledger_arguments
 from dpcore.schema import Schema
 from dpcore.synthetic.budget import DEFAULT_DELTA, Calibration
 from dpcore.synthetic.domain import SyntheticColumn, decode, encode, synthetic_columns
@@ -147,7 +146,8 @@ def synthesize_table(
     """
     say = progress or (lambda _f, _s: None)
     columns = synthetic_columns(schema, plan)
-    check_ledger_arguments(ledger, budget)
+    if ledger is not None and budget is not None:
+        raise ValueError("budget cannot be combined with a BudgetLedger: set the total on the ledger itself")
     private_pgm()  # a missing library is said before anything is measured
     bound = person_bound(schema)
     if bound is not None:
