@@ -19,7 +19,7 @@ ACCOUNTANTS = ("rdp", "pld")
 #: set of orders gives a valid bound; this one is shorter than the library's default (a faster fit).
 #: With a sampling rate above ``FRACTIONAL_UP_TO`` the library's series for fractional orders
 #: converges slowly, so only whole orders are used there.
-WHOLE_ORDERS = (*range(2, 33), 40, 48, 64)
+WHOLE_ORDERS = (*range(2, 33), 40, 48, 64, 96, 128, 256, 512, 1024)
 FRACTIONAL_ORDERS = (*(1 + i / 8 for i in range(1, 8)), *(2 + i / 4 for i in range(1, 4)), *(3 + i / 2 for i in range(1, 14)))
 FRACTIONAL_UP_TO = 0.2
 

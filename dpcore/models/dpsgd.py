@@ -444,4 +444,5 @@ class DPSGDClassifier(DeclaredClassesMixin, ClassifierMixin, _DPSGDBase):
         return np.column_stack([1 - p, p]) if len(self.classes_) == 2 else np.ones((len(p), 1))
 
     def predict(self, X: ArrayLike) -> NDArray[Any]:
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        proba = self.predict_proba(X)  # checks the model is fitted before classes_ is read
+        return self.classes_[np.argmax(proba, axis=1)]

@@ -27,6 +27,8 @@ from dpcore.models import (
     DPPartitionedForest,
     DPRandomForestClassifier,
     DPRegressionTree,
+    DPSGDClassifier,
+    DPSGDRegressor,
 )
 from dpcore.models.boosting import QUANTILE_PROBABILITIES
 
@@ -50,6 +52,9 @@ MODELS = [
     DPBoostingRegressor(n_rounds=6, max_depth=3, delta=1e-5),
     DPBoostingRegressor(),  # noisy row count for the sizes, DP quantiles for thresholds and target
     DPBoostingClassifier(classes=[0, 1], delta=1e-5),
+    DPSGDRegressor(epochs=2, batch_size=64),
+    DPSGDClassifier(epochs=2, batch_size=64, classes=[0, 1, 2]),
+    DPSGDClassifier(epochs=1, batch_size=64, classes=[0, 1], hidden_units=3),
 ]
 
 
