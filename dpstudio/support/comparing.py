@@ -12,6 +12,7 @@ import pandas as pd
 
 from dpcore.design import Design
 from dpcore.evaluate import Task, fold_indices, plan_sweep, run_task
+from dpcore.i18n import _
 from dpcore.models.registry import ModelContext, get
 from dpcore.published import CALIFORNIA_TARGET_RANGE, PAPER_A_EPSILONS, paper_a_table
 from dpstudio.support.state import Dataset
@@ -227,6 +228,8 @@ def summary_sentences(summary: pd.DataFrame, metric: str, task: str, at_epsilon:
     lower_is_better = task == "regression"
     best = at.loc[at["mean"].idxmin() if lower_is_better else at["mean"].idxmax()]
     out = [f"At ε = {eps:g}, the most accurate private model is **{best['name']}** ({metric} {format_metric(best['mean'], task)})."]
+    if get(best["model"]).approximate:
+        out[0] += " " + _("It is approximate DP: its promise also allows a small probability δ = 1e-5 of failure.")
     references = data[data["epsilon"].isna()]
     if not references.empty:
         ref = references.loc[references["mean"].idxmin() if lower_is_better else references["mean"].idxmax()]
