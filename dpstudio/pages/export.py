@@ -4,7 +4,7 @@ import streamlit as st
 
 from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.i18n import _
-from dpcore.release import ReleasePlan, ReleaseResult, describe_plan, kept_rows, preview_release, release_table
+from dpcore.release import ReleasePlan, ReleaseResult, default_plan, describe_plan, kept_rows, preview_release, release_table
 from dpcore.synthetic import SyntheticResult
 from dpstudio.support import export_view as view
 from dpstudio.support import synthetic_view as synthetic
@@ -34,6 +34,8 @@ st.caption(
     "randomized response for categories, bins + k-ary or Laplace noise for numbers. Identifiers are dropped by default."
 )
 base_plan, sentence = view.starting_plan(state, ledger)
+if base_plan is None and kind == synthetic.SYNTHETIC:  # the plan only names the copy's columns and bins
+    base_plan, sentence = default_plan(schema), ""
 if base_plan is None:
     st.error(sentence)
     st.stop()
@@ -50,12 +52,11 @@ if kind == synthetic.SYNTHETIC:
         st.error(" ".join(problems))
         st.stop()
     chosen = synthetic.settings(ledger)
-    if chosen is None:
-        st.stop()
-    epsilon, noise, delta = chosen
-    synthetic.preview(state, plan, epsilon, noise, delta)
-    st.subheader(_("The synthetic copy"))
-    synthetic.make_copy(state, ledger, plan, epsilon, noise, delta)
+    if chosen is not None:
+        epsilon, noise, delta = chosen
+        synthetic.preview(state, plan, epsilon, noise, delta)
+        st.subheader(_("The synthetic copy"))
+        synthetic.make_copy(state, ledger, plan, epsilon, noise, delta)
     if isinstance(state.release, SyntheticResult):
         synthetic.made(state.release)
     st.stop()

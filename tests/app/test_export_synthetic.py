@@ -17,7 +17,7 @@ def test_the_synthetic_copy_is_previewed_for_free_then_made_and_charged(app):
     assert not at.exception and not at.error
     state = at.session_state[STATE_KEY]
     ledger = state.ledger()
-    at.number_input(key="synthetic_epsilon").set_value(0.5).run()
+    assert at.number_input(key="synthetic_epsilon").value == 1.0  # the whole budget: the copy must still show afterwards
     [b for b in at.button if b.label == "Run the utility preview"][0].click().run(timeout=900)
     assert not at.exception and not at.error
     [preview] = at.session_state[PREVIEW_KEY].values()
@@ -28,5 +28,6 @@ def test_the_synthetic_copy_is_previewed_for_free_then_made_and_charged(app):
     assert not at.exception and not at.error
     result = at.session_state[STATE_KEY].release
     assert isinstance(result, SyntheticResult) and not result.seeded
-    assert ledger.spent == pytest.approx(0.5) and ledger.spent_delta == pytest.approx(1e-6)
+    assert ledger.spent == pytest.approx(1.0) and ledger.spent_delta == pytest.approx(1e-6)
     assert any("Synthetic copy made" in str(s.value) for s in at.success)
+    assert [b for b in at.get("download_button") if "Synthetic table" in str(b.proto.label)]
