@@ -143,9 +143,10 @@ def spent_heading(what: str, epsilon: float, ledger: BudgetLedger, delta: float 
     """A result's heading with its ε (and an approximate model's δ), and what that counts as where the dataset's unit
     makes it count double."""
     counted = ledger.cost(epsilon)
-    spent = f"ε = {epsilon:g}" if not delta else _("ε = {epsilon}, δ = {delta} (approximate DP)").format(
-        epsilon=f"{epsilon:g}", delta=f"{delta:.3g}")
-    return f"{what} — {spent} spent" + (f" (counts as {counted:g} in this dataset's unit)" if counted != epsilon else "")
+    spent = f"ε = {epsilon:g}" if not delta else f"ε = {epsilon:g}, δ = {delta:.3g}"
+    label = " " + _("(approximate DP)") if delta and "approximate" not in what.lower() else ""
+    return (f"{what} — {spent} spent" + label
+            + (f" (counts as {counted:g} in this dataset's unit)" if counted != epsilon else ""))
 
 
 def delta_input(ledger: BudgetLedger, spec: ModelSpec, epsilon: float | None) -> float | None:
@@ -161,6 +162,10 @@ def delta_input(ledger: BudgetLedger, spec: ModelSpec, epsilon: float | None) ->
                    "ε-DP). Choose a pure ε-DP model, or give the dataset a δ on the Privacy page."))
         return None
     left = ledger.available_delta(epsilon or 1.0)
+    if left <= 0:
+        st.error(_("Nothing is left of this dataset's δ budget: choose a pure ε-DP model, or raise δ on the Privacy page "
+                   "only if you accept a weaker promise."))
+        return None
     typed = st.text_input(_("δ to spend on this model (approximate DP)"), value=f"{min(DEFAULT_MODEL_DELTA, left):.2g}",
                           key=f"train_delta_{spec.key}",
                           help=_("The small probability that the ε promise fails. Keep it well below one over the number "

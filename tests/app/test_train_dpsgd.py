@@ -28,7 +28,7 @@ def test_dp_sgd_is_labelled_approximate_and_charges_its_delta(app):
     assert trained.key == "dp_sgd_linear" and trained.delta == pytest.approx(4e-6)
     ledger = _state(at).ledger()
     assert (ledger.spent, ledger.spent_delta) == (pytest.approx(0.5), pytest.approx(4e-6))
-    assert any("δ = 4e-06 (approximate DP)" in str(h.value) for h in at.subheader)
+    assert any("(approximate DP) — ε = 0.5, δ = 4e-06 spent" in str(h.value) for h in at.subheader)
     assert any("steps of gradient descent" in str(c.value) for c in at.caption)
     assert any("Inside the model" in str(h.value) for h in at.subheader)
 
@@ -67,3 +67,11 @@ def test_the_compare_summary_says_when_the_best_model_is_approximate():
     ])
     [first] = summary_sentences(summary, "accuracy", "classification")
     assert "approximate DP" in first and "δ = 1e-5" in first
+
+
+def test_when_all_delta_is_spent_the_page_says_so(app):
+    at = app("train")
+    _state(at).ledger().spend("earlier approximate release", 0.1, delta=1e-5)
+    at.selectbox[0].set_value("dp_sgd_linear").run()
+    assert any("Nothing is left of this dataset's δ budget" in str(e.value) for e in at.error)
+    assert _train_button(at).disabled
