@@ -3,7 +3,7 @@
 Congressional Voting (435 rows × 16 votes, '?' its own level) and Mushroom (8,124 × 22), ordinal
 codes with the declared UCI categories (benchmarks/_common.py), shuffled stratified 5-fold × 3
 repetitions (the protocol of extra_trees.py), accuracy at ε ∈ {1, 4}. Our boosting sizes its
-rounds and depth from a noisy row count (2 % of ε) — never the exact one; DP-EBM gets δ = 1e-5.
+rounds and depth from a noisy row count (5 % of ε) — never the exact one; DP-EBM gets δ = 1e-5.
 
 Run: ``PYTHONPATH=. .venv/bin/python benchmarks/small_tables.py [--out small_tables_before]``
 """

@@ -329,8 +329,10 @@ class DPBoostingRegressor(TargetScalingMixin, RegressorMixin, _BoostingBase):
     quantile_share : float, default 0.1
         Share of ε spent on DP quantiles of the numeric features and the target (0: thresholds
         uniform in the declared bounds, start at the middle of the target bounds).
-    size_share : float, default 0.02
-        Share of ε spent on a noisy row count when ``n_rounds`` or ``max_depth`` is ``"auto"``.
+    size_share : float, default 0.05
+        Share of ε spent on a noisy row count when ``n_rounds`` or ``max_depth`` is ``"auto"``
+        (5 %: on Congressional Voting at ε = 1, 2 % left the sizes so noisy that accuracy fell
+        from 0.888 to 0.875 over 45 folds of three seeds the benchmark does not use).
     delta : float, default 0.0
         ``0`` for pure ε-DP (Laplace or geometric noise). A declared ``δ > 0`` switches to the
         **approximate-DP mode**: Gaussian noise with zCDP accounting, (ε, δ)-DP overall.
@@ -376,7 +378,7 @@ class DPBoostingRegressor(TargetScalingMixin, RegressorMixin, _BoostingBase):
         count_share: float = 0.15,
         min_leaf_count: float = 5.0,
         quantile_share: float = 0.1,
-        size_share: float = 0.02,
+        size_share: float = 0.05,
         delta: float = 0.0,
         bounds: Bounds | None = None,
         target_bounds: Bounds | None = None,
@@ -467,7 +469,7 @@ class DPBoostingClassifier(DeclaredClassesMixin, ClassifierMixin, _BoostingBase)
         count_share: float = 0.15,
         min_leaf_count: float = 5.0,
         quantile_share: float = 0.1,
-        size_share: float = 0.02,
+        size_share: float = 0.05,
         delta: float = 0.0,
         bounds: Bounds | None = None,
         classes: Sequence[Any] | None = None,
