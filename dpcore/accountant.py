@@ -40,6 +40,11 @@ from dpcore.units import ADD_REMOVE, REPLACE_ONE, UNITS, check_unit, convert, de
 from dpcore.validation import check_epsilon, epsilon_decimal
 
 COUNTING_EVENT = "people counted as"
+#: The history's column names stay English (its CSV); the Privacy page shows them translated (``_(name)``).
+HISTORY_HEADERS = (N_("when (UTC)"), N_("event"), N_("what"), N_("neighbours"), N_("mechanism"), N_("released"),
+                   N_("ε in the dataset's unit"), N_("δ in the dataset's unit"),
+                   # and the events it records
+                   N_("total set"), N_("spend"), N_("unit changed"), N_("people counted as"))
 ONE_ROW_EACH = "one row per person"
 
 __all__ = [

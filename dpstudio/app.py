@@ -7,6 +7,7 @@ from dpcore.i18n import _, integer, ngettext, short
 from dpstudio.support.declaring import leaky_columns
 from dpstudio.support.language import language_switch, use_session_language
 from dpstudio.support.session import get_state
+from dpstudio.support.state import table_name
 
 use_session_language()
 st.set_page_config(page_title="DP Studio", page_icon=":material/lock:", layout="wide")
@@ -28,9 +29,9 @@ with st.sidebar:
     st.markdown("### " + _("Dataset"))
     ledger = state.ledger()
     if state.dataset.name != ledger.name:
-        st.write(_("**{dataset}** — table {table}").format(dataset=ledger.name, table=state.dataset.name))
+        st.write(_("**{dataset}** — table {table}").format(dataset=table_name(ledger.name), table=table_name(state.dataset.name)))
     else:
-        st.write(f"**{ledger.name}**")
+        st.write(f"**{table_name(ledger.name)}**")
     st.caption(_("{rows} rows × {columns} columns (exact: owner's eyes only)").format(
         rows=integer(state.dataset.info["rows"]), columns=integer(state.dataset.info["columns"])))
     total, spent = ledger.total, ledger.spent

@@ -6,6 +6,7 @@ from dpcore.i18n import _, integer
 from dpstudio.support import data_view as view
 from dpstudio.support.readable import task_name
 from dpstudio.support.session import get_state
+from dpstudio.support.state import table_name
 from dpstudio.support.uploading import file_facts
 
 state = get_state()
@@ -17,7 +18,7 @@ st.write(_(
 view.choose_table(state)
 dataset = state.dataset
 st.caption(_("**{name}** — {rows} rows (exact count: owner's eyes only), {columns} columns, {facts}.").format(
-    name=view.table_name(dataset.name), rows=integer(dataset.info["rows"]), columns=integer(dataset.info["columns"]),
+    name=table_name(dataset.name), rows=integer(dataset.info["rows"]), columns=integer(dataset.info["columns"]),
     facts=file_facts(dataset.info)))
 view.reading_questions(state)
 view.dataset_identity(state)

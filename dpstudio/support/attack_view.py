@@ -37,6 +37,7 @@ from dpcore.exceptions import DataError
 from dpcore.i18n import N_, _, integer
 from dpcore.models.registry import models_for
 from dpstudio.support.charts import localized
+from dpstudio.support.language import keyed
 from dpstudio.support.session import recall_result, remember_result
 from dpstudio.support.state import Dataset, StudioState
 
@@ -107,7 +108,7 @@ def _design(dataset: Dataset) -> Design:
 
 
 def _depth(key: str) -> str:
-    return st.radio(_("How hard to attack"), list(DEPTHS), format_func=lambda d: _(DEPTHS[d]), horizontal=True, key=key)
+    return st.radio(_("How hard to attack"), list(DEPTHS), format_func=lambda d: _(DEPTHS[d]), horizontal=True, key=keyed(key))
 
 
 def _dp_model(column: Any, task: str, label: str, key: str) -> str:
@@ -269,10 +270,10 @@ def audit_section(state: StudioState, held: AttackResults) -> None:
     epsilon = left.select_slider(_("Claimed ε"), EPSILONS, value=1.0, key="audit_epsilon")
     with right:
         fits = {"quick": _("Quick (100 each way, under 30 s)"), "thorough": _("Thorough (400 each way)")}
-        depth = st.radio(_("How many fits"), list(AUDIT), horizontal=True, key="audit_depth", format_func=fits.get)
+        depth = st.radio(_("How many fits"), list(AUDIT), horizontal=True, key=keyed("audit_depth"), format_func=fits.get)
         broken = {"budget": _("100 × the budget"), "frozen": _("noise frozen")}
         controls = st.multiselect(_("Broken versions to audit as controls"), ["budget", "frozen"], default=["budget", "frozen"],
-                                  format_func=broken.get, key="audit_controls")
+                                  format_func=broken.get, key=keyed("audit_controls"))
     if st.button(_("Audit the model"), type="primary", key="audit_run"):
         runs, seconds = AUDIT[depth]
 

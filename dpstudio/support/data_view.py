@@ -10,22 +10,18 @@ from dpcore.i18n import N_, _, integer, ngettext, short
 from dpcore.persons import check_unit_column, rows_left_out
 from dpcore.schema import KINDS, ROLES, Normaliser, Schema, out_of_bounds_share
 from dpstudio.support.declaring import declare_public, estimate_numeric_bounds, ignore_columns, leak_summary, leaky_columns
+from dpstudio.support.language import keyed
 from dpstudio.support.session import remember, use_dataset
-from dpstudio.support.state import SAMPLES, StudioState, apply_schema, load_sample, separate_dataset
+from dpstudio.support.state import SAMPLES, StudioState, apply_schema, load_sample, separate_dataset, table_name
 from dpstudio.support.uploading import open_upload, questions, read_again
 
 SOURCES = (N_("A bundled sample"), N_("My own CSV file"))
 
 
-def table_name(name: str) -> str:
-    """A table or dataset name as shown: a bundled sample's name in the reader's language, any other as given."""
-    return _(name) if name in SAMPLES else name
-
-
 def choose_table(state: StudioState) -> None:
     """A bundled sample or an upload (with an optional schema file); a refused file keeps the current work."""
     # The choice follows the table in use, so coming back to this page never swaps an upload for a sample.
-    source = st.radio(_("Table"), SOURCES, index=0 if state.dataset.is_sample else 1, horizontal=True, key="data_source",
+    source = st.radio(_("Table"), SOURCES, index=0 if state.dataset.is_sample else 1, horizontal=True, key=keyed("data_source"),
                       format_func=_)
     if source == SOURCES[0]:
         names = list(SAMPLES)
@@ -159,7 +155,7 @@ def privacy_unit_question(state: StudioState) -> None:
     dataset, schema = state.dataset, state.dataset.schema
     st.subheader(_("Whom each row belongs to"))
     answer = st.radio(_("Can one person appear in several rows?"), SEVERAL_ROWS, index=0 if schema.privacy_unit is None else 1,
-                      horizontal=True, key=f"several_rows_{dataset.fingerprint}", format_func=_,
+                      horizontal=True, key=keyed(f"several_rows_{dataset.fingerprint}"), format_func=_,
                       help=_("Visits of one patient, transactions of one customer, yearly reviews of one employee."))
     if answer == SEVERAL_ROWS[0]:
         if schema.privacy_unit is not None:

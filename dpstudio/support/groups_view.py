@@ -32,6 +32,7 @@ from dpcore.i18n import N_, _, integer, ngettext, percent, short
 from dpcore.models.clustering import AUTO_SHARE, MAX_CELLS, MAX_FEATURES, MIN_FEATURES, NO_GROUP, grid_problem
 from dpcore.schema import Schema
 from dpstudio.support.charts import localized
+from dpstudio.support.language import keyed
 from dpstudio.support.session import recall_result, remember_result
 from dpstudio.support.state import StudioState
 from dpstudio.support.training import DEMO_SEED, per_person_note, spent_heading
@@ -107,7 +108,7 @@ def grid_settings(schema: Schema, columns: list[str]) -> dict | None:
                                                 "at the noise floor about one empty cell in the whole grid passes by chance.")))
         touching = {"corners": _("at a corner or a face"), "faces": _("at a face only")}
         grid["neighbours"] = st.radio(_("Dense cells form one group when they touch"), ["corners", "faces"], horizontal=True,
-                                      format_func=touching.get, key="groups_neighbours")
+                                      format_func=touching.get, key=keyed("groups_neighbours"))
     problem = grid_problem(grid.get("resolution"), len(columns))
     if problem:
         st.error(problem)
@@ -165,7 +166,7 @@ def _axes(found: GroupMap) -> tuple[str, str, dict[str, int]]:
         fullest = int(np.argmax(counts.sum(axis=tuple(a for a in range(counts.ndim) if a != axis))))
         options = list(range(len(edges) - 1))
         slices[name] = st.select_slider(_("Slice of {column}").format(column=name), options, value=fullest,
-                                        key=f"groups_slice_{name}",
+                                        key=keyed(f"groups_slice_{name}"),
                                         format_func=lambda i, e=edges: _("{low} to {high}").format(
                                             low=short(float(f"{e[i]:.4g}")), high=short(float(f"{e[i + 1]:.4g}"))))
     return x, y, slices

@@ -33,6 +33,18 @@ def use_session_language() -> str:
     return set_language(code)
 
 
+def keyed(key: str) -> str:
+    """A widget key that changes with the language, for a widget whose options are shown translated.
+
+    The browser keeps a radio's or selectbox's choice as the label it showed; after a switch that
+    label is no longer among the options, and the widget would show nothing chosen. A key of its
+    own per language makes it start again from the ``index`` it is given (English keeps the plain
+    key, so scripts and tests can address it).
+    """
+    code = get_language()
+    return key if code == SOURCE_LANGUAGE else f"{key}.{code}"
+
+
 def _remember_choice() -> None:
     st.session_state[CHOSEN_KEY] = st.session_state[SWITCH_KEY]
 

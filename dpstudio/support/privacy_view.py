@@ -18,6 +18,7 @@ from dpcore.explain import (
 )
 from dpcore.i18n import N_, _, short
 from dpstudio.support.charts import localized
+from dpstudio.support.language import keyed
 from dpstudio.support.state import StudioState
 
 
@@ -26,7 +27,7 @@ def unit_section(ledger: BudgetLedger) -> None:
     st.subheader(_("Whom each release protects"))
     units = [ADD_REMOVE, REPLACE_ONE]
     unit = st.radio(_("Unit of protection for this dataset"), units, index=units.index(ledger.unit),
-                    format_func=lambda u: _capital(_(UNITS[u])), key="unit_choice")
+                    format_func=lambda u: _capital(_(UNITS[u])), key=keyed("unit_choice"))
     st.caption(_(
         "Models protect against adding or removing a person's row. A randomized copy on its own hides a person's values but not "
         "that they are in the table; under the add/remove unit it is padded to a noisy number of rows. Choosing 'values may "
@@ -57,7 +58,7 @@ def budget_section(ledger: BudgetLedger) -> float:
     """The total ε from a harm level or typed; raising it needs typed consent. Returns the ε chosen."""
     st.subheader(_("How sensitive is this table?"))
     options = [*HARM_PRESETS, CUSTOM]
-    preset = st.radio(_("Harm if a person's row were disclosed"), options, index=0, key="harm_preset", format_func=_)
+    preset = st.radio(_("Harm if a person's row were disclosed"), options, index=0, key=keyed("harm_preset"), format_func=_)
     if preset == CUSTOM:
         chosen, problem = epsilon_problem(st.text_input(_("Total ε"), value=short(ledger.total), key="custom_total"),
                                           name=_("The total ε"))

@@ -32,6 +32,11 @@ SAMPLES = {
 DEFAULT_SAMPLE = "California housing (sample)"
 
 
+def table_name(name: str) -> str:
+    """A table or dataset name as shown: a bundled sample's name in the reader's language, any other as given."""
+    return _(name) if name in SAMPLES else name
+
+
 @dataclass
 class Dataset:
     """A loaded table and the owner's declarations about it."""

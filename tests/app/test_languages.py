@@ -53,7 +53,7 @@ def test_a_vietnamese_session_reads_vietnamese_with_vietnamese_numbers(open_in):
     sidebar = " ".join(str(m.value) for m in at.sidebar.markdown) + " ".join(str(c.value) for c in at.sidebar.caption)
     assert "Ngân sách quyền riêng tư" in sidebar
     assert "20.640 dòng" in sidebar  # the bundled sample's 20,640 rows, written the Vietnamese way
-    assert at.radio(key="data_source").options == ["Một bảng mẫu có sẵn", "Tệp CSV của tôi"]
+    assert at.radio(key="data_source.vi").options == ["Một bảng mẫu có sẵn", "Tệp CSV của tôi"]
 
 
 def test_the_switch_changes_the_language_and_keeps_the_work(open_in):
@@ -64,15 +64,15 @@ def test_the_switch_changes_the_language_and_keeps_the_work(open_in):
     speak("vi")
     assert not at.exception
     assert at.title[0].value == "1. Dữ liệu"
-    at.radio(key="data_source").set_value("My own CSV file").run()  # a later run remembers the language
-    assert at.title[0].value == "1. Dữ liệu" and at.radio(key="data_source").value == "My own CSV file"
+    at.radio(key="data_source.vi").set_value("My own CSV file").run()  # a later run remembers the language
+    assert at.title[0].value == "1. Dữ liệu" and at.radio(key="data_source.vi").value == "My own CSV file"
     at.switch_page("pages/privacy.py").run()
     assert at.title[0].value == "2. Quyền riêng tư"
 
 
 def test_an_engine_error_reaches_the_page_in_the_session_language(open_in):
     at = open_in("data", "vi")
-    at.radio(key="data_source").set_value("My own CSV file").run()
+    at.radio(key="data_source.vi").set_value("My own CSV file").run()
     at.file_uploader(key="upload").set_value(("empty.csv", b"", "text/csv")).run()
     errors = " ".join(str(e.value) for e in at.error)
     assert "Tệp trống" in errors and "Bảng và các khai báo hiện tại của bạn vẫn được giữ nguyên" in errors
