@@ -36,6 +36,14 @@ def test_every_translatable_sentence_has_a_vietnamese_translation(template, viet
                      "then translate them in dpcore/locale/vi/LC_MESSAGES/dpstudio.po): " + "; ".join(g[:70] for g in gaps[:15])
 
 
+def test_every_language_of_the_switch_has_a_complete_catalog(template):
+    from catalogs import languages
+
+    assert set(languages()) == set(i18n.LANGUAGES) - {i18n.SOURCE_LANGUAGE}
+    for code in languages():
+        assert not missing(read(LOCALE / code / "LC_MESSAGES" / "dpstudio.po", code), template), code
+
+
 def _fields(text: str) -> set[str]:
     return {name for _, name, _, _ in string.Formatter().parse(text) if name is not None}
 
