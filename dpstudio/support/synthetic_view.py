@@ -34,7 +34,7 @@ def settings(ledger: BudgetLedger) -> tuple[float, str, float] | None:
     """ε, the noise and δ of the synthetic copy (None, with a sentence, when nothing is left)."""
     available = max(ledger.remaining, 0.0)
     if available < 0.01:
-        st.error(_("Only ε = {left} is left of this dataset's budget: a new copy cannot be made. Raise the budget on the "
+        st.warning(_("Only ε = {left} is left of this dataset's budget: a new copy cannot be made. Raise the budget on the "
                    "Privacy page only if you accept a weaker promise.").format(left=f"{available:g}"))
         return None
     left, right = st.columns(2)
@@ -133,8 +133,8 @@ def show_preview(table: pd.DataFrame) -> None:
              "accuracy": _("accuracy on held-out real rows")}
     shown = table.assign(measure=table["measure"].map(names))
     order = [c for c in ("randomized copy", "synthetic copy", "real rows (reference)", "most common class") if c in set(table["copy"])]
-    wide = shown.pivot(index="measure", columns="copy", values="value").reindex(columns=order).round(3)
-    st.dataframe(wide.astype(object).where(wide.notna(), "—"), width="stretch")
+    wide = shown.pivot(index="measure", columns="copy", values="value").reindex(columns=order)
+    st.dataframe(wide.map(lambda v: "—" if pd.isna(v) else f"{v:.3f}"), width="stretch")
     errors = shown[table["measure"] != "accuracy"]
     chart = alt.Chart(errors).mark_bar().encode(
         x=alt.X("copy:N", title=None), y=alt.Y("value:Q", title=_("distance from the truth (0 = perfect, 1 = useless)")),

@@ -31,3 +31,4 @@ def test_the_synthetic_copy_is_previewed_for_free_then_made_and_charged(app):
     assert ledger.spent == pytest.approx(1.0) and ledger.spent_delta == pytest.approx(1e-6)
     assert any("Synthetic copy made" in str(s.value) for s in at.success)
     assert [b for b in at.get("download_button") if "Synthetic table" in str(b.proto.label)]
+    assert any("a new copy cannot be made" in str(w.value) for w in at.warning)  # nothing left, said without alarm
