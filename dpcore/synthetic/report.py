@@ -56,7 +56,7 @@ def build_report(columns: list[SyntheticColumn], dropped: list[str], calibration
 
 def trust_sentences(report: dict[str, Any]) -> tuple[list[str], list[str]]:
     """What the copy can be trusted for, and what it cannot."""
-    pairs = [" × ".join(m["columns"]) for m in report["measured"] if m["kind"] == "two-way"]
+    pairs = list(dict.fromkeys(" × ".join(m["columns"]) for m in report["measured"] if m["kind"] == "two-way"))
     can = [
         _("The share of every category or bin of each single column: each was measured with noise of standard deviation "
           "{std} rows.").format(std=f"{report['measured'][0]['noise_std']:.3g}"),
