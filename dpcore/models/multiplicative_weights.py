@@ -325,7 +325,7 @@ def registry_entries(our_model: Callable[..., Any], parameter: Callable[..., Any
                              "every step of the held-out rows, drawn as a chart (same ε)."), choices=FORMS),
         parameter("n_steps", N_("Steps of the streaming form (a public number)."), minimum=1, maximum=1024),
     )
-    return (our_model("dp_experts_reg", "DP experts by multiplicative weights (regressor)", "regression",
+    return (our_model("dp_experts_reg", N_("DP experts by multiplicative weights (regressor)"), "regression",
                       MultiplicativeWeightsEnsemble, _SPENDS, settings),
-            our_model("dp_experts_clf", "DP experts by multiplicative weights (classifier)", "classification",
+            our_model("dp_experts_clf", N_("DP experts by multiplicative weights (classifier)"), "classification",
                       MultiplicativeWeightsClassifier, _SPENDS, settings))

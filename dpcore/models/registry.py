@@ -41,10 +41,10 @@ from dpcore.validation import Bounds, RandomStateLike
 
 KINDS = ("ours", "diffprivlib", "interpret", "non-private")
 KIND_LABELS = {
-    "ours": "DP Studio (ε-DP; (ε, δ)-DP where labelled approximate)",
-    "diffprivlib": "diffprivlib (ε-DP)",
-    "interpret": "InterpretML DP-EBM ((ε, δ)-DP)",
-    "non-private": "non-private reference — owner's eyes only",
+    "ours": N_("DP Studio (ε-DP; (ε, δ)-DP where labelled approximate)"),
+    "diffprivlib": N_("diffprivlib (ε-DP)"),
+    "interpret": N_("InterpretML DP-EBM ((ε, δ)-DP)"),
+    "non-private": N_("non-private reference — owner's eyes only"),
 }
 
 
@@ -315,26 +315,26 @@ def _sk(name: str, **fixed: Any) -> Callable[[ModelContext], Estimator]:
 
 
 _SAMPLING = Parameter(
-    "sampling", "disjoint: each record trains one tree (full ε each); subsample: trees overlap (ε split between them).",
+    "sampling", N_("disjoint: each record trains one tree (full ε each); subsample: trees overlap (ε split between them)."),
     choices=("disjoint", "subsample"),
 )
 _TREE_PARAMS = (
-    Parameter("max_depth", "How many questions deep the tree may go; deeper trees split the budget more thinly.", minimum=1, maximum=20),
-    Parameter("min_samples_split", "Stop splitting a group smaller than this (by its noisy count).", minimum=1, maximum=1000),
-    Parameter("min_samples_leaf", "Never make a group smaller than this (by its noisy count).", minimum=1, maximum=1000),
+    Parameter("max_depth", N_("How many questions deep the tree may go; deeper trees split the budget more thinly."), minimum=1, maximum=20),
+    Parameter("min_samples_split", N_("Stop splitting a group smaller than this (by its noisy count)."), minimum=1, maximum=1000),
+    Parameter("min_samples_leaf", N_("Never make a group smaller than this (by its noisy count)."), minimum=1, maximum=1000),
 )
 _FOREST_PARAMS = (
-    Parameter("n_estimators", "Number of trees; each sees its own share of the records.", minimum=1, maximum=200),
-    Parameter("max_depth", "Depth of each tree.", minimum=1, maximum=12),
+    Parameter("n_estimators", N_("Number of trees; each sees its own share of the records."), minimum=1, maximum=200),
+    Parameter("max_depth", N_("Depth of each tree."), minimum=1, maximum=12),
 )
-_ET_PARAMS = (Parameter("n_estimators", "Number of trees.", minimum=1, maximum=100), _SAMPLING)
+_ET_PARAMS = (Parameter("n_estimators", N_("Number of trees."), minimum=1, maximum=100), _SAMPLING)
 _RF_PARAMS = (
-    Parameter("n_estimators", "Number of trees.", minimum=1, maximum=100),
-    Parameter("max_depth", "Depth of each tree.", minimum=1, maximum=12),
+    Parameter("n_estimators", N_("Number of trees."), minimum=1, maximum=100),
+    Parameter("max_depth", N_("Depth of each tree."), minimum=1, maximum=12),
     _SAMPLING,
 )
 # Boosting shows no parameters: its defaults were fixed on public data; the owner's table must not tune them.
-_APPROX = "APPROXIMATE DP ((ε, δ), δ = 1e-5): Gaussian noise, more accurate, a tiny chance δ that the ε promise fails."
+_APPROX = N_("APPROXIMATE DP ((ε, δ), δ = 1e-5): Gaussian noise, more accurate, a tiny chance δ that the ε promise fails.")
 
 _DPSGD_PARAMS = (
     Parameter("epochs", N_("Expected passes over the rows. The budget is shared by every step, so more passes mean more "
@@ -347,71 +347,71 @@ _DPSGD = N_("APPROXIMATE DP ((ε, δ), δ = 1e-5 unless you choose another): lea
             "what all steps spend.")
 
 REGISTRY: tuple[ModelSpec, ...] = (
-    _our_model("dp_boosting_reg", "DP boosted trees (regressor)", "regression", DPBoostingRegressor,
-               "Many small random trees that never look at the data; the whole budget goes to noisy leaf averages."),
-    _our_model("dp_boosting_clf", "DP boosted trees (classifier)", "classification", DPBoostingClassifier,
-               "Many small random trees that never look at the data; the whole budget goes to noisy leaf steps."),
-    _our_model("dp_boosting_reg_approx", "DP boosted trees (regressor), approximate DP δ = 1e-5", "regression", DPBoostingRegressor,
+    _our_model("dp_boosting_reg", N_("DP boosted trees (regressor)"), "regression", DPBoostingRegressor,
+               N_("Many small random trees that never look at the data; the whole budget goes to noisy leaf averages.")),
+    _our_model("dp_boosting_clf", N_("DP boosted trees (classifier)"), "classification", DPBoostingClassifier,
+               N_("Many small random trees that never look at the data; the whole budget goes to noisy leaf steps.")),
+    _our_model("dp_boosting_reg_approx", N_("DP boosted trees (regressor), approximate DP δ = 1e-5"), "regression", DPBoostingRegressor,
                _APPROX, approximate=True),
-    _our_model("dp_boosting_clf_approx", "DP boosted trees (classifier), approximate DP δ = 1e-5", "classification", DPBoostingClassifier,
+    _our_model("dp_boosting_clf_approx", N_("DP boosted trees (classifier), approximate DP δ = 1e-5"), "classification", DPBoostingClassifier,
                _APPROX, approximate=True),
-    _our_model("dp_tree", "DP regression tree (mean leaves)", "regression", DPRegressionTree,
-               "One tree; each split chosen by the exponential mechanism, leaves are noisy averages.", _TREE_PARAMS, leaf="mean"),
-    _our_model("dp_tree_median", "DP regression tree (median leaves)", "regression", DPRegressionTree,
-               "One tree whose leaves are DP medians: robust to outliers.", _TREE_PARAMS, leaf="median"),
-    _our_model("dp_forest", "DP partitioned forest (mean leaves)", "regression", DPPartitionedForest,
-               "Many small DP trees on disjoint parts of the data, averaged; each gets the full ε.", _FOREST_PARAMS, leaf="mean"),
-    _our_model("dp_forest_median", "DP partitioned forest (median leaves)", "regression", DPPartitionedForest,
-               "The partitioned forest with median leaves.", _FOREST_PARAMS, leaf="median"),
-    _our_model("dp_extra_trees_reg", "DP ExtraTrees regressor", "regression", DPExtraTreesRegressor,
-               "Randomised trees whose candidate splits cost nothing; the budget goes to choosing among them and to leaves.", _ET_PARAMS),
-    _our_model("dp_sgd_linear", "DP-SGD linear regression (approximate DP)", "regression", DPSGDRegressor, _DPSGD,
+    _our_model("dp_tree", N_("DP regression tree (mean leaves)"), "regression", DPRegressionTree,
+               N_("One tree; each split chosen by the exponential mechanism, leaves are noisy averages."), _TREE_PARAMS, leaf="mean"),
+    _our_model("dp_tree_median", N_("DP regression tree (median leaves)"), "regression", DPRegressionTree,
+               N_("One tree whose leaves are DP medians: robust to outliers."), _TREE_PARAMS, leaf="median"),
+    _our_model("dp_forest", N_("DP partitioned forest (mean leaves)"), "regression", DPPartitionedForest,
+               N_("Many small DP trees on disjoint parts of the data, averaged; each gets the full ε."), _FOREST_PARAMS, leaf="mean"),
+    _our_model("dp_forest_median", N_("DP partitioned forest (median leaves)"), "regression", DPPartitionedForest,
+               N_("The partitioned forest with median leaves."), _FOREST_PARAMS, leaf="median"),
+    _our_model("dp_extra_trees_reg", N_("DP ExtraTrees regressor"), "regression", DPExtraTreesRegressor,
+               N_("Randomised trees whose candidate splits cost nothing; the budget goes to choosing among them and to leaves."), _ET_PARAMS),
+    _our_model("dp_sgd_linear", N_("DP-SGD linear regression (approximate DP)"), "regression", DPSGDRegressor, _DPSGD,
                _DPSGD_PARAMS, approximate=True),
-    _our_model("dp_mean", "DP mean (baseline)", "regression", DPMeanRegressor,
-               "Predicts one noisy average for everyone: the floor any useful model must beat."),
-    _our_model("dp_extra_trees_clf", "DP ExtraTrees classifier", "classification", DPExtraTreesClassifier,
-               "Randomised trees with free candidate splits and noisy class counts at the leaves.", _ET_PARAMS),
-    _our_model("dp_random_forest", "DP random forest", "classification", DPRandomForestClassifier,
-               "Trees whose splits are chosen by the exponential mechanism with Gini impurity; leaves are noisy class counts.", _RF_PARAMS),
-    _our_model("dp_gaussian_nb", "DP Gaussian Naive Bayes", "classification", DPGaussianNB,
-               "Noisy class counts, means and variances: fast and robust at small ε."),
-    _our_model("dp_sgd_logistic", "DP-SGD logistic regression (approximate DP)", "classification", DPSGDClassifier, _DPSGD,
+    _our_model("dp_mean", N_("DP mean (baseline)"), "regression", DPMeanRegressor,
+               N_("Predicts one noisy average for everyone: the floor any useful model must beat.")),
+    _our_model("dp_extra_trees_clf", N_("DP ExtraTrees classifier"), "classification", DPExtraTreesClassifier,
+               N_("Randomised trees with free candidate splits and noisy class counts at the leaves."), _ET_PARAMS),
+    _our_model("dp_random_forest", N_("DP random forest"), "classification", DPRandomForestClassifier,
+               N_("Trees whose splits are chosen by the exponential mechanism with Gini impurity; leaves are noisy class counts."), _RF_PARAMS),
+    _our_model("dp_gaussian_nb", N_("DP Gaussian Naive Bayes"), "classification", DPGaussianNB,
+               N_("Noisy class counts, means and variances: fast and robust at small ε.")),
+    _our_model("dp_sgd_logistic", N_("DP-SGD logistic regression (approximate DP)"), "classification", DPSGDClassifier, _DPSGD,
                _DPSGD_PARAMS, approximate=True),
     *student.registry_entries(_our_model, Parameter), *multiplicative_weights.registry_entries(_our_model, Parameter),
-    ModelSpec("dpl_gaussian_nb", "diffprivlib Gaussian NB", "diffprivlib", "classification", _diffprivlib_nb,
-              "IBM diffprivlib's DP Gaussian Naive Bayes."),
-    ModelSpec("dpl_tree", "diffprivlib decision tree", "diffprivlib", "classification", _diffprivlib_tree,
-              "diffprivlib's DP tree: random splits, noisy leaves."),
-    ModelSpec("dpl_random_forest", "diffprivlib random forest", "diffprivlib", "classification", _diffprivlib_forest,
-              "diffprivlib's DP random forest (random splits, noisy leaves)."),
-    ModelSpec("dpl_logistic", "diffprivlib logistic regression", "diffprivlib", "classification", _diffprivlib_logistic,
-              "diffprivlib's objective-perturbation logistic regression."),
-    ModelSpec("dpl_linear", "diffprivlib linear regression", "diffprivlib", "regression", _diffprivlib_linear,
-              "diffprivlib's functional-mechanism linear regression."),
-    ModelSpec("dp_ebm_clf", "DP-EBM classifier (δ = 1e-5)", "interpret", "classification", _dp_ebm("classification"),
-              "InterpretML's DP explainable boosting: (ε, δ)-DP, binary labels only."),
-    ModelSpec("dp_ebm_reg", "DP-EBM regressor (δ = 1e-5)", "interpret", "regression", _dp_ebm("regression"),
-              "InterpretML's DP explainable boosting: (ε, δ)-DP."),
-    ModelSpec("sk_tree_reg", "scikit-learn decision tree", "non-private", "regression", _sk("DecisionTreeRegressor"),
-              "Non-private reference."),
-    ModelSpec("sk_forest_reg", "scikit-learn random forest", "non-private", "regression", _sk("RandomForestRegressor"),
-              "Non-private reference (10 trees)."),
-    ModelSpec("sk_partitioned_forest", "partitioned forest of scikit-learn trees", "non-private", "regression",
-              _sk("PartitionedForest"), "Non-private version of the partitioned forest (paper A's Python_Forest)."),
-    ModelSpec("sk_extra_trees_reg", "scikit-learn ExtraTrees regressor", "non-private", "regression", _sk("ExtraTreesRegressor"),
-              "Non-private reference (10 trees)."),
-    ModelSpec("sk_linear", "scikit-learn linear regression", "non-private", "regression", _sk("LinearRegression"),
-              "Non-private reference."),
-    ModelSpec("sk_tree_clf", "scikit-learn decision tree", "non-private", "classification", _sk("DecisionTreeClassifier"),
-              "Non-private reference."),
-    ModelSpec("sk_forest_clf", "scikit-learn random forest", "non-private", "classification", _sk("RandomForestClassifier"),
-              "Non-private reference (10 trees)."),
-    ModelSpec("sk_extra_trees_clf", "scikit-learn ExtraTrees", "non-private", "classification", _sk("ExtraTreesClassifier"),
-              "Non-private reference (10 trees)."),
-    ModelSpec("sk_gaussian_nb", "scikit-learn Gaussian NB", "non-private", "classification", _sk("GaussianNB"),
-              "Non-private reference."),
-    ModelSpec("sk_logistic", "scikit-learn logistic regression", "non-private", "classification", _sk("LogisticRegression"),
-              "Non-private reference."),
+    ModelSpec("dpl_gaussian_nb", N_("diffprivlib Gaussian NB"), "diffprivlib", "classification", _diffprivlib_nb,
+              N_("IBM diffprivlib's DP Gaussian Naive Bayes.")),
+    ModelSpec("dpl_tree", N_("diffprivlib decision tree"), "diffprivlib", "classification", _diffprivlib_tree,
+              N_("diffprivlib's DP tree: random splits, noisy leaves.")),
+    ModelSpec("dpl_random_forest", N_("diffprivlib random forest"), "diffprivlib", "classification", _diffprivlib_forest,
+              N_("diffprivlib's DP random forest (random splits, noisy leaves).")),
+    ModelSpec("dpl_logistic", N_("diffprivlib logistic regression"), "diffprivlib", "classification", _diffprivlib_logistic,
+              N_("diffprivlib's objective-perturbation logistic regression.")),
+    ModelSpec("dpl_linear", N_("diffprivlib linear regression"), "diffprivlib", "regression", _diffprivlib_linear,
+              N_("diffprivlib's functional-mechanism linear regression.")),
+    ModelSpec("dp_ebm_clf", N_("DP-EBM classifier (δ = 1e-5)"), "interpret", "classification", _dp_ebm("classification"),
+              N_("InterpretML's DP explainable boosting: (ε, δ)-DP, binary labels only.")),
+    ModelSpec("dp_ebm_reg", N_("DP-EBM regressor (δ = 1e-5)"), "interpret", "regression", _dp_ebm("regression"),
+              N_("InterpretML's DP explainable boosting: (ε, δ)-DP.")),
+    ModelSpec("sk_tree_reg", N_("scikit-learn decision tree"), "non-private", "regression", _sk("DecisionTreeRegressor"),
+              N_("Non-private reference.")),
+    ModelSpec("sk_forest_reg", N_("scikit-learn random forest"), "non-private", "regression", _sk("RandomForestRegressor"),
+              N_("Non-private reference (10 trees).")),
+    ModelSpec("sk_partitioned_forest", N_("partitioned forest of scikit-learn trees"), "non-private", "regression",
+              _sk("PartitionedForest"), N_("Non-private version of the partitioned forest (paper A's Python_Forest).")),
+    ModelSpec("sk_extra_trees_reg", N_("scikit-learn ExtraTrees regressor"), "non-private", "regression", _sk("ExtraTreesRegressor"),
+              N_("Non-private reference (10 trees).")),
+    ModelSpec("sk_linear", N_("scikit-learn linear regression"), "non-private", "regression", _sk("LinearRegression"),
+              N_("Non-private reference.")),
+    ModelSpec("sk_tree_clf", N_("scikit-learn decision tree"), "non-private", "classification", _sk("DecisionTreeClassifier"),
+              N_("Non-private reference.")),
+    ModelSpec("sk_forest_clf", N_("scikit-learn random forest"), "non-private", "classification", _sk("RandomForestClassifier"),
+              N_("Non-private reference (10 trees).")),
+    ModelSpec("sk_extra_trees_clf", N_("scikit-learn ExtraTrees"), "non-private", "classification", _sk("ExtraTreesClassifier"),
+              N_("Non-private reference (10 trees).")),
+    ModelSpec("sk_gaussian_nb", N_("scikit-learn Gaussian NB"), "non-private", "classification", _sk("GaussianNB"),
+              N_("Non-private reference.")),
+    ModelSpec("sk_logistic", N_("scikit-learn logistic regression"), "non-private", "classification", _sk("LogisticRegression"),
+              N_("Non-private reference.")),
 )
 
 
@@ -445,23 +445,23 @@ def _dbscan(c: ModelContext) -> Estimator:
     return scaled(DBSCAN(eps=1.0 / float(resolution), min_samples=int(_p(c, "min_pts", 5))), c.bounds)
 
 
-_N_CLUSTERS = Parameter("n_clusters", "How many groups k-means must find (a public choice).", minimum=2, maximum=50, default=8)
+_N_CLUSTERS = Parameter("n_clusters", N_("How many groups k-means must find (a public choice)."), minimum=2, maximum=50, default=8)
 CLUSTERING: tuple[ModelSpec, ...] = (
-    _our_model("dp_grid_clustering", "DP grid density clustering", "clustering", DPGridDensityClustering,
-               "A noisy count of every cell of a grid laid from the declared bounds; dense cells that touch form a group. "
-               "Releases the map of groups, never a label per person.",
-               (Parameter("resolution", "Cells per column (about DBSCAN's Eps); empty: chosen privately with 5 % of ε.",
+    _our_model("dp_grid_clustering", N_("DP grid density clustering"), "clustering", DPGridDensityClustering,
+               N_("A noisy count of every cell of a grid laid from the declared bounds; dense cells that touch form a group. "
+               "Releases the map of groups, never a label per person."),
+               (Parameter("resolution", N_("Cells per column (about DBSCAN's Eps); empty: chosen privately with 5 % of ε."),
                           minimum=2, maximum=1024),
-                Parameter("min_pts", "A cell is dense from this many rows (by its noisy count), or the noise floor if higher.",
+                Parameter("min_pts", N_("A cell is dense from this many rows (by its noisy count), or the noise floor if higher."),
                           minimum=0, maximum=100_000),
-                Parameter("neighbours", "Dense cells touching at a corner, or only at a face, form one group.",
+                Parameter("neighbours", N_("Dense cells touching at a corner, or only at a face, form one group."),
                           choices=NEIGHBOURHOODS))),
-    ModelSpec("dpl_kmeans", "diffprivlib k-means", "diffprivlib", "clustering", _kmeans(private=True),
-              "diffprivlib's DP k-means (DPLloyd, Su et al. 2016) at the same ε; k is a public choice.", (_N_CLUSTERS,)),
-    ModelSpec("sk_kmeans", "scikit-learn k-means", "non-private", "clustering", _kmeans(private=False),
-              "Non-private reference: labels every row.", (_N_CLUSTERS,)),
-    ModelSpec("sk_dbscan", "scikit-learn DBSCAN", "non-private", "clustering", _dbscan,
-              "Non-private reference: DBSCAN with Eps one cell side and MinPts as ours, on the declared-bounds scale."),
+    ModelSpec("dpl_kmeans", N_("diffprivlib k-means"), "diffprivlib", "clustering", _kmeans(private=True),
+              N_("diffprivlib's DP k-means (DPLloyd, Su et al. 2016) at the same ε; k is a public choice."), (_N_CLUSTERS,)),
+    ModelSpec("sk_kmeans", N_("scikit-learn k-means"), "non-private", "clustering", _kmeans(private=False),
+              N_("Non-private reference: labels every row."), (_N_CLUSTERS,)),
+    ModelSpec("sk_dbscan", N_("scikit-learn DBSCAN"), "non-private", "clustering", _dbscan,
+              N_("Non-private reference: DBSCAN with Eps one cell side and MinPts as ours, on the declared-bounds scale.")),
 )
 
 MODELS = {spec.key: spec for spec in (*REGISTRY, *CLUSTERING)}

@@ -277,9 +277,9 @@ def registry_entries(our_model: Callable[..., Any], parameter: Callable[..., Any
     )
     aggregate = parameter("aggregate", N_("median: the thesis's noisy median of the blocks' answers; mean: their noisy "
                                           "mean, usually steadier with many blocks."), choices=AGGREGATES)
-    return (our_model("dp_sa_student_reg", "DP subsample-and-aggregate student (regressor)", "regression",
+    return (our_model("dp_sa_student_reg", N_("DP subsample-and-aggregate student (regressor)"), "regression",
                       SubsampleAggregateStudentRegressor, _SPENDS_REGRESSION, (*common, aggregate)),
-            our_model("dp_sa_student_clf", "DP subsample-and-aggregate student (classifier)", "classification",
+            our_model("dp_sa_student_clf", N_("DP subsample-and-aggregate student (classifier)"), "classification",
                       SubsampleAggregateStudentClassifier, _SPENDS_CLASSIFICATION, common))
 
 

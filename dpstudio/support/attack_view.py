@@ -113,8 +113,9 @@ def _depth(key: str) -> str:
 
 def _dp_model(column: Any, task: str, label: str, key: str) -> str:
     """A DP model of ours or diffprivlib's for the task, the page's default first chosen."""
-    private = {m.key: m.name for m in models_for(task, kinds=("ours", "diffprivlib"))}
-    return column.selectbox(label, list(private), index=list(private).index(DEFAULT_DP[task]), format_func=private.get, key=key)
+    private = {m.key: _(m.name) for m in models_for(task, kinds=("ours", "diffprivlib"))}
+    return column.selectbox(label, list(private), index=list(private).index(DEFAULT_DP[task]), format_func=private.get,
+                            key=keyed(key))
 
 
 def _sentences(sentences: list[str]) -> None:
@@ -131,11 +132,11 @@ def membership_section(state: StudioState, held: AttackResults) -> None:
              "The model is trained on the members only — once without DP and once with it — and an attacker who sees the "
              "model and the whole population tries to tell who was a member: by how well the model fits each record "
              "(loss threshold), and by comparing it with models of its own trained with and without that record (LiRA)."))
-    plain = {m.key: m.name for m in models_for(task, kinds=("non-private",))}
+    plain = {m.key: _(m.name) for m in models_for(task, kinds=("non-private",))}
     left, right = st.columns(2)
     model = _dp_model(left, task, _("Model with DP"), f"attack_model_{task}")
     baseline = right.selectbox(_("The same job without DP"), list(plain), index=list(plain).index(DEFAULT_PLAIN[task]),
-                               format_func=plain.get, key=f"attack_baseline_{task}")
+                               format_func=plain.get, key=keyed(f"attack_baseline_{task}"))
     epsilon = left.select_slider(_("ε of the DP model"), EPSILONS, value=1.0, key="attack_epsilon")
     with right:
         depth = _depth("attack_depth")
