@@ -223,10 +223,17 @@ def _as_numbers(array: pa.Array) -> np.ndarray | None:
         return None
 
 
+def _text_schema(schema: pa.Schema) -> pa.Schema:
+    """``schema`` with its number columns as text (the others as they are)."""
+    return pa.schema([f.with_type(pa.string()) if pa.types.is_floating(f.type) else f for f in schema])
+
+
 def _clean_column(array: pa.Array | pa.ChunkedArray) -> np.ndarray | pd.Series | pd.Categorical:
     """Strip whitespace, mark the missing-value words as missing, and read numbers as numbers."""
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks()
+    if pa.types.is_floating(array.type):  # parsed as numbers by the reader (spaces around them trimmed)
+        return array.to_numpy(zero_copy_only=False)
     if pa.types.is_dictionary(array.type):
         return _clean_dictionary(array)
     array = _stripped(array)
@@ -247,7 +254,7 @@ def _clean_dictionary(array: pa.DictionaryArray) -> pd.Categorical:
 
 def read_chunks(
     path: str | os.PathLike[str], encoding: str, delimiter: str, chunksize: int, categorical: Container[str] = (),
-    columns: Container[str] | None = None,
+    columns: Container[str] | None = None, numeric: Container[str] = (),
 ) -> Iterator[tuple[pd.DataFrame, int]]:
     """Yield ``(frame, bytes_read)`` for consecutive chunks of ``chunksize`` rows (the last may be shorter).
 
@@ -255,6 +262,11 @@ def read_chunks(
     Categoricals), so their values are cleaned, matched and hashed once per distinct value.
     With ``columns``, only the header's columns named there are converted and returned (a
     release skips the identifiers it drops); a name the header lacks is simply absent.
+    Columns named in ``numeric`` (a release's binned and Laplace columns) are parsed straight
+    into numbers, without building their text first; once a piece holds a cell that is not a
+    number, the rest of the file is read as text and the chunk's parsed numbers are turned back
+    into text, so such a column means what it would have meant read as text (its numbers, by
+    value; the released copy and the fingerprint read it by value alone).
     Pieces are parsed on the calling thread: pyarrow's own threads cost a quarter more CPU
     and gained no time on the shared 2-core machine, where the release's reader, randomiser
     and writer already overlap.
@@ -266,14 +278,20 @@ def read_chunks(
     stripped = [str(n).strip() for n in names]
     if len(set(names)) != len(names) or len(set(stripped)) != len(stripped):
         raise DataError(_("Two columns have the same name. Give every column a distinct header."))
-    convert = pcsv.ConvertOptions(
-        column_types={n: pa.dictionary(pa.int32(), pa.string()) if n.strip() in categorical else pa.string() for n in names},
-        null_values=MISSING_VALUES,
-        strings_can_be_null=True,
-        quoted_strings_can_be_null=True,
-    )
+    text_types = {n: pa.dictionary(pa.int32(), pa.string()) if n.strip() in categorical else pa.string() for n in names}
+    number_types = {n: pa.float64() for n in names if n.strip() in numeric and n.strip() not in categorical}
+
+    def options(types: dict[str, pa.DataType]) -> pcsv.ConvertOptions:
+        convert = pcsv.ConvertOptions(
+            column_types=types, null_values=MISSING_VALUES, strings_can_be_null=True, quoted_strings_can_be_null=True
+        )
+        if columns is not None:
+            convert.include_columns = [n for n, s in zip(names, stripped) if s in columns]
+        return convert
+
+    as_text = options(text_types)
+    convert = options(text_types | number_types) if number_types else as_text
     if columns is not None:
-        convert.include_columns = [n for n, s in zip(names, stripped) if s in columns]
         stripped = [s for s in stripped if s in columns]
     read = pcsv.ReadOptions(encoding=encoding, column_names=names, use_threads=False, block_size=_PIECE_BYTES + 1)
     parse = pcsv.ParseOptions(delimiter=delimiter, newlines_in_values=True)
@@ -282,10 +300,25 @@ def read_chunks(
         table = pa.Table.from_batches(batches).unify_dictionaries()
         return pd.DataFrame({s: _clean_column(table.column(i)) for i, s in enumerate(stripped)})
 
-    pending, rows, done = [], 0, start
+    pending: list[pa.RecordBatch] = []
+
+    def parsed(piece: bytes | memoryview) -> pa.Table:
+        nonlocal convert, pending
+        if convert is not as_text:
+            try:
+                return pcsv.read_csv(pa.py_buffer(piece), read_options=read, parse_options=parse, convert_options=convert)
+            except pa.ArrowInvalid as error:
+                if "conversion error" not in str(error):
+                    raise
+            convert = as_text  # a cell that is not a number: this column is text from here on
+            if pending:
+                pending = pa.Table.from_batches(pending).cast(_text_schema(pending[0].schema)).to_batches()
+        return pcsv.read_csv(pa.py_buffer(piece), read_options=read, parse_options=parse, convert_options=convert)
+
+    rows, done = 0, start
     try:
         for piece, done in _pieces(path, start):
-            table = pcsv.read_csv(pa.py_buffer(piece), read_options=read, parse_options=parse, convert_options=convert)
+            table = parsed(piece)
             pending += table.to_batches()
             rows += table.num_rows
             while rows >= chunksize:

@@ -82,3 +82,21 @@ def test_unreadable_rows_are_refused_without_quoting_them(tmp_path):
     with pytest.raises(DataError, match="different number of fields") as caught:
         _streamed(path)
     assert "SECRET" not in str(caught.value)
+
+
+@pytest.mark.parametrize("late", ["", "n/a", " 4 ", "four", "1_000"])
+def test_numbers_parsed_directly_mean_what_the_text_meant(tmp_path, monkeypatch, late):
+    """A column the release reads as numbers gives the frames the text reader gives, even when a
+    cell that is not a plain number turns up pieces and chunks after the first."""
+    monkeypatch.setattr("dpcore.csv_reading._PIECE_BYTES", 64)
+    rows = [f"{i % 7}.50,x{i % 3}" for i in range(60)] + [f"{late},x1"] + ["3,x2"] * 5
+    path = tmp_path / "t.csv"
+    path.write_text("score,label\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    for chunksize in (7, 40, 100):
+        direct = [f for f, _ in read_chunks(path, "utf-8", ",", chunksize, numeric={"score"})]
+        text = [f for f, _ in read_chunks(path, "utf-8", ",", chunksize)]
+        assert len(direct) == len(text)
+        for a, b in zip(direct, text, strict=True):
+            assert pd.to_numeric(a["score"], errors="coerce").equals(pd.to_numeric(b["score"], errors="coerce"))
+            assert a["label"].tolist() == b["label"].tolist()
+            assert version_fingerprint(a, ["score", "label"]) == version_fingerprint(b, ["score", "label"])

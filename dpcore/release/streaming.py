@@ -32,6 +32,7 @@ from dpcore.persons import person_keys
 from dpcore.release import stored
 from dpcore.release.columns import quoting
 from dpcore.release.contributions import PersonBound, keep_mask, scan_units
+from dpcore.release.heap import steady_heap
 from dpcore.release.padding import COUNT_EPSILON, check_fits, filler_rows, noisy_row_count
 from dpcore.release.plan import ReleasePlan
 from dpcore.release.randomness import entropy as make_entropy
@@ -241,7 +242,8 @@ def _stream(source: Path, sink: IO[bytes], encoding: str, delimiter: str, prepar
     buckets = ShuffleBuckets(math.ceil(total / SHUFFLE_BUCKET_BYTES))
     # Only the columns the copy or its key reads are converted: dropped identifiers are skipped.
     needed = set(fingerprinted(treatments, bound))
-    chunks = prefetch(read_chunks(source, encoding, delimiter, chunksize, categorical, needed))
+    numeric = {t.name for t in treatments if t.mechanism in ("bins", "laplace")}
+    chunks = prefetch(read_chunks(source, encoding, delimiter, chunksize, categorical, needed, numeric))
     try:
         for frame, done in chunks:
             if rows == 0:
@@ -332,9 +334,10 @@ def release_csv(
                 sink.truncate()
                 copy = stored.writer(ledger, quoting(treatments)) if ledger is not None else None
                 try:
-                    fingerprint, outside, left_out = _stream(
-                        source, sink, attempt, delimiter, prepared, entropy, chunksize, copy, progress
-                    )
+                    with steady_heap():
+                        fingerprint, outside, left_out = _stream(
+                            source, sink, attempt, delimiter, prepared, entropy, chunksize, copy, progress
+                        )
                     break
                 except UnicodeDecodeError:
                     if copy is not None:
