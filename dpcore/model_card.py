@@ -12,7 +12,7 @@ from decimal import Decimal
 from dpcore.accountant import ADD_REMOVE, UNITS, convert
 from dpcore.exceptions import DataError
 from dpcore.i18n import N_, _, get_language, short
-from dpcore.models.registry import get, privacy_summary
+from dpcore.models.registry import get, privacy_argument
 from dpcore.persons import per_row
 from dpcore.schema import Schema
 from dpcore.training import TrainedModel
@@ -67,7 +67,7 @@ def model_card(trained: TrainedModel, schema: Schema, unit: str = ADD_REMOVE) ->
     for c in [*schema.features, target]:
         domain = f"[{c.lower:g}, {c.upper:g}]" if c.kind == "numeric" else "{" + ", ".join(c.categories) + "}"
         lines.append(f"- `{c.name}` ({c.kind}): {domain}" + (f" — {c.source}" if c.source else ""))
-    lines += ["", _("## Privacy argument"), "", _(privacy_summary(trained.key)), ""]
+    lines += ["", _("## Privacy argument"), "", privacy_argument(trained.key), ""]
     lines += [_("> **Warning:** {note}").format(note=note) for note in schema.leak_notes()]
     if trained.seeded:
         lines.append(f"> **{_(SEEDED_WARNING)}**")

@@ -14,10 +14,11 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dpcore.exceptions import PrivacyLeakWarning
+from dpcore.i18n import N_
 from dpcore.mechanisms import COUNT_NOISES, SELECTION_METHODS
 from dpcore.validation import Bounds, RandomStateLike, check_bounds, check_epsilon, check_random_state, round_up_epsilon
 
-NEIGHBOURS = "Neighbouring datasets differ by one added or removed record. "
+NEIGHBOURS = N_("Neighbouring datasets differ by one added or removed record. ")
 
 
 class DPEstimatorMixin(BaseEstimator):

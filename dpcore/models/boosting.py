@@ -19,6 +19,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import ClassifierMixin, RegressorMixin
 
+from dpcore.i18n import N_
 from dpcore.mechanisms import Gaussian, Geometric, Laplace, count_mechanism, zcdp_rho
 from dpcore.mechanisms.quantiles import Quantiles
 from dpcore.models._base import NEIGHBOURS, DeclaredClassesMixin, DPEstimatorMixin, TargetScalingMixin
@@ -67,7 +68,8 @@ _PRIVACY = r"""
     (tuning on it would itself leak). Their sizes follow a *noisy* row count, never the exact one.
 """
 
-_PRIVACY_SUMMARY = NEIGHBOURS + (
+#: The argument after :data:`NEIGHBOURS`, with ``{residuals}`` named per task (``privacy_template``, for the catalog).
+_PRIVACY_ARGUMENT = N_(
     "A stated share of ε buys a noisy row count (which sets the number of rounds and the depth) and DP quantiles (which "
     "place the split thresholds where the data are and, for regression, the start and clip). "
     "Every round's tree is then drawn without looking at the records, and each round spends an equal part of the rest on noisy leaf counts and "
@@ -75,6 +77,7 @@ _PRIVACY_SUMMARY = NEIGHBOURS + (
     "and the rounds compose sequentially, so the model is ε-DP. With delta > 0 the same queries get Gaussian noise under "
     "zCDP accounting instead, and the model is (ε, δ)-DP."
 )
+_PRIVACY_SUMMARY = NEIGHBOURS + _PRIVACY_ARGUMENT
 
 
 def auto_rounds(epsilon: float) -> int:
@@ -363,7 +366,8 @@ class DPBoostingRegressor(TargetScalingMixin, RegressorMixin, _BoostingBase):
     """
     )
 
-    privacy_summary = _PRIVACY_SUMMARY.format(residuals="residuals")
+    privacy_template, privacy_fields = _PRIVACY_ARGUMENT, {"residuals": N_("residuals")}
+    privacy_summary = _PRIVACY_SUMMARY.format(**privacy_fields)
 
     _step_scale = 1.0
 
@@ -456,7 +460,9 @@ class DPBoostingClassifier(DeclaredClassesMixin, ClassifierMixin, _BoostingBase)
     """
     )
 
-    privacy_summary = _PRIVACY_SUMMARY.format(residuals="log-loss residuals (one per class with more than two classes)")
+    privacy_template = _PRIVACY_ARGUMENT
+    privacy_fields = {"residuals": N_("log-loss residuals (one per class with more than two classes)")}
+    privacy_summary = _PRIVACY_SUMMARY.format(**privacy_fields)
 
     def __init__(
         self,

@@ -20,6 +20,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import ndimage
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from dpcore.i18n import N_
 from dpcore.mechanisms import count_mechanism
 from dpcore.models._base import NEIGHBOURS, DPEstimatorMixin
 from dpcore.validation import Bounds, RandomStateLike, check_bounds, check_epsilon, check_positive_int
@@ -176,10 +177,10 @@ class DPGridDensityClustering(DPEstimatorMixin):
     cells_: pd.DataFrame
     noisy_rows_: float | None
     privacy_summary = (
-        NEIGHBOURS + "The grid comes from the declared bounds and resolution only, and one record changes one cell's count by "
+        NEIGHBOURS + N_("The grid comes from the declared bounds and resolution only, and one record changes one cell's count by "
         "1, so the noisy histogram of every cell, empty ones included, is ε-DP (with an automatic resolution a noisy row "
         "count spends 5 % of ε first, by sequential composition). Dense cells, groups and the map are post-processing; no "
-        "label of any person is released."
+        "label of any person is released.")
     )
 
     def __init__(

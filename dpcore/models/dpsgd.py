@@ -17,7 +17,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import ClassifierMixin, RegressorMixin
 
-from dpcore.i18n import _
+from dpcore.i18n import N_, _
 from dpcore.mechanisms import Gaussian
 from dpcore.models._base import NEIGHBOURS, DeclaredClassesMixin, DPEstimatorMixin, TargetScalingMixin
 from dpcore.models._dpsgd_accounting import (
@@ -78,12 +78,14 @@ _PRIVACY = r"""
     instead of a longer fit.
 """
 
-_PRIVACY_SUMMARY = NEIGHBOURS + (
+#: The argument after :data:`NEIGHBOURS`, with ``{accountant}`` named (``privacy_template``, for the catalog).
+_PRIVACY_ARGUMENT = N_(
     "A noisy row count (Gaussian, sensitivity 1) fixes the sampling rate, so the private count is never used; at every "
     "step each record joins the batch independently with that rate, its gradient is clipped to L2 norm clip, and the "
     "batch's gradient sum gets Gaussian noise. The noise is calibrated with Google's dp_accounting ({accountant}) so that "
     "the count and all steps together are (ε, δ)-DP: approximate DP, not pure ε-DP."
 )
+_PRIVACY_SUMMARY = NEIGHBOURS + _PRIVACY_ARGUMENT
 
 
 class _DPSGDBase(DPEstimatorMixin):
@@ -319,7 +321,8 @@ class DPSGDRegressor(TargetScalingMixin, RegressorMixin, _DPSGDBase):
     """
     )
 
-    privacy_summary = _PRIVACY_SUMMARY.format(accountant="RDP accountant by default")
+    privacy_template, privacy_fields = _PRIVACY_ARGUMENT, {"accountant": N_("RDP accountant by default")}
+    privacy_summary = _PRIVACY_SUMMARY.format(**privacy_fields)
     _auto_rate = 3.0  # squared loss: curvature ‖x‖²
 
     def __init__(
@@ -391,7 +394,8 @@ class DPSGDClassifier(DeclaredClassesMixin, ClassifierMixin, _DPSGDBase):
     """
     )
 
-    privacy_summary = _PRIVACY_SUMMARY.format(accountant="RDP accountant by default")
+    privacy_template, privacy_fields = _PRIVACY_ARGUMENT, {"accountant": N_("RDP accountant by default")}
+    privacy_summary = _PRIVACY_SUMMARY.format(**privacy_fields)
     _auto_rate = 40.0  # log-loss: curvature at most ‖x‖²/4
 
     def __init__(

@@ -10,6 +10,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import RegressorMixin
 
+from dpcore.i18n import N_
 from dpcore.models._base import NEIGHBOURS, TargetScalingMixin
 from dpcore.models._classifier import TreeEnsembleClassifier
 from dpcore.models._data_range import DATA_RANGE_PRIVACY, DataRangeMixin
@@ -37,7 +38,8 @@ _PRIVACY_NOTES = r"""
     multiplies a record's weight.
 """ + DATA_RANGE_PRIVACY.replace("{", "{{").replace("}", "}}")
 
-_PRIVACY_SUMMARY = NEIGHBOURS + (
+#: The argument after :data:`NEIGHBOURS`, with ``{utility}`` and ``{leaf}`` per task (``privacy_template``).
+_PRIVACY_ARGUMENT = N_(
     "Candidate splits are drawn at random without looking at the data, and in a tree of height h with budget ε₁ each of "
     "the at most 2(h + 1) queries on a record's path (noisy counts, split choices by the exponential mechanism on "
     "{utility}, and its leaf's {leaf}) spends ε₁/(2(h + 1)); the nodes of one level hold disjoint records, so a tree is "
@@ -45,6 +47,7 @@ _PRIVACY_SUMMARY = NEIGHBOURS + (
     "without replacement the trees overlap and ε₁ = ε/n_estimators (sequential composition). First, a stated share of "
     "ε (range_share) buys each feature's DP quantiles, which rescale it so the random thresholds fall where the records are."
 )
+_PRIVACY_SUMMARY = NEIGHBOURS + _PRIVACY_ARGUMENT
 
 
 class _ExtraTreesBase(DataRangeMixin):
@@ -148,7 +151,9 @@ class DPExtraTreesClassifier(_ExtraTreesBase, TreeEnsembleClassifier):
     """
     )
 
-    privacy_summary = _PRIVACY_SUMMARY.format(utility="summed Gini impurity (sensitivity 2)", leaf="noisy class counts")
+    privacy_template = _PRIVACY_ARGUMENT
+    privacy_fields = {"utility": N_("summed Gini impurity (sensitivity 2)"), "leaf": N_("noisy class counts")}
+    privacy_summary = _PRIVACY_SUMMARY.format(**privacy_fields)
 
     def __init__(
         self,
@@ -210,9 +215,9 @@ class DPExtraTreesRegressor(TreeRecordsMixin, TargetScalingMixin, RegressorMixin
     """
     )
 
-    privacy_summary = _PRIVACY_SUMMARY.format(
-        utility="summed squared error (sensitivity 1)", leaf="noisy sum over its noisy count"
-    )
+    privacy_template = _PRIVACY_ARGUMENT
+    privacy_fields = {"utility": N_("summed squared error (sensitivity 1)"), "leaf": N_("noisy sum over its noisy count")}
+    privacy_summary = _PRIVACY_SUMMARY.format(**privacy_fields)
 
     def __init__(
         self,

@@ -8,6 +8,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import RegressorMixin
 
+from dpcore.i18n import N_
 from dpcore.mechanisms import Laplace
 from dpcore.models._base import NEIGHBOURS, DPEstimatorMixin, TargetScalingMixin
 from dpcore.validation import Bounds, RandomStateLike
@@ -43,9 +44,9 @@ class DPMeanRegressor(TargetScalingMixin, RegressorMixin, DPEstimatorMixin):
     """
 
     privacy_summary = (
-        NEIGHBOURS + "Targets are clipped into their declared bounds and scaled to [0, 1]; a noisy count and a noisy "
+        NEIGHBOURS + N_("Targets are clipped into their declared bounds and scaled to [0, 1]; a noisy count and a noisy "
         "sum (Laplace, sensitivity 1 each) spend ε/2 each, so by sequential composition the model is ε-DP. Their ratio, the "
-        "one prediction, is post-processing."
+        "one prediction, is post-processing.")
     )
 
     def __init__(self, *, epsilon: float = 1.0, target_bounds: Bounds | None = None, random_state: RandomStateLike = None) -> None:

@@ -209,9 +209,9 @@ class MultiplicativeWeightsEnsemble(TargetScalingMixin, RegressorMixin, _Ensembl
     """
 
     privacy_summary = (
-        NEIGHBOURS + "The records are split by secret draws into disjoint parts: each DP expert is fitted on its own part "
+        NEIGHBOURS + N_("The records are split by secret draws into disjoint parts: each DP expert is fitted on its own part "
         "at ε, and the experts' cumulative losses on the held-out part (one record moves them by at most the number of "
-        "experts) get Laplace noise at ε. Every record is in one part, so by parallel composition the ensemble is ε-DP."
+        "experts) get Laplace noise at ε. Every record is in one part, so by parallel composition the ensemble is ε-DP.")
     )
 
     def __init__(self, *, experts: Sequence[DPEstimatorMixin] | None = None, epsilon: float = 1.0, delta: float = 0.0,

@@ -9,6 +9,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import ClassifierMixin
 
+from dpcore.i18n import N_
 from dpcore.mechanisms import Laplace, count_mechanism
 from dpcore.models._base import NEIGHBOURS, DeclaredClassesMixin, DPEstimatorMixin
 from dpcore.validation import Bounds, RandomStateLike
@@ -60,9 +61,9 @@ class DPGaussianNB(DeclaredClassesMixin, ClassifierMixin, DPEstimatorMixin):
     """
 
     privacy_summary = (
-        NEIGHBOURS + "Features are clipped into their declared bounds; the class counts (sensitivity 1), the per-class "
+        NEIGHBOURS + N_("Features are clipped into their declared bounds; the class counts (sensitivity 1), the per-class "
         "sums (sensitivity d/2) and the per-class sums of squares (sensitivity d/4) each get noise with ε/3, so by sequential "
-        "composition the model is ε-DP. Means, variances and predictions come from these noisy sums only (post-processing)."
+        "composition the model is ε-DP. Means, variances and predictions come from these noisy sums only (post-processing).")
     )
 
     def __init__(

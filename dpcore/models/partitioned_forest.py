@@ -12,6 +12,7 @@ from typing import Self
 
 from numpy.typing import ArrayLike
 
+from dpcore.i18n import N_
 from dpcore.models._base import NEIGHBOURS
 from dpcore.models.regression_tree import _RegressionTreeBase
 from dpcore.validation import Bounds, RandomStateLike, check_positive_int
@@ -45,10 +46,10 @@ class DPPartitionedForest(_RegressionTreeBase):
     """
 
     privacy_summary = (
-        NEIGHBOURS + "Each record goes to one of n_estimators disjoint parts by a draw that never looks at the data, "
+        NEIGHBOURS + N_("Each record goes to one of n_estimators disjoint parts by a draw that never looks at the data, "
         "and each part grows a DP regression tree with the full ε (ε/(2·max_depth + 1) per split choice, count release and "
         "leaf value on a record's path). The parts are disjoint, so by parallel composition the forest is ε-DP; averaging "
-        "the trees is post-processing."
+        "the trees is post-processing.")
     )
 
     def __init__(

@@ -9,6 +9,7 @@ from typing import Any, Self
 import numpy as np
 from numpy.typing import ArrayLike
 
+from dpcore.i18n import N_
 from dpcore.models._base import NEIGHBOURS
 from dpcore.models._classifier import TreeEnsembleClassifier
 from dpcore.models._data_range import DATA_RANGE_PRIVACY, DataRangeMixin
@@ -70,12 +71,12 @@ class DPRandomForestClassifier(DataRangeMixin, TreeEnsembleClassifier):
     )
 
     privacy_summary = (
-        NEIGHBOURS + "In a tree with budget ε₁, each of a record's max_depth split choices (exponential mechanism, "
+        NEIGHBOURS + N_("In a tree with budget ε₁, each of a record's max_depth split choices (exponential mechanism, "
         "summed Gini impurity, sensitivity 2, over randomly drawn features and a fixed threshold grid) and its leaf's noisy "
         "class counts spend ε₁/(max_depth + 1), and the nodes of one level hold disjoint records, so a tree is ε₁-DP. "
         "With disjoint sampling every record is in one tree and ε₁ = ε (parallel composition); with subsampling without "
         "replacement the trees overlap and ε₁ = ε/n_estimators (sequential composition). First, a stated share of ε "
-        "(range_share) buys each feature's DP quantiles, which rescale it so the threshold grid covers where the records are."
+        "(range_share) buys each feature's DP quantiles, which rescale it so the threshold grid covers where the records are.")
     )
 
     _parameter_choices = {"sampling": SAMPLINGS}

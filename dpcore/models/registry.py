@@ -24,9 +24,9 @@ from typing import Any, Protocol, Self
 
 import numpy as np
 
-from dpcore.i18n import N_
+from dpcore.i18n import N_, _
 from dpcore.models import multiplicative_weights, student
-from dpcore.models._base import DPEstimatorMixin
+from dpcore.models._base import NEIGHBOURS, DPEstimatorMixin
 from dpcore.models.boosting import DPBoostingClassifier, DPBoostingRegressor
 from dpcore.models.clustering import NEIGHBOURHOODS, DPGridDensityClustering
 from dpcore.models.dpsgd import DPSGDClassifier, DPSGDRegressor
@@ -486,6 +486,24 @@ def privacy_summary(model: object) -> str:
     if not isinstance(summary, str):
         raise TypeError(f"privacy_summary takes a registry key or one of dpcore's estimators, got {type(model).__name__}")
     return summary
+
+
+def privacy_argument(model: object) -> str:
+    """:func:`privacy_summary` in the reader's language (the class attribute itself stays English).
+
+    A summary is :data:`~dpcore.models._base.NEIGHBOURS` and one sentence group from the catalog;
+    an estimator whose argument names task-specific parts keeps its ``privacy_template`` and
+    ``privacy_fields``, which are translated before they are put together.
+    """
+    estimator = get(model).estimator if isinstance(model, str) else model
+    template = getattr(estimator, "privacy_template", None)
+    if template is not None:
+        fields = {name: _(text) for name, text in getattr(estimator, "privacy_fields", {}).items()}
+        return _(NEIGHBOURS) + _(template).format(**fields)
+    summary = privacy_summary(model)
+    if summary.startswith(NEIGHBOURS):
+        return _(NEIGHBOURS) + _(summary[len(NEIGHBOURS):])
+    return _(summary)
 
 
 def models_for(task: str, kinds: Collection[str] = KINDS) -> list[ModelSpec]:

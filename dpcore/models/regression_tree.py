@@ -15,6 +15,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import RegressorMixin
 
+from dpcore.i18n import N_
 from dpcore.models._base import NEIGHBOURS, DPEstimatorMixin, TargetScalingMixin
 from dpcore.models._export import TreeRecordsMixin
 from dpcore.models._tree import GrowthSettings, grow, queries_per_path
@@ -145,10 +146,10 @@ class DPRegressionTree(_RegressionTreeBase):
     """
 
     privacy_summary = (
-        NEIGHBOURS + "Each split choice (exponential mechanism over a fixed threshold grid), each release of the "
+        NEIGHBOURS + N_("Each split choice (exponential mechanism over a fixed threshold grid), each release of the "
         "children's counts (Laplace or geometric noise) and each leaf value (a noisy sum, or a DP median) spends "
         "ε/(2·max_depth + 1), and a record meets at most 2·max_depth + 1 such queries on its path. Nodes at one depth hold "
-        "disjoint records (parallel composition), so the tree is ε-DP; predictions are post-processing."
+        "disjoint records (parallel composition), so the tree is ε-DP; predictions are post-processing.")
     )
 
     def __init__(

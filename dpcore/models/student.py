@@ -154,9 +154,9 @@ class SubsampleAggregateStudentRegressor(TargetScalingMixin, RegressorMixin, _St
     """ + _STUDENT_NOTE.format(teacher=":class:`SubsampleAggregateRegressor`")
 
     privacy_summary = (
-        NEIGHBOURS + "Query points are drawn from noisy feature histograms (a tenth of ε), and a subsample-and-aggregate "
+        NEIGHBOURS + N_("Query points are drawn from noisy feature histograms (a tenth of ε), and a subsample-and-aggregate "
         "teacher (k secret blocks, smooth-sensitivity median) labels each once with an equal share of the rest, so points "
-        "and labels are ε-DP (or (ε, δ)-DP) by basic composition; the released student is trained on them only."
+        "and labels are ε-DP (or (ε, δ)-DP) by basic composition; the released student is trained on them only.")
     )
 
     def __init__(self, *, epsilon: float = 1.0, delta: float = 0.0, n_queries: int = DEFAULT_QUERIES,
@@ -216,9 +216,9 @@ class SubsampleAggregateStudentClassifier(DeclaredClassesMixin, ClassifierMixin,
     """ + _STUDENT_NOTE.format(teacher=":class:`SubsampleAggregateClassifier`")
 
     privacy_summary = (
-        NEIGHBOURS + "Query points are drawn from noisy feature histograms (a tenth of ε), and a subsample-and-aggregate "
+        NEIGHBOURS + N_("Query points are drawn from noisy feature histograms (a tenth of ε), and a subsample-and-aggregate "
         "teacher (k secret blocks, a noisy vote) labels each once with an equal share of the rest, so points and labels "
-        "are ε-DP by basic composition; the released student is trained on them only."
+        "are ε-DP by basic composition; the released student is trained on them only.")
     )
 
     def __init__(self, *, epsilon: float = 1.0, delta: float = 0.0, n_queries: int = DEFAULT_QUERIES,

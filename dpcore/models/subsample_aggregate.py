@@ -29,6 +29,7 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
+from dpcore.i18n import N_
 from dpcore.mechanisms import Exponential, Laplace
 from dpcore.mechanisms.smooth_median import SmoothMedian
 from dpcore.models._base import NEIGHBOURS, DeclaredClassesMixin, DPEstimatorMixin, TargetScalingMixin
@@ -137,9 +138,9 @@ class SubsampleAggregateRegressor(TargetScalingMixin, RegressorMixin, _Teacher):
     """
 
     privacy_summary = (
-        NEIGHBOURS + "Each record is in one of k secret blocks, so it changes one of the k block answers to a query; "
+        NEIGHBOURS + N_("Each record is in one of k secret blocks, so it changes one of the k block answers to a query; "
         "their median is released with noise scaled to its smooth sensitivity (Nissim, Raskhodnikova and Smith 2007) "
-        "or their mean with Laplace noise (sensitivity 1/k), ε-DP (or (ε, δ)-DP) per answered query, paid for every time."
+        "or their mean with Laplace noise (sensitivity 1/k), ε-DP (or (ε, δ)-DP) per answered query, paid for every time.")
     )
 
     def __init__(self, *, estimator: BaseEstimator | None = None, n_blocks: int = DEFAULT_BLOCKS, epsilon: float = 1.0,
@@ -223,9 +224,9 @@ class SubsampleAggregateClassifier(DeclaredClassesMixin, ClassifierMixin, _Teach
     """
 
     privacy_summary = (
-        NEIGHBOURS + "Each record is in one of k secret blocks, so it changes one block's vote on a query by at most one; "
+        NEIGHBOURS + N_("Each record is in one of k secret blocks, so it changes one block's vote on a query by at most one; "
         "the answer is drawn by the exponential mechanism over the declared classes with the vote counts as utility "
-        "(sensitivity 1), ε-DP per answered query, and every answered query is paid for again."
+        "(sensitivity 1), ε-DP per answered query, and every answered query is paid for again.")
     )
 
     def __init__(self, *, estimator: BaseEstimator | None = None, n_blocks: int = DEFAULT_BLOCKS, epsilon: float = 1.0,
