@@ -20,11 +20,13 @@ import pandas as pd
 from sklearn.metrics import accuracy_score, balanced_accuracy_score, mean_absolute_error, root_mean_squared_error
 from sklearn.model_selection import KFold, StratifiedKFold
 
+from dpcore.i18n import N_
 from dpcore.models.registry import ModelContext, get
 
 METRICS = {
-    "regression": {"MAE": mean_absolute_error, "RMSE": root_mean_squared_error},
-    "classification": {"accuracy": accuracy_score, "balanced accuracy": balanced_accuracy_score},
+    # The metrics' names are keys (tables, JSON); pages show them translated.
+    "regression": {N_("MAE"): mean_absolute_error, N_("RMSE"): root_mean_squared_error},
+    "classification": {N_("accuracy"): accuracy_score, N_("balanced accuracy"): balanced_accuracy_score},
 }
 COLUMNS = ["model", "name", "kind", "epsilon", "repetition", "fold", "metric", "value", "fit_seconds"]
 

@@ -30,7 +30,7 @@ from sklearn.metrics import (
 
 from dpcore.accountant import DEFAULT_TOTAL_DELTA, BudgetLedger, check_can_pay, spend_label
 from dpcore.design import Design
-from dpcore.i18n import _, short
+from dpcore.i18n import N_, _, short
 from dpcore.models.registry import Estimator, get
 from dpcore.persons import counting, per_person, per_row
 from dpcore.validation import check_delta
@@ -188,12 +188,12 @@ def _scores(
     if design.task == "regression":
         typical = np.full(len(test_rows), np.median(design.y[fit_rows]))
         details["baseline"] = {"MAE": mean_absolute_error(truth, typical), "RMSE": root_mean_squared_error(truth, typical)}
-        details["baseline_name"] = "always predicting the training rows' median"
+        details["baseline_name"] = N_("always predicting the training rows' median")
         return {"MAE": mean_absolute_error(truth, predicted), "RMSE": root_mean_squared_error(truth, predicted)}
     values, counts = np.unique(design.y[fit_rows], return_counts=True)
     majority = np.full(len(test_rows), values[np.argmax(counts)], dtype=object)
     details["baseline"] = {"accuracy": accuracy_score(truth, majority), "balanced accuracy": balanced_accuracy_score(truth, majority)}
-    details["baseline_name"] = "always predicting the most common class"
+    details["baseline_name"] = N_("always predicting the most common class")
     classes = design.classes
     if classes is None:  # Design.from_table always declares them; pd.Index(None) failed with a TypeError
         raise ValueError("a classification design needs its declared classes")

@@ -133,8 +133,7 @@ SHOWN = {"title", "header", "subheader", "markdown", "write", "caption", "text",
          "toast", "exception", "button", "download_button", "link_button", "form_submit_button", "checkbox", "toggle", "radio",
          "selectbox", "multiselect", "select_slider", "slider", "number_input", "text_input", "text_area", "file_uploader",
          "date_input", "expander", "tabs", "spinner", "progress", "metric", "popover", "status", "Page", "segmented_control",
-         "pills", "TextColumn", "NumberColumn", "CheckboxColumn", "SelectboxColumn", "ProgressColumn", "Column",
-         "LineChartColumn", "BarChartColumn", "ListColumn", "LinkColumn"}
+         "pills"}
 TEXT_KEYWORDS = {"label", "help", "placeholder", "text", "body", "title", "caption", "value_label"}
 #: Exceptions whose message a person reads (the app shows them; the command line prints them).
 USER_ERRORS = {"DataError", "BudgetExceededError", "UnitOfProtectionError", "BudgetRaiseError", "DPCoreError", "UsageError",
@@ -163,6 +162,11 @@ def _name(func: ast.AST) -> str:
     return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
+def _column_config(func: ast.AST) -> bool:
+    """``st.column_config.TextColumn(...)`` and its kin: a table header a person reads."""
+    return isinstance(func, ast.Attribute) and isinstance(func.value, ast.Attribute) and func.value.attr == "column_config"
+
+
 def _bypasses(path: Path) -> list[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     where = str(path.relative_to(REPO))
@@ -171,7 +175,7 @@ def _bypasses(path: Path) -> list[str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and _name(node.exc.func) in USER_ERRORS:
             texts = list(node.exc.args[:1])
-        elif isinstance(node, ast.Call) and app and _name(node.func) in SHOWN:
+        elif isinstance(node, ast.Call) and app and (_name(node.func) in SHOWN or _column_config(node.func)):
             positional = [] if _name(node.func) == "Page" else node.args[:1]  # st.Page's first argument is a file
             texts = [*positional, *(k.value for k in node.keywords if k.arg in TEXT_KEYWORDS)]
         elif isinstance(node, ast.Call) and app and any(k.arg == "title" for k in node.keywords):

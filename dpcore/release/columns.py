@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from dpcore.exceptions import DataError
 from dpcore.fingerprint import factorize
-from dpcore.i18n import _, short
+from dpcore.i18n import N_, _, short
 from dpcore.mechanisms import CoinRandomizedResponse, KaryRandomizedResponse, Laplace
 from dpcore.release.plan import MAX_BINS, ColumnPlan, ReleasePlan, column_problems
 from dpcore.release.randomness import by_block
@@ -298,4 +298,4 @@ def describe_plan(plan: ReleasePlan, schema: Schema) -> pd.DataFrame:
                 "problem": " ".join(problems),
             }
         )
-    return pd.DataFrame(rows, columns=["column", "mechanism", "ε", "what the buyer gets", "problem"])
+    return pd.DataFrame(rows, columns=["column", "mechanism", "ε", N_("what the buyer gets"), N_("problem")])

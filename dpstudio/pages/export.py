@@ -13,7 +13,7 @@ from dpstudio.support.session import get_state, remember_release
 
 state = get_state()
 dataset, schema, ledger = state.dataset, state.dataset.schema, state.ledger()
-st.title("5. Export")
+st.title(_("5. Export"))
 st.write(_(
     "Sell a copy of the table, of one of two kinds. In a **randomized copy** every person can plausibly deny every value: "
     "each sensitive cell is randomized on its own, and the buyer's privacy report lets them undo the noise *on average*. "
@@ -25,14 +25,14 @@ if kind == synthetic.RANDOMIZED:
     view.unit_notice(ledger, schema)
 column_problems = [p for c in schema.columns for p in c.problems()]
 if column_problems:
-    st.error("Some declarations are incomplete: " + " ".join(column_problems) + " Fix them on the Data page.")
+    st.error(_("Some declarations are incomplete:") + " " + " ".join(column_problems) + " " + _("Fix them on the Data page."))
     st.stop()
 
-st.subheader("The plan")
-st.caption(
+st.subheader(_("The plan"))
+st.caption(_(
     "Per column: drop it, keep it (only for columns you declared public), the coin (yes/no columns, ε = ln 3), k-ary "
     "randomized response for categories, bins + k-ary or Laplace noise for numbers. Identifiers are dropped by default."
-)
+))
 base_plan, sentence = view.starting_plan(state, ledger)
 if base_plan is None and kind == synthetic.SYNTHETIC:  # the plan only names the copy's columns and bins
     base_plan, sentence = default_plan(schema), ""
@@ -61,25 +61,27 @@ if kind == synthetic.SYNTHETIC:
         synthetic.made(state.release)
     st.stop()
 
-st.dataframe(describe_plan(plan, schema), hide_index=True, width="stretch")
+described = describe_plan(plan, schema)
+st.dataframe(described, hide_index=True, width="stretch",
+             column_config={name: st.column_config.Column(_(name)) for name in described.columns})
 view.cost_metrics(plan, ledger, schema)
 problems = [*plan.problems(schema), *filter(None, [view.budget_problem(state, ledger, plan)])]
 if leaky_columns(schema):
-    st.warning(leak_summary(schema) + " Declare their domains on the Data page to release them.", icon=":material/warning:")
+    st.warning(leak_summary(schema) + " " + _("Declare their domains on the Data page to release them."), icon=":material/warning:")
 if problems:
     st.error(" ".join(problems))
     st.stop()
 
 view.worth_buying(plan, schema, kept_rows(dataset.frame, schema))
-st.subheader("Preview — owner only")
-st.caption("The first rows as a buyer would see them, with fresh noise; this preview is not the released copy and never leaves "
-           "this screen.")
+st.subheader(_("Preview — owner only"))
+st.caption(_("The first rows as a buyer would see them, with fresh noise; this preview is not the released copy and never leaves "
+             "this screen."))
 st.dataframe(preview_release(dataset.frame, schema, plan, 8), hide_index=True, width="stretch")
 
-fresh = st.checkbox("Make a fresh copy (a new release, charged to the budget again)", value=False)
-if st.button("Release the copy", type="primary"):
+fresh = st.checkbox(_("Make a fresh copy (a new release, charged to the budget again)"), value=False)
+if st.button(_("Release the copy"), type="primary"):
     try:
-        with st.spinner("Randomizing every cell…"):
+        with st.spinner(_("Randomizing every cell…")):
             state.release = release_table(dataset.frame, schema, plan, ledger=ledger, fresh=fresh, label="Export: randomized copy")
         state.released_plans[view.plan_key(dataset, ledger)] = plan
         remember_release(state)
@@ -87,7 +89,7 @@ if st.button("Release the copy", type="primary"):
     except (BudgetExceededError, DataError) as error:
         st.error(str(error))
     except Exception:
-        st.error("The copy could not be made from this table; nothing was charged. Check the plan and the declarations.")
+        st.error(_("The copy could not be made from this table; nothing was charged. Check the plan and the declarations."))
 
 if isinstance(state.release, ReleaseResult):
     view.released(state.release)

@@ -3,54 +3,59 @@
 import streamlit as st
 
 from dpcore.exceptions import BudgetExceededError, DataError
+from dpcore.i18n import _, short
 from dpcore.models.registry import models_for
 from dpcore.training import TrainedModel
 from dpstudio.support import trained_view as view
 from dpstudio.support.declaring import leak_summary, leaky_columns
+from dpstudio.support.language import keyed
+from dpstudio.support.readable import task_name
 from dpstudio.support.session import get_state, recall_result, remember_result
 from dpstudio.support.training import delta_input, epsilon_input, progress_text, spent_heading, train_in_session
 
 state = get_state()
 dataset, schema, ledger = state.dataset, state.dataset.schema, state.ledger()
-st.title("3. Train")
+st.title(_("3. Train"))
 
 problems = schema.problems(dataset.frame, need_target=True)
 if problems:
-    st.error("The table's declarations are not complete yet: " + " ".join(problems) + " Fix them on the Data page.")
+    st.error(_("The table's declarations are not complete yet:") + " " + " ".join(problems) + " " + _("Fix them on the Data page."))
     st.stop()
 
-st.write(f"Predict **{schema.target.name}** ({schema.task}) from {len(schema.features)} feature columns. Training spends budget.")
+st.write(_("Predict **{target}** ({task}) from {count} feature columns. Training spends budget.").format(
+    target=schema.target.name, task=task_name(schema.task), count=len(schema.features)))
 if leaky_columns(schema):
-    st.error(leak_summary(schema) + " The model below will NOT be safe to share until their domains are declared on the Data page.",
-             icon=":material/gpp_bad:")
+    st.error(leak_summary(schema) + " " + _("The model below will NOT be safe to share until their domains are declared on the "
+                                            "Data page."), icon=":material/gpp_bad:")
 else:
-    st.success("Every domain is declared: the model you get is differentially private and safe to share.",
+    st.success(_("Every domain is declared: the model you get is differentially private and safe to share."),
                icon=":material/verified_user:")
 models = {m.key: m for m in models_for(schema.task, kinds=("ours",))}
 suggested = models.get(state.best_model.get(schema.task))
 if suggested:
-    st.info(f"Your last Compare run found **{suggested.name}** most accurate on this table. Picking a model by comparing on "
-            "your own data reveals a little about it; the default below was chosen on public benchmark data instead.",
-            icon=":material/lightbulb:")
-spec = models[st.selectbox("Model", list(models), index=0, format_func=lambda k: models[k].name)]
-st.caption(spec.description)
+    st.info(_("Your last Compare run found **{model}** most accurate on this table. Picking a model by comparing on "
+              "your own data reveals a little about it; the default below was chosen on public benchmark data instead.").format(
+        model=_(suggested.name)), icon=":material/lightbulb:")
+spec = models[st.selectbox(_("Model"), list(models), index=0, format_func=lambda k: _(models[k].name), key=keyed("train_model"))]
+st.caption(_(spec.description))
 view.approximate_warning(spec)
 params = view.settings(spec)
+encodings = {"ordinal": _("one column each (codes)"), "onehot": _("one 0/1 column per category")}
 encoding = st.radio(
-    "Categorical features", ["ordinal", "onehot"], horizontal=True,
-    format_func=lambda e: {"ordinal": "one column each (codes)", "onehot": "one 0/1 column per category"}[e],
-    help="Codes keep the table narrow, which suits DP trees; one-hot suits Naive Bayes with few categories.",
+    _("Categorical features"), list(encodings), horizontal=True, format_func=encodings.get, key=keyed("train_encoding"),
+    help=_("Codes keep the table narrow, which suits DP trees; one-hot suits Naive Bayes with few categories."),
 )
 
-epsilon = epsilon_input(ledger, "ε to spend on this model", "train_epsilon", "nothing more can be trained", "trained")
+epsilon = epsilon_input(ledger, _("ε to spend on this model"), "train_epsilon", _("nothing more can be trained"), _("trained"))
 delta = delta_input(ledger, spec, epsilon)
-seeded = st.checkbox("Reproducible demo seed (the result must not be released)", value=False)
+seeded = st.checkbox(_("Reproducible demo seed (the result must not be released)"), value=False)
 
-if st.button("Train", type="primary", disabled=epsilon is None or (spec.approximate and delta is None)):
-    bar = st.progress(0.0, text=f"Training {spec.name} at ε = {epsilon:g}…")
+if st.button(_("Train"), type="primary", disabled=epsilon is None or (spec.approximate and delta is None)):
+    bar = st.progress(0.0, text=_("Training {model} at ε = {epsilon}…").format(model=_(spec.name), epsilon=short(epsilon)))
     try:
         state.trained = train_in_session(state, spec.key, epsilon, params, encoding, seeded,
-                                         progress=lambda elapsed, estimate: bar.progress(*progress_text(spec.name, elapsed, estimate)),
+                                         progress=lambda elapsed, estimate: bar.progress(*progress_text(_(spec.name), elapsed,
+                                                                                                        estimate)),
                                          delta=delta)
         remember_result(state, "trained")  # even if this browser tab was reloaded meanwhile, the charged model is kept
         st.rerun()
@@ -59,21 +64,21 @@ if st.button("Train", type="primary", disabled=epsilon is None or (spec.approxim
         st.error(str(error))
     except Exception:
         bar.empty()
-        st.error("This model could not be trained on this table; nothing was charged. Check the declarations on the Data "
-                 "page or pick another model.")
+        st.error(_("This model could not be trained on this table; nothing was charged. Check the declarations on the Data "
+                   "page or pick another model."))
 
 trained = recall_result(state, "trained", TrainedModel)  # also one a run cut short by a reload finished
 if trained is None or trained.task != schema.task:
     st.stop()
 
 st.divider()
-st.subheader(spent_heading(trained.name, trained.epsilon, ledger, trained.delta))
+st.subheader(spent_heading(_(trained.name), trained.epsilon, ledger, trained.delta))
 view.spending(trained)
 if leaky_columns(schema):
-    st.error("Not differentially private: trained with domains read from the data. Do not share this model.",
+    st.error(_("Not differentially private: trained with domains read from the data. Do not share this model."),
              icon=":material/gpp_bad:")
 if trained.seeded:
-    st.warning("Reproducible seed — do not release this model.", icon=":material/warning:")
+    st.warning(_("Reproducible seed — do not release this model."), icon=":material/warning:")
 view.scores(trained, schema)
 view.inside(trained, schema)
 view.card_and_downloads(trained, schema, ledger.unit)

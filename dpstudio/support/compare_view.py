@@ -8,6 +8,7 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
+from dpcore.i18n import N_, _
 from dpcore.models.registry import KIND_LABELS, models_for
 from dpstudio.support.comparing import (
     DEFAULT_MODELS,
@@ -23,9 +24,10 @@ from dpstudio.support.comparing import (
     run_one,
     seconds_left,
 )
+from dpstudio.support.language import keyed
 from dpstudio.support.state import StudioState
 
-GRID_LABELS = {"quick": "quick (4 values)", "thorough": "thorough (9 values)", "custom": "custom"}
+GRID_LABELS = {"quick": N_("quick (4 values)"), "thorough": N_("thorough (9 values)"), "custom": N_("custom")}
 
 
 def choose_models(task: str, settings: SweepSettings | None) -> list[str]:
@@ -33,30 +35,31 @@ def choose_models(task: str, settings: SweepSettings | None) -> list[str]:
     chosen: list[str] = []
     task_keys = {m.key for m in models_for(task)}
     for kind in ("ours", "diffprivlib", "interpret", "non-private"):
-        labels = {m.key: m.name for m in models_for(task, kinds=(kind,))}
+        labels = {m.key: _(m.name) for m in models_for(task, kinds=(kind,))}
         if not labels:
             continue
         standard = [k for k in labels if k in DEFAULT_MODELS]
         # Settings made for another table (another task) name none of these models: start from the standard set.
         fits = settings is not None and set(settings.models) & task_keys
         default = [k for k in settings.models if k in labels] if fits else standard
-        chosen += st.multiselect(KIND_LABELS[kind], list(labels), default=default, format_func=labels.get,
-                                 key=f"models_{kind}_{task}")
+        chosen += st.multiselect(_(KIND_LABELS[kind]), list(labels), default=default, format_func=labels.get,
+                                 key=keyed(f"models_{kind}_{task}"))
     return chosen
 
 
 def choose_epsilons() -> tuple[float, ...] | None:
     """The ε grid: a preset one, or the owner's own list (None, with a sentence, when it cannot be read)."""
-    grid = st.radio("ε values", list(GRID_LABELS), horizontal=True, format_func=GRID_LABELS.get)
+    grid = st.radio(_("ε values"), list(GRID_LABELS), horizontal=True, format_func=lambda g: _(GRID_LABELS[g]))
     if grid != "custom":
         return EPSILON_GRIDS[grid]
-    text = st.text_input("ε values, separated by commas", "0.1, 0.5, 1, 5")
-    try:
-        epsilons = tuple(sorted({float(v) for v in text.split(",") if v.strip()}))
+    text = st.text_input(_("ε values, separated by semicolons"), "0.1; 0.5; 1; 5")
+    try:  # semicolons, so that a decimal comma (0,5) reads as a number; commas still work when no value has one
+        parts = text.split(";") if ";" in text else text.split(",")
+        epsilons = tuple(sorted({float(v.strip().replace(",", ".")) for v in parts if v.strip()}))
     except ValueError:
         epsilons = ()
     if not epsilons or min(epsilons) <= 0:
-        st.error("Write positive numbers separated by commas, e.g. 0.1, 0.5, 1, 5.")
+        st.error(_("Write positive numbers separated by semicolons, e.g. 0.1; 0.5; 1; 5."))
         return None
     return epsilons
 
@@ -66,9 +69,9 @@ def run_with_progress(state: StudioState, settings: SweepSettings, prepared: Pre
     X, y, folds, context, problem, tasks = prepared
     dataset = state.dataset
     todo = interleaved([t for t in tasks if cache_key(dataset, settings, t) not in state.compare_cache])
-    progress = st.progress(0.0, text="Starting…")
+    progress = st.progress(0.0, text=_("Starting…"))
     stop_slot = st.empty()
-    stop_slot.button("Stop (keeps what has finished)", key="stop_compare")
+    stop_slot.button(_("Stop (keeps what has finished)"), key="stop_compare")
     measured: dict[str, list[float]] = {}
     for done, task in enumerate(todo, start=1):
         start = time.perf_counter()
@@ -82,21 +85,27 @@ def run_with_progress(state: StudioState, settings: SweepSettings, prepared: Pre
 
 
 def summary_table(summary: pd.DataFrame, metric: str, problem: str) -> None:
-    table = summary[summary["metric"] == metric][["name", "kind", "epsilon", "mean", "std", "runs", "fit_seconds"]]
+    table = summary[summary["metric"] == metric][["name", "kind", "epsilon", "mean", "std", "runs", "fit_seconds"]].copy()
+    table["name"] = table["name"].map(_)
     st.dataframe(table, hide_index=True, width="stretch", column_config={
-        "epsilon": st.column_config.NumberColumn("ε (blank: non-private)"),
-        "mean": st.column_config.NumberColumn(f"{metric} (mean)", format="localized" if problem == "regression" else "percent"),
-        "std": st.column_config.NumberColumn("spread (sd)", format="%.3g"),
-        "fit_seconds": st.column_config.NumberColumn("seconds per fit", format="%.2f"),
+        "name": st.column_config.TextColumn(_("model")),
+        "kind": st.column_config.TextColumn(_("kind")),
+        "epsilon": st.column_config.NumberColumn(_("ε (blank: non-private)")),
+        "mean": st.column_config.NumberColumn(_("{metric} (mean)").format(metric=_(metric)),
+                                              format="localized" if problem == "regression" else "percent"),
+        "std": st.column_config.NumberColumn(_("spread (sd)"), format="%.3g"),
+        "runs": st.column_config.NumberColumn(_("runs")),
+        "fit_seconds": st.column_config.NumberColumn(_("seconds per fit"), format="%.2f"),
     })
 
 
 def downloads(results: pd.DataFrame, chart) -> None:
     """CSV and chart downloads, marked not for release; the chart images are drawn only when clicked."""
-    st.caption(f"Downloads are marked: {NOT_FOR_RELEASE}.")
+    st.caption(_("Downloads are marked: {marking}.").format(marking=_(NOT_FOR_RELEASE)))
     name = "comparison_NOT_FOR_RELEASE"
     c1, c2, c3 = st.columns(3)
-    c1.download_button("Results (CSV)", results_csv(results), file_name=f"{name}.csv", mime="text/csv", key="dl_csv")
-    c2.download_button("Chart (PNG)", lambda: chart_image(chart, "png"), file_name=f"{name}.png", mime="image/png", key="dl_png")
-    c3.download_button("Chart (SVG)", lambda: chart_image(chart, "svg"), file_name=f"{name}.svg", mime="image/svg+xml",
+    c1.download_button(_("Results (CSV)"), results_csv(results), file_name=f"{name}.csv", mime="text/csv", key="dl_csv")
+    c2.download_button(_("Chart (PNG)"), lambda: chart_image(chart, "png"), file_name=f"{name}.png", mime="image/png",
+                       key="dl_png")
+    c3.download_button(_("Chart (SVG)"), lambda: chart_image(chart, "svg"), file_name=f"{name}.svg", mime="image/svg+xml",
                        key="dl_svg")

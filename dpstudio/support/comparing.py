@@ -12,7 +12,7 @@ import pandas as pd
 
 from dpcore.design import Design
 from dpcore.evaluate import Task, fold_indices, plan_sweep, run_task
-from dpcore.i18n import _
+from dpcore.i18n import N_, _, decimal, integer, percent, short
 from dpcore.models.registry import ModelContext, get
 from dpcore.published import CALIFORNIA_TARGET_RANGE, PAPER_A_EPSILONS, paper_a_table
 from dpstudio.support.state import Dataset
@@ -28,8 +28,10 @@ DEFAULT_MODELS = (
     "dp_boosting_reg", "dp_boosting_clf", "dp_tree", "dp_forest", "dp_mean", "dpl_linear", "sk_tree_reg",
     "dp_random_forest", "dp_gaussian_nb", "dpl_gaussian_nb", "dpl_logistic", "sk_forest_clf",
 )
-NOT_FOR_RELEASE = "contains non-private reference figures — not for release"
-OWNER_ONLY = "owner's eyes only — not differentially private"
+# English in the CSV (machine-readable); ``_()`` where a person reads them.
+NOT_FOR_RELEASE = N_("contains non-private reference figures — not for release")
+OWNER_ONLY = N_("owner's eyes only — not differentially private")
+NAME = "name"  # the results' column of model names (English; translated where shown)
 
 
 @dataclass(frozen=True)
@@ -52,23 +54,23 @@ class ExperimentPreset:
 
 PRESETS = {
     "california": ExperimentPreset(
-        "Paper A's California Housing table",
+        N_("Paper A's California Housing table"),
         "California housing (sample)",
         SweepSettings(
             ("dp_tree", "dp_forest", "dp_tree_median", "dp_forest_median", "dp_mean", "sk_tree_reg", "sk_partitioned_forest"),
             tuple(float(e) for e in PAPER_A_EPSILONS), n_folds=10, shuffle=False,
         ),
-        "The published protocol (unshuffled 10-fold cross-validation, nine ε) on the bundled sample; "
-        "published figures are drawn dashed, converted to dollars. Takes a few minutes.",
+        N_("The published protocol (unshuffled 10-fold cross-validation, nine ε) on the bundled sample; "
+           "published figures are drawn dashed, converted to dollars. Takes a few minutes."),
     ),
     "adult_nb": ExperimentPreset(
-        "Naive Bayes accuracy vs ε on Adult",
+        N_("Naive Bayes accuracy vs ε on Adult"),
         "Adult census income (sample)",
         SweepSettings(
             ("dp_gaussian_nb", "dpl_gaussian_nb", "sk_gaussian_nb"),
             (0.01, 0.0316, 0.1, 0.316, 1.0, 3.16, 10.0, 31.6, 100.0), n_folds=5, repetitions=5,
         ),
-        "The thesis's curve: DP Gaussian Naive Bayes from ε = 0.01 to 100, ours beside diffprivlib's.",
+        N_("The thesis's curve: DP Gaussian Naive Bayes from ε = 0.01 to 100, ours beside diffprivlib's."),
     ),
 }
 
@@ -110,7 +112,7 @@ def run_one(cache: dict, key: tuple, task: Task, X, y, folds, context, problem) 
 def failed_models(cache: dict, dataset: Dataset, settings: SweepSettings, tasks: list[Task]) -> list[str]:
     """Display names of the models that could not be fitted on this table."""
     keys = {task.model for task in tasks if cache.get(cache_key(dataset, settings, task)) == []}
-    return [get(key).name for key in sorted(keys)]
+    return [get(key).name for key in sorted(keys)]  # English names: the page shows them translated
 
 
 def collect(cache: dict, dataset: Dataset, settings: SweepSettings, tasks: list[Task]) -> pd.DataFrame:
@@ -125,17 +127,19 @@ def published_reference(dataset: Dataset, settings: SweepSettings, metric: str) 
     lower, upper = CALIFORNIA_TARGET_RANGE
     table = paper_a_table()
     table = table[table["model"].isin(settings.models)]
-    table = table.assign(mean=table["mae"] * (upper - lower), name=[f"{get(m).name} — published" for m in table["model"]])
+    table = table.assign(mean=table["mae"] * (upper - lower),
+                         name=[_("{model} — published").format(model=_(get(m).name)) for m in table["model"]])
     return table
 
 
 def comparison_chart(summary: pd.DataFrame, metric: str, unit: str, published: pd.DataFrame | None = None) -> alt.Chart:
     """Metric vs ε (log axis): a line and spread band per DP model, a rule per non-private model."""
     data = summary[summary["metric"] == metric].copy()
+    data["name"] = data["name"].map(_)
     data["low"] = data["mean"] - data["std"].fillna(0)
     data["high"] = data["mean"] + data["std"].fillna(0)
     reference = data[data["epsilon"].isna()]
-    title_y = f"{metric} ({unit})" if unit else metric
+    title_y = f"{_(metric)} ({unit})" if unit else _(metric)
     domain = _y_domain(data, metric)
     data["low"] = data["low"].clip(*domain)
     data["high"] = data["high"].clip(*domain)
@@ -147,13 +151,13 @@ def comparison_chart(summary: pd.DataFrame, metric: str, unit: str, published: p
     x_scale = alt.Scale(type="log", nice=False)
     if not private.empty:
         x_scale = alt.Scale(type="log", nice=False, domain=[private["epsilon"].min() / 1.2, private["epsilon"].max() * 1.2])
-    x = alt.X("epsilon:Q", scale=x_scale, title="ε (privacy budget, log scale)")
+    x = alt.X("epsilon:Q", scale=x_scale, title=_("ε (privacy budget, log scale)"))
     # No label limit: three "DP partitioned forest (…" entries must stay distinguishable.
-    colour = alt.Color("name:N", title="model", legend=alt.Legend(labelLimit=0, orient="bottom", columns=2, symbolOpacity=1))
+    colour = alt.Color("name:N", title=_("model"), legend=alt.Legend(labelLimit=0, orient="bottom", columns=2, symbolOpacity=1))
     tooltip = [
-        alt.Tooltip("name:N", title="model"), alt.Tooltip("epsilon:Q", title="ε"),
-        alt.Tooltip("mean:Q", title=metric, format=",.4g"), alt.Tooltip("std:Q", title="spread (sd)", format=",.3g"),
-        alt.Tooltip("runs:Q", title="runs"),
+        alt.Tooltip("name:N", title=_("model")), alt.Tooltip("epsilon:Q", title="ε"),
+        alt.Tooltip("mean:Q", title=_(metric), format=",.4g"), alt.Tooltip("std:Q", title=_("spread (sd)"), format=",.3g"),
+        alt.Tooltip("runs:Q", title=_("runs")),
     ]
     base = alt.Chart(private)
     # A model whose spread band is anywhere wider than a quarter of the chart (a wildly noisy
@@ -171,7 +175,7 @@ def comparison_chart(summary: pd.DataFrame, metric: str, unit: str, published: p
         layers.append(
             alt.Chart(reference).mark_rule(strokeDash=[8, 4], strokeWidth=2).encode(
                 y=y, color=colour,
-                tooltip=[alt.Tooltip("name:N", title="non-private (owner only)"), alt.Tooltip("mean:Q", format=",.4g")],
+                tooltip=[alt.Tooltip("name:N", title=_("non-private (owner only)")), alt.Tooltip("mean:Q", format=",.4g")],
             )
         )
     if published is not None and not private.empty:
@@ -190,8 +194,8 @@ def comparison_chart(summary: pd.DataFrame, metric: str, unit: str, published: p
         height=380,
         autosize=alt.AutoSizeParams(type="fit-x", contains="padding"),
         title=alt.TitleParams(
-            f"{metric} against ε — dashed rules: non-private references",
-            subtitle=[f"{OWNER_ONLY.upper()}: measured on the owner's raw data"],
+            _("{metric} against ε — dashed rules: non-private references").format(metric=_(metric)),
+            subtitle=[_("{marking}: measured on the owner's raw data").format(marking=_(OWNER_ONLY).upper())],
             subtitleColor="#b00020", subtitleFontWeight="bold", subtitleFontSize=14,
         ),
     )
@@ -227,16 +231,19 @@ def summary_sentences(summary: pd.DataFrame, metric: str, task: str, at_epsilon:
     at = private[private["epsilon"] == eps]
     lower_is_better = task == "regression"
     best = at.loc[at["mean"].idxmin() if lower_is_better else at["mean"].idxmax()]
-    out = [f"At ε = {eps:g}, the most accurate private model is **{best['name']}** ({metric} {format_metric(best['mean'], task)})."]
+    out = [_("At ε = {epsilon}, the most accurate private model is **{model}** ({metric} {score}).").format(
+        epsilon=short(eps), model=_(best.at[NAME]), metric=_(metric), score=format_metric(best["mean"], task))]
     if get(best["model"]).approximate:
         out[0] += " " + _("It is approximate DP: its promise also allows a small probability δ = 1e-5 of failure.")
     references = data[data["epsilon"].isna()]
     if not references.empty:
         ref = references.loc[references["mean"].idxmin() if lower_is_better else references["mean"].idxmax()]
-        out.append(_relative(best, ref, metric, lower_is_better, "the best non-private model, " + ref["name"]))
+        out.append(_relative(best, ref, metric, lower_is_better,
+                             _("the best non-private model, {model}").format(model=_(ref.at[NAME]))))
     floor = at[at["model"] == "dp_mean"]
     if lower_is_better and not floor.empty and best["model"] != "dp_mean":
-        out.append(_relative(best, floor.iloc[0], metric, lower_is_better, "the DP mean baseline (which ignores every feature)"))
+        out.append(_relative(best, floor.iloc[0], metric, lower_is_better,
+                             _("the DP mean baseline (which ignores every feature)")))
     return out
 
 
@@ -251,11 +258,13 @@ def best_of_ours(summary: pd.DataFrame, metric: str, task: str) -> str | None:
 def _relative(model, reference, metric, lower_is_better, label) -> str:
     if lower_is_better:
         change = (model["mean"] - reference["mean"]) / reference["mean"]
-        direction = "above" if change > 0 else "below"
-        return f"Its error is {abs(change):.0%} {direction} {label} ({format_metric(reference['mean'], 'regression')})."
+        sentence = (_("Its error is {share} above {reference} ({score}).") if change > 0
+                    else _("Its error is {share} below {reference} ({score})."))
+        return sentence.format(share=percent(abs(change)), reference=label, score=format_metric(reference["mean"], "regression"))
     gap = (model["mean"] - reference["mean"]) * 100
-    direction = "below" if gap < 0 else "above"
-    return f"Its {metric} is {abs(gap):.1f} points {direction} {label} ({reference['mean']:.1%})."
+    sentence = (_("Its {metric} is {points} points below {reference} ({score}).") if gap < 0
+                else _("Its {metric} is {points} points above {reference} ({score})."))
+    return sentence.format(metric=_(metric), points=decimal(abs(gap), 1), reference=label, score=percent(reference["mean"], 1))
 
 
 def chart_image(chart: alt.Chart, fmt: str) -> bytes:
@@ -298,6 +307,9 @@ def seconds_left(measured: dict[str, list[float]], remaining: list[Task]) -> flo
 
 
 def progress_text(task: Task, left: float) -> str:
-    eps = "" if task.epsilon != task.epsilon else f" at ε = {task.epsilon:g}"
-    when = f"about {left:.0f} s left" if left < 120 else f"about {left / 60:.0f} min left"
-    return f"Fitted {get(task.model).name}{eps}, fold {task.fold + 1} — {when}"
+    when = (_("about {seconds} s left").format(seconds=integer(left)) if left < 120
+            else _("about {minutes} min left").format(minutes=integer(left / 60)))
+    if task.epsilon != task.epsilon:  # a non-private model: no ε
+        return _("Fitted {model}, fold {fold} — {when}").format(model=_(get(task.model).name), fold=task.fold + 1, when=when)
+    return _("Fitted {model} at ε = {epsilon}, fold {fold} — {when}").format(
+        model=_(get(task.model).name), epsilon=short(task.epsilon), fold=task.fold + 1, when=when)

@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.accountant import ADD_REMOVE, REPLACE_ONE, UNITS, BudgetLedger
+from dpcore.i18n import _, short
 from dpcore.release import (
     MECHANISMS,
     ReleasePlan,
@@ -21,7 +22,9 @@ from dpcore.release import (
     usefulness,
     usefulness_summary,
 )
+from dpcore.release.report import report_markdown
 from dpcore.schema import Schema
+from dpstudio.support.charts import localized
 from dpstudio.support.state import Dataset, StudioState
 
 
@@ -39,24 +42,28 @@ def starting_plan(state: StudioState, ledger: BudgetLedger) -> tuple[ReleasePlan
     """
     released = state.released_plans.get(plan_key(state.dataset, ledger))
     if released is not None:
-        return released, "" if state.release is not None else (
+        return released, "" if state.release is not None else _(
             "A copy of this table was released earlier with the plan below: press **Release the copy** to get the same "
             "copy again, at no extra cost.")
     available = columns_budget(ledger, state.dataset.schema)
     if available > 0.001:
         return default_plan(state.dataset.schema, budget=available), ""
-    return None, (f"Only ε = {max(ledger.remaining, 0):g} is left of this dataset's budget"
-                  + (f", less than the ε = {row_count_epsilon:g} its noisy row count needs"
-                     if (row_count_epsilon := copy_costs(None, ledger.unit, state.dataset.schema)[1]) else "")
-                  + ": a new copy cannot be made. Raise the budget on the Privacy page only if you accept a weaker promise.")
+    row_count_epsilon = copy_costs(None, ledger.unit, state.dataset.schema)[1]
+    if row_count_epsilon:
+        sentence = _("Only ε = {left} is left of this dataset's budget, less than the ε = {count} its noisy row count needs: a "
+                     "new copy cannot be made. Raise the budget on the Privacy page only if you accept a weaker promise.")
+    else:
+        sentence = _("Only ε = {left} is left of this dataset's budget: a new copy cannot be made. Raise the budget on the "
+                     "Privacy page only if you accept a weaker promise.")
+    return None, sentence.format(left=short(max(ledger.remaining, 0)), count=short(row_count_epsilon))
 
 
 def budget_problem(state: StudioState, ledger: BudgetLedger, plan: ReleasePlan) -> str | None:
     """A sentence when the plan costs more than is left (a plan released before is handed out again for free)."""
     cost = copy_costs(plan, ledger.unit, state.dataset.schema)[0]
     if cost > ledger.remaining + 1e-9 and state.released_plans.get(plan_key(state.dataset, ledger)) != plan:
-        return (f"This plan costs ε = {cost:.3g} per person, more than the {max(ledger.remaining, 0):.3g} left: lower the ε "
-                "of some columns or drop them.")
+        return _("This plan costs ε = {cost} per person, more than the {left} left: lower the ε of some columns or drop "
+                 "them.").format(cost=short(float(f"{cost:.3g}")), left=short(float(f"{max(ledger.remaining, 0):.3g}")))
     return None
 
 
@@ -64,37 +71,36 @@ def cost_metrics(plan: ReleasePlan, ledger: BudgetLedger, schema: Schema) -> Non
     k = counted_rows_per_person(schema)
     cost, row_count_epsilon = copy_costs(plan, ledger.unit, schema)
     left, right = st.columns(2)
-    left.metric("ε per person in this copy", f"{cost:.3g}",
-                help="The columns' ε" + (" plus the noisy row count's" if row_count_epsilon else "")
-                + (f", times {k}: a person's up to {k} rows add up" if k > 1 else ""))
-    right.metric("Budget left for this dataset", f"{ledger.remaining:.3g}")
+    how = _("The columns' ε plus the noisy row count's") if row_count_epsilon else _("The columns' ε")
+    if k > 1:
+        how += _(", times {k}: a person's up to {k} rows add up").format(k=k)
+    left.metric(_("ε per person in this copy"), short(float(f"{cost:.3g}")), help=how)
+    right.metric(_("Budget left for this dataset"), short(float(f"{ledger.remaining:.3g}")))
 
 
 def unit_notice(ledger: BudgetLedger, schema: Schema) -> None:
     """What the dataset's unit of protection means for a copy (padding, or an exact row count)."""
     row_count_epsilon = copy_costs(None, ledger.unit, schema)[1]
     if row_count_epsilon:
-        st.info(
-            f"This dataset's unit is **{UNITS[ADD_REMOVE]}**. A copy with one row per person would give away how many "
-            f"people are in the table, so the copy is padded to a noisy row count (ε = {row_count_epsilon:g}, charged on top of "
+        st.info(_(
+            "This dataset's unit is **{unit}**. A copy with one row per person would give away how many "
+            "people are in the table, so the copy is padded to a noisy row count (ε = {count}, charged on top of "
             "the columns): a few filler rows are added, or a few real rows left out, and nobody can tell from the copy whether "
             "a person is in it. If being in the table is not itself sensitive, you can declare the unit "
-            f"'{UNITS[REPLACE_ONE]}' on the Privacy page instead (every model spend then counts double).",
-            icon=":material/info:",
-        )
+            "'{other}' on the Privacy page instead (every model spend then counts double)."
+        ).format(unit=_(UNITS[ADD_REMOVE]), count=short(row_count_epsilon), other=_(UNITS[REPLACE_ONE])), icon=":material/info:")
     else:
-        st.warning(
-            f"This dataset's unit is **{UNITS[REPLACE_ONE]}**: the copy protects every value of every person (each can deny "
+        st.warning(_(
+            "This dataset's unit is **{unit}**: the copy protects every value of every person (each can deny "
             "it) but has exactly one row per person, so it does not hide that a person is in the table. Sell it only where "
-            "being in the table is not itself sensitive.",
-            icon=":material/info:",
-        )
-    with st.expander("Why the same table gives the same copy"):
-        st.write(
+            "being in the table is not itself sensitive."
+        ).format(unit=_(UNITS[REPLACE_ONE])), icon=":material/info:")
+    with st.expander(_("Why the same table gives the same copy")):
+        st.write(_(
             "If you handed out several independently randomized copies, a buyer holding two of them could average the noise "
             "away. So DP Studio keeps each released copy beside the budget ledger and hands out the **same** copy again for the "
             "same table and plan, at no extra cost. A **fresh** copy is a new release and is charged to the budget again."
-        )
+        ))
 
 
 def plan_editor(base_plan: ReleasePlan, dataset: Dataset) -> pd.DataFrame:
@@ -106,55 +112,65 @@ def plan_editor(base_plan: ReleasePlan, dataset: Dataset) -> pd.DataFrame:
         width="stretch",
         disabled=["column"],
         column_config={
-            "mechanism": st.column_config.SelectboxColumn("mechanism", options=list(MECHANISMS), required=True),
+            "column": st.column_config.TextColumn(_("column")),
+            "mechanism": st.column_config.SelectboxColumn(_("mechanism"), options=list(MECHANISMS), required=True),
             "epsilon": st.column_config.NumberColumn("ε", min_value=0.0, format="%.3f"),
-            "bins": st.column_config.NumberColumn("bins", min_value=2, step=1),
-            "edges": st.column_config.TextColumn("bin edges", help="Optional public cut points, separated by |"),
-            "missing": st.column_config.SelectboxColumn("missing values", options=["random", "category"]),
+            "bins": st.column_config.NumberColumn(_("bins"), min_value=2, step=1),
+            "edges": st.column_config.TextColumn(_("bin edges"), help=_("Optional public cut points, separated by |")),
+            "missing": st.column_config.SelectboxColumn(_("missing values"), options=["random", "category"]),
         },
     )
 
 
 def worth_buying(plan: ReleasePlan, schema: Schema, n_rows: int) -> None:
     """Per column, how far the buyer's estimates will be off: owner only."""
-    st.subheader("Will it be worth buying? — owner only")
+    st.subheader(_("Will it be worth buying? — owner only"))
     worth = usefulness(plan, schema, n_rows)
     if not worth.empty:
         summary = usefulness_summary(worth)
         (st.warning if (worth["rating"] == "noise").any() else st.info)(summary, icon=":material/insights:")
         st.dataframe(worth[["column", "epsilon", "typical_error", "verdict"]], hide_index=True, width="stretch",
-                     column_config={"typical_error": st.column_config.NumberColumn("typical error", format="±%.3g")})
+                     column_config={"column": st.column_config.TextColumn(_("column")),
+                                    "epsilon": st.column_config.NumberColumn("ε"),
+                                    "typical_error": st.column_config.NumberColumn(_("typical error"), format="±%.3g"),
+                                    "verdict": st.column_config.TextColumn(_("verdict"))})
 
 
 def released(result: ReleaseResult) -> None:
     """What was charged, the three downloads and the buyer's report."""
     st.divider()
     if result.reused:
-        st.info("This table and plan were released before: here is the same copy again, at no extra cost.", icon=":material/sync:")
+        st.info(_("This table and plan were released before: here is the same copy again, at no extra cost."),
+                icon=":material/sync:")
     else:
-        st.success(f"Released: ε = {result.epsilon_charged:g} per person charged to the budget.")
+        st.success(_("Released: ε = {epsilon} per person charged to the budget.").format(epsilon=short(result.epsilon_charged)))
     if result.notes and not result.reused:  # counts of the private table, each labelled owner-only: never in the buyer's files
         st.caption(" ".join(result.notes))
     c1, c2, c3 = st.columns(3)
-    c1.download_button("Released table (CSV)", result.csv, file_name="released.csv", mime="text/csv", key="dl_release_csv")
-    c2.download_button("Privacy report (JSON)", json.dumps(result.report, indent=2, ensure_ascii=False),
+    # The buyer's Markdown report is written in the language the page is in now (the JSON is always English).
+    markdown = report_markdown(result.report)
+    c1.download_button(_("Released table (CSV)"), result.csv, file_name="released.csv", mime="text/csv", key="dl_release_csv")
+    c2.download_button(_("Privacy report (JSON)"), json.dumps(result.report, indent=2, ensure_ascii=False),
                        file_name="privacy_report.json", mime="application/json", key="dl_release_json")
-    c3.download_button("Privacy report (Markdown)", result.markdown, file_name="privacy_report.md", mime="text/markdown", key="dl_release_md")
-    with st.expander("The buyer's report"):
-        st.markdown(result.markdown)
+    c3.download_button(_("Privacy report (Markdown)"), markdown, file_name="privacy_report.md", mime="text/markdown",
+                       key="dl_release_md")
+    with st.expander(_("The buyer's report")):
+        st.markdown(markdown)
 
 
 def buyer_check(frame: pd.DataFrame, schema: Schema, plan: ReleasePlan, result: ReleaseResult) -> None:
     """The buyer's debiased estimates beside the truth, for one column at a time: owner only."""
-    st.subheader("Will the buyer's estimates be useful? — owner only")
-    st.caption("Compares the buyer's debiased estimates with the true shares in your table. For your eyes only: never exported.")
+    st.subheader(_("Will the buyer's estimates be useful? — owner only"))
+    st.caption(_("Compares the buyer's debiased estimates with the true shares in your table. For your eyes only: never "
+                 "exported."))
     if plan.randomised_columns:
-        column = st.selectbox("Column", plan.randomised_columns, key="utility_column")
+        column = st.selectbox(_("Column"), plan.randomised_columns, key="utility_column")
         check = estimate_vs_truth(frame, schema, plan, result.table, column)
         st.dataframe(check, hide_index=True, width="stretch")
         label = "category" if "category" in check.columns else check.columns[0]
-        bars = alt.Chart(check).mark_bar(opacity=0.35).encode(x=alt.X(f"{label}:N", title=column), y=alt.Y("truth:Q", title="share"))
+        bars = alt.Chart(check).mark_bar(opacity=0.35).encode(x=alt.X(f"{label}:N", title=column),
+                                                              y=alt.Y("truth:Q", title=_("share")))
         points = alt.Chart(check).mark_point(filled=True, color="black").encode(x=f"{label}:N", y="estimate:Q")
         errors = alt.Chart(check).mark_rule().encode(x=f"{label}:N", y="ci_lower:Q", y2="ci_upper:Q")
-        st.altair_chart((bars + errors + points).properties(height=300, title="Bars: truth (owner only); dots and lines: the buyer's estimate and 95 % interval"),
-                        width="stretch")
+        title = _("Bars: truth (owner only); dots and lines: the buyer's estimate and 95 % interval")
+        st.altair_chart(localized((bars + errors + points).properties(height=300, title=title)), width="stretch")

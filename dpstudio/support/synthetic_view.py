@@ -13,12 +13,15 @@ import streamlit as st
 
 from dpcore.accountant import BudgetLedger
 from dpcore.exceptions import BudgetExceededError, DataError
-from dpcore.i18n import _
+from dpcore.i18n import N_, _, fixed, short
 from dpcore.release import ReleasePlan
 from dpcore.synthetic import DEFAULT_DELTA, SyntheticResult, synthesize_table, trust_sentences, utility_preview
+from dpstudio.support.language import keyed
 from dpstudio.support.state import StudioState
 
 RANDOMIZED, SYNTHETIC = "randomized", "synthetic"
+#: The preview's rows, by the names its table keeps (English: a CSV's values); shown translated.
+COPIES = (N_("randomized copy"), N_("synthetic copy"), N_("real rows (reference)"), N_("most common class"))
 #: The preview's results, kept in the session under this key: (table, declarations, plan, ε, noise) → its table.
 PREVIEW_KEY = "export_utility_preview"
 
@@ -27,7 +30,7 @@ def choose_kind() -> str:
     """The owner's choice between the two kinds of copy."""
     labels = {RANDOMIZED: _("Randomized copy: every real row, each value randomized on its own"),
               SYNTHETIC: _("Synthetic copy: invented rows drawn from a model of the table's noisy marginals")}
-    return str(st.radio(_("Which copy do you want to sell?"), list(labels), format_func=labels.__getitem__, key="copy_kind"))
+    return str(st.radio(_("Which copy do you want to sell?"), list(labels), format_func=labels.__getitem__, key=keyed("copy_kind")))
 
 
 def settings(ledger: BudgetLedger) -> tuple[float, str, float] | None:
@@ -35,12 +38,12 @@ def settings(ledger: BudgetLedger) -> tuple[float, str, float] | None:
     available = max(ledger.remaining, 0.0)
     if available < 0.01:
         st.warning(_("Only ε = {left} is left of this dataset's budget: a new copy cannot be made. Raise the budget on the "
-                   "Privacy page only if you accept a weaker promise.").format(left=f"{available:g}"))
+                   "Privacy page only if you accept a weaker promise.").format(left=short(available)))
         return None
     left, right = st.columns(2)
     epsilon = float(left.number_input(_("ε of the whole copy, per person"), min_value=0.01, max_value=float(available),
                                       value=float(min(1.0, available)), step=0.1, format="%.2f", key="synthetic_epsilon"))
-    noise = str(right.radio(_("Noise"), ["gaussian", "laplace"], key="synthetic_noise", horizontal=True,
+    noise = str(right.radio(_("Noise"), ["gaussian", "laplace"], key=keyed("synthetic_noise"), horizontal=True,
                             format_func={"gaussian": _("Gaussian (δ = 1e-6)"), "laplace": _("Laplace (δ = 0)")}.__getitem__))
     delta = DEFAULT_DELTA if noise == "gaussian" else 0.0
     st.caption(_("The copy measures each column's counts and a tree of pairs of columns (the pairs chosen privately), and the "
@@ -131,10 +134,11 @@ def show_preview(table: pd.DataFrame) -> None:
     """The preview's table and chart (owner only)."""
     names = {"one-way TV": _("single-column error (TV)"), "two-way TV": _("pair error (TV)"),
              "accuracy": _("accuracy on held-out real rows")}
-    shown = table.assign(measure=table["measure"].map(names))
-    order = [c for c in ("randomized copy", "synthetic copy", "real rows (reference)", "most common class") if c in set(table["copy"])]
+    order = [_(c) for c in COPIES if c in set(table["copy"])]
+    shown = table.assign(measure=table["measure"].map(names), copy=table["copy"].map(_))
     wide = shown.pivot(index="measure", columns="copy", values="value").reindex(columns=order)
-    st.dataframe(wide.map(lambda v: "—" if pd.isna(v) else f"{v:.3f}"), width="stretch")
+    st.dataframe(wide.map(lambda v: "—" if pd.isna(v) else fixed(v, 3)).rename_axis(index=_("measure"), columns=_("copy")),
+                 width="stretch")
     errors = shown[table["measure"] != "accuracy"]
     chart = alt.Chart(errors).mark_bar().encode(
         x=alt.X("copy:N", title=None), y=alt.Y("value:Q", title=_("distance from the truth (0 = perfect, 1 = useless)")),

@@ -4,14 +4,22 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dpcore.i18n import _
+from dpcore.i18n import _, integer
 from dpcore.model_card import SEEDED_WARNING, model_card
 from dpcore.model_files import model_bytes
 from dpcore.models.registry import ModelSpec
 from dpcore.schema import Schema
 from dpcore.training import TrainedModel
 from dpstudio.support.experts_view import show_weights
-from dpstudio.support.training import baseline_verdict, format_metric, per_person_note, rounds_table, tree_dot, weights_table
+from dpstudio.support.training import (
+    BASELINE,
+    baseline_verdict,
+    format_metric,
+    per_person_note,
+    rounds_table,
+    tree_dot,
+    weights_table,
+)
 
 
 def settings(spec: ModelSpec) -> dict:
@@ -19,14 +27,14 @@ def settings(spec: ModelSpec) -> dict:
     chosen: dict = {}
     if not spec.parameters:
         return chosen
-    with st.expander("Model settings", expanded=False):
+    with st.expander(_("Model settings"), expanded=False):
         for p in spec.parameters:
             key = f"{spec.key}_{p.name}"
             if p.choices:
-                chosen[p.name] = st.selectbox(p.name, p.choices, index=p.choices.index(p.default), help=p.help, key=key)
+                chosen[p.name] = st.selectbox(p.name, p.choices, index=p.choices.index(p.default), help=_(p.help), key=key)
             else:
                 chosen[p.name] = st.number_input(p.name, min_value=int(p.minimum), max_value=int(p.maximum),
-                                                 value=int(p.default), step=1, help=p.help, key=key)
+                                                 value=int(p.default), step=1, help=_(p.help), key=key)
     return chosen
 
 
@@ -41,51 +49,54 @@ def spending(trained: TrainedModel) -> None:
     """What the model spent its budget on, in words (when the model says so itself)."""
     words = trained.details.get("spending")
     if words:
-        st.caption(words)
+        st.caption(_(words))
 
 
 def scores(trained: TrainedModel, schema: Schema) -> None:
     """Held-out scores beside a trivial guess, and per-class results: measured on raw rows, owner only."""
     details = trained.details
-    st.caption(f"Measured on your raw data — for your eyes, not for release: trained on {details['n_train']:,} rows, "
-               f"tested on the other {details['n_test']:,}.")
+    st.caption(_("Measured on your raw data — for your eyes, not for release: trained on {train} rows, tested on the other "
+                 "{test}.").format(train=integer(details["n_train"]), test=integer(details["n_test"])))
     unit = f" {schema.target.name}" if trained.task == "regression" else ""
     baseline = details.get("baseline", {})
     for column, (metric, value) in zip(st.columns(len(trained.metrics)), trained.metrics.items(), strict=True):
         reference = baseline.get(metric)
-        column.metric(metric, format_metric(value, trained.task) + unit,
-                      help=None if reference is None else f"{details['baseline_name']}: {format_metric(reference, trained.task)}")
+        column.metric(_(metric), format_metric(value, trained.task) + unit,
+                      help=None if reference is None else f"{_(details[BASELINE])}: {format_metric(reference, trained.task)}")
     if trained.rows_per_person > 1:
         st.caption(per_person_note("model", trained.epsilon, trained.rows_per_person, details.get("rows_over_bound", 0)))
     if details.get("n_without_target"):
-        st.caption(f"{details['n_without_target']:,} rows had no usable value of '{schema.target.name}' (missing or not a "
-                   "declared category) and were left out (owner only).")
+        st.caption(_("{count} rows had no usable value of '{target}' (missing or not a declared category) and were left out "
+                     "(owner only).").format(count=integer(details["n_without_target"]), target=schema.target.name))
     verdict = baseline_verdict(trained)
     if verdict and verdict[1]:
-        st.warning(verdict[0] + " This model does no better at this ε: spend more ε, use fewer features, or declare tighter "
-                   "bounds.", icon=":material/trending_down:")
+        st.warning(verdict[0] + " " + _("This model does no better at this ε: spend more ε, use fewer features, or declare "
+                                        "tighter bounds."), icon=":material/trending_down:")
     elif verdict:
         st.caption(verdict[0])
     if "confusion" in details:
         left, right = st.columns(2)
-        left.write("Confusion matrix (held-out rows)")
-        left.dataframe(details["confusion"], width="stretch")
-        right.write("Per class")
-        right.dataframe(details["per_class"], hide_index=True, width="stretch")
+        left.write(_("Confusion matrix (held-out rows)"))
+        confusion = details["confusion"].rename_axis(index=_("true"), columns=_("predicted"))
+        left.dataframe(confusion, width="stretch")
+        right.write(_("Per class"))
+        per_class = details["per_class"]
+        right.dataframe(per_class, hide_index=True, width="stretch",
+                        column_config={name: st.column_config.Column(_(name)) for name in per_class.columns})
 
 
 def inside(trained: TrainedModel, schema: Schema) -> None:
     """The released model itself: a tree drawn to a chosen depth, or the first boosting rounds."""
     unit = schema.target.name if trained.task == "regression" else ""
     if "tree" in trained.details:
-        st.subheader("Inside the model")
-        st.caption("Every count shown is noisy (n ≈ …): the tree itself is part of the private release.")
-        depth = st.slider("Levels to draw", 1, 8, 3)
+        st.subheader(_("Inside the model"))
+        st.caption(_("Every count shown is noisy (n ≈ …): the tree itself is part of the private release."))
+        depth = st.slider(_("Levels to draw"), 1, 8, 3)
         st.graphviz_chart(tree_dot(trained.details["tree"], schema, depth, unit), width="stretch")
     if "rounds" in trained.details:
-        st.subheader("Inside the model")
-        st.caption("Each round is a small random tree drawn without looking at your data; only its leaf steps are learned, "
-                   "with noise. The first rounds:")
+        st.subheader(_("Inside the model"))
+        st.caption(_("Each round is a small random tree drawn without looking at your data; only its leaf steps are learned, "
+                     "with noise. The first rounds:"))
         st.dataframe(rounds_table(trained.details["rounds"], schema), hide_index=True, width="stretch")
     if "weights_path" in trained.details:
         show_weights(trained.details["weights_path"])
@@ -100,13 +111,14 @@ def inside(trained: TrainedModel, schema: Schema) -> None:
 def card_and_downloads(trained: TrainedModel, schema: Schema, unit: str) -> None:
     """The model card, and the card and model files to download (no model file for a demo seed)."""
     card = model_card(trained, schema, unit)
-    with st.expander("Model card"):
+    with st.expander(_("Model card")):
         st.markdown(card)
     left, right = st.columns(2)
-    left.download_button("Download the model card (Markdown)", card, file_name="model_card.md", mime="text/markdown")
+    left.download_button(_("Download the model card (Markdown)"), card, file_name="model_card.md", mime="text/markdown")
     if trained.seeded:
-        right.button("Download the model (disabled: demo seed)", disabled=True, help=SEEDED_WARNING)
+        right.button(_("Download the model (disabled: demo seed)"), disabled=True, help=_(SEEDED_WARNING))
     else:
-        right.download_button("Download the fitted model (.skops)", lambda: model_bytes(trained.model), file_name="dp_model.skops",
-                              mime="application/octet-stream",
-                              help="Open it with dpcore.model_files.load_model, or skops.io.load with the DP Studio types trusted.")
+        right.download_button(_("Download the fitted model (.skops)"), lambda: model_bytes(trained.model),
+                              file_name="dp_model.skops", mime="application/octet-stream",
+                              help=_("Open it with dpcore.model_files.load_model, or skops.io.load with the DP Studio types "
+                                     "trusted."))

@@ -9,7 +9,7 @@ import streamlit as st
 from dpcore.accountant import BudgetLedger
 from dpcore.design import Design
 from dpcore.explain import epsilon_problem
-from dpcore.i18n import _
+from dpcore.i18n import _, integer, percent, short
 from dpcore.models.registry import ModelSpec
 from dpcore.persons import per_row
 from dpcore.schema import Schema
@@ -18,13 +18,14 @@ from dpstudio.support.readable import leaf_text, number, split_text, subset_text
 from dpstudio.support.state import StudioState
 
 DEMO_SEED = 2024
+BASELINE = "baseline_name"  # the trivial guess's name in a model's details (English; translated where shown)
 
 
 def format_metric(value: float, task: str) -> str:
     """Errors in the target's units with thousands separators; accuracies as percentages."""
     if task == "classification":
-        return f"{value:.1%}"
-    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.4g}"
+        return percent(value, 1)
+    return integer(value) if abs(value) >= 100 else short(float(f"{value:.4g}"))
 
 
 def tree_dot(records: list[dict], schema: Schema, max_depth: int = 3, unit: str = "") -> str:
@@ -33,20 +34,20 @@ def tree_dot(records: list[dict], schema: Schema, max_depth: int = 3, unit: str 
     by_id = {r["id"]: r for r in records}
 
     def label(node):
-        count = "n ≈ ?" if node["noisy_count"] is None else f"n ≈ {node['noisy_count']:,.0f}"
+        count = "n ≈ ?" if node["noisy_count"] is None else f"n ≈ {integer(node['noisy_count'])}"
         if node.get("leaf"):
-            return f"leaf\\n{leaf_text(node['value'], unit)}\\n{count}", "#e8f5e9"
+            return _("leaf") + f"\\n{leaf_text(node['value'], unit)}\\n{count}", "#e8f5e9"
         return f"{split_text(node['feature'], node['threshold'], schema)}?\\n{count}", "#e3f2fd"
 
     def visit(node_id, depth):
         node = by_id[node_id]
         text, colour = label(node)
         if depth >= max_depth and not node.get("leaf"):
-            text, colour = f"… subtree\\n{text}", "#f5f5f5"
+            text, colour = "… " + _("subtree") + f"\\n{text}", "#f5f5f5"
         lines.append(f'n{node_id} [label="{_escape(text)}", fillcolor="{colour}"];')
         if node.get("leaf") or depth >= max_depth:
             return
-        for child, edge in ((node["left"], "yes"), (node["right"], "no")):
+        for child, edge in ((node["left"], _("yes")), (node["right"], _("no"))):
             lines.append(f'n{node_id} -> n{child} [label="{edge}"];')
             visit(child, depth + 1)
 
@@ -64,7 +65,7 @@ def rounds_table(rounds: list[dict], schema: Schema, first: int = 8) -> pd.DataF
     """
     target = schema.target
     scale = (target.upper - target.lower) if target is not None and target.kind == "numeric" else 1.0
-    unit = target.name if target is not None and target.kind == "numeric" else "log-odds"
+    unit = target.name if target is not None and target.kind == "numeric" else _("log-odds")
     rows = []
     for record in rounds[:first]:
         splits = [
@@ -73,9 +74,9 @@ def rounds_table(rounds: list[dict], schema: Schema, first: int = 8) -> pd.DataF
             for level in record["levels"]
         ]
         steps = np.asarray(record["leaf_steps"], dtype=float) * scale
-        rows.append({"round": record["round"] + 1, "random splits": " · ".join(splits),
-                     f"smallest leaf step ({unit})": number(float(steps.min())),
-                     f"largest leaf step ({unit})": number(float(steps.max()))})
+        rows.append({_("round"): record["round"] + 1, _("random splits"): " · ".join(splits),
+                     _("smallest leaf step ({unit})").format(unit=unit): number(float(steps.min())),
+                     _("largest leaf step ({unit})").format(unit=unit): number(float(steps.max()))})
     return pd.DataFrame(rows)
 
 
@@ -111,9 +112,10 @@ def train_in_session(state: StudioState, key: str, epsilon: float, params: dict,
 
 def budget_sentence(ledger: BudgetLedger) -> str:
     """What is left, and what a model may spend of it when the dataset's unit makes a model count double."""
-    text = f"Budget left for this dataset: **ε = {ledger.remaining:g}** of {ledger.total:g}."
+    text = _("Budget left for this dataset: **ε = {left}** of {total}.").format(left=short(ledger.remaining), total=short(ledger.total))
     if ledger.cost(1.0) > 1:
-        text += f" A model counts double in this dataset's unit, so at most ε = {ledger.available():g} can go to a model."
+        text += " " + _("A model counts double in this dataset's unit, so at most ε = {most} can go to a model.").format(
+            most=short(ledger.available()))
     return text
 
 
@@ -129,13 +131,13 @@ def epsilon_input(ledger: BudgetLedger, label: str, key: str, when_spent: str, r
     """
     st.write(budget_sentence(ledger))
     if ledger.available() < 0.001:
-        st.error(f"The budget is spent: {when_spent} on this dataset. Raise the total on the Privacy page only if you "
-                 "accept a weaker promise.")
+        st.error(_("The budget is spent: {when_spent} on this dataset. Raise the total on the Privacy page only if you "
+                   "accept a weaker promise.").format(when_spent=when_spent))
         return None
-    typed = st.text_input(label, value=f"{suggested_epsilon(ledger):g}", key=key)
+    typed = st.text_input(label, value=short(suggested_epsilon(ledger)), key=key)
     epsilon, problem = epsilon_problem(typed, ledger.available())
     if problem:
-        st.error(problem + f" Nothing will be {refused} or charged until it is fixed.")
+        st.error(problem + " " + _("Nothing will be {refused} or charged until it is fixed.").format(refused=refused))
     return epsilon
 
 
@@ -143,10 +145,10 @@ def spent_heading(what: str, epsilon: float, ledger: BudgetLedger, delta: float 
     """A result's heading with its ε (and an approximate model's δ), and what that counts as where the dataset's unit
     makes it count double."""
     counted = ledger.cost(epsilon)
-    spent = f"ε = {epsilon:g}" if not delta else f"ε = {epsilon:g}, δ = {delta:.3g}"
-    label = " " + _("(approximate DP)") if delta and "approximate" not in what.lower() else ""
-    return (f"{what} — {spent} spent" + label
-            + (f" (counts as {counted:g} in this dataset's unit)" if counted != epsilon else ""))
+    spent = f"ε = {short(epsilon)}" if not delta else f"ε = {short(epsilon)}, δ = {short(float(f'{delta:.3g}'))}"
+    label = " " + _("(approximate DP)") if delta and _("approximate") not in what.lower() and "approximate" not in what.lower() else ""
+    counts = " " + _("(counts as {counted} in this dataset's unit)").format(counted=short(counted)) if counted != epsilon else ""
+    return _("{what} — {spent} spent").format(what=what, spent=spent) + label + counts
 
 
 def delta_input(ledger: BudgetLedger, spec: ModelSpec, epsilon: float | None) -> float | None:
@@ -171,7 +173,7 @@ def delta_input(ledger: BudgetLedger, spec: ModelSpec, epsilon: float | None) ->
                           help=_("The small probability that the ε promise fails. Keep it well below one over the number "
                                  "of people in the table; 1e-5 is usual."))
     try:
-        delta = float(typed)
+        delta = float(typed.strip().replace(",", "."))
     except ValueError:
         delta = float("nan")
     if not 0 < delta < 1:
@@ -186,16 +188,23 @@ def delta_input(ledger: BudgetLedger, spec: ModelSpec, epsilon: float | None) ->
 
 def per_person_note(what: str, epsilon: float, rows_per_person: int, rows_over_bound: int) -> str:
     """How a release with a person's up to k rows was fitted (the rows left out are counted on raw rows: owner only)."""
-    return (f"Counting up to {rows_per_person} rows per person: {rows_over_bound:,} rows were left out at random, and the "
-            f"{what} was fitted at ε = {per_row(epsilon, 0.0, rows_per_person)[0]:.3g} per row so that each person gets ε = {epsilon:g} (owner only).")
+    row_epsilon = short(float(f"{per_row(epsilon, 0.0, rows_per_person)[0]:.3g}"))
+    if what == "map":
+        sentence = _("Counting up to {k} rows per person: {dropped} rows were left out at random, and the map was fitted at "
+                     "ε = {row_epsilon} per row so that each person gets ε = {epsilon} (owner only).")
+    else:
+        sentence = _("Counting up to {k} rows per person: {dropped} rows were left out at random, and the model was fitted at "
+                     "ε = {row_epsilon} per row so that each person gets ε = {epsilon} (owner only).")
+    return sentence.format(k=rows_per_person, dropped=integer(rows_over_bound), row_epsilon=row_epsilon, epsilon=short(epsilon))
 
 
 def progress_text(name: str, elapsed: float, estimate: float) -> tuple[float, str]:
     """The bar's fill and caption while a model trains."""
     if estimate == estimate and estimate > 0:
         left = max(estimate - elapsed, 0.0)
-        return min(elapsed / estimate, 0.99), f"Training {name}: {elapsed:.0f} s, about {left:.0f} s left"
-    return 0.5, f"Training {name}: {elapsed:.0f} s"
+        return min(elapsed / estimate, 0.99), _("Training {name}: {elapsed} s, about {left} s left").format(
+            name=name, elapsed=integer(elapsed), left=integer(left))
+    return 0.5, _("Training {name}: {elapsed} s").format(name=name, elapsed=integer(elapsed))
 
 
 def baseline_verdict(trained: TrainedModel) -> tuple[str, bool] | None:
@@ -203,7 +212,8 @@ def baseline_verdict(trained: TrainedModel) -> tuple[str, bool] | None:
     baseline = trained.details.get("baseline", {})
     if not baseline or not trained.metrics:
         return None
-    pairs = ", ".join(f"{m} {format_metric(v, trained.task)}" for m, v in baseline.items())
+    pairs = ", ".join(f"{_(m)} {format_metric(v, trained.task)}" for m, v in baseline.items())
     first = next(iter(trained.metrics))
     worse = (trained.metrics[first] > baseline[first]) if trained.task == "regression" else (trained.metrics[first] < baseline[first])
-    return f"For comparison, {trained.details['baseline_name']} gives {pairs} (owner only).", worse
+    return _("For comparison, {baseline} gives {pairs} (owner only).").format(baseline=_(trained.details[BASELINE]),
+                                                                            pairs=pairs), worse
