@@ -21,8 +21,9 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 
 from dpcore.i18n import N_
 from dpcore.mechanisms import Gaussian, Geometric, Laplace, count_mechanism, zcdp_rho
-from dpcore.mechanisms.quantiles import Quantiles
 from dpcore.models._base import NEIGHBOURS, DeclaredClassesMixin, DPEstimatorMixin, TargetScalingMixin
+from dpcore.models._boosting_structures import auto_rounds, draw_structures, leaf_index, sized_rounds_and_depth
+from dpcore.models._data_range import QUANTILE_PROBABILITIES, data_range, dp_quantiles
 from dpcore.validation import Bounds, RandomStateLike, check_positive_int
 
 Residuals = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -79,43 +80,12 @@ _PRIVACY_ARGUMENT = N_(
 )
 _PRIVACY_SUMMARY = NEIGHBOURS + _PRIVACY_ARGUMENT
 
+__all__ = [
+    "CLIP_FACTOR", "QUANTILE_PROBABILITIES", "DPBoostingClassifier", "DPBoostingRegressor", "auto_rounds", "sized_rounds_and_depth",
+]
 
-def auto_rounds(epsilon: float) -> int:
-    """Rounds for a budget: more rounds when each can afford less noise (depends on ε only)."""
-    return int(np.clip(round(40.0 * np.sqrt(epsilon)), 10, 160))
-
-
-#: Probabilities of the DP quantiles that place thresholds (and, for regression, the target's scale).
-QUANTILE_PROBABILITIES = (0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875)
-QUANTILE_GRID = 1024
+#: Residual clip as a share of the target's DP spread (regression, ``clip="auto"``).
 CLIP_FACTOR = 0.2
-
-
-def _data_range(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Where the data lie, from DP quantiles at ``QUANTILE_PROBABILITIES`` (one row per column).
-
-    One gap beyond the outer (1/8, 7/8) quantiles, but never beyond twice the quartile-to-median
-    gap past the quartiles: the outer quantiles are the noisiest, and on a wide, mostly empty
-    declared range the exponential mechanism may put them far out in the empty part.
-    """
-    low = np.maximum(q[:, 0] - (q[:, 1] - q[:, 0]), q[:, 1] - 2 * (q[:, 3] - q[:, 1]))
-    high = np.minimum(q[:, 6] + (q[:, 6] - q[:, 5]), q[:, 5] + 2 * (q[:, 5] - q[:, 3]))
-    return np.maximum(low, 0.0), np.minimum(high, 1.0)
-
-
-def sized_rounds_and_depth(n_hat: float, epsilon: float, rounds: int, depth: int) -> tuple[int, int]:
-    """Rounds and depth for a table of about ``n_hat`` rows (a noisy count) at ``epsilon``.
-
-    ``rounds`` and ``depth`` are the large-table defaults. With ``m = n_hat·ε`` "records per unit
-    of budget", rounds are capped at ``m/40`` (at least 3) and depth at ``round(log₂ m − 6.5)``
-    (at least 1), so a leaf of a small table keeps enough records to rise above its noise. Fixed
-    on public data: Congressional Voting (435 rows: 8 rounds of depth 2 at ε = 1), Mushroom (8,124
-    rows: the large-table defaults), Adult, California and Nursery (unchanged from the defaults).
-    """
-    m = max(float(n_hat), 1.0) * epsilon
-    sized_rounds = int(np.clip(m // 40, 3, rounds))
-    sized_depth = int(np.clip(round(np.log2(m) - 6.5), 1, depth))
-    return min(rounds, sized_rounds), min(depth, sized_depth)
 
 
 class _BoostingBase(DPEstimatorMixin):
@@ -187,18 +157,14 @@ class _BoostingBase(DPEstimatorMixin):
             # The target (start, clip) gets half the share when there is one: one column, but it steers every round.
             feature_share = quantile_share if target is None else quantile_share / 2 if numeric.size else 0.0
             if feature_share:
-                q = self._quantiles(to_epsilon(feature_share), X_unit[:, numeric], noise)
-                ranges[numeric, 0], ranges[numeric, 1] = _data_range(q)
+                q = dp_quantiles(to_epsilon(feature_share), X_unit[:, numeric], noise)
+                ranges[numeric, 0], ranges[numeric, 1] = data_range(q)
             if target is not None:
-                target_quantiles = self._quantiles(to_epsilon(quantile_share - feature_share), target[:, None], noise)[0]
+                target_quantiles = dp_quantiles(to_epsilon(quantile_share - feature_share), target[:, None], noise)[0]
         self.threshold_ranges_ = ranges
         spent = size_share + quantile_share
         self._spent_before_rounds = spent
         return total * (1.0 - spent), target_quantiles
-
-    @staticmethod
-    def _quantiles(epsilon: float, columns: np.ndarray, noise: np.random.Generator) -> np.ndarray:
-        return Quantiles(epsilon, QUANTILE_PROBABILITIES, QUANTILE_GRID, random_state=noise).randomise(columns)
 
     def _levels(self, d: int) -> np.ndarray:
         """Number of declared categories per feature (0 for numeric)."""
@@ -209,40 +175,9 @@ class _BoostingBase(DPEstimatorMixin):
             levels[int(feature)] = int(count)
         return levels
 
-    def _draw_structures(self, rng: np.random.Generator, d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """All rounds' oblivious trees at once: features, thresholds and category subsets."""
-        levels = self._levels(d)
-        # Features in shuffled cycles (every feature once before any twice): still drawn without the data,
-        # but no feature is left out of a short run of rounds (Congressional Voting: 0.87 → 0.90 at ε = 1).
-        slots = self._rounds * self._depth
-        features = np.concatenate([rng.permutation(d) for _ in range(-(-slots // d))])[:slots].reshape(self._rounds, self._depth)
-        # Uniform in each feature's threshold range: [0, 1] unless DP quantiles narrowed it to where the data are.
-        low, high = self.threshold_ranges_[features, 0], self.threshold_ranges_[features, 1]
-        thresholds = low + rng.random((self._rounds, self._depth)) * (high - low)
-        width = max(int(levels.max()), 1)
-        subsets = rng.random((self._rounds, self._depth, width)) < 0.5
-        # A subset holding all or none of a feature's categories splits nothing: make it one category vs the rest.
-        feature_levels = levels[features]
-        declared = np.arange(width)[None, None, :] < feature_levels[..., None]
-        inside = (subsets & declared).sum(axis=2)
-        trivial = (feature_levels > 0) & ((inside == 0) | (inside == feature_levels))
-        pick = (rng.random(trivial.shape) * np.maximum(feature_levels, 1)).astype(np.int64)
-        subsets = np.where(trivial[..., None], np.arange(width)[None, None, :] == pick[..., None], subsets)
-        return features, thresholds, subsets, levels
-
-    def _leaf_index(self, X_unit: np.ndarray, rounds: slice = slice(None)) -> np.ndarray:
-        """Leaf of every record in every selected round: ``(n, rounds)``."""
-        features = self.features_[rounds]
-        thresholds = self.thresholds_[rounds]
-        subsets = self.subsets_[rounds]
-        values = X_unit[:, features]  # (n, R, D)
-        levels = self._levels_[features]  # (R, D)
-        codes = np.rint(values * np.maximum(levels - 1, 1)).astype(np.int64)
-        r_idx = np.arange(features.shape[0])[:, None]
-        d_idx = np.arange(features.shape[1])[None, :]
-        in_subset = subsets[r_idx, d_idx, np.clip(codes, 0, subsets.shape[2] - 1)]
-        goes_left = np.where(levels > 0, in_subset, values <= thresholds)
-        return (goes_left * (1 << np.arange(features.shape[1]))).sum(axis=2)
+    def _leaf_index(self, X_unit: np.ndarray) -> np.ndarray:
+        """Leaf of every record in every round: ``(n, rounds)``."""
+        return leaf_index(X_unit, self.features_, self.thresholds_, self.subsets_, self._levels_)
 
     def _boost(
         self, X_unit: np.ndarray, targets: np.ndarray, initial: ArrayLike, residual_fn: Residuals,
@@ -253,7 +188,9 @@ class _BoostingBase(DPEstimatorMixin):
         (ε, or ρ in the approximate mode)."""
         n, k = targets.shape
         structure, noise = self._structure_stream, self._noise_stream
-        self.features_, self.thresholds_, self.subsets_, self._levels_ = self._draw_structures(structure, X_unit.shape[1])
+        self._levels_ = self._levels(X_unit.shape[1])
+        self.features_, self.thresholds_, self.subsets_ = draw_structures(
+            structure, self._levels_, self.threshold_ranges_, self._rounds, self._depth)
         counts_mech: Gaussian | Laplace | Geometric
         sums_mech: Gaussian | Laplace
         if self.delta:

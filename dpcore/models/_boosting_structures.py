@@ -1,0 +1,72 @@
+"""The oblivious trees boosting draws without looking at the records, and their sizes (spec §9).
+
+Everything here is a function of public inputs (ε, a noisy or declared row count, declared
+categories, released threshold ranges) and of a generator that never sees the data; reading a
+record's leaf is the only place the records enter, and that is how the leaves are filled.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def auto_rounds(epsilon: float) -> int:
+    """Rounds for a budget: more rounds when each can afford less noise (depends on ε only)."""
+    return int(np.clip(round(40.0 * np.sqrt(epsilon)), 10, 160))
+
+
+def sized_rounds_and_depth(n_hat: float, epsilon: float, rounds: int, depth: int) -> tuple[int, int]:
+    """Rounds and depth for a table of about ``n_hat`` rows (a noisy count) at ``epsilon``.
+
+    ``rounds`` and ``depth`` are the large-table defaults. With ``m = n_hat·ε`` "records per unit
+    of budget", rounds are capped at ``m/40`` (at least 3) and depth at ``round(log₂ m − 6.5)``
+    (at least 1), so a leaf of a small table keeps enough records to rise above its noise. Fixed
+    on public data: Congressional Voting (435 rows: 8 rounds of depth 2 at ε = 1), Mushroom (8,124
+    rows: the large-table defaults), Adult, California and Nursery (unchanged from the defaults).
+    """
+    m = max(float(n_hat), 1.0) * epsilon
+    sized_rounds = int(np.clip(m // 40, 3, rounds))
+    sized_depth = int(np.clip(round(np.log2(m) - 6.5), 1, depth))
+    return min(rounds, sized_rounds), min(depth, sized_depth)
+
+
+def draw_structures(
+    rng: np.random.Generator, levels: np.ndarray, ranges: np.ndarray, rounds: int, depth: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """All rounds' oblivious trees at once: features ``(rounds, depth)``, thresholds and category subsets.
+
+    ``levels`` holds each feature's number of declared categories (0 for numeric), ``ranges`` the
+    ``(d, 2)`` released range each numeric feature's thresholds are drawn from.
+    """
+    d = levels.size
+    # Features in shuffled cycles (every feature once before any twice): still drawn without the data,
+    # but no feature is left out of a short run of rounds (Congressional Voting: 0.87 → 0.90 at ε = 1).
+    slots = rounds * depth
+    features = np.concatenate([rng.permutation(d) for _ in range(-(-slots // d))])[:slots].reshape(rounds, depth)
+    # Uniform in each feature's threshold range: [0, 1] unless DP quantiles narrowed it to where the data are.
+    low, high = ranges[features, 0], ranges[features, 1]
+    thresholds = low + rng.random((rounds, depth)) * (high - low)
+    width = max(int(levels.max()), 1)
+    subsets = rng.random((rounds, depth, width)) < 0.5
+    # A subset holding all or none of a feature's categories splits nothing: make it one category vs the rest.
+    feature_levels = levels[features]
+    declared = np.arange(width)[None, None, :] < feature_levels[..., None]
+    inside = (subsets & declared).sum(axis=2)
+    trivial = (feature_levels > 0) & ((inside == 0) | (inside == feature_levels))
+    pick = (rng.random(trivial.shape) * np.maximum(feature_levels, 1)).astype(np.int64)
+    subsets = np.where(trivial[..., None], np.arange(width)[None, None, :] == pick[..., None], subsets)
+    return features, thresholds, subsets
+
+
+def leaf_index(
+    X_unit: np.ndarray, features: np.ndarray, thresholds: np.ndarray, subsets: np.ndarray, levels: np.ndarray,
+) -> np.ndarray:
+    """Leaf of every record in every given round: ``(n, rounds)``; a set bit ``j`` means left at level ``j``."""
+    values = X_unit[:, features]  # (n, R, D)
+    feature_levels = levels[features]  # (R, D)
+    codes = np.rint(values * np.maximum(feature_levels - 1, 1)).astype(np.int64)
+    r_idx = np.arange(features.shape[0])[:, None]
+    d_idx = np.arange(features.shape[1])[None, :]
+    in_subset = subsets[r_idx, d_idx, np.clip(codes, 0, subsets.shape[2] - 1)]
+    goes_left = np.where(feature_levels > 0, in_subset, values <= thresholds)
+    return (goes_left * (1 << np.arange(features.shape[1]))).sum(axis=2)
