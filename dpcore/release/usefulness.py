@@ -141,8 +141,8 @@ def usefulness_summary(table: pd.DataFrame) -> str:
     def names(level: str) -> str:
         found = [f"'{c}'" for c, r in ratings.items() if r == level]
         if len(found) > 5:
-            found = found[:4] + [f"{len(found) - 4} more"]
-        return found[0] if len(found) == 1 else ", ".join(found[:-1]) + " and " + found[-1]
+            found = found[:4] + [_("{count} more").format(count=len(found) - 4)]
+        return found[0] if len(found) == 1 else ", ".join(found[:-1]) + _(" and ") + found[-1]
 
     counts = collections.Counter(ratings.values())
     parts = []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dpcore.bounds import apply_bounds, estimate_bounds
+from dpcore.i18n import _, ngettext
 from dpcore.schema import Schema
 from dpstudio.support.state import StudioState
 
@@ -17,9 +18,13 @@ def leak_summary(schema: Schema) -> str | None:
     names = leaky_columns(schema)
     if not names:
         return None
-    shown = ", ".join(f"'{n}'" for n in names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
-    return (f"Not differentially private yet: {len(names)} column(s) have bounds or categories read from your data "
-            f"({shown}). A model trained on them is not DP, and a copy leaves them out.")
+    shown = ", ".join(f"'{n}'" for n in names[:6])
+    if len(names) > 6:
+        shown += _(" and {count} more").format(count=len(names) - 6)
+    return ngettext("Not differentially private yet: {count} column has bounds or categories read from your data ({names}). "
+                    "A model trained on it is not DP, and a copy leaves it out.",
+                    "Not differentially private yet: {count} columns have bounds or categories read from your data ({names}). "
+                    "A model trained on them is not DP, and a copy leaves them out.", len(names)).format(count=len(names), names=shown)
 
 
 def _replace(state: StudioState, schema: Schema) -> None:
@@ -50,5 +55,5 @@ def declare_public(state: StudioState, names: list[str]) -> None:
     schema = Schema.from_dict(state.dataset.schema.to_dict())
     for name in names:
         schema[name].bounds_from_data = False
-        schema[name].source = "declared public by the owner"
+        schema[name].source = _("declared public by the owner")
     _replace(state, schema)

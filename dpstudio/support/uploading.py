@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dpcore.exceptions import DataError
+from dpcore.i18n import N_, _, ngettext
 from dpcore.loading import read_table_bytes
 from dpcore.schema import Schema
 from dpstudio.support.session import use_dataset
 from dpstudio.support.state import StudioState, dataset_from_upload
 
-UNREADABLE = "The file could not be read as a table. Save it as CSV or Excel (.xlsx) and try again."
+UNREADABLE = N_("The file could not be read as a table. Save it as CSV or Excel (.xlsx) and try again.")
 
 
 def open_upload(state: StudioState, name: str, raw: bytes, schema_json: bytes | None = None, dataset: str | None = None,
@@ -20,7 +21,7 @@ def open_upload(state: StudioState, name: str, raw: bytes, schema_json: bytes | 
     except DataError:
         raise
     except Exception:  # a reader's own message can quote cells: never show it
-        raise DataError(UNREADABLE) from None
+        raise DataError(_(UNREADABLE)) from None
     state.upload = (name, raw, schema_json, dict(options))
     use_dataset(state, dataset_from_upload(name, frame, info, state.catalog(), schema, dataset))
 
@@ -32,16 +33,23 @@ def read_again(state: StudioState, **changes) -> None:
     open_upload(state, name, raw, schema_json, state.dataset.identification.dataset.name, **(options | changes))
 
 
+#: The reader's delimiter names (its info keeps them in English), for the catalog.
+DELIMITERS = {"comma": N_("comma"), "semicolon": N_("semicolon"), "tab": N_("tab"), "pipe": N_("pipe")}
+
+
 def file_facts(info: dict) -> str:
     """How the file was read, in a few words."""
     if info.get("format") == "xlsx":
         sheets = info.get("sheets", 1)
-        how = f"Excel workbook, sheet '{info.get('sheet', '')}'" + (f" (the first of {sheets})" if sheets > 1 else "")
+        how = (_("Excel workbook, sheet '{sheet}' (the first of {count})") if sheets > 1
+               else _("Excel workbook, sheet '{sheet}'")).format(sheet=info.get("sheet", ""), count=sheets)
     else:
-        how = f"{info.get('delimiter', 'comma')}-separated, {info.get('encoding', 'utf-8')}"
+        delimiter = info.get("delimiter", "comma")
+        how = _("{delimiter}-separated, {encoding}").format(delimiter=_(DELIMITERS.get(delimiter, delimiter)),
+                                                           encoding=info.get("encoding", "utf-8"))
     if info.get("decimal") == ",":
-        how += ", decimal commas"
-    return how + ("" if info.get("header", True) else ", no header row (columns numbered)")
+        how += _(", decimal commas")
+    return how + ("" if info.get("header", True) else _(", no header row (columns numbered)"))
 
 
 def questions(info: dict) -> list[tuple[str, str, dict]]:
@@ -49,17 +57,17 @@ def questions(info: dict) -> list[tuple[str, str, dict]]:
     out = []
     if info.get("header_guessed") and not info.get("header", True):
         out.append((
-            "The first row looks like a person's record rather than column names, so it was kept as data and the "
-            "columns are numbered. If the first row does hold the column names, say so.",
-            "The first row holds the column names", {"header": True},
+            _("The first row looks like a person's record rather than column names, so it was kept as data and the "
+              "columns are numbered. If the first row does hold the column names, say so."),
+            _("The first row holds the column names"), {"header": True},
         ))
     if info.get("decimal_comma_suspected"):
         names = info.get("decimal_comma_columns", [])
         columns = ", ".join(f"'{c}'" for c in names[:8])
-        subject = f"The column {columns} looks" if len(names) == 1 else f"The columns {columns} look"
-        out.append((
-            f"{subject} like numbers written with a decimal comma (1,5 for one and a half), as many European and "
-            "Vietnamese spreadsheets write them. For now they are read as text.",
-            "Read them as numbers", {"decimal": ","},
-        ))
+        sentence = ngettext(
+            "The column {columns} looks like numbers written with a decimal comma (1,5 for one and a half), as many European "
+            "and Vietnamese spreadsheets write them. For now it is read as text.",
+            "The columns {columns} look like numbers written with a decimal comma (1,5 for one and a half), as many European "
+            "and Vietnamese spreadsheets write them. For now they are read as text.", len(names))
+        out.append((sentence.format(columns=columns), _("Read them as numbers"), {"decimal": ","}))
     return out
