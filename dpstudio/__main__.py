@@ -6,14 +6,16 @@ import sys
 import tomllib
 from pathlib import Path
 
+from dpcore.i18n import N_, _, language, language_from_environment
+
 HERE = Path(__file__).resolve().parent
-USAGE = """usage: dpstudio [--server.port PORT] [other `streamlit run` options]
+USAGE = N_("""usage: dpstudio [--server.port PORT] [other `streamlit run` options]
 
 Opens DP Studio in your browser (http://localhost:8501 unless another port is given).
 Upload a table or pick a bundled sample, declare its columns, then train models and
 export a differentially private copy. The budget ledger is
 ~/.local/share/dpstudio/ledger.sqlite3 unless DPSTUDIO_LEDGER names another file.
-"""
+""")
 
 
 def streamlit_options() -> list[str]:
@@ -30,12 +32,14 @@ def main(argv: list[str] | None = None) -> int:
     """Print the usage, or hand over to Streamlit's own command line with the app and its settings."""
     args = sys.argv[1:] if argv is None else list(argv)
     if args[:1] in (["-h"], ["--help"]):
-        print(USAGE, end="")
+        with language(language_from_environment()):
+            print(_(USAGE), end="")
         return 0
     try:
         from streamlit.web import cli
     except ImportError:
-        print("The app needs its extra dependencies: pip install 'dpstudio[app]'", file=sys.stderr)
+        with language(language_from_environment()):
+            print(_("The app needs its extra dependencies: pip install 'dpstudio[app]'"), file=sys.stderr)
         return 2
     sys.argv = ["streamlit", "run", str(HERE / "app.py"), *streamlit_options(), *args]
     return cli.main()

@@ -196,6 +196,54 @@ def test_no_user_facing_literal_bypasses_the_catalog():
     assert not found, f"{len(found)} user-facing literals without _(): " + ", ".join(found[:40])
 
 
+#: The app's English literals that are not sentences for a reader: keys, ledger records, file contents.
+NOT_SENTENCES = {
+    "Export: randomized copy", "Export: synthetic copy", "raised on the Privacy page", "lowered on the Privacy page",  # ledger
+    "California housing (sample)", "Adult census income (sample)",  # sample keys (shown through _())
+    "TPR at 1 % FPR", "empirical ε (lower bound)", "lower bound on ε", "most any audit of this size can show",  # table keys
+    "# {}; measured on the owner's raw data\n",  # the CSV's machine-readable header line
+    'node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=10];',  # Graphviz
+} | ALLOWED
+
+
+def _sentences_outside_the_catalog(path: Path) -> list[str]:
+    """String literals of three words or more that are neither in ``_()``/``N_()`` nor keys, comparisons or docstrings."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skip: set[int] = set()
+    for node in ast.walk(tree):
+        inside = []
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef)) and node.body and isinstance(node.body[0], ast.Expr):
+            inside = [node.body[0]]
+        elif isinstance(node, ast.Call) and _name(node.func) in {"_", "N_", "ngettext"}:
+            inside = [node]
+        elif isinstance(node, ast.Dict):
+            inside = [k for k in node.keys if k is not None]
+        elif isinstance(node, (ast.Compare, ast.Subscript)):
+            inside = [node]
+        skip.update(id(sub) for part in inside for sub in ast.walk(part))
+    found = []
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        if isinstance(node, ast.JoinedStr):
+            skip.update(id(v) for v in node.values)
+            text = "".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            text = node.value
+        else:
+            continue
+        if len(WORDS.findall(text)) >= 3 and " " in text and text not in NOT_SENTENCES:
+            found.append(f"{path.relative_to(REPO)}:{node.lineno}")
+    return found
+
+
+def test_no_english_sentence_is_left_in_the_app():
+    """Every sentence the app's code holds goes through the catalog (what the display-call check cannot see: returned text)."""
+    files = [p for p in sorted((REPO / "dpstudio").rglob("*.py")) if "__pycache__" not in p.parts]
+    found = [hit for path in files for hit in _sentences_outside_the_catalog(path)]
+    assert not found, found
+
+
 def test_the_static_check_catches_a_bare_literal(tmp_path, monkeypatch):
     page = REPO / "dpstudio" / "pages" / "_i18n_probe.py"
     page.write_text('import streamlit as st\nfrom dpcore.i18n import _\nst.error("Plain English")\nst.info(_("Fine"))\n'
