@@ -281,6 +281,9 @@ def answer_queries(design: Design, queries: np.ndarray, epsilon_per_query: float
     from dpcore.exceptions import BudgetExceededError
     from dpcore.models.subsample_aggregate import SubsampleAggregateClassifier, SubsampleAggregateRegressor
 
+    if design.task != "regression" and delta_per_query > 0:
+        raise ValueError(_("A classifier's answers are a noisy vote, pure ε-DP: give delta_per_query = 0 "
+                           "(a δ would be charged for nothing)."))
     n_queries = len(queries)
     epsilon, delta = epsilon_per_query * n_queries, delta_per_query * n_queries
     people = counting(design.schema.privacy_unit if design.schema is not None else None, design.rows_per_person)

@@ -95,7 +95,9 @@ def run_answer(args: argparse.Namespace) -> int:
     ledger = open_dataset(args, "answer", lambda: [frame], source.stem, first_total(args))
     answered = answer_queries(design, X_queries, args.epsilon_per_query, ledger, delta_per_query=delta,
                               n_blocks=args.blocks, seed=args.seed)
-    result = queries.copy()
+    # Only the features asked about go back out: any other column of the queries file (a true target, an
+    # identifier) was never paid for and must not ride along with the DP answers.
+    result = queries[[c.name for c in schema.features]].copy()
     result["answer"] = answered.answers
     write_bytes(out, result.to_csv(index=False).encode("utf-8"))
     kind = _("approximate DP, δ = {delta} in all").format(delta=short(answered.delta)) if answered.delta else _("pure ε-DP")

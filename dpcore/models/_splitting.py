@@ -160,7 +160,7 @@ def sae_utility_grid(
     occupied = np.flatnonzero(pairs_per_node)
     first_pair = np.concatenate([[0], np.cumsum(pairs_per_node)])[occupied]
     last_in_node = np.r_[pair_node[1:] != pair_node[:-1], True]
-    gap = np.where(last_in_node, 0, np.r_[np.diff(pair_level), 0]).astype(np.int32)[:, None]
+    gap = np.where(last_in_node, 0, np.r_[np.diff(pair_level), 0]).astype(np.int64)[:, None]
     keys = pair_of_record * width
     for f in range(d):  # per feature, so the (pairs, thresholds) arrays stay in cache
         hist = np.bincount(keys + bins[:, f], minlength=len(pair_key) * width).reshape(-1, width)
@@ -173,7 +173,9 @@ def sae_utility_grid(
         left, everything = below[:, :n_thresholds], below[:, n_thresholds:]
         left_total, node_total = total[:, :n_thresholds], total[:, n_thresholds:]
         right = everything - left
-        per_pair = np.minimum(left, left_total - left)
+        # int64 from here: the level-weighted sum reaches 255·n/2, past int32 once a node holds ~17M records,
+        # and a wrapped utility would break its sensitivity of 1.
+        per_pair = np.minimum(left, left_total - left).astype(np.int64)
         per_pair += np.minimum(right, (node_total - left_total) - right)
         per_pair *= gap
         utility[occupied, f, :] = np.add.reduceat(per_pair, first_pair, axis=0)

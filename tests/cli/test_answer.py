@@ -19,7 +19,7 @@ ADULT_SCHEMA = str(SAMPLES / "adult.schema.json")
 def california(tmp_path, california_frame):
     table, queries = tmp_path / "california.csv", tmp_path / "houses.csv"
     california_frame.head(5000).to_csv(table, index=False)
-    california_frame.tail(6).drop(columns=["median_house_value"]).to_csv(queries, index=False)
+    california_frame.tail(6).to_csv(queries, index=False)  # with its true target, which must not be echoed
     return table, queries
 
 
@@ -42,6 +42,7 @@ def test_answer_writes_one_answer_per_query_and_charges_each(tmp_path, californi
     assert "answered 6 queries at ε = 3" in out and "pure ε-DP" in out
     answers = pd.read_csv(tmp_path / "houses_answers.csv")
     assert len(answers) == 6 and answers["answer"].between(0, 500001).all()  # within the declared bounds
+    assert "median_house_value" not in answers.columns
     ledger = _ledger(tmp_path)
     assert ledger.spent == pytest.approx(3.0)
     assert ledger.spends()[0].released == "6 answered queries"

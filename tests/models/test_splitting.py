@@ -39,3 +39,12 @@ def test_target_levels_round_to_the_nearest_public_grid_point():
     levels = split.target_levels(y)
     np.testing.assert_array_equal(levels, [0, 255, 128, 0, 0, 255])
     assert np.abs(levels / 255 - np.clip(y, 0, 1)).max() <= 1 / 510
+
+
+def test_sae_utility_does_not_wrap_when_the_level_weighted_sum_passes_int32():
+    # Wide level gaps make a small table reach the sums a node of ~17M records reaches on 256 levels.
+    n, n_levels = 10_000, 2**20 + 1
+    levels = np.r_[np.zeros(n // 2, np.int64), np.full(n // 2, n_levels - 1)]
+    bins = np.zeros((n, 1), np.int64)
+    got = split.sae_utility_grid(bins, np.zeros(n, np.int64), levels, 1, 1, n_levels=n_levels)
+    assert got[0, 0, 0] == pytest.approx(-n / 2)

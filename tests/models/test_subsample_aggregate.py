@@ -249,6 +249,14 @@ def test_answer_queries_with_laplace_noise_charges_delta_per_query():
         answer_queries(design, design.X[:7], 0.1, ledger, delta_per_query=1e-6, n_blocks=20, seed=0)
 
 
+def test_answer_queries_refuses_a_delta_for_a_classifiers_pure_vote():
+    design = _design("classification")
+    ledger = BudgetLedger("queries", total_epsilon=5.0, total_delta=1e-5, path=":memory:")
+    with pytest.raises(ValueError, match="pure"):
+        answer_queries(design, design.X[:4], 0.5, ledger, delta_per_query=1e-6, n_blocks=20, seed=0)
+    assert ledger.spent == 0.0
+
+
 # --- accuracy at large ε, and the scikit-learn contract --------------------------------------
 
 
