@@ -25,9 +25,9 @@ import pandas as pd
 
 from dpcore.accountant import ADD_REMOVE, UNITS, BudgetLedger, check_can_pay, convert, fmt, spend_label
 from dpcore.exceptions import DataError
-from dpcore.i18n import N_, _
+from dpcore.i18n import N_, _, amount, integer, language, percent, short
 from dpcore.models.clustering import AUTO_SHARE, NO_GROUP, DPGridDensityClustering, grid_problem
-from dpcore.models.registry import ModelContext, get, privacy_summary
+from dpcore.models.registry import ModelContext, get, privacy_argument
 from dpcore.persons import bound_contributions, counting, per_row, unit_problems
 from dpcore.release.writing import escape_label
 from dpcore.schema import Schema, normalise_numeric
@@ -74,8 +74,9 @@ class GroupMap:
         """How the resolution was chosen, in words."""
         noisy_rows = self.model.noisy_rows_
         if noisy_rows is None:
-            return "declared"
-        return f"chosen from a noisy row count (≈ {max(noisy_rows, 0):,.0f}, {AUTO_SHARE:.0%} of ε)"
+            return _("declared")
+        return _("chosen from a noisy row count (≈ {rows}, {share} of ε)").format(rows=integer(max(noisy_rows, 0)),
+                                                                               share=percent(AUTO_SHARE))
 
 
 def clustering_columns(schema: Schema) -> list[str]:
@@ -189,6 +190,11 @@ def map_csv(found: GroupMap) -> bytes:
 
 def map_json(found: GroupMap, unit: str = ADD_REMOVE) -> str:
     """The map with its grid, threshold and guarantee, as JSON; ``cells`` holds one list per column of :func:`map_table`."""
+    with language("en"):  # the JSON is for machines: its words stay English whatever the reader's language
+        return _map_document(found, unit)
+
+
+def _map_document(found: GroupMap, unit: str) -> str:
     model = found.model
     cells = {name: values.tolist() for name, values in map_table(found).items()}
     document = {
@@ -210,42 +216,52 @@ def map_json(found: GroupMap, unit: str = ADD_REMOVE) -> str:
 
 def _privacy_words(found: GroupMap, unit: str) -> str:
     k = found.rows_per_person
-    text = f"ε = {found.epsilon:g} (pure ε-differential privacy, " + (
-        f"one person's rows added or removed; at most {k} rows of a person were used and the map was fitted at "
-        f"ε = {per_row(found.epsilon, 0.0, k)[0]:.4g} per row)" if k > 1 else "add/remove-one neighbours)")
+    if k > 1:
+        text = _("ε = {epsilon} (pure ε-differential privacy, one person's rows added or removed; at most {k} rows of a person "
+                 "were used and the map was fitted at ε = {row_epsilon} per row)").format(
+            epsilon=short(found.epsilon), k=k, row_epsilon=short(float(f"{per_row(found.epsilon, 0.0, k)[0]:.4g}")))
+    else:
+        text = _("ε = {epsilon} (pure ε-differential privacy, add/remove-one neighbours)").format(epsilon=short(found.epsilon))
     spent, _delta = convert(epsilon_decimal(found.epsilon), Decimal(0), ADD_REMOVE, unit)
-    return text + f". In the dataset's unit ({UNITS[unit]}) it counts as ε = {fmt(spent)}."
+    return text + ". " + _("In the dataset's unit ({unit}) it counts as ε = {spent}.").format(unit=_(UNITS[unit]),
+                                                                                              spent=amount(fmt(spent)))
 
 
 def group_card(found: GroupMap, schema: Schema, unit: str = ADD_REMOVE) -> str:
     """A short Markdown card for the map: its guarantee, declared columns, grid, threshold and privacy argument."""
     model = found.model
-    sizes = ", ".join(f"{size:,.0f}" for size in model.cluster_sizes_[:10]) + (" …" if found.n_clusters > 10 else "")
+    sizes = "; ".join(integer(size) for size in model.cluster_sizes_[:10]) + (" …" if found.n_clusters > 10 else "")
+    dense = (_("- **Dense cells**: noisy count at least {threshold} (the larger of MinPts = {min_pts} and the noise floor); "
+               "cells touching at a corner form one group.") if model.neighbours == "corners"
+             else _("- **Dense cells**: noisy count at least {threshold} (the larger of MinPts = {min_pts} and the noise floor); "
+                    "cells touching at a face form one group."))
+    groups = (_("- **Groups**: {count} (noisy rows, largest first: {sizes}).") if found.n_clusters
+              else _("- **Groups**: {count}.")).format(count=found.n_clusters, sizes=sizes)
     lines = [
-        f"# Group map card: {get(MODEL).name}",
+        _("# Group map card: {name}").format(name=_(get(MODEL).name)),
         "",
-        "*Dense groups in the declared columns, found from a noisy count of every grid cell; the map is released, no "
-        "person's group is.*",
+        _("*Dense groups in the declared columns, found from a noisy count of every grid cell; the map is released, no "
+          "person's group is.*"),
         "",
-        f"- **Privacy**: {_privacy_words(found, unit)}",
-        f"- **Grid**: {found.grid} cells, resolution {found.resolution_note}.",
-        f"- **Dense cells**: noisy count at least {model.threshold_:.4g} (the larger of MinPts = {model.min_pts:g} and the "
-        f"noise floor); cells touching at {'a corner' if model.neighbours == 'corners' else 'a face'} form one group.",
-        f"- **Groups**: {found.n_clusters}" + (f" (noisy rows, largest first: {sizes})" if found.n_clusters else "") + ".",
-        f"- **Count noise**: {model.count_noise}.",
+        _("- **Privacy**: {words}").format(words=_privacy_words(found, unit)),
+        _("- **Grid**: {grid} cells, resolution {resolution}.").format(grid=found.grid, resolution=found.resolution_note),
+        dense.format(threshold=short(float(f"{model.threshold_:.4g}")), min_pts=short(model.min_pts)),
+        groups,
+        _("- **Count noise**: {noise}.").format(noise=model.count_noise),
         "",
-        "## Declared bounds (public)",
+        _("## Declared bounds (public)"),
         "",
     ]
     for name, side in zip(found.features, model.grid_shape_, strict=True):
         c = schema[name]
         lower, upper = c.bounds
-        lines.append(f"- `{name}`: [{lower:g}, {upper:g}], {side} cells of {(upper - lower) / side:.4g}"
+        lines.append(_("- `{name}`: [{lower}, {upper}], {cells} cells of {side}").format(
+            name=name, lower=short(lower), upper=short(upper), cells=side, side=short(float(f"{(upper - lower) / side:.4g}")))
                      + (f" — {c.source}" if c.source else ""))
-    lines += ["", "## Privacy argument", "", privacy_summary(MODEL), ""]
-    lines += [f"> **Warning:** {note}" for note in found.leaks]
+    lines += ["", _("## Privacy argument"), "", privacy_argument(MODEL), ""]
+    lines += [_("> **Warning:** {note}").format(note=note) for note in found.leaks]
     if found.seeded:
-        lines.append(f"> **{SEEDED_WARNING}**")
+        lines.append(f"> **{_(SEEDED_WARNING)}**")
     return "\n".join(lines) + "\n"
 
 

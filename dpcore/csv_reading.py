@@ -111,10 +111,10 @@ def file_chunks(path: str | os.PathLike[str], chunksize: int = DEFAULT_CHUNKSIZE
 
 
 def _unreadable() -> DataError:
-    return DataError(
+    return DataError(_(
         "The file could not be read as a table: some rows have a different number of fields than the header. "
         "Check that it is a CSV with one header row and the same delimiter on every line."
-    )
+    ))
 
 
 def _line_end(data: bytes, last: bool) -> int:

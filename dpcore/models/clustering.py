@@ -20,7 +20,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import ndimage
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from dpcore.i18n import N_
+from dpcore.i18n import N_, _, integer
 from dpcore.mechanisms import count_mechanism
 from dpcore.models._base import NEIGHBOURS, DPEstimatorMixin
 from dpcore.validation import Bounds, RandomStateLike, check_bounds, check_epsilon, check_positive_int
@@ -56,18 +56,21 @@ def noise_floor(epsilon: float, n_cells: int) -> float:
 def grid_problem(resolution: int | Sequence[int] | None, n_features: int) -> str | None:
     """A sentence saying why a grid cannot be laid (too few or many features, too many cells), or None."""
     if not MIN_FEATURES <= n_features <= MAX_FEATURES:
-        return f"Choose {MIN_FEATURES} to {MAX_FEATURES} numeric columns to find groups in (got {n_features})."
+        return _("Choose {least} to {most} numeric columns to find groups in (got {count}).").format(
+            least=MIN_FEATURES, most=MAX_FEATURES, count=n_features)
     if resolution is None:
         return None
     sides = [resolution] * n_features if isinstance(resolution, int | np.integer) else list(resolution)
     if len(sides) != n_features:
-        return f"Give one resolution per column ({n_features}), or one for all."
+        return _("Give one resolution per column ({count}), or one for all.").format(count=n_features)
     if any(isinstance(s, bool) or not isinstance(s, int | np.integer) or not MIN_RESOLUTION <= s <= MAX_RESOLUTION for s in sides):
-        return f"The resolution must be a whole number of cells per column from {MIN_RESOLUTION} to {MAX_RESOLUTION}."
+        return _("The resolution must be a whole number of cells per column from {least} to {most}.").format(
+            least=MIN_RESOLUTION, most=MAX_RESOLUTION)
     cells = math.prod(int(s) for s in sides)
     if cells > MAX_CELLS:
-        return (f"A grid of {' × '.join(str(int(s)) for s in sides)} would have {cells:,} cells, more than the {MAX_CELLS:,} "
-                "that can be noised and drawn: choose a coarser resolution or fewer columns.")
+        return _("A grid of {grid} would have {cells} cells, more than the {most} that can be noised and drawn: choose a "
+                 "coarser resolution or fewer columns.").format(grid=" × ".join(str(int(s)) for s in sides), cells=integer(cells),
+                                                                most=integer(MAX_CELLS))
     return None
 
 
