@@ -10,7 +10,7 @@ wrapped.
 The catalogs are GNU gettext ``.po`` files under ``dpcore/locale/<language>/LC_MESSAGES/``,
 compiled with Babel the first time a language is used (so a checkout, an editable install and a
 wheel all read the same files, with no build step to forget). English is the source language
-and needs no catalog. How to add a language: README.md, "Adding a language".
+and needs no catalog. How to add a language: README.md, "Languages: English and Tiếng Việt".
 
 The current language is a :class:`contextvars.ContextVar`: each Streamlit session's script run
 and each command-line call sets its own (:func:`set_language`, :func:`language`), so two
