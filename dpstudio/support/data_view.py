@@ -78,8 +78,10 @@ def dataset_identity(state: StudioState) -> None:
     """Which dataset (the people) the table spends, and the way to make it a separate one."""
     dataset = state.dataset
     identification = dataset.identification
-    st.info(_("**Dataset: {name}.**").format(name=table_name(identification.dataset.name)) + " " + identification.sentence,
-            icon=":material/group:")
+    name = identification.dataset.name
+    # The engine's sentence names the dataset as the ledger does; a bundled sample's name is shown translated.
+    sentence = identification.sentence.replace(f"'{name}'", f"'{table_name(name)}'")
+    st.info(_("**Dataset: {name}.**").format(name=table_name(name)) + " " + sentence, icon=":material/group:")
     if not identification.created and not dataset.is_sample:
         with st.expander(_("These are different people: make this a separate dataset")):
             st.write(_(

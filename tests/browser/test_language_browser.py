@@ -44,6 +44,8 @@ def test_a_vietnamese_browser_opens_the_app_in_vietnamese(browser, server):
         page.set_default_timeout(60_000)
         page.goto(server)
         page.get_by_role("heading", name="1. Dữ liệu").wait_for()
+        page.get_by_text("Không, mỗi người một dòng").wait_for()
+        _sidebar(page).get_by_text("Đã tiêu ε 0 trên 1", exact=False).first.wait_for()
         assert _sidebar(page).get_by_text("20.640 dòng", exact=False).first.is_visible()
         screenshot(page, "language_vietnamese_browser")
     finally:
