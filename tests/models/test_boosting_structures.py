@@ -48,9 +48,12 @@ def test_quantile_placed_thresholds_find_data_in_wide_bounds():
 
 
 def test_sizes_shrink_for_small_tables_and_keep_large_table_defaults():
-    assert sized_rounds_and_depth(350, 1.0, 40, 5) == (8, 2)
-    assert sized_rounds_and_depth(30_000, 1.0, 40, 5) == (40, 5)
-    assert sized_rounds_and_depth(6_500, 1.0, 40, 5) == (40, 5)
+    assert sized_rounds_and_depth(350, 1.0, 40, 6) == (7, 3)
+    assert sized_rounds_and_depth(350, 4.0, 80, 6) == (28, 4)
+    assert sized_rounds_and_depth(1_400, 1.0, 40, 6) == (28, 4)
+    assert sized_rounds_and_depth(30_000, 1.0, 40, 6) == (40, 6)
+    assert sized_rounds_and_depth(6_500, 1.0, 40, 6) == (40, 6)
+    assert sized_rounds_and_depth(18_576, 0.25, 40, 6) == (40, 5)  # California at ε = 0.25 keeps depth 5
     assert sized_rounds_and_depth(-20, 1.0, 40, 5) == (3, 1)  # a negative noisy count still gives a model
 
 
@@ -59,7 +62,7 @@ def test_small_table_classifier_uses_the_sized_defaults():
     X = rng.random((400, 5))
     y = (X[:, 0] > 0.5).astype(int)
     model = DPBoostingClassifier(epsilon=1.0, classes=[0, 1], random_state=0).fit(X, y)
-    assert model._rounds < 20 and model._depth <= 3
+    assert model._rounds < 20 and model._depth <= 4  # large-table defaults: 40 rounds of depth 6
     assert model.score(X, y) > 0.75
 
 
@@ -69,3 +72,14 @@ def test_trivial_category_subsets_are_redrawn():
     model.fit(X, (X[:, 0] > 0.4).astype(int))
     chosen = model.subsets_[:, :, :3].sum(axis=2)
     assert np.all((chosen > 0) & (chosen < 3))
+
+
+def test_clipped_softmax_residuals_stay_within_the_multiclass_l1_sensitivity():
+    from dpcore.models.boosting import _softmax
+
+    rng = np.random.default_rng(0)
+    for k, clip in ((3, 0.2), (5, 0.7), (5, 0.3), (8, 1.0)):
+        scores = rng.normal(0, 4, (20_000, k))
+        targets = np.eye(k)[rng.integers(0, k, 20_000)]
+        residual = np.clip(targets - _softmax(scores), -clip, clip)
+        assert np.abs(residual).sum(axis=1).max() <= min(2.0, clip + min(1.0, (k - 1) * clip)) + 1e-12
