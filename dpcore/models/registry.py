@@ -342,7 +342,7 @@ _DPSGD_PARAMS = (
     Parameter("hidden_units", N_("0: a straight-line (linear) model; more: one hidden layer of that many units."),
               minimum=0, maximum=256),
 )
-_DPSGD = N_("APPROXIMATE DP ((ε, δ), δ = 1e-5 unless you choose another): learns step by step from random batches of rows; "
+_DPSGD = N_("APPROXIMATE DP ((ε, δ), with the δ you choose when training): learns step by step from random batches of rows; "
             "each row's pull on the model is capped and every step gets Gaussian noise; Google's dp-accounting adds up "
             "what all steps spend.")
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+from decimal import ROUND_CEILING, Decimal
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -13,7 +16,7 @@ from dpcore.i18n import _, integer, percent, short
 from dpcore.models.registry import ModelSpec
 from dpcore.persons import per_row
 from dpcore.schema import Schema
-from dpcore.training import DEFAULT_MODEL_DELTA, Progress, TrainedModel, train
+from dpcore.training import Progress, TrainedModel, train
 from dpstudio.support.readable import leaf_text, number, split_text, subset_text
 from dpstudio.support.state import StudioState
 
@@ -141,18 +144,30 @@ def epsilon_input(ledger: BudgetLedger, label: str, key: str, when_spent: str, r
     return epsilon
 
 
+def _shown_delta(delta: float) -> float:
+    """δ to three significant digits, rounded up: a spend is never shown smaller than it was."""
+    exponent = math.floor(math.log10(delta)) - 2
+    return float(Decimal(repr(delta)).quantize(Decimal(1).scaleb(exponent), rounding=ROUND_CEILING))
+
+
 def spent_heading(what: str, epsilon: float, ledger: BudgetLedger, delta: float = 0.0) -> str:
     """A result's heading with its ε (and an approximate model's δ), and what that counts as where the dataset's unit
     makes it count double."""
     counted = ledger.cost(epsilon)
-    spent = f"ε = {short(epsilon)}" if not delta else f"ε = {short(epsilon)}, δ = {short(float(f'{delta:.3g}'))}"
+    spent = f"ε = {short(epsilon)}" if not delta else f"ε = {short(epsilon)}, δ = {short(_shown_delta(delta))}"
     label = " " + _("(approximate DP)") if delta and _("approximate") not in what.lower() and "approximate" not in what.lower() else ""
     counts = " " + _("(counts as {counted} in this dataset's unit)").format(counted=short(counted)) if counted != epsilon else ""
     return _("{what} — {spent} spent").format(what=what, spent=spent) + label + counts
 
 
+# How many approximate models the prefilled δ leaves room for in the dataset's total δ.
+MODELS_PER_DELTA = 10
+
+
 def delta_input(ledger: BudgetLedger, spec: ModelSpec, epsilon: float | None) -> float | None:
-    """An approximate-DP model's δ per person: typed, prefilled with the usual 1e-5 or what is left if less.
+    """An approximate-DP model's δ per person: typed, prefilled with a tenth of the dataset's total δ or what is left if less.
+
+    A tenth, so the usual total of 1e-5 pays for ten approximate models rather than being used up by the first.
 
     None (with a sentence) when the dataset allows no δ, or the typed δ is unusable or does not fit;
     also None for a pure ε-DP model, which spends no δ.
@@ -168,7 +183,7 @@ def delta_input(ledger: BudgetLedger, spec: ModelSpec, epsilon: float | None) ->
         st.error(_("Nothing is left of this dataset's δ budget: choose a pure ε-DP model, or raise δ on the Privacy page "
                    "only if you accept a weaker promise."))
         return None
-    typed = st.text_input(_("δ to spend on this model (approximate DP)"), value=f"{min(DEFAULT_MODEL_DELTA, left):.2g}",
+    typed = st.text_input(_("δ to spend on this model (approximate DP)"), value=f"{min(ledger.total_delta / MODELS_PER_DELTA, left):.2g}",
                           key=f"train_delta_{spec.key}",
                           help=_("The small probability that the ε promise fails. Keep it well below one over the number "
                                  "of people in the table; 1e-5 is usual."))
