@@ -16,17 +16,16 @@ passed. The baselines from other libraries keep their settings here.
 
 from __future__ import annotations
 
-import inspect
 import numbers
 from collections.abc import Callable, Collection
-from dataclasses import dataclass, field, replace
-from typing import Any, Protocol, Self
+from typing import Any
 
 import numpy as np
 
 from dpcore.i18n import N_, _
 from dpcore.models import multiplicative_weights, student
 from dpcore.models._base import NEIGHBOURS, DPEstimatorMixin
+from dpcore.models._specs import KIND_LABELS, KINDS, Estimator, ModelContext, ModelSpec, Parameter, estimator_defaults
 from dpcore.models.boosting import DPBoostingClassifier, DPBoostingRegressor
 from dpcore.models.clustering import NEIGHBOURHOODS, DPGridDensityClustering
 from dpcore.models.dpsgd import DPSGDClassifier, DPSGDRegressor
@@ -36,107 +35,10 @@ from dpcore.models.naive_bayes import DPGaussianNB
 from dpcore.models.partitioned_forest import DPPartitionedForest
 from dpcore.models.random_forest import DPRandomForestClassifier
 from dpcore.models.regression_tree import DPRegressionTree
-from dpcore.persons import per_row
-from dpcore.validation import Bounds, RandomStateLike
 
-KINDS = ("ours", "diffprivlib", "interpret", "non-private")
-KIND_LABELS = {
-    "ours": N_("DP Studio (ε-DP; (ε, δ)-DP where labelled approximate)"),
-    "diffprivlib": N_("diffprivlib (ε-DP)"),
-    "interpret": N_("InterpretML DP-EBM ((ε, δ)-DP)"),
-    "non-private": N_("non-private reference — owner's eyes only"),
-}
-
-
-class Estimator(Protocol):
-    """What a registry entry builds: a scikit-learn estimator (ours, a baseline's, or a pipeline)."""
-
-    def fit(self, X: Any, y: Any) -> Self: ...
-
-    def predict(self, X: Any) -> Any: ...
-
-
-@dataclass
-class ModelContext:
-    """What a model needs besides its data: budget, declared domain, chosen mechanisms.
-
-    ``params`` holds hyper-parameters by the estimator's own names; a name the estimator does
-    not take is ignored, and the budget, domain and mechanisms always come from the fields.
-    ``epsilon`` and ``delta`` are per person: with ``rows_per_person`` = k > 1 the model is
-    built with the per-row budget whose group-privacy guarantee is that (:func:`dpcore.persons.per_row`).
-    """
-
-    n_features: int
-    epsilon: float = 1.0
-    bounds: Bounds | None = None
-    target_bounds: tuple[float, float] | None = None
-    classes: list[Any] | None = None
-    delta: float = 1e-5
-    count_noise: str = "laplace"
-    selection: str = "gumbel"
-    categorical_levels: dict[int, int] = field(default_factory=dict)
-    random_state: RandomStateLike = None
-    params: dict[str, Any] = field(default_factory=dict)
-    rows_per_person: int = 1
-
-    def per_row(self) -> ModelContext:
-        """This context with the budget one row gets, so that one person of up to k rows gets ``epsilon``."""
-        if self.rows_per_person == 1:
-            return self
-        epsilon, delta = per_row(self.epsilon, self.delta, self.rows_per_person)
-        return replace(self, epsilon=epsilon, delta=delta, rows_per_person=1)
-
-
-@dataclass(frozen=True)
-class Parameter:
-    """A hyper-parameter the Train page lets the owner change.
-
-    For our models leave ``default`` out: :class:`ModelSpec` fills it in from the estimator.
-    """
-
-    name: str
-    help: str
-    choices: tuple[Any, ...] = ()
-    minimum: float | None = None
-    maximum: float | None = None
-    default: object = None
-
-
-@dataclass(frozen=True)
-class ModelSpec:
-    key: str
-    name: str
-    kind: str
-    task: str
-    build: Callable[[ModelContext], Estimator]
-    description: str
-    parameters: tuple[Parameter, ...] = ()
-    estimator: type[DPEstimatorMixin] | None = None  # our estimator class; None for the baselines
-    approximate: bool = False  # (ε, δ)-DP with the context's δ: labelled approximate wherever shown, and charged a δ
-
-    def __post_init__(self) -> None:
-        if self.estimator is not None:
-            defaults = estimator_defaults(self.estimator)
-            object.__setattr__(self, "parameters", tuple(replace(p, default=defaults[p.name]) for p in self.parameters))
-
-    @property
-    def private(self) -> bool:
-        return self.kind != "non-private"
-
-    def make(self, context: ModelContext) -> Estimator:
-        """The estimator for ``context``, its budget turned from per person into per row."""
-        return self.build(context.per_row())
-
-
-def estimator_defaults(estimator: type | object) -> dict[str, Any]:
-    """``{name: default}`` of an estimator's ``__init__`` (class or instance): where our defaults live.
-
-    >>> estimator_defaults(DPRegressionTree)["max_depth"]
-    15
-    """
-    cls: type[Any] = estimator if isinstance(estimator, type) else type(estimator)
-    signature = inspect.signature(cls.__init__)
-    return {name: p.default for name, p in signature.parameters.items() if p.default is not inspect.Parameter.empty}
+# The shapes live in dpcore.models._specs; callers keep importing them from here.
+__all__ = ["CLUSTERING", "KINDS", "KIND_LABELS", "MODELS", "REGISTRY", "Estimator", "ModelContext", "ModelSpec", "Parameter",
+           "estimator_defaults", "get", "models_for", "privacy_argument", "privacy_summary"]
 
 
 def _p(context: ModelContext, name: str, default: Any) -> Any:
