@@ -32,7 +32,6 @@ from dpcore.persons import person_keys
 from dpcore.release import stored
 from dpcore.release.columns import quoting
 from dpcore.release.contributions import PersonBound, keep_mask, scan_units
-from dpcore.release.heap import steady_heap
 from dpcore.release.padding import COUNT_EPSILON, check_fits, filler_rows, noisy_row_count
 from dpcore.release.plan import ReleasePlan
 from dpcore.release.randomness import entropy as make_entropy
@@ -334,10 +333,9 @@ def release_csv(
                 sink.truncate()
                 copy = stored.writer(ledger, quoting(treatments)) if ledger is not None else None
                 try:
-                    with steady_heap():
-                        fingerprint, outside, left_out = _stream(
-                            source, sink, attempt, delimiter, prepared, entropy, chunksize, copy, progress
-                        )
+                    fingerprint, outside, left_out = _stream(
+                        source, sink, attempt, delimiter, prepared, entropy, chunksize, copy, progress
+                    )
                     break
                 except UnicodeDecodeError:
                     if copy is not None:
