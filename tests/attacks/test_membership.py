@@ -98,7 +98,10 @@ def test_a_dp_model_stays_under_its_ceiling(noise_design, model):
         assert curve.epsilon_lower <= epsilon
         assert curve.auc - Z * curve.auc_error / 1.96 <= auc_ceiling(epsilon)
         assert curve.tpr_at_low_fpr - Z * curve.tpr_error / 1.96 <= float(tpr_ceiling(0.01, epsilon))
-    assert "no better than chance" in " ".join(membership_sentences(result))
+    # At ε = 1 a DP model may leak up to the ceiling; the page must say it stayed within it, never that it passed it.
+    first = membership_sentences(result)[0]
+    assert "no better than chance" in first or "within what ε = 1 allows" in first
+    assert "MORE than" not in first
 
 
 def test_members_are_drawn_person_by_person_when_the_table_names_a_privacy_unit():
