@@ -7,6 +7,7 @@ import json
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dpcore.cli._common import (
@@ -237,7 +238,7 @@ def add_estimate(subparsers: Subparsers) -> None:
                  "copy.json --column sex --joint sex income"),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("released", metavar="OUT.csv", help=_("the randomized copy"))
+    parser.add_argument("released", metavar="OUT.csv", help=_("the randomized (or synthetic) copy"))
     parser.add_argument("--report", required=True, metavar="REPORT.json", help=_("its privacy report (JSON)"))
     parser.add_argument("--column", action="append", metavar="NAME", help=_("only this column (repeat for several)"))
     parser.add_argument("--joint", nargs=2, metavar=("A", "B"), help=_("also the debiased joint shares of two randomized columns"))
@@ -265,6 +266,8 @@ def _run_estimate(args: argparse.Namespace) -> int:
         raise UsageError(_("estimate: argument --confidence: expected a level between 0 and 1, e.g. 0.95"))
     released = existing_file(args.released, "released file")
     report = _load_report(args.report)
+    if report.get("kind") == "synthetic":
+        return _estimate_synthetic(released, report, args)
     try:
         for name in (args.column or []) + (args.joint or []):
             report_entry(report, name)
@@ -316,6 +319,37 @@ def _run_estimate(args: argparse.Namespace) -> int:
           "'consistent' column holds the maximum-likelihood shares instead: they sum to 1 and stay in [0, 1] "
           "but are slightly biased.")
     )
+    return EXIT_OK
+
+
+def _estimate_synthetic(released: Path, report: dict[str, Any], args: argparse.Namespace) -> int:
+    """The buyer's shares of a synthetic copy: its rows need no debiasing, only the measurement noise's interval."""
+    from dpcore.synthetic import read_synthetic, synthetic_shares
+
+    if args.joint:
+        raise UsageError(_("estimate: --joint debiases two randomized columns; a synthetic copy needs none, so count "
+                           "its pairs directly"))
+    names = [entry["column"] for entry in report["columns"]]
+    unknown = [name for name in args.column or [] if name not in names]
+    if unknown:
+        raise UsageError(_("estimate: the report has no column {missing}").format(missing=", ".join(unknown)))
+    try:
+        copy = read_synthetic(released.read_bytes(), report)
+        results = {name: synthetic_shares(copy, report, name, args.confidence) for name in args.column or names}
+    except (KeyError, TypeError, StopIteration):
+        raise DataError(_("The synthetic copy does not match its report (a column or its cells are missing).")) from None
+    if args.json:
+        print(json.dumps({name: frame.to_dict("records") for name, frame in results.items()}, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    level = f"{100 * args.confidence:g}%"
+    for name, frame in results.items():
+        print(f"\n{name}  (synthetic)")
+        print(f"  {'category':<28} {'share':>9} {'std.err':>8}   {f'{level} interval':<20}")
+        for row in frame.itertuples(index=False):
+            interval = f"[{row.ci_lower:.4f}, {row.ci_upper:.4f}]"
+            print(f"  {str(row.category)[:28]:<28} {row.estimate:>9.4f} {row.std_error:>8.4f}   {interval:<20}")
+    print(_("\nA synthetic copy's shares are read off its rows; the intervals cover the noise of the measured one-way "
+            "counts only, so the model's own error comes on top: read them as lower bounds of the uncertainty."))
     return EXIT_OK
 
 

@@ -55,3 +55,20 @@ def test_synthesize_rejects_a_delta_with_laplace_noise(tmp_path, tiny_files, cap
     table, schema = tiny_files
     assert _synthesize(tmp_path, table, schema, "--epsilon", "1", "--noise", "laplace", "--delta", "1e-6") == EXIT_USAGE
     assert "Laplace" in capsys.readouterr().err
+
+
+def test_the_buyer_reads_shares_with_intervals_from_a_synthetic_copy(tmp_path, tiny_files, capsys):
+    table, schema = tiny_files
+    assert _synthesize(tmp_path, table, schema, "--epsilon", "1", "--epsilon-budget", "1.5", "--seed", "3", "-q") == EXIT_OK
+    capsys.readouterr()
+    copy, report = str(tmp_path / "copy.csv"), str(tmp_path / "copy.json")
+    assert main(["estimate", copy, "--report", report, "--column", "smoker", "--json"]) == EXIT_OK
+    [shares] = json.loads(capsys.readouterr().out).values()
+    assert sum(row["estimate"] for row in shares) == pytest.approx(1.0)
+    assert all(row["ci_lower"] <= row["estimate"] <= row["ci_upper"] for row in shares)
+    assert main(["estimate", copy, "--report", report]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert "smoker  (synthetic)" in out and "sick  (synthetic)" in out and "lower bounds" in out
+    assert main(["estimate", copy, "--report", report, "--joint", "smoker", "sick"]) == EXIT_USAGE
+    assert "needs none" in capsys.readouterr().err
+    assert main(["estimate", copy, "--report", report, "--column", "nope"]) == EXIT_USAGE
