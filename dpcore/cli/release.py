@@ -343,7 +343,7 @@ def _estimate_synthetic(released: Path, report: dict[str, Any], args: argparse.N
         return EXIT_OK
     level = f"{100 * args.confidence:g}%"
     for name, frame in results.items():
-        print(f"\n{name}  (synthetic)")
+        print("\n" + _("{name}  (synthetic)").format(name=name))
         print(f"  {'category':<28} {'share':>9} {'std.err':>8}   {f'{level} interval':<20}")
         for row in frame.itertuples(index=False):
             interval = f"[{row.ci_lower:.4f}, {row.ci_upper:.4f}]"
