@@ -105,6 +105,17 @@ def distinct_files(message: str, *paths: Path) -> None:
         raise UsageError(message)
 
 
+def copy_files(args: argparse.Namespace, clash: str) -> tuple[Path, Path, Path, Path | None]:
+    """A copy command's input, output, JSON report and optional Markdown report, checked and all different
+    (``clash``: the command's sentence when two of them are the same file)."""
+    source = existing_file(args.input, "input file")
+    output = output_file(args.output, "output file")
+    report = output_file(args.report, "report file")
+    markdown = output_file(args.markdown, "Markdown report") if args.markdown else None
+    distinct_files(clash, source, output, report, *([markdown] if markdown else []))
+    return source, output, report, markdown
+
+
 def write_bytes(path: Path, data: bytes) -> None:
     """Write a file atomically (a temporary file renamed into place)."""
     partial = path.with_name(f".{path.name}.partial")

@@ -17,7 +17,7 @@ from dpcore.cli._common import (
     add_dataset_arguments,
     add_person_arguments,
     apply_person_arguments,
-    distinct_files,
+    copy_files,
     existing_file,
     ledger_path,
     load_plan_file,
@@ -162,12 +162,7 @@ def _progress(quiet: bool) -> Callable[[int, int], None] | None:
 def _run_release(args: argparse.Namespace) -> int:
     from dpcore.release import DEFAULT_CHUNKSIZE, copy_epsilon, counted_rows_per_person, file_chunks, release_csv
 
-    source = existing_file(args.input, "input file")
-    output = output_file(args.output, "output file")
-    report_path = output_file(args.report, "report file")
-    markdown_path = output_file(args.markdown, "Markdown report") if args.markdown else None
-    distinct_files(_("release: the input, the output and the report files must all be different"),
-                   source, output, report_path, *([markdown_path] if markdown_path else []))
+    source, output, report_path, markdown_path = copy_files(args, _("release: the input, the output and the report files must all be different"))
     schema = apply_person_arguments(load_schema_file(args.schema), args, "release")
     plan = _load_plan(args.plan, schema)
     plan.check(schema)

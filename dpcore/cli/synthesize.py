@@ -13,12 +13,10 @@ from dpcore.cli._common import (
     add_dataset_arguments,
     add_person_arguments,
     apply_person_arguments,
-    distinct_files,
-    existing_file,
+    copy_files,
     load_plan_file,
     load_schema_file,
     open_dataset,
-    output_file,
     para,
     positive_float,
     positive_int,
@@ -70,12 +68,7 @@ def run_synthesize(args: argparse.Namespace) -> int:
     from dpcore.release import default_plan
     from dpcore.synthetic import synthesize_table
 
-    source = existing_file(args.input, "input file")
-    output = output_file(args.output, "output file")
-    report_path = output_file(args.report, "report file")
-    markdown_path = output_file(args.markdown, "Markdown report") if args.markdown else None
-    distinct_files(_("synthesize: the input, the output and the report files must all be different"),
-                   source, output, report_path, *([markdown_path] if markdown_path else []))
+    source, output, report_path, markdown_path = copy_files(args, _("synthesize: the input, the output and the report files must all be different"))
     if args.noise == "laplace" and args.delta:
         raise UsageError(_("synthesize: --delta is for Gaussian noise; Laplace noise has δ = 0"))
     if args.delta is not None and not 0 < args.delta < 1:
