@@ -22,8 +22,6 @@ from dpstudio.support.state import StudioState
 RANDOMIZED, SYNTHETIC = "randomized", "synthetic"
 #: The preview's rows, by the names its table keeps (English: a CSV's values); shown translated.
 COPIES = (N_("randomized copy"), N_("synthetic copy"), N_("real rows (reference)"), N_("most common class"))
-#: The preview's results, kept in the session under this key: (table, declarations, plan, ε, noise) → its table.
-PREVIEW_KEY = "export_utility_preview"
 
 
 def choose_kind() -> str:
@@ -105,6 +103,7 @@ def made(result: SyntheticResult) -> None:
 
 
 def _preview_key(state: StudioState, plan: ReleasePlan, epsilon: float, noise: str) -> str:
+    """Where a preview is kept in ``state.utility_previews``: the table's declarations, the plan, ε and the noise."""
     return json.dumps([state.dataset.declared_key, plan.to_json(), epsilon, noise])
 
 
@@ -114,7 +113,7 @@ def preview(state: StudioState, plan: ReleasePlan, epsilon: float, noise: str, d
     st.caption(_("A simulation on your own rows, for your eyes only: both copies are made from 80 % of the rows with this plan "
                  "and ε, compared with the truth, and a model trained on each copy is tested on the other 20 % of real rows. "
                  "Nothing from it is released and nothing is charged; the real copy gets fresh noise."))
-    kept: dict[str, Any] = st.session_state.setdefault(PREVIEW_KEY, {})
+    kept: dict[str, Any] = state.utility_previews
     key = _preview_key(state, plan, epsilon, noise)
     if st.button(_("Run the utility preview"), key="run_utility_preview"):
         dataset = state.dataset

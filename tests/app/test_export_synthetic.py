@@ -6,7 +6,6 @@ import pytest
 
 from dpcore.synthetic import SyntheticResult
 from dpstudio.support.session import STATE_KEY
-from dpstudio.support.synthetic_view import PREVIEW_KEY
 
 pytest.importorskip("mbi")
 
@@ -20,7 +19,7 @@ def test_the_synthetic_copy_is_previewed_for_free_then_made_and_charged(app):
     assert at.number_input(key="synthetic_epsilon").value == 1.0  # the whole budget: the copy must still show afterwards
     [b for b in at.button if b.label == "Run the utility preview"][0].click().run(timeout=900)
     assert not at.exception and not at.error
-    [preview] = at.session_state[PREVIEW_KEY].values()
+    [preview] = at.session_state[STATE_KEY].utility_previews.values()
     assert set(preview["copy"]) >= {"randomized copy", "synthetic copy"}
     assert ledger.spent == 0  # the preview is free
     assert any("owner only, free" in str(h.value) for h in at.subheader)
