@@ -271,7 +271,7 @@ def test_many_data_read_bounds_are_one_summary_with_a_private_estimate(page, tmp
     path = tmp_path / "labs.csv"
     frame.to_csv(path, index=False)
     _choose_upload(page).set_input_files(str(path))
-    page.get_by_text("30 column(s) have bounds or categories read from your data", exact=False).wait_for()
+    page.get_by_text("30 columns have bounds or categories read from your data", exact=False).wait_for()
     page.get_by_role("button", name="Estimate privately (spends ε = 3)").click()  # 30 × 0.1 is more than the budget of 1
     page.get_by_text("would exceed the budget", exact=False).wait_for()
     field = page.get_by_label("ε per column")

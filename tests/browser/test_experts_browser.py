@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from browser_support import screenshot  # noqa: E402
@@ -25,9 +26,16 @@ def test_train_the_experts_and_see_their_weights_move(page):
     page.get_by_text("Model settings").click()
     form = page.locator("[data-testid='stSelectbox']").filter(has=page.get_by_text("form", exact=True))
     form.wait_for()
-    form.locator("input, [role='combobox']").first.click()
+    page.wait_for_timeout(500)  # opening the expander reruns the page; a list opened before that closes again
     try:
-        page.get_by_role("option", name="streaming").click(timeout=10_000)
+        for attempt in range(3):
+            form.click()
+            try:
+                page.get_by_role("option", name="streaming").click(timeout=5_000)
+                break
+            except PlaywrightTimeout:
+                if attempt == 2:
+                    raise
     finally:
         screenshot(page, "train_experts_settings")
     page.get_by_role("button", name="Train").click()
