@@ -274,7 +274,8 @@ def _spend_in_process(path, attempts, barrier, results):
 
 def test_four_processes_cannot_overspend(ledger_path):
     BudgetLedger("shared", total_epsilon=1.0, path=ledger_path)
-    context = multiprocessing.get_context("fork")
+    # Spawned, not forked: by now other tests have loaded JAX, whose threads a fork would copy half-way.
+    context = multiprocessing.get_context("spawn")
     barrier, results = context.Barrier(4), context.Queue()
     processes = [context.Process(target=_spend_in_process, args=(str(ledger_path), 5, barrier, results)) for _ in range(4)]
     for process in processes:
