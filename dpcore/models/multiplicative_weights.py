@@ -16,6 +16,7 @@ The released ensemble is the experts plus their weights. Two forms of the weight
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Self
 
@@ -78,7 +79,7 @@ def weights_from_losses(losses: NDArray[np.float64], eta: float) -> NDArray[np.f
     return weights / weights.sum(axis=-1, keepdims=True)
 
 
-class _Ensemble(DPEstimatorMixin):
+class _Ensemble(DPEstimatorMixin, ABC):
     """Shared by the regressor and the classifier: parts, experts, noisy losses, weights."""
 
     experts: Sequence[DPEstimatorMixin] | None
@@ -91,12 +92,13 @@ class _Ensemble(DPEstimatorMixin):
     experts_: list[Any]
     weights_: NDArray[np.float64]
 
+    @abstractmethod
     def _default_experts(self) -> list[DPEstimatorMixin]:
-        raise NotImplementedError
+        """The experts used when none are given (the regressor's and the classifier's own)."""
 
+    @abstractmethod
     def _losses(self, expert: Any, X: NDArray[np.float64], y: NDArray[Any]) -> NDArray[np.float64]:
         """Each held-out record's loss for one expert, in [0, 1]."""
-        raise NotImplementedError
 
     def _check_params(self) -> list[DPEstimatorMixin]:
         check_epsilon(self.epsilon)

@@ -7,6 +7,7 @@ released and asked anything. algorithms.md §10.2, the PATE-style variant.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Self
 
@@ -65,7 +66,7 @@ def marginal_queries(X_unit: NDArray[np.float64], n_queries: int, categorical_le
     return queries
 
 
-class _Student(DPEstimatorMixin):
+class _Student(DPEstimatorMixin, ABC):
     """Shared by the two students: the query set, the teacher that labels it once, and the student's fit."""
 
     n_queries: int
@@ -102,8 +103,9 @@ class _Student(DPEstimatorMixin):
         self.n_labels_ = len(labels)
         self._set_spent(self.epsilon, self.delta)
 
+    @abstractmethod
     def _default_student(self, n_labels: int) -> BaseEstimator:
-        raise NotImplementedError
+        """The released model trained on the noisy labels when none is given (a public choice of ``n_labels``)."""
 
 
 _STUDENT_NOTE = """

@@ -21,6 +21,7 @@ and ``n_blocks`` is a public number that never depends on the data.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any, Self
 
@@ -47,7 +48,7 @@ def assign_blocks(n_rows: int, n_blocks: int, rng: np.random.Generator) -> NDArr
     return rng.integers(0, n_blocks, size=n_rows)
 
 
-class _Teacher(DPEstimatorMixin):
+class _Teacher(DPEstimatorMixin, ABC):
     """Shared by the two teachers: the blocks, their fits, and the per-query bookkeeping."""
 
     estimator: BaseEstimator | None
@@ -55,8 +56,9 @@ class _Teacher(DPEstimatorMixin):
     delta: float
     block_models_: list[BaseEstimator | None]
 
+    @abstractmethod
     def _default_estimator(self) -> BaseEstimator:
-        raise NotImplementedError
+        """The model fitted on every block when none is given."""
 
     def _fit_blocks(self, X_unit: NDArray[np.float64], y: NDArray[Any], rng: np.random.Generator) -> None:
         check_positive_int(self.n_blocks, "n_blocks", minimum=1)
