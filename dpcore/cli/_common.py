@@ -194,6 +194,16 @@ def add_dataset_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_spending_arguments(parser: argparse.ArgumentParser, seed_help: str, quiet_help: str | None = None) -> None:
+    """What every command that spends budget takes: the dataset, the privacy unit, a demo seed and --quiet.
+
+    ``seed_help`` says what a seed must not be used for (already translated)."""
+    add_dataset_arguments(parser)
+    add_person_arguments(parser)
+    parser.add_argument("--seed", type=seed_number, metavar="N", help=seed_help)
+    parser.add_argument("-q", "--quiet", action="store_true", help=quiet_help or _("no notes on standard error"))
+
+
 def add_person_arguments(parser: argparse.ArgumentParser) -> None:
     """The options for a table in which one person can have several rows (else the schema's declaration holds)."""
     parser.add_argument("--privacy-unit", metavar="COLUMN",

@@ -8,8 +8,7 @@ from dpcore.cli._common import (
     EXIT_OK,
     Subparsers,
     UsageError,
-    add_dataset_arguments,
-    add_person_arguments,
+    add_spending_arguments,
     apply_person_arguments,
     distinct_files,
     existing_file,
@@ -21,7 +20,6 @@ from dpcore.cli._common import (
     positive_float,
     positive_int,
     say,
-    seed_number,
     spent_sentence,
     warn_seed,
     write_bytes,
@@ -57,11 +55,7 @@ def add_answer(subparsers: Subparsers) -> None:
     parser.add_argument("--blocks", type=positive_int, metavar="K", help=_("the number of secret blocks (default 100)"))
     parser.add_argument("-o", "--output", metavar="ANSWERS.csv",
                         help=_("where to write the queries with their answers (default: QUERIES_answers.csv)"))
-    add_dataset_arguments(parser)
-    add_person_arguments(parser)
-    parser.add_argument("--seed", type=seed_number, metavar="N",
-                        help=_("fixed random seed — for tests and demos only: seeded answers must not be released"))
-    parser.add_argument("-q", "--quiet", action="store_true", help=_("no notes on standard error"))
+    add_spending_arguments(parser, _("fixed random seed — for tests and demos only: seeded answers must not be released"))
     parser.set_defaults(handler=run_answer)
 
 

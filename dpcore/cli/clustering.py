@@ -8,8 +8,7 @@ from dpcore.cli._common import (
     EXIT_OK,
     Subparsers,
     UsageError,
-    add_dataset_arguments,
-    add_person_arguments,
+    add_spending_arguments,
     apply_person_arguments,
     distinct_files,
     existing_file,
@@ -20,7 +19,6 @@ from dpcore.cli._common import (
     para,
     positive_float,
     positive_int,
-    seed_number,
     spent_sentence,
     warn_seed,
     write_bytes,
@@ -67,11 +65,7 @@ def add_cluster(subparsers: Subparsers) -> None:
     parser.add_argument("-o", "--output", metavar="MAP.csv|MAP.json",
                         help=_("where to write the map; .json writes JSON, anything else CSV (default: INPUT_groups.csv)"))
     parser.add_argument("--card", metavar="CARD.md", help=_("where to write the map's card (default: beside the map, .md)"))
-    add_dataset_arguments(parser)
-    add_person_arguments(parser)
-    parser.add_argument("--seed", type=seed_number, metavar="N",
-                        help=_("fixed random seed — for tests and demos only: a seeded map must not be released"))
-    parser.add_argument("-q", "--quiet", action="store_true", help=_("no notes on standard error"))
+    add_spending_arguments(parser, _("fixed random seed — for tests and demos only: a seeded map must not be released"))
     parser.set_defaults(handler=run_cluster)
 
 

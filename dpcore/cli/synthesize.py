@@ -10,8 +10,7 @@ from dpcore.cli._common import (
     EXIT_OK,
     Subparsers,
     UsageError,
-    add_dataset_arguments,
-    add_person_arguments,
+    add_spending_arguments,
     apply_person_arguments,
     copy_files,
     load_plan_file,
@@ -21,7 +20,6 @@ from dpcore.cli._common import (
     positive_float,
     positive_int,
     say,
-    seed_number,
     write_text,
 )
 from dpcore.i18n import _
@@ -55,11 +53,7 @@ def add_synthesize(subparsers: Subparsers) -> None:
     parser.add_argument("-o", "--output", required=True, metavar="OUT.csv", help=_("where to write the synthetic copy"))
     parser.add_argument("--report", required=True, metavar="REPORT.json", help=_("where to write the privacy report (JSON)"))
     parser.add_argument("--markdown", metavar="REPORT.md", help=_("also write the report for people (Markdown)"))
-    add_dataset_arguments(parser)
-    add_person_arguments(parser)
-    parser.add_argument("--seed", type=seed_number, metavar="N",
-                        help=_("fixed random seed — for tests only: a seeded copy must not be sold"))
-    parser.add_argument("-q", "--quiet", action="store_true", help=_("no progress or notes on standard error"))
+    add_spending_arguments(parser, _("fixed random seed — for tests only: a seeded copy must not be sold"), _("no progress or notes on standard error"))
     parser.set_defaults(handler=run_synthesize)
 
 

@@ -11,8 +11,7 @@ from dpcore.cli._common import (
     TASK_SUFFIX,
     Subparsers,
     UsageError,
-    add_dataset_arguments,
-    add_person_arguments,
+    add_spending_arguments,
     apply_person_arguments,
     distinct_files,
     existing_file,
@@ -22,7 +21,6 @@ from dpcore.cli._common import (
     output_file,
     para,
     positive_float,
-    seed_number,
     spent_sentence,
     warn_seed,
     write_text,
@@ -74,12 +72,8 @@ def add_train(subparsers: Subparsers) -> None:
                         help=_("how splits are chosen privately (default {default_selection}, as in the app)").format(default_selection=DEFAULT_SELECTION))
     parser.add_argument("-o", "--output", metavar="MODEL.skops", help=_("where to write the model (default: INPUT_MODEL.skops)"))
     parser.add_argument("--card", metavar="CARD.md", help=_("where to write the model card (default: beside the model, .md)"))
-    add_dataset_arguments(parser)
-    add_person_arguments(parser)
-    parser.add_argument("--seed", type=seed_number, metavar="N",
-                        help=_("fixed random seed — for tests and demos only: a seeded model must not be released (the app's demo "
+    add_spending_arguments(parser, _("fixed random seed — for tests and demos only: a seeded model must not be released (the app's demo "
                                "seed is 2024)"))
-    parser.add_argument("-q", "--quiet", action="store_true", help=_("no notes on standard error"))
     parser.set_defaults(handler=run_train)
 
 
