@@ -8,7 +8,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dpcore.mechanisms._base import Mechanism
-from dpcore.validation import RandomStateLike, check_delta
+from dpcore.validation import RandomStateLike, check_bounds, check_delta
 
 NOISES = ("laplace", "heavy_tailed")
 
@@ -86,8 +86,7 @@ class SmoothMedian(Mechanism):
 
     def __init__(self, epsilon: float, delta: float = 0.0, noise: str | None = None, lower: float = 0.0, upper: float = 1.0,
                  gamma: float = 4.0, random_state: RandomStateLike = None) -> None:
-        if not lower < upper:
-            raise ValueError("lower must be below upper")
+        check_bounds((lower, upper), 1)
         super().__init__(epsilon, upper - lower, random_state)
         self.delta = check_delta(delta)
         self.noise = noise if noise is not None else ("laplace" if self.delta > 0 else "heavy_tailed")

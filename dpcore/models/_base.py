@@ -82,7 +82,11 @@ class DPEstimatorMixin(BaseEstimator):
                 raise ValueError(f"{name} must be one of {choices}, got {value!r}")
 
     def _random_streams(self) -> tuple[np.random.Generator, np.random.Generator]:
-        """Two independent generators: one for data-independent structure, one for noise."""
+        """Two independent generators: one for data-independent structure, one for noise.
+
+        Both stay secret. Some fits draw from ``structure`` what their privacy argument needs
+        unreleased: DP-SGD's Poisson batches (amplification by subsampling), the experts'
+        disjoint parts and the teachers' blocks (parallel composition over a secret split)."""
         structure, noise = check_random_state(self.random_state).spawn(2)
         return structure, noise
 

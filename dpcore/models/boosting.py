@@ -17,6 +17,7 @@ from typing import Any, Self
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from scipy.special import expit, softmax
 from sklearn.base import ClassifierMixin, RegressorMixin
 
 from dpcore.i18n import N_
@@ -460,7 +461,7 @@ class DPBoostingClassifier(DeclaredClassesMixin, ClassifierMixin, _BoostingBase)
         if k <= 2:
             self._step_scale = 2.0
             targets = (codes == k - 1).astype(float)[:, None]
-            self._boost(X_unit, targets, [0.0], lambda t, s: t - _sigmoid(s), (self._clip, self._clip), budget)
+            self._boost(X_unit, targets, [0.0], lambda t, s: t - expit(s), (self._clip, self._clip), budget)
         else:
             self._step_scale = k / (k - 1)
             targets = np.eye(k)[codes]
@@ -469,27 +470,18 @@ class DPBoostingClassifier(DeclaredClassesMixin, ClassifierMixin, _BoostingBase)
             # keeps at most c and the others at most min(1, (K − 1)c) together: L1 ≤ c + min(1, (K − 1)c).
             l1 = min(2.0, self._clip + min(1.0, (k - 1) * self._clip))
             sensitivity = (l1, min(np.sqrt(2.0), np.sqrt(k) * self._clip))
-            self._boost(X_unit, targets, np.zeros(k), lambda t, s: t - _softmax(s), sensitivity, budget)
+            self._boost(X_unit, targets, np.zeros(k), lambda t, s: t - softmax(s, axis=1), sensitivity, budget)
         self._set_spent(self.epsilon, self.delta)
         return self
 
     def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         scores = self._decision(X)
         if len(self.classes_) <= 2:
-            p = _sigmoid(scores[:, 0])
+            p = expit(scores[:, 0])
             return np.column_stack([1 - p, p]) if len(self.classes_) == 2 else np.ones((len(p), 1))
-        return _softmax(scores)
+        return softmax(scores, axis=1)
 
     def predict(self, X: ArrayLike) -> NDArray[Any]:
         proba = self.predict_proba(X)
         return self.classes_[np.argmax(proba, axis=1)]
 
-
-def _sigmoid(z: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
-
-
-def _softmax(z: np.ndarray) -> np.ndarray:
-    z = z - z.max(axis=1, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(axis=1, keepdims=True)

@@ -15,6 +15,7 @@ from typing import Any, Self
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from scipy.special import expit, softmax
 from sklearn.base import ClassifierMixin, RegressorMixin
 
 from dpcore.i18n import N_, _
@@ -46,7 +47,8 @@ _PRIVACY = r"""
       ``T = ⌈epochs/q⌉``: functions of ``N̂`` and public settings only.
     * **Poisson subsampling.** At every step each record joins the batch independently with
       probability ``q`` — the sampling the accountants analyse (a shuffled fixed-size batch
-      would be another mechanism).
+      would be another mechanism). The batches are drawn from the fit's secret ``structure``
+      stream and never released: the amplification by subsampling rests on that.
     * **Per-example clipping.** Each record's gradient with respect to all parameters at once
       is scaled to L2 norm at most ``clip``, so one record moves a step's gradient sum by at
       most ``clip`` in L2.
@@ -102,8 +104,7 @@ class _DPSGDBase(DPEstimatorMixin):
     _auto_rate: float
 
     def _check_params(self) -> None:
-        check_delta(self.delta)
-        if not 0 < self.delta < 1:
+        if not check_delta(self.delta) > 0:
             raise ValueError(f"delta must be in (0, 1): DP-SGD is approximate DP, got {self.delta!r}")
         if not (isinstance(self.epochs, int | float) and self.epochs > 0):
             raise ValueError(f"epochs must be > 0, got {self.epochs!r}")
@@ -258,10 +259,9 @@ class _DPSGDBase(DPEstimatorMixin):
 
 def _apply_link(scores: NDArray[np.float64], link: str) -> NDArray[np.float64]:
     if link == "sigmoid":
-        return 1.0 / (1.0 + np.exp(-np.clip(scores, -30, 30)))
+        return expit(scores)
     if link == "softmax":
-        shifted = np.exp(scores - scores.max(axis=1, keepdims=True))
-        return shifted / shifted.sum(axis=1, keepdims=True)
+        return softmax(scores, axis=1)
     return scores
 
 

@@ -22,6 +22,7 @@ from typing import Any, Self
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from scipy.special import softmax
 from sklearn.base import ClassifierMixin, RegressorMixin, clone
 
 from dpcore.i18n import N_
@@ -72,11 +73,8 @@ def tree_prefix_sums(steps: NDArray[np.float64], epsilon: float, sensitivity: fl
 
 
 def weights_from_losses(losses: NDArray[np.float64], eta: float) -> NDArray[np.float64]:
-    """``w ∝ exp(−η·L)`` along the last axis, computed stably."""
-    scores = -eta * np.asarray(losses, dtype=float)
-    scores -= scores.max(axis=-1, keepdims=True)
-    weights = np.exp(scores)
-    return weights / weights.sum(axis=-1, keepdims=True)
+    """``w ∝ exp(−η·L)`` along the last axis."""
+    return softmax(-eta * np.asarray(losses, dtype=float), axis=-1)
 
 
 class _Ensemble(DPEstimatorMixin, ABC):

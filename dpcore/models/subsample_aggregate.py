@@ -78,8 +78,7 @@ class _Teacher(DPEstimatorMixin, ABC):
     def _charge(self, n_queries: int) -> None:
         """Every answered query spends ``epsilon`` and ``delta`` again (sequential composition)."""
         self.queries_answered_ += n_queries
-        self.epsilon_spent_ = round_up_epsilon(self.queries_answered_ * self.epsilon)
-        self.delta_spent_ = float(self.queries_answered_ * self.delta)
+        self._set_spent(*self.query_cost(self.queries_answered_))
 
     def query_cost(self, n_queries: int) -> tuple[float, float]:
         """The (ε, δ) that answering ``n_queries`` queries spends: each one is paid for (basic composition)."""
