@@ -20,6 +20,8 @@ from dpcore.cli._common import (
     positive_float,
     positive_int,
     say,
+    warn_seed,
+    write_bytes,
     write_text,
 )
 from dpcore.i18n import _
@@ -72,10 +74,9 @@ def run_synthesize(args: argparse.Namespace) -> int:
     schema = apply_person_arguments(load_schema_file(args.schema), args, "synthesize")
     plan = load_plan_file(args.plan) if args.plan else default_plan(schema)
     plan.check(schema)
-    if args.seed is not None:
-        say(_("warning: --seed makes the noise reproducible: anyone who knows the seed can undo it. Use it for tests only; "
-              "a seeded copy must never be sold or shared."))
+    warn_seed(args, _("the copy"))
     frame, _options = read_csv_path(source)
+    # Not first_total(): the copy is measured with the unit's own sensitivities, so it costs exactly --epsilon there.
     ledger = open_dataset(args, "synthesize", lambda: [frame], source.stem, args.epsilon)
     shown = {"step": ""}
 
@@ -88,7 +89,7 @@ def run_synthesize(args: argparse.Namespace) -> int:
     result = synthesize_table(frame, schema, plan, epsilon=args.epsilon, delta=args.delta, noise=args.noise,
                               ledger=ledger, public_rows=args.rows, random_state=args.seed, progress=progress,
                               label=f"synthetic copy ({output.name})")
-    output.write_bytes(result.csv)
+    write_bytes(output, result.csv)
     write_text(report_path, json.dumps(result.report, indent=2, ensure_ascii=False) + "\n")
     if markdown_path is not None:
         write_text(markdown_path, result.markdown)
