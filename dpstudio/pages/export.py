@@ -4,7 +4,7 @@ import streamlit as st
 
 from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.i18n import _
-from dpcore.release import ReleasePlan, ReleaseResult, default_plan, describe_plan, kept_rows, preview_release, release_table
+from dpcore.release import ReleasePlan, ReleaseResult, describe_plan, kept_rows, preview_release, release_table
 from dpcore.synthetic import SyntheticResult
 from dpstudio.support import export_view as view
 from dpstudio.support import synthetic_view as synthetic
@@ -33,9 +33,7 @@ st.caption(_(
     "Per column: drop it, keep it (only for columns you declared public), the coin (yes/no columns, ε = ln 3), k-ary "
     "randomized response for categories, bins + k-ary or Laplace noise for numbers. Identifiers are dropped by default."
 ))
-base_plan, sentence = view.starting_plan(state, ledger)
-if base_plan is None and kind == synthetic.SYNTHETIC:  # the plan only names the copy's columns and bins
-    base_plan, sentence = default_plan(schema), ""
+base_plan, sentence = view.starting_plan(state, ledger, synthetic=kind == synthetic.SYNTHETIC)
 if base_plan is None:
     st.error(sentence)
     st.stop()

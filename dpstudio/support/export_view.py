@@ -33,8 +33,11 @@ def plan_key(dataset: Dataset, ledger: BudgetLedger) -> tuple:
     return (dataset.dataset_id, dataset.schema_key, ledger.unit)
 
 
-def starting_plan(state: StudioState, ledger: BudgetLedger) -> tuple[ReleasePlan | None, str]:
+def starting_plan(state: StudioState, ledger: BudgetLedger, synthetic: bool = False) -> tuple[ReleasePlan | None, str]:
     """The plan the editor starts from, and a sentence for the owner (an error when no copy can be made).
+
+    For a synthetic copy the plan only names the columns and their bins (its ε is chosen apart),
+    so the default plan serves even when no randomized copy fits the budget.
 
     Once a copy is out, its plan stays the default, so asking again hands out the same stored
     copy at no cost; otherwise the default plan shares what is left of the budget (after the
@@ -55,6 +58,8 @@ def starting_plan(state: StudioState, ledger: BudgetLedger) -> tuple[ReleasePlan
     else:
         sentence = _("Only ε = {left} is left of this dataset's budget: a new copy cannot be made. Raise the budget on the "
                      "Privacy page only if you accept a weaker promise.")
+    if synthetic:
+        return default_plan(state.dataset.schema), ""
     return None, sentence.format(left=short(max(ledger.remaining, 0)), count=short(row_count_epsilon))
 
 
