@@ -89,14 +89,26 @@ class Quantiles(Mechanism):
 
     def randomise(self, values: ArrayLike) -> NDArray[np.float64]:
         """``(d, m)`` quantiles of the ``d`` columns of ``values`` (clipped into [0, 1]; NaN → 0.5)."""
+        return self.randomise_histogram(self.histogram(values))
+
+    def histogram(self, values: ArrayLike) -> NDArray[np.int64]:
+        """``(d, grid)`` counts of each column's values per grid cell: all :meth:`randomise_histogram` reads.
+
+        A per-record map into cells, so histograms of row batches add up to the table's.
+        """
         values = np.asarray(values, dtype=float)
         if values.ndim == 1:
             values = values[:, None]
-        n, d = values.shape
+        d = values.shape[1]
         values = np.clip(np.where(np.isnan(values), 0.5, values), 0.0, 1.0)
         cells = np.minimum((values * self.grid).astype(np.int64), self.grid - 1)
         offsets = (np.arange(d) * self.grid)[None, :]
-        histogram = np.bincount((cells + offsets).ravel(), minlength=d * self.grid).reshape(d, self.grid)
+        return np.bincount((cells + offsets).ravel(), minlength=d * self.grid).reshape(d, self.grid).astype(np.int64)
+
+    def randomise_histogram(self, histogram: ArrayLike) -> NDArray[np.float64]:
+        """``(d, m)`` quantiles from the columns' grid histograms (:meth:`histogram`)."""
+        histogram = np.asarray(histogram)
+        d = histogram.shape[0]
         below = np.concatenate([np.zeros((d, 1)), np.cumsum(histogram, axis=1)], axis=1)  # records below edge g
         levels = _levels(self.quantiles.size)
         selector = Exponential(self.epsilon / (d * len(levels)), 1.0, random_state=self.rng)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 import numpy as np
 import pandas as pd
@@ -13,6 +13,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from dpcore.backends import Rows
 from dpcore.exceptions import PrivacyLeakWarning
 from dpcore.i18n import N_
 from dpcore.mechanisms import COUNT_NOISES, SELECTION_METHODS
@@ -59,6 +60,21 @@ class DPEstimatorMixin(BaseEstimator):
         check_epsilon(self.epsilon)
         self._lower, self._upper = check_bounds(self.bounds, self.n_features_in_)
         return X_valid, y_valid
+
+    def fit_rows(self, rows: Rows) -> Self:
+        """Fit on rows wherever they live (:class:`~dpcore.backends.Rows`: numpy arrays or a Spark table).
+
+        ``rows`` carry the features in their declared units and the raw target, as ``fit(X, y)``
+        takes them; the fitted model is the one ``fit`` gives on the same rows with the same row
+        keys. The domain (bounds, classes) comes from the declarations only.
+        """
+        check_epsilon(self.epsilon)
+        self.n_features_in_ = rows.n_features
+        self._lower, self._upper = check_bounds(self.bounds, self.n_features_in_)
+        return self._fit_rows(rows)
+
+    def _fit_rows(self, rows: Rows) -> Self:
+        raise TypeError(f"{type(self).__name__} cannot be fitted on a backend's rows yet")
 
     def _unit(self, X: ArrayLike) -> NDArray[np.float64]:
         """Declared-bounds scaling into [0, 1], with NaN → 0.5 and clipping."""
