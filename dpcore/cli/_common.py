@@ -204,6 +204,16 @@ def add_spending_arguments(parser: argparse.ArgumentParser, seed_help: str, quie
     parser.add_argument("-q", "--quiet", action="store_true", help=quiet_help or _("no notes on standard error"))
 
 
+def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--engine`` and ``--master``: read and compute on this machine (default) or on Apache Spark."""
+    parser.add_argument("--engine", choices=["local", "spark"], default="local",
+                        help=_("where the rows are read and counted: on this machine (default) or on Apache Spark, for tables "
+                               "past one machine (INPUT may then be a Parquet file or folder or a CSV glob); the model or copy "
+                               "is the same either way"))
+    parser.add_argument("--master", metavar="URL", default="local[2]",
+                        help=_("with --engine spark: the Spark master (default local[2]: both cores of this machine)"))
+
+
 def add_person_arguments(parser: argparse.ArgumentParser) -> None:
     """The options for a table in which one person can have several rows (else the schema's declaration holds)."""
     parser.add_argument("--privacy-unit", metavar="COLUMN",
