@@ -51,7 +51,6 @@ _REFUSED = {
     ".numbers": N_("This is an Apple Numbers file, which DP Studio does not read. Export it as .xlsx or CSV."),
     ".zip": N_("This is a compressed archive. Unpack it and upload the CSV or .xlsx file inside."),
     ".gz": N_("This is a compressed file. Unpack it and upload the CSV or .xlsx file inside."),
-    ".parquet": N_("Parquet files are not read here. Save the table as CSV (or .xlsx) and upload that."),
     ".json": N_("JSON files are not read here. Save the table as CSV (or .xlsx) and upload that."),
 }
 _BAD_WORKBOOK = N_(
@@ -279,15 +278,47 @@ def read_excel_bytes(
     return _finish(frame, info, names, max_rows, max_columns, decimal, suspect=True)
 
 
-def read_table_bytes(raw: bytes, filename: str, **options: Any) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """Read an upload by its file name's extension: .xlsx as Excel, anything textual as CSV.
+def read_parquet_bytes(
+    raw: bytes, max_rows: int = MAX_ROWS, max_columns: int = MAX_COLUMNS, *, header: bool | None = None, decimal: str | None = None
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Parse an uploaded Parquet file (a warehouse export) with the same checks as a CSV.
 
-    ``options`` are passed to :func:`read_excel_bytes` or :func:`read_csv_bytes`. Formats that
-    are not read (.xls, .ods, archives, ...) raise a sentence saying what to save instead.
+    Parquet names its columns and types its numbers, so nothing is guessed: ``header`` and
+    ``decimal`` are accepted for a uniform call and must be left out. The row guard is checked on
+    the file's footer before any row is read. ``info`` has ``format`` ("parquet").
+    """
+    import pyarrow.parquet as pq
+
+    _check_options(header, decimal)
+    if header is False or decimal == ",":
+        raise DataError(_("A Parquet file names its columns and types its numbers; there is nothing to read again."))
+    try:  # pyarrow's messages on a broken file may quote its bytes
+        parquet = pq.ParquetFile(io.BytesIO(raw))
+        if parquet.metadata.num_rows > max_rows:
+            raise DataError(_("The table has more than {max_rows} rows, more than DP Studio handles in the browser. Use the "
+                              "command line (python -m dpcore) for large files.").format(max_rows=integer(max_rows)))
+        frame = parquet.read().to_pandas()
+    except DataError:
+        raise
+    except Exception:
+        raise DataError(_("This is not a readable Parquet file. Save the table as Parquet, CSV or .xlsx and upload that.")) from None
+    names = [str(c) for c in frame.columns]
+    return _finish(frame, {"format": "parquet", "header": True, "header_guessed": False}, names, max_rows, max_columns, None,
+                   suspect=False)
+
+
+def read_table_bytes(raw: bytes, filename: str, **options: Any) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Read an upload by its file name's extension: .xlsx as Excel, .parquet as Parquet, anything textual as CSV.
+
+    ``options`` are passed to :func:`read_excel_bytes`, :func:`read_parquet_bytes` or
+    :func:`read_csv_bytes`. Formats that are not read (.xls, .ods, archives, ...) raise a sentence
+    saying what to save instead.
     """
     suffix = PurePath(filename or "").suffix.lower()
     if suffix in _EXCEL_SUFFIXES:
         return read_excel_bytes(raw, **options)
+    if suffix in (".parquet", ".parq"):
+        return read_parquet_bytes(raw, **options)
     if suffix in _REFUSED:
         raise DataError(_(_REFUSED[suffix]))
     return read_csv_bytes(raw, **options)  # .csv, .tsv, .txt, .data, .test, or no extension

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install the test dependencies into .venv (first run only), Debian's chromium for the browser
-# tests when it is missing, then lint, type-check the engine and run the whole test suite.
+# tests and Java 17 for the Spark tests when they are missing, then lint, type-check the engine and run the whole test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup_env.sh requirements-dev.txt
@@ -10,6 +10,13 @@ if [[ ! -x /usr/bin/chromium ]]; then
   [[ $(id -u) -ne 0 ]] && sudo_cmd="sudo"
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq chromium fonts-dejavu-core >/dev/null
+fi
+if ! command -v java >/dev/null 2>&1; then
+  echo "Installing Java 17 for the Spark tests..."
+  sudo_cmd=""
+  [[ $(id -u) -ne 0 ]] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq openjdk-17-jre-headless >/dev/null
 fi
 .venv/bin/ruff check .
 .venv/bin/python -m mypy

@@ -345,7 +345,7 @@ XLS_HEADER = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
         (b"", "empty.xlsx", "empty"),
         (b"a,b\n1,2\n", "table.ods", "OpenDocument"),
         (b"a,b\n1,2\n", "table.zip", "Unpack it"),
-        (b"a,b\n1,2\n", "table.parquet", "Save the table as CSV"),
+        (b"a,b\n1,2\n" + SENTINEL.encode(), "table.parquet", "not a readable Parquet file"),
     ],
 )
 def test_refused_and_broken_workbooks_get_a_sentence(raw, filename, fragment):
@@ -354,6 +354,16 @@ def test_refused_and_broken_workbooks_get_a_sentence(raw, filename, fragment):
     message = str(caught.value)
     assert fragment in message and SENTINEL not in message
     assert message[0].isupper() and message.rstrip().endswith(".")
+
+
+def test_parquet_uploads_are_read_with_their_names_and_types():
+    buffer = io.BytesIO()
+    pd.DataFrame({"age": [31, 45, 27] * 10, "city": ["Hanoi", "Hue", "Vinh"] * 10}).to_parquet(buffer)
+    frame, info = read_table_bytes(buffer.getvalue(), "warehouse_export.parquet")
+    assert info["format"] == "parquet" and list(frame.columns) == ["age", "city"] and len(frame) == 30
+    assert frame["age"].dtype.kind == "i"
+    with pytest.raises(DataError, match="more than"):
+        read_table_bytes(buffer.getvalue(), "warehouse_export.parquet", max_rows=10)
 
 
 @pytest.mark.parametrize("filename", ["t.csv", "t.TSV", "t.txt", "t.data", "t.test", "no_extension"])

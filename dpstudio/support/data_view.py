@@ -33,7 +33,7 @@ def choose_table(state: StudioState) -> None:
             st.rerun()
     else:
         upload = st.file_uploader(
-            _("Upload a table: CSV (comma, semicolon or tab separated; UTF-8 or Latin-1) or Excel (.xlsx)"), key="upload"
+            _("Upload a table: CSV (comma, semicolon or tab separated; UTF-8 or Latin-1), Excel (.xlsx) or Parquet"), key="upload"
         )
         schema_upload = st.file_uploader(_("Optional: a schema file saved from DP Studio (JSON)"), type=["json"],
                                          key="schema_upload")

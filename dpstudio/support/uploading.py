@@ -39,6 +39,8 @@ DELIMITERS = {"comma": N_("comma"), "semicolon": N_("semicolon"), "tab": N_("tab
 
 def file_facts(info: dict) -> str:
     """How the file was read, in a few words."""
+    if info.get("format") == "parquet":
+        return _("Parquet file")
     if info.get("format") == "xlsx":
         sheets = info.get("sheets", 1)
         how = (_("Excel workbook, sheet '{sheet}' (the first of {count})") if sheets > 1
