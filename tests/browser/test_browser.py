@@ -54,6 +54,19 @@ def test_upload_through_the_page_shows_the_schema(page, tmp_path):
     screenshot(page, "data_page_after_upload")
 
 
+def test_a_parquet_export_uploads_like_a_csv(page, tmp_path):
+    import pandas as pd
+
+    table = tmp_path / "warehouse_export.parquet"
+    pd.DataFrame({"age": [34, 51, 27, 45] * 10, "department": ["sales", "it", "it", "hr"] * 10,
+                  "salary": [41000.0, 62000.0, 39000.0, 52000.0] * 10}).to_parquet(table)
+    _choose_upload(page).set_input_files(str(table))
+    page.get_by_text("warehouse_export.parquet").first.wait_for()
+    page.get_by_text("Parquet file", exact=False).first.wait_for()
+    assert page.locator("[data-testid='stDataFrame'], [data-testid='stDataFrameResizable']").count() >= 1
+    screenshot(page, "data_page_after_parquet_upload")
+
+
 def test_an_upload_over_the_limit_is_refused(browser, tmp_path):
     process, url = start_server(tmp_path, "--server.maxUploadSize", "1")
     try:
