@@ -124,6 +124,30 @@ class Design:
             rows_per_person=k if schema.privacy_unit is not None else 1, rows_over_bound=over_bound, groups=groups,
         )
 
+    @classmethod
+    def domain(cls, schema: Schema, encoding: str = "ordinal") -> Design:
+        """The declared domain of ``schema``'s table as a design without rows.
+
+        What a model is told about the domain (bounds, classes, names, levels) comes from the
+        declarations alone, so a table read in parts (:mod:`dpcore.backends.tables`) builds its
+        models from this (:meth:`context`) and fits them on its rows wherever they live.
+        """
+        if encoding not in ENCODINGS:
+            raise ValueError(f"encoding must be one of {ENCODINGS}, got {encoding!r}")
+        schema.check(need_target=True)
+        target = schema.target
+        assert target is not None  # schema.check(need_target=True) made sure
+        normaliser = Normaliser(schema, encoding=encoding)
+        names = normaliser.feature_names()
+        numeric = target.kind == "numeric"
+        return cls(
+            X=np.empty((0, len(names))), y=np.empty(0, dtype=float if numeric else str),
+            task="regression" if numeric else "classification", feature_names=names,
+            bounds=normaliser.feature_bounds(), target_bounds=target.bounds if numeric else None,
+            classes=None if numeric else list(target.categories), categorical_levels=normaliser.categorical_levels(),
+            encoding=encoding, schema=schema, rows_per_person=schema.rows_per_person if schema.privacy_unit is not None else 1,
+        )
+
     @property
     def n_features(self) -> int:
         return int(self.X.shape[1])
