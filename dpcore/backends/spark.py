@@ -1,0 +1,269 @@
+"""Rows on Apache Spark: a table's histograms summed where its rows are, the model fitted on the driver.
+
+:class:`SparkRows` is the Spark side of :class:`dpcore.backends.rows.Rows`. Its rows are a
+DataFrame of the table's raw columns plus :data:`ROW_KEY`; every job runs inside the executors
+on Arrow record batches (``mapInArrow``): the cells are designed row by row
+(:func:`dpcore.backends.tables.design_batch`, the numbers ``Design.from_table`` gives), the
+prepare functions are applied, and the job's ``int64`` histogram is summed over the
+partition's batches. Only those sums travel, as bytes, and they are added in a tree
+(``treeAggregate``), so the driver holds a few histograms whatever the number of rows.
+Integer sums do not depend on the order of addition and per-row randomness is keyed by
+:data:`ROW_KEY`, so a fit on Spark is the fit on :class:`~dpcore.backends.rows.LocalRows` of
+the same rows with the same keys, bit for bit.
+
+Row keys are the ones :func:`dpcore.backends.tables.read_table_local` gives (``file ordinal ·
+2^40 + row index within the file``): Parquet rows get theirs from Spark's hidden ``_metadata``
+columns (``file_path``, ``row_index``), CSV files are read whole, one task per file, by the
+engine's own CSV reader. On a cluster every worker needs ``dpcore`` installed (the ``spark``
+extra) and the table's files at the same path.
+
+This module is imported only when the Spark engine is asked for; the rest of the engine never
+imports pyspark.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import warnings
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import unquote
+
+import numpy as np
+import pyarrow as pa
+from numpy.typing import NDArray
+from pyspark.errors import PythonException
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.taskcontext import TaskContext
+
+from dpcore.backends.keyed import ROWS_PER_FILE_BITS
+from dpcore.backends.rows import Job, Prepare, RowBatch, Rows
+from dpcore.backends.tables import (
+    arrow_frame,
+    check_partwise,
+    csv_file_batches,
+    design_batch,
+    file_format,
+    list_table_files,
+    table_columns,
+)
+from dpcore.exceptions import DataError
+from dpcore.i18n import _
+from dpcore.schema import Normaliser, Schema
+
+#: The column holding each row's stable key (``long``; the same bits as the local ``uint64`` keys).
+ROW_KEY = "__row_key"
+#: Rows per Arrow batch handed to a job (more rows per batch, less per-batch overhead).
+BATCH_ROWS = 1 << 16
+_FILE_URI = re.compile(r"^file:/+")
+_DATA_ERROR = re.compile(r"DataError: (.+)")
+
+
+def spark_session(master: str = "local[2]", **conf: str) -> SparkSession:
+    """The active Spark session, or a new one on ``master`` set up for the engine.
+
+    A new session has its web UI off, few shuffle partitions (only small histograms are
+    shuffled), Arrow on with large batches, the driver's Python on the workers and quiet logs.
+    ``conf`` adds or overrides settings (``**{"spark.executor.memory": "4g"}``).
+    """
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    # Local workers run the driver's Python and import dpcore from where the driver does.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if root not in paths:
+        os.environ["PYTHONPATH"] = os.pathsep.join([root, *paths])
+    settings = {
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.shuffle.partitions": "4",
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        "spark.sql.execution.arrow.maxRecordsPerBatch": str(BATCH_ROWS),
+        **conf,
+    }
+    builder = SparkSession.builder.master(master).appName("dpcore")
+    for name, value in settings.items():
+        builder = builder.config(name, value)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
+        session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    return session
+
+
+def _map_in_arrow(frame: DataFrame, function: Any, schema: Any) -> DataFrame:
+    """``frame.mapInArrow`` without PySpark's pandas-version warning (only Arrow batches pass here)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
+        return frame.mapInArrow(function, schema)
+
+
+# --- reading a table with its row keys ------------------------------------------------------------
+
+
+def read_table(spark: SparkSession, source: str | os.PathLike[str] | DataFrame) -> DataFrame:
+    """The table at ``source`` as a DataFrame of its columns plus :data:`ROW_KEY`.
+
+    ``source`` is what :func:`~dpcore.backends.tables.list_table_files` takes (the keys are the
+    local ones), or a DataFrame, whose rows are keyed by their position: partition by partition,
+    in each partition's order. That order must not change when Spark recomputes the DataFrame
+    (true of one read from files, not of a shuffle's output), as for ``RDD.zipWithIndex``.
+    """
+    if isinstance(source, DataFrame):
+        return _positions(source)
+    files = list_table_files(source)
+    if file_format(files[0]) == "csv":
+        return _read_csv(spark, files)
+    return _read_parquet(spark, files)
+
+
+def _read_parquet(spark: SparkSession, files: list[str]) -> DataFrame:
+    table_columns(files)  # one sentence if the files disagree, before Spark merges them
+    frame = spark.read.parquet(*files)
+    ordinal_of = {path: i for i, path in enumerate(files)}
+    # Spark names files by URI (file:/… or file:///…, percent-encoded); compare the decoded paths.
+    ordinals: dict[str, int] = {}
+    for uri in frame.inputFiles():
+        local = _FILE_URI.sub("/", uri)
+        path = os.path.abspath(unquote(local))
+        if path not in ordinal_of:
+            raise DataError(_("The table's files changed while they were being read. Read it again."))
+        ordinals[local] = ordinal_of[path]
+    file_path = F.regexp_replace(F.col("_metadata.file_path"), _FILE_URI.pattern, "/")
+    ordinal = F.create_map(*[F.lit(v) for item in ordinals.items() for v in item])[file_path]
+    key = F.when(ordinal.isNotNull(), ordinal.cast("long") * F.lit(1 << ROWS_PER_FILE_BITS) + F.col("_metadata.row_index"))
+    checked = F.when(key.isNotNull(), key).otherwise(F.raise_error(F.lit("a Parquet file outside the table's list")))
+    return frame.select(*[F.col(f"`{c}`") for c in frame.columns], checked.alias(ROW_KEY))
+
+
+def _read_csv(spark: SparkSession, files: list[str]) -> DataFrame:
+    names = table_columns(files)
+    schema = ", ".join(f"`{name}` string" for name in names) + f", `{ROW_KEY}` long"
+
+    def read_files(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for listing in batches:
+            for ordinal, path in zip(listing.column(0).to_pylist(), listing.column(1).to_pylist()):
+                first = int(ordinal) << ROWS_PER_FILE_BITS
+                for cells in csv_file_batches(path, BATCH_ROWS):
+                    keys = pa.array(np.arange(first, first + cells.num_rows, dtype=np.int64))
+                    first += cells.num_rows
+                    yield pa.RecordBatch.from_arrays([*cells.columns, keys], names=[*names, ROW_KEY])
+
+    # One file per task, read whole and in order: the row index is the line's place in its file.
+    listing = spark.sparkContext.parallelize(list(enumerate(files)), numSlices=len(files))
+    return _map_in_arrow(spark.createDataFrame(listing, "ordinal long, path string"), read_files, schema)
+
+
+def _positions(frame: DataFrame) -> DataFrame:
+    """``frame`` with each row's position (partition by partition) as its key."""
+
+    def count(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        rows = sum(b.num_rows for b in batches)
+        yield pa.RecordBatch.from_pydict({"partition": [TaskContext.get().partitionId()], "rows": [rows]})  # type: ignore[union-attr]
+
+    counts: dict[int, int] = dict(_map_in_arrow(frame, count, "partition int, rows long").collect())
+    starts: dict[int, int] = {}
+    first = 0
+    for partition in sorted(counts):
+        starts[partition] = first
+        first += counts[partition]
+    schema = frame.schema.add(ROW_KEY, "long", nullable=False)
+
+    def keyed(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        first = starts[TaskContext.get().partitionId()]  # type: ignore[union-attr]
+        for cells in batches:
+            keys = pa.array(np.arange(first, first + cells.num_rows, dtype=np.int64))
+            first += cells.num_rows
+            yield pa.RecordBatch.from_arrays([*cells.columns, keys], names=[*cells.schema.names, ROW_KEY])
+
+    return _map_in_arrow(frame, keyed, schema)
+
+
+# --- rows -------------------------------------------------------------------------------------------
+
+
+class SparkRows(Rows):
+    """A Spark table's rows as a model sees them: design numbers, keyed, summed where they are.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        The table's raw columns and :data:`ROW_KEY` (:func:`read_table`).
+    schema : Schema
+        The declarations (no privacy-unit column: a person's rows cannot be bounded part by part).
+    encoding : {"ordinal", "onehot"}
+        How categorical features become numbers, as for :meth:`dpcore.design.Design.from_table`.
+    """
+
+    def __init__(self, frame: DataFrame, schema: Schema, encoding: str = "ordinal", prepares: tuple[Prepare, ...] = ()) -> None:
+        if ROW_KEY not in frame.columns:
+            raise ValueError(f"the DataFrame needs a {ROW_KEY} column (read it with read_table)")
+        check_partwise(schema, [c for c in frame.columns if c != ROW_KEY])
+        # Only the columns a model reads travel (Parquet reads no other column).
+        self.schema = Schema([spec for spec in schema.columns if spec.role in ("feature", "target")])
+        self.frame = frame.select(*[F.col(f"`{spec.name}`") for spec in self.schema.columns], F.col(ROW_KEY))
+        self.encoding = encoding
+        self.prepares = prepares
+        self._n_features = len(Normaliser(self.schema, encoding=encoding).feature_names())
+
+    @property
+    def n_features(self) -> int:
+        return self._n_features
+
+    def prepared(self, prepare: Prepare) -> SparkRows:
+        return SparkRows(self.frame, self.schema, self.encoding, (*self.prepares, prepare))
+
+    def _batches(self) -> Any:
+        """A function from a partition's Arrow batches to its prepared :class:`RowBatch` es (for executors)."""
+        schema, encoding, prepares = self.schema, self.encoding, self.prepares
+
+        def batches(cells: pa.RecordBatch) -> RowBatch:
+            keys = cells.column(ROW_KEY).to_numpy(zero_copy_only=False).astype(np.uint64)
+            X, y, keep = design_batch(arrow_frame(cells.drop_columns([ROW_KEY])), schema, encoding)
+            batch = RowBatch(X, y, keys[keep])
+            for prepare in prepares:
+                batch = prepare(batch)
+            return batch
+
+        return batches
+
+    def aggregate(self, job: Job) -> NDArray[np.int64]:
+        to_batch = self._batches()
+
+        def partition_sum(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            total: NDArray[np.int64] | None = None
+            for cells in batches:
+                if cells.num_rows:
+                    part = np.asarray(job(to_batch(cells)), dtype=np.int64)
+                    total = part if total is None else total + part
+            if total is not None:
+                yield pa.RecordBatch.from_pydict({"part": [total.tobytes()], "shape": [list(total.shape)]})
+
+        def add(left: NDArray[np.int64] | None, right: NDArray[np.int64] | None) -> NDArray[np.int64] | None:
+            return right if left is None else left if right is None else left + right
+
+        parts = _map_in_arrow(self.frame, partition_sum, "part binary, shape array<long>").rdd.map(
+            lambda row: np.frombuffer(row.part, dtype=np.int64).reshape(row.shape))
+        try:
+            total = parts.treeAggregate(None, add, add)
+        except PythonException as error:
+            raise _data_error(error) from None
+        if total is None:  # no partition has a row: the job's shape from an empty batch
+            return np.asarray(job(to_batch(self._empty_cells())), dtype=np.int64)
+        return np.asarray(total, dtype=np.int64)
+
+    def _empty_cells(self) -> pa.RecordBatch:
+        schema = to_arrow_schema(self.frame.schema)
+        return pa.RecordBatch.from_pylist([], schema=schema)
+
+
+def _data_error(error: PythonException) -> Exception:
+    """The sentence of a :class:`DataError` raised in an executor, as a DataError on the driver."""
+    found = _DATA_ERROR.findall(str(error))
+    return DataError(found[-1].strip()) if found else error
