@@ -53,7 +53,20 @@ class Laplace(Mechanism):
     def randomise(self, values: ArrayLike) -> NDArray[np.float64]:
         """Return ``values`` plus independent Laplace noise (any shape), rounded to :attr:`grid`."""
         values = np.asarray(values, dtype=float)
-        noisy = values + self.rng.laplace(0.0, self.scale, size=values.shape)
+        return self._rounded(values, values + self.rng.laplace(0.0, self.scale, size=values.shape))
+
+    def randomise_keyed(self, values: ArrayLike, uniforms: ArrayLike) -> NDArray[np.float64]:
+        """:meth:`randomise` of a 1-D array with each value's randomness given: ``uniforms`` in [0, 1), one per value.
+
+        The noise is Laplace's inverse CDF at the centre of the uniform's 2^-53 cell,
+        ``w = 2u − 1 + 2^-53`` (exact, symmetric, never 0 or ±1): ``−b·sign(w)·ln(1 − |w|)``.
+        Its law is Laplace's up to that grid (tails cut beyond about 37 b, probability 2^-53).
+        """
+        values = np.asarray(values, dtype=float)
+        w = 2.0 * np.asarray(uniforms, dtype=float).reshape(values.shape) - 1.0 + 2.0**-53
+        return self._rounded(values, values - self.scale * np.sign(w) * np.log1p(-np.abs(w)))
+
+    def _rounded(self, values: NDArray[np.float64], noisy: NDArray[np.float64]) -> NDArray[np.float64]:
         if self.grid > 0:
             noisy = np.round(noisy / self.grid) * self.grid
         return self._released(values, noisy)

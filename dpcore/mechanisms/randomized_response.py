@@ -73,6 +73,25 @@ class KaryRandomizedResponse(Mechanism):
         released = np.where(valid, np.where(keep, true, other), uniform)
         return self._released(codes, released)
 
+    def randomise_keyed(self, codes: ArrayLike, uniforms: ArrayLike) -> NDArray[np.int64]:
+        """:meth:`randomise` with each row's randomness given: ``uniforms`` ``(n, 2)`` in [0, 1), independent across rows.
+
+        For draws that must not depend on which process randomises a row (keyed per-row draws,
+        :mod:`dpcore.backends.keyed`): the first uniform decides keeping, the second picks the
+        other category (or, for a value outside ``0 … k−1``, the uniform one). Each output's
+        probability is the mechanism's up to the uniforms' 2^-53 grid, so the bound is unchanged.
+        """
+        codes, uniforms = np.asarray(codes), np.asarray(uniforms, dtype=float)
+        k = self.n_categories
+        valid = (codes >= 0) & (codes < k)
+        true = np.where(valid, codes, 0).astype(np.int64)
+        keep = uniforms[:, 0] < self.keep_probability
+        other = np.minimum(np.floor(uniforms[:, 1] * (k - 1)), k - 2).astype(np.int64)
+        other = other + (other >= true)
+        uniform = np.minimum(np.floor(uniforms[:, 1] * k), k - 1).astype(np.int64)
+        released = np.where(valid, np.where(keep, true, other), uniform)
+        return self._released(codes, released)
+
     def estimate_from_counts(self, counts: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Unbiased true-share estimates and their standard errors from released category counts."""
         counts = np.asarray(counts, dtype=float)
@@ -111,4 +130,12 @@ class CoinRandomizedResponse(KaryRandomizedResponse):
         first_heads = self.rng.random(codes.shape) < 0.5
         second = self.rng.integers(0, 2, size=codes.shape)
         released = np.where(valid & first_heads, codes, second).astype(np.int64)
+        return self._released(codes, released)
+
+    def randomise_keyed(self, codes: ArrayLike, uniforms: ArrayLike) -> NDArray[np.int64]:
+        """:meth:`randomise` with each row's two coins given as ``uniforms`` ``(n, 2)`` in [0, 1)."""
+        codes, uniforms = np.asarray(codes), np.asarray(uniforms, dtype=float)
+        valid = (codes == 0) | (codes == 1)
+        second = (uniforms[:, 1] >= 0.5).astype(np.int64)
+        released = np.where(valid & (uniforms[:, 0] < 0.5), codes, second).astype(np.int64)
         return self._released(codes, released)

@@ -80,10 +80,18 @@ the column and ``k``); the same table and plan get the **same** copy back
 at no cost, and a fresh copy, made only on request, is charged again. The charge and the
 stored row are one ledger transaction.
 
-*Randomness.* Each (column, block of :data:`~dpcore.release.randomness.BLOCK_ROWS` rows) pair
-draws from its own generator, ``SeedSequence(entropy, spawn_key=(column, block))``, so the copy does not depend on
-how a file is cut into chunks. The entropy comes from the operating system; a seed is for tests
-only, and the report of a seeded copy says it must not be sold.
+*Randomness.* Every per-row draw — each column's randomized response or Laplace noise, the
+uniform code of a missing value, the row's place in the secret order, and each filler row's
+input, values and place — is an AES-keyed pseudo-random function of a secret 16-byte key and the
+row's stable key (its position, or its file and row within the file; a filler's index) in a
+stream of its own (:mod:`~dpcore.release.randomness`, :mod:`dpcore.backends.keyed`). Without the
+key these draws are indistinguishable from independent uniform draws across rows, columns and
+streams, which is all the per-value, parallel-composition and padding arguments above assume;
+and a row gets the same draws however a file is cut into chunks, on one machine or in any Spark
+task, however often that task is retried (:mod:`dpcore.backends.spark_release`), so one
+release can never yield two different copies. The key, the noisy row count and the choice of
+each person's rows come from the copy's entropy, drawn from the operating system; a seed is
+for tests only, and the report of a seeded copy says it must not be sold.
 
 Modules
 -------
@@ -96,7 +104,8 @@ Modules
 :mod:`~dpcore.release.contributions`
     People with several rows: at most ``k`` rows of each kept, and ``k`` × the per-row cost.
 :mod:`~dpcore.release.table`, :mod:`~dpcore.release.streaming`
-    The two release paths: an in-memory table, and a CSV file of any size.
+    The two local release paths: an in-memory table, and a CSV file of any size (the same
+    release on Spark is :mod:`dpcore.backends.spark_release`).
 :mod:`~dpcore.release.stored`
     Stored copies: Parquet files named by content hash, charged and stored in one transaction.
 :mod:`~dpcore.release.report`, :mod:`~dpcore.release.result`
@@ -146,7 +155,6 @@ from dpcore.release.plan import (
     ReleasePlan,
     default_plan,
 )
-from dpcore.release.randomness import BLOCK_ROWS
 from dpcore.release.report import report_markdown
 from dpcore.release.result import REUSED_NOTE, ReleaseResult
 from dpcore.release.streaming import SHUFFLE_BUCKET_BYTES, release_csv
@@ -154,7 +162,6 @@ from dpcore.release.table import preview_release, release_frame, release_table
 from dpcore.release.usefulness import USEFULNESS_COLUMNS, usefulness, usefulness_summary
 
 __all__ = [
-    "BLOCK_ROWS",
     "COUNT_EPSILON",
     "DEFAULT_BINS",
     "DEFAULT_CHUNKSIZE",

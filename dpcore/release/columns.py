@@ -3,7 +3,7 @@
 A plan entry becomes a :class:`Treatment` once checked against the schema (:func:`resolve`):
 its mechanism, ε and declared domain. A treatment turns a column of the private table into the
 mechanism's inputs (codes over the declared categories or bins, or numbers clipped to the
-declared bounds), randomises them block by block (:func:`~dpcore.release.randomness.by_block`)
+declared bounds), randomises them with keyed per-row draws (:mod:`~dpcore.release.randomness`)
 and writes the released column as an arrow array. Nothing about the domain is read from the
 data: a value outside it becomes a uniformly random code, never passed through.
 """
@@ -19,12 +19,13 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from dpcore.backends import keyed
 from dpcore.exceptions import DataError
 from dpcore.fingerprint import factorize
 from dpcore.i18n import N_, _, short
 from dpcore.mechanisms import CoinRandomizedResponse, KaryRandomizedResponse, Laplace
 from dpcore.release.plan import MAX_BINS, ColumnPlan, ReleasePlan, column_problems
-from dpcore.release.randomness import by_block
+from dpcore.release.randomness import COLUMN_STREAMS
 from dpcore.release.report import describe_entry
 from dpcore.release.writing import escape_label, keep_array, needs_quotes
 from dpcore.schema import MISSING_CATEGORY, ColumnSpec, Schema
@@ -43,7 +44,7 @@ class Treatment:
     Attributes
     ----------
     index : int
-        The entry's position in the plan: the column's randomness stream.
+        The entry's position in the plan: the column's keyed randomness stream.
     labels : list of str
         The released values of a randomized-response column, in code order ("(missing)" last
         when missing values are a category of their own).
@@ -96,13 +97,14 @@ class Treatment:
         lower, upper, _unused = self.laplace_domain()
         return (upper - lower) / self.epsilon
 
-    def mechanism_for(self, rng: np.random.Generator) -> KaryRandomizedResponse | Laplace:
+    def randomiser(self) -> KaryRandomizedResponse | Laplace:
+        """The column's mechanism (its randomness is given per row, see :meth:`randomise`)."""
         if self.mechanism == "coin":
-            return CoinRandomizedResponse(random_state=rng)
+            return CoinRandomizedResponse()
         if self.mechanism == "laplace":
             lower, upper, _unused = self.laplace_domain()
-            return Laplace(self.epsilon, upper - lower, random_state=rng)
-        return KaryRandomizedResponse(self.epsilon, self.k, random_state=rng)
+            return Laplace(self.epsilon, upper - lower)
+        return KaryRandomizedResponse(self.epsilon, self.k)
 
     def inputs(self, frame: pd.DataFrame) -> tuple[np.ndarray, int]:
         """What the mechanism randomises (codes or clipped numbers), and how many values were outside the domain."""
@@ -120,19 +122,20 @@ class Treatment:
         codes[missing] = self.missing_code
         return codes, int(np.count_nonzero(missing | (values < edges[0]) | (values > edges[-1])))
 
-    def randomise(self, inputs: np.ndarray, start: int, entropy: int) -> np.ndarray:
-        """Randomise rows ``start, start+1, …``, this column's generator drawing block by block."""
-        laplace = self.mechanism == "laplace"
-        out = by_block(inputs, start, entropy, self.index, lambda rng, block: self.mechanism_for(rng).randomise(block),
-                       fill=0.0 if laplace else -1, dtype=np.float64 if laplace else np.int64)
-        return np.round(out, laplace_decimals(self.scale)) if laplace else out
+    def randomise(self, inputs: np.ndarray, rows: np.ndarray, key: bytes, streams: int = COLUMN_STREAMS) -> np.ndarray:
+        """Randomise the rows with keys ``rows``: each row's draws are keyed by (``key``, its row key, this column's stream)."""
+        stream = streams + self.index
+        if self.mechanism == "laplace":
+            noisy = self.randomiser().randomise_keyed(inputs, keyed.uniforms(key, rows, stream, 1)[:, 0])
+            return np.round(noisy, laplace_decimals(self.scale))
+        return self.randomiser().randomise_keyed(inputs, keyed.uniforms(key, rows, stream, 2))
 
-    def column(self, frame: pd.DataFrame, start: int, entropy: int) -> tuple[pa.Array, int]:
+    def column(self, frame: pd.DataFrame, rows: np.ndarray, key: bytes) -> tuple[pa.Array, int]:
         """The released column for these rows (an arrow array), and the owner-only count of values outside the domain."""
         if self.mechanism == "keep":
             return keep_array(frame[self.name]), 0
         inputs, outside = self.inputs(frame)
-        return self.as_array(self.randomise(inputs, start, entropy)), outside
+        return self.as_array(self.randomise(inputs, rows, key)), outside
 
     def as_array(self, released: np.ndarray) -> pa.Array:
         """Released numbers, or released codes as a dictionary array of the labels."""

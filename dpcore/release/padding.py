@@ -19,13 +19,21 @@ import numpy as np
 import pyarrow as pa
 
 from dpcore.accountant import ADD_REMOVE, REPLACE_ONE, BudgetLedger, check_unit, convert
+from dpcore.backends import keyed
 from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.i18n import _
 from dpcore.mechanisms import Geometric
 from dpcore.release.columns import Treatment
 from dpcore.release.contributions import counted_rows_per_person
 from dpcore.release.plan import ReleasePlan, over_budget
-from dpcore.release.randomness import PAD_STREAM, generator
+from dpcore.release.randomness import (
+    FILLER_INPUT_STREAMS,
+    FILLER_ORDER_STREAM,
+    FILLER_STREAMS,
+    PAD_STREAM,
+    generator,
+    order_words,
+)
 from dpcore.schema import Schema
 from dpcore.validation import epsilon_decimal
 
@@ -140,18 +148,22 @@ def noisy_row_count(n: int, count_epsilon: float, entropy: int) -> int:
     return max(int(noise.randomise(np.array([n]))[0]), 0)
 
 
-def filler_rows(treatments: Sequence[Treatment], count: int, start: int, entropy: int) -> pa.Table:
-    """``count`` filler rows: each column's mechanism applied to an input drawn uniformly from its domain.
+def filler_rows(treatments: Sequence[Treatment], count: int, key: bytes) -> tuple[pa.Table, np.ndarray, np.ndarray]:
+    """``count`` filler rows, their keys (``0 … count−1``) and their keyed order words.
 
-    An out-of-domain code makes randomized response draw a uniform category; a Laplace
-    column gets a uniform number within its declared bounds.
+    Each column's mechanism is applied to an input drawn uniformly from its domain: an
+    out-of-domain code makes randomized response draw a uniform category; a Laplace column gets
+    a uniform number within its declared bounds. Every draw is keyed by the filler's index in
+    streams of the fillers' own, so the fillers are the same on every backend.
     """
+    index = np.arange(count, dtype=np.uint64)
     arrays = []
     for t in treatments:
         if t.mechanism == "laplace":
             lower, upper, _unused = t.laplace_domain()
-            inputs = generator(entropy, PAD_STREAM, t.index).uniform(lower, upper, size=count)
+            inputs = lower + (upper - lower) * keyed.uniforms(key, index, FILLER_INPUT_STREAMS + t.index)[:, 0]
         else:
             inputs = np.full(count, -1, dtype=np.int64)
-        arrays.append(t.as_array(t.randomise(inputs, start, entropy)))
-    return pa.Table.from_arrays(arrays, names=[t.header for t in treatments])
+        arrays.append(t.as_array(t.randomise(inputs, index, key, FILLER_STREAMS)))
+    table = pa.Table.from_arrays(arrays, names=[t.header for t in treatments])
+    return table, index, order_words(key, index, FILLER_ORDER_STREAM)

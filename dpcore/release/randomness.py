@@ -1,33 +1,50 @@
-"""Where a copy's randomness comes from, and the random order of its rows.
+"""Where a copy's randomness comes from, and the secret order of its rows.
 
-Each (stream, block of :data:`BLOCK_ROWS` rows) pair draws from its own generator,
-``SeedSequence(entropy, spawn_key=(stream, block))``: a column's stream is its index in the
-plan, and the row order, the padding and the choice of each person's rows have streams of
-their own. A block that a chunk covers only in part is drawn in full and cut, so every row
-gets the same draws however a file is cut into chunks. The entropy comes from the operating
-system; a seed is for tests only.
+A copy has two sources of randomness, both from its *entropy* (the operating system's, or a
+seed in tests):
+
+* **Per-row draws are keyed** (:mod:`dpcore.backends.keyed`): a secret 16-byte key is drawn
+  from the entropy, and every draw a row gets — each column's randomized response or Laplace
+  noise, the uniform code of a missing value, the row's place in the secret order — is an
+  AES-keyed pseudo-random function of (key, the row's stable key, a stream). A row gets the
+  same draws however a file is cut into chunks, whichever Spark task reads it and however often
+  a task is retried; without the key, the draws of different rows and streams are
+  indistinguishable from independent uniform ones. Filler rows (padding) are keyed by their
+  index in streams of their own.
+* **The few whole-copy draws** (the noisy row count, the choice of each person's rows) come
+  from ``SeedSequence(entropy, spawn_key=(stream,))`` generators on the driver.
+
+*Row keys* are positions ``0 … n−1`` for an in-memory table and ``file ordinal · 2^40 + row
+within the file`` for files (:func:`~dpcore.backends.keyed.file_row_keys`), so one CSV file
+streamed and the same table in memory get the same copy.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from dataclasses import dataclass
 from typing import cast
 
 import numpy as np
-import pyarrow as pa
-from numpy.typing import DTypeLike
 
+from dpcore.backends import keyed
 from dpcore.validation import RandomStateLike
 
-BLOCK_ROWS = 1 << 16
-#: ``spawn_key`` streams besides the columns' (which use small column indices).
-ROW_ORDER_STREAM = 2**31
+#: ``spawn_key`` streams of the driver-side generators.
 PAD_STREAM = 2**31 + 1
 PERSON_STREAM = 2**31 + 2
+KEY_STREAM = 2**31 + 3
+#: Keyed streams: a column's draws use ``COLUMN_STREAMS + its plan index``; fillers have their own.
+COLUMN_STREAMS = 0
+FILLER_STREAMS = 1 << 28
+FILLER_INPUT_STREAMS = 2 << 28
+ROW_ORDER_STREAM = 2**31
+FILLER_ORDER_STREAM = 2**31 + 4
+#: The ``source`` of a row in the order's tie-break: real rows before fillers of the same word.
+REAL, FILLER = 0, 1
 
 
 def generator(entropy: int, *key: int) -> np.random.Generator:
-    """The generator of one stream (and block), from the copy's entropy."""
+    """The generator of one driver-side stream, from the copy's entropy."""
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy, spawn_key=key)))
 
 
@@ -43,48 +60,41 @@ def entropy(random_state: RandomStateLike) -> tuple[int, bool]:
     raise TypeError(f"random_state must be None, a non-negative int or a numpy Generator, got {type(random_state).__name__}")
 
 
-def by_block(
-    inputs: np.ndarray,
-    start: int,
-    entropy: int,
-    stream: int,
-    draw: Callable[[np.random.Generator, np.ndarray], np.ndarray],
-    fill: float,
-    dtype: DTypeLike,
-) -> np.ndarray:
-    """``draw(generator, block_inputs)`` for rows ``start, start+1, …``, one generator per block of rows.
+@dataclass(frozen=True)
+class Draws:
+    """A copy's randomness: its entropy (driver-side draws) and the secret key of every per-row draw.
 
-    A block the rows cover only in part is padded with ``fill`` to its full size before
-    drawing, and only its covered rows are kept.
+    Small and picklable, so Spark ships it to the executors with the plan.
     """
-    n, size = len(inputs), BLOCK_ROWS
-    out = np.empty(n, dtype=dtype)
-    for block in range(start // size, (start + n - 1) // size + 1 if n else start // size):
-        first = block * size
-        lo, hi = max(first, start), min(first + size, start + n)
-        if hi - lo == size:
-            out[lo - start : hi - start] = draw(generator(entropy, stream, block), inputs[lo - start : hi - start])
-        else:
-            padded = np.full(size, fill, dtype=inputs.dtype)
-            padded[lo - first : hi - first] = inputs[lo - start : hi - start]
-            out[lo - start : hi - start] = draw(generator(entropy, stream, block), padded)[lo - first : hi - first]
-    return out
+
+    entropy: int
+    key: bytes
+
+    @classmethod
+    def of(cls, entropy: int) -> Draws:
+        return cls(entropy, keyed.new_key(generator(entropy, KEY_STREAM)))
 
 
-def row_keys(start: int, n: int, entropy: int) -> np.ndarray:
-    """Random 63-bit sort keys of rows ``start … start+n−1``.
+def positions(start: int, n: int) -> np.ndarray:
+    """Row keys of rows ``start … start+n−1`` of one table or of the first file."""
+    return keyed.file_row_keys(0, start, n)
 
-    Sorting a copy by these keys puts its rows in a uniformly random order. Row order must
-    not survive into a copy: a file sorted by a sensitive column would give every row's true
-    value away, whatever noise each cell gets.
+
+def order_words(key: bytes, rows: np.ndarray, stream: int = ROW_ORDER_STREAM) -> np.ndarray:
+    """Each row's keyed 63-bit sort word (non-negative ``int64``, so Spark's signed longs sort it alike).
+
+    Sorting a copy by these words puts its rows in a uniformly random order. Row order must not
+    survive into a copy: a file sorted by a sensitive column would give every row's true value
+    away, whatever noise each cell gets.
     """
-    def draw(rng: np.random.Generator, block: np.ndarray) -> np.ndarray:
-        return rng.integers(0, 2**63 - 1, size=len(block), dtype=np.int64)
-
-    return by_block(np.zeros(n, dtype=np.int64), start, entropy, ROW_ORDER_STREAM, draw, 0, np.int64)
+    return (keyed.random_words(key, rows, stream)[:, 0] >> np.uint64(1)).astype(np.int64)
 
 
-def shuffled(table: pa.Table, start: int, entropy: int) -> pa.Table:
-    """The rows in the random order of :func:`row_keys` (the order the streaming buckets give too)."""
-    order = np.argsort(row_keys(start, len(table), entropy), kind="stable")
-    return table.take(pa.array(order))
+def signed(rows: np.ndarray) -> np.ndarray:
+    """Row keys as ``int64`` (Spark has no unsigned longs): the order's last tie-break."""
+    return np.asarray(rows, dtype=np.uint64).view(np.int64)
+
+
+def secret_order(words: np.ndarray, sources: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The permutation sorting rows by ``(word, source, row key)``: the copy's row order on every backend."""
+    return np.lexsort((signed(rows), sources, words))

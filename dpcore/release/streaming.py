@@ -34,8 +34,8 @@ from dpcore.release.columns import quoting
 from dpcore.release.contributions import PersonBound, keep_mask, scan_units
 from dpcore.release.padding import COUNT_EPSILON, check_fits, filler_rows, noisy_row_count
 from dpcore.release.plan import ReleasePlan
+from dpcore.release.randomness import FILLER, REAL, Draws, order_words, positions, signed
 from dpcore.release.randomness import entropy as make_entropy
-from dpcore.release.randomness import row_keys
 from dpcore.release.result import ReleaseResult
 from dpcore.release.stored import CopyWriter
 from dpcore.release.table import Prepared, check_columns, fingerprinted, prepare, release_chunk
@@ -137,20 +137,21 @@ class BackgroundWriter:
             raise self.error
 
 
-KEY_COLUMN = "__row_key__"
+WORD_COLUMN, SOURCE_COLUMN, ROW_COLUMN = "__order_word__", "__order_source__", "__order_row__"
 
 
 class ShuffleBuckets:
-    """A random row order for a copy larger than memory, in two passes.
+    """The secret row order of a copy larger than memory, in two passes.
 
-    Each released row carries a random 63-bit key. Pass one appends rows to ``n_buckets``
-    temporary Arrow files by the key's top bits; pass two reads one bucket at a time and sorts
-    it by key. Concatenating the buckets in order gives exactly the rows sorted by key — the
-    same order an in-memory sort gives — with memory bounded by one bucket.
+    Each released row carries its keyed 63-bit order word (and, to break ties, whether it is a
+    filler and its row key). Pass one appends rows to ``n_buckets`` temporary Arrow files by the
+    word's top bits; pass two reads one bucket at a time and sorts it. Concatenating the buckets
+    in order gives exactly the rows in :func:`~dpcore.release.randomness.secret_order` — the
+    order an in-memory sort gives — with memory bounded by one bucket.
     """
 
     def __init__(self, n_buckets: int) -> None:
-        # A power of two, so the key's top bits name every bucket exactly.
+        # A power of two, so the word's top bits name every bucket exactly.
         bits = max(0, int(n_buckets) - 1).bit_length()
         self.n_buckets = 1 << bits
         self.shift = 63 - bits
@@ -159,10 +160,13 @@ class ShuffleBuckets:
         self._files: dict[int, io.BufferedWriter] = {}
         self._schema: pa.Schema | None = None
 
-    def add(self, table: pa.Table, keys: np.ndarray) -> None:
-        table = table.append_column(KEY_COLUMN, pa.array(keys, type=pa.int64()))
+    def add(self, table: pa.Table, words: np.ndarray, rows: np.ndarray, source: int = REAL) -> None:
+        """Rows of ``table`` with their order words and row keys (``source``: real rows or fillers)."""
+        table = (table.append_column(WORD_COLUMN, pa.array(words, type=pa.int64()))
+                 .append_column(SOURCE_COLUMN, pa.array(np.full(len(words), source, dtype=np.int8)))
+                 .append_column(ROW_COLUMN, pa.array(signed(rows), type=pa.int64())))
         self._schema = table.schema
-        bucket = (keys >> self.shift) if self.n_buckets > 1 else np.zeros(len(keys), dtype=np.int64)
+        bucket = (words >> self.shift) if self.n_buckets > 1 else np.zeros(len(words), dtype=np.int64)
         order = np.argsort(bucket, kind="stable")
         table, bucket = table.take(pa.array(order)), bucket[order]
         bounds = np.searchsorted(bucket, np.arange(self.n_buckets + 1))
@@ -178,7 +182,7 @@ class ShuffleBuckets:
         return self._writers[b]
 
     def tables(self) -> Iterator[pa.Table]:
-        """The buckets in order, each sorted by key, without the key column."""
+        """The buckets in order, each sorted, without the order's columns."""
         for writer in self._writers.values():
             writer.close()
         for handle in self._files.values():
@@ -188,8 +192,8 @@ class ShuffleBuckets:
                 continue
             with pa.memory_map(f"{self._directory.name}/{b}.arrow") as source:
                 table = pa.ipc.open_stream(source).read_all()
-            order = pc.sort_indices(table, sort_keys=[(KEY_COLUMN, "ascending")])
-            yield table.take(order).drop_columns([KEY_COLUMN])
+            keys = [(WORD_COLUMN, "ascending"), (SOURCE_COLUMN, "ascending"), (ROW_COLUMN, "ascending")]
+            yield table.take(pc.sort_indices(table, sort_keys=keys)).drop_columns([k for k, _order in keys])
 
     def close(self) -> None:
         for handle in self._files.values():
@@ -216,24 +220,23 @@ def _changed() -> DataError:
     return DataError(_("The file changed while it was being released. Release it again once nothing is writing to it."))
 
 
-def _stream(source: Path, sink: IO[bytes], encoding: str, delimiter: str, prepared: Prepared, entropy: int,
+def _stream(source: Path, sink: IO[bytes], encoding: str, delimiter: str, prepared: Prepared, draws: Draws,
             chunksize: int, copy: CopyWriter | None,
             progress: Callable[[int, int], None] | None) -> tuple[str | None, dict[str, int], int]:
     """Release the file chunk by chunk into ``sink``; return its fingerprint (with a copy to store), the outside counts
     and the number of rows the person bound left out.
 
-    With a privacy-unit column, a first pass reads the unit column and draws which rows to keep;
-    the second keeps them by row position, and numbers the kept rows as the in-memory release
-    does (their randomness and order are drawn by those numbers). A padded copy gets its filler
-    rows after the last chunk and is cut to the noisy row count as it is written: the rows come
-    out in random order, so the cut drops uniformly random rows, exactly as the in-memory
-    release does.
+    Each row's key is its position in the file, as in the in-memory release. With a privacy-unit
+    column, a first pass reads the unit column and draws which rows to keep; the second keeps them
+    by row position (with their own keys). A padded copy gets its filler rows after the last
+    chunk and is cut to the noisy row count as it is written: the rows come out in the secret
+    order, so the cut drops uniformly random rows, exactly as the in-memory release does.
     """
     treatments, protection, bound = prepared.treatments, prepared.protection, prepared.bound
     total = max(source.stat().st_size, 1)
     fingerprint: VersionFingerprint | None = None
     outside: dict[str, int] = {}
-    mask, keys = _keep_mask(source, encoding, delimiter, chunksize, bound, entropy)
+    mask, keys = _keep_mask(source, encoding, delimiter, chunksize, bound, draws.entropy)
     rows = kept = 0
     categorical = {t.name for t in treatments if t.mechanism in ("coin", "k-ary")}
     # Pass one randomises every chunk into buckets of a random row order; pass two writes the
@@ -248,13 +251,15 @@ def _stream(source: Path, sink: IO[bytes], encoding: str, delimiter: str, prepar
             if rows == 0:
                 check_columns(frame.columns, treatments)
                 fingerprint = VersionFingerprint() if copy is not None else None
-            part = frame
+            part, part_rows = frame, positions(rows, len(frame))
             if mask is not None and bound is not None:
                 # Rewritten between the passes (even to as many rows), rows could move to other people.
                 if rows + len(frame) > len(mask) or (person_keys(frame[bound.column]) != keys[rows : rows + len(frame)]).any():
                     raise _changed()
-                part = frame.loc[mask[rows : rows + len(frame)], prepared.columns].reset_index(drop=True)
-            buckets.add(release_chunk(part, kept, treatments, entropy, outside), row_keys(kept, len(part), entropy))
+                chosen = mask[rows : rows + len(frame)]
+                part, part_rows = frame.loc[chosen, prepared.columns].reset_index(drop=True), part_rows[chosen]
+            released = release_chunk(part, part_rows, treatments, draws.key, outside)
+            buckets.add(released, order_words(draws.key, part_rows), part_rows)
             if fingerprint is not None:
                 fingerprint.add(frame, fingerprinted(treatments, bound))
             rows += len(frame)
@@ -267,9 +272,10 @@ def _stream(source: Path, sink: IO[bytes], encoding: str, delimiter: str, prepar
             raise _changed()
         limit = kept
         if protection.padded:
-            limit = noisy_row_count(kept, protection.count_epsilon, entropy)
+            limit = noisy_row_count(kept, protection.count_epsilon, draws.entropy)
             if limit > kept:
-                buckets.add(filler_rows(treatments, limit - kept, kept, entropy), row_keys(kept, limit - kept, entropy))
+                fillers, filler_keys, filler_words = filler_rows(treatments, limit - kept, draws.key)
+                buckets.add(fillers, filler_words, filler_keys, FILLER)
         writer = BackgroundWriter(sink, copy, quoting(treatments))
         failed, written = True, 0
         try:
@@ -334,7 +340,7 @@ def release_csv(
                 copy = stored.writer(ledger, quoting(treatments)) if ledger is not None else None
                 try:
                     fingerprint, outside, left_out = _stream(
-                        source, sink, attempt, delimiter, prepared, entropy, chunksize, copy, progress
+                        source, sink, attempt, delimiter, prepared, Draws.of(entropy), chunksize, copy, progress
                     )
                     break
                 except UnicodeDecodeError:

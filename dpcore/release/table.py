@@ -7,17 +7,19 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
+from numpy.typing import ArrayLike
 
 from dpcore.accountant import BudgetLedger
 from dpcore.exceptions import DataError
 from dpcore.i18n import _
 from dpcore.identity import version_fingerprint
-from dpcore.persons import check_unit_column, counting
+from dpcore.persons import check_unit_column, counting, person_keys
 from dpcore.release import stored
 from dpcore.release.columns import Treatment, quoting, resolve
-from dpcore.release.contributions import PersonBound, bounded, person_bound
+from dpcore.release.contributions import PersonBound, keep_mask, person_bound
 from dpcore.release.estimator import read_release
 from dpcore.release.padding import (
     COUNT_EPSILON,
@@ -29,8 +31,8 @@ from dpcore.release.padding import (
     protection_for,
 )
 from dpcore.release.plan import ReleasePlan
+from dpcore.release.randomness import FILLER, REAL, Draws, order_words, positions, secret_order
 from dpcore.release.randomness import entropy as make_entropy
-from dpcore.release.randomness import shuffled
 from dpcore.release.result import ReleaseResult, new_report, owner_notes
 from dpcore.release.writing import write_csv
 from dpcore.schema import Schema
@@ -38,15 +40,38 @@ from dpcore.validation import RandomStateLike
 
 
 def release_chunk(
-    frame: pd.DataFrame, start: int, treatments: Sequence[Treatment], entropy: int, outside: dict[str, int]
+    frame: pd.DataFrame, rows: np.ndarray, treatments: Sequence[Treatment], key: bytes, outside: dict[str, int]
 ) -> pa.Table:
-    """The released columns of rows ``start …`` (in input order); counts values outside the domains into ``outside``."""
+    """The released columns of the rows with keys ``rows`` (in input order); counts values outside the domains into ``outside``.
+
+    The one randomising step of every path (in memory, streamed, a Spark task's batch).
+    """
     arrays = []
     for t in treatments:
-        array, count = t.column(frame, start, entropy)
+        array, count = t.column(frame, rows, key)
         outside[t.name] = outside.get(t.name, 0) + count
         arrays.append(array)
     return pa.Table.from_arrays(arrays, names=[t.header for t in treatments])
+
+
+def arranged(table: pa.Table, rows: np.ndarray, treatments: Sequence[Treatment], draws: Draws, protection: Protection) -> pa.Table:
+    """The released rows in the secret order, padded with fillers or cut to the noisy row count under add/remove.
+
+    Rows sort by their keyed words (:func:`~dpcore.release.randomness.secret_order`); fillers
+    join the order by their own words, and a cut keeps the first rows of the order, which are
+    uniformly random rows.
+    """
+    n = len(table)
+    words, sources = order_words(draws.key, rows), np.full(n, REAL, dtype=np.int8)
+    limit = n
+    if protection.padded:
+        limit = noisy_row_count(n, protection.count_epsilon, draws.entropy)
+        if limit > n:
+            fillers, filler_keys, filler_words = filler_rows(treatments, limit - n, draws.key)
+            table = pa.concat_tables([table, fillers])
+            rows, words = np.concatenate([rows, filler_keys]), np.concatenate([words, filler_words])
+            sources = np.concatenate([sources, np.full(limit - n, FILLER, dtype=np.int8)])
+    return table.take(pa.array(secret_order(words, sources, rows)[:limit]))
 
 
 def check_columns(columns: Iterable[object], treatments: Iterable[Treatment]) -> None:
@@ -115,14 +140,27 @@ def prepare(schema: Schema, plan: ReleasePlan, *, ledger: BudgetLedger | None = 
     return Prepared(treatments, dropped, warnings, bound, protection, people)
 
 
-def kept(frame: pd.DataFrame, prepared: Prepared, entropy: int) -> tuple[pd.DataFrame, int]:
-    """The rows a copy randomises — at most ``k`` per person when the schema names a privacy unit — and how many were left out.
+def kept(frame: pd.DataFrame, rows: np.ndarray, prepared: Prepared, entropy: int) -> tuple[pd.DataFrame, np.ndarray, int]:
+    """The rows a copy randomises — at most ``k`` per person when the schema names a privacy unit — their keys,
+    and how many were left out.
 
-    The unit column was checked by :func:`prepare`.
+    The unit column was checked by :func:`prepare`. A kept row keeps its own row key, so its
+    draws do not depend on which other rows were left out.
     """
     if prepared.bound is None:
-        return frame, 0
-    return bounded(frame, prepared.columns, prepared.bound, entropy)
+        return frame, rows, 0
+    keep = keep_mask(person_keys(frame[prepared.bound.column]), prepared.bound, entropy)
+    return frame.loc[keep, prepared.columns].reset_index(drop=True), rows[keep], int(len(keep) - np.count_nonzero(keep))
+
+
+def table_row_keys(frame: pd.DataFrame, row_keys: ArrayLike | None) -> np.ndarray:
+    """The rows' stable keys: ``row_keys`` when given (a table read from files), else the positions ``0 … n−1``."""
+    if row_keys is None:
+        return positions(0, len(frame))
+    keys = np.asarray(row_keys, dtype=np.uint64)
+    if keys.shape != (len(frame),) or len(np.unique(keys)) != len(keys):
+        raise ValueError("row_keys must hold one distinct key per row of the table")
+    return keys
 
 
 def release_frame(frame: pd.DataFrame, schema: Schema, plan: ReleasePlan, random_state: RandomStateLike = None) -> pd.DataFrame:
@@ -135,9 +173,9 @@ def release_frame(frame: pd.DataFrame, schema: Schema, plan: ReleasePlan, random
     """
     prepared = prepare(schema, plan, frame=frame)
     treatments = prepared.treatments
-    entropy = make_entropy(random_state)[0]
-    frame, _unused = kept(frame, prepared, entropy)
-    table = release_chunk(frame, 0, treatments, entropy, {})
+    draws = Draws.of(make_entropy(random_state)[0])
+    frame, rows, _unused = kept(frame, positions(0, len(frame)), prepared, draws.entropy)
+    table = release_chunk(frame, rows, treatments, draws.key, {})
     sink = io.BytesIO()
     write_csv(table, sink, header=True, quoting=quoting(treatments))
     return read_release(sink.getvalue(), {"columns": [t.entry() for t in treatments]})
@@ -163,6 +201,7 @@ def release_table(
     label: str = "randomized-response release",
     unit: str | None = None,
     count_epsilon: float = COUNT_EPSILON,
+    row_keys: ArrayLike | None = None,
 ) -> ReleaseResult:
     """Release an in-memory table: randomise it by the plan, within the budget, with its report.
 
@@ -195,6 +234,10 @@ def release_table(
         :func:`~dpcore.release.padding.noisy_row_count`).
     count_epsilon : float
         ε of that noisy row count (:data:`~dpcore.release.padding.COUNT_EPSILON`).
+    row_keys : array of uint64, optional
+        Each row's stable key, which its keyed draws depend on: the positions ``0 … n−1`` by
+        default (what a streamed CSV file gets too); a table read from several files passes
+        :func:`~dpcore.backends.keyed.file_row_keys`, so it gets the copy the Spark release gives.
 
     Returns
     -------
@@ -210,6 +253,7 @@ def release_table(
     prepared = prepare(schema, plan, ledger=ledger, budget=budget, unit=unit, count_epsilon=count_epsilon, frame=frame)
     treatments, bound, protection = prepared.treatments, prepared.bound, prepared.protection
     entropy, seeded = make_entropy(random_state)
+    rows = table_row_keys(frame, row_keys)
     key = None
     if ledger is None:
         check_fits(plan, protection, budget, None)
@@ -222,16 +266,9 @@ def release_table(
             return ReleaseResult.handed_out_again(found.report, csv=csv, dataset_id=ledger.dataset_id)
         check_fits(plan, protection, None, ledger)
     outside: dict[str, int] = {}
-    frame, left_out = kept(frame, prepared, entropy)
-    table = release_chunk(frame, 0, treatments, entropy, outside)
-    n = len(table)
-    if protection.padded:
-        rows = noisy_row_count(n, protection.count_epsilon, entropy)
-        if rows > n:
-            table = pa.concat_tables([table, filler_rows(treatments, rows - n, n, entropy)])
-        table = shuffled(table, 0, entropy).slice(0, rows)
-    else:
-        table = shuffled(table, 0, entropy)
+    draws = Draws.of(entropy)
+    frame, rows, left_out = kept(frame, rows, prepared, entropy)
+    table = arranged(release_chunk(frame, rows, treatments, draws.key, outside), rows, treatments, draws, protection)
     sink = io.BytesIO()
     write_csv(table, sink, header=True, quoting=quoting(treatments))
     report = prepared.report(seeded)

@@ -19,7 +19,7 @@ from dpcore import release as R
 from dpcore.accountant import ADD_REMOVE, REPLACE_ONE, BudgetLedger
 from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.loading import read_csv_path
-from dpcore.release import randomness, stored
+from dpcore.release import stored
 from dpcore.release.columns import resolve
 from dpcore.release.contributions import PersonBound
 from dpcore.release.padding import Protection
@@ -157,7 +157,6 @@ def _who_plan() -> R.ReleasePlan:
 
 
 def test_at_most_k_rows_per_person_in_memory_and_streamed(tmp_path, monkeypatch):
-    monkeypatch.setattr(randomness, "BLOCK_ROWS", 8)  # several randomness blocks in a small table
     people = [f"w{i}" for i in range(len(ROWS_EACH))]
     frame, schema, plan = _visits(ROWS_EACH), _schema(who=people), _who_plan()
     expected = {p: min(n, K) for p, n in zip(people, ROWS_EACH, strict=True)}
@@ -337,7 +336,6 @@ def _binary_schema(unit: str | None) -> Schema:
 
 
 def test_adding_a_person_with_many_rows_stays_within_the_per_person_epsilon(monkeypatch):
-    monkeypatch.setattr(randomness, "BLOCK_ROWS", 64)  # the same mechanism, drawn in small blocks: fast
     d, d_prime = _neighbours()
     epsilon = K * (ROW_EPSILON + R.COUNT_EPSILON)
     assert R.copy_epsilon(R.ReleasePlan([R.ColumnPlan("answer", "k-ary", ROW_EPSILON)]), ADD_REMOVE,
@@ -348,7 +346,6 @@ def test_adding_a_person_with_many_rows_stays_within_the_per_person_epsilon(monk
 
 
 def test_the_test_catches_a_copy_that_ignores_the_unit_column(monkeypatch):
-    monkeypatch.setattr(randomness, "BLOCK_ROWS", 64)
     d, d_prime = _neighbours()
     planted = _yes_count(_binary_schema(None))  # every row counted as a person: the newcomer's thirty rows all kept
     estimate = neighbouring_privacy_loss(planted, d, d_prime, epsilon=K * (ROW_EPSILON + R.COUNT_EPSILON), n_runs=2000,

@@ -8,12 +8,10 @@ from release_testing import COLOURS, adult_table, plan_with, small_schema
 from dpcore import release as R
 from dpcore.exceptions import DataError
 from dpcore.loading import read_csv_path
-from dpcore.release import randomness
 from dpcore.schema import ColumnSpec, Schema
 
 
 def test_streaming_equals_in_memory_for_a_seed(tmp_path, monkeypatch):
-    monkeypatch.setattr(randomness, "BLOCK_ROWS", 1000)  # several generator blocks in a small file
     frame, schema = adult_table()
     source = tmp_path / "adult_part.csv"
     frame.head(5000).to_csv(source, index=False)
