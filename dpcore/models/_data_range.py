@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.utils.validation import check_is_fitted
 
+from dpcore.backends import RowBatch, Rows
 from dpcore.mechanisms.quantiles import Quantiles
 from dpcore.models._base import DPEstimatorMixin
 from dpcore.models._export import tree_records
+from dpcore.models._tree_rows import rescale_to_range
 
 #: Probabilities of the DP quantiles a data range is read from, and their public grid.
 QUANTILE_PROBABILITIES = (0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875)
@@ -34,6 +37,32 @@ def dp_quantiles(epsilon: float, columns: np.ndarray, rng: np.random.Generator) 
     return Quantiles(epsilon, QUANTILE_PROBABILITIES, QUANTILE_GRID, random_state=rng).randomise(columns)
 
 
+@dataclass(frozen=True)
+class QuantileHistogram:
+    """A job: the grid histogram of each selected column (``select(batch)``: ``(m, c)`` values in [0, 1])."""
+
+    select: Callable[[RowBatch], NDArray[np.float64]]
+    grid: int = QUANTILE_GRID
+
+    def __call__(self, batch: RowBatch) -> NDArray[np.int64]:
+        # The histogram reads no randomness: a fixed seed only spares the job an entropy read.
+        return Quantiles(1.0, QUANTILE_PROBABILITIES, self.grid, random_state=0).histogram(self.select(batch))
+
+
+def dp_quantiles_from_rows(
+    epsilon: float, rows: Rows, select: Callable[[RowBatch], NDArray[np.float64]], rng: np.random.Generator
+) -> NDArray[np.float64]:
+    """``(c, 7)`` DP quantiles at :data:`QUANTILE_PROBABILITIES` of the ``c`` columns ``select`` picks from every batch.
+
+    ``select(batch)`` maps rows one by one to ``(m, c)`` values in [0, 1] (it may drop rows;
+    it runs where the rows are, so it must be picklable and hold no driver state). One pass
+    sums the columns' grid histograms exactly; the exponential mechanism runs on the driver
+    (:class:`~dpcore.mechanisms.quantiles.Quantiles`, ε-DP for all columns together).
+    """
+    mechanism = Quantiles(epsilon, QUANTILE_PROBABILITIES, QUANTILE_GRID, random_state=rng)
+    return mechanism.randomise_histogram(rows.aggregate(QuantileHistogram(select)))
+
+
 def data_range(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Where the data lie, from DP quantiles at :data:`QUANTILE_PROBABILITIES` (one row per column).
 
@@ -54,28 +83,24 @@ class DataRangeMixin(DPEstimatorMixin):
     trees_: list[Any]
     _describe_leaf: Any
 
-    def _check_fit_input(self, X: ArrayLike, y: ArrayLike, classifier: bool) -> tuple[NDArray[np.float64], NDArray[Any]]:
-        self.data_range_ = None  # a refit starts from the declared bounds
-        return super()._check_fit_input(X, y, classifier)
-
     def _unit(self, X: ArrayLike) -> NDArray[np.float64]:
         unit = super()._unit(X)
         ranges = getattr(self, "data_range_", None)
-        if ranges is None:
-            return unit
-        width = np.maximum(ranges[:, 1] - ranges[:, 0], 1e-9)
-        return np.clip((unit - ranges[:, 0]) / width, 0.0, 1.0)
+        return unit if ranges is None else rescale_to_range(unit, ranges)
 
-    def _narrow(self, X_unit: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, float]:
-        """Spend ``range_share·ε`` on the data range; the rescaled features and the ε left for the trees."""
+    def _narrow(self, rows: Rows, select: Callable[[RowBatch], NDArray[np.float64]], rng: np.random.Generator) -> float:
+        """Spend ``range_share·ε`` on the data range of the features ``select`` gives (``data_range_``); the ε left.
+
+        The trees' row map then rescales every record by ``data_range_`` (:class:`~dpcore.models._tree_rows.TreeRowMap`).
+        """
         if not 0 <= self.range_share < 0.5:
             raise ValueError(f"range_share must be in [0, 0.5), got {self.range_share!r}")
+        self.data_range_ = None  # a refit starts from the declared bounds
         if not self.range_share:
-            return X_unit, self.epsilon
-        low, high = data_range(dp_quantiles(self.range_share * self.epsilon, X_unit, rng))
+            return self.epsilon
+        low, high = data_range(dp_quantiles_from_rows(self.range_share * self.epsilon, rows, select, rng))
         self.data_range_ = np.column_stack([low, high])
-        width = np.maximum(high - low, 1e-9)
-        return np.clip((X_unit - low) / width, 0.0, 1.0), self.epsilon * (1 - self.range_share)
+        return self.epsilon * (1 - self.range_share)
 
     def tree_records(self, feature_names: Sequence[str] | None = None, tree: int = 0) -> list[dict[str, Any]]:
         """Every node of tree ``tree`` as a dict, thresholds in original units (through the data range too)."""

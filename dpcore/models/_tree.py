@@ -1,11 +1,21 @@
 """The level-wise DP tree builder shared by every tree model, and trees as plain arrays.
 
 One builder grows any number of trees at once, one level at a time: the roots of a
-partitioned forest are just several roots whose records are disjoint. Per level it scores
-every splitting node's candidates from shared histograms (``_splitting``), picks each
-node's split with one vectorised exponential-mechanism call, and releases all children
-counts with one noisy-count call. The Python loops run over levels, never over records,
-nodes or thresholds.
+partitioned forest are just several roots whose records are disjoint. It reads the rows only
+through :meth:`dpcore.backends.Rows.aggregate`: per level one pass sums the histograms every
+splitting node's candidates are scored from (two for median leaves; the jobs are in
+``_tree_rows``, the utilities in ``_splitting``), the driver picks each node's split with one
+vectorised exponential-mechanism call and releases all children counts, read from the same
+histograms at the chosen splits, with one noisy-count call; a last pass sums the leaves.
+Split choice and noise stay on the driver, so the trees are the same whether the rows are
+numpy arrays or a Spark table. The Python loops run over levels, never over records, nodes
+or thresholds.
+
+Which root a record grows under is a keyed draw from its stable row key
+(:mod:`dpcore.backends.keyed`): it never depends on other records, on batches or on the order
+rows are read in. Sums are exact integers: regression targets enter as ``q = fixed(y)`` on the
+public 2^-14 grid (and ``q²``), a per-record rounding fixed before the data are seen, so the
+sensitivities argued for targets in [0, 1] hold exactly for the rounded targets.
 
 Median leaves work on the target rounded to a public grid of ``split.TARGET_LEVELS`` levels
 (:func:`~dpcore.models._splitting.target_levels`): a per-record map fixed before the data is
@@ -31,7 +41,21 @@ import numpy as np
 from numpy.typing import NDArray
 
 import dpcore.models._splitting as split
+from dpcore.backends import Rows, unfixed
+from dpcore.backends.rows import FIXED_SCALE
 from dpcore.mechanisms import Exponential, Geometric, GridMedian, Laplace, count_mechanism
+from dpcore.models._tree_rows import (
+    REGRESSION_STATS,
+    CandidateHistogram,
+    GridHistogram,
+    LeafHistogram,
+    LevelOccupancy,
+    Membership,
+    PairHistogram,
+    RootCounts,
+    TreeRowMap,
+    TreeSoFar,
+)
 
 
 @dataclass
@@ -113,6 +137,7 @@ class _Nodes:
     def __init__(self) -> None:
         self.feature: list[int] = []
         self.threshold: list[float] = []
+        self.cut: list[float] = []
         self.left: list[int] = []
         self.right: list[int] = []
         self.depth: list[int] = []
@@ -123,32 +148,45 @@ class _Nodes:
         k = len(counts)
         self.feature.extend([-1] * k)
         self.threshold.extend([0.0] * k)
+        self.cut.extend([0.0] * k)
         self.left.extend([-1] * k)
         self.right.extend([-1] * k)
         self.depth.extend([depth] * k)
         self.count.extend(np.asarray(counts, dtype=float).tolist())
         return np.arange(start, start + k)
 
+    def so_far(self, membership: Membership) -> TreeSoFar:
+        return TreeSoFar(
+            membership, np.asarray(self.feature, dtype=np.int64), np.asarray(self.cut, dtype=float),
+            np.asarray(self.left, dtype=np.int64), np.asarray(self.right, dtype=np.int64),
+        )
 
-def grow(X_unit: np.ndarray, y: np.ndarray, root_of_record: np.ndarray, n_roots: int, s: GrowthSettings) -> TreeArrays:
-    """Grow ``n_roots`` DP trees, each on the records whose ``root_of_record`` names it.
 
-    ``X_unit`` is in [0, 1]; ``y`` is in [0, 1] (regression) or class codes (classification).
-    Records with ``root_of_record < 0`` take part in no tree.
+def growth_map(
+    s: GrowthSettings, lower: np.ndarray, upper: np.ndarray, *, target_bounds: tuple[float, float] = (0.0, 1.0),
+    classes: np.ndarray | None = None, data_range: np.ndarray | None = None,
+) -> TreeRowMap:
+    """The row map :func:`grow` expects its rows through, for settings ``s``."""
+    target = {"mean": "fixed", "median": "levels", "class_counts": "classes"}[s.leaf]
+    n_thresholds = s.n_thresholds if s.candidates == "grid" else None
+    return TreeRowMap(lower, upper, target, target_bounds, classes, data_range, n_thresholds)
+
+
+def grow(rows: Rows, membership: Membership, n_roots: int, s: GrowthSettings) -> TreeArrays:
+    """Grow ``n_roots`` DP trees, each on the rows ``membership`` sends to it (``-1``: none).
+
+    ``rows`` come through the map :func:`growth_map` gives for ``s``: features in [0, 1] (or
+    their grid bins), targets as integer codes.
     """
-    used = root_of_record >= 0
-    X_unit, y, record_node = X_unit[used], y[used], root_of_record[used].astype(np.int64)
     classification = s.leaf == "class_counts"
-    stats = split.class_statistics(y, s.n_classes) if classification else split.regression_statistics(y)
+    n_classes = s.n_classes if classification else 0
     counts_mech = count_mechanism(s.count_noise, s.budget_per_query, s.rng_noise)
-    bins = split.bin_features(X_unit, split.threshold_grid(s.n_thresholds)) if s.candidates == "grid" else None
-    levels = split.target_levels(y) if s.leaf == "median" else None
-    d = X_unit.shape[1]
+    d = rows.n_features
 
     nodes = _Nodes()
     root_counts = np.full(n_roots, np.nan)
     if s.root_count or (s.max_depth == 0 and not classification):
-        root_counts = counts_mech.randomise(np.bincount(record_node, minlength=n_roots)).astype(float)
+        root_counts = counts_mech.randomise(rows.aggregate(RootCounts(membership, n_roots))).astype(float)
     frontier = nodes.add(0, root_counts)
 
     for depth in range(s.max_depth + 1):
@@ -160,24 +198,12 @@ def grow(X_unit: np.ndarray, y: np.ndarray, root_of_record: np.ndarray, n_roots:
         splitting = frontier[can_split]
         if len(splitting) == 0:
             break
-        local = np.full(len(nodes.feature), -1)
+        local = np.full(len(nodes.feature), -1, dtype=np.int64)
         local[splitting] = np.arange(len(splitting))
-        in_split = local[record_node] >= 0
-        # While every record is still splitting (the usual case near the root) use the arrays
-        # as they are: copying an n × d matrix per level dominated large fits.
-        pick = slice(None) if in_split.all() else in_split
-        rec_local = local[record_node[pick]]
-        X_split = X_unit[pick]
-        feature, threshold = _choose_splits(
-            X_split, None if levels is None else levels[pick], stats[pick], rec_local, len(splitting), s,
-            None if bins is None else bins[pick], d,
-        )
+        feature, threshold, cut, true_children = _choose_splits(rows, nodes.so_far(membership), local, len(splitting), s, d, n_classes)
 
-        goes_left = X_split[np.arange(len(rec_local)), feature[rec_local]] <= threshold[rec_local]
-        child_key = rec_local * 2 + (~goes_left)
-        true_children = np.bincount(child_key, minlength=2 * len(splitting))
         if s.child_counts:
-            child_counts = counts_mech.randomise(true_children).astype(float).reshape(-1, 2)
+            child_counts = counts_mech.randomise(true_children.ravel()).astype(float).reshape(-1, 2)
         else:
             child_counts = np.full((len(splitting), 2), np.nan)
         keep = np.ones(len(splitting), dtype=bool)
@@ -192,22 +218,14 @@ def grow(X_unit: np.ndarray, y: np.ndarray, root_of_record: np.ndarray, n_roots:
 
         kept = parents[keep]
         children = nodes.add(depth + 1, child_counts[keep].ravel()).reshape(-1, 2)
-        feat_list, thr_list = nodes.feature, nodes.threshold
-        for (node_id, f, t, (lc, rc)) in zip(kept, feature[keep], threshold[keep], children):
-            feat_list[node_id], thr_list[node_id] = int(f), float(t)
+        for (node_id, f, t, c, (lc, rc)) in zip(kept, feature[keep], threshold[keep], cut[keep], children):
+            nodes.feature[node_id], nodes.threshold[node_id], nodes.cut[node_id] = int(f), float(t), float(c)
             nodes.left[node_id], nodes.right[node_id] = int(lc), int(rc)
-        # Move the records of kept nodes to their children.
-        child_of = np.full((len(nodes.feature), 2), -1)
-        child_of[kept] = children
-        split_records = np.flatnonzero(in_split)
-        new_node = child_of[record_node[split_records], (~goes_left).astype(int)]
-        moved = new_node >= 0
-        record_node[split_records[moved]] = new_node[moved]
         frontier = children.ravel()
 
     feature = np.asarray(nodes.feature)
     leaves = np.flatnonzero(feature < 0)
-    value = _leaf_values(y, levels, stats, record_node, leaves, np.asarray(nodes.count), s, counts_mech, len(feature))
+    value = _leaf_values(rows, nodes.so_far(membership), leaves, np.asarray(nodes.count), s, counts_mech)
     return TreeArrays(
         feature=feature,
         threshold=np.asarray(nodes.threshold),
@@ -220,37 +238,70 @@ def grow(X_unit: np.ndarray, y: np.ndarray, root_of_record: np.ndarray, n_roots:
     )
 
 
+def _in_units(sums: np.ndarray, n_classes: int) -> np.ndarray:
+    """Integer statistic sums in the utilities' units: class counts, or ``[count, Σy, Σy²]`` (exact scalings)."""
+    if n_classes:
+        return sums.astype(float)
+    return sums / np.array([1.0, FIXED_SCALE, FIXED_SCALE * FIXED_SCALE])
+
+
+def _count(sums: np.ndarray, n_classes: int) -> np.ndarray:
+    return sums.sum(axis=-1) if n_classes else sums[..., 0]
+
+
 def _choose_splits(
-    X: np.ndarray, levels: np.ndarray | None, stats: np.ndarray, rec_local: np.ndarray, n_nodes: int, s: GrowthSettings,
-    bins: np.ndarray | None, d: int,
-) -> tuple[np.ndarray, np.ndarray]:
-    """One exponential-mechanism draw per splitting node; returns (feature, threshold) arrays."""
+    rows: Rows, tree: TreeSoFar, local: np.ndarray, n_nodes: int, s: GrowthSettings, d: int, n_classes: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """One exponential-mechanism draw per splitting node.
+
+    Returns the chosen (feature, threshold, routing cut) per node and the true counts of its
+    two children ``(n_nodes, 2)``, read from the level's histograms.
+    """
     selector = Exponential(s.budget_per_query, s.sensitivity, s.selection, s.rng_noise)
+    n_stats = n_classes or REGRESSION_STATS
+    node_rows = np.arange(n_nodes)
     if s.candidates == "random":
         k = s.n_random_candidates
         features = s.rng_structure.integers(0, d, size=(n_nodes, k))
         thresholds = s.rng_structure.random((n_nodes, k))
-        totals = split.node_totals(rec_local, stats, n_nodes)
-        left = split.candidate_left_statistics(X, rec_local, stats, features, thresholds)
-        utility = _utility(s.utility, left, totals[:, None, :])
+        sums = rows.aggregate(CandidateHistogram(tree, local, features, thresholds, n_classes))
+        left = sums[: n_nodes * k * n_stats].reshape(n_nodes, k, n_stats)
+        totals = sums[n_nodes * k * n_stats:].reshape(n_nodes, n_stats)
+        utility = _utility(s.utility, _in_units(left, n_classes), _in_units(totals, n_classes)[:, None, :])
         chosen = selector.select(utility)
-        rows = np.arange(n_nodes)
-        return features[rows, chosen], thresholds[rows, chosen]
+        f, t = features[node_rows, chosen], thresholds[node_rows, chosen]
+        left_count = _count(left[node_rows, chosen], n_classes)
+        return f, t, t, np.column_stack([left_count, _count(totals, n_classes) - left_count])
 
     grid = split.threshold_grid(s.n_thresholds)
-    assert bins is not None, "grid candidates are scored from the binned features"
+    n_bins = s.n_thresholds + 1
     if s.utility == "sae":
-        assert levels is not None, "the summed-absolute-error utility reads the targets' grid levels"
-        utility = split.sae_utility_grid(bins, rec_local, levels, n_nodes, s.n_thresholds)
+        n_levels = split.TARGET_LEVELS
+        occupancy = rows.aggregate(LevelOccupancy(tree, local, n_nodes, n_levels))
+        pair_key = split.occupied_pairs(occupancy)
+        pair_of = np.full(n_nodes * n_levels, -1, dtype=np.int64)
+        pair_of[pair_key] = np.arange(len(pair_key))
+        hist = rows.aggregate(PairHistogram(tree, local, pair_of, len(pair_key), n_levels, n_bins))
+        utility = split.sae_utility_pairs(hist, pair_key, n_nodes, s.n_thresholds, n_levels)
     else:
-        totals = split.node_totals(rec_local, stats, n_nodes)
-        left = split.grid_left_statistics(bins, rec_local, stats, n_nodes, s.n_thresholds)
-        utility = _utility(s.utility, left, totals[:, None, None, :])
+        hist = np.cumsum(rows.aggregate(GridHistogram(tree, local, n_nodes, n_bins, n_classes)), axis=2)
+        totals = _in_units(hist[:, 0, s.n_thresholds, :], n_classes)
+        utility = _utility(s.utility, _in_units(hist[:, :, : s.n_thresholds, :], n_classes), totals[:, None, None, :])
     if s.features_per_node is not None and s.features_per_node < d:
         allowed = np.argsort(s.rng_structure.random((n_nodes, d)), axis=1) < s.features_per_node
         utility = np.where(allowed[:, :, None], utility, -np.inf)
     chosen = cast(NDArray[np.intp], selector.select(utility.reshape(n_nodes, -1)))  # 2-D: one choice per node
-    return chosen // s.n_thresholds, grid[chosen % s.n_thresholds]
+    f, j = chosen // s.n_thresholds, chosen % s.n_thresholds
+    if s.utility == "sae":
+        pair_node = pair_key // n_levels
+        at_split = hist[np.arange(len(pair_key)), f[pair_node], :]  # each pair's bins along its node's feature
+        left_count = np.bincount(pair_node, at_split[:, : s.n_thresholds].cumsum(axis=1)[np.arange(len(pair_key)), j[pair_node]], n_nodes)
+        total_count = np.bincount(pair_node, at_split.sum(axis=1), n_nodes)
+        left_count, total_count = np.rint(left_count).astype(np.int64), np.rint(total_count).astype(np.int64)
+    else:
+        left_count = _count(hist[node_rows, f, j], n_classes)
+        total_count = _count(hist[:, 0, s.n_thresholds], n_classes)
+    return f, grid[j], j.astype(float), np.column_stack([left_count, total_count - left_count])
 
 
 def _utility(kind: str, left: np.ndarray, totals: np.ndarray) -> np.ndarray:
@@ -262,26 +313,24 @@ def _utility(kind: str, left: np.ndarray, totals: np.ndarray) -> np.ndarray:
 
 
 def _leaf_values(
-    y: np.ndarray, levels: np.ndarray | None, stats: np.ndarray, record_node: np.ndarray, leaves: np.ndarray, counts: np.ndarray, s: GrowthSettings,
-    counts_mech: Laplace | Geometric, n_nodes: int,
+    rows: Rows, tree: TreeSoFar, leaves: np.ndarray, counts: np.ndarray, s: GrowthSettings, counts_mech: Laplace | Geometric,
 ) -> np.ndarray:
-    """Noisy leaf values for every leaf with one mechanism call."""
-    leaf_pos = np.full(n_nodes, -1)
+    """Noisy leaf values for every leaf with one pass over the rows and one mechanism call."""
+    n_nodes = len(tree.feature)
+    leaf_pos = np.full(n_nodes, -1, dtype=np.int64)
     leaf_pos[leaves] = np.arange(len(leaves))
-    rec_leaf = leaf_pos[record_node]
     if s.leaf == "class_counts":
-        true = np.stack([np.bincount(rec_leaf, weights=stats[:, c], minlength=len(leaves)) for c in range(s.n_classes)], axis=1)
+        true = rows.aggregate(LeafHistogram(tree, leaf_pos, len(leaves), s.n_classes)).reshape(-1, s.n_classes)
         value: np.ndarray = np.zeros((n_nodes, s.n_classes))
-        value[leaves] = counts_mech.randomise(np.rint(true)).astype(float)
+        value[leaves] = counts_mech.randomise(true).astype(float)
         return value
     value = np.full(n_nodes, np.nan)
     if s.leaf == "mean":
-        sums = np.bincount(rec_leaf, weights=y, minlength=len(leaves))
+        sums = unfixed(rows.aggregate(LeafHistogram(tree, leaf_pos, len(leaves), 0)))
         noisy = Laplace(s.budget_per_query, 1.0, s.rng_noise).randomise(sums)
         value[leaves] = np.clip(noisy / np.maximum(counts[leaves], 1.0), 0.0, 1.0)
         return value
-    assert levels is not None, "median leaves read the targets' grid levels"
     n_levels = split.TARGET_LEVELS
-    histograms = np.bincount(rec_leaf * n_levels + levels, minlength=len(leaves) * n_levels).reshape(-1, n_levels)
+    histograms = rows.aggregate(LeafHistogram(tree, leaf_pos, len(leaves), n_levels)).reshape(-1, n_levels)
     value[leaves] = GridMedian(s.budget_per_query, (0.0, 1.0), s.rng_noise).randomise(histograms)
     return value

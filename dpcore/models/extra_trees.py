@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any, Self
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import RegressorMixin
 
+from dpcore.backends import LocalRows, Rows
 from dpcore.i18n import N_
 from dpcore.models._base import NEIGHBOURS, TargetScalingMixin
 from dpcore.models._classifier import TreeEnsembleClassifier
 from dpcore.models._data_range import DATA_RANGE_PRIVACY, DataRangeMixin
 from dpcore.models._export import TreeRecordsMixin
 from dpcore.models._forest import SAMPLINGS, ensemble_leaf_values, grow_ensemble
-from dpcore.models._tree import GrowthSettings, queries_per_path
+from dpcore.models._tree import GrowthSettings, growth_map, queries_per_path
 from dpcore.validation import Bounds, RandomStateLike, check_positive_int
 
 _PRIVACY_NOTES = r"""
@@ -65,13 +67,13 @@ class _ExtraTreesBase(DataRangeMixin):
             return max(1, math.ceil(math.sqrt(d)))
         return check_positive_int(self.max_features, "max_features")
 
-    def _grow(self, X_unit: np.ndarray, y: np.ndarray, utility: str, leaf: str, n_classes: int = 0) -> None:
+    def _grow(self, rows: Rows, utility: str, leaf: str, n_classes: int = 0, **targets: Any) -> Self:
+        """Grow the trees on ``rows`` (``targets``: the declared target bounds or classes, for the row map)."""
         self._check_choices()
-        d = X_unit.shape[1]
+        d = rows.n_features
         height = self._height(d)
         structure, noise = self._random_streams()
         n_trees = check_positive_int(self.n_estimators, "n_estimators")
-        X_unit, epsilon = self._narrow(X_unit, noise)
 
         def settings(budget: float, candidate_rng: np.random.Generator) -> GrowthSettings:
             return GrowthSettings(
@@ -91,12 +93,16 @@ class _ExtraTreesBase(DataRangeMixin):
                 rng_noise=noise,
             )
 
+        row_map = growth_map(settings(self.epsilon, noise), self._lower, self._upper, **targets)
+        epsilon = self._narrow(rows, row_map.features, noise)
         queries = queries_per_path(height, root_count=True, child_counts=True)
         self.trees_, self.budget_per_query_ = grow_ensemble(
-            X_unit, y, n_trees, self.sampling, self.max_samples, epsilon, queries, settings, structure
+            rows.prepared(replace(row_map, data_range=self.data_range_)), n_trees, self.sampling, self.max_samples, epsilon,
+            queries, settings, structure,
         )
         self.max_depth_ = height
         self._set_spent(self.epsilon)
+        return self
 
 
 class DPExtraTreesClassifier(_ExtraTreesBase, TreeEnsembleClassifier):
@@ -186,10 +192,8 @@ class DPExtraTreesClassifier(_ExtraTreesBase, TreeEnsembleClassifier):
         self.range_share = range_share
         self.random_state = random_state
 
-    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
-        X_unit, codes = self._fit_codes(X, y)
-        self._grow(X_unit, codes, "gini", "class_counts", len(self.classes_))
-        return self
+    def _fit_rows(self, rows: Rows) -> Self:
+        return self._grow(rows, "gini", "class_counts", len(self.classes_), classes=self.classes_)
 
 
 class DPExtraTreesRegressor(TreeRecordsMixin, TargetScalingMixin, RegressorMixin, _ExtraTreesBase):
@@ -254,8 +258,11 @@ class DPExtraTreesRegressor(TreeRecordsMixin, TargetScalingMixin, RegressorMixin
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         X, y = self._check_fit_input(X, y, classifier=False)
-        self._grow(self._unit(X), self._unit_target(y), "sse", "mean")
-        return self
+        return self._fit_rows(LocalRows(X, y))
+
+    def _fit_rows(self, rows: Rows) -> Self:
+        self._unit_target(np.empty(0))  # the declared target bounds, for the map and for predictions
+        return self._grow(rows, "sse", "mean", target_bounds=(self._target_lower, self._target_upper))
 
     def predict(self, X: ArrayLike) -> NDArray[np.float64]:
         X_unit = self._check_predict_input(X)

@@ -8,12 +8,13 @@ tree of §2 (:class:`~dpcore.models.DPRegressionTree`) on each part.
 
 from __future__ import annotations
 
-from typing import Self
+import numpy as np
 
-from numpy.typing import ArrayLike
-
+from dpcore.backends import keyed
 from dpcore.i18n import N_
 from dpcore.models._base import NEIGHBOURS
+from dpcore.models._forest import DisjointParts
+from dpcore.models._tree_rows import Membership
 from dpcore.models.regression_tree import _RegressionTreeBase
 from dpcore.validation import Bounds, RandomStateLike, check_positive_int
 
@@ -81,7 +82,7 @@ class DPPartitionedForest(_RegressionTreeBase):
         self.selection = selection
         self.random_state = random_state
 
-    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
-        """Split the records into ``n_estimators`` random parts and grow one DP tree on each."""
+    def _membership(self, rng: np.random.Generator) -> tuple[Membership, int]:
+        """Each record joins one of ``n_estimators`` parts by a keyed uniform draw; one tree grows per part."""
         n_parts = check_positive_int(self.n_estimators, "n_estimators")
-        return self._fit_roots(X, y, n_parts, lambda rng, n: rng.integers(0, n_parts, size=n))
+        return DisjointParts(keyed.new_key(rng), n_parts), n_parts

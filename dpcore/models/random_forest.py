@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any, Self
 
 import numpy as np
-from numpy.typing import ArrayLike
 
+from dpcore.backends import Rows
 from dpcore.i18n import N_
 from dpcore.models._base import NEIGHBOURS
 from dpcore.models._classifier import TreeEnsembleClassifier
 from dpcore.models._data_range import DATA_RANGE_PRIVACY, DataRangeMixin
 from dpcore.models._forest import SAMPLINGS, grow_ensemble
-from dpcore.models._tree import GrowthSettings, queries_per_path
+from dpcore.models._tree import GrowthSettings, growth_map, queries_per_path
 from dpcore.validation import Bounds, RandomStateLike, check_positive_int
 
 
@@ -112,10 +113,9 @@ class DPRandomForestClassifier(DataRangeMixin, TreeEnsembleClassifier):
         self.range_share = range_share
         self.random_state = random_state
 
-    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
-        X_unit, codes = self._fit_codes(X, y)
+    def _fit_rows(self, rows: Rows) -> Self:
         self._check_choices()
-        d = X_unit.shape[1]
+        d = rows.n_features
         depth = check_positive_int(self.max_depth, "max_depth", minimum=0)
         if self.max_features == "sqrt":
             per_node = max(1, math.ceil(math.sqrt(d)))
@@ -123,8 +123,8 @@ class DPRandomForestClassifier(DataRangeMixin, TreeEnsembleClassifier):
             per_node = d
         else:
             per_node = min(d, check_positive_int(self.max_features, "max_features"))
+        n_thresholds = check_positive_int(self.n_thresholds, "n_thresholds")
         structure, noise = self._random_streams()
-        X_unit, epsilon = self._narrow(X_unit, noise)
 
         def settings(budget: float, candidate_rng: np.random.Generator) -> GrowthSettings:
             return GrowthSettings(
@@ -134,7 +134,7 @@ class DPRandomForestClassifier(DataRangeMixin, TreeEnsembleClassifier):
                 leaf="class_counts",
                 n_classes=len(self.classes_),
                 candidates="grid",
-                n_thresholds=check_positive_int(self.n_thresholds, "n_thresholds"),
+                n_thresholds=n_thresholds,
                 features_per_node=per_node,
                 root_count=False,
                 child_counts=False,
@@ -144,10 +144,12 @@ class DPRandomForestClassifier(DataRangeMixin, TreeEnsembleClassifier):
                 rng_noise=noise,
             )
 
+        row_map = growth_map(settings(self.epsilon, noise), self._lower, self._upper, classes=self.classes_)
+        epsilon = self._narrow(rows, row_map.features, noise)
         queries = queries_per_path(depth, root_count=False, child_counts=False)
         self.trees_, self.budget_per_query_ = grow_ensemble(
-            X_unit, codes, check_positive_int(self.n_estimators, "n_estimators"), self.sampling, self.max_samples,
-            epsilon, queries, settings, structure,
+            rows.prepared(replace(row_map, data_range=self.data_range_)), check_positive_int(self.n_estimators, "n_estimators"),
+            self.sampling, self.max_samples, epsilon, queries, settings, structure,
         )
         self._set_spent(self.epsilon)
         return self

@@ -8,17 +8,19 @@ Fletcher & Islam-style DP regression trees as restated in ``shared/spec/algorith
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Self
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import RegressorMixin
 
+from dpcore.backends import LocalRows, Rows
 from dpcore.i18n import N_
 from dpcore.models._base import NEIGHBOURS, DPEstimatorMixin, TargetScalingMixin
 from dpcore.models._export import TreeRecordsMixin
-from dpcore.models._tree import GrowthSettings, grow, queries_per_path
+from dpcore.models._forest import EveryRow
+from dpcore.models._tree import GrowthSettings, grow, growth_map, queries_per_path
+from dpcore.models._tree_rows import Membership
 from dpcore.validation import Bounds, RandomStateLike, check_positive_int
 
 LEAF_KINDS = ("mean", "median")
@@ -53,16 +55,24 @@ class _RegressionTreeBase(TreeRecordsMixin, TargetScalingMixin, RegressorMixin, 
         # With max_depth = 0 the lone leaf needs a count and a sum.
         return max(queries_per_path(self.max_depth, root_count=False, child_counts=True), 2)
 
-    def _fit_roots(
-        self, X: ArrayLike, y: ArrayLike, n_roots: int, root_of_record_fn: Callable[[np.random.Generator, int], np.ndarray]
-    ) -> Self:
+    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
+        """Grow the tree (or the forest's trees) on ``X, y`` spending ``epsilon``."""
         X, y = self._check_fit_input(X, y, classifier=False)
-        X_unit, y_unit = self._unit(X), self._unit_target(y)
+        return self._fit_rows(LocalRows(X, y))
+
+    def _membership(self, rng: np.random.Generator) -> tuple[Membership, int]:
+        """Which root each row grows under, and how many roots there are."""
+        return EveryRow(), 1
+
+    def _fit_rows(self, rows: Rows) -> Self:
         structure, noise = self._random_streams()
         self.budget_per_query_ = self.epsilon / self._queries_per_path
         membership_rng, candidate_rng = structure.spawn(2)
         settings = self._settings(self.budget_per_query_, candidate_rng, noise)
-        self.tree_ = grow(X_unit, y_unit, root_of_record_fn(membership_rng, len(y_unit)), n_roots, settings)
+        membership, n_roots = self._membership(membership_rng)
+        self._unit_target(np.empty(0))  # the declared target bounds, for the map and for predictions
+        row_map = growth_map(settings, self._lower, self._upper, target_bounds=(self._target_lower, self._target_upper))
+        self.tree_ = grow(rows.prepared(row_map), membership, n_roots, settings)
         self._set_spent(self.epsilon)
         self.n_leaves_ = self.tree_.n_leaves
         self.depth_ = self.tree_.max_depth
@@ -179,6 +189,3 @@ class DPRegressionTree(_RegressionTreeBase):
         self.selection = selection
         self.random_state = random_state
 
-    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
-        """Grow the tree on ``X, y`` spending ``epsilon``."""
-        return self._fit_roots(X, y, 1, lambda rng, n: np.zeros(n, dtype=np.int64))
