@@ -12,6 +12,7 @@ import io
 import math
 import os
 from collections.abc import Iterable
+from pathlib import Path
 from statistics import NormalDist
 from typing import IO, Any, TypeAlias
 
@@ -28,15 +29,65 @@ from dpcore.release.contributions import person_bound, person_keys
 from dpcore.release.plan import RANDOMISED, ReleasePlan
 from dpcore.schema import Schema
 
-#: Where a released file is read from: a path, its bytes, or a binary file object.
+#: Where a released file is read from: a path (a file, or the folder of a copy in parts), its bytes, or a binary file object.
 ReleaseSource: TypeAlias = str | os.PathLike[str] | bytes | IO[bytes]
+#: A copy released in parts (on Spark) is a folder: this header file, then the parts in name order.
+HEADER_FILE = "header.csv"
+
+
+def part_file(part: int, suffix: str = "csv") -> str:
+    """The name of a copy's part ``part`` (name order is the copy's row order)."""
+    return f"part-{part:05d}.{suffix}"
+
+
+def copy_parts(folder: str | os.PathLike[str]) -> list[Path]:
+    """The files of a copy in parts, in the order that joins them into the released file."""
+    folder = Path(folder)
+    if not (folder / HEADER_FILE).is_file():
+        raise DataError(_("The folder '{name}' is not a released copy: it has no header.csv.").format(name=folder.name))
+    return [folder / HEADER_FILE, *sorted(folder.glob("part-*.csv"))]
+
+
+class JoinedFiles(io.RawIOBase):
+    """Files read one after the other as one stream (a copy's header and parts)."""
+
+    def __init__(self, paths: list[Path]) -> None:
+        super().__init__()
+        self.paths, self.handle = list(paths), None
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while self.paths or self.handle is not None:
+            if self.handle is None:
+                self.handle = open(self.paths.pop(0), "rb")  # noqa: SIM115 (closed when read to its end)
+            count = self.handle.readinto(buffer)
+            if count:
+                return count
+            self.handle.close()
+            self.handle = None
+        return 0
+
+    def close(self) -> None:
+        if self.handle is not None:
+            self.handle.close()
+        super().close()
+
+
+def _opened(source: ReleaseSource) -> str | os.PathLike[str] | IO[bytes]:
+    """``source`` as pandas reads it: bytes as a file object, a copy's folder as its joined parts."""
+    if isinstance(source, bytes):
+        return io.BytesIO(source)
+    if isinstance(source, (str, os.PathLike)) and os.path.isdir(source):
+        return io.BufferedReader(JoinedFiles(copy_parts(source)))
+    return source
 
 
 def read_release(source: ReleaseSource, report: dict[str, Any] | None = None) -> pd.DataFrame:
-    """Read a released file as written: text stays text (nothing becomes NaN); Laplace columns become numbers."""
+    """Read a released file (or a copy's folder of parts) as written: text stays text; Laplace columns become numbers."""
     numbers = [e["header"] for e in (report or {}).get("columns", []) if e["mechanism"] == "laplace"]
-    if isinstance(source, bytes):
-        source = io.BytesIO(source)
+    source = _opened(source)
     dtypes = collections.defaultdict(lambda: str, dict.fromkeys(numbers, float))
     try:
         return pd.read_csv(source, dtype=dtypes, keep_default_na=False, na_filter=False)
@@ -144,7 +195,7 @@ def estimate_release(
 ) -> dict[str, pd.DataFrame]:
     """:func:`estimate_column` for the randomised columns of a released file, read in chunks.
 
-    ``source`` is a path, bytes or a file object; ``columns`` (names or headers) defaults to
+    ``source`` is a path (a file, or the folder of a copy released in parts), bytes or a file object; ``columns`` (names or headers) defaults to
     every randomised column of the report. Returns one table per column, by header.
     """
     entries = [e for e in report.get("columns", []) if e["mechanism"] in RANDOMISED]
@@ -153,8 +204,7 @@ def estimate_release(
     counts = {e["header"]: np.zeros(e.get("n_categories", 0), dtype=np.int64) for e in entries}
     sizes = {e["header"]: 0 for e in entries}
     sums = {e["header"]: 0.0 for e in entries}
-    if isinstance(source, bytes):
-        source = io.BytesIO(source)
+    source = _opened(source)
     try:
         for chunk in pd.read_csv(
             source, dtype=str, keep_default_na=False, na_filter=False, usecols=[e["header"] for e in entries], chunksize=chunksize

@@ -1,0 +1,412 @@
+"""The randomized-response release on Spark: the local copy, byte for byte, written as parts.
+
+The rows are randomised where they are, by the local code (:func:`~dpcore.release.table.release_chunk`
+on each Arrow batch, ``mapInArrow``): every draw is keyed by the copy's secret key and the row's
+stable key (:mod:`dpcore.release.randomness`), so a task that Spark retries or recomputes
+randomises its rows exactly as before, and a buyer can never be handed two copies of one release.
+
+* **The secret order.** Each row carries its keyed 63-bit order word. Rows go to *parts* by the
+  word's top bits and are sorted within a part by ``(word, filler?, row key)``, so the parts in
+  order are the rows in :func:`~dpcore.release.randomness.secret_order`: the local copy's order.
+* **Two passes.** The first counts the rows (and, with a ledger, the table's version
+  fingerprint; when padded, the rows per part); the driver then draws the noisy row count, makes
+  the filler rows (keyed by their index) and says how many rows of each part a cut keeps. The
+  second randomises, sorts and writes.
+* **Parts.** Each part is written by one task, by pyarrow's CSV writer (the local one), into a
+  temporary file renamed into place: a retried task writes the same bytes under the same name.
+  The copy is the folder's ``header.csv`` followed by its ``part-NNNNN.csv`` files in name order
+  (``cat header.csv part-*.csv`` is the file the local release writes); the buyer's estimator
+  reads the folder (:func:`dpcore.release.estimator.read_release`). ``parquet=True`` writes the
+  same rows as ``part-NNNNN.parquet`` too.
+* **Charged once.** The report is made and the ledger charged on the driver, only after every
+  part was written, in the ledger's one transaction with the stored copy (the parts' rows,
+  appended one part at a time); the folder is renamed into place last.
+
+On a cluster the destination must be a folder every worker can write (a shared mount), and
+every worker needs ``dpcore`` installed. This module imports pyspark: only ``--engine spark``
+loads it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import uuid
+import warnings
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from pyspark.errors import PythonException
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import ByteType, DoubleType, IntegerType, LongType, StringType, StructField, StructType
+from pyspark.taskcontext import TaskContext
+
+from dpcore.accountant import BudgetLedger
+from dpcore.backends.spark import ROW_KEY, read_table
+from dpcore.backends.tables import arrow_frame
+from dpcore.exceptions import DataError
+from dpcore.i18n import _
+from dpcore.identity import VersionFingerprint
+from dpcore.release import stored
+from dpcore.release.columns import Treatment, quoting
+from dpcore.release.estimator import HEADER_FILE, part_file
+from dpcore.release.padding import COUNT_EPSILON, check_fits, filler_rows, noisy_row_count
+from dpcore.release.plan import ReleasePlan
+from dpcore.release.randomness import FILLER, REAL, Draws, order_words, signed
+from dpcore.release.randomness import entropy as make_entropy
+from dpcore.release.result import ReleaseResult
+from dpcore.release.streaming import decoded
+from dpcore.release.table import Prepared, check_columns, fingerprinted, prepare, release_chunk
+from dpcore.release.writing import write_csv
+from dpcore.schema import Schema
+from dpcore.validation import RandomStateLike
+
+#: Released rows per part the copy aims at (parts are a power of two, at most ``2^PART_BITS``).
+PART_ROWS = 1 << 20
+PART_BITS = 12
+WORD, SOURCE, ROW, PART = "__order_word", "__order_source", "__order_row", "__part"
+STORED_FOLDER = "_stored"
+#: Test-only: the partition whose first write attempt fails half-way (a forced task retry).
+_fail_first_attempt: int | None = None
+
+
+def _map(frame: DataFrame, function: Any, schema: Any) -> DataFrame:
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
+        return frame.mapInArrow(function, schema)
+
+
+def _sentence(error: PythonException) -> Exception:
+    """A :class:`DataError` raised in an executor, as the same sentence on the driver."""
+    text = str(error)
+    marker = "DataError: "
+    if marker in text:
+        return DataError(text.rsplit(marker, 1)[1].strip().splitlines()[0])
+    return error
+
+
+# --- pass one: rows, the version fingerprint and the rows per part ----------------------------------
+
+
+def _census(frame: DataFrame, treatments: Sequence[Treatment], draws: Draws, fingerprint: list[str] | None,
+            padded: bool) -> tuple[int, dict[str, int], str | None, np.ndarray]:
+    """Rows, values outside each column's domain (owner-only), the fingerprint, and the rows per fine part."""
+    key, fine = draws.key, 1 << PART_BITS
+
+    def count(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        total = np.zeros(1 + len(treatments) + 2 + fine, dtype=np.uint64)
+        version = VersionFingerprint()
+        for cells in batches:
+            rows = cells.column(ROW_KEY).to_numpy(zero_copy_only=False).astype(np.uint64)
+            table = arrow_frame(cells.drop_columns([ROW_KEY]))
+            total[0] += len(rows)
+            for i, t in enumerate(treatments):
+                total[1 + i] += 0 if t.mechanism == "keep" else t.inputs(table)[1]
+            if fingerprint is not None:
+                version.add(table, fingerprint)
+            if padded:
+                words = order_words(key, rows)
+                total[-fine:] += np.bincount(words >> (63 - PART_BITS), minlength=fine).astype(np.uint64)
+        total[1 + len(treatments) : 3 + len(treatments)] = version.lanes
+        yield pa.RecordBatch.from_pydict({"sums": [total.tobytes()]})
+
+    parts = _map(frame, count, "sums binary").collect()
+    total = np.zeros(1 + len(treatments) + 2 + fine, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for row in parts:
+            total += np.frombuffer(row.sums, dtype=np.uint64)
+    n = int(total[0])
+    outside = {t.name: int(total[1 + i]) for i, t in enumerate(treatments)}
+    digest = None
+    if fingerprint is not None:
+        version = VersionFingerprint()
+        version.lanes, version.rows = total[1 + len(treatments) : 3 + len(treatments)].copy(), n
+        digest = version.hexdigest()
+    return n, outside, digest, total[-fine:].astype(np.int64)
+
+
+# --- pass two: randomise, order, write --------------------------------------------------------------
+
+
+def _spark_schema(treatments: Sequence[Treatment]) -> StructType:
+    fields = [StructField(WORD, LongType()), StructField(SOURCE, ByteType()), StructField(ROW, LongType()),
+              StructField(PART, IntegerType())]
+    for i, t in enumerate(treatments):
+        kind = DoubleType() if t.mechanism == "laplace" else StringType() if t.mechanism == "keep" else IntegerType()
+        fields.append(StructField(f"c{i}", kind))
+    return StructType(fields)
+
+
+def _transport(table: pa.Table, words: np.ndarray, rows: np.ndarray, source: int, shift: int,
+               treatments: Sequence[Treatment]) -> pa.RecordBatch:
+    """Released rows as Spark carries them: order columns, category codes, Laplace numbers, kept text."""
+    arrays = [pa.array(words, pa.int64()), pa.array(np.full(len(words), source, dtype=np.int8)),
+              pa.array(signed(rows), pa.int64()), pa.array((words >> shift).astype(np.int32))]
+    for t, column in zip(treatments, table.columns, strict=True):
+        column = column.combine_chunks()
+        if t.mechanism == "keep":
+            arrays.append(pc.cast(column, pa.string()))
+        elif t.mechanism == "laplace":
+            arrays.append(column)
+        else:
+            arrays.append(column.indices.cast(pa.int32()))
+    return pa.RecordBatch.from_arrays(arrays, names=[WORD, SOURCE, ROW, PART] + [f"c{i}" for i in range(len(treatments))])
+
+
+def _released(batch: pa.RecordBatch, treatments: Sequence[Treatment]) -> pa.Table:
+    """Transported rows back as the local release's table (dictionary columns of escaped labels)."""
+    arrays = []
+    for i, t in enumerate(treatments):
+        column = batch.column(4 + i)
+        if t.mechanism in ("keep", "laplace"):
+            arrays.append(column)
+        else:
+            arrays.append(t.as_array(column.to_numpy(zero_copy_only=False)))
+    return pa.Table.from_arrays(arrays, names=[t.header for t in treatments])
+
+
+class _PartWriter:
+    """Writes one part's rows into temporary files and renames them into place when the part is complete."""
+
+    def __init__(self, folder: str, part: int, attempt: int, mode: str, parquet_folder: str | None) -> None:
+        self.folder, self.part, self.mode, self.rows = folder, part, mode, 0
+        self.temporary = os.path.join(folder, f".{part_file(part)}.{attempt}.tmp")
+        self.handle = open(self.temporary, "wb")  # noqa: SIM115 (closed in finish or abort)
+        self.parquet: pq.ParquetWriter | None = None
+        self.parquet_path = None if parquet_folder is None else os.path.join(parquet_folder, part_file(part, "parquet"))
+        self.parquet_temporary = None if parquet_folder is None else os.path.join(parquet_folder, f".{part}.{attempt}.tmp")
+
+    def write(self, table: pa.Table) -> None:
+        sink = pa.BufferOutputStream()
+        write_csv(decoded(table), sink, False, self.mode)
+        self.handle.write(sink.getvalue().to_pybytes())
+        if self.parquet_temporary is not None:
+            if self.parquet is None:
+                self.parquet = pq.ParquetWriter(self.parquet_temporary, table.schema, compression="zstd")
+            self.parquet.write_table(table)
+        self.rows += table.num_rows
+
+    def finish(self) -> None:
+        self.handle.close()
+        if not self.rows:  # every row of this part was cut: no file
+            os.unlink(self.temporary)
+            return
+        os.replace(self.temporary, os.path.join(self.folder, part_file(self.part)))
+        if self.parquet is not None and self.parquet_temporary is not None and self.parquet_path is not None:
+            self.parquet.close()
+            os.replace(self.parquet_temporary, self.parquet_path)
+
+
+def _write_parts(frame: DataFrame, treatments: Sequence[Treatment], folder: str, mode: str, keep: dict[int, int] | None,
+                 parquet_folder: str | None) -> dict[int, int]:
+    """Write every part (rows sorted within it); return the rows written per part."""
+    fail = _fail_first_attempt
+
+    def write(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        context = TaskContext.get()
+        assert context is not None
+        attempt = context.taskAttemptId()
+        writer: _PartWriter | None = None
+        written: list[tuple[int, int]] = []
+        for batch in batches:
+            parts = batch.column(PART).to_numpy(zero_copy_only=False)
+            bounds = np.flatnonzero(np.diff(parts)) + 1
+            for start, stop in zip(np.r_[0, bounds], np.r_[bounds, len(parts)], strict=True):
+                if start == stop:
+                    continue
+                part = int(parts[start])
+                if writer is None or writer.part != part:
+                    if writer is not None:
+                        writer.finish()
+                        written.append((writer.part, writer.rows))
+                    writer = _PartWriter(folder, part, attempt, mode, parquet_folder)
+                rows = stop - start if keep is None else max(0, min(stop - start, keep.get(part, 0) - writer.rows))
+                if rows:
+                    writer.write(_released(batch.slice(start, rows), treatments))
+                if fail == context.partitionId() and context.attemptNumber() == 0:
+                    raise RuntimeError("test-only forced failure of a part's first attempt")
+        if writer is not None:
+            writer.finish()
+            written.append((writer.part, writer.rows))
+        yield pa.RecordBatch.from_pydict({"part": [p for p, _r in written], "rows": [r for _p, r in written]},
+                                         schema=pa.schema([("part", pa.int32()), ("rows", pa.int64())]))
+
+    return {int(row.part): int(row.rows) for row in _map(frame, write, "part int, rows long").collect()}
+
+
+def _randomised(frame: DataFrame, treatments: Sequence[Treatment], draws: Draws, shift: int) -> DataFrame:
+    key, schema = draws.key, _spark_schema(treatments)
+
+    def randomise(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for cells in batches:
+            rows = cells.column(ROW_KEY).to_numpy(zero_copy_only=False).astype(np.uint64)
+            table = release_chunk(arrow_frame(cells.drop_columns([ROW_KEY])), rows, treatments, key, {})
+            yield _transport(table, order_words(key, rows), rows, REAL, shift, treatments)
+
+    return _map(frame, randomise, schema)
+
+
+def _fillers(spark: SparkSession, treatments: Sequence[Treatment], count: int, draws: Draws, shift: int) -> DataFrame:
+    table, index, words = filler_rows(treatments, count, draws.key)
+    batch = _transport(table, words, index, FILLER, shift, treatments)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
+        return spark.createDataFrame(pa.Table.from_batches([batch]).to_pandas(), _spark_schema(treatments))
+
+
+# --- the release ------------------------------------------------------------------------------------
+
+
+def release_spark(
+    spark: SparkSession,
+    source: str | os.PathLike[str] | DataFrame,
+    destination: str | os.PathLike[str],
+    schema: Schema,
+    plan: ReleasePlan,
+    *,
+    budget: float | None = None,
+    ledger: BudgetLedger | None = None,
+    fresh: bool = False,
+    random_state: RandomStateLike = None,
+    label: str = "randomized-response release",
+    unit: str | None = None,
+    count_epsilon: float = COUNT_EPSILON,
+    parquet: bool = False,
+    part_rows: int = PART_ROWS,
+) -> ReleaseResult:
+    """Release a table on Spark into the folder ``destination``: the copy :func:`~dpcore.release.release_table` makes.
+
+    ``source`` is a Parquet file or folder, a glob of CSV files, or a DataFrame (rows keyed by
+    :func:`dpcore.backends.spark.read_table`). For a given seed, ``cat header.csv part-*.csv`` is
+    byte for byte the file the local release writes for the same files (each row keyed by its
+    file and row within it, :func:`~dpcore.backends.tables.read_table_local`). Other parameters as
+    in :func:`~dpcore.release.release_table`; ``parquet`` also writes each part as Parquet.
+
+    The folder is written beside ``destination`` and renamed into place only once the copy is
+    charged (or the stored copy found); after an error nothing is left behind or charged.
+
+    Raises
+    ------
+    DataError
+        The plan does not fit the table, the schema names a privacy-unit column (not yet on
+        Spark), or the table has no rows.
+    BudgetExceededError
+        The copy does not fit in the budget; nothing was charged or written.
+    """
+    prepared = prepare(schema, plan, ledger=ledger, budget=budget, unit=unit, count_epsilon=count_epsilon)
+    if prepared.bound is not None:
+        raise DataError(_("A table whose people can have several rows (a privacy-unit column) cannot be released on "
+                          "Spark yet: release it with the local engine."))
+    treatments, protection = prepared.treatments, prepared.protection
+    if ledger is None or fresh:
+        check_fits(plan, protection, budget, ledger)
+    entropy, seeded = make_entropy(random_state)
+    draws = Draws.of(entropy)
+    table = read_table(spark, source)
+    check_columns([c for c in table.columns if c != ROW_KEY], treatments)
+    frame = table.select(*[F.col(f"`{name}`") for name in prepared.columns], F.col(ROW_KEY))
+    destination = Path(destination)
+    staging = Path(tempfile.mkdtemp(prefix=f".{destination.name}.", suffix=".partial", dir=destination.parent))
+    try:
+        try:
+            fingerprint = fingerprinted(treatments, None) if ledger is not None else None
+            n, outside, version, fine_counts = _census(frame, treatments, draws, fingerprint, protection.padded)
+        except PythonException as error:
+            raise _sentence(error) from None
+        if n == 0:
+            raise DataError(_("The table has no data rows."))
+        report = prepared.report(seeded)
+        result = ReleaseResult.made(report, notes=prepared.notes(outside, 0), path=destination)
+        key = None
+        if ledger is not None:
+            assert version is not None
+            key = stored.release_key(version, treatments, seeded, entropy, protection, None)
+            found = None if fresh else stored.find(ledger, key)
+            if found is not None:
+                (staging / HEADER_FILE).write_bytes(b"")
+                with open(staging / part_file(0), "wb") as out:
+                    for chunk in found.csv_parts():
+                        out.write(chunk)
+                _move_into_place(staging, destination)
+                return ReleaseResult.handed_out_again(found.report, path=destination, dataset_id=ledger.dataset_id)
+            check_fits(plan, protection, None, ledger)
+        written = _release_parts(spark, frame, staging, prepared, draws, n, fine_counts, ledger is not None or parquet,
+                                 part_rows)
+        if ledger is not None:
+            assert key is not None
+            copy = stored.writer(ledger, quoting(treatments))
+            try:
+                copy.append(filler_rows(treatments, 0, draws.key)[0])  # the schema, even for a copy without rows
+                for part in sorted(p for p, rows in written.items() if rows):
+                    copy.append(pq.read_table(staging / STORED_FOLDER / part_file(part, "parquet")))
+            except BaseException:
+                copy.discard()
+                raise
+            result.epsilon_charged = protection.cost(plan)
+            stored.charge_and_store(ledger, copy, key, report, label=label, epsilon=result.epsilon_charged,
+                                    protection=protection, people=prepared.people)
+            result.dataset_id = ledger.dataset_id
+        if parquet:
+            for part in (staging / STORED_FOLDER).glob("part-*.parquet"):
+                os.replace(part, staging / part.name)
+        shutil.rmtree(staging / STORED_FOLDER, ignore_errors=True)
+        _move_into_place(staging, destination)
+        return result
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _release_parts(spark: SparkSession, frame: DataFrame, staging: Path, prepared: Prepared, draws: Draws, n: int,
+                   fine_counts: np.ndarray, with_parquet: bool, part_rows: int) -> dict[int, int]:
+    """Randomise, order and write the parts (padded or cut under add/remove); the rows of every part written."""
+    treatments, protection = prepared.treatments, prepared.protection
+    limit = noisy_row_count(n, protection.count_epsilon, draws.entropy) if protection.padded else n
+    bits = min(PART_BITS, max(0, int(np.ceil(np.log2(max(limit, 1) / part_rows)))))
+    shift = 63 - bits
+    rows = _randomised(frame, treatments, draws, shift)
+    if limit > n:
+        rows = rows.unionByName(_fillers(spark, treatments, limit - n, draws, shift))
+    keep = None
+    if limit < n:  # the cut keeps the first rows of the order: whole parts, then the head of one
+        per_part = fine_counts.reshape(1 << bits, -1).sum(axis=1)
+        before = np.concatenate([[0], np.cumsum(per_part)[:-1]])
+        keep = {p: int(k) for p, k in enumerate(np.clip(limit - before, 0, per_part))}
+    ordered = rows.repartition(max(1, min(1 << bits, 4 * spark.sparkContext.defaultParallelism)), PART).sortWithinPartitions(
+        PART, WORD, SOURCE, ROW)
+    sink = pa.BufferOutputStream()
+    write_csv(decoded(filler_rows(treatments, 0, draws.key)[0]), sink, True, quoting(treatments))
+    (staging / HEADER_FILE).write_bytes(sink.getvalue().to_pybytes())
+    parquet_folder = None
+    if with_parquet:
+        parquet_folder = str(staging / STORED_FOLDER)
+        os.makedirs(parquet_folder, exist_ok=True)
+    try:
+        written = _write_parts(ordered, treatments, str(staging), quoting(treatments), keep, parquet_folder)
+    except PythonException as error:
+        raise _sentence(error) from None
+    if sum(written.values()) != limit:
+        raise RuntimeError(f"the parts hold {sum(written.values())} rows, the copy {limit}")
+    for leftover in staging.glob(".*.tmp"):  # a failed attempt's temporary file (its retry wrote the part)
+        leftover.unlink()
+    return written
+
+
+def _move_into_place(staging: Path, destination: Path) -> None:
+    """Rename the finished folder to ``destination``, replacing an earlier copy there (never another folder)."""
+    old = None
+    if destination.exists():
+        if not destination.is_dir() or not (destination / HEADER_FILE).exists():
+            raise DataError(_("'{name}' exists and is not a released copy's folder; choose another output folder.").format(
+                name=destination.name))
+        old = destination.with_name(f".{destination.name}.{uuid.uuid4().hex}.old")
+        os.replace(destination, old)
+    os.replace(staging, destination)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
