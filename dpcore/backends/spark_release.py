@@ -73,8 +73,8 @@ PART_ROWS = 1 << 20
 PART_BITS = 12
 WORD, SOURCE, ROW, PART = "__order_word", "__order_source", "__order_row", "__part"
 STORED_FOLDER = "_stored"
-#: Test-only: the partition whose first write attempt fails half-way (a forced task retry).
-_fail_first_attempt: int | None = None
+#: Test-only: a folder; when set, every writing task's first attempt fails after its first rows (leaving a mark there).
+_fail_first_attempt: str | None = None
 
 
 def _map(frame: DataFrame, function: Any, schema: Any) -> DataFrame:
@@ -230,8 +230,9 @@ def _write_parts(frame: DataFrame, treatments: Sequence[Treatment], folder: str,
                 rows = stop - start if keep is None else max(0, min(stop - start, keep.get(part, 0) - writer.rows))
                 if rows:
                     writer.write(_released(batch.slice(start, rows), treatments))
-                if fail == context.partitionId() and context.attemptNumber() == 0:
-                    raise RuntimeError("test-only forced failure of a part's first attempt")
+                if fail is not None and context.attemptNumber() == 0:
+                    Path(fail, f"failed-{context.partitionId()}").touch()
+                    raise RuntimeError("test-only forced failure of a task's first attempt")
         if writer is not None:
             writer.finish()
             written.append((writer.part, writer.rows))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 from release_testing import plan_with, small_frame, small_schema
 
 from dpcore import release as R
@@ -39,3 +40,40 @@ def test_without_a_seed_copies_differ():
     assert first.csv != R.release_table(frame, small_schema(), plan).csv
     seeded = R.release_table(frame, small_schema(), plan, random_state=1)
     assert seeded.report["seeded"] and "TEST RELEASE" in seeded.markdown
+
+
+def test_a_rows_draws_do_not_depend_on_its_batch():
+    """Keyed draws: randomising rows in any batches (as chunks or Spark tasks cut them) gives each row the same values."""
+    from dpcore.release.randomness import Draws, order_words, positions
+    from dpcore.release.table import prepare, release_chunk
+
+    frame = small_frame(1000)
+    frame.loc[3, "colour"] = None
+    plan = plan_with(smoker={"mechanism": "coin"}, colour={"mechanism": "k-ary", "epsilon": 0.5},
+                     score={"mechanism": "laplace", "epsilon": 1.0})
+    treatments = prepare(small_schema(), plan).treatments
+    draws = Draws.of(11)
+    rows = positions(0, len(frame))
+    whole = release_chunk(frame, rows, treatments, draws.key, {})
+    cuts = [0, 1, 250, 251, 999, 1000]
+    batches = [release_chunk(frame.iloc[a:b].reset_index(drop=True), rows[a:b], treatments, draws.key, {})
+               for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
+    assert pa.concat_tables(batches).equals(whole)
+    shuffled = np.random.default_rng(0).permutation(len(frame))
+    backwards = release_chunk(frame.iloc[shuffled].reset_index(drop=True), rows[shuffled], treatments, draws.key, {})
+    assert backwards.equals(whole.take(pa.array(shuffled)))
+    assert np.array_equal(order_words(draws.key, rows[500:]), order_words(draws.key, rows)[500:])
+    assert not pa.concat_tables(batches).equals(release_chunk(frame, rows, treatments, Draws.of(12).key, {}))
+
+
+def test_keyed_laplace_noise_has_the_mechanisms_law():
+    """Inverse-CDF noise from keyed uniforms: Laplace of scale b (Kolmogorov–Smirnov, α = 1e-6)."""
+    from scipy import stats
+
+    from dpcore.backends import keyed
+    from dpcore.mechanisms import Laplace
+
+    uniforms = keyed.uniforms(b"k" * 16, np.arange(200_000, dtype=np.uint64), 7)[:, 0]
+    noise = Laplace(1.0, 2.0).randomise_keyed(np.zeros(len(uniforms)), uniforms)
+    assert stats.kstest(noise, stats.laplace(scale=2.0).cdf).pvalue > 1e-6
+    assert abs(np.mean(noise)) < 5 * 2.0 * np.sqrt(2 / len(noise))

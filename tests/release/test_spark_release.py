@@ -1,0 +1,119 @@
+"""The release on Spark (dpcore.backends.spark_release): the local copy, byte for byte, whatever Spark retries."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from release_testing import plan_with, small_frame, small_schema
+
+from dpcore import release as R
+from dpcore.accountant import ADD_REMOVE, REPLACE_ONE, BudgetLedger
+from dpcore.backends.tables import read_table_local
+from dpcore.exceptions import DataError
+from dpcore.release.estimator import copy_parts
+from dpcore.schema import ColumnSpec, Schema
+
+pytestmark = pytest.mark.spark
+PLAN = plan_with(smoker={"mechanism": "coin"}, colour={"mechanism": "k-ary", "epsilon": 1.0, "missing": "category"},
+                 score={"mechanism": "laplace", "epsilon": 1.0})
+
+
+def _parquet_table(folder: Path, n: int = 3000, files: int = 3) -> Path:
+    """``n`` rows in ``files`` Parquet files of several row groups (so Spark reads them in several partitions)."""
+    frame = small_frame(n)
+    frame.loc[[5, 17], "colour"] = [None, "purple"]  # missing and undeclared: a uniform code each
+    table = folder / "table"
+    table.mkdir()
+    size = n // files
+    for i in range(files):
+        part = frame.iloc[i * size : (i + 1) * size].reset_index(drop=True)
+        pq.write_table(pa.Table.from_pandas(part, preserve_index=False), table / f"part-{i}.parquet", row_group_size=250)
+    return table
+
+
+def _joined(folder: Path) -> bytes:
+    return b"".join(path.read_bytes() for path in copy_parts(folder))
+
+
+def _release(spark, source, out, seed, **options):
+    from dpcore.backends.spark_release import release_spark
+
+    return release_spark(spark, source, out, small_schema(), PLAN, random_state=seed, part_rows=400, **options)
+
+
+@pytest.mark.parametrize(("unit", "seed"), [(REPLACE_ONE, 1), (ADD_REMOVE, 3), (ADD_REMOVE, 5)])
+def test_a_seeded_spark_copy_is_the_local_copy(spark, tmp_path, unit, seed):
+    """Replace-one, padded with fillers (seed 3: five more rows) and cut (seed 5: 74 fewer rows)."""
+    source = _parquet_table(tmp_path)
+    frame, keys = read_table_local(source)
+    expected = R.release_table(frame, small_schema(), PLAN, random_state=seed, row_keys=keys, unit=unit)
+    result = _release(spark, source, tmp_path / "copy", seed, unit=unit, parquet=True)
+    parts = sorted(p.name for p in (tmp_path / "copy").glob("part-*.csv"))
+    assert len(parts) > 2
+    assert _joined(tmp_path / "copy") == expected.csv
+    assert result.report["columns"] == expected.report["columns"] and result.notes == expected.notes
+    joined = pa.concat_tables([pq.read_table(p) for p in sorted((tmp_path / "copy").glob("part-*.parquet"))])
+    assert joined.num_rows == len(expected.table)
+    assert _joined(tmp_path / "copy").count(b"\n") == len(expected.table) + 1
+
+
+def test_a_csv_table_on_spark_is_the_streamed_local_copy(spark, tmp_path):
+    source = tmp_path / "table.csv"
+    small_frame(2000).to_csv(source, index=False)
+    R.release_csv(source, tmp_path / "local.csv", small_schema(), PLAN, random_state=8, unit=ADD_REMOVE)
+    _release(spark, str(source), tmp_path / "copy", 8, unit=ADD_REMOVE)
+    assert _joined(tmp_path / "copy") == (tmp_path / "local.csv").read_bytes()
+
+
+def test_a_retried_task_writes_the_same_copy(spark, tmp_path, monkeypatch):
+    if not spark.sparkContext.master.startswith("local[") or "," not in spark.sparkContext.master:
+        pytest.skip("this session's master allows no task retries")
+    from dpcore.backends import spark_release
+
+    source = _parquet_table(tmp_path)
+    _release(spark, source, tmp_path / "first", 4, unit=ADD_REMOVE)
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    monkeypatch.setattr(spark_release, "_fail_first_attempt", str(marks))  # every writing task dies half-way, once
+    _release(spark, source, tmp_path / "retried", 4, unit=ADD_REMOVE)
+    assert len(list(marks.iterdir())) >= 2  # several tasks failed and were retried
+    assert _joined(tmp_path / "retried") == _joined(tmp_path / "first")
+    assert not list((tmp_path / "retried").glob(".*"))  # the failed attempt's temporary file is gone
+
+
+def test_charged_once_handed_out_again_and_read_by_the_estimator(spark, tmp_path):
+    source = _parquet_table(tmp_path)
+    book = BudgetLedger("warehouse", total_epsilon=10.0, path=tmp_path / "ledger.sqlite3")
+    first = _release(spark, source, tmp_path / "copy", None, ledger=book)
+    assert len(book.spends()) == 1 and first.epsilon_charged == pytest.approx(PLAN.per_record_epsilon + R.COUNT_EPSILON)
+    again = _release(spark, source, tmp_path / "again", None, ledger=book)
+    assert again.reused and again.epsilon_charged == 0 and len(book.spends()) == 1
+    assert _joined(tmp_path / "again") == _joined(tmp_path / "copy")
+    estimates = R.estimate_release(tmp_path / "copy", first.report)
+    whole = R.estimate_release(_joined(tmp_path / "copy"), first.report)
+    for header, table in estimates.items():
+        assert np.allclose(table["estimate"], whole[header]["estimate"])
+    assert len(R.read_release(tmp_path / "copy", first.report)) == len(R.read_release(_joined(tmp_path / "copy")))
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".partial")] == []
+
+
+def test_a_privacy_unit_is_refused_with_a_sentence(spark, tmp_path):
+    from dpcore.backends.spark_release import release_spark
+
+    schema = Schema([*small_schema().columns], privacy_unit="id", rows_per_person=2)
+    with pytest.raises(DataError, match="privacy-unit column"):
+        release_spark(spark, _parquet_table(tmp_path), tmp_path / "copy", schema, PLAN, random_state=1)
+    assert not (tmp_path / "copy").exists()
+
+
+def test_a_column_missing_from_the_table_is_a_sentence(spark, tmp_path):
+    from dpcore.backends.spark_release import release_spark
+
+    schema = small_schema(extra=ColumnSpec("extra", kind="categorical", categories=["a", "b"]))
+    plan = plan_with(extra={"mechanism": "coin"})
+    with pytest.raises(DataError, match="'extra'"):
+        release_spark(spark, _parquet_table(tmp_path), tmp_path / "copy", schema, plan, random_state=1)
