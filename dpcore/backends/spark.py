@@ -38,6 +38,7 @@ from pyspark.errors import PythonException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.types import LongType, StructField, StructType
 from pyspark.taskcontext import TaskContext
 
 from dpcore.backends.keyed import ROWS_PER_FILE_BITS
@@ -167,13 +168,13 @@ def _positions(frame: DataFrame) -> DataFrame:
         rows = sum(b.num_rows for b in batches)
         yield pa.RecordBatch.from_pydict({"partition": [TaskContext.get().partitionId()], "rows": [rows]})  # type: ignore[union-attr]
 
-    counts: dict[int, int] = dict(_map_in_arrow(frame, count, "partition int, rows long").collect())
+    counts: dict[int, int] = dict(_map_in_arrow(frame, count, "partition long, rows long").collect())
     starts: dict[int, int] = {}
     first = 0
     for partition in sorted(counts):
         starts[partition] = first
         first += counts[partition]
-    schema = frame.schema.add(ROW_KEY, "long", nullable=False)
+    schema = StructType([*frame.schema.fields, StructField(ROW_KEY, LongType(), nullable=False)])
 
     def keyed(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         first = starts[TaskContext.get().partitionId()]  # type: ignore[union-attr]
