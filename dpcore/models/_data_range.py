@@ -22,8 +22,8 @@ QUANTILE_GRID = 1024
 
 DATA_RANGE_PRIVACY = r"""
     Data range (``range_share > 0``): before the trees, ``range_share·ε`` buys DP quantiles of every
-    feature (:class:`~dpcore.mechanisms.quantiles.Quantiles`, ε-DP for all columns together);
-    each feature's *data range* (:func:`data_range`) is a function of them only, and every
+    feature (:class:`~dpcore.mechanisms.quantiles.Quantiles`, ε-DP for all columns together, from
+    their exact grid histograms summed over the rows); each feature's *data range* (:func:`data_range`) is a function of them only, and every
     record — in fitting and in prediction — is rescaled so that range becomes [0, 1] (values
     outside are clipped to its ends), a per-record map fixed by released values. The trees then
     draw their candidate thresholds on [0, 1] as before, so they fall where the records are

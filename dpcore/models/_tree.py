@@ -3,8 +3,9 @@
 One builder grows any number of trees at once, one level at a time: the roots of a
 partitioned forest are just several roots whose records are disjoint. It reads the rows only
 through :meth:`dpcore.backends.Rows.aggregate`: per level one pass sums the histograms every
-splitting node's candidates are scored from (two for median leaves; the jobs are in
-``_tree_rows``, the utilities in ``_splitting``), the driver picks each node's split with one
+splitting node's candidates are scored from (the jobs are in ``_tree_rows``, the utilities in
+``_splitting``; median leaves first count the roots' rows per target level, and each child
+gets its own from its parent's histograms), the driver picks each node's split with one
 vectorised exponential-mechanism call and releases all children counts, read from the same
 histograms at the chosen splits, with one noisy-count call; a last pass sums the leaves.
 Split choice and noise stay on the driver, so the trees are the same whether the rows are
@@ -34,6 +35,7 @@ divide their budget by.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -41,7 +43,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 import dpcore.models._splitting as split
-from dpcore.backends import Rows, unfixed
+from dpcore.backends import Job, Rows, unfixed
 from dpcore.backends.rows import FIXED_SCALE
 from dpcore.mechanisms import Exponential, Geometric, GridMedian, Laplace, count_mechanism
 from dpcore.models._tree_rows import (
@@ -158,7 +160,7 @@ class _Nodes:
     def so_far(self, membership: Membership) -> TreeSoFar:
         return TreeSoFar(
             membership, np.asarray(self.feature, dtype=np.int64), np.asarray(self.cut, dtype=float),
-            np.asarray(self.left, dtype=np.int64), np.asarray(self.right, dtype=np.int64),
+            np.asarray(self.left, dtype=np.int64),
         )
 
 
@@ -188,6 +190,8 @@ def grow(rows: Rows, membership: Membership, n_roots: int, s: GrowthSettings) ->
     if s.root_count or (s.max_depth == 0 and not classification):
         root_counts = counts_mech.randomise(rows.aggregate(RootCounts(membership, n_roots))).astype(float)
     frontier = nodes.add(0, root_counts)
+    # Median leaves: each frontier node's rows per target level, once a parent's histograms gave them (exact).
+    frontier_levels: np.ndarray | None = None
 
     for depth in range(s.max_depth + 1):
         if len(frontier) == 0:
@@ -198,9 +202,10 @@ def grow(rows: Rows, membership: Membership, n_roots: int, s: GrowthSettings) ->
         splitting = frontier[can_split]
         if len(splitting) == 0:
             break
-        local = np.full(len(nodes.feature), -1, dtype=np.int64)
-        local[splitting] = np.arange(len(splitting))
-        feature, threshold, cut, true_children = _choose_splits(rows, nodes.so_far(membership), local, len(splitting), s, d, n_classes)
+        occupancy = None if frontier_levels is None else frontier_levels[can_split]
+        feature, threshold, cut, true_children, children_levels = _choose_splits(
+            _Level(rows, nodes.so_far(membership), splitting), s, d, n_classes, occupancy,
+        )
 
         if s.child_counts:
             child_counts = counts_mech.randomise(true_children.ravel()).astype(float).reshape(-1, 2)
@@ -218,10 +223,11 @@ def grow(rows: Rows, membership: Membership, n_roots: int, s: GrowthSettings) ->
 
         kept = parents[keep]
         children = nodes.add(depth + 1, child_counts[keep].ravel()).reshape(-1, 2)
-        for (node_id, f, t, c, (lc, rc)) in zip(kept, feature[keep], threshold[keep], cut[keep], children):
+        for (node_id, f, t, c, (lc, rc)) in zip(kept, feature[keep], threshold[keep], cut[keep], children):  # rc = lc + 1
             nodes.feature[node_id], nodes.threshold[node_id], nodes.cut[node_id] = int(f), float(t), float(c)
             nodes.left[node_id], nodes.right[node_id] = int(lc), int(rc)
         frontier = children.ravel()
+        frontier_levels = None if children_levels is None else children_levels[keep].reshape(-1, split.TARGET_LEVELS)
 
     feature = np.asarray(nodes.feature)
     leaves = np.flatnonzero(feature < 0)
@@ -249,42 +255,81 @@ def _count(sums: np.ndarray, n_classes: int) -> np.ndarray:
     return sums.sum(axis=-1) if n_classes else sums[..., 0]
 
 
+#: Cells of one pass's histograms (32 MB of int64): a level with more splitting nodes sums them in several passes,
+#: so what a task returns and the driver adds stays bounded on the largest tables.
+MAX_CELLS = 1 << 22
+
+
+@dataclass
+class _Level:
+    """One level's splitting nodes, and the passes that sum their histograms."""
+
+    rows: Rows
+    tree: TreeSoFar
+    splitting: np.ndarray
+
+    def sums(self, cells_per_node: int | np.ndarray, job: Callable[[np.ndarray, int, int], Job], axis: int = 0) -> np.ndarray:
+        """``job(local, start, stop)`` summed over the rows for consecutive chunks of nodes, joined along ``axis``.
+
+        ``local`` maps a node to its position in the chunk ``splitting[start:stop]`` (−1 elsewhere).
+        """
+        per_node = np.broadcast_to(np.asarray(cells_per_node), self.splitting.shape)
+        chunk = (np.cumsum(per_node) - per_node) // MAX_CELLS
+        starts = np.flatnonzero(np.r_[True, np.diff(chunk) > 0])
+        parts = []
+        for start, stop in zip(starts, np.r_[starts[1:], len(self.splitting)]):
+            local = np.full(len(self.tree.feature), -1, dtype=np.int64)
+            local[self.splitting[start:stop]] = np.arange(stop - start)
+            parts.append(self.rows.aggregate(job(local, int(start), int(stop))))
+        return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=axis)
+
+
 def _choose_splits(
-    rows: Rows, tree: TreeSoFar, local: np.ndarray, n_nodes: int, s: GrowthSettings, d: int, n_classes: int,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    level: _Level, s: GrowthSettings, d: int, n_classes: int, occupancy: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
     """One exponential-mechanism draw per splitting node.
 
-    Returns the chosen (feature, threshold, routing cut) per node and the true counts of its
-    two children ``(n_nodes, 2)``, read from the level's histograms.
+    Returns the chosen (feature, threshold, routing cut) per node, the true counts of its two
+    children ``(n_nodes, 2)`` read from the level's histograms, and for the summed absolute
+    error the children's rows per target level ``(n_nodes, 2, n_levels)``, which spare the
+    next level its occupancy pass (``occupancy``: the splitting nodes' rows per level, if known).
     """
     selector = Exponential(s.budget_per_query, s.sensitivity, s.selection, s.rng_noise)
     n_stats = n_classes or REGRESSION_STATS
+    tree, n_nodes = level.tree, len(level.splitting)
     node_rows = np.arange(n_nodes)
     if s.candidates == "random":
         k = s.n_random_candidates
         features = s.rng_structure.integers(0, d, size=(n_nodes, k))
         thresholds = s.rng_structure.random((n_nodes, k))
-        sums = rows.aggregate(CandidateHistogram(tree, local, features, thresholds, n_classes))
-        left = sums[: n_nodes * k * n_stats].reshape(n_nodes, k, n_stats)
-        totals = sums[n_nodes * k * n_stats:].reshape(n_nodes, n_stats)
+        sums = level.sums((k + 1) * n_stats, lambda local, a, b: CandidateHistogram(
+            tree, local, features[a:b], thresholds[a:b], n_classes))
+        left, totals = sums[:, :k], sums[:, k]
         utility = _utility(s.utility, _in_units(left, n_classes), _in_units(totals, n_classes)[:, None, :])
         chosen = selector.select(utility)
         f, t = features[node_rows, chosen], thresholds[node_rows, chosen]
         left_count = _count(left[node_rows, chosen], n_classes)
-        return f, t, t, np.column_stack([left_count, _count(totals, n_classes) - left_count])
+        return f, t, t, np.column_stack([left_count, _count(totals, n_classes) - left_count]), None
 
     grid = split.threshold_grid(s.n_thresholds)
     n_bins = s.n_thresholds + 1
     if s.utility == "sae":
         n_levels = split.TARGET_LEVELS
-        occupancy = rows.aggregate(LevelOccupancy(tree, local, n_nodes, n_levels))
+        if occupancy is None:
+            occupancy = level.sums(n_levels, lambda local, a, b: LevelOccupancy(tree, local, b - a, n_levels))
         pair_key = split.occupied_pairs(occupancy)
-        pair_of = np.full(n_nodes * n_levels, -1, dtype=np.int64)
-        pair_of[pair_key] = np.arange(len(pair_key))
-        hist = rows.aggregate(PairHistogram(tree, local, pair_of, len(pair_key), n_levels, n_bins))
+        first_pair = np.searchsorted(pair_key, np.arange(n_nodes + 1) * n_levels)  # node ℓ's pairs: first_pair[ℓ:ℓ + 2]
+
+        def pair_job(local: np.ndarray, a: int, b: int) -> PairHistogram:
+            pair_of = np.full((b - a) * n_levels, -1, dtype=np.int64)
+            pair_of[pair_key[first_pair[a]:first_pair[b]] - a * n_levels] = np.arange(first_pair[b] - first_pair[a])
+            return PairHistogram(tree, local, pair_of, int(first_pair[b] - first_pair[a]), n_levels, n_bins)
+
+        hist = level.sums(np.diff(first_pair) * d * n_bins, pair_job, axis=1)
         utility = split.sae_utility_pairs(hist, pair_key, n_nodes, s.n_thresholds, n_levels)
     else:
-        hist = np.cumsum(rows.aggregate(GridHistogram(tree, local, n_nodes, n_bins, n_classes)), axis=2)
+        hist = np.cumsum(level.sums(d * n_bins * n_stats, lambda local, a, b: GridHistogram(
+            tree, local, b - a, n_bins, n_classes)), axis=2)
         totals = _in_units(hist[:, 0, s.n_thresholds, :], n_classes)
         utility = _utility(s.utility, _in_units(hist[:, :, : s.n_thresholds, :], n_classes), totals[:, None, None, :])
     if s.features_per_node is not None and s.features_per_node < d:
@@ -293,15 +338,15 @@ def _choose_splits(
     chosen = cast(NDArray[np.intp], selector.select(utility.reshape(n_nodes, -1)))  # 2-D: one choice per node
     f, j = chosen // s.n_thresholds, chosen % s.n_thresholds
     if s.utility == "sae":
-        pair_node = pair_key // n_levels
-        at_split = hist[np.arange(len(pair_key)), f[pair_node], :]  # each pair's bins along its node's feature
-        left_count = np.bincount(pair_node, at_split[:, : s.n_thresholds].cumsum(axis=1)[np.arange(len(pair_key)), j[pair_node]], n_nodes)
-        total_count = np.bincount(pair_node, at_split.sum(axis=1), n_nodes)
-        left_count, total_count = np.rint(left_count).astype(np.int64), np.rint(total_count).astype(np.int64)
-    else:
-        left_count = _count(hist[node_rows, f, j], n_classes)
-        total_count = _count(hist[:, 0, s.n_thresholds], n_classes)
-    return f, grid[j], j.astype(float), np.column_stack([left_count, total_count - left_count])
+        pair_node, pair_level, pairs = pair_key // n_levels, pair_key % n_levels, np.arange(len(pair_key))
+        at_split = hist[f[pair_node], pairs, :]  # each pair's bins along its node's chosen feature
+        children_levels = np.zeros((n_nodes, 2, n_levels), dtype=np.int64)
+        children_levels[pair_node, 0, pair_level] = at_split[:, : s.n_thresholds].cumsum(axis=1)[pairs, j[pair_node]]
+        children_levels[pair_node, 1, pair_level] = at_split.sum(axis=1) - children_levels[pair_node, 0, pair_level]
+        return f, grid[j], j.astype(float), children_levels.sum(axis=2), children_levels
+    left_count = _count(hist[node_rows, f, j], n_classes)
+    total_count = _count(hist[:, 0, s.n_thresholds], n_classes)
+    return f, grid[j], j.astype(float), np.column_stack([left_count, total_count - left_count]), None
 
 
 def _utility(kind: str, left: np.ndarray, totals: np.ndarray) -> np.ndarray:

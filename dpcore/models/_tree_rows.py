@@ -1,7 +1,7 @@
 """What a DP tree fit reads from its rows: one row map, and the histogram jobs of each level.
 
 A tree is grown level by level on the driver (:mod:`dpcore.models._tree`); each level sends
-one job (two for median leaves) to the rows through :meth:`dpcore.backends.Rows.aggregate`.
+one job to the rows through :meth:`dpcore.backends.Rows.aggregate`.
 A job finds every row's node by routing it from its root (a keyed membership,
 :mod:`dpcore.models._forest`) through the tree grown so far, and returns the histograms the
 level's split choice needs as exact ``int64`` sums. Jobs are frozen dataclasses of plain
@@ -101,25 +101,29 @@ class TreeSoFar:
     """The trees grown so far, enough to route a row: a node goes left when ``x[feature] <= cut``.
 
     ``cut`` is the threshold itself (random candidates) or its bin on the grid (grid candidates,
-    whose rows carry bins); ``feature = -1`` marks a node that is not split (yet).
+    whose rows carry bins); ``feature = -1`` marks a node that is not split (yet). Children are
+    made in pairs: a node's right child is ``left + 1``.
     """
 
     membership: Membership
     feature: NDArray[np.int64]
     cut: NDArray[np.float64]
     left: NDArray[np.int64]
-    right: NDArray[np.int64]
 
     def nodes(self, batch: RowBatch) -> NDArray[np.int64]:
         """Every row's node (``-1``: in no tree)."""
         node = np.array(self.membership(batch.key), dtype=np.int64)
+        values = np.ascontiguousarray(batch.X).ravel()
         live = np.flatnonzero(node >= 0)
-        live = live[self.feature[node[live]] >= 0]
-        while len(live):  # one step per level, over the rows still above their node
-            at = node[live]
-            goes_left = batch.X[live, self.feature[at]] <= self.cut[at]
-            node[live] = np.where(goes_left, self.left[at], self.right[at])
-            live = live[self.feature[node[live]] >= 0]
+        at = node[live]
+        feature = self.feature[at]
+        while len(live):  # one step per level, over the rows not yet at their node
+            inner = feature >= 0
+            if not inner.all():
+                live, at, feature = live[inner], at[inner], feature[inner]
+            at = self.left[at] + ~(values[live * batch.X.shape[1] + feature] <= self.cut[at])
+            node[live] = at
+            feature = self.feature[at]
         return node
 
 
@@ -183,7 +187,7 @@ class GridHistogram(_LevelJob):
 
 @dataclass(frozen=True, eq=False)
 class CandidateHistogram(_LevelJob):
-    """Left-side sums per (node, candidate) ``(nodes, K, S)``, then each node's totals ``(nodes, S)``, flattened.
+    """``(nodes, K + 1, S)``: left-side sums per (node, candidate), then each node's totals as row ``K``.
 
     Candidate ``k`` of node ``ℓ`` sends a row left when ``x[features[ℓ, k]] <= thresholds[ℓ, k]``.
     """
@@ -198,9 +202,9 @@ class CandidateHistogram(_LevelJob):
         goes_left = np.take_along_axis(X, self.features[at], axis=1) <= self.thresholds[at]
         keys = (at[:, None] * k + np.arange(k)[None, :])[goes_left]
         y_left = np.broadcast_to(y[:, None], goes_left.shape)[goes_left]
-        left = stat_sums(keys, y_left, n_nodes * k, self.n_classes)
+        left = stat_sums(keys, y_left, n_nodes * k, self.n_classes).reshape(n_nodes, k, -1)
         totals = stat_sums(at, y, n_nodes, self.n_classes)
-        return np.concatenate([left.ravel(), totals.ravel()])
+        return np.concatenate([left, totals[:, None, :]], axis=1)
 
 
 @dataclass(frozen=True, eq=False)
@@ -218,7 +222,7 @@ class LevelOccupancy(_LevelJob):
 
 @dataclass(frozen=True, eq=False)
 class PairHistogram(_LevelJob):
-    """``(pairs, d, bins)`` rows per occupied (node, level) pair, feature and bin (``pair_of``: pair key → pair)."""
+    """``(d, pairs, bins)`` rows per feature, occupied (node, level) pair and bin (``pair_of``: pair key → pair)."""
 
     pair_of: NDArray[np.int64]
     n_pairs: int
@@ -229,9 +233,9 @@ class PairHistogram(_LevelJob):
         at, X, levels = self._rows(batch)
         pair = self.pair_of[at * self.n_levels + levels] * self.n_bins
         d = X.shape[1]
-        out = np.empty((self.n_pairs, d, self.n_bins), dtype=np.int64)
+        out = np.empty((d, self.n_pairs, self.n_bins), dtype=np.int64)
         for f in range(d):
-            out[:, f] = np.bincount(pair + X[:, f].astype(np.intp), minlength=self.n_pairs * self.n_bins).reshape(self.n_pairs, -1)
+            out[f] = np.bincount(pair + X[:, f].astype(np.intp), minlength=self.n_pairs * self.n_bins).reshape(self.n_pairs, self.n_bins)
         return out
 
 

@@ -32,8 +32,13 @@ _PRIVACY_NOTES = r"""
     sequentially, so a tree costs ``ε₁``. Nodes stop only on depth and on their noisy count —
     never on "all labels agree", which would read the data without noise.
 
+    Regression sums are exact integers of the targets rounded to the public 2^-14 grid (a
+    per-record map fixed in advance), so the SSE of sensitivity 1 and the noisy leaf sums are
+    exactly those of rounded targets in [0, 1]; class counts are exact integers.
+
     Sampling: ``"disjoint"`` (default) gives every record to one tree by a data-independent
-    draw, so each tree spends ``ε₁ = ε`` (parallel composition); ``"subsample"`` lets each
+    keyed draw (AES of a secret key and the record's stable row key, the same on every backend),
+    so each tree spends ``ε₁ = ε`` (parallel composition); ``"subsample"`` lets each
     tree keep each record with probability ``max_samples`` without replacement, and each
     tree spends ``ε₁ = ε / n_estimators`` (sequential composition), out of the
     ``(1 − range_share)·ε`` the data range leaves. Bootstrap with replacement is not offered: it

@@ -29,7 +29,9 @@ class DPPartitionedForest(_RegressionTreeBase):
     -----
     Privacy argument. Each record is assigned to one of ``n_estimators`` parts by an
     independent uniform draw that does not look at the data (so adding or removing a
-    record changes no other record's part), and each part grows a DP tree with the **full**
+    record changes no other record's part): a keyed draw, AES of a secret key and the
+    record's stable row key (:mod:`dpcore.backends.keyed`), so it is the same on every backend
+    and however often the record is read. Each part grows a DP tree with the **full**
     ε, exactly as :class:`~dpcore.models.DPRegressionTree` argues. The parts are disjoint, so
     by parallel composition the forest is ε-DP; averaging the trees' predictions is
     post-processing.

@@ -145,6 +145,12 @@ class DPRegressionTree(_RegressionTreeBase):
     one depth hold disjoint records (parallel composition), so each
     record is charged at most ``(2·max_depth + 1)·β = ε``. Predictions are post-processing.
 
+    Fixed point: the utilities and leaf sums are exact integer sums over the rows (the tree
+    fits the same on numpy arrays and on Spark, :meth:`fit_rows`), with mean-leaf targets
+    rounded to the public 2^-14 grid first, a per-record map fixed in advance: the SSE and the
+    noisy sum are exactly those of the rounded targets in [0, 1], so both sensitivities of 1
+    hold exactly.
+
     Examples
     --------
     >>> import numpy as np
