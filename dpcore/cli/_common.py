@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, NoReturn, TypeAlias
 from dpcore.i18n import N_, _, short
 
 if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
     from dpcore.accountant import BudgetLedger
     from dpcore.datasets import Chunks
     from dpcore.release import ReleasePlan
@@ -212,6 +214,22 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
                                "is the same either way"))
     parser.add_argument("--master", metavar="URL", default="local[2]",
                         help=_("with --engine spark: the Spark master (default local[2]: both cores of this machine)"))
+
+
+def spark_engine(args: argparse.Namespace, command: str) -> SparkSession:
+    """The Spark session of ``--engine spark`` on ``--master``; a sentence when PySpark or Java is missing."""
+    import importlib.util
+
+    if importlib.util.find_spec("pyspark") is None:
+        raise UsageError(_("{command}: --engine spark needs PySpark and Java 17; install them with pip install "
+                           "'dpstudio[spark]' and your system's openjdk-17 package").format(command=command))
+    from dpcore.backends.spark import spark_session
+
+    try:
+        return spark_session(args.master)
+    except Exception:  # pyspark's own errors: Java missing, a master that cannot be reached
+        raise UsageError(_("{command}: Spark could not start on the master '{master}'. Check that Java 17 is installed "
+                           "and the master's URL.").format(command=command, master=args.master)) from None
 
 
 def add_person_arguments(parser: argparse.ArgumentParser) -> None:

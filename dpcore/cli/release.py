@@ -15,9 +15,11 @@ from dpcore.cli._common import (
     Subparsers,
     UsageError,
     add_dataset_arguments,
+    add_engine_arguments,
     add_person_arguments,
     apply_person_arguments,
     copy_files,
+    distinct_files,
     existing_file,
     ledger_path,
     load_plan_file,
@@ -29,6 +31,7 @@ from dpcore.cli._common import (
     positive_int,
     say,
     seed_number,
+    spark_engine,
     write_text,
 )
 from dpcore.exceptions import DataError
@@ -117,9 +120,12 @@ def add_release(subparsers: Subparsers) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("input", metavar="INPUT.csv", help=_("the private table (comma, semicolon or tab separated)"))
+    add_engine_arguments(parser)
     parser.add_argument("--schema", required=True, metavar="SCHEMA.json", help=_("the schema: column roles, categories and bounds"))
     parser.add_argument("--plan", metavar="PLAN.json", help=_("the release plan (default: the default plan, see 'plan')"))
-    parser.add_argument("-o", "--output", required=True, metavar="OUT.csv", help=_("where to write the randomized copy"))
+    parser.add_argument("-o", "--output", required=True, metavar="OUT.csv",
+                        help=_("where to write the randomized copy (with --engine spark: a folder of parts)"))
+    parser.add_argument("--parquet", action="store_true", help=_("with --engine spark: also write the parts as Parquet"))
     parser.add_argument("--report", required=True, metavar="REPORT.json", help=_("where to write the privacy report (JSON)"))
     parser.add_argument("--markdown", metavar="REPORT.md", help=_("also write the report for people (Markdown)"))
     add_dataset_arguments(parser)
@@ -162,7 +168,8 @@ def _progress(quiet: bool) -> Callable[[int, int], None] | None:
 def _run_release(args: argparse.Namespace) -> int:
     from dpcore.release import DEFAULT_CHUNKSIZE, copy_epsilon, counted_rows_per_person, file_chunks, release_csv
 
-    source, output, report_path, markdown_path = copy_files(args, _("release: the input, the output and the report files must all be different"))
+    clash = _("release: the input, the output and the report files must all be different")
+    source, output, report_path, markdown_path = _spark_files(args, clash) if args.engine == "spark" else copy_files(args, clash)
     schema = apply_person_arguments(load_schema_file(args.schema), args, "release")
     plan = _load_plan(args.plan, schema)
     plan.check(schema)
@@ -177,19 +184,22 @@ def _run_release(args: argparse.Namespace) -> int:
         per_person = (" " + _("(up to {k} rows per person)").format(k=schema.rows_per_person) if schema.privacy_unit else "")
         say(_("plan: {count} columns released, per-record ε = {per_record_epsilon}{per_person}; ledger {ledger_path}").format(count=len(plan.released_columns), per_record_epsilon=short(plan.per_record_epsilon), per_person=per_person, ledger_path=ledger_path(args)))
     first_total = copy_epsilon(plan, args.unit, rows_per_person=counted_rows_per_person(schema))
-    ledger = open_dataset(args, "release", file_chunks(source), source.stem, first_total)
-    result = release_csv(
-        source,
-        output,
-        schema,
-        plan,
-        ledger=ledger,
-        fresh=args.fresh,
-        random_state=args.seed,
-        chunksize=args.chunksize or DEFAULT_CHUNKSIZE,
-        progress=_progress(args.quiet),
-        label=f"randomized-response copy ({output.name})",
-    )
+    if args.engine == "spark":
+        result = _release_on_spark(args, output, schema, plan, first_total)
+    else:
+        ledger = open_dataset(args, "release", file_chunks(source), source.stem, first_total)
+        result = release_csv(
+            source,
+            output,
+            schema,
+            plan,
+            ledger=ledger,
+            fresh=args.fresh,
+            random_state=args.seed,
+            chunksize=args.chunksize or DEFAULT_CHUNKSIZE,
+            progress=_progress(args.quiet),
+            label=f"randomized-response copy ({output.name})",
+        )
     write_text(report_path, json.dumps(result.report, indent=2, ensure_ascii=False) + "\n")
     if markdown_path is not None:
         write_text(markdown_path, result.markdown)
@@ -216,6 +226,42 @@ def _run_release(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _spark_files(args: argparse.Namespace, clash: str) -> tuple[Path, Path, Path, Path | None]:
+    """The table (a Parquet file or folder, or a CSV glob), the copy's folder and the reports, all different."""
+    from dpcore.backends.tables import list_table_files
+
+    list_table_files(args.input)  # a sentence when nothing matches
+    output = Path(args.output)
+    if output.exists() and not output.is_dir():
+        raise UsageError(_("release: with --engine spark the output '{path}' is a folder of parts; give a folder name").format(
+            path=args.output))
+    if not (output.parent if str(output.parent) else Path(".")).is_dir():
+        raise UsageError(_("the folder of the {what} '{path}' does not exist").format(what=_("output file"), path=args.output))
+    report = output_file(args.report, "report file")
+    markdown = output_file(args.markdown, "Markdown report") if args.markdown else None
+    distinct_files(clash, Path(args.input), output, report, *([markdown] if markdown else []))
+    return Path(args.input), output, report, markdown
+
+
+def _release_on_spark(args: argparse.Namespace, output: Path, schema: Schema, plan: ReleasePlan, first_total: float) -> Any:
+    """The copy made on Spark into the folder ``output``, charged to the dataset the table's rows belong to.
+
+    The dataset is found as on one machine (the table's rows streamed once through the
+    identification), so a table cannot escape its budget by being released on another engine.
+    """
+    from dpcore.backends.tables import arrow_frame, keyed_batches, list_table_files
+
+    files = list_table_files(args.input)
+    stem = Path(files[0]).parent.name if len(files) > 1 else Path(files[0]).stem
+    ledger = open_dataset(args, "release", lambda: (arrow_frame(cells) for cells, _keys in keyed_batches(files)), stem,
+                          first_total)
+    session = spark_engine(args, "release")
+    from dpcore.backends.spark_release import release_spark
+
+    return release_spark(session, args.input, output, schema, plan, ledger=ledger, fresh=args.fresh, random_state=args.seed,
+                         label=f"randomized-response copy ({output.name})", parquet=args.parquet)
+
+
 # --- estimate --------------------------------------------------------------------------------------
 
 
@@ -233,7 +279,7 @@ def add_estimate(subparsers: Subparsers) -> None:
                  "copy.json --column sex --joint sex income"),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("released", metavar="OUT.csv", help=_("the randomized (or synthetic) copy"))
+    parser.add_argument("released", metavar="OUT.csv", help=_("the randomized (or synthetic) copy: a file, or the folder of a copy released on Spark"))
     parser.add_argument("--report", required=True, metavar="REPORT.json", help=_("its privacy report (JSON)"))
     parser.add_argument("--column", action="append", metavar="NAME", help=_("only this column (repeat for several)"))
     parser.add_argument("--joint", nargs=2, metavar=("A", "B"), help=_("also the debiased joint shares of two randomized columns"))
@@ -259,7 +305,8 @@ def _run_estimate(args: argparse.Namespace) -> int:
 
     if not 0 < args.confidence < 1:
         raise UsageError(_("estimate: argument --confidence: expected a level between 0 and 1, e.g. 0.95"))
-    released = existing_file(args.released, "released file")
+    folder = Path(args.released)  # a copy released on Spark is a folder of parts
+    released = folder if folder.is_dir() else existing_file(args.released, "released file")
     report = _load_report(args.report)
     if report.get("kind") == "synthetic":
         return _estimate_synthetic(released, report, args)

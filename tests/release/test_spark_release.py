@@ -117,3 +117,41 @@ def test_a_column_missing_from_the_table_is_a_sentence(spark, tmp_path):
     plan = plan_with(extra={"mechanism": "coin"})
     with pytest.raises(DataError, match="'extra'"):
         release_spark(spark, _parquet_table(tmp_path), tmp_path / "copy", schema, plan, random_state=1)
+
+
+def test_the_release_command_on_spark_writes_the_local_copy(spark, tmp_path, capsys):
+    from dpcore.cli import EXIT_OK, main
+
+    source = _parquet_table(tmp_path)
+    schema = tmp_path / "schema.json"
+    schema.write_text(small_schema().to_json())
+    plan = tmp_path / "plan.json"
+    plan.write_text(PLAN.to_json())
+    common = ["--schema", schema, "--plan", plan, "--ledger", tmp_path / "ledger.sqlite3", "--epsilon-budget", 20, "--seed", 6]
+    code = main([str(a) for a in ["release", source, "--engine", "spark", "-o", tmp_path / "copy", "--report", tmp_path / "copy.json",
+                                  *common]])
+    assert code == EXIT_OK
+    frame, keys = read_table_local(source)
+    expected = R.release_table(frame, small_schema(), PLAN, random_state=6, row_keys=keys, unit=ADD_REMOVE).csv
+    assert _joined(tmp_path / "copy") == expected
+    capsys.readouterr()
+    assert main(["estimate", str(tmp_path / "copy"), "--report", str(tmp_path / "copy.json")]) == EXIT_OK
+    assert "colour" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("spark", [None])  # no session: the sentence comes before Spark is started
+def test_without_pyspark_the_command_says_so(tmp_path, capsys, monkeypatch, spark):
+    import importlib.util
+
+    from dpcore.cli import EXIT_USAGE, main
+
+    source = _parquet_table(tmp_path)
+    schema = tmp_path / "schema.json"
+    schema.write_text(small_schema().to_json())
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "pyspark" else real(name, *a))
+    code = main([str(a) for a in ["release", source, "--engine", "spark", "--schema", schema, "-o", tmp_path / "copy",
+                                  "--report", tmp_path / "copy.json", "--ledger", tmp_path / "l.sqlite3", "-q"]])
+    assert code == EXIT_USAGE
+    assert "needs PySpark" in capsys.readouterr().err
+    assert not (tmp_path / "copy").exists()
