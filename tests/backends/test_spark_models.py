@@ -1,0 +1,41 @@
+"""A seeded model fitted on a Spark table is the model fitted on the same rows locally, byte for byte."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+from test_spark import spark_module, table  # noqa: F401  (the module's table fixture)
+from test_tables import messy_schema
+
+from dpcore.backends import tables
+from dpcore.design import Design
+from dpcore.models import DPRandomForestClassifier, DPRegressionTree
+
+pytestmark = pytest.mark.spark
+
+
+def fitted_state(model) -> bytes:  # noqa: ANN001
+    """Every attribute a fit sets (names ending in ``_``), pickled."""
+    return pickle.dumps({name: value for name, value in sorted(vars(model).items()) if name.endswith("_")})
+
+
+@pytest.mark.parametrize(("kind", "target"), [("parquet", "income"), ("csv", "label")])
+def test_a_seeded_fit_on_spark_is_the_local_fit(spark, table, kind, target):  # noqa: F811
+    schema = messy_schema(target)
+    domain = Design.domain(schema)
+    local = tables.read_rows_local(table[kind], schema)
+    rows = spark_module.SparkRows(spark_module.read_table(spark, table[kind]).repartition(3), schema)
+
+    def model():  # noqa: ANN202
+        if target == "income":
+            return DPRegressionTree(epsilon=2.0, max_depth=3, bounds=domain.bounds, target_bounds=domain.target_bounds,
+                                    random_state=7)
+        return DPRandomForestClassifier(n_estimators=3, epsilon=2.0, max_depth=3, bounds=domain.bounds,
+                                        classes=domain.classes, random_state=7)
+
+    on_spark, on_one_machine = model().fit_rows(rows), model().fit_rows(local)
+    assert fitted_state(on_spark) == fitted_state(on_one_machine)
+    X = local.X[:50]
+    assert np.array_equal(on_spark.predict(X), on_one_machine.predict(X))
