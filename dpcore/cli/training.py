@@ -11,6 +11,7 @@ from dpcore.cli._common import (
     TASK_SUFFIX,
     Subparsers,
     UsageError,
+    add_engine_arguments,
     add_spending_arguments,
     apply_person_arguments,
     distinct_files,
@@ -28,7 +29,10 @@ from dpcore.cli._common import (
 from dpcore.i18n import _, integer, short
 
 if TYPE_CHECKING:
+    from dpcore.accountant import BudgetLedger
     from dpcore.models.registry import ModelSpec
+    from dpcore.schema import Schema
+    from dpcore.training import TrainedModel
 
 # The DP families named without their task (see TASK_SUFFIX).
 FAMILIES = ("dp_boosting", "dp_extra_trees")
@@ -41,7 +45,7 @@ def add_train(subparsers: Subparsers) -> None:
 
     ours = [spec for task in ("regression", "classification") for spec in models_for(task, kinds=("ours",))]
     parser = subparsers.add_parser(
-        "train",
+        "train", aliases=["fit"],
         help=_("fit a DP model on a table, charged to its budget; write the model (.skops) and its model card"),
         description=para(_(
             "Fit one differentially private model on INPUT.csv, with the roles, categories and bounds of the schema, "
@@ -56,6 +60,7 @@ def add_train(subparsers: Subparsers) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("input", metavar="INPUT.csv", help=_("the private table (comma, semicolon or tab separated)"))
+    add_engine_arguments(parser)
     parser.add_argument("--schema", required=True, metavar="SCHEMA.json", help=_("the schema: column roles, categories and bounds"))
     parser.add_argument("--model", required=True, choices=sorted({*(spec.key for spec in ours), *FAMILIES}), metavar="MODEL",
                         help=_("which model (see the list above); dp_boosting and dp_extra_trees pick the schema's task"))
@@ -112,7 +117,7 @@ def run_train(args: argparse.Namespace) -> int:
     from dpcore.models.registry import get
     from dpcore.training import train
 
-    source = existing_file(args.input, "input file")
+    source = Path(args.input) if args.engine == "spark" else existing_file(args.input, "input file")
     schema = apply_person_arguments(load_schema_file(args.schema), args, "train")
     target = schema.target
     if target is None or schema.task is None:
@@ -131,14 +136,19 @@ def run_train(args: argparse.Namespace) -> int:
     distinct_files(_("train: the input, the model file and the model card must all be different files"),
                    source, model_path, card_path)
     warn_seed(args, _("the model"))
-    frame, _info = read_csv_path(source)
-    design = Design.from_table(frame, schema, args.encoding, random_state=args.seed)
-    ledger = open_dataset(args, "train", lambda: [frame], source.stem, first_total(args))
-    trained = train(design, key, args.epsilon, ledger, params=params, count_noise=args.count_noise,
-                    selection=args.selection, seed=args.seed, delta=args.delta)
+    if args.engine == "spark":
+        trained, ledger = _train_on_spark(args, schema, key, params)
+        rows_per_person = 1
+    else:
+        frame, _info = read_csv_path(source)
+        design = Design.from_table(frame, schema, args.encoding, random_state=args.seed)
+        ledger = open_dataset(args, "train", lambda: [frame], source.stem, first_total(args))
+        trained = train(design, key, args.epsilon, ledger, params=params, count_noise=args.count_noise,
+                        selection=args.selection, seed=args.seed, delta=args.delta)
+        rows_per_person = design.rows_per_person
     written = save_model(trained.model, model_path)
     write_text(card_path, model_card(trained, schema, ledger.unit))
-    print(_("trained {name} {spent_sentence}").format(name=trained.name, spent_sentence=spent_sentence(ledger, args.epsilon, design.rows_per_person)))
+    print(_("trained {name} {spent_sentence}").format(name=trained.name, spent_sentence=spent_sentence(ledger, args.epsilon, rows_per_person)))
     if trained.delta:
         print(_("approximate DP: δ = {delta} per person spent as well; {left} of δ = {total} left for this dataset").format(
             delta=f"{trained.delta:.3g}", left=f"{max(ledger.total_delta - ledger.spent_delta, 0.0):.3g}",
@@ -149,3 +159,29 @@ def run_train(args: argparse.Namespace) -> int:
     print(_("wrote the model to {written} and its card to {card_path}").format(written=written, card_path=card_path))
     return EXIT_OK
 
+
+
+def _train_on_spark(args: argparse.Namespace, schema: Schema, key: str, params: dict[str, Any]) -> tuple[TrainedModel, BudgetLedger]:
+    """Fit on a table read by Spark: the driver holds the histograms, never the rows.
+
+    The dataset is found as on one machine — the table's rows streamed once through the
+    identification (overlap with known datasets, version fingerprint) — so a table cannot
+    escape its budget by being read on another engine.
+    """
+    from dpcore.backends.spark import SparkRows, read_table, spark_session
+    from dpcore.backends.tables import arrow_frame, check_partwise, keyed_batches, list_table_files, table_columns
+    from dpcore.design import Design
+    from dpcore.training_rows import train_rows
+
+    files = list_table_files(args.input)
+    check_partwise(schema, table_columns(files))
+    domain = Design.domain(schema, args.encoding)
+    given = Path(args.input)
+    stem = given.name if given.is_dir() else Path(files[0]).stem if len(files) == 1 else Path(files[0]).parent.name
+    ledger = open_dataset(args, "train", lambda: (arrow_frame(cells) for cells, _keys in keyed_batches(files)), stem,
+                          first_total(args))
+    session = spark_session(args.master)
+    rows = SparkRows(read_table(session, args.input), schema, args.encoding)
+    trained = train_rows(domain, rows, key, args.epsilon, ledger, params=params, count_noise=args.count_noise,
+                         selection=args.selection, seed=args.seed, delta=args.delta)
+    return trained, ledger
