@@ -239,7 +239,10 @@ def _write_parts(frame: DataFrame, treatments: Sequence[Treatment], folder: str,
         yield pa.RecordBatch.from_pydict({"part": [p for p, _r in written], "rows": [r for _p, r in written]},
                                          schema=pa.schema([("part", pa.int32()), ("rows", pa.int64())]))
 
-    return {int(row.part): int(row.rows) for row in _map(frame, write, "part int, rows long").collect()}
+    written = [(int(row.part), int(row.rows)) for row in _map(frame, write, "part int, rows long").collect()]
+    if len({part for part, _rows in written}) != len(written):  # two tasks would have written one name
+        raise RuntimeError("a part was split between tasks")
+    return dict(written)
 
 
 def _randomised(frame: DataFrame, treatments: Sequence[Treatment], draws: Draws, shift: int) -> DataFrame:
@@ -265,7 +268,7 @@ def _fillers(spark: SparkSession, treatments: Sequence[Treatment], count: int, d
 # --- the release ------------------------------------------------------------------------------------
 
 
-def release_spark(
+def release_on_spark(
     spark: SparkSession,
     source: str | os.PathLike[str] | DataFrame,
     destination: str | os.PathLike[str],
@@ -340,6 +343,7 @@ def release_spark(
             check_fits(plan, protection, None, ledger)
         written = _release_parts(spark, frame, staging, prepared, draws, n, fine_counts, ledger is not None or parquet,
                                  part_rows)
+        result.n_rows = sum(written.values())
         if ledger is not None:
             assert key is not None
             copy = stored.writer(ledger, quoting(treatments))
@@ -355,8 +359,8 @@ def release_spark(
                                     protection=protection, people=prepared.people)
             result.dataset_id = ledger.dataset_id
         if parquet:
-            for part in (staging / STORED_FOLDER).glob("part-*.parquet"):
-                os.replace(part, staging / part.name)
+            for parquet_part in (staging / STORED_FOLDER).glob("part-*.parquet"):
+                os.replace(parquet_part, staging / parquet_part.name)
         shutil.rmtree(staging / STORED_FOLDER, ignore_errors=True)
         _move_into_place(staging, destination)
         return result

@@ -256,9 +256,9 @@ def _release_on_spark(args: argparse.Namespace, output: Path, schema: Schema, pl
     ledger = open_dataset(args, "release", lambda: (arrow_frame(cells) for cells, _keys in keyed_batches(files)), stem,
                           first_total)
     session = spark_engine(args, "release")
-    from dpcore.backends.spark_release import release_spark
+    from dpcore.backends.spark_release import release_on_spark
 
-    return release_spark(session, args.input, output, schema, plan, ledger=ledger, fresh=args.fresh, random_state=args.seed,
+    return release_on_spark(session, args.input, output, schema, plan, ledger=ledger, fresh=args.fresh, random_state=args.seed,
                          label=f"randomized-response copy ({output.name})", parquet=args.parquet)
 
 

@@ -104,8 +104,8 @@ Modules
 :mod:`~dpcore.release.contributions`
     People with several rows: at most ``k`` rows of each kept, and ``k`` × the per-row cost.
 :mod:`~dpcore.release.table`, :mod:`~dpcore.release.streaming`
-    The two local release paths: an in-memory table, and a CSV file of any size (the same
-    release on Spark is :mod:`dpcore.backends.spark_release`).
+    The local release paths: an in-memory table, a CSV file of any size, a table kept in
+    Parquet or CSV files (the same release on Spark is :mod:`dpcore.backends.spark_release`).
 :mod:`~dpcore.release.stored`
     Stored copies: Parquet files named by content hash, charged and stored in one transaction.
 :mod:`~dpcore.release.report`, :mod:`~dpcore.release.result`
@@ -157,7 +157,7 @@ from dpcore.release.plan import (
 )
 from dpcore.release.report import report_markdown
 from dpcore.release.result import REUSED_NOTE, ReleaseResult
-from dpcore.release.streaming import SHUFFLE_BUCKET_BYTES, release_csv
+from dpcore.release.streaming import SHUFFLE_BUCKET_BYTES, release_csv, release_files
 from dpcore.release.table import preview_release, release_frame, release_table
 from dpcore.release.usefulness import USEFULNESS_COLUMNS, usefulness, usefulness_summary
 
@@ -196,6 +196,7 @@ __all__ = [
     "preview_release",
     "read_release",
     "release_csv",
+    "release_files",
     "release_frame",
     "release_table",
     "report_entry",

@@ -52,6 +52,8 @@ class ReleaseResult:
         Where the released file was written, for file releases.
     dataset_id : str or None
         The ledger's id of the dataset (owner-only; never put it in a report).
+    n_rows : int or None
+        Rows in the new copy (the noisy row count when padded; None for a copy handed out again).
     """
 
     report: dict[str, Any]
@@ -64,6 +66,7 @@ class ReleaseResult:
     csv: bytes | None = None
     path: Path | None = None
     dataset_id: str | None = None
+    n_rows: int | None = None
 
     @classmethod
     def made(cls, report: dict[str, Any], **fields: Any) -> ReleaseResult:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import IO, Any, TypeVar
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -220,44 +221,72 @@ def _changed() -> DataError:
     return DataError(_("The file changed while it was being released. Release it again once nothing is writing to it."))
 
 
-def _stream(source: Path, sink: IO[bytes], encoding: str, delimiter: str, prepared: Prepared, draws: Draws,
-            chunksize: int, copy: CopyWriter | None,
-            progress: Callable[[int, int], None] | None) -> tuple[str | None, dict[str, int], int]:
-    """Release the file chunk by chunk into ``sink``; return its fingerprint (with a copy to store), the outside counts
-    and the number of rows the person bound left out.
+#: A part of the table as the streamed release reads it: the cells (for the fingerprint), the rows to
+#: randomise (at most ``k`` per person), their row keys, and how far the reading has come.
+Part = tuple[pd.DataFrame, pd.DataFrame, np.ndarray, int]
 
-    Each row's key is its position in the file, as in the in-memory release. With a privacy-unit
-    column, a first pass reads the unit column and draws which rows to keep; the second keeps them
-    by row position (with their own keys). A padded copy gets its filler rows after the last
-    chunk and is cut to the noisy row count as it is written: the rows come out in the secret
-    order, so the cut drops uniformly random rows, exactly as the in-memory release does.
+
+def _csv_parts(source: Path, encoding: str, delimiter: str, prepared: Prepared, entropy: int, chunksize: int) -> Iterator[Part]:
+    """A CSV file's chunks; each row's key is its position in the file, as in the in-memory release.
+
+    With a privacy-unit column, a first pass reads the unit column and draws which rows to keep;
+    the second keeps them by row position (with their own keys).
     """
-    treatments, protection, bound = prepared.treatments, prepared.protection, prepared.bound
-    total = max(source.stat().st_size, 1)
-    fingerprint: VersionFingerprint | None = None
-    outside: dict[str, int] = {}
-    mask, keys = _keep_mask(source, encoding, delimiter, chunksize, bound, draws.entropy)
-    rows = kept = 0
+    treatments, bound = prepared.treatments, prepared.bound
+    mask, keys = _keep_mask(source, encoding, delimiter, chunksize, bound, entropy)
     categorical = {t.name for t in treatments if t.mechanism in ("coin", "k-ary")}
-    # Pass one randomises every chunk into buckets of a random row order; pass two writes the
-    # buckets out in order, so memory stays bounded by a bucket.
-    buckets = ShuffleBuckets(math.ceil(total / SHUFFLE_BUCKET_BYTES))
     # Only the columns the copy or its key reads are converted: dropped identifiers are skipped.
     needed = set(fingerprinted(treatments, bound))
     numeric = {t.name for t in treatments if t.mechanism in ("bins", "laplace")}
-    chunks = prefetch(read_chunks(source, encoding, delimiter, chunksize, categorical, needed, numeric))
+    rows = 0
+    for frame, done in read_chunks(source, encoding, delimiter, chunksize, categorical, needed, numeric):
+        part, part_rows = frame, positions(rows, len(frame))
+        if mask is not None and bound is not None:
+            # Rewritten between the passes (even to as many rows), rows could move to other people.
+            if rows + len(frame) > len(mask) or (person_keys(frame[bound.column]) != keys[rows : rows + len(frame)]).any():
+                raise _changed()
+            chosen = mask[rows : rows + len(frame)]
+            part, part_rows = frame.loc[chosen, prepared.columns].reset_index(drop=True), part_rows[chosen]
+        yield frame, part, part_rows, done
+        rows += len(frame)
+    if mask is not None and rows != len(mask):
+        raise _changed()
+
+
+def _file_parts(files: list[str]) -> Iterator[Part]:
+    """The parts of a table kept in files, keyed by file and row (:func:`~dpcore.backends.tables.keyed_batches`)."""
+    from dpcore.backends.tables import arrow_frame, keyed_batches
+
+    done = 0
+    for cells, keys in keyed_batches(files):
+        frame = arrow_frame(cells)
+        done += cells.nbytes
+        yield frame, frame, keys, done
+
+
+def _stream(parts: Iterable[Part], sink: IO[bytes], prepared: Prepared, draws: Draws, total: int, copy: CopyWriter | None,
+            progress: Callable[[int, int], None] | None) -> tuple[str | None, dict[str, int], int, int]:
+    """Release the parts into ``sink``; return the fingerprint (with a copy to store), the outside counts, the number of
+    rows the person bound left out and the rows written.
+
+    ``total`` is the table's size in bytes, the unit of the parts' progress. A padded copy gets
+    its filler rows after the last part and is cut to the noisy row count as it is written: the
+    rows come out in the secret order, so the cut drops uniformly random rows, exactly as the
+    in-memory release does.
+    """
+    treatments, protection, bound = prepared.treatments, prepared.protection, prepared.bound
+    fingerprint: VersionFingerprint | None = None
+    outside: dict[str, int] = {}
+    rows = kept = 0
+    # Pass one randomises every part into buckets of the secret order; pass two writes the
+    # buckets out in order, so memory stays bounded by a bucket.
+    buckets = ShuffleBuckets(math.ceil(total / SHUFFLE_BUCKET_BYTES))
+    chunks = prefetch(parts)
     try:
-        for frame, done in chunks:
+        for frame, part, part_rows, done in chunks:
             if rows == 0:
                 check_columns(frame.columns, treatments)
                 fingerprint = VersionFingerprint() if copy is not None else None
-            part, part_rows = frame, positions(rows, len(frame))
-            if mask is not None and bound is not None:
-                # Rewritten between the passes (even to as many rows), rows could move to other people.
-                if rows + len(frame) > len(mask) or (person_keys(frame[bound.column]) != keys[rows : rows + len(frame)]).any():
-                    raise _changed()
-                chosen = mask[rows : rows + len(frame)]
-                part, part_rows = frame.loc[chosen, prepared.columns].reset_index(drop=True), part_rows[chosen]
             released = release_chunk(part, part_rows, treatments, draws.key, outside)
             buckets.add(released, order_words(draws.key, part_rows), part_rows)
             if fingerprint is not None:
@@ -268,8 +297,6 @@ def _stream(source: Path, sink: IO[bytes], encoding: str, delimiter: str, prepar
                 progress(min(done, total), total)
         if rows == 0:
             raise DataError(_("The file has a header but no data rows."))
-        if mask is not None and rows != len(mask):
-            raise _changed()
         limit = kept
         if protection.padded:
             limit = noisy_row_count(kept, protection.count_epsilon, draws.entropy)
@@ -290,7 +317,7 @@ def _stream(source: Path, sink: IO[bytes], encoding: str, delimiter: str, prepar
     finally:
         chunks.close()
         buckets.close()
-    return None if fingerprint is None else fingerprint.hexdigest(), outside, rows - kept
+    return None if fingerprint is None else fingerprint.hexdigest(), outside, rows - kept, written
 
 
 def release_csv(
@@ -321,35 +348,95 @@ def release_csv(
     The copy is written to a temporary file beside ``destination`` and renamed only once it
     has been charged (or the stored copy found); after any error no file is left behind.
     """
-    source, destination = Path(source), Path(destination)
+    source = Path(source)
     if isinstance(chunksize, bool) or not isinstance(chunksize, int) or chunksize < 1:
         raise ValueError(f"chunksize must be a whole number >= 1, got {chunksize!r}")
     prepared = prepare(schema, plan, ledger=ledger, budget=budget, unit=unit, count_epsilon=count_epsilon)
+    encoding, delimiter = sniff_file(source)
+
+    def parts(attempt: str, entropy: int) -> Iterator[Part]:
+        return _csv_parts(source, attempt, delimiter, prepared, entropy, chunksize)
+
+    return _release_streamed(parts, list(dict.fromkeys([encoding, "latin-1"])), max(source.stat().st_size, 1), destination,
+                             plan, prepared, budget=budget, ledger=ledger, fresh=fresh, random_state=random_state,
+                             progress=progress, label=label)
+
+
+def release_files(
+    source: str | os.PathLike[str],
+    destination: str | os.PathLike[str],
+    schema: Schema,
+    plan: ReleasePlan,
+    *,
+    budget: float | None = None,
+    ledger: BudgetLedger | None = None,
+    fresh: bool = False,
+    random_state: RandomStateLike = None,
+    progress: Callable[[int, int], None] | None = None,
+    label: str = "randomized-response release",
+    unit: str | None = None,
+    count_epsilon: float = COUNT_EPSILON,
+) -> ReleaseResult:
+    """Release a table kept in files — a Parquet file or folder, or a glob of CSV files — into one CSV file, part by part.
+
+    The local engine's counterpart of :func:`dpcore.backends.spark_release.release_on_spark`:
+    rows are keyed by their file and row (:func:`~dpcore.backends.tables.list_table_files`'s
+    order), so for a given seed the file is the Spark copy's joined parts, and
+    :func:`~dpcore.release.table.release_table` of :func:`~dpcore.backends.tables.read_table_local`
+    with its row keys. Memory stays bounded by a part and a shuffle bucket. A table whose people
+    can have several rows (a privacy-unit column) is released by :func:`release_csv` or
+    :func:`~dpcore.release.table.release_table`. Other parameters as in
+    :func:`~dpcore.release.table.release_table`.
+    """
+    from dpcore.backends.tables import file_format, list_table_files
+
+    prepared = prepare(schema, plan, ledger=ledger, budget=budget, unit=unit, count_epsilon=count_epsilon)
+    if prepared.bound is not None:
+        raise DataError(_("A table in parts whose people can have several rows (a privacy-unit column) cannot be released "
+                          "part by part yet: release it as one CSV file."))
+    files = list_table_files(source)
+    # Parquet is compressed: about four bytes in memory for each byte on disk.
+    total = max(sum(os.path.getsize(f) * (4 if file_format(f) == "parquet" else 1) for f in files), 1)
+    return _release_streamed(lambda _attempt, _entropy: _file_parts(files), [""], total, Path(destination), plan, prepared,
+                             budget=budget, ledger=ledger, fresh=fresh, random_state=random_state, progress=progress,
+                             label=label)
+
+
+def _release_streamed(
+    parts_of: Callable[[str, int], Iterator[Part]], encodings: list[str], total: int, destination: str | os.PathLike[str],
+    plan: ReleasePlan, prepared: Prepared, *, budget: float | None, ledger: BudgetLedger | None, fresh: bool,
+    random_state: RandomStateLike, progress: Callable[[int, int], None] | None, label: str,
+) -> ReleaseResult:
+    """The streamed release's steps around :func:`_stream`: the budget, the stored copy, the file renamed into place.
+
+    ``parts_of(encoding, entropy)`` reads the table; a text that does not decode is read again
+    in the next of ``encodings``.
+    """
+    destination = Path(destination)
     treatments, protection = prepared.treatments, prepared.protection
     if ledger is None or fresh:  # a stored copy is handed out free, so only a new one is checked up front
         check_fits(plan, protection, budget, ledger)
     entropy, seeded = make_entropy(random_state)
-    encoding, delimiter = sniff_file(source)
     handle, temporary = tempfile.mkstemp(prefix=f".{destination.name}.", suffix=".partial", dir=destination.parent)
     copy = None
     try:
         with os.fdopen(handle, "wb") as sink:
-            for attempt in dict.fromkeys([encoding, "latin-1"]):
+            for attempt in encodings:
                 sink.seek(0)
                 sink.truncate()
                 copy = stored.writer(ledger, quoting(treatments)) if ledger is not None else None
                 try:
-                    fingerprint, outside, left_out = _stream(
-                        source, sink, attempt, delimiter, prepared, Draws.of(entropy), chunksize, copy, progress
+                    fingerprint, outside, left_out, n_rows = _stream(
+                        parts_of(attempt, entropy), sink, prepared, Draws.of(entropy), total, copy, progress
                     )
                     break
                 except UnicodeDecodeError:
                     if copy is not None:
                         copy.discard()
-                    if attempt == "latin-1":
+                    if attempt == encodings[-1]:
                         raise DataError(_("The file's text could not be decoded. Save it as UTF-8 and try again.")) from None
         report = prepared.report(seeded)
-        result = ReleaseResult.made(report, notes=prepared.notes(outside, left_out), path=destination)
+        result = ReleaseResult.made(report, notes=prepared.notes(outside, left_out), path=destination, n_rows=n_rows)
         if ledger is not None:
             assert copy is not None and fingerprint is not None  # both made with the ledger
             key = stored.release_key(fingerprint, treatments, seeded, entropy, protection, prepared.bound)

@@ -285,7 +285,7 @@ def release_table(
         stored.charge_and_store(ledger, copy, key, report, label=label, epsilon=charged, protection=protection,
                                 people=prepared.people)
     return ReleaseResult.made(report, epsilon_charged=charged, notes=prepared.notes(outside, left_out), csv=sink.getvalue(),
-                              dataset_id=None if ledger is None else ledger.dataset_id)
+                              dataset_id=None if ledger is None else ledger.dataset_id, n_rows=len(table))
 
 
 def fingerprinted(treatments: Sequence[Treatment], bound: PersonBound | None) -> list[str]:

@@ -40,9 +40,9 @@ def _joined(folder: Path) -> bytes:
 
 
 def _release(spark, source, out, seed, **options):
-    from dpcore.backends.spark_release import release_spark
+    from dpcore.backends.spark_release import release_on_spark
 
-    return release_spark(spark, source, out, small_schema(), PLAN, random_state=seed, part_rows=400, **options)
+    return release_on_spark(spark, source, out, small_schema(), PLAN, random_state=seed, part_rows=400, **options)
 
 
 @pytest.mark.parametrize(("unit", "seed"), [(REPLACE_ONE, 1), (ADD_REMOVE, 3), (ADD_REMOVE, 5)])
@@ -102,21 +102,21 @@ def test_charged_once_handed_out_again_and_read_by_the_estimator(spark, tmp_path
 
 
 def test_a_privacy_unit_is_refused_with_a_sentence(spark, tmp_path):
-    from dpcore.backends.spark_release import release_spark
+    from dpcore.backends.spark_release import release_on_spark
 
     schema = Schema([*small_schema().columns], privacy_unit="id", rows_per_person=2)
     with pytest.raises(DataError, match="privacy-unit column"):
-        release_spark(spark, _parquet_table(tmp_path), tmp_path / "copy", schema, PLAN, random_state=1)
+        release_on_spark(spark, _parquet_table(tmp_path), tmp_path / "copy", schema, PLAN, random_state=1)
     assert not (tmp_path / "copy").exists()
 
 
 def test_a_column_missing_from_the_table_is_a_sentence(spark, tmp_path):
-    from dpcore.backends.spark_release import release_spark
+    from dpcore.backends.spark_release import release_on_spark
 
     schema = small_schema(extra=ColumnSpec("extra", kind="categorical", categories=["a", "b"]))
     plan = plan_with(extra={"mechanism": "coin"})
     with pytest.raises(DataError, match="'extra'"):
-        release_spark(spark, _parquet_table(tmp_path), tmp_path / "copy", schema, plan, random_state=1)
+        release_on_spark(spark, _parquet_table(tmp_path), tmp_path / "copy", schema, plan, random_state=1)
 
 
 def test_the_release_command_on_spark_writes_the_local_copy(spark, tmp_path, capsys):
