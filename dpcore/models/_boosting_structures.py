@@ -67,11 +67,31 @@ def leaf_index(
     X_unit: np.ndarray, features: np.ndarray, thresholds: np.ndarray, subsets: np.ndarray, levels: np.ndarray,
 ) -> np.ndarray:
     """Leaf of every record in every given round: ``(n, rounds)``; a set bit ``j`` means left at level ``j``."""
-    values = X_unit[:, features]  # (n, R, D)
-    feature_levels = levels[features]  # (R, D)
-    codes = np.rint(values * np.maximum(feature_levels - 1, 1)).astype(np.int64)
-    r_idx = np.arange(features.shape[0])[:, None]
-    d_idx = np.arange(features.shape[1])[None, :]
-    in_subset = subsets[r_idx, d_idx, np.clip(codes, 0, subsets.shape[2] - 1)]
-    goes_left = np.where(feature_levels > 0, in_subset, values <= thresholds)
-    return (goes_left * (1 << np.arange(features.shape[1]))).sum(axis=2)
+    return leaves_by_round(X_unit, features, thresholds, subsets, levels).T
+
+
+def leaves_by_round(
+    X_unit: np.ndarray, features: np.ndarray, thresholds: np.ndarray, subsets: np.ndarray, levels: np.ndarray,
+) -> np.ndarray:
+    """:func:`leaf_index` laid out ``(rounds, n)``: one round's leaves side by side.
+
+    A numeric feature goes left at or below the threshold; a categorical one when its code
+    (``round(value·(levels − 1))``) is in the level's subset. One level at a time, so only the
+    categorical slots pay for the subset lookup.
+    """
+    rounds, depth = features.shape
+    columns = np.ascontiguousarray(X_unit.T)  # a feature's values side by side: gathering a round's column copies a row
+    bits = np.uint8 if depth <= 8 else np.int64  # narrow integers are cheaper to shift and combine
+    leaves = np.zeros((rounds, len(X_unit)), dtype=bits)
+    for j in range(depth):
+        values = columns[features[:, j]]  # (rounds, n)
+        goes_left = values <= thresholds[:, j, None]
+        categorical = np.flatnonzero(levels[features[:, j]] > 0)
+        if categorical.size:
+            scale = levels[features[categorical, j]] - 1
+            width = subsets.shape[2]
+            codes = np.clip(np.rint(values[categorical] * scale[:, None]).astype(np.int64), 0, width - 1)
+            table = subsets[categorical, j].ravel()  # each categorical round's subset, one after another
+            goes_left[categorical] = table.take(codes + (np.arange(categorical.size) * width)[:, None])
+        leaves |= goes_left.astype(bits) << bits(j)
+    return leaves.astype(np.int64)

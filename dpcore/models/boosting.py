@@ -8,11 +8,15 @@ share of ε (``quantile_share``), so that wide declared bounds do not waste spli
 is. Categorical features (``categorical_levels``) split on a random proper subset of their
 declared categories. Before the rounds, a noisy row count (``size_share``) sets the number of
 rounds and the depth for small tables; the rest of the budget goes to the leaves.
+
+A fit reads its records only through sums over row batches (:mod:`dpcore.models._boosting_rows`):
+one pass for the row count and the quantiles' histograms, then one per round for the leaves'
+counts and residual sums, so the same code fits from numpy arrays or from a Spark table.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Self
 
 import numpy as np
@@ -20,14 +24,16 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import expit, softmax
 from sklearn.base import ClassifierMixin, RegressorMixin
 
+from dpcore.backends import LocalRows, Rows
 from dpcore.i18n import N_
 from dpcore.mechanisms import Gaussian, Geometric, Laplace, count_mechanism, zcdp_rho
+from dpcore.mechanisms.quantiles import Quantiles
 from dpcore.models._base import NEIGHBOURS, DeclaredClassesMixin, DPEstimatorMixin, TargetScalingMixin
+from dpcore.models._boosting_rows import BINARY, MULTICLASS, REGRESSION, Preliminaries, RoundSums, RunningScores, TargetColumn
 from dpcore.models._boosting_structures import auto_rounds, draw_structures, leaf_index, sized_rounds_and_depth
-from dpcore.models._data_range import QUANTILE_PROBABILITIES, data_range, dp_quantiles
-from dpcore.validation import Bounds, RandomStateLike, check_positive_int
-
-Residuals = Callable[[np.ndarray, np.ndarray], np.ndarray]
+from dpcore.models._data_range import QUANTILE_GRID, QUANTILE_PROBABILITIES, data_range
+from dpcore.models._prepare import UnitCodes, UnitTarget, declared_classes
+from dpcore.validation import Bounds, RandomStateLike, check_bounds, check_positive_int
 
 _PRIVACY = r"""
     Privacy argument (pure ε-DP, add/remove-one neighbours).
@@ -51,6 +57,10 @@ _PRIVACY = r"""
     * **Per-round budget.** Round ``r`` spends ``ε/n_rounds``: a share ``count_share`` on the
       leaves' noisy counts (sensitivity 1) and the rest on their noisy residual sums (Laplace).
       The leaves of one round are disjoint (parallel composition).
+    * **Fixed point.** The sums are exact integer sums: each clipped residual, divided by
+      ``clip``, is rounded *toward zero* to the public grid of ``2^-14`` — a per-record map that
+      never enlarges a component, so every bound above (per component, L1, L2) holds for the
+      rounded residuals — and the same on every backend, in any order of the rows.
     * **Sequential rounds.** Residuals of round ``r`` depend on the record itself and on earlier
       rounds' *released* noisy leaves only, so the rounds compose adaptively with the
       preliminaries: ``(size_share + quantile_share)·ε + n_rounds · ε_round = ε``, with
@@ -114,17 +124,18 @@ class _BoostingBase(DPEstimatorMixin):
         return self._clip
 
     def _preliminaries(
-        self, X_unit: np.ndarray, multiclass: bool, target: np.ndarray | None = None,
+        self, rows: Rows, multiclass: bool, target: TargetColumn | None = None,
     ) -> tuple[float, np.ndarray | None]:
         """Spend the stated shares on a noisy row count (sizes) and DP quantiles (thresholds).
 
-        Returns what is left for the rounds (ε, or ρ in the approximate mode) and the target's
-        DP quantiles (``None`` when not asked for). Pure ε-DP steps at ``ε_p`` are ``ε_p²/2``-zCDP,
-        which is how the approximate mode charges them.
+        ``rows`` are prepared (features in [0, 1]); ``target`` names their unit-scale regression
+        target when its quantiles are wanted. Returns what is left for the rounds (ε, or ρ in the
+        approximate mode) and the target's DP quantiles (``None`` when not asked for). Pure ε-DP
+        steps at ``ε_p`` are ``ε_p²/2``-zCDP, which is how the approximate mode charges them.
         """
         structure, noise = self._random_streams()
         self._structure_stream, self._noise_stream = structure, noise
-        n, d = X_unit.shape
+        d = rows.n_features
         levels = self._levels(d)
         numeric = np.flatnonzero(levels == 0)
         # Sizing is for pure ε: the approximate mode keeps its (ε-only) defaults, fixed on the large tables.
@@ -132,6 +143,14 @@ class _BoostingBase(DPEstimatorMixin):
         size_share = self.size_share if sizing else 0.0
         columns = numeric.size + (target is not None)
         quantile_share = self.quantile_share if columns else 0.0
+        # The target (start, clip) gets half the share when there is one: one column, but it steers every round.
+        feature_share = quantile_share if target is None else quantile_share / 2 if numeric.size else 0.0
+        quantiled = numeric if feature_share else numeric[:0]
+        with_target = bool(quantile_share) and target is not None
+        # One pass over the rows (when anything is bought): the row count and the grid histograms of the quantiles.
+        counting = Preliminaries(quantiled, with_target, QUANTILE_GRID)
+        n, feature_cells, target_cells = counting.split(
+            rows.aggregate(counting) if size_share or quantile_share else np.zeros(counting.size, dtype=np.int64))
         if self.delta:
             total = zcdp_rho(self.epsilon, self.delta)
             to_epsilon = lambda share: float(np.sqrt(2.0 * share * total))  # noqa: E731
@@ -160,18 +179,20 @@ class _BoostingBase(DPEstimatorMixin):
         # quantiles' rank space instead was 0.005 MAE worse on California.)
         ranges = np.tile([0.0, 1.0], (d, 1))
         target_quantiles = None
-        if quantile_share:
-            # The target (start, clip) gets half the share when there is one: one column, but it steers every round.
-            feature_share = quantile_share if target is None else quantile_share / 2 if numeric.size else 0.0
-            if feature_share:
-                q = dp_quantiles(to_epsilon(feature_share), X_unit[:, numeric], noise)
-                ranges[numeric, 0], ranges[numeric, 1] = data_range(q)
-            if target is not None:
-                target_quantiles = dp_quantiles(to_epsilon(quantile_share - feature_share), target[:, None], noise)[0]
+        if quantiled.size:
+            q = self._dp_quantiles(to_epsilon(feature_share), feature_cells, noise)
+            ranges[numeric, 0], ranges[numeric, 1] = data_range(q)
+        if with_target:
+            target_quantiles = self._dp_quantiles(to_epsilon(quantile_share - feature_share), target_cells, noise)[0]
         self.threshold_ranges_ = ranges
         spent = size_share + quantile_share
         self._spent_before_rounds = spent
         return total * (1.0 - spent), target_quantiles
+
+    @staticmethod
+    def _dp_quantiles(epsilon: float, histogram: np.ndarray, noise: np.random.Generator) -> np.ndarray:
+        """``(columns, 7)`` DP quantiles at :data:`QUANTILE_PROBABILITIES` from the columns' grid histograms."""
+        return Quantiles(epsilon, QUANTILE_PROBABILITIES, QUANTILE_GRID, random_state=noise).randomise_histogram(histogram)
 
     def _levels(self, d: int) -> np.ndarray:
         """Number of declared categories per feature (0 for numeric)."""
@@ -187,15 +208,17 @@ class _BoostingBase(DPEstimatorMixin):
         return leaf_index(X_unit, self.features_, self.thresholds_, self.subsets_, self._levels_)
 
     def _boost(
-        self, X_unit: np.ndarray, targets: np.ndarray, initial: ArrayLike, residual_fn: Residuals,
-        residual_sensitivity: tuple[float, float], budget: float,
+        self, rows: Rows, task: str, initial: ArrayLike, residual_sensitivity: tuple[float, float], budget: float,
+        n_classes: int = 1,
     ) -> None:
-        """Run the rounds; ``targets`` is (n, K), ``initial`` the starting score (K,), ``residual_sensitivity``
-        the (L1, L2) bound of one record's clipped residual vector and ``budget`` what the rounds may spend
-        (ε, or ρ in the approximate mode)."""
-        n, k = targets.shape
+        """Run the rounds on prepared ``rows``: ``task`` names the residuals (:data:`REGRESSION`, :data:`BINARY`,
+        :data:`MULTICLASS`), ``initial`` is the starting score (K,), ``residual_sensitivity`` the (L1, L2) bound
+        of one record's clipped residual vector and ``budget`` what the rounds may spend (ε, or ρ in the
+        approximate mode); ``n_classes`` counts the declared classes of a classifier."""
+        initial = np.asarray(initial, dtype=float)
+        k = initial.size
         structure, noise = self._structure_stream, self._noise_stream
-        self._levels_ = self._levels(X_unit.shape[1])
+        self._levels_ = self._levels(rows.n_features)
         self.features_, self.thresholds_, self.subsets_ = draw_structures(
             structure, self._levels_, self.threshold_ranges_, self._rounds, self._depth)
         counts_mech: Gaussian | Laplace | Geometric
@@ -212,22 +235,24 @@ class _BoostingBase(DPEstimatorMixin):
             sums_mech = Laplace(round_epsilon * (1 - self.count_share), residual_sensitivity[0], noise)
             count_scale = 1.0 / (round_epsilon * self.count_share)
         n_leaves = 1 << self._depth
-        leaves = self._leaf_index(X_unit)  # (n, R): the structure is fixed in advance
-        scores = np.tile(np.asarray(initial, dtype=float), (n, 1))
+        # In memory, each batch's running scores are kept between rounds (the same floats the recomputation gives).
+        running = RunningScores() if isinstance(rows, LocalRows) else None
         self.leaf_values_ = np.zeros((self._rounds, n_leaves, k))
         for r in range(self._rounds):
-            residual = np.clip(residual_fn(targets, scores), -self._residual_clip(), self._residual_clip())
-            leaf = leaves[:, r]
-            counts = counts_mech.randomise(np.bincount(leaf, minlength=n_leaves)).astype(float)
-            sums = np.stack([np.bincount(leaf, weights=residual[:, j], minlength=n_leaves) for j in range(k)], axis=1)
+            job = RoundSums(
+                task, n_classes, clip=self._residual_clip(), unit=self._clip, n_leaves=n_leaves, initial=initial,
+                features=self.features_[: r + 1], thresholds=self.thresholds_[: r + 1], subsets=self.subsets_[: r + 1],
+                levels=self._levels_, leaf_values=self.leaf_values_[:r].copy(), running=running,
+            )
+            exact_counts, sums = job.split(rows.aggregate(job))
+            counts = counts_mech.randomise(exact_counts).astype(float)
             noisy_sums = sums_mech.randomise(sums)
             # Shrink toward zero by the noise level: a leaf whose count is near the count
             # noise's scale gets a damped step instead of a wild ratio.
             damping = self.min_leaf_count + count_scale
             step = noisy_sums / (np.maximum(counts, 0.0) + damping)[:, None]
             self.leaf_values_[r] = self.learning_rate * self._step_scale * np.clip(step, -self._step_clip, self._step_clip)
-            scores += self.leaf_values_[r][leaf]
-        self.initial_ = np.asarray(initial, dtype=float)
+        self.initial_ = initial
 
     def _decision(self, X: ArrayLike) -> NDArray[np.float64]:
         X_unit = self._check_predict_input(X)
@@ -354,10 +379,14 @@ class DPBoostingRegressor(TargetScalingMixin, RegressorMixin, _BoostingBase):
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         X, y = self._check_fit_input(X, y, classifier=False)
+        return self._fit_rows(LocalRows(X, y))
+
+    def _fit_rows(self, rows: Rows) -> Self:
         self._check_params()
-        y_unit = self._unit_target(y)
-        X_unit = self._unit(X)
-        budget, target_quantiles = self._preliminaries(X_unit, False, target=y_unit if self.quantile_share else None)
+        lower, upper = check_bounds(self.target_bounds, 1, name="target_bounds")
+        self._target_lower, self._target_upper = float(lower[0]), float(upper[0])
+        rows = rows.prepared(UnitTarget(self._lower, self._upper, self._target_lower, self._target_upper))
+        budget, target_quantiles = self._preliminaries(rows, False, target=TargetColumn(rows) if self.quantile_share else None)
         initial, clip = 0.5, 0.2
         if target_quantiles is not None:
             # Start at the DP median; clip residuals at 0.2 × the DP spread between the 1/8 and 7/8 quantiles,
@@ -371,7 +400,7 @@ class DPBoostingRegressor(TargetScalingMixin, RegressorMixin, _BoostingBase):
             clip = float(np.clip(CLIP_FACTOR * spread * max(1.0, 1.0 / np.sqrt(self.epsilon)), 0.01, 0.5))
         self._clip = clip if self.clip == "auto" else float(self.clip)
         self._step_clip = self._clip
-        self._boost(X_unit, y_unit[:, None], [initial], lambda t, s: t - s, (self._clip, self._clip), budget=budget)
+        self._boost(rows, REGRESSION, [initial], (self._clip, self._clip), budget=budget)
         self._set_spent(self.epsilon, self.delta)
         return self
 
@@ -451,26 +480,28 @@ class DPBoostingClassifier(DeclaredClassesMixin, ClassifierMixin, _BoostingBase)
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         X, y = self._check_fit_input(X, y, classifier=True)
-        codes = self._encode_labels(y)
+        self._encode_labels(y)  # the declared classes, or the data's with a PrivacyLeakWarning
+        return self._fit_rows(LocalRows(X, y), self.classes_)
+
+    def _fit_rows(self, rows: Rows, classes: NDArray[Any] | None = None) -> Self:
+        """Fit from ``rows`` (features in declared units, raw labels); ``classes`` default to the declared ones."""
+        self.classes_ = declared_classes(self.classes) if classes is None else classes
         k = len(self.classes_)
         self._check_params(multiclass=k > 2)
-        known = codes >= 0
-        X_unit, codes = self._unit(X)[known], codes[known]
-        budget, _ = self._preliminaries(X_unit, k > 2)
+        rows = rows.prepared(UnitCodes(self._lower, self._upper, self.classes_))
+        budget, _ = self._preliminaries(rows, k > 2)
         self._clip = self._step_clip = float(self.clip)
         if k <= 2:
             self._step_scale = 2.0
-            targets = (codes == k - 1).astype(float)[:, None]
-            self._boost(X_unit, targets, [0.0], lambda t, s: t - expit(s), (self._clip, self._clip), budget)
+            self._boost(rows, BINARY, [0.0], (self._clip, self._clip), budget, n_classes=k)
         else:
             self._step_scale = k / (k - 1)
-            targets = np.eye(k)[codes]
             # y − softmax: the true class's entry is 1 − p_y ∈ [0, 1] and the others −p_j, summing to −(1 − p_y),
             # so before clipping the L1 norm is ≤ 2 and the L2 norm ≤ √2. Clipped to [−c, c], the true class
             # keeps at most c and the others at most min(1, (K − 1)c) together: L1 ≤ c + min(1, (K − 1)c).
             l1 = min(2.0, self._clip + min(1.0, (k - 1) * self._clip))
             sensitivity = (l1, min(np.sqrt(2.0), np.sqrt(k) * self._clip))
-            self._boost(X_unit, targets, np.zeros(k), lambda t, s: t - softmax(s, axis=1), sensitivity, budget)
+            self._boost(rows, MULTICLASS, np.zeros(k), sensitivity, budget, n_classes=k)
         self._set_spent(self.epsilon, self.delta)
         return self
 

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Self
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import ClassifierMixin
 
+from dpcore.backends import FIXED_BITS, LocalRows, RowBatch, Rows, exact_bincount, fixed, unfixed
 from dpcore.i18n import N_
 from dpcore.mechanisms import Laplace, count_mechanism
 from dpcore.models._base import NEIGHBOURS, DeclaredClassesMixin, DPEstimatorMixin
+from dpcore.models._prepare import UnitCodes, declared_classes
 from dpcore.validation import Bounds, RandomStateLike
 
 
@@ -49,6 +52,10 @@ class DPGaussianNB(DeclaredClassesMixin, ClassifierMixin, DPEstimatorMixin):
        1/2 each: L1 sensitivity ``d/2``;
     3. per-class sums of ``z²`` — L1 sensitivity ``d/4``.
 
+    The sums are taken in fixed point: ``z`` is rounded to the public grid of ``2^-14`` (it stays
+    in [−1/2, 1/2]) and squared after rounding, so both sensitivities hold exactly for the summed
+    values, and integer sums are the same in any order of the rows (on any backend).
+
     Means and variances are ratios of these noisy sums to the noisy counts (clipped),
     i.e. post-processing, so the model is ε-DP. ``predict_proba`` uses only them.
 
@@ -85,18 +92,21 @@ class DPGaussianNB(DeclaredClassesMixin, ClassifierMixin, DPEstimatorMixin):
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         X, y = self._check_fit_input(X, y, classifier=True)
+        self._encode_labels(y)  # the declared classes, or the data's with a PrivacyLeakWarning
+        return self._fit_rows(LocalRows(X, y), self.classes_)
+
+    def _fit_rows(self, rows: Rows, classes: NDArray[Any] | None = None) -> Self:
+        """Fit from ``rows`` (features in declared units, raw labels); ``classes`` default to the declared ones."""
         self._check_choices()
-        codes = self._encode_labels(y)
-        known = codes >= 0
-        z = self._unit(X)[known] - 0.5
-        codes = codes[known]
-        k, d = len(self.classes_), z.shape[1]
+        self.classes_ = declared_classes(self.classes) if classes is None else classes
+        k, d = len(self.classes_), rows.n_features
+        moments = rows.prepared(UnitCodes(self._lower, self._upper, self.classes_)).aggregate(_ClassMoments(k, d))
+        exact_counts, z_sums, z_squares = np.split(moments, [k, k + k * d])
         _, noise = self._random_streams()
         share = self.epsilon / 3.0
-        one_hot = np.eye(k)[codes]
-        counts = count_mechanism(self.count_noise, share, noise).randomise(one_hot.sum(axis=0).round()).astype(float)
-        sums = Laplace(share, d / 2.0, noise).randomise(one_hot.T @ z)
-        squares = Laplace(share, d / 4.0, noise).randomise(one_hot.T @ (z * z))
+        counts = count_mechanism(self.count_noise, share, noise).randomise(exact_counts.astype(float)).astype(float)
+        sums = Laplace(share, d / 2.0, noise).randomise(unfixed(z_sums).reshape(k, d))
+        squares = Laplace(share, d / 4.0, noise).randomise(unfixed(z_squares, 2 * FIXED_BITS).reshape(k, d))
         safe = np.maximum(counts, 1.0)[:, None]
         mean_z = np.clip(sums / safe, -0.5, 0.5)
         var_unit = np.clip(squares / safe - mean_z**2, self.var_smoothing, 0.25)
@@ -124,3 +134,26 @@ class DPGaussianNB(DeclaredClassesMixin, ClassifierMixin, DPEstimatorMixin):
     def predict(self, X: ArrayLike) -> NDArray[Any]:
         joint = self.predict_joint_log_proba(X)
         return self.classes_[np.argmax(joint, axis=1)]
+
+
+@dataclass(frozen=True)
+class _ClassMoments:
+    """Job: per class, the row count and the fixed-point sums of ``z = unit − 1/2`` and of its square.
+
+    ``z`` is rounded to the grid of ``2^-FIXED_BITS`` (``fixed(unit) − 2^(FIXED_BITS−1)``, an
+    integer in ``[−2^13, 2^13]``) and the square is that integer's square, so both sums are exact
+    integers whatever the batches and the rounded values keep ``|z| ≤ 1/2`` and ``z² ≤ 1/4``.
+    """
+
+    n_classes: int
+    n_features: int
+
+    def __call__(self, batch: RowBatch) -> NDArray[np.int64]:
+        k, d = self.n_classes, self.n_features
+        z = fixed(batch.X) - float(1 << (FIXED_BITS - 1))
+        cells = (np.asarray(batch.y, dtype=np.intp)[:, None] * d + np.arange(d)[None, :]).ravel()
+        return np.concatenate([
+            exact_bincount(np.asarray(batch.y, dtype=np.intp), None, k),
+            exact_bincount(cells, z.ravel(), k * d),
+            exact_bincount(cells, (z * z).ravel(), k * d),
+        ])

@@ -1,0 +1,189 @@
+"""What boosting reads from its rows: jobs summed over row batches on any backend (spec §9).
+
+A fit reads its records only through these jobs (:meth:`dpcore.backends.Rows.aggregate`): the
+preliminaries' row count and quantile histograms, then, each round, the leaves' counts and
+clipped residual sums. A job holds public values only — the drawn structures, the *released*
+leaf steps of earlier rounds, the clip — so it pickles to a Spark executor as it is, and it
+returns exact integers, so the sums do not depend on how the rows are split into batches.
+
+A record's score before round ``r`` is recomputed inside the round's job from the released
+steps of rounds ``0 … r−1``, added one round at a time in round order: the same floats the
+driver's running ``scores += step`` gave when the rows were in its memory. In memory
+(:class:`~dpcore.backends.LocalRows`) a :class:`RunningScores` keeps each batch's scores
+between rounds instead, which gives the same floats with one round's work per round.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.special import expit, softmax
+
+from dpcore.backends import RowBatch, Rows, exact_bincount, fixed, unfixed
+from dpcore.backends.rows import FIXED_SCALE
+from dpcore.mechanisms.quantiles import Quantiles
+from dpcore.models._boosting_structures import leaves_by_round
+from dpcore.models._data_range import QUANTILE_PROBABILITIES
+
+#: What the residuals are: ``y − F`` (target in [0, 1]), ``y − sigmoid(F)`` (y ∈ {0, 1}), ``one_hot(y) − softmax(F)``.
+REGRESSION, BINARY, MULTICLASS = "regression", "binary", "multiclass"
+
+
+def residuals(task: str, y: NDArray[Any], scores: NDArray[np.float64], n_classes: int) -> NDArray[np.float64]:
+    """Each record's unclipped residual vector ``(m, K)`` for its target ``y`` (unit value or class code)."""
+    if task == REGRESSION:
+        return np.asarray(y, dtype=float)[:, None] - scores
+    if task == BINARY:
+        # The last declared class is the positive one (with a single declared class, every record is).
+        return (np.asarray(y) == n_classes - 1).astype(float)[:, None] - expit(scores)
+    return np.eye(n_classes)[np.asarray(y, dtype=np.intp)] - softmax(scores, axis=1)
+
+
+def grid_histogram(values: NDArray[np.float64], grid: int) -> NDArray[np.int64]:
+    """``(columns, grid)`` counts per cell of the quantiles' public grid (:meth:`Quantiles.histogram`).
+
+    The mechanism object is built only for its histogram; it draws nothing (hence the fixed seed).
+    """
+    return Quantiles(1.0, QUANTILE_PROBABILITIES, grid, random_state=0).histogram(values)
+
+
+@dataclass(frozen=True, eq=False)
+class Preliminaries:
+    """Job: the row count, and the grid histograms of the ``numeric`` feature columns and (``target``) of ``y``."""
+
+    numeric: NDArray[np.intp]
+    target: bool
+    grid: int
+
+    def __call__(self, batch: RowBatch) -> NDArray[np.int64]:
+        parts = [np.array([len(batch)], dtype=np.int64)]
+        if self.numeric.size:
+            parts.append(grid_histogram(batch.X[:, self.numeric], self.grid).ravel())
+        if self.target:
+            parts.append(grid_histogram(np.asarray(batch.y, dtype=float)[:, None], self.grid).ravel())
+        return np.concatenate(parts)
+
+    @property
+    def size(self) -> int:
+        return 1 + (self.numeric.size + self.target) * self.grid
+
+    def split(self, totals: NDArray[np.int64]) -> tuple[int, NDArray[np.int64], NDArray[np.int64]]:
+        """The summed job back as (row count, feature histograms, target histogram)."""
+        features_end = 1 + self.numeric.size * self.grid
+        return (int(totals[0]), totals[1:features_end].reshape(self.numeric.size, self.grid),
+                totals[features_end:].reshape(-1, self.grid))
+
+
+@dataclass(frozen=True, eq=False)
+class TargetColumn:
+    """The unit-scale regression target of prepared rows, which a fit reads only through :class:`Preliminaries`.
+
+    ``numpy.asarray`` of it gathers the values (on the fixed-point grid) — for audits that
+    deliberately break the model by reading the target exactly; a fit never does.
+    """
+
+    rows: Rows
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> NDArray[Any]:
+        cells = self.rows.aggregate(_TargetCells())
+        return np.repeat(np.arange(cells.size) / FIXED_SCALE, cells).astype(dtype or float)
+
+
+@dataclass(frozen=True)
+class _TargetCells:
+    def __call__(self, batch: RowBatch) -> NDArray[np.int64]:
+        return exact_bincount(fixed(np.clip(batch.y, 0.0, 1.0)).astype(np.intp), None, int(FIXED_SCALE) + 1)
+
+
+class RunningScores:
+    """Each in-memory batch's scores after the rounds so far, and its leaf in the latest round.
+
+    Keyed by the batch's row keys (and where its rows lie in memory); a batch it does not
+    hold, or holds from another round, is recomputed from the start. It never travels: a
+    pickled copy (a Spark task) starts empty.
+    """
+
+    def __init__(self) -> None:
+        self._batches: dict[tuple[int, bytes], tuple[int, NDArray[np.float64], NDArray[np.int64]]] = {}
+
+    def __reduce__(self) -> tuple[type[RunningScores], tuple[()]]:
+        return RunningScores, ()
+
+    @staticmethod
+    def _name(batch: RowBatch) -> tuple[int, bytes]:
+        return batch.X.__array_interface__["data"][0], batch.key.tobytes()
+
+    def get(self, batch: RowBatch) -> tuple[int, NDArray[np.float64], NDArray[np.int64]] | None:
+        return self._batches.get(self._name(batch))
+
+    def put(self, batch: RowBatch, round_: int, scores: NDArray[np.float64], leaf: NDArray[np.int64]) -> None:
+        self._batches[self._name(batch)] = (round_, scores, leaf)
+
+
+@dataclass(frozen=True, eq=False)
+class RoundSums:
+    """Job of round ``r`` (= ``len(leaf_values)``): per leaf, the record count and the clipped residual sums.
+
+    ``features``, ``thresholds`` and ``subsets`` hold the structures of rounds ``0 … r``,
+    ``leaf_values`` the released steps of rounds ``0 … r−1``. Residuals are clipped to
+    ``[−clip, clip]``, counted in units of ``unit`` (the declared clip, so they lie in [−1, 1])
+    and rounded toward zero to the fixed-point grid (so no component grows and every
+    sensitivity bound on the clipped residual holds for it).
+    """
+
+    task: str
+    n_classes: int
+    clip: float
+    unit: float
+    n_leaves: int
+    initial: NDArray[np.float64]
+    features: NDArray[np.int64]
+    thresholds: NDArray[np.float64]
+    subsets: NDArray[np.bool_]
+    levels: NDArray[np.int64]
+    leaf_values: NDArray[np.float64]
+    running: RunningScores | None = field(default=None)
+
+    @property
+    def round(self) -> int:
+        return len(self.leaf_values)
+
+    def _leaves(self, X_unit: NDArray[np.float64], first: int) -> NDArray[np.int64]:
+        """Leaf of every record in rounds ``first … r``: ``(r + 1 − first, m)``."""
+        return np.asarray(leaves_by_round(X_unit, self.features[first:], self.thresholds[first:], self.subsets[first:], self.levels))
+
+    def _scores_and_leaf(self, batch: RowBatch) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+        """Scores before round ``r`` and the leaf in round ``r`` of each record of ``batch``."""
+        r = self.round
+        held = self.running.get(batch) if self.running is not None else None
+        if held is not None and held[0] == r:
+            return held[1], held[2]
+        if held is not None and held[0] == r - 1:
+            scores = held[1] + self.leaf_values[r - 1][held[2]]
+            leaf = self._leaves(batch.X, r)[0]
+        else:
+            leaves = self._leaves(batch.X, 0)
+            scores = np.tile(self.initial, (len(batch), 1))
+            for s in range(r):
+                scores += self.leaf_values[s][leaves[s]]
+            leaf = leaves[r]
+        if self.running is not None:
+            self.running.put(batch, r, scores, leaf)
+        return scores, leaf
+
+    def __call__(self, batch: RowBatch) -> NDArray[np.int64]:
+        scores, leaf = self._scores_and_leaf(batch)
+        clipped = np.clip(residuals(self.task, batch.y, scores, self.n_classes), -self.clip, self.clip)
+        steps = np.trunc(clipped / self.unit * FIXED_SCALE)  # toward zero: |rounded| ≤ |residual| / unit
+        k = scores.shape[1]
+        return np.concatenate(
+            [exact_bincount(leaf, None, self.n_leaves)] + [exact_bincount(leaf, steps[:, j], self.n_leaves) for j in range(k)]
+        )
+
+    def split(self, totals: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+        """The summed job back as (leaf counts ``(L,)``, clipped residual sums ``(L, K)`` in residual units)."""
+        counts, sums = totals[: self.n_leaves], totals[self.n_leaves:]
+        return counts, unfixed(sums.reshape(-1, self.n_leaves).T) * self.unit

@@ -1,0 +1,175 @@
+"""Boosting fitted through the backend interface: the same model whatever the batches, cache or backend."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+from scipy.special import softmax
+
+from dpcore.backends import LocalRows, Rows
+from dpcore.backends.rows import FIXED_SCALE
+from dpcore.models import DPBoostingClassifier, DPBoostingRegressor
+from dpcore.models._boosting_rows import MULTICLASS, RoundSums, TargetColumn, residuals
+from dpcore.models._boosting_structures import draw_structures, leaf_index
+
+
+class Elsewhere(Rows):
+    """Rows that are not in memory as far as the model can tell: every job and map crosses a pickle, as to Spark."""
+
+    def __init__(self, local: LocalRows) -> None:
+        self.local = local
+
+    @property
+    def n_features(self) -> int:
+        return self.local.n_features
+
+    def aggregate(self, job):
+        return self.local.aggregate(pickle.loads(pickle.dumps(job)))
+
+    def prepared(self, prepare):
+        return Elsewhere(self.local.prepared(pickle.loads(pickle.dumps(prepare))))
+
+
+def fitted_state(model) -> bytes:
+    """Every fitted attribute (public ``…_`` and the private sizes), as bytes to compare exactly."""
+    names = sorted(n for n in vars(model) if n.endswith("_") or n in ("_rounds", "_depth", "_clip", "_levels_"))
+    return pickle.dumps({n: getattr(model, n) for n in names})
+
+
+def _table(n=300, seed=0, classes=3):
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, 4))
+    X[:, 3] = rng.integers(0, 4, n) / 3  # a categorical feature with 4 declared levels
+    X[rng.random((n, 4)) < 0.02] = np.nan
+    y_reg = np.clip(X[:, 0] + 0.1 * rng.standard_normal(n), 0, 1)
+    y_reg[5] = np.nan
+    labels = np.array(["a", "b", "c", "d"])[:classes]
+    y_clf = labels[(np.nan_to_num(X[:, 1]) * classes).astype(int).clip(0, classes - 1)].astype(object)
+    y_clf[:4] = "undeclared"  # dropped before anything is counted
+    return X, y_reg, y_clf, list(labels)
+
+
+def _models(classes):
+    binary = classes[:2]
+    return [
+        DPBoostingRegressor(epsilon=2.0, categorical_levels={3: 4}, random_state=3),
+        DPBoostingRegressor(epsilon=1.0, n_rounds=5, max_depth=3, delta=1e-5, quantile_share=0.0, random_state=3),
+        DPBoostingClassifier(epsilon=2.0, classes=binary, categorical_levels={3: 4}, random_state=3),
+        DPBoostingClassifier(epsilon=2.0, classes=classes, categorical_levels={3: 4}, random_state=3),
+        DPBoostingClassifier(epsilon=1.0, n_rounds=6, max_depth=2, classes=classes, delta=1e-5, random_state=3),
+        DPBoostingClassifier(epsilon=1.0, n_rounds=4, max_depth=2, classes=["a"], random_state=3),
+    ]
+
+
+def _data_for(model, X, y_reg, y_clf):
+    if isinstance(model, DPBoostingRegressor):
+        return X, y_reg
+    return X, y_clf
+
+
+@pytest.mark.parametrize("index", range(6))
+def test_small_batches_fit_the_same_model_as_one_batch(index):
+    X, y_reg, y_clf, classes = _table()
+    model = _models(classes)[index]
+    X, y = _data_for(model, X, y_reg, y_clf)
+    one = model.__class__(**model.get_params()).fit_rows(LocalRows(X, y))
+    many = model.__class__(**model.get_params()).fit_rows(LocalRows(X, y, batch_rows=7))
+    assert fitted_state(one) == fitted_state(many)
+    assert one.leaf_values_.any()
+
+
+@pytest.mark.parametrize("index", range(6))
+def test_running_scores_give_the_floats_the_recomputation_gives(index):
+    """In memory the scores are carried from round to round; elsewhere each round recomputes them: same bytes."""
+    X, y_reg, y_clf, classes = _table()
+    model = _models(classes)[index]
+    X, y = _data_for(model, X, y_reg, y_clf)
+    carried = model.__class__(**model.get_params()).fit_rows(LocalRows(X, y, batch_rows=50))
+    recomputed = model.__class__(**model.get_params()).fit_rows(Elsewhere(LocalRows(X, y, batch_rows=50)))
+    assert fitted_state(carried) == fitted_state(recomputed)
+
+
+def test_fit_is_fit_rows_on_the_arrays():
+    X, y_reg, y_clf, classes = _table()
+    y_reg = np.nan_to_num(y_reg, nan=0.5)  # fit refuses a missing target; rows map it to the middle
+    for model in _models(classes):
+        X_, y = _data_for(model, X, y_reg, y_clf)
+        a = model.__class__(**model.get_params()).fit(X_, y)
+        b = model.__class__(**model.get_params()).fit_rows(LocalRows(X_, y))
+        assert fitted_state(a) == fitted_state(b)
+        np.testing.assert_array_equal(a.predict(X_), b.predict(X_))
+
+
+def test_rows_need_declared_classes():
+    X, _, y_clf, _ = _table()
+    with pytest.raises(ValueError, match="declared classes"):
+        DPBoostingClassifier().fit_rows(LocalRows(X, y_clf))
+
+
+def test_an_empty_table_still_fits():
+    model = DPBoostingRegressor(epsilon=1.0, random_state=0).fit_rows(LocalRows(np.zeros((0, 3)), np.zeros(0)))
+    assert model.predict(np.full((2, 3), 0.5)).shape == (2,)
+
+
+def test_target_column_gathers_the_rounded_targets_for_audits():
+    y = np.array([0.5, 1.0, 0.25, 0.1])
+    values = np.asarray(TargetColumn(LocalRows(np.zeros((4, 1)), y, batch_rows=3)))
+    np.testing.assert_array_equal(values, np.sort(np.rint(y * FIXED_SCALE) / FIXED_SCALE))
+
+
+def test_rounded_multiclass_residuals_keep_the_l1_bound_exactly():
+    """Rounded toward zero, no component grows: the declared L1 sensitivity holds with no tolerance."""
+    rng = np.random.default_rng(0)
+    for k, clip in ((3, 0.2), (5, 0.7), (5, 0.3), (8, 1.0), (4, 0.333)):
+        scores = rng.normal(0, 4, (20_000, k))
+        codes = rng.integers(0, k, 20_000)
+        clipped = np.clip(residuals(MULTICLASS, codes, scores, k), -clip, clip)
+        rounded = np.trunc(clipped / clip * FIXED_SCALE)
+        bound = min(2.0, clip + min(1.0, (k - 1) * clip))
+        assert (np.abs(rounded).sum(axis=1) / FIXED_SCALE * clip).max() <= bound
+        assert np.all(np.abs(rounded) <= FIXED_SCALE)
+
+
+def test_round_job_recomputes_scores_in_round_order():
+    """Round r's job adds the earlier steps one round at a time: the driver's running sum, float for float."""
+    rng = np.random.default_rng(1)
+    X = rng.random((500, 3))
+    levels = np.zeros(3, dtype=np.int64)
+    features, thresholds, subsets = draw_structures(rng, levels, np.tile([0.0, 1.0], (3, 1)), 5, 2)
+    steps = rng.normal(0, 0.1, (4, 4, 1))
+    leaves = leaf_index(X, features, thresholds, subsets, levels)
+    running = np.full((500, 1), 0.3)
+    for r in range(4):
+        running += steps[r][leaves[:, r]]
+    job = RoundSums("regression", 1, clip=10.0, unit=10.0, n_leaves=4, initial=np.array([0.3]), features=features,
+                    thresholds=thresholds, subsets=subsets, levels=levels, leaf_values=steps)
+    scores, leaf = job._scores_and_leaf(LocalRows(X, np.zeros(500)).batches()[0])
+    assert scores.tobytes() == running.tobytes()
+    np.testing.assert_array_equal(leaf, leaves[:, 4])
+
+
+def test_leaf_index_matches_a_record_by_record_walk():
+    rng = np.random.default_rng(2)
+    levels = np.array([0, 3, 0, 5])
+    X = rng.random((200, 4))
+    X[:, 1], X[:, 3] = rng.integers(0, 3, 200) / 2, rng.integers(0, 5, 200) / 4
+    features, thresholds, subsets = draw_structures(rng, levels, np.tile([0.2, 0.8], (4, 1)), 7, 3)
+    leaves = leaf_index(X, features, thresholds, subsets, levels)
+    for i in range(0, 200, 17):
+        for r in range(7):
+            leaf = 0
+            for j, f in enumerate(features[r]):
+                if levels[f]:
+                    left = subsets[r, j, int(round(X[i, f] * (levels[f] - 1)))]
+                else:
+                    left = X[i, f] <= thresholds[r, j]
+                leaf |= int(left) << j
+            assert leaves[i, r] == leaf
+
+
+def test_softmax_residuals_sum_like_before():
+    """The residual function is the same y − softmax(F) the in-memory fit used."""
+    scores = np.array([[0.0, 1.0, -1.0]])
+    np.testing.assert_allclose(residuals(MULTICLASS, np.array([1]), scores, 3), np.eye(3)[[1]] - softmax(scores, axis=1))
