@@ -199,12 +199,14 @@ class CandidateHistogram(_LevelJob):
     def __call__(self, batch: RowBatch) -> NDArray[np.int64]:
         at, X, y = self._rows(batch)
         n_nodes, k = self.features.shape
-        goes_left = np.take_along_axis(X, self.features[at], axis=1) <= self.thresholds[at]
-        keys = (at[:, None] * k + np.arange(k)[None, :])[goes_left]
-        y_left = np.broadcast_to(y[:, None], goes_left.shape)[goes_left]
-        left = stat_sums(keys, y_left, n_nodes * k, self.n_classes).reshape(n_nodes, k, -1)
-        totals = stat_sums(at, y, n_nodes, self.n_classes)
-        return np.concatenate([left, totals[:, None, :]], axis=1)
+        values, first = np.ascontiguousarray(X).ravel(), np.arange(len(at)) * X.shape[1]
+        features, thresholds = self.features.T.copy(), self.thresholds.T.copy()  # one contiguous row per candidate
+        out = np.empty((n_nodes, k + 1, self.n_classes or REGRESSION_STATS), dtype=np.int64)
+        for c in range(k):  # per candidate: m-long gathers, no rows × K index matrix
+            goes_left = values[first + features[c][at]] <= thresholds[c][at]
+            out[:, c] = stat_sums(at[goes_left], y[goes_left], n_nodes, self.n_classes)
+        out[:, k] = stat_sums(at, y, n_nodes, self.n_classes)
+        return out
 
 
 @dataclass(frozen=True, eq=False)
