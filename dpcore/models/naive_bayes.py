@@ -92,8 +92,10 @@ class DPGaussianNB(DeclaredClassesMixin, ClassifierMixin, DPEstimatorMixin):
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         X, y = self._check_fit_input(X, y, classifier=True)
-        self._encode_labels(y)  # the declared classes, or the data's with a PrivacyLeakWarning
-        return self._fit_rows(LocalRows(X, y), self.classes_)
+        if self.classes is None:
+            self._encode_labels(y)  # the labels read from the data, with a PrivacyLeakWarning
+            return self._fit_rows(LocalRows(X, y), self.classes_)
+        return self._fit_rows(LocalRows(X, y))
 
     def _fit_rows(self, rows: Rows, classes: NDArray[Any] | None = None) -> Self:
         """Fit from ``rows`` (features in declared units, raw labels); ``classes`` default to the declared ones."""
