@@ -80,11 +80,14 @@ def leaves_by_round(
     categorical slots pay for the subset lookup.
     """
     rounds, depth = features.shape
-    columns = np.ascontiguousarray(X_unit.T)  # a feature's values side by side: gathering a round's column copies a row
+    # The features used, each one's values side by side: gathering a round's column then copies a row.
+    used, position = np.unique(features, return_inverse=True)
+    columns = np.ascontiguousarray(X_unit[:, used].T)
+    position = position.reshape(features.shape)
     bits = np.uint8 if depth <= 8 else np.int64  # narrow integers are cheaper to shift and combine
     leaves = np.zeros((rounds, len(X_unit)), dtype=bits)
     for j in range(depth):
-        values = columns[features[:, j]]  # (rounds, n)
+        values = columns[position[:, j]]  # (rounds, n)
         goes_left = values <= thresholds[:, j, None]
         categorical = np.flatnonzero(levels[features[:, j]] > 0)
         if categorical.size:

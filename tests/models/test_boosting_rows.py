@@ -109,8 +109,12 @@ def test_rows_need_declared_classes():
 
 
 def test_an_empty_table_still_fits():
+    """Every job gets (and sums) an empty batch: a Spark partition can be empty too."""
     model = DPBoostingRegressor(epsilon=1.0, random_state=0).fit_rows(LocalRows(np.zeros((0, 3)), np.zeros(0)))
     assert model.predict(np.full((2, 3), 0.5)).shape == (2,)
+    empty = LocalRows(np.zeros((0, 4)), np.array([], dtype=object))
+    model = DPBoostingClassifier(epsilon=1.0, classes=["a", "b", "c"], categorical_levels={3: 4}, random_state=0).fit_rows(empty)
+    assert model.predict_proba(np.full((2, 4), 0.5)).shape == (2, 3)
 
 
 def test_target_column_gathers_the_rounded_targets_for_audits():
