@@ -63,7 +63,7 @@ from dpcore.release.randomness import FILLER, REAL, Draws, order_words, signed
 from dpcore.release.randomness import entropy as make_entropy
 from dpcore.release.result import ReleaseResult
 from dpcore.release.streaming import decoded
-from dpcore.release.table import Prepared, check_columns, fingerprinted, prepare, release_chunk
+from dpcore.release.table import Prepared, add_outside, check_columns, fingerprinted, prepare, release_chunk
 from dpcore.release.writing import write_csv
 from dpcore.schema import Schema
 from dpcore.validation import RandomStateLike
@@ -71,7 +71,9 @@ from dpcore.validation import RandomStateLike
 #: Released rows per part the copy aims at (parts are a power of two, at most ``2^PART_BITS``).
 PART_ROWS = 1 << 20
 PART_BITS = 12
-WORD, SOURCE, ROW, PART = "__order_word", "__order_source", "__order_row", "__part"
+WORD, SOURCE, ROW, PART, OUTSIDE = "__order_word", "__order_source", "__order_row", "__part", "__outside"
+OUTSIDE_BITS = 62
+WRITTEN = pa.schema([("parts", pa.list_(pa.int64())), ("rows", pa.list_(pa.int64())), ("outside", pa.binary())])
 STORED_FOLDER = "_stored"
 #: Test-only: a folder; when set, every writing task's first attempt fails after its first rows (leaving a mark there).
 _fail_first_attempt: str | None = None
@@ -95,60 +97,68 @@ def _sentence(error: PythonException) -> Exception:
 # --- pass one: rows, the version fingerprint and the rows per part ----------------------------------
 
 
-def _census(frame: DataFrame, treatments: Sequence[Treatment], draws: Draws, fingerprint: list[str] | None,
-            padded: bool) -> tuple[int, dict[str, int], str | None, np.ndarray]:
-    """Rows, values outside each column's domain (owner-only), the fingerprint, and the rows per fine part."""
+def _census(frame: DataFrame, draws: Draws, fingerprint: list[str] | None, padded: bool) -> tuple[int, str | None, np.ndarray]:
+    """Rows, the table's version fingerprint (with a ledger), and the rows per fine part (when padded).
+
+    Without a ledger only the row keys are read.
+    """
     key, fine = draws.key, 1 << PART_BITS
+    if fingerprint is None:
+        frame = frame.select(ROW_KEY)
 
     def count(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        total = np.zeros(1 + len(treatments) + 2 + fine, dtype=np.uint64)
+        total = np.zeros(3 + fine, dtype=np.uint64)
         version = VersionFingerprint()
         for cells in batches:
             rows = cells.column(ROW_KEY).to_numpy(zero_copy_only=False).astype(np.uint64)
-            table = arrow_frame(cells.drop_columns([ROW_KEY]))
             total[0] += len(rows)
-            for i, t in enumerate(treatments):
-                total[1 + i] += 0 if t.mechanism == "keep" else t.inputs(table)[1]
             if fingerprint is not None:
-                version.add(table, fingerprint)
+                version.add(arrow_frame(cells.drop_columns([ROW_KEY])), fingerprint)
             if padded:
                 words = order_words(key, rows)
-                total[-fine:] += np.bincount(words >> (63 - PART_BITS), minlength=fine).astype(np.uint64)
-        total[1 + len(treatments) : 3 + len(treatments)] = version.lanes
+                total[3:] += np.bincount(words >> (63 - PART_BITS), minlength=fine).astype(np.uint64)
+        total[1:3] = version.lanes
         yield pa.RecordBatch.from_pydict({"sums": [total.tobytes()]})
 
-    parts = _map(frame, count, "sums binary").collect()
-    total = np.zeros(1 + len(treatments) + 2 + fine, dtype=np.uint64)
+    total = np.zeros(3 + fine, dtype=np.uint64)
     with np.errstate(over="ignore"):
-        for row in parts:
+        for row in _map(frame, count, "sums binary").collect():
             total += np.frombuffer(row.sums, dtype=np.uint64)
-    n = int(total[0])
-    outside = {t.name: int(total[1 + i]) for i, t in enumerate(treatments)}
-    digest = None
+    n, digest = int(total[0]), None
     if fingerprint is not None:
         version = VersionFingerprint()
-        version.lanes, version.rows = total[1 + len(treatments) : 3 + len(treatments)].copy(), n
+        version.lanes, version.rows = total[1:3].copy(), n
         digest = version.hexdigest()
-    return n, outside, digest, total[-fine:].astype(np.int64)
+    return n, digest, total[3:].astype(np.int64)
 
 
 # --- pass two: randomise, order, write --------------------------------------------------------------
 
 
+def _outside_words(treatments: Sequence[Treatment]) -> int:
+    """How many ``long`` bit masks carry a row's outside-the-domain flags (62 columns each)."""
+    return -(-len(treatments) // OUTSIDE_BITS)
+
+
 def _spark_schema(treatments: Sequence[Treatment]) -> StructType:
     fields = [StructField(WORD, LongType()), StructField(SOURCE, ByteType()), StructField(ROW, LongType()),
               StructField(PART, IntegerType())]
+    fields += [StructField(f"{OUTSIDE}{j}", LongType()) for j in range(_outside_words(treatments))]
     for i, t in enumerate(treatments):
         kind = DoubleType() if t.mechanism == "laplace" else StringType() if t.mechanism == "keep" else IntegerType()
         fields.append(StructField(f"c{i}", kind))
     return StructType(fields)
 
 
-def _transport(table: pa.Table, words: np.ndarray, rows: np.ndarray, source: int, shift: int,
+def _transport(table: pa.Table, flags: np.ndarray, words: np.ndarray, rows: np.ndarray, source: int, shift: int,
                treatments: Sequence[Treatment]) -> pa.RecordBatch:
-    """Released rows as Spark carries them: order columns, category codes, Laplace numbers, kept text."""
+    """Released rows as Spark carries them: order columns, outside flags, category codes, Laplace numbers, kept text."""
     arrays = [pa.array(words, pa.int64()), pa.array(np.full(len(words), source, dtype=np.int8)),
               pa.array(signed(rows), pa.int64()), pa.array((words >> shift).astype(np.int32))]
+    bits = np.left_shift(np.int64(1), np.arange(flags.shape[1], dtype=np.int64) % OUTSIDE_BITS)
+    for j in range(_outside_words(treatments)):
+        columns = slice(j * OUTSIDE_BITS, (j + 1) * OUTSIDE_BITS)
+        arrays.append(pa.array((flags[:, columns] * bits[columns]).sum(axis=1, dtype=np.int64), pa.int64()))
     for t, column in zip(treatments, table.columns, strict=True):
         column = column.combine_chunks()
         if t.mechanism == "keep":
@@ -157,14 +167,24 @@ def _transport(table: pa.Table, words: np.ndarray, rows: np.ndarray, source: int
             arrays.append(column)
         else:
             arrays.append(column.indices.cast(pa.int32()))
-    return pa.RecordBatch.from_arrays(arrays, names=[WORD, SOURCE, ROW, PART] + [f"c{i}" for i in range(len(treatments))])
+    names = [WORD, SOURCE, ROW, PART] + [f"{OUTSIDE}{j}" for j in range(_outside_words(treatments))]
+    return pa.RecordBatch.from_arrays(arrays, names=names + [f"c{i}" for i in range(len(treatments))])
+
+
+def _outside_counts(batch: pa.RecordBatch, treatments: Sequence[Treatment]) -> np.ndarray:
+    """How many values of each column were outside its domain among these rows (from their bit masks)."""
+    counts = np.zeros(len(treatments), dtype=np.int64)
+    for i in range(len(treatments)):
+        masks = batch.column(f"{OUTSIDE}{i // OUTSIDE_BITS}").to_numpy(zero_copy_only=False)
+        counts[i] = np.count_nonzero(masks & (np.int64(1) << np.int64(i % OUTSIDE_BITS)))
+    return counts
 
 
 def _released(batch: pa.RecordBatch, treatments: Sequence[Treatment]) -> pa.Table:
     """Transported rows back as the local release's table (dictionary columns of escaped labels)."""
     arrays = []
     for i, t in enumerate(treatments):
-        column = batch.column(4 + i)
+        column = batch.column(f"c{i}")
         if t.mechanism in ("keep", "laplace"):
             arrays.append(column)
         else:
@@ -205,8 +225,9 @@ class _PartWriter:
 
 
 def _write_parts(frame: DataFrame, treatments: Sequence[Treatment], folder: str, mode: str, keep: dict[int, int] | None,
-                 parquet_folder: str | None) -> dict[int, int]:
-    """Write every part (rows sorted within it); return the rows written per part."""
+                 parquet_folder: str | None) -> tuple[dict[int, int], np.ndarray]:
+    """Write every part (rows sorted within it); return the rows written per part, and each column's count of values
+    outside its domain (before any cut)."""
     fail = _fail_first_attempt
 
     def write(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -215,7 +236,9 @@ def _write_parts(frame: DataFrame, treatments: Sequence[Treatment], folder: str,
         attempt = context.taskAttemptId()
         writer: _PartWriter | None = None
         written: list[tuple[int, int]] = []
+        outside = np.zeros(len(treatments), dtype=np.int64)
         for batch in batches:
+            outside += _outside_counts(batch, treatments)
             parts = batch.column(PART).to_numpy(zero_copy_only=False)
             bounds = np.flatnonzero(np.diff(parts)) + 1
             for start, stop in zip(np.r_[0, bounds], np.r_[bounds, len(parts)], strict=True):
@@ -236,13 +259,15 @@ def _write_parts(frame: DataFrame, treatments: Sequence[Treatment], folder: str,
         if writer is not None:
             writer.finish()
             written.append((writer.part, writer.rows))
-        yield pa.RecordBatch.from_pydict({"part": [p for p, _r in written], "rows": [r for _p, r in written]},
-                                         schema=pa.schema([("part", pa.int32()), ("rows", pa.int64())]))
+        yield pa.RecordBatch.from_pydict({"parts": [[p for p, _r in written]], "rows": [[r for _p, r in written]],
+                                          "outside": [outside.tobytes()]}, schema=WRITTEN)
 
-    written = [(int(row.part), int(row.rows)) for row in _map(frame, write, "part int, rows long").collect()]
+    results = _map(frame, write, "parts array<long>, rows array<long>, outside binary").collect()
+    written = [(int(p), int(r)) for row in results for p, r in zip(row.parts, row.rows, strict=True)]
     if len({part for part, _rows in written}) != len(written):  # two tasks would have written one name
         raise RuntimeError("a part was split between tasks")
-    return dict(written)
+    outside = sum((np.frombuffer(row.outside, dtype=np.int64) for row in results), np.zeros(len(treatments), dtype=np.int64))
+    return dict(written), outside
 
 
 def _randomised(frame: DataFrame, treatments: Sequence[Treatment], draws: Draws, shift: int) -> DataFrame:
@@ -251,15 +276,15 @@ def _randomised(frame: DataFrame, treatments: Sequence[Treatment], draws: Draws,
     def randomise(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for cells in batches:
             rows = cells.column(ROW_KEY).to_numpy(zero_copy_only=False).astype(np.uint64)
-            table = release_chunk(arrow_frame(cells.drop_columns([ROW_KEY])), rows, treatments, key, {})
-            yield _transport(table, order_words(key, rows), rows, REAL, shift, treatments)
+            table, flags = release_chunk(arrow_frame(cells.drop_columns([ROW_KEY])), rows, treatments, key)
+            yield _transport(table, flags, order_words(key, rows), rows, REAL, shift, treatments)
 
     return _map(frame, randomise, schema)
 
 
 def _fillers(spark: SparkSession, treatments: Sequence[Treatment], count: int, draws: Draws, shift: int) -> DataFrame:
     table, index, words = filler_rows(treatments, count, draws.key)
-    batch = _transport(table, words, index, FILLER, shift, treatments)
+    batch = _transport(table, np.zeros((count, len(treatments)), dtype=bool), words, index, FILLER, shift, treatments)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
         return spark.createDataFrame(pa.Table.from_batches([batch]).to_pandas(), _spark_schema(treatments))
@@ -320,14 +345,16 @@ def release_on_spark(
     staging = Path(tempfile.mkdtemp(prefix=f".{destination.name}.", suffix=".partial", dir=destination.parent))
     try:
         try:
-            fingerprint = fingerprinted(treatments, None) if ledger is not None else None
-            n, outside, version, fine_counts = _census(frame, treatments, draws, fingerprint, protection.padded)
+            if ledger is not None or protection.padded:
+                fingerprint = fingerprinted(treatments, None) if ledger is not None else None
+                n, version, fine_counts = _census(frame, draws, fingerprint, protection.padded)
+            else:  # only the number of parts depends on the row count: Parquet footers give it
+                n, version, fine_counts = table.count(), None, np.zeros(1 << PART_BITS, dtype=np.int64)
         except PythonException as error:
             raise _sentence(error) from None
         if n == 0:
             raise DataError(_("The table has no data rows."))
         report = prepared.report(seeded)
-        result = ReleaseResult.made(report, notes=prepared.notes(outside, 0), path=destination)
         key = None
         if ledger is not None:
             assert version is not None
@@ -341,9 +368,11 @@ def release_on_spark(
                 _move_into_place(staging, destination)
                 return ReleaseResult.handed_out_again(found.report, path=destination, dataset_id=ledger.dataset_id)
             check_fits(plan, protection, None, ledger)
-        written = _release_parts(spark, frame, staging, prepared, draws, n, fine_counts, ledger is not None or parquet,
-                                 part_rows)
-        result.n_rows = sum(written.values())
+        written, outside = _release_parts(spark, frame, staging, prepared, draws, n, fine_counts,
+                                          ledger is not None or parquet, part_rows)
+        counts: dict[str, int] = {}
+        add_outside(counts, treatments, outside)
+        result = ReleaseResult.made(report, notes=prepared.notes(counts, 0), path=destination, n_rows=sum(written.values()))
         if ledger is not None:
             assert key is not None
             copy = stored.writer(ledger, quoting(treatments))
@@ -369,8 +398,9 @@ def release_on_spark(
 
 
 def _release_parts(spark: SparkSession, frame: DataFrame, staging: Path, prepared: Prepared, draws: Draws, n: int,
-                   fine_counts: np.ndarray, with_parquet: bool, part_rows: int) -> dict[int, int]:
-    """Randomise, order and write the parts (padded or cut under add/remove); the rows of every part written."""
+                   fine_counts: np.ndarray, with_parquet: bool, part_rows: int) -> tuple[dict[int, int], np.ndarray]:
+    """Randomise, order and write the parts (padded or cut under add/remove); the rows of every part written, and
+    each column's count of values outside its domain."""
     treatments, protection = prepared.treatments, prepared.protection
     limit = noisy_row_count(n, protection.count_epsilon, draws.entropy) if protection.padded else n
     bits = min(PART_BITS, max(0, int(np.ceil(np.log2(max(limit, 1) / part_rows)))))
@@ -393,14 +423,14 @@ def _release_parts(spark: SparkSession, frame: DataFrame, staging: Path, prepare
         parquet_folder = str(staging / STORED_FOLDER)
         os.makedirs(parquet_folder, exist_ok=True)
     try:
-        written = _write_parts(ordered, treatments, str(staging), quoting(treatments), keep, parquet_folder)
+        written, outside = _write_parts(ordered, treatments, str(staging), quoting(treatments), keep, parquet_folder)
     except PythonException as error:
         raise _sentence(error) from None
     if sum(written.values()) != limit:
         raise RuntimeError(f"the parts hold {sum(written.values())} rows, the copy {limit}")
     for leftover in staging.glob(".*.tmp"):  # a failed attempt's temporary file (its retry wrote the part)
         leftover.unlink()
-    return written
+    return written, outside
 
 
 def _move_into_place(staging: Path, destination: Path) -> None:

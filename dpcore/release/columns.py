@@ -106,21 +106,21 @@ class Treatment:
             return Laplace(self.epsilon, upper - lower)
         return KaryRandomizedResponse(self.epsilon, self.k)
 
-    def inputs(self, frame: pd.DataFrame) -> tuple[np.ndarray, int]:
-        """What the mechanism randomises (codes or clipped numbers), and how many values were outside the domain."""
+    def inputs(self, frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        """What the mechanism randomises (codes or clipped numbers), and which values were outside the domain."""
         if self.mechanism in ("coin", "k-ary"):
             codes = category_codes(frame[self.name], self.categories, self.missing_code)
-            return codes, int(np.count_nonzero((codes < 0) | (codes == len(self.categories))))
+            return codes, (codes < 0) | (codes == len(self.categories))
         values = numbers(frame[self.name])
         missing = np.isnan(values)
         if self.mechanism == "laplace":
             lower, upper, fill = self.laplace_domain()
             outside = missing | (values < lower) | (values > upper)
-            return np.clip(np.where(missing, fill, values), lower, upper), int(np.count_nonzero(outside))
+            return np.clip(np.where(missing, fill, values), lower, upper), outside
         edges = np.asarray(self.bin_edges())
         codes = np.searchsorted(edges[1:-1], values, side="right").astype(np.int64)
         codes[missing] = self.missing_code
-        return codes, int(np.count_nonzero(missing | (values < edges[0]) | (values > edges[-1])))
+        return codes, missing | (values < edges[0]) | (values > edges[-1])
 
     def randomise(self, inputs: np.ndarray, rows: np.ndarray, key: bytes, streams: int = COLUMN_STREAMS) -> np.ndarray:
         """Randomise the rows with keys ``rows``: each row's draws are keyed by (``key``, its row key, this column's stream)."""
@@ -130,10 +130,10 @@ class Treatment:
             return np.round(noisy, laplace_decimals(self.scale))
         return self.randomiser().randomise_keyed(inputs, keyed.uniforms(key, rows, stream, 2))
 
-    def column(self, frame: pd.DataFrame, rows: np.ndarray, key: bytes) -> tuple[pa.Array, int]:
-        """The released column for these rows (an arrow array), and the owner-only count of values outside the domain."""
+    def column(self, frame: pd.DataFrame, rows: np.ndarray, key: bytes) -> tuple[pa.Array, np.ndarray]:
+        """The released column for these rows (an arrow array), and which values were outside the domain (owner-only)."""
         if self.mechanism == "keep":
-            return keep_array(frame[self.name]), 0
+            return keep_array(frame[self.name]), np.zeros(len(frame), dtype=bool)
         inputs, outside = self.inputs(frame)
         return self.as_array(self.randomise(inputs, rows, key)), outside
 

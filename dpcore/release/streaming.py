@@ -39,7 +39,7 @@ from dpcore.release.randomness import FILLER, REAL, Draws, order_words, position
 from dpcore.release.randomness import entropy as make_entropy
 from dpcore.release.result import ReleaseResult
 from dpcore.release.stored import CopyWriter
-from dpcore.release.table import Prepared, check_columns, fingerprinted, prepare, release_chunk
+from dpcore.release.table import Prepared, add_outside, check_columns, fingerprinted, prepare, release_chunk
 from dpcore.release.writing import write_csv
 from dpcore.schema import Schema
 from dpcore.validation import RandomStateLike
@@ -287,7 +287,8 @@ def _stream(parts: Iterable[Part], sink: IO[bytes], prepared: Prepared, draws: D
             if rows == 0:
                 check_columns(frame.columns, treatments)
                 fingerprint = VersionFingerprint() if copy is not None else None
-            released = release_chunk(part, part_rows, treatments, draws.key, outside)
+            released, flags = release_chunk(part, part_rows, treatments, draws.key)
+            add_outside(outside, treatments, flags.sum(axis=0))
             buckets.add(released, order_words(draws.key, part_rows), part_rows)
             if fingerprint is not None:
                 fingerprint.add(frame, fingerprinted(treatments, bound))

@@ -39,19 +39,23 @@ from dpcore.schema import Schema
 from dpcore.validation import RandomStateLike
 
 
-def release_chunk(
-    frame: pd.DataFrame, rows: np.ndarray, treatments: Sequence[Treatment], key: bytes, outside: dict[str, int]
-) -> pa.Table:
-    """The released columns of the rows with keys ``rows`` (in input order); counts values outside the domains into ``outside``.
+def release_chunk(frame: pd.DataFrame, rows: np.ndarray, treatments: Sequence[Treatment], key: bytes) -> tuple[pa.Table, np.ndarray]:
+    """The released columns of the rows with keys ``rows`` (in input order), and which values were outside each
+    column's domain (``(rows, columns)`` booleans, owner-only: see :func:`add_outside`).
 
     The one randomising step of every path (in memory, streamed, a Spark task's batch).
     """
-    arrays = []
-    for t in treatments:
-        array, count = t.column(frame, rows, key)
-        outside[t.name] = outside.get(t.name, 0) + count
+    arrays, flags = [], np.zeros((len(frame), len(treatments)), dtype=bool)
+    for i, t in enumerate(treatments):
+        array, flags[:, i] = t.column(frame, rows, key)
         arrays.append(array)
-    return pa.Table.from_arrays(arrays, names=[t.header for t in treatments])
+    return pa.Table.from_arrays(arrays, names=[t.header for t in treatments]), flags
+
+
+def add_outside(outside: dict[str, int], treatments: Sequence[Treatment], counts: np.ndarray) -> None:
+    """Add each column's count of values outside its domain (``flags.sum(axis=0)`` of :func:`release_chunk`) into ``outside``."""
+    for t, count in zip(treatments, np.asarray(counts).tolist(), strict=True):
+        outside[t.name] = outside.get(t.name, 0) + int(count)
 
 
 def arranged(table: pa.Table, rows: np.ndarray, treatments: Sequence[Treatment], draws: Draws, protection: Protection) -> pa.Table:
@@ -175,7 +179,7 @@ def release_frame(frame: pd.DataFrame, schema: Schema, plan: ReleasePlan, random
     treatments = prepared.treatments
     draws = Draws.of(make_entropy(random_state)[0])
     frame, rows, _unused = kept(frame, positions(0, len(frame)), prepared, draws.entropy)
-    table = release_chunk(frame, rows, treatments, draws.key, {})
+    table, _flags = release_chunk(frame, rows, treatments, draws.key)
     sink = io.BytesIO()
     write_csv(table, sink, header=True, quoting=quoting(treatments))
     return read_release(sink.getvalue(), {"columns": [t.entry() for t in treatments]})
@@ -268,7 +272,9 @@ def release_table(
     outside: dict[str, int] = {}
     draws = Draws.of(entropy)
     frame, rows, left_out = kept(frame, rows, prepared, entropy)
-    table = arranged(release_chunk(frame, rows, treatments, draws.key, outside), rows, treatments, draws, protection)
+    released, flags = release_chunk(frame, rows, treatments, draws.key)
+    add_outside(outside, treatments, flags.sum(axis=0))
+    table = arranged(released, rows, treatments, draws, protection)
     sink = io.BytesIO()
     write_csv(table, sink, header=True, quoting=quoting(treatments))
     report = prepared.report(seeded)

@@ -54,16 +54,17 @@ def test_a_rows_draws_do_not_depend_on_its_batch():
     treatments = prepare(small_schema(), plan).treatments
     draws = Draws.of(11)
     rows = positions(0, len(frame))
-    whole = release_chunk(frame, rows, treatments, draws.key, {})
+    whole, flags = release_chunk(frame, rows, treatments, draws.key)
+    assert flags[:, 1].sum() == 1 and not flags[:, 0].any()  # the missing colour
     cuts = [0, 1, 250, 251, 999, 1000]
-    batches = [release_chunk(frame.iloc[a:b].reset_index(drop=True), rows[a:b], treatments, draws.key, {})
+    batches = [release_chunk(frame.iloc[a:b].reset_index(drop=True), rows[a:b], treatments, draws.key)[0]
                for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
     assert pa.concat_tables(batches).equals(whole)
     shuffled = np.random.default_rng(0).permutation(len(frame))
-    backwards = release_chunk(frame.iloc[shuffled].reset_index(drop=True), rows[shuffled], treatments, draws.key, {})
+    backwards = release_chunk(frame.iloc[shuffled].reset_index(drop=True), rows[shuffled], treatments, draws.key)[0]
     assert backwards.equals(whole.take(pa.array(shuffled)))
     assert np.array_equal(order_words(draws.key, rows[500:]), order_words(draws.key, rows)[500:])
-    assert not pa.concat_tables(batches).equals(release_chunk(frame, rows, treatments, Draws.of(12).key, {}))
+    assert not pa.concat_tables(batches).equals(release_chunk(frame, rows, treatments, Draws.of(12).key)[0])
 
 
 def test_keyed_laplace_noise_has_the_mechanisms_law():
