@@ -96,5 +96,5 @@ def leaves_by_round(
             codes = np.clip(np.rint(values[categorical] * scale[:, None]).astype(np.int64), 0, width - 1)
             table = subsets[categorical, j].ravel()  # each categorical round's subset, one after another
             goes_left[categorical] = table.take(codes + (np.arange(categorical.size) * width)[:, None])
-        leaves |= goes_left.astype(bits) << bits(j)
+        leaves |= np.left_shift(goes_left.astype(bits), bits(j))
     return leaves.astype(np.int64)
