@@ -6,7 +6,9 @@ on Arrow record batches (``mapInArrow``): the cells are designed row by row
 (:func:`dpcore.backends.tables.design_batch`, the numbers ``Design.from_table`` gives), the
 prepare functions are applied, and the job's ``int64`` histogram is summed over the
 partition's batches. Only those sums travel, as bytes, and they are added in a tree
-(``treeAggregate``), so the driver holds a few histograms whatever the number of rows.
+(``treeAggregate``), so the driver holds a few histograms whatever the number of rows. A fit
+reads its rows many times (a pass per tree level), so the design numbers of the first pass are
+kept by the executors, one packed row per batch, and later passes skip the cell conversion.
 Integer sums do not depend on the order of addition and per-row randomness is keyed by
 :data:`ROW_KEY`, so a fit on Spark is the fit on :class:`~dpcore.backends.rows.LocalRows` of
 the same rows with the same keys, bit for bit.
@@ -23,17 +25,22 @@ imports pyspark.
 
 from __future__ import annotations
 
+import copy
+import io
 import os
 import re
 import sys
 import warnings
-from collections.abc import Iterator
+import weakref
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
 import numpy as np
 import pyarrow as pa
 from numpy.typing import NDArray
+from pyspark import StorageLevel
 from pyspark.errors import PythonException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -189,8 +196,83 @@ def _positions(frame: DataFrame) -> DataFrame:
 # --- rows -------------------------------------------------------------------------------------------
 
 
+Unpack = Callable[[pa.RecordBatch], list[RowBatch]]
+
+
+@dataclass(frozen=True)
+class _Source:
+    """What a pass reads: a DataFrame and a function from one of its Arrow batches to RowBatches (run by executors)."""
+
+    frame: DataFrame
+    unpack: Unpack
+
+
+class _Stored:
+    """RowBatches packed one per binary row and kept by the executors (memory, then local disk) until unused."""
+
+    def __init__(self, source: _Source, prepares: tuple[Prepare, ...]) -> None:
+        unpack = source.unpack
+
+        def pack(cells: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            for part in cells:
+                for batch in unpack(part):
+                    for prepare in prepares:
+                        batch = prepare(batch)
+                    if len(batch):
+                        yield pa.RecordBatch.from_pydict(_packed(batch))
+
+        self.frame = _map_in_arrow(source.frame, pack, _PACKED).persist(StorageLevel.MEMORY_AND_DISK)
+        weakref.finalize(self, _unpersist, self.frame).atexit = False
+
+    @property
+    def source(self) -> _Source:
+        return _Source(self.frame, _unpacked)
+
+
+_PACKED = "X binary, y binary, key binary, rows long"
+
+
+def _packed(batch: RowBatch) -> dict[str, list[Any]]:
+    target = io.BytesIO()
+    np.save(target, batch.y, allow_pickle=False)
+    return {"X": [np.ascontiguousarray(batch.X, dtype=np.float64).tobytes()], "y": [target.getvalue()],
+            "key": [batch.key.astype(np.uint64).tobytes()], "rows": [len(batch)]}
+
+
+def _unpacked(cells: pa.RecordBatch) -> list[RowBatch]:
+    out = []
+    for X, y, key, rows in zip(*(cells.column(name).to_pylist() for name in ("X", "y", "key", "rows"))):
+        features = np.frombuffer(X, dtype=np.float64).reshape(rows, -1)
+        out.append(RowBatch(features, np.load(io.BytesIO(y), allow_pickle=False), np.frombuffer(key, dtype=np.uint64)))
+    return out
+
+
+def _unpersist(frame: DataFrame) -> None:
+    try:
+        frame.unpersist()
+    except Exception:  # the session may be gone already; its storage went with it
+        pass
+
+
+def _designer(schema: Schema, encoding: str) -> Unpack:
+    """Raw cells (an Arrow batch with :data:`ROW_KEY`) → their design numbers, row by row."""
+
+    def design(cells: pa.RecordBatch) -> list[RowBatch]:
+        keys = cells.column(ROW_KEY).to_numpy(zero_copy_only=False).astype(np.uint64)
+        X, y, keep = design_batch(arrow_frame(cells.drop_columns([ROW_KEY])), schema, encoding)
+        return [RowBatch(X, y, keys[keep])]
+
+    return design
+
+
 class SparkRows(Rows):
     """A Spark table's rows as a model sees them: design numbers, keyed, summed where they are.
+
+    A fit reads the same rows many times (a pass per tree level), so with ``store`` the rows are
+    kept by the executors once they have been designed (at the first pass) and, for prepared
+    rows, once they have been prepared (at their second pass: rows read once are not kept).
+    Later passes read a few packed binary values per batch instead of converting every cell
+    again; what is kept is dropped when no rows object uses it.
 
     Parameters
     ----------
@@ -200,68 +282,79 @@ class SparkRows(Rows):
         The declarations (no privacy-unit column: a person's rows cannot be bounded part by part).
     encoding : {"ordinal", "onehot"}
         How categorical features become numbers, as for :meth:`dpcore.design.Design.from_table`.
+    store : bool
+        Keep designed and prepared rows in Spark's storage as described above (each kept copy
+        costs the executors about ``8·(d + 2)`` bytes a row, on local disk if memory is short).
     """
 
-    def __init__(self, frame: DataFrame, schema: Schema, encoding: str = "ordinal", prepares: tuple[Prepare, ...] = ()) -> None:
+    def __init__(self, frame: DataFrame, schema: Schema, encoding: str = "ordinal", *, store: bool = True) -> None:
         if ROW_KEY not in frame.columns:
             raise ValueError(f"the DataFrame needs a {ROW_KEY} column (read it with read_table)")
         check_partwise(schema, [c for c in frame.columns if c != ROW_KEY])
         # Only the columns a model reads travel (Parquet reads no other column).
-        self.schema = Schema([spec for spec in schema.columns if spec.role in ("feature", "target")])
-        self.frame = frame.select(*[F.col(f"`{spec.name}`") for spec in self.schema.columns], F.col(ROW_KEY))
-        self.encoding = encoding
-        self.prepares = prepares
-        self._n_features = len(Normaliser(self.schema, encoding=encoding).feature_names())
+        used = Schema([spec for spec in schema.columns if spec.role in ("feature", "target")])
+        selected = frame.select(*[F.col(f"`{spec.name}`") for spec in used.columns], F.col(ROW_KEY))
+        self._n_features = len(Normaliser(used, encoding=encoding).feature_names())
+        self._design = _designer(used, encoding)
+        self._raw = selected
+        self._source = _Source(selected, self._design)
+        self._kept: _Stored | None = None  # holds the storage this rows object (or an ancestor) reads
+        self._pending: tuple[Prepare, ...] = ()  # prepares still to apply to what _source gives
+        self._chain: tuple[Prepare, ...] = ()  # every prepare since the design
+        self._store = store
+        self._passes = 0
 
     @property
     def n_features(self) -> int:
         return self._n_features
 
     def prepared(self, prepare: Prepare) -> SparkRows:
-        return SparkRows(self.frame, self.schema, self.encoding, (*self.prepares, prepare))
+        rows = copy.copy(self)
+        rows._pending, rows._chain, rows._passes = (*self._pending, prepare), (*self._chain, prepare), 0
+        return rows
 
-    def _batches(self) -> Any:
-        """A function from a partition's Arrow batches to its prepared :class:`RowBatch` es (for executors)."""
-        schema, encoding, prepares = self.schema, self.encoding, self.prepares
+    def _read(self) -> _Source:
+        """Where this pass reads from, keeping the rows first when they are read again."""
+        self._passes += 1
+        designed_only = self._source.unpack is self._design
+        if self._store and (designed_only or (self._pending and self._passes >= 2)):
+            self._kept = _Stored(self._source, self._pending)
+            self._source, self._pending = self._kept.source, ()
+        return self._source
 
-        def batches(cells: pa.RecordBatch) -> RowBatch:
-            keys = cells.column(ROW_KEY).to_numpy(zero_copy_only=False).astype(np.uint64)
-            X, y, keep = design_batch(arrow_frame(cells.drop_columns([ROW_KEY])), schema, encoding)
-            batch = RowBatch(X, y, keys[keep])
+    def aggregate(self, job: Job) -> NDArray[np.int64]:
+        source = self._read()
+        unpack, prepares = source.unpack, self._pending
+
+        def prepared(batch: RowBatch) -> RowBatch:
             for prepare in prepares:
                 batch = prepare(batch)
             return batch
 
-        return batches
-
-    def aggregate(self, job: Job) -> NDArray[np.int64]:
-        to_batch = self._batches()
-
-        def partition_sum(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        def partition_sum(cells: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             total: NDArray[np.int64] | None = None
-            for cells in batches:
-                if cells.num_rows:
-                    part = np.asarray(job(to_batch(cells)), dtype=np.int64)
-                    total = part if total is None else total + part
+            for part in cells:
+                for batch in unpack(part) if part.num_rows else []:
+                    counted = np.asarray(job(prepared(batch)), dtype=np.int64)
+                    total = counted if total is None else total + counted
             if total is not None:
                 yield pa.RecordBatch.from_pydict({"part": [total.tobytes()], "shape": [list(total.shape)]})
 
         def add(left: NDArray[np.int64] | None, right: NDArray[np.int64] | None) -> NDArray[np.int64] | None:
             return right if left is None else left if right is None else left + right
 
-        parts = _map_in_arrow(self.frame, partition_sum, "part binary, shape array<long>").rdd.map(
+        parts = _map_in_arrow(source.frame, partition_sum, "part binary, shape array<long>").rdd.map(
             lambda row: np.frombuffer(row.part, dtype=np.int64).reshape(row.shape))
         try:
             total = parts.treeAggregate(None, add, add)
         except PythonException as error:
             raise _data_error(error) from None
         if total is None:  # no partition has a row: the job's shape from an empty batch
-            return np.asarray(job(to_batch(self._empty_cells())), dtype=np.int64)
+            empty = self._design(pa.RecordBatch.from_pylist([], schema=to_arrow_schema(self._raw.schema)))[0]
+            for prepare in self._chain:
+                empty = prepare(empty)
+            return np.asarray(job(empty), dtype=np.int64)
         return np.asarray(total, dtype=np.int64)
-
-    def _empty_cells(self) -> pa.RecordBatch:
-        schema = to_arrow_schema(self.frame.schema)
-        return pa.RecordBatch.from_pylist([], schema=schema)
 
 
 def _data_error(error: PythonException) -> Exception:
