@@ -40,14 +40,16 @@ RANGE_FLOOR = 1e-9
 def unit_features(X: NDArray[np.float64], lower: NDArray[np.float64], upper: NDArray[np.float64]) -> NDArray[np.float64]:
     """Declared-bounds scaling into [0, 1] (NaN → 0.5, clipped), as every estimator's ``_unit`` does."""
     unit = (X - lower) / (upper - lower)
-    unit = np.where(np.isnan(unit), 0.5, unit)
-    return np.clip(unit, 0.0, 1.0)
+    unit[np.isnan(unit)] = 0.5
+    return np.clip(unit, 0.0, 1.0, out=unit)
 
 
 def rescale_to_range(unit: NDArray[np.float64], data_range: NDArray[np.float64]) -> NDArray[np.float64]:
     """Unit features rescaled so each column's ``(low, high)`` data range becomes [0, 1] (outside: clipped)."""
     width = np.maximum(data_range[:, 1] - data_range[:, 0], RANGE_FLOOR)
-    return np.clip((unit - data_range[:, 0]) / width, 0.0, 1.0)
+    scaled = unit - data_range[:, 0]
+    scaled /= width
+    return np.clip(scaled, 0.0, 1.0, out=scaled)
 
 
 @dataclass(frozen=True, eq=False)
