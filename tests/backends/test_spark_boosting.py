@@ -1,0 +1,41 @@
+"""Boosting and Gaussian Naive Bayes fitted on a Spark table are the models fitted on the same rows locally."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+from test_spark import spark_module, table  # noqa: F401  (the module's table fixture)
+from test_tables import messy_schema
+
+from dpcore.backends import tables
+from dpcore.design import Design
+from dpcore.models import DPBoostingClassifier, DPBoostingRegressor, DPGaussianNB
+
+pytestmark = pytest.mark.spark
+
+
+def fitted_state(model) -> bytes:  # noqa: ANN001
+    return pickle.dumps({name: value for name, value in sorted(vars(model).items()) if name.endswith("_")})
+
+
+@pytest.mark.parametrize(("kind", "target"), [("parquet", "income"), ("csv", "label")])
+def test_a_seeded_fit_on_spark_is_the_local_fit(spark, table, kind, target):  # noqa: F811
+    """Rounds recompute each record's score on the executors; in memory the scores are carried: same bytes."""
+    schema = messy_schema(target)
+    domain = Design.domain(schema)
+    local = tables.read_rows_local(table[kind], schema)
+    rows = spark_module.SparkRows(spark_module.read_table(spark, table[kind]).repartition(3), schema)
+    if target == "income":
+        makers = [lambda: DPBoostingRegressor(epsilon=2.0, n_rounds=4, bounds=domain.bounds,
+                                              target_bounds=domain.target_bounds, random_state=7)]
+    else:
+        makers = [
+            lambda: DPBoostingClassifier(epsilon=2.0, n_rounds=4, bounds=domain.bounds, classes=domain.classes, random_state=7),
+            lambda: DPGaussianNB(epsilon=2.0, bounds=domain.bounds, classes=domain.classes, random_state=7),
+        ]
+    for make in makers:
+        on_spark, on_one_machine = make().fit_rows(rows), make().fit_rows(local)
+        assert fitted_state(on_spark) == fitted_state(on_one_machine)
+        assert np.array_equal(on_spark.predict(local.X[:50]), on_one_machine.predict(local.X[:50]))
