@@ -26,21 +26,20 @@ imports pyspark.
 from __future__ import annotations
 
 import copy
-import io
 import os
+import pickle
 import re
 import sys
 import warnings
 import weakref
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 from urllib.parse import unquote
 
 import numpy as np
 import pyarrow as pa
 from numpy.typing import NDArray
-from pyspark import StorageLevel
+from pyspark import RDD, StorageLevel
 from pyspark.errors import PythonException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -196,83 +195,52 @@ def _positions(frame: DataFrame) -> DataFrame:
 # --- rows -------------------------------------------------------------------------------------------
 
 
-Unpack = Callable[[pa.RecordBatch], list[RowBatch]]
-
-
-@dataclass(frozen=True)
-class _Source:
-    """What a pass reads: a DataFrame and a function from one of its Arrow batches to RowBatches (run by executors)."""
-
-    frame: DataFrame
-    unpack: Unpack
-
-
-class _Stored:
-    """RowBatches packed one per binary row and kept by the executors (memory, then local disk) until unused."""
-
-    def __init__(self, source: _Source, prepares: tuple[Prepare, ...]) -> None:
-        unpack = source.unpack
-
-        def pack(cells: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-            for part in cells:
-                for batch in unpack(part):
-                    for prepare in prepares:
-                        batch = prepare(batch)
-                    if len(batch):
-                        yield pa.RecordBatch.from_pydict(_packed(batch))
-
-        self.frame = _map_in_arrow(source.frame, pack, _PACKED).persist(StorageLevel.MEMORY_AND_DISK)
-        weakref.finalize(self, _unpersist, self.frame).atexit = False
-
-    @property
-    def source(self) -> _Source:
-        return _Source(self.frame, _unpacked)
-
-
-_PACKED = "X binary, y binary, key binary, rows long"
-
-
-def _packed(batch: RowBatch) -> dict[str, list[Any]]:
-    target = io.BytesIO()
-    np.save(target, batch.y, allow_pickle=False)
-    return {"X": [np.ascontiguousarray(batch.X, dtype=np.float64).tobytes()], "y": [target.getvalue()],
-            "key": [batch.key.astype(np.uint64).tobytes()], "rows": [len(batch)]}
-
-
-def _unpacked(cells: pa.RecordBatch) -> list[RowBatch]:
-    out = []
-    for X, y, key, rows in zip(*(cells.column(name).to_pylist() for name in ("X", "y", "key", "rows"))):
-        features = np.frombuffer(X, dtype=np.float64).reshape(rows, -1)
-        out.append(RowBatch(features, np.load(io.BytesIO(y), allow_pickle=False), np.frombuffer(key, dtype=np.uint64)))
-    return out
-
-
-def _unpersist(frame: DataFrame) -> None:
+def _unpersist(kept: RDD[RowBatch]) -> None:
     try:
-        frame.unpersist()
+        kept.unpersist()
     except Exception:  # the session may be gone already; its storage went with it
         pass
 
 
-def _designer(schema: Schema, encoding: str) -> Unpack:
+class _Kept:
+    """Prepared RowBatches kept by the executors (memory, then local disk) until no rows object uses them.
+
+    They are pickled Python objects in Spark's storage, so a pass over them converts no cell.
+    """
+
+    def __init__(self, batches: RDD[RowBatch]) -> None:
+        self.batches = batches.filter(lambda batch: len(batch) > 0).persist(StorageLevel.MEMORY_AND_DISK)
+        weakref.finalize(self, _unpersist, self.batches).atexit = False
+
+
+def _designer(schema: Schema, encoding: str) -> Callable[[pa.RecordBatch], RowBatch]:
     """Raw cells (an Arrow batch with :data:`ROW_KEY`) → their design numbers, row by row."""
 
-    def design(cells: pa.RecordBatch) -> list[RowBatch]:
+    def design(cells: pa.RecordBatch) -> RowBatch:
         keys = cells.column(ROW_KEY).to_numpy(zero_copy_only=False).astype(np.uint64)
         X, y, keep = design_batch(arrow_frame(cells.drop_columns([ROW_KEY])), schema, encoding)
-        return [RowBatch(X, y, keys[keep])]
+        return RowBatch(X, y, keys[keep])
 
     return design
+
+
+def _chained(prepares: tuple[Prepare, ...]) -> Callable[[RowBatch], RowBatch]:
+    def prepared(batch: RowBatch) -> RowBatch:
+        for prepare in prepares:
+            batch = prepare(batch)
+        return batch
+
+    return prepared
 
 
 class SparkRows(Rows):
     """A Spark table's rows as a model sees them: design numbers, keyed, summed where they are.
 
     A fit reads the same rows many times (a pass per tree level), so with ``store`` the rows are
-    kept by the executors once they have been designed (at the first pass) and, for prepared
-    rows, once they have been prepared (at their second pass: rows read once are not kept).
-    Later passes read a few packed binary values per batch instead of converting every cell
-    again; what is kept is dropped when no rows object uses it.
+    kept by the executors as prepared RowBatches from the second pass of a rows object on (rows
+    read once are not kept; the second pass builds the copy). Later passes read pickled arrays
+    instead of converting and designing every cell again; a copy is dropped when no rows object
+    uses it.
 
     Parameters
     ----------
@@ -283,8 +251,8 @@ class SparkRows(Rows):
     encoding : {"ordinal", "onehot"}
         How categorical features become numbers, as for :meth:`dpcore.design.Design.from_table`.
     store : bool
-        Keep designed and prepared rows in Spark's storage as described above (each kept copy
-        costs the executors about ``8·(d + 2)`` bytes a row, on local disk if memory is short).
+        Keep rows read more than once as described above (each kept copy costs the executors
+        about ``8·(d + 2)`` bytes a row, on local disk when memory is short).
     """
 
     def __init__(self, frame: DataFrame, schema: Schema, encoding: str = "ordinal", *, store: bool = True) -> None:
@@ -293,13 +261,11 @@ class SparkRows(Rows):
         check_partwise(schema, [c for c in frame.columns if c != ROW_KEY])
         # Only the columns a model reads travel (Parquet reads no other column).
         used = Schema([spec for spec in schema.columns if spec.role in ("feature", "target")])
-        selected = frame.select(*[F.col(f"`{spec.name}`") for spec in used.columns], F.col(ROW_KEY))
+        self._raw = frame.select(*[F.col(f"`{spec.name}`") for spec in used.columns], F.col(ROW_KEY))
         self._n_features = len(Normaliser(used, encoding=encoding).feature_names())
         self._design = _designer(used, encoding)
-        self._raw = selected
-        self._source = _Source(selected, self._design)
-        self._kept: _Stored | None = None  # holds the storage this rows object (or an ancestor) reads
-        self._pending: tuple[Prepare, ...] = ()  # prepares still to apply to what _source gives
+        self._kept: _Kept | None = None  # the nearest copy kept by the executors (this rows object's or an ancestor's)
+        self._pending: tuple[Prepare, ...] = ()  # prepares still to apply to what is read
         self._chain: tuple[Prepare, ...] = ()  # every prepare since the design
         self._store = store
         self._passes = 0
@@ -313,47 +279,49 @@ class SparkRows(Rows):
         rows._pending, rows._chain, rows._passes = (*self._pending, prepare), (*self._chain, prepare), 0
         return rows
 
-    def _read(self) -> _Source:
-        """Where this pass reads from, keeping the rows first when they are read again."""
+    def _raw_batches(self) -> RDD[RowBatch]:
+        """The designed, prepared RowBatches of the raw cells (cells cross from the JVM as Arrow)."""
+        design, prepared = self._design, _chained(self._pending)
+
+        def pickled(cells: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            for part in cells:
+                if part.num_rows:
+                    yield pa.RecordBatch.from_pydict({"batch": [pickle.dumps(prepared(design(part)), protocol=5)]})
+
+        frame = _map_in_arrow(self._raw, pickled, "batch binary")
+        return frame.rdd.map(lambda row: pickle.loads(row.batch))
+
+    def _batches(self) -> RDD[RowBatch]:
+        """This pass's RowBatches; on the second pass they are kept for the next ones."""
         self._passes += 1
-        designed_only = self._source.unpack is self._design
-        if self._store and (designed_only or (self._pending and self._passes >= 2)):
-            self._kept = _Stored(self._source, self._pending)
-            self._source, self._pending = self._kept.source, ()
-        return self._source
+        if self._kept is None:
+            batches = self._raw_batches()
+        else:
+            batches = self._kept.batches.map(_chained(self._pending)) if self._pending else self._kept.batches
+        if self._store and self._passes >= 2 and (self._kept is None or self._pending):
+            self._kept, self._pending = _Kept(batches), ()
+            batches = self._kept.batches
+        return batches
 
     def aggregate(self, job: Job) -> NDArray[np.int64]:
-        source = self._read()
-        unpack, prepares = source.unpack, self._pending
-
-        def prepared(batch: RowBatch) -> RowBatch:
-            for prepare in prepares:
-                batch = prepare(batch)
-            return batch
-
-        def partition_sum(cells: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        def partition_sum(batches: Iterable[RowBatch]) -> Iterator[NDArray[np.int64]]:
             total: NDArray[np.int64] | None = None
-            for part in cells:
-                for batch in unpack(part) if part.num_rows else []:
-                    counted = np.asarray(job(prepared(batch)), dtype=np.int64)
-                    total = counted if total is None else total + counted
+            for batch in batches:
+                counted = np.asarray(job(batch), dtype=np.int64)
+                total = counted if total is None else total + counted
             if total is not None:
-                yield pa.RecordBatch.from_pydict({"part": [total.tobytes()], "shape": [list(total.shape)]})
+                yield total
 
         def add(left: NDArray[np.int64] | None, right: NDArray[np.int64] | None) -> NDArray[np.int64] | None:
             return right if left is None else left if right is None else left + right
 
-        parts = _map_in_arrow(source.frame, partition_sum, "part binary, shape array<long>").rdd.map(
-            lambda row: np.frombuffer(row.part, dtype=np.int64).reshape(row.shape))
         try:
-            total = parts.treeAggregate(None, add, add)
+            total = self._batches().mapPartitions(partition_sum).treeAggregate(None, add, add)
         except PythonException as error:
             raise _data_error(error) from None
         if total is None:  # no partition has a row: the job's shape from an empty batch
-            empty = self._design(pa.RecordBatch.from_pylist([], schema=to_arrow_schema(self._raw.schema)))[0]
-            for prepare in self._chain:
-                empty = prepare(empty)
-            return np.asarray(job(empty), dtype=np.int64)
+            empty = self._design(pa.RecordBatch.from_pylist([], schema=to_arrow_schema(self._raw.schema)))
+            return np.asarray(job(_chained(self._chain)(empty)), dtype=np.int64)
         return np.asarray(total, dtype=np.int64)
 
 

@@ -81,9 +81,9 @@ def jobs(n_classes: int) -> dict:
 def test_spark_histograms_equal_numpys_exactly(spark, table, kind, target):
     schema = messy_schema(target)
     local = tables.read_rows_local(table[kind], schema)
-    rows = spark_module.SparkRows(spark_module.read_table(spark, table[kind]).repartition(3), schema)
+    rows = spark_module.SparkRows(spark_module.read_table(spark, table[kind]).repartition(3), schema, store=kind == "parquet")
     assert rows.n_features == local.n_features == 3
-    for name, job in jobs(2 if target == "label" else 0).items():
+    for name, job in jobs(2 if target == "label" else 0).items():  # passes 2 and 3 read the kept rows (Parquet)
         expected = local.aggregate(job)
         assert np.array_equal(rows.aggregate(job), expected), name
     assert local.aggregate(jobs(0)["counts"]).sum() == len(local) > 300
@@ -101,7 +101,12 @@ def test_prepared_chains_and_empty_tables_give_numpys_sums(spark, table):
         return RowBatch(batch.X, np.clip(batch.y / 50, 0, 1), batch.key)
 
     job = jobs(0)["sums"]
-    assert np.array_equal(rows.prepared(older).prepared(rescaled).aggregate(job), local.prepared(older).prepared(rescaled).aggregate(job))
+    assert np.array_equal(rows.aggregate(job), local.aggregate(job))
+    assert np.array_equal(rows.aggregate(job), local.aggregate(job))  # the designed rows are kept from here on
+    chain, local_chain = rows.prepared(older).prepared(rescaled), local.prepared(older).prepared(rescaled)
+    for _pass in range(3):  # read through the parent's copy, then kept prepared, then read from that copy
+        assert np.array_equal(chain.aggregate(job), local_chain.aggregate(job))
+    assert np.array_equal(chain.prepared(older).aggregate(jobs(0)["counts"]), local_chain.aggregate(jobs(0)["counts"]))
     nobody = rows.prepared(lambda batch: batch.take(batch.y > 1000))
     assert np.array_equal(nobody.aggregate(job), np.zeros((2, 8), dtype=np.int64))
     empty = spark_module.SparkRows(spark_module.read_table(spark, table["parquet"]).limit(0), schema)
