@@ -68,7 +68,7 @@ from dpcore.release.writing import write_csv
 from dpcore.schema import Schema
 from dpcore.validation import RandomStateLike
 
-#: Released rows per part the copy aims at (parts are a power of two, at most ``2^PART_BITS``).
+#: Released rows per part the copy aims at (parts are a power of two, at least two per core, at most ``2^PART_BITS``).
 PART_ROWS = 1 << 20
 PART_BITS = 12
 WORD, SOURCE, ROW, PART, OUTSIDE = "__order_word", "__order_source", "__order_row", "__part", "__outside"
@@ -403,7 +403,9 @@ def _release_parts(spark: SparkSession, frame: DataFrame, staging: Path, prepare
     each column's count of values outside its domain."""
     treatments, protection = prepared.treatments, prepared.protection
     limit = noisy_row_count(n, protection.count_epsilon, draws.entropy) if protection.padded else n
-    bits = min(PART_BITS, max(0, int(np.ceil(np.log2(max(limit, 1) / part_rows)))))
+    # Parts of about ``part_rows`` rows, and at least two per core so that every core writes.
+    wanted = max(limit / part_rows, 2 * spark.sparkContext.defaultParallelism)
+    bits = min(PART_BITS, max(0, int(np.ceil(np.log2(wanted)))))
     shift = 63 - bits
     rows = _randomised(frame, treatments, draws, shift)
     if limit > n:
