@@ -1,10 +1,11 @@
-"""Releasing a CSV file of any size, chunk by chunk, in bounded memory.
+"""Releasing a CSV file (or a table kept in Parquet or CSV files) of any size, part by part, in bounded memory.
 
-Three stages overlap: a thread reads and parses the next chunk (:func:`prefetch`), the calling
+Three stages overlap: a thread reads and parses the next part (:func:`prefetch`), the calling
 thread randomises the current one, and a writer thread formats and stores the previous one
-(:class:`BackgroundWriter`). The released rows are put in a random order in two passes
+(:class:`BackgroundWriter`). The released rows are put in the secret order in two passes
 (:class:`ShuffleBuckets`), so for a given seed the file equals
-:func:`~dpcore.release.table.release_table` on the whole table, whatever the chunk size.
+:func:`~dpcore.release.table.release_table` on the whole table, whatever the chunk size
+(:func:`release_csv`), and a table in files gives the Spark release's copy (:func:`release_files`).
 """
 
 from __future__ import annotations
