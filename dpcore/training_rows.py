@@ -11,14 +11,15 @@ owner's eyes only.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
 from dpcore.accountant import BudgetLedger, check_can_pay, spend_label
 from dpcore.backends import RowBatch, Rows, exact_bincount, fixed, keyed, unfixed
+from dpcore.design import Design
 from dpcore.i18n import N_, _
-from dpcore.models.registry import Estimator, ModelContext, get
+from dpcore.models.registry import Estimator, get
 from dpcore.persons import counting
 from dpcore.training import DEFAULT_COUNT_NOISE, DEFAULT_MODEL_DELTA, DEFAULT_SELECTION, HOLDOUT_SHARE, TrainedModel
 from dpcore.validation import check_delta
@@ -26,18 +27,6 @@ from dpcore.validation import check_delta
 HOLDOUT_STREAM = 7
 #: Cells of the target histogram the trivial guess (the training rows' median) is read from.
 MEDIAN_CELLS = 4096
-
-
-class Domain(Protocol):
-    """What a model needs to know about a table without its rows (``dpcore.design``)."""
-
-    task: str
-    feature_names: list[str]
-    target_bounds: tuple[float, float] | None
-    classes: list[Any] | None
-
-    def context(self, epsilon: float = 1.0, *, params: dict[str, Any] | None = None, random_state: int | None = None,
-                count_noise: str = "laplace", selection: str = "gumbel") -> ModelContext: ...
 
 
 def holdout_parts(rows: Rows, share: float, seed: int | None) -> tuple[Rows, Rows]:
@@ -54,7 +43,7 @@ def holdout_parts(rows: Rows, share: float, seed: int | None) -> tuple[Rows, Row
 
 
 def train_rows(
-    domain: Domain, rows: Rows, model: str, epsilon: float, ledger: BudgetLedger, *, params: dict[str, Any] | None = None,
+    domain: Design, rows: Rows, model: str, epsilon: float, ledger: BudgetLedger, *, params: dict[str, Any] | None = None,
     count_noise: str = DEFAULT_COUNT_NOISE, selection: str = DEFAULT_SELECTION, seed: int | None = None,
     holdout: float = HOLDOUT_SHARE, delta: float | None = None,
 ) -> TrainedModel:
@@ -70,7 +59,7 @@ def train_rows(
     people = counting(None, 1)
     check_can_pay(ledger, epsilon, people, "Training", "trained", delta=model_delta)
     fit_part, test_part = holdout_parts(rows, holdout, seed) if holdout > 0 else (rows, None)
-    context: ModelContext = domain.context(epsilon, params=params, random_state=seed, count_noise=count_noise, selection=selection)
+    context = domain.context(epsilon, params=params, random_state=seed, count_noise=count_noise, selection=selection)
     if spec.approximate:
         context = replace(context, delta=model_delta)
     fitted = spec.make(context)
@@ -89,14 +78,14 @@ def train_rows(
                         seed is not None, details, 1)
 
 
-def _scores(domain: Domain, fitted: Estimator, fit_part: Rows, test_part: Rows, details: dict[str, Any]) -> dict[str, float]:
+def _scores(domain: Design, fitted: Estimator, fit_part: Rows, test_part: Rows, details: dict[str, Any]) -> dict[str, float]:
     """Held-out scores and a trivial guess's, from sums over the rows (owner's eyes only)."""
     if domain.task == "regression":
         return _regression_scores(domain, fitted, fit_part, test_part, details)
     return _classification_scores(domain, fitted, fit_part, test_part, details)
 
 
-def _regression_scores(domain: Domain, fitted: Estimator, fit_part: Rows, test_part: Rows, details: dict[str, Any]) -> dict[str, float]:
+def _regression_scores(domain: Design, fitted: Estimator, fit_part: Rows, test_part: Rows, details: dict[str, Any]) -> dict[str, float]:
     assert domain.target_bounds is not None, "a regression domain declares its target bounds"
     low, high = domain.target_bounds
     span = high - low
@@ -126,7 +115,7 @@ def _regression_scores(domain: Domain, fitted: Estimator, fit_part: Rows, test_p
     return {"MAE": float(unfixed(model_abs)) * span / n, "RMSE": float(np.sqrt(unfixed(model_sq, 28) / n)) * span}
 
 
-def _classification_scores(domain: Domain, fitted: Estimator, fit_part: Rows, test_part: Rows, details: dict[str, Any]) -> dict[str, float]:
+def _classification_scores(domain: Design, fitted: Estimator, fit_part: Rows, test_part: Rows, details: dict[str, Any]) -> dict[str, float]:
     classes = np.asarray(list(domain.classes or []), dtype=object)
     k = len(classes)
 
