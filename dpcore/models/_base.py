@@ -22,6 +22,13 @@ from dpcore.validation import Bounds, RandomStateLike, check_bounds, check_epsil
 NEIGHBOURS = N_("Neighbouring datasets differ by one added or removed record. ")
 
 
+def unit_features(X: ArrayLike, lower: NDArray[np.float64], upper: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Declared-bounds scaling into [0, 1], NaN → 0.5 and clipped: what every model counts, on any backend."""
+    unit = (np.asarray(X, dtype=float) - lower) / (upper - lower)
+    unit[np.isnan(unit)] = 0.5
+    return np.clip(unit, 0.0, 1.0, out=unit)
+
+
 class DPEstimatorMixin(BaseEstimator):
     """Helpers for models whose inputs live in declared bounds.
 
@@ -78,10 +85,7 @@ class DPEstimatorMixin(BaseEstimator):
 
     def _unit(self, X: ArrayLike) -> NDArray[np.float64]:
         """Declared-bounds scaling into [0, 1], with NaN → 0.5 and clipping."""
-        X = np.asarray(X, dtype=float)
-        unit = (X - self._lower) / (self._upper - self._lower)
-        unit = np.where(np.isnan(unit), 0.5, unit)
-        return np.clip(unit, 0.0, 1.0)
+        return unit_features(X, self._lower, self._upper)
 
     def _check_predict_input(self, X: ArrayLike) -> NDArray[np.float64]:
         check_is_fitted(self)

@@ -15,15 +15,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 
 from dpcore.backends import RowBatch
-
-
-def unit_features(X: ArrayLike, lower: NDArray[np.float64], upper: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Declared-bounds scaling into [0, 1], NaN → 0.5 and clipped: what ``DPEstimatorMixin._unit`` does."""
-    unit = (np.asarray(X, dtype=float) - lower) / (upper - lower)
-    return np.clip(np.where(np.isnan(unit), 0.5, unit), 0.0, 1.0)
+from dpcore.models._base import unit_features
 
 
 def declared_classes(classes: Sequence[Any] | None) -> NDArray[Any]:

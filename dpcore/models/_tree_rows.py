@@ -28,6 +28,7 @@ from numpy.typing import NDArray
 
 import dpcore.models._splitting as split
 from dpcore.backends import RowBatch, exact_bincount, fixed
+from dpcore.models._base import unit_features
 
 #: Which root each row grows under (``-1``: none), from the rows' stable keys.
 Membership = Callable[[NDArray[np.uint64]], NDArray[np.int64]]
@@ -35,13 +36,6 @@ Membership = Callable[[NDArray[np.uint64]], NDArray[np.int64]]
 #: Statistics per regression row: ``[1, q, q²]`` with ``q = fixed(y)``.
 REGRESSION_STATS = 3
 RANGE_FLOOR = 1e-9
-
-
-def unit_features(X: NDArray[np.float64], lower: NDArray[np.float64], upper: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Declared-bounds scaling into [0, 1] (NaN → 0.5, clipped), as every estimator's ``_unit`` does."""
-    unit = (X - lower) / (upper - lower)
-    unit[np.isnan(unit)] = 0.5
-    return np.clip(unit, 0.0, 1.0, out=unit)
 
 
 def rescale_to_range(unit: NDArray[np.float64], data_range: NDArray[np.float64]) -> NDArray[np.float64]:
