@@ -237,10 +237,10 @@ class SparkRows(Rows):
     """A Spark table's rows as a model sees them: design numbers, keyed, summed where they are.
 
     A fit reads the same rows many times (a pass per tree level), so with ``store`` the rows are
-    kept by the executors as prepared RowBatches from the second pass of a rows object on (rows
-    read once are not kept; the second pass builds the copy). Later passes read pickled arrays
-    instead of converting and designing every cell again; a copy is dropped when no rows object
-    uses it.
+    kept by the executors as RowBatches: the designed rows at the first pass over the cells, and
+    prepared rows at their second pass (read from that copy, a first pass costs little). Later
+    passes read pickled arrays instead of converting and designing every cell again; a copy is
+    dropped when no rows object uses it.
 
     Parameters
     ----------
@@ -292,13 +292,13 @@ class SparkRows(Rows):
         return frame.rdd.map(lambda row: pickle.loads(row.batch))
 
     def _batches(self) -> RDD[RowBatch]:
-        """This pass's RowBatches; on the second pass they are kept for the next ones."""
+        """This pass's RowBatches, kept for the next passes as the class says."""
         self._passes += 1
         if self._kept is None:
             batches = self._raw_batches()
         else:
             batches = self._kept.batches.map(_chained(self._pending)) if self._pending else self._kept.batches
-        if self._store and self._passes >= 2 and (self._kept is None or self._pending):
+        if self._store and (self._kept is None or (self._pending and self._passes >= 2)):
             self._kept, self._pending = _Kept(batches), ()
             batches = self._kept.batches
         return batches

@@ -102,9 +102,9 @@ def test_prepared_chains_and_empty_tables_give_numpys_sums(spark, table):
 
     job = jobs(0)["sums"]
     assert np.array_equal(rows.aggregate(job), local.aggregate(job))
-    assert np.array_equal(rows.aggregate(job), local.aggregate(job))  # the designed rows are kept from here on
+    assert np.array_equal(rows.aggregate(job), local.aggregate(job))  # read from the designed rows kept at the first pass
     chain, local_chain = rows.prepared(older).prepared(rescaled), local.prepared(older).prepared(rescaled)
-    for _pass in range(3):  # read through the parent's copy, then kept prepared, then read from that copy
+    for _pass in range(3):  # through the parent's copy, then kept prepared, then from that copy
         assert np.array_equal(chain.aggregate(job), local_chain.aggregate(job))
     assert np.array_equal(chain.prepared(older).aggregate(jobs(0)["counts"]), local_chain.aggregate(jobs(0)["counts"]))
     nobody = rows.prepared(lambda batch: batch.take(batch.y > 1000))
