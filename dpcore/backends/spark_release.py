@@ -45,7 +45,7 @@ import pyarrow.parquet as pq
 from pyspark.errors import PythonException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import ByteType, DoubleType, IntegerType, LongType, StringType, StructField, StructType
+from pyspark.sql.types import BinaryType, ByteType, IntegerType, LongType, StringType, StructField, StructType
 from pyspark.taskcontext import TaskContext
 
 from dpcore.accountant import BudgetLedger
@@ -71,8 +71,7 @@ from dpcore.validation import RandomStateLike
 #: Released rows per part the copy aims at (parts are a power of two, at least two per core, at most ``2^PART_BITS``).
 PART_ROWS = 1 << 20
 PART_BITS = 12
-WORD, SOURCE, ROW, PART, OUTSIDE = "__order_word", "__order_source", "__order_row", "__part", "__outside"
-OUTSIDE_BITS = 62
+WORD, SOURCE, ROW, PART, PAYLOAD = "__order_word", "__order_source", "__order_row", "__part", "__record"
 WRITTEN = pa.schema([("parts", pa.list_(pa.int64())), ("rows", pa.list_(pa.int64())), ("outside", pa.binary())])
 STORED_FOLDER = "_stored"
 #: Test-only: a folder; when set, every writing task's first attempt fails after its first rows (leaving a mark there).
@@ -135,60 +134,71 @@ def _census(frame: DataFrame, draws: Draws, fingerprint: list[str] | None, padde
 # --- pass two: randomise, order, write --------------------------------------------------------------
 
 
-def _outside_words(treatments: Sequence[Treatment]) -> int:
-    """How many ``long`` bit masks carry a row's outside-the-domain flags (62 columns each)."""
-    return -(-len(treatments) // OUTSIDE_BITS)
+def _payload(treatments: Sequence[Treatment]) -> np.dtype:
+    """One row's fixed-width record: its outside-the-domain flags, then each column's code or Laplace number.
+
+    Spark carries the record as one binary cell: far cheaper to convert and shuffle than a
+    column per released column.
+    """
+    fields: list[tuple[Any, ...]] = [("outside", "u1", (len(treatments),))]
+    for i, t in enumerate(treatments):
+        if t.mechanism == "laplace":
+            fields.append((f"c{i}", "<f8"))
+        elif t.mechanism != "keep":
+            fields.append((f"c{i}", "i1" if t.k <= 127 else "<i4"))
+    return np.dtype(fields)
 
 
 def _spark_schema(treatments: Sequence[Treatment]) -> StructType:
     fields = [StructField(WORD, LongType()), StructField(SOURCE, ByteType()), StructField(ROW, LongType()),
-              StructField(PART, IntegerType())]
-    fields += [StructField(f"{OUTSIDE}{j}", LongType()) for j in range(_outside_words(treatments))]
-    for i, t in enumerate(treatments):
-        kind = DoubleType() if t.mechanism == "laplace" else StringType() if t.mechanism == "keep" else IntegerType()
-        fields.append(StructField(f"c{i}", kind))
+              StructField(PART, IntegerType()), StructField(PAYLOAD, BinaryType())]
+    fields += [StructField(f"c{i}", StringType()) for i, t in enumerate(treatments) if t.mechanism == "keep"]
     return StructType(fields)
 
 
 def _transport(table: pa.Table, flags: np.ndarray, words: np.ndarray, rows: np.ndarray, source: int, shift: int,
                treatments: Sequence[Treatment]) -> pa.RecordBatch:
-    """Released rows as Spark carries them: order columns, outside flags, category codes, Laplace numbers, kept text."""
-    arrays = [pa.array(words, pa.int64()), pa.array(np.full(len(words), source, dtype=np.int8)),
-              pa.array(signed(rows), pa.int64()), pa.array((words >> shift).astype(np.int32))]
-    bits = np.left_shift(np.int64(1), np.arange(flags.shape[1], dtype=np.int64) % OUTSIDE_BITS)
-    for j in range(_outside_words(treatments)):
-        columns = slice(j * OUTSIDE_BITS, (j + 1) * OUTSIDE_BITS)
-        arrays.append(pa.array((flags[:, columns] * bits[columns]).sum(axis=1, dtype=np.int64), pa.int64()))
-    for t, column in zip(treatments, table.columns, strict=True):
+    """Released rows as Spark carries them: the order's columns, each row's record (:func:`_payload`), kept text."""
+    record = np.zeros(len(words), dtype=_payload(treatments))
+    record["outside"] = flags
+    kept, names = [], []
+    for i, (t, column) in enumerate(zip(treatments, table.columns, strict=True)):
         column = column.combine_chunks()
         if t.mechanism == "keep":
-            arrays.append(pc.cast(column, pa.string()))
+            kept.append(pc.cast(column, pa.string()))
+            names.append(f"c{i}")
         elif t.mechanism == "laplace":
-            arrays.append(column)
+            record[f"c{i}"] = column.to_numpy(zero_copy_only=False)
         else:
-            arrays.append(column.indices.cast(pa.int32()))
-    names = [WORD, SOURCE, ROW, PART] + [f"{OUTSIDE}{j}" for j in range(_outside_words(treatments))]
-    return pa.RecordBatch.from_arrays(arrays, names=names + [f"c{i}" for i in range(len(treatments))])
+            record[f"c{i}"] = column.indices.to_numpy(zero_copy_only=False)
+    width = record.dtype.itemsize
+    offsets = pa.py_buffer((np.arange(len(words) + 1, dtype=np.int32) * width).tobytes())
+    payload = pa.Array.from_buffers(pa.binary(), len(words), [None, offsets, pa.py_buffer(record.tobytes())])
+    arrays = [pa.array(words, pa.int64()), pa.array(np.full(len(words), source, dtype=np.int8)),
+              pa.array(signed(rows), pa.int64()), pa.array((words >> shift).astype(np.int32)), payload, *kept]
+    return pa.RecordBatch.from_arrays(arrays, names=[WORD, SOURCE, ROW, PART, PAYLOAD, *names])
 
 
-def _outside_counts(batch: pa.RecordBatch, treatments: Sequence[Treatment]) -> np.ndarray:
-    """How many values of each column were outside its domain among these rows (from their bit masks)."""
-    counts = np.zeros(len(treatments), dtype=np.int64)
-    for i in range(len(treatments)):
-        masks = batch.column(f"{OUTSIDE}{i // OUTSIDE_BITS}").to_numpy(zero_copy_only=False)
-        counts[i] = np.count_nonzero(masks & (np.int64(1) << np.int64(i % OUTSIDE_BITS)))
-    return counts
+def _records(batch: pa.RecordBatch, treatments: Sequence[Treatment]) -> np.ndarray:
+    """The rows' records back from their binary cells (every cell is one record wide)."""
+    payload = batch.column(PAYLOAD)
+    dtype = _payload(treatments)
+    offset_type = np.int64 if pa.types.is_large_binary(payload.type) else np.int32
+    first = int(np.frombuffer(payload.buffers()[1], dtype=offset_type)[payload.offset])
+    data = np.frombuffer(payload.buffers()[2], dtype=np.uint8)[first : first + len(payload) * dtype.itemsize]
+    return data.view(dtype)
 
 
-def _released(batch: pa.RecordBatch, treatments: Sequence[Treatment]) -> pa.Table:
+def _released(batch: pa.RecordBatch, records: np.ndarray, treatments: Sequence[Treatment]) -> pa.Table:
     """Transported rows back as the local release's table (dictionary columns of escaped labels)."""
     arrays = []
     for i, t in enumerate(treatments):
-        column = batch.column(f"c{i}")
-        if t.mechanism in ("keep", "laplace"):
-            arrays.append(column)
+        if t.mechanism == "keep":
+            arrays.append(batch.column(f"c{i}"))
+        elif t.mechanism == "laplace":
+            arrays.append(pa.array(records[f"c{i}"]))
         else:
-            arrays.append(t.as_array(column.to_numpy(zero_copy_only=False)))
+            arrays.append(t.as_array(records[f"c{i}"]))
     return pa.Table.from_arrays(arrays, names=[t.header for t in treatments])
 
 
@@ -238,7 +248,8 @@ def _write_parts(frame: DataFrame, treatments: Sequence[Treatment], folder: str,
         written: list[tuple[int, int]] = []
         outside = np.zeros(len(treatments), dtype=np.int64)
         for batch in batches:
-            outside += _outside_counts(batch, treatments)
+            records = _records(batch, treatments)
+            outside += records["outside"].sum(axis=0, dtype=np.int64)
             parts = batch.column(PART).to_numpy(zero_copy_only=False)
             bounds = np.flatnonzero(np.diff(parts)) + 1
             for start, stop in zip(np.r_[0, bounds], np.r_[bounds, len(parts)], strict=True):
@@ -252,7 +263,7 @@ def _write_parts(frame: DataFrame, treatments: Sequence[Treatment], folder: str,
                     writer = _PartWriter(folder, part, attempt, mode, parquet_folder)
                 rows = stop - start if keep is None else max(0, min(stop - start, keep.get(part, 0) - writer.rows))
                 if rows:
-                    writer.write(_released(batch.slice(start, rows), treatments))
+                    writer.write(_released(batch.slice(start, rows), records[start : start + rows], treatments))
                 if fail is not None and context.attemptNumber() == 0:
                     Path(fail, f"failed-{context.partitionId()}").touch()
                     raise RuntimeError("test-only forced failure of a task's first attempt")
