@@ -13,7 +13,7 @@ per-record map fixed before the data are seen, so every sensitivity argued for v
 [0, 1] holds for the rounded values — and integer sums are exact in any order. With
 ``FIXED_BITS = 14`` a sum of squares over ``2^34`` rows still fits in ``int64``, and inside
 a batch of :data:`BATCH_ROWS` rows ``numpy.bincount``'s float64 sums of integer weights are
-exact (below 2^53).
+exact (below 2^53). Sums stay inside ``int64`` up to 2^34 (1.7·10^10) rows.
 """
 
 from __future__ import annotations
@@ -60,8 +60,18 @@ def unfixed(sums: ArrayLike, bits: int = FIXED_BITS) -> NDArray[np.float64]:
 
 
 def exact_bincount(keys: NDArray[np.intp], weights: NDArray[np.float64] | None, size: int) -> NDArray[np.int64]:
-    """``bincount`` of integer-valued weights (or counts), as ``int64``; exact within one batch."""
-    return np.rint(np.bincount(keys, weights=weights, minlength=size)).astype(np.int64)
+    """``bincount`` of integer-valued weights (or counts), as ``int64``, exact however many rows come at once.
+
+    float64 sums of integers are exact below 2^53; a weight here is at most 2^28 (a fixed-point
+    square), so the float sums run over slices of :data:`BATCH_ROWS` rows and the slices add in int64.
+    """
+    if weights is None:
+        return np.bincount(keys, minlength=size).astype(np.int64)
+    total = np.zeros(size, dtype=np.int64)
+    for start in range(0, len(keys), BATCH_ROWS):
+        part = slice(start, start + BATCH_ROWS)
+        total += np.rint(np.bincount(keys[part], weights=weights[part], minlength=size)).astype(np.int64)
+    return total
 
 
 class Rows(ABC):
