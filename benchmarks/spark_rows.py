@@ -7,8 +7,9 @@ numeric features, a numeric target) it measures in one process:
 * the Spark session's start;
 * one histogram job (per-feature 32-cell counts and fixed-point target sums in four keyed
   groups, as a forest's level pass does): locally over :func:`dpcore.backends.tables.read_rows_local`
-  (reading included once), on Spark over the raw cells (first pass) and over the rows kept by
-  the executors (later passes);
+  (reading included once), on Spark over the raw cells (first pass), over the rows kept by
+  the executors (later passes), and over row groups read by pyarrow in the workers
+  (:meth:`~dpcore.backends.spark.SparkRows.from_files`, a first pass);
 * a depth-5 DP regression tree fitted with ``fit_rows`` on both, checked byte-identical.
 
 Every figure is the median of ``--repeats`` runs. Run:
@@ -80,8 +81,9 @@ def main() -> None:
             return DPRegressionTree(epsilon=1.0, max_depth=5, bounds=domain.bounds, target_bounds=domain.target_bounds, random_state=3)
 
         start, session = timed(spark_session)
-        figures: dict[str, list[float]] = {k: [] for k in ("local read", "local job", "spark job, cells", "spark job, kept",
-                                                           "local tree (read included)", "spark tree")}
+        figures: dict[str, list[float]] = {k: [] for k in (
+            "local read", "local job", "spark job, cells", "spark job, kept", "spark job, row groups by pyarrow",
+            "local tree (read included)", "spark tree", "spark tree, row groups by pyarrow")}
         for _ in range(args.repeats):
             seconds, local = timed(lambda: tables.read_rows_local(folder, schema))
             figures["local read"].append(seconds)
@@ -92,10 +94,16 @@ def main() -> None:
                 seconds, total = timed(lambda: rows.aggregate(job))  # noqa: B023
                 figures[label].append(seconds)
                 assert np.array_equal(total, expected)
+            seconds, total = timed(lambda: SparkRows.from_files(session, folder, schema).aggregate(job))
+            figures["spark job, row groups by pyarrow"].append(seconds)
+            assert np.array_equal(total, expected)
             seconds, on_one = timed(lambda: tree().fit_rows(tables.read_rows_local(folder, schema)))
             figures["local tree (read included)"].append(seconds)
             seconds, on_spark = timed(lambda: tree().fit_rows(SparkRows(read_table(session, folder), schema)))
             figures["spark tree"].append(seconds)
+            assert pickle.dumps(on_one.tree_) == pickle.dumps(on_spark.tree_)
+            seconds, on_spark = timed(lambda: tree().fit_rows(SparkRows.from_files(session, folder, schema)))
+            figures["spark tree, row groups by pyarrow"].append(seconds)
             assert pickle.dumps(on_one.tree_) == pickle.dumps(on_spark.tree_)
         print(f"rows: {args.rows:,}; Spark session start: {start:.1f} s; medians of {args.repeats}")
         print("| step | seconds | rows/s |\n|---|---:|---:|")

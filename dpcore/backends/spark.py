@@ -38,6 +38,7 @@ from urllib.parse import unquote
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 from numpy.typing import NDArray
 from pyspark import RDD, StorageLevel
 from pyspark.errors import PythonException
@@ -47,7 +48,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import LongType, StructField, StructType
 from pyspark.taskcontext import TaskContext
 
-from dpcore.backends.keyed import ROWS_PER_FILE_BITS
+from dpcore.backends.keyed import ROWS_PER_FILE_BITS, file_row_keys
 from dpcore.backends.rows import Job, Prepare, RowBatch, Rows
 from dpcore.backends.tables import (
     arrow_frame,
@@ -268,6 +269,7 @@ class SparkRows(Rows):
         self._pending: tuple[Prepare, ...] = ()  # prepares still to apply to what is read
         self._chain: tuple[Prepare, ...] = ()  # every prepare since the design
         self._store = store
+        self._pieces: RDD[tuple[int, str, int, int]] | None = None  # Parquet row groups read by the workers (from_files)
         self._passes = 0
 
     @property
@@ -279,9 +281,45 @@ class SparkRows(Rows):
         rows._pending, rows._chain, rows._passes = (*self._pending, prepare), (*self._chain, prepare), 0
         return rows
 
+    @classmethod
+    def from_files(cls, spark: SparkSession, source: str | os.PathLike[str], schema: Schema, encoding: str = "ordinal", *,
+                   store: bool = True) -> SparkRows:
+        """The rows of a Parquet or CSV table's files; Parquet row groups are read by pyarrow in the Python workers.
+
+        The same rows under the same keys as ``SparkRows(read_table(spark, source), ...)``, but no
+        cell of a Parquet file crosses the JVM: a task reads one row group with pyarrow, as
+        :func:`~dpcore.backends.tables.read_rows_local` does. The files must be at the same path on
+        every worker.
+        """
+        rows = cls(read_table(spark, source), schema, encoding, store=store)
+        files = list_table_files(source)
+        if file_format(files[0]) == "parquet":
+            pieces = []
+            for ordinal, path in enumerate(files):
+                first = 0
+                metadata = pq.ParquetFile(path).metadata
+                for group in range(metadata.num_row_groups):
+                    pieces.append((ordinal, path, group, first))
+                    first += metadata.row_group(group).num_rows
+            rows._pieces = spark.sparkContext.parallelize(pieces, max(len(pieces), 1))
+        return rows
+
     def _raw_batches(self) -> RDD[RowBatch]:
-        """The designed, prepared RowBatches of the raw cells (cells cross from the JVM as Arrow)."""
+        """The designed, prepared RowBatches of the raw cells (as Arrow from the JVM, or read by pyarrow)."""
         design, prepared = self._design, _chained(self._pending)
+        if self._pieces is not None:
+            names = [name for name in self._raw.columns if name != ROW_KEY]
+
+            def read(piece: tuple[int, str, int, int]) -> Iterator[RowBatch]:
+                ordinal, path, group, first = piece
+                cells = pq.ParquetFile(path).read_row_group(group, columns=names)
+                for part in cells.to_batches(max_chunksize=BATCH_ROWS):
+                    keys = file_row_keys(ordinal, first, part.num_rows)
+                    first += part.num_rows
+                    if part.num_rows:
+                        yield prepared(design(part.append_column(ROW_KEY, pa.array(keys.astype(np.int64)))))
+
+            return self._pieces.flatMap(read)
 
         def pickled(cells: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             for part in cells:

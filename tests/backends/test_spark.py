@@ -89,6 +89,14 @@ def test_spark_histograms_equal_numpys_exactly(spark, table, kind, target):
     assert local.aggregate(jobs(0)["counts"]).sum() == len(local) > 300
 
 
+def test_rows_read_by_pyarrow_in_the_workers_are_the_same_rows(spark, table):
+    schema = messy_schema()
+    local = tables.read_rows_local(table["parquet"], schema)
+    rows = spark_module.SparkRows.from_files(spark, table["parquet"], schema)  # one task per row group of 64 rows
+    for name, job in jobs(0).items():
+        assert np.array_equal(rows.aggregate(job), local.aggregate(job)), name
+
+
 def test_prepared_chains_and_empty_tables_give_numpys_sums(spark, table):
     schema = messy_schema()
     local = tables.read_rows_local(table["parquet"], schema)
