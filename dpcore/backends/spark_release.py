@@ -40,12 +40,12 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pyspark.errors import PythonException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import BinaryType, ByteType, IntegerType, LongType, StringType, StructField, StructType
+from pyspark.sql.pandas.types import from_arrow_type, to_arrow_schema
+from pyspark.sql.types import BinaryType, ByteType, IntegerType, LongType, StructField, StructType
 from pyspark.taskcontext import TaskContext
 
 from dpcore.accountant import BudgetLedger
@@ -64,7 +64,7 @@ from dpcore.release.randomness import entropy as make_entropy
 from dpcore.release.result import ReleaseResult
 from dpcore.release.streaming import decoded
 from dpcore.release.table import Prepared, add_outside, check_columns, fingerprinted, prepare, release_chunk
-from dpcore.release.writing import write_csv
+from dpcore.release.writing import keep_array, write_csv
 from dpcore.schema import Schema
 from dpcore.validation import RandomStateLike
 
@@ -149,23 +149,36 @@ def _payload(treatments: Sequence[Treatment]) -> np.dtype:
     return np.dtype(fields)
 
 
-def _spark_schema(treatments: Sequence[Treatment]) -> StructType:
+def _kept_types(frame: DataFrame, treatments: Sequence[Treatment]) -> dict[int, pa.DataType]:
+    """The Arrow type of each column kept unchanged, as the local release writes it (numbers stay numbers)."""
+    cells = arrow_frame(pa.RecordBatch.from_pylist([], schema=to_arrow_schema(frame.schema)))
+    return {i: keep_array(cells[t.name]).type for i, t in enumerate(treatments) if t.mechanism == "keep"}
+
+
+def _empty(treatments: Sequence[Treatment], kept: dict[int, pa.DataType]) -> pa.Table:
+    """A released table without rows: the copy's header and its stored file's schema."""
+    arrays = [pa.array([], kept[i]) if t.mechanism == "keep" else pa.array([], pa.float64()) if t.mechanism == "laplace"
+              else t.as_array(np.empty(0, dtype=np.int64)) for i, t in enumerate(treatments)]
+    return pa.Table.from_arrays(arrays, names=[t.header for t in treatments])
+
+
+def _spark_schema(treatments: Sequence[Treatment], kept: dict[int, pa.DataType]) -> StructType:
     fields = [StructField(WORD, LongType()), StructField(SOURCE, ByteType()), StructField(ROW, LongType()),
               StructField(PART, IntegerType()), StructField(PAYLOAD, BinaryType())]
-    fields += [StructField(f"c{i}", StringType()) for i, t in enumerate(treatments) if t.mechanism == "keep"]
+    fields += [StructField(f"c{i}", from_arrow_type(kind)) for i, kind in kept.items()]
     return StructType(fields)
 
 
 def _transport(table: pa.Table, flags: np.ndarray, words: np.ndarray, rows: np.ndarray, source: int, shift: int,
-               treatments: Sequence[Treatment]) -> pa.RecordBatch:
+               treatments: Sequence[Treatment], kept: dict[int, pa.DataType]) -> pa.RecordBatch:
     """Released rows as Spark carries them: the order's columns, each row's record (:func:`_payload`), kept text."""
     record = np.zeros(len(words), dtype=_payload(treatments))
     record["outside"] = flags
-    kept, names = [], []
+    carried, names = [], []
     for i, (t, column) in enumerate(zip(treatments, table.columns, strict=True)):
         column = column.combine_chunks()
         if t.mechanism == "keep":
-            kept.append(pc.cast(column, pa.string()))
+            carried.append(column.cast(kept[i]))
             names.append(f"c{i}")
         elif t.mechanism == "laplace":
             record[f"c{i}"] = column.to_numpy(zero_copy_only=False)
@@ -175,7 +188,7 @@ def _transport(table: pa.Table, flags: np.ndarray, words: np.ndarray, rows: np.n
     offsets = pa.py_buffer((np.arange(len(words) + 1, dtype=np.int32) * width).tobytes())
     payload = pa.Array.from_buffers(pa.binary(), len(words), [None, offsets, pa.py_buffer(record.tobytes())])
     arrays = [pa.array(words, pa.int64()), pa.array(np.full(len(words), source, dtype=np.int8)),
-              pa.array(signed(rows), pa.int64()), pa.array((words >> shift).astype(np.int32)), payload, *kept]
+              pa.array(signed(rows), pa.int64()), pa.array((words >> shift).astype(np.int32)), payload, *carried]
     return pa.RecordBatch.from_arrays(arrays, names=[WORD, SOURCE, ROW, PART, PAYLOAD, *names])
 
 
@@ -189,12 +202,13 @@ def _records(batch: pa.RecordBatch, treatments: Sequence[Treatment]) -> np.ndarr
     return data.view(dtype)
 
 
-def _released(batch: pa.RecordBatch, records: np.ndarray, treatments: Sequence[Treatment]) -> pa.Table:
+def _released(batch: pa.RecordBatch, records: np.ndarray, treatments: Sequence[Treatment],
+              kept: dict[int, pa.DataType]) -> pa.Table:
     """Transported rows back as the local release's table (dictionary columns of escaped labels)."""
     arrays = []
     for i, t in enumerate(treatments):
         if t.mechanism == "keep":
-            arrays.append(batch.column(f"c{i}"))
+            arrays.append(batch.column(f"c{i}").cast(kept[i]))
         elif t.mechanism == "laplace":
             arrays.append(pa.array(records[f"c{i}"]))
         else:
@@ -234,8 +248,8 @@ class _PartWriter:
             os.replace(self.parquet_temporary, self.parquet_path)
 
 
-def _write_parts(frame: DataFrame, treatments: Sequence[Treatment], folder: str, mode: str, keep: dict[int, int] | None,
-                 parquet_folder: str | None) -> tuple[dict[int, int], np.ndarray]:
+def _write_parts(frame: DataFrame, treatments: Sequence[Treatment], kept: dict[int, pa.DataType], folder: str, mode: str,
+                 keep: dict[int, int] | None, parquet_folder: str | None) -> tuple[dict[int, int], np.ndarray]:
     """Write every part (rows sorted within it); return the rows written per part, and each column's count of values
     outside its domain (before any cut)."""
     fail = _fail_first_attempt
@@ -263,7 +277,7 @@ def _write_parts(frame: DataFrame, treatments: Sequence[Treatment], folder: str,
                     writer = _PartWriter(folder, part, attempt, mode, parquet_folder)
                 rows = stop - start if keep is None else max(0, min(stop - start, keep.get(part, 0) - writer.rows))
                 if rows:
-                    writer.write(_released(batch.slice(start, rows), records[start : start + rows], treatments))
+                    writer.write(_released(batch.slice(start, rows), records[start : start + rows], treatments, kept))
                 if fail is not None and context.attemptNumber() == 0:
                     Path(fail, f"failed-{context.partitionId()}").touch()
                     raise RuntimeError("test-only forced failure of a task's first attempt")
@@ -281,24 +295,26 @@ def _write_parts(frame: DataFrame, treatments: Sequence[Treatment], folder: str,
     return dict(written), outside
 
 
-def _randomised(frame: DataFrame, treatments: Sequence[Treatment], draws: Draws, shift: int) -> DataFrame:
-    key, schema = draws.key, _spark_schema(treatments)
+def _randomised(frame: DataFrame, treatments: Sequence[Treatment], kept: dict[int, pa.DataType], draws: Draws,
+                shift: int) -> DataFrame:
+    key, schema = draws.key, _spark_schema(treatments, kept)
 
     def randomise(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for cells in batches:
             rows = cells.column(ROW_KEY).to_numpy(zero_copy_only=False).astype(np.uint64)
             table, flags = release_chunk(arrow_frame(cells.drop_columns([ROW_KEY])), rows, treatments, key)
-            yield _transport(table, flags, order_words(key, rows), rows, REAL, shift, treatments)
+            yield _transport(table, flags, order_words(key, rows), rows, REAL, shift, treatments, kept)
 
     return _map(frame, randomise, schema)
 
 
 def _fillers(spark: SparkSession, treatments: Sequence[Treatment], count: int, draws: Draws, shift: int) -> DataFrame:
     table, index, words = filler_rows(treatments, count, draws.key)
-    batch = _transport(table, np.zeros((count, len(treatments)), dtype=bool), words, index, FILLER, shift, treatments)
+    # A padded copy keeps no column unchanged (check_padding), so fillers carry no kept text.
+    batch = _transport(table, np.zeros((count, len(treatments)), dtype=bool), words, index, FILLER, shift, treatments, {})
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
-        return spark.createDataFrame(pa.Table.from_batches([batch]).to_pandas(), _spark_schema(treatments))
+        return spark.createDataFrame(pa.Table.from_batches([batch]).to_pandas(), _spark_schema(treatments, {}))
 
 
 # --- the release ------------------------------------------------------------------------------------
@@ -388,7 +404,7 @@ def release_on_spark(
             assert key is not None
             copy = stored.writer(ledger, quoting(treatments))
             try:
-                copy.append(filler_rows(treatments, 0, draws.key)[0])  # the schema, even for a copy without rows
+                copy.append(_empty(treatments, _kept_types(frame, treatments)))  # the schema, even for a copy without rows
                 for part in sorted(p for p, rows in written.items() if rows):
                     copy.append(pq.read_table(staging / STORED_FOLDER / part_file(part, "parquet")))
             except BaseException:
@@ -418,7 +434,8 @@ def _release_parts(spark: SparkSession, frame: DataFrame, staging: Path, prepare
     wanted = max(limit / part_rows, 2 * spark.sparkContext.defaultParallelism)
     bits = min(PART_BITS, max(0, int(np.ceil(np.log2(wanted)))))
     shift = 63 - bits
-    rows = _randomised(frame, treatments, draws, shift)
+    kept = _kept_types(frame, treatments)
+    rows = _randomised(frame, treatments, kept, draws, shift)
     if limit > n:
         rows = rows.unionByName(_fillers(spark, treatments, limit - n, draws, shift))
     keep = None
@@ -429,14 +446,14 @@ def _release_parts(spark: SparkSession, frame: DataFrame, staging: Path, prepare
     ordered = rows.repartition(max(1, min(1 << bits, 4 * spark.sparkContext.defaultParallelism)), PART).sortWithinPartitions(
         PART, WORD, SOURCE, ROW)
     sink = pa.BufferOutputStream()
-    write_csv(decoded(filler_rows(treatments, 0, draws.key)[0]), sink, True, quoting(treatments))
+    write_csv(decoded(_empty(treatments, kept)), sink, True, quoting(treatments))
     (staging / HEADER_FILE).write_bytes(sink.getvalue().to_pybytes())
     parquet_folder = None
     if with_parquet:
         parquet_folder = str(staging / STORED_FOLDER)
         os.makedirs(parquet_folder, exist_ok=True)
     try:
-        written, outside = _write_parts(ordered, treatments, str(staging), quoting(treatments), keep, parquet_folder)
+        written, outside = _write_parts(ordered, treatments, kept, str(staging), quoting(treatments), keep, parquet_folder)
     except PythonException as error:
         raise _sentence(error) from None
     if sum(written.values()) != limit:

@@ -155,3 +155,22 @@ def test_without_pyspark_the_command_says_so(tmp_path, capsys, monkeypatch, spar
     assert code == EXIT_USAGE
     assert "needs PySpark" in capsys.readouterr().err
     assert not (tmp_path / "copy").exists()
+
+
+def test_columns_kept_unchanged_are_written_as_locally(spark, tmp_path):
+    """A public column is copied as it is: numbers (with a gap) and text, spelled as the local writer spells them."""
+    frame = small_frame(600).assign(year=np.where(np.arange(600) % 7 == 0, np.nan, 2000.5 + np.arange(600) % 3),
+                                    town=np.where(np.arange(600) % 5 == 0, "=cmd", "Hà Nội"))
+    (tmp_path / "table").mkdir()
+    for i in range(2):
+        part = frame.iloc[i * 300 : (i + 1) * 300].reset_index(drop=True)
+        pq.write_table(pa.Table.from_pandas(part, preserve_index=False), tmp_path / "table" / f"p{i}.parquet", row_group_size=100)
+    schema = small_schema(year=ColumnSpec("year", kind="numeric", lower=1900, upper=2100, public=True),
+                          town=ColumnSpec("town", kind="categorical", categories=["Hà Nội"], public=True))
+    plan = plan_with(year={"mechanism": "keep"}, town={"mechanism": "keep"}, colour={"mechanism": "k-ary", "epsilon": 1.0})
+    whole, keys = read_table_local(tmp_path / "table")
+    expected = R.release_table(whole, schema, plan, random_state=2, row_keys=keys, unit=REPLACE_ONE)
+    from dpcore.backends.spark_release import release_on_spark
+
+    release_on_spark(spark, tmp_path / "table", tmp_path / "copy", schema, plan, random_state=2, unit=REPLACE_ONE, part_rows=100)
+    assert _joined(tmp_path / "copy") == expected.csv
