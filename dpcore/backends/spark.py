@@ -1,23 +1,24 @@
 """Rows on Apache Spark: a table's histograms summed where its rows are, the model fitted on the driver.
 
 :class:`SparkRows` is the Spark side of :class:`dpcore.backends.rows.Rows`. Its rows are a
-DataFrame of the table's raw columns plus :data:`ROW_KEY`; every job runs inside the executors
-on Arrow record batches (``mapInArrow``): the cells are designed row by row
-(:func:`dpcore.backends.tables.design_batch`, the numbers ``Design.from_table`` gives), the
-prepare functions are applied, and the job's ``int64`` histogram is summed over the
-partition's batches. Only those sums travel, as bytes, and they are added in a tree
-(``treeAggregate``), so the driver holds a few histograms whatever the number of rows. A fit
-reads its rows many times (a pass per tree level), so the design numbers of the first pass are
-kept by the executors, one packed row per batch, and later passes skip the cell conversion.
-Integer sums do not depend on the order of addition and per-row randomness is keyed by
-:data:`ROW_KEY`, so a fit on Spark is the fit on :class:`~dpcore.backends.rows.LocalRows` of
-the same rows with the same keys, bit for bit.
+DataFrame of the table's raw columns plus :data:`ROW_KEY`; in the executors each Arrow batch of
+cells is designed row by row (:func:`dpcore.backends.tables.design_batch`, the numbers
+``Design.from_table`` gives), the prepare functions are applied, and the job's ``int64``
+histogram is summed over the partition's batches. Only those sums travel, and they are added in
+a tree (``treeAggregate``), so the driver holds a few histograms whatever the number of rows. A
+fit reads its rows many times (a pass per tree level), so the executors keep the designed rows
+(pickled, in memory, then on local disk) and later passes convert no cell. Integer sums do not
+depend on the order of addition and per-row randomness is keyed by :data:`ROW_KEY`, so a fit
+on Spark is the fit on :class:`~dpcore.backends.rows.LocalRows` of the same rows with the same
+keys, bit for bit.
 
 Row keys are the ones :func:`dpcore.backends.tables.read_table_local` gives (``file ordinal ·
 2^40 + row index within the file``): Parquet rows get theirs from Spark's hidden ``_metadata``
 columns (``file_path``, ``row_index``), CSV files are read whole, one task per file, by the
-engine's own CSV reader. On a cluster every worker needs ``dpcore`` installed (the ``spark``
-extra) and the table's files at the same path.
+engine's own CSV reader. :meth:`SparkRows.from_files` reads Parquet row groups with pyarrow in
+the Python workers instead (the same rows and keys, no cell crossing the JVM: cheaper). On a
+cluster every worker needs ``dpcore`` installed (the ``spark`` extra) and the table's files at
+the same path.
 
 This module is imported only when the Spark engine is asked for; the rest of the engine never
 imports pyspark.
@@ -72,7 +73,7 @@ _DATA_ERROR = re.compile(r"DataError: (.+)")
 
 
 def spark_session(master: str = "local[2]", **conf: str) -> SparkSession:
-    """The active Spark session, or a new one on ``master`` set up for the engine.
+    """The active Spark session, or a new one on ``master`` set up for the engine (``conf`` applies to a new one).
 
     A new session has its web UI off, few shuffle partitions (only small histograms are
     shuffled), Arrow on with large batches, the driver's Python on the workers and quiet logs.
