@@ -168,7 +168,7 @@ def _train_on_spark(args: argparse.Namespace, schema: Schema, key: str, params: 
     identification (overlap with known datasets, version fingerprint) — so a table cannot
     escape its budget by being read on another engine.
     """
-    from dpcore.backends.spark import SparkRows, read_table, spark_session
+    from dpcore.backends.spark import SparkRows, spark_session
     from dpcore.backends.tables import arrow_frame, check_partwise, keyed_batches, list_table_files, table_columns
     from dpcore.design import Design
     from dpcore.training_rows import train_rows
@@ -181,7 +181,7 @@ def _train_on_spark(args: argparse.Namespace, schema: Schema, key: str, params: 
     ledger = open_dataset(args, "train", lambda: (arrow_frame(cells) for cells, _keys in keyed_batches(files)), stem,
                           first_total(args))
     session = spark_session(args.master)
-    rows = SparkRows(read_table(session, args.input), schema, args.encoding)
+    rows = SparkRows.from_files(session, args.input, schema, args.encoding)
     trained = train_rows(domain, rows, key, args.epsilon, ledger, params=params, count_noise=args.count_noise,
                          selection=args.selection, seed=args.seed, delta=args.delta)
     return trained, ledger
