@@ -66,6 +66,8 @@ from dpcore.schema import Normaliser, Schema
 
 #: The column holding each row's stable key (``long``; the same bits as the local ``uint64`` keys).
 ROW_KEY = "__row_key"
+#: Spark's log settings for a session started here: no failed task's traceback (it can quote a cell).
+LOG_CONFIGURATION = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2.properties")
 #: Rows per Arrow batch handed to a job (more rows per batch, less per-batch overhead).
 BATCH_ROWS = 1 << 16
 _FILE_URI = re.compile(r"^file:/+")
@@ -94,6 +96,7 @@ def spark_session(master: str = "local[2]", **conf: str) -> SparkSession:
         "spark.sql.shuffle.partitions": "4",
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.sql.execution.arrow.maxRecordsPerBatch": str(BATCH_ROWS),
+        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={LOG_CONFIGURATION}",
         **conf,
     }
     builder = SparkSession.builder.master(master).appName("dpcore")
