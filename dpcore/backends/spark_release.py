@@ -35,6 +35,7 @@ import tempfile
 import uuid
 import warnings
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -49,8 +50,9 @@ from pyspark.sql.types import BinaryType, ByteType, IntegerType, LongType, Struc
 from pyspark.taskcontext import TaskContext
 
 from dpcore.accountant import BudgetLedger
+from dpcore.backends.keyed import file_row_keys
 from dpcore.backends.spark import ROW_KEY, read_table
-from dpcore.backends.tables import arrow_frame
+from dpcore.backends.tables import arrow_frame, file_format, list_table_files, table_columns
 from dpcore.exceptions import DataError
 from dpcore.i18n import _
 from dpcore.identity import VersionFingerprint
@@ -71,6 +73,8 @@ from dpcore.validation import RandomStateLike
 #: Released rows per part the copy aims at (parts are a power of two, at least two per core, at most ``2^PART_BITS``).
 PART_ROWS = 1 << 20
 PART_BITS = 12
+#: Rows per Arrow batch a task randomises.
+READ_ROWS = 1 << 16
 WORD, SOURCE, ROW, PART, PAYLOAD = "__order_word", "__order_source", "__order_row", "__part", "__record"
 WRITTEN = pa.schema([("parts", pa.list_(pa.int64())), ("rows", pa.list_(pa.int64())), ("outside", pa.binary())])
 STORED_FOLDER = "_stored"
@@ -93,26 +97,85 @@ def _sentence(error: PythonException) -> Exception:
     return error
 
 
+# --- where the cells come from ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Source:
+    """The table as the tasks read it: Spark's cells with their keys, or Parquet row groups that pyarrow reads.
+
+    A Parquet table's tasks each read one row group with pyarrow, as the local reader does
+    (:func:`~dpcore.backends.tables.read_table_local`): no cell crosses the JVM, and the row count
+    and every row key are known from the footers.
+    """
+
+    frame: DataFrame  # what the tasks map over: cells and ROW_KEY, or one row per row group
+    columns: list[str]  # the table's columns
+    cells: pa.Schema  # the released columns' Arrow types
+    pieces: bool
+    rows: int | None = None
+
+
+def _source(spark: SparkSession, source: str | os.PathLike[str] | DataFrame, wanted: list[str]) -> _Source:
+    if not isinstance(source, DataFrame):
+        files = list_table_files(source)
+        if file_format(files[0]) == "parquet":
+            columns = table_columns(files)
+            pieces, total = [], 0
+            for ordinal, path in enumerate(files):
+                metadata, first = pq.ParquetFile(path).metadata, 0
+                for group in range(metadata.num_row_groups):
+                    rows = metadata.row_group(group).num_rows
+                    pieces.append((ordinal, path, group, first, rows))
+                    first, total = first + rows, total + rows
+            listing = spark.sparkContext.parallelize(pieces, max(len(pieces), 1))
+            frame = spark.createDataFrame(listing, "ordinal long, path string, grp long, first long, rows long")
+            arrow = pq.read_schema(files[0])
+            cells = pa.schema([arrow.field(name) for name in wanted if name in columns])
+            return _Source(frame, columns, cells, True, total)
+    table = read_table(spark, source)
+    columns = [c for c in table.columns if c != ROW_KEY]
+    frame = table.select(*[F.col(f"`{name}`") for name in wanted if name in columns], F.col(ROW_KEY))
+    cells = to_arrow_schema(frame.drop(ROW_KEY).schema)
+    return _Source(frame, columns, cells, False)
+
+
+def _cells(batches: Iterator[pa.RecordBatch], columns: list[str], pieces: bool,
+           with_cells: bool) -> Iterator[tuple[pa.RecordBatch | None, np.ndarray]]:
+    """A task's cells (None unless ``with_cells``) and row keys, batch by batch."""
+    for batch in batches:
+        if not pieces:
+            keys = batch.column(ROW_KEY).to_numpy(zero_copy_only=False).astype(np.uint64)
+            yield (batch.drop_columns([ROW_KEY]) if with_cells else None), keys
+            continue
+        for ordinal, path, group, first, rows in zip(*(batch.column(i).to_pylist() for i in range(5)), strict=True):
+            if not with_cells:
+                for start in range(0, rows, READ_ROWS):
+                    yield None, file_row_keys(ordinal, first + start, min(READ_ROWS, rows - start))
+                continue
+            for part in pq.ParquetFile(path).read_row_group(group, columns=columns).to_batches(max_chunksize=READ_ROWS):
+                yield part, file_row_keys(ordinal, first, part.num_rows)
+                first += part.num_rows
+
+
 # --- pass one: rows, the version fingerprint and the rows per part ----------------------------------
 
 
-def _census(frame: DataFrame, draws: Draws, fingerprint: list[str] | None, padded: bool) -> tuple[int, str | None, np.ndarray]:
+def _census(source: _Source, draws: Draws, fingerprint: list[str] | None, padded: bool) -> tuple[int, str | None, np.ndarray]:
     """Rows, the table's version fingerprint (with a ledger), and the rows per fine part (when padded).
 
     Without a ledger only the row keys are read.
     """
-    key, fine = draws.key, 1 << PART_BITS
-    if fingerprint is None:
-        frame = frame.select(ROW_KEY)
+    key, fine, columns, pieces = draws.key, 1 << PART_BITS, source.cells.names, source.pieces
+    frame = source.frame if fingerprint is not None or pieces else source.frame.select(ROW_KEY)
 
     def count(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         total = np.zeros(3 + fine, dtype=np.uint64)
         version = VersionFingerprint()
-        for cells in batches:
-            rows = cells.column(ROW_KEY).to_numpy(zero_copy_only=False).astype(np.uint64)
+        for cells, rows in _cells(batches, columns, pieces, fingerprint is not None):
             total[0] += len(rows)
-            if fingerprint is not None:
-                version.add(arrow_frame(cells.drop_columns([ROW_KEY])), fingerprint)
+            if cells is not None and fingerprint is not None:
+                version.add(arrow_frame(cells), fingerprint)
             if padded:
                 words = order_words(key, rows)
                 total[3:] += np.bincount(words >> (63 - PART_BITS), minlength=fine).astype(np.uint64)
@@ -149,9 +212,9 @@ def _payload(treatments: Sequence[Treatment]) -> np.dtype:
     return np.dtype(fields)
 
 
-def _kept_types(frame: DataFrame, treatments: Sequence[Treatment]) -> dict[int, pa.DataType]:
+def _kept_types(source: _Source, treatments: Sequence[Treatment]) -> dict[int, pa.DataType]:
     """The Arrow type of each column kept unchanged, as the local release writes it (numbers stay numbers)."""
-    cells = arrow_frame(pa.RecordBatch.from_pylist([], schema=to_arrow_schema(frame.schema)))
+    cells = arrow_frame(pa.RecordBatch.from_pylist([], schema=source.cells))
     return {i: keep_array(cells[t.name]).type for i, t in enumerate(treatments) if t.mechanism == "keep"}
 
 
@@ -295,17 +358,17 @@ def _write_parts(frame: DataFrame, treatments: Sequence[Treatment], kept: dict[i
     return dict(written), outside
 
 
-def _randomised(frame: DataFrame, treatments: Sequence[Treatment], kept: dict[int, pa.DataType], draws: Draws,
+def _randomised(source: _Source, treatments: Sequence[Treatment], kept: dict[int, pa.DataType], draws: Draws,
                 shift: int) -> DataFrame:
-    key, schema = draws.key, _spark_schema(treatments, kept)
+    key, schema, columns, pieces = draws.key, _spark_schema(treatments, kept), source.cells.names, source.pieces
 
     def randomise(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for cells in batches:
-            rows = cells.column(ROW_KEY).to_numpy(zero_copy_only=False).astype(np.uint64)
-            table, flags = release_chunk(arrow_frame(cells.drop_columns([ROW_KEY])), rows, treatments, key)
+        for cells, rows in _cells(batches, columns, pieces, True):
+            assert cells is not None
+            table, flags = release_chunk(arrow_frame(cells), rows, treatments, key)
             yield _transport(table, flags, order_words(key, rows), rows, REAL, shift, treatments, kept)
 
-    return _map(frame, randomise, schema)
+    return _map(source.frame, randomise, schema)
 
 
 def _fillers(spark: SparkSession, treatments: Sequence[Treatment], count: int, draws: Draws, shift: int) -> DataFrame:
@@ -365,18 +428,18 @@ def release_on_spark(
         check_fits(plan, protection, budget, ledger)
     entropy, seeded = make_entropy(random_state)
     draws = Draws.of(entropy)
-    table = read_table(spark, source)
-    check_columns([c for c in table.columns if c != ROW_KEY], treatments)
-    frame = table.select(*[F.col(f"`{name}`") for name in prepared.columns], F.col(ROW_KEY))
+    table = _source(spark, source, prepared.columns)
+    check_columns(table.columns, treatments)
     destination = Path(destination)
     staging = Path(tempfile.mkdtemp(prefix=f".{destination.name}.", suffix=".partial", dir=destination.parent))
     try:
         try:
             if ledger is not None or protection.padded:
                 fingerprint = fingerprinted(treatments, None) if ledger is not None else None
-                n, version, fine_counts = _census(frame, draws, fingerprint, protection.padded)
-            else:  # only the number of parts depends on the row count: Parquet footers give it
-                n, version, fine_counts = table.count(), None, np.zeros(1 << PART_BITS, dtype=np.int64)
+                n, version, fine_counts = _census(table, draws, fingerprint, protection.padded)
+            else:  # only the number of parts depends on the row count (Parquet footers give it)
+                n = table.rows if table.rows is not None else table.frame.count()
+                version, fine_counts = None, np.zeros(1 << PART_BITS, dtype=np.int64)
         except PythonException as error:
             raise _sentence(error) from None
         if n == 0:
@@ -395,7 +458,7 @@ def release_on_spark(
                 _move_into_place(staging, destination)
                 return ReleaseResult.handed_out_again(found.report, path=destination, dataset_id=ledger.dataset_id)
             check_fits(plan, protection, None, ledger)
-        written, outside = _release_parts(spark, frame, staging, prepared, draws, n, fine_counts,
+        written, outside = _release_parts(spark, table, staging, prepared, draws, n, fine_counts,
                                           ledger is not None or parquet, part_rows)
         counts: dict[str, int] = {}
         add_outside(counts, treatments, outside)
@@ -404,7 +467,7 @@ def release_on_spark(
             assert key is not None
             copy = stored.writer(ledger, quoting(treatments))
             try:
-                copy.append(_empty(treatments, _kept_types(frame, treatments)))  # the schema, even for a copy without rows
+                copy.append(_empty(treatments, _kept_types(table, treatments)))  # the schema, even for a copy without rows
                 for part in sorted(p for p, rows in written.items() if rows):
                     copy.append(pq.read_table(staging / STORED_FOLDER / part_file(part, "parquet")))
             except BaseException:
@@ -424,7 +487,7 @@ def release_on_spark(
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def _release_parts(spark: SparkSession, frame: DataFrame, staging: Path, prepared: Prepared, draws: Draws, n: int,
+def _release_parts(spark: SparkSession, table: _Source, staging: Path, prepared: Prepared, draws: Draws, n: int,
                    fine_counts: np.ndarray, with_parquet: bool, part_rows: int) -> tuple[dict[int, int], np.ndarray]:
     """Randomise, order and write the parts (padded or cut under add/remove); the rows of every part written, and
     each column's count of values outside its domain."""
@@ -434,8 +497,8 @@ def _release_parts(spark: SparkSession, frame: DataFrame, staging: Path, prepare
     wanted = max(limit / part_rows, 2 * spark.sparkContext.defaultParallelism)
     bits = min(PART_BITS, max(0, int(np.ceil(np.log2(wanted)))))
     shift = 63 - bits
-    kept = _kept_types(frame, treatments)
-    rows = _randomised(frame, treatments, kept, draws, shift)
+    kept = _kept_types(table, treatments)
+    rows = _randomised(table, treatments, kept, draws, shift)
     if limit > n:
         rows = rows.unionByName(_fillers(spark, treatments, limit - n, draws, shift))
     keep = None
