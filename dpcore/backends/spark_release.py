@@ -4,6 +4,8 @@ The rows are randomised where they are, by the local code (:func:`~dpcore.releas
 on each Arrow batch, ``mapInArrow``): every draw is keyed by the copy's secret key and the row's
 stable key (:mod:`dpcore.release.randomness`), so a task that Spark retries or recomputes
 randomises its rows exactly as before, and a buyer can never be handed two copies of one release.
+A Parquet table's tasks read one row group each with pyarrow, as the local reader does, so no
+cell crosses the JVM; CSV files and DataFrames come through :func:`dpcore.backends.spark.read_table`.
 
 * **The secret order.** Each row carries its keyed 63-bit order word. Rows go to *parts* by the
   word's top bits and are sorted within a part by ``(word, filler?, row key)``, so the parts in
