@@ -174,3 +174,12 @@ def test_columns_kept_unchanged_are_written_as_locally(spark, tmp_path):
 
     release_on_spark(spark, tmp_path / "table", tmp_path / "copy", schema, plan, random_state=2, unit=REPLACE_ONE, part_rows=100)
     assert _joined(tmp_path / "copy") == expected.csv
+
+
+def test_a_dataframe_is_released_with_its_rows_keyed_by_position(spark, tmp_path):
+    source = _parquet_table(tmp_path, n=900, files=1)
+    frame, keys = read_table_local(source)
+    expected = R.release_table(frame, small_schema(), PLAN, random_state=9, unit=REPLACE_ONE)
+    assert np.array_equal(keys, np.arange(900))  # one file: its row keys are the positions
+    _release(spark, spark.read.parquet(str(source)), tmp_path / "copy", 9, unit=REPLACE_ONE)
+    assert _joined(tmp_path / "copy") == expected.csv
