@@ -51,6 +51,7 @@ from dpcore.i18n import N_, _
 from dpcore.mechanisms import KaryRandomizedResponse
 from dpcore.release import ReleasePlan, default_plan
 from dpcore.release.columns import Treatment, numbers, resolve
+from dpcore.release.randomness import Draws, positions
 from dpcore.release.randomness import entropy as make_entropy
 from dpcore.schema import Schema
 from dpcore.validation import RandomStateLike, check_epsilon, check_random_state
@@ -198,8 +199,9 @@ def _attack_column(t: Treatment, frame: pd.DataFrame, features: pd.DataFrame, ro
     if valid.sum() < 20:
         return None
     truth = codes[valid].astype(np.int64)
-    real = t.randomise(codes, 0, make_entropy(rng)[0])[valid]
-    blank = t.randomise(rng.integers(0, t.k, size=len(codes)), 0, make_entropy(rng)[0])[valid]
+    rows = positions(0, len(codes))  # the copy's row keys; each randomisation draws its own secret key
+    real = t.randomise(codes, rows, Draws.of(make_entropy(rng)[0]).key)[valid]
+    blank = t.randomise(rng.integers(0, t.k, size=len(codes)), rows, Draws.of(make_entropy(rng)[0]).key)[valid]
     others = features.drop(columns=[t.name], errors="ignore").to_numpy(dtype=float)[valid]
     prior = _prior(others, truth, t.k, rounds, rng)
     response = KaryRandomizedResponse(t.epsilon, t.k)  # the copy's own p = e^ε/(e^ε + k − 1) and q
