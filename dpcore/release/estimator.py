@@ -53,7 +53,8 @@ class JoinedFiles(io.RawIOBase):
 
     def __init__(self, paths: list[Path]) -> None:
         super().__init__()
-        self.paths, self.handle = list(paths), None
+        self.paths = list(paths)
+        self.handle: io.BufferedReader | None = None
 
     def readable(self) -> bool:
         return True
