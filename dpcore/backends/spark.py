@@ -7,7 +7,8 @@ cells is designed row by row (:func:`dpcore.backends.tables.design_batch`, the n
 histogram is summed over the partition's batches. Only those sums travel, and they are added in
 a tree (``treeAggregate``), so the driver holds a few histograms whatever the number of rows. A
 fit reads its rows many times (a pass per tree level), so the executors keep the designed rows
-(pickled, in memory, then on local disk) and later passes convert no cell. Integer sums do not
+(pickled, on local disk, which the page cache keeps in memory while there is room) and later
+passes convert no cell. Integer sums do not
 depend on the order of addition and per-row randomness is keyed by :data:`ROW_KEY`, so a fit
 on Spark is the fit on :class:`~dpcore.backends.rows.LocalRows` of the same rows with the same
 keys, bit for bit.
@@ -124,8 +125,11 @@ def read_table(spark: SparkSession, source: str | os.PathLike[str] | DataFrame) 
 
     ``source`` is what :func:`~dpcore.backends.tables.list_table_files` takes (the keys are the
     local ones), or a DataFrame, whose rows are keyed by their position: partition by partition,
-    in each partition's order. That order must not change when Spark recomputes the DataFrame
-    (true of one read from files, not of a shuffle's output), as for ``RDD.zipWithIndex``.
+    in each partition's order. A DataFrame is first materialised (``localCheckpoint(eager=True)``)
+    and counted and keyed from that copy, so every later job reads the same rows in the same
+    partitions: a shuffle, a sample or a repartition recomputed differently cannot give two rows
+    one key (and so the same randomness). The copy lives in the executors' storage; if an executor
+    holding part of it is lost, the job fails rather than key the rows again.
     """
     if isinstance(source, DataFrame):
         return _positions(source)
@@ -173,7 +177,8 @@ def _read_csv(spark: SparkSession, files: list[str]) -> DataFrame:
 
 
 def _positions(frame: DataFrame) -> DataFrame:
-    """``frame`` with each row's position (partition by partition) as its key."""
+    """``frame``, materialised, with each row's position (partition by partition) as its key."""
+    frame = frame.localCheckpoint(eager=True)
 
     def count(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         rows = sum(b.num_rows for b in batches)
@@ -208,13 +213,15 @@ def _unpersist(kept: RDD[RowBatch]) -> None:
 
 
 class _Kept:
-    """Prepared RowBatches kept by the executors (memory, then local disk) until no rows object uses them.
+    """Prepared RowBatches kept by the executors (on local disk) until no rows object uses them.
 
     They are pickled Python objects in Spark's storage, so a pass over them converts no cell.
     """
 
     def __init__(self, batches: RDD[RowBatch]) -> None:
-        self.batches = batches.filter(lambda batch: len(batch) > 0).persist(StorageLevel.MEMORY_AND_DISK)
+        # On local disk, not in the JVM's heap: a large table's kept rows (8·(d+2) bytes a row) far exceed
+        # any heap, and the operating system's page cache keeps them in memory while there is room.
+        self.batches = batches.filter(lambda batch: len(batch) > 0).persist(StorageLevel.DISK_ONLY)
         weakref.finalize(self, _unpersist, self.batches).atexit = False
 
 
