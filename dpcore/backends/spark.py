@@ -71,6 +71,8 @@ ROW_KEY = "__row_key"
 LOG_CONFIGURATION = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2.properties")
 #: Rows per Arrow batch handed to a job (more rows per batch, less per-batch overhead).
 BATCH_ROWS = 1 << 16
+#: Rows per kept batch read from Parquet row groups: a job's fixed cost (its histograms' size) is paid per batch.
+KEPT_ROWS = 1 << 18
 _FILE_URI = re.compile(r"^file:/+")
 _DATA_ERROR = re.compile(r"DataError: (.+)")
 
@@ -280,7 +282,7 @@ class SparkRows(Rows):
         self._pending: tuple[Prepare, ...] = ()  # prepares still to apply to what is read
         self._chain: tuple[Prepare, ...] = ()  # every prepare since the design
         self._store = store
-        self._pieces: RDD[tuple[int, str, int, int]] | None = None  # Parquet row groups read by the workers (from_files)
+        self._pieces: RDD[tuple[int, str, int, int, int, int]] | None = None  # slices of Parquet row groups read by the workers (from_files)
         self._passes = 0
 
     @property
@@ -305,13 +307,17 @@ class SparkRows(Rows):
         rows = cls(read_table(spark, source), schema, encoding, store=store)
         files = list_table_files(source)
         if file_format(files[0]) == "parquet":
-            pieces = []
+            groups = []
             for ordinal, path in enumerate(files):
                 first = 0
                 metadata = pq.ParquetFile(path).metadata
                 for group in range(metadata.num_row_groups):
-                    pieces.append((ordinal, path, group, first))
+                    groups.append((ordinal, path, group, first, metadata.row_group(group).num_rows))
                     first += metadata.row_group(group).num_rows
+            # At least two tasks per core, so a table of few row groups still keeps every core busy.
+            slices = -(-2 * spark.sparkContext.defaultParallelism // max(len(groups), 1))
+            pieces = [(ordinal, path, group, first, int(rows_in_group * s // slices), int(rows_in_group * (s + 1) // slices))
+                      for ordinal, path, group, first, rows_in_group in groups for s in range(slices)]
             rows._pieces = spark.sparkContext.parallelize(pieces, max(len(pieces), 1))
         return rows
 
@@ -321,10 +327,11 @@ class SparkRows(Rows):
         if self._pieces is not None:
             names = [name for name in self._raw.columns if name != ROW_KEY]
 
-            def read(piece: tuple[int, str, int, int]) -> Iterator[RowBatch]:
-                ordinal, path, group, first = piece
-                cells = pq.ParquetFile(path).read_row_group(group, columns=names)
-                for part in cells.to_batches(max_chunksize=BATCH_ROWS):
+            def read(piece: tuple[int, str, int, int, int, int]) -> Iterator[RowBatch]:
+                ordinal, path, group, first, start, stop = piece
+                cells = pq.ParquetFile(path).read_row_group(group, columns=names).slice(start, stop - start)
+                first += start
+                for part in cells.to_batches(max_chunksize=KEPT_ROWS):
                     keys = file_row_keys(ordinal, first, part.num_rows)
                     first += part.num_rows
                     if part.num_rows:

@@ -54,6 +54,25 @@ def test_a_dataframe_given_directly_is_keyed_by_position(spark, table):
     assert {int(r[spark_module.ROW_KEY]): int(r["id"]) for r in keyed_frame.collect()} == {i: i for i in range(600)}
 
 
+def test_a_dataframe_given_directly_is_materialised_once_then_keyed(spark, table):
+    """Counting and keying read one materialised copy: a DataFrame Spark would compute again (a shuffle, a sample)
+    cannot move rows between partitions and give two rows one key."""
+    reads = spark.sparkContext.accumulator(0)
+
+    def counted(batches):  # noqa: ANN001, ANN202
+        for batch in batches:
+            reads.add(batch.num_rows)
+            yield batch
+
+    source = spark.createDataFrame(table["frame"][["id", "age"]]).repartition(3)
+    frame = spark_module._map_in_arrow(source, counted, source.schema)
+    keyed_frame = spark_module.read_table(spark, frame)
+    first = {int(r["id"]): int(r[spark_module.ROW_KEY]) for r in keyed_frame.collect()}
+    second = {int(r["id"]): int(r[spark_module.ROW_KEY]) for r in keyed_frame.collect()}
+    assert first == second and sorted(first.values()) == list(range(600))
+    assert reads.value == 600  # the rows were computed once, whatever job read them later
+
+
 def jobs(n_classes: int) -> dict:
     """A few jobs as models write them: counts, fixed-point sums and squares, keyed memberships."""
     secret = keyed.new_key(np.random.default_rng(5))
