@@ -11,9 +11,14 @@ cell crosses the JVM; CSV files and DataFrames come through :func:`dpcore.backen
   word's top bits and are sorted within a part by ``(word, filler?, row key)``, so the parts in
   order are the rows in :func:`~dpcore.release.randomness.secret_order`: the local copy's order.
 * **Two passes.** The first counts the rows (and, with a ledger, the table's version
-  fingerprint; when padded, the rows per part); the driver then draws the noisy row count, makes
-  the filler rows (keyed by their index) and says how many rows of each part a cut keeps. The
-  second randomises, sorts and writes.
+  fingerprint; when padded, a census of the rows' keyed *cut words*); the driver then draws the
+  noisy row count and makes the filler rows (keyed by their index). The second randomises,
+  sorts and writes.
+* **The cut.** A copy cut to a noisy row count keeps the rows with the smallest cut words (a
+  stream apart from the order's): the census names the cell of the last one kept, one more small
+  pass gathers that cell's rows, and the driver finds the exact last pair, which the second pass
+  keeps up to. The kept rows are a uniformly random subset whatever the order, so the parts' sizes
+  depend on the noisy count alone, never on where the true count cut the order.
 * **Parts.** Each part is written by one task, by pyarrow's CSV writer (the local one), into a
   temporary file renamed into place: a retried task writes the same bytes under the same name.
   The copy is the folder's ``header.csv`` followed by its ``part-NNNNN.csv`` files in name order
@@ -33,7 +38,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 import uuid
 import warnings
 from collections.abc import Iterator, Sequence
@@ -61,11 +65,22 @@ from dpcore.identity import VersionFingerprint
 from dpcore.release import stored
 from dpcore.release.columns import Treatment, quoting
 from dpcore.release.estimator import HEADER_FILE, part_file
-from dpcore.release.padding import COUNT_EPSILON, check_fits, filler_rows, noisy_row_count
+from dpcore.release.padding import (
+    COUNT_EPSILON,
+    CUT_BITS,
+    check_fits,
+    cut_census,
+    cut_mask,
+    cut_words,
+    filler_rows,
+    last_kept,
+    noisy_row_count,
+)
 from dpcore.release.plan import ReleasePlan
 from dpcore.release.randomness import FILLER, REAL, Draws, order_words, signed
 from dpcore.release.randomness import entropy as make_entropy
 from dpcore.release.result import ReleaseResult
+from dpcore.release.staging import staging as staged
 from dpcore.release.streaming import decoded
 from dpcore.release.table import Prepared, add_outside, check_columns, fingerprinted, prepare, release_chunk
 from dpcore.release.writing import keep_array, write_csv
@@ -164,27 +179,26 @@ def _cells(batches: Iterator[pa.RecordBatch], columns: list[str], pieces: bool,
 
 
 def _census(source: _Source, draws: Draws, fingerprint: list[str] | None, padded: bool) -> tuple[int, str | None, np.ndarray]:
-    """Rows, the table's version fingerprint (with a ledger), and the rows per fine part (when padded).
+    """Rows, the table's version fingerprint (with a ledger), and the cut words' census (when padded, else zeros).
 
     Without a ledger only the row keys are read.
     """
-    key, fine, columns, pieces = draws.key, 1 << PART_BITS, source.cells.names, source.pieces
+    key, cut_cells, columns, pieces = draws.key, 1 << CUT_BITS, source.cells.names, source.pieces
     frame = source.frame if fingerprint is not None or pieces else source.frame.select(ROW_KEY)
 
     def count(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        total = np.zeros(3 + fine, dtype=np.uint64)
+        total = np.zeros(3 + cut_cells, dtype=np.uint64)
         version = VersionFingerprint()
         for cells, rows in _cells(batches, columns, pieces, fingerprint is not None):
             total[0] += len(rows)
             if cells is not None and fingerprint is not None:
                 version.add(arrow_frame(cells), fingerprint)
             if padded:
-                words = order_words(key, rows)
-                total[3:] += np.bincount(words >> (63 - PART_BITS), minlength=fine).astype(np.uint64)
+                total[3:] += cut_census(cut_words(key, rows)).astype(np.uint64)
         total[1:3] = version.lanes
         yield pa.RecordBatch.from_pydict({"sums": [total.tobytes()]})
 
-    total = np.zeros(3 + fine, dtype=np.uint64)
+    total = np.zeros(3 + cut_cells, dtype=np.uint64)
     with np.errstate(over="ignore"):
         for row in _map(frame, count, "sums binary").collect():
             total += np.frombuffer(row.sums, dtype=np.uint64)
@@ -194,6 +208,25 @@ def _census(source: _Source, draws: Draws, fingerprint: list[str] | None, padded
         version.lanes, version.rows = total[1:3].copy(), n
         digest = version.hexdigest()
     return n, digest, total[3:].astype(np.int64)
+
+
+def _cell_rows(source: _Source, draws: Draws, cell: int) -> tuple[np.ndarray, np.ndarray]:
+    """The cut words and row keys of the rows in one census cell (reading only the row keys where it can)."""
+    key, pieces = draws.key, source.pieces
+    frame = source.frame if pieces else source.frame.select(ROW_KEY)
+
+    def gather(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        words, keys = [np.empty(0, dtype=np.int64)], [np.empty(0, dtype=np.uint64)]
+        for _unused, rows in _cells(batches, [], pieces, False):
+            cut = cut_words(key, rows)
+            inside = (cut >> (63 - CUT_BITS)) == cell
+            words.append(cut[inside])
+            keys.append(rows[inside])
+        yield pa.RecordBatch.from_pydict({"words": [np.concatenate(words).tobytes()], "rows": [np.concatenate(keys).tobytes()]})
+
+    found = _map(frame, gather, "words binary, rows binary").collect()
+    return (np.concatenate([np.frombuffer(row.words, dtype=np.int64) for row in found]),
+            np.concatenate([np.frombuffer(row.rows, dtype=np.uint64) for row in found]))
 
 
 # --- pass two: randomise, order, write --------------------------------------------------------------
@@ -235,8 +268,12 @@ def _spark_schema(treatments: Sequence[Treatment], kept: dict[int, pa.DataType])
 
 
 def _transport(table: pa.Table, flags: np.ndarray, words: np.ndarray, rows: np.ndarray, source: int, shift: int,
-               treatments: Sequence[Treatment], kept: dict[int, pa.DataType]) -> pa.RecordBatch:
-    """Released rows as Spark carries them: the order's columns, each row's record (:func:`_payload`), kept text."""
+               treatments: Sequence[Treatment], kept: dict[int, pa.DataType], cut: np.ndarray | None = None) -> pa.RecordBatch:
+    """Released rows as Spark carries them: the order's columns, each row's record (:func:`_payload`), kept text.
+
+    Rows the cut leaves out (``cut``) go to part −1, which is never written: they still travel, so
+    that their values outside the domain are counted, as the local release counts them.
+    """
     record = np.zeros(len(words), dtype=_payload(treatments))
     record["outside"] = flags
     carried, names = [], []
@@ -252,8 +289,11 @@ def _transport(table: pa.Table, flags: np.ndarray, words: np.ndarray, rows: np.n
     width = record.dtype.itemsize
     offsets = pa.py_buffer((np.arange(len(words) + 1, dtype=np.int32) * width).tobytes())
     payload = pa.Array.from_buffers(pa.binary(), len(words), [None, offsets, pa.py_buffer(record.tobytes())])
+    parts = (words >> shift).astype(np.int32)
+    if cut is not None:
+        parts[cut] = -1
     arrays = [pa.array(words, pa.int64()), pa.array(np.full(len(words), source, dtype=np.int8)),
-              pa.array(signed(rows), pa.int64()), pa.array((words >> shift).astype(np.int32)), payload, *carried]
+              pa.array(signed(rows), pa.int64()), pa.array(parts), payload, *carried]
     return pa.RecordBatch.from_arrays(arrays, names=[WORD, SOURCE, ROW, PART, PAYLOAD, *names])
 
 
@@ -314,9 +354,9 @@ class _PartWriter:
 
 
 def _write_parts(frame: DataFrame, treatments: Sequence[Treatment], kept: dict[int, pa.DataType], folder: str, mode: str,
-                 keep: dict[int, int] | None, parquet_folder: str | None) -> tuple[dict[int, int], np.ndarray]:
-    """Write every part (rows sorted within it); return the rows written per part, and each column's count of values
-    outside its domain (before any cut)."""
+                 parquet_folder: str | None) -> tuple[dict[int, int], np.ndarray]:
+    """Write every part (rows sorted within it; part −1, the rows cut, is not written); return the rows written per
+    part, and each column's count of values outside its domain (before any cut)."""
     fail = _fail_first_attempt
 
     def write(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -335,14 +375,14 @@ def _write_parts(frame: DataFrame, treatments: Sequence[Treatment], kept: dict[i
                 if start == stop:
                     continue
                 part = int(parts[start])
+                if part < 0:
+                    continue
                 if writer is None or writer.part != part:
                     if writer is not None:
                         writer.finish()
                         written.append((writer.part, writer.rows))
                     writer = _PartWriter(folder, part, attempt, mode, parquet_folder)
-                rows = stop - start if keep is None else max(0, min(stop - start, keep.get(part, 0) - writer.rows))
-                if rows:
-                    writer.write(_released(batch.slice(start, rows), records[start : start + rows], treatments, kept))
+                writer.write(_released(batch.slice(start, stop - start), records[start:stop], treatments, kept))
                 if fail is not None and context.attemptNumber() == 0:
                     Path(fail, f"failed-{context.partitionId()}").touch()
                     raise RuntimeError("test-only forced failure of a task's first attempt")
@@ -361,14 +401,16 @@ def _write_parts(frame: DataFrame, treatments: Sequence[Treatment], kept: dict[i
 
 
 def _randomised(source: _Source, treatments: Sequence[Treatment], kept: dict[int, pa.DataType], draws: Draws,
-                shift: int) -> DataFrame:
+                shift: int, last: tuple[int, int] | None) -> DataFrame:
+    """The randomised rows, in the parts of their order words; with ``last``, the rows a cut leaves out in part −1."""
     key, schema, columns, pieces = draws.key, _spark_schema(treatments, kept), source.cells.names, source.pieces
 
     def randomise(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for cells, rows in _cells(batches, columns, pieces, True):
             assert cells is not None
             table, flags = release_chunk(arrow_frame(cells), rows, treatments, key)
-            yield _transport(table, flags, order_words(key, rows), rows, REAL, shift, treatments, kept)
+            cut = None if last is None else ~cut_mask(cut_words(key, rows), rows, last)
+            yield _transport(table, flags, order_words(key, rows), rows, REAL, shift, treatments, kept, cut)
 
     return _map(source.frame, randomise, schema)
 
@@ -410,8 +452,10 @@ def release_on_spark(
     file and row within it, :func:`~dpcore.backends.tables.read_table_local`). Other parameters as
     in :func:`~dpcore.release.release_table`; ``parquet`` also writes each part as Parquet.
 
-    The folder is written beside ``destination`` and renamed into place only once the copy is
-    charged (or the stored copy found); after an error nothing is left behind or charged.
+    The folder is written beside ``destination`` (readable by its owner only, so every worker
+    must run as the driver's user) and renamed into place only once the copy is charged (or the
+    stored copy found); after an error nothing is left behind or charged, and a folder left by a
+    killed release is removed when the next one starts (:mod:`dpcore.release.staging`).
 
     Raises
     ------
@@ -433,15 +477,14 @@ def release_on_spark(
     table = _source(spark, source, prepared.columns)
     check_columns(table.columns, treatments)
     destination = Path(destination)
-    staging = Path(tempfile.mkdtemp(prefix=f".{destination.name}.", suffix=".partial", dir=destination.parent))
-    try:
+    with staged(destination.parent, f".{destination.name}.", folder=True) as staging:
         try:
             if ledger is not None or protection.padded:
                 fingerprint = fingerprinted(treatments, None) if ledger is not None else None
-                n, version, fine_counts = _census(table, draws, fingerprint, protection.padded)
+                n, version, census = _census(table, draws, fingerprint, protection.padded)
             else:  # only the number of parts depends on the row count (Parquet footers give it)
                 n = table.rows if table.rows is not None else table.frame.count()
-                version, fine_counts = None, np.zeros(1 << PART_BITS, dtype=np.int64)
+                version, census = None, np.zeros(1 << CUT_BITS, dtype=np.int64)
         except PythonException as error:
             raise _sentence(error) from None
         if n == 0:
@@ -460,7 +503,7 @@ def release_on_spark(
                 _move_into_place(staging, destination)
                 return ReleaseResult.handed_out_again(found.report, path=destination, dataset_id=ledger.dataset_id)
             check_fits(plan, protection, None, ledger)
-        written, outside = _release_parts(spark, table, staging, prepared, draws, n, fine_counts,
+        written, outside = _release_parts(spark, table, staging, prepared, draws, n, census,
                                           ledger is not None or parquet, part_rows)
         counts: dict[str, int] = {}
         add_outside(counts, treatments, outside)
@@ -485,12 +528,10 @@ def release_on_spark(
         shutil.rmtree(staging / STORED_FOLDER, ignore_errors=True)
         _move_into_place(staging, destination)
         return result
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
 
 
 def _release_parts(spark: SparkSession, table: _Source, staging: Path, prepared: Prepared, draws: Draws, n: int,
-                   fine_counts: np.ndarray, with_parquet: bool, part_rows: int) -> tuple[dict[int, int], np.ndarray]:
+                   census: np.ndarray, with_parquet: bool, part_rows: int) -> tuple[dict[int, int], np.ndarray]:
     """Randomise, order and write the parts (padded or cut under add/remove); the rows of every part written, and
     each column's count of values outside its domain."""
     treatments, protection = prepared.treatments, prepared.protection
@@ -500,14 +541,15 @@ def _release_parts(spark: SparkSession, table: _Source, staging: Path, prepared:
     bits = min(PART_BITS, max(0, int(np.ceil(np.log2(wanted)))))
     shift = 63 - bits
     kept = _kept_types(table, treatments)
-    rows = _randomised(table, treatments, kept, draws, shift)
+    last = None
+    if limit < n:  # the cut keeps the rows of the smallest cut words: the census names their last cell, one pass its rows
+        try:
+            last = last_kept(census, limit, lambda cell: _cell_rows(table, draws, cell))
+        except PythonException as error:
+            raise _sentence(error) from None
+    rows = _randomised(table, treatments, kept, draws, shift, last)
     if limit > n:
         rows = rows.unionByName(_fillers(spark, treatments, limit - n, draws, shift))
-    keep = None
-    if limit < n:  # the cut keeps the first rows of the order: whole parts, then the head of one
-        per_part = fine_counts.reshape(1 << bits, -1).sum(axis=1)
-        before = np.concatenate([[0], np.cumsum(per_part)[:-1]])
-        keep = {p: int(k) for p, k in enumerate(np.clip(limit - before, 0, per_part))}
     ordered = rows.repartition(max(1, min(1 << bits, 4 * spark.sparkContext.defaultParallelism)), PART).sortWithinPartitions(
         PART, WORD, SOURCE, ROW)
     sink = pa.BufferOutputStream()
@@ -518,7 +560,7 @@ def _release_parts(spark: SparkSession, table: _Source, staging: Path, prepared:
         parquet_folder = str(staging / STORED_FOLDER)
         os.makedirs(parquet_folder, exist_ok=True)
     try:
-        written, outside = _write_parts(ordered, treatments, kept, str(staging), quoting(treatments), keep, parquet_folder)
+        written, outside = _write_parts(ordered, treatments, kept, str(staging), quoting(treatments), parquet_folder)
     except PythonException as error:
         raise _sentence(error) from None
     if sum(written.values()) != limit:

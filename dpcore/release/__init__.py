@@ -41,7 +41,10 @@ person is in the table, so under the add/remove unit the copy is padded to ``T =
 ``G`` two-sided geometric noise of ε = ``count_epsilon`` (:func:`~dpcore.release.padding.noisy_row_count`): when
 ``T > n``, ``T − n`` filler rows are added, each the column mechanisms applied to an input drawn
 uniformly from the declared domain; when ``T < n``, ``n − T`` uniformly random rows are left
-out (the rows are shuffled and the first ``T`` kept). Let ``D′ = D + x``. The totals' laws
+out: the ``T`` rows with the smallest keyed *cut words* are kept, a stream apart from the order
+words (:func:`~dpcore.release.padding.smallest`). The kept rows are a uniformly random
+``T``-subset drawn apart from the order, so their order — on Spark also the parts they fall in
+and the parts' sizes — is a uniform shuffle of ``T`` rows, which tells nothing of ``n``. Let ``D′ = D + x``. The totals' laws
 differ by a factor ``e^count_epsilon``. Given the total ``t``: if ``t > n``, the copies of ``D``
 and ``D′`` differ only in one row, a filler's ``R(u)`` against ``R(x)``; if ``t ≤ n``, a random
 ``t``-subset of ``D′`` either misses ``x`` (distributed as ``D``'s copy) or holds ``R(x)`` in
@@ -81,7 +84,7 @@ at no cost, and a fresh copy, made only on request, is charged again. The charge
 stored row are one ledger transaction.
 
 *Randomness.* Every per-row draw — each column's randomized response or Laplace noise, the
-uniform code of a missing value, the row's place in the secret order, and each filler row's
+uniform code of a missing value, the row's place in the secret order and in a cut, and each filler row's
 input, values and place — is an AES-keyed pseudo-random function of a secret 16-byte key and the
 row's stable key (its position, or its file and row within the file; a filler's index) in a
 stream of its own (:mod:`~dpcore.release.randomness`, :mod:`dpcore.backends.keyed`). Without the

@@ -2,7 +2,7 @@
 
 Under replace-one neighbours a copy's row count is public and it costs the plan's
 per-record ε. Under add/remove the row count would tell whether a person is in the table, so
-the copy is padded to a noisy row count (filler rows added, or random rows left out) and costs
+the copy is padded to a noisy row count (filler rows added, or random rows cut) and costs
 ``count_epsilon`` more. When a person can have up to ``k`` rows (a privacy-unit column), the
 copy costs ``k`` times that per person, by group privacy; the privacy argument is in
 :mod:`dpcore.release`.
@@ -11,7 +11,7 @@ copy costs ``k`` times that per person, by group privacy; the privacy argument i
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -27,6 +27,7 @@ from dpcore.release.columns import Treatment
 from dpcore.release.contributions import counted_rows_per_person
 from dpcore.release.plan import ReleasePlan, over_budget
 from dpcore.release.randomness import (
+    CUT_STREAM,
     FILLER_INPUT_STREAMS,
     FILLER_ORDER_STREAM,
     FILLER_STREAMS,
@@ -41,6 +42,10 @@ from dpcore.validation import epsilon_decimal
 #: general: about ±14 filler or dropped rows (the geometric noise's standard deviation), which
 #: moves a share by under 0.1 % from 20,000 rows up, at a tenth of a typical ε = 1 budget.
 COUNT_EPSILON = 0.1
+#: The cut's census cells are the cut words' top ``CUT_BITS`` bits (:func:`cut_census`).
+CUT_BITS = 16
+#: The last pair of a cut that keeps no row (every cut word is at least 0).
+KEEP_NONE = (-1, 0)
 
 
 @dataclass(frozen=True)
@@ -167,3 +172,57 @@ def filler_rows(treatments: Sequence[Treatment], count: int, key: bytes) -> tupl
         arrays.append(t.as_array(t.randomise(inputs, index, key, FILLER_STREAMS)))
     table = pa.Table.from_arrays(arrays, names=[t.header for t in treatments])
     return table, index, order_words(key, index, FILLER_ORDER_STREAM)
+
+
+# --- the cut: which real rows a copy cut to its noisy row count keeps ---------------------------------
+#
+# A cut keeps the ``limit`` rows with the smallest (cut word, row key) pairs: a uniformly random
+# subset, drawn apart from the order words, so which rows are kept says nothing about where they
+# go in the order (nor, on Spark, about which parts are full), whatever the true row count.
+
+
+def cut_words(key: bytes, rows: np.ndarray) -> np.ndarray:
+    """Each real row's keyed 63-bit cut word (non-negative ``int64``), in a stream of its own."""
+    return order_words(key, rows, CUT_STREAM)
+
+
+def smallest(words: np.ndarray, rows: np.ndarray, limit: int) -> np.ndarray:
+    """Which of the rows a cut to ``limit`` rows keeps: those with the smallest ``(word, row key)`` (a boolean mask)."""
+    keep = np.zeros(len(words), dtype=bool)
+    keep[np.lexsort((np.asarray(rows, dtype=np.uint64), words))[:limit]] = True
+    return keep
+
+
+def cut_census(words: np.ndarray) -> np.ndarray:
+    """How many cut words fall in each census cell (their top :data:`CUT_BITS` bits); census add up over parts."""
+    return np.bincount(np.asarray(words) >> (63 - CUT_BITS), minlength=1 << CUT_BITS).astype(np.int64)
+
+
+def boundary_cell(census: np.ndarray, limit: int) -> tuple[int, int]:
+    """The census cell of the ``limit``-th smallest cut word (``limit`` ≥ 1), and how many of its rows the cut keeps."""
+    below = np.cumsum(census)
+    cell = int(np.searchsorted(below, limit, side="left"))
+    return cell, limit - (int(below[cell - 1]) if cell else 0)
+
+
+def last_kept(census: np.ndarray, limit: int, cell_rows: Callable[[int], tuple[np.ndarray, np.ndarray]]) -> tuple[int, int]:
+    """The largest ``(cut word, row key)`` a cut to ``limit`` rows keeps (:data:`KEEP_NONE` for none).
+
+    For rows that cannot all be held at once: ``census`` is the :func:`cut_census` of every row,
+    and ``cell_rows(cell)`` returns the cut words and row keys of the rows in one cell, so only
+    that cell's rows (about ``n·2^-CUT_BITS``) are ever gathered. :func:`cut_mask` with the
+    result keeps exactly the rows :func:`smallest` keeps.
+    """
+    if limit <= 0:
+        return KEEP_NONE
+    cell, keep = boundary_cell(census, limit)
+    words, rows = cell_rows(cell)
+    rows = np.asarray(rows, dtype=np.uint64)
+    last = np.lexsort((rows, words))[keep - 1]
+    return int(words[last]), int(rows[last])
+
+
+def cut_mask(words: np.ndarray, rows: np.ndarray, last: tuple[int, int]) -> np.ndarray:
+    """Which rows a cut keeps: those whose ``(cut word, row key)`` is at most ``last`` (:func:`last_kept`)."""
+    word, row = last
+    return (words < word) | ((words == word) & (np.asarray(rows, dtype=np.uint64) <= np.uint64(max(row, 0))))

@@ -5,10 +5,10 @@ seed in tests):
 
 * **Per-row draws are keyed** (:mod:`dpcore.backends.keyed`): a secret 16-byte key is drawn
   from the entropy, and every draw a row gets — each column's randomized response or Laplace
-  noise, the uniform code of a missing value, the row's place in the secret order — is an
-  AES-keyed pseudo-random function of (key, the row's stable key, a stream). A row gets the
-  same draws however a file is cut into chunks, whichever Spark task reads it and however often
-  a task is retried; without the key, the draws of different rows and streams are
+  noise, the uniform code of a missing value, the row's place in the secret order, its word in
+  a cut — is an AES-keyed pseudo-random function of (key, the row's stable key, a stream). A row
+  gets the same draws however a file is cut into chunks, whichever Spark task reads it and
+  however often a task is retried; without the key, the draws of different rows and streams are
   indistinguishable from independent uniform ones. Filler rows (padding) are keyed by their
   index in streams of their own.
 * **The few whole-copy draws** (the noisy row count, the choice of each person's rows) come
@@ -39,6 +39,8 @@ FILLER_STREAMS = 1 << 28
 FILLER_INPUT_STREAMS = 2 << 28
 ROW_ORDER_STREAM = 2**31
 FILLER_ORDER_STREAM = 2**31 + 4
+#: The cut's words (which real rows a copy cut to a noisy row count keeps), apart from the order's.
+CUT_STREAM = 2**31 + 5
 #: The ``source`` of a row in the order's tie-break: real rows before fillers of the same word.
 REAL, FILLER = 0, 1
 

@@ -9,7 +9,9 @@ cost; a fresh copy is charged again and takes the key over.
 
 * **Charged and stored together.** The Parquet file is written and named by its hash first;
   the spend and the row naming the file are then one ledger transaction. If the file cannot be
-  written nothing is charged; if the spend is refused, the file is removed again.
+  written nothing is charged; if the spend is refused, the file is removed again. While it is
+  written the file is an owner-only ``.copy-*.partial`` (:mod:`~dpcore.release.staging`); one a
+  killed release left is removed when the next copy is written.
 * **Checked when read.** A copy is hashed again before it is handed out: a file whose bytes
   changed, or that is missing, is refused with a sentence, never handed out.
 * **The same bytes.** The file holds the released rows as written (category codes with their
@@ -30,7 +32,6 @@ import json
 import os
 import sqlite3
 import struct
-import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +44,7 @@ from dpcore._ledger_db import now
 from dpcore.accountant import spend_label
 from dpcore.exceptions import DataError
 from dpcore.i18n import _
+from dpcore.release import staging
 from dpcore.release.writing import write_csv
 
 if TYPE_CHECKING:
@@ -55,6 +57,7 @@ COPIES_SUFFIX = "-copies"
 _QUOTING = "dpcore.quoting"
 _RENDER_ROWS = 1 << 17
 _LEGACY_MAGIC = b"DPRC1"
+_STAGING_PREFIX = ".copy-"
 _LENGTH = struct.Struct("<Q")
 
 
@@ -95,13 +98,15 @@ class CopyWriter:
         self.folder, self.quoting = folder, quoting
         self._writer: pq.ParquetWriter | None = None
         self._path: Path | None = None
+        self._lock: int | None = None
         if folder is None:
             self._sink = pa.BufferOutputStream()
         else:
             folder.mkdir(parents=True, exist_ok=True)
-            handle, name = tempfile.mkstemp(prefix=".copy-", suffix=".partial", dir=folder)
-            os.close(handle)
-            self._path = self._sink = Path(name)
+            # Unnamed, the file is a copy nobody was charged for: one a killed release left is removed here.
+            staging.remove_stale(folder, _STAGING_PREFIX)
+            self._path, self._lock = staging.new_entry(folder, _STAGING_PREFIX, folder=False)
+            self._sink = self._path
 
     def append(self, table: pa.Table) -> None:
         if self._writer is None:
@@ -122,6 +127,7 @@ class CopyWriter:
             with open(self._path, "rb") as handle:
                 content = hashlib.file_digest(handle, "sha256").hexdigest()
             os.replace(self._path, self.folder / f"{content}.parquet")
+            self._unlock()
             return content, b""
         except BaseException:
             self.discard()
@@ -133,6 +139,11 @@ class CopyWriter:
             self._writer.close()
         if self._path is not None:
             self._path.unlink(missing_ok=True)
+        self._unlock()
+
+    def _unlock(self) -> None:
+        staging.unlock(self._lock)
+        self._lock = None
 
 
 def writer(ledger: BudgetLedger, quoting: str) -> CopyWriter:

@@ -17,6 +17,7 @@ import queue
 import tempfile
 import threading
 from collections.abc import Callable, Generator, Iterable, Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
@@ -34,11 +35,22 @@ from dpcore.persons import person_keys
 from dpcore.release import stored
 from dpcore.release.columns import quoting
 from dpcore.release.contributions import PersonBound, keep_mask, scan_units
-from dpcore.release.padding import COUNT_EPSILON, check_fits, filler_rows, noisy_row_count
+from dpcore.release.padding import (
+    COUNT_EPSILON,
+    CUT_BITS,
+    check_fits,
+    cut_census,
+    cut_mask,
+    cut_words,
+    filler_rows,
+    last_kept,
+    noisy_row_count,
+)
 from dpcore.release.plan import ReleasePlan
 from dpcore.release.randomness import FILLER, REAL, Draws, order_words, positions, signed
 from dpcore.release.randomness import entropy as make_entropy
 from dpcore.release.result import ReleaseResult
+from dpcore.release.staging import staging
 from dpcore.release.stored import CopyWriter
 from dpcore.release.table import Prepared, add_outside, check_columns, fingerprinted, prepare, release_chunk
 from dpcore.release.writing import write_csv
@@ -139,7 +151,7 @@ class BackgroundWriter:
             raise self.error
 
 
-WORD_COLUMN, SOURCE_COLUMN, ROW_COLUMN = "__order_word__", "__order_source__", "__order_row__"
+WORD_COLUMN, SOURCE_COLUMN, ROW_COLUMN, CUT_COLUMN = "__order_word__", "__order_source__", "__order_row__", "__cut_word__"
 
 
 class ShuffleBuckets:
@@ -149,7 +161,9 @@ class ShuffleBuckets:
     filler and its row key). Pass one appends rows to ``n_buckets`` temporary Arrow files by the
     word's top bits; pass two reads one bucket at a time and sorts it. Concatenating the buckets
     in order gives exactly the rows in :func:`~dpcore.release.randomness.secret_order` — the
-    order an in-memory sort gives — with memory bounded by one bucket.
+    order an in-memory sort gives — with memory bounded by one bucket. Rows of a copy that may be
+    cut also carry their cut word (:func:`~dpcore.release.padding.cut_words`), so that the cut
+    can be made as the buckets are written out.
     """
 
     def __init__(self, n_buckets: int) -> None:
@@ -161,12 +175,19 @@ class ShuffleBuckets:
         self._writers: dict[int, pa.ipc.RecordBatchStreamWriter] = {}
         self._files: dict[int, io.BufferedWriter] = {}
         self._schema: pa.Schema | None = None
+        self._finished = False
 
-    def add(self, table: pa.Table, words: np.ndarray, rows: np.ndarray, source: int = REAL) -> None:
-        """Rows of ``table`` with their order words and row keys (``source``: real rows or fillers)."""
+    def add(self, table: pa.Table, words: np.ndarray, rows: np.ndarray, source: int = REAL,
+            cuts: np.ndarray | None = None) -> None:
+        """Rows of ``table`` with their order words and row keys (``source``: real rows or fillers), and cut words.
+
+        Every ``add`` of a copy gives cut words, or none does.
+        """
         table = (table.append_column(WORD_COLUMN, pa.array(words, type=pa.int64()))
                  .append_column(SOURCE_COLUMN, pa.array(np.full(len(words), source, dtype=np.int8)))
                  .append_column(ROW_COLUMN, pa.array(signed(rows), type=pa.int64())))
+        if cuts is not None:
+            table = table.append_column(CUT_COLUMN, pa.array(cuts, type=pa.int64()))
         self._schema = table.schema
         bucket = (words >> self.shift) if self.n_buckets > 1 else np.zeros(len(words), dtype=np.int64)
         order = np.argsort(bucket, kind="stable")
@@ -183,19 +204,38 @@ class ShuffleBuckets:
             self._writers[b] = pa.ipc.new_stream(handle, self._schema)
         return self._writers[b]
 
-    def tables(self) -> Iterator[pa.Table]:
-        """The buckets in order, each sorted, without the order's columns."""
-        for writer in self._writers.values():
-            writer.close()
-        for handle in self._files.values():
-            handle.close()
+    def _written(self) -> Iterator[pa.Table]:
+        """The buckets as written, in order (writing is over)."""
+        if not self._finished:
+            self._finished = True
+            for writer in self._writers.values():
+                writer.close()
+            for handle in self._files.values():
+                handle.close()
         for b in range(self.n_buckets):
-            if b not in self._writers:
-                continue
-            with pa.memory_map(f"{self._directory.name}/{b}.arrow") as source:
-                table = pa.ipc.open_stream(source).read_all()
-            keys = [(WORD_COLUMN, "ascending"), (SOURCE_COLUMN, "ascending"), (ROW_COLUMN, "ascending")]
-            yield table.take(pc.sort_indices(table, sort_keys=keys)).drop_columns([k for k, _order in keys])
+            if b in self._writers:
+                with pa.memory_map(f"{self._directory.name}/{b}.arrow") as source:
+                    yield pa.ipc.open_stream(source).read_all()
+
+    def cell_rows(self, cell: int) -> tuple[np.ndarray, np.ndarray]:
+        """The cut words and row keys of the rows in one census cell (:func:`~dpcore.release.padding.last_kept`)."""
+        words, rows = [np.empty(0, dtype=np.int64)], [np.empty(0, dtype=np.uint64)]
+        for table in self._written():
+            cuts = table.column(CUT_COLUMN).to_numpy()
+            inside = (cuts >> (63 - CUT_BITS)) == cell
+            words.append(cuts[inside])
+            rows.append(table.column(ROW_COLUMN).to_numpy()[inside].view(np.uint64))
+        return np.concatenate(words), np.concatenate(rows)
+
+    def tables(self, last: tuple[int, int] | None = None) -> Iterator[pa.Table]:
+        """The buckets in order, each sorted, without the order's columns; with ``last``, only the rows a cut keeps."""
+        keys = [(WORD_COLUMN, "ascending"), (SOURCE_COLUMN, "ascending"), (ROW_COLUMN, "ascending")]
+        for table in self._written():
+            table = table.take(pc.sort_indices(table, sort_keys=keys))
+            if last is not None:
+                rows = table.column(ROW_COLUMN).to_numpy().view(np.uint64)
+                table = table.filter(pa.array(cut_mask(table.column(CUT_COLUMN).to_numpy(), rows, last)))
+            yield table.drop_columns([name for name in table.column_names if name in (*dict(keys), CUT_COLUMN)])
 
     def close(self) -> None:
         for handle in self._files.values():
@@ -271,9 +311,9 @@ def _stream(parts: Iterable[Part], sink: IO[bytes], prepared: Prepared, draws: D
     rows the person bound left out and the rows written.
 
     ``total`` is the table's size in bytes, the unit of the parts' progress. A padded copy gets
-    its filler rows after the last part and is cut to the noisy row count as it is written: the
-    rows come out in the secret order, so the cut drops uniformly random rows, exactly as the
-    in-memory release does.
+    its filler rows after the last part, or is cut to the noisy row count as it is written: the
+    rows with the smallest cut words are kept, found from a census of those words and one cell's
+    rows (:func:`~dpcore.release.padding.last_kept`), exactly the rows the in-memory release keeps.
     """
     treatments, protection, bound = prepared.treatments, prepared.protection, prepared.bound
     fingerprint: VersionFingerprint | None = None
@@ -282,6 +322,7 @@ def _stream(parts: Iterable[Part], sink: IO[bytes], prepared: Prepared, draws: D
     # Pass one randomises every part into buckets of the secret order; pass two writes the
     # buckets out in order, so memory stays bounded by a bucket.
     buckets = ShuffleBuckets(math.ceil(total / SHUFFLE_BUCKET_BYTES))
+    census = np.zeros(1 << CUT_BITS, dtype=np.int64)
     chunks = prefetch(parts)
     try:
         for frame, part, part_rows, done in chunks:
@@ -290,7 +331,10 @@ def _stream(parts: Iterable[Part], sink: IO[bytes], prepared: Prepared, draws: D
                 fingerprint = VersionFingerprint() if copy is not None else None
             released, flags = release_chunk(part, part_rows, treatments, draws.key)
             add_outside(outside, treatments, flags.sum(axis=0))
-            buckets.add(released, order_words(draws.key, part_rows), part_rows)
+            cuts = cut_words(draws.key, part_rows) if protection.padded else None
+            if cuts is not None:
+                census += cut_census(cuts)
+            buckets.add(released, order_words(draws.key, part_rows), part_rows, cuts=cuts)
             if fingerprint is not None:
                 fingerprint.add(frame, fingerprinted(treatments, bound))
             rows += len(frame)
@@ -299,23 +343,27 @@ def _stream(parts: Iterable[Part], sink: IO[bytes], prepared: Prepared, draws: D
                 progress(min(done, total), total)
         if rows == 0:
             raise DataError(_("The file has a header but no data rows."))
-        limit = kept
+        limit, last = kept, None
         if protection.padded:
             limit = noisy_row_count(kept, protection.count_epsilon, draws.entropy)
             if limit > kept:
                 fillers, filler_keys, filler_words = filler_rows(treatments, limit - kept, draws.key)
-                buckets.add(fillers, filler_words, filler_keys, FILLER)
+                # Fillers come only when nothing is cut: their cut words are never read.
+                buckets.add(fillers, filler_words, filler_keys, FILLER, cuts=np.zeros(len(filler_keys), dtype=np.int64))
+            elif limit < kept:
+                last = last_kept(census, limit, buckets.cell_rows)
         writer = BackgroundWriter(sink, copy, quoting(treatments))
         failed, written = True, 0
         try:
-            for index, table in enumerate(buckets.tables()):
-                table = table.slice(0, max(limit - written, 0))
+            for index, table in enumerate(buckets.tables(last)):
                 if index == 0 or table.num_rows:
                     writer.put(table, header=index == 0)
                 written += table.num_rows
             failed = False
         finally:
             writer.close(raise_errors=not failed)
+        if written != limit:
+            raise RuntimeError(f"the copy holds {written} rows, not {limit}")
     finally:
         chunks.close()
         buckets.close()
@@ -347,8 +395,10 @@ def release_csv(
     ``chunksize``. Other parameters as in :func:`~dpcore.release.table.release_table`;
     ``progress`` is called with ``(bytes_read, total_bytes)`` after every chunk.
 
-    The copy is written to a temporary file beside ``destination`` and renamed only once it
-    has been charged (or the stored copy found); after any error no file is left behind.
+    The copy is written to a temporary file beside ``destination`` (readable by its owner only)
+    and renamed only once it has been charged (or the stored copy found); after any error no file
+    is left behind, and one left by a killed release is removed when the next one starts
+    (:mod:`~dpcore.release.staging`).
     """
     source = Path(source)
     if isinstance(chunksize, bool) or not isinstance(chunksize, int) or chunksize < 1:
@@ -419,10 +469,11 @@ def _release_streamed(
     if ledger is None or fresh:  # a stored copy is handed out free, so only a new one is checked up front
         check_fits(plan, protection, budget, ledger)
     entropy, seeded = make_entropy(random_state)
-    handle, temporary = tempfile.mkstemp(prefix=f".{destination.name}.", suffix=".partial", dir=destination.parent)
     copy = None
-    try:
-        with os.fdopen(handle, "wb") as sink:
+    with ExitStack() as stack:
+        temporary = stack.enter_context(staging(destination.parent, f".{destination.name}.", folder=False))
+        stack.callback(lambda: copy.discard() if copy is not None else None)
+        with open(temporary, "wb") as sink:
             for attempt in encodings:
                 sink.seek(0)
                 sink.truncate()
@@ -457,8 +508,3 @@ def _release_streamed(
         copy = None
         os.replace(temporary, destination)
         return result
-    finally:
-        if copy is not None:
-            copy.discard()
-        if os.path.exists(temporary):
-            os.unlink(temporary)

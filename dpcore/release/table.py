@@ -26,9 +26,11 @@ from dpcore.release.padding import (
     Protection,
     check_fits,
     check_padding,
+    cut_words,
     filler_rows,
     noisy_row_count,
     protection_for,
+    smallest,
 )
 from dpcore.release.plan import ReleasePlan
 from dpcore.release.randomness import FILLER, REAL, Draws, order_words, positions, secret_order
@@ -62,12 +64,12 @@ def arranged(table: pa.Table, rows: np.ndarray, treatments: Sequence[Treatment],
     """The released rows in the secret order, padded with fillers or cut to the noisy row count under add/remove.
 
     Rows sort by their keyed words (:func:`~dpcore.release.randomness.secret_order`); fillers
-    join the order by their own words, and a cut keeps the first rows of the order, which are
-    uniformly random rows.
+    join the order by their own words. A cut keeps the rows with the smallest cut words
+    (:func:`~dpcore.release.padding.smallest`), a uniformly random subset drawn apart from the
+    order, and then orders them.
     """
     n = len(table)
     words, sources = order_words(draws.key, rows), np.full(n, REAL, dtype=np.int8)
-    limit = n
     if protection.padded:
         limit = noisy_row_count(n, protection.count_epsilon, draws.entropy)
         if limit > n:
@@ -75,7 +77,10 @@ def arranged(table: pa.Table, rows: np.ndarray, treatments: Sequence[Treatment],
             table = pa.concat_tables([table, fillers])
             rows, words = np.concatenate([rows, filler_keys]), np.concatenate([words, filler_words])
             sources = np.concatenate([sources, np.full(limit - n, FILLER, dtype=np.int8)])
-    return table.take(pa.array(secret_order(words, sources, rows)[:limit]))
+        elif limit < n:
+            keep = smallest(cut_words(draws.key, rows), rows, limit)
+            table, rows, words, sources = table.filter(pa.array(keep)), rows[keep], words[keep], sources[keep]
+    return table.take(pa.array(secret_order(words, sources, rows)))
 
 
 def check_columns(columns: Iterable[object], treatments: Iterable[Treatment]) -> None:

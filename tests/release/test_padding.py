@@ -68,3 +68,53 @@ def test_copy_epsilon_counts_the_row_count_only_where_it_is_hidden():
     assert R.copy_epsilon(plan, REPLACE_ONE) == pytest.approx(plan.per_record_epsilon)
     assert R.copy_epsilon(plan, ADD_REMOVE) == pytest.approx(plan.per_record_epsilon + R.COUNT_EPSILON)
     assert R.count_epsilon_for(REPLACE_ONE) == 0 and R.count_epsilon_for(ADD_REMOVE) == R.COUNT_EPSILON
+
+
+def _cut_copy(n: int, seed: int, monkeypatch=None):  # noqa: ANN001, ANN202
+    """The row keys an add/remove copy of ``n`` rows keeps, in its order, and its draws (a seed that cuts rows)."""
+    import pyarrow as pa
+
+    from dpcore.release.padding import Protection
+    from dpcore.release.table import arranged
+
+    draws = randomness.Draws.of(randomness.entropy(seed)[0])
+    rows = np.arange(n, dtype=np.uint64) * np.uint64(7919)  # keys other than the positions
+    table = pa.table({"row": rows})
+    copy = arranged(table, rows, [], draws, Protection(ADD_REMOVE, 0.05))
+    return copy.column("row").to_numpy(), draws, rows
+
+
+def test_a_cut_keeps_the_rows_of_the_smallest_cut_words_apart_from_the_order(monkeypatch):
+    from dpcore.release import padding, table
+
+    n = 400
+    seed = next(s for s in range(100) if 0 < R.noisy_row_count(n, 0.05, randomness.entropy(s)[0]) < n - 5)
+    limit = R.noisy_row_count(n, 0.05, randomness.entropy(seed)[0])
+    kept, draws, rows = _cut_copy(n, seed)
+    assert len(kept) == limit
+    cuts = padding.cut_words(draws.key, rows)
+    assert set(kept.tolist()) == set(rows[np.argsort(cuts)[:limit]].tolist())  # the limit smallest cut words
+    order = randomness.order_words(draws.key, kept)
+    assert (np.diff(order) > 0).all()  # then ordered by their order words
+    first_of_order = rows[np.argsort(randomness.order_words(draws.key, rows))[:limit]]
+    assert set(first_of_order.tolist()) != set(kept.tolist())  # not the head of the order, as before
+    # Other order words put the rows elsewhere but keep the same rows.
+    monkeypatch.setattr(table, "order_words", lambda key, rows, *a: randomness.order_words(key[::-1], rows, *a))
+    again, _draws, _rows = _cut_copy(n, seed)
+    assert set(again.tolist()) == set(kept.tolist()) and again.tolist() != kept.tolist()
+
+
+def test_the_census_finds_the_cut_a_sort_finds_ties_and_cells_included():
+    from dpcore.release import padding
+
+    rng = np.random.default_rng(4)
+    n = 3000
+    # Few distinct words, each in a cell of its own and shared by many rows: ties broken by the row key (unsigned).
+    words = (rng.integers(0, 6, n).astype(np.int64) << 58) | rng.integers(0, 3, n).astype(np.int64)
+    rows = rng.choice(np.arange(2**64 - 10**6, 2**64 - 1, dtype=np.uint64), n, replace=False)
+    census = padding.cut_census(words)
+    assert census.sum() == n
+    for limit in (0, 1, 17, 1499, 2999, n):
+        last = padding.last_kept(census, limit, lambda cell: (words[(words >> 47) == cell], rows[(words >> 47) == cell]))
+        kept = padding.cut_mask(words, rows, last)
+        assert kept.sum() == limit and np.array_equal(kept, padding.smallest(words, rows, limit)), limit

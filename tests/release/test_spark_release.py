@@ -183,3 +183,27 @@ def test_a_dataframe_is_released_with_its_rows_keyed_by_position(spark, tmp_path
     assert np.array_equal(keys, np.arange(900))  # one file: its row keys are the positions
     _release(spark, spark.read.parquet(str(source)), tmp_path / "copy", 9, unit=REPLACE_ONE)
     assert _joined(tmp_path / "copy") == expected.csv
+
+
+def test_a_cut_keeps_on_spark_the_rows_it_keeps_locally(spark, tmp_path):
+    """The census, the boundary cell's rows and the driver's last pair keep exactly the rows of the smallest cut words."""
+    from dpcore.backends import spark_release
+    from dpcore.release import padding, randomness
+
+    source = _parquet_table(tmp_path, n=60, files=2)
+    frame, keys = read_table_local(source)
+    epsilon = 0.05
+    seed = next(s for s in range(100) if 0 < R.noisy_row_count(60, epsilon, randomness.entropy(s)[0]) < 55)
+    limit = R.noisy_row_count(60, epsilon, randomness.entropy(seed)[0])
+    draws = randomness.Draws.of(randomness.entropy(seed)[0])
+    table = spark_release._source(spark, source, ["smoker", "colour", "score"])
+    n, _version, census = spark_release._census(table, draws, None, True)
+    assert n == 60
+    last = padding.last_kept(census, limit, lambda cell: spark_release._cell_rows(table, draws, cell))
+    on_spark = padding.cut_mask(padding.cut_words(draws.key, keys), keys, last)
+    assert np.array_equal(on_spark, padding.smallest(padding.cut_words(draws.key, keys), keys, limit))
+    expected = R.release_table(frame, small_schema(), PLAN, random_state=seed, row_keys=keys, unit=ADD_REMOVE,
+                               count_epsilon=epsilon)
+    assert len(expected.table) == limit
+    _release(spark, source, tmp_path / "copy", seed, unit=ADD_REMOVE, count_epsilon=epsilon)
+    assert _joined(tmp_path / "copy") == expected.csv
