@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import pickle
-
 import numpy as np
 import pytest
+from fitted import fitted_state
 from test_spark import spark_module, table  # noqa: F401  (the module's table fixture)
 from test_tables import messy_schema
 
@@ -15,9 +14,6 @@ from dpcore.models import DPBoostingClassifier, DPBoostingRegressor, DPGaussianN
 
 pytestmark = pytest.mark.spark
 
-
-def fitted_state(model) -> bytes:  # noqa: ANN001
-    return pickle.dumps({name: value for name, value in sorted(vars(model).items()) if name.endswith("_")})
 
 
 @pytest.mark.parametrize(("kind", "target"), [("parquet", "income"), ("csv", "label")])

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import pickle
 from pathlib import Path
 
 import pytest
+from fitted import fitted_state
 
 from dpcore.accountant import BudgetLedger
 from dpcore.backends import tables
@@ -31,9 +31,6 @@ def adult_folder(tmp_path, adult_frame):
         part.iloc[start:start + 1000].to_parquet(folder / f"part-{i}.parquet", index=False)
     return folder
 
-
-def fitted_state(model) -> bytes:  # noqa: ANN001
-    return pickle.dumps({name: value for name, value in sorted(vars(model).items()) if name.endswith("_")})
 
 
 def test_fit_on_spark_charges_once_and_gives_the_local_rows_model(spark, tmp_path, adult_folder, capsys):
