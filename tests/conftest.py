@@ -148,3 +148,18 @@ def page(browser, server):
     yield page
     context.close()
 
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One local Spark session for every test marked ``spark`` (``pytest -m "not spark"`` skips them where there is no Java).
+
+    ``local[2,4]``: two cores, and up to four attempts per task, so a test can make a task's first
+    attempt fail and watch Spark retry it; four shuffle partitions; stopped at the end of the run.
+    """
+    pytest.importorskip("pyspark")
+    from dpcore.backends.spark import spark_session
+
+    session = spark_session("local[2,4]", **{"spark.sql.shuffle.partitions": "4"})
+    yield session
+    session.stop()
