@@ -10,21 +10,15 @@ thread randomises the current one, and a writer thread formats and stores the pr
 
 from __future__ import annotations
 
-import io
 import math
 import os
-import queue
-import tempfile
-import threading
-from collections.abc import Callable, Generator, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import IO
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from dpcore.accountant import BudgetLedger
 from dpcore.csv_reading import DEFAULT_CHUNKSIZE, read_chunks, sniff_file
@@ -33,6 +27,7 @@ from dpcore.i18n import _
 from dpcore.identity import VersionFingerprint
 from dpcore.persons import person_keys
 from dpcore.release import stored
+from dpcore.release.buffers import SHUFFLE_BUCKET_BYTES, BackgroundWriter, ShuffleBuckets, prefetch
 from dpcore.release.columns import quoting
 from dpcore.release.contributions import PersonBound, keep_mask, scan_units
 from dpcore.release.padding import (
@@ -40,207 +35,20 @@ from dpcore.release.padding import (
     CUT_BITS,
     check_fits,
     cut_census,
-    cut_mask,
     cut_words,
     filler_rows,
     last_kept,
     noisy_row_count,
 )
 from dpcore.release.plan import ReleasePlan
-from dpcore.release.randomness import FILLER, REAL, Draws, order_words, positions, signed
+from dpcore.release.randomness import FILLER, Draws, order_words, positions
 from dpcore.release.randomness import entropy as make_entropy
 from dpcore.release.result import ReleaseResult
 from dpcore.release.staging import staging
 from dpcore.release.stored import CopyWriter
 from dpcore.release.table import Prepared, add_outside, check_columns, fingerprinted, prepare, release_chunk
-from dpcore.release.writing import write_csv
 from dpcore.schema import Schema
 from dpcore.validation import RandomStateLike
-
-#: Input bytes per shuffle bucket: memory in the second pass stays about this large.
-SHUFFLE_BUCKET_BYTES = 64 << 20
-
-_T = TypeVar("_T")
-
-
-def prefetch(iterable: Iterable[_T], depth: int = 1) -> Generator[_T, None, None]:
-    """Iterate ``iterable`` in a background thread, ``depth`` items ahead (its errors are re-raised here)."""
-    items: queue.Queue[tuple[Any, BaseException | None]] = queue.Queue(maxsize=depth)
-    stop = threading.Event()
-    done = object()
-
-    def put(item: tuple[Any, BaseException | None]) -> bool:
-        while not stop.is_set():
-            try:
-                items.put(item, timeout=0.1)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def run() -> None:
-        try:
-            for item in iterable:
-                if not put((item, None)):
-                    return
-            put((done, None))
-        except BaseException as error:  # handed to the consumer, which re-raises it
-            put((None, error))
-
-    thread = threading.Thread(target=run, name="dpcore-read-ahead", daemon=True)
-    thread.start()
-    try:
-        while True:
-            item, error = items.get()
-            if error is not None:
-                raise error
-            if item is done:
-                return
-            yield item
-    finally:
-        stop.set()
-        thread.join()
-
-
-def decoded(table: pa.Table) -> pa.Table:
-    """Dictionary-encoded columns as plain text: one ``take`` of each column's few labels.
-
-    The same cells as the CSV writer's own decoding, which on this machine took about twice
-    as long as this cast and the writing of plain text together.
-    """
-    columns = [pc.cast(c, c.type.value_type) if pa.types.is_dictionary(c.type) else c for c in table.columns]
-    return pa.Table.from_arrays(columns, names=table.column_names)
-
-
-class BackgroundWriter:
-    """Formats released chunks as CSV and writes them (and the stored copy) in a background thread."""
-
-    def __init__(self, sink: IO[bytes], copy: CopyWriter | None, quoting: str, depth: int = 1) -> None:
-        self.sink, self.copy, self.quoting = sink, copy, quoting
-        self.items: queue.Queue[tuple[pa.Table, bool] | None] = queue.Queue(maxsize=depth)
-        self.error: BaseException | None = None
-        self.thread = threading.Thread(target=self._run, name="dpcore-writer", daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        while True:
-            item = self.items.get()
-            if item is None:
-                return
-            if self.error is not None:
-                continue
-            try:
-                table, header = item
-                buffer = pa.BufferOutputStream()
-                write_csv(decoded(table), buffer, header, self.quoting)
-                self.sink.write(buffer.getvalue())
-                if self.copy is not None:
-                    self.copy.append(table)
-            except BaseException as error:  # re-raised by put() or close()
-                self.error = error
-
-    def put(self, table: pa.Table, header: bool) -> None:
-        if self.error is not None:
-            raise self.error
-        self.items.put((table, header))
-
-    def close(self, raise_errors: bool = True) -> None:
-        self.items.put(None)
-        self.thread.join()
-        if raise_errors and self.error is not None:
-            raise self.error
-
-
-WORD_COLUMN, SOURCE_COLUMN, ROW_COLUMN, CUT_COLUMN = "__order_word__", "__order_source__", "__order_row__", "__cut_word__"
-
-
-class ShuffleBuckets:
-    """The secret row order of a copy larger than memory, in two passes.
-
-    Each released row carries its keyed 63-bit order word (and, to break ties, whether it is a
-    filler and its row key). Pass one appends rows to ``n_buckets`` temporary Arrow files by the
-    word's top bits; pass two reads one bucket at a time and sorts it. Concatenating the buckets
-    in order gives exactly the rows in :func:`~dpcore.release.randomness.secret_order` — the
-    order an in-memory sort gives — with memory bounded by one bucket. Rows of a copy that may be
-    cut also carry their cut word (:func:`~dpcore.release.padding.cut_words`), so that the cut
-    can be made as the buckets are written out.
-    """
-
-    def __init__(self, n_buckets: int) -> None:
-        # A power of two, so the word's top bits name every bucket exactly.
-        bits = max(0, int(n_buckets) - 1).bit_length()
-        self.n_buckets = 1 << bits
-        self.shift = 63 - bits
-        self._directory = tempfile.TemporaryDirectory(prefix="dpcore-shuffle-")
-        self._writers: dict[int, pa.ipc.RecordBatchStreamWriter] = {}
-        self._files: dict[int, io.BufferedWriter] = {}
-        self._schema: pa.Schema | None = None
-        self._finished = False
-
-    def add(self, table: pa.Table, words: np.ndarray, rows: np.ndarray, source: int = REAL,
-            cuts: np.ndarray | None = None) -> None:
-        """Rows of ``table`` with their order words and row keys (``source``: real rows or fillers), and cut words.
-
-        Every ``add`` of a copy gives cut words, or none does.
-        """
-        table = (table.append_column(WORD_COLUMN, pa.array(words, type=pa.int64()))
-                 .append_column(SOURCE_COLUMN, pa.array(np.full(len(words), source, dtype=np.int8)))
-                 .append_column(ROW_COLUMN, pa.array(signed(rows), type=pa.int64())))
-        if cuts is not None:
-            table = table.append_column(CUT_COLUMN, pa.array(cuts, type=pa.int64()))
-        self._schema = table.schema
-        bucket = (words >> self.shift) if self.n_buckets > 1 else np.zeros(len(words), dtype=np.int64)
-        order = np.argsort(bucket, kind="stable")
-        table, bucket = table.take(pa.array(order)), bucket[order]
-        bounds = np.searchsorted(bucket, np.arange(self.n_buckets + 1))
-        for b in range(self.n_buckets):
-            if bounds[b + 1] > bounds[b]:
-                self._writer(b).write_table(table.slice(bounds[b], bounds[b + 1] - bounds[b]))
-
-    def _writer(self, b: int) -> pa.ipc.RecordBatchStreamWriter:
-        if b not in self._writers:
-            handle = open(f"{self._directory.name}/{b}.arrow", "wb")  # noqa: SIM115 (closed in tables())
-            self._files[b] = handle
-            self._writers[b] = pa.ipc.new_stream(handle, self._schema)
-        return self._writers[b]
-
-    def _written(self) -> Iterator[pa.Table]:
-        """The buckets as written, in order (writing is over)."""
-        if not self._finished:
-            self._finished = True
-            for writer in self._writers.values():
-                writer.close()
-            for handle in self._files.values():
-                handle.close()
-        for b in range(self.n_buckets):
-            if b in self._writers:
-                with pa.memory_map(f"{self._directory.name}/{b}.arrow") as source:
-                    yield pa.ipc.open_stream(source).read_all()
-
-    def cell_rows(self, cell: int) -> tuple[np.ndarray, np.ndarray]:
-        """The cut words and row keys of the rows in one census cell (:func:`~dpcore.release.padding.last_kept`)."""
-        words, rows = [np.empty(0, dtype=np.int64)], [np.empty(0, dtype=np.uint64)]
-        for table in self._written():
-            cuts = table.column(CUT_COLUMN).to_numpy()
-            inside = (cuts >> (63 - CUT_BITS)) == cell
-            words.append(cuts[inside])
-            rows.append(table.column(ROW_COLUMN).to_numpy()[inside].view(np.uint64))
-        return np.concatenate(words), np.concatenate(rows)
-
-    def tables(self, last: tuple[int, int] | None = None) -> Iterator[pa.Table]:
-        """The buckets in order, each sorted, without the order's columns; with ``last``, only the rows a cut keeps."""
-        keys = [(WORD_COLUMN, "ascending"), (SOURCE_COLUMN, "ascending"), (ROW_COLUMN, "ascending")]
-        for table in self._written():
-            table = table.take(pc.sort_indices(table, sort_keys=keys))
-            if last is not None:
-                rows = table.column(ROW_COLUMN).to_numpy().view(np.uint64)
-                table = table.filter(pa.array(cut_mask(table.column(CUT_COLUMN).to_numpy(), rows, last)))
-            yield table.drop_columns([name for name in table.column_names if name in (*dict(keys), CUT_COLUMN)])
-
-    def close(self) -> None:
-        for handle in self._files.values():
-            handle.close()
-        self._directory.cleanup()
 
 
 def _keep_mask(source: Path, encoding: str, delimiter: str, chunksize: int, bound: PersonBound | None,

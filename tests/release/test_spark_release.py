@@ -72,13 +72,13 @@ def test_a_csv_table_on_spark_is_the_streamed_local_copy(spark, tmp_path):
 def test_a_retried_task_writes_the_same_copy(spark, tmp_path, monkeypatch):
     if not spark.sparkContext.master.startswith("local[") or "," not in spark.sparkContext.master:
         pytest.skip("this session's master allows no task retries")
-    from dpcore.backends import spark_release
+    from dpcore.backends import spark_shuffle
 
     source = _parquet_table(tmp_path)
     _release(spark, source, tmp_path / "first", 4, unit=ADD_REMOVE)
     marks = tmp_path / "marks"
     marks.mkdir()
-    monkeypatch.setattr(spark_release, "_fail_first_attempt", str(marks))  # every writing task dies half-way, once
+    monkeypatch.setattr(spark_shuffle, "_fail_first_attempt", str(marks))  # every writing task dies half-way, once
     _release(spark, source, tmp_path / "retried", 4, unit=ADD_REMOVE)
     assert len(list(marks.iterdir())) >= 2  # several tasks failed and were retried
     assert _joined(tmp_path / "retried") == _joined(tmp_path / "first")
