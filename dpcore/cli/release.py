@@ -25,6 +25,7 @@ from dpcore.cli._common import (
     load_plan_file,
     load_schema_file,
     open_dataset,
+    open_table_files,
     output_file,
     para,
     positive_float,
@@ -244,17 +245,8 @@ def _spark_files(args: argparse.Namespace, clash: str) -> tuple[Path, Path, Path
 
 
 def _release_on_spark(args: argparse.Namespace, output: Path, schema: Schema, plan: ReleasePlan, first_total: float) -> Any:
-    """The copy made on Spark into the folder ``output``, charged to the dataset the table's rows belong to.
-
-    The dataset is found as on one machine (the table's rows streamed once through the
-    identification), so a table cannot escape its budget by being released on another engine.
-    """
-    from dpcore.backends.tables import arrow_frame, keyed_batches, list_table_files
-
-    files = list_table_files(args.input)
-    stem = Path(files[0]).parent.name if len(files) > 1 else Path(files[0]).stem
-    ledger = open_dataset(args, "release", lambda: (arrow_frame(cells) for cells, _keys in keyed_batches(files)), stem,
-                          first_total)
+    """The copy made on Spark into the folder ``output``, charged to the dataset the table's rows belong to."""
+    _files, ledger = open_table_files(args, "release", first_total)
     session = spark_engine(args, "release")
     from dpcore.backends.spark_release import release_on_spark
 

@@ -19,9 +19,11 @@ from dpcore.cli._common import (
     first_total,
     load_schema_file,
     open_dataset,
+    open_table_files,
     output_file,
     para,
     positive_float,
+    spark_engine,
     spent_sentence,
     warn_seed,
     write_text,
@@ -162,25 +164,17 @@ def run_train(args: argparse.Namespace) -> int:
 
 
 def _train_on_spark(args: argparse.Namespace, schema: Schema, key: str, params: dict[str, Any]) -> tuple[TrainedModel, BudgetLedger]:
-    """Fit on a table read by Spark: the driver holds the histograms, never the rows.
-
-    The dataset is found as on one machine — the table's rows streamed once through the
-    identification (overlap with known datasets, version fingerprint) — so a table cannot
-    escape its budget by being read on another engine.
-    """
-    from dpcore.backends.spark import SparkRows, spark_session
-    from dpcore.backends.tables import arrow_frame, check_partwise, keyed_batches, list_table_files, table_columns
+    """Fit on a table read by Spark: the driver holds the histograms, never the rows (dataset found by :func:`open_table_files`)."""
+    from dpcore.backends.tables import check_partwise, list_table_files, table_columns
     from dpcore.design import Design
     from dpcore.training_rows import train_rows
 
-    files = list_table_files(args.input)
-    check_partwise(schema, table_columns(files))
+    check_partwise(schema, table_columns(list_table_files(args.input)))  # a sentence before any row is read
     domain = Design.domain(schema, args.encoding)
-    given = Path(args.input)
-    stem = given.name if given.is_dir() else Path(files[0]).stem if len(files) == 1 else Path(files[0]).parent.name
-    ledger = open_dataset(args, "train", lambda: (arrow_frame(cells) for cells, _keys in keyed_batches(files)), stem,
-                          first_total(args))
-    session = spark_session(args.master)
+    _files, ledger = open_table_files(args, "train", first_total(args))
+    session = spark_engine(args, "train")
+    from dpcore.backends.spark import SparkRows
+
     rows = SparkRows.from_files(session, args.input, schema, args.encoding)
     trained = train_rows(domain, rows, key, args.epsilon, ledger, params=params, count_noise=args.count_noise,
                          selection=args.selection, seed=args.seed, delta=args.delta)
