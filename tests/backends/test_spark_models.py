@@ -10,10 +10,27 @@ from test_tables import messy_schema
 
 from dpcore.backends import tables
 from dpcore.design import Design
-from dpcore.models import DPRandomForestClassifier, DPRegressionTree
+from dpcore.models import (
+    DPExtraTreesClassifier,
+    DPExtraTreesRegressor,
+    DPPartitionedForest,
+    DPRandomForestClassifier,
+    DPRegressionTree,
+)
 
 pytestmark = pytest.mark.spark
 
+
+def _models(target, domain):  # noqa: ANN001, ANN202
+    """Every tree family, seeded: regression on the numeric target, classification on the labels."""
+    if target == "income":
+        common = {"epsilon": 2.0, "bounds": domain.bounds, "target_bounds": domain.target_bounds, "random_state": 7}
+        return [lambda: DPRegressionTree(max_depth=3, **common),
+                lambda: DPPartitionedForest(n_estimators=3, max_depth=3, leaf="median", **common),
+                lambda: DPExtraTreesRegressor(n_estimators=3, max_depth=3, sampling="subsample", range_share=0.1, **common)]
+    common = {"epsilon": 2.0, "bounds": domain.bounds, "classes": domain.classes, "random_state": 7}
+    return [lambda: DPRandomForestClassifier(n_estimators=3, max_depth=3, **common),
+            lambda: DPExtraTreesClassifier(n_estimators=3, max_depth=3, **common)]
 
 
 @pytest.mark.parametrize(("kind", "target"), [("parquet", "income"), ("csv", "label")])
@@ -22,15 +39,8 @@ def test_a_seeded_fit_on_spark_is_the_local_fit(spark, table, kind, target):  # 
     domain = Design.domain(schema)
     local = tables.read_rows_local(table[kind], schema)
     rows = spark_module.SparkRows(spark_module.read_table(spark, table[kind]).repartition(3), schema)
-
-    def model():  # noqa: ANN202
-        if target == "income":
-            return DPRegressionTree(epsilon=2.0, max_depth=3, bounds=domain.bounds, target_bounds=domain.target_bounds,
-                                    random_state=7)
-        return DPRandomForestClassifier(n_estimators=3, epsilon=2.0, max_depth=3, bounds=domain.bounds,
-                                        classes=domain.classes, random_state=7)
-
-    on_spark, on_one_machine = model().fit_rows(rows), model().fit_rows(local)
-    assert fitted_state(on_spark) == fitted_state(on_one_machine)
-    X = local.X[:50]
-    assert np.array_equal(on_spark.predict(X), on_one_machine.predict(X))
+    for model in _models(target, domain):
+        on_spark, on_one_machine = model().fit_rows(rows), model().fit_rows(local)
+        assert fitted_state(on_spark) == fitted_state(on_one_machine), type(on_spark).__name__
+        X = local.X[:50]
+        assert np.array_equal(on_spark.predict(X), on_one_machine.predict(X))
