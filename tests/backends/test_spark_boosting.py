@@ -4,25 +4,18 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from fitted import fitted_state
-from test_spark import spark_module, table  # noqa: F401  (the module's table fixture)
-from test_tables import messy_schema
+from fitted import both_rows, fitted_state
+from test_spark import table  # noqa: F401  (the module's table fixture)
 
-from dpcore.backends import tables
-from dpcore.design import Design
 from dpcore.models import DPBoostingClassifier, DPBoostingRegressor, DPGaussianNB
 
 pytestmark = pytest.mark.spark
 
 
-
 @pytest.mark.parametrize(("kind", "target"), [("parquet", "income"), ("csv", "label")])
 def test_a_seeded_fit_on_spark_is_the_local_fit(spark, table, kind, target):  # noqa: F811
     """Rounds recompute each record's score on the executors; in memory the scores are carried: same bytes."""
-    schema = messy_schema(target)
-    domain = Design.domain(schema)
-    local = tables.read_rows_local(table[kind], schema)
-    rows = spark_module.SparkRows(spark_module.read_table(spark, table[kind]).repartition(3), schema)
+    domain, local, rows = both_rows(spark, table[kind], target)
     if target == "income":
         makers = [lambda: DPBoostingRegressor(epsilon=2.0, n_rounds=4, bounds=domain.bounds,
                                               target_bounds=domain.target_bounds, random_state=7)]

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from fitted import fitted_state
-from test_spark import spark_module, table  # noqa: F401  (the module's table fixture)
-from test_tables import messy_schema
+from fitted import both_rows, fitted_state
+from test_spark import table  # noqa: F401  (the module's table fixture)
 
-from dpcore.backends import tables
-from dpcore.design import Design
 from dpcore.models import (
     DPExtraTreesClassifier,
     DPExtraTreesRegressor,
@@ -35,10 +32,7 @@ def _models(target, domain):  # noqa: ANN001, ANN202
 
 @pytest.mark.parametrize(("kind", "target"), [("parquet", "income"), ("csv", "label")])
 def test_a_seeded_fit_on_spark_is_the_local_fit(spark, table, kind, target):  # noqa: F811
-    schema = messy_schema(target)
-    domain = Design.domain(schema)
-    local = tables.read_rows_local(table[kind], schema)
-    rows = spark_module.SparkRows(spark_module.read_table(spark, table[kind]).repartition(3), schema)
+    domain, local, rows = both_rows(spark, table[kind], target)
     for model in _models(target, domain):
         on_spark, on_one_machine = model().fit_rows(rows), model().fit_rows(local)
         assert fitted_state(on_spark) == fitted_state(on_one_machine), type(on_spark).__name__
