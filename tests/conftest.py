@@ -76,6 +76,14 @@ def adult_frame(_adult):
 
 
 @pytest.fixture
+def adult_part(tmp_path, adult_frame) -> Path:
+    """The first 4,000 rows of the Adult sample as a CSV file (the command-line tests' table)."""
+    path = tmp_path / "adult.csv"
+    adult_frame.head(4000).to_csv(path, index=False)
+    return path
+
+
+@pytest.fixture
 def adult_schema():
     """The declared (public) schema of the Adult sample; a fresh copy."""
     return load_schema(SAMPLE_DATA / "adult.schema.json")

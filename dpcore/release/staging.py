@@ -49,7 +49,7 @@ def _lock(path: Path) -> int | None:
 
 
 def remove_stale(parent: Path, prefix: str) -> None:
-    """Remove the staging entries ``<prefix>XXXXXXXX.partial`` in ``parent`` that no running release holds."""
+    """Remove the staging entries ``<prefix><8 random characters>.partial`` in ``parent`` that no running release holds."""
     if fcntl is None:
         return
     pattern = re.compile(re.escape(prefix) + r"[a-z0-9_]{8}" + re.escape(SUFFIX))
@@ -67,7 +67,7 @@ def remove_stale(parent: Path, prefix: str) -> None:
 
 
 def new_entry(parent: Path, prefix: str, *, folder: bool) -> tuple[Path, int | None]:
-    """A new staging folder or (empty) file ``<prefix>XXXXXXXX.partial`` in ``parent``, and the descriptor holding its
+    """A new staging folder or (empty) file ``<prefix><8 random characters>.partial`` in ``parent``, and the descriptor holding its
     lock (None where there are no locks): close it with :func:`unlock` once the entry is renamed or removed."""
     for _attempt in range(_ATTEMPTS):
         # mkdtemp and mkstemp make the entry readable by its owner only (0o700, 0o600).

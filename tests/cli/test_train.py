@@ -17,13 +17,6 @@ SAMPLES = Path(__file__).resolve().parents[2] / "sample_data"
 SCHEMA = str(SAMPLES / "adult.schema.json")
 
 
-@pytest.fixture
-def adult_part(tmp_path, adult_frame):
-    path = tmp_path / "adult.csv"
-    adult_frame.head(4000).to_csv(path, index=False)
-    return path
-
-
 def _train(tmp_path, source, *extra: str) -> int:
     return main(["train", str(source), "--schema", SCHEMA, "--ledger", str(tmp_path / "ledger.sqlite3"), "-q", *extra])
 

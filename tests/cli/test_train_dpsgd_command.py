@@ -2,27 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from test_train import _train
 
 from dpcore.accountant import BudgetLedger
-from dpcore.cli import EXIT_OK, EXIT_USAGE, main
+from dpcore.cli import EXIT_OK, EXIT_USAGE
 from dpcore.datasets import Catalog
 from dpcore.model_files import load_model
-
-SCHEMA = str(Path(__file__).resolve().parents[2] / "sample_data" / "adult.schema.json")
-
-
-@pytest.fixture
-def adult_part(tmp_path, adult_frame):
-    path = tmp_path / "adult.csv"
-    adult_frame.head(4000).to_csv(path, index=False)
-    return path
-
-
-def _train(tmp_path, source, *extra: str) -> int:
-    return main(["train", str(source), "--schema", SCHEMA, "--ledger", str(tmp_path / "ledger.sqlite3"), *extra])
 
 
 def test_dp_sgd_spends_epsilon_and_delta_and_says_so(tmp_path, adult_part, capsys, monkeypatch):
