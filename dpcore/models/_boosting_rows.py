@@ -24,9 +24,8 @@ from scipy.special import expit, softmax
 
 from dpcore.backends import RowBatch, Rows, exact_bincount, fixed, unfixed
 from dpcore.backends.rows import FIXED_SCALE
-from dpcore.mechanisms.quantiles import Quantiles
 from dpcore.models._boosting_structures import leaves_by_round
-from dpcore.models._data_range import QUANTILE_PROBABILITIES
+from dpcore.models._data_range import grid_histogram
 
 #: What the residuals are: ``y − F`` (target in [0, 1]), ``y − sigmoid(F)`` (y ∈ {0, 1}), ``one_hot(y) − softmax(F)``.
 REGRESSION, BINARY, MULTICLASS = "regression", "binary", "multiclass"
@@ -40,14 +39,6 @@ def residuals(task: str, y: NDArray[Any], scores: NDArray[np.float64], n_classes
         # The last declared class is the positive one (with a single declared class, every record is).
         return (np.asarray(y) == n_classes - 1).astype(float)[:, None] - expit(scores)
     return np.eye(n_classes)[np.asarray(y, dtype=np.intp)] - softmax(scores, axis=1)
-
-
-def grid_histogram(values: NDArray[np.float64], grid: int) -> NDArray[np.int64]:
-    """``(columns, grid)`` counts per cell of the quantiles' public grid (:meth:`Quantiles.histogram`).
-
-    The mechanism object is built only for its histogram; it draws nothing (hence the fixed seed).
-    """
-    return Quantiles(1.0, QUANTILE_PROBABILITIES, grid, random_state=0).histogram(values)
 
 
 @dataclass(frozen=True, eq=False)

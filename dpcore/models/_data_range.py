@@ -32,9 +32,17 @@ DATA_RANGE_PRIVACY = r"""
 """
 
 
-def dp_quantiles(epsilon: float, columns: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """``(d, 7)`` DP quantiles at :data:`QUANTILE_PROBABILITIES` of each column (in [0, 1])."""
-    return Quantiles(epsilon, QUANTILE_PROBABILITIES, QUANTILE_GRID, random_state=rng).randomise(columns)
+def grid_histogram(values: NDArray[np.float64], grid: int = QUANTILE_GRID) -> NDArray[np.int64]:
+    """``(columns, grid)`` counts per cell of the quantiles' public grid (:meth:`Quantiles.histogram`).
+
+    The mechanism object is built only for its histogram, which draws nothing (hence the fixed seed).
+    """
+    return Quantiles(1.0, QUANTILE_PROBABILITIES, grid, random_state=0).histogram(values)
+
+
+def quantiles_from_histogram(epsilon: float, histogram: NDArray[np.int64], rng: np.random.Generator) -> NDArray[np.float64]:
+    """``(columns, 7)`` DP quantiles at :data:`QUANTILE_PROBABILITIES` from the columns' grid histograms (ε for all)."""
+    return Quantiles(epsilon, QUANTILE_PROBABILITIES, QUANTILE_GRID, random_state=rng).randomise_histogram(histogram)
 
 
 @dataclass(frozen=True)
@@ -45,8 +53,7 @@ class QuantileHistogram:
     grid: int = QUANTILE_GRID
 
     def __call__(self, batch: RowBatch) -> NDArray[np.int64]:
-        # The histogram reads no randomness: a fixed seed only spares the job an entropy read.
-        return Quantiles(1.0, QUANTILE_PROBABILITIES, self.grid, random_state=0).histogram(self.select(batch))
+        return grid_histogram(self.select(batch), self.grid)
 
 
 def dp_quantiles_from_rows(
@@ -59,8 +66,7 @@ def dp_quantiles_from_rows(
     sums the columns' grid histograms exactly; the exponential mechanism runs on the driver
     (:class:`~dpcore.mechanisms.quantiles.Quantiles`, ε-DP for all columns together).
     """
-    mechanism = Quantiles(epsilon, QUANTILE_PROBABILITIES, QUANTILE_GRID, random_state=rng)
-    return mechanism.randomise_histogram(rows.aggregate(QuantileHistogram(select)))
+    return quantiles_from_histogram(epsilon, rows.aggregate(QuantileHistogram(select)), rng)
 
 
 def data_range(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

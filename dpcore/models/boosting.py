@@ -27,12 +27,11 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from dpcore.backends import LocalRows, Rows
 from dpcore.i18n import N_
 from dpcore.mechanisms import Gaussian, Geometric, Laplace, count_mechanism, zcdp_rho
-from dpcore.mechanisms.quantiles import Quantiles
 from dpcore.models._base import DeclaredClassesMixin, DPEstimatorMixin, TargetScalingMixin
 from dpcore.models._boosting_privacy import PRIVACY, PRIVACY_ARGUMENT, PRIVACY_SUMMARY
 from dpcore.models._boosting_rows import BINARY, MULTICLASS, REGRESSION, Preliminaries, RoundSums, RunningScores, TargetColumn
 from dpcore.models._boosting_structures import auto_rounds, draw_structures, leaf_index, sized_rounds_and_depth
-from dpcore.models._data_range import QUANTILE_GRID, QUANTILE_PROBABILITIES, data_range
+from dpcore.models._data_range import QUANTILE_GRID, QUANTILE_PROBABILITIES, data_range, quantiles_from_histogram
 from dpcore.models._prepare import UnitCodes, UnitTarget, declared_classes
 from dpcore.validation import Bounds, RandomStateLike, check_bounds, check_positive_int
 
@@ -123,19 +122,14 @@ class _BoostingBase(DPEstimatorMixin):
         ranges = np.tile([0.0, 1.0], (d, 1))
         target_quantiles = None
         if quantiled.size:
-            q = self._dp_quantiles(to_epsilon(feature_share), feature_cells, noise)
+            q = quantiles_from_histogram(to_epsilon(feature_share), feature_cells, noise)
             ranges[numeric, 0], ranges[numeric, 1] = data_range(q)
         if with_target:
-            target_quantiles = self._dp_quantiles(to_epsilon(quantile_share - feature_share), target_cells, noise)[0]
+            target_quantiles = quantiles_from_histogram(to_epsilon(quantile_share - feature_share), target_cells, noise)[0]
         self.threshold_ranges_ = ranges
         spent = size_share + quantile_share
         self._spent_before_rounds = spent
         return total * (1.0 - spent), target_quantiles
-
-    @staticmethod
-    def _dp_quantiles(epsilon: float, histogram: np.ndarray, noise: np.random.Generator) -> np.ndarray:
-        """``(columns, 7)`` DP quantiles at :data:`QUANTILE_PROBABILITIES` from the columns' grid histograms."""
-        return Quantiles(epsilon, QUANTILE_PROBABILITIES, QUANTILE_GRID, random_state=noise).randomise_histogram(histogram)
 
     def _levels(self, d: int) -> np.ndarray:
         """Number of declared categories per feature (0 for numeric)."""
