@@ -19,6 +19,7 @@ from dpcore.accountant import BudgetLedger, check_can_pay, spend_label
 from dpcore.backends import RowBatch, Rows, exact_bincount, fixed, keyed, unfixed
 from dpcore.design import Design
 from dpcore.i18n import N_, _
+from dpcore.models._base import DPEstimatorMixin
 from dpcore.models.registry import Estimator, get
 from dpcore.persons import counting
 from dpcore.training import DEFAULT_COUNT_NOISE, DEFAULT_MODEL_DELTA, DEFAULT_SELECTION, HOLDOUT_SHARE, TrainedModel
@@ -63,7 +64,7 @@ def train_rows(
     if spec.approximate:
         context = replace(context, delta=model_delta)
     fitted = spec.make(context)
-    if not hasattr(fitted, "fit_rows"):
+    if not isinstance(fitted, DPEstimatorMixin) or type(fitted)._fit_rows is DPEstimatorMixin._fit_rows:  # arrays only
         raise ValueError(_("{name} cannot be fitted on Spark yet; use the local engine").format(name=spec.name))
     fitted.fit_rows(fit_part)
     ledger.spend(spend_label(f"Train {spec.name}", seed, 1), epsilon, delta=float(getattr(fitted, "delta_spent_", 0.0)),
