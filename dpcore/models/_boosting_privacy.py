@@ -16,8 +16,11 @@ PRIVACY = r"""
       thresholds are drawn from — and of the regression target — whose DP median is the
       starting score and whose DP spread sets ``clip="auto"``. What they read from the data is
       exactly these released values; everything built from them is post-processing.
-    * **Structure.** Every round's tree (features, thresholds, category subsets) is drawn from a
-      generator that never sees the data, inside the released ranges.
+    * **Structure.** Every round's tree (features, thresholds, category subsets, one branch per
+      category) is drawn from a generator that never sees the data, between the released
+      quantile knots; with ``feature_weighting > 0`` the features' probabilities follow how far
+      earlier rounds' *released* noisy steps moved between a feature's branches (weighted by
+      the released noisy counts) — post-processing of released values, at no cost.
     * **Bounded contribution.** A record's residual (``y − F(x)``; ``y − sigmoid(F)``; the
       softmax residual vector) is clipped to ``[−clip, clip]`` per component, so it moves one
       leaf's residual sum by at most ``clip`` (regression, binary) or by
@@ -34,8 +37,9 @@ PRIVACY = r"""
     * **Sequential rounds.** Residuals of round ``r`` depend on the record itself and on earlier
       rounds' *released* noisy leaves only, so the rounds compose adaptively with the
       preliminaries: ``(size_share + quantile_share)·ε + n_rounds · ε_round = ε``, with
-      ``ε_round = (1 − size_share − quantile_share)·ε / n_rounds``. Leaf steps (noisy sum over noisy count, shrunk toward zero when the
-      count is small) and predictions are post-processing.
+      ``ε_round = (1 − size_share − quantile_share)·ε / n_rounds``. Leaf steps (noisy sum over the noisy count, or over a public floor of
+      ``min_leaf_count + count_floor`` count-noise scales when the count is below it) and
+      predictions are post-processing.
 
     Approximate-DP mode (``delta > 0``, clearly not pure ε-DP): the same queries get Gaussian
     noise. ``(ε, δ)`` is turned into a zCDP budget ``ρ = (√(ln(1/δ) + ε) − √ln(1/δ))²``; the

@@ -118,7 +118,7 @@ class RunningScores:
 class RoundSums:
     """Job of round ``r`` (= ``len(leaf_values)``): per leaf, the record count and the clipped residual sums.
 
-    ``features``, ``thresholds`` and ``subsets`` hold the structures of rounds ``0 … r``,
+    ``features``, ``thresholds``, ``subsets`` and ``branches`` hold the structures of rounds ``0 … r``,
     ``leaf_values`` the released steps of rounds ``0 … r−1``. Residuals are clipped to
     ``[−clip, clip]``, counted in units of ``unit`` (the declared clip, so they lie in [−1, 1])
     and rounded toward zero to the fixed-point grid (so no component grows and every
@@ -135,6 +135,7 @@ class RoundSums:
     thresholds: NDArray[np.float64]
     subsets: NDArray[np.bool_]
     levels: NDArray[np.int64]
+    branches: NDArray[np.int64]
     leaf_values: NDArray[np.float64]
     running: RunningScores | None = field(default=None)
 
@@ -144,7 +145,8 @@ class RoundSums:
 
     def _leaves(self, X_unit: NDArray[np.float64], first: int) -> NDArray[np.int64]:
         """Leaf of every record in rounds ``first … r``: ``(r + 1 − first, m)``."""
-        return np.asarray(leaves_by_round(X_unit, self.features[first:], self.thresholds[first:], self.subsets[first:], self.levels))
+        return np.asarray(leaves_by_round(X_unit, self.features[first:], self.thresholds[first:], self.subsets[first:], self.levels,
+                                          self.branches[first:]))
 
     def _scores_and_leaf(self, batch: RowBatch) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
         """Scores before round ``r`` and the leaf in round ``r`` of each record of ``batch``."""

@@ -1,13 +1,34 @@
 """The oblivious trees boosting draws without looking at the records, and their sizes (spec §9).
 
 Everything here is a function of public inputs (ε, a noisy or declared row count, declared
-categories, released threshold ranges) and of a generator that never sees the data; reading a
-record's leaf is the only place the records enter, and that is how the leaves are filled.
+categories, released threshold knots, earlier rounds' released steps) and of a generator that
+never sees the data; reading a record's leaf is the only place the records enter, and that is
+how the leaves are filled.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 import numpy as np
+
+#: A categorical feature with at most this many declared categories splits one branch per category.
+MULTIWAY_CATEGORIES = 16
+#: Share of each feature draw that follows earlier rounds' released steps, once every feature was split on (regressor).
+FEATURE_WEIGHTING = 0.5
+#: Share of numeric thresholds drawn uniformly between the DP quantiles rather than in the data range.
+QUANTILE_THRESHOLDS = 0.3
+
+
+def declared_levels(categorical_levels: Mapping[int, int] | None, d: int) -> np.ndarray:
+    """Number of declared categories per feature (0 for numeric)."""
+    levels = np.zeros(d, dtype=np.int64)
+    for feature, count in dict(categorical_levels or {}).items():
+        if not 0 <= int(feature) < d or int(count) < 2:
+            raise ValueError("categorical_levels maps feature indices to category counts >= 2")
+        levels[int(feature)] = int(count)
+    return levels
 
 
 def auto_rounds(epsilon: float) -> int:
@@ -35,66 +56,172 @@ def sized_rounds_and_depth(n_hat: float, epsilon: float, rounds: int, depth: int
     return min(rounds, sized_rounds), min(depth, sized_depth)
 
 
-def draw_structures(
-    rng: np.random.Generator, levels: np.ndarray, ranges: np.ndarray, rounds: int, depth: int,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """All rounds' oblivious trees at once: features ``(rounds, depth)``, thresholds and category subsets.
+class Structures:
+    """Every round's oblivious tree, drawn one round at a time from public values only.
 
-    ``levels`` holds each feature's number of declared categories (0 for numeric), ``ranges`` the
-    ``(d, 2)`` released range each numeric feature's thresholds are drawn from.
+    Arrays ``features``, ``thresholds`` and ``branches`` are ``(rounds, depth)``, ``subsets``
+    ``(rounds, depth, max categories)``. ``levels`` holds each feature's number of declared
+    categories (0 for numeric), ``knots`` ``(d, K)`` the released values a numeric feature's
+    thresholds are drawn between: its range's ends, with its DP quantiles in between.
+    Thresholds are uniform in the range, a share ``quantile_thresholds`` of them uniform in the
+    knots' rank space instead. A tree has at most ``2**depth`` leaves. A level splits two ways (a
+    threshold, or a category subset), or — for a categorical feature of at most ``multiway``
+    categories that still fits in the leaves left — one branch per category, and that feature
+    is not drawn again in the same tree; ``branches[r, j]`` counts a level's branches (1: round
+    ``r`` has no level ``j``).
+
+    Features come in shuffled cycles (every feature once before any twice) until each has been
+    split on; from then on a share ``weighting`` of each draw follows how far earlier rounds'
+    *released* steps moved between a feature's branches (:meth:`learn`), the rest stays uniform.
+    Reading released steps is post-processing, so the structures cost no budget.
     """
-    d = levels.size
-    # Features in shuffled cycles (every feature once before any twice): still drawn without the data,
-    # but no feature is left out of a short run of rounds (Congressional Voting: 0.87 → 0.90 at ε = 1).
-    slots = rounds * depth
-    features = np.concatenate([rng.permutation(d) for _ in range(-(-slots // d))])[:slots].reshape(rounds, depth)
-    # Uniform in each feature's threshold range: [0, 1] unless DP quantiles narrowed it to where the data are.
-    low, high = ranges[features, 0], ranges[features, 1]
-    thresholds = low + rng.random((rounds, depth)) * (high - low)
-    width = max(int(levels.max()), 1)
-    subsets = rng.random((rounds, depth, width)) < 0.5
-    # A subset holding all or none of a feature's categories splits nothing: make it one category vs the rest.
-    feature_levels = levels[features]
-    declared = np.arange(width)[None, None, :] < feature_levels[..., None]
-    inside = (subsets & declared).sum(axis=2)
-    trivial = (feature_levels > 0) & ((inside == 0) | (inside == feature_levels))
-    pick = (rng.random(trivial.shape) * np.maximum(feature_levels, 1)).astype(np.int64)
-    subsets = np.where(trivial[..., None], np.arange(width)[None, None, :] == pick[..., None], subsets)
-    return features, thresholds, subsets
+
+    def __init__(
+        self, rng: np.random.Generator, levels: np.ndarray, knots: np.ndarray, rounds: int, depth: int,
+        multiway: int = 0, weighting: float = 0.0, quantile_thresholds: float = QUANTILE_THRESHOLDS,
+    ) -> None:
+        self.rng, self.levels, self.knots, self.depth = rng, levels, knots, depth
+        self.multiway, self.weighting, self.quantile_thresholds = multiway, weighting, quantile_thresholds
+        self.features = np.zeros((rounds, depth), dtype=np.int64)
+        self.thresholds = np.zeros((rounds, depth))
+        self.branches = np.ones((rounds, depth), dtype=np.int64)
+        self.subsets = np.zeros((rounds, depth, max(int(levels.max(initial=0)), 1)), dtype=bool)
+        self._queue: list[int] = []
+        self._effects, self._uses = np.zeros(levels.size), np.zeros(levels.size)
+
+    def _next_feature(self, barred: set[int]) -> int:
+        """The next feature of a level: the cycle's next one, or a weighted draw once every feature was split on."""
+        d = self.levels.size
+        if self.weighting and self._uses.min() > 0:
+            effects = self._effects / self._uses
+            weights = (1 - self.weighting) / d + self.weighting * effects / max(effects.sum(), 1e-300)
+            weights[list(barred)] = 0.0
+            return int(self.rng.choice(d, p=weights / weights.sum()))
+        if all(f in barred for f in self._queue):
+            self._queue.extend(int(f) for f in self.rng.permutation(d))
+        feature = next(f for f in self._queue if f not in barred)
+        self._queue.remove(feature)
+        return feature
+
+    def draw(self, r: int) -> None:
+        """Draw round ``r``'s tree (a loop over its levels, never over records)."""
+        levels, budget, leaves = self.levels, 1 << self.depth, 1
+        barred: set[int] = set()
+        for j in range(self.depth):
+            if leaves * 2 > budget or len(barred) == levels.size:
+                break
+            f = self._next_feature(barred)
+            wide = 2 < levels[f] <= self.multiway and leaves * levels[f] <= budget
+            self.features[r, j], self.branches[r, j] = f, levels[f] if wide else 2
+            leaves *= int(self.branches[r, j])
+            if wide:
+                barred.add(f)
+        # Uniform in each feature's released range, or, for a share of them, uniform in the rank space its
+        # DP quantiles span (every gap between neighbouring knots equally likely), which puts more
+        # thresholds where the data crowd: California MAE at ε = 1, 0.1022 → 0.1017 over 100 probe fits.
+        knots = self.knots[self.features[r]]  # (depth, K), rows ascending
+        position = self.rng.random(self.depth) * (knots.shape[1] - 1)
+        gap = np.minimum(position.astype(np.int64), knots.shape[1] - 2)
+        rows = np.arange(self.depth)
+        ranked = knots[rows, gap] + (position - gap) * (knots[rows, gap + 1] - knots[rows, gap])
+        uniform = knots[:, 0] + self.rng.random(self.depth) * (knots[:, -1] - knots[:, 0])
+        self.thresholds[r] = np.where(self.rng.random(self.depth) < self.quantile_thresholds, ranked, uniform)
+        width = self.subsets.shape[2]
+        subsets = self.rng.random((self.depth, width)) < 0.5
+        # A subset holding all or none of a feature's categories splits nothing: make it one category vs the rest.
+        feature_levels = levels[self.features[r]]
+        inside = (subsets & (np.arange(width)[None, :] < feature_levels[:, None])).sum(axis=1)
+        trivial = (feature_levels > 0) & ((inside == 0) | (inside == feature_levels))
+        pick = (self.rng.random(self.depth) * np.maximum(feature_levels, 1)).astype(np.int64)
+        self.subsets[r] = np.where(trivial[:, None], np.arange(width)[None, :] == pick[:, None], subsets)
+
+    def learn(self, r: int, steps: np.ndarray, counts: np.ndarray) -> None:
+        """Credit round ``r``'s features with the spread of its released ``steps`` ``(L, K)`` between their branches.
+
+        A level's effect is the count-weighted variance, over its branches, of the mean step in
+        each branch (summed over the K scores): a split whose branches the noisy steps move apart
+        found something. Weights are the released noisy counts (at least 1).
+        """
+        branches = self.branches[r]
+        used = int(np.prod(branches))
+        leaf, weight = np.arange(used), np.maximum(counts[:used], 0.0) + 1.0
+        stride = 1
+        for j in np.flatnonzero(branches > 1):
+            digit = (leaf // stride) % branches[j]
+            stride *= int(branches[j])
+            totals = np.bincount(digit, weight, branches[j])
+            sums = np.stack([np.bincount(digit, weight * steps[:used, k], branches[j]) for k in range(steps.shape[1])], axis=1)
+            means = sums / totals[:, None]
+            overall = totals @ means / totals.sum()
+            self._effects[self.features[r, j]] += float(totals @ ((means - overall) ** 2).sum(axis=1) / totals.sum())
+            self._uses[self.features[r, j]] += 1
 
 
 def leaf_index(
     X_unit: np.ndarray, features: np.ndarray, thresholds: np.ndarray, subsets: np.ndarray, levels: np.ndarray,
+    branches: np.ndarray,
 ) -> np.ndarray:
-    """Leaf of every record in every given round: ``(n, rounds)``; a set bit ``j`` means left at level ``j``."""
-    return leaves_by_round(X_unit, features, thresholds, subsets, levels).T
+    """Leaf of every record in every given round: ``(n, rounds)``.
+
+    The leaf is a number in mixed radix, level 0 its lowest digit: a two-way level's digit is 1
+    for left, a category-per-branch level's is the category's code. With two-way levels only,
+    bit ``j`` set means left at level ``j``.
+    """
+    return leaves_by_round(X_unit, features, thresholds, subsets, levels, branches).T
 
 
 def leaves_by_round(
     X_unit: np.ndarray, features: np.ndarray, thresholds: np.ndarray, subsets: np.ndarray, levels: np.ndarray,
+    branches: np.ndarray,
 ) -> np.ndarray:
     """:func:`leaf_index` laid out ``(rounds, n)``: one round's leaves side by side.
 
     A numeric feature goes left at or below the threshold; a categorical one when its code
-    (``round(value·(levels − 1))``) is in the level's subset. One level at a time, so only the
-    categorical slots pay for the subset lookup.
+    (``round(value·(levels − 1))``) is in the level's subset, or, split one branch per category,
+    follows its code. One level at a time, so only the categorical slots pay for the lookup.
     """
     rounds, depth = features.shape
     # The features used, each one's values side by side: gathering a round's column then copies a row.
     used, position = np.unique(features, return_inverse=True)
     columns = np.ascontiguousarray(X_unit[:, used].T)
     position = position.reshape(features.shape)
-    bits = np.uint8 if depth <= 8 else np.int64  # narrow integers are cheaper to shift and combine
+    strides = np.cumprod(np.column_stack([np.ones(rounds, dtype=np.int64), branches[:, :-1]]), axis=1)
+    bits = np.uint8 if int(np.prod(branches, axis=1).max(initial=1)) <= 256 else np.int64  # narrow integers are cheaper
     leaves = np.zeros((rounds, len(X_unit)), dtype=bits)
     for j in range(depth):
-        values = columns[position[:, j]]  # (rounds, n)
-        goes_left = values <= thresholds[:, j, None]
-        categorical = np.flatnonzero(levels[features[:, j]] > 0)
+        present = np.flatnonzero(branches[:, j] > 1)
+        if not present.size:
+            continue
+        values = columns[position[present, j]]  # (rounds with a level j, n)
+        digit = (values <= thresholds[present, j, None]).astype(bits)
+        categorical = np.flatnonzero(levels[features[present, j]] > 0)
         if categorical.size:
-            scale = levels[features[categorical, j]] - 1
+            rows = present[categorical]
+            scale = levels[features[rows, j]] - 1
             width = subsets.shape[2]
-            codes = np.clip(np.rint(values[categorical] * scale[:, None]).astype(np.int64), 0, width - 1)
-            table = subsets[categorical, j].ravel()  # each categorical round's subset, one after another
-            goes_left[categorical] = table.take(codes + (np.arange(categorical.size) * width)[:, None])
-        leaves |= np.left_shift(goes_left.astype(bits), bits(j))
+            codes = np.clip(np.rint(values[categorical] * scale[:, None]).astype(np.int64), 0, scale[:, None])
+            table = subsets[rows, j].ravel()  # each categorical round's subset, one after another
+            left = table.take(codes + (np.arange(rows.size) * width)[:, None])
+            digit[categorical] = np.where(branches[rows, j, None] > 2, codes, left).astype(bits)
+        leaves[present] += digit * strides[present, j, None].astype(bits)
     return leaves.astype(np.int64)
+
+
+
+def round_records(model: Any, names: Sequence[str]) -> list[dict[str, Any]]:
+    """A fitted boosting model's rounds as plain data: each level's split (in declared units) and the leaf steps."""
+    out = []
+    for r in range(len(model.features_)):
+        levels: list[dict[str, Any]] = []
+        for j in np.flatnonzero(model.branches_[r] > 1):
+            f, branches = model.features_[r, j], model.branches_[r, j]
+            level: dict[str, Any] = {"feature": str(names[f])}
+            if branches > 2:
+                level["branch_per_category"] = int(branches)
+            elif model._levels_[f] > 0:
+                level["categories_left"] = np.flatnonzero(model.subsets_[r, j, : model._levels_[f]]).tolist()
+            else:
+                level["threshold"] = float(model._lower[f] + model.thresholds_[r, j] * (model._upper[f] - model._lower[f]))
+            levels.append(level)
+        out.append({"round": r, "levels": levels, "leaf_steps": model.leaf_values_[r].round(6).tolist()})
+    return out

@@ -12,7 +12,7 @@ from dpcore.backends import LocalRows, Rows
 from dpcore.backends.rows import FIXED_SCALE
 from dpcore.models import DPBoostingClassifier, DPBoostingRegressor
 from dpcore.models._boosting_rows import MULTICLASS, RoundSums, TargetColumn, residuals
-from dpcore.models._boosting_structures import draw_structures, leaf_index
+from dpcore.models._boosting_structures import Structures, leaf_index
 
 
 class Elsewhere(Rows):
@@ -136,40 +136,56 @@ def test_rounded_multiclass_residuals_keep_the_l1_bound_exactly():
         assert np.all(np.abs(rounded) <= FIXED_SCALE)
 
 
+def _drawn(rng, levels, knots, rounds, depth, multiway=0):
+    """Every round's structure, drawn without learning: (features, thresholds, subsets, branches)."""
+    structures = Structures(rng, levels, knots, rounds, depth, multiway)
+    for r in range(rounds):
+        structures.draw(r)
+    return structures.features, structures.thresholds, structures.subsets, structures.branches
+
+
 def test_round_job_recomputes_scores_in_round_order():
     """Round r's job adds the earlier steps one round at a time: the driver's running sum, float for float."""
     rng = np.random.default_rng(1)
     X = rng.random((500, 3))
     levels = np.zeros(3, dtype=np.int64)
-    features, thresholds, subsets = draw_structures(rng, levels, np.tile([0.0, 1.0], (3, 1)), 5, 2)
+    features, thresholds, subsets, branches = _drawn(rng, levels, np.tile([0.0, 1.0], (3, 1)), 5, 2)
     steps = rng.normal(0, 0.1, (4, 4, 1))
-    leaves = leaf_index(X, features, thresholds, subsets, levels)
+    leaves = leaf_index(X, features, thresholds, subsets, levels, branches)
     running = np.full((500, 1), 0.3)
     for r in range(4):
         running += steps[r][leaves[:, r]]
     job = RoundSums("regression", 1, clip=10.0, unit=10.0, n_leaves=4, initial=np.array([0.3]), features=features,
-                    thresholds=thresholds, subsets=subsets, levels=levels, leaf_values=steps)
+                    thresholds=thresholds, subsets=subsets, levels=levels, branches=branches, leaf_values=steps)
     scores, leaf = job._scores_and_leaf(LocalRows(X, np.zeros(500)).batches()[0])
     assert scores.tobytes() == running.tobytes()
     np.testing.assert_array_equal(leaf, leaves[:, 4])
 
 
 def test_leaf_index_matches_a_record_by_record_walk():
+    """Two-way levels add 1 for left, a branch per category adds its code, each times the branches below it."""
     rng = np.random.default_rng(2)
-    levels = np.array([0, 3, 0, 5])
-    X = rng.random((200, 4))
-    X[:, 1], X[:, 3] = rng.integers(0, 3, 200) / 2, rng.integers(0, 5, 200) / 4
-    features, thresholds, subsets = draw_structures(rng, levels, np.tile([0.2, 0.8], (4, 1)), 7, 3)
-    leaves = leaf_index(X, features, thresholds, subsets, levels)
+    levels = np.array([0, 3, 0, 5, 9])
+    X = rng.random((200, 5))
+    for f in (1, 3, 4):
+        X[:, f] = rng.integers(0, levels[f], 200) / (levels[f] - 1)
+    features, thresholds, subsets, branches = _drawn(rng, levels, np.tile([0.2, 0.8], (5, 1)), 9, 3, multiway=5)
+    assert set(np.unique(branches)) == {1, 2, 3, 5}  # the nine-category feature always splits two ways
+    assert np.prod(branches, axis=1).max() <= 8
+    leaves = leaf_index(X, features, thresholds, subsets, levels, branches)
     for i in range(0, 200, 17):
-        for r in range(7):
-            leaf = 0
+        for r in range(9):
+            leaf, stride = 0, 1
             for j, f in enumerate(features[r]):
-                if levels[f]:
-                    left = subsets[r, j, int(round(X[i, f] * (levels[f] - 1)))]
+                code = int(round(X[i, f] * (levels[f] - 1))) if levels[f] else 0
+                if branches[r, j] > 2:
+                    digit = code
+                elif levels[f]:
+                    digit = int(subsets[r, j, code])
                 else:
-                    left = X[i, f] <= thresholds[r, j]
-                leaf |= int(left) << j
+                    digit = int(X[i, f] <= thresholds[r, j])
+                leaf += digit * stride if branches[r, j] > 1 else 0
+                stride *= int(branches[r, j])
             assert leaves[i, r] == leaf
 
 

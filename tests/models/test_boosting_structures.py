@@ -83,3 +83,86 @@ def test_clipped_softmax_residuals_stay_within_the_multiclass_l1_sensitivity():
         targets = np.eye(k)[rng.integers(0, k, 20_000)]
         residual = np.clip(targets - softmax(scores, axis=1), -clip, clip)
         assert np.abs(residual).sum(axis=1).max() <= min(2.0, clip + min(1.0, (k - 1) * clip)) + 1e-12
+
+
+def _structures(levels, rounds=40, depth=3, multiway=16, weighting=0.0, knots=None, seed=0):
+    from dpcore.models._boosting_structures import Structures
+
+    levels = np.asarray(levels)
+    knots = np.tile([0.0, 1.0], (levels.size, 1)) if knots is None else knots
+    return Structures(np.random.default_rng(seed), levels, knots, rounds, depth, multiway, weighting)
+
+
+def test_small_categorical_features_split_one_branch_per_category_within_the_leaf_budget():
+    structures = _structures([3, 5, 0, 40], rounds=60, depth=4)
+    for r in range(60):
+        structures.draw(r)
+    branches, features = structures.branches, structures.features
+    assert np.prod(branches, axis=1).max() <= 16
+    wide = branches > 2
+    assert set(np.unique(features[wide])) <= {0, 1}  # 40 categories: over the cap, a random subset
+    np.testing.assert_array_equal(branches[wide], np.array([3, 5])[features[wide]])
+    for r in range(60):  # a feature split one branch per category is not split again in the same tree
+        split = features[r][wide[r]]
+        assert len(split) == len(set(split))
+
+
+def test_feature_draws_follow_the_released_steps_once_every_feature_was_split_on():
+    """Feature 1's branches get steps far apart, the others' none: with full weighting it takes almost every level."""
+    structures = _structures([0, 0, 0, 0], rounds=30, depth=2, weighting=1.0)
+    drawn = []
+    for r in range(30):
+        structures.draw(r)
+        features = structures.features[r]
+        drawn.append(features.copy())
+        steps = np.zeros((4, 1))
+        position = int(np.flatnonzero(features == 1)[0]) if 1 in features else None
+        if position is not None:
+            steps[:, 0] = np.where((np.arange(4) >> position) & 1, 0.2, -0.2)
+        structures.learn(r, steps + np.random.default_rng(r).normal(0, 1e-3, (4, 1)), np.full(4, 100.0))
+    first, later = np.array(drawn[:2]), np.array(drawn[10:])
+    assert set(first.ravel()) == {0, 1, 2, 3}  # the first cycle covers every feature before any weighting
+    assert np.mean(later == 1) > 0.45  # one slot in two (every tree takes feature 1 once)
+
+
+def test_a_share_of_thresholds_lies_between_the_quantile_knots():
+    knots = np.tile([0.0, 0.45, 0.47, 0.49, 0.5, 0.51, 0.53, 0.55, 1.0], (2, 1))
+    structures = _structures([0, 0], rounds=400, depth=2, knots=knots)
+    for r in range(400):
+        structures.draw(r)
+    inside = (structures.thresholds > 0.45) & (structures.thresholds < 0.55)
+    # 30 % drawn in rank space (6 of the 8 gaps lie in [0.45, 0.55]) plus 70 % × 10 % uniform in [0, 1].
+    assert 0.25 < inside.mean() < 0.36
+    assert structures.thresholds.min() >= 0.0 and structures.thresholds.max() <= 1.0
+
+
+def test_a_thin_leaf_divides_by_the_count_floor_not_by_its_noisy_count():
+    rng = np.random.default_rng(0)
+    X, y = rng.random((3000, 3)), rng.random(3000)
+    floored = DPBoostingRegressor(epsilon=1.0, n_rounds=10, max_depth=6, random_state=0).fit(X, y)
+    unfloored = DPBoostingRegressor(epsilon=1.0, n_rounds=10, max_depth=6, count_floor=0.0, random_state=0).fit(X, y)
+    # ~47 records a leaf against a count noise of scale ~70: divided by a noisy count, many steps run to
+    # the clip; divided by at least the floor, none does.
+    step_clip = floored.learning_rate * floored._clip
+    assert np.mean(np.isclose(np.abs(unfloored.leaf_values_), step_clip)) > 0.1
+    assert np.abs(floored.leaf_values_).max() < 0.7 * step_clip
+    assert np.median(np.abs(floored.leaf_values_)) < 0.5 * np.median(np.abs(unfloored.leaf_values_))
+
+
+def test_multiclass_trees_get_depth_four_only_when_the_table_is_large_for_its_epsilon():
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 3, (10_000, 4)) / 2
+    y = rng.integers(0, 5, 10_000)
+    levels = {i: 3 for i in range(4)}
+    depth = {eps: DPBoostingClassifier(epsilon=eps, classes=list(range(5)), categorical_levels=levels, random_state=0)
+             .fit(X, y)._depth for eps in (1.0, 4.0)}
+    assert depth == {1.0: 3, 4.0: 4}
+
+
+def test_rounds_as_records_name_a_branch_per_category():
+    X = np.random.default_rng(0).integers(0, 3, (800, 2)) / 2
+    model = DPBoostingClassifier(epsilon=2.0, classes=[0, 1], categorical_levels={0: 3, 1: 3}, random_state=0)
+    levels = [level for record in model.fit(X, (X[:, 0] > 0.4).astype(int)).rounds_as_records(["a", "b"])
+              for level in record["levels"]]
+    assert {"feature": "a", "branch_per_category": 3} in levels
+    assert all(set(level) <= {"feature", "branch_per_category", "categories_left", "threshold"} for level in levels)
