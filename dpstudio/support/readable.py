@@ -59,6 +59,11 @@ def subset_text(feature: str, codes: list[int], schema: Schema) -> str:
     return _("{column} in a random subset").format(column=feature)
 
 
+def branches_text(feature: str) -> str:
+    """A boosting round's split that gives every declared category of ``feature`` its own branch."""
+    return _("{column}: one branch per category").format(column=feature)
+
+
 def leaf_text(value, unit: str = "") -> str:
     if isinstance(value, dict):
         return ", ".join(f"{k}: {number(v)}" for k, v in value.items())

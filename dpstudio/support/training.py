@@ -17,7 +17,7 @@ from dpcore.models.registry import ModelSpec
 from dpcore.persons import per_row
 from dpcore.schema import Schema
 from dpcore.training import Progress, TrainedModel, train
-from dpstudio.support.readable import leaf_text, number, split_text, subset_text
+from dpstudio.support.readable import branches_text, leaf_text, number, split_text, subset_text
 from dpstudio.support.state import StudioState
 
 DEMO_SEED = 2024
@@ -73,6 +73,7 @@ def rounds_table(rounds: list[dict], schema: Schema, first: int = 8) -> pd.DataF
     for record in rounds[:first]:
         splits = [
             split_text(level["feature"], level["threshold"], schema) if "threshold" in level
+            else branches_text(level["feature"]) if "branch_per_category" in level
             else subset_text(level["feature"], level.get("categories_left", []), schema)
             for level in record["levels"]
         ]

@@ -460,6 +460,8 @@ def test_boosting_steps_are_shown_in_the_targets_units(app):
     frames = [d.value for d in at.dataframe]
     rounds = next(f for f in frames if "round" in f.columns)
     assert any("median_house_value" in c for c in rounds.columns)
+    # ocean_proximity's five declared categories each get a branch, said in words
+    assert rounds["random splits"].str.contains("ocean_proximity: one branch per category").any()
     assert any("For comparison" in str(c.value) for c in at.caption)
 
 
