@@ -20,7 +20,8 @@ PRIVACY = r"""
       category) is drawn from a generator that never sees the data, between the released
       quantile knots; with ``feature_weighting > 0`` the features' probabilities follow how far
       earlier rounds' *released* noisy steps moved between a feature's branches (weighted by
-      the released noisy counts) — post-processing of released values, at no cost.
+      their noisy counts: paid mechanism outputs, kept inside the fit) — post-processing of
+      noisy values, at no cost. The fit keeps no generator: a saved model cannot replay its noise.
     * **Bounded contribution.** A record's residual (``y − F(x)``; ``y − sigmoid(F)``; the
       softmax residual vector) is clipped to ``[−clip, clip]`` per component, so it moves one
       leaf's residual sum by at most ``clip`` (regression, binary) or by
@@ -37,9 +38,9 @@ PRIVACY = r"""
     * **Sequential rounds.** Residuals of round ``r`` depend on the record itself and on earlier
       rounds' *released* noisy leaves only, so the rounds compose adaptively with the
       preliminaries: ``(size_share + quantile_share)·ε + n_rounds · ε_round = ε``, with
-      ``ε_round = (1 − size_share − quantile_share)·ε / n_rounds``. Leaf steps (noisy sum over the noisy count, or over a public floor of
-      ``min_leaf_count + count_floor`` count-noise scales when the count is below it) and
-      predictions are post-processing.
+      ``ε_round = (1 − size_share − quantile_share)·ε / n_rounds``. Leaf steps (noisy sum over the noisy count, or over the public floor
+      ``min_leaf_count + count_floor ×`` the count noise's scale when the count is below it)
+      and predictions are post-processing.
 
     Approximate-DP mode (``delta > 0``, clearly not pure ε-DP): the same queries get Gaussian
     noise. ``(ε, δ)`` is turned into a zCDP budget ``ρ = (√(ln(1/δ) + ε) − √ln(1/δ))²``; the
@@ -60,7 +61,8 @@ PRIVACY = r"""
 PRIVACY_ARGUMENT = N_(
     "A stated share of ε buys a noisy row count (which sets the number of rounds and the depth) and DP quantiles (which "
     "place the split thresholds where the data are and, for regression, the start and clip). "
-    "Every round's tree is then drawn without looking at the records, and each round spends an equal part of the rest on noisy leaf counts and "
+    "Every round's tree is then drawn without looking at the records (the regressor's later trees favour features whose noisy steps "
+    "moved most in earlier rounds), and each round spends an equal part of the rest on noisy leaf counts and "
     "noisy sums of {residuals} clipped to [−clip, clip]; the leaves of a round hold disjoint records (parallel composition) "
     "and the rounds compose sequentially, so the model is ε-DP. With delta > 0 the same queries get Gaussian noise under "
     "zCDP accounting instead, and the model is (ε, δ)-DP."

@@ -96,6 +96,8 @@ class Structures:
             effects = self._effects / self._uses
             weights = (1 - self.weighting) / d + self.weighting * effects / max(effects.sum(), 1e-300)
             weights[list(barred)] = 0.0
+            if not (np.isfinite(weights).all() and weights.sum() > 0):  # no spread anywhere yet: uniform
+                weights = np.where(np.isin(np.arange(d), list(barred)), 0.0, 1.0)
             return int(self.rng.choice(d, p=weights / weights.sum()))
         if all(f in barred for f in self._queue):
             self._queue.extend(int(f) for f in self.rng.permutation(d))

@@ -73,9 +73,11 @@ class _BoostingBase(DPEstimatorMixin):
         if self.clip != "auto" and not self.clip > 0:
             raise ValueError(f"clip must be > 0, got {self.clip!r}")
         check_positive_int(self.multiway_categories, "multiway_categories", minimum=0)
-        for name, low, high in (("count_floor", 0.0, np.inf), ("feature_weighting", 0.0, 1.0)):
+        for name, low, high in (("min_leaf_count", 0.0, np.inf), ("count_floor", 0.0, np.inf), ("feature_weighting", 0.0, 1.0)):
             if not low <= getattr(self, name) <= high:
                 raise ValueError(f"{name} must be in [{low:g}, {high:g}], got {getattr(self, name)!r}")
+        if not self.min_leaf_count + self.count_floor > 0:  # a leaf step would divide by a bare noisy count
+            raise ValueError("min_leaf_count and count_floor cannot both be 0")
         if not 0 < self.count_share < 1:
             raise ValueError(f"count_share must be in (0, 1), got {self.count_share!r}")
         for name in ("quantile_share", "size_share"):
@@ -213,6 +215,8 @@ class _BoostingBase(DPEstimatorMixin):
             self.leaf_values_[r] = self.learning_rate * self._step_scale * np.clip(step, -self._step_clip, self._step_clip)
             structures.learn(r, self.leaf_values_[r], counts)
         self.initial_ = initial
+        # The generators stay secret: a fitted (or saved) model that kept them would let anyone replay the noise.
+        del self._structure_stream, self._noise_stream
 
     def _decision(self, X: ArrayLike) -> NDArray[np.float64]:
         X_unit = self._check_predict_input(X)
@@ -222,8 +226,7 @@ class _BoostingBase(DPEstimatorMixin):
 
     def rounds_as_records(self, feature_names: Sequence[str] | None = None) -> list[dict[str, Any]]:
         """Each round's oblivious tree as plain data (split per level, leaf steps)."""
-        names = feature_names if feature_names is not None else [f"x{i}" for i in range(self.n_features_in_)]
-        return round_records(self, names)
+        return round_records(self, feature_names if feature_names is not None else [f"x{i}" for i in range(self.n_features_in_)])
 
 
 class DPBoostingRegressor(TargetScalingMixin, RegressorMixin, _BoostingBase):
@@ -247,14 +250,12 @@ class DPBoostingRegressor(TargetScalingMixin, RegressorMixin, _BoostingBase):
         target's 1/8 and 7/8 quantiles (capped at twice its inter-quartile range), × 1/√ε below
         ε = 1 (fewer rounds must each move further), within [0.01, 0.5]; 0.2 without quantiles.
         Chosen on California Housing (0.1 at ε ≥ 1 there).
-    count_share : float, default 0.15
-        Share of each round's ε spent on leaf counts.
-    min_leaf_count : float, default 5
+    count_share : float, default 0.15 (share of each round's ε spent on leaf counts)
+    min_leaf_count : float, default 5 (records; part of the count floor below)
     count_floor : float, default 2.5
-        A leaf's noisy sum is divided by its noisy count, but by no less than ``min_leaf_count +
-        count_floor ×`` the count noise's scale (a thin leaf's step shrinks toward zero). Instead of
-        ``sum / (count + noise scale)``: California at ε = 1, 0.1017 → 0.1004 MAE over 100 probe
-        fits, gains at every ε from 0.25 to 16 and on the widened and long-tailed tables.
+        A leaf's noisy sum is divided by its noisy count, but by no less than ``min_leaf_count + count_floor
+        ×`` the count noise's scale. Instead of ``sum / (count + noise scale)``: California at ε = 1, 0.1017
+        → 0.1004 MAE over 100 probe fits, gains at every ε from 0.25 to 16 and on the wide-bounds tables.
     quantile_share : float, default 0.1
         Share of ε spent on DP quantiles of the numeric features and the target (0: thresholds
         uniform in the declared bounds, start at the middle of the target bounds).
@@ -264,10 +265,9 @@ class DPBoostingRegressor(TargetScalingMixin, RegressorMixin, _BoostingBase):
         (16 beat 8 and 64), Nursery, Mushroom and Congressional Voting (0.855 → 0.896, 0.972 → 0.981,
         0.879 → 0.895 at ε = 1 over probe folds).
     feature_weighting : float, default 0.5 (classifier: 0)
-        Once every feature has been split on, this share of each feature draw follows the
-        spread earlier rounds' released steps showed between its branches, the rest is uniform:
-        post-processing, no budget. California MAE 0.1034 → 0.1022 at ε = 1 and 0.1226 → 0.1191
-        at ε = 0.25 over 100 probe fits; the classifier keeps 0 (Adult lost 0.003, Nursery 0.01).
+        Once every feature was split on, this share of each draw follows the spread of earlier rounds'
+        released steps between its branches (post-processing). California MAE 0.1034 → 0.1022 at ε = 1,
+        0.1226 → 0.1191 at ε = 0.25 over 100 probe fits; the classifier keeps 0 (Adult −0.003, Nursery −0.01).
     size_share : float, default 0.05
         Share of ε spent on a noisy row count when ``n_rounds`` or ``max_depth`` is ``"auto"``
         (5 %: on Congressional Voting at ε = 1, 2 % left the sizes so noisy that accuracy fell

@@ -137,7 +137,8 @@ class _Ensemble(DPEstimatorMixin, ABC):
         self.experts_ = []
         for i, template in enumerate(templates):
             rows = part == i
-            self.experts_.append(self._prepare_expert(template, seeds[i]).fit(X[rows], labels[rows]))
+            # The expert's generator goes once it is fitted: kept in the model, it would let anyone replay the noise.
+            self.experts_.append(self._prepare_expert(template, seeds[i]).fit(X[rows], labels[rows]).set_params(random_state=None))
         held = part == m
         losses = np.stack([self._losses(expert, X[held], y[held]) for expert in self.experts_], axis=1)
         weight_rng = seeds[m]

@@ -166,3 +166,17 @@ def test_rounds_as_records_name_a_branch_per_category():
               for level in record["levels"]]
     assert {"feature": "a", "branch_per_category": 3} in levels
     assert all(set(level) <= {"feature", "branch_per_category", "categories_left", "threshold"} for level in levels)
+
+
+def test_a_leaf_step_never_divides_by_a_bare_noisy_count():
+    X, y = np.random.default_rng(0).random((200, 2)), np.zeros(200)
+    with pytest.raises(ValueError, match="cannot both be 0"):
+        DPBoostingRegressor(min_leaf_count=0.0, count_floor=0.0).fit(X, y)
+
+
+def test_weighted_draws_fall_back_to_uniform_when_no_step_moved():
+    structures = _structures([0, 0, 0], rounds=6, depth=2, weighting=1.0)
+    for r in range(6):
+        structures.draw(r)
+        structures.learn(r, np.zeros((4, 1)), np.full(4, 50.0))  # every step 0: no effect anywhere
+    assert set(structures.features[2:].ravel()) <= {0, 1, 2}

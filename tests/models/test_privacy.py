@@ -31,6 +31,8 @@ from dpcore.models import (
     DPSGDRegressor,
 )
 from dpcore.models.boosting import QUANTILE_PROBABILITIES
+from dpcore.models.registry import MODELS as REGISTRY_MODELS
+from dpcore.models.registry import ModelContext
 
 MODELS = [
     DPRegressionTree(max_depth=4, min_samples_split=5, min_samples_leaf=2),
@@ -226,3 +228,32 @@ def test_whole_model_stays_within_epsilon(case):
 @pytest.mark.parametrize("case", list(CASES))
 def test_whole_model_test_catches_an_under_noised_variant(case):
     assert_exceeds_epsilon(_loss(case, broken=True))
+
+
+def _generators(obj, path: str, seen: set[int]) -> list[str]:
+    """Where in a fitted model's object graph a random generator (or its state) is kept."""
+    if id(obj) in seen:
+        return []
+    seen.add(id(obj))
+    if isinstance(obj, np.random.Generator | np.random.BitGenerator | np.random.RandomState | np.random.SeedSequence):
+        return [path]
+    if isinstance(obj, dict):
+        return [g for k, v in obj.items() for g in _generators(v, f"{path}[{k!r}]", seen)]
+    if isinstance(obj, list | tuple):
+        return [g for i, v in enumerate(obj) for g in _generators(v, f"{path}[{i}]", seen)]
+    if hasattr(obj, "__dict__") and type(obj).__module__.startswith(("dpcore", "sklearn")):
+        return [g for k, v in vars(obj).items() for g in _generators(v, f"{path}.{k}", seen)]
+    return []
+
+
+@pytest.mark.parametrize("key", [key for key, spec in REGISTRY_MODELS.items() if spec.kind == "ours" and spec.task != "clustering"])
+def test_a_fitted_model_keeps_no_generator_that_could_replay_its_noise(key):
+    """A saved model that held its noise generator would let its holder rewind the stream and subtract the noise."""
+    spec = REGISTRY_MODELS[key]
+    rng = np.random.default_rng(0)
+    X = rng.random((400, 3))
+    y = (X[:, 0] > 0.5).astype(int) if spec.task == "classification" else X[:, 0]
+    context = ModelContext(n_features=3, epsilon=2.0, bounds=(0.0, 1.0), target_bounds=(0.0, 1.0),
+                           classes=[0, 1] if spec.task == "classification" else None)
+    model = spec.make(context).fit(X, y)
+    assert _generators(model, key, set()) == []
