@@ -209,21 +209,21 @@ def leaves_by_round(
     return leaves.astype(np.int64)
 
 
-
-def round_records(model: Any, names: Sequence[str]) -> list[dict[str, Any]]:
-    """A fitted boosting model's rounds as plain data: each level's split (in declared units) and the leaf steps."""
+def round_records(
+    names: Sequence[str], features: np.ndarray, thresholds: np.ndarray, subsets: np.ndarray, branches: np.ndarray,
+    levels: np.ndarray, leaf_values: np.ndarray,
+) -> list[dict[str, Any]]:
+    """Each round as plain data: every level's split (``thresholds`` in declared units) and the leaf steps."""
     out = []
-    for r in range(len(model.features_)):
-        levels: list[dict[str, Any]] = []
-        for j in np.flatnonzero(model.branches_[r] > 1):
-            f, branches = model.features_[r, j], model.branches_[r, j]
-            level: dict[str, Any] = {"feature": str(names[f])}
-            if branches > 2:
-                level["branch_per_category"] = int(branches)
-            elif model._levels_[f] > 0:
-                level["categories_left"] = np.flatnonzero(model.subsets_[r, j, : model._levels_[f]]).tolist()
+    for r in range(len(features)):
+        split: list[dict[str, Any]] = []
+        for j in np.flatnonzero(branches[r] > 1):
+            f = features[r, j]
+            if branches[r, j] > 2:
+                split.append({"feature": str(names[f]), "branch_per_category": int(branches[r, j])})
+            elif levels[f] > 0:
+                split.append({"feature": str(names[f]), "categories_left": np.flatnonzero(subsets[r, j, : levels[f]]).tolist()})
             else:
-                level["threshold"] = float(model._lower[f] + model.thresholds_[r, j] * (model._upper[f] - model._lower[f]))
-            levels.append(level)
-        out.append({"round": r, "levels": levels, "leaf_steps": model.leaf_values_[r].round(6).tolist()})
+                split.append({"feature": str(names[f]), "threshold": float(thresholds[r, j])})
+        out.append({"round": r, "levels": split, "leaf_steps": leaf_values[r].round(6).tolist()})
     return out

@@ -89,19 +89,18 @@ class _BoostingBase(DPEstimatorMixin):
         return self._clip
 
     def _preliminaries(
-        self, rows: Rows, multiclass: bool, target: TargetColumn | None = None,
+        self, rows: Rows, multiclass: bool, noise: np.random.Generator, target: TargetColumn | None = None,
     ) -> tuple[float, np.ndarray | None]:
         """Spend the stated shares on a noisy row count (sizes) and DP quantiles (thresholds).
 
-        ``rows`` are prepared (features in [0, 1]); ``target`` names their unit-scale regression
-        target when its quantiles are wanted. Returns what is left for the rounds (ε, or ρ in the
-        approximate mode) and the target's DP quantiles (``None`` when not asked for). Pure ε-DP
-        steps at ``ε_p`` are ``ε_p²/2``-zCDP, which is how the approximate mode charges them.
+        ``rows`` are prepared (features in [0, 1]); ``target`` names their unit-scale regression target when its
+        quantiles are wanted; ``noise`` is the fit's secret stream, never kept on the model (a saved model holding
+        it would let anyone replay the noise). Returns what is left for the rounds (ε, or ρ in the approximate
+        mode) and the target's DP quantiles (``None`` when not asked for). Pure ε-DP steps at ``ε_p`` are
+        ``ε_p²/2``-zCDP, which is how the approximate mode charges them.
         """
-        structure, noise = self._random_streams()
-        self._structure_stream, self._noise_stream = structure, noise
         d = rows.n_features
-        levels = declared_levels(self.categorical_levels, d)
+        self._levels_ = levels = declared_levels(self.categorical_levels, d)
         numeric = np.flatnonzero(levels == 0)
         # Sizing is for pure ε: the approximate mode keeps its (ε-only) defaults, fixed on the large tables.
         sizing = not self.delta and (self.n_rounds == "auto" or self.max_depth == "auto")
@@ -165,17 +164,16 @@ class _BoostingBase(DPEstimatorMixin):
         return leaf_index(X_unit, self.features_, self.thresholds_, self.subsets_, self._levels_, self.branches_)
 
     def _boost(
-        self, rows: Rows, task: str, initial: ArrayLike, residual_sensitivity: tuple[float, float], budget: float,
-        n_classes: int = 1,
+        self, rows: Rows, streams: tuple[np.random.Generator, np.random.Generator], task: str, initial: ArrayLike,
+        residual_sensitivity: tuple[float, float], budget: float, n_classes: int = 1,
     ) -> None:
-        """Run the rounds on prepared ``rows``: ``task`` names the residuals (:data:`REGRESSION`, :data:`BINARY`,
+        """Run the rounds on prepared ``rows`` with the fit's (structure, noise) ``streams``: ``task`` names the residuals (:data:`REGRESSION`, :data:`BINARY`,
         :data:`MULTICLASS`), ``initial`` is the starting score (K,), ``residual_sensitivity`` the (L1, L2) bound
         of one record's clipped residual vector and ``budget`` what the rounds may spend (ε, or ρ in the
         approximate mode); ``n_classes`` counts the declared classes of a classifier."""
         initial = np.asarray(initial, dtype=float)
         k = initial.size
-        structure, noise = self._structure_stream, self._noise_stream
-        self._levels_ = declared_levels(self.categorical_levels, rows.n_features)
+        structure, noise = streams
         structures = Structures(structure, self._levels_, self.threshold_knots_, self._rounds, self._depth,
                                 self.multiway_categories, self.feature_weighting)
         self.features_, self.thresholds_ = structures.features, structures.thresholds
@@ -215,8 +213,6 @@ class _BoostingBase(DPEstimatorMixin):
             self.leaf_values_[r] = self.learning_rate * self._step_scale * np.clip(step, -self._step_clip, self._step_clip)
             structures.learn(r, self.leaf_values_[r], counts)
         self.initial_ = initial
-        # The generators stay secret: a fitted (or saved) model that kept them would let anyone replay the noise.
-        del self._structure_stream, self._noise_stream
 
     def _decision(self, X: ArrayLike) -> NDArray[np.float64]:
         X_unit = self._check_predict_input(X)
@@ -226,7 +222,9 @@ class _BoostingBase(DPEstimatorMixin):
 
     def rounds_as_records(self, feature_names: Sequence[str] | None = None) -> list[dict[str, Any]]:
         """Each round's oblivious tree as plain data (split per level, leaf steps)."""
-        return round_records(self, feature_names if feature_names is not None else [f"x{i}" for i in range(self.n_features_in_)])
+        names = feature_names if feature_names is not None else [f"x{i}" for i in range(self.n_features_in_)]
+        declared = self._lower[self.features_] + self.thresholds_ * (self._upper - self._lower)[self.features_]
+        return round_records(names, self.features_, declared, self.subsets_, self.branches_, self._levels_, self.leaf_values_)
 
 
 class DPBoostingRegressor(TargetScalingMixin, RegressorMixin, _BoostingBase):
@@ -359,7 +357,8 @@ class DPBoostingRegressor(TargetScalingMixin, RegressorMixin, _BoostingBase):
         lower, upper = check_bounds(self.target_bounds, 1, name="target_bounds")
         self._target_lower, self._target_upper = float(lower[0]), float(upper[0])
         rows = rows.prepared(UnitTarget(self._lower, self._upper, self._target_lower, self._target_upper))
-        budget, target_quantiles = self._preliminaries(rows, False, target=TargetColumn(rows) if self.quantile_share else None)
+        streams = self._random_streams()
+        budget, target_quantiles = self._preliminaries(rows, False, streams[1], TargetColumn(rows) if self.quantile_share else None)
         initial, clip = 0.5, 0.2
         if target_quantiles is not None:
             # Start at the DP median; clip residuals at 0.2 × the DP spread between the 1/8 and 7/8 quantiles,
@@ -373,7 +372,7 @@ class DPBoostingRegressor(TargetScalingMixin, RegressorMixin, _BoostingBase):
             clip = float(np.clip(CLIP_FACTOR * spread * max(1.0, 1.0 / np.sqrt(self.epsilon)), 0.01, 0.5))
         self._clip = clip if self.clip == "auto" else float(self.clip)
         self._step_clip = self._clip
-        self._boost(rows, REGRESSION, [initial], (self._clip, self._clip), budget=budget)
+        self._boost(rows, streams, REGRESSION, [initial], (self._clip, self._clip), budget=budget)
         self._set_spent(self.epsilon, self.delta)
         return self
 
@@ -471,11 +470,12 @@ class DPBoostingClassifier(DeclaredClassesMixin, ClassifierMixin, _BoostingBase)
         k = len(self.classes_)
         self._check_params(multiclass=k > 2)
         rows = rows.prepared(UnitCodes(self._lower, self._upper, self.classes_))
-        budget, _ = self._preliminaries(rows, k > 2)
+        streams = self._random_streams()
+        budget, _ = self._preliminaries(rows, k > 2, streams[1])
         self._clip = self._step_clip = float(self.clip)
         if k <= 2:
             self._step_scale = 2.0
-            self._boost(rows, BINARY, [0.0], (self._clip, self._clip), budget, n_classes=k)
+            self._boost(rows, streams, BINARY, [0.0], (self._clip, self._clip), budget, n_classes=k)
         else:
             self._step_scale = k / (k - 1)
             # y − softmax: the true class's entry is 1 − p_y ∈ [0, 1] and the others −p_j, summing to −(1 − p_y),
@@ -483,7 +483,7 @@ class DPBoostingClassifier(DeclaredClassesMixin, ClassifierMixin, _BoostingBase)
             # keeps at most c and the others at most min(1, (K − 1)c) together: L1 ≤ c + min(1, (K − 1)c).
             l1 = min(2.0, self._clip + min(1.0, (k - 1) * self._clip))
             sensitivity = (l1, min(np.sqrt(2.0), np.sqrt(k) * self._clip))
-            self._boost(rows, MULTICLASS, np.zeros(k), sensitivity, budget, n_classes=k)
+            self._boost(rows, streams, MULTICLASS, np.zeros(k), sensitivity, budget, n_classes=k)
         self._set_spent(self.epsilon, self.delta)
         return self
 
