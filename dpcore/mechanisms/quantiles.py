@@ -92,18 +92,8 @@ class Quantiles(Mechanism):
         return self.randomise_histogram(self.histogram(values))
 
     def histogram(self, values: ArrayLike) -> NDArray[np.int64]:
-        """``(d, grid)`` counts of each column's values per grid cell: all :meth:`randomise_histogram` reads.
-
-        A per-record map into cells, so histograms of row batches add up to the table's.
-        """
-        values = np.asarray(values, dtype=float)
-        if values.ndim == 1:
-            values = values[:, None]
-        d = values.shape[1]
-        values = np.clip(np.where(np.isnan(values), 0.5, values), 0.0, 1.0)
-        cells = np.minimum((values * self.grid).astype(np.int64), self.grid - 1)
-        offsets = (np.arange(d) * self.grid)[None, :]
-        return np.bincount((cells + offsets).ravel(), minlength=d * self.grid).reshape(d, self.grid).astype(np.int64)
+        """``(d, grid)`` counts of each column's values per grid cell: all :meth:`randomise_histogram` reads."""
+        return grid_histogram(values, self.grid)
 
     def randomise_histogram(self, histogram: ArrayLike) -> NDArray[np.float64]:
         """``(d, m)`` quantiles from the columns' grid histograms (:meth:`histogram`)."""
@@ -131,3 +121,19 @@ class Quantiles(Mechanism):
         # Not recorded again here: the exponential selections above are the only releases (and
         # are what a replaying audit substitutes); this is post-processing of them.
         return edges[:, 1:-1] / self.grid
+
+
+def grid_histogram(values: ArrayLike, grid: int) -> NDArray[np.int64]:
+    """``(d, grid)`` counts of each column's values (clipped into [0, 1]; NaN → 0.5) per cell of a public grid.
+
+    A per-record map into cells, so histograms of row batches add up to the table's; it draws
+    nothing, so a pass over row batches needs no mechanism object.
+    """
+    values = np.asarray(values, dtype=float)
+    if values.ndim == 1:
+        values = values[:, None]
+    d = values.shape[1]
+    values = np.clip(np.where(np.isnan(values), 0.5, values), 0.0, 1.0)
+    cells = np.minimum((values * grid).astype(np.int64), grid - 1)
+    offsets = (np.arange(d) * grid)[None, :]
+    return np.bincount((cells + offsets).ravel(), minlength=d * grid).reshape(d, grid).astype(np.int64)

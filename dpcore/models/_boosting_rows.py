@@ -24,8 +24,8 @@ from scipy.special import expit, softmax
 
 from dpcore.backends import RowBatch, Rows, exact_bincount, fixed, unfixed
 from dpcore.backends.rows import FIXED_SCALE
+from dpcore.mechanisms.quantiles import grid_histogram
 from dpcore.models._boosting_structures import leaves_by_round
-from dpcore.models._data_range import grid_histogram
 
 #: What the residuals are: ``y − F`` (target in [0, 1]), ``y − sigmoid(F)`` (y ∈ {0, 1}), ``one_hot(y) − softmax(F)``.
 REGRESSION, BINARY, MULTICLASS = "regression", "binary", "multiclass"

@@ -11,7 +11,7 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.utils.validation import check_is_fitted
 
 from dpcore.backends import RowBatch, Rows
-from dpcore.mechanisms.quantiles import Quantiles
+from dpcore.mechanisms.quantiles import Quantiles, grid_histogram
 from dpcore.models._base import DPEstimatorMixin
 from dpcore.models._export import tree_records
 from dpcore.models._tree_rows import rescale_to_range
@@ -30,14 +30,6 @@ DATA_RANGE_PRIVACY = r"""
     rather than across a wide, empty declared range, and spend the remaining
     ``(1 − range_share)·ε``; the two parts compose sequentially to ``ε``.
 """
-
-
-def grid_histogram(values: NDArray[np.float64], grid: int = QUANTILE_GRID) -> NDArray[np.int64]:
-    """``(columns, grid)`` counts per cell of the quantiles' public grid (:meth:`Quantiles.histogram`).
-
-    The mechanism object is built only for its histogram, which draws nothing (hence the fixed seed).
-    """
-    return Quantiles(1.0, QUANTILE_PROBABILITIES, grid, random_state=0).histogram(values)
 
 
 def quantiles_from_histogram(epsilon: float, histogram: NDArray[np.int64], rng: np.random.Generator) -> NDArray[np.float64]:
