@@ -11,9 +11,8 @@ Spark must be byte-identical to the one fitted locally. Sums of values in [0, 1]
 fixed point (:func:`fixed`): a value is rounded to the public grid of ``2^-FIXED_BITS`` — a
 per-record map fixed before the data are seen, so every sensitivity argued for values in
 [0, 1] holds for the rounded values — and integer sums are exact in any order. With
-``FIXED_BITS = 14`` a sum of squares over ``2^34`` rows still fits in ``int64``, and inside
-a batch of :data:`BATCH_ROWS` rows ``numpy.bincount``'s float64 sums of integer weights are
-exact (below 2^53). Sums stay inside ``int64`` up to 2^34 (1.7·10^10) rows.
+``FIXED_BITS = 14`` a sum of squares over ``2^34`` (1.7·10^10) rows still fits in ``int64``
+(:func:`exact_bincount` keeps the float sums exact on the way).
 """
 
 from __future__ import annotations

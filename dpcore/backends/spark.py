@@ -27,6 +27,7 @@ imports pyspark.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
 import pickle
@@ -40,7 +41,6 @@ from urllib.parse import unquote
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 from numpy.typing import NDArray
 from pyspark import RDD, StorageLevel
 from pyspark.errors import PythonException
@@ -50,7 +50,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import LongType, StructField, StructType
 from pyspark.taskcontext import TaskContext
 
-from dpcore.backends.keyed import ROWS_PER_FILE_BITS, file_row_keys
+from dpcore.backends.keyed import ROWS_PER_FILE_BITS
 from dpcore.backends.rows import Job, Prepare, RowBatch, Rows
 from dpcore.backends.tables import (
     arrow_frame,
@@ -59,6 +59,8 @@ from dpcore.backends.tables import (
     design_batch,
     file_format,
     list_table_files,
+    row_group_batches,
+    row_groups,
     table_columns,
 )
 from dpcore.exceptions import DataError
@@ -75,6 +77,7 @@ BATCH_ROWS = 1 << 16
 KEPT_ROWS = 1 << 18
 _FILE_URI = re.compile(r"^file:/+")
 _DATA_ERROR = re.compile(r"DataError: (.+)")
+_EXCEPTION_KIND = re.compile(r"^(\w+(?:Error|Exception)):", re.MULTILINE)
 
 
 def spark_session(master: str = "local[2]", **conf: str) -> SparkSession:
@@ -99,23 +102,32 @@ def spark_session(master: str = "local[2]", **conf: str) -> SparkSession:
         "spark.sql.shuffle.partitions": "4",
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.sql.execution.arrow.maxRecordsPerBatch": str(BATCH_ROWS),
-        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={LOG_CONFIGURATION}",
         **conf,
     }
+    # Spark's log config never prints a failed task's traceback (it can quote a cell), and stays when the caller
+    # adds JVM options of their own. A local master's executors run in the driver's JVM; a cluster's executors
+    # read the file only where dpcore sits at the same path (the driver's sentences never carry a cell anyway).
+    for jvm in ("driver", "executor"):
+        name = f"spark.{jvm}.extraJavaOptions"
+        settings[name] = f"-Dlog4j2.configurationFile={LOG_CONFIGURATION} {conf.get(name, '')}".strip()
     builder = SparkSession.builder.master(master).appName("dpcore")
     for name, value in settings.items():
         builder = builder.config(name, value)
+    with quiet_pandas():
+        return builder.getOrCreate()
+
+
+@contextlib.contextmanager
+def quiet_pandas() -> Iterator[None]:
+    """Without PySpark's warning about the pandas version (the engine hands Spark Arrow batches or plain frames)."""
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
-        session = builder.getOrCreate()
-    session.sparkContext.setLogLevel("ERROR")
-    return session
+        yield
 
 
 def _map_in_arrow(frame: DataFrame, function: Any, schema: Any) -> DataFrame:
     """``frame.mapInArrow`` without PySpark's pandas-version warning (only Arrow batches pass here)."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
+    with quiet_pandas():
         return frame.mapInArrow(function, schema)
 
 
@@ -227,15 +239,19 @@ class _Kept:
         weakref.finalize(self, _unpersist, self.batches).atexit = False
 
 
-def _designer(schema: Schema, encoding: str) -> Callable[[pa.RecordBatch], RowBatch]:
-    """Raw cells (an Arrow batch with :data:`ROW_KEY`) → their design numbers, row by row."""
+def _designer(schema: Schema, encoding: str) -> Callable[[pa.RecordBatch, NDArray[np.uint64]], RowBatch]:
+    """Raw cells and their row keys → their design numbers, row by row."""
 
-    def design(cells: pa.RecordBatch) -> RowBatch:
-        keys = cells.column(ROW_KEY).to_numpy(zero_copy_only=False).astype(np.uint64)
-        X, y, keep = design_batch(arrow_frame(cells.drop_columns([ROW_KEY])), schema, encoding)
+    def design(cells: pa.RecordBatch, keys: NDArray[np.uint64]) -> RowBatch:
+        X, y, keep = design_batch(arrow_frame(cells), schema, encoding)
         return RowBatch(X, y, keys[keep])
 
     return design
+
+
+def _split_keys(batch: pa.RecordBatch) -> tuple[pa.RecordBatch, NDArray[np.uint64]]:
+    """A batch of cells and :data:`ROW_KEY` as (the cells, the keys)."""
+    return batch.drop_columns([ROW_KEY]), batch.column(ROW_KEY).to_numpy(zero_copy_only=False).astype(np.uint64)
 
 
 def _chained(prepares: tuple[Prepare, ...]) -> Callable[[RowBatch], RowBatch]:
@@ -266,7 +282,7 @@ class SparkRows(Rows):
         How categorical features become numbers, as for :meth:`dpcore.design.Design.from_table`.
     store : bool
         Keep rows read more than once as described above (each kept copy costs the executors
-        about ``8·(d + 2)`` bytes a row, on local disk when memory is short).
+        about ``8·(d + 2)`` bytes a row on their local disk).
     """
 
     def __init__(self, frame: DataFrame, schema: Schema, encoding: str = "ordinal", *, store: bool = True) -> None:
@@ -307,13 +323,7 @@ class SparkRows(Rows):
         rows = cls(read_table(spark, source), schema, encoding, store=store)
         files = list_table_files(source)
         if file_format(files[0]) == "parquet":
-            groups = []
-            for ordinal, path in enumerate(files):
-                first = 0
-                metadata = pq.ParquetFile(path).metadata
-                for group in range(metadata.num_row_groups):
-                    groups.append((ordinal, path, group, first, metadata.row_group(group).num_rows))
-                    first += metadata.row_group(group).num_rows
+            groups = row_groups(files)
             # At least two tasks per core, so a table of few row groups still keeps every core busy.
             slices = -(-2 * spark.sparkContext.defaultParallelism // max(len(groups), 1))
             pieces = [(ordinal, path, group, first, int(rows_in_group * s // slices), int(rows_in_group * (s + 1) // slices))
@@ -329,20 +339,15 @@ class SparkRows(Rows):
 
             def read(piece: tuple[int, str, int, int, int, int]) -> Iterator[RowBatch]:
                 ordinal, path, group, first, start, stop = piece
-                cells = pq.ParquetFile(path).read_row_group(group, columns=names).slice(start, stop - start)
-                first += start
-                for part in cells.to_batches(max_chunksize=KEPT_ROWS):
-                    keys = file_row_keys(ordinal, first, part.num_rows)
-                    first += part.num_rows
-                    if part.num_rows:
-                        yield prepared(design(part.append_column(ROW_KEY, pa.array(keys.astype(np.int64)))))
+                for cells, keys in row_group_batches(ordinal, path, group, first, names, KEPT_ROWS, start, stop):
+                    yield prepared(design(cells, keys))
 
             return self._pieces.flatMap(read)
 
         def pickled(cells: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             for part in cells:
                 if part.num_rows:
-                    yield pa.RecordBatch.from_pydict({"batch": [pickle.dumps(prepared(design(part)), protocol=5)]})
+                    yield pa.RecordBatch.from_pydict({"batch": [pickle.dumps(prepared(design(*_split_keys(part))), protocol=5)]})
 
         frame = _map_in_arrow(self._raw, pickled, "batch binary")
         return frame.rdd.map(lambda row: pickle.loads(row.batch))
@@ -376,12 +381,21 @@ class SparkRows(Rows):
         except PythonException as error:
             raise _data_error(error) from None
         if total is None:  # no partition has a row: the job's shape from an empty batch
-            empty = self._design(pa.RecordBatch.from_pylist([], schema=to_arrow_schema(self._raw.schema)))
+            empty = self._design(*_split_keys(pa.RecordBatch.from_pylist([], schema=to_arrow_schema(self._raw.schema))))
             return np.asarray(job(_chained(self._chain)(empty)), dtype=np.int64)
         return np.asarray(total, dtype=np.int64)
 
 
 def _data_error(error: PythonException) -> Exception:
-    """The sentence of a :class:`DataError` raised in an executor, as a DataError on the driver."""
-    found = _DATA_ERROR.findall(str(error))
-    return DataError(found[-1].strip()) if found else error
+    """An executor's failure as the driver says it: a :class:`DataError`'s own sentence, else only its kind.
+
+    Any other failure's text is a worker's traceback, which can quote a cell (a parser's message
+    naming the value it choked on), so only the exception's name crosses to the driver.
+    """
+    text = str(error)
+    found = _DATA_ERROR.findall(text)
+    if found:
+        return DataError(found[-1].strip())
+    kinds = _EXCEPTION_KIND.findall(text)
+    return RuntimeError(_("A Spark task failed ({kind}); its message is not shown, as it can quote a cell.").format(
+        kind=kinds[-1] if kinds else type(error).__name__))

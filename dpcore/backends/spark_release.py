@@ -48,6 +48,7 @@ from pyspark.errors import PythonException
 from pyspark.sql import DataFrame, SparkSession
 
 from dpcore.accountant import BudgetLedger
+from dpcore.backends.spark import _data_error
 from dpcore.backends.spark_shuffle import (
     PART,
     PART_BITS,
@@ -62,7 +63,6 @@ from dpcore.backends.spark_shuffle import (
     _fillers,
     _kept_types,
     _randomised,
-    _sentence,
     _Source,
     _source,
     _write_parts,
@@ -70,7 +70,6 @@ from dpcore.backends.spark_shuffle import (
 from dpcore.exceptions import DataError
 from dpcore.i18n import _
 from dpcore.release import stored
-from dpcore.release.buffers import decoded
 from dpcore.release.columns import quoting
 from dpcore.release.estimator import HEADER_FILE, part_file
 from dpcore.release.padding import (
@@ -140,6 +139,7 @@ def release_on_spark(
     draws = Draws.of(entropy)
     table = _source(spark, source, prepared.columns)
     check_columns(table.columns, treatments)
+    kept = _kept_types(table, treatments)
     destination = Path(destination)
     with staged(destination.parent, f".{destination.name}.", folder=True) as staging:
         try:
@@ -150,7 +150,7 @@ def release_on_spark(
                 n = table.rows if table.rows is not None else table.frame.count()
                 version, census = None, np.zeros(1 << CUT_BITS, dtype=np.int64)
         except PythonException as error:
-            raise _sentence(error) from None
+            raise _data_error(error) from None
         if n == 0:
             raise DataError(_("The table has no data rows."))
         report = prepared.report(seeded)
@@ -167,7 +167,7 @@ def release_on_spark(
                 _move_into_place(staging, destination)
                 return ReleaseResult.handed_out_again(found.report, path=destination, dataset_id=ledger.dataset_id)
             check_fits(plan, protection, None, ledger)
-        written, outside = _release_parts(spark, table, staging, prepared, draws, n, census,
+        written, outside = _release_parts(spark, table, kept, staging, prepared, draws, n, census,
                                           ledger is not None or parquet, part_rows)
         counts: dict[str, int] = {}
         add_outside(counts, treatments, outside)
@@ -176,7 +176,7 @@ def release_on_spark(
             assert key is not None
             copy = stored.writer(ledger, quoting(treatments))
             try:
-                copy.append(_empty(treatments, _kept_types(table, treatments)))  # the schema, even for a copy without rows
+                copy.append(_empty(treatments, kept))  # the schema, even for a copy without rows
                 for part in sorted(p for p, rows in written.items() if rows):
                     copy.append(pq.read_table(staging / STORED_FOLDER / part_file(part, "parquet")))
             except BaseException:
@@ -194,30 +194,29 @@ def release_on_spark(
         return result
 
 
-def _release_parts(spark: SparkSession, table: _Source, staging: Path, prepared: Prepared, draws: Draws, n: int,
-                   census: np.ndarray, with_parquet: bool, part_rows: int) -> tuple[dict[int, int], np.ndarray]:
-    """Randomise, order and write the parts (padded or cut under add/remove); the rows of every part written, and
-    each column's count of values outside its domain."""
+def _release_parts(spark: SparkSession, table: _Source, kept: dict[int, pa.DataType], staging: Path, prepared: Prepared,
+                   draws: Draws, n: int, census: np.ndarray, with_parquet: bool, part_rows: int) -> tuple[dict[int, int], np.ndarray]:
+    """Randomise, order and write the parts (padded or cut under add/remove), with the ``kept`` columns' types; the
+    rows of every part written, and each column's count of values outside its domain."""
     treatments, protection = prepared.treatments, prepared.protection
     limit = noisy_row_count(n, protection.count_epsilon, draws.entropy) if protection.padded else n
     # Parts of about ``part_rows`` rows, and at least two per core so that every core writes.
     wanted = max(limit / part_rows, 2 * spark.sparkContext.defaultParallelism)
     bits = min(PART_BITS, max(0, int(np.ceil(np.log2(wanted)))))
     shift = 63 - bits
-    kept = _kept_types(table, treatments)
     last = None
     if limit < n:  # the cut keeps the rows of the smallest cut words: the census names their last cell, one pass its rows
         try:
             last = last_kept(census, limit, lambda cell: _cell_rows(table, draws, cell))
         except PythonException as error:
-            raise _sentence(error) from None
+            raise _data_error(error) from None
     rows = _randomised(table, treatments, kept, draws, shift, last)
     if limit > n:
         rows = rows.unionByName(_fillers(spark, treatments, limit - n, draws, shift))
     ordered = rows.repartition(max(1, min(1 << bits, 4 * spark.sparkContext.defaultParallelism)), PART).sortWithinPartitions(
         PART, WORD, SOURCE, ROW)
     sink = pa.BufferOutputStream()
-    write_csv(decoded(_empty(treatments, kept)), sink, True, quoting(treatments))
+    write_csv(_empty(treatments, kept), sink, True, quoting(treatments))
     (staging / HEADER_FILE).write_bytes(sink.getvalue().to_pybytes())
     parquet_folder = None
     if with_parquet:
@@ -226,7 +225,7 @@ def _release_parts(spark: SparkSession, table: _Source, staging: Path, prepared:
     try:
         written, outside = _write_parts(ordered, treatments, kept, str(staging), quoting(treatments), parquet_folder)
     except PythonException as error:
-        raise _sentence(error) from None
+        raise _data_error(error) from None
     if sum(written.values()) != limit:
         raise RuntimeError(f"the parts hold {sum(written.values())} rows, the copy {limit}")
     for leftover in staging.glob(".*.tmp"):  # a failed attempt's temporary file (its retry wrote the part)

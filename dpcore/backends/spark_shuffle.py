@@ -11,7 +11,6 @@ temporary file renamed into place, so a retried task writes the same bytes under
 from __future__ import annotations
 
 import os
-import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +19,6 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
-from pyspark.errors import PythonException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_type, to_arrow_schema
@@ -28,11 +26,17 @@ from pyspark.sql.types import BinaryType, ByteType, IntegerType, LongType, Struc
 from pyspark.taskcontext import TaskContext
 
 from dpcore.backends.keyed import file_row_keys
-from dpcore.backends.spark import ROW_KEY, read_table
-from dpcore.backends.tables import arrow_frame, file_format, list_table_files, table_columns
-from dpcore.exceptions import DataError
+from dpcore.backends.spark import BATCH_ROWS, ROW_KEY, _map_in_arrow, quiet_pandas, read_table
+from dpcore.backends.tables import (
+    arrow_frame,
+    file_format,
+    list_table_files,
+    parquet_file,
+    row_group_batches,
+    row_groups,
+    table_columns,
+)
 from dpcore.identity import VersionFingerprint
-from dpcore.release.buffers import decoded
 from dpcore.release.columns import Treatment
 from dpcore.release.estimator import part_file
 from dpcore.release.padding import (
@@ -41,6 +45,7 @@ from dpcore.release.padding import (
     cut_mask,
     cut_words,
     filler_rows,
+    in_cell,
 )
 from dpcore.release.randomness import FILLER, REAL, Draws, order_words, signed
 from dpcore.release.table import release_chunk
@@ -49,28 +54,11 @@ from dpcore.release.writing import keep_array, write_csv
 #: Released rows per part the copy aims at (parts are a power of two, at least two per core, at most ``2^PART_BITS``).
 PART_ROWS = 1 << 20
 PART_BITS = 12
-#: Rows per Arrow batch a task randomises.
-READ_ROWS = 1 << 16
 WORD, SOURCE, ROW, PART, PAYLOAD = "__order_word", "__order_source", "__order_row", "__part", "__record"
 WRITTEN = pa.schema([("parts", pa.list_(pa.int64())), ("rows", pa.list_(pa.int64())), ("outside", pa.binary())])
 STORED_FOLDER = "_stored"
 #: Test-only: a folder; when set, every writing task's first attempt fails after its first rows (leaving a mark there).
 _fail_first_attempt: str | None = None
-
-
-def _map(frame: DataFrame, function: Any, schema: Any) -> DataFrame:
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
-        return frame.mapInArrow(function, schema)
-
-
-def _sentence(error: PythonException) -> Exception:
-    """A :class:`DataError` raised in an executor, as the same sentence on the driver."""
-    text = str(error)
-    marker = "DataError: "
-    if marker in text:
-        return DataError(text.rsplit(marker, 1)[1].strip().splitlines()[0])
-    return error
 
 
 # --- where the cells come from ------------------------------------------------------------------------
@@ -88,8 +76,12 @@ class _Source:
     frame: DataFrame  # what the tasks map over: cells and ROW_KEY, or one row per row group
     columns: list[str]  # the table's columns
     cells: pa.Schema  # the released columns' Arrow types
-    pieces: bool
-    rows: int | None = None
+    rows: int | None = None  # known from the Parquet footers
+
+    @property
+    def pieces(self) -> bool:
+        """Whether the tasks read Parquet row groups (else Spark's cells with their keys)."""
+        return self.rows is not None
 
 
 def _source(spark: SparkSession, source: str | os.PathLike[str] | DataFrame, wanted: list[str]) -> _Source:
@@ -97,23 +89,17 @@ def _source(spark: SparkSession, source: str | os.PathLike[str] | DataFrame, wan
         files = list_table_files(source)
         if file_format(files[0]) == "parquet":
             columns = table_columns(files)
-            pieces, total = [], 0
-            for ordinal, path in enumerate(files):
-                metadata, first = pq.ParquetFile(path).metadata, 0
-                for group in range(metadata.num_row_groups):
-                    rows = metadata.row_group(group).num_rows
-                    pieces.append((ordinal, path, group, first, rows))
-                    first, total = first + rows, total + rows
+            pieces = row_groups(files)
             listing = spark.sparkContext.parallelize(pieces, max(len(pieces), 1))
             frame = spark.createDataFrame(listing, "ordinal long, path string, grp long, first long, rows long")
-            arrow = pq.read_schema(files[0])
+            arrow = parquet_file(files[0]).schema_arrow
             cells = pa.schema([arrow.field(name) for name in wanted if name in columns])
-            return _Source(frame, columns, cells, True, total)
+            return _Source(frame, columns, cells, sum(piece[4] for piece in pieces))
     table = read_table(spark, source)
     columns = [c for c in table.columns if c != ROW_KEY]
     frame = table.select(*[F.col(f"`{name}`") for name in wanted if name in columns], F.col(ROW_KEY))
     cells = to_arrow_schema(frame.drop(ROW_KEY).schema)
-    return _Source(frame, columns, cells, False)
+    return _Source(frame, columns, cells)
 
 
 def _cells(batches: Iterator[pa.RecordBatch], columns: list[str], pieces: bool,
@@ -126,12 +112,10 @@ def _cells(batches: Iterator[pa.RecordBatch], columns: list[str], pieces: bool,
             continue
         for ordinal, path, group, first, rows in zip(*(batch.column(i).to_pylist() for i in range(5)), strict=True):
             if not with_cells:
-                for start in range(0, rows, READ_ROWS):
-                    yield None, file_row_keys(ordinal, first + start, min(READ_ROWS, rows - start))
+                for start in range(0, rows, BATCH_ROWS):
+                    yield None, file_row_keys(ordinal, first + start, min(BATCH_ROWS, rows - start))
                 continue
-            for part in pq.ParquetFile(path).read_row_group(group, columns=columns).to_batches(max_chunksize=READ_ROWS):
-                yield part, file_row_keys(ordinal, first, part.num_rows)
-                first += part.num_rows
+            yield from row_group_batches(ordinal, path, group, first, columns, BATCH_ROWS)
 
 
 # --- pass one: rows, the version fingerprint and the rows per part ----------------------------------
@@ -159,7 +143,7 @@ def _census(source: _Source, draws: Draws, fingerprint: list[str] | None, padded
 
     total = np.zeros(3 + cut_cells, dtype=np.uint64)
     with np.errstate(over="ignore"):
-        for row in _map(frame, count, "sums binary").collect():
+        for row in _map_in_arrow(frame, count, "sums binary").collect():
             total += np.frombuffer(row.sums, dtype=np.uint64)
     n, digest = int(total[0]), None
     if fingerprint is not None:
@@ -175,15 +159,12 @@ def _cell_rows(source: _Source, draws: Draws, cell: int) -> tuple[np.ndarray, np
     frame = source.frame if pieces else source.frame.select(ROW_KEY)
 
     def gather(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        words, keys = [np.empty(0, dtype=np.int64)], [np.empty(0, dtype=np.uint64)]
-        for _unused, rows in _cells(batches, [], pieces, False):
-            cut = cut_words(key, rows)
-            inside = (cut >> (63 - CUT_BITS)) == cell
-            words.append(cut[inside])
-            keys.append(rows[inside])
-        yield pa.RecordBatch.from_pydict({"words": [np.concatenate(words).tobytes()], "rows": [np.concatenate(keys).tobytes()]})
+        found = [in_cell(cut_words(key, rows), rows, cell) for _unused, rows in _cells(batches, [], pieces, False)]
+        words = np.concatenate([np.empty(0, dtype=np.int64)] + [words for words, _rows in found])
+        keys = np.concatenate([np.empty(0, dtype=np.uint64)] + [rows for _words, rows in found])
+        yield pa.RecordBatch.from_pydict({"words": [words.tobytes()], "rows": [keys.tobytes()]})
 
-    found = _map(frame, gather, "words binary, rows binary").collect()
+    found = _map_in_arrow(frame, gather, "words binary, rows binary").collect()
     return (np.concatenate([np.frombuffer(row.words, dtype=np.int64) for row in found]),
             np.concatenate([np.frombuffer(row.rows, dtype=np.uint64) for row in found]))
 
@@ -293,7 +274,7 @@ class _PartWriter:
 
     def write(self, table: pa.Table) -> None:
         sink = pa.BufferOutputStream()
-        write_csv(decoded(table), sink, False, self.mode)
+        write_csv(table, sink, False, self.mode)
         self.handle.write(sink.getvalue().to_pybytes())
         if self.parquet_temporary is not None:
             if self.parquet is None:
@@ -351,7 +332,7 @@ def _write_parts(frame: DataFrame, treatments: Sequence[Treatment], kept: dict[i
         yield pa.RecordBatch.from_pydict({"parts": [[p for p, _r in written]], "rows": [[r for _p, r in written]],
                                           "outside": [outside.tobytes()]}, schema=WRITTEN)
 
-    results = _map(frame, write, "parts array<long>, rows array<long>, outside binary").collect()
+    results = _map_in_arrow(frame, write, "parts array<long>, rows array<long>, outside binary").collect()
     written = [(int(p), int(r)) for row in results for p, r in zip(row.parts, row.rows, strict=True)]
     if len({part for part, _rows in written}) != len(written):  # two tasks would have written one name
         raise RuntimeError("a part was split between tasks")
@@ -371,15 +352,14 @@ def _randomised(source: _Source, treatments: Sequence[Treatment], kept: dict[int
             cut = None if last is None else ~cut_mask(cut_words(key, rows), rows, last)
             yield _transport(table, flags, order_words(key, rows), rows, REAL, shift, treatments, kept, cut)
 
-    return _map(source.frame, randomise, schema)
+    return _map_in_arrow(source.frame, randomise, schema)
 
 
 def _fillers(spark: SparkSession, treatments: Sequence[Treatment], count: int, draws: Draws, shift: int) -> DataFrame:
     table, index, words = filler_rows(treatments, count, draws.key)
     # A padded copy keeps no column unchanged (check_padding), so fillers carry no kept text.
     batch = _transport(table, np.zeros((count, len(treatments)), dtype=bool), words, index, FILLER, shift, treatments, {})
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
+    with quiet_pandas():
         return spark.createDataFrame(pa.Table.from_batches([batch]).to_pandas(), _spark_schema(treatments, {}))
 
 

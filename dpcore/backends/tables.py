@@ -128,25 +128,26 @@ def csv_file_batches(path: str, part_rows: int = PART_ROWS) -> Iterator[pa.Recor
         raise DataError(_("The file's text could not be decoded. Save it as UTF-8 and try again.")) from None
 
 
+def parquet_file(path: str) -> pq.ParquetFile:
+    """A Parquet file opened for reading, or a sentence naming it (never a cell)."""
+    try:
+        return pq.ParquetFile(path)
+    except (OSError, pa.ArrowInvalid):
+        raise DataError(_("The file '{name}' could not be read as Parquet.").format(name=Path(path).name)) from None
+
+
 def file_batches(path: str, part_rows: int = PART_ROWS) -> Iterator[pa.RecordBatch]:
     """The rows of one table file as record batches, in the file's order."""
     if file_format(path) == "csv":
         yield from csv_file_batches(path, part_rows)
         return
-    try:
-        parquet = pq.ParquetFile(path)
-    except (OSError, pa.ArrowInvalid):
-        raise DataError(_("The file '{name}' could not be read as Parquet.").format(name=Path(path).name)) from None
-    yield from parquet.iter_batches(batch_size=part_rows)
+    yield from parquet_file(path).iter_batches(batch_size=part_rows)
 
 
 def file_columns(path: str) -> list[str]:
     """A table file's column names (a Parquet footer, or a CSV's first part)."""
     if file_format(path) == "parquet":
-        try:
-            return list(pq.read_schema(path).names)
-        except (OSError, pa.ArrowInvalid):
-            raise DataError(_("The file '{name}' could not be read as Parquet.").format(name=Path(path).name)) from None
+        return list(parquet_file(path).schema_arrow.names)
     first = next(csv_file_batches(path, part_rows=1), None)
     if first is None:
         raise DataError(_("The file '{name}' has no rows.").format(name=Path(path).name))
@@ -169,6 +170,34 @@ def keyed_batches(files: list[str], part_rows: int = PART_ROWS) -> Iterator[tupl
         for cells in file_batches(path, part_rows):
             yield cells, file_row_keys(ordinal, first, cells.num_rows)
             first += cells.num_rows
+
+
+def row_groups(files: list[str]) -> list[tuple[int, str, int, int, int]]:
+    """Every row group of Parquet ``files`` as ``(file ordinal, path, group, first row in file, rows)``, from the footers."""
+    groups = []
+    for ordinal, path in enumerate(files):
+        metadata, first = parquet_file(path).metadata, 0
+        for group in range(metadata.num_row_groups):
+            rows = metadata.row_group(group).num_rows
+            groups.append((ordinal, path, group, first, rows))
+            first += rows
+    return groups
+
+
+def row_group_batches(ordinal: int, path: str, group: int, first: int, columns: list[str], batch_rows: int,
+                      start: int = 0, stop: int | None = None) -> Iterator[tuple[pa.RecordBatch, NDArray[np.uint64]]]:
+    """``(cells, row keys)`` of rows ``start … stop`` of one Parquet row group, ``batch_rows`` at a time.
+
+    The keys are those :func:`keyed_batches` gives the same rows, so a reader of row groups (a
+    Spark task) and a reader of whole files agree row for row.
+    """
+    cells = parquet_file(path).read_row_group(group, columns=columns)
+    cells = cells.slice(start, (cells.num_rows if stop is None else stop) - start)
+    first += start
+    for part in cells.to_batches(max_chunksize=batch_rows):
+        if part.num_rows:
+            yield part, file_row_keys(ordinal, first, part.num_rows)
+            first += part.num_rows
 
 
 def read_table_local(source: str | os.PathLike[str]) -> tuple[pd.DataFrame, NDArray[np.uint64]]:
