@@ -20,7 +20,7 @@ from dpcore.backends import RowBatch, Rows, exact_bincount, fixed, keyed, unfixe
 from dpcore.design import Design
 from dpcore.i18n import N_, _
 from dpcore.models._base import DPEstimatorMixin
-from dpcore.models.registry import Estimator, get
+from dpcore.models.registry import Estimator, ModelSpec, get
 from dpcore.persons import counting
 from dpcore.training import DEFAULT_COUNT_NOISE, DEFAULT_MODEL_DELTA, DEFAULT_SELECTION, HOLDOUT_SHARE, TrainedModel
 from dpcore.validation import check_delta
@@ -43,6 +43,16 @@ def holdout_parts(rows: Rows, share: float, seed: int | None) -> tuple[Rows, Row
     return rows.prepared(part(False)), rows.prepared(part(True))
 
 
+def check_fits_rows(model: str) -> ModelSpec:
+    """Registry model ``model``, if it is one of our private models and fits from a backend's rows (else a sentence)."""
+    spec = get(model)
+    if not spec.private or spec.kind != "ours" or spec.estimator is None:
+        raise ValueError(_("{name} is not one of DP Studio's private models; train one of those for release").format(name=spec.name))
+    if not spec.estimator.fits_rows():
+        raise ValueError(_("{name} cannot be fitted on Spark yet; use the local engine").format(name=spec.name))
+    return spec
+
+
 def train_rows(
     domain: Design, rows: Rows, model: str, epsilon: float, ledger: BudgetLedger, *, params: dict[str, Any] | None = None,
     count_noise: str = DEFAULT_COUNT_NOISE, selection: str = DEFAULT_SELECTION, seed: int | None = None,
@@ -53,9 +63,7 @@ def train_rows(
     As :func:`dpcore.training.train`, for one row per person (a privacy-unit column needs the
     single-machine path, which bounds each person's rows).
     """
-    spec = get(model)
-    if not spec.private or spec.kind != "ours":
-        raise ValueError(_("{name} is not one of DP Studio's private models; train one of those for release").format(name=spec.name))
+    spec = check_fits_rows(model)
     model_delta = (DEFAULT_MODEL_DELTA if delta is None else check_delta(delta)) if spec.approximate else 0.0
     people = counting(None, 1)
     check_can_pay(ledger, epsilon, people, "Training", "trained", delta=model_delta)
@@ -64,8 +72,7 @@ def train_rows(
     if spec.approximate:
         context = replace(context, delta=model_delta)
     fitted = spec.make(context)
-    if not isinstance(fitted, DPEstimatorMixin) or type(fitted)._fit_rows is DPEstimatorMixin._fit_rows:  # arrays only
-        raise ValueError(_("{name} cannot be fitted on Spark yet; use the local engine").format(name=spec.name))
+    assert isinstance(fitted, DPEstimatorMixin)  # check_fits_rows: one of our estimators
     fitted.fit_rows(fit_part)
     ledger.spend(spend_label(f"Train {spec.name}", seed, 1), epsilon, delta=float(getattr(fitted, "delta_spent_", 0.0)),
                  mechanism=type(fitted).__name__, released="a trained model", counting=people)

@@ -232,20 +232,18 @@ def spark_engine(args: argparse.Namespace, command: str) -> SparkSession:
                            "and the master's URL.").format(command=command, master=args.master)) from None
 
 
-def open_table_files(args: argparse.Namespace, command: str, first_total: float) -> tuple[list[str], BudgetLedger]:
-    """The files of ``--engine spark``'s INPUT and the dataset they belong to.
+def open_table_files(args: argparse.Namespace, files: list[str], command: str, first_total: float) -> BudgetLedger:
+    """The dataset the ``files`` of ``--engine spark``'s INPUT belong to.
 
     The dataset is found as on one machine — the table's rows streamed once through the
     identification (overlap with known datasets, version fingerprint) — so a table cannot escape
     its budget by being read on another engine. A folder names a new dataset; else its one file.
     """
-    from dpcore.backends.tables import arrow_frame, keyed_batches, list_table_files
+    from dpcore.backends.tables import arrow_frame, keyed_batches
 
-    files = list_table_files(args.input)
     given = Path(args.input)
     stem = given.name if given.is_dir() else Path(files[0]).stem if len(files) == 1 else Path(files[0]).parent.name
-    ledger = open_dataset(args, command, lambda: (arrow_frame(cells) for cells, _keys in keyed_batches(files)), stem, first_total)
-    return files, ledger
+    return open_dataset(args, command, lambda: (arrow_frame(cells) for cells, _keys in keyed_batches(files)), stem, first_total)
 
 
 def add_person_arguments(parser: argparse.ArgumentParser) -> None:

@@ -246,7 +246,9 @@ def _spark_files(args: argparse.Namespace, clash: str) -> tuple[Path, Path, Path
 
 def _release_on_spark(args: argparse.Namespace, output: Path, schema: Schema, plan: ReleasePlan, first_total: float) -> Any:
     """The copy made on Spark into the folder ``output``, charged to the dataset the table's rows belong to."""
-    _files, ledger = open_table_files(args, "release", first_total)
+    from dpcore.backends.tables import list_table_files
+
+    ledger = open_table_files(args, list_table_files(args.input), "release", first_total)
     session = spark_engine(args, "release")
     from dpcore.backends.spark_release import release_on_spark
 

@@ -167,11 +167,13 @@ def _train_on_spark(args: argparse.Namespace, schema: Schema, key: str, params: 
     """Fit on a table read by Spark: the driver holds the histograms, never the rows (dataset found by :func:`open_table_files`)."""
     from dpcore.backends.tables import check_partwise, list_table_files, table_columns
     from dpcore.design import Design
-    from dpcore.training_rows import train_rows
+    from dpcore.training_rows import check_fits_rows, train_rows
 
-    check_partwise(schema, table_columns(list_table_files(args.input)))  # a sentence before any row is read
+    check_fits_rows(key)  # sentences before any row is read or Spark starts
+    files = list_table_files(args.input)
+    check_partwise(schema, table_columns(files))
     domain = Design.domain(schema, args.encoding)
-    _files, ledger = open_table_files(args, "train", first_total(args))
+    ledger = open_table_files(args, files, "train", first_total(args))
     session = spark_engine(args, "train")
     from dpcore.backends.spark import SparkRows
 

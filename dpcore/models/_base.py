@@ -83,6 +83,11 @@ class DPEstimatorMixin(BaseEstimator):
     def _fit_rows(self, rows: Rows) -> Self:
         raise TypeError(f"{type(self).__name__} cannot be fitted on a backend's rows yet")
 
+    @classmethod
+    def fits_rows(cls) -> bool:
+        """Whether :meth:`fit_rows` works: the estimator reads its records through a backend's sums (else arrays only)."""
+        return cls._fit_rows is not DPEstimatorMixin._fit_rows
+
     def _unit(self, X: ArrayLike) -> NDArray[np.float64]:
         """Declared-bounds scaling into [0, 1], with NaN → 0.5 and clipping."""
         return unit_features(X, self._lower, self._upper)

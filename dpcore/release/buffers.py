@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from dpcore.release.padding import CUT_BITS, cut_mask
+from dpcore.release.padding import cut_mask, in_cell
 from dpcore.release.randomness import REAL, signed
 from dpcore.release.stored import CopyWriter
 from dpcore.release.writing import write_csv
@@ -30,9 +30,9 @@ SHUFFLE_BUCKET_BYTES = 64 << 20
 _T = TypeVar("_T")
 
 
-def prefetch(iterable: Iterable[_T], depth: int = 1) -> Generator[_T, None, None]:
-    """Iterate ``iterable`` in a background thread, ``depth`` items ahead (its errors are re-raised here)."""
-    items: queue.Queue[tuple[Any, BaseException | None]] = queue.Queue(maxsize=depth)
+def prefetch(iterable: Iterable[_T]) -> Generator[_T, None, None]:
+    """Iterate ``iterable`` in a background thread, one item ahead (its errors are re-raised here)."""
+    items: queue.Queue[tuple[Any, BaseException | None]] = queue.Queue(maxsize=1)
     stop = threading.Event()
     done = object()
 
@@ -69,22 +69,12 @@ def prefetch(iterable: Iterable[_T], depth: int = 1) -> Generator[_T, None, None
         thread.join()
 
 
-def decoded(table: pa.Table) -> pa.Table:
-    """Dictionary-encoded columns as plain text: one ``take`` of each column's few labels.
-
-    The same cells as the CSV writer's own decoding, which on this machine took about twice
-    as long as this cast and the writing of plain text together.
-    """
-    columns = [pc.cast(c, c.type.value_type) if pa.types.is_dictionary(c.type) else c for c in table.columns]
-    return pa.Table.from_arrays(columns, names=table.column_names)
-
-
 class BackgroundWriter:
     """Formats released chunks as CSV and writes them (and the stored copy) in a background thread."""
 
-    def __init__(self, sink: IO[bytes], copy: CopyWriter | None, quoting: str, depth: int = 1) -> None:
+    def __init__(self, sink: IO[bytes], copy: CopyWriter | None, quoting: str) -> None:
         self.sink, self.copy, self.quoting = sink, copy, quoting
-        self.items: queue.Queue[tuple[pa.Table, bool] | None] = queue.Queue(maxsize=depth)
+        self.items: queue.Queue[tuple[pa.Table, bool] | None] = queue.Queue(maxsize=1)  # one chunk written while the next is made
         self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._run, name="dpcore-writer", daemon=True)
         self.thread.start()
@@ -99,7 +89,7 @@ class BackgroundWriter:
             try:
                 table, header = item
                 buffer = pa.BufferOutputStream()
-                write_csv(decoded(table), buffer, header, self.quoting)
+                write_csv(table, buffer, header, self.quoting)
                 self.sink.write(buffer.getvalue())
                 if self.copy is not None:
                     self.copy.append(table)
@@ -156,7 +146,7 @@ class ShuffleBuckets:
         if cuts is not None:
             table = table.append_column(CUT_COLUMN, pa.array(cuts, type=pa.int64()))
         self._schema = table.schema
-        bucket = (words >> self.shift) if self.n_buckets > 1 else np.zeros(len(words), dtype=np.int64)
+        bucket = words >> self.shift  # non-negative words: one bucket (shift 63) puts every row in bucket 0
         order = np.argsort(bucket, kind="stable")
         table, bucket = table.take(pa.array(order)), bucket[order]
         bounds = np.searchsorted(bucket, np.arange(self.n_buckets + 1))
@@ -186,13 +176,10 @@ class ShuffleBuckets:
 
     def cell_rows(self, cell: int) -> tuple[np.ndarray, np.ndarray]:
         """The cut words and row keys of the rows in one census cell (:func:`~dpcore.release.padding.last_kept`)."""
-        words, rows = [np.empty(0, dtype=np.int64)], [np.empty(0, dtype=np.uint64)]
-        for table in self._written():
-            cuts = table.column(CUT_COLUMN).to_numpy()
-            inside = (cuts >> (63 - CUT_BITS)) == cell
-            words.append(cuts[inside])
-            rows.append(table.column(ROW_COLUMN).to_numpy()[inside].view(np.uint64))
-        return np.concatenate(words), np.concatenate(rows)
+        found = [in_cell(table.column(CUT_COLUMN).to_numpy(), table.column(ROW_COLUMN).to_numpy().view(np.uint64), cell)
+                 for table in self._written()]
+        return (np.concatenate([np.empty(0, dtype=np.int64)] + [words for words, _rows in found]),
+                np.concatenate([np.empty(0, dtype=np.uint64)] + [rows for _words, rows in found]))
 
     def tables(self, last: tuple[int, int] | None = None) -> Iterator[pa.Table]:
         """The buckets in order, each sorted, without the order's columns; with ``last``, only the rows a cut keeps."""

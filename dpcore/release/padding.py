@@ -193,9 +193,20 @@ def smallest(words: np.ndarray, rows: np.ndarray, limit: int) -> np.ndarray:
     return keep
 
 
+def census_cell(words: np.ndarray) -> np.ndarray:
+    """Each cut word's census cell: its top :data:`CUT_BITS` bits."""
+    return np.asarray(words) >> (63 - CUT_BITS)
+
+
 def cut_census(words: np.ndarray) -> np.ndarray:
-    """How many cut words fall in each census cell (their top :data:`CUT_BITS` bits); census add up over parts."""
-    return np.bincount(np.asarray(words) >> (63 - CUT_BITS), minlength=1 << CUT_BITS).astype(np.int64)
+    """How many cut words fall in each census cell (:func:`census_cell`); census add up over parts."""
+    return np.bincount(census_cell(words), minlength=1 << CUT_BITS).astype(np.int64)
+
+
+def in_cell(words: np.ndarray, rows: np.ndarray, cell: int) -> tuple[np.ndarray, np.ndarray]:
+    """The cut words and row keys of the rows in one census cell (for :func:`last_kept`'s ``cell_rows``)."""
+    inside = census_cell(words) == cell
+    return words[inside], np.asarray(rows)[inside]
 
 
 def boundary_cell(census: np.ndarray, limit: int) -> tuple[int, int]:
@@ -225,4 +236,4 @@ def last_kept(census: np.ndarray, limit: int, cell_rows: Callable[[int], tuple[n
 def cut_mask(words: np.ndarray, rows: np.ndarray, last: tuple[int, int]) -> np.ndarray:
     """Which rows a cut keeps: those whose ``(cut word, row key)`` is at most ``last`` (:func:`last_kept`)."""
     word, row = last
-    return (words < word) | ((words == word) & (np.asarray(rows, dtype=np.uint64) <= np.uint64(max(row, 0))))
+    return (words < word) | ((words == word) & (np.asarray(rows, dtype=np.uint64) <= np.uint64(row)))

@@ -68,7 +68,11 @@ def remove_stale(parent: Path, prefix: str) -> None:
 
 def new_entry(parent: Path, prefix: str, *, folder: bool) -> tuple[Path, int | None]:
     """A new staging folder or (empty) file ``<prefix><8 random characters>.partial`` in ``parent``, and the descriptor holding its
-    lock (None where there are no locks): close it with :func:`unlock` once the entry is renamed or removed."""
+    lock (None where there are no locks): close it with :func:`unlock` once the entry is renamed or removed.
+
+    Stale entries of the same prefix (a killed release's, never charged for) are removed first.
+    """
+    remove_stale(parent, prefix)
     for _attempt in range(_ATTEMPTS):
         # mkdtemp and mkstemp make the entry readable by its owner only (0o700, 0o600).
         if folder:
@@ -96,12 +100,11 @@ def unlock(lock: int | None) -> None:
 
 @contextmanager
 def staging(parent: Path, prefix: str, *, folder: bool) -> Iterator[Path]:
-    """A new staging entry (:func:`new_entry`), stale ones of the same prefix removed first, locked until the block ends.
+    """A new staging entry (:func:`new_entry`), locked until the block ends.
 
     Whatever is left at the path when the block ends (an error, or a copy not renamed into
     place) is removed.
     """
-    remove_stale(parent, prefix)
     path, lock = new_entry(parent, prefix, folder=folder)
     try:
         yield path

@@ -103,8 +103,7 @@ class CopyWriter:
             self._sink = pa.BufferOutputStream()
         else:
             folder.mkdir(parents=True, exist_ok=True)
-            # Unnamed, the file is a copy nobody was charged for: one a killed release left is removed here.
-            staging.remove_stale(folder, _STAGING_PREFIX)
+            # Unnamed, the file is a copy nobody was charged for: one a killed release left is removed by new_entry.
             self._path, self._lock = staging.new_entry(folder, _STAGING_PREFIX, folder=False)
             self._sink = self._path
 

@@ -68,5 +68,12 @@ def needs_quotes(text: str) -> bool:
 
 
 def write_csv(table: pa.Table, sink: IO[bytes] | pa.NativeFile, header: bool, quoting: str) -> None:
-    """Write one chunk of the released table (``quoting``: ``"none"`` when no cell can need quotes)."""
-    pcsv.write_csv(table, sink, pcsv.WriteOptions(include_header=header, quoting_style=quoting))
+    """Write one chunk of the released table (``quoting``: ``"none"`` when no cell can need quotes).
+
+    Dictionary-encoded columns are cast to plain text first (one ``take`` of each column's few
+    labels): the same cells as the CSV writer's own decoding, which on this machine took about
+    twice as long as this cast and the writing of plain text together.
+    """
+    columns = [pc.cast(c, c.type.value_type) if pa.types.is_dictionary(c.type) else c for c in table.columns]
+    plain = pa.Table.from_arrays(columns, names=table.column_names)
+    pcsv.write_csv(plain, sink, pcsv.WriteOptions(include_header=header, quoting_style=quoting))

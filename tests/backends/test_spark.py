@@ -149,3 +149,12 @@ def test_a_bad_cell_found_on_an_executor_is_a_sentence_on_the_driver(spark, tmp_
     with pytest.raises(DataError, match="declared numeric") as raised:
         rows.aggregate(jobs(0)["counts"])
     assert "SENTINEL" not in str(raised.value)
+
+
+def test_a_task_failure_other_than_a_data_error_reaches_the_driver_without_its_text():
+    from dpcore.backends.spark import _data_error
+
+    traceback = "Traceback (most recent call last):\n  File ...\nValueError: could not convert 'Jane Doe, 1961-02-03' to float"
+    said = _data_error(Exception(traceback))
+    assert isinstance(said, RuntimeError) and "ValueError" in str(said) and "Jane" not in str(said)
+    assert str(_data_error(Exception("...\ndpcore.exceptions.DataError: The column 'age' has text."))) == "The column 'age' has text."
