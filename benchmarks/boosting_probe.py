@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import warnings
 
 import numpy as np
-from _common import load_adult, load_dataset
+from _common import fit_and_score, load_adult, load_dataset, quiet_warnings
 from boosting import california_unit
-from sklearn.model_selection import KFold, StratifiedKFold
 
+from dpcore.evaluate import fold_indices
 from dpcore.models.registry import ModelContext, get
 
 
@@ -30,7 +29,7 @@ def california(epsilon: float, params: dict, repetitions: int, key: str) -> list
     X, y = california_unit()
     scores = []
     for seed in range(5, 5 + repetitions):
-        for k, (train, test) in enumerate(KFold(10, shuffle=True, random_state=seed).split(X)):
+        for k, (train, test) in enumerate(fold_indices(y, "regression", 10, True, seed)):
             context = ModelContext(n_features=8, epsilon=epsilon, bounds=(0.0, 1.0), target_bounds=(0.0, 1.0),
                                    random_state=seed * 100 + k, params=params)
             model = get(key).make(context).fit(X[train], y[train])
@@ -41,12 +40,11 @@ def california(epsilon: float, params: dict, repetitions: int, key: str) -> list
 def classification(name: str, epsilon: float, params: dict, repetitions: int, key: str) -> list[float]:
     if name == "adult":
         train, test = load_adult()
-        return [float(np.mean(get(key).make(train.context(epsilon, params=params, random_state=500 + rep))
-                              .fit(train.X, train.y).predict(test.X) == test.y)) for rep in range(repetitions)]
+        return [fit_and_score(key, train, test, epsilon, 500 + rep, params)[0] for rep in range(repetitions)]
     data = load_dataset(name)
     scores = []
     for rep in range(repetitions):
-        for k, (train, test) in enumerate(StratifiedKFold(5, shuffle=True, random_state=700 + rep).split(data.X, data.y)):
+        for k, (train, test) in enumerate(fold_indices(data.y, data.task, 5, True, 700 + rep)):
             model = get(key).make(data.context(epsilon, params=params, random_state=900 + 10 * rep + k))
             scores.append(float(np.mean(model.fit(data.X[train], data.y[train]).predict(data.X[test]) == data.y[test])))
     return scores
@@ -61,7 +59,7 @@ def main() -> None:
     parser.add_argument("--approximate", action="store_true", help="the (ε, δ) mode's registry entry")
     args = parser.parse_args()
     params = json.loads(args.params)
-    warnings.simplefilter("ignore")
+    quiet_warnings()
     if args.table == "california":
         scores = california(args.epsilon, params, args.repetitions, "dp_boosting_reg" + "_approx" * args.approximate)
     else:

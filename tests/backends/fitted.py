@@ -1,19 +1,12 @@
-"""What "the same model" means in the backend tests."""
+"""The test table's rows on both backends, for the tests that compare a Spark fit with a local one."""
 
 from __future__ import annotations
-
-import pickle
 
 from test_spark import spark_module
 from test_tables import messy_schema
 
 from dpcore.backends import tables
 from dpcore.design import Design
-
-
-def fitted_state(model) -> bytes:  # noqa: ANN001
-    """Every attribute a fit sets (names ending in ``_``), pickled: equal bytes, the same model."""
-    return pickle.dumps({name: value for name, value in sorted(vars(model).items()) if name.endswith("_")})
 
 
 def both_rows(spark, files: str, target: str):  # noqa: ANN001, ANN201

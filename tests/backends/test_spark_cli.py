@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fitted import fitted_state
+from same_model import fitted_state
 
 from dpcore.accountant import BudgetLedger
 from dpcore.backends import tables

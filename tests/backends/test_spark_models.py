@@ -1,15 +1,23 @@
-"""A seeded model fitted on a Spark table is the model fitted on the same rows locally, byte for byte."""
+"""A seeded model fitted on a Spark table is the model fitted on the same rows locally, byte for byte.
+
+Boosting's rounds recompute each record's score on the executors while in memory the scores are
+carried: the same bytes all the same.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from fitted import both_rows, fitted_state
+from fitted import both_rows
+from same_model import fitted_state
 from test_spark import table  # noqa: F401  (the module's table fixture)
 
 from dpcore.models import (
+    DPBoostingClassifier,
+    DPBoostingRegressor,
     DPExtraTreesClassifier,
     DPExtraTreesRegressor,
+    DPGaussianNB,
     DPPartitionedForest,
     DPRandomForestClassifier,
     DPRegressionTree,
@@ -19,15 +27,18 @@ pytestmark = pytest.mark.spark
 
 
 def _models(target, domain):  # noqa: ANN001, ANN202
-    """Every tree family, seeded: regression on the numeric target, classification on the labels."""
+    """Every family that fits from rows, seeded: regression on the numeric target, classification on the labels."""
     if target == "income":
         common = {"epsilon": 2.0, "bounds": domain.bounds, "target_bounds": domain.target_bounds, "random_state": 7}
         return [lambda: DPRegressionTree(max_depth=3, **common),
                 lambda: DPPartitionedForest(n_estimators=3, max_depth=3, leaf="median", **common),
-                lambda: DPExtraTreesRegressor(n_estimators=3, max_depth=3, sampling="subsample", range_share=0.1, **common)]
+                lambda: DPExtraTreesRegressor(n_estimators=3, max_depth=3, sampling="subsample", range_share=0.1, **common),
+                lambda: DPBoostingRegressor(n_rounds=4, **common)]
     common = {"epsilon": 2.0, "bounds": domain.bounds, "classes": domain.classes, "random_state": 7}
     return [lambda: DPRandomForestClassifier(n_estimators=3, max_depth=3, **common),
-            lambda: DPExtraTreesClassifier(n_estimators=3, max_depth=3, **common)]
+            lambda: DPExtraTreesClassifier(n_estimators=3, max_depth=3, **common),
+            lambda: DPBoostingClassifier(n_rounds=4, **common),
+            lambda: DPGaussianNB(**common)]
 
 
 @pytest.mark.parametrize(("kind", "target"), [("parquet", "income"), ("csv", "label")])

@@ -6,13 +6,15 @@ import pickle
 
 import numpy as np
 import pytest
+from same_model import fitted_state
 from scipy.special import softmax
+from test_boosting_structures import drawn
 
 from dpcore.backends import LocalRows, Rows
 from dpcore.backends.rows import FIXED_SCALE
 from dpcore.models import DPBoostingClassifier, DPBoostingRegressor
 from dpcore.models._boosting_rows import MULTICLASS, RoundSums, TargetColumn, residuals
-from dpcore.models._boosting_structures import Structures, leaf_index
+from dpcore.models._boosting_structures import leaf_index
 
 
 class Elsewhere(Rows):
@@ -30,12 +32,6 @@ class Elsewhere(Rows):
 
     def prepared(self, prepare):
         return Elsewhere(self.local.prepared(pickle.loads(pickle.dumps(prepare))))
-
-
-def fitted_state(model) -> bytes:
-    """Every fitted attribute (public ``…_`` and the private sizes), as bytes to compare exactly."""
-    names = sorted(n for n in vars(model) if n.endswith("_") or n in ("_rounds", "_depth", "_clip", "_levels_"))
-    return pickle.dumps({n: getattr(model, n) for n in names})
 
 
 def _table(n=300, seed=0, classes=3):
@@ -136,20 +132,13 @@ def test_rounded_multiclass_residuals_keep_the_l1_bound_exactly():
         assert np.all(np.abs(rounded) <= FIXED_SCALE)
 
 
-def _drawn(rng, levels, knots, rounds, depth, multiway=0):
-    """Every round's structure, drawn without learning: (features, thresholds, subsets, branches)."""
-    structures = Structures(rng, levels, knots, rounds, depth, multiway)
-    for r in range(rounds):
-        structures.draw(r)
-    return structures.features, structures.thresholds, structures.subsets, structures.branches
-
-
 def test_round_job_recomputes_scores_in_round_order():
     """Round r's job adds the earlier steps one round at a time: the driver's running sum, float for float."""
     rng = np.random.default_rng(1)
     X = rng.random((500, 3))
     levels = np.zeros(3, dtype=np.int64)
-    features, thresholds, subsets, branches = _drawn(rng, levels, np.tile([0.0, 1.0], (3, 1)), 5, 2)
+    drawn_ = drawn(levels, 5, 2, multiway=0, seed=1)
+    features, thresholds, subsets, branches = drawn_.features, drawn_.thresholds, drawn_.subsets, drawn_.branches
     steps = rng.normal(0, 0.1, (4, 4, 1))
     leaves = leaf_index(X, features, thresholds, subsets, levels, branches)
     running = np.full((500, 1), 0.3)
@@ -169,7 +158,8 @@ def test_leaf_index_matches_a_record_by_record_walk():
     X = rng.random((200, 5))
     for f in (1, 3, 4):
         X[:, f] = rng.integers(0, levels[f], 200) / (levels[f] - 1)
-    features, thresholds, subsets, branches = _drawn(rng, levels, np.tile([0.2, 0.8], (5, 1)), 9, 3, multiway=5)
+    drawn_ = drawn(levels, 9, 3, multiway=5, knots=np.tile([0.2, 0.8], (5, 1)), seed=2)
+    features, thresholds, subsets, branches = drawn_.features, drawn_.thresholds, drawn_.subsets, drawn_.branches
     assert set(np.unique(branches)) == {1, 2, 3, 5}  # the nine-category feature always splits two ways
     assert np.prod(branches, axis=1).max() <= 8
     leaves = leaf_index(X, features, thresholds, subsets, levels, branches)

@@ -200,8 +200,11 @@ def _quiet_leak_warnings():
         yield
 
 
+# Seeded: on the checks' ten-row tables an unseeded split leaves an expert's part empty in about one run of
+# three (the expert then refuses to fit), which made the contract checks flaky.
 @parametrize_with_checks(
-    [MultiplicativeWeightsEnsemble(experts=CHEAP_EXPERTS), MultiplicativeWeightsClassifier(experts=[DPGaussianNB()])],
+    [MultiplicativeWeightsEnsemble(experts=CHEAP_EXPERTS, random_state=0),
+     MultiplicativeWeightsClassifier(experts=[DPGaussianNB()], random_state=0)],
     expected_failed_checks=lambda e: {
         "check_estimators_nan_inf": "NaN/inf are mapped into the declared bounds, not rejected",
         "check_regressors_train": "DP noise at ε = 1 on ~30 rows split in three cannot reach the required training score",
