@@ -1,8 +1,9 @@
 """What boosting reads from its rows: jobs summed over row batches on any backend (spec §9).
 
 A fit reads its records only through these jobs (:meth:`dpcore.backends.Rows.aggregate`): the
-preliminaries' row count and quantile histograms, then, each round, the leaves' counts and
-clipped residual sums. A job holds public values only — the drawn structures, the *released*
+preliminaries' row count and quantile histograms, then, each round, the candidate first levels'
+clipped residual sums (when a first level is picked) and the leaves' counts and clipped residual
+sums. A job holds public values only — the drawn structures, the *released*
 leaf steps of earlier rounds, the clip — so it pickles to a Spark executor as it is, and it
 returns exact integers, so the sums do not depend on how the rows are split into batches.
 
@@ -24,8 +25,9 @@ from scipy.special import expit, softmax
 
 from dpcore.backends import RowBatch, Rows, exact_bincount, fixed, unfixed
 from dpcore.backends.rows import FIXED_SCALE
+from dpcore.mechanisms import Exponential
 from dpcore.mechanisms.quantiles import grid_histogram
-from dpcore.models._boosting_structures import leaves_by_round
+from dpcore.models._boosting_structures import Structures, leaves_by_round
 
 #: What the residuals are: ``y − F`` (target in [0, 1]), ``y − sigmoid(F)`` (y ∈ {0, 1}), ``one_hot(y) − softmax(F)``.
 REGRESSION, BINARY, MULTICLASS = "regression", "binary", "multiclass"
@@ -98,7 +100,7 @@ class RunningScores:
     """
 
     def __init__(self) -> None:
-        self._batches: dict[tuple[int, bytes], tuple[int, NDArray[np.float64], NDArray[np.int64]]] = {}
+        self._batches: dict[tuple[int, bytes], tuple[int, NDArray[np.float64], NDArray[np.int64] | None]] = {}
 
     def __reduce__(self) -> tuple[type[RunningScores], tuple[()]]:
         return RunningScores, ()
@@ -107,10 +109,10 @@ class RunningScores:
     def _name(batch: RowBatch) -> tuple[int, bytes]:
         return batch.X.__array_interface__["data"][0], batch.key.tobytes()
 
-    def get(self, batch: RowBatch) -> tuple[int, NDArray[np.float64], NDArray[np.int64]] | None:
+    def get(self, batch: RowBatch) -> tuple[int, NDArray[np.float64], NDArray[np.int64] | None] | None:
         return self._batches.get(self._name(batch))
 
-    def put(self, batch: RowBatch, round_: int, scores: NDArray[np.float64], leaf: NDArray[np.int64]) -> None:
+    def put(self, batch: RowBatch, round_: int, scores: NDArray[np.float64], leaf: NDArray[np.int64] | None) -> None:
         self._batches[self._name(batch)] = (round_, scores, leaf)
 
 
@@ -148,29 +150,36 @@ class RoundSums:
         return np.asarray(leaves_by_round(X_unit, self.features[first:], self.thresholds[first:], self.subsets[first:], self.levels,
                                           self.branches[first:]))
 
-    def _scores_and_leaf(self, batch: RowBatch) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
-        """Scores before round ``r`` and the leaf in round ``r`` of each record of ``batch``."""
+    def _scores_and_leaf(self, batch: RowBatch, with_leaf: bool = True) -> tuple[NDArray[np.float64], NDArray[np.int64] | None]:
+        """Scores before round ``r`` and (``with_leaf``) the leaf in round ``r`` of each record of ``batch``."""
         r = self.round
         held = self.running.get(batch) if self.running is not None else None
-        if held is not None and held[0] == r:
+        if held is not None and held[0] == r and (held[2] is not None or not with_leaf):
             return held[1], held[2]
-        if held is not None and held[0] == r - 1:
+        if held is not None and held[0] == r:
+            scores, leaf = held[1], self._leaves(batch.X, r)[0]
+        elif held is not None and held[0] == r - 1 and held[2] is not None:
             scores = held[1] + self.leaf_values[r - 1][held[2]]
-            leaf = self._leaves(batch.X, r)[0]
+            leaf = self._leaves(batch.X, r)[0] if with_leaf else None
         else:
             leaves = self._leaves(batch.X, 0)
             scores = np.tile(self.initial, (len(batch), 1))
             for s in range(r):
                 scores += self.leaf_values[s][leaves[s]]
-            leaf = leaves[r]
+            leaf = leaves[r] if with_leaf else None
         if self.running is not None:
             self.running.put(batch, r, scores, leaf)
         return scores, leaf
 
+    def _steps(self, batch: RowBatch, scores: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Each record's clipped residual in units of ``unit``, rounded toward zero to the fixed-point grid."""
+        clipped = np.clip(residuals(self.task, batch.y, scores, self.n_classes), -self.clip, self.clip)
+        return np.trunc(clipped / self.unit * FIXED_SCALE)  # toward zero: |rounded| ≤ |residual| / unit
+
     def __call__(self, batch: RowBatch) -> NDArray[np.int64]:
         scores, leaf = self._scores_and_leaf(batch)
-        clipped = np.clip(residuals(self.task, batch.y, scores, self.n_classes), -self.clip, self.clip)
-        steps = np.trunc(clipped / self.unit * FIXED_SCALE)  # toward zero: |rounded| ≤ |residual| / unit
+        assert leaf is not None
+        steps = self._steps(batch, scores)
         k = scores.shape[1]
         return np.concatenate(
             [exact_bincount(leaf, None, self.n_leaves)] + [exact_bincount(leaf, steps[:, j], self.n_leaves) for j in range(k)]
@@ -180,3 +189,49 @@ class RoundSums:
         """The summed job back as (leaf counts ``(L,)``, clipped residual sums ``(L, K)`` in residual units)."""
         counts, sums = totals[: self.n_leaves], totals[self.n_leaves:]
         return counts, unfixed(sums.reshape(-1, self.n_leaves).T) * self.unit
+
+
+@dataclass(frozen=True, eq=False)
+class CandidateSums(RoundSums):
+    """Job before round ``r`` is drawn: every candidate first level's clipped residual sums, per branch.
+
+    ``features`` … ``branches`` hold rounds ``0 … r−1`` (for the scores); the candidates are one
+    drawn split per feature, laid out as ``d`` one-level structures. A record adds its clipped
+    residual to one branch of every candidate.
+    """
+
+    candidate_thresholds: NDArray[np.float64] = field(default_factory=lambda: np.zeros((0, 1)))
+    candidate_subsets: NDArray[np.bool_] = field(default_factory=lambda: np.zeros((0, 1, 1), dtype=bool))
+    candidate_branches: NDArray[np.int64] = field(default_factory=lambda: np.zeros((0, 1), dtype=np.int64))
+
+    @property
+    def width(self) -> int:
+        return int(self.candidate_branches.max(initial=2))
+
+    def __call__(self, batch: RowBatch) -> NDArray[np.int64]:
+        scores, _ = self._scores_and_leaf(batch, with_leaf=False)
+        steps = self._steps(batch, scores)
+        d = len(self.candidate_branches)
+        digits = leaves_by_round(batch.X, np.arange(d)[:, None], self.candidate_thresholds, self.candidate_subsets,
+                                 self.levels, self.candidate_branches)  # (d, m)
+        cells = (digits + (np.arange(d) * self.width)[:, None]).ravel()
+        return np.concatenate([exact_bincount(cells, np.tile(steps[:, j], d), d * self.width) for j in range(steps.shape[1])])
+
+    def branch_sums(self, totals: NDArray[np.int64]) -> NDArray[np.float64]:
+        """The summed job back as residual sums ``(d, width, K)`` in residual units."""
+        d = len(self.candidate_branches)
+        return np.asarray(unfixed(totals.reshape(-1, d, self.width)).transpose(1, 2, 0) * self.unit)
+
+
+def choose_first(rows: Rows, structures: Structures, r: int, chooser: Exponential, fields: dict[str, Any]) -> int:
+    """Round ``r``'s first level: the ``chooser``'s pick among one drawn split per feature.
+
+    A candidate's utility is the L1 norm of its branches' clipped residual sums, ``Σ_b ‖S_b‖₁``:
+    how far the split's branches pull apart. One record adds its clipped residual to one branch
+    of each candidate, so every utility moves by at most the residual's L1 bound — the
+    ``chooser``'s sensitivity. ``fields`` are the round's :class:`RoundSums` fields.
+    """
+    thresholds, subsets, branches = structures.candidates()
+    job = CandidateSums(**fields, **structures.up_to(r), candidate_thresholds=thresholds, candidate_subsets=subsets,
+                        candidate_branches=branches)
+    return int(chooser.select(np.abs(job.branch_sums(rows.aggregate(job))).sum(axis=(1, 2))))

@@ -1,9 +1,9 @@
 """The oblivious trees boosting draws without looking at the records, and their sizes (spec §9).
 
 Everything here is a function of public inputs (ε, a noisy or declared row count, declared
-categories, released threshold knots, earlier rounds' released steps) and of a generator that
-never sees the data; reading a record's leaf is the only place the records enter, and that is
-how the leaves are filled.
+categories, released threshold knots, earlier rounds' released steps, the index of a first
+level the exponential mechanism picked) and of a generator that never sees the data; reading a
+record's leaf is the only place the records enter, and that is how the leaves are filled.
 """
 
 from __future__ import annotations
@@ -19,6 +19,11 @@ MULTIWAY_CATEGORIES = 16
 FEATURE_WEIGHTING = 0.5
 #: Share of numeric thresholds drawn uniformly between the DP quantiles rather than in the data range.
 QUANTILE_THRESHOLDS = 0.3
+#: Pure ε: multiclass trees keep depth 4 only from this many "records per unit of budget" (n̂·ε/4) on.
+MULTICLASS_DEEPER = 3000
+#: Share of each round's ε that picks its first level (pure ε, one score), plus up to ``SMALL_TABLE_SELECT``
+#: as far as a small table's rounds are cut below the large-table number.
+SELECT_SHARE, SMALL_TABLE_SELECT = 0.2, 0.15
 
 
 def declared_levels(categorical_levels: Mapping[int, int] | None, d: int) -> np.ndarray:
@@ -56,6 +61,48 @@ def sized_rounds_and_depth(n_hat: float, epsilon: float, rounds: int, depth: int
     return min(rounds, sized_rounds), min(depth, sized_depth)
 
 
+def default_sizes(epsilon: float, approximate: bool, multiclass: bool, n_hat: float | None) -> tuple[int, int, float]:
+    """The ``"auto"`` rounds, depth and first-level share of a fit, from public values and a noisy row count ``n_hat``.
+
+    ``n_hat`` is ``None`` when no row count was bought (the large-table defaults stand). Rounds:
+    :func:`auto_rounds`, three quarters for more than two classes (half in the approximate mode,
+    which then takes three times as many); depth 6 (4 for more classes; 5 and 3 in the
+    approximate mode); both cut by :func:`sized_rounds_and_depth`, a multiclass table sized as if
+    it had a quarter of its rows and kept at depth 3 below ``n̂·ε/4 = 3000``.
+
+    First-level share (pure ε, regression and two classes): ``0.2 + 0.15 × (1 − rounds /
+    large-table rounds)`` — 0.33 on Congressional Voting at ε = 1 (348 training rows: 6 of 40
+    rounds), 0.2 where the rounds are not cut. Chosen over probe folds at ε = 1: Voting 0.896 →
+    0.929 (a flat 0.2: 0.906, 0.5: 0.939, 0.7: 0.943), Mushroom 0.980 → 0.985 (0.35: 0.985, 0.5:
+    0.984), Adult 0.850 → 0.851 (0.35: 0.849, 0.5: 0.846), California MAE 0.1004 → 0.1003, 0.1192
+    → 0.1184 at ε = 0.25, 0.0901 → 0.0898 at ε = 4. Picks restricted to the current cycle of
+    features lost on Mushroom and California.
+    """
+    rounds = auto_rounds(epsilon)
+    if multiclass:
+        # Multiclass rounds release K sums per leaf at once, so each round is costlier: fewer of them
+        # (three quarters under pure ε, where the trees are shallower; half in the approximate mode).
+        rounds = max(10, rounds // 2 if approximate else rounds * 3 // 4)
+    # Pure ε: deeper trees, which the sizing below trims on small tables; the approximate mode is not
+    # sized and keeps the depths it was measured with (3 and 5).
+    depth = (3 if multiclass else 5) if approximate else (4 if multiclass else 6)
+    unsized_rounds = rounds
+    if n_hat is not None:
+        # A multiclass leaf releases K noisy sums: it needs more records to rise above them, so it is
+        # sized as if the table were a quarter as large, and keeps depth 4 only once that is large
+        # for its ε (Nursery: 3 at ε = 1, 0.896 → 0.903 over 15 probe folds; 4 from ε = 2).
+        rounds, depth = sized_rounds_and_depth(n_hat / 4 if multiclass else n_hat, epsilon, rounds, depth)
+        if multiclass and n_hat / 4 * epsilon < MULTICLASS_DEEPER:
+            depth = min(depth, 3)
+    # Pure ε, one score: a share of each round picks its first level, more as a small table's rounds are
+    # cut (each pick then sees as many records per unit of its budget as on a large table, and the leaves
+    # count less than finding the column). Multiclass keeps drawing: on Nursery the picks kept returning to
+    # the column that had already decided a class (0.903 → 0.895 at 0.2). The approximate mode keeps its
+    # measured defaults, and affords three times the rounds (zCDP noise grows only with √rounds).
+    select = 0.0 if multiclass or approximate else SELECT_SHARE + SMALL_TABLE_SELECT * (1 - rounds / unsized_rounds)
+    return rounds * 3 if approximate else rounds, depth, select
+
+
 class Structures:
     """Every round's oblivious tree, drawn one round at a time from public values only.
 
@@ -73,7 +120,9 @@ class Structures:
     Features come in shuffled cycles (every feature once before any twice) until each has been
     split on; from then on a share ``weighting`` of each draw follows how far earlier rounds'
     *released* steps moved between a feature's branches (:meth:`learn`), the rest stays uniform.
-    Reading released steps is post-processing, so the structures cost no budget.
+    Reading released steps is post-processing, so the structures cost no budget. A round's
+    first level may instead be one of :meth:`candidates` (one split drawn per feature) that a
+    paid mechanism picked outside this class (``draw(r, first)``).
     """
 
     def __init__(
@@ -105,37 +154,61 @@ class Structures:
         self._queue.remove(feature)
         return feature
 
-    def draw(self, r: int) -> None:
-        """Draw round ``r``'s tree (a loop over its levels, never over records)."""
-        levels, budget, leaves = self.levels, 1 << self.depth, 1
+    def _wide(self, f: int, leaves: int) -> bool:
+        """Whether feature ``f`` splits one branch per category below ``leaves`` leaves."""
+        return bool(2 < self.levels[f] <= self.multiway and leaves * self.levels[f] <= 1 << self.depth)
+
+    def candidates(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """One first-level split per feature, to choose from: thresholds ``(d, 1)``, subsets ``(d, 1, W)``, branches ``(d, 1)``."""
+        d = self.levels.size
+        thresholds, subsets = self._splits(np.arange(d))
+        branches = np.array([self.levels[f] if self._wide(f, 1) else 2 for f in range(d)], dtype=np.int64)
+        self._candidates = thresholds, subsets, branches
+        return thresholds[:, None], subsets[:, None, :], branches[:, None]
+
+    def draw(self, r: int, first: int | None = None) -> None:
+        """Draw round ``r``'s tree (a loop over its levels, never over records); ``first``: the chosen candidate's level 0."""
+        budget, leaves = 1 << self.depth, 1
         barred: set[int] = set()
         for j in range(self.depth):
-            if leaves * 2 > budget or len(barred) == levels.size:
+            if leaves * 2 > budget or len(barred) == self.levels.size:
                 break
-            f = self._next_feature(barred)
-            wide = 2 < levels[f] <= self.multiway and leaves * levels[f] <= budget
-            self.features[r, j], self.branches[r, j] = f, levels[f] if wide else 2
+            f = first if j == 0 and first is not None else self._next_feature(barred)
+            wide = self._wide(f, leaves)
+            self.features[r, j], self.branches[r, j] = f, self.levels[f] if wide else 2
             leaves *= int(self.branches[r, j])
             if wide:
                 barred.add(f)
+        self.thresholds[r], self.subsets[r] = self._splits(self.features[r])
+        if first is not None:
+            self.thresholds[r, 0], self.subsets[r, 0] = self._candidates[0][first], self._candidates[1][first]
+
+    def up_to(self, r: int) -> dict[str, Any]:
+        """Rounds ``0 … r−1`` as :class:`~dpcore.models._boosting_rows.RoundSums` fields."""
+        return {"features": self.features[:r], "thresholds": self.thresholds[:r], "subsets": self.subsets[:r],
+                "branches": self.branches[:r]}
+
+    def _splits(self, features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """A threshold and a category subset for each of ``features`` (whichever its kind uses)."""
+        levels, n = self.levels, len(features)
         # Uniform in each feature's released range, or, for a share of them, uniform in the rank space its
         # DP quantiles span (every gap between neighbouring knots equally likely), which puts more
         # thresholds where the data crowd: California MAE at ε = 1, 0.1022 → 0.1017 over 100 probe fits.
-        knots = self.knots[self.features[r]]  # (depth, K), rows ascending
-        position = self.rng.random(self.depth) * (knots.shape[1] - 1)
+        knots = self.knots[features]  # (n, K), rows ascending
+        position = self.rng.random(n) * (knots.shape[1] - 1)
         gap = np.minimum(position.astype(np.int64), knots.shape[1] - 2)
-        rows = np.arange(self.depth)
+        rows = np.arange(n)
         ranked = knots[rows, gap] + (position - gap) * (knots[rows, gap + 1] - knots[rows, gap])
-        uniform = knots[:, 0] + self.rng.random(self.depth) * (knots[:, -1] - knots[:, 0])
-        self.thresholds[r] = np.where(self.rng.random(self.depth) < self.quantile_thresholds, ranked, uniform)
+        uniform = knots[:, 0] + self.rng.random(n) * (knots[:, -1] - knots[:, 0])
+        thresholds = np.where(self.rng.random(n) < self.quantile_thresholds, ranked, uniform)
         width = self.subsets.shape[2]
-        subsets = self.rng.random((self.depth, width)) < 0.5
+        subsets = self.rng.random((n, width)) < 0.5
         # A subset holding all or none of a feature's categories splits nothing: make it one category vs the rest.
-        feature_levels = levels[self.features[r]]
+        feature_levels = levels[features]
         inside = (subsets & (np.arange(width)[None, :] < feature_levels[:, None])).sum(axis=1)
         trivial = (feature_levels > 0) & ((inside == 0) | (inside == feature_levels))
-        pick = (self.rng.random(self.depth) * np.maximum(feature_levels, 1)).astype(np.int64)
-        self.subsets[r] = np.where(trivial[:, None], np.arange(width)[None, :] == pick[:, None], subsets)
+        pick = (self.rng.random(n) * np.maximum(feature_levels, 1)).astype(np.int64)
+        return thresholds, np.where(trivial[:, None], np.arange(width)[None, :] == pick[:, None], subsets)
 
     def learn(self, r: int, steps: np.ndarray, counts: np.ndarray) -> None:
         """Credit round ``r``'s features with the spread of its released ``steps`` ``(L, K)`` between their branches.

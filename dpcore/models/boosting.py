@@ -1,10 +1,11 @@
-"""ε-DP gradient boosting on trees drawn without looking at the records (spec §9).
+"""ε-DP gradient boosting on oblivious trees whose splits are drawn, not searched (spec §9).
 
-Each round draws an *oblivious* tree — one feature and one random split per level, shared by
-every node of the level — from a generator that never sees the data
-(:class:`~dpcore.models._boosting_structures.Structures`). Features come in shuffled cycles
-(each once before any twice); the regressor then draws half of them in proportion to how far
-earlier rounds' *released* steps moved between their branches. Numeric features split at a
+Each round's *oblivious* tree has one feature and one random split per level, shared by every
+node of the level, drawn by a generator that never sees the data (:class:`~dpcore.models.
+_boosting_structures.Structures`), except that for regression and two classes a share of the
+round's budget (``select_share``) picks the first level among one drawn split per feature
+(exponential mechanism). Features come in shuffled cycles; the regressor then draws half of them
+by how far earlier rounds' *released* steps moved between their branches. Numeric features split at a
 random threshold inside their *data range* — the declared bounds, narrowed by DP quantiles
 bought with a stated share of ε (``quantile_share``), so that wide declared bounds do not waste
 splits where nobody is — uniform in the range or, for 30 % of them, between the quantiles.
@@ -14,8 +15,9 @@ noisy row count (``size_share``) sets the number of rounds and the depth for sma
 rest of the budget goes to the leaves.
 
 A fit reads its records only through sums over row batches (:mod:`dpcore.models._boosting_rows`):
-one pass for the row count and the quantiles' histograms, then one per round for the leaves'
-counts and residual sums, so the same code fits from numpy arrays or from a Spark table.
+one pass for the row count and the quantiles' histograms, then per round one for the candidate
+first levels' residual sums (when picked) and one for the leaves' counts and residual sums, so the
+same code fits from numpy arrays or from a Spark table.
 """
 
 from __future__ import annotations
@@ -30,16 +32,26 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 
 from dpcore.backends import LocalRows, Rows
 from dpcore.i18n import N_
-from dpcore.mechanisms import Gaussian, Geometric, Laplace, count_mechanism, zcdp_rho
+from dpcore.mechanisms import Exponential, Gaussian, Geometric, Laplace, count_mechanism, zcdp_rho
 from dpcore.models._base import DeclaredClassesMixin, DPEstimatorMixin, TargetScalingMixin
 from dpcore.models._boosting_privacy import PRIVACY, PRIVACY_ARGUMENT, PRIVACY_SUMMARY
-from dpcore.models._boosting_rows import BINARY, MULTICLASS, REGRESSION, Preliminaries, RoundSums, RunningScores, TargetColumn
+from dpcore.models._boosting_rows import (
+    BINARY,
+    MULTICLASS,
+    REGRESSION,
+    Preliminaries,
+    RoundSums,
+    RunningScores,
+    TargetColumn,
+    choose_first,
+)
 from dpcore.models._boosting_structures import (
     FEATURE_WEIGHTING,
     MULTIWAY_CATEGORIES,
     Structures,
     auto_rounds,
     declared_levels,
+    default_sizes,
     leaf_index,
     round_records,
     sized_rounds_and_depth,
@@ -48,14 +60,10 @@ from dpcore.models._data_range import QUANTILE_GRID, QUANTILE_PROBABILITIES, dat
 from dpcore.models._prepare import UnitCodes, UnitTarget, declared_classes
 from dpcore.validation import Bounds, RandomStateLike, check_bounds, check_positive_int
 
-__all__ = [
-    "CLIP_FACTOR", "QUANTILE_PROBABILITIES", "DPBoostingClassifier", "DPBoostingRegressor", "auto_rounds", "sized_rounds_and_depth",
-]
+__all__ = ["CLIP_FACTOR", "QUANTILE_PROBABILITIES", "DPBoostingClassifier", "DPBoostingRegressor", "auto_rounds", "sized_rounds_and_depth"]
 
 #: Residual clip as a share of the target's DP spread (regression, ``clip="auto"``).
 CLIP_FACTOR = 0.2
-#: Pure ε: multiclass trees keep depth 4 only from this many "records per unit of budget" (n̂·ε/4) on.
-MULTICLASS_DEEPER = 3000
 #: A leaf's sum is divided by at least this many count-noise scales (plus ``min_leaf_count``).
 COUNT_FLOOR = 2.5
 
@@ -65,9 +73,8 @@ class _BoostingBase(DPEstimatorMixin):
 
     def _check_params(self, multiclass: bool = False) -> None:
         for name in ("n_rounds", "max_depth"):
-            value = getattr(self, name)
-            if value != "auto":
-                check_positive_int(value, name)
+            if getattr(self, name) != "auto":
+                check_positive_int(getattr(self, name), name)
         if not 0 < self.learning_rate <= 1:
             raise ValueError(f"learning_rate must be in (0, 1], got {self.learning_rate!r}")
         if self.clip != "auto" and not self.clip > 0:
@@ -78,6 +85,8 @@ class _BoostingBase(DPEstimatorMixin):
                 raise ValueError(f"{name} must be in [{low:g}, {high:g}], got {getattr(self, name)!r}")
         if not self.min_leaf_count + self.count_floor > 0:  # a leaf step would divide by a bare noisy count
             raise ValueError("min_leaf_count and count_floor cannot both be 0")
+        if self.select_share != "auto" and (isinstance(self.select_share, str) or not 0 <= self.select_share < 1):
+            raise ValueError(f"select_share must be 'auto' or in [0, 1), got {self.select_share!r}")
         if not 0 < self.count_share < 1:
             raise ValueError(f"count_share must be in (0, 1), got {self.count_share!r}")
         for name in ("quantile_share", "size_share"):
@@ -121,25 +130,9 @@ class _BoostingBase(DPEstimatorMixin):
         else:
             total = self.epsilon
             to_epsilon = lambda share: share * total  # noqa: E731
-        rounds = auto_rounds(self.epsilon)
-        if multiclass:
-            # Multiclass rounds release K sums per leaf at once, so each round is costlier: fewer of them
-            # (three quarters under pure ε, where the trees are shallower; half in the approximate mode).
-            rounds = max(10, rounds // 2 if self.delta else rounds * 3 // 4)
-        # Pure ε: deeper trees, which the sizing below trims on small tables; the approximate mode is not
-        # sized and keeps the depths it was measured with (3 and 5).
-        depth = (3 if multiclass else 5) if self.delta else (4 if multiclass else 6)
-        if size_share:
-            n_hat = float(Laplace(to_epsilon(size_share), 1.0, noise).randomise(float(n)))
-            # A multiclass leaf releases K noisy sums: it needs more records to rise above them, so it is
-            # sized as if the table were a quarter as large, and keeps depth 4 only once that is large
-            # for its ε (Nursery: 3 at ε = 1, 0.896 → 0.903 over 15 probe folds; 4 from ε = 2).
-            rounds, depth = sized_rounds_and_depth(n_hat / 4 if multiclass else n_hat, self.epsilon, rounds, depth)
-            if multiclass and n_hat / 4 * self.epsilon < MULTICLASS_DEEPER:
-                depth = min(depth, 3)
-        if self.delta:
-            # Under zCDP the noise grows only with √rounds, so the approximate mode affords three times as many.
-            rounds *= 3
+        n_hat = float(Laplace(to_epsilon(size_share), 1.0, noise).randomise(float(n))) if size_share else None
+        rounds, depth, select = default_sizes(self.epsilon, bool(self.delta), multiclass, n_hat)
+        self._select_share = select if self.select_share == "auto" else float(self.select_share)
         self._rounds = rounds if self.n_rounds == "auto" else int(self.n_rounds)
         self._depth = depth if self.max_depth == "auto" else int(self.max_depth)
         # Threshold knots: the declared range evenly, or, with quantiles, the data's DP range (one
@@ -180,6 +173,12 @@ class _BoostingBase(DPEstimatorMixin):
         self.subsets_, self.branches_ = structures.subsets, structures.branches
         counts_mech: Gaussian | Laplace | Geometric
         sums_mech: Gaussian | Laplace
+        # A share of each round's budget picks its first level (the exponential mechanism is ε-DP, and ε²/8-zCDP
+        # sampled exactly by Gumbel noise: bounded range, Cesar & Rogers 2021); the rest goes to the leaves.
+        select = self._select_share * budget / self._rounds
+        budget -= select * self._rounds
+        chooser = (Exponential(float(np.sqrt(8 * select)), residual_sensitivity[0], "gumbel", noise) if self.delta
+                   else Exponential(select, residual_sensitivity[0], "permute_and_flip", noise)) if select else None
         if self.delta:
             # Approximate DP: Gaussian noise, ρ-zCDP per query, ρ's add up over the rounds.
             round_rho = budget / self._rounds
@@ -196,12 +195,10 @@ class _BoostingBase(DPEstimatorMixin):
         running = RunningScores() if isinstance(rows, LocalRows) else None
         self.leaf_values_ = np.zeros((self._rounds, n_leaves, k))
         for r in range(self._rounds):
-            structures.draw(r)
-            job = RoundSums(
-                task, n_classes, clip=self._residual_clip(), unit=self._clip, n_leaves=n_leaves, initial=initial,
-                features=self.features_[: r + 1], thresholds=self.thresholds_[: r + 1], subsets=self.subsets_[: r + 1],
-                levels=self._levels_, branches=self.branches_[: r + 1], leaf_values=self.leaf_values_[:r].copy(), running=running,
-            )
+            fields: dict[str, Any] = {"task": task, "n_classes": n_classes, "clip": self._residual_clip(), "unit": self._clip, "n_leaves": n_leaves,
+                      "initial": initial, "levels": self._levels_, "leaf_values": self.leaf_values_[:r].copy(), "running": running}
+            structures.draw(r, choose_first(rows, structures, r, chooser, fields) if chooser else None)
+            job = RoundSums(**fields, **structures.up_to(r + 1))
             exact_counts, sums = job.split(rows.aggregate(job))
             counts = counts_mech.randomise(exact_counts).astype(float)
             noisy_sums = sums_mech.randomise(sums)
@@ -234,14 +231,10 @@ class DPBoostingRegressor(TargetScalingMixin, RegressorMixin, _BoostingBase):
     Parameters
     ----------
     epsilon : float, default 1.0
-    n_rounds : int or "auto", default "auto"
-        ``"auto"``: ``40·√ε`` rounds, between 10 and 160, capped for small tables by
-        :func:`sized_rounds_and_depth` (a noisy row count); three times as many in the
-        approximate-DP mode (which is not sized).
-    max_depth : int or "auto", default "auto"
-        Depth of each oblivious tree (``2**max_depth`` leaves); ``"auto"``: 6, less for small
-        tables (:func:`sized_rounds_and_depth`); 5 in the approximate-DP mode. Depth 6 was 0.002
-        MAE better on California at ε ∈ {1, 4} and 0.001 more accurate on Adult at ε = 1 than 5.
+    n_rounds, max_depth : int or "auto", default "auto"
+        ``"auto"`` (:func:`~dpcore.models._boosting_structures.default_sizes`): ``40·√ε`` rounds (10 to
+        160) of depth 6 (``2**6`` leaves), cut for small tables by a noisy row count; in the approximate
+        mode, not sized, 3× the rounds of depth 5. Depth 6 beat 5 on California and Adult.
     learning_rate : float, default 0.9 (with the count floor, 0.0003 MAE better than 0.8 on California)
     clip : float or "auto", default "auto"
         Residual clip (target scaled to [0, 1]). ``"auto"``: 0.2 × the DP spread between the
@@ -266,6 +259,12 @@ class DPBoostingRegressor(TargetScalingMixin, RegressorMixin, _BoostingBase):
         Once every feature was split on, this share of each draw follows the spread of earlier rounds'
         released steps between its branches (post-processing). California MAE 0.1034 → 0.1022 at ε = 1,
         0.1226 → 0.1191 at ε = 0.25 over 100 probe fits; the classifier keeps 0 (Adult −0.003, Nursery −0.01).
+    select_share : float or "auto", default "auto"
+        Share of each round's budget that picks its tree's first level among one drawn split per
+        feature (exponential mechanism, permute-and-flip; utility the L1 norm of the branches'
+        clipped residual sums). ``"auto"``: :func:`~dpcore.models._boosting_structures.default_sizes`
+        (0.2, up to 0.35 as far as a small table's rounds are cut; 0 for more than two classes and
+        in the approximate mode): Congressional Voting 0.896 → 0.929 at ε = 1 over probe folds.
     size_share : float, default 0.05
         Share of ε spent on a noisy row count when ``n_rounds`` or ``max_depth`` is ``"auto"``
         (5 %: on Congressional Voting at ε = 1, 2 % left the sizes so noisy that accuracy fell
@@ -327,6 +326,7 @@ class DPBoostingRegressor(TargetScalingMixin, RegressorMixin, _BoostingBase):
         count_noise: str = "laplace",
         multiway_categories: int = MULTIWAY_CATEGORIES,
         feature_weighting: float = FEATURE_WEIGHTING,
+        select_share: float | str = "auto",
         random_state: RandomStateLike = None,
     ) -> None:
         self.epsilon = epsilon
@@ -346,6 +346,7 @@ class DPBoostingRegressor(TargetScalingMixin, RegressorMixin, _BoostingBase):
         self.count_noise = count_noise
         self.multiway_categories = multiway_categories
         self.feature_weighting = feature_weighting
+        self.select_share = select_share
         self.random_state = random_state
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
@@ -387,17 +388,14 @@ class DPBoostingClassifier(DeclaredClassesMixin, ClassifierMixin, _BoostingBase)
     Parameters as :class:`DPBoostingRegressor`, with declared ``classes`` instead of
     ``target_bounds``, and defaults ``learning_rate=1.0``, ``clip=0.7``, ``count_share=0.15``
     (log-loss residuals live in [−1, 1] and need a wider clip than regression's).
-    ``max_depth="auto"`` is 6 for two classes and 4 for more (5 and 3 in the approximate-DP mode; less for small tables, see
-    :func:`sized_rounds_and_depth`; a multiclass table is sized as if it had a quarter of its
-    rows, and keeps depth 4 only from ``n̂·ε/4 ≥ 3000``, else 3); with more than two classes
-    ``n_rounds="auto"`` is three quarters of the binary one (half in the approximate mode: each
-    round releases ``K`` sums per leaf). The tighter multiclass sensitivity (the clipped softmax
-    residual's L1 norm is at most ``clip + 1``, not 2) and one branch per category took Nursery
-    at ε = 1 from 0.848 to 0.903 over 15 folds of seeds the benchmark does not use.
-    ``quantile_share`` is spent only when there are numeric features. Fixed on UCI
-    Adult (binary) and Nursery (five classes), public data. Binary problems boost one logit; ``K > 2`` classes boost ``K`` scores
-    on shared structures with softmax residuals. Leaf steps are scaled by a Newton-style
-    factor (``2`` for binary, ``K/(K−1)`` otherwise).
+    ``"auto"`` sizes: :func:`~dpcore.models._boosting_structures.default_sizes` (multiclass: fewer
+    rounds, shallower trees, no first-level picks). The tighter multiclass sensitivity (the clipped
+    softmax residual's L1 norm is at most ``clip + 1``, not 2) and one branch per category took
+    Nursery at ε = 1 from 0.848 to 0.903 over 15 probe folds. ``quantile_share`` is spent only
+    when there are numeric features. Fixed on UCI Adult, Congressional Voting, Mushroom (two
+    classes) and Nursery (five), public data. Binary problems boost one logit; ``K > 2`` classes
+    boost ``K`` scores on shared structures with softmax residuals. Leaf steps are scaled by a
+    Newton-style factor (``2`` for binary, ``K/(K−1)`` otherwise).
 
     Notes
     -----"""
@@ -436,6 +434,7 @@ class DPBoostingClassifier(DeclaredClassesMixin, ClassifierMixin, _BoostingBase)
         count_noise: str = "laplace",
         multiway_categories: int = MULTIWAY_CATEGORIES,
         feature_weighting: float = 0.0,
+        select_share: float | str = "auto",
         random_state: RandomStateLike = None,
     ) -> None:
         self.epsilon = epsilon
@@ -455,6 +454,7 @@ class DPBoostingClassifier(DeclaredClassesMixin, ClassifierMixin, _BoostingBase)
         self.count_noise = count_noise
         self.multiway_categories = multiway_categories
         self.feature_weighting = feature_weighting
+        self.select_share = select_share
         self.random_state = random_state
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> Self:

@@ -95,8 +95,10 @@ def inside(trained: TrainedModel, schema: Schema) -> None:
         st.graphviz_chart(tree_dot(trained.details["tree"], schema, depth, unit), width="stretch")
     if "rounds" in trained.details:
         st.subheader(_("Inside the model"))
-        st.caption(_("Each round is a small random tree drawn without looking at your data (it may favour the columns whose "
-                     "noisy steps moved most in earlier rounds); only its leaf steps are learned, with noise. The first rounds:"))
+        st.caption(_("Each round is a small tree. Its first split may be picked, with noise and a stated part of the round's "
+                     "budget, among one random split per column; its other splits are drawn without looking at your data "
+                     "(they may favour the columns whose noisy steps moved most in earlier rounds). Its leaf steps are "
+                     "learned with noise. The first rounds:"))
         st.dataframe(rounds_table(trained.details["rounds"], schema), hide_index=True, width="stretch")
     if "weights_path" in trained.details:
         show_weights(trained.details["weights_path"])

@@ -13,7 +13,7 @@ from test_boosting_structures import drawn
 from dpcore.backends import LocalRows, Rows
 from dpcore.backends.rows import FIXED_SCALE
 from dpcore.models import DPBoostingClassifier, DPBoostingRegressor
-from dpcore.models._boosting_rows import MULTICLASS, RoundSums, TargetColumn, residuals
+from dpcore.models._boosting_rows import MULTICLASS, CandidateSums, RoundSums, TargetColumn, residuals
 from dpcore.models._boosting_structures import leaf_index
 
 
@@ -51,10 +51,10 @@ def _models(classes):
     binary = classes[:2]
     return [
         DPBoostingRegressor(epsilon=2.0, categorical_levels={3: 4}, random_state=3),
-        DPBoostingRegressor(epsilon=1.0, n_rounds=5, max_depth=3, delta=1e-5, quantile_share=0.0, random_state=3),
+        DPBoostingRegressor(epsilon=1.0, n_rounds=5, max_depth=3, delta=1e-5, quantile_share=0.0, select_share=0.3, random_state=3),
         DPBoostingClassifier(epsilon=2.0, classes=binary, categorical_levels={3: 4}, random_state=3),
         DPBoostingClassifier(epsilon=2.0, classes=classes, categorical_levels={3: 4}, random_state=3),
-        DPBoostingClassifier(epsilon=1.0, n_rounds=6, max_depth=2, classes=classes, delta=1e-5, random_state=3),
+        DPBoostingClassifier(epsilon=1.0, n_rounds=6, max_depth=2, classes=classes, delta=1e-5, select_share=0.3, random_state=3),
         DPBoostingClassifier(epsilon=1.0, n_rounds=4, max_depth=2, classes=["a"], random_state=3),
     ]
 
@@ -183,3 +183,51 @@ def test_softmax_residuals_sum_like_before():
     """The residual function is the same y − softmax(F) the in-memory fit used."""
     scores = np.array([[0.0, 1.0, -1.0]])
     np.testing.assert_allclose(residuals(MULTICLASS, np.array([1]), scores, 3), np.eye(3)[[1]] - softmax(scores, axis=1))
+
+
+def _candidate_job(X, y, levels, rounds=3):
+    """Before round ``rounds``: earlier steps, and one drawn split per feature to choose round ``rounds``'s first level from."""
+    structures = drawn(levels, rounds + 1, 2, multiway=5, seed=4)
+    steps = np.random.default_rng(4).normal(0, 0.2, (rounds, 4, 1))
+    thresholds, subsets, branches = structures.candidates()
+    return structures, CandidateSums(
+        "binary", 2, clip=0.7, unit=0.7, n_leaves=4, initial=np.array([0.0]), levels=levels, leaf_values=steps,
+        **structures.up_to(rounds), candidate_thresholds=thresholds, candidate_subsets=subsets, candidate_branches=branches)
+
+
+def test_candidate_sums_are_each_candidate_splits_branch_sums():
+    """Every feature's candidate split, its branches' clipped residual sums: a direct walk gives the same numbers."""
+    rng = np.random.default_rng(3)
+    levels = np.array([0, 3, 0, 4])
+    X = rng.random((400, 4))
+    X[:, 1], X[:, 3] = rng.integers(0, 3, 400) / 2, rng.integers(0, 4, 400) / 3
+    y = rng.integers(0, 2, 400)
+    structures, job = _candidate_job(X, y, levels)
+    sums = job.branch_sums(LocalRows(X, y, batch_rows=64).aggregate(job))
+    assert sums.shape == (4, 4, 1)
+    leaves = leaf_index(X, structures.features[:3], structures.thresholds[:3], structures.subsets[:3], levels, structures.branches[:3])
+    scores = job.leaf_values[np.arange(3), leaves].sum(axis=1)
+    clipped = np.clip(residuals("binary", y, scores, 2), -0.7, 0.7)
+    thresholds, subsets, branches = structures._candidates  # the split drawn for each feature
+    for f in range(4):
+        if levels[f] and branches[f] > 2:
+            digit = np.rint(X[:, f] * (levels[f] - 1)).astype(int)
+        elif levels[f]:
+            digit = subsets[f][np.rint(X[:, f] * (levels[f] - 1)).astype(int)].astype(int)
+        else:
+            digit = (X[:, f] <= thresholds[f]).astype(int)
+        expected = np.bincount(digit, clipped[:, 0], 4)
+        np.testing.assert_allclose(sums[f, :, 0], expected, atol=400 * 0.7 / FIXED_SCALE)
+    assert (branches == [2, 3, 2, 4]).all()
+
+
+def test_one_record_moves_every_candidates_utility_by_at_most_its_residual_bound():
+    """The pick's sensitivity: a record adds its clipped residual to one branch of each candidate."""
+    rng = np.random.default_rng(5)
+    levels = np.array([0, 3, 0, 4])
+    X = rng.random((301, 4))
+    X[:, 1], X[:, 3] = rng.integers(0, 3, 301) / 2, rng.integers(0, 4, 301) / 3
+    y = rng.integers(0, 2, 301)
+    _, job = _candidate_job(X, y, levels)
+    utility = lambda n: np.abs(job.branch_sums(LocalRows(X[:n], y[:n]).aggregate(job))).sum(axis=(1, 2))  # noqa: E731
+    assert np.abs(utility(301) - utility(300)).max() <= 0.7

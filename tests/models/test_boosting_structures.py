@@ -27,13 +27,18 @@ def test_every_call_of_the_default_fit_adds_up_to_epsilon():
     rounds_spent = sum(c.epsilon for c in recorded.calls if c.mechanism == "laplace" and c.query.size > 1)
     # An exponential call holds one selection per column and interval (1, 2, 4 intervals at the three
     # levels of 7 quantiles), and a record is in one interval per column: it is charged once per column.
-    selections = [c for c in recorded.calls if c.mechanism == "exponential"]
+    # The last exponential calls pick each round's first level, one call of one selection per round.
+    exponential = [c for c in recorded.calls if c.mechanism == "exponential"]
+    selections, picks = exponential[: -model._rounds], exponential[-model._rounds:]
     nodes = [len(level) for level in _levels(len(QUANTILE_PROBABILITIES))] * (len(selections) // 3)
     quantiles = sum(c.epsilon * c.query.shape[0] / k for c, k in zip(selections, nodes))
     size = [c.epsilon for c in recorded.calls if c.mechanism == "laplace" and c.query.size == 1]
     assert size == [pytest.approx(1.3 * model.size_share)]
     assert quantiles == pytest.approx(1.3 * model.quantile_share)
-    assert rounds_spent + size[0] + quantiles == pytest.approx(1.3)
+    assert all(c.query.shape == (3,) for c in picks)
+    picked = sum(c.epsilon for c in picks)
+    assert picked == pytest.approx(model._select_share * (1.3 - size[0] - quantiles))
+    assert rounds_spent + size[0] + quantiles + picked == pytest.approx(1.3)
     assert model.epsilon_spent_ == 1.3
 
 
@@ -185,3 +190,28 @@ def test_weighted_draws_fall_back_to_uniform_when_no_step_moved():
         structures.learn(r, np.zeros((4, 1)), np.full(4, 50.0))
     later = structures.features[2:].ravel()
     assert np.all(np.bincount(later, minlength=3) > len(later) / 6)  # every feature drawn, none left out
+
+
+def test_first_level_picks_take_more_of_a_small_tables_rounds_and_none_for_multiclass():
+    rng = np.random.default_rng(0)
+    X, y = rng.random((400, 3)), rng.integers(0, 3, 400)
+    fit = lambda **options: DPBoostingClassifier(random_state=0, **options).fit(X, y % 2 if options.get("classes") == [0, 1] else y)  # noqa: E731
+    small = fit(classes=[0, 1])  # 400 rows at ε = 1: 7 of the 40 rounds
+    assert small._select_share == pytest.approx(0.2 + 0.15 * (1 - small._rounds / 40))
+    assert fit(classes=[0, 1], n_rounds=40, max_depth=6, size_share=0.0)._select_share == pytest.approx(0.2)
+    assert fit(classes=[0, 1, 2])._select_share == 0.0
+    assert fit(classes=[0, 1], delta=1e-5)._select_share == 0.0
+    assert fit(classes=[0, 1, 2], select_share=0.4)._select_share == 0.4
+    for wrong in (1.0, -0.1, "most"):
+        with pytest.raises(ValueError, match="select_share"):
+            fit(classes=[0, 1], select_share=wrong)
+
+
+def test_the_first_level_pick_finds_the_one_column_that_decides_the_label():
+    """Twelve noise columns and one that decides the label: the picks return to it, random draws would not."""
+    rng = np.random.default_rng(1)
+    X = rng.random((5000, 13))
+    y = (X[:, 7] > 0.5).astype(int)
+    model = DPBoostingClassifier(epsilon=1.0, classes=[0, 1], random_state=0).fit(X, y)
+    assert np.mean(model.features_[:, 0] == 7) > 0.4
+    assert np.mean(DPBoostingClassifier(epsilon=1.0, classes=[0, 1], select_share=0.0, random_state=0).fit(X, y).features_[:, 0] == 7) < 0.2
