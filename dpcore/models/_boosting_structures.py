@@ -284,19 +284,21 @@ def leaves_by_round(
 
 def round_records(
     names: Sequence[str], features: np.ndarray, thresholds: np.ndarray, subsets: np.ndarray, branches: np.ndarray,
-    levels: np.ndarray, leaf_values: np.ndarray,
+    levels: np.ndarray, leaf_values: np.ndarray, picked: bool = False,
 ) -> list[dict[str, Any]]:
-    """Each round as plain data: every level's split (``thresholds`` in declared units) and the leaf steps."""
+    """Each round as plain data: every level's split (``thresholds`` in declared units; ``picked`` marks
+    a first level the exponential mechanism chose) and the leaf steps."""
     out = []
     for r in range(len(features)):
         split: list[dict[str, Any]] = []
         for j in np.flatnonzero(branches[r] > 1):
             f = features[r, j]
             if branches[r, j] > 2:
-                split.append({"feature": str(names[f]), "branch_per_category": int(branches[r, j])})
+                level: dict[str, Any] = {"feature": str(names[f]), "branch_per_category": int(branches[r, j])}
             elif levels[f] > 0:
-                split.append({"feature": str(names[f]), "categories_left": np.flatnonzero(subsets[r, j, : levels[f]]).tolist()})
+                level = {"feature": str(names[f]), "categories_left": np.flatnonzero(subsets[r, j, : levels[f]]).tolist()}
             else:
-                split.append({"feature": str(names[f]), "threshold": float(thresholds[r, j])})
+                level = {"feature": str(names[f]), "threshold": float(thresholds[r, j])}
+            split.append(level | {"picked": True} if picked and j == 0 else level)
         out.append({"round": r, "levels": split, "leaf_steps": leaf_values[r].round(6).tolist()})
     return out

@@ -218,10 +218,11 @@ class _BoostingBase(DPEstimatorMixin):
         return self.initial_[None, :] + self.leaf_values_[rounds, leaves].sum(axis=1)
 
     def rounds_as_records(self, feature_names: Sequence[str] | None = None) -> list[dict[str, Any]]:
-        """Each round's oblivious tree as plain data (split per level, leaf steps)."""
+        """Each round's oblivious tree as plain data (split per level, whether its first level was picked, leaf steps)."""
         names = feature_names if feature_names is not None else [f"x{i}" for i in range(self.n_features_in_)]
         declared = self._lower[self.features_] + self.thresholds_ * (self._upper - self._lower)[self.features_]
-        return round_records(names, self.features_, declared, self.subsets_, self.branches_, self._levels_, self.leaf_values_)
+        return round_records(names, self.features_, declared, self.subsets_, self.branches_, self._levels_, self.leaf_values_,
+                             picked=getattr(self, "_select_share", 0.0) > 0)  # a model saved before the picks has none
 
 
 class DPBoostingRegressor(TargetScalingMixin, RegressorMixin, _BoostingBase):
@@ -371,8 +372,7 @@ class DPBoostingRegressor(TargetScalingMixin, RegressorMixin, _BoostingBase):
             # inter-quartile range caps the spread when they stray into an empty part of the range.
             spread = float(min(q[6] - q[0], 2 * (q[5] - q[1])))
             clip = float(np.clip(CLIP_FACTOR * spread * max(1.0, 1.0 / np.sqrt(self.epsilon)), 0.01, 0.5))
-        self._clip = clip if self.clip == "auto" else float(self.clip)
-        self._step_clip = self._clip
+        self._clip = self._step_clip = clip if self.clip == "auto" else float(self.clip)
         self._boost(rows, streams, REGRESSION, [initial], (self._clip, self._clip), budget=budget)
         self._set_spent(self.epsilon, self.delta)
         return self

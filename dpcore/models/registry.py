@@ -250,9 +250,11 @@ _DPSGD = N_("APPROXIMATE DP ((ε, δ), with the δ you choose when training): le
 
 REGISTRY: tuple[ModelSpec, ...] = (
     _our_model("dp_boosting_reg", N_("DP boosted trees (regressor)"), "regression", DPBoostingRegressor,
-               N_("Many small random trees that never look at the data; the whole budget goes to noisy leaf averages.")),
+               N_("Many small trees whose splits are mostly drawn at random, each round's first split picked with noise; most "
+                  "of the budget goes to noisy leaf averages.")),
     _our_model("dp_boosting_clf", N_("DP boosted trees (classifier)"), "classification", DPBoostingClassifier,
-               N_("Many small random trees that never look at the data; the whole budget goes to noisy leaf steps.")),
+               N_("Many small trees whose splits are mostly drawn at random (with two classes, each round's first split is "
+                  "picked with noise); most of the budget goes to noisy leaf steps.")),
     _our_model("dp_boosting_reg_approx", N_("DP boosted trees (regressor), approximate DP δ = 1e-5"), "regression", DPBoostingRegressor,
                _APPROX, approximate=True),
     _our_model("dp_boosting_clf_approx", N_("DP boosted trees (classifier), approximate DP δ = 1e-5"), "classification", DPBoostingClassifier,

@@ -61,7 +61,7 @@ def tree_dot(records: list[dict], schema: Schema, max_depth: int = 3, unit: str 
 
 
 def rounds_table(rounds: list[dict], schema: Schema, first: int = 8) -> pd.DataFrame:
-    """The first boosting rounds: each level's random split, and the range of the leaf steps in the target's units.
+    """The first boosting rounds: each level's split (random, or picked with noise), and the range of the leaf steps in the target's units.
 
     A regression model's steps are learned on the target scaled into [0, 1]; they are shown times
     the declared range, so a step reads as dollars or years. Classification steps are log-odds.
@@ -72,13 +72,14 @@ def rounds_table(rounds: list[dict], schema: Schema, first: int = 8) -> pd.DataF
     rows = []
     for record in rounds[:first]:
         splits = [
-            split_text(level["feature"], level["threshold"], schema) if "threshold" in level
-            else branches_text(level["feature"]) if "branch_per_category" in level
-            else subset_text(level["feature"], level.get("categories_left", []), schema)
+            (_("picked: {split}") if level.get("picked") else "{split}").format(split=(
+                split_text(level["feature"], level["threshold"], schema) if "threshold" in level
+                else branches_text(level["feature"]) if "branch_per_category" in level
+                else subset_text(level["feature"], level.get("categories_left", []), schema)))
             for level in record["levels"]
         ]
         steps = np.asarray(record["leaf_steps"], dtype=float) * scale
-        rows.append({_("round"): record["round"] + 1, _("random splits"): " · ".join(splits),
+        rows.append({_("round"): record["round"] + 1, _("splits"): " · ".join(splits),
                      _("smallest leaf step ({unit})").format(unit=unit): number(float(steps.min())),
                      _("largest leaf step ({unit})").format(unit=unit): number(float(steps.max()))})
     return pd.DataFrame(rows)

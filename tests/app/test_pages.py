@@ -461,7 +461,8 @@ def test_boosting_steps_are_shown_in_the_targets_units(app):
     rounds = next(f for f in frames if "round" in f.columns)
     assert any("median_house_value" in c for c in rounds.columns)
     # ocean_proximity's five declared categories each get a branch, said in words
-    assert rounds["random splits"].str.contains("ocean_proximity: one branch per category").any()
+    assert rounds["splits"].str.contains("ocean_proximity: one branch per category").any()
+    assert rounds["splits"].str.startswith("picked: ").all()  # the regressor picks every first level
     assert any("For comparison" in str(c.value) for c in at.caption)
 
 

@@ -171,10 +171,11 @@ def test_multiclass_trees_get_depth_four_only_when_the_table_is_large_for_its_ep
 def test_rounds_as_records_name_a_branch_per_category():
     X = np.random.default_rng(0).integers(0, 3, (800, 2)) / 2
     model = DPBoostingClassifier(epsilon=2.0, classes=[0, 1], categorical_levels={0: 3, 1: 3}, random_state=0)
-    levels = [level for record in model.fit(X, (X[:, 0] > 0.4).astype(int)).rounds_as_records(["a", "b"])
-              for level in record["levels"]]
-    assert {"feature": "a", "branch_per_category": 3} in levels
-    assert all(set(level) <= {"feature", "branch_per_category", "categories_left", "threshold"} for level in levels)
+    records = model.fit(X, (X[:, 0] > 0.4).astype(int)).rounds_as_records(["a", "b"])
+    levels = [level for record in records for level in record["levels"]]
+    assert {"feature": "a", "branch_per_category": 3, "picked": True} in levels  # column a decides the label
+    assert all(set(level) <= {"feature", "branch_per_category", "categories_left", "threshold", "picked"} for level in levels)
+    assert all(record["levels"][0]["picked"] and not any("picked" in level for level in record["levels"][1:]) for record in records)
 
 
 def test_a_leaf_step_never_divides_by_a_bare_noisy_count():
