@@ -22,14 +22,15 @@ PRIVACY = r"""
       earlier rounds' *released* noisy steps moved between a feature's branches (weighted by
       their noisy counts: paid mechanism outputs, kept inside the fit) — post-processing of
       noisy values, at no cost. The fit keeps no generator: a saved model cannot replay its noise.
-    * **First-level picks** (``select_share``; by default regression and two classes, pure ε).
+    * **First-level picks** (``select_share``; by default with two classes and for regression on small tables, pure ε).
       Before round ``r``'s tree is drawn, one split per feature is drawn as above, and the
       exponential mechanism (permute-and-flip, McKenna & Sheldon 2020) picks one as the tree's
       first level at ``ε_pick = select_share · ε_round``. A candidate's utility is
-      ``Σ_b ‖S_b‖₁``, the L1 norms of the clipped, rounded residual sums of its branches: one
-      record adds its residual vector to exactly one branch of every candidate, so by the
-      triangle inequality every utility moves by at most the residual's L1 bound below — the
-      mechanism's sensitivity, and ε_pick-DP. The candidates are data-independent; only the
+      ``Σ_b ‖S_b‖₁``, the L1 norms of its branches' clipped residual sums, taken as exact
+      integers on the fixed-point grid below: one record adds its rounded residual vector to
+      exactly one branch of every candidate, so by the triangle inequality every utility moves
+      by at most ``⌈2^14 · Δ₁ / clip⌉`` (``Δ₁`` the residual's L1 bound below) — the mechanism's
+      sensitivity, so the pick is ε_pick-DP. The candidates are data-independent; only the
       index of the pick is released, and the rest of the tree is drawn as above.
     * **Bounded contribution.** A record's residual (``y − F(x)``; ``y − sigmoid(F)``; the
       softmax residual vector) is clipped to ``[−clip, clip]`` per component, so it moves one
@@ -73,9 +74,9 @@ PRIVACY = r"""
 PRIVACY_ARGUMENT = N_(
     "A stated share of ε buys a noisy row count (which sets the number of rounds and the depth) and DP quantiles (which "
     "place the split thresholds where the data are and, for regression, the start and clip). "
-    "The rounds share the rest equally: a round draws its tree without looking at the records, except that for regression "
-    "and two classes a stated part of its share picks the first split by the exponential mechanism among one random split "
-    "per column (the one whose branches' {residuals} pull apart most is the likeliest; the regressor's later trees also "
+    "The rounds share the rest equally: a round draws its tree without looking at the records, except that (by default "
+    "under pure ε, with two classes and for regression on small tables) a stated part of its share picks the first split "
+    "by the exponential mechanism among one random split per column (the one whose branches' {residuals} pull apart most is the likeliest; the regressor's later trees also "
     "favour features whose noisy steps moved most in earlier rounds), and spends the rest on noisy leaf counts and noisy "
     "sums of {residuals} clipped to [−clip, clip]; the leaves of a round hold disjoint records (parallel composition) and "
     "the rounds compose sequentially, so the model is ε-DP. With "

@@ -27,10 +27,7 @@ from dpcore.backends import RowBatch, Rows, exact_bincount, fixed, unfixed
 from dpcore.backends.rows import FIXED_SCALE
 from dpcore.mechanisms import Exponential
 from dpcore.mechanisms.quantiles import grid_histogram
-from dpcore.models._boosting_structures import Structures, leaves_by_round
-
-#: What the residuals are: ``y − F`` (target in [0, 1]), ``y − sigmoid(F)`` (y ∈ {0, 1}), ``one_hot(y) − softmax(F)``.
-REGRESSION, BINARY, MULTICLASS = "regression", "binary", "multiclass"
+from dpcore.models._boosting_structures import BINARY, REGRESSION, Structures, leaves_by_round
 
 
 def residuals(task: str, y: NDArray[Any], scores: NDArray[np.float64], n_classes: int) -> NDArray[np.float64]:
@@ -217,21 +214,31 @@ class CandidateSums(RoundSums):
         cells = (digits + (np.arange(d) * self.width)[:, None]).ravel()
         return np.concatenate([exact_bincount(cells, np.tile(steps[:, j], d), d * self.width) for j in range(steps.shape[1])])
 
-    def branch_sums(self, totals: NDArray[np.int64]) -> NDArray[np.float64]:
-        """The summed job back as residual sums ``(d, width, K)`` in residual units."""
-        d = len(self.candidate_branches)
-        return np.asarray(unfixed(totals.reshape(-1, d, self.width)).transpose(1, 2, 0) * self.unit)
+    def branch_sums(self, totals: NDArray[np.int64]) -> NDArray[np.int64]:
+        """The summed job back as exact residual sums ``(d, width, K)`` on the fixed-point grid (``FIXED_SCALE / unit`` per unit)."""
+        return totals.reshape(-1, len(self.candidate_branches), self.width).transpose(1, 2, 0)
 
 
 def choose_first(rows: Rows, structures: Structures, r: int, chooser: Exponential, fields: dict[str, Any]) -> int:
     """Round ``r``'s first level: the ``chooser``'s pick among one drawn split per feature.
 
     A candidate's utility is the L1 norm of its branches' clipped residual sums, ``Σ_b ‖S_b‖₁``:
-    how far the split's branches pull apart. One record adds its clipped residual to one branch
-    of each candidate, so every utility moves by at most the residual's L1 bound — the
-    ``chooser``'s sensitivity. ``fields`` are the round's :class:`RoundSums` fields.
+    how far the split's branches pull apart. It is taken in exact integers on the fixed-point
+    grid, where one record adds its rounded residual to one branch of each candidate, so every
+    utility moves by at most ``FIXED_SCALE ×`` the residual's L1 bound ``/ unit`` —
+    :func:`pick_sensitivity`, the ``chooser``'s. ``fields`` are the round's :class:`RoundSums` fields.
     """
     thresholds, subsets, branches = structures.candidates()
     job = CandidateSums(**fields, **structures.up_to(r), candidate_thresholds=thresholds, candidate_subsets=subsets,
                         candidate_branches=branches)
-    return int(chooser.select(np.abs(job.branch_sums(rows.aggregate(job))).sum(axis=(1, 2))))
+    return int(chooser.select(np.abs(job.branch_sums(rows.aggregate(job))).sum(axis=(1, 2)).astype(float)))
+
+
+def pick_sensitivity(residual_l1: float, unit: float) -> int:
+    """How far one record moves a first-level utility on the fixed-point grid: ``⌈FIXED_SCALE · residual_l1 / unit⌉``.
+
+    Rounded toward zero, a record's residual vector is at most ``FIXED_SCALE · residual_l1 / unit``
+    in L1 on the grid, and, being whole, at most the floor of that; the ceiling of its float never
+    falls below the floor (a whole number is exact in floats), so no rounding can shrink the bound.
+    """
+    return int(np.ceil(FIXED_SCALE * residual_l1 / unit))

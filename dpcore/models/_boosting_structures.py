@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+#: What the residuals are: ``y − F`` (target in [0, 1]), ``y − sigmoid(F)`` (y ∈ {0, 1}), ``one_hot(y) − softmax(F)``.
+REGRESSION, BINARY, MULTICLASS = "regression", "binary", "multiclass"
 #: A categorical feature with at most this many declared categories splits one branch per category.
 MULTIWAY_CATEGORIES = 16
 #: Share of each feature draw that follows earlier rounds' released steps, once every feature was split on (regressor).
@@ -21,9 +23,9 @@ FEATURE_WEIGHTING = 0.5
 QUANTILE_THRESHOLDS = 0.3
 #: Pure ε: multiclass trees keep depth 4 only from this many "records per unit of budget" (n̂·ε/4) on.
 MULTICLASS_DEEPER = 3000
-#: Share of each round's ε that picks its first level (pure ε, one score), plus up to ``SMALL_TABLE_SELECT``
-#: as far as a small table's rounds are cut below the large-table number.
-SELECT_SHARE, SMALL_TABLE_SELECT = 0.2, 0.15
+#: Share of each round's ε that picks its first level (pure ε): ``SMALL_TABLE_SELECT`` × the share of the
+#: large-table rounds a small table's size cuts, and at least ``SELECT_SHARE`` with two classes.
+SELECT_SHARE, SMALL_TABLE_SELECT = 0.2, 0.35
 
 
 def declared_levels(categorical_levels: Mapping[int, int] | None, d: int) -> np.ndarray:
@@ -61,7 +63,7 @@ def sized_rounds_and_depth(n_hat: float, epsilon: float, rounds: int, depth: int
     return min(rounds, sized_rounds), min(depth, sized_depth)
 
 
-def default_sizes(epsilon: float, approximate: bool, multiclass: bool, n_hat: float | None) -> tuple[int, int, float]:
+def default_sizes(epsilon: float, approximate: bool, task: str, n_hat: float | None) -> tuple[int, int, float]:
     """The ``"auto"`` rounds, depth and first-level share of a fit, from public values and a noisy row count ``n_hat``.
 
     ``n_hat`` is ``None`` when no row count was bought (the large-table defaults stand). Rounds:
@@ -70,14 +72,18 @@ def default_sizes(epsilon: float, approximate: bool, multiclass: bool, n_hat: fl
     approximate mode); both cut by :func:`sized_rounds_and_depth`, a multiclass table sized as if
     it had a quarter of its rows and kept at depth 3 below ``n̂·ε/4 = 3000``.
 
-    First-level share (pure ε, regression and two classes): ``0.2 + 0.15 × (1 − rounds /
-    large-table rounds)`` — 0.33 on Congressional Voting at ε = 1 (348 training rows: 6 of 40
-    rounds), 0.2 where the rounds are not cut. Chosen over probe folds at ε = 1: Voting 0.896 →
-    0.929 (a flat 0.2: 0.906, 0.5: 0.939, 0.7: 0.943), Mushroom 0.980 → 0.985 (0.35: 0.985, 0.5:
-    0.984), Adult 0.850 → 0.851 (0.35: 0.849, 0.5: 0.846), California MAE 0.1004 → 0.1003, 0.1192
-    → 0.1184 at ε = 0.25, 0.0901 → 0.0898 at ε = 4. Picks restricted to the current cycle of
-    features lost on Mushroom and California.
+    First-level share (pure ε): ``0.35 × (1 − rounds / large-table rounds)``, the share of the
+    rounds a small table's size cuts, and at least 0.2 with two classes — 0.30 on Congressional
+    Voting at ε = 1 (348 training rows: 6 of 40 rounds), 0.2 on Mushroom and Adult, 0.26 for a
+    regression on 500 rows, 0 for a large table's regression. Chosen over probe folds at ε = 1:
+    Voting 0.896 → 0.924 (a flat 0.2: 0.906, 0.35: 0.929, 0.5: 0.939, 0.7: 0.943; at ε = 4
+    0.926 → 0.931), Mushroom 0.980 → 0.985 (0.35: 0.985, 0.5: 0.984), Adult 0.850 → 0.851 (0.35:
+    0.849, 0.5: 0.846; at ε = 0.1 0.819 either way), California on 500 rows MAE 0.163 → 0.160
+    (60 draws). On full California a flat 0.2 was as good as none (0.1004 → 0.1003) but cost the
+    long-tailed wide-bounds table 1 % (20 probe folds), so a large regression picks nothing.
+    Picks restricted to the current cycle of features lost on Mushroom and California.
     """
+    multiclass = task == MULTICLASS
     rounds = auto_rounds(epsilon)
     if multiclass:
         # Multiclass rounds release K sums per leaf at once, so each round is costlier: fewer of them
@@ -94,12 +100,13 @@ def default_sizes(epsilon: float, approximate: bool, multiclass: bool, n_hat: fl
         rounds, depth = sized_rounds_and_depth(n_hat / 4 if multiclass else n_hat, epsilon, rounds, depth)
         if multiclass and n_hat / 4 * epsilon < MULTICLASS_DEEPER:
             depth = min(depth, 3)
-    # Pure ε, one score: a share of each round picks its first level, more as a small table's rounds are
-    # cut (each pick then sees as many records per unit of its budget as on a large table, and the leaves
-    # count less than finding the column). Multiclass keeps drawing: on Nursery the picks kept returning to
-    # the column that had already decided a class (0.903 → 0.895 at 0.2). The approximate mode keeps its
-    # measured defaults, and affords three times the rounds (zCDP noise grows only with √rounds).
-    select = 0.0 if multiclass or approximate else SELECT_SHARE + SMALL_TABLE_SELECT * (1 - rounds / unsized_rounds)
+    # Pure ε, one score: a share of each round picks its first level, the more as a small table's rounds are
+    # cut (each pick then sees as many records per unit of its budget as on a large table, and finding the
+    # column counts for more than the leaves' noise). Multiclass keeps drawing: on Nursery the picks kept
+    # returning to the column that had already decided a class (0.903 → 0.895 at 0.2). The approximate mode
+    # keeps its measured defaults, and affords three times the rounds (zCDP noise grows only with √rounds).
+    cut = 1 - rounds / unsized_rounds
+    select = 0.0 if multiclass or approximate else max(SELECT_SHARE if task == BINARY else 0.0, SMALL_TABLE_SELECT * cut)
     return rounds * 3 if approximate else rounds, depth, select
 
 

@@ -2,9 +2,9 @@
 
 Each round's *oblivious* tree has one feature and one random split per level, shared by every
 node of the level, drawn by a generator that never sees the data (:class:`~dpcore.models.
-_boosting_structures.Structures`), except that for regression and two classes a share of the
-round's budget (``select_share``) picks the first level among one drawn split per feature
-(exponential mechanism). Features come in shuffled cycles; the regressor then draws half of them
+_boosting_structures.Structures`), except that with two classes, and for regression on small
+tables, a share of the round's budget (``select_share``) picks the first level among one drawn
+split per feature (exponential mechanism). Features come in shuffled cycles; the regressor then draws half of them
 by how far earlier rounds' *released* steps moved between their branches. Numeric features split at a
 random threshold inside their *data range* — the declared bounds, narrowed by DP quantiles
 bought with a stated share of ε (``quantile_share``), so that wide declared bounds do not waste
@@ -35,19 +35,13 @@ from dpcore.i18n import N_
 from dpcore.mechanisms import Exponential, Gaussian, Geometric, Laplace, count_mechanism, zcdp_rho
 from dpcore.models._base import DeclaredClassesMixin, DPEstimatorMixin, TargetScalingMixin
 from dpcore.models._boosting_privacy import PRIVACY, PRIVACY_ARGUMENT, PRIVACY_SUMMARY
-from dpcore.models._boosting_rows import (
-    BINARY,
-    MULTICLASS,
-    REGRESSION,
-    Preliminaries,
-    RoundSums,
-    RunningScores,
-    TargetColumn,
-    choose_first,
-)
+from dpcore.models._boosting_rows import Preliminaries, RoundSums, RunningScores, TargetColumn, choose_first, pick_sensitivity
 from dpcore.models._boosting_structures import (
+    BINARY,
     FEATURE_WEIGHTING,
+    MULTICLASS,
     MULTIWAY_CATEGORIES,
+    REGRESSION,
     Structures,
     auto_rounds,
     declared_levels,
@@ -98,11 +92,11 @@ class _BoostingBase(DPEstimatorMixin):
         return self._clip
 
     def _preliminaries(
-        self, rows: Rows, multiclass: bool, noise: np.random.Generator, target: TargetColumn | None = None,
+        self, rows: Rows, task: str, noise: np.random.Generator, target: TargetColumn | None = None,
     ) -> tuple[float, np.ndarray | None]:
         """Spend the stated shares on a noisy row count (sizes) and DP quantiles (thresholds).
 
-        ``rows`` are prepared (features in [0, 1]); ``target`` names their unit-scale regression target when its
+        ``rows`` are prepared (features in [0, 1]); ``task`` is :data:`REGRESSION`, :data:`BINARY` or :data:`MULTICLASS`; ``target`` names their unit-scale regression target when its
         quantiles are wanted; ``noise`` is the fit's secret stream, never kept on the model (a saved model holding
         it would let anyone replay the noise). Returns what is left for the rounds (ε, or ρ in the approximate
         mode) and the target's DP quantiles (``None`` when not asked for). Pure ε-DP steps at ``ε_p`` are
@@ -131,7 +125,7 @@ class _BoostingBase(DPEstimatorMixin):
             total = self.epsilon
             to_epsilon = lambda share: share * total  # noqa: E731
         n_hat = float(Laplace(to_epsilon(size_share), 1.0, noise).randomise(float(n))) if size_share else None
-        rounds, depth, select = default_sizes(self.epsilon, bool(self.delta), multiclass, n_hat)
+        rounds, depth, select = default_sizes(self.epsilon, bool(self.delta), task, n_hat)
         self._select_share = select if self.select_share == "auto" else float(self.select_share)
         self._rounds = rounds if self.n_rounds == "auto" else int(self.n_rounds)
         self._depth = depth if self.max_depth == "auto" else int(self.max_depth)
@@ -177,8 +171,9 @@ class _BoostingBase(DPEstimatorMixin):
         # sampled exactly by Gumbel noise: bounded range, Cesar & Rogers 2021); the rest goes to the leaves.
         select = self._select_share * budget / self._rounds
         budget -= select * self._rounds
-        chooser = (Exponential(float(np.sqrt(8 * select)), residual_sensitivity[0], "gumbel", noise) if self.delta
-                   else Exponential(select, residual_sensitivity[0], "permute_and_flip", noise)) if select else None
+        pick = pick_sensitivity(residual_sensitivity[0], self._clip)
+        chooser = (Exponential(float(np.sqrt(8 * select)), pick, "gumbel", noise) if self.delta
+                   else Exponential(select, pick, "permute_and_flip", noise)) if select else None
         if self.delta:
             # Approximate DP: Gaussian noise, ρ-zCDP per query, ρ's add up over the rounds.
             round_rho = budget / self._rounds
@@ -264,8 +259,8 @@ class DPBoostingRegressor(TargetScalingMixin, RegressorMixin, _BoostingBase):
         Share of each round's budget that picks its tree's first level among one drawn split per
         feature (exponential mechanism, permute-and-flip; utility the L1 norm of the branches'
         clipped residual sums). ``"auto"``: :func:`~dpcore.models._boosting_structures.default_sizes`
-        (0.2, up to 0.35 as far as a small table's rounds are cut; 0 for more than two classes and
-        in the approximate mode): Congressional Voting 0.896 → 0.929 at ε = 1 over probe folds.
+        (0.35 × the share of rounds a small table's size cuts, at least 0.2 with two classes; 0 for
+        more classes and in the approximate mode): Congressional Voting 0.896 → 0.924 at ε = 1.
     size_share : float, default 0.05
         Share of ε spent on a noisy row count when ``n_rounds`` or ``max_depth`` is ``"auto"``
         (5 %: on Congressional Voting at ε = 1, 2 % left the sizes so noisy that accuracy fell
@@ -360,7 +355,7 @@ class DPBoostingRegressor(TargetScalingMixin, RegressorMixin, _BoostingBase):
         self._target_lower, self._target_upper = float(lower[0]), float(upper[0])
         rows = rows.prepared(UnitTarget(self._lower, self._upper, self._target_lower, self._target_upper))
         streams = self._random_streams()
-        budget, target_quantiles = self._preliminaries(rows, False, streams[1], TargetColumn(rows) if self.quantile_share else None)
+        budget, target_quantiles = self._preliminaries(rows, REGRESSION, streams[1], TargetColumn(rows) if self.quantile_share else None)
         initial, clip = 0.5, 0.2
         if target_quantiles is not None:
             # Start at the DP median; clip residuals at 0.2 × the DP spread between the 1/8 and 7/8 quantiles,
@@ -471,7 +466,7 @@ class DPBoostingClassifier(DeclaredClassesMixin, ClassifierMixin, _BoostingBase)
         self._check_params(multiclass=k > 2)
         rows = rows.prepared(UnitCodes(self._lower, self._upper, self.classes_))
         streams = self._random_streams()
-        budget, _ = self._preliminaries(rows, k > 2, streams[1])
+        budget, _ = self._preliminaries(rows, MULTICLASS if k > 2 else BINARY, streams[1])
         self._clip = self._step_clip = float(self.clip)
         if k <= 2:
             self._step_scale = 2.0

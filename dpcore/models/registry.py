@@ -250,8 +250,8 @@ _DPSGD = N_("APPROXIMATE DP ((ε, δ), with the δ you choose when training): le
 
 REGISTRY: tuple[ModelSpec, ...] = (
     _our_model("dp_boosting_reg", N_("DP boosted trees (regressor)"), "regression", DPBoostingRegressor,
-               N_("Many small trees whose splits are mostly drawn at random, each round's first split picked with noise; most "
-                  "of the budget goes to noisy leaf averages.")),
+               N_("Many small trees whose splits are mostly drawn at random (on a small table, each round's first split is "
+                  "picked with noise); most of the budget goes to noisy leaf averages.")),
     _our_model("dp_boosting_clf", N_("DP boosted trees (classifier)"), "classification", DPBoostingClassifier,
                N_("Many small trees whose splits are mostly drawn at random (with two classes, each round's first split is "
                   "picked with noise); most of the budget goes to noisy leaf steps.")),

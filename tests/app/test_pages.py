@@ -462,7 +462,7 @@ def test_boosting_steps_are_shown_in_the_targets_units(app):
     assert any("median_house_value" in c for c in rounds.columns)
     # ocean_proximity's five declared categories each get a branch, said in words
     assert rounds["splits"].str.contains("ocean_proximity: one branch per category").any()
-    assert rounds["splits"].str.startswith("picked: ").all()  # the regressor picks every first level
+    assert not rounds["splits"].str.contains("picked: ").any()  # a large table's regressor draws every split
     assert any("For comparison" in str(c.value) for c in at.caption)
 
 

@@ -13,8 +13,8 @@ from test_boosting_structures import drawn
 from dpcore.backends import LocalRows, Rows
 from dpcore.backends.rows import FIXED_SCALE
 from dpcore.models import DPBoostingClassifier, DPBoostingRegressor
-from dpcore.models._boosting_rows import MULTICLASS, CandidateSums, RoundSums, TargetColumn, residuals
-from dpcore.models._boosting_structures import leaf_index
+from dpcore.models._boosting_rows import CandidateSums, RoundSums, TargetColumn, pick_sensitivity, residuals
+from dpcore.models._boosting_structures import MULTICLASS, leaf_index
 
 
 class Elsewhere(Rows):
@@ -203,7 +203,7 @@ def test_candidate_sums_are_each_candidate_splits_branch_sums():
     X[:, 1], X[:, 3] = rng.integers(0, 3, 400) / 2, rng.integers(0, 4, 400) / 3
     y = rng.integers(0, 2, 400)
     structures, job = _candidate_job(X, y, levels)
-    sums = job.branch_sums(LocalRows(X, y, batch_rows=64).aggregate(job))
+    sums = job.branch_sums(LocalRows(X, y, batch_rows=64).aggregate(job)) / FIXED_SCALE * 0.7
     assert sums.shape == (4, 4, 1)
     leaves = leaf_index(X, structures.features[:3], structures.thresholds[:3], structures.subsets[:3], levels, structures.branches[:3])
     scores = job.leaf_values[np.arange(3), leaves].sum(axis=1)
@@ -230,4 +230,14 @@ def test_one_record_moves_every_candidates_utility_by_at_most_its_residual_bound
     y = rng.integers(0, 2, 301)
     _, job = _candidate_job(X, y, levels)
     utility = lambda n: np.abs(job.branch_sums(LocalRows(X[:n], y[:n]).aggregate(job))).sum(axis=(1, 2))  # noqa: E731
-    assert np.abs(utility(301) - utility(300)).max() <= 0.7
+    assert np.abs(utility(301) - utility(300)).max() <= pick_sensitivity(0.7, 0.7) == FIXED_SCALE  # exact integers
+
+
+def test_the_pick_sensitivity_never_rounds_below_a_records_reach():
+    """Multiclass: the L1 bound over the clip is no whole number; its ceiling on the grid still covers every record."""
+    rng = np.random.default_rng(6)
+    for k, clip in ((3, 0.2), (5, 0.7), (4, 0.333)):
+        l1 = min(2.0, clip + min(1.0, (k - 1) * clip))
+        scores, codes = rng.normal(0, 4, (20_000, k)), rng.integers(0, k, 20_000)
+        rounded = np.trunc(np.clip(residuals(MULTICLASS, codes, scores, k), -clip, clip) / clip * FIXED_SCALE)
+        assert np.abs(rounded).sum(axis=1).max() <= pick_sensitivity(l1, clip)

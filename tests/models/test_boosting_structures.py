@@ -193,13 +193,17 @@ def test_weighted_draws_fall_back_to_uniform_when_no_step_moved():
     assert np.all(np.bincount(later, minlength=3) > len(later) / 6)  # every feature drawn, none left out
 
 
-def test_first_level_picks_take_more_of_a_small_tables_rounds_and_none_for_multiclass():
+def test_first_level_picks_take_more_of_a_small_tables_rounds_and_none_for_multiclass_or_a_large_regression():
     rng = np.random.default_rng(0)
     X, y = rng.random((400, 3)), rng.integers(0, 3, 400)
     fit = lambda **options: DPBoostingClassifier(random_state=0, **options).fit(X, y % 2 if options.get("classes") == [0, 1] else y)  # noqa: E731
     small = fit(classes=[0, 1])  # 400 rows at ε = 1: 7 of the 40 rounds
-    assert small._select_share == pytest.approx(0.2 + 0.15 * (1 - small._rounds / 40))
+    assert small._select_share == pytest.approx(0.35 * (1 - small._rounds / 40))
+    assert small._select_share > 0.2
     assert fit(classes=[0, 1], n_rounds=40, max_depth=6, size_share=0.0)._select_share == pytest.approx(0.2)
+    regressor = DPBoostingRegressor(random_state=0).fit(X, X[:, 0])
+    assert regressor._select_share == pytest.approx(0.35 * (1 - regressor._rounds / 40))
+    assert DPBoostingRegressor(size_share=0.0, random_state=0).fit(X, X[:, 0])._select_share == 0.0  # a large table's regressor
     assert fit(classes=[0, 1, 2])._select_share == 0.0
     assert fit(classes=[0, 1], delta=1e-5)._select_share == 0.0
     assert fit(classes=[0, 1, 2], select_share=0.4)._select_share == 0.4

@@ -54,6 +54,9 @@ MODELS = [
     DPBoostingRegressor(n_rounds=6, max_depth=3, delta=1e-5),
     DPBoostingRegressor(),  # noisy row count for the sizes, DP quantiles for thresholds and target
     DPBoostingClassifier(classes=[0, 1], delta=1e-5),
+    # First-level picks where the defaults make none: three classes, and the approximate mode (Gumbel, ε²/8-zCDP).
+    DPBoostingClassifier(n_rounds=6, max_depth=3, classes=[0, 1, 2], select_share=0.3),
+    DPBoostingRegressor(n_rounds=6, max_depth=3, delta=1e-5, select_share=0.3),
     DPSGDRegressor(epochs=2, batch_size=64),
     DPSGDClassifier(epochs=2, batch_size=64, classes=[0, 1, 2]),
     DPSGDClassifier(epochs=1, batch_size=64, classes=[0, 1], hidden_units=3),
