@@ -53,3 +53,10 @@ def screenshot(page, name: str) -> Path:
     path = ARTIFACTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)
     return path
+
+
+def open_sample(page, name: str, rows: str) -> None:
+    """Pick the sample table ``name`` on the Data page and wait until its row count (``rows``) shows."""
+    page.locator("[data-testid='stSelectbox']").first.click()
+    page.get_by_role("option", name=name).click()
+    page.get_by_text(rows, exact=False).first.wait_for(timeout=60_000)

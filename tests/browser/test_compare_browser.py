@@ -9,15 +9,13 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from browser_support import ARTIFACTS, screenshot  # noqa: E402
+from browser_support import ARTIFACTS, open_sample, screenshot  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
 
 def test_an_accuracy_comparison_on_adult_starts_with_boosting_and_zooms_on_the_scores(page):
-    page.locator("[data-testid='stSelectbox']").first.click()
-    page.get_by_role("option", name="Adult census income (sample)").click()
-    page.get_by_text("32,561 rows", exact=False).first.wait_for(timeout=60_000)
+    open_sample(page, "Adult census income (sample)", "32,561 rows")
     page.get_by_role("link", name="4. Compare").click()
     page.get_by_text("DP boosted trees (classifier)").first.wait_for()
     folds = page.get_by_label("Folds")

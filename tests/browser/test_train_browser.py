@@ -8,15 +8,13 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from browser_support import screenshot  # noqa: E402
+from browser_support import open_sample, screenshot  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
 
 def test_boosting_on_adult_shows_its_picked_first_levels(page):
-    page.locator("[data-testid='stSelectbox']").first.click()
-    page.get_by_role("option", name="Adult census income (sample)").click()
-    page.get_by_text("32,561 rows", exact=False).first.wait_for(timeout=60_000)
+    open_sample(page, "Adult census income (sample)", "32,561 rows")
     page.get_by_role("link", name="3. Train").click()
     page.get_by_text("Training spends budget", exact=False).wait_for()
     page.get_by_role("button", name="Train").click()

@@ -185,24 +185,24 @@ def test_softmax_residuals_sum_like_before():
     np.testing.assert_allclose(residuals(MULTICLASS, np.array([1]), scores, 3), np.eye(3)[[1]] - softmax(scores, axis=1))
 
 
-def _candidate_job(X, y, levels, rounds=3):
-    """Before round ``rounds``: earlier steps, and one drawn split per feature to choose round ``rounds``'s first level from."""
+def _candidate_job(n, seed, rounds=3):
+    """Two numeric and two categorical columns, a binary label, and the candidate job before round ``rounds``."""
+    rng = np.random.default_rng(seed)
+    levels = np.array([0, 3, 0, 4])
+    X = rng.random((n, 4))
+    X[:, 1], X[:, 3] = rng.integers(0, 3, n) / 2, rng.integers(0, 4, n) / 3
+    y = rng.integers(0, 2, n)
     structures = drawn(levels, rounds + 1, 2, multiway=5, seed=4)
     steps = np.random.default_rng(4).normal(0, 0.2, (rounds, 4, 1))
     thresholds, subsets, branches = structures.candidates()
-    return structures, CandidateSums(
+    return X, y, levels, structures, CandidateSums(
         "binary", 2, clip=0.7, unit=0.7, n_leaves=4, initial=np.array([0.0]), levels=levels, leaf_values=steps,
         **structures.up_to(rounds), candidate_thresholds=thresholds, candidate_subsets=subsets, candidate_branches=branches)
 
 
 def test_candidate_sums_are_each_candidate_splits_branch_sums():
     """Every feature's candidate split, its branches' clipped residual sums: a direct walk gives the same numbers."""
-    rng = np.random.default_rng(3)
-    levels = np.array([0, 3, 0, 4])
-    X = rng.random((400, 4))
-    X[:, 1], X[:, 3] = rng.integers(0, 3, 400) / 2, rng.integers(0, 4, 400) / 3
-    y = rng.integers(0, 2, 400)
-    structures, job = _candidate_job(X, y, levels)
+    X, y, levels, structures, job = _candidate_job(400, 3)
     sums = job.branch_sums(LocalRows(X, y, batch_rows=64).aggregate(job)) / FIXED_SCALE * 0.7
     assert sums.shape == (4, 4, 1)
     leaves = leaf_index(X, structures.features[:3], structures.thresholds[:3], structures.subsets[:3], levels, structures.branches[:3])
@@ -223,12 +223,7 @@ def test_candidate_sums_are_each_candidate_splits_branch_sums():
 
 def test_one_record_moves_every_candidates_utility_by_at_most_its_residual_bound():
     """The pick's sensitivity: a record adds its clipped residual to one branch of each candidate."""
-    rng = np.random.default_rng(5)
-    levels = np.array([0, 3, 0, 4])
-    X = rng.random((301, 4))
-    X[:, 1], X[:, 3] = rng.integers(0, 3, 301) / 2, rng.integers(0, 4, 301) / 3
-    y = rng.integers(0, 2, 301)
-    _, job = _candidate_job(X, y, levels)
+    X, y, _, _, job = _candidate_job(301, 5)
     utility = lambda n: np.abs(job.branch_sums(LocalRows(X[:n], y[:n]).aggregate(job))).sum(axis=(1, 2))  # noqa: E731
     assert np.abs(utility(301) - utility(300)).max() <= pick_sensitivity(0.7, 0.7) == FIXED_SCALE  # exact integers
 
