@@ -140,7 +140,9 @@ class _Ensemble(DPEstimatorMixin, ABC):
             # The expert's generator goes once it is fitted: kept in the model, it would let anyone replay the noise.
             self.experts_.append(self._prepare_expert(template, seeds[i]).fit(X[rows], labels[rows]).set_params(random_state=None))
         held = part == m
-        losses = np.stack([self._losses(expert, X[held], y[held]) for expert in self.experts_], axis=1)
+        # A small table's held-out part can be empty (the attack audit's 50-row fits met one): it has no losses.
+        losses = (np.stack([self._losses(expert, X[held], y[held]) for expert in self.experts_], axis=1) if held.any()
+                  else np.zeros((0, m)))
         weight_rng = seeds[m]
         if self.form == "batch":
             noisy = Laplace(self.epsilon, float(m), weight_rng).randomise(losses.sum(axis=0))

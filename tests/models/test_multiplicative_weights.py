@@ -215,3 +215,12 @@ def _quiet_leak_warnings():
 )
 def test_scikit_learn_contract(estimator, check):
     check(estimator)
+
+
+@pytest.mark.parametrize("form", ["batch", "streaming"])
+def test_an_empty_held_out_part_still_fits(form):
+    """Nobody held out (a tiny table's draws can do that): no losses, the noisy weights still come out."""
+    X, y = _data(False, n=50)
+    model = mw.MultiplicativeWeightsEnsemble(experts=CHEAP_EXPERTS, held_out=1e-9, form=form, random_state=0).fit(X, y)
+    assert np.isfinite(model.weights_).all() and model.weights_.sum() == pytest.approx(1.0)
+    assert model.predict(X[:3]).shape == (3,)
