@@ -10,7 +10,8 @@ PRIVACY = r"""
 
     * **Paid preliminaries** (before the rounds, each a stated share of ε):
       a noisy row count (Laplace, sensitivity 1, ``size_share·ε``; only when ``n_rounds`` or
-      ``max_depth`` is ``"auto"``), which sets them through :func:`sized_rounds_and_depth`; and
+      ``max_depth`` is ``"auto"``), which sets them and the first-level share through
+      :func:`~dpcore.models._boosting_structures.default_sizes` and ``pick_share``; and
       DP quantiles (:class:`~dpcore.mechanisms.quantiles.Quantiles`, ``quantile_share·ε``, half of
       it for the target in regression) of every numeric feature — which narrow the range the
       thresholds are drawn from — and of the regression target — whose DP median is the

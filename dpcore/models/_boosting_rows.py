@@ -188,18 +188,19 @@ class RoundSums:
         return counts, unfixed(sums.reshape(-1, self.n_leaves).T) * self.unit
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, kw_only=True)
 class CandidateSums(RoundSums):
     """Job before round ``r`` is drawn: every candidate first level's clipped residual sums, per branch.
 
     ``features`` … ``branches`` hold rounds ``0 … r−1`` (for the scores); the candidates are one
-    drawn split per feature, laid out as ``d`` one-level structures. A record adds its clipped
-    residual to one branch of every candidate.
+    drawn split per feature (``candidate_*``, ``(d,)`` and ``(d, W)``). A record adds its clipped
+    residual to one branch of every candidate. One column at a time, so a wide table never holds
+    a copy of itself.
     """
 
-    candidate_thresholds: NDArray[np.float64] = field(default_factory=lambda: np.zeros((0, 1)))
-    candidate_subsets: NDArray[np.bool_] = field(default_factory=lambda: np.zeros((0, 1, 1), dtype=bool))
-    candidate_branches: NDArray[np.int64] = field(default_factory=lambda: np.zeros((0, 1), dtype=np.int64))
+    candidate_thresholds: NDArray[np.float64]
+    candidate_subsets: NDArray[np.bool_]
+    candidate_branches: NDArray[np.int64]
 
     @property
     def width(self) -> int:
@@ -208,19 +209,23 @@ class CandidateSums(RoundSums):
     def __call__(self, batch: RowBatch) -> NDArray[np.int64]:
         scores, _ = self._scores_and_leaf(batch, with_leaf=False)
         steps = self._steps(batch, scores)
-        d = len(self.candidate_branches)
-        digits = leaves_by_round(batch.X, np.arange(d)[:, None], self.candidate_thresholds, self.candidate_subsets,
-                                 self.levels, self.candidate_branches)  # (d, m)
-        cells = (digits + (np.arange(d) * self.width)[:, None]).ravel()
-        return np.concatenate([exact_bincount(cells, np.tile(steps[:, j], d), d * self.width) for j in range(steps.shape[1])])
+        sums = np.zeros((steps.shape[1], len(self.candidate_branches), self.width), dtype=np.int64)
+        for f in range(len(self.candidate_branches)):
+            digit = leaves_by_round(batch.X, np.array([[f]]), self.candidate_thresholds[f:f + 1, None],
+                                    self.candidate_subsets[f:f + 1, None], self.levels, self.candidate_branches[f:f + 1, None])[0]
+            for j in range(steps.shape[1]):
+                sums[j, f] = exact_bincount(digit, steps[:, j], self.width)
+        return sums.ravel()
 
     def branch_sums(self, totals: NDArray[np.int64]) -> NDArray[np.int64]:
         """The summed job back as exact residual sums ``(d, width, K)`` on the fixed-point grid (``FIXED_SCALE / unit`` per unit)."""
         return totals.reshape(-1, len(self.candidate_branches), self.width).transpose(1, 2, 0)
 
 
-def choose_first(rows: Rows, structures: Structures, r: int, chooser: Exponential, fields: dict[str, Any]) -> int:
-    """Round ``r``'s first level: the ``chooser``'s pick among one drawn split per feature.
+def choose_first(
+    rows: Rows, structures: Structures, r: int, chooser: Exponential, fields: dict[str, Any],
+) -> tuple[int, float, NDArray[np.bool_]]:
+    """Round ``r``'s first level (feature, threshold, subset): the ``chooser``'s pick among one drawn split per feature.
 
     A candidate's utility is the L1 norm of its branches' clipped residual sums, ``Σ_b ‖S_b‖₁``:
     how far the split's branches pull apart. It is taken in exact integers on the fixed-point
@@ -231,7 +236,8 @@ def choose_first(rows: Rows, structures: Structures, r: int, chooser: Exponentia
     thresholds, subsets, branches = structures.candidates()
     job = CandidateSums(**fields, **structures.up_to(r), candidate_thresholds=thresholds, candidate_subsets=subsets,
                         candidate_branches=branches)
-    return int(chooser.select(np.abs(job.branch_sums(rows.aggregate(job))).sum(axis=(1, 2)).astype(float)))
+    f = int(chooser.select(np.abs(job.branch_sums(rows.aggregate(job))).sum(axis=(1, 2)).astype(float)))
+    return f, float(thresholds[f]), subsets[f]
 
 
 def pick_sensitivity(residual_l1: float, unit: float) -> int:

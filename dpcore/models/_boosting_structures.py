@@ -63,25 +63,14 @@ def sized_rounds_and_depth(n_hat: float, epsilon: float, rounds: int, depth: int
     return min(rounds, sized_rounds), min(depth, sized_depth)
 
 
-def default_sizes(epsilon: float, approximate: bool, task: str, n_hat: float | None) -> tuple[int, int, float]:
-    """The ``"auto"`` rounds, depth and first-level share of a fit, from public values and a noisy row count ``n_hat``.
+def default_sizes(epsilon: float, approximate: bool, task: str, n_hat: float | None) -> tuple[int, int, int]:
+    """The ``"auto"`` rounds and depth of a fit, from public values and a noisy row count ``n_hat``, and the large-table rounds.
 
     ``n_hat`` is ``None`` when no row count was bought (the large-table defaults stand). Rounds:
     :func:`auto_rounds`, three quarters for more than two classes (half in the approximate mode,
     which then takes three times as many); depth 6 (4 for more classes; 5 and 3 in the
     approximate mode); both cut by :func:`sized_rounds_and_depth`, a multiclass table sized as if
     it had a quarter of its rows and kept at depth 3 below ``n̂·ε/4 = 3000``.
-
-    First-level share (pure ε): ``0.35 × (1 − rounds / large-table rounds)``, the share of the
-    rounds a small table's size cuts, and at least 0.2 with two classes — 0.30 on Congressional
-    Voting at ε = 1 (348 training rows: 6 of 40 rounds), 0.2 on Mushroom and Adult, 0.26 for a
-    regression on 500 rows, 0 for a large table's regression. Chosen over probe folds at ε = 1:
-    Voting 0.896 → 0.924 (a flat 0.2: 0.906, 0.35: 0.929, 0.5: 0.939, 0.7: 0.943; at ε = 4
-    0.926 → 0.931), Mushroom 0.980 → 0.985 (0.35: 0.985, 0.5: 0.984), Adult 0.850 → 0.851 (0.35:
-    0.849, 0.5: 0.846; at ε = 0.1 0.819 either way), California on 500 rows MAE 0.163 → 0.160
-    (60 draws). On full California a flat 0.2 was as good as none (0.1004 → 0.1003) but cost the
-    long-tailed wide-bounds table 1 % (20 probe folds), so a large regression picks nothing.
-    Picks restricted to the current cycle of features lost on Mushroom and California.
     """
     multiclass = task == MULTICLASS
     rounds = auto_rounds(epsilon)
@@ -100,14 +89,32 @@ def default_sizes(epsilon: float, approximate: bool, task: str, n_hat: float | N
         rounds, depth = sized_rounds_and_depth(n_hat / 4 if multiclass else n_hat, epsilon, rounds, depth)
         if multiclass and n_hat / 4 * epsilon < MULTICLASS_DEEPER:
             depth = min(depth, 3)
-    # Pure ε, one score: a share of each round picks its first level, the more as a small table's rounds are
-    # cut (each pick then sees as many records per unit of its budget as on a large table, and finding the
-    # column counts for more than the leaves' noise). Multiclass keeps drawing: on Nursery the picks kept
-    # returning to the column that had already decided a class (0.903 → 0.895 at 0.2). The approximate mode
-    # keeps its measured defaults, and affords three times the rounds (zCDP noise grows only with √rounds).
-    cut = 1 - rounds / unsized_rounds
-    select = 0.0 if multiclass or approximate else max(SELECT_SHARE if task == BINARY else 0.0, SMALL_TABLE_SELECT * cut)
-    return rounds * 3 if approximate else rounds, depth, select
+    # The approximate mode affords three times the rounds (zCDP noise grows only with √rounds).
+    return (rounds * 3, depth, unsized_rounds * 3) if approximate else (rounds, depth, unsized_rounds)
+
+
+def pick_share(task: str, approximate: bool, n_features: int, rounds: int, unsized_rounds: int) -> float:
+    """The ``"auto"`` share of each round's budget that picks its first level (public values only).
+
+    Pure ε: ``0.35 × (1 − rounds / large-table rounds)``, the share of the
+    rounds a small table's size cuts, and at least 0.2 with two classes — 0.30 on Congressional
+    Voting at ε = 1 (348 training rows: 6 of 40 rounds), 0.2 on Mushroom and Adult, 0.26 for a
+    regression on 500 rows, 0 for a large table's regression. Chosen over probe folds at ε = 1:
+    Voting 0.896 → 0.924 (a flat 0.2: 0.906, 0.35: 0.929, 0.5: 0.939, 0.7: 0.943; at ε = 4
+    0.926 → 0.931), Mushroom 0.980 → 0.985 (0.35: 0.985, 0.5: 0.984), Adult 0.850 → 0.851 (0.35:
+    0.849, 0.5: 0.846; at ε = 0.1 0.8194 → 0.8206 over 30 repetitions), California on 500 rows MAE 0.163 → 0.160
+    (60 draws). On full California a flat 0.2 was as good as none (0.1004 → 0.1003) but cost the
+    long-tailed wide-bounds table 1 % (20 probe folds), so a large regression picks nothing.
+    Picks restricted to the current cycle of features lost on Mushroom and California.
+    """
+    # Each pick on a cut table sees as many records per unit of its budget as on a large table, and finding
+    # the column counts for more than the leaves' noise. Multiclass keeps drawing: on Nursery the picks kept
+    # returning to the column that had already decided a class. The approximate mode keeps its measured
+    # defaults. A single column leaves nothing to choose.
+    if task == MULTICLASS or approximate or n_features < 2:
+        return 0.0
+    cut = max(0.0, 1 - rounds / unsized_rounds)
+    return max(SELECT_SHARE if task == BINARY else 0.0, SMALL_TABLE_SELECT * cut)
 
 
 class Structures:
@@ -166,21 +173,19 @@ class Structures:
         return bool(2 < self.levels[f] <= self.multiway and leaves * self.levels[f] <= 1 << self.depth)
 
     def candidates(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """One first-level split per feature, to choose from: thresholds ``(d, 1)``, subsets ``(d, 1, W)``, branches ``(d, 1)``."""
+        """One first-level split per feature, to choose from: thresholds ``(d,)``, subsets ``(d, W)``, branches ``(d,)``."""
         d = self.levels.size
         thresholds, subsets = self._splits(np.arange(d))
-        branches = np.array([self.levels[f] if self._wide(f, 1) else 2 for f in range(d)], dtype=np.int64)
-        self._candidates = thresholds, subsets, branches
-        return thresholds[:, None], subsets[:, None, :], branches[:, None]
+        return thresholds, subsets, np.array([self.levels[f] if self._wide(f, 1) else 2 for f in range(d)], dtype=np.int64)
 
-    def draw(self, r: int, first: int | None = None) -> None:
-        """Draw round ``r``'s tree (a loop over its levels, never over records); ``first``: the chosen candidate's level 0."""
+    def draw(self, r: int, first: tuple[int, float, np.ndarray] | None = None) -> None:
+        """Draw round ``r``'s tree (a loop over its levels, never over records); ``first``: a picked level 0 (feature, threshold, subset)."""
         budget, leaves = 1 << self.depth, 1
         barred: set[int] = set()
         for j in range(self.depth):
             if leaves * 2 > budget or len(barred) == self.levels.size:
                 break
-            f = first if j == 0 and first is not None else self._next_feature(barred)
+            f = first[0] if j == 0 and first is not None else self._next_feature(barred)
             wide = self._wide(f, leaves)
             self.features[r, j], self.branches[r, j] = f, self.levels[f] if wide else 2
             leaves *= int(self.branches[r, j])
@@ -188,7 +193,7 @@ class Structures:
                 barred.add(f)
         self.thresholds[r], self.subsets[r] = self._splits(self.features[r])
         if first is not None:
-            self.thresholds[r, 0], self.subsets[r, 0] = self._candidates[0][first], self._candidates[1][first]
+            self.thresholds[r, 0], self.subsets[r, 0] = first[1], first[2]
 
     def up_to(self, r: int) -> dict[str, Any]:
         """Rounds ``0 … r−1`` as :class:`~dpcore.models._boosting_rows.RoundSums` fields."""

@@ -1,4 +1,4 @@
-"""ε-DP gradient boosting on oblivious trees whose splits are drawn, not searched (spec §9).
+"""ε-DP gradient boosting on oblivious trees whose splits are drawn, the first one of a round perhaps picked (spec §9).
 
 Each round's *oblivious* tree has one feature and one random split per level, shared by every
 node of the level, drawn by a generator that never sees the data (:class:`~dpcore.models.
@@ -47,6 +47,7 @@ from dpcore.models._boosting_structures import (
     declared_levels,
     default_sizes,
     leaf_index,
+    pick_share,
     round_records,
     sized_rounds_and_depth,
 )
@@ -64,6 +65,8 @@ COUNT_FLOOR = 2.5
 
 class _BoostingBase(DPEstimatorMixin):
     _step_clip: float
+    select_share: float | str = 0.0  # what a model saved before the first-level picks did (its own value wins)
+    _select_share = 0.0
 
     def _check_params(self, multiclass: bool = False) -> None:
         for name in ("n_rounds", "max_depth"):
@@ -125,10 +128,11 @@ class _BoostingBase(DPEstimatorMixin):
             total = self.epsilon
             to_epsilon = lambda share: share * total  # noqa: E731
         n_hat = float(Laplace(to_epsilon(size_share), 1.0, noise).randomise(float(n))) if size_share else None
-        rounds, depth, select = default_sizes(self.epsilon, bool(self.delta), task, n_hat)
-        self._select_share = select if self.select_share == "auto" else float(self.select_share)
+        rounds, depth, unsized_rounds = default_sizes(self.epsilon, bool(self.delta), task, n_hat)
         self._rounds = rounds if self.n_rounds == "auto" else int(self.n_rounds)
         self._depth = depth if self.max_depth == "auto" else int(self.max_depth)
+        self._select_share = (pick_share(task, bool(self.delta), d, self._rounds, unsized_rounds) if self.select_share == "auto"
+                              else float(self.select_share))
         # Threshold knots: the declared range evenly, or, with quantiles, the data's DP range (one
         # inter-quantile gap beyond the outer DP quantiles 1/8 and 7/8, inside [0, 1]) with the DP
         # quantiles between its ends. (Every threshold in the quantiles' rank space was 0.005 MAE worse
@@ -169,11 +173,11 @@ class _BoostingBase(DPEstimatorMixin):
         sums_mech: Gaussian | Laplace
         # A share of each round's budget picks its first level (the exponential mechanism is ε-DP, and ε²/8-zCDP
         # sampled exactly by Gumbel noise: bounded range, Cesar & Rogers 2021); the rest goes to the leaves.
-        select = self._select_share * budget / self._rounds
-        budget -= select * self._rounds
-        pick = pick_sensitivity(residual_sensitivity[0], self._clip)
-        chooser = (Exponential(float(np.sqrt(8 * select)), pick, "gumbel", noise) if self.delta
-                   else Exponential(select, pick, "permute_and_flip", noise)) if select else None
+        pick_budget = self._select_share * budget / self._rounds
+        budget -= pick_budget * self._rounds
+        sensitivity = pick_sensitivity(residual_sensitivity[0], self._clip)
+        chooser = (Exponential(float(np.sqrt(8 * pick_budget)), sensitivity, "gumbel", noise) if self.delta
+                   else Exponential(pick_budget, sensitivity, "permute_and_flip", noise)) if pick_budget else None
         if self.delta:
             # Approximate DP: Gaussian noise, ρ-zCDP per query, ρ's add up over the rounds.
             round_rho = budget / self._rounds
@@ -217,12 +221,12 @@ class _BoostingBase(DPEstimatorMixin):
         names = feature_names if feature_names is not None else [f"x{i}" for i in range(self.n_features_in_)]
         declared = self._lower[self.features_] + self.thresholds_ * (self._upper - self._lower)[self.features_]
         return round_records(names, self.features_, declared, self.subsets_, self.branches_, self._levels_, self.leaf_values_,
-                             picked=getattr(self, "_select_share", 0.0) > 0)  # a model saved before the picks has none
+                             picked=self._select_share > 0)
 
 
 class DPBoostingRegressor(TargetScalingMixin, RegressorMixin, _BoostingBase):
     __doc__ = (
-        r"""ε-DP gradient boosting for regression with data-independent oblivious trees.
+        r"""ε-DP gradient boosting for regression with oblivious trees drawn at random (a small table's first levels picked).
 
     Parameters
     ----------
@@ -467,6 +471,7 @@ class DPBoostingClassifier(DeclaredClassesMixin, ClassifierMixin, _BoostingBase)
         rows = rows.prepared(UnitCodes(self._lower, self._upper, self.classes_))
         streams = self._random_streams()
         budget, _ = self._preliminaries(rows, MULTICLASS if k > 2 else BINARY, streams[1])
+        self._select_share *= k > 1  # one declared class: no residual to pick a split by
         self._clip = self._step_clip = float(self.clip)
         if k <= 2:
             self._step_scale = 2.0

@@ -186,7 +186,7 @@ def test_softmax_residuals_sum_like_before():
 
 
 def _candidate_job(n, seed, rounds=3):
-    """Two numeric and two categorical columns, a binary label, and the candidate job before round ``rounds``."""
+    """Two numeric and two categorical columns, a binary label, the candidate splits and their job before round ``rounds``."""
     rng = np.random.default_rng(seed)
     levels = np.array([0, 3, 0, 4])
     X = rng.random((n, 4))
@@ -194,21 +194,20 @@ def _candidate_job(n, seed, rounds=3):
     y = rng.integers(0, 2, n)
     structures = drawn(levels, rounds + 1, 2, multiway=5, seed=4)
     steps = np.random.default_rng(4).normal(0, 0.2, (rounds, 4, 1))
-    thresholds, subsets, branches = structures.candidates()
-    return X, y, levels, structures, CandidateSums(
+    thresholds, subsets, branches = candidates = structures.candidates()
+    return X, y, levels, candidates, CandidateSums(
         "binary", 2, clip=0.7, unit=0.7, n_leaves=4, initial=np.array([0.0]), levels=levels, leaf_values=steps,
         **structures.up_to(rounds), candidate_thresholds=thresholds, candidate_subsets=subsets, candidate_branches=branches)
 
 
 def test_candidate_sums_are_each_candidate_splits_branch_sums():
     """Every feature's candidate split, its branches' clipped residual sums: a direct walk gives the same numbers."""
-    X, y, levels, structures, job = _candidate_job(400, 3)
+    X, y, levels, (thresholds, subsets, branches), job = _candidate_job(400, 3)
     sums = job.branch_sums(LocalRows(X, y, batch_rows=64).aggregate(job)) / FIXED_SCALE * 0.7
     assert sums.shape == (4, 4, 1)
-    leaves = leaf_index(X, structures.features[:3], structures.thresholds[:3], structures.subsets[:3], levels, structures.branches[:3])
+    leaves = leaf_index(X, job.features, job.thresholds, job.subsets, levels, job.branches)
     scores = job.leaf_values[np.arange(3), leaves].sum(axis=1)
     clipped = np.clip(residuals("binary", y, scores, 2), -0.7, 0.7)
-    thresholds, subsets, branches = structures._candidates  # the split drawn for each feature
     for f in range(4):
         if levels[f] and branches[f] > 2:
             digit = np.rint(X[:, f] * (levels[f] - 1)).astype(int)
