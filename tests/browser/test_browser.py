@@ -205,7 +205,8 @@ def test_raising_the_budget_is_a_typed_decision_kept_in_the_history(page):
     confirmation.press("Enter")
     page.get_by_role("button", name="Set as this dataset's budget").click()
     page.get_by_text("Current budget: ε = 2.5", exact=False).wait_for()
-    page.get_by_text("The dataset's history").first.scroll_into_view_if_needed()
+    # The screenshot takes the whole page; scrolling to the history raced Streamlit's rerun, which replaces it.
+    expect(page.get_by_text("The dataset's history").first).to_be_visible()
     screenshot(page, "privacy_page_raised")
 
 
