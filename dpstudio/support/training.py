@@ -60,6 +60,17 @@ def tree_dot(records: list[dict], schema: Schema, max_depth: int = 3, unit: str 
     return "\n".join(lines)
 
 
+def _level_text(level: dict, schema: Schema) -> str:
+    """One level of a boosting round in words, marked when the exponential mechanism picked it."""
+    if "threshold" in level:
+        text = split_text(level["feature"], level["threshold"], schema)
+    elif "branch_per_category" in level:
+        text = branches_text(level["feature"])
+    else:
+        text = subset_text(level["feature"], level.get("categories_left", []), schema)
+    return _("picked: {split}").format(split=text) if level.get("picked") else text
+
+
 def rounds_table(rounds: list[dict], schema: Schema, first: int = 8) -> pd.DataFrame:
     """The first boosting rounds: each level's split (random, or picked with noise), and the range of the leaf steps in the target's units.
 
@@ -71,13 +82,7 @@ def rounds_table(rounds: list[dict], schema: Schema, first: int = 8) -> pd.DataF
     unit = target.name if target is not None and target.kind == "numeric" else _("log-odds")
     rows = []
     for record in rounds[:first]:
-        splits = [
-            (_("picked: {split}") if level.get("picked") else "{split}").format(split=(
-                split_text(level["feature"], level["threshold"], schema) if "threshold" in level
-                else branches_text(level["feature"]) if "branch_per_category" in level
-                else subset_text(level["feature"], level.get("categories_left", []), schema)))
-            for level in record["levels"]
-        ]
+        splits = [_level_text(level, schema) for level in record["levels"]]
         steps = np.asarray(record["leaf_steps"], dtype=float) * scale
         rows.append({_("round"): record["round"] + 1, _("splits"): " · ".join(splits),
                      _("smallest leaf step ({unit})").format(unit=unit): number(float(steps.min())),
