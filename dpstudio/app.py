@@ -1,5 +1,7 @@
 """DP Studio: learn from a sensitive table and sell a copy of it under differential privacy."""
 
+from pathlib import Path
+
 import streamlit as st
 
 from dpcore.accountant import UNITS
@@ -9,17 +11,20 @@ from dpstudio.support.language import language_switch, use_session_language
 from dpstudio.support.session import get_state
 from dpstudio.support.state import table_name
 
+# Pages by absolute path, so the app opens the same from `dpstudio` and from the checkout's top-level app.py.
+PAGES = Path(__file__).resolve().parent / "pages"
+
 use_session_language()
 st.set_page_config(page_title="DP Studio", page_icon=":material/lock:", layout="wide")
 
 pages = [
-    st.Page("pages/data.py", title=_("1. Data"), icon=":material/table_view:", default=True),
-    st.Page("pages/privacy.py", title=_("2. Privacy"), icon=":material/shield:"),
-    st.Page("pages/train.py", title=_("3. Train"), icon=":material/account_tree:"),
-    st.Page("pages/compare.py", title=_("4. Compare"), icon=":material/monitoring:"),
-    st.Page("pages/export.py", title=_("5. Export"), icon=":material/inventory_2:"),
-    st.Page("pages/groups.py", title=_("6. Groups"), icon=":material/bubble_chart:"),
-    st.Page("pages/attack.py", title=_("7. Attack"), icon=":material/crisis_alert:"),
+    st.Page(PAGES / "data.py", title=_("1. Data"), icon=":material/table_view:", default=True),
+    st.Page(PAGES / "privacy.py", title=_("2. Privacy"), icon=":material/shield:"),
+    st.Page(PAGES / "train.py", title=_("3. Train"), icon=":material/account_tree:"),
+    st.Page(PAGES / "compare.py", title=_("4. Compare"), icon=":material/monitoring:"),
+    st.Page(PAGES / "export.py", title=_("5. Export"), icon=":material/inventory_2:"),
+    st.Page(PAGES / "groups.py", title=_("6. Groups"), icon=":material/bubble_chart:"),
+    st.Page(PAGES / "attack.py", title=_("7. Attack"), icon=":material/crisis_alert:"),
 ]
 navigation = st.navigation(pages)
 
