@@ -10,17 +10,58 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import skops.io as sio
 
 from dpcore.exceptions import DataError
 from dpcore.i18n import _
+from dpcore.models.subsample_aggregate import is_teacher
 
 SUFFIX = ".skops"
 TRUSTED_PREFIXES = ("dpcore.",)
 
 
+def kept_generators(model: object) -> list[str]:
+    """Where in a model's object graph a random generator (or its state) is kept, as attribute paths.
+
+    A saved model that held its noise generator would let its holder rewind the stream and
+    subtract the noise, so :func:`model_bytes` refuses such a model.
+    """
+    return _generators(model, type(model).__name__, set())
+
+
+def _generators(obj: object, path: str, seen: set[int]) -> list[str]:
+    if id(obj) in seen:
+        return []
+    seen.add(id(obj))
+    if isinstance(obj, np.random.Generator | np.random.BitGenerator | np.random.RandomState | np.random.SeedSequence):
+        return [path]
+    if isinstance(obj, dict):
+        return [g for k, v in obj.items() for g in _generators(v, f"{path}[{k!r}]", seen)]
+    if isinstance(obj, list | tuple):
+        return [g for i, v in enumerate(obj) for g in _generators(v, f"{path}[{i}]", seen)]
+    if hasattr(obj, "__dict__") and type(obj).__module__.startswith(("dpcore", "sklearn")):
+        return [g for k, v in vars(obj).items() for g in _generators(v, f"{path}.{k}", seen)]
+    return []
+
+
 def model_bytes(model: object) -> bytes:
-    """The fitted estimator as a skops file."""
+    """The fitted estimator as a skops file.
+
+    Raises
+    ------
+    DataError
+        If ``model`` is a subsample-and-aggregate teacher (it answers queries at a price per
+        query and keeps its blocks' models, which saw the raw rows) or keeps a random generator
+        after fitting (its holder could replay the noise).
+    """
+    if is_teacher(model):
+        raise DataError(_("A subsample-and-aggregate teacher cannot be saved or released: it keeps models fitted on "
+                             "the raw rows and its secret noise. Release what it answered, or the student trained on "
+                             "its answers, instead."))
+    if kept_generators(model):
+        raise DataError(_("This model keeps its random generator after fitting, so whoever holds the file could replay "
+                             "its noise; it cannot be saved."))
     return sio.dumps(model)
 
 

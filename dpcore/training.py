@@ -32,6 +32,7 @@ from dpcore.accountant import DEFAULT_TOTAL_DELTA, BudgetLedger, check_can_pay, 
 from dpcore.design import Design
 from dpcore.i18n import N_, _, short
 from dpcore.models.registry import Estimator, get
+from dpcore.models.subsample_aggregate import is_teacher
 from dpcore.persons import counting, per_person, per_row
 from dpcore.validation import check_delta
 
@@ -158,6 +159,9 @@ def train(
     context = design.context(epsilon, params=params, random_state=seed, count_noise=count_noise, selection=selection)
     if spec.approximate:
         context = replace(context, delta=model_delta)
+    if is_teacher(spec.make(context)):
+        # A teacher keeps models fitted on raw rows and pays per answer: it is queried (answer_queries), never released.
+        raise ValueError(f"{spec.name} answers queries at a price and cannot be trained for release; train its student")
     fitted = fit_with_progress(lambda: spec.make(context), design.X[fit_rows], design.y[fit_rows], progress)
     ledger.spend(spend_label(f"Train {spec.name}", seed, design.rows_per_person), epsilon, delta=person_delta(fitted, epsilon, design.rows_per_person), mechanism=type(fitted).__name__,
                  released="a trained model", counting=people)

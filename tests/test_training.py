@@ -57,6 +57,17 @@ def test_train_charges_exactly_epsilon_after_the_fit(tmp_path, california_design
     assert "tree" in trained.details
 
 
+def test_a_teacher_is_never_trained_for_release(tmp_path, california_design, monkeypatch):
+    from dpcore.models import registry
+    from dpcore.models.subsample_aggregate import SubsampleAggregateRegressor
+
+    ledger = _ledger(tmp_path)
+    monkeypatch.setattr(registry.ModelSpec, "make", lambda self, context: SubsampleAggregateRegressor(target_bounds=(0, 1)))
+    with pytest.raises(ValueError, match="cannot be trained for release"):
+        train(california_design, "dp_tree", 0.5, ledger)
+    assert ledger.spent == 0
+
+
 def test_a_model_the_budget_cannot_pay_for_is_never_fitted(tmp_path, california_design, monkeypatch):
     from dpcore.models import registry
 

@@ -16,7 +16,9 @@ import pytest
 from privacy_testing import assert_exceeds_epsilon, assert_within_epsilon, neighbouring_privacy_loss
 from sklearn.base import clone
 
+from dpcore.exceptions import DataError
 from dpcore.mechanisms import record_mechanism_calls
+from dpcore.model_files import kept_generators, model_bytes
 from dpcore.models import (
     DPBoostingClassifier,
     DPBoostingRegressor,
@@ -233,22 +235,6 @@ def test_whole_model_test_catches_an_under_noised_variant(case):
     assert_exceeds_epsilon(_loss(case, broken=True))
 
 
-def _generators(obj, path: str, seen: set[int]) -> list[str]:
-    """Where in a fitted model's object graph a random generator (or its state) is kept."""
-    if id(obj) in seen:
-        return []
-    seen.add(id(obj))
-    if isinstance(obj, np.random.Generator | np.random.BitGenerator | np.random.RandomState | np.random.SeedSequence):
-        return [path]
-    if isinstance(obj, dict):
-        return [g for k, v in obj.items() for g in _generators(v, f"{path}[{k!r}]", seen)]
-    if isinstance(obj, list | tuple):
-        return [g for i, v in enumerate(obj) for g in _generators(v, f"{path}[{i}]", seen)]
-    if hasattr(obj, "__dict__") and type(obj).__module__.startswith(("dpcore", "sklearn")):
-        return [g for k, v in vars(obj).items() for g in _generators(v, f"{path}.{k}", seen)]
-    return []
-
-
 @pytest.mark.parametrize("key", [key for key, spec in REGISTRY_MODELS.items() if spec.kind == "ours"])
 def test_a_fitted_model_keeps_no_generator_that_could_replay_its_noise(key):
     """A saved model that held its noise generator would let its holder rewind the stream and subtract the noise."""
@@ -260,4 +246,20 @@ def test_a_fitted_model_keeps_no_generator_that_could_replay_its_noise(key):
                            classes=[0, 1] if spec.task == "classification" else None)
     model = spec.make(context)
     model.fit(X) if spec.task == "clustering" else model.fit(X, y)
-    assert _generators(model, key, set()) == []
+    assert kept_generators(model) == []
+
+
+def test_a_teacher_or_a_model_holding_a_generator_cannot_be_saved():
+    from dpcore.models.subsample_aggregate import SubsampleAggregateClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.random((400, 3))
+    y = (X[:, 0] > 0.5).astype(int)
+    teacher = SubsampleAggregateClassifier(classes=[0, 1], epsilon=1.0, random_state=0).fit(X, y)
+    with pytest.raises(DataError, match="teacher cannot be saved or released"):
+        model_bytes(teacher)
+    model = REGISTRY_MODELS["dp_gaussian_nb"].make(ModelContext(n_features=3, epsilon=1.0, bounds=(0.0, 1.0), classes=[0, 1])).fit(X, y)
+    model.kept_stream_ = np.random.default_rng(1)  # what a careless estimator would leave behind
+    assert kept_generators(model) == ["DPGaussianNB.kept_stream_"]
+    with pytest.raises(DataError, match="replay"):
+        model_bytes(model)
