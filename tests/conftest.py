@@ -14,6 +14,7 @@ each states the false-alarm rate it would have on a fresh seed (``ALPHA`` = 1e-6
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -106,6 +107,9 @@ def app(tmp_path, monkeypatch):
     from streamlit.testing.v1 import AppTest
 
     monkeypatch.setenv("DPSTUDIO_LEDGER", str(tmp_path / "ledger.sqlite3"))
+    # Streamlit installs the app script as sys.modules["__main__"] and leaves it there; a later
+    # test's spawned process would then run the app again on start-up. Put pytest's back.
+    monkeypatch.setitem(sys.modules, "__main__", sys.modules["__main__"])
 
     def open_page(page: str | None = None):
         at = AppTest.from_file(APP, default_timeout=120).run()
@@ -121,8 +125,6 @@ def app(tmp_path, monkeypatch):
 
 @pytest.fixture(scope="module")
 def browser():
-    import sys
-
     sys.path.insert(0, str(REPO / "tests" / "browser"))
     from browser_support import CHROMIUM, CHROMIUM_ARGS
 
@@ -150,7 +152,9 @@ def server(tmp_path):
 def page(browser, server):
     context = browser.new_context(viewport={"width": 1400, "height": 2400}, accept_downloads=True)
     page = context.new_page()
-    page.set_default_timeout(60_000)
+    # Every wait follows the page's state, so a generous limit costs nothing when the machine is
+    # quiet and keeps a busy machine (a chart drawn on a loaded core) from failing the run.
+    page.set_default_timeout(180_000)
     page.goto(server)
     page.get_by_text("Declare the columns").wait_for()
     yield page
@@ -171,3 +175,13 @@ def spark():
     session = spark_session("local[2,4]", **{"spark.sql.shuffle.partitions": "4"})
     yield session
     session.stop()
+
+
+# --- running in parallel (pytest-xdist) -------------------------------------------------------
+
+
+def pytest_collection_modifyitems(config, items):
+    """Keep every Spark test on one worker, so a parallel run starts one local Spark session, not one per worker."""
+    for item in items:
+        if item.get_closest_marker("spark"):
+            item.add_marker(pytest.mark.xdist_group("spark"))

@@ -55,8 +55,13 @@ def screenshot(page, name: str) -> Path:
     return path
 
 
+def wait_until_idle(page) -> None:
+    """Wait until Streamlit has no run going (the state its own end-to-end tests wait on)."""
+    page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for()
+
+
 def open_sample(page, name: str, rows: str) -> None:
     """Pick the sample table ``name`` on the Data page and wait until its row count (``rows``) shows."""
     page.locator("[data-testid='stSelectbox']").first.click()
     page.get_by_role("option", name=name).click()
-    page.get_by_text(rows, exact=False).first.wait_for(timeout=60_000)
+    page.get_by_text(rows, exact=False).first.wait_for()

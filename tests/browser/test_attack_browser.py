@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -17,10 +16,9 @@ pytestmark = pytest.mark.browser
 def test_the_quick_attack_draws_the_roc_chart_and_the_summary_is_marked_owners_eyes_only(page):
     page.get_by_role("link", name="Attack").click()
     page.get_by_text("Owner's eyes only.", exact=False).first.wait_for()
-    started = time.monotonic()
+    # How long the quick attack takes is a benchmark's figure (benchmarks/README.md), never a test's.
     page.get_by_role("button", name="Run the attack").click()
-    page.get_by_text("The guarantee: at ε = 1 no attacker", exact=False).wait_for(timeout=60_000)
-    assert time.monotonic() - started < 30, "the quick attack must answer in under 30 s on the bundled sample"
+    page.get_by_text("The guarantee: at ε = 1 no attacker", exact=False).wait_for()
     chart = page.locator("[data-testid='stVegaLiteChart']").first
     chart.wait_for()
     assert chart.locator("canvas, svg").count() >= 1

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from browser_support import screenshot  # noqa: E402
+from browser_support import screenshot, wait_until_idle  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
@@ -26,7 +26,7 @@ def test_pick_dp_sgd_see_it_is_approximate_and_train_it(page):
     page.get_by_text("δ = 1e-06 spent", exact=False).first.wait_for(timeout=120_000)
     page.get_by_text("steps of gradient descent", exact=False).wait_for()
     page.get_by_text("Inside the model").wait_for()
-    page.wait_for_timeout(500)
+    wait_until_idle(page)
     screenshot(page, "train_dpsgd_trained")
     heading = page.get_by_text("δ = 1e-06 spent", exact=False).first.inner_text()
     assert "(approximate DP)" in heading

@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from browser_support import screenshot  # noqa: E402
+from browser_support import screenshot, wait_until_idle  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
@@ -26,7 +26,7 @@ def test_train_the_experts_and_see_their_weights_move(page):
     page.get_by_text("Model settings").click()
     form = page.locator("[data-testid='stSelectbox']").filter(has=page.get_by_text("form", exact=True))
     form.wait_for()
-    page.wait_for_timeout(500)  # opening the expander reruns the page; a list opened before that closes again
+    wait_until_idle(page)  # opening the expander reruns the page; a list opened before that closes again
     try:
         for attempt in range(3):
             form.click()
@@ -43,7 +43,7 @@ def test_train_the_experts_and_see_their_weights_move(page):
     chart = page.locator("[data-testid='stVegaLiteChart']").last
     chart.scroll_into_view_if_needed()
     chart.locator("canvas, svg").first.wait_for()
-    page.wait_for_timeout(1000)  # let Vega finish drawing before the screenshot
+    wait_until_idle(page)
     screenshot(page, "train_experts_weights")
     box = chart.locator("canvas, svg").first.bounding_box()
     assert box and box["width"] > 300 and box["height"] > 100

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from browser_support import ARTIFACTS, screenshot  # noqa: E402
@@ -31,9 +32,11 @@ def test_groups_page_draws_the_map_and_downloads_it(page):
     tooltip = page.locator("#vg-tooltip-element")
     for fx, fy in ((0.55, 0.75), (0.4, 0.55), (0.6, 0.8)):
         page.mouse.move(box["x"] + fx * box["width"], box["y"] + fy * box["height"])
-        page.wait_for_timeout(400)
-        if tooltip.is_visible() and "noisy count" in tooltip.inner_text():
+        try:
+            tooltip.get_by_text("noisy count", exact=False).wait_for(timeout=2_000)
             break
+        except PlaywrightTimeout:
+            continue
     assert "noisy count" in tooltip.inner_text()
     screenshot(page, "groups_page")
     ARTIFACTS.mkdir(exist_ok=True)
