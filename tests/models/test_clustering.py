@@ -19,7 +19,6 @@ from privacy_testing import assert_exceeds_epsilon, assert_within_epsilon, neigh
 from sklearn.base import clone
 from sklearn.datasets import make_blobs
 from sklearn.metrics import adjusted_rand_score
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from dpcore.accountant import BudgetLedger
 from dpcore.clustering import (
@@ -135,24 +134,6 @@ def test_the_grid_size_is_guarded():
     assert "2 to 4" in grid_problem(8, 5) and "2 to 4" in grid_problem(8, 1)
     with pytest.raises(ValueError, match="2 to 4 features, got n_features = 1"):
         DPGridDensityClustering().fit(np.zeros((10, 1)))
-
-
-# scikit-learn's contract: the checks a DP clusterer cannot pass, and why.
-_TWO_TO_FOUR = "the grid takes 2 to 4 features (more would have too many cells to noise); this check fits 5 or 10"
-EXPECTED_FAILURES = {
-    # NaN and ±inf are mapped into the declared bounds before counting (privacy-tests.md #6).
-    "check_estimators_nan_inf": "NaN/inf are mapped into the declared bounds, not rejected",
-    # A grid over more than four features is refused (MAX_CELLS); these checks use 5 or 10 columns,
-    # so they meet that refusal instead of what they test (dtypes, one sample).
-    "check_estimators_dtypes": _TWO_TO_FOUR,
-    "check_dtype_object": _TWO_TO_FOUR,
-    "check_fit2d_1sample": _TWO_TO_FOUR,
-}
-
-
-@parametrize_with_checks([DPGridDensityClustering(resolution=8)], expected_failed_checks=lambda e: EXPECTED_FAILURES)
-def test_scikit_learn_contract(estimator, check):
-    check(estimator)
 
 
 def test_fit_leaves_hyper_parameters_untouched_and_clone_works():

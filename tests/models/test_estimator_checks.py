@@ -1,4 +1,4 @@
-"""scikit-learn's estimator contract, with the checks a DP model cannot pass listed and explained."""
+"""What every DP estimator promises beyond scikit-learn's contract (which tests/test_common.py checks)."""
 
 from __future__ import annotations
 
@@ -10,74 +10,31 @@ from sklearn.base import clone
 from sklearn.model_selection import cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
-from sklearn.utils.estimator_checks import parametrize_with_checks
+from test_common import ESTIMATORS as COMMON_ESTIMATORS
 
 from dpcore.exceptions import PrivacyLeakWarning
 from dpcore.models import (
-    DPBoostingClassifier,
     DPBoostingRegressor,
-    DPExtraTreesClassifier,
     DPExtraTreesRegressor,
-    DPGaussianNB,
     DPMeanRegressor,
     DPPartitionedForest,
-    DPRandomForestClassifier,
     DPRegressionTree,
-    DPSGDClassifier,
-    DPSGDRegressor,
 )
+from dpcore.models.clustering import DPGridDensityClustering
+from dpcore.models.subsample_aggregate import is_teacher
 
-ESTIMATORS = [
-    DPRegressionTree(max_depth=3),
-    DPRegressionTree(max_depth=3, leaf="median"),
-    DPPartitionedForest(n_estimators=3),
-    DPMeanRegressor(),
-    DPExtraTreesClassifier(n_estimators=3),
-    DPExtraTreesRegressor(n_estimators=3),
-    DPRandomForestClassifier(n_estimators=3),
-    DPGaussianNB(),
-    DPBoostingRegressor(n_rounds=5),
-    DPBoostingClassifier(n_rounds=5),
-    DPBoostingClassifier(n_rounds=5, delta=1e-5),
-    DPSGDRegressor(),
-    DPSGDClassifier(),
-    DPSGDClassifier(hidden_units=4),
-]
-
-
-def expected_failures(estimator) -> dict:
-    failures = {
-        # NaN and ±inf are accepted on purpose: NaN becomes the middle of the declared bounds and
-        # infinities the nearest bound, before anything is counted (privacy-tests.md #6), so a bad
-        # cell can neither crash a release nor carry more than one record's weight.
-        "check_estimators_nan_inf": "NaN/inf are mapped into the declared bounds, not rejected",
-    }
-    linear_sgd = isinstance(estimator, DPSGDClassifier) and not estimator.hidden_units
-    if not (isinstance(estimator, DPGaussianNB | DPBoostingClassifier) or linear_sgd):
-        # These demand near-perfect training scores on a few dozen rows at the default ε = 1;
-        # with honest noise on so few records no DP tree can reach them.
-        failures["check_regressors_train"] = "DP noise at ε = 1 on ~30 rows cannot reach the required training score"
-        failures["check_classifiers_train"] = "DP noise at ε = 1 on ~30 rows cannot reach the required training accuracy"
-    if isinstance(estimator, DPBoostingClassifier):
-        # Standardised blobs clipped into the declared [0, 1]: five rounds at ε = 1 reach 0.78-0.86 over
-        # seeds on the three classes (28 % of seeds pass the check's 0.83 bar; the approximate mode alike)
-        # and 0.91 on average on two (95 % pass, 96 % before the first-level picks), and the check
-        # always runs seed 0, which lands where the coin falls: 0.867 on three classes, 0.815 on two.
-        failures["check_classifiers_train"] = "five noisy rounds on 300 clipped rows straddle the 0.83 bar"
-    return failures
+# The registry's models as the contract checks make them (tests/test_common.py), without the
+# teachers, which are queried at a price and never fitted for release, and the group map (a clusterer,
+# with tests of its own in tests/models/test_clustering.py).
+ESTIMATORS = [e for e in COMMON_ESTIMATORS if not is_teacher(e) and not isinstance(e, DPGridDensityClustering)]
 
 
 @pytest.fixture(autouse=True)
 def _quiet_leak_warnings():
-    # The checks fit classifiers without declared classes, which warns by design.
+    # Some classifiers here are fitted without declared classes, which warns by design.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         yield
-
-
-@parametrize_with_checks(ESTIMATORS, expected_failed_checks=expected_failures)
-def test_scikit_learn_contract(estimator, check):
-    check(estimator)
 
 
 def _data(classifier: bool):

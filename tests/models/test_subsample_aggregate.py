@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -11,11 +9,10 @@ from privacy_testing import assert_exceeds_epsilon, assert_within_epsilon, neigh
 from sklearn.base import clone
 from sklearn.dummy import DummyClassifier, DummyRegressor
 from sklearn.linear_model import LogisticRegression
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from dpcore.accountant import BudgetLedger
 from dpcore.design import Design
-from dpcore.exceptions import BudgetExceededError, PrivacyLeakWarning
+from dpcore.exceptions import BudgetExceededError
 from dpcore.mechanisms import record_mechanism_calls
 from dpcore.mechanisms.smooth_median import SmoothMedian
 from dpcore.model_files import load_model, model_bytes
@@ -277,45 +274,6 @@ def test_students_are_accurate_at_large_epsilon():
     Xc, yc = _data(True, n=6000)
     student = SubsampleAggregateStudentClassifier(epsilon=5000.0, n_queries=300, n_blocks=30, classes=[0, 1], random_state=0)
     assert np.mean(student.fit(Xc, yc).predict(Xc) == yc) > 0.85
-
-
-ESTIMATORS = [
-    SubsampleAggregateRegressor(n_blocks=3),
-    SubsampleAggregateClassifier(n_blocks=3),
-    SubsampleAggregateStudentRegressor(n_blocks=3, n_queries=20),
-    SubsampleAggregateStudentClassifier(n_blocks=3, n_queries=20),
-]
-
-
-def _expected_failures(estimator) -> dict:
-    failures = {
-        "check_estimators_nan_inf": "NaN/inf are mapped into the declared bounds, not rejected",
-        "check_regressors_train": "DP noise at ε = 1 on ~30 rows cannot reach the required training score",
-        "check_classifiers_train": "DP noise at ε = 1 on ~30 rows cannot reach the required training accuracy",
-    }
-    if isinstance(estimator, SubsampleAggregateRegressor | SubsampleAggregateClassifier):
-        # A teacher pays for every answer: predict adds to queries_answered_ and epsilon_spent_, and
-        # two calls on the same rows draw fresh noise (the same answers again would be free copies).
-        failures |= {
-            "check_dict_unchanged": "answering a query spends budget, which the teacher records",
-            "check_methods_subset_invariance": "every answer has its own noise",
-            "check_methods_sample_order_invariance": "every answer has its own noise",
-            "check_fit_idempotent": "every answer has its own noise",
-            "check_pipeline_consistency": "every answer has its own noise",
-        }
-    return failures
-
-
-@pytest.fixture(autouse=True)
-def _quiet_leak_warnings():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", PrivacyLeakWarning)
-        yield
-
-
-@parametrize_with_checks(ESTIMATORS, expected_failed_checks=_expected_failures)
-def test_scikit_learn_contract(estimator, check):
-    check(estimator)
 
 
 def test_query_points_follow_the_noisy_histograms_of_the_features():
