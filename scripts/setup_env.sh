@@ -12,8 +12,16 @@ fi
 stamp=".venv/.installed-$(basename "$requirements")"
 digest=$(cat requirements*.txt pyproject.toml | sha256sum | cut -d' ' -f1)
 if [[ ! -f $stamp || $(cat "$stamp") != "$digest" ]]; then
-  .venv/bin/python -m pip install --quiet --upgrade pip
-  .venv/bin/python -m pip install --quiet -r "$requirements"
-  .venv/bin/python -m pip install --quiet --no-deps -e .
+  # pip and setuptools talk a lot (index locations a machine's pip settings name, build-backend
+  # notes); their words go to a log that is shown only when an install fails.
+  echo "Installing $(basename "$requirements") into .venv (the first time takes a few minutes)..."
+  log=.venv/install.log
+  if ! { .venv/bin/python -m pip install --quiet --upgrade pip &&
+         .venv/bin/python -m pip install --quiet -r "$requirements" &&
+         .venv/bin/python -m pip install --quiet --no-deps -e .; } >"$log" 2>&1; then
+    tail -n 40 "$log" >&2
+    echo "The install failed; the whole log is $log." >&2
+    exit 1
+  fi
   echo "$digest" > "$stamp"
 fi

@@ -20,4 +20,5 @@ if ! command -v java >/dev/null 2>&1; then
 fi
 .venv/bin/ruff check .
 .venv/bin/python -m mypy
-.venv/bin/python -m pytest "$@"
+# Two workers on two cores; --dist loadgroup keeps the Spark tests together on one of them.
+.venv/bin/python -m pytest -n auto --dist loadgroup "$@"

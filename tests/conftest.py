@@ -181,7 +181,9 @@ def spark():
 
 
 def pytest_collection_modifyitems(config, items):
-    """Keep every Spark test on one worker, so a parallel run starts one local Spark session, not one per worker."""
+    """Browser and Spark tests are slow; every Spark test runs on one worker, so a parallel run starts one Spark session."""
     for item in items:
         if item.get_closest_marker("spark"):
             item.add_marker(pytest.mark.xdist_group("spark"))
+        if item.get_closest_marker("spark") or item.get_closest_marker("browser"):
+            item.add_marker(pytest.mark.slow)

@@ -14,7 +14,8 @@ PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
 def _package_folders() -> set[str]:
     found = {str(init.parent.relative_to(REPO)).replace("/", ".") for top in ("dpcore", "dpstudio")
              for init in (REPO / top).rglob("__init__.py")}
-    return found | {"dpstudio.pages", "dpstudio.sample_data"}
+    catalogs = {str(po.parent.relative_to(REPO)).replace("/", ".") for po in (REPO / "dpcore" / "locale").rglob("*.po*")}
+    return found | catalogs | {"dpstudio.pages", "dpstudio.sample_data"}
 
 
 def test_every_package_folder_goes_into_the_wheel():
@@ -64,9 +65,12 @@ def test_the_translation_catalogs_go_into_the_wheel():
     """Every catalog under dpcore/locale matches the package data, so a wheel speaks the languages a checkout does."""
     from fnmatch import fnmatch
 
-    patterns = PYPROJECT["tool"]["setuptools"]["package-data"]["dpcore"]
-    catalogs = [str(p.relative_to(REPO / "dpcore")) for p in (REPO / "dpcore" / "locale").rglob("*.po*")]
-    assert catalogs and all(any(fnmatch(c, pattern) for pattern in patterns) for c in catalogs), catalogs
+    package_data = PYPROJECT["tool"]["setuptools"]["package-data"]
+    catalogs = list((REPO / "dpcore" / "locale").rglob("*.po*"))
+    assert catalogs
+    for catalog in catalogs:
+        package = str(catalog.parent.relative_to(REPO)).replace("/", ".")
+        assert any(fnmatch(catalog.name, pattern) for pattern in package_data.get(package, [])), catalog
 
 
 def test_a_catalog_loads_from_outside_the_checkout(tmp_path):
