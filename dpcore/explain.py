@@ -49,6 +49,18 @@ PROMISE = N_(
 )
 
 
+def e_to_the(epsilon: float) -> str:
+    """e^ε in words (:func:`times`), worked out in logarithms so that no ε overflows: e^(10^9) ≈ 2 × 10^434294481."""
+    if epsilon < 20:
+        return times(math.exp(epsilon))
+    exponent = epsilon / math.log(10)
+    whole = math.floor(exponent)
+    leading = round(10 ** (exponent - whole))
+    if leading == 10:
+        leading, whole = 1, whole + 1
+    return f"{leading} × 10^{whole}"
+
+
 def times(factor: float) -> str:
     """A likelihood ratio in words a person reads at a glance: 1.28, 55, 12 thousand, 3 × 10^43."""
     if factor < 10:
@@ -65,11 +77,10 @@ def times(factor: float) -> str:
 
 def one_person_sentence(epsilon: float) -> str:
     """What ε means for one person, in words."""
-    factor = math.exp(min(epsilon, 700))
     return _(
         "Whatever anyone learns about you is at most {factor} times more likely with your row in the table "
         "than without it (e^ε = e^{epsilon})."
-    ).format(factor=times(factor), epsilon=short(epsilon))
+    ).format(factor=e_to_the(epsilon), epsilon=short(epsilon))
 
 
 def epsilon_problem(text: object, available: float | None = None, name: str | None = None) -> tuple[float | None, str | None]:
@@ -95,7 +106,7 @@ def epsilon_warnings(epsilon: float) -> list[str]:
     out = []
     if epsilon > 10:
         out.append(_("ε = {epsilon} is a very weak guarantee: e^ε ≈ {factor}. Use it only for data that is nearly public.").format(
-            epsilon=short(epsilon), factor=times(math.exp(min(epsilon, 700)))))
+            epsilon=short(epsilon), factor=e_to_the(epsilon)))
     elif epsilon > 4:
         out.append(_("ε = {epsilon} is weaker than most published deployments use (usually ε ≤ 4 per release).").format(
             epsilon=short(epsilon)))
