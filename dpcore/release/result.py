@@ -44,7 +44,7 @@ class ReleaseResult:
         True when the stored copy of an earlier release was returned instead of a new one.
     seeded : bool
         True when a fixed seed made the noise reproducible: never sell such a copy.
-    notes : list of str
+    notes : list of OwnerNote
         Remarks for the owner only (they may count values of the private data).
     csv : bytes or None
         The released file, for in-memory releases.
@@ -62,7 +62,7 @@ class ReleaseResult:
     epsilon_charged: float = 0.0
     reused: bool = False
     seeded: bool = False
-    notes: list[str] = field(default_factory=list)
+    notes: Sequence[object] = field(default_factory=list)
     csv: bytes | None = None
     path: Path | None = None
     dataset_id: str | None = None
@@ -126,23 +126,41 @@ def new_report(
     )
 
 
-def owner_notes(outside: dict[str, int], treatments: Iterable[Treatment], left_out: int = 0, rows_per_person: int = 1) -> list[str]:
+LEFT_OUT = N_("{left_out} rows were left out of the copy: at most {rows_per_person} rows of each person are kept.")
+REPLACED = N_("{count} values of '{name}' were missing or not among the declared categories; each was replaced at random.")
+NOT_DECLARED = N_("{count} values of '{name}' were missing or not among the declared categories.")
+OUTSIDE = N_("{count} values of '{name}' were missing, not numbers, or outside the declared bounds.")
+
+
+@dataclass(frozen=True)
+class OwnerNote:
+    """One owner-only note, put into words when it is shown.
+
+    A release is kept (in the workspace, on the Export page) while its owner may switch the
+    page's language, so the note keeps its sentence and its numbers, not a translation.
+    """
+
+    message: str
+    count: int
+    name: str = ""
+    rows_per_person: int = 1
+
+    def __str__(self) -> str:
+        sentence = _(self.message).format(count=integer(self.count), left_out=integer(self.count), name=self.name,
+                                          rows_per_person=self.rows_per_person)
+        return sentence + " " + _(OWNER_ONLY)
+
+
+def owner_notes(outside: dict[str, int], treatments: Iterable[Treatment], left_out: int = 0, rows_per_person: int = 1) -> list[OwnerNote]:
     """How many values of each column were outside its declared domain, and how many rows the bound left out.
 
     Owner-only: these are counts of the private data, and every note says so (:data:`OWNER_ONLY`).
     """
-    notes = []
-    if left_out:
-        notes.append(_("{left_out} rows were left out of the copy: at most {rows_per_person} rows of each person are kept.").format(left_out=integer(left_out), rows_per_person=rows_per_person))
+    notes = [OwnerNote(LEFT_OUT, left_out, rows_per_person=rows_per_person)] if left_out else []
     for t in treatments:
         count = outside.get(t.name, 0)
-        if count and t.mechanism in ("coin", "k-ary") and t.missing == "random":
-            notes.append(
-                _("{count} values of '{name}' were missing or not among the declared categories; each was replaced at "
-                  "random.").format(count=integer(count), name=t.name)
-            )
-        elif count and t.mechanism in ("coin", "k-ary"):
-            notes.append(_("{count} values of '{name}' were missing or not among the declared categories.").format(count=integer(count), name=t.name))
+        if count and t.mechanism in ("coin", "k-ary"):
+            notes.append(OwnerNote(REPLACED if t.missing == "random" else NOT_DECLARED, count, t.name))
         elif count:
-            notes.append(_("{count} values of '{name}' were missing, not numbers, or outside the declared bounds.").format(count=integer(count), name=t.name))
-    return [note + " " + _(OWNER_ONLY) for note in notes]
+            notes.append(OwnerNote(OUTSIDE, count, t.name))
+    return notes

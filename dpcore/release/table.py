@@ -35,7 +35,7 @@ from dpcore.release.padding import (
 from dpcore.release.plan import ReleasePlan
 from dpcore.release.randomness import FILLER, REAL, Draws, order_words, positions, secret_order
 from dpcore.release.randomness import entropy as make_entropy
-from dpcore.release.result import ReleaseResult, new_report, owner_notes
+from dpcore.release.result import OwnerNote, ReleaseResult, new_report, owner_notes
 from dpcore.release.writing import write_csv
 from dpcore.schema import Schema
 from dpcore.validation import RandomStateLike
@@ -121,7 +121,7 @@ class Prepared:
         return new_report(self.treatments, self.dropped, self.warnings, seeded, self.protection,
                           persons=self.bound is not None)
 
-    def notes(self, outside: dict[str, int], left_out: int) -> list[str]:
+    def notes(self, outside: dict[str, int], left_out: int) -> list[OwnerNote]:
         """The owner-only notes (:func:`~dpcore.release.result.owner_notes`)."""
         return owner_notes(outside, self.treatments, left_out, self.protection.rows_per_person)
 

@@ -150,7 +150,7 @@ def released(result: ReleaseResult) -> None:
     else:
         st.success(_("Released: ε = {epsilon} per person charged to the budget.").format(epsilon=short(result.epsilon_charged)))
     if result.notes and not result.reused:  # counts of the private table, each labelled owner-only: never in the buyer's files
-        st.caption(" ".join(result.notes))
+        st.caption(" ".join(map(str, result.notes)))
     c1, c2, c3 = st.columns(3)
     # The buyer's Markdown report is written in the language the page is in now (the JSON is always English).
     markdown = report_markdown(result.report)

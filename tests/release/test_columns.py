@@ -70,7 +70,7 @@ def test_only_planned_columns_and_no_raw_value_anywhere():
     result = R.release_table(frame, schema, plan, random_state=8)
     assert "name" not in result.table.columns and "fnlwgt" not in result.table.columns
     assert list(result.table.columns) == plan.released_columns
-    everything = result.csv.decode() + json.dumps(result.report) + result.markdown + " ".join(result.notes)
+    everything = result.csv.decode() + json.dumps(result.report) + result.markdown + " ".join(map(str, result.notes))
     for secret in ("SENTINEL", "87654", "77516"):
         assert secret not in everything
     assert "name" in result.report["dropped_columns"]
@@ -84,9 +84,9 @@ def test_unseen_categories_become_uniform_never_passed_through():
     counts = result.table["colour"].value_counts().reindex(COLOURS).to_numpy()
     assert counts.sum() == n
     assert stats.chisquare(counts).pvalue > ALPHA  # uniform over the declared categories, α = 1e-6
-    assert any("not among the declared categories" in note for note in result.notes)
+    assert any("not among the declared categories" in str(note) for note in result.notes)
     # A note counts the private table: each says it is for the owner only.
-    assert result.notes and all(note.endswith("(Owner only: a count of the private table.)") for note in result.notes)
+    assert result.notes and all(str(note).endswith("(Owner only: a count of the private table.)") for note in result.notes)
 
 
 def test_missing_values():
@@ -154,3 +154,16 @@ def test_missing_values_are_their_own_category_so_estimates_are_unbiased():
     biased = R.estimate_column(mixed.table["workclass"], mixed_entry).set_index("category")
     assert biased.loc["Federal-gov", "ci_lower"] > 0.03 + 0.01
     assert "not the share among known values" in mixed_entry["estimates_of"]
+
+
+def test_an_owner_note_is_put_into_words_in_the_language_it_is_shown_in():
+    """A kept release's notes follow the page's language, switched after the release."""
+    import pickle
+
+    from dpcore.i18n import language
+    from dpcore.release.result import NOT_DECLARED, OwnerNote
+
+    note = pickle.loads(pickle.dumps(OwnerNote(NOT_DECLARED, 1234, "workclass")))
+    assert str(note).startswith("1,234 values of 'workclass' were missing")
+    with language("vi"):
+        assert str(note).startswith("1.234 giá trị của 'workclass' bị thiếu") and "Owner only" not in str(note)
