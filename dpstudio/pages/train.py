@@ -36,7 +36,10 @@ if suggested:
     st.info(_("Your last Compare run found **{model}** most accurate on this table. Picking a model by comparing on "
               "your own data reveals a little about it; the default below was chosen on public benchmark data instead.").format(
         model=_(suggested.name)), icon=":material/lightbulb:")
-spec = models[st.selectbox(_("Model"), list(models), index=0, format_func=lambda k: _(models[k].name), key=keyed("train_model"))]
+# After a reload the page shows the model trained last, so the selector starts on it too.
+shown = recall_result(state, "trained", TrainedModel)
+start = list(models).index(shown.key) if shown is not None and shown.key in models else 0
+spec = models[st.selectbox(_("Model"), list(models), index=start, format_func=lambda k: _(models[k].name), key=keyed("train_model"))]
 st.caption(_(spec.description))
 view.approximate_warning(spec)
 params = view.settings(spec)

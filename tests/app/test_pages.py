@@ -357,6 +357,7 @@ def test_a_model_trained_before_a_reload_is_kept(app):
     from streamlit.testing.v1 import AppTest
 
     at = app("train")
+    at.selectbox(key="train_model").select("dp_tree").run()  # not the first model in the list
     [b for b in at.button if b.label == "Train"][0].click().run()
     assert state(at).trained is not None
     token = at.query_params["workspace"]
@@ -365,6 +366,7 @@ def test_a_model_trained_before_a_reload_is_kept(app):
     reloaded.run()
     reloaded.switch_page("pages/train.py").run()
     assert state(reloaded).trained is not None and state(reloaded).trained.name == state(at).trained.name
+    assert reloaded.selectbox(key="train_model").value == "dp_tree"  # the selector shows the model the page shows
 
 
 # --- help with bounds: one summary, bulk actions, a private estimate charged to the ledger -----------
