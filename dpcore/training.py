@@ -76,8 +76,12 @@ class TrainedModel:
 
 
 def spent_delta(model: object) -> float:
-    """The δ a fitted model used (0 for pure ε-DP models); per row when it was fitted for k rows per person."""
-    return float(getattr(model, "delta", 0.0) or 0.0)
+    """The δ a fitted model used (0 for pure ε-DP models); per row when it was fitted for k rows per person.
+
+    Read from what the fit recorded (``delta_spent_``), never from the hyper-parameter, so the
+    ledger is charged what the model says it spent, from memory and from rows alike.
+    """
+    return float(getattr(model, "delta_spent_", 0.0) or 0.0)
 
 
 def person_delta(model: object, epsilon: float, rows_per_person: int) -> float:

@@ -22,7 +22,7 @@ from dpcore.i18n import N_, _
 from dpcore.models._base import DPEstimatorMixin
 from dpcore.models.registry import Estimator, ModelSpec, get
 from dpcore.persons import counting
-from dpcore.training import DEFAULT_COUNT_NOISE, DEFAULT_MODEL_DELTA, DEFAULT_SELECTION, HOLDOUT_SHARE, TrainedModel
+from dpcore.training import DEFAULT_COUNT_NOISE, DEFAULT_MODEL_DELTA, DEFAULT_SELECTION, HOLDOUT_SHARE, TrainedModel, spent_delta
 from dpcore.validation import check_delta
 
 HOLDOUT_STREAM = 7
@@ -74,7 +74,7 @@ def train_rows(
     fitted = spec.make(context)
     assert isinstance(fitted, DPEstimatorMixin)  # check_fits_rows: one of our estimators
     fitted.fit_rows(fit_part)
-    ledger.spend(spend_label(f"Train {spec.name}", seed, 1), epsilon, delta=float(getattr(fitted, "delta_spent_", 0.0)),
+    ledger.spend(spend_label(f"Train {spec.name}", seed, 1), epsilon, delta=spent_delta(fitted),
                  mechanism=type(fitted).__name__, released="a trained model", counting=people)
     details: dict[str, Any] = {}
     metrics = _scores(domain, fitted, fit_part, test_part, details) if test_part is not None else {}

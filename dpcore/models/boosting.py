@@ -68,7 +68,7 @@ class _BoostingBase(DPEstimatorMixin):
     select_share: float | str = 0.0  # what a model saved before the first-level picks did (its own value wins)
     _select_share = 0.0
 
-    def _check_params(self, multiclass: bool = False) -> None:
+    def _check_params(self) -> None:
         for name in ("n_rounds", "max_depth"):
             if getattr(self, name) != "auto":
                 check_positive_int(getattr(self, name), name)
@@ -467,7 +467,7 @@ class DPBoostingClassifier(DeclaredClassesMixin, ClassifierMixin, _BoostingBase)
         """Fit from ``rows`` (features in declared units, raw labels); ``classes`` default to the declared ones."""
         self.classes_ = declared_classes(self.classes) if classes is None else classes
         k = len(self.classes_)
-        self._check_params(multiclass=k > 2)
+        self._check_params()
         rows = rows.prepared(UnitCodes(self._lower, self._upper, self.classes_))
         streams = self._random_streams()
         budget, _ = self._preliminaries(rows, MULTICLASS if k > 2 else BINARY, streams[1])
