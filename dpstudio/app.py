@@ -7,6 +7,7 @@ import streamlit as st
 from dpcore.accountant import UNITS
 from dpcore.i18n import _, integer, ngettext, short
 from dpstudio.support.declaring import leaky_columns
+from dpstudio.support.earlier_work import note_in_browser
 from dpstudio.support.language import language_switch, use_session_language
 from dpstudio.support.session import get_state
 from dpstudio.support.state import table_name
@@ -30,6 +31,7 @@ navigation = st.navigation(pages)
 
 state = get_state()
 with st.sidebar:
+    note_in_browser(state)
     language_switch()
     st.markdown("### " + _("Dataset"))
     ledger = state.ledger()

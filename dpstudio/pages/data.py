@@ -4,6 +4,7 @@ import streamlit as st
 
 from dpcore.i18n import _, integer
 from dpstudio.support import data_view as view
+from dpstudio.support.earlier_work import offer_earlier_work
 from dpstudio.support.readable import task_name
 from dpstudio.support.session import get_state
 from dpstudio.support.state import table_name
@@ -15,6 +16,7 @@ st.write(_(
     "Choose the table to work on, then declare what each column is. Bounds and category lists must come from "
     "public knowledge (a data dictionary, the law, geography) — not from the data itself."
 ))
+offer_earlier_work(state)
 view.choose_table(state)
 dataset = state.dataset
 st.caption(_("**{name}** — {rows} rows (exact count: owner's eyes only), {columns} columns, {facts}.").format(

@@ -46,6 +46,7 @@ def get_state() -> StudioState:
 def remember(state: StudioState, table_changed: bool = False) -> None:
     """Keep the session's table and declarations in its workspace (see :mod:`dpstudio.support.workspace`)."""
     workspace.save(state.ledger_path, state.workspace, state.dataset, table_changed)
+    state.worked_in = state.workspace  # the sidebar has the browser remember it (earlier_work)
 
 
 def use_dataset(state: StudioState, dataset: Dataset) -> None:
@@ -58,6 +59,7 @@ def use_dataset(state: StudioState, dataset: Dataset) -> None:
 def remember_result(state: StudioState, name: str) -> None:
     """Keep the session's paid-for or slow result ``name`` (``trained``, ``groups``, ``attacks``) in its workspace."""
     workspace.save_result(state.ledger_path, state.workspace, name, getattr(state, name))
+    state.worked_in = state.workspace  # the sidebar has the browser remember it (earlier_work)
 
 
 def recall_result(state: StudioState, name: str, kind: type[T]) -> T | None:

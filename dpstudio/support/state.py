@@ -91,6 +91,8 @@ class StudioState:
     # trained, groups and attacks are also kept in the workspace: session.remember_result / recall_result.
     groups: object | None = None  # the Groups page's paid-for map (dpstudio.support.groups_view.GroupsResult)
     attacks: object | None = None  # the Attack page's results (dpstudio.support.attack_view.AttackResults)
+    worked_in: str | None = None  # a workspace the owner changed or paid in, so worth reopening (earlier_work)
+    noted_in_browser: str | None = None  # the workspace this browser was last asked to remember (earlier_work)
     utility_previews: dict = field(default_factory=dict)  # the Export page's owner-only previews, by plan and ε
 
     def catalog(self) -> Catalog:

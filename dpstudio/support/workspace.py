@@ -18,6 +18,7 @@ import os
 import pickle
 import re
 import secrets
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -115,6 +116,29 @@ def load(ledger_path, token: str, catalog: Catalog) -> Dataset | None:
         return dataset
     except (OSError, ValueError, KeyError, TypeError):
         return None  # a damaged workspace is not worth a traceback: the session starts afresh
+
+
+@dataclass(frozen=True)
+class Kept:
+    """A workspace as a list of earlier work names it: its token, its table's name and when it was last used."""
+
+    token: str
+    table: str
+    used: float
+
+
+def kept(ledger_path, tokens: list[str]) -> list[Kept]:
+    """The workspaces of ``tokens`` that still exist, most recently used first."""
+    found = []
+    for token in dict.fromkeys(tokens):
+        where = folder(ledger_path, token)
+        try:
+            meta = json.loads((where / "workspace.json").read_text(encoding="utf-8")) if where is not None else None
+            if meta is not None:
+                found.append(Kept(token, str(meta["name"]), where.stat().st_mtime))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # gone or damaged: nothing to reopen
+    return sorted(found, key=lambda k: k.used, reverse=True)
 
 
 def save_result(ledger_path, token: str, name: str, result: object | None) -> None:
