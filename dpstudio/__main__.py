@@ -41,8 +41,22 @@ def main(argv: list[str] | None = None) -> int:
         with language(language_from_environment()):
             print(_("The app needs its extra dependencies: pip install 'dpstudio[app]'"), file=sys.stderr)
         return 2
+    _register_pages_ourselves()
     sys.argv = ["streamlit", "run", str(HERE / "app.py"), *streamlit_options(), *args]
     return cli.main()
+
+
+def _register_pages_ourselves() -> None:
+    """Keep Streamlit from listing ``pages/`` by file name before app.py's navigation runs.
+
+    A ``pages/`` folder beside the main script makes a new server's first run list every file
+    there (``app``, ``attack``, ``compare``…) until ``st.navigation`` replaces them with the
+    titles: a newcomer saw raw names flash in the sidebar. The app registers its pages itself
+    (tests/browser/test_first_load_browser.py checks what the sidebar first shows).
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    PagesManager.uses_pages_directory = False
 
 
 def main_exit() -> None:
