@@ -99,6 +99,9 @@ def ledger_path(tmp_path) -> Path:
 # --- app tests (Streamlit's AppTest) ----------------------------------------------------------
 
 APP = str(REPO / "dpstudio" / "app.py")
+#: How long one AppTest script run may take. Generous on purpose: the limit is wall-clock time, a
+#: run takes seconds on a quiet machine and several times that while both cores are busy.
+APP_TIMEOUT = 900
 
 
 @pytest.fixture
@@ -112,7 +115,7 @@ def app(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "__main__", sys.modules["__main__"])
 
     def open_page(page: str | None = None):
-        at = AppTest.from_file(APP, default_timeout=120).run()
+        at = AppTest.from_file(APP, default_timeout=APP_TIMEOUT).run()
         if page is not None:
             at.switch_page(f"pages/{page}.py").run()
         return at

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import tomllib
 
-from conftest import REPO
+from conftest import APP_TIMEOUT, REPO
 
 
 def test_streamlit_run_app_py_opens_every_page(tmp_path, monkeypatch):
     from streamlit.testing.v1 import AppTest
 
     monkeypatch.setenv("DPSTUDIO_LEDGER", str(tmp_path / "ledger.sqlite3"))
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120).run()
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=APP_TIMEOUT).run()
     assert not at.exception
     assert "Declare the columns" in [subheader.value for subheader in at.subheader]
     at.switch_page("dpstudio/pages/train.py").run()

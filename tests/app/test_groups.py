@@ -132,7 +132,7 @@ def test_a_table_without_two_bounded_numeric_columns_gets_a_sentence(app):
 
 
 def test_a_paid_map_survives_a_reload(app):
-    from conftest import APP
+    from conftest import APP, APP_TIMEOUT
     from streamlit.testing.v1 import AppTest
 
     at = app("groups")
@@ -140,7 +140,7 @@ def test_a_paid_map_survives_a_reload(app):
     _button(at, "Find groups").click().run()
     token = at.query_params["workspace"]
     token = token[0] if isinstance(token, list) else token
-    reloaded = AppTest.from_file(APP, default_timeout=120)
+    reloaded = AppTest.from_file(APP, default_timeout=APP_TIMEOUT)
     reloaded.query_params["workspace"] = token
     reloaded.run()
     reloaded.switch_page("pages/groups.py").run()

@@ -15,14 +15,14 @@ PAGES = {"data": "1. Data", "privacy": "2. Privacy", "train": "3. Train", "compa
 @pytest.fixture
 def open_in(tmp_path, monkeypatch):
     """Open the app on a page in a language, as a browser asking for that language would."""
-    from conftest import APP
+    from conftest import APP, APP_TIMEOUT
     from streamlit.testing.v1 import AppTest
 
     monkeypatch.setenv("DPSTUDIO_LEDGER", str(tmp_path / "ledger.sqlite3"))
 
     def open_page(page: str, code: str):
         speak(code)
-        at = AppTest.from_file(APP, default_timeout=120)
+        at = AppTest.from_file(APP, default_timeout=APP_TIMEOUT)
         at.session_state[CHOSEN_KEY] = code
         at.run()
         if page != "data":

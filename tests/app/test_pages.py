@@ -330,7 +330,7 @@ def test_a_schema_for_another_table_is_refused_with_a_sentence(app):
 
 
 def test_a_reload_reopens_the_workspace_and_another_session_does_not_see_it(app):
-    from conftest import APP
+    from conftest import APP, APP_TIMEOUT
     from streamlit.testing.v1 import AppTest
 
     at = app("data")
@@ -338,22 +338,22 @@ def test_a_reload_reopens_the_workspace_and_another_session_does_not_see_it(app)
     at.file_uploader(key="schema_upload").set_value(("staff.schema.json", STAFF_SCHEMA, "application/json")).run()
     token = at.query_params["workspace"]
     token = token[0] if isinstance(token, list) else token
-    reloaded = AppTest.from_file(APP, default_timeout=120)
+    reloaded = AppTest.from_file(APP, default_timeout=APP_TIMEOUT)
     reloaded.query_params["workspace"] = token
     reloaded.run()
     assert state(reloaded).dataset.name == "staff.csv"
     assert state(reloaded).dataset.schema["salary"].role == "target"
     assert state(reloaded).dataset.frame.shape == (4, 3)
-    stranger = AppTest.from_file(APP, default_timeout=120).run()
+    stranger = AppTest.from_file(APP, default_timeout=APP_TIMEOUT).run()
     assert state(stranger).dataset.name == "California housing (sample)"
-    forged = AppTest.from_file(APP, default_timeout=120)
+    forged = AppTest.from_file(APP, default_timeout=APP_TIMEOUT)
     forged.query_params["workspace"] = "../../etc"
     forged.run()
     assert not forged.exception and state(forged).dataset.name == "California housing (sample)"
 
 
 def test_a_model_trained_before_a_reload_is_kept(app):
-    from conftest import APP
+    from conftest import APP, APP_TIMEOUT
     from streamlit.testing.v1 import AppTest
 
     at = app("train")
@@ -361,7 +361,7 @@ def test_a_model_trained_before_a_reload_is_kept(app):
     [b for b in at.button if b.label == "Train"][0].click().run()
     assert state(at).trained is not None
     token = at.query_params["workspace"]
-    reloaded = AppTest.from_file(APP, default_timeout=120)
+    reloaded = AppTest.from_file(APP, default_timeout=APP_TIMEOUT)
     reloaded.query_params["workspace"] = token[0] if isinstance(token, list) else token
     reloaded.run()
     reloaded.switch_page("pages/train.py").run()
@@ -579,7 +579,7 @@ def test_in_the_replace_one_unit_a_model_is_checked_and_shown_at_its_doubled_cos
 
 
 def test_a_released_copy_is_handed_out_again_free_after_a_reload(app):
-    from conftest import APP
+    from conftest import APP, APP_TIMEOUT
     from streamlit.testing.v1 import AppTest
 
     at = app("export")
@@ -587,7 +587,7 @@ def test_a_released_copy_is_handed_out_again_free_after_a_reload(app):
     first = state(at).release
     spent = state(at).ledger().spent
     token = at.query_params["workspace"]
-    reloaded = AppTest.from_file(APP, default_timeout=120)
+    reloaded = AppTest.from_file(APP, default_timeout=APP_TIMEOUT)
     reloaded.query_params["workspace"] = token[0] if isinstance(token, list) else token
     reloaded.run()
     reloaded.switch_page("pages/export.py").run()
@@ -598,11 +598,11 @@ def test_a_released_copy_is_handed_out_again_free_after_a_reload(app):
 
 
 def _reopened(at):
-    from conftest import APP
+    from conftest import APP, APP_TIMEOUT
     from streamlit.testing.v1 import AppTest
 
     token = at.query_params["workspace"]
-    reloaded = AppTest.from_file(APP, default_timeout=120)
+    reloaded = AppTest.from_file(APP, default_timeout=APP_TIMEOUT)
     reloaded.query_params["workspace"] = token[0] if isinstance(token, list) else token
     return reloaded.run()
 
