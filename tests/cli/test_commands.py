@@ -203,7 +203,7 @@ def test_a_separate_dataset_of_the_same_people_is_an_explicit_recorded_act(adult
     base = _release_args(adult_part, tmp_path, "--plan", tmp_path / "plan.json", "-q", "--epsilon-budget", "2")
     assert _run(capsys, *base, "--dataset", "first")[0] == EXIT_OK
     code, _, err = _run(capsys, *base, "--dataset", "second")
-    assert code == EXIT_DATA and "separate dataset explicitly" in err
+    assert code == EXIT_DATA and "--separate-dataset --dataset NAME --reason TEXT" in err
     code, _, _ = _run(capsys, *base, "--dataset", "second", "--separate-dataset", "--reason", "a test of the recorded choice")
     assert code == EXIT_OK
     _, out, _ = _run(capsys, "datasets", "--ledger", tmp_path / "ledger.sqlite3", "--history", "second")
