@@ -14,12 +14,13 @@ still the same people; this module recognises them without storing the table.
 * **An overlap sketch** (:class:`TableSketch`) keeps, per column, the bottom-k distinct cell
   hashes with their counts (to match columns by content whatever their names), and a
   bottom-k sample of rows (their cell hashes). A new table's overlap with a known one is the
-  share of the known sample's rows found in it on the matched columns, scaled both ways by
-  the row counts (:func:`overlap`).
-* **People, not keys**: a column that only numbers or names the file's rows — unique whole
-  numbers or text (``1..N``, ``id_000001``), codes such as ``P0042`` that tell most rows apart —
-  is judged *key-like* when the sketch is built and never counts as evidence, nor does a column
-  that is (nearly) constant. Two unrelated tables that were both given row numbers and a
+  share of the known sample's rows found in it on the matched columns (each cell salted by its
+  column's place in the pairing, so yes/no answers swapped between two questions differ),
+  scaled both ways by the row counts (:func:`overlap`).
+* **People, not keys**: a column that only numbers or names the file's rows — unique text or
+  whole numbers that count the rows (``1..N``, ``id_000001``), codes such as ``P0042`` that tell
+  most rows apart — is judged *key-like* when the sketch is built and never counts as evidence,
+  nor does a column that is (nearly) constant. Two unrelated tables that were both given row numbers and a
   ``train``/``test`` column share those by construction, not by their people; a match needs at
   least :data:`MIN_EVIDENCE_COLUMNS` informative columns that agree.
 
@@ -57,6 +58,9 @@ NEAR_CONSTANT = 0.95
 #: Below this many rows a unique column tells nothing (a few rows are unique on anything) unless it is
 #: sequential whole numbers or a code; chosen with :data:`dpcore.schema.MIN_ROWS_FOR_UNIQUE_ID`.
 MIN_ROWS_FOR_KEYS = 20
+#: Unique whole numbers spread over at most this many times the row count number the rows (a 5 % extract
+#: of a numbered file still does); spread wider they are measurements (a census weight, counts of orders).
+SEQUENCE_SPREAD = 20
 _U = np.uint64
 _DATE_TAG = _U(0x1F83D9ABFB41BD6B)
 _CELL_SALT = _U(0x5BE0CD19137E2179)
@@ -267,12 +271,13 @@ def _key_like(traits: _KeyTraits, sampled: np.ndarray, counts: np.ndarray, rows:
     """Whether a column only numbers or names the rows (a file's key), judged on the sketch.
 
     Unique — no value twice among the sampled rows nor among the exact bottom-k counts — and
-    whole numbers or text: a row number, a record number, ``id_000001``. A unique measurement
-    with fractions (a coordinate, a price in cents) describes its row, so it is not a key; nor
-    are dates. Under :data:`MIN_ROWS_FOR_KEYS` rows uniqueness alone tells nothing, so only
-    sequential whole numbers (within twice the row count) and codes are keys there. A code
-    column (``P0042``) that tells at least half of the sampled rows apart is a key even with
-    repeats: it names a person's several rows, which an unrelated table numbers the same way.
+    either whole numbers that count the rows (their range at most :data:`SEQUENCE_SPREAD` times
+    the row count: ``1..N``, or an extract of it) or text (``id_000001``, a name, an e-mail).
+    Unique measurements are not keys: a coordinate, a price, a count of orders or a census
+    weight describes its row; nor are dates. Under :data:`MIN_ROWS_FOR_KEYS` rows uniqueness
+    tells nothing, so only sequences and codes are keys there. A code column (``P0042``) that
+    tells at least half of the sampled rows apart is a key even with repeats: it names a
+    person's several rows, which an unrelated table numbers the same way.
     """
     if len(sampled) == 0 or rows < 2:
         return False
@@ -282,8 +287,9 @@ def _key_like(traits: _KeyTraits, sampled: np.ndarray, counts: np.ndarray, rows:
     unique = distinct == len(sampled) and bool((counts <= 1).all())
     if not (unique and traits.whole_or_text):
         return False
-    sequential = np.isfinite(traits.low) and traits.high - traits.low + 1 <= 2 * rows
-    return rows >= MIN_ROWS_FOR_KEYS or traits.code or bool(sequential)
+    if np.isfinite(traits.low):
+        return bool(traits.high - traits.low + 1 <= SEQUENCE_SPREAD * rows)
+    return rows >= MIN_ROWS_FOR_KEYS or traits.code
 
 
 def _bottom_k_limit(kept: np.ndarray, hashes: np.ndarray) -> np.uint64:
@@ -399,7 +405,14 @@ def match_columns(known: TableSketch, new: TableSketch) -> list[tuple[int, int]]
     return pairs
 
 
-def _column_subsets(pairs: list[tuple[int, int]]) -> Iterator[list[tuple[int, int]]]:
+def _placed(hashes: np.ndarray, place: int) -> np.ndarray:
+    """A matched column's cell hashes as they enter a row key, salted by the pair's place among the matched columns."""
+    with np.errstate(over="ignore"):
+        salt = mix(np.array([_CELL_SALT + _U(place)], dtype=np.uint64))[0]
+    return mix(hashes ^ salt)
+
+
+def _column_subsets(pairs: list[tuple[int, int, int]]) -> Iterator[list[tuple[int, int, int]]]:
     """The matched columns, and each leave-one-out subset of them (a column changed in every row:
     next year's ages, a corrected unit), so one edited variable does not hide the same people.
     Every subset keeps :data:`MIN_EVIDENCE_COLUMNS` columns: one column alone is no evidence."""
@@ -425,23 +438,26 @@ def overlaps(known: list[TableSketch], new: TableSketch, new_frame_chunks: Itera
     """
     plans = []
     for sketch in known:
-        pairs = match_columns(sketch, new)
+        # Each matched pair salts its cells by its place, so 'yes' in one vote and 'no' in the next is not the reverse.
+        pairs = [(i, j, place) for place, (i, j) in enumerate(match_columns(sketch, new))]
         subsets = []
         for subset in _column_subsets(pairs) if len(sketch.sample_keys) else ():
-            known_cols, new_cols = zip(*subset, strict=True)
-            keys = row_keys([sketch.sample[:, i] for i in known_cols])
+            keys = _summed([_placed(sketch.sample[:, i], place) for i, _j, place in subset])
             if len(np.unique(keys)) >= 0.5 * len(keys):
-                subsets.append((keys, new_cols, np.zeros(len(keys), dtype=bool)))
+                subsets.append((keys, [(j, place) for _i, j, place in subset], np.zeros(len(keys), dtype=bool)))
         plans.append(subsets)
     if any(plans):
         for chunk in new_frame_chunks:
             names = [str(c) for c in chunk.columns]
-            hashes: dict[int, np.ndarray] = {}
+            cells: dict[int, np.ndarray] = {}
+            placed: dict[tuple[int, int], np.ndarray] = {}
             for keys, new_cols, found in (subset for subsets in plans for subset in subsets):
-                for j in new_cols:
-                    if j not in hashes:  # each column is hashed once per chunk, whatever subsets use it
-                        hashes[j] = _mixed(cell_hashes(chunk[names[j]]))
-                found |= np.isin(keys, _summed([hashes[j] for j in new_cols]))
+                for j, place in new_cols:
+                    if j not in cells:  # each column is hashed once per chunk, whatever subsets use it
+                        cells[j] = cell_hashes(chunk[names[j]])
+                    if (j, place) not in placed:
+                        placed[j, place] = _placed(cells[j], place)
+                found |= np.isin(keys, _summed([placed[column] for column in new_cols]))
     out = []
     for sketch, subsets in zip(known, plans, strict=True):
         best = 0.0

@@ -185,6 +185,8 @@ def test_keys_are_judged_from_the_data():
     keys = dict(zip(frame.columns, sketch_table(frame).keys, strict=True))
     # Row numbers and record codes are keys (even repeated); a unique price or a time of day describes its row.
     assert keys == {"row": True, "code": True, "price": False, "visit": False, "street": False, "age": False}
+    counts = pd.DataFrame({"orders": rng.permutation(np.arange(n) * 97 + 7000), "weight": rng.permutation(n) + 5000})
+    assert sketch_table(counts).keys == [False, True]  # unique counts spread wide are measured; a sequence numbers rows
     small = pd.DataFrame({"row": [3, 1, 2, 4, 5], "name": ["a", "b", "c", "d", "e"]})
     assert sketch_table(small).keys == [True, False]  # five rows are unique on anything: only a sequence is a key
 
@@ -250,3 +252,12 @@ def test_a_table_made_separate_after_it_was_attached_no_longer_counts_for_the_fi
     assert separate.created and separate.matched.name == "census" and separate.overlap == pytest.approx(1.0)
     assert catalog.open_table(lambda: [adult], "again").dataset.name == "census, all"
     assert catalog.open_table(lambda: [adult.iloc[:1500]], "first again").dataset.name == "census"
+
+
+def test_the_same_count_of_yes_answers_is_not_the_same_person():
+    """Row keys are salted by each matched column's place: 'yes, no' and 'no, yes' are different answers."""
+    rng = np.random.default_rng(1)
+    votes = pd.DataFrame(rng.choice(["y", "n"], size=(435, 16)), columns=[f"vote {i}" for i in range(16)])
+    assert overlap(sketch_table(votes), sketch_table(votes), [votes]) == 1.0
+    shuffled = pd.DataFrame(rng.permuted(votes.to_numpy(), axis=1), columns=votes.columns)  # each row's answers moved
+    assert overlap(sketch_table(votes), sketch_table(shuffled), [shuffled]) < 0.05
