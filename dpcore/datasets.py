@@ -290,15 +290,20 @@ class Catalog:
             others.append(match.owner)  # where it was recorded before, although no other version of it is there
         chosen = self.find(name)
         others = [d for d in others if chosen is None or d.dataset_id != chosen.dataset_id]
-        created = chosen is None
-        if chosen is None:
-            # The history is exportable: it names the overlapping datasets, not how many of their rows were found.
-            note = ("overlaps the rows of " + " and ".join(f"'{d.name}'" for d in others) + "; " if others else "")
-            chosen = self.create(name, total_epsilon=total_epsilon, unit=unit, reason=note + (reason or "no reason given"))
+        # The history is exportable: it names the overlapping datasets, not how many of their rows were found.
+        note = ("overlaps the rows of " + " and ".join(f"'{d.name}'" for d in others) + "; " if others else "")
+        note += reason or "no reason given"
+        scores = {d.dataset_id: s for d, s in match.ranked} | ({match.owner.dataset_id: 1.0} if match.owner else {})
+        if chosen is not None:  # an existing dataset named: the table joins it, and the choice is recorded there
+            if others:
+                self.ledger(chosen).record_event("a table overlapping other datasets recorded here", note)
+            self._add_version(chosen.dataset_id, match.fingerprint, match.sketch)
+            return Identification(chosen, created=False, overlap=scores.get(chosen.dataset_id, 0.0), matched=chosen)
+        chosen = self.create(name, total_epsilon=total_epsilon, unit=unit, reason=note)
         self._add_version(chosen.dataset_id, match.fingerprint, match.sketch)
         matched = others[0] if others else None
-        score = dict((d.dataset_id, s) for d, s in match.ranked).get(matched.dataset_id, 0.0) if matched else 0.0
-        return Identification(chosen, created=created, overlap=score, matched=matched)
+        overlap = {d.dataset_id: s for d, s in match.ranked}.get(matched.dataset_id, 0.0) if matched else 0.0
+        return Identification(chosen, created=True, overlap=overlap, matched=matched)
 
     def separate(self, chunks: Chunks, name: str, reason: str, **budget: Any) -> Identification:
         """Make the table a new dataset although it overlaps known ones (an explicit act, recorded with ``reason``).

@@ -261,3 +261,21 @@ def test_the_same_count_of_yes_answers_is_not_the_same_person():
     assert overlap(sketch_table(votes), sketch_table(votes), [votes]) == 1.0
     shuffled = pd.DataFrame(rng.permuted(votes.to_numpy(), axis=1), columns=votes.columns)  # each row's answers moved
     assert overlap(sketch_table(votes), sketch_table(shuffled), [shuffled]) < 0.05
+
+
+def test_a_table_attached_by_mistake_and_then_made_separate_says_where_it_was(adult, housing, tmp_path):
+    """The crime table of issue 28: attached to 'houses' (by an older ledger's keys), then made separate."""
+    from dpcore.datasets import Catalog
+
+    catalog = Catalog(tmp_path / "ledger.sqlite3")
+    houses, census = _keyed(housing, "row", 2), _keyed(adult, "row", 1)
+    catalog.open_table(lambda: [houses], "houses")
+    assert catalog.open_table(lambda: [census], "crime", dataset="houses").dataset.name == "houses"  # attached
+    separate = catalog.separate(lambda: [census], "crime", "crime reports are not households")
+    assert separate.created and separate.matched.name == "houses" and separate.overlap == 0.0
+    assert "opened before as 'houses'" in separate.sentence and "%" not in separate.sentence
+    assert catalog.open_table(lambda: [census], "crime again").dataset.name == "crime"
+    assert catalog.open_table(lambda: [houses], "houses again").dataset.name == "houses"
+    joined = catalog.separate(lambda: [census.head(2000)], "houses", "joined on purpose")
+    assert not joined.created and joined.dataset.name == "houses"
+    assert "joined on purpose" in " ".join(catalog.ledger(joined.dataset).history()["what"].astype(str))
