@@ -71,6 +71,20 @@ def unique_per_row(values: pd.Series) -> bool:
     return True
 
 
+#: A text column with at most this share of distinct values (and no more than ``max_categories``) is a
+#: category whatever its name: ``Street`` (Pave/Grvl) of a housing table, ``Address type`` (home/work).
+FEW_DISTINCT_SHARE = 0.05
+
+
+def few_distinct_text(values: pd.Series, max_categories: int) -> bool:
+    """True for text with few distinct values for its rows (a category, not a name or a key)."""
+    present = values.dropna()
+    if len(present) < MIN_ROWS_FOR_UNIQUE_ID or pd.to_numeric(present, errors="coerce").notna().all():
+        return False
+    distinct = present.nunique()
+    return distinct <= max_categories and distinct <= FEW_DISTINCT_SHARE * len(present)
+
+
 @dataclass
 class ColumnSpec:
     """What the owner declares about one column.
@@ -307,7 +321,8 @@ def suggest_schema(frame: pd.DataFrame, max_categories: int = 50) -> Schema:
 
     Columns named like identifiers in any case style (``FullName``, ``patient_id``,
     ``EmailAddress``, …) and columns whose every row holds its own text or whole number
-    (record numbers, names) become identifiers. Text columns with few distinct values become
+    (record numbers, names) become identifiers — but not text with few distinct values for its
+    rows (:func:`few_distinct_text`: ``Street`` paved or gravel is a category). Text columns with few distinct values become
     categorical; numbers become numeric. Bounds and category lists found this way are marked
     ``bounds_from_data`` until the owner replaces them with public declarations.
     """
@@ -315,7 +330,7 @@ def suggest_schema(frame: pd.DataFrame, max_categories: int = 50) -> Schema:
     for name in frame.columns:
         values = frame[name]
         spec = ColumnSpec(name=str(name))
-        if looks_like_identifier(str(name)):
+        if looks_like_identifier(str(name)) and not few_distinct_text(values, max_categories):
             spec.role, spec.source = "identifier", _("named like an identifier — dropped from every release")
         elif unique_per_row(values):
             spec.role, spec.source = "identifier", _("every row has its own value — treated as an identifier")

@@ -320,3 +320,15 @@ def test_a_thirty_row_table_never_reads_names_or_id_ranges_into_the_schema(senti
 def test_unique_fractional_measurements_stay_features():
     frame = pd.DataFrame({"weight": np.linspace(50.5, 99.7, 40), "label": ["a", "b"] * 20})
     assert suggest_schema(frame)["weight"].role == "feature"
+
+
+def test_a_low_cardinality_text_column_named_like_an_identifier_is_a_category():
+    """Issue 28: a road-surface column ``Street`` (Pave/Grvl) of a housing table is not an identifier."""
+    rows = 200
+    frame = pd.DataFrame({"Street": ["Pave", "Grvl", "Pave", "Pave"] * (rows // 4), "Address": [f"{i} Main St" for i in range(rows)],
+                          "patient_id": [i % 50 for i in range(rows)], "SalePrice": range(rows)})
+    schema = suggest_schema(frame)
+    assert schema["Street"].role == "feature" and schema["Street"].kind == "categorical"
+    assert schema["Street"].categories == ["Grvl", "Pave"] and schema["Street"].bounds_from_data
+    assert schema["Address"].role == schema["patient_id"].role == "identifier"
+    assert suggest_schema(frame.head(12))["Street"].role == "identifier"  # too few rows to tell: the name decides

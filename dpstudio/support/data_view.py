@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
 from dpcore.bounds import DEFAULT_COARSE_RANGE, DEFAULT_EPSILON_PER_COLUMN
+from dpcore.datasets import OverlapRefused
 from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.i18n import N_, _, integer, ngettext, short
 from dpcore.persons import check_unit_column, rows_left_out
@@ -39,11 +42,15 @@ def choose_table(state: StudioState) -> None:
                                          key="schema_upload")
         if upload is not None and upload.file_id != state.loaded_upload_id:
             state.loaded_upload_id = upload.file_id  # a refused file is not read again on every rerun
+            schema_bytes = schema_upload.getvalue() if schema_upload else None
+            state.refused_upload = None
             try:
-                open_upload(state, upload.name, upload.getvalue(), schema_upload.getvalue() if schema_upload else None)
+                open_upload(state, upload.name, upload.getvalue(), schema_bytes)
                 state.loaded_schema_id = schema_upload.file_id if schema_upload else None
                 state.upload_error = None
                 st.rerun()  # so the sidebar, drawn before this page, shows the new table and its budget
+            except OverlapRefused as error:
+                state.upload_error, state.refused_upload = str(error), (upload.name, upload.getvalue(), schema_bytes)
             except DataError as error:
                 state.upload_error = str(error)
         elif schema_upload is not None and schema_upload.file_id != state.loaded_schema_id:
@@ -58,6 +65,33 @@ def choose_table(state: StudioState) -> None:
                 state.upload_error = str(error)
         if state.upload_error:
             st.error(state.upload_error + " " + _("Your current table and declarations are kept."))
+        if state.refused_upload is not None:
+            separate_refused_upload(state)
+
+
+def _separate_form(key: str, default_name: str = "") -> tuple[str, str, bool]:
+    """The name, the reason and the button of "make this a separate dataset" (the same on both of its places)."""
+    st.write(_(
+        "Only do this if the rows really describe other people. Two datasets of the same people would give each person "
+        "two budgets — that is why the choice and your reason are kept in the new dataset's history."
+    ))
+    name = st.text_input(_("Name of the new dataset"), value=default_name, key=f"{key}_name")
+    reason = st.text_input(_("Why are these different people?"), key=f"{key}_reason")
+    return name, reason, st.button(_("Make it a separate dataset"), key=f"{key}_button")
+
+
+def separate_refused_upload(state: StudioState) -> None:
+    """The way out of a refusal for the people a file shares, in place: open it as a separate dataset, with a reason."""
+    name, raw, schema_json = state.refused_upload
+    with st.expander(_("These are different people: make this a separate dataset"), expanded=True):
+        new_name, reason, clicked = _separate_form("refused_separate", Path(name).stem)
+        if clicked:
+            try:
+                open_upload(state, name, raw, schema_json, separate=(new_name, reason))
+                state.upload_error = state.refused_upload = None
+                st.rerun()
+            except DataError as error:
+                st.error(str(error))
 
 
 def reading_questions(state: StudioState) -> None:
@@ -84,13 +118,8 @@ def dataset_identity(state: StudioState) -> None:
     st.info(_("**Dataset: {name}.**").format(name=table_name(name)) + " " + sentence, icon=":material/group:")
     if not identification.created and not dataset.is_sample:
         with st.expander(_("These are different people: make this a separate dataset")):
-            st.write(_(
-                "Only do this if the rows really describe other people. Two datasets of the same people would give each person "
-                "two budgets — that is why the choice and your reason are kept in the new dataset's history."
-            ))
-            new_name = st.text_input(_("Name of the new dataset"), key="separate_name")
-            reason = st.text_input(_("Why are these different people?"), key="separate_reason")
-            if st.button(_("Make it a separate dataset"), key="separate_button"):
+            new_name, reason, clicked = _separate_form("separate")
+            if clicked:
                 try:
                     separate_dataset(dataset, state.catalog(), new_name, reason)
                     remember(state)

@@ -82,6 +82,7 @@ class StudioState:
     compare_settings: object | None = None  # the SweepSettings of the comparison on screen
     compare_pending: bool = False  # a preset asked for a run on the next page load
     upload_error: str | None = None
+    refused_upload: tuple | None = None  # (name, bytes, schema bytes) of an upload refused for its people: it may be made separate
     loaded_upload_id: str | None = None
     loaded_schema_id: str | None = None
     upload: tuple | None = None  # (name, bytes, schema bytes, reading options) of the last upload, to read it again
@@ -111,10 +112,17 @@ def load_sample(name: str, catalog: Catalog) -> Dataset:
 
 
 def dataset_from_upload(name: str, frame: pd.DataFrame, info: dict, catalog: Catalog, schema: Schema | None = None,
-                        dataset: str | None = None) -> Dataset:
-    """An uploaded table, attached to the known dataset whose people it overlaps (or a new one, or ``dataset``)."""
+                        dataset: str | None = None, separate: tuple[str, str] | None = None) -> Dataset:
+    """An uploaded table, attached to the known dataset whose people it overlaps (or a new one, or ``dataset``).
+
+    ``separate`` = (name, reason) makes it a separate dataset whatever it overlaps (recorded with the reason).
+    """
     schema = schema or suggest_schema(frame)
-    return Dataset(name, frame, info, schema, schema, catalog.open_table(lambda: [frame], Path(name).stem, dataset=dataset))
+    if separate is not None:
+        found = catalog.separate(lambda: [frame], *separate)
+    else:
+        found = catalog.open_table(lambda: [frame], Path(name).stem, dataset=dataset)
+    return Dataset(name, frame, info, schema, schema, found)
 
 
 def separate_dataset(dataset: Dataset, catalog: Catalog, name: str, reason: str) -> None:

@@ -260,6 +260,42 @@ def test_a_reordered_renamed_upload_spends_the_same_budget(app):
     assert "the 2021 survey, other households" in " ".join(history["what"].astype(str))
 
 
+def _keyed_csv(sample: str, rows: slice) -> bytes:
+    """A bundled table as tables from the wild come: a row-number column and a train/test marker added."""
+    from conftest import SAMPLE_DATA
+
+    from dpcore.loading import read_csv_path
+
+    frame, _ = read_csv_path(SAMPLE_DATA / sample)
+    frame = frame.iloc[rows].reset_index(drop=True)
+    frame.insert(0, "row", range(1, len(frame) + 1))
+    return frame.assign(split=["train" if i % 5 else "test" for i in range(len(frame))]).to_csv(index=False).encode("utf-8")
+
+
+def test_unrelated_tables_with_row_numbers_open_as_two_datasets_and_a_refusal_offers_a_separate_dataset(app):
+    at = app("data")
+    _upload(at, "houses.csv", _keyed_csv("california_housing.csv", slice(0, 2000)))
+    houses = state(at).dataset
+    assert houses.identification.dataset.name == "California housing (sample)"  # its people: the sample's
+    state(at).ledger().spend("a model", 0.3)
+    _upload(at, "census.csv", _keyed_csv("adult.csv", slice(0, 2000)))
+    census = state(at).dataset
+    assert census.identification.created and census.dataset_id != houses.dataset_id
+    assert state(at).ledger().spent == 0
+    # A table holding the census's people and others' is refused, with the way out in place.
+    _upload(at, "other.csv", _keyed_csv("adult.csv", slice(2000, 4000)))
+    _upload(at, "merged.csv", _keyed_csv("adult.csv", slice(1000, 3000)))
+    assert any("several datasets" in m for m in messages(at))
+    assert state(at).dataset.name == "other.csv"  # the current table is kept
+    assert at.text_input(key="refused_separate_name").value == "merged"
+    at.text_input(key="refused_separate_reason").set_value("a merged extract, kept apart on purpose").run()
+    at.button(key="refused_separate_button").click().run()
+    merged = state(at).dataset
+    assert merged.name == "merged.csv" and merged.identification.created and merged.identification.dataset.name == "merged"
+    assert not any("several datasets" in m for m in messages(at))
+    assert "kept apart on purpose" in " ".join(state(at).ledger().history()["what"].astype(str))
+
+
 def test_raising_the_total_needs_a_typed_confirmation_and_is_in_the_history(app):
     at = app("privacy")
     at.radio(key="harm_preset").set_value("Custom").run()
