@@ -320,3 +320,18 @@ def test_a_thirty_row_table_never_reads_names_or_id_ranges_into_the_schema(senti
 def test_unique_fractional_measurements_stay_features():
     frame = pd.DataFrame({"weight": np.linspace(50.5, 99.7, 40), "label": ["a", "b"] * 20})
     assert suggest_schema(frame)["weight"].role == "feature"
+
+
+def test_codes_are_categories_not_numbers():
+    frame = pd.DataFrame({
+        "zone": ["020", "060", "020", None] * 10,           # zero-padded digits: text codes
+        "MSSubClass": [20, 60, 20, 190] * 10,                # whole numbers, header says "class"
+        "room_count": [2, 6, 2, 9] * 10,                    # whole numbers, a quantity
+        "type_share": [0.2, 0.6, 0.2, 0.1] * 10,            # "type" but fractions
+    })
+    schema = suggest_schema(frame)
+    assert schema["zone"].kind == "categorical" and schema["zone"].categories == ["020", "060"]
+    assert schema["MSSubClass"].kind == "categorical" and schema["MSSubClass"].categories == ["190", "20", "60"]
+    assert schema["MSSubClass"].bounds_from_data  # the list was read from the data: a leak until declared
+    assert schema["room_count"].kind == "numeric" and schema["type_share"].kind == "numeric"
+    assert (category_codes(frame["MSSubClass"], schema["MSSubClass"]) < 3).all()
