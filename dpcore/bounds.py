@@ -75,6 +75,8 @@ UPPER_QUANTILE = 0.995
 DEFAULT_BUDGET_SHARE = 0.10
 #: A share of rows clipped above which the owner-only verdict warns.
 CLIPPED_WARNING = 0.05
+#: ε per column × rows below which bounds rarely fit (``benchmarks/bounds_quality.py``): the page says so.
+ROWS_TIMES_EPSILON_FOR_FIT = 500
 #: How a column's ε is split: its median (where the people are), each quartile (how spread out they
 #: are), each bound; the four draws after the median look only where the earlier ones point.
 MEDIAN_SHARE, QUARTILE_SHARE, BOUND_SHARE = 0.3, 0.15, 0.2
@@ -198,11 +200,15 @@ def epsilon_per_column(available: float, n_columns: int, share: float = DEFAULT_
         raise ValueError("share must be in (0, 1]")
     if n_columns < 1:
         raise ValueError("n_columns must be at least 1")
-    each = max(available, 0.0) * share / n_columns
+    budget = max(available, 0.0) * share
+    each = round(budget / n_columns, 12)  # 0.3 / 3 is 0.09999…: not a reason to round down to 0.0999
     if each <= 0.0:
         return 0.0
     digits = 2 - int(np.floor(np.log10(each)))
-    return float(np.floor(each * 10.0**digits) / 10.0**digits)
+    rounded = float(np.floor(each * 10.0**digits) / 10.0**digits)
+    if rounded * n_columns > budget * (1 + 1e-9):  # rounding to 12 digits went up past the budget
+        rounded = float((np.floor(each * 10.0**digits) - 1) / 10.0**digits)
+    return rounded
 
 
 def estimate_bounds(frame: pd.DataFrame, schema: Schema, columns: Iterable[str], epsilon_per_column: float, ledger: BudgetLedger,

@@ -92,6 +92,7 @@ class StudioState:
     groups: object | None = None  # the Groups page's paid-for map (dpstudio.support.groups_view.GroupsResult)
     attacks: object | None = None  # the Attack page's results (dpstudio.support.attack_view.AttackResults)
     utility_previews: dict = field(default_factory=dict)  # the Export page's owner-only previews, by plan and ε
+    bounds_verdict: tuple | None = None  # (table fingerprint, DataFrame): the owner-only fit of the bounds just estimated
 
     def catalog(self) -> Catalog:
         return Catalog(self.ledger_path)
