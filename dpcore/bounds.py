@@ -83,6 +83,8 @@ MEDIAN_SHARE, QUARTILE_SHARE, BOUND_SHARE = 0.3, 0.15, 0.2
 #: The smallest spread (asinh units; years) the priors around the median and quartiles tell apart.
 NUMBER_SPREAD = 1e-3
 YEAR_SPREAD = 10.0
+#: How far beyond its quartile a bound is most likely, a priori, in units of the quartiles' spread.
+BOUND_REACH = 2.0
 _SMALLEST_MAGNITUDE, _LARGEST_MAGNITUDE = -4, 9  # the number grid runs over ±[10⁻⁴, 10⁹]
 _YEAR_WORDS = frozenset({"year", "yr"})
 
@@ -175,11 +177,22 @@ def private_bounds(values: NDArray[np.float64], epsilon: float, rng: np.random.G
     first = draw(0.25, QUARTILE_SHARE, np.where(index <= middle, scale_free(middle), -np.inf))
     third = draw(0.75, QUARTILE_SHARE, np.where(index >= middle, scale_free(middle), -np.inf))
     spread = max(position[third] - position[first], smallest_gap)
-    below = np.where(index <= first, log_base - (position[first] - position) / spread, -np.inf)
+    below = np.where(index <= first, log_base + _reach(position[first] - position, spread), -np.inf)
     low = draw(LOWER_QUANTILE, BOUND_SHARE, below)
-    above = np.where((index >= third) & (index >= low), log_base - (position - position[third]) / spread, -np.inf)
+    above = np.where((index >= third) & (index >= low), log_base + _reach(position - position[third], spread), -np.inf)
     high = draw(UPPER_QUANTILE, BOUND_SHARE, above)
     return _widened(grid, log_base, low, high)
+
+
+def _reach(distance: NDArray[np.float64], spread: float) -> NDArray[np.float64]:
+    """Log prior of a bound ``distance`` beyond its quartile: ∝ ``d·e^(−d)`` in units of :data:`BOUND_REACH` spreads.
+
+    Most likely that far out, since at a small ε a bound drawn too close clips many people;
+    fading beyond it, so the bound does not sprawl. ``d`` below 0.1 counts as 0.1: the quartile
+    itself stays possible (a mostly-zero column's lower bound is 0).
+    """
+    scaled = np.maximum(distance / (BOUND_REACH * spread), 0.1)
+    return np.log(scaled) - scaled
 
 
 def _widened(grid: NDArray[np.float64], log_base: NDArray[np.float64], low: int, high: int) -> tuple[float, float]:
