@@ -41,6 +41,9 @@ _IDENTIFIER_PAIRS = frozenset({("e", "mail"), ("social", "security"), ("first", 
     (who, tag) for who in ("customer", "client", "patient", "employee", "staff", "member", "record", "policy", "card", "tax")
     for tag in ("number", "no", "nr", "num", "code", "key")
 )
+# Header words that make a column of whole numbers a code (a category), not a quantity.
+_CODE_WORDS = frozenset({"code", "codes", "type", "class", "category", "kind"})
+_ZERO_PADDED = r"[+-]?0\d+"  # as dpcore.loading.ZERO_PADDED (schema sits below loading)
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 MIN_ROWS_FOR_UNIQUE_ID = 20
 
@@ -83,6 +86,21 @@ def few_distinct_text(values: pd.Series, max_categories: int) -> bool:
         return False
     distinct = present.nunique()
     return distinct <= max_categories and distinct <= FEW_DISTINCT_SHARE * len(present)
+
+
+def looks_like_code(name: str, values: pd.Series, max_categories: int = 50) -> bool:
+    """True for codes that are not numbers: digit strings with leading zeros ("020", "060"), and whole
+    numbers with at most ``max_categories`` distinct values whose header says "code", "type" or "class".
+    """
+    present = values.dropna()
+    if not len(present):
+        return False
+    if not pd.api.types.is_numeric_dtype(present.dtype):
+        return bool(present.astype(str).str.strip().str.fullmatch(_ZERO_PADDED).any())
+    if not any(word in _CODE_WORDS for word in name_words(name)) or pd.api.types.is_bool_dtype(present.dtype):
+        return False
+    numbers = present.to_numpy(dtype=float)
+    return bool(np.all(numbers == np.round(numbers))) and present.nunique() <= max_categories
 
 
 @dataclass
@@ -322,8 +340,9 @@ def suggest_schema(frame: pd.DataFrame, max_categories: int = 50) -> Schema:
     Columns named like identifiers in any case style (``FullName``, ``patient_id``,
     ``EmailAddress``, …) and columns whose every row holds its own text or whole number
     (record numbers, names) become identifiers — but not text with few distinct values for its
-    rows (:func:`few_distinct_text`: ``Street`` paved or gravel is a category). Text columns with few distinct values become
-    categorical; numbers become numeric. Bounds and category lists found this way are marked
+    rows (:func:`few_distinct_text`: ``Street`` paved or gravel is a category). Text columns with few
+    distinct values become categorical, and so do codes (:func:`looks_like_code`: "020", or a "class"
+    of whole numbers); other numbers become numeric. Bounds and category lists found this way are marked
     ``bounds_from_data`` until the owner replaces them with public declarations.
     """
     columns = []
@@ -335,7 +354,8 @@ def suggest_schema(frame: pd.DataFrame, max_categories: int = 50) -> Schema:
         elif unique_per_row(values):
             spec.role, spec.source = "identifier", _("every row has its own value — treated as an identifier")
         numeric = pd.to_numeric(values, errors="coerce")
-        if values.notna().any() and numeric.notna().sum() == values.notna().sum():
+        code = looks_like_code(str(name), values, max_categories)
+        if not code and values.notna().any() and numeric.notna().sum() == values.notna().sum():
             spec.kind = "numeric"
             finite = numeric[np.isfinite(numeric)]
             if len(finite) and spec.role != "identifier":  # an identifier's range would only leak its values
@@ -345,7 +365,7 @@ def suggest_schema(frame: pd.DataFrame, max_categories: int = 50) -> Schema:
                 spec.source = _("read from the data — replace with public bounds")
         else:
             spec.kind = "categorical"
-            distinct = values.dropna().astype(str).unique()
+            distinct = values.dropna().astype("string").unique()
             if spec.role == "identifier":
                 pass  # dropped from every release: copying its values into the schema would only leak them
             elif len(distinct) > max_categories and spec.role == "feature":

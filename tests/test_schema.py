@@ -332,3 +332,17 @@ def test_a_low_cardinality_text_column_named_like_an_identifier_is_a_category():
     assert schema["Street"].categories == ["Grvl", "Pave"] and schema["Street"].bounds_from_data
     assert schema["Address"].role == schema["patient_id"].role == "identifier"
     assert suggest_schema(frame.head(12))["Street"].role == "identifier"  # too few rows to tell: the name decides
+
+def test_codes_are_categories_not_numbers():
+    frame = pd.DataFrame({
+        "zone": ["020", "060", "020", None] * 10,           # zero-padded digits: text codes
+        "MSSubClass": [20, 60, 20, 190] * 10,                # whole numbers, header says "class"
+        "room_count": [2, 6, 2, 9] * 10,                    # whole numbers, a quantity
+        "type_share": [0.2, 0.6, 0.2, 0.1] * 10,            # "type" but fractions
+    })
+    schema = suggest_schema(frame)
+    assert schema["zone"].kind == "categorical" and schema["zone"].categories == ["020", "060"]
+    assert schema["MSSubClass"].kind == "categorical" and schema["MSSubClass"].categories == ["190", "20", "60"]
+    assert schema["MSSubClass"].bounds_from_data  # the list was read from the data: a leak until declared
+    assert schema["room_count"].kind == "numeric" and schema["type_share"].kind == "numeric"
+    assert (category_codes(frame["MSSubClass"], schema["MSSubClass"]) < 3).all()

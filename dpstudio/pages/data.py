@@ -27,6 +27,7 @@ view.dataset_identity(state)
 view.declarations_editor(state)
 view.privacy_unit_question(state)
 view.fix_leaks(state)
+view.bounds_fit(state)
 schema = dataset.schema
 problems = schema.problems(dataset.frame, need_target=True)
 if problems:

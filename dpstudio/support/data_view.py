@@ -6,7 +6,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from dpcore.bounds import DEFAULT_COARSE_RANGE, DEFAULT_EPSILON_PER_COLUMN
+from dpcore.bounds import CLIPPED_WARNING, DEFAULT_BUDGET_SHARE, ROWS_TIMES_EPSILON_FOR_FIT, epsilon_per_column
 from dpcore.datasets import OverlapRefused
 from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.i18n import N_, _, integer, ngettext, short
@@ -247,25 +247,7 @@ def fix_leaks(state: StudioState) -> None:
         numeric = [n for n in leaky if schema[n].kind == "numeric"]
         with st.expander(_("Fix them all at once"), expanded=True):
             if numeric:
-                st.write(_(
-                    "**Estimate the bounds of the {count} numeric column(s) privately.** Each bound is a differentially "
-                    "private quantile (5 % and 95 %) inside a coarse range you can vouch for, widened to round numbers; it "
-                    "spends a small ε of this dataset's budget. It works best from about {rows} rows; a small table needs a "
-                    "larger ε or bounds you declare yourself."
-                ).format(count=len(numeric), rows=integer(10_000)))
-                c1, c2, c3 = st.columns(3)
-                per_column = c1.number_input(_("ε per column"), min_value=0.01, max_value=2.0, value=DEFAULT_EPSILON_PER_COLUMN,
-                                             step=0.05, key="bounds_epsilon")
-                low = c2.number_input(_("No value is below"), value=DEFAULT_COARSE_RANGE[0], key="coarse_low", format="%g")
-                high = c3.number_input(_("No value is above"), value=DEFAULT_COARSE_RANGE[1], key="coarse_high", format="%g")
-                cost = per_column * len(numeric)
-                if st.button(_("Estimate privately (spends ε = {epsilon})").format(epsilon=short(cost)), key="estimate_bounds"):
-                    try:
-                        estimate_numeric_bounds(state, per_column, (low, high))
-                        remember(state)
-                        st.rerun()
-                    except (BudgetExceededError, DataError) as error:
-                        st.error(str(error))
+                _estimate_bounds_action(state, numeric)
             left, right = st.columns(2)
             if left.button(ngettext("Ignore this column", "Ignore these {count} columns", len(leaky)).format(count=len(leaky)),
                            key="ignore_leaky"):
@@ -278,6 +260,65 @@ def fix_leaks(state: StudioState) -> None:
                 declare_public(state, leaky)
                 remember(state)
                 st.rerun()
+
+
+def _estimate_bounds_action(state: StudioState, numeric: list[str]) -> None:
+    """The bulk "estimate privately" action: its cost (a stated share of what is left, split evenly) before the click."""
+    st.write(_(
+        "**Estimate the bounds of the {count} numeric column(s) privately.** Each bound is a differentially private "
+        "quantile (0.5 % and 99.5 %, found near the column's private median and quartiles) on a public grid of round "
+        "numbers that covers negative numbers, tiny fractions, prices and years; columns named like a year get bounds "
+        "to the decade. It spends a share of what is left of this dataset's budget, split evenly over the columns."
+    ).format(count=len(numeric)))
+    left = state.ledger().available()
+    share = st.number_input(_("Share of the ε left to spend (%)"), min_value=1, max_value=100, value=round(DEFAULT_BUDGET_SHARE * 100),
+                            step=5, key="bounds_share") / 100
+    each = epsilon_per_column(left, len(numeric), share)
+    if each <= 0:
+        st.info(_("Nothing is left of this dataset's budget to estimate bounds with: declare the bounds yourself, or "
+                  "raise the total on the Privacy page."), icon=":material/block:")
+        return
+    rows = len(state.dataset.frame)
+    if each * rows < ROWS_TIMES_EPSILON_FOR_FIT:
+        st.caption(_("Owner only: at ε = {epsilon} per column, {rows} rows are too few for bounds that fit well (about ε × "
+                     "rows ≥ {needed} per column is needed). Declare the bounds you know, estimate fewer columns at once, "
+                     "or spend a larger share; the table below the button will show how well each bound fits.").format(
+            epsilon=short(each), rows=integer(rows), needed=integer(ROWS_TIMES_EPSILON_FOR_FIT)))
+    label = _("Estimate privately (spends ε = {epsilon}: {share} of the {left} left, {each} per column)").format(
+        epsilon=short(each * len(numeric)), share=f"{share:.0%}", left=short(left), each=short(each))
+    if st.button(label, key="estimate_bounds"):
+        try:
+            state.bounds_verdict = (state.dataset.fingerprint, estimate_numeric_bounds(state, each))
+            remember(state)
+            st.rerun()
+        except (BudgetExceededError, DataError) as error:
+            st.error(str(error))
+
+
+def bounds_fit(state: StudioState) -> None:
+    """Owner's eyes only: how well the bounds just estimated privately fit the raw data, column by column."""
+    if state.bounds_verdict is None or state.bounds_verdict[0] != state.dataset.fingerprint:
+        return  # nothing estimated yet, or for another table
+    verdict = state.bounds_verdict[1]
+    st.subheader(_("How well the estimated bounds fit — owner's eyes only"))
+    st.caption(_("Read from your raw data: never released, never in a report. A bound clips the values beyond it; a width "
+                 "many times the true range spreads the people thin. Change any bound in the table above."))
+    warned = verdict.loc[verdict["warning"], "column"].tolist()
+    if warned:
+        st.warning(_("More than {share} of the rows are clipped in: {columns}. Declare wider bounds for them if you know "
+                     "public ones.").format(share=f"{CLIPPED_WARNING:.0%}", columns=", ".join(f"'{c}'" for c in warned)),
+                   icon=":material/content_cut:")
+    st.dataframe(
+        verdict.drop(columns="warning"), width="stretch", hide_index=True, key="bounds_verdict",
+        column_config={
+            "column": st.column_config.TextColumn(_("column")),
+            "lower": st.column_config.NumberColumn(_("lower"), format="%g"),
+            "upper": st.column_config.NumberColumn(_("upper"), format="%g"),
+            "clipped below": st.column_config.ProgressColumn(_("clipped below"), format="percent", min_value=0, max_value=1),
+            "clipped above": st.column_config.ProgressColumn(_("clipped above"), format="percent", min_value=0, max_value=1),
+            "width ÷ true range": st.column_config.NumberColumn(_("width ÷ true range"), format="%.3g"),
+        },
+    )
 
 
 def owner_previews(state: StudioState) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dpcore.bounds import apply_bounds, estimate_bounds
+import pandas as pd
+
+from dpcore.bounds import apply_bounds, bounds_verdict, estimate_bounds
 from dpcore.i18n import _, ngettext
 from dpcore.schema import Schema
 from dpstudio.support.state import StudioState
@@ -33,14 +35,17 @@ def _replace(state: StudioState, schema: Schema) -> None:
     dataset.revision += 1  # the declarations table starts again from the new declarations
 
 
-def estimate_numeric_bounds(state: StudioState, epsilon_per_column: float, coarse: tuple[float, float]) -> list[str]:
-    """Replace the data-read bounds of every numeric column by private estimates, charged to the ledger."""
+def estimate_numeric_bounds(state: StudioState, epsilon_per_column: float) -> pd.DataFrame:
+    """Replace the data-read bounds of every numeric column by private estimates, charged to the ledger.
+
+    Returns the owner-only verdict of how well they fit (:func:`dpcore.bounds.bounds_verdict`).
+    """
     schema = Schema.from_dict(state.dataset.schema.to_dict())
     columns = [n for n in leaky_columns(schema) if schema[n].kind == "numeric"]
-    bounds = estimate_bounds(state.dataset.frame, schema, columns, epsilon_per_column, state.ledger(), coarse)
+    bounds = estimate_bounds(state.dataset.frame, schema, columns, epsilon_per_column, state.ledger())
     apply_bounds(schema, bounds, epsilon_per_column)
     _replace(state, schema)
-    return columns
+    return bounds_verdict(state.dataset.frame, bounds)
 
 
 def ignore_columns(state: StudioState, names: list[str]) -> None:

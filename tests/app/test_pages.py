@@ -428,13 +428,26 @@ def test_many_data_read_bounds_get_one_summary_not_one_box_each(app):
 
 def test_bounds_estimated_privately_are_charged_and_clear_the_flags(app):
     at = _wide_upload(app("data"), columns=3)
-    at.number_input(key="bounds_epsilon").set_value(0.2).run()
-    [b for b in at.button if b.label.startswith("Estimate privately")][0].click().run()
+    at.number_input(key="bounds_share").set_value(30).run()
+    button = [b for b in at.button if b.label.startswith("Estimate privately")][0]
+    assert "spends ε = 0.3: 30% of the 1 left, 0.1 per column" in button.label  # the cost is said before the click
+    button.click().run()
     assert not at.exception
     schema = state(at).dataset.schema
     assert all(not schema[f"measure_{i}"].bounds_from_data for i in range(3))
-    assert state(at).ledger().spent == pytest.approx(0.6)
+    assert state(at).ledger().spent == pytest.approx(0.3)
     assert "bounds of measure_0" in state(at).ledger().spends()[0].released
+    assert any(s.value == "How well the estimated bounds fit — owner's eyes only" for s in at.subheader)
+
+
+def test_forty_columns_fit_a_fresh_default_budget(app):
+    at = _wide_upload(app("data"), columns=40)
+    button = [b for b in at.button if b.label.startswith("Estimate privately")][0]
+    assert "spends ε = 0.1: 10% of the 1 left, 0.0025 per column" in button.label
+    assert any("too few for bounds that fit well" in str(c.value) for c in at.caption)  # 400 rows at ε = 0.0025
+    button.click().run()
+    assert not at.exception and not any("budget" in str(e.value) for e in at.error)
+    assert 0 < state(at).ledger().spent <= 0.1
 
 
 def test_the_train_page_says_not_dp_while_domains_are_read_from_the_data(app):

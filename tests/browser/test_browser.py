@@ -290,12 +290,12 @@ def test_many_data_read_bounds_are_one_summary_with_a_private_estimate(page, tmp
     frame.to_csv(path, index=False)
     _choose_upload(page).set_input_files(str(path))
     page.get_by_text("30 columns have bounds or categories read from your data", exact=False).wait_for()
-    page.get_by_role("button", name="Estimate privately (spends ε = 3)").click()  # 30 × 0.1 is more than the budget of 1
-    page.get_by_text("would exceed the budget", exact=False).wait_for()
-    field = page.get_by_label("ε per column")
-    field.fill("0.02")
+    # The default is a tenth of what is left, split over the columns: it fits a fresh budget of 1.
+    page.get_by_role("button", name="Estimate privately (spends ε = 0.0999: 10% of the 1 left, 0.00333 per column)").wait_for()
+    field = page.get_by_label("Share of the ε left to spend (%)")
+    field.fill("60")
     field.press("Enter")
-    page.get_by_role("button", name="Estimate privately (spends ε = 0.6)").click()
+    page.get_by_role("button", name="Estimate privately (spends ε = 0.6: 60% of the 1 left, 0.02 per column)").click()
     page.get_by_text("have bounds or categories read from your data", exact=False).wait_for(state="detached")
     page.locator("[data-testid='stSidebar']").get_by_text("ε spent 0.6 of", exact=False).wait_for()
     screenshot(page, "bounds_estimated")
