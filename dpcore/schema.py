@@ -407,7 +407,7 @@ def match_categories(values: pd.Series, categories: list[str], match_numbers: bo
         declared = _as_numbers(categories)
         if match_numbers and unmatched.any() and not np.isnan(declared).all():
             spelled = _as_numbers(text[unmatched])
-            found = pd.Index(np.where(np.isnan(declared), np.inf, declared)).get_indexer(spelled)
+            found = pd.Index(np.where(np.isnan(declared), np.inf, declared)).get_indexer(pd.Index(spelled))
             matched[unmatched] = np.where(np.isnan(spelled), -1, found)
             by_number[unmatched] = matched[unmatched] >= 0
     lookup = np.append(matched, -2)
