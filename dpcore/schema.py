@@ -446,8 +446,13 @@ def other_share_problems(frame: pd.DataFrame, schema: Schema, limit: float = OTH
         _("Column '{column}': {share} of its values are not in the declared categories and would become {other}. Fix the "
           "list, discover the categories privately, or accept {other} for this column.").format(
             column=name, share=percent(share), other=OTHER_CATEGORY)
-        for name, share in other_shares(frame, schema).items() if share > limit and not schema[name].accept_other
+        for name, share in mostly_other(frame, schema, limit).items()
     ]
+
+
+def mostly_other(frame: pd.DataFrame, schema: Schema, limit: float = OTHER_SHARE_LIMIT) -> dict[str, float]:
+    """``{column: share}`` for the columns :func:`other_share_problems` names (owner-only: raw rows)."""
+    return {name: share for name, share in other_shares(frame, schema).items() if share > limit and not schema[name].accept_other}
 
 
 def matched_by_number(frame: pd.DataFrame, schema: Schema) -> list[str]:
