@@ -36,10 +36,11 @@ import pandas as pd
 
 from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.fingerprint import factorize
-from dpcore.i18n import _, integer, short
+from dpcore.i18n import _, integer, percent, short
+from dpcore.matching import match_categories
 from dpcore.mechanisms.stability import StabilityHistogram, stability_threshold
 from dpcore.persons import bound_contributions, check_unit_column, counting, per_row, person_keys
-from dpcore.schema import Schema
+from dpcore.schema import OTHER_CATEGORY, ColumnSpec, Schema
 from dpcore.validation import RandomStateLike, check_delta, check_epsilon, check_random_state
 
 if TYPE_CHECKING:
@@ -47,6 +48,11 @@ if TYPE_CHECKING:
 
 DEFAULT_EPSILON_PER_COLUMN = 0.1
 DEFAULT_TOTAL_DELTA = 1e-6
+
+#: The share of a column's present values that may fall outside its declared categories before the Data page stops
+#: calling the schema complete. A list taken from a data dictionary covers nearly every value; a tenth in "(other)"
+#: is a list typed by hand that misses common values (or a table read differently from how it was declared).
+OTHER_SHARE_LIMIT = 0.10
 
 
 def discoverable_columns(schema: Schema) -> list[str]:
@@ -184,3 +190,46 @@ def apply_categories(schema: Schema, categories: dict[str, list[str]], epsilon_p
         spec.categories, spec.bounds_from_data, spec.accept_other = list(found), False, True
         spec.source = _("discovered privately (ε = {epsilon}): values held by fewer than about {people} people are (other)"
                         ).format(epsilon=short(epsilon_per_column), people=integer(needed))
+
+
+# --- how much of a declared list's column becomes "(other)" (owner-only: raw rows) ---------------------------
+
+
+def _used_categorical(frame: pd.DataFrame, schema: Schema) -> list[ColumnSpec]:
+    return [spec for spec in schema.columns if spec.kind == "categorical" and spec.role in ("feature", "target")
+            and spec.name in frame.columns and not spec.problems()]
+
+
+def other_shares(frame: pd.DataFrame, schema: Schema) -> dict[str, float]:
+    """For each used categorical column, the share of its present values that become "(other)" (owner-only: raw rows)."""
+    shares = {}
+    for spec in _used_categorical(frame, schema):
+        matched, _unused = match_categories(frame[spec.name], spec.categories, spec.match_numbers)
+        present = int((matched != -2).sum())
+        shares[spec.name] = float((matched == -1).sum() / present) if present else 0.0
+    return shares
+
+
+def other_share_problems(frame: pd.DataFrame, schema: Schema, limit: float = OTHER_SHARE_LIMIT) -> list[str]:
+    """A sentence for each used categorical column whose declared list leaves more than ``limit`` of its values in "(other)".
+
+    Computed on the raw table for the owner's screen only; the sentence names the column and the
+    share, never a value. Columns the owner accepted (``accept_other``) are left out.
+    """
+    return [
+        _("Column '{column}': {share} of its values are not in the declared categories and would become {other}. Fix the "
+          "list, discover the categories privately, or accept {other} for this column.").format(
+            column=name, share=percent(share), other=OTHER_CATEGORY)
+        for name, share in mostly_other(frame, schema, limit).items()
+    ]
+
+
+def mostly_other(frame: pd.DataFrame, schema: Schema, limit: float = OTHER_SHARE_LIMIT) -> dict[str, float]:
+    """``{column: share}`` for the columns :func:`other_share_problems` names (owner-only: raw rows)."""
+    return {name: share for name, share in other_shares(frame, schema).items() if share > limit and not schema[name].accept_other}
+
+
+def matched_by_number(frame: pd.DataFrame, schema: Schema) -> list[str]:
+    """The used categorical columns where some value matched its category by number only (``0.0`` as ``"0"``)."""
+    return [spec.name for spec in _used_categorical(frame, schema) if spec.match_numbers
+            and match_categories(frame[spec.name], spec.categories, True)[1].any()]

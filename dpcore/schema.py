@@ -21,8 +21,8 @@ import numpy as np
 import pandas as pd
 
 from dpcore.exceptions import DataError
-from dpcore.fingerprint import factorize
-from dpcore.i18n import _, percent
+from dpcore.i18n import _
+from dpcore.matching import match_categories, repeated_numbers
 from dpcore.persons import unit_problems
 
 ROLES = ("feature", "target", "identifier", "ignore")
@@ -44,10 +44,6 @@ _IDENTIFIER_PAIRS = frozenset({("e", "mail"), ("social", "security"), ("first", 
 )
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 MIN_ROWS_FOR_UNIQUE_ID = 20
-#: The share of a column's present values that may fall outside its declared categories before the Data page stops
-#: calling the schema complete. A list taken from a data dictionary covers nearly every value; a tenth in "(other)"
-#: is a list typed by hand that misses common values (or a table read differently from how it was declared).
-OTHER_SHARE_LIMIT = 0.10
 
 
 def name_words(name: str) -> list[str]:
@@ -89,8 +85,8 @@ class ColumnSpec:
     ``match_numbers`` compares a cell and a declared category that both read as numbers by
     their value, so ``0``, ``0.0``, ``"0"`` and ``00`` are one category (a class column read as
     floats because it has blanks); models and copies map values the same way
-    (:func:`match_categories`). ``accept_other`` is the owner's word that many values of this
-    column may become "(other)" (:func:`other_share_problems` then stays quiet about it).
+    (:func:`~dpcore.matching.match_categories`). ``accept_other`` is the owner's word that many values
+    of this column may become "(other)" (:func:`dpcore.categories.other_share_problems` then stays quiet about it).
     """
 
     name: str
@@ -145,7 +141,7 @@ class ColumnSpec:
             out.append(_("Column '{column}': declare at least two categories.").format(column=self.name))
         elif len(set(self.categories)) != len(self.categories):
             out.append(_("Column '{column}': the category list has repeats.").format(column=self.name))
-        elif self.match_numbers and _repeated_numbers(self.categories):
+        elif self.match_numbers and repeated_numbers(self.categories):
             out.append(_("Column '{column}': two declared categories are the same number; merge them, or untick 'match "
                          "numbers' to compare them as text.").format(column=self.name))
         return out
@@ -378,87 +374,11 @@ def normalise_numeric(values: pd.Series, spec: ColumnSpec) -> np.ndarray:
     return np.clip(scaled, 0.0, 1.0)
 
 
-def _as_numbers(texts: pd.Index | list[str]) -> np.ndarray:
-    return pd.to_numeric(pd.Series(list(texts), dtype=object), errors="coerce").to_numpy(dtype=float)
-
-
-def _repeated_numbers(categories: list[str]) -> bool:
-    numbers = _as_numbers(categories)
-    numbers = numbers[~np.isnan(numbers)]
-    return bool(np.unique(numbers).size != numbers.size)
-
-
-def match_categories(values: pd.Series, categories: list[str], match_numbers: bool = True) -> tuple[np.ndarray, np.ndarray]:
-    """Each value's position in the declared ``categories`` (−1: undeclared, −2: missing), and which matched by number.
-
-    A value matches the category spelled as it prints (``"A"``, ``39``); with ``match_numbers``
-    a value left over that reads as a number matches the declared category that reads as the
-    same number (``0.0`` and ``"00"`` match ``"0"``). Models (:class:`Normaliser`) and copies
-    (:mod:`dpcore.release.columns`) both map through here, so they agree on every value. Only
-    the distinct values are compared, so a column of millions of rows costs one factorisation.
-    """
-    codes, uniques = factorize(values)
-    matched = np.full(len(uniques), -1, dtype=np.int64)
-    by_number = np.zeros(len(uniques), dtype=bool)
-    if len(uniques):
-        text = pd.Index(uniques).astype(str).astype(object)
-        matched = pd.Index(categories, dtype=object).get_indexer(text).astype(np.int64)
-        unmatched = matched < 0
-        declared = _as_numbers(categories)
-        if match_numbers and unmatched.any() and not np.isnan(declared).all():
-            spelled = _as_numbers(text[unmatched])
-            found = pd.Index(np.where(np.isnan(declared), np.inf, declared)).get_indexer(pd.Index(spelled))
-            matched[unmatched] = np.where(np.isnan(spelled), -1, found)
-            by_number[unmatched] = matched[unmatched] >= 0
-    lookup = np.append(matched, -2)
-    return lookup[codes], np.append(by_number, False)[codes]
-
-
 def category_codes(values: pd.Series, spec: ColumnSpec) -> np.ndarray:
     """Codes over ``spec.levels``: declared categories, then missing, then other (unseen)."""
     k = len(spec.categories)
     matched, _unused = match_categories(values, spec.categories, spec.match_numbers)
     return np.where(matched == -2, k, np.where(matched == -1, k + 1, matched)).astype(np.int64)
-
-
-def _used_categorical(frame: pd.DataFrame, schema: Schema) -> list[ColumnSpec]:
-    return [spec for spec in schema.columns if spec.kind == "categorical" and spec.role in ("feature", "target")
-            and spec.name in frame.columns and not spec.problems()]
-
-
-def other_shares(frame: pd.DataFrame, schema: Schema) -> dict[str, float]:
-    """For each used categorical column, the share of its present values that become "(other)" (owner-only: raw rows)."""
-    shares = {}
-    for spec in _used_categorical(frame, schema):
-        matched, _unused = match_categories(frame[spec.name], spec.categories, spec.match_numbers)
-        present = int((matched != -2).sum())
-        shares[spec.name] = float((matched == -1).sum() / present) if present else 0.0
-    return shares
-
-
-def other_share_problems(frame: pd.DataFrame, schema: Schema, limit: float = OTHER_SHARE_LIMIT) -> list[str]:
-    """A sentence for each used categorical column whose declared list leaves more than ``limit`` of its values in "(other)".
-
-    Computed on the raw table for the owner's screen only; the sentence names the column and the
-    share, never a value. Columns the owner accepted (``accept_other``) are left out.
-    """
-    return [
-        _("Column '{column}': {share} of its values are not in the declared categories and would become {other}. Fix the "
-          "list, discover the categories privately, or accept {other} for this column.").format(
-            column=name, share=percent(share), other=OTHER_CATEGORY)
-        for name, share in mostly_other(frame, schema, limit).items()
-    ]
-
-
-def mostly_other(frame: pd.DataFrame, schema: Schema, limit: float = OTHER_SHARE_LIMIT) -> dict[str, float]:
-    """``{column: share}`` for the columns :func:`other_share_problems` names (owner-only: raw rows)."""
-    return {name: share for name, share in other_shares(frame, schema).items() if share > limit and not schema[name].accept_other}
-
-
-def matched_by_number(frame: pd.DataFrame, schema: Schema) -> list[str]:
-    """The used categorical columns where some value matched its category by number only (``0.0`` as ``"0"``)."""
-    return [spec.name for spec in _used_categorical(frame, schema) if spec.match_numbers
-            and match_categories(frame[spec.name], spec.categories, True)[1].any()]
 
 
 def out_of_bounds_share(frame: pd.DataFrame, schema: Schema) -> pd.DataFrame:

@@ -13,12 +13,13 @@ from dpcore.categories import (
     apply_categories,
     discover_categories,
     discoverable_columns,
+    other_share_problems,
     people_needed,
     stable_categories,
     value_labels,
 )
 from dpcore.exceptions import BudgetExceededError, DataError
-from dpcore.schema import ColumnSpec, Schema, other_share_problems
+from dpcore.schema import ColumnSpec, Schema
 
 EPSILON, DELTA = 1.0, 1e-3  # τ = 1 + ln(500) ≈ 7.2: a count of 7 is kept about 40 % of the time
 RUNS = 3000

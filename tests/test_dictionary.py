@@ -7,9 +7,10 @@ import json
 import pandas as pd
 import pytest
 
+from dpcore.categories import other_share_problems
 from dpcore.dictionary import Dictionary, apply_dictionary, frictionless_json, read_dictionary, to_frictionless
 from dpcore.exceptions import DataError
-from dpcore.schema import ColumnSpec, Schema, other_share_problems
+from dpcore.schema import ColumnSpec, Schema
 
 FRICTIONLESS = {
     "fields": [

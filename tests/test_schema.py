@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dpcore.categories import other_share_problems
 from dpcore.exceptions import DataError
 from dpcore.schema import (
     MISSING_CATEGORY,
@@ -16,7 +17,6 @@ from dpcore.schema import (
     category_codes,
     looks_like_identifier,
     normalise_numeric,
-    other_share_problems,
     out_of_bounds_share,
     suggest_schema,
 )
@@ -367,7 +367,7 @@ def test_unticking_match_numbers_compares_as_text_and_blocks_complete():
 
 
 def test_the_other_share_check_names_the_column_never_a_value_and_accepting_silences_it(sentinel):
-    from dpcore.schema import matched_by_number, other_share_problems
+    from dpcore.categories import matched_by_number
 
     frame = pd.DataFrame({"x": np.arange(40.0), "kind": ["a"] * 20 + [sentinel] * 20})
     schema = Schema([ColumnSpec("x", lower=0, upper=40), ColumnSpec("kind", kind="categorical", categories=["a", "b"])])

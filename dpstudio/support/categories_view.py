@@ -4,11 +4,20 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dpcore.categories import DEFAULT_EPSILON_PER_COLUMN, DEFAULT_TOTAL_DELTA, discoverable_columns, discovery_cost, people_needed
+from dpcore.categories import (
+    DEFAULT_EPSILON_PER_COLUMN,
+    DEFAULT_TOTAL_DELTA,
+    discoverable_columns,
+    discovery_cost,
+    matched_by_number,
+    mostly_other,
+    other_share_problems,
+    people_needed,
+)
 from dpcore.dictionary import frictionless_json
 from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.i18n import _, integer, ngettext, short
-from dpcore.schema import OTHER_CATEGORY, matched_by_number, mostly_other, other_share_problems
+from dpcore.schema import OTHER_CATEGORY
 from dpstudio.support.declaring import accept_other, discover_text_categories, use_dictionary
 from dpstudio.support.readable import task_name
 from dpstudio.support.session import remember
