@@ -13,6 +13,7 @@ Run: ``PYTHONPATH=. .venv/bin/python benchmarks/category_discovery.py`` (about 1
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -42,7 +43,7 @@ def measure(name: str, epsilon: float, delta: float, split_over: int) -> list[di
         # A column's share of δ is δ/split_over, as when it is one of split_over columns discovered in one click.
         found, _threshold = stable_categories(frame, schema, columns, epsilon, delta * len(columns) / split_over, seed)
         for column in columns:
-            spec = Schema.from_dict({"columns": [schema[column].__dict__ | {"categories": found[column]}]}).columns[0]
+            spec = replace(schema[column], categories=found[column])
             found_counts[column].append(len(set(found[column]) & set(schema[column].categories)))
             shares[column].append(other_shares(frame, Schema([spec])).get(column, 1.0) if len(found[column]) >= 2 else 1.0)
     needed = people_needed(epsilon, delta, split_over)
