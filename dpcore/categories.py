@@ -77,16 +77,14 @@ def value_labels(values: pd.Series, match_numbers: bool = True) -> tuple[np.ndar
     if match_numbers and text.size:
         numbers = np.asarray(pd.to_numeric(text, errors="coerce"), dtype=float)
         finite = np.isfinite(numbers)
-        text[finite] = [_number_text(number) for number in numbers[finite]]  # one per distinct value, not per row
+        whole = finite & (numbers == np.round(numbers)) & (np.abs(numbers) < 2.0**53)
+        text[whole] = numbers[whole].astype(np.int64).astype(str)
+        text[finite & ~whole] = np.char.mod("%.15g", numbers[finite & ~whole])
     present = text != ""
     labels, label_of_unique = np.unique(text[present].astype(str), return_inverse=True)
     lookup = np.full(len(text) + 1, -1, dtype=np.int64)
     lookup[np.flatnonzero(present)] = label_of_unique
     return lookup[codes], labels
-
-
-def _number_text(number: float) -> str:
-    return str(int(number)) if float(number).is_integer() and abs(number) < 2**53 else f"{number:.15g}"
 
 
 def _sorted_categories(labels: np.ndarray) -> list[str]:
@@ -220,12 +218,14 @@ def other_share_problems(frame: pd.DataFrame, schema: Schema, limit: float = OTH
     Computed on the raw table for the owner's screen only; the sentence names the column and the
     share, never a value. Columns the owner accepted (``accept_other``) are left out.
     """
-    return [
-        _("Column '{column}': {share} of its values are not in the declared categories and would become {other}. Fix the "
-          "list, discover the categories privately, or accept {other} for this column.").format(
-            column=name, share=percent(share), other=OTHER_CATEGORY)
-        for name, share in mostly_other(frame, schema, limit).items()
-    ]
+    return [other_share_sentence(name, share) for name, share in mostly_other(frame, schema, limit).items()]
+
+
+def other_share_sentence(column: str, share: float) -> str:
+    """What the Data page says about a column whose declared list leaves ``share`` of it in "(other)"."""
+    return _("Column '{column}': {share} of its values are not in the declared categories and would become {other}. Fix the "
+             "list, discover the categories privately, or accept {other} for this column.").format(
+        column=column, share=percent(share), other=OTHER_CATEGORY)
 
 
 def mostly_other(frame: pd.DataFrame, schema: Schema, limit: float = OTHER_SHARE_LIMIT) -> dict[str, float]:

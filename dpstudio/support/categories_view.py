@@ -11,7 +11,7 @@ from dpcore.categories import (
     discovery_cost,
     matched_by_number,
     mostly_other,
-    other_share_problems,
+    other_share_sentence,
     people_needed,
 )
 from dpcore.dictionary import frictionless_json
@@ -85,15 +85,15 @@ def schema_status(state: StudioState) -> None:
                   "and copies alike. Untick 'match numbers' on a column to compare its values as text.").format(
             columns=", ".join(f"'{name}'" for name in by_number)), icon=":material/pin:")
     problems = schema.problems(dataset.frame, need_target=True)
-    blocked = list(mostly_other(dataset.frame, schema))
+    blocked = mostly_other(dataset.frame, schema)
+    sentences = [other_share_sentence(name, share) for name, share in blocked.items()]
     if problems:
-        st.error(_("Fix these before training:") + " " + " ".join(problems + other_share_problems(dataset.frame, schema)))
+        st.error(_("Fix these before training:") + " " + " ".join(problems + sentences))
     elif blocked:
-        st.error(_("The schema is not complete yet (owner-only check on your raw rows):") + " "
-                 + " ".join(other_share_problems(dataset.frame, schema)))
+        st.error(_("The schema is not complete yet (owner-only check on your raw rows):") + " " + " ".join(sentences))
     if blocked and st.button(ngettext("Accept {other} for this column", "Accept {other} for these {count} columns",
                                       len(blocked)).format(other=OTHER_CATEGORY, count=len(blocked)), key="accept_other"):
-        accept_other(state, blocked)
+        accept_other(state, list(blocked))
         remember(state)
         st.rerun()
     if problems or blocked:
