@@ -15,6 +15,7 @@ from dpcore.categories import (
     discoverable_columns,
     other_share_problems,
     people_needed,
+    person_counts,
     stable_categories,
     value_labels,
 )
@@ -87,6 +88,9 @@ def test_repeats_of_one_person_count_once_and_spellings_of_a_number_are_one_valu
     codes, labels = value_labels(pd.Series([0.0, 1.0, np.nan, "00", " 1", "a", ""], dtype=object))
     assert labels.tolist() == ["0", "1", "a"] and codes.tolist() == [0, 1, -1, 0, 1, 2, -1]
     assert value_labels(pd.Series(["0", "0.0"]), match_numbers=False)[1].tolist() == ["0", "0.0"]
+    people = np.array(["ann", "ann", "ann", "bob", "bob", "cy", "cy"])
+    assert person_counts(np.array([0, 0, 1, 0, -1, 1, 1]), 3, people).tolist() == [2, 2, 0]
+    assert person_counts(np.array([0, 0, 1, 0, -1, 1, 1]), 3, None).tolist() == [3, 3, 0]
 
 
 def _wide(rows: int = 3000) -> tuple[pd.DataFrame, Schema]:
