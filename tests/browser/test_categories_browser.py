@@ -51,7 +51,7 @@ def test_a_float_read_class_column_is_caught_then_declared_by_discovery_and_a_di
     uploaders = page.locator("[data-testid='stFileUploaderDropzoneInput']")
     uploaders.nth(1).set_input_files(str(schema))
     uploaders.first.set_input_files(str(table))
-    page.get_by_text("housing_with_classes.csv").first.wait_for(timeout=60_000)
+    page.get_by_text("housing_with_classes.csv").first.wait_for(timeout=120_000)  # 1.5 MB read and recognised
 
     # The list typed by hand misses every class: the page says so, naming the column, instead of "complete".
     page.get_by_text("Column 'risk_class': 100% of its values are not in the declared categories", exact=False).wait_for()
