@@ -22,6 +22,7 @@ import pandas as pd
 
 from dpcore.exceptions import DataError
 from dpcore.i18n import _
+from dpcore.matching import match_categories, repeated_numbers
 from dpcore.persons import unit_problems
 
 ROLES = ("feature", "target", "identifier", "ignore")
@@ -113,6 +114,11 @@ class ColumnSpec:
     declares non-sensitive (the only kind a release may copy unchanged). ``may_be_missing``
     declares that a value can be absent (true unless a data dictionary says otherwise; it is
     never read from the data): a release then randomises "missing" as a category of its own.
+    ``match_numbers`` compares a cell and a declared category that both read as numbers by
+    their value, so ``0``, ``0.0``, ``"0"`` and ``00`` are one category (a class column read as
+    floats because it has blanks); models and copies map values the same way
+    (:func:`~dpcore.matching.match_categories`). ``accept_other`` is the owner's word that many values
+    of this column may become "(other)" (:func:`dpcore.categories.other_share_problems` then stays quiet about it).
     """
 
     name: str
@@ -126,6 +132,8 @@ class ColumnSpec:
     bounds_from_data: bool = False
     public: bool = False
     may_be_missing: bool = True
+    match_numbers: bool = True
+    accept_other: bool = False
 
     @property
     def bounds(self) -> tuple[float, float]:
@@ -165,6 +173,9 @@ class ColumnSpec:
             out.append(_("Column '{column}': declare at least two categories.").format(column=self.name))
         elif len(set(self.categories)) != len(self.categories):
             out.append(_("Column '{column}': the category list has repeats.").format(column=self.name))
+        elif self.match_numbers and repeated_numbers(self.categories):
+            out.append(_("Column '{column}': two declared categories are the same number; merge them, or untick 'match "
+                         "numbers' to compare them as text.").format(column=self.name))
         return out
 
 
@@ -289,6 +300,7 @@ class Schema:
                     "missing → fill": c.fill_value,
                     "public": c.public,
                     "may be missing": c.may_be_missing,
+                    "match numbers": c.match_numbers,
                     "read from data (leak)": c.bounds_from_data,
                     "source": c.source,
                 }
@@ -316,6 +328,7 @@ class Schema:
                 source=str(row.get("source") or ""),
                 public=bool(row.get("public")),
                 may_be_missing=bool(row.get("may be missing", True)),
+                match_numbers=bool(row.get("match numbers", True)),
             )
             # The leak flag is cleared only by the owner unticking it: editing a bound read from
             # the data (97.3 → 97.4) does not make it a public declaration.
@@ -399,13 +412,8 @@ def normalise_numeric(values: pd.Series, spec: ColumnSpec) -> np.ndarray:
 def category_codes(values: pd.Series, spec: ColumnSpec) -> np.ndarray:
     """Codes over ``spec.levels``: declared categories, then missing, then other (unseen)."""
     k = len(spec.categories)
-    lookup = {c: i for i, c in enumerate(spec.categories)}
-    text = values.astype("string")
-    mapped = text.map(lookup, na_action="ignore")
-    found = pd.to_numeric(mapped, errors="coerce").to_numpy(dtype=float)
-    codes = np.where(np.isnan(found), k + 1, found)
-    codes = np.where(values.isna().to_numpy(), k, codes)
-    return codes.astype(np.int64)
+    matched, _unused = match_categories(values, spec.categories, spec.match_numbers)
+    return np.where(matched == -2, k, np.where(matched == -1, k + 1, matched)).astype(np.int64)
 
 
 def out_of_bounds_share(frame: pd.DataFrame, schema: Schema) -> pd.DataFrame:
@@ -512,9 +520,9 @@ class Normaliser:
             numbers = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
             keep = np.isfinite(numbers)
             return np.clip(numbers[keep], spec.lower, spec.upper), keep
-        text = values.astype("string")
-        keep = text.isin(spec.categories).fillna(False).to_numpy(dtype=bool)
-        return text[keep].to_numpy(dtype=object).astype(str), keep
+        matched, _unused = match_categories(values, spec.categories, spec.match_numbers)
+        keep = matched >= 0
+        return np.asarray(spec.categories, dtype=object)[matched[keep]].astype(str), keep
 
     def design(self, frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
         """Features and target of the usable rows."""

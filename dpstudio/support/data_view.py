@@ -162,6 +162,10 @@ def declarations_editor(state: StudioState) -> None:
             "may be missing": st.column_config.CheckboxColumn(
                 _("may be missing"), help=_("A value can be absent: an export then randomizes 'missing' as a category of its own")
             ),
+            "match numbers": st.column_config.CheckboxColumn(
+                _("match numbers"), help=_("Categories that read as one number are one category: 0, 0.0, \"0\" and 00. Untick "
+                                           "to compare them as text."),
+            ),
             "read from data (leak)": st.column_config.CheckboxColumn(
                 _("read from data (leak)"),
                 help=_("Ticked when the bounds or categories were read from your data. Untick it only once they are public "
@@ -172,6 +176,8 @@ def declarations_editor(state: StudioState) -> None:
     )
     declared = Schema.from_frame(edited)
     declared.privacy_unit, declared.rows_per_person = dataset.schema.privacy_unit, dataset.schema.rows_per_person
+    for spec in declared.columns:  # accepting "(other)" is a button below, not a column of the editor
+        spec.accept_other = spec.name in dataset.schema.names and dataset.schema[spec.name].accept_other
     if declared != dataset.schema:
         dataset.schema = declared
         remember(state)
