@@ -137,11 +137,29 @@ def add_release(subparsers: Subparsers) -> None:
         help=_("make a new copy even if this table was released with this plan before (charged again)"),
     )
     parser.add_argument(
+        "--accept-noise",
+        action="store_true",
+        help=_("release even when the copy is mostly noise for most of its randomized columns (refused by default)"),
+    )
+    parser.add_argument(
         "--seed", type=seed_number, metavar="N", help=_("fixed random seed — for tests only: a seeded copy must not be sold")
     )
     parser.add_argument("--chunksize", type=positive_int, metavar="ROWS", help=_("rows per chunk (default 262144)"))
     parser.add_argument("-q", "--quiet", action="store_true", help=_("no progress or notes on standard error"))
     parser.set_defaults(handler=_run_release)
+
+
+def _refuse_noise(plan: ReleasePlan, schema: Schema, n_rows: int) -> None:
+    """Refuse, before anything is read further or charged, a copy whose verdict is mostly noise for most columns.
+
+    ``n_rows`` counts the file's rows (before any per-person bound, so the verdict errs towards useful).
+    """
+    from dpcore.release import mostly_noise, noise_advice, usefulness, usefulness_summary
+
+    table = usefulness(plan, schema, max(n_rows, 1))
+    if mostly_noise(table):
+        raise UsageError(_("release: {summary} {advice} Nothing was charged. To release it anyway, add --accept-noise.").format(
+            summary=usefulness_summary(table), advice=noise_advice(table)))
 
 
 def _progress(quiet: bool) -> Callable[[int, int], None] | None:
@@ -188,6 +206,8 @@ def _run_release(args: argparse.Namespace) -> int:
     if args.engine == "spark":
         result = _release_on_spark(args, output, schema, plan, first_total)
     else:
+        if not args.accept_noise:
+            _refuse_noise(plan, schema, sum(len(chunk) for chunk in file_chunks(source)()))
         ledger = open_dataset(args, "release", file_chunks(source), source.stem, first_total)
         result = release_csv(
             source,

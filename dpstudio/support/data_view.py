@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from dpcore.accountant import default_epsilon
 from dpcore.bounds import DEFAULT_COARSE_RANGE, DEFAULT_EPSILON_PER_COLUMN
 from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.i18n import N_, _, integer, ngettext, short
@@ -225,8 +226,10 @@ def fix_leaks(state: StudioState) -> None:
                     "larger ε or bounds you declare yourself."
                 ).format(count=len(numeric), rows=integer(10_000)))
                 c1, c2, c3 = st.columns(3)
-                per_column = c1.number_input(_("ε per column"), min_value=0.01, max_value=2.0, value=DEFAULT_EPSILON_PER_COLUMN,
-                                             step=0.05, key="bounds_epsilon")
+                # At most the engine's default per column, and all columns together at most half of what is left.
+                offered = default_epsilon(state.ledger().available() / len(numeric), cap=DEFAULT_EPSILON_PER_COLUMN)
+                per_column = c1.number_input(_("ε per column"), min_value=0.001, max_value=2.0,
+                                             value=max(offered, 0.001), step=0.05, format="%.3f", key="bounds_epsilon")
                 low = c2.number_input(_("No value is below"), value=DEFAULT_COARSE_RANGE[0], key="coarse_low", format="%g")
                 high = c3.number_input(_("No value is above"), value=DEFAULT_COARSE_RANGE[1], key="coarse_high", format="%g")
                 cost = per_column * len(numeric)

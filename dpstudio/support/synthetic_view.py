@@ -11,7 +11,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from dpcore.accountant import BudgetLedger
+from dpcore.accountant import BudgetLedger, default_epsilon
 from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.i18n import N_, _, fixed, short
 from dpcore.release import ReleasePlan
@@ -39,8 +39,9 @@ def settings(ledger: BudgetLedger) -> tuple[float, str, float] | None:
                    "Privacy page only if you accept a weaker promise.").format(left=short(available)))
         return None
     left, right = st.columns(2)
+    offered = min(max(default_epsilon(available, cap=1.0), 0.01), available)  # leaves room for the other pages
     epsilon = float(left.number_input(_("ε of the whole copy, per person"), min_value=0.01, max_value=float(available),
-                                      value=float(min(1.0, available)), step=0.1, format="%.2f", key="synthetic_epsilon"))
+                                      value=float(offered), step=0.1, format="%.2f", key="synthetic_epsilon"))
     noise = str(right.radio(_("Noise"), ["gaussian", "laplace"], key=keyed("synthetic_noise"), horizontal=True,
                             format_func={"gaussian": _("Gaussian (δ = 1e-6)"), "laplace": _("Laplace (δ = 0)")}.__getitem__))
     delta = DEFAULT_DELTA if noise == "gaussian" else 0.0
