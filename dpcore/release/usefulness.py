@@ -175,9 +175,9 @@ def mostly_noise(table: pd.DataFrame) -> bool:
 def noise_advice(table: pd.DataFrame) -> str:
     """What the owner can do instead of releasing a copy that is mostly noise (the way out, in one sentence)."""
     noisy = int((table["rating"] == "noise").sum())
-    return _("The copy is mostly noise for {noisy} of its {count} randomised columns: it would spend budget on little a "
-             "buyer can use. Drop columns so the others get more ε each, raise their ε if the budget allows, or sell a "
-             "synthetic copy instead, which keeps the relations between columns far better at the same ε.").format(
+    return _("That is {noisy} of its {count} randomised columns, so the copy would spend budget on little a buyer can use. "
+             "Drop columns so the others get more ε each, raise their ε if the budget allows, or sell a synthetic copy "
+             "instead, which keeps the relations between columns far better at the same ε.").format(
         noisy=noisy, count=len(table))
 
 

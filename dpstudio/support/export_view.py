@@ -158,7 +158,7 @@ def noise_confirmation() -> bool:
     """For a copy that is mostly noise: the owner types the stated word to release it anyway (True once typed)."""
     word = _(NOISE_CONFIRMATION)
     typed = st.text_input(_("This copy is mostly noise. To release it anyway, type **{word}**:").format(word=word),
-                          key="noise_confirmation", placeholder=word)
+                          key="noise_confirmation")
     return noise_confirmed(typed)
 
 
