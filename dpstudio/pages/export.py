@@ -23,6 +23,8 @@ st.write(_(
 kind = synthetic.choose_kind()
 if kind == synthetic.RANDOMIZED:
     view.unit_notice(ledger, schema)
+else:
+    synthetic.budget_notice(ledger)
 column_problems = [p for c in schema.columns for p in c.problems()]
 if column_problems:
     st.error(_("Some declarations are incomplete:") + " " + " ".join(column_problems) + " " + _("Fix them on the Data page."))

@@ -31,16 +31,26 @@ def choose_kind() -> str:
     return str(st.radio(_("Which copy do you want to sell?"), list(labels), format_func=labels.__getitem__, key=keyed("copy_kind")))
 
 
-def settings(ledger: BudgetLedger) -> tuple[float, str, float] | None:
-    """ε, the noise and δ of the synthetic copy (None, with a sentence, when nothing is left)."""
+#: The smallest ε a synthetic copy can be made at (the settings' input starts there).
+MIN_EPSILON = 0.01
+
+
+def budget_notice(ledger: BudgetLedger) -> None:
+    """Said once, above the plan, when too little is left for a new synthetic copy."""
     available = max(ledger.remaining, 0.0)
-    if available < 0.01:
+    if available < MIN_EPSILON:
         st.warning(_("Only ε = {left} is left of this dataset's budget: a new copy cannot be made. Raise the budget on the "
                    "Privacy page only if you accept a weaker promise.").format(left=short(available)))
+
+
+def settings(ledger: BudgetLedger) -> tuple[float, str, float] | None:
+    """ε, the noise and δ of the synthetic copy (None when too little is left: :func:`budget_notice` said so)."""
+    available = max(ledger.remaining, 0.0)
+    if available < MIN_EPSILON:
         return None
     left, right = st.columns(2)
-    offered = min(max(default_epsilon(available, cap=1.0), 0.01), available)  # leaves room for the other pages
-    epsilon = float(left.number_input(_("ε of the whole copy, per person"), min_value=0.01, max_value=float(available),
+    offered = min(max(default_epsilon(available, cap=1.0), MIN_EPSILON), available)  # leaves room for the other pages
+    epsilon = float(left.number_input(_("ε of the whole copy, per person"), min_value=MIN_EPSILON, max_value=float(available),
                                       value=float(offered), step=0.1, format="%.2f", key="synthetic_epsilon"))
     noise = str(right.radio(_("Noise"), ["gaussian", "laplace"], key=keyed("synthetic_noise"), horizontal=True,
                             format_func={"gaussian": _("Gaussian (δ = 1e-6)"), "laplace": _("Laplace (δ = 0)")}.__getitem__))
