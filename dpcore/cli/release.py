@@ -158,7 +158,8 @@ def _refuse_noise(plan: ReleasePlan, schema: Schema, n_rows: int) -> None:
 
     table = usefulness(plan, schema, max(n_rows, 1))
     if mostly_noise(table):
-        raise UsageError(_("release: {summary} {advice} Nothing was charged. To release it anyway, add --accept-noise.").format(
+        raise UsageError(_("release: {summary} {advice} Nothing was charged. 'dpcore synthesize' makes the synthetic "
+                           "copy; to release this one anyway, add --accept-noise.").format(
             summary=usefulness_summary(table), advice=noise_advice(table)))
 
 

@@ -7,6 +7,7 @@ sentences are shared with the command line's ``estimate``, which says them to th
 from __future__ import annotations
 
 import collections
+import unicodedata
 
 import numpy as np
 import pandas as pd
@@ -182,6 +183,11 @@ def noise_advice(table: pd.DataFrame) -> str:
 
 
 def noise_confirmed(typed: str) -> bool:
-    """Whether the owner typed the confirmation word (in the page's language, or in English), case and spaces aside."""
-    word = typed.strip().casefold()
-    return bool(word) and word in {_(NOISE_CONFIRMATION).casefold(), NOISE_CONFIRMATION}
+    """Whether the owner typed the confirmation word (in the page's language, or in English), case, spaces and the
+    Unicode form of accented letters aside."""
+
+    def folded(text: str) -> str:
+        return unicodedata.normalize("NFC", text.strip()).casefold()
+
+    word = folded(typed)
+    return bool(word) and word in {folded(_(NOISE_CONFIRMATION)), NOISE_CONFIRMATION}

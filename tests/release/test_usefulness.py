@@ -47,8 +47,11 @@ def test_usefulness_verdicts():
 
 
 def test_a_copy_that_is_mostly_noise_is_named_and_needs_the_stated_word():
+    import unicodedata
+
     import pandas as pd
 
+    from dpcore.i18n import language
     from dpcore.release import NOISE_CONFIRMATION, mostly_noise, noise_advice, noise_confirmed
 
     table = pd.DataFrame({"rating": ["noise", "noise", "rough"]})
@@ -56,3 +59,5 @@ def test_a_copy_that_is_mostly_noise_is_named_and_needs_the_stated_word():
     assert "2 of its 3" in noise_advice(table) and "synthetic copy" in noise_advice(table)
     assert NOISE_CONFIRMATION == "noise"
     assert noise_confirmed(" NOISE ") and not noise_confirmed("") and not noise_confirmed("yes")
+    with language("vi"):  # the Vietnamese word, typed composed or decomposed
+        assert noise_confirmed("nhiễu") and noise_confirmed(unicodedata.normalize("NFD", "Nhiễu")) and noise_confirmed("noise")
