@@ -269,12 +269,23 @@ def _release_on_spark(args: argparse.Namespace, output: Path, schema: Schema, pl
     """The copy made on Spark into the folder ``output``, charged to the dataset the table's rows belong to."""
     from dpcore.backends.tables import list_table_files
 
-    ledger = open_table_files(args, list_table_files(args.input), "release", first_total)
+    files = list_table_files(args.input)
+    if not args.accept_noise:
+        _refuse_noise(plan, schema, _table_rows(files))
+    ledger = open_table_files(args, files, "release", first_total)
     session = spark_engine(args, "release")
     from dpcore.backends.spark_release import release_on_spark
 
     return release_on_spark(session, args.input, output, schema, plan, ledger=ledger, fresh=args.fresh, random_state=args.seed,
                          label=f"randomized-response copy ({output.name})", parquet=args.parquet)
+
+
+def _table_rows(files: list[str]) -> int:
+    """Rows in a table's files: from the footers of Parquet files, by reading CSV files (a pass on this machine)."""
+    from dpcore.backends.tables import csv_file_batches, file_format, parquet_file
+
+    return sum(parquet_file(path).metadata.num_rows if file_format(path) == "parquet"
+               else sum(batch.num_rows for batch in csv_file_batches(path)) for path in files)
 
 
 # --- estimate --------------------------------------------------------------------------------------
