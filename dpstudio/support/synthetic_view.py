@@ -11,7 +11,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from dpcore.accountant import BudgetLedger
+from dpcore.accountant import BudgetLedger, default_epsilon
 from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.i18n import N_, _, fixed, short
 from dpcore.release import ReleasePlan
@@ -31,16 +31,27 @@ def choose_kind() -> str:
     return str(st.radio(_("Which copy do you want to sell?"), list(labels), format_func=labels.__getitem__, key=keyed("copy_kind")))
 
 
-def settings(ledger: BudgetLedger) -> tuple[float, str, float] | None:
-    """ε, the noise and δ of the synthetic copy (None, with a sentence, when nothing is left)."""
+#: The smallest ε a synthetic copy can be made at (the settings' input starts there).
+MIN_EPSILON = 0.01
+
+
+def budget_notice(ledger: BudgetLedger) -> None:
+    """Said once, above the plan, when too little is left for a new synthetic copy."""
     available = max(ledger.remaining, 0.0)
-    if available < 0.01:
+    if available < MIN_EPSILON:
         st.warning(_("Only ε = {left} is left of this dataset's budget: a new copy cannot be made. Raise the budget on the "
                    "Privacy page only if you accept a weaker promise.").format(left=short(available)))
+
+
+def settings(ledger: BudgetLedger) -> tuple[float, str, float] | None:
+    """ε, the noise and δ of the synthetic copy (None when too little is left: :func:`budget_notice` said so)."""
+    available = max(ledger.remaining, 0.0)
+    if available < MIN_EPSILON:
         return None
     left, right = st.columns(2)
-    epsilon = float(left.number_input(_("ε of the whole copy, per person"), min_value=0.01, max_value=float(available),
-                                      value=float(min(1.0, available)), step=0.1, format="%.2f", key="synthetic_epsilon"))
+    offered = min(max(default_epsilon(available, cap=1.0), MIN_EPSILON), available)  # leaves room for the other pages
+    epsilon = float(left.number_input(_("ε of the whole copy, per person"), min_value=MIN_EPSILON, max_value=float(available),
+                                      value=float(offered), step=0.1, format="%.2f", key="synthetic_epsilon"))
     noise = str(right.radio(_("Noise"), ["gaussian", "laplace"], key=keyed("synthetic_noise"), horizontal=True,
                             format_func={"gaussian": _("Gaussian (δ = 1e-6)"), "laplace": _("Laplace (δ = 0)")}.__getitem__))
     delta = DEFAULT_DELTA if noise == "gaussian" else 0.0

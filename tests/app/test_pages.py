@@ -184,7 +184,7 @@ def test_export_releases_within_budget_then_hands_out_the_same_copy(app):
     at.selectbox[0].set_value("Adult census income (sample)").run()
     at.switch_page("pages/export.py").run()
     assert not at.exception
-    [b for b in at.button if b.label == "Release the copy"][0].click().run()
+    _release(at)
     assert not at.exception
     first = state(at).release
     assert first is not None and not first.reused
@@ -193,7 +193,7 @@ def test_export_releases_within_budget_then_hands_out_the_same_copy(app):
     assert first.report["unit_of_protection"]["padded"]
     assert "email" not in first.csv.decode("utf-8").splitlines()[0]
     assert state(at).ledger().spent == pytest.approx(first.epsilon_charged)
-    [b for b in at.button if b.label == "Release the copy"][0].click().run()
+    _release(at)
     second = state(at).release
     assert second.reused and second.csv == first.csv
     assert state(at).ledger().spent == pytest.approx(first.epsilon_charged)
@@ -207,9 +207,27 @@ def test_the_default_export_plan_fits_a_partly_spent_budget(app):
     ledger.spend("earlier", 0.5)
     at.run()
     assert any("Will it be worth buying" in str(h.value) for h in at.subheader)
-    [b for b in at.button if b.label == "Release the copy"][0].click().run()
+    _release(at)
     assert not at.error and state(at).release is not None
     assert 0.5 < ledger.spent <= 1.0
+
+
+def test_a_copy_that_is_mostly_noise_needs_the_typed_word_and_half_the_budget_is_left(app):
+    """Issue 28 item 4: one click spent the whole budget on noise. The default copy now spends half of what is left,
+    and a copy whose verdict is mostly noise is released only once the owner types the stated word."""
+    at = app("export")
+    ledger = state(at).ledger()
+    ledger.spend("earlier", 0.5)
+    at.run()
+    assert any("mostly noise" in str(w.value) and "synthetic copy" in str(w.value) for w in at.warning)
+    button = [b for b in at.button if b.label == "Release the copy"][0]
+    assert button.disabled
+    at.text_input(key="noise_confirmation").set_value("maybe").run()
+    assert [b for b in at.button if b.label == "Release the copy"][0].disabled and ledger.spent == pytest.approx(0.5)
+    at.text_input(key="noise_confirmation").set_value(" Noise ").run()
+    [b for b in at.button if b.label == "Release the copy"][0].click().run()
+    assert not at.exception and state(at).release is not None
+    assert ledger.remaining >= 0.25 - 1e-9  # half of the 0.5 left is still there (less the rounding down of each column)
 
 
 def test_export_says_when_nothing_is_left_for_a_copy(app):
@@ -632,7 +650,7 @@ def test_a_released_copy_is_handed_out_again_free_after_a_reload(app):
     from streamlit.testing.v1 import AppTest
 
     at = app("export")
-    [b for b in at.button if b.label == "Release the copy"][0].click().run()
+    _release(at)
     first = state(at).release
     spent = state(at).ledger().spent
     token = at.query_params["workspace"]
@@ -641,7 +659,7 @@ def test_a_released_copy_is_handed_out_again_free_after_a_reload(app):
     reloaded.run()
     reloaded.switch_page("pages/export.py").run()
     assert any("released earlier" in str(i.value) for i in reloaded.info)
-    [b for b in reloaded.button if b.label == "Release the copy"][0].click().run()
+    _release(reloaded)
     again = state(reloaded).release
     assert again.reused and again.csv == first.csv and state(reloaded).ledger().spent == pytest.approx(spent)
 
@@ -678,3 +696,11 @@ def test_reading_a_file_again_forgets_the_model_of_the_first_reading_in_the_work
     [b for b in at.button if b.label == "The first row holds the column names"][0].click().run()
     assert state(at).trained is None
     assert workspace.load_result(s.ledger_path, s.workspace, "trained") is None
+
+
+def _release(at):
+    """Press the release button, typing the confirmation word first when the page asks for it (a copy that is mostly
+    noise: the bundled samples' default copies at ε ≤ 1 are, so most releases here ask)."""
+    if any(t.key == "noise_confirmation" for t in at.text_input):
+        at.text_input(key="noise_confirmation").set_value("noise").run()
+    [b for b in at.button if b.label == "Release the copy"][0].click().run()

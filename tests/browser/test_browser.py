@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import expect
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from browser_support import ARTIFACTS, screenshot, start_server  # noqa: E402
+from browser_support import ARTIFACTS, release_copy, screenshot, start_server  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
@@ -27,7 +27,7 @@ def _budget_line(page) -> str:
 def _release_and_download(page, suffix: str = "") -> tuple[Path, Path]:
     """Release a copy on the Export page; download the copy and its JSON report into the artifacts folder."""
     page.get_by_role("link", name="5. Export").click()
-    page.get_by_role("button", name="Release the copy").click()
+    release_copy(page)
     page.get_by_text("Released: ε =", exact=False).wait_for(timeout=120_000)
     ARTIFACTS.mkdir(exist_ok=True)
     paths = []
@@ -169,7 +169,7 @@ def test_a_resaved_file_in_another_session_spends_the_same_budget(browser, serve
     page.get_by_text("A new dataset 'census' was created", exact=False).wait_for()
     screenshot(page, "data_page_new_dataset")
     page.get_by_role("link", name="5. Export").click()
-    page.get_by_role("button", name="Release the copy").click()
+    release_copy(page)
     page.get_by_text("Released: ε =", exact=False).wait_for()
     screenshot(page, "export_padded_copy")
     spent = _budget_line(page)
@@ -319,7 +319,7 @@ def test_the_default_export_plan_fits_what_is_left(page):
     page.get_by_text("For comparison", exact=False).wait_for()
     page.get_by_role("link", name="5. Export").click()
     page.get_by_text("Will it be worth buying", exact=False).wait_for()
-    page.get_by_role("button", name="Release the copy").click()
+    release_copy(page)
     page.get_by_text("Released: ε =", exact=False).wait_for()
     sidebar = _budget_line(page)
     spent = float(sidebar.split("ε spent ")[1].split(" of")[0])

@@ -97,6 +97,16 @@ def test_release_then_estimate_round_trip(adult_part, tmp_path, capsys):
     assert code == EXIT_BUDGET and "budget" in err and len(_errors(err)) == 1
 
 
+def test_a_copy_that_is_mostly_noise_is_refused_unless_accepted(adult_part, tmp_path, capsys):
+    """Issue 28 item 4: a release whose own verdict is mostly noise needs an explicit --accept-noise."""
+    assert _run(capsys, "plan", "--schema", SCHEMA, "-o", tmp_path / "plan.json", "--epsilon", "0.01")[0] == EXIT_OK
+    code, _, err = _run(capsys, *_release_args(adult_part, tmp_path, "--plan", tmp_path / "plan.json", "-q"))
+    assert code == EXIT_USAGE and "mostly noise" in err and "--accept-noise" in err and "Nothing was charged" in err
+    assert not (tmp_path / "copy.csv").exists()
+    code, out, err = _run(capsys, *_release_args(adult_part, tmp_path, "--plan", tmp_path / "plan.json", "-q", "--accept-noise"))
+    assert code == EXIT_OK and "wrote the randomized copy" in out, err
+
+
 def test_seed_warns_and_is_reproducible(adult_part, tmp_path, capsys):
     code, _, err = _run(capsys, *_release_args(adult_part, tmp_path, "--seed", "7", "--chunksize", "1000"))
     assert code == EXIT_OK and "must never be sold" in err and "no --plan given" in err
