@@ -32,15 +32,19 @@ True
 
 from __future__ import annotations
 
+import json
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from dpcore.i18n import _, integer
 
 #: ``progress(share_done, seconds_left, what)``: ``seconds_left`` is None until every stage left was measured.
 Progress = Callable[[float, "float | None", str], None]
 Clock = Callable[[], float]
+COSTS_ENV = "DPSTUDIO_COSTS"
 
 
 @dataclass
@@ -86,6 +90,10 @@ class TimeLeft:
         self.last = self.clock()
         if what is not None:
             self.say(what)
+
+    def insert(self, stages: Sequence[Stage]) -> None:
+        """Stages found to be needed now, run right after the current one (a copy's stages inside a preview)."""
+        self.stages[self.current + 1:self.current + 1] = list(stages)
 
     def resize(self, name: str, units: float) -> None:
         """Stage ``name`` turns out to have ``units`` units (more or fewer than first planned)."""
@@ -146,3 +154,52 @@ def time_left_text(seconds_left: float | None) -> str:
     if seconds_left >= 90:
         return _("about {minutes} min left").format(minutes=integer(round(seconds_left / 60)))
     return _("about {seconds} s left").format(seconds=integer(max(round(seconds_left), 1)))
+
+
+class CostMemory:
+    """Seconds per unit of work measured on earlier runs on this machine: priors for stages that cannot be measured first.
+
+    Some work reports nothing until it is done (Private-PGM compiles its model before its first
+    iteration), so no unit of it can be measured in advance. Its cost per unit from the last runs
+    is the only honest figure; the first run on a machine says "measuring…" instead. The memory
+    holds timings only — seconds per unit of a named kind of work, averaged over runs — never
+    anything about a table. A file that cannot be read or written is ignored (it only costs the
+    estimate).
+
+    Parameters
+    ----------
+    path : path, optional
+        A JSON file; default ``$DPSTUDIO_COSTS``, else ``costs.json`` beside the ledger.
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        if path is None:
+            from dpcore._ledger_db import default_ledger_path
+
+            path = os.environ.get(COSTS_ENV) or default_ledger_path().with_name("costs.json")
+        self.path = Path(path)
+
+    def _read(self) -> dict[str, float]:
+        try:
+            held = json.loads(self.path.read_text(encoding="utf-8"))
+            return {str(k): float(v) for k, v in held.items() if float(v) > 0} if isinstance(held, dict) else {}
+        except (OSError, ValueError, TypeError, AttributeError):
+            return {}
+
+    def recall(self, kind: str) -> float | None:
+        """Seconds per unit of ``kind`` on earlier runs (None: never measured here)."""
+        return self._read().get(kind)
+
+    def remember(self, kind: str, seconds_per_unit: float) -> None:
+        """Average a new measurement in (half the weight to the newest run: the machine's load changes)."""
+        if not seconds_per_unit > 0:
+            return
+        held = self._read()
+        held[kind] = seconds_per_unit if kind not in held else 0.5 * (held[kind] + seconds_per_unit)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            spare = self.path.with_suffix(".tmp")
+            spare.write_text(json.dumps(held, indent=1), encoding="utf-8")
+            spare.replace(self.path)
+        except OSError:
+            pass
