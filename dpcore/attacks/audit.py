@@ -280,7 +280,14 @@ def audit_model(
 
     planned = n_runs
     for position, (title, description, model_epsilon, frozen) in enumerate(variants):
-        trial = np.array([pair(model_epsilon, frozen, _("{title}: pilot fits that choose the event").format(title=title)) for _unused in range(pilot)])
+        pilot_fits = []
+        while len(pilot_fits) < pilot:
+            pilot_fits.append(pair(model_epsilon, frozen, _("{title}: pilot fits that choose the event").format(title=title)))
+            if time_limit is not None and position == 0 and len(pilot_fits) == 1:
+                # The first pair of fits measures their cost: the pilots and the runs are sized to it, not only the runs.
+                pilot, planned = _sized(time_limit - (clock() - started), work.per_unit() or 0.0, len(variants), n_runs)
+                work.resize("fits", 2 * len(variants) * (pilot + planned))
+        trial = np.array(pilot_fits)
         if time_limit is not None:
             left = time_limit - (clock() - started)
             later = len(variants) - position - 1
@@ -305,6 +312,15 @@ def audit_model(
                        "not above the claimed ε = {epsilon}: run more to give the control a chance to fail.").format(planned=planned, largest_certifiable=fixed(runs[0].largest_certifiable, 2), epsilon=short(epsilon)))
     return AuditResult(model, spec.name, epsilon, delta, confidence, len(rows), described, runs[0], tuple(runs[1:]),
                        clock() - started, tuple(notes))
+
+
+def _sized(seconds: float, per_fit: float, variants: int, n_runs: int) -> tuple[int, int]:
+    """``(pilot, runs)`` per variant that fit in ``seconds`` at ``per_fit`` seconds a fit: as many runs as fit, at most
+    ``n_runs`` and at least 10, with :data:`PILOT_SHARE` of them (at least 5) as pilot fits."""
+    pairs = seconds / max(2 * per_fit, 1e-9) / variants
+    runs = int(pairs / (1 + PILOT_SHARE)) if pairs >= 5 / PILOT_SHARE * (1 + PILOT_SHARE) else int(pairs - 5)
+    runs = max(10, min(n_runs, runs))
+    return max(5, math.ceil(PILOT_SHARE * runs)), runs
 
 
 def _verdict(result: AuditResult, run: AuditRun) -> str:

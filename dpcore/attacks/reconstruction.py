@@ -174,13 +174,23 @@ def attack_reconstruction(
     work = TimeLeft([("values", sum(_weight(t) for t in chosen))], progress, clock)
     results: list[ColumnReconstruction | None] = []
     skipped: list[str] = []
-    for t in chosen:
-        each = work.per_unit()
-        if time_limit is not None and results and each is not None and work.elapsed + each * _weight(t) > time_limit:
-            skipped.append(t.name)
-            work.resize("values", work.stage("values").units - _weight(t))
-            continue
+    planned = list(chosen)
+    while planned:
+        t = planned.pop(0)
         results.append(_attack_column(t, frame, features, prior_rounds, rng))
+        measured = work.stage("values")
+        each = (measured.seconds + clock() - work.last) / (measured.done + _weight(t))
+        if time_limit is not None:
+            # Plan the cut now, so that the time left counts only the columns that will be attacked.
+            left, kept = time_limit - work.elapsed, []
+            for later in planned:
+                if each * _weight(later) <= left:
+                    kept.append(later)
+                    left -= each * _weight(later)
+                else:
+                    skipped.append(later.name)
+            planned = kept
+            work.resize("values", work.stage("values").done + _weight(t) + sum(_weight(c) for c in planned))
         work.tick(_("guessed '{name}' back from the copy").format(name=t.name), _weight(t))
     notes = [_("Laplace columns release a number, not a category, and were not attacked.")] if any(
         t.mechanism == "laplace" for t in treatments) else []
