@@ -280,7 +280,7 @@ def audit_model(
 
     planned = n_runs
     for position, (title, description, model_epsilon, frozen) in enumerate(variants):
-        pilot_fits = []
+        pilot_fits: list[tuple[NDArray[np.float64], NDArray[np.float64]]] = []
         while len(pilot_fits) < pilot:
             pilot_fits.append(pair(model_epsilon, frozen, _("{title}: pilot fits that choose the event").format(title=title)))
             if time_limit is not None and position == 0 and len(pilot_fits) == 1:
