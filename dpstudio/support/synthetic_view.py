@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable
 from typing import Any
 
 import altair as alt
@@ -14,6 +12,7 @@ import streamlit as st
 from dpcore.accountant import BudgetLedger, default_epsilon
 from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.i18n import N_, _, fixed, short
+from dpcore.progress import CostMemory, Progress, time_left_text
 from dpcore.release import ReleasePlan
 from dpcore.synthetic import DEFAULT_DELTA, SyntheticResult, synthesize_table, trust_sentences, utility_preview
 from dpstudio.support.language import keyed
@@ -62,16 +61,12 @@ def settings(ledger: BudgetLedger) -> tuple[float, str, float] | None:
     return epsilon, noise, delta
 
 
-def _progress_bar() -> Callable[[float, str], None]:
-    """A progress bar with the time left, for long work."""
-    bar, started = st.progress(0.0, text=_("Starting…")), time.monotonic()
+def _progress_bar() -> Progress:
+    """A progress bar with the engine's measured time left ("measuring the time left…" until it is measured)."""
+    bar = st.progress(0.0, text=_("Starting…"))
 
-    def show(fraction: float, sentence: str) -> None:
-        fraction = min(max(fraction, 0.0), 1.0)
-        elapsed = time.monotonic() - started
-        left = elapsed / fraction * (1 - fraction) if 0.05 < fraction < 1 else None
-        text = sentence if left is None else _("{step} (about {seconds} s left)").format(step=sentence, seconds=f"{left:.0f}")
-        bar.progress(fraction, text=text)
+    def show(fraction: float, seconds_left: float | None, sentence: str) -> None:
+        bar.progress(min(max(fraction, 0.0), 1.0), text=f"{sentence} — {time_left_text(seconds_left)}")
 
     return show
 
@@ -82,7 +77,8 @@ def make_copy(state: StudioState, ledger: BudgetLedger, plan: ReleasePlan, epsil
         dataset = state.dataset
         try:
             state.release = synthesize_table(dataset.frame, dataset.schema, plan, epsilon=epsilon, delta=delta, noise=noise,
-                                             ledger=ledger, label="Export: synthetic copy", progress=_progress_bar())
+                                             ledger=ledger, label="Export: synthetic copy", progress=_progress_bar(),
+                                             costs=CostMemory())
             st.rerun()
         except (BudgetExceededError, DataError) as error:
             st.error(str(error))
@@ -130,7 +126,7 @@ def preview(state: StudioState, plan: ReleasePlan, epsilon: float, noise: str, d
         dataset = state.dataset
         try:
             kept[key] = utility_preview(dataset.frame, dataset.schema, plan, epsilon, delta=delta, noise=noise,
-                                        unit=state.ledger().unit, progress=_progress_bar())
+                                        unit=state.ledger().unit, progress=_progress_bar(), costs=CostMemory())
         except DataError as error:
             st.error(str(error))
         except Exception:
