@@ -28,7 +28,7 @@ import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import ROUND_FLOOR, Decimal
 from pathlib import Path
 
 import pandas as pd
@@ -413,6 +413,38 @@ class BudgetLedger:
             )
             if alongside is not None:
                 alongside(conn)
+
+
+#: A page's default ε spends this share of what is left, so the owner's next action is offered as much again:
+#: k actions at their defaults leave 2⁻ᵏ of the budget instead of the first one taking it all. Chosen for tables in
+#: general, wide ones and small remaining budgets alike: it reads nothing from the data, only the ledger.
+SHARE_OF_LEFT = 0.5
+#: Below this ε for one action, a noisy count is off by about ±28 people (Laplace, standard deviation √2/ε) and a
+#: table of a few thousand rows learns mostly noise from it: the page says so before its controls.
+LITTLE_EPSILON = 0.05
+#: Less than this left and nothing more can be released (the pages' inputs go down to 0.001).
+SPENT_EPSILON = 0.001
+
+
+def default_epsilon(available: float, cap: float | None = None, share: float = SHARE_OF_LEFT) -> float:
+    """The ε a page offers for one action: ``share`` of what is ``available``, at most ``cap``.
+
+    Rounded down to two significant digits, so the offer reads plainly and never exceeds the share;
+    0 when nothing is left. Every page's default ε goes through here (Train, Groups, the copies, private
+    bounds), so each leaves room for the others.
+
+    Examples
+    --------
+    >>> default_epsilon(3.5), default_epsilon(3.5, cap=1.0), default_epsilon(0.048)
+    (1.7, 1.0, 0.024)
+    """
+    wanted = max(float(available), 0.0) * share
+    if cap is not None:
+        wanted = min(wanted, float(cap))
+    if wanted <= 0:
+        return 0.0
+    step = Decimal(1).scaleb(int(Decimal(repr(wanted)).adjusted()) - 1)
+    return float(Decimal(repr(wanted)).quantize(step, rounding=ROUND_FLOOR))
 
 
 def check_can_pay(ledger: BudgetLedger, epsilon: float, people: str, action: str, undone: str, delta: float = 0.0) -> None:

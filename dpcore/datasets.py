@@ -6,7 +6,8 @@ bytes of one file. Every table opened is a *version* of a dataset: its overlap s
 overlap a known version (:data:`ATTACH_OVERLAP`) is attached to that dataset by default —
 a re-saved, reordered, renamed or extended file spends the same budget. Treating overlapping
 people as a *separate* dataset is an explicit act with a stated reason, recorded in the
-dataset's history (:meth:`Catalog.open_table` with ``separate=True``).
+dataset's history (:meth:`Catalog.open_table` with ``separate=True``); a refusal names that way
+out, and the choice holds: the same rows open as the dataset they were last recorded in.
 
 Ledgers written before datasets existed named each budget by a hash of the whole table;
 such a table is still found by that hash, so an upgrade never hands out a fresh budget.
@@ -34,7 +35,8 @@ from dpcore.identity import SketchBuilder, TableSketch, VersionFingerprint, over
 #: The share of people in common from which a table is taken to be a version of a known dataset.
 #: Low on purpose: attaching wrongly only makes overlapping people share one budget (safe), while
 #: missing a match hands them a second one. Two disjoint halves of Adult score 0.13 (identical
-#: census records of different people), a re-save 1.0, a 30 % extract of the same people 1.0.
+#: census records of different people), a re-save 1.0, a 30 % extract of the same people 1.0;
+#: unrelated tables that share only row numbers and a train/test column 0 (benchmarks/identity.py).
 ATTACH_OVERLAP = 0.25
 DEFAULT_TOTAL_EPSILON = 1.0
 
@@ -47,6 +49,25 @@ class DatasetInfo:
     name: str
     unit: str
     created: str
+
+
+class OverlapRefused(DataError):
+    """A table refused because its people belong to another dataset, or to several.
+
+    The way out is :meth:`Catalog.separate` (a separate dataset with a reason, recorded), which
+    the Data page offers beside the refusal and the command line names after it.
+    """
+
+
+@dataclass(frozen=True)
+class TableMatch:
+    """What :meth:`Catalog.identify` found: overlapping datasets (best first), where this very table was recorded."""
+
+    ranked: list[tuple[DatasetInfo, float]]
+    owner: DatasetInfo | None
+    legacy_id: str | None
+    sketch: TableSketch
+    fingerprint: str
 
 
 @dataclass(frozen=True)
@@ -73,6 +94,9 @@ class Identification:
             return _("This table shares about {share} of its rows with your dataset '{name}' (measured on your "
                      "raw rows, owner only), so it uses that dataset's budget: the people in it are (at least partly) the "
                      "same people.").format(share=percent(self.overlap), name=name)
+        if self.matched is not None and self.overlap == 0:
+            return _("Recorded as a separate dataset '{name}' with a budget of its own; the table was opened before "
+                     "as '{other}'.").format(name=name, other=self.matched.name)
         if self.matched is not None:
             return _("Recorded as a separate dataset '{name}', although it shares about {share} of its rows "
                      "with '{other}' (owner only).").format(name=name, share=percent(self.overlap), other=self.matched.name)
@@ -133,13 +157,14 @@ class Catalog:
             raise DataError(_("The budget ledger names a dataset it holds no budget for: the ledger file may be damaged."))
         return found
 
-    def _versions(self) -> list[tuple[str, TableSketch]]:
+    def _versions(self) -> list[tuple[str, str, TableSketch]]:
+        """Every version ``(dataset, fingerprint, sketch)``, newest first."""
         conn = self._conn()
         try:
-            rows = conn.execute("SELECT dataset_id, sketch FROM versions ORDER BY id DESC").fetchall()
+            rows = conn.execute("SELECT dataset_id, fingerprint, sketch FROM versions ORDER BY id DESC").fetchall()
         finally:
             conn.close()
-        return [(dataset_id, TableSketch.from_bytes(blob)) for dataset_id, blob in rows]
+        return [(dataset_id, fingerprint, TableSketch.from_bytes(blob)) for dataset_id, fingerprint, blob in rows]
 
     def _add_version(self, dataset_id: str, fingerprint: str, sketch: TableSketch) -> None:
         conn = self._conn()
@@ -159,8 +184,15 @@ class Catalog:
         finally:
             conn.close()
 
-    def identify(self, chunks: Chunks) -> tuple[list[tuple[DatasetInfo, float]], str | None, TableSketch, str]:
-        """Every known dataset the table overlaps (best first, each with its best overlap), with its fingerprints and sketch."""
+    def identify(self, chunks: Chunks) -> TableMatch:
+        """Every known dataset the table overlaps, and the dataset this very table was last recorded in.
+
+        The table is read once for its sketch and fingerprints, once more for the overlaps. A
+        version superseded by a newer version of the same rows in another dataset (a table made
+        a separate dataset after it was attached) is no longer evidence, and neither is the very
+        table being opened: its earlier versions say where it was recorded (``owner``), not
+        whose people it shares.
+        """
         builder, legacy, version = None, None, VersionFingerprint()
         old_budgets = self._has_first_format_budgets()
         for chunk in chunks():
@@ -173,20 +205,29 @@ class Catalog:
             version.add(chunk, list(chunk.columns))
         if builder is None:
             raise DataError(_("The table has no rows."))
-        sketch = builder.finish()
-        known = self._versions()
-        scores = overlaps([s for _name, s in known], sketch, chunks()) if known else []
+        sketch, fingerprint = builder.finish(), version.hexdigest()
+        latest: dict[str, tuple[str, TableSketch]] = {}
+        for dataset_id, version_fingerprint, known_sketch in self._versions():  # newest first
+            latest.setdefault(version_fingerprint, (dataset_id, known_sketch))
+        owner = latest.pop(fingerprint, None)
+        known = list(latest.values())
+        scores = overlaps([s for _id, s in known], sketch, chunks()) if known else []
         best: dict[str, float] = {}
         for (dataset_id, _sketch), score in zip(known, scores, strict=True):
             if score > best.get(dataset_id, 0.0):
                 best[dataset_id] = score
         ranked = sorted(best.items(), key=lambda item: -item[1])  # stable: ties keep the newest version first
-        legacy_id = legacy.hexdigest() if legacy is not None else None
-        return [(self._known(d), score) for d, score in ranked], legacy_id, sketch, version.hexdigest()
+        return TableMatch([(self._known(d), score) for d, score in ranked], self._known(owner[0]) if owner else None,
+                          legacy.hexdigest() if legacy is not None else None, sketch, fingerprint)
 
     def open_table(self, chunks: Chunks, name_hint: str, *, dataset: str | None = None, separate: bool = False,
                    reason: str = "", total_epsilon: float = DEFAULT_TOTAL_EPSILON, unit: str = ADD_REMOVE) -> Identification:
         """Attach a table to its dataset (or create one), and record it as a version of that dataset.
+
+        A table opened before stays with the dataset it was last recorded in. Otherwise it is
+        attached to the known dataset whose people it shares (:data:`ATTACH_OVERLAP`), or a new
+        dataset is created; a table whose people belong to several datasets, or to another
+        dataset than ``dataset``, is refused unless ``separate``.
 
         Parameters
         ----------
@@ -197,47 +238,78 @@ class Catalog:
         dataset : str, optional
             The dataset to use, by name: created if it does not exist.
         separate : bool
-            Allow ``dataset`` to be a different dataset from the one the table overlaps; the
-            choice and ``reason`` are recorded in the new dataset's history.
+            Make ``dataset`` (or a new dataset named after ``name_hint``) the table's dataset
+            although its people overlap others; the choice, the datasets it overlaps and
+            ``reason`` are recorded in the new dataset's history.
         total_epsilon, unit
             The budget and unit of protection of a dataset created here.
 
         Raises
         ------
-        DataError
-            The table overlaps a known dataset other than ``dataset`` and ``separate`` is False.
+        OverlapRefused
+            The table overlaps several known datasets, or one other than ``dataset``, and
+            ``separate`` is False. Its sentence names the way out.
         """
-        found, legacy_id, sketch, fingerprint = self.identify(chunks)
-        legacy = self.find(legacy_id) if legacy_id else None
+        match = self.identify(chunks)
+        legacy = self.find(match.legacy_id) if match.legacy_id else None
         if legacy is not None:  # a table charged under the first ledger format keeps that budget, whatever else it overlaps
-            self._add_version(legacy.dataset_id, fingerprint, sketch)
+            self._add_version(legacy.dataset_id, match.fingerprint, match.sketch)
             return Identification(legacy, created=False, overlap=1.0, legacy=True)
-        overlapping = [(d, score) for d, score in found if score >= ATTACH_OVERLAP]
+        overlapping = [(d, score) for d, score in match.ranked if score >= ATTACH_OVERLAP]
+        if separate:
+            return self._open_separate(match, overlapping, dataset or self._unique_name(name_hint), reason, total_epsilon, unit)
+        if match.owner is not None:  # opened before: the owner's choice then (attached or made separate) holds
+            overlapping = [(match.owner, 1.0)]
         if len(overlapping) > 1:
             names = _(" and ").join(_("'{name}' (about {share})").format(name=d.name, share=percent(score))
                                     for d, score in overlapping[:3])
-            raise DataError(
+            raise OverlapRefused(
                 _("This table holds people of several datasets: {names}. A release from it would spend only one of "
-                  "their budgets, so it is refused: work on each dataset's own table instead.").format(names=names)
+                  "their budgets, so it is refused. If its people are in fact others, make it a separate dataset and "
+                  "say why: the reason is kept in the new dataset's history.").format(names=names)
             )
-        attached, score = overlapping[0] if overlapping else (None, found[0][1] if found else 0.0)
+        attached, score = overlapping[0] if overlapping else (None, match.ranked[0][1] if match.ranked else 0.0)
         chosen = self.find(dataset) if dataset else attached
-        if attached is not None and (chosen is None or chosen.dataset_id != attached.dataset_id) and not separate:
-            raise DataError(
+        if attached is not None and (chosen is None or chosen.dataset_id != attached.dataset_id):
+            raise OverlapRefused(
                 _("This table shares about {score} of its rows with the dataset '{name}': the same people spend that "
-                  "dataset's budget. Use that dataset, or record it as a separate dataset explicitly "
-                  "(--separate-dataset on the command line) if these really are different people.").format(score=percent(score), name=attached.name)
+                  "dataset's budget. Use that dataset, or, if these really are different people, make it a separate "
+                  "dataset and say why.").format(score=percent(score), name=attached.name)
             )
         created = chosen is None
         if chosen is None:
-            # The history is exportable: it names the overlapping dataset, not how many of its rows were found.
-            note = f"overlaps the rows of '{attached.name}'; " + (reason or "no reason given") if attached else ""
-            chosen = self.create(dataset or self._unique_name(name_hint), total_epsilon=total_epsilon, unit=unit, reason=note)
-        self._add_version(chosen.dataset_id, fingerprint, sketch)
+            chosen = self.create(dataset or self._unique_name(name_hint), total_epsilon=total_epsilon, unit=unit)
+        self._add_version(chosen.dataset_id, match.fingerprint, match.sketch)
         return Identification(chosen, created=created, overlap=score, matched=attached)
 
+    def _open_separate(self, match: TableMatch, overlapping: list[tuple[DatasetInfo, float]], name: str, reason: str,
+                       total_epsilon: float, unit: str) -> Identification:
+        """The table as the dataset ``name`` whatever it overlaps: the explicit, recorded act of :meth:`separate`."""
+        others = [d for d, _score in overlapping]
+        if match.owner is not None and all(d.dataset_id != match.owner.dataset_id for d in others):
+            others.append(match.owner)  # where it was recorded before, although no other version of it is there
+        chosen = self.find(name)
+        others = [d for d in others if chosen is None or d.dataset_id != chosen.dataset_id]
+        # The history is exportable: it names the overlapping datasets, not how many of their rows were found.
+        note = ("overlaps the rows of " + " and ".join(f"'{d.name}'" for d in others) + "; " if others else "")
+        note += reason or "no reason given"
+        scores = {d.dataset_id: s for d, s in match.ranked} | ({match.owner.dataset_id: 1.0} if match.owner else {})
+        if chosen is not None:  # an existing dataset named: the table joins it, and the choice is recorded there
+            if others:
+                self.ledger(chosen).record_event("a table overlapping other datasets recorded here", note)
+            self._add_version(chosen.dataset_id, match.fingerprint, match.sketch)
+            return Identification(chosen, created=False, overlap=scores.get(chosen.dataset_id, 0.0), matched=chosen)
+        chosen = self.create(name, total_epsilon=total_epsilon, unit=unit, reason=note)
+        self._add_version(chosen.dataset_id, match.fingerprint, match.sketch)
+        matched = others[0] if others else None
+        overlap = {d.dataset_id: s for d, s in match.ranked}.get(matched.dataset_id, 0.0) if matched else 0.0
+        return Identification(chosen, created=True, overlap=overlap, matched=matched)
+
     def separate(self, chunks: Chunks, name: str, reason: str, **budget: Any) -> Identification:
-        """Make the table a new dataset although it overlaps a known one (an explicit, recorded act)."""
+        """Make the table a new dataset although it overlaps known ones (an explicit act, recorded with ``reason``).
+
+        From then on this table opens as the new dataset, even where it was attached before.
+        """
         if not str(reason).strip():
             raise DataError(_("Say why these are different people: the reason is kept in the dataset's history."))
         return self.open_table(chunks, name, dataset=name, separate=True, reason=str(reason).strip(), **budget)

@@ -14,8 +14,15 @@ still the same people; this module recognises them without storing the table.
 * **An overlap sketch** (:class:`TableSketch`) keeps, per column, the bottom-k distinct cell
   hashes with their counts (to match columns by content whatever their names), and a
   bottom-k sample of rows (their cell hashes). A new table's overlap with a known one is the
-  share of the known sample's rows found in it on the matched columns, scaled both ways by
-  the row counts (:func:`overlap`).
+  share of the known sample's rows found in it on the matched columns (each cell salted by its
+  column's place in the pairing, so yes/no answers swapped between two questions differ),
+  scaled both ways by the row counts (:func:`overlap`).
+* **People, not keys**: a column that only numbers or names the file's rows — unique text or
+  whole numbers that count the rows (``1..N``, ``id_000001``), codes such as ``P0042`` that tell
+  most rows apart — is judged *key-like* when the sketch is built and never counts as evidence,
+  nor does a column that is (nearly) constant. Two unrelated tables that were both given row numbers and a
+  ``train``/``test`` column share those by construction, not by their people; a match needs at
+  least :data:`MIN_EVIDENCE_COLUMNS` informative columns that agree.
 
 The sketches hold hashes of private values; they live only in the owner's local ledger
 beside the budget and are never written into a report or a released file.
@@ -34,18 +41,33 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 from scipy.optimize import linear_sum_assignment
 
+from dpcore.csv_reading import NUMBER
 from dpcore.fingerprint import MISSING_HASH, mix, number_hashes, plain_hashes
 
 SKETCH_VALUES = 128
 SKETCH_ROWS = 512
 MATCH_SCORE = 0.8
+#: The fewest informative columns whose agreement counts as evidence of the same people.
+MIN_EVIDENCE_COLUMNS = 2
+#: A column whose most common value fills this share of the sampled rows is no evidence.
+NEAR_CONSTANT = 0.95
+#: Below this many rows a unique column tells nothing (a few rows are unique on anything) unless it is
+#: sequential whole numbers or a code; chosen with :data:`dpcore.schema.MIN_ROWS_FOR_UNIQUE_ID`.
+MIN_ROWS_FOR_KEYS = 20
+#: Unique whole numbers spread over at most this many times the row count number the rows (a 5 % extract
+#: of a numbered file still does); spread wider they are measurements (a census weight, counts of orders).
+SEQUENCE_SPREAD = 20
 _U = np.uint64
 _DATE_TAG = _U(0x1F83D9ABFB41BD6B)
 _CELL_SALT = _U(0x5BE0CD19137E2179)
 _LANES = (_U(0x510E527FADE682D1), _U(0x9B05688C2B3E6C1F))
 _DATE_SHAPE = re.compile(r"^\d{1,4}[-/. ]\d{1,2}[-/. ]\d{1,4}([ T]\d{1,2}:\d{2}(:\d{2})?)?$")
+# A record code: a short letter prefix, an optional separator, digits (id_000001, P0042, 00017).
+_CODE_SHAPE = r"[A-Za-z]{0,8}[-_#/. ]?\d+"
 
 
 def normal_name(name: object) -> str:
@@ -164,6 +186,10 @@ class TableSketch:
         The cell hashes of the rows whose row key is among the k smallest.
     sample_keys : ndarray of shape (k,)
         Those rows' keys.
+    keys : list of bool or None
+        Per column, True when it is key-like (see :func:`_key_like`): judged from the data when
+        the sketch is built. None for sketches stored before it was kept; their columns are then
+        judged by the new table's column they would pair with (:func:`match_columns`).
     """
 
     rows: int
@@ -172,12 +198,20 @@ class TableSketch:
     counts: list[np.ndarray]
     sample: np.ndarray
     sample_keys: np.ndarray
+    keys: list[bool] | None = None
+
+    def informative(self) -> np.ndarray:
+        """Per column, whether it can be evidence of people: neither key-like nor (nearly) constant."""
+        constant = np.array([_near_constant(self.sample[:, i], self.counts[i], self.rows) for i in range(len(self.names))],
+                            dtype=bool)
+        keys = np.array(self.keys if self.keys is not None else [False] * len(self.names), dtype=bool)
+        return ~(constant | keys)
 
     def to_bytes(self) -> bytes:
         buffer = io.BytesIO()
         # Any: numpy's stubs would let a ``**`` of arrays fill savez's ``allow_pickle: bool``.
         arrays: dict[str, Any] = {f"v{i}": v for i, v in enumerate(self.values)} | {f"c{i}": c for i, c in enumerate(self.counts)}
-        meta = json.dumps({"rows": self.rows, "names": self.names}).encode("utf-8")
+        meta = json.dumps({"rows": self.rows, "names": self.names, "keys": self.keys}).encode("utf-8")
         np.savez_compressed(buffer, meta=np.frombuffer(meta, dtype=np.uint8), sample=self.sample, keys=self.sample_keys, **arrays)
         return buffer.getvalue()
 
@@ -187,14 +221,96 @@ class TableSketch:
             meta = json.loads(stored["meta"].tobytes().decode("utf-8"))
             d = len(meta["names"])
             return cls(meta["rows"], meta["names"], [stored[f"v{i}"] for i in range(d)], [stored[f"c{i}"] for i in range(d)],
-                       stored["sample"], stored["keys"])
+                       stored["sample"], stored["keys"], meta.get("keys"))
+
+
+def _near_constant(sampled: np.ndarray, counts: np.ndarray, rows: int) -> bool:
+    """One value fills :data:`NEAR_CONSTANT` of the sampled rows (or of all rows, by the exact bottom-k counts)."""
+    if len(sampled) == 0:
+        return True
+    _values, seen = np.unique(sampled, return_counts=True)
+    return bool(seen.max() >= NEAR_CONSTANT * len(sampled) or (rows and len(counts) and counts.max() >= NEAR_CONSTANT * rows))
+
+
+@dataclass
+class _KeyTraits:
+    """What the rows that entered a column's sample say about it being a key (folded chunk by chunk)."""
+
+    whole_or_text: bool = True  # integers, or text that is neither numbers with fractions nor dates
+    code: bool = True  # every value is a record code (_CODE_SHAPE)
+    low: float = np.inf  # the range of its whole numbers
+    high: float = -np.inf
+
+    def add(self, values: pd.Series) -> None:
+        """Fold in the distinct values of the rows entering the sample (a few hundred at most)."""
+        if pd.api.types.is_bool_dtype(values.dtype) or pd.api.types.is_datetime64_any_dtype(values.dtype):
+            self.whole_or_text = self.code = False
+            return
+        if pd.api.types.is_numeric_dtype(values.dtype):
+            self.code = False
+            self._numbers(values.to_numpy(dtype=np.float64, na_value=np.nan))
+            return
+        # Text, tested in arrow's vectorised regular expressions.
+        text = pc.utf8_trim_whitespace(pa.array(pd.unique(values.dropna()).astype(str), type=pa.string()))
+        if len(text) == 0:
+            return
+        self.code = self.code and bool(pc.all(pc.match_substring_regex(text, f"^(?:{_CODE_SHAPE})$")).as_py())
+        if pc.all(pc.match_substring_regex(text, NUMBER)).as_py():
+            self._numbers(pc.cast(text, pa.float64()).to_numpy(zero_copy_only=False))
+        elif pc.mean(pc.cast(pc.match_substring_regex(text, _DATE_SHAPE.pattern), pa.int8())).as_py() >= 0.9:
+            self.whole_or_text = False  # dates describe, they do not number
+
+    def _numbers(self, numbers: np.ndarray) -> None:
+        finite = numbers[np.isfinite(numbers)]
+        self.whole_or_text = self.whole_or_text and bool((finite == np.round(finite)).all())
+        if len(finite):
+            self.low, self.high = min(self.low, float(finite.min())), max(self.high, float(finite.max()))
+
+
+def _key_like(traits: _KeyTraits, sampled: np.ndarray, counts: np.ndarray, rows: int) -> bool:
+    """Whether a column only numbers or names the rows (a file's key), judged on the sketch.
+
+    Unique — no value twice among the sampled rows nor among the exact bottom-k counts — and
+    either whole numbers that count the rows (their range at most :data:`SEQUENCE_SPREAD` times
+    the row count: ``1..N``, or an extract of it) or text (``id_000001``, a name, an e-mail).
+    Unique measurements are not keys: a coordinate, a price, a count of orders or a census
+    weight describes its row; nor are dates. Under :data:`MIN_ROWS_FOR_KEYS` rows uniqueness
+    tells nothing, so only sequences and codes are keys there. A code column (``P0042``) that
+    tells at least half of the sampled rows apart is a key even with repeats: it names a
+    person's several rows, which an unrelated table numbers the same way.
+    """
+    if len(sampled) == 0 or rows < 2:
+        return False
+    distinct = len(np.unique(sampled))
+    if traits.code and distinct >= 0.5 * len(sampled) and rows >= MIN_ROWS_FOR_KEYS:
+        return True
+    unique = distinct == len(sampled) and bool((counts <= 1).all())
+    if not (unique and traits.whole_or_text):
+        return False
+    if np.isfinite(traits.low):
+        return bool(traits.high - traits.low + 1 <= SEQUENCE_SPREAD * rows)
+    return rows >= MIN_ROWS_FOR_KEYS or traits.code
+
+
+def _bottom_k_limit(kept: np.ndarray, hashes: np.ndarray) -> np.uint64:
+    """A hash above which no cell can be among the bottom-k distinct values: a sort of the few below it
+    replaces a sort of the whole chunk (the k-th distinct value of any subset bounds the k-th of the whole)."""
+    if len(kept) >= SKETCH_VALUES:
+        return kept[-1]
+    candidates = 8 * SKETCH_VALUES
+    if len(hashes) > candidates:
+        smallest = np.unique(np.partition(hashes, candidates)[:candidates])
+        if len(smallest) >= SKETCH_VALUES:
+            return smallest[SKETCH_VALUES - 1]
+    return np.uint64(np.iinfo(np.uint64).max)
 
 
 class SketchBuilder:
     """Builds a :class:`TableSketch` chunk by chunk in bounded memory.
 
     A value that drops out of a column's bottom-k can never come back (the threshold only
-    falls), so the kept counts are exact over the whole table.
+    falls), so the kept counts are exact over the whole table. Which columns are key-like is
+    judged on the rows that enter the row sample (a few hundred, whatever the table's size).
     """
 
     def __init__(self, columns: Iterable[object]) -> None:
@@ -203,24 +319,35 @@ class SketchBuilder:
         self.counts = [np.zeros(0, dtype=np.int64) for _ in self.columns]
         self.sample = np.zeros((0, len(self.columns)), dtype=np.uint64)
         self.keys = np.zeros(0, dtype=np.uint64)
+        self.traits = [_KeyTraits() for _ in self.columns]
         self.rows = 0
 
     def add(self, frame: pd.DataFrame) -> None:
         hashes = [cell_hashes(frame[c]) for c in self.columns]
         for i, h in enumerate(hashes):
+            h = h[h <= _bottom_k_limit(self.values[i], h)]
             merged, inverse = np.unique(np.concatenate([self.values[i], h]), return_inverse=True)
             weights = np.concatenate([self.counts[i], np.ones(len(h), dtype=np.int64)])
             counts = np.bincount(inverse, weights=weights, minlength=len(merged)).astype(np.int64)
             self.values[i], self.counts[i] = merged[:SKETCH_VALUES], counts[:SKETCH_VALUES]
         keys = row_keys(hashes)
-        cells = np.column_stack(hashes) if hashes else np.zeros((len(frame), 0), dtype=np.uint64)
-        keys, cells = np.concatenate([self.keys, keys]), np.vstack([self.sample, cells])
-        keep = np.argsort(keys, kind="stable")[:SKETCH_ROWS]
-        self.keys, self.sample = keys[keep], cells[keep]
+        # Only the chunk's own bottom-k rows can enter the sample.
+        candidates = np.argsort(keys, kind="stable")[:SKETCH_ROWS]
+        cells = np.column_stack([h[candidates] for h in hashes]) if hashes else np.zeros((len(candidates), 0), dtype=np.uint64)
+        merged_keys, merged_cells = np.concatenate([self.keys, keys[candidates]]), np.vstack([self.sample, cells])
+        keep = np.argsort(merged_keys, kind="stable")[:SKETCH_ROWS]
+        entering = candidates[keep[keep >= len(self.keys)] - len(self.keys)]
+        if len(entering):
+            rows = frame.iloc[entering]
+            for traits, column in zip(self.traits, self.columns, strict=True):
+                traits.add(rows[column])
+        self.keys, self.sample = merged_keys[keep], merged_cells[keep]
         self.rows += len(frame)
 
     def finish(self) -> TableSketch:
-        return TableSketch(self.rows, [normal_name(c) for c in self.columns], self.values, self.counts, self.sample, self.keys)
+        keys = [_key_like(self.traits[i], self.sample[:, i], self.counts[i], self.rows) for i in range(len(self.columns))]
+        return TableSketch(self.rows, [normal_name(c) for c in self.columns], self.values, self.counts, self.sample, self.keys,
+                           keys)
 
 
 def sketch_table(frame: pd.DataFrame) -> TableSketch:
@@ -248,36 +375,50 @@ def column_similarity(values_a: np.ndarray, counts_a: np.ndarray, values_b: np.n
 
 
 def match_columns(known: TableSketch, new: TableSketch) -> list[tuple[int, int]]:
-    """Pairs ``(known column, new column)`` that hold the same variable.
+    """Pairs ``(known column, new column)`` of informative columns that hold the same variable.
 
-    A one-to-one assignment on content (score ≥ :data:`MATCH_SCORE`), with a small bonus for an
-    equal header that breaks ties between columns of alike content (several yes/no columns);
-    then columns left unpaired whose headers are equal are paired too, because a regional or
-    yearly extract keeps its headers while its value distributions move.
+    Only columns that can be evidence of people take part (:meth:`TableSketch.informative`: a
+    key-like or constant column of either table never pairs; a known sketch stored without key
+    flags is judged by the new table's columns). A one-to-one assignment on content (score ≥
+    :data:`MATCH_SCORE`), with a small bonus for an equal header that breaks ties between
+    columns of alike content (several yes/no columns); then columns left unpaired whose headers
+    are equal are paired too, because a regional or yearly extract keeps its headers while its
+    value distributions move.
     """
-    if not known.names or not new.names:
+    known_used, new_used = np.flatnonzero(known.informative()), np.flatnonzero(new.informative())
+    if not len(known_used) or not len(new_used):
         return []
     score = np.array([
-        [column_similarity(known.values[i], known.counts[i], new.values[j], new.counts[j]) for j in range(len(new.names))]
-        for i in range(len(known.names))
+        [column_similarity(known.values[i], known.counts[i], new.values[j], new.counts[j]) for j in new_used]
+        for i in known_used
     ])
-    bonus = np.array([[0.02 if a == b else 0.0 for b in new.names] for a in known.names])
+    bonus = np.array([[0.02 if known.names[i] == new.names[j] else 0.0 for j in new_used] for i in known_used])
     rows, cols = linear_sum_assignment(-(score + bonus))
-    pairs = [(int(i), int(j)) for i, j in zip(rows, cols, strict=True) if score[i, j] >= MATCH_SCORE]
-    used_known, used_new = {i for i, _ in pairs}, {j for _, j in pairs}
-    for i, name in enumerate(known.names):
-        j = next((j for j, other in enumerate(new.names) if other == name and j not in used_new), None)
-        if i not in used_known and j is not None and name:
-            pairs.append((i, j))
-            used_new.add(j)
+    pairs = [(int(known_used[i]), int(new_used[j])) for i, j in zip(rows, cols, strict=True) if score[i, j] >= MATCH_SCORE]
+    paired_known, paired_new = {i for i, _ in pairs}, {j for _, j in pairs}
+    for i in known_used:
+        name = known.names[i]
+        j = next((j for j in new_used if new.names[j] == name and j not in paired_new), None)
+        if i not in paired_known and j is not None and name:
+            pairs.append((int(i), int(j)))
+            paired_new.add(int(j))
     return pairs
 
 
-def _column_subsets(pairs: list[tuple[int, int]]) -> Iterator[list[tuple[int, int]]]:
+def _placed(hashes: np.ndarray, place: int) -> np.ndarray:
+    """A matched column's cell hashes as they enter a row key, salted by the pair's place among the matched columns."""
+    with np.errstate(over="ignore"):
+        salt = mix(np.array([_CELL_SALT + _U(place)], dtype=np.uint64))[0]
+    return mix(hashes ^ salt)
+
+
+def _column_subsets(pairs: list[tuple[int, int, int]]) -> Iterator[list[tuple[int, int, int]]]:
     """The matched columns, and each leave-one-out subset of them (a column changed in every row:
-    next year's ages, a corrected unit), so one edited variable does not hide the same people."""
-    yield pairs
-    if len(pairs) > 2:
+    next year's ages, a corrected unit), so one edited variable does not hide the same people.
+    Every subset keeps :data:`MIN_EVIDENCE_COLUMNS` columns: one column alone is no evidence."""
+    if len(pairs) >= MIN_EVIDENCE_COLUMNS:
+        yield pairs
+    if len(pairs) > MIN_EVIDENCE_COLUMNS:
         for skip in range(len(pairs)):
             yield pairs[:skip] + pairs[skip + 1 :]
 
@@ -285,33 +426,38 @@ def _column_subsets(pairs: list[tuple[int, int]]) -> Iterator[list[tuple[int, in
 def overlaps(known: list[TableSketch], new: TableSketch, new_frame_chunks: Iterable[pd.DataFrame]) -> list[float]:
     """The share of people the new table has in common with each known one (0 when it cannot be told).
 
-    Each known table's sampled rows, restricted to the matched columns (and to each subset of
-    them that leaves one column out), are looked up among the new table's rows
+    Each known table's sampled rows, restricted to the matched informative columns (and to
+    each subset of them that leaves one column out), are looked up among the new table's rows
     (``new_frame_chunks``: the new table, whole or in chunks, read once for all known tables).
     The hit rate estimates ``|K ∩ N| / |K|`` and, scaled by the row counts, ``|K ∩ N| / |N|``;
-    the larger of the two, over the subsets, is returned. Columns that tell fewer than half of
-    the sampled rows apart (a single yes/no column) are no evidence. A false match errs on the
-    safe side — the people share one budget — so the tests lean towards matching.
+    the larger of the two, over the subsets, is returned. Fewer than
+    :data:`MIN_EVIDENCE_COLUMNS` matched columns, or columns that together tell fewer than half
+    of the sampled rows apart (a yes/no column and a train/test marker), are no evidence. A
+    false match errs on the safe side — the people share one budget — so the tests lean towards
+    matching, but never on keys: row numbers and record codes are shared by unrelated files.
     """
     plans = []
     for sketch in known:
-        pairs = match_columns(sketch, new)
+        # Each matched pair salts its cells by its place, so 'yes' in one vote and 'no' in the next is not the reverse.
+        pairs = [(i, j, place) for place, (i, j) in enumerate(match_columns(sketch, new))]
         subsets = []
-        for subset in _column_subsets(pairs) if pairs and len(sketch.sample_keys) else ():
-            known_cols, new_cols = zip(*subset, strict=True)
-            keys = row_keys([sketch.sample[:, i] for i in known_cols])
+        for subset in _column_subsets(pairs) if len(sketch.sample_keys) else ():
+            keys = _summed([_placed(sketch.sample[:, i], place) for i, _j, place in subset])
             if len(np.unique(keys)) >= 0.5 * len(keys):
-                subsets.append((keys, new_cols, np.zeros(len(keys), dtype=bool)))
+                subsets.append((keys, [(j, place) for _i, j, place in subset], np.zeros(len(keys), dtype=bool)))
         plans.append(subsets)
     if any(plans):
         for chunk in new_frame_chunks:
             names = [str(c) for c in chunk.columns]
-            hashes: dict[int, np.ndarray] = {}
+            cells: dict[int, np.ndarray] = {}
+            placed: dict[tuple[int, int], np.ndarray] = {}
             for keys, new_cols, found in (subset for subsets in plans for subset in subsets):
-                for j in new_cols:
-                    if j not in hashes:  # each column is hashed once per chunk, whatever subsets use it
-                        hashes[j] = _mixed(cell_hashes(chunk[names[j]]))
-                found |= np.isin(keys, _summed([hashes[j] for j in new_cols]))
+                for j, place in new_cols:
+                    if j not in cells:  # each column is hashed once per chunk, whatever subsets use it
+                        cells[j] = cell_hashes(chunk[names[j]])
+                    if (j, place) not in placed:
+                        placed[j, place] = _placed(cells[j], place)
+                found |= np.isin(keys, _summed([placed[column] for column in new_cols]))
     out = []
     for sketch, subsets in zip(known, plans, strict=True):
         best = 0.0

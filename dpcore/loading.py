@@ -41,6 +41,10 @@ _NUMERIC_SHARE = 0.95  # a column is "numbers" when this share of its filled cel
 # no-break space or narrow no-break space) and an optional decimal comma: 1,5  1.234,5  12 345,25.
 _COMMA_NUMBER = re.compile(r"[+-]?(?:\d{1,3}(?:([. \u00a0\u202f])\d{3})(?:\1\d{3})*|\d+)(?:,\d+)?")
 _THOUSANDS = r"[. \u00a0\u202f]"
+# A code written with leading zeros ("020", "0150"): a category, whose zeros a number would lose.
+ZERO_PADDED = r"[+-]?0\d+"
+# A cheap look over the whole text for a field that starts that way, before any column is read twice.
+_PADDED_FIELD = re.compile(r'(?:^|[,;\t])[ "]*[+-]?0\d', re.MULTILINE)
 _SEPARATOR = r"[,. \u00a0\u202f]"
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # old .xls files, and password-protected .xlsx files
 _EXCEL_SUFFIXES = (".xlsx", ".xlsm")
@@ -169,6 +173,24 @@ def _stripped(column: pd.Series) -> pd.Series:
     return numbers if numbers.notna().sum() == column.notna().sum() else column
 
 
+def _keep_zero_padded_codes(frame: pd.DataFrame, text: str, header: bool, options: dict[str, Any]) -> pd.DataFrame:
+    """Number columns written with leading zeros ("020", "060") read again as the text they are (codes, not numbers).
+
+    Only the columns pandas read as numbers are read a second time, and only when some field
+    of the file starts with a zero followed by a digit.
+    """
+    numeric = [i for i, name in enumerate(frame.columns) if pd.api.types.is_numeric_dtype(frame[name])
+               and not pd.api.types.is_bool_dtype(frame[name])]
+    if not numeric or not _PADDED_FIELD.search(text):
+        return frame
+    as_text = pd.read_csv(io.StringIO(text), header=0 if header else None, usecols=numeric, dtype=str, **options)
+    for position, column in zip(numeric, as_text.columns, strict=True):  # usecols keeps the file's order
+        stripped = as_text[column].str.strip()
+        if stripped.str.fullmatch(ZERO_PADDED).fillna(False).any():
+            frame[frame.columns[position]] = stripped.to_numpy(dtype=object)
+    return frame
+
+
 def _check_options(header: object, decimal: object) -> None:
     if header not in (None, True, False) or decimal not in (None, ".", ","):
         raise ValueError("header must be None, True or False and decimal None, '.' or ','")
@@ -228,6 +250,7 @@ def read_csv_bytes(
             _("The file could not be read as a table: rows have different numbers of fields. Check that it is a "
               "CSV with one header row and the same delimiter (comma, semicolon or tab) on every line.")
         ) from None
+    frame = _keep_zero_padded_codes(frame, text, bool(header), options)
     info = {"format": "csv", "encoding": encoding, "delimiter": _DELIMITER_NAMES[delimiter], "header": header, "header_guessed": guessed}
     # A decimal comma is only plausible when the comma is not the delimiter.
     return _finish(frame, info, names if header else None, max_rows, max_columns, decimal, suspect=delimiter != ",")

@@ -22,6 +22,7 @@ import pandas as pd
 
 from dpcore.exceptions import DataError
 from dpcore.i18n import _
+from dpcore.matching import match_categories, repeated_numbers
 from dpcore.persons import unit_problems
 
 ROLES = ("feature", "target", "identifier", "ignore")
@@ -41,6 +42,9 @@ _IDENTIFIER_PAIRS = frozenset({("e", "mail"), ("social", "security"), ("first", 
     (who, tag) for who in ("customer", "client", "patient", "employee", "staff", "member", "record", "policy", "card", "tax")
     for tag in ("number", "no", "nr", "num", "code", "key")
 )
+# Header words that make a column of whole numbers a code (a category), not a quantity.
+_CODE_WORDS = frozenset({"code", "codes", "type", "class", "category", "kind"})
+_ZERO_PADDED = r"[+-]?0\d+"  # as dpcore.loading.ZERO_PADDED (schema sits below loading)
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 MIN_ROWS_FOR_UNIQUE_ID = 20
 
@@ -71,6 +75,35 @@ def unique_per_row(values: pd.Series) -> bool:
     return True
 
 
+#: A text column with at most this share of distinct values (and no more than ``max_categories``) is a
+#: category whatever its name: ``Street`` (Pave/Grvl) of a housing table, ``Address type`` (home/work).
+FEW_DISTINCT_SHARE = 0.05
+
+
+def few_distinct_text(values: pd.Series, max_categories: int) -> bool:
+    """True for text with few distinct values for its rows (a category, not a name or a key)."""
+    present = values.dropna()
+    if len(present) < MIN_ROWS_FOR_UNIQUE_ID or pd.to_numeric(present, errors="coerce").notna().all():
+        return False
+    distinct = present.nunique()
+    return distinct <= max_categories and distinct <= FEW_DISTINCT_SHARE * len(present)
+
+
+def looks_like_code(name: str, values: pd.Series, max_categories: int = 50) -> bool:
+    """True for codes that are not numbers: digit strings with leading zeros ("020", "060"), and whole
+    numbers with at most ``max_categories`` distinct values whose header says "code", "type" or "class".
+    """
+    present = values.dropna()
+    if not len(present):
+        return False
+    if not pd.api.types.is_numeric_dtype(present.dtype):
+        return bool(present.astype(str).str.strip().str.fullmatch(_ZERO_PADDED).any())
+    if not any(word in _CODE_WORDS for word in name_words(name)) or pd.api.types.is_bool_dtype(present.dtype):
+        return False
+    numbers = present.to_numpy(dtype=float)
+    return bool(np.all(numbers == np.round(numbers))) and present.nunique() <= max_categories
+
+
 @dataclass
 class ColumnSpec:
     """What the owner declares about one column.
@@ -81,6 +114,11 @@ class ColumnSpec:
     declares non-sensitive (the only kind a release may copy unchanged). ``may_be_missing``
     declares that a value can be absent (true unless a data dictionary says otherwise; it is
     never read from the data): a release then randomises "missing" as a category of its own.
+    ``match_numbers`` compares a cell and a declared category that both read as numbers by
+    their value, so ``0``, ``0.0``, ``"0"`` and ``00`` are one category (a class column read as
+    floats because it has blanks); models and copies map values the same way
+    (:func:`~dpcore.matching.match_categories`). ``accept_other`` is the owner's word that many values
+    of this column may become "(other)" (:func:`dpcore.categories.other_share_problems` then stays quiet about it).
     """
 
     name: str
@@ -94,6 +132,8 @@ class ColumnSpec:
     bounds_from_data: bool = False
     public: bool = False
     may_be_missing: bool = True
+    match_numbers: bool = True
+    accept_other: bool = False
 
     @property
     def bounds(self) -> tuple[float, float]:
@@ -133,6 +173,9 @@ class ColumnSpec:
             out.append(_("Column '{column}': declare at least two categories.").format(column=self.name))
         elif len(set(self.categories)) != len(self.categories):
             out.append(_("Column '{column}': the category list has repeats.").format(column=self.name))
+        elif self.match_numbers and repeated_numbers(self.categories):
+            out.append(_("Column '{column}': two declared categories are the same number; merge them, or untick 'match "
+                         "numbers' to compare them as text.").format(column=self.name))
         return out
 
 
@@ -257,6 +300,7 @@ class Schema:
                     "missing → fill": c.fill_value,
                     "public": c.public,
                     "may be missing": c.may_be_missing,
+                    "match numbers": c.match_numbers,
                     "read from data (leak)": c.bounds_from_data,
                     "source": c.source,
                 }
@@ -284,6 +328,7 @@ class Schema:
                 source=str(row.get("source") or ""),
                 public=bool(row.get("public")),
                 may_be_missing=bool(row.get("may be missing", True)),
+                match_numbers=bool(row.get("match numbers", True)),
             )
             # The leak flag is cleared only by the owner unticking it: editing a bound read from
             # the data (97.3 → 97.4) does not make it a public declaration.
@@ -307,20 +352,23 @@ def suggest_schema(frame: pd.DataFrame, max_categories: int = 50) -> Schema:
 
     Columns named like identifiers in any case style (``FullName``, ``patient_id``,
     ``EmailAddress``, …) and columns whose every row holds its own text or whole number
-    (record numbers, names) become identifiers. Text columns with few distinct values become
-    categorical; numbers become numeric. Bounds and category lists found this way are marked
+    (record numbers, names) become identifiers — but not text with few distinct values for its
+    rows (:func:`few_distinct_text`: ``Street`` paved or gravel is a category). Text columns with few
+    distinct values become categorical, and so do codes (:func:`looks_like_code`: "020", or a "class"
+    of whole numbers); other numbers become numeric. Bounds and category lists found this way are marked
     ``bounds_from_data`` until the owner replaces them with public declarations.
     """
     columns = []
     for name in frame.columns:
         values = frame[name]
         spec = ColumnSpec(name=str(name))
-        if looks_like_identifier(str(name)):
+        if looks_like_identifier(str(name)) and not few_distinct_text(values, max_categories):
             spec.role, spec.source = "identifier", _("named like an identifier — dropped from every release")
         elif unique_per_row(values):
             spec.role, spec.source = "identifier", _("every row has its own value — treated as an identifier")
         numeric = pd.to_numeric(values, errors="coerce")
-        if values.notna().any() and numeric.notna().sum() == values.notna().sum():
+        code = looks_like_code(str(name), values, max_categories)
+        if not code and values.notna().any() and numeric.notna().sum() == values.notna().sum():
             spec.kind = "numeric"
             finite = numeric[np.isfinite(numeric)]
             if len(finite) and spec.role != "identifier":  # an identifier's range would only leak its values
@@ -330,7 +378,7 @@ def suggest_schema(frame: pd.DataFrame, max_categories: int = 50) -> Schema:
                 spec.source = _("read from the data — replace with public bounds")
         else:
             spec.kind = "categorical"
-            distinct = values.dropna().astype(str).unique()
+            distinct = values.dropna().astype("string").unique()
             if spec.role == "identifier":
                 pass  # dropped from every release: copying its values into the schema would only leak them
             elif len(distinct) > max_categories and spec.role == "feature":
@@ -364,13 +412,8 @@ def normalise_numeric(values: pd.Series, spec: ColumnSpec) -> np.ndarray:
 def category_codes(values: pd.Series, spec: ColumnSpec) -> np.ndarray:
     """Codes over ``spec.levels``: declared categories, then missing, then other (unseen)."""
     k = len(spec.categories)
-    lookup = {c: i for i, c in enumerate(spec.categories)}
-    text = values.astype("string")
-    mapped = text.map(lookup, na_action="ignore")
-    found = pd.to_numeric(mapped, errors="coerce").to_numpy(dtype=float)
-    codes = np.where(np.isnan(found), k + 1, found)
-    codes = np.where(values.isna().to_numpy(), k, codes)
-    return codes.astype(np.int64)
+    matched, _unused = match_categories(values, spec.categories, spec.match_numbers)
+    return np.where(matched == -2, k, np.where(matched == -1, k + 1, matched)).astype(np.int64)
 
 
 def out_of_bounds_share(frame: pd.DataFrame, schema: Schema) -> pd.DataFrame:
@@ -477,9 +520,9 @@ class Normaliser:
             numbers = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
             keep = np.isfinite(numbers)
             return np.clip(numbers[keep], spec.lower, spec.upper), keep
-        text = values.astype("string")
-        keep = text.isin(spec.categories).fillna(False).to_numpy(dtype=bool)
-        return text[keep].to_numpy(dtype=object).astype(str), keep
+        matched, _unused = match_categories(values, spec.categories, spec.match_numbers)
+        keep = matched >= 0
+        return np.asarray(spec.categories, dtype=object)[matched[keep]].astype(str), keep
 
     def design(self, frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
         """Features and target of the usable rows."""

@@ -465,3 +465,15 @@ def test_a_spend_checks_how_people_are_counted_in_its_own_transaction(ledger_pat
         ledger.spend("per row", 0.1, counting="one row per person")
     assert [s.label for s in ledger.spends()] == ["per person"]
     ledger.spend("no declaration given", 0.1)  # callers that do not say keep the old behaviour
+
+
+def test_a_default_epsilon_leaves_half_of_what_is_left_and_respects_its_cap():
+    """Issue 28 item 4: every page's default ε is a stated share of what is left, so no default spends it all."""
+    from dpcore.accountant import SHARE_OF_LEFT, default_epsilon
+
+    assert SHARE_OF_LEFT == 0.5
+    assert default_epsilon(3.5) == 1.7 and default_epsilon(3.5, cap=0.25) == 0.25
+    assert default_epsilon(0.048) == 0.024 and default_epsilon(0.0) == 0.0 and default_epsilon(-1.0) == 0.0
+    for left in (1e-4, 0.003, 0.37, 1.0, 7.77, 250.0):
+        offered = default_epsilon(left)
+        assert 0.45 * left <= offered <= 0.5 * left  # rounded down to two significant digits, never past the share

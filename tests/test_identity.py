@@ -123,3 +123,159 @@ def test_a_separate_datasets_history_names_the_overlap_but_not_its_size(adult, t
     text = " ".join(history["what"].astype(str))
     assert "overlaps the rows of 'census'" in text and "%" not in text
     assert catalog._has_first_format_budgets() is False
+
+
+# --- identity by people, not by keys (issue 28): privacy-tests.md row 21 ----------------------------
+
+
+def _keyed(frame: pd.DataFrame, key: str, seed: int) -> pd.DataFrame:
+    """A public table dressed as tables from the wild are: a row number or an ``id_000001`` code, and a split marker."""
+    rows = np.arange(1, len(frame) + 1)
+    ids = rows if key == "row" else np.char.add("id_", np.char.zfill(rows.astype(str), 6))
+    split = np.where(np.random.default_rng(seed).random(len(frame)) < 0.8, "train", "test")
+    return frame.reset_index(drop=True).assign(constant="v1", split=split).set_axis(
+        [*frame.columns, "constant", "split"], axis=1).pipe(lambda f: f.insert(0, "id", ids) or f)
+
+
+@pytest.fixture(scope="module")
+def housing():
+    from conftest import SAMPLE_DATA
+
+    frame, _ = read_csv_path(SAMPLE_DATA / "california_housing.csv")
+    return frame.head(3000)
+
+
+@pytest.mark.parametrize("key", ["row", "code"])
+def test_tables_that_share_only_keys_constants_and_a_split_marker_are_different_people(adult, housing, key):
+    census, houses = _keyed(adult, key, 1), _keyed(housing, key, 2)
+    census_sketch, houses_sketch = sketch_table(census), sketch_table(houses)
+    assert census_sketch.keys[0] and houses_sketch.keys[0]
+    assert overlap(census_sketch, houses_sketch, [houses]) == 0.0
+    assert overlap(houses_sketch, census_sketch, [census]) == 0.0
+    # The same split and row numbers on the very same rows of another table: still no evidence of people.
+    assert overlap(houses_sketch, sketch_table(houses[["id", "split", "constant"]]), [houses[["id", "split"]]]) == 0.0
+
+
+def test_the_same_people_still_match_with_keys_renamed_reordered_extracted_or_without_their_key(adult, housing):
+    census = _keyed(adult, "code", 1)
+    sketch = sketch_table(census)
+    shuffled = census.sample(frac=1.0, random_state=4)
+    assert overlap(sketch, sketch_table(shuffled), [shuffled]) >= 0.99
+    renamed = census[census.columns[::-1]].rename(columns=str.upper)
+    assert overlap(sketch, sketch_table(renamed), [renamed]) >= 0.99
+    half = census.sample(frac=0.5, random_state=5)
+    assert overlap(sketch, sketch_table(half), [half]) >= 0.9
+    dropped = census.drop(columns=["id"])
+    assert overlap(sketch, sketch_table(dropped), [dropped]) >= 0.99
+    renumbered = shuffled.assign(id=np.arange(len(shuffled)))  # the file re-keyed: its people are the same
+    assert overlap(sketch, sketch_table(renumbered), [renumbered]) >= 0.99
+    houses = _keyed(housing, "row", 2)
+    resaved = houses.assign(longitude=houses["longitude"].map(lambda v: f"{v:.4f}"))
+    assert overlap(sketch_table(houses), sketch_table(resaved), [resaved]) >= 0.99
+
+
+def test_keys_are_judged_from_the_data():
+    rng = np.random.default_rng(0)
+    n = 400
+    frame = pd.DataFrame({
+        "row": np.arange(n), "code": [f"P{i:04d}" for i in rng.integers(0, 300, n)], "price": rng.random(n) * 1e5,
+        "visit": pd.date_range("2020-01-01", periods=n, freq="5h").strftime("%Y-%m-%d %H:%M"),
+        "street": rng.choice(["Pave", "Grvl"], n), "age": rng.integers(18, 90, n),
+    })
+    keys = dict(zip(frame.columns, sketch_table(frame).keys, strict=True))
+    # Row numbers and record codes are keys (even repeated); a unique price or a time of day describes its row.
+    assert keys == {"row": True, "code": True, "price": False, "visit": False, "street": False, "age": False}
+    counts = pd.DataFrame({"orders": rng.permutation(np.arange(n) * 97 + 7000), "weight": rng.permutation(n) + 5000})
+    assert sketch_table(counts).keys == [False, True]  # unique counts spread wide are measured; a sequence numbers rows
+    small = pd.DataFrame({"row": [3, 1, 2, 4, 5], "name": ["a", "b", "c", "d", "e"]})
+    assert sketch_table(small).keys == [True, False]  # five rows are unique on anything: only a sequence is a key
+
+
+def test_a_match_needs_two_informative_columns():
+    a = pd.DataFrame({"row": np.arange(300), "height": np.arange(300) * 0.5 + 0.25, "flag": 1})
+    assert overlap(sketch_table(a), sketch_table(a), [a]) == 0.0  # a key, one informative column and a constant
+    b = a.assign(weight=np.arange(300) % 7)
+    assert overlap(sketch_table(b), sketch_table(b), [b]) == 1.0
+
+
+def test_a_sketch_stored_before_key_flags_still_loads_and_judges_by_the_new_table(adult, housing):
+    from dpcore.identity import TableSketch
+
+    houses = _keyed(housing, "row", 2)
+    stored = sketch_table(houses)
+    stored.keys = None  # as every ledger written before the flags holds it
+    old = TableSketch.from_bytes(stored.to_bytes())
+    assert old.keys is None and old.rows == len(houses)
+    census = _keyed(adult, "row", 1)
+    assert overlap(old, sketch_table(census), [census]) == 0.0
+    assert overlap(old, sketch_table(houses), [houses]) >= 0.99
+    round_trip = TableSketch.from_bytes(sketch_table(houses).to_bytes())
+    assert round_trip.keys == sketch_table(houses).keys
+
+
+def test_unrelated_keyed_tables_open_as_two_datasets_and_a_refusal_offers_a_separate_dataset(adult, housing, tmp_path):
+    from dpcore.datasets import Catalog, OverlapRefused
+
+    catalog = Catalog(tmp_path / "ledger.sqlite3")
+    houses, census = _keyed(housing, "code", 2), _keyed(adult, "code", 1)
+    assert catalog.open_table(lambda: [houses], "houses").created
+    opened = catalog.open_table(lambda: [census], "census")
+    assert opened.created and opened.matched is None and opened.overlap == 0.0
+    # The same people re-saved still spend one budget.
+    again = catalog.open_table(lambda: [census.sample(frac=1.0, random_state=3).drop(columns=["id"])], "census again")
+    assert again.dataset.name == "census" and not again.created
+    # People of both datasets: refused, and the refusal's way out works (recorded with its reason).
+    both = pd.concat([adult.iloc[:1500], adult.iloc[1500:]], ignore_index=True)
+    first = Catalog(tmp_path / "two.sqlite3")
+    first.open_table(lambda: [adult.iloc[:1500]], "A")
+    first.open_table(lambda: [adult.iloc[1500:]], "B")
+    with pytest.raises(OverlapRefused, match="several datasets"):
+        first.open_table(lambda: [both], "both")
+    second = first.separate(lambda: [both], "both", "a merged extract we keep apart, on purpose")
+    assert second.created and second.dataset.name == "both"
+    history = " ".join(first.ledger(second.dataset).history()["what"].astype(str))
+    assert "overlaps the rows of 'A' and 'B'" in history or "overlaps the rows of 'B' and 'A'" in history
+    assert "on purpose" in history
+    # From then on the same rows open as the separate dataset, not refused again.
+    assert first.open_table(lambda: [both.sample(frac=1.0, random_state=1)], "both again").dataset.name == "both"
+
+
+def test_a_table_made_separate_after_it_was_attached_no_longer_counts_for_the_first_dataset(adult, tmp_path):
+    from dpcore.datasets import Catalog
+
+    catalog = Catalog(tmp_path / "ledger.sqlite3")
+    catalog.open_table(lambda: [adult.iloc[:1500]], "census")
+    attached = catalog.open_table(lambda: [adult], "bigger")
+    assert attached.dataset.name == "census" and not attached.created
+    separate = catalog.separate(lambda: [adult], "census, all", "another survey's households")
+    # It names the census by the census's own rows (all of them are in the table), not by the table's earlier version.
+    assert separate.created and separate.matched.name == "census" and separate.overlap == pytest.approx(1.0)
+    assert catalog.open_table(lambda: [adult], "again").dataset.name == "census, all"
+    assert catalog.open_table(lambda: [adult.iloc[:1500]], "first again").dataset.name == "census"
+
+
+def test_the_same_count_of_yes_answers_is_not_the_same_person():
+    """Row keys are salted by each matched column's place: 'yes, no' and 'no, yes' are different answers."""
+    rng = np.random.default_rng(1)
+    votes = pd.DataFrame(rng.choice(["y", "n"], size=(435, 16)), columns=[f"vote {i}" for i in range(16)])
+    assert overlap(sketch_table(votes), sketch_table(votes), [votes]) == 1.0
+    shuffled = pd.DataFrame(rng.permuted(votes.to_numpy(), axis=1), columns=votes.columns)  # each row's answers moved
+    assert overlap(sketch_table(votes), sketch_table(shuffled), [shuffled]) < 0.05
+
+
+def test_a_table_attached_by_mistake_and_then_made_separate_says_where_it_was(adult, housing, tmp_path):
+    """The crime table of issue 28: attached to 'houses' (by an older ledger's keys), then made separate."""
+    from dpcore.datasets import Catalog
+
+    catalog = Catalog(tmp_path / "ledger.sqlite3")
+    houses, census = _keyed(housing, "row", 2), _keyed(adult, "row", 1)
+    catalog.open_table(lambda: [houses], "houses")
+    assert catalog.open_table(lambda: [census], "crime", dataset="houses").dataset.name == "houses"  # attached
+    separate = catalog.separate(lambda: [census], "crime", "crime reports are not households")
+    assert separate.created and separate.matched.name == "houses" and separate.overlap == 0.0
+    assert "opened before as 'houses'" in separate.sentence and "%" not in separate.sentence
+    assert catalog.open_table(lambda: [census], "crime again").dataset.name == "crime"
+    assert catalog.open_table(lambda: [houses], "houses again").dataset.name == "houses"
+    joined = catalog.separate(lambda: [census.head(2000)], "houses", "joined on purpose")
+    assert not joined.created and joined.dataset.name == "houses"
+    assert "joined on purpose" in " ".join(catalog.ledger(joined.dataset).history()["what"].astype(str))

@@ -382,3 +382,10 @@ def test_sentinel_never_appears_in_messages_of_the_new_readers(sentinel):
         with pytest.raises(DataError) as caught:
             read_table_bytes(text.encode(), "upload.csv", **options)
         assert sentinel not in str(caught.value)
+
+
+def test_zero_padded_codes_stay_text_and_other_numbers_stay_numbers():
+    raw = b"zone,count,price\n020,1,10.5\n060,2,11\n,3,12\n120,4,13\n"
+    frame, _ = read_csv_bytes(raw)
+    assert frame["zone"].tolist()[:2] == ["020", "060"] and frame["zone"].isna().sum() == 1
+    assert pd.api.types.is_integer_dtype(frame["count"]) and pd.api.types.is_float_dtype(frame["price"])

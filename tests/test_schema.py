@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dpcore.categories import other_share_problems
 from dpcore.exceptions import DataError
 from dpcore.schema import (
     MISSING_CATEGORY,
@@ -320,3 +321,101 @@ def test_a_thirty_row_table_never_reads_names_or_id_ranges_into_the_schema(senti
 def test_unique_fractional_measurements_stay_features():
     frame = pd.DataFrame({"weight": np.linspace(50.5, 99.7, 40), "label": ["a", "b"] * 20})
     assert suggest_schema(frame)["weight"].role == "feature"
+
+
+def test_a_low_cardinality_text_column_named_like_an_identifier_is_a_category():
+    """Issue 28: a road-surface column ``Street`` (Pave/Grvl) of a housing table is not an identifier."""
+    rows = 200
+    frame = pd.DataFrame({"Street": ["Pave", "Grvl", "Pave", "Pave"] * (rows // 4), "Address": [f"{i} Main St" for i in range(rows)],
+                          "patient_id": [i % 50 for i in range(rows)], "SalePrice": range(rows)})
+    schema = suggest_schema(frame)
+    assert schema["Street"].role == "feature" and schema["Street"].kind == "categorical"
+    assert schema["Street"].categories == ["Grvl", "Pave"] and schema["Street"].bounds_from_data
+    assert schema["Address"].role == schema["patient_id"].role == "identifier"
+    assert suggest_schema(frame.head(12))["Street"].role == "identifier"  # too few rows to tell: the name decides
+
+
+def test_codes_are_categories_not_numbers():
+    frame = pd.DataFrame({
+        "zone": ["020", "060", "020", None] * 10,           # zero-padded digits: text codes
+        "MSSubClass": [20, 60, 20, 190] * 10,                # whole numbers, header says "class"
+        "room_count": [2, 6, 2, 9] * 10,                    # whole numbers, a quantity
+        "type_share": [0.2, 0.6, 0.2, 0.1] * 10,            # "type" but fractions
+    })
+    schema = suggest_schema(frame)
+    assert schema["zone"].kind == "categorical" and schema["zone"].categories == ["020", "060"]
+    assert schema["MSSubClass"].kind == "categorical" and schema["MSSubClass"].categories == ["190", "20", "60"]
+    assert schema["MSSubClass"].bounds_from_data  # the list was read from the data: a leak until declared
+    assert schema["room_count"].kind == "numeric" and schema["type_share"].kind == "numeric"
+    assert (category_codes(frame["MSSubClass"], schema["MSSubClass"]) < 3).all()
+
+
+# --- categories matched by meaning, and the share left in "(other)" ------------------------------
+
+
+def _class_read_as_floats() -> pd.DataFrame:
+    """A class column with blanks, which pandas reads as floats: 0.0 … 4.0 and NaN."""
+    classes = np.tile([0.0, 1.0, 2.0, 3.0, 4.0, np.nan], 20)
+    return pd.DataFrame({"x": np.arange(classes.size, dtype=float), "label": classes})
+
+
+def _class_schema(match_numbers: bool = True) -> Schema:
+    return Schema([ColumnSpec("x", lower=0, upper=200),
+                   ColumnSpec("label", role="target", kind="categorical", categories=["0", "1", "2", "3", "4"],
+                              match_numbers=match_numbers)])
+
+
+def test_declared_numbers_match_cells_read_as_floats_in_models_and_copies():
+    from dpcore.release.columns import category_codes as release_codes
+
+    frame = _class_read_as_floats()
+    spec = _class_schema()["label"]
+    codes = category_codes(frame["label"], spec)
+    assert (codes[frame["label"].notna().to_numpy()] < 5).all()
+    assert (codes[frame["label"].isna().to_numpy()] == 5).all()
+    y, keep = Normaliser(_class_schema()).target(frame)
+    assert keep.sum() == 100 and set(y) == {"0", "1", "2", "3", "4"}
+    released = release_codes(frame["label"], spec.categories, missing_code=-1)
+    assert np.array_equal(np.where(codes == 5, -1, codes), released)
+
+
+@pytest.mark.parametrize("spelling", ["0", "0.0", "00", 0, 0.0])
+def test_every_spelling_of_a_number_is_one_category(spelling):
+    spec = ColumnSpec("c", kind="categorical", categories=["0", "1"])
+    assert category_codes(pd.Series([spelling], dtype=object), spec)[0] == 0
+
+
+def test_unticking_match_numbers_compares_as_text_and_blocks_complete():
+    frame = _class_read_as_floats()
+    schema = _class_schema(match_numbers=False)
+    assert (category_codes(frame["label"], schema["label"]) == 6).sum() == 100
+    problems = schema.problems(frame, need_target=True) + other_share_problems(frame, schema)
+    assert any("'label'" in p and "100%" in p and OTHER_CATEGORY in p for p in problems)
+
+
+def test_the_other_share_check_names_the_column_never_a_value_and_accepting_silences_it(sentinel):
+    from dpcore.categories import matched_by_number
+
+    frame = pd.DataFrame({"x": np.arange(40.0), "kind": ["a"] * 20 + [sentinel] * 20})
+    schema = Schema([ColumnSpec("x", lower=0, upper=40), ColumnSpec("kind", kind="categorical", categories=["a", "b"])])
+    problems = other_share_problems(frame, schema)
+    assert len(problems) == 1 and "'kind'" in problems[0] and "50%" in problems[0] and sentinel not in problems[0]
+    schema["kind"].accept_other = True
+    assert other_share_problems(frame, schema) == []
+    assert matched_by_number(frame, schema) == []
+    assert matched_by_number(_class_read_as_floats(), _class_schema()) == ["label"]
+
+
+def test_two_declared_spellings_of_one_number_are_a_problem_unless_compared_as_text():
+    spec = ColumnSpec("c", kind="categorical", categories=["0", "00", "1"])
+    assert any("same number" in p for p in spec.problems())
+    spec.match_numbers = False
+    assert spec.problems() == []
+
+
+def test_match_numbers_and_accept_other_survive_the_json_round_trip_and_the_editor():
+    schema = _class_schema(match_numbers=False)
+    schema["label"].accept_other = True
+    again = Schema.from_json(schema.to_json())
+    assert again == schema
+    assert Schema.from_frame(schema.to_frame())["label"].match_numbers is False

@@ -39,8 +39,14 @@ can catch a bug (:data:`CONTROLS`):
   random partitions) stay hard to tell apart from one prediction even then, so this control is
   caught only for some models; the result says whether it was.
 
-``n_runs`` limits what any audit can show (:func:`~dpcore.attacks.statistics.largest_certifiable`);
-the result says so.
+**Power.** ``n_runs`` limits what any audit can show: with ``n`` fits each way at confidence
+``1 − α`` the largest lower bound it could ever report, at perfect separation (the event on every
+fit with the record and on none without it), is ``ln(lower_CP(n, n) / upper_CP(0, n))``
+(:func:`~dpcore.attacks.statistics.largest_certifiable`; 3.98 for 200 fits at 95 %). The result
+states it (:attr:`AuditResult.power`): the audit can tell a model apart from its claim only when
+that claim is below it. A pass means something only when a broken control was caught at the same
+setting: when none was (or none was run), the verdict says the audit was too small to tell and to
+run the full audit, never "no violation found" (:attr:`AuditResult.conclusive`).
 
 Everything here is owner's eyes only and charges no budget: the audited models are thrown away.
 
@@ -64,13 +70,13 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from dpcore.attacks._progress import Clock, Progress
 from dpcore.attacks.membership import fit_or_explain, probabilities
 from dpcore.attacks.statistics import best_event, epsilon_lower_bound, largest_certifiable
 from dpcore.design import Design
 from dpcore.exceptions import DataError
 from dpcore.i18n import N_, _, fixed, short
 from dpcore.models.registry import Estimator, get
+from dpcore.progress import Clock, Progress, TimeLeft
 from dpcore.training import DEFAULT_COUNT_NOISE, DEFAULT_SELECTION, spent_delta
 from dpcore.validation import RandomStateLike, check_epsilon, check_random_state
 
@@ -136,6 +142,16 @@ class AuditResult:
         """Some broken control's lower bound exceeds the claim (None without a control)."""
         return None if not self.controls else any(self.caught(run) for run in self.controls)
 
+    @property
+    def power(self) -> float:
+        """The largest ε lower bound this audit's size and confidence could ever show (perfect separation)."""
+        return self.model.largest_certifiable
+
+    @property
+    def conclusive(self) -> bool:
+        """A broken control was caught at this setting: only then does a pass say anything."""
+        return bool(self.control_caught)
+
     def table(self) -> pd.DataFrame:
         """One row per audited variant: claimed ε, what the model really spent, the lower bound and the counts."""
         return pd.DataFrame([{
@@ -184,9 +200,10 @@ def audit_model(
     n_rows: int = 50,
     canary: str = "outlier",
     controls: Sequence[str] = tuple(CONTROLS),
-    broken_factor: float = 100.0,
+    broken_factor: float = 10.0,
     confidence: float = 0.95,
     time_limit: float | None = None,
+    clock: Clock = time.monotonic,
     count_noise: str = DEFAULT_COUNT_NOISE,
     selection: str = DEFAULT_SELECTION,
     random_state: RandomStateLike = None,
@@ -205,9 +222,13 @@ def audit_model(
     controls : sequence of {"budget", "frozen"}
         The broken controls to audit too (:data:`CONTROLS`); empty: none.
     broken_factor : float
-        How many times ε the ``"budget"`` control spends.
+        How many times ε the broken controls spend: 10 by default, a realistic bug (a budget
+        split wrongly, a sensitivity off by a factor) that the audit should be sized to catch.
     time_limit : float, optional
-        Seconds; fewer runs are made when the pilot shows they would not fit (the result says how many).
+        Seconds; fewer runs are made when the pilot fits' measured cost shows they would not fit
+        (the result says how many, and its power says what the smaller audit could still show).
+    clock : callable
+        Seconds from any fixed origin (default :func:`time.monotonic`); tests pass a fake clock.
 
     Raises
     ------
@@ -217,7 +238,7 @@ def audit_model(
     check_epsilon(epsilon)
     if n_runs < 10 or n_rows < 2:
         raise ValueError(f"n_runs must be at least 10 and n_rows at least 2, got {n_runs!r} and {n_rows!r}")
-    started = time.perf_counter()
+    started = clock()
     rng = check_random_state(random_state)
     seeded = random_state is not None
     spec = get(model)
@@ -239,7 +260,7 @@ def audit_model(
             variants.append((_("broken: ε × {factor}").format(factor=short(broken_factor)), description, epsilon * broken_factor,
                              None))
     pilot = max(5, math.ceil(PILOT_SHARE * n_runs))
-    clock = Clock(2 * len(variants) * (pilot + n_runs), progress)
+    work = TimeLeft([("fits", 2 * len(variants) * (pilot + n_runs))], progress, clock)
     notes: list[str] = []
     runs: list[AuditRun] = []
     delta = 0.0
@@ -254,18 +275,25 @@ def audit_model(
 
     def pair(model_epsilon: float, frozen: int | None, what: str) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         outputs = output(model_epsilon, frozen, with_canary), output(model_epsilon, frozen, without)
-        clock.tick(what, 2)
+        work.tick(what, 2)
         return outputs
 
     planned = n_runs
     for position, (title, description, model_epsilon, frozen) in enumerate(variants):
-        trial = np.array([pair(model_epsilon, frozen, _("{title}: pilot fits that choose the event").format(title=title)) for _unused in range(pilot)])
+        pilot_fits: list[tuple[NDArray[np.float64], NDArray[np.float64]]] = []
+        while len(pilot_fits) < pilot:
+            pilot_fits.append(pair(model_epsilon, frozen, _("{title}: pilot fits that choose the event").format(title=title)))
+            if time_limit is not None and position == 0 and len(pilot_fits) == 1:
+                # The first pair of fits measures their cost: the pilots and the runs are sized to it, not only the runs.
+                pilot, planned = _sized(time_limit - (clock() - started), work.per_unit() or 0.0, len(variants), n_runs)
+                work.resize("fits", 2 * len(variants) * (pilot + planned))
+        trial = np.array(pilot_fits)
         if time_limit is not None:
-            left = time_limit - (time.perf_counter() - started)
+            left = time_limit - (clock() - started)
             later = len(variants) - position - 1
-            affordable = int(left / (clock.per_unit() or 1.0) / 2) - later * pilot
+            affordable = int(left / (work.per_unit() or 1.0) / 2) - later * pilot
             runs_now = max(10, min(planned, affordable // (later + 1)))
-            clock.add(-2 * (planned - runs_now) * (later + 1))
+            work.resize("fits", work.stage("fits").units - 2 * (planned - runs_now) * (later + 1))
             planned = runs_now
         centres, threshold, above, likelier_with = _choose_event(trial, (planned, planned), confidence, delta)
         tested = _score(np.array([pair(model_epsilon, frozen, _("{title}: fits on the table with and without the record").format(title=title))
@@ -283,12 +311,23 @@ def audit_model(
         notes.append(_("With {planned} runs on each table no audit can show more than ε = {largest_certifiable}, which is "
                        "not above the claimed ε = {epsilon}: run more to give the control a chance to fail.").format(planned=planned, largest_certifiable=fixed(runs[0].largest_certifiable, 2), epsilon=short(epsilon)))
     return AuditResult(model, spec.name, epsilon, delta, confidence, len(rows), described, runs[0], tuple(runs[1:]),
-                       time.perf_counter() - started, tuple(notes))
+                       clock() - started, tuple(notes))
+
+
+def _sized(seconds: float, per_fit: float, variants: int, n_runs: int) -> tuple[int, int]:
+    """``(pilot, runs)`` per variant that fit in ``seconds`` at ``per_fit`` seconds a fit: as many runs as fit, at most
+    ``n_runs`` and at least 10, with :data:`PILOT_SHARE` of them (at least 5) as pilot fits."""
+    pairs = seconds / max(2 * per_fit, 1e-9) / variants
+    runs = int(pairs / (1 + PILOT_SHARE)) if pairs >= 5 / PILOT_SHARE * (1 + PILOT_SHARE) else int(pairs - 5)
+    runs = max(10, min(n_runs, runs))
+    return max(5, math.ceil(PILOT_SHARE * runs)), runs
 
 
 def _verdict(result: AuditResult, run: AuditRun) -> str:
     if run is result.model:
-        return _("no violation found") if result.passed else _("VIOLATION: the model leaks more than it claims")
+        if not result.passed:
+            return _("VIOLATION: the model leaks more than it claims")
+        return _("no violation found") if result.conclusive else _("too small to tell: run the full audit")
     return _("caught: the audit sees the bug") if result.caught(run) else _("not caught with this many runs")
 
 

@@ -27,8 +27,13 @@ The experiment (after Yeom et al. 2018 and Carlini et al. 2022, "LiRA"):
    the sum of their rows' log-likelihood ratios.
 
 Everything here is measured on the owner's raw rows: owner's eyes only, never released, and
-it charges no budget. The time is bounded: reference models are trained only while the time
-limit allows, and LiRA is left out (with a note) when fewer than four fit in it.
+it charges no budget. The time is bounded by measuring, not guessing: on a table larger than
+:data:`PILOT_ROWS`, each model is first fitted once on a random :data:`PILOT_ROWS` rows, and the
+measured seconds per row (fits here grow about linearly with the rows, so a small pilot's fixed
+costs make it err on the slow side) size the attack's rows so that the target models and
+:data:`MIN_REFERENCES` reference models each fit in :data:`TIME_SHARE` of the time limit; the result
+says how many rows it used and why. Reference models are then trained only while the time limit
+allows, and LiRA is left out (with a note) when fewer than four fit in it.
 
 References
 ----------
@@ -41,6 +46,7 @@ from first principles.* IEEE S&P 2022.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -48,7 +54,6 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from dpcore.attacks._progress import Clock, Progress
 from dpcore.attacks.statistics import (
     LOW_FPR,
     auc_ceiling,
@@ -64,6 +69,7 @@ from dpcore.design import Design
 from dpcore.exceptions import DataError
 from dpcore.i18n import N_, _, integer
 from dpcore.models.registry import Estimator, ModelContext, ModelSpec, get
+from dpcore.progress import Clock, Progress, Stage, TimeLeft
 from dpcore.training import DEFAULT_COUNT_NOISE, DEFAULT_SELECTION, person_delta
 from dpcore.validation import RandomStateLike, check_epsilon, check_random_state
 
@@ -75,6 +81,12 @@ TABLE_HEADERS = (N_("model"), N_("DP"), N_("attack"), N_("AUC"), N_("AUC ± (95 
 #: Probabilities are kept inside [CLIP, 1 − CLIP] before taking logarithms.
 CLIP = 1e-6
 MIN_REFERENCES = 4
+#: Rows of the pilot fits that measure each model's seconds per row (a table this small is attacked whole).
+PILOT_ROWS = 500
+#: The share of the time limit the sized attack plans to use (the rest absorbs a slower fit than measured).
+TIME_SHARE = 0.6
+#: The fewest rows an attack is cut to, whatever the time limit: fewer would say nothing.
+MIN_ROWS = 200
 
 
 @dataclass(frozen=True)
@@ -283,6 +295,7 @@ def attack_membership(
     selection: str = DEFAULT_SELECTION,
     random_state: RandomStateLike = None,
     progress: Progress | None = None,
+    clock: Clock = time.monotonic,
 ) -> MembershipResult:
     """Attack ``model`` trained at ``epsilon`` (and the non-private ``baseline``) on ``design``'s rows.
 
@@ -302,7 +315,9 @@ def attack_membership(
     random_state : None, int or Generator
         Seeds the split, the reference halves and every model's noise (tests and benchmarks only).
     progress : callable, optional
-        ``progress(share_done, seconds_left, what)`` after every fit.
+        ``progress(share_done, seconds_left, what)`` after every fit (:class:`~dpcore.progress.TimeLeft`).
+    clock : callable
+        Seconds from any fixed origin (default :func:`time.monotonic`); tests pass a fake clock.
 
     Raises
     ------
@@ -312,12 +327,15 @@ def attack_membership(
     check_epsilon(epsilon)
     if settings.n_references < 0 or settings.n_references % 2:
         raise ValueError(f"n_references must be an even number of at least 0, got {settings.n_references!r}")
-    started = time.perf_counter()
+    started = clock()
     rng = check_random_state(random_state)
     seeded = random_state is not None
     persons = design.groups
     units = np.asarray(persons, dtype=np.int64) if persons is not None else np.arange(len(design.y), dtype=np.int64)
-    rows = _sample_units(units, settings.max_rows, rng)
+    keys = [k for k in (baseline, model) if k is not None]
+    work = TimeLeft([Stage("pilot", len(keys)), Stage("fits", 1.0)], progress, clock)  # its size is known after the pilot
+    max_rows, per_row = _affordable_rows(design, units, keys, epsilon, settings, rng, seeded, count_noise, selection, work)
+    rows = _sample_units(units, max_rows, rng)
     X, y = design.X[rows], design.y[rows]
     _unused, units = np.unique(units[rows], return_inverse=True)
     n_units = int(units.max()) + 1 if units.size else 0
@@ -329,31 +347,36 @@ def attack_membership(
     halves = rng.random((settings.n_references // 2, n_units)) < 0.5
     inside = np.concatenate([halves, ~halves])[:, units] if halves.size else np.zeros((0, len(units)), dtype=bool)
     sub = replace(design, X=X, y=y, groups=None)
-    keys = [k for k in (baseline, model) if k is not None]
-    clock = Clock(len(keys) * (1 + settings.n_references), progress)
+    # Work is counted in seconds the pilot predicts, so a dear model's fit counts for more than a cheap one's.
+    predicted = {key: per_row[key] * len(y) if per_row else 1.0 for key in keys}
+    fits = work.stage("fits")
+    fits.units = sum(predicted.values()) * (1 + settings.n_references)
+    fits.prior = 1.0 if per_row else None
+    work.begin("fits")
     notes: list[str] = []
     attacked = []
     for position, key in enumerate(keys):
         spec = get(key)
         fitter = _Fitter(spec, sub, epsilon, rng, seeded, count_noise, selection)
-        one = time.perf_counter()
+        one = clock()
         target = fitter.fit(members)
-        loss, confidence, predicted = observe(target, X, y, sub.task, sub.target_bounds)
-        seconds = time.perf_counter() - one
-        clock.tick(_("trained {name} on the members").format(name=spec.name))
-        left = settings.time_limit - (time.perf_counter() - started)
-        fits = int(left / max(seconds, 1e-3) / (len(keys) - position))
-        n_refs = min(settings.n_references, 2 * (fits // 2))
+        loss, confidence, guessed = observe(target, X, y, sub.task, sub.target_bounds)
+        seconds = clock() - one
+        work.tick(_("trained {name} on the members").format(name=spec.name), predicted[key])
+        left = settings.time_limit - (clock() - started)
+        affordable = int(left / max(seconds, 1e-3) / (len(keys) - position))
+        n_refs = min(settings.n_references, 2 * (affordable // 2))
         if n_refs < MIN_REFERENCES:
             n_refs = 0
             if settings.n_references:
                 notes.append(_("LiRA was left out for {name}: its reference models would not fit in the time limit.").format(name=spec.name))
-        clock.add(n_refs - settings.n_references)
+        work.resize("fits", fits.units - (settings.n_references - n_refs) * predicted[key])
         order = np.r_[np.arange(n_refs // 2), settings.n_references // 2 + np.arange(n_refs // 2)]
         references = np.empty((n_refs, len(y)))
         for j, k in enumerate(order):
             references[j] = observe(fitter.fit(inside[k]), X, y, sub.task, sub.target_bounds)[1]
-            clock.tick(_("{name}: reference model {number} of {n_refs}").format(name=spec.name, number=j + 1, n_refs=n_refs))
+            work.tick(_("{name}: reference model {number} of {n_refs}").format(name=spec.name, number=j + 1, n_refs=n_refs),
+                      predicted[key])
         scores = {"loss threshold": -_per_unit(loss, units, n_units, mean=True)}
         if n_refs:
             scores["LiRA"] = _per_unit(lira_scores(confidence, references, inside[order]), units, n_units, mean=False)
@@ -361,15 +384,52 @@ def attack_membership(
         delta = person_delta(target, epsilon, design.rows_per_person) if private else 0.0
         curves = tuple(_curve(name, s, member_unit, settings.confidence, delta, rng) for name, s in scores.items())
         attacked.append(ModelUnderAttack(key, spec.name, epsilon if private else None, delta, curves, n_refs,
-                                         _utility(sub, y[~members], predicted[~members])))
+                                         _utility(sub, y[~members], guessed[~members])))
     if persons is not None:
         notes.append(_("Members and non-members were drawn person by person: all of a person's rows are on the same side, "
                        "and ε is per person (up to {rows_per_person} rows each).").format(rows_per_person=design.rows_per_person))
     if not rows.all():
-        notes.append(_("The attack used a random {used} of the table's {rows} rows.").format(used=integer(int(rows.sum())), rows=integer(len(rows))))
+        if max_rows != settings.max_rows:
+            notes.append(_("The attack used a random {used} of the table's {rows} rows: one fit of each model on {pilot} rows "
+                           "showed that more would not finish within its time limit of {seconds} s.").format(
+                               used=integer(int(rows.sum())), rows=integer(len(rows)), pilot=integer(PILOT_ROWS),
+                               seconds=integer(settings.time_limit)))
+        else:
+            notes.append(_("The attack used a random {used} of the table's {rows} rows.").format(used=integer(int(rows.sum())), rows=integer(len(rows))))
     return MembershipResult(tuple(attacked), design.task, int(member_unit.sum()), int((~member_unit).sum()),
                             "person" if persons is not None else "row", design.rows_per_person,
-                            time.perf_counter() - started, settings.confidence, tuple(notes))
+                            clock() - started, settings.confidence, tuple(notes))
+
+
+def _affordable_rows(design: Design, units: NDArray[np.int64], keys: Sequence[str], epsilon: float, settings: AttackSettings,
+                     rng: np.random.Generator, seeded: bool, count_noise: str, selection: str,
+                     work: TimeLeft) -> tuple[int | None, dict[str, float]]:
+    """The most rows the attack can afford, from one pilot fit per model (see the module); ``(max_rows, seconds per row)``.
+
+    A table of at most :data:`PILOT_ROWS` rows (or one with fewer rows than ``settings.max_rows``
+    is not cut below) is attacked as it is, without a pilot: ``(settings.max_rows, {})``.
+    """
+    ceiling = len(units) if settings.max_rows is None else min(settings.max_rows, len(units))
+    if ceiling <= PILOT_ROWS:
+        return settings.max_rows, {}
+    pilot = _sample_units(units, PILOT_ROWS, rng)
+    half = np.zeros(len(units), dtype=bool)
+    half[np.flatnonzero(pilot)] = rng.random(int(pilot.sum())) < 0.5
+    per_row: dict[str, float] = {}
+    for key in keys:
+        spec = get(key)
+        fitter = _Fitter(spec, design, epsilon, rng, seeded, count_noise, selection)
+        before = work.clock()
+        try:
+            observe(fitter.fit(half), design.X[pilot], design.y[pilot], design.task, design.target_bounds)
+        except DataError:
+            return settings.max_rows, {}  # the real fit will say what is wrong
+        per_row[key] = (work.clock() - before) / int(pilot.sum())
+        work.tick(_("measured one fit of {name} on {rows} rows").format(name=spec.name, rows=integer(PILOT_ROWS)))
+    fits_each = 1 + min(settings.n_references, MIN_REFERENCES)
+    left = settings.time_limit - work.elapsed
+    affordable = int(TIME_SHARE * max(left, 0.0) / max(sum(per_row.values()) * fits_each, 1e-12))
+    return (settings.max_rows if affordable >= ceiling else max(affordable, MIN_ROWS)), per_row
 
 
 def _curve(name: str, scores: NDArray[np.float64], members: NDArray[np.bool_], confidence: float, delta: float,

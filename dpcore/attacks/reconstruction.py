@@ -44,11 +44,11 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from dpcore.attacks._progress import Clock, Progress
 from dpcore.attacks.statistics import clopper_pearson
 from dpcore.exceptions import DataError
 from dpcore.i18n import N_, _
 from dpcore.mechanisms import KaryRandomizedResponse
+from dpcore.progress import Clock, Progress, TimeLeft
 from dpcore.release import ReleasePlan, default_plan
 from dpcore.release.columns import Treatment, numbers, resolve
 from dpcore.release.randomness import Draws, positions
@@ -126,8 +126,10 @@ def attack_reconstruction(
     columns: list[str] | None = None,
     max_rows: int | None = 5_000,
     prior_rounds: int = 30,
+    time_limit: float | None = None,
     random_state: RandomStateLike = None,
     progress: Progress | None = None,
+    clock: Clock = time.monotonic,
 ) -> ReconstructionResult:
     """Attack every randomized-response column of the copy ``plan`` would release.
 
@@ -142,6 +144,10 @@ def attack_reconstruction(
         Attack a random sample of at most this many rows (None: all).
     prior_rounds : int
         Boosting rounds of the attacker's classifier (more: a stronger, slower attacker).
+    time_limit : float, optional
+        Seconds. A column's cost is measured per value it can take (the attacker's classifier
+        fits one tree per value and round; two-value columns one), and a column whose measured
+        cost would not finish within the limit is left out (the result names the columns left out).
     random_state : None, int or Generator
         For tests and benchmarks only.
 
@@ -150,7 +156,7 @@ def attack_reconstruction(
     DataError
         The plan does not fit the table, or it randomises no column by randomized response.
     """
-    started = time.perf_counter()
+    started = clock()
     check_epsilon(epsilon)
     plan = plan if plan is not None else default_plan(schema, epsilon)
     treatments, _unused, _unused = resolve(plan, schema)
@@ -165,17 +171,43 @@ def attack_reconstruction(
     if max_rows is not None and len(frame) > max_rows:
         frame = frame.iloc[np.sort(rng.choice(len(frame), max_rows, replace=False))]
     features = _known(frame, schema)
-    clock = Clock(len(chosen), progress)
-    results = []
-    for t in chosen:
+    work = TimeLeft([("values", sum(_weight(t) for t in chosen))], progress, clock)
+    results: list[ColumnReconstruction | None] = []
+    skipped: list[str] = []
+    planned = list(chosen)
+    while planned:
+        t = planned.pop(0)
         results.append(_attack_column(t, frame, features, prior_rounds, rng))
-        clock.tick(_("guessed '{name}' back from the copy").format(name=t.name))
+        measured = work.stage("values")
+        each = (measured.seconds + clock() - work.last) / (measured.done + _weight(t))
+        if time_limit is not None:
+            # Plan the cut now, so that the time left counts only the columns that will be attacked.
+            left, kept = time_limit - work.elapsed, []
+            for later in planned:
+                if each * _weight(later) <= left:
+                    kept.append(later)
+                    left -= each * _weight(later)
+                else:
+                    skipped.append(later.name)
+            planned = kept
+            work.resize("values", work.stage("values").done + _weight(t) + sum(_weight(c) for c in planned))
+        work.tick(_("guessed '{name}' back from the copy").format(name=t.name), _weight(t))
     notes = [_("Laplace columns release a number, not a category, and were not attacked.")] if any(
         t.mechanism == "laplace" for t in treatments) else []
+    if skipped:
+        notes.append(_("{attacked} of {columns} columns were attacked: at the measured time per column the others would not "
+                       "finish within the time limit of {seconds} s. Left out: {names}. The thorough setting attacks them "
+                       "all.").format(attacked=len(chosen) - len(skipped), columns=len(chosen), seconds=f"{time_limit:g}",
+                                      names=", ".join(f"'{n}'" for n in skipped)))
     if schema.privacy_unit is not None:
         notes.append(_("The figures are per row. A person's rows are randomised separately, so their ε adds up over their "
                        "rows."))
-    return ReconstructionResult(tuple(r for r in results if r is not None), len(frame), time.perf_counter() - started, tuple(notes))
+    return ReconstructionResult(tuple(r for r in results if r is not None), len(frame), clock() - started, tuple(notes))
+
+
+def _weight(t: Treatment) -> int:
+    """A column's share of the work: the attacker's classifier fits a tree per value and round (one for two values)."""
+    return t.k if t.k > 2 else 1
 
 
 def _known(frame: pd.DataFrame, schema: Schema) -> pd.DataFrame:

@@ -122,7 +122,11 @@ def audit_sentences(result: AuditResult) -> list[str]:
     out = [_("Audit of {name} at a claimed ε = {claimed_epsilon}: trained {n_runs} times with and {n_runs} times "
              "without one record ({canary}). The data prove a privacy loss of at least ε = {lower_bound} ({confidence} "
              "confidence)").format(name=result.name, claimed_epsilon=short(result.claimed_epsilon), n_runs=run.n_runs, canary=result.canary, lower_bound=fixed(run.lower_bound, 2), confidence=percent(result.confidence))
-           + (_(", within the claim.") if result.passed else _(": MORE than claimed. The model does not keep its promise."))]
+           + (_(": MORE than claimed. The model does not keep its promise.") if not result.passed
+              else _(", within the claim.") if result.conclusive else ".")]
+    out.append(_("What this audit could detect: with {n_runs} fits each way at {confidence} confidence, no result can prove "
+                 "more than ε = {power}, even for a model that leaks everything.").format(
+                     n_runs=run.n_runs, confidence=percent(result.confidence), power=fixed(result.power, 2)))
     for control in result.controls:
         if result.caught(control):
             out.append(_("A deliberately broken version — {description} — was caught: the audit proves ε ≥ {lower_bound}, "
@@ -131,6 +135,9 @@ def audit_sentences(result: AuditResult) -> list[str]:
             out.append(_("A deliberately broken version — {description} — was not caught with {n_runs} runs (it proves only ε "
                          "≥ {lower_bound}): one prediction of this model says too little to catch it; more runs or another "
                          "check are needed.").format(description=control.description, n_runs=control.n_runs, lower_bound=fixed(control.lower_bound, 2)))
+    if result.passed and not result.conclusive:
+        out.append(_("This audit was too small to tell: no broken control was caught, so its finding no violation says "
+                     "nothing about the model. Run the full audit."))
     return out
 
 

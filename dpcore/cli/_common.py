@@ -281,13 +281,21 @@ def ledger_path(args: argparse.Namespace) -> Path:
 
 def open_dataset(args: argparse.Namespace, command: str, chunks: Chunks, stem: str, first_total: float) -> BudgetLedger:
     """The dataset's ledger for a table: found by overlap, named by --dataset, or created with ``first_total``."""
-    from dpcore.datasets import Catalog
+    from dpcore.datasets import Catalog, OverlapRefused
+    from dpcore.exceptions import DataError
 
     catalog = Catalog(ledger_path(args))
-    found = catalog.open_table(
-        chunks, stem, dataset=args.dataset, separate=args.separate_dataset,
-        reason=args.reason or "", total_epsilon=args.epsilon_budget or first_total, unit=args.unit,
-    )
+    if args.separate_dataset and not (args.reason or "").strip():
+        raise UsageError(_("{command}: --separate-dataset needs --reason TEXT: why these are different people (kept in the "
+                           "new dataset's history)").format(command=command))
+    try:
+        found = catalog.open_table(
+            chunks, stem, dataset=args.dataset, separate=args.separate_dataset,
+            reason=(args.reason or "").strip(), total_epsilon=args.epsilon_budget or first_total, unit=args.unit,
+        )
+    except OverlapRefused as refusal:
+        raise DataError(str(refusal) + " " + _("To record it as a separate dataset: --separate-dataset --dataset NAME "
+                                               "--reason TEXT.")) from None
     ledger = catalog.ledger(found.dataset)
     if not args.quiet:
         say(found.sentence + " " + _("Unit of protection: {unit}.").format(unit=ledger.unit))

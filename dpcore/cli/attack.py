@@ -30,7 +30,8 @@ from dpcore.cli._common import (
     write_text,
 )
 from dpcore.cli.training import FAMILIES as TRAINED_FAMILIES
-from dpcore.i18n import N_, _, integer
+from dpcore.i18n import N_, _
+from dpcore.progress import time_left_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -100,8 +101,8 @@ def add_attack(subparsers: Subparsers) -> None:
                        help=_("the added record: a made-up outlier (default) or a random row of the table"))
     audit.add_argument("--control", choices=["budget", "frozen", "none"], action="append",
                        help=_("broken controls (repeat for several; default: budget and frozen)"))
-    audit.add_argument("--factor", type=positive_float, default=100.0, metavar="X",
-                       help=_("how many times ε the 'budget' control spends (default 100)"))
+    audit.add_argument("--factor", type=positive_float, default=10.0, metavar="X",
+                       help=_("how many times ε the broken controls spend (default 10)"))
     audit.add_argument("--time-limit", type=positive_float, metavar="SECONDS", help=_("time for the whole audit"))
     audit.set_defaults(handler=run_audit)
     parser.set_defaults(handler=_no_attack)
@@ -174,8 +175,7 @@ def _progress(quiet: bool) -> Any:
         if now - last[0] < 1.0 and share < 1.0:
             return
         last[0] = now
-        left = ", " + _("about {seconds} s left").format(seconds=integer(seconds_left)) if seconds_left is not None else ""
-        say(f"[{100 * share:3.0f} %{left}] {what}")
+        say(f"[{100 * share:3.0f} %, {time_left_text(seconds_left)}] {what}")
 
     return report
 

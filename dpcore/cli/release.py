@@ -137,11 +137,30 @@ def add_release(subparsers: Subparsers) -> None:
         help=_("make a new copy even if this table was released with this plan before (charged again)"),
     )
     parser.add_argument(
+        "--accept-noise",
+        action="store_true",
+        help=_("release even when the copy is mostly noise for most of its randomized columns (refused by default)"),
+    )
+    parser.add_argument(
         "--seed", type=seed_number, metavar="N", help=_("fixed random seed — for tests only: a seeded copy must not be sold")
     )
     parser.add_argument("--chunksize", type=positive_int, metavar="ROWS", help=_("rows per chunk (default 262144)"))
     parser.add_argument("-q", "--quiet", action="store_true", help=_("no progress or notes on standard error"))
     parser.set_defaults(handler=_run_release)
+
+
+def _refuse_noise(plan: ReleasePlan, schema: Schema, n_rows: int) -> None:
+    """Refuse, before anything is read further or charged, a copy whose verdict is mostly noise for most columns.
+
+    ``n_rows`` counts the file's rows (before any per-person bound, so the verdict errs towards useful).
+    """
+    from dpcore.release import mostly_noise, noise_advice, usefulness, usefulness_summary
+
+    table = usefulness(plan, schema, max(n_rows, 1))
+    if mostly_noise(table):
+        raise UsageError(_("release: {summary} {advice} Nothing was charged. 'dpcore synthesize' makes the synthetic "
+                           "copy; to release this one anyway, add --accept-noise.").format(
+            summary=usefulness_summary(table), advice=noise_advice(table)))
 
 
 def _progress(quiet: bool) -> Callable[[int, int], None] | None:
@@ -188,6 +207,8 @@ def _run_release(args: argparse.Namespace) -> int:
     if args.engine == "spark":
         result = _release_on_spark(args, output, schema, plan, first_total)
     else:
+        if not args.accept_noise:
+            _refuse_noise(plan, schema, sum(len(chunk) for chunk in file_chunks(source)()))
         ledger = open_dataset(args, "release", file_chunks(source), source.stem, first_total)
         result = release_csv(
             source,
@@ -248,12 +269,23 @@ def _release_on_spark(args: argparse.Namespace, output: Path, schema: Schema, pl
     """The copy made on Spark into the folder ``output``, charged to the dataset the table's rows belong to."""
     from dpcore.backends.tables import list_table_files
 
-    ledger = open_table_files(args, list_table_files(args.input), "release", first_total)
+    files = list_table_files(args.input)
+    if not args.accept_noise:
+        _refuse_noise(plan, schema, _table_rows(files))
+    ledger = open_table_files(args, files, "release", first_total)
     session = spark_engine(args, "release")
     from dpcore.backends.spark_release import release_on_spark
 
     return release_on_spark(session, args.input, output, schema, plan, ledger=ledger, fresh=args.fresh, random_state=args.seed,
                          label=f"randomized-response copy ({output.name})", parquet=args.parquet)
+
+
+def _table_rows(files: list[str]) -> int:
+    """Rows in a table's files: from the footers of Parquet files, by reading CSV files (a pass on this machine)."""
+    from dpcore.backends.tables import csv_file_batches, file_format, parquet_file
+
+    return sum(parquet_file(path).metadata.num_rows if file_format(path) == "parquet"
+               else sum(batch.num_rows for batch in csv_file_batches(path)) for path in files)
 
 
 # --- estimate --------------------------------------------------------------------------------------

@@ -61,6 +61,7 @@ def add_synthesize(subparsers: Subparsers) -> None:
 
 def run_synthesize(args: argparse.Namespace) -> int:
     from dpcore.loading import read_csv_path
+    from dpcore.progress import CostMemory, time_left_text
     from dpcore.release import default_plan
     from dpcore.synthetic import synthesize_table
 
@@ -80,15 +81,15 @@ def run_synthesize(args: argparse.Namespace) -> int:
     ledger = open_dataset(args, "synthesize", lambda: [frame], source.stem, args.epsilon)
     shown = {"step": ""}
 
-    def progress(fraction: float, sentence: str) -> None:
+    def progress(fraction: float, seconds_left: float | None, sentence: str) -> None:
         if not args.quiet and sentence != shown["step"]:
             shown["step"] = sentence
-            sys.stderr.write(f"{100 * fraction:5.1f}%  {sentence}\n")
+            sys.stderr.write(f"{100 * fraction:5.1f}%  {sentence} ({time_left_text(seconds_left)})\n")
             sys.stderr.flush()
 
     result = synthesize_table(frame, schema, plan, epsilon=args.epsilon, delta=args.delta, noise=args.noise,
                               ledger=ledger, public_rows=args.rows, random_state=args.seed, progress=progress,
-                              label=f"synthetic copy ({output.name})")
+                              label=f"synthetic copy ({output.name})", costs=CostMemory())
     write_bytes(output, result.csv)
     write_text(report_path, json.dumps(result.report, indent=2, ensure_ascii=False) + "\n")
     if markdown_path is not None:

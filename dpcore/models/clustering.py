@@ -40,17 +40,24 @@ NEIGHBOURHOODS = ("corners", "faces")
 NO_GROUP = -1
 
 
-def noise_floor(epsilon: float, n_cells: int) -> float:
-    """The noisy count that about one of ``n_cells`` empty cells reaches by chance (Laplace, sensitivity 1).
+#: How many empty cells of a whole grid may pass the noise floor by chance, on average: one grid in
+#: twenty shows a spurious dense cell. At one per grid (the floor used before) a small ε drew a group
+#: where no rows are on most maps; chosen so a map at any ε shows noise as "no group", not as a group.
+FALSE_CELLS_PER_GRID = 0.05
 
-    ``P(Lap(1/ε) ≥ t) = ½·e^(−ε·t)``, so with ``t = ln(n_cells / 2) / ε`` the expected number of
-    empty cells at or above ``t`` is 1 (the two-sided geometric mechanism has the same tail up to
-    a factor below 2). It depends on ε and the grid only, never on the data.
+
+def noise_floor(epsilon: float, n_cells: int) -> float:
+    """The noisy count that an empty cell of the grid reaches by chance in only one grid in twenty.
+
+    ``P(Lap(1/ε) ≥ t) = ½·e^(−ε·t)``, so with ``t = ln(n_cells / (2·c)) / ε`` and ``c`` =
+    :data:`FALSE_CELLS_PER_GRID` the expected number of empty cells at or above ``t`` is ``c``
+    (the two-sided geometric mechanism has the same tail up to a factor below 2). It depends on ε
+    and the grid only, never on the data.
 
     >>> round(noise_floor(1.0, 1024), 2)
-    6.24
+    9.23
     """
-    return max(math.log(n_cells / 2.0), 0.0) / epsilon
+    return max(math.log(n_cells / (2.0 * FALSE_CELLS_PER_GRID)), 0.0) / epsilon
 
 
 def grid_problem(resolution: int | Sequence[int] | None, n_features: int) -> str | None:
@@ -103,8 +110,8 @@ class DPGridDensityClustering(DPEstimatorMixin):
     min_pts : float, default 5
         A dense cell holds at least this many rows (by its noisy count): DBSCAN's MinPts for
         two dimensions (Ester et al. 1996). The threshold used is the larger of ``min_pts``
-        and :func:`noise_floor`, at which about one empty cell in the whole grid is dense by
-        chance; both depend on ε and the grid only, never on the data.
+        and :func:`noise_floor`, at which an empty cell is dense by chance in only one grid in
+        twenty; both depend on ε and the grid only, never on the data.
     neighbours : {"corners", "faces"}, default "corners"
         Dense cells touching at a corner (as DBSCAN's Eps-ball of one cell side reaches the
         diagonal cells) or only at a face belong to the same group.

@@ -162,7 +162,15 @@ from dpcore.release.report import report_markdown
 from dpcore.release.result import REUSED_NOTE, ReleaseResult
 from dpcore.release.streaming import SHUFFLE_BUCKET_BYTES, release_csv, release_files
 from dpcore.release.table import preview_release, release_frame, release_table
-from dpcore.release.usefulness import USEFULNESS_COLUMNS, usefulness, usefulness_summary
+from dpcore.release.usefulness import (
+    NOISE_CONFIRMATION,
+    USEFULNESS_COLUMNS,
+    mostly_noise,
+    noise_advice,
+    noise_confirmed,
+    usefulness,
+    usefulness_summary,
+)
 
 __all__ = [
     "COUNT_EPSILON",
@@ -172,6 +180,7 @@ __all__ = [
     "MAX_BINS",
     "MECHANISMS",
     "MISSING_POLICIES",
+    "NOISE_CONFIRMATION",
     "PLAN_FORMAT",
     "RANDOMISED",
     "REUSED_NOTE",
@@ -195,6 +204,9 @@ __all__ = [
     "estimate_vs_truth",
     "file_chunks",
     "kept_rows",
+    "mostly_noise",
+    "noise_advice",
+    "noise_confirmed",
     "noisy_row_count",
     "preview_release",
     "read_release",

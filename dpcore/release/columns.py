@@ -21,8 +21,8 @@ import pyarrow as pa
 
 from dpcore.backends import keyed
 from dpcore.exceptions import DataError
-from dpcore.fingerprint import factorize
 from dpcore.i18n import N_, _, short
+from dpcore.matching import match_categories
 from dpcore.mechanisms import CoinRandomizedResponse, KaryRandomizedResponse, Laplace
 from dpcore.release.plan import MAX_BINS, ColumnPlan, ReleasePlan, column_problems
 from dpcore.release.randomness import COLUMN_STREAMS
@@ -50,6 +50,8 @@ class Treatment:
         when missing values are a category of their own).
     categories : list of str
         The declared categories a ``coin`` or ``k-ary`` column's values are matched against.
+    match_numbers : bool
+        Whether a value matches the category that reads as the same number (the schema's declaration).
     edges : list of float, optional
         A ``bins`` column's bin edges.
     lower, upper, fill : float, optional
@@ -67,6 +69,7 @@ class Treatment:
     upper: float | None = None
     fill: float | None = None
     missing: str = "random"
+    match_numbers: bool = True
 
     @property
     def header(self) -> str:
@@ -109,7 +112,7 @@ class Treatment:
     def inputs(self, frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
         """What the mechanism randomises (codes or clipped numbers), and which values were outside the domain."""
         if self.mechanism in ("coin", "k-ary"):
-            codes = category_codes(frame[self.name], self.categories, self.missing_code)
+            codes = category_codes(frame[self.name], self.categories, self.missing_code, self.match_numbers)
             return codes, (codes < 0) | (codes == len(self.categories))
         values = numbers(frame[self.name])
         missing = np.isnan(values)
@@ -178,7 +181,7 @@ def treatment(index: int, entry: ColumnPlan, spec: ColumnSpec) -> Treatment:
     t = Treatment(index, entry.column, entry.mechanism, epsilon=entry.cost, missing=missing)
     extra = [MISSING_CATEGORY] if entry.missing == "category" else []
     if entry.mechanism in ("coin", "k-ary"):
-        t.categories = list(spec.categories)
+        t.categories, t.match_numbers = list(spec.categories), spec.match_numbers
         t.labels = list(spec.categories) + extra
     elif entry.mechanism == "bins":
         if entry.edges is not None:
@@ -237,25 +240,15 @@ def numbers(values: pd.Series) -> np.ndarray:
     return pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
 
 
-def category_codes(values: pd.Series, categories: list[str], missing_code: int) -> np.ndarray:
+def category_codes(values: pd.Series, categories: list[str], missing_code: int, match_numbers: bool = True) -> np.ndarray:
     """Codes over the declared categories: -1 for an undeclared value, ``missing_code`` for a missing one.
 
-    Text matches a declared category exactly; a number matches a declared category that spells
-    the same number (39 and "39"), however pandas parsed the column.
+    Values are matched as the models match them (:func:`~dpcore.matching.match_categories`): text
+    as spelled, and with ``match_numbers`` a number with the declared category that reads as the
+    same number (39 and "39", 0.0 and "0"), however pandas parsed the column.
     """
-    codes, uniques = factorize(values)
-    lookup = np.full(len(uniques) + 1, missing_code, dtype=np.int64)
-    if len(uniques):
-        text = pd.Index(uniques).astype(str).astype(object)
-        matched = pd.Index(categories, dtype=object).get_indexer(text)
-        unmatched = matched < 0
-        declared = pd.to_numeric(pd.Series(categories, dtype=object), errors="coerce")
-        if unmatched.any() and declared.notna().any():
-            spelled = pd.to_numeric(pd.Series(text[unmatched], dtype=object), errors="coerce").to_numpy(dtype=float)
-            found = pd.Index(declared.fillna(np.inf).to_numpy(dtype=float)).get_indexer(spelled)
-            matched[unmatched] = np.where(np.isnan(spelled), -1, found)
-        lookup[:-1] = matched
-    return lookup[codes]
+    matched, _unused = match_categories(values, categories, match_numbers)
+    return np.where(matched == -2, missing_code, matched)
 
 
 def quoting(treatments: Sequence[Treatment]) -> str:

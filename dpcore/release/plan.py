@@ -303,11 +303,19 @@ def default_plan(
     buyer's estimates are unbiased for the real table rather than for an imputed mixture. A
     column whose declaration is incomplete (no bounds, fewer than two categories) is dropped.
 
-    With a ``budget`` (what is left for the table, per person), the budget is shared equally
+    With a ``budget`` (what the copy may spend, per person), the budget is shared equally
     between the randomized columns instead, rounded down so the plan fits; two-category columns
     then get k-ary randomized response at that share unless it affords the coin. When the schema
     names a privacy-unit column, a person's up to ``rows_per_person`` rows add up, so each row
     gets ``budget / rows_per_person`` to share.
+
+    The app and the command line pass half of what is left
+    (:func:`~dpcore.accountant.default_epsilon`), not all of it: one click never spends the whole
+    budget. Chosen on tables in general, wide ones and small remaining budgets alike, it reads
+    nothing from the data: a default aimed at "useful" would need the row count, and the plan's
+    ε is published in the buyer's report. When half still leaves most columns mostly noise (a wide
+    table, a small budget), the owner's verdict (:func:`~dpcore.release.usefulness.mostly_noise`)
+    says so, suggests dropping columns or a synthetic copy, and asks for a typed confirmation.
     """
     usable = [
         spec for spec in schema.columns

@@ -7,11 +7,12 @@ sentences are shared with the command line's ``estimate``, which says them to th
 from __future__ import annotations
 
 import collections
+import unicodedata
 
 import numpy as np
 import pandas as pd
 
-from dpcore.i18n import _
+from dpcore.i18n import N_, _
 from dpcore.mechanisms import KaryRandomizedResponse
 from dpcore.release.columns import treatment
 from dpcore.release.estimator import mean_std_error
@@ -28,6 +29,8 @@ from dpcore.schema import Schema
 NOISE_RATIO = 1.0
 USEFUL_RATIO = 0.2
 RATINGS = ("noise", "rough", "useful")
+#: The word an owner types to release a copy that is mostly noise (``_(NOISE_CONFIRMATION)`` in their language).
+NOISE_CONFIRMATION = N_("noise")
 
 
 def _plus_minus(error: float) -> str:
@@ -155,3 +158,36 @@ def usefulness_summary(table: pd.DataFrame) -> str:
         parts.append(_("useful for the other column") if counts["useful"] == 1 else _("useful for the other {useful}").format(useful=counts['useful']))
     text = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
     return _("At these ε the copy is {text}.").format(text=text)
+
+
+def mostly_noise(table: pd.DataFrame) -> bool:
+    """Whether the verdict says "mostly noise" for most (more than half) of the randomised columns of :func:`usefulness`'s table.
+
+    Such a copy spends budget on little a buyer can use: the app asks the owner to type
+    :data:`NOISE_CONFIRMATION` and the command line wants ``--accept-noise`` before releasing it.
+
+    >>> mostly_noise(pd.DataFrame({"rating": ["noise", "noise", "useful"]})), mostly_noise(pd.DataFrame({"rating": []}))
+    (True, False)
+    """
+    ratings = table["rating"]
+    return bool(len(ratings)) and 2 * int((ratings == "noise").sum()) > len(ratings)
+
+
+def noise_advice(table: pd.DataFrame) -> str:
+    """What the owner can do instead of releasing a copy that is mostly noise (the way out, in one sentence)."""
+    noisy = int((table["rating"] == "noise").sum())
+    return _("That is {noisy} of its {count} randomised columns, so the copy would spend budget on little a buyer can use. "
+             "Drop columns so the others get more ε each, raise their ε if the budget allows, or sell a synthetic copy "
+             "instead, which keeps the relations between columns far better at the same ε.").format(
+        noisy=noisy, count=len(table))
+
+
+def noise_confirmed(typed: str) -> bool:
+    """Whether the owner typed the confirmation word (in the page's language, or in English), case, spaces and the
+    Unicode form of accented letters aside."""
+
+    def folded(text: str) -> str:
+        return unicodedata.normalize("NFC", text.strip()).casefold()
+
+    word = folded(typed)
+    return bool(word) and word in {folded(_(NOISE_CONFIRMATION)), NOISE_CONFIRMATION}

@@ -16,15 +16,17 @@ rows) reads only what this step returns. The three sub-steps and their noise are
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
+from dpcore.i18n import _
 from dpcore.mechanisms import Exponential, Gaussian, Laplace
+from dpcore.progress import TimeLeft
 from dpcore.synthetic.budget import Calibration
 
-Progress = Callable[[float, str], None]
+#: Pairs counted between two reports of progress (a wide table has thousands of them).
+PAIRS_PER_REPORT = 64
 
 
 @dataclass(frozen=True)
@@ -63,16 +65,35 @@ def one_way_estimate(noisy: list[np.ndarray]) -> tuple[list[np.ndarray], float]:
     return shares, total
 
 
+def marginal_count(d: int, calibration: Calibration) -> int:
+    """How many noisy marginals :func:`measure` returns: one per column, the tree's pairs and the anchored pairs."""
+    if not calibration.rounds:
+        return d
+    return d + calibration.rounds + (d - 1 if calibration.anchored else 0)
+
+
+def pair_count(d: int, calibration: Calibration) -> int:
+    """How many two-way marginals :func:`measure` counts: every pair to score, the tree's, and the anchored pairs."""
+    if not calibration.rounds:
+        return 0
+    return d * (d - 1) // 2 + calibration.rounds + (d - 1 if calibration.anchored else 0)
+
+
 def choose_tree(cells: np.ndarray, shape: tuple[int, ...], shares: list[np.ndarray], total: float,
-                calibration: Calibration, rng: np.random.Generator) -> list[tuple[int, int]]:
+                calibration: Calibration, rng: np.random.Generator, work: TimeLeft | None = None) -> list[tuple[int, int]]:
     """``d − 1`` pairs forming a spanning tree, each chosen by the exponential mechanism (Kruskal, as MST)."""
     d = len(shape)
     pairs = list(itertools.combinations(range(d), 2))
     if not pairs:
         return []
-    scores = np.array([
-        np.abs(marginal(cells, shape, (a, b)) - total * np.outer(shares[a], shares[b]).ravel()).sum() for a, b in pairs
-    ])
+    scores = np.empty(len(pairs))
+    for start in range(0, len(pairs), PAIRS_PER_REPORT):
+        batch = pairs[start:start + PAIRS_PER_REPORT]
+        scores[start:start + len(batch)] = [
+            np.abs(marginal(cells, shape, (a, b)) - total * np.outer(shares[a], shares[b]).ravel()).sum() for a, b in batch]
+        if work is not None:
+            work.tick(_("Counting pairs of columns: {done} of {pairs}").format(done=start + len(batch), pairs=len(pairs)),
+                      len(batch))
     component = list(range(d))
 
     def root(i: int) -> int:
@@ -99,26 +120,25 @@ def anchored_pairs(anchor: int, d: int) -> list[tuple[int, int]]:
 
 
 def measure(cells: np.ndarray, shape: tuple[int, ...], calibration: Calibration, rng: np.random.Generator,
-            progress: Progress | None = None, anchor: int | None = None) -> list[Measurement]:
+            work: TimeLeft | None = None, anchor: int | None = None) -> list[Measurement]:
     """The noisy one-way marginals, the chosen pairs' noisy two-way marginals: all a copy learns from the data.
 
     ``anchor``: the declared target's column when ``calibration.anchored``; its pairs with every
-    other column are measured as a fourth step.
+    other column are measured as a fourth step. ``work`` counts every two-way marginal counted
+    (:func:`pair_count` of them) as a unit of its current stage.
     """
     d = len(shape)
-    say = progress or (lambda _f, _s: None)
     ones = [noisy_marginal(marginal(cells, shape, (i,)), calibration, d, rng) for i in range(d)]
     measurements = [Measurement((i,), m, calibration.stddev(d)) for i, m in enumerate(ones)]
     if calibration.rounds:
-        say(0.05, "choosing pairs")
         shares, total = one_way_estimate(ones)
-        tree = choose_tree(cells, shape, shares, total, calibration, rng)
-        say(0.1, "measuring pairs")
-        for pair in tree:
+        tree = choose_tree(cells, shape, shares, total, calibration, rng, work)
+        chosen = list(tree)
+        if calibration.anchored and anchor is not None:
+            chosen += anchored_pairs(anchor, d)
+        for pair in chosen:
             noisy = noisy_marginal(marginal(cells, shape, pair), calibration, calibration.rounds, rng)
             measurements.append(Measurement(pair, noisy, calibration.stddev(calibration.rounds)))
-        if calibration.anchored and anchor is not None:
-            for pair in anchored_pairs(anchor, d):
-                noisy = noisy_marginal(marginal(cells, shape, pair), calibration, calibration.rounds, rng)
-                measurements.append(Measurement(pair, noisy, calibration.stddev(calibration.rounds)))
+        if work is not None:
+            work.tick(_("Measuring the chosen pairs of columns…"), len(chosen))
     return measurements

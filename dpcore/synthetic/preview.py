@@ -6,6 +6,10 @@ rows (20 %); it compares the copies' marginals with the true ones of the part th
 from, and trains a classifier on each copy to predict the target, scored on the held-out real
 rows. Its numbers are counts of the private table, so they stay on the owner's screen.
 
+Its time left (:class:`~dpcore.progress.TimeLeft`) adds the synthetic copy's measured stages
+(:func:`~dpcore.synthetic.table.copy_stages`) to the training of the three models, whose cost
+per row is measured first on one fit of :data:`PILOT_ROWS` real rows.
+
 Both copies hold the same columns over the same declared cells. The randomized copy shares the
 chosen ε equally between its columns (per record, one person's values may change: the row
 count is kept), and its marginals are the buyer's debiased estimates (the k-ary randomized
@@ -16,7 +20,7 @@ at the same total ε in the chosen unit.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+import time
 
 import numpy as np
 import pandas as pd
@@ -24,6 +28,7 @@ import pandas as pd
 from dpcore.accountant import ADD_REMOVE
 from dpcore.i18n import _
 from dpcore.mechanisms import KaryRandomizedResponse
+from dpcore.progress import Clock, CostMemory, Progress, Stage, TimeLeft
 from dpcore.release.plan import ColumnPlan, ReleasePlan
 from dpcore.release.table import release_frame
 from dpcore.schema import Schema
@@ -32,8 +37,9 @@ from dpcore.synthetic.measure import marginal
 from dpcore.synthetic.table import synthesize_table
 from dpcore.validation import check_random_state
 
-Progress = Callable[[float, str], None]
 HOLDOUT = 0.2
+#: Real rows of the fit that measures the training's cost per row before anything else runs.
+PILOT_ROWS = 1_000
 RANDOMIZED, SYNTHETIC, REAL = "randomized copy", "synthetic copy", "real rows (reference)"
 
 
@@ -110,16 +116,17 @@ def downstream_accuracy(train: np.ndarray, test: np.ndarray, shape: tuple[int, .
 def utility_preview(frame: pd.DataFrame, schema: Schema, plan: ReleasePlan, epsilon: float, *, target: str | None = None,
                     delta: float | None = None, noise: str = "gaussian", unit: str = ADD_REMOVE,
                     random_state: int | np.random.Generator | None = None,
-                    progress: Progress | None = None) -> pd.DataFrame:
+                    progress: Progress | None = None, costs: CostMemory | None = None,
+                    clock: Clock = time.monotonic) -> pd.DataFrame:
     """Both copies at ``epsilon`` on a simulation, for the owner only: one row per (copy, measure).
 
     Measures: ``one-way TV`` and ``two-way TV`` (mean total-variation distance of the copy's
     marginals from the truth; 0 is perfect, 1 is useless), and, when ``target`` (default: the
     schema's target) is a column of the copy, ``accuracy`` of a model trained on the copy and
     tested on held-out real rows, beside the same model trained on the real rows and the share
-    of the most common class (what guessing gets).
+    of the most common class (what guessing gets). ``progress(share_done, seconds_left, sentence)``
+    and ``costs`` as for :func:`~dpcore.synthetic.table.synthesize_table`.
     """
-    say = progress or (lambda _f, _s: None)
     rng = check_random_state(random_state)
     columns = synthetic_columns(schema, plan)
     shape = tuple(c.size for c in columns)
@@ -131,28 +138,32 @@ def utility_preview(frame: pd.DataFrame, schema: Schema, plan: ReleasePlan, epsi
     target = target or (schema.target.name if schema.target is not None else None)
     target_index = names.index(target) if target in names else None
 
-    say(0.02, _("Simulating the randomized copy…"))
+    training = 3 * len(truth) if target_index is not None and len(held_out) else 0
+    work = TimeLeft([Stage("randomized copy", 1), Stage("training", training)], progress, clock)
+    work.say(_("Simulating the randomized copy…"))
     rr_plan = randomized_plan(columns, epsilon)
     rr = copy_cells(release_frame(train_rows, schema, rr_plan, random_state=rng), columns)
     rr_epsilons = [entry.cost for entry in rr_plan.columns]
-
-    def synth_progress(fraction: float, sentence: str) -> None:
-        say(0.1 + 0.85 * fraction, _("Simulating the synthetic copy: {step}").format(step=sentence))
-
+    if training:
+        pilot = truth[rng.choice(len(truth), size=min(PILOT_ROWS, len(truth)), replace=False)]
+        before = clock()
+        downstream_accuracy(pilot, held_out[:1], shape, int(target_index or 0))
+        work.stage("training").prior = (clock() - before) / len(pilot)
+    work.tick(_("Simulated the randomized copy."))
     synthetic = synthesize_table(train_rows, schema, plan, epsilon=epsilon, delta=delta, noise=noise, unit=unit,
-                                 random_state=rng, progress=synth_progress)
+                                 random_state=rng, costs=costs, clock=clock, work=work)
     syn = copy_cells(synthetic.table, columns)
     rows = []
     for copy, cells, epsilons in ((RANDOMIZED, rr, rr_epsilons), (SYNTHETIC, syn, None)):
         one, two = marginal_errors(truth, cells, shape, epsilons)
         rows += [{"copy": copy, "measure": "one-way TV", "value": one}, {"copy": copy, "measure": "two-way TV", "value": two}]
     if target_index is not None and len(held_out):
-        say(0.97, _("Training on each copy…"))
+        work.begin("training", _("Training on each copy…"))
         for copy, cells in ((RANDOMIZED, rr), (SYNTHETIC, syn), (REAL, truth)):
             rows.append({"copy": copy, "measure": "accuracy", "value": downstream_accuracy(cells, held_out, shape, target_index)})
+            work.tick(_("Trained on the {copy}.").format(copy=_(copy)), len(truth))
         majority = np.bincount(truth[:, target_index], minlength=shape[target_index]).argmax()
         rows.append({"copy": "most common class", "measure": "accuracy", "value": float(np.mean(held_out[:, target_index] == majority))})
-    say(1.0, _("Done."))
     return pd.DataFrame(rows, columns=["copy", "measure", "value"])
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Callable
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,6 +14,7 @@ from dpcore.accountant import ADD_REMOVE, BudgetLedger, spend_label
 from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.i18n import _
 from dpcore.persons import check_unit_column, counting
+from dpcore.progress import Clock, CostMemory, Progress, Stage, TimeLeft
 from dpcore.release.contributions import bounded, person_bound
 from dpcore.release.plan import ReleasePlan
 from dpcore.release.randomness import entropy as make_entropy
@@ -21,14 +22,13 @@ from dpcore.release.randomness import generator
 from dpcore.schema import Schema
 from dpcore.synthetic.budget import DEFAULT_DELTA, Calibration
 from dpcore.synthetic.domain import SyntheticColumn, decode, encode, synthetic_columns
-from dpcore.synthetic.measure import Measurement, measure
-from dpcore.synthetic.model import fit_and_sample, noisy_total, private_pgm
+from dpcore.synthetic.measure import Measurement, marginal_count, measure, pair_count
+from dpcore.synthetic.model import fit_and_sample, fit_stages, noisy_total, private_pgm
 from dpcore.synthetic.report import build_report, report_markdown
 from dpcore.validation import RandomStateLike
 
 #: The copy's own randomness stream (``spawn_key``), apart from the randomized copy's streams.
 SYNTHETIC_STREAM = 2**31 + 16
-Progress = Callable[[float, str], None]
 
 
 @dataclass
@@ -108,6 +108,9 @@ def synthesize_table(
     random_state: RandomStateLike = None,
     label: str = "synthetic copy",
     progress: Progress | None = None,
+    costs: CostMemory | None = None,
+    clock: Clock = time.monotonic,
+    work: TimeLeft | None = None,
 ) -> SyntheticResult:
     """A synthetic copy of ``frame``: (ε, δ)-DP per person in the dataset's unit, charged to the ledger.
 
@@ -135,7 +138,15 @@ def synthesize_table(
     random_state : None, int or numpy.random.Generator
         ``None`` for every real copy; a seed for tests only (the report then says not for sale).
     progress : callable, optional
-        ``progress(fraction, sentence)`` as the work goes on.
+        ``progress(share_done, seconds_left, sentence)`` as the work goes on; ``seconds_left`` is
+        measured (:func:`copy_stages`), None while a stage left has not been measured.
+    costs : CostMemory, optional
+        Timings of earlier copies on this machine, for the one stage that cannot be measured
+        before it ends (the model's set-up); updated with this copy's.
+    clock : callable
+        Seconds from any fixed origin (tests pass a fake clock).
+    work : TimeLeft, optional
+        A larger job's estimator holding :func:`copy_stages` (the utility preview); else one of its own.
 
     Raises
     ------
@@ -144,7 +155,6 @@ def synthesize_table(
     BudgetExceededError
         The copy does not fit in the budget; nothing was measured or charged.
     """
-    say = progress or (lambda _f, _s: None)
     columns = synthetic_columns(schema, plan)
     if ledger is not None and budget is not None:
         raise ValueError("budget cannot be combined with a BudgetLedger: set the total on the ledger itself")
@@ -172,13 +182,15 @@ def synthesize_table(
         if left_out:
             notes.append(_("{count} rows were left out: at most {k} rows of each person count. (Owner only: a count of "
                            "the private table.)").format(count=f"{left_out:,}", k=k))
-    say(0.0, _("Measuring the marginals…"))
+    if work is None:
+        work = TimeLeft(copy_stages(len(columns), calibration, costs), progress, clock)
+    else:
+        work.insert(copy_stages(len(columns), calibration, costs))
+    work.begin("pairs", _("Counting pairs of columns…"))
     shape = tuple(c.size for c in columns)
-    measurements = measure(encode(frame, columns, rng), shape, calibration, rng, anchor=anchor)
+    measurements = measure(encode(frame, columns, rng), shape, calibration, rng, work, anchor=anchor)
     rows = copy_rows(measurements, public_rows)
-    cells = fit_and_sample(measurements, shape, rows, int(rng.integers(0, 2**31 - 1)),
-                           progress=lambda f: say(0.1 + 0.8 * f, _("Fitting the model…")))
-    say(0.95, _("Drawing the rows…"))
+    cells = fit_and_sample(measurements, shape, rows, int(rng.integers(0, 2**31 - 1)), work, costs)
     result = finish(columns, schema, calibration, measurements, cells, rng, public_rows is not None, seeded,
                     bound is not None)
     result.notes = notes
@@ -189,8 +201,16 @@ def synthesize_table(
                      mechanism=f"{noise} noise on marginals + exponential mechanism (MST), Private-PGM model",
                      released=f"synthetic copy: {len(columns)} columns, {len(cells):,} rows")
         result.epsilon_charged, result.delta_charged, result.dataset_id = calibration.epsilon, calibration.delta, ledger.dataset_id
-    say(1.0, _("Done."))
     return result
+
+
+def copy_stages(n_columns: int, calibration: Calibration, costs: CostMemory | None = None) -> list[Stage]:
+    """A copy's work for :class:`~dpcore.progress.TimeLeft`: the pairs of columns counted, then the model's stages.
+
+    Counting a pair costs about the same for every pair of a table (one pass over the rows), so
+    the first batch measures them all; the model's stages are :func:`~dpcore.synthetic.model.fit_stages`.
+    """
+    return [Stage("pairs", pair_count(n_columns, calibration)), *fit_stages(marginal_count(n_columns, calibration), costs)]
 
 
 def copy_rows(measurements: list[Measurement], public_rows: int | None) -> int:

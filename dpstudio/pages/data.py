@@ -3,9 +3,9 @@
 import streamlit as st
 
 from dpcore.i18n import _, integer
+from dpstudio.support import categories_view
 from dpstudio.support import data_view as view
 from dpstudio.support.earlier_work import offer_earlier_work
-from dpstudio.support.readable import task_name
 from dpstudio.support.session import get_state
 from dpstudio.support.state import table_name
 from dpstudio.support.uploading import file_facts
@@ -27,13 +27,9 @@ view.dataset_identity(state)
 view.declarations_editor(state)
 view.privacy_unit_question(state)
 view.fix_leaks(state)
-schema = dataset.schema
-problems = schema.problems(dataset.frame, need_target=True)
-if problems:
-    st.error(_("Fix these before training:") + " " + " ".join(problems))
-else:
-    st.success(_("The schema is complete: the target is '{target}' ({task}).").format(target=schema.target.name,
-                                                                                     task=task_name(schema.task)))
-st.download_button(_("Save this schema (JSON)"), schema.to_json(), file_name="schema.json", mime="application/json",
-                   key="download_schema")
+view.bounds_fit(state)
+categories_view.discover_categories(state)
+categories_view.data_dictionary(state)
+categories_view.schema_status(state)
+categories_view.downloads(state)
 view.owner_previews(state)

@@ -23,6 +23,8 @@ st.write(_(
 kind = synthetic.choose_kind()
 if kind == synthetic.RANDOMIZED:
     view.unit_notice(ledger, schema)
+else:
+    synthetic.budget_notice(ledger)
 column_problems = [p for c in schema.columns for p in c.problems()]
 if column_problems:
     st.error(_("Some declarations are incomplete:") + " " + " ".join(column_problems) + " " + _("Fix them on the Data page."))
@@ -70,14 +72,15 @@ if problems:
     st.error(" ".join(problems))
     st.stop()
 
-view.worth_buying(plan, schema, kept_rows(dataset.frame, schema))
+noisy = view.worth_buying(plan, schema, kept_rows(dataset.frame, schema))
 st.subheader(_("Preview — owner only"))
 st.caption(_("The first rows as a buyer would see them, with fresh noise; this preview is not the released copy and never leaves "
              "this screen."))
 st.dataframe(preview_release(dataset.frame, schema, plan, 8), hide_index=True, width="stretch")
 
 fresh = st.checkbox(_("Make a fresh copy (a new release, charged to the budget again)"), value=False)
-if st.button(_("Release the copy"), type="primary"):
+confirmed = not noisy or view.noise_confirmation()
+if st.button(_("Release the copy"), type="primary", disabled=not confirmed):
     try:
         with st.spinner(_("Randomizing every cell…")):
             state.release = release_table(dataset.frame, schema, plan, ledger=ledger, fresh=fresh, label="Export: randomized copy")

@@ -7,7 +7,7 @@ from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.i18n import _, short
 from dpstudio.support import groups_view as view
 from dpstudio.support.session import get_state
-from dpstudio.support.training import epsilon_input
+from dpstudio.support.training import budget_notice, epsilon_input, suggested_epsilon
 
 state = get_state()
 dataset, schema, ledger = state.dataset, state.dataset.schema, state.ledger()
@@ -18,6 +18,7 @@ st.write(_(
     "What you can share is the **map** of groups; which group each of your rows falls in is for your eyes only."
 ))
 
+budget_notice(ledger, suggested_epsilon(ledger), _("no map can be made"))
 candidates = clustering_columns(schema)
 if len(candidates) < 2:
     st.error(_("Finding groups needs at least two numeric columns with declared bounds. Declare their bounds on the Data page."))
@@ -31,7 +32,7 @@ if leaks:
     st.error(" ".join(leaks) + " " + _("The map will NOT be safe to share until their bounds are declared on the Data page."),
              icon=":material/gpp_bad:")
 
-epsilon = epsilon_input(ledger, _("ε to spend on the map"), "groups_epsilon", _("no map can be made"), _("computed"))
+epsilon = epsilon_input(ledger, _("ε to spend on the map"), "groups_epsilon", _("computed"))
 seeded = st.checkbox(_("Reproducible demo seed (the map must not be released)"), value=False, key="groups_seeded")
 
 if st.button(_("Find groups"), type="primary", disabled=epsilon is None or grid is None):
@@ -52,6 +53,10 @@ if result is None:
 st.divider()
 found = result.found
 view.header(found, ledger)
+if not found.n_clusters:  # a map of noise is not drawn as if it were groups
+    view.no_groups(found)
+    view.downloads(found, schema, ledger.unit)
+    st.stop()
 x, y = view.group_map(found)
 view.downloads(found, schema, ledger.unit)
 st.divider()

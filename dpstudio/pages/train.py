@@ -11,7 +11,15 @@ from dpstudio.support.declaring import leak_summary, leaky_columns
 from dpstudio.support.language import keyed
 from dpstudio.support.readable import task_name
 from dpstudio.support.session import get_state, recall_result, remember_result
-from dpstudio.support.training import delta_input, epsilon_input, progress_text, spent_heading, train_in_session
+from dpstudio.support.training import (
+    budget_notice,
+    delta_input,
+    epsilon_input,
+    progress_text,
+    spent_heading,
+    suggested_epsilon,
+    train_in_session,
+)
 
 state = get_state()
 dataset, schema, ledger = state.dataset, state.dataset.schema, state.ledger()
@@ -22,6 +30,7 @@ if problems:
     st.error(_("The table's declarations are not complete yet:") + " " + " ".join(problems) + " " + _("Fix them on the Data page."))
     st.stop()
 
+budget_notice(ledger, suggested_epsilon(ledger), _("nothing more can be trained"))
 st.write(_("Predict **{target}** ({task}) from {count} feature columns. Training spends budget.").format(
     target=schema.target.name, task=task_name(schema.task), count=len(schema.features)))
 if leaky_columns(schema):
@@ -49,7 +58,7 @@ encoding = st.radio(
     help=_("Codes keep the table narrow, which suits DP trees; one-hot suits Naive Bayes with few categories."),
 )
 
-epsilon = epsilon_input(ledger, _("ε to spend on this model"), "train_epsilon", _("nothing more can be trained"), _("trained"))
+epsilon = epsilon_input(ledger, _("ε to spend on this model"), "train_epsilon", _("trained"))
 delta = delta_input(ledger, spec, epsilon)
 seeded = st.checkbox(_("Reproducible demo seed (the result must not be released)"), value=False)
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
-from dpcore.bounds import DEFAULT_COARSE_RANGE, DEFAULT_EPSILON_PER_COLUMN
+from dpcore.bounds import CLIPPED_WARNING, DEFAULT_BUDGET_SHARE, ROWS_TIMES_EPSILON_FOR_FIT, epsilon_per_column
+from dpcore.datasets import OverlapRefused
 from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.i18n import N_, _, integer, ngettext, short
 from dpcore.persons import check_unit_column, rows_left_out
@@ -39,11 +42,15 @@ def choose_table(state: StudioState) -> None:
                                          key="schema_upload")
         if upload is not None and upload.file_id != state.loaded_upload_id:
             state.loaded_upload_id = upload.file_id  # a refused file is not read again on every rerun
+            schema_bytes = schema_upload.getvalue() if schema_upload else None
+            state.refused_upload = None
             try:
-                open_upload(state, upload.name, upload.getvalue(), schema_upload.getvalue() if schema_upload else None)
+                open_upload(state, upload.name, upload.getvalue(), schema_bytes)
                 state.loaded_schema_id = schema_upload.file_id if schema_upload else None
                 state.upload_error = None
                 st.rerun()  # so the sidebar, drawn before this page, shows the new table and its budget
+            except OverlapRefused as error:
+                state.upload_error, state.refused_upload = str(error), (upload.name, upload.getvalue(), schema_bytes)
             except DataError as error:
                 state.upload_error = str(error)
         elif schema_upload is not None and schema_upload.file_id != state.loaded_schema_id:
@@ -58,6 +65,33 @@ def choose_table(state: StudioState) -> None:
                 state.upload_error = str(error)
         if state.upload_error:
             st.error(state.upload_error + " " + _("Your current table and declarations are kept."))
+        if state.refused_upload is not None:
+            separate_refused_upload(state)
+
+
+def _separate_form(key: str, default_name: str = "") -> tuple[str, str, bool]:
+    """The name, the reason and the button of "make this a separate dataset" (the same on both of its places)."""
+    st.write(_(
+        "Only do this if the rows really describe other people. Two datasets of the same people would give each person "
+        "two budgets — that is why the choice and your reason are kept in the new dataset's history."
+    ))
+    name = st.text_input(_("Name of the new dataset"), value=default_name, key=f"{key}_name")
+    reason = st.text_input(_("Why are these different people?"), key=f"{key}_reason")
+    return name, reason, st.button(_("Make it a separate dataset"), key=f"{key}_button")
+
+
+def separate_refused_upload(state: StudioState) -> None:
+    """The way out of a refusal for the people a file shares, in place: open it as a separate dataset, with a reason."""
+    name, raw, schema_json = state.refused_upload
+    with st.expander(_("These are different people: make this a separate dataset"), expanded=True):
+        new_name, reason, clicked = _separate_form("refused_separate", Path(name).stem)
+        if clicked:
+            try:
+                open_upload(state, name, raw, schema_json, separate=(new_name, reason))
+                state.upload_error = state.refused_upload = None
+                st.rerun()
+            except DataError as error:
+                st.error(str(error))
 
 
 def reading_questions(state: StudioState) -> None:
@@ -84,13 +118,8 @@ def dataset_identity(state: StudioState) -> None:
     st.info(_("**Dataset: {name}.**").format(name=table_name(name)) + " " + sentence, icon=":material/group:")
     if not identification.created and not dataset.is_sample:
         with st.expander(_("These are different people: make this a separate dataset")):
-            st.write(_(
-                "Only do this if the rows really describe other people. Two datasets of the same people would give each person "
-                "two budgets — that is why the choice and your reason are kept in the new dataset's history."
-            ))
-            new_name = st.text_input(_("Name of the new dataset"), key="separate_name")
-            reason = st.text_input(_("Why are these different people?"), key="separate_reason")
-            if st.button(_("Make it a separate dataset"), key="separate_button"):
+            new_name, reason, clicked = _separate_form("separate")
+            if clicked:
                 try:
                     separate_dataset(dataset, state.catalog(), new_name, reason)
                     remember(state)
@@ -133,6 +162,10 @@ def declarations_editor(state: StudioState) -> None:
             "may be missing": st.column_config.CheckboxColumn(
                 _("may be missing"), help=_("A value can be absent: an export then randomizes 'missing' as a category of its own")
             ),
+            "match numbers": st.column_config.CheckboxColumn(
+                _("match numbers"), help=_("Categories that read as one number are one category: 0, 0.0, \"0\" and 00. Untick "
+                                           "to compare them as text."),
+            ),
             "read from data (leak)": st.column_config.CheckboxColumn(
                 _("read from data (leak)"),
                 help=_("Ticked when the bounds or categories were read from your data. Untick it only once they are public "
@@ -143,6 +176,8 @@ def declarations_editor(state: StudioState) -> None:
     )
     declared = Schema.from_frame(edited)
     declared.privacy_unit, declared.rows_per_person = dataset.schema.privacy_unit, dataset.schema.rows_per_person
+    for spec in declared.columns:  # accepting "(other)" is a button below, not a column of the editor
+        spec.accept_other = spec.name in dataset.schema.names and dataset.schema[spec.name].accept_other
     if declared != dataset.schema:
         dataset.schema = declared
         remember(state)
@@ -218,25 +253,7 @@ def fix_leaks(state: StudioState) -> None:
         numeric = [n for n in leaky if schema[n].kind == "numeric"]
         with st.expander(_("Fix them all at once"), expanded=True):
             if numeric:
-                st.write(_(
-                    "**Estimate the bounds of the {count} numeric column(s) privately.** Each bound is a differentially "
-                    "private quantile (5 % and 95 %) inside a coarse range you can vouch for, widened to round numbers; it "
-                    "spends a small ε of this dataset's budget. It works best from about {rows} rows; a small table needs a "
-                    "larger ε or bounds you declare yourself."
-                ).format(count=len(numeric), rows=integer(10_000)))
-                c1, c2, c3 = st.columns(3)
-                per_column = c1.number_input(_("ε per column"), min_value=0.01, max_value=2.0, value=DEFAULT_EPSILON_PER_COLUMN,
-                                             step=0.05, key="bounds_epsilon")
-                low = c2.number_input(_("No value is below"), value=DEFAULT_COARSE_RANGE[0], key="coarse_low", format="%g")
-                high = c3.number_input(_("No value is above"), value=DEFAULT_COARSE_RANGE[1], key="coarse_high", format="%g")
-                cost = per_column * len(numeric)
-                if st.button(_("Estimate privately (spends ε = {epsilon})").format(epsilon=short(cost)), key="estimate_bounds"):
-                    try:
-                        estimate_numeric_bounds(state, per_column, (low, high))
-                        remember(state)
-                        st.rerun()
-                    except (BudgetExceededError, DataError) as error:
-                        st.error(str(error))
+                _estimate_bounds_action(state, numeric)
             left, right = st.columns(2)
             if left.button(ngettext("Ignore this column", "Ignore these {count} columns", len(leaky)).format(count=len(leaky)),
                            key="ignore_leaky"):
@@ -249,6 +266,65 @@ def fix_leaks(state: StudioState) -> None:
                 declare_public(state, leaky)
                 remember(state)
                 st.rerun()
+
+
+def _estimate_bounds_action(state: StudioState, numeric: list[str]) -> None:
+    """The bulk "estimate privately" action: its cost (a stated share of what is left, split evenly) before the click."""
+    st.write(_(
+        "**Estimate the bounds of the {count} numeric column(s) privately.** Each bound is a differentially private "
+        "quantile (0.5 % and 99.5 %, found near the column's private median and quartiles) on a public grid of round "
+        "numbers that covers negative numbers, tiny fractions, prices and years; columns named like a year get bounds "
+        "to the decade. It spends a share of what is left of this dataset's budget, split evenly over the columns."
+    ).format(count=len(numeric)))
+    left = state.ledger().available()
+    share = st.number_input(_("Share of the ε left to spend (%)"), min_value=1, max_value=100, value=round(DEFAULT_BUDGET_SHARE * 100),
+                            step=5, key="bounds_share") / 100
+    each = epsilon_per_column(left, len(numeric), share)
+    if each <= 0:
+        st.info(_("Nothing is left of this dataset's budget to estimate bounds with: declare the bounds yourself, or "
+                  "raise the total on the Privacy page."), icon=":material/block:")
+        return
+    rows = len(state.dataset.frame)
+    if each * rows < ROWS_TIMES_EPSILON_FOR_FIT:
+        st.caption(_("Owner only: at ε = {epsilon} per column, {rows} rows are too few for bounds that fit well (about ε × "
+                     "rows ≥ {needed} per column is needed). Declare the bounds you know, estimate fewer columns at once, "
+                     "or spend a larger share; the table below the button will show how well each bound fits.").format(
+            epsilon=short(each), rows=integer(rows), needed=integer(ROWS_TIMES_EPSILON_FOR_FIT)))
+    label = _("Estimate privately (spends ε = {epsilon}: {share} of the {left} left, {each} per column)").format(
+        epsilon=short(each * len(numeric)), share=f"{share:.0%}", left=short(left), each=short(each))
+    if st.button(label, key="estimate_bounds"):
+        try:
+            state.bounds_verdict = (state.dataset.fingerprint, estimate_numeric_bounds(state, each))
+            remember(state)
+            st.rerun()
+        except (BudgetExceededError, DataError) as error:
+            st.error(str(error))
+
+
+def bounds_fit(state: StudioState) -> None:
+    """Owner's eyes only: how well the bounds just estimated privately fit the raw data, column by column."""
+    if state.bounds_verdict is None or state.bounds_verdict[0] != state.dataset.fingerprint:
+        return  # nothing estimated yet, or for another table
+    verdict = state.bounds_verdict[1]
+    st.subheader(_("How well the estimated bounds fit — owner's eyes only"))
+    st.caption(_("Read from your raw data: never released, never in a report. A bound clips the values beyond it; a width "
+                 "many times the true range spreads the people thin. Change any bound in the table above."))
+    warned = verdict.loc[verdict["warning"], "column"].tolist()
+    if warned:
+        st.warning(_("More than {share} of the rows are clipped in: {columns}. Declare wider bounds for them if you know "
+                     "public ones.").format(share=f"{CLIPPED_WARNING:.0%}", columns=", ".join(f"'{c}'" for c in warned)),
+                   icon=":material/content_cut:")
+    st.dataframe(
+        verdict.drop(columns="warning"), width="stretch", hide_index=True, key="bounds_verdict",
+        column_config={
+            "column": st.column_config.TextColumn(_("column")),
+            "lower": st.column_config.NumberColumn(_("lower"), format="%g"),
+            "upper": st.column_config.NumberColumn(_("upper"), format="%g"),
+            "clipped below": st.column_config.ProgressColumn(_("clipped below"), format="percent", min_value=0, max_value=1),
+            "clipped above": st.column_config.ProgressColumn(_("clipped above"), format="percent", min_value=0, max_value=1),
+            "width ÷ true range": st.column_config.NumberColumn(_("width ÷ true range"), format="%.3g"),
+        },
+    )
 
 
 def owner_previews(state: StudioState) -> None:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from dpcore.bounds import apply_bounds, estimate_bounds
+import pandas as pd
+
+from dpcore.bounds import apply_bounds, bounds_verdict, estimate_bounds
+from dpcore.categories import apply_categories, discover_categories, discoverable_columns, people_needed
+from dpcore.dictionary import apply_dictionary, read_dictionary
 from dpcore.i18n import _, ngettext
 from dpcore.schema import Schema
-from dpstudio.support.state import StudioState
+from dpstudio.support.state import StudioState, apply_schema
 
 
 def leaky_columns(schema: Schema) -> list[str]:
@@ -33,14 +37,17 @@ def _replace(state: StudioState, schema: Schema) -> None:
     dataset.revision += 1  # the declarations table starts again from the new declarations
 
 
-def estimate_numeric_bounds(state: StudioState, epsilon_per_column: float, coarse: tuple[float, float]) -> list[str]:
-    """Replace the data-read bounds of every numeric column by private estimates, charged to the ledger."""
+def estimate_numeric_bounds(state: StudioState, epsilon_per_column: float) -> pd.DataFrame:
+    """Replace the data-read bounds of every numeric column by private estimates, charged to the ledger.
+
+    Returns the owner-only verdict of how well they fit (:func:`dpcore.bounds.bounds_verdict`).
+    """
     schema = Schema.from_dict(state.dataset.schema.to_dict())
     columns = [n for n in leaky_columns(schema) if schema[n].kind == "numeric"]
-    bounds = estimate_bounds(state.dataset.frame, schema, columns, epsilon_per_column, state.ledger(), coarse)
+    bounds = estimate_bounds(state.dataset.frame, schema, columns, epsilon_per_column, state.ledger())
     apply_bounds(schema, bounds, epsilon_per_column)
     _replace(state, schema)
-    return columns
+    return bounds_verdict(state.dataset.frame, bounds)
 
 
 def ignore_columns(state: StudioState, names: list[str]) -> None:
@@ -56,4 +63,34 @@ def declare_public(state: StudioState, names: list[str]) -> None:
     for name in names:
         schema[name].bounds_from_data = False
         schema[name].source = _("declared public by the owner")
+    _replace(state, schema)
+
+
+def discover_text_categories(state: StudioState, epsilon_per_column: float, total_delta: float) -> list[str]:
+    """Replace the missing or data-read lists of every used text column by privately discovered ones, charged to the ledger."""
+    schema = Schema.from_dict(state.dataset.schema.to_dict())
+    columns = discoverable_columns(schema)
+    found = discover_categories(state.dataset.frame, schema, columns, epsilon_per_column, total_delta, state.ledger())
+    apply_categories(schema, found, epsilon_per_column,
+                     people_needed(epsilon_per_column, total_delta, len(columns), schema.rows_per_person if schema.privacy_unit else 1))
+    _replace(state, schema)
+    return [name for name, categories in found.items() if len(categories) < 2]
+
+
+def use_dictionary(state: StudioState, raw: bytes) -> list[str]:
+    """Declare what a data dictionary (Frictionless or our own JSON) says; sentences about the fields it could not use."""
+    dictionary = read_dictionary(raw)
+    if isinstance(dictionary, Schema):
+        apply_schema(state.dataset, dictionary)
+        return []
+    schema, notes = apply_dictionary(state.dataset.schema, dictionary)
+    _replace(state, schema)
+    return notes
+
+
+def accept_other(state: StudioState, names: list[str]) -> None:
+    """The owner accepts that many values of these columns become "(other)"."""
+    schema = Schema.from_dict(state.dataset.schema.to_dict())
+    for name in names:
+        schema[name].accept_other = True
     _replace(state, schema)

@@ -8,10 +8,11 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from dpcore.accountant import ADD_REMOVE, REPLACE_ONE, UNITS, BudgetLedger
+from dpcore.accountant import ADD_REMOVE, REPLACE_ONE, UNITS, BudgetLedger, default_epsilon
 from dpcore.i18n import _, short
 from dpcore.release import (
     MECHANISMS,
+    NOISE_CONFIRMATION,
     ReleasePlan,
     ReleaseResult,
     columns_budget,
@@ -19,6 +20,9 @@ from dpcore.release import (
     counted_rows_per_person,
     default_plan,
     estimate_vs_truth,
+    mostly_noise,
+    noise_advice,
+    noise_confirmed,
     usefulness,
     usefulness_summary,
 )
@@ -40,8 +44,9 @@ def starting_plan(state: StudioState, ledger: BudgetLedger, synthetic: bool = Fa
     so the default plan serves even when no randomized copy fits the budget.
 
     Once a copy is out, its plan stays the default, so asking again hands out the same stored
-    copy at no cost; otherwise the default plan shares what is left of the budget (after the
-    noisy row count of the add/remove unit) between the randomized columns.
+    copy at no cost; otherwise the default copy spends a stated share of what is left
+    (:func:`~dpcore.accountant.default_epsilon`: half, the noisy row count of the add/remove unit
+    included), shared between the randomized columns, so one click never spends it all.
     """
     released = state.released_plans.get(plan_key(state.dataset, ledger))
     if released is not None:
@@ -49,9 +54,12 @@ def starting_plan(state: StudioState, ledger: BudgetLedger, synthetic: bool = Fa
             "A copy of this table was released earlier with the plan below: press **Release the copy** to get the same "
             "copy again, at no extra cost.")
     available = columns_budget(ledger, state.dataset.schema)
-    if available > 0.001:
-        return default_plan(state.dataset.schema, budget=available), ""
     row_count_epsilon = copy_costs(None, ledger.unit, state.dataset.schema)[1]
+    if available > 0.001:
+        # Half of what is left pays for the row count and the columns; when it cannot pay for the row count, the
+        # columns get half of what the row count leaves.
+        columns = default_epsilon(ledger.remaining) - row_count_epsilon
+        return default_plan(state.dataset.schema, budget=columns if columns > 0.001 else default_epsilon(available)), ""
     if row_count_epsilon:
         sentence = _("Only ε = {left} is left of this dataset's budget, less than the ε = {count} its noisy row count needs: a "
                      "new copy cannot be made. Raise the budget on the Privacy page only if you accept a weaker promise.")
@@ -127,18 +135,31 @@ def plan_editor(base_plan: ReleasePlan, dataset: Dataset) -> pd.DataFrame:
     )
 
 
-def worth_buying(plan: ReleasePlan, schema: Schema, n_rows: int) -> None:
-    """Per column, how far the buyer's estimates will be off: owner only."""
+def worth_buying(plan: ReleasePlan, schema: Schema, n_rows: int) -> bool:
+    """Per column, how far the buyer's estimates will be off: owner only. True when the copy is mostly noise."""
     st.subheader(_("Will it be worth buying? — owner only"))
     worth = usefulness(plan, schema, n_rows)
+    noisy = mostly_noise(worth)
     if not worth.empty:
         summary = usefulness_summary(worth)
-        (st.warning if (worth["rating"] == "noise").any() else st.info)(summary, icon=":material/insights:")
+        if noisy:
+            st.warning(summary + " " + noise_advice(worth), icon=":material/blur_on:")
+        else:
+            (st.warning if (worth["rating"] == "noise").any() else st.info)(summary, icon=":material/insights:")
         st.dataframe(worth[["column", "epsilon", "typical_error", "verdict"]], hide_index=True, width="stretch",
                      column_config={"column": st.column_config.TextColumn(_("column")),
                                     "epsilon": st.column_config.NumberColumn("ε"),
                                     "typical_error": st.column_config.NumberColumn(_("typical error"), format="±%.3g"),
                                     "verdict": st.column_config.TextColumn(_("verdict"))})
+    return noisy
+
+
+def noise_confirmation() -> bool:
+    """For a copy that is mostly noise: the owner types the stated word to release it anyway (True once typed)."""
+    word = _(NOISE_CONFIRMATION)
+    typed = st.text_input(_("This copy is mostly noise. To release it anyway, type **{word}**:").format(word=word),
+                          key="noise_confirmation")
+    return noise_confirmed(typed)
 
 
 def released(result: ReleaseResult) -> None:

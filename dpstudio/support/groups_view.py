@@ -105,7 +105,7 @@ def grid_settings(schema: Schema, columns: list[str]) -> dict | None:
         grid["min_pts"] = float(st.number_input(_("MinPts: rows a dense cell holds (by its noisy count)"), min_value=0.0,
                                                 value=5.0, step=1.0, key="groups_min_pts",
                                                 help=_("The threshold used is this or the noise floor, whichever is higher: "
-                                                "at the noise floor about one empty cell in the whole grid passes by chance.")))
+                                                "at the noise floor an empty cell passes by chance in only one grid in twenty.")))
         touching = {"corners": _("at a corner or a face"), "faces": _("at a face only")}
         grid["neighbours"] = st.radio(_("Dense cells form one group when they touch"), ["corners", "faces"], horizontal=True,
                                       format_func=touching.get, key=keyed("groups_neighbours"))
@@ -194,15 +194,18 @@ def group_map(found: GroupMap) -> tuple[str, str]:
                  alt.Tooltip("y_upper:Q", title=_("{column} to").format(column=y), format=",.4g")],
     ).properties(height=520, title=_("Groups on a {grid} grid — hover a cell for its noisy count").format(grid=found.grid))
     st.altair_chart(localized(chart), width="stretch")
-    if found.n_clusters:
-        sizes = ", ".join(_("group {number}: ≈ {size}").format(number=g, size=integer(size))
-                          for g, size in enumerate(found.model.cluster_sizes_[:8]))
-        st.caption(_("Noisy rows per group, largest first: {sizes}").format(sizes=sizes) + (" …" if found.n_clusters > 8 else "")
-                   + ".")
-    else:
-        st.info(_("No cell's noisy count reached the threshold: at this ε the noise hides any group. Spend more ε, choose a "
-                  "coarser grid, or fewer columns."))
+    sizes = ", ".join(_("group {number}: ≈ {size}").format(number=g, size=integer(size))
+                      for g, size in enumerate(found.model.cluster_sizes_[:8]))
+    st.caption(_("Noisy rows per group, largest first: {sizes}").format(sizes=sizes) + (" …" if found.n_clusters > 8 else "") + ".")
     return x, y
+
+
+def no_groups(found: GroupMap) -> None:
+    """The stated outcome when no cell cleared the threshold: no map of noise is drawn as if it were groups."""
+    st.info(_("No groups found at ε = {epsilon}: no cell's noisy count reached {threshold}, the count an empty cell "
+              "passes by chance in only one grid in twenty. At this ε the noise hides any group, so no map is drawn. "
+              "Spend more ε, choose a coarser grid, or fewer columns.").format(
+        epsilon=short(found.epsilon), threshold=short(float(f"{found.model.threshold_:.3g}"))), icon=":material/blur_on:")
 
 
 def downloads(found: GroupMap, schema: Schema, unit: str) -> None:

@@ -82,6 +82,7 @@ class StudioState:
     compare_settings: object | None = None  # the SweepSettings of the comparison on screen
     compare_pending: bool = False  # a preset asked for a run on the next page load
     upload_error: str | None = None
+    refused_upload: tuple | None = None  # (name, bytes, schema bytes) of an upload refused for its people: it may be made separate
     loaded_upload_id: str | None = None
     loaded_schema_id: str | None = None
     upload: tuple | None = None  # (name, bytes, schema bytes, reading options) of the last upload, to read it again
@@ -94,6 +95,7 @@ class StudioState:
     worked_in: str | None = None  # a workspace the owner changed or paid in, so worth reopening (earlier_work)
     noted_in_browser: str | None = None  # the workspace this browser was last asked to remember (earlier_work)
     utility_previews: dict = field(default_factory=dict)  # the Export page's owner-only previews, by plan and ε
+    bounds_verdict: tuple | None = None  # (table fingerprint, DataFrame): the owner-only fit of the bounds just estimated
 
     def catalog(self) -> Catalog:
         return Catalog(self.ledger_path)
@@ -111,10 +113,17 @@ def load_sample(name: str, catalog: Catalog) -> Dataset:
 
 
 def dataset_from_upload(name: str, frame: pd.DataFrame, info: dict, catalog: Catalog, schema: Schema | None = None,
-                        dataset: str | None = None) -> Dataset:
-    """An uploaded table, attached to the known dataset whose people it overlaps (or a new one, or ``dataset``)."""
+                        dataset: str | None = None, separate: tuple[str, str] | None = None) -> Dataset:
+    """An uploaded table, attached to the known dataset whose people it overlaps (or a new one, or ``dataset``).
+
+    ``separate`` = (name, reason) makes it a separate dataset whatever it overlaps (recorded with the reason).
+    """
     schema = schema or suggest_schema(frame)
-    return Dataset(name, frame, info, schema, schema, catalog.open_table(lambda: [frame], Path(name).stem, dataset=dataset))
+    if separate is not None:
+        found = catalog.separate(lambda: [frame], *separate)
+    else:
+        found = catalog.open_table(lambda: [frame], Path(name).stem, dataset=dataset)
+    return Dataset(name, frame, info, schema, schema, found)
 
 
 def separate_dataset(dataset: Dataset, catalog: Catalog, name: str, reason: str) -> None:

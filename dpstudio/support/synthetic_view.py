@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable
 from typing import Any
 
 import altair as alt
 import pandas as pd
 import streamlit as st
 
-from dpcore.accountant import BudgetLedger
+from dpcore.accountant import BudgetLedger, default_epsilon
 from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.i18n import N_, _, fixed, short
+from dpcore.progress import CostMemory, Progress, time_left_text
 from dpcore.release import ReleasePlan
 from dpcore.synthetic import DEFAULT_DELTA, SyntheticResult, synthesize_table, trust_sentences, utility_preview
 from dpstudio.support.language import keyed
@@ -31,16 +30,27 @@ def choose_kind() -> str:
     return str(st.radio(_("Which copy do you want to sell?"), list(labels), format_func=labels.__getitem__, key=keyed("copy_kind")))
 
 
-def settings(ledger: BudgetLedger) -> tuple[float, str, float] | None:
-    """ε, the noise and δ of the synthetic copy (None, with a sentence, when nothing is left)."""
+#: The smallest ε a synthetic copy can be made at (the settings' input starts there).
+MIN_EPSILON = 0.01
+
+
+def budget_notice(ledger: BudgetLedger) -> None:
+    """Said once, above the plan, when too little is left for a new synthetic copy."""
     available = max(ledger.remaining, 0.0)
-    if available < 0.01:
+    if available < MIN_EPSILON:
         st.warning(_("Only ε = {left} is left of this dataset's budget: a new copy cannot be made. Raise the budget on the "
                    "Privacy page only if you accept a weaker promise.").format(left=short(available)))
+
+
+def settings(ledger: BudgetLedger) -> tuple[float, str, float] | None:
+    """ε, the noise and δ of the synthetic copy (None when too little is left: :func:`budget_notice` said so)."""
+    available = max(ledger.remaining, 0.0)
+    if available < MIN_EPSILON:
         return None
     left, right = st.columns(2)
-    epsilon = float(left.number_input(_("ε of the whole copy, per person"), min_value=0.01, max_value=float(available),
-                                      value=float(min(1.0, available)), step=0.1, format="%.2f", key="synthetic_epsilon"))
+    offered = min(max(default_epsilon(available, cap=1.0), MIN_EPSILON), available)  # leaves room for the other pages
+    epsilon = float(left.number_input(_("ε of the whole copy, per person"), min_value=MIN_EPSILON, max_value=float(available),
+                                      value=float(offered), step=0.1, format="%.2f", key="synthetic_epsilon"))
     noise = str(right.radio(_("Noise"), ["gaussian", "laplace"], key=keyed("synthetic_noise"), horizontal=True,
                             format_func={"gaussian": _("Gaussian (δ = 1e-6)"), "laplace": _("Laplace (δ = 0)")}.__getitem__))
     delta = DEFAULT_DELTA if noise == "gaussian" else 0.0
@@ -51,16 +61,12 @@ def settings(ledger: BudgetLedger) -> tuple[float, str, float] | None:
     return epsilon, noise, delta
 
 
-def _progress_bar() -> Callable[[float, str], None]:
-    """A progress bar with the time left, for long work."""
-    bar, started = st.progress(0.0, text=_("Starting…")), time.monotonic()
+def _progress_bar() -> Progress:
+    """A progress bar with the engine's measured time left ("measuring the time left…" until it is measured)."""
+    bar = st.progress(0.0, text=_("Starting…"))
 
-    def show(fraction: float, sentence: str) -> None:
-        fraction = min(max(fraction, 0.0), 1.0)
-        elapsed = time.monotonic() - started
-        left = elapsed / fraction * (1 - fraction) if 0.05 < fraction < 1 else None
-        text = sentence if left is None else _("{step} (about {seconds} s left)").format(step=sentence, seconds=f"{left:.0f}")
-        bar.progress(fraction, text=text)
+    def show(fraction: float, seconds_left: float | None, sentence: str) -> None:
+        bar.progress(min(max(fraction, 0.0), 1.0), text=f"{sentence} — {time_left_text(seconds_left)}")
 
     return show
 
@@ -71,7 +77,8 @@ def make_copy(state: StudioState, ledger: BudgetLedger, plan: ReleasePlan, epsil
         dataset = state.dataset
         try:
             state.release = synthesize_table(dataset.frame, dataset.schema, plan, epsilon=epsilon, delta=delta, noise=noise,
-                                             ledger=ledger, label="Export: synthetic copy", progress=_progress_bar())
+                                             ledger=ledger, label="Export: synthetic copy", progress=_progress_bar(),
+                                             costs=CostMemory())
             st.rerun()
         except (BudgetExceededError, DataError) as error:
             st.error(str(error))
@@ -119,7 +126,7 @@ def preview(state: StudioState, plan: ReleasePlan, epsilon: float, noise: str, d
         dataset = state.dataset
         try:
             kept[key] = utility_preview(dataset.frame, dataset.schema, plan, epsilon, delta=delta, noise=noise,
-                                        unit=state.ledger().unit, progress=_progress_bar())
+                                        unit=state.ledger().unit, progress=_progress_bar(), costs=CostMemory())
         except DataError as error:
             st.error(str(error))
         except Exception:

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpcore.accountant import BudgetLedger
+from dpcore.accountant import LITTLE_EPSILON, SPENT_EPSILON, BudgetLedger, default_epsilon
 from dpcore.design import Design
 from dpcore.explain import epsilon_problem
 from dpcore.i18n import _, integer, percent, short
@@ -130,19 +130,44 @@ def budget_sentence(ledger: BudgetLedger) -> str:
 
 
 def suggested_epsilon(ledger: BudgetLedger) -> float:
-    """A quarter of the total, in model terms, or what is left if that is less."""
-    return min(ledger.available(), max(ledger.total / 4 / ledger.cost(1.0), 0.001))
+    """The ε offered for a model or a map: half of what is left in model terms, at most a quarter of the total."""
+    return default_epsilon(ledger.available(), cap=max(ledger.total / 4 / ledger.cost(1.0), SPENT_EPSILON))
 
 
-def epsilon_input(ledger: BudgetLedger, label: str, key: str, when_spent: str, refused: str) -> float | None:
-    """What is left, and the ε typed to spend on one release: None (with a sentence) when it cannot be spent.
+def _count_error(epsilon: float) -> str:
+    """How far off a count is at ε, in people: the standard deviation of Laplace noise of scale 1/ε, √2/ε."""
+    return integer(math.sqrt(2) / epsilon)
 
-    ``when_spent`` completes "The budget is spent: …", ``refused`` "Nothing will be … or charged".
+
+def budget_notice(ledger: BudgetLedger, offered: float, when_spent: str) -> bool:
+    """Said once, at the top of a page, before its controls: the budget is spent, or so little is left that the
+    ``offered`` ε gives mostly noise. False when nothing more can be spent (the page then disables its action).
+
+    ``when_spent`` completes "The budget is spent: …". Both sentences name the way out.
+    """
+    if ledger.available() < SPENT_EPSILON:
+        st.error(_("The budget is spent: {when_spent} on this dataset. Raise the total on the Privacy page only if you "
+                   "accept a weaker promise.").format(when_spent=when_spent), icon=":material/block:")
+        return False
+    if offered < LITTLE_EPSILON:
+        st.warning(_("Only ε = {left} is left of this dataset's budget. At the ε offered here ({offered}) a noisy count is "
+                     "off by about ±{people} people, so on most tables the result will be mostly noise. Raise the total "
+                     "deliberately on the Privacy page if you accept a weaker promise, or, if this table's people are not "
+                     "those of this dataset, declare it a separate dataset on the Data page.").format(
+            left=short(float(f"{ledger.remaining:.3g}")), offered=short(offered), people=_count_error(offered)),
+            icon=":material/warning:")
+    return True
+
+
+def epsilon_input(ledger: BudgetLedger, label: str, key: str, refused: str) -> float | None:
+    """What is left, and the ε typed to spend on one release: None when it cannot be spent.
+
+    The budget's state (spent, or too little left) is said once at the top of the page by
+    :func:`budget_notice`; this says only what is left, and refuses a typed ε in words
+    (``refused`` completes "Nothing will be … or charged").
     """
     st.write(budget_sentence(ledger))
-    if ledger.available() < 0.001:
-        st.error(_("The budget is spent: {when_spent} on this dataset. Raise the total on the Privacy page only if you "
-                   "accept a weaker promise.").format(when_spent=when_spent))
+    if ledger.available() < SPENT_EPSILON:
         return None
     typed = st.text_input(label, value=short(suggested_epsilon(ledger)), key=key)
     epsilon, problem = epsilon_problem(typed, ledger.available())

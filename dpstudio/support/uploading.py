@@ -13,8 +13,11 @@ UNREADABLE = N_("The file could not be read as a table. Save it as CSV or Excel 
 
 
 def open_upload(state: StudioState, name: str, raw: bytes, schema_json: bytes | None = None, dataset: str | None = None,
-                **options) -> None:
-    """Make the file the table in use, kept in the workspace (raises :class:`DataError` with a sentence; the old table stays then)."""
+                separate: tuple[str, str] | None = None, **options) -> None:
+    """Make the file the table in use, kept in the workspace (raises :class:`DataError` with a sentence; the old table stays then).
+
+    ``separate`` = (name, reason): the owner's answer to a refusal, a dataset of its own (:meth:`Catalog.separate`).
+    """
     try:
         frame, info = read_table_bytes(raw, name, **options)
         schema = Schema.from_json(schema_json.decode("utf-8", "replace")) if schema_json else None
@@ -23,7 +26,7 @@ def open_upload(state: StudioState, name: str, raw: bytes, schema_json: bytes | 
     except Exception:  # a reader's own message can quote cells: never show it
         raise DataError(_(UNREADABLE)) from None
     state.upload = (name, raw, schema_json, dict(options))
-    use_dataset(state, dataset_from_upload(name, frame, info, state.catalog(), schema, dataset))
+    use_dataset(state, dataset_from_upload(name, frame, info, state.catalog(), schema, dataset, separate))
 
 
 def read_again(state: StudioState, **changes) -> None:

@@ -47,7 +47,7 @@ def test_the_quick_membership_attack_draws_the_roc_chart_and_charges_no_budget(a
     assert "Without DP (scikit-learn decision tree), the attacker spotted" in text
     assert "The guarantee: at ε = 1 no attacker" in text
     result = at.session_state[STATE_KEY].attacks.membership
-    assert result is not None and result.seconds < 30
+    assert result is not None
     assert [m.private for m in result.models] == [False, True]
     assert state(at).ledger().spent == 0
     assert not [b for b in at.get("download_button") if b.proto.label.startswith("Download the summary")][0].proto.disabled
@@ -64,7 +64,8 @@ def test_the_log_scale_and_a_rerun_keep_the_result(attack_page):
 def test_reconstruction_compares_the_copy_with_its_guarantee(attack_page):
     at = click(attack_page, "Guess the values back")
     result = at.session_state[STATE_KEY].attacks.reconstruction
-    assert result is not None and len(result.columns) == 10
+    # Columns whose measured cost would not fit in the quick setting's time limit are left out, and named.
+    assert result is not None and (len(result.columns) == 10 or any("columns were attacked" in n for n in result.notes))
     assert "From the copy alone an attacker guesses" in texts(at)
     assert not any(c.exceeds_ceiling for c in result.columns)
     assert state(at).ledger().spent == 0
@@ -74,7 +75,10 @@ def test_the_quick_audit_reports_a_lower_bound_and_its_controls(attack_page):
     at = click(attack_page, "Audit the model")
     result = at.session_state[STATE_KEY].attacks.audit
     assert result is not None and result.passed and len(result.controls) == 2
-    assert "The data prove a privacy loss of at least" in texts(at)
+    text = texts(at)
+    assert "The data prove a privacy loss of at least" in text and "What this audit could detect" in text
+    assert [run.model_epsilon for run in result.controls] == [10.0, 10.0]
+    assert result.conclusive or "This audit was too small to tell" in text
     assert state(at).ledger().spent == 0
 
 

@@ -147,3 +147,28 @@ def test_a_paid_map_survives_a_reload(app):
     assert not reloaded.exception
     assert any("ε = 0.3 spent" in str(h.value) for h in reloaded.subheader)
     assert state(reloaded).ledger().spent == pytest.approx(0.3)  # shown again, not paid again
+
+
+def test_a_small_budget_is_said_once_before_the_controls_and_a_spent_one_too(app):
+    """Issue 28 item 4: the offered ε is half of what is left, and too little left is said once, at the top."""
+    at = app("groups")
+    ledger = state(at).ledger()
+    ledger.spend("earlier", 0.95)
+    at = app("groups")  # a fresh visit: a widget keeps what it held, so the new offer shows in a new session
+    little = [w for w in at.warning if "Only ε = 0.05 is left" in str(w.value)]
+    assert len(little) == 1 and "Privacy page" in str(little[0].value) and "separate dataset" in str(little[0].value)
+    assert at.text_input(key="groups_epsilon").value == "0.025"
+    ledger.spend("the rest", 0.05)
+    at.run()
+    spent = [e for e in at.error if "The budget is spent" in str(e.value)]
+    assert len(spent) == 1 and not [t for t in at.text_input if t.key == "groups_epsilon"]
+    assert _button(at, "Find groups").disabled
+
+
+def test_a_map_with_no_group_is_a_stated_outcome_not_a_drawn_map(app):
+    at = app("groups")
+    at.text_input(key="groups_epsilon").set_value("0.0001").run()
+    _button(at, "Find groups").click().run()
+    assert not at.exception and state(at).ledger().spent == pytest.approx(0.0001)
+    assert any("No groups found at ε = 0.0001" in str(i.value) for i in at.info)
+    assert not _charts(at)

@@ -33,12 +33,13 @@ def design() -> Design:
 def test_a_correct_model_shows_no_violation_and_both_broken_controls_are_caught(design):
     result = audit_model(design, "dp_mean", 1.0, n_runs=150, n_rows=50, confidence=0.95, random_state=1)
     assert result.passed and result.model.lower_bound <= 1.0
-    assert [run.label for run in result.controls] == ["broken: ε × 100", "broken: noise frozen"]
+    assert [run.label for run in result.controls] == ["broken: ε × 10", "broken: noise frozen"]
     for run in result.controls:
-        assert result.caught(run), run  # the DP mean with 100× less noise, or the same noise every time, shows the record
-    assert result.control_caught
+        assert result.caught(run), run  # the DP mean with 10× less noise, or the same noise every time, shows the record
+    assert result.control_caught and result.conclusive
     sentences = audit_sentences(result)
-    assert "within the claim" in sentences[0] and all("was caught" in s for s in sentences[1:])
+    assert "within the claim" in sentences[0] and "could detect" in sentences[1]
+    assert all("was caught" in s for s in sentences[2:])
     table = result.table()
     assert list(table["verdict"]) == ["no violation found", "caught: the audit sees the bug", "caught: the audit sees the bug"]
 
@@ -54,13 +55,45 @@ def test_too_few_runs_to_exceed_the_claim_is_said(design):
     assert result.model.largest_certifiable == pytest.approx(largest_certifiable(20))
     assert largest_certifiable(20) < 5.0
     assert any("no audit can show more than" in note for note in result.notes)
-    assert "not caught" in audit_sentences(result)[1]
+    assert "not caught" in audit_sentences(result)[2]
+
+
+class FakeClock:
+    """A clock that moves only when read: every reading is ``step`` seconds after the one before."""
+
+    def __init__(self, step: float) -> None:
+        self.now, self.step = 0.0, step
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
 
 
 def test_the_time_limit_cuts_the_runs_and_says_so(design):
-    result = audit_model(design, "dp_mean", 1.0, n_runs=500, n_rows=30, controls=("budget",), time_limit=0.5, random_state=0)
-    assert result.model.n_runs < 500
+    # Each pair of fits reads the clock once, so a 1-second step makes a pair cost 1 s whatever the machine's load.
+    result = audit_model(design, "dp_mean", 1.0, n_runs=500, n_rows=30, controls=("budget",), time_limit=200.0,
+                         random_state=0, clock=FakeClock(1.0))
+    assert 10 <= result.model.n_runs < 500 and result.controls[0].n_runs == result.model.n_runs
     assert any("instead of 500" in note for note in result.notes)
+    assert result.power == pytest.approx(largest_certifiable(result.model.n_runs))
+
+
+def test_without_the_time_limit_every_run_is_made(design):
+    result = audit_model(design, "dp_mean", 1.0, n_runs=20, n_rows=30, controls=("budget",), random_state=0,
+                         clock=FakeClock(1000.0))
+    assert result.model.n_runs == 20 and not any("instead of" in note for note in result.notes)
+
+
+def test_a_pass_without_a_caught_control_is_too_small_to_tell(design):
+    result = audit_model(design, "dp_mean", 5.0, n_runs=20, n_rows=30, controls=("budget",), random_state=0)
+    assert result.passed and not result.conclusive
+    assert list(result.table()["verdict"])[0] == "too small to tell: run the full audit"
+    sentences = audit_sentences(result)
+    assert "within the claim" not in " ".join(sentences)
+    assert any("could detect" in s and "ε = " + f"{result.power:.2f}" in s for s in sentences)
+    assert "too small to tell" in sentences[-1] and "Run the full audit" in sentences[-1]
+    no_control = audit_model(design, "dp_mean", 1.0, n_runs=20, n_rows=30, controls=(), random_state=0)
+    assert not no_control.conclusive and "too small to tell" in audit_sentences(no_control)[-1]
 
 
 def test_the_canary_is_an_outlier_or_an_unused_row(design):
@@ -100,4 +133,4 @@ def test_the_frozen_control_is_caught_for_models_whose_randomness_is_mostly_stru
     # the pilot (the prediction at the record, or the predictions at it and at rows of the sample) separates the two.
     result = audit_model(design, model, 1.0, n_runs=40, n_rows=40, controls=("frozen",), random_state=3)
     (frozen,) = result.controls
-    assert frozen.model_epsilon == 100.0 and result.caught(frozen), frozen
+    assert frozen.model_epsilon == 10.0 and result.caught(frozen), frozen

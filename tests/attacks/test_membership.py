@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from dpcore.attacks import AttackSettings, attack_membership, membership_sentences
-from dpcore.attacks.membership import lira_scores
+from dpcore.attacks.membership import MIN_ROWS, lira_scores
 from dpcore.attacks.statistics import (
     advantage_ceiling,
     auc_ceiling,
@@ -132,8 +132,11 @@ def test_progress_reports_share_and_time_left(noise_design):
     attack_membership(noise_design, "dp_gaussian_nb", 1.0, baseline="sk_gaussian_nb", random_state=0,
                       settings=AttackSettings(max_rows=600, n_references=4, time_limit=60.0),
                       progress=lambda share, left, what: seen.append((share, left, what)))
-    assert len(seen) == 10 and seen[-1][0] == pytest.approx(1.0)
-    assert all(left is not None and left >= 0 for _, left, _ in seen)
+    # Two pilot fits measure the cost per row (no time left is said before them), then 2 targets and 8 reference models.
+    assert len(seen) == 12 and seen[-1][0] == pytest.approx(1.0) and seen[-1][1] == pytest.approx(0.0)
+    assert [left is None for _, left, _ in seen[:2]] == [True, True] and "measured one fit" in seen[0][2]
+    assert all(left is not None and left >= 0 for _, left, _ in seen[2:])
+    assert all(a[0] <= b[0] for a, b in zip(seen, seen[1:], strict=False))
 
 
 def test_too_few_rows_is_a_sentence():
@@ -193,3 +196,12 @@ def test_lira_gives_no_signal_when_the_target_is_like_every_reference():
 def test_the_lower_bound_grows_with_separation_and_is_zero_without_it():
     assert float(epsilon_lower_bound(50, 100, 50, 100)) == 0.0
     assert 0 < float(epsilon_lower_bound(60, 100, 20, 100)) < float(epsilon_lower_bound(90, 100, 5, 100))
+
+
+def test_a_dear_model_is_attacked_on_fewer_rows_and_the_result_says_why(noise_design):
+    readings = iter(np.arange(0.0, 1e6, 5.0))  # every reading of the clock is 5 s after the last: each pilot fit costs 5 s
+    result = attack_membership(noise_design, "dp_gaussian_nb", 1.0, random_state=0,
+                               settings=AttackSettings(max_rows=2000, n_references=4, time_limit=30.0),
+                               clock=lambda: float(next(readings)))
+    assert result.n_members + result.n_non_members == MIN_ROWS
+    assert any("would not finish within its time limit of 30 s" in note for note in result.notes)

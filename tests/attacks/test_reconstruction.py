@@ -102,3 +102,14 @@ def test_no_cell_value_reaches_the_sentences_or_the_summary():
     result = attack_reconstruction(frame, schema, prior_rounds=5, random_state=0)
     text = " ".join(reconstruction_sentences(result)) + html_report(table_name="t", reconstruction=result)
     assert SENTINEL not in text and "Owner's eyes only" in text
+
+
+def test_columns_that_would_not_finish_in_the_time_limit_are_left_out_and_named():
+    frame, schema = table(1000)
+    readings = iter(np.arange(0.0, 1e6, 100.0))  # every reading of the clock is 100 s after the last: one column costs 100 s
+    result = attack_reconstruction(frame, schema, prior_rounds=2, time_limit=50.0, random_state=0,
+                                   clock=lambda: float(next(readings)))
+    assert [c.column for c in result.columns] == ["colour"]  # the first column is always attacked: it measures the cost
+    assert any("1 of 3 columns were attacked" in note and "'shade', 'size'" in note for note in result.notes)
+    whole = attack_reconstruction(frame, schema, prior_rounds=2, random_state=0)
+    assert len(whole.columns) == 3 and not any("were attacked" in note for note in whole.notes)

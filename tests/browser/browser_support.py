@@ -65,3 +65,20 @@ def open_sample(page, name: str, rows: str) -> None:
     page.locator("[data-testid='stSelectbox']").first.click()
     page.get_by_role("option", name=name).click()
     page.get_by_text(rows, exact=False).first.wait_for()
+
+
+def release_copy(page) -> None:
+    """Press 'Release the copy' on the Export page, typing the confirmation word first when the page asks for it.
+
+    The page asks when the copy is mostly noise: the bundled samples' default copies are, at any ε a fresh budget allows.
+    """
+    button = page.get_by_role("button", name="Release the copy")
+    button.wait_for()  # drawn after the confirmation box, so the box is there by now if it is asked for
+    confirmation = page.get_by_label("To release it anyway", exact=False)
+    if confirmation.count():
+        confirmation.fill("noise")
+        confirmation.press("Enter")
+        from playwright.sync_api import expect
+
+        expect(button).to_be_enabled()
+    button.click()

@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import expect
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from browser_support import ARTIFACTS, screenshot, start_server  # noqa: E402
+from browser_support import ARTIFACTS, release_copy, screenshot, start_server  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
@@ -27,7 +27,7 @@ def _budget_line(page) -> str:
 def _release_and_download(page, suffix: str = "") -> tuple[Path, Path]:
     """Release a copy on the Export page; download the copy and its JSON report into the artifacts folder."""
     page.get_by_role("link", name="5. Export").click()
-    page.get_by_role("button", name="Release the copy").click()
+    release_copy(page)
     page.get_by_text("Released: ε =", exact=False).wait_for(timeout=120_000)
     ARTIFACTS.mkdir(exist_ok=True)
     paths = []
@@ -169,7 +169,7 @@ def test_a_resaved_file_in_another_session_spends_the_same_budget(browser, serve
     page.get_by_text("A new dataset 'census' was created", exact=False).wait_for()
     screenshot(page, "data_page_new_dataset")
     page.get_by_role("link", name="5. Export").click()
-    page.get_by_role("button", name="Release the copy").click()
+    release_copy(page)
     page.get_by_text("Released: ε =", exact=False).wait_for()
     screenshot(page, "export_padded_copy")
     spent = _budget_line(page)
@@ -290,12 +290,12 @@ def test_many_data_read_bounds_are_one_summary_with_a_private_estimate(page, tmp
     frame.to_csv(path, index=False)
     _choose_upload(page).set_input_files(str(path))
     page.get_by_text("30 columns have bounds or categories read from your data", exact=False).wait_for()
-    page.get_by_role("button", name="Estimate privately (spends ε = 3)").click()  # 30 × 0.1 is more than the budget of 1
-    page.get_by_text("would exceed the budget", exact=False).wait_for()
-    field = page.get_by_label("ε per column")
-    field.fill("0.02")
+    # The default is a tenth of what is left, split over the columns: it fits a fresh budget of 1.
+    page.get_by_role("button", name="Estimate privately (spends ε = 0.0999: 10% of the 1 left, 0.00333 per column)").wait_for()
+    field = page.get_by_label("Share of the ε left to spend (%)")
+    field.fill("60")
     field.press("Enter")
-    page.get_by_role("button", name="Estimate privately (spends ε = 0.6)").click()
+    page.get_by_role("button", name="Estimate privately (spends ε = 0.6: 60% of the 1 left, 0.02 per column)").click()
     page.get_by_text("have bounds or categories read from your data", exact=False).wait_for(state="detached")
     page.locator("[data-testid='stSidebar']").get_by_text("ε spent 0.6 of", exact=False).wait_for()
     screenshot(page, "bounds_estimated")
@@ -319,7 +319,7 @@ def test_the_default_export_plan_fits_what_is_left(page):
     page.get_by_text("For comparison", exact=False).wait_for()
     page.get_by_role("link", name="5. Export").click()
     page.get_by_text("Will it be worth buying", exact=False).wait_for()
-    page.get_by_role("button", name="Release the copy").click()
+    release_copy(page)
     page.get_by_text("Released: ε =", exact=False).wait_for()
     sidebar = _budget_line(page)
     spent = float(sidebar.split("ε spent ")[1].split(" of")[0])

@@ -97,6 +97,16 @@ def test_release_then_estimate_round_trip(adult_part, tmp_path, capsys):
     assert code == EXIT_BUDGET and "budget" in err and len(_errors(err)) == 1
 
 
+def test_a_copy_that_is_mostly_noise_is_refused_unless_accepted(adult_part, tmp_path, capsys):
+    """Issue 28 item 4: a release whose own verdict is mostly noise needs an explicit --accept-noise."""
+    assert _run(capsys, "plan", "--schema", SCHEMA, "-o", tmp_path / "plan.json", "--epsilon", "0.01")[0] == EXIT_OK
+    code, _, err = _run(capsys, *_release_args(adult_part, tmp_path, "--plan", tmp_path / "plan.json", "-q"))
+    assert code == EXIT_USAGE and "mostly noise" in err and "--accept-noise" in err and "Nothing was charged" in err
+    assert not (tmp_path / "copy.csv").exists()
+    code, out, err = _run(capsys, *_release_args(adult_part, tmp_path, "--plan", tmp_path / "plan.json", "-q", "--accept-noise"))
+    assert code == EXIT_OK and "wrote the randomized copy" in out, err
+
+
 def test_seed_warns_and_is_reproducible(adult_part, tmp_path, capsys):
     code, _, err = _run(capsys, *_release_args(adult_part, tmp_path, "--seed", "7", "--chunksize", "1000"))
     assert code == EXIT_OK and "must never be sold" in err and "no --plan given" in err
@@ -203,11 +213,29 @@ def test_a_separate_dataset_of_the_same_people_is_an_explicit_recorded_act(adult
     base = _release_args(adult_part, tmp_path, "--plan", tmp_path / "plan.json", "-q", "--epsilon-budget", "2")
     assert _run(capsys, *base, "--dataset", "first")[0] == EXIT_OK
     code, _, err = _run(capsys, *base, "--dataset", "second")
-    assert code == EXIT_DATA and "separate dataset explicitly" in err
+    assert code == EXIT_DATA and "--separate-dataset --dataset NAME --reason TEXT" in err
     code, _, _ = _run(capsys, *base, "--dataset", "second", "--separate-dataset", "--reason", "a test of the recorded choice")
     assert code == EXIT_OK
     _, out, _ = _run(capsys, "datasets", "--ledger", tmp_path / "ledger.sqlite3", "--history", "second")
     assert "a test of the recorded choice" in out
+
+
+def test_a_table_of_two_datasets_is_refused_with_the_way_out_which_needs_a_reason(adult_part, tmp_path, capsys):
+    plan = ReleasePlan.from_dict({"columns": [{"column": "sex", "mechanism": "coin"}]})
+    (tmp_path / "plan.json").write_text(plan.to_json())
+    frame, _ = read_csv_path(adult_part)
+    for name, rows in (("first", slice(0, 1500)), ("second", slice(1500, 3000))):
+        frame.iloc[rows].to_csv(tmp_path / f"{name}.csv", index=False)
+        base = _release_args(tmp_path / f"{name}.csv", tmp_path, "--plan", tmp_path / "plan.json", "-q", "--epsilon-budget", "2")
+        assert _run(capsys, *base)[0] == EXIT_OK
+    both = _release_args(adult_part, tmp_path, "--plan", tmp_path / "plan.json", "-q", "--epsilon-budget", "2")
+    code, _, err = _run(capsys, *both)
+    assert code == EXIT_DATA and "several datasets" in err and "--separate-dataset --dataset NAME --reason TEXT" in err
+    code, _, err = _run(capsys, *both, "--dataset", "both", "--separate-dataset")
+    assert code == EXIT_USAGE and "--reason" in err
+    assert _run(capsys, *both, "--dataset", "both", "--separate-dataset", "--reason", "kept apart on purpose")[0] == EXIT_OK
+    _, out, _ = _run(capsys, "datasets", "--ledger", tmp_path / "ledger.sqlite3", "--history", "both")
+    assert "kept apart on purpose" in out and "overlaps the rows of" in out
 
 
 def test_estimate_prints_consistent_shares_and_says_when_a_column_is_noise(adult_part, tmp_path, capsys):

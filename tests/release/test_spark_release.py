@@ -157,6 +157,21 @@ def test_without_pyspark_the_command_says_so(tmp_path, capsys, monkeypatch, spar
     assert not (tmp_path / "copy").exists()
 
 
+@pytest.mark.parametrize("spark", [None])  # no session: the refusal comes before Spark is started
+def test_a_copy_that_is_mostly_noise_is_refused_on_spark_too(tmp_path, capsys, spark):
+    from dpcore.cli import EXIT_USAGE, main
+
+    source = _parquet_table(tmp_path)
+    schema = tmp_path / "schema.json"
+    schema.write_text(small_schema().to_json())
+    plan = tmp_path / "plan.json"
+    plan.write_text(plan_with(colour={"mechanism": "k-ary", "epsilon": 0.01}, score={"mechanism": "laplace", "epsilon": 0.01}).to_json())
+    code = main([str(a) for a in ["release", source, "--engine", "spark", "--schema", schema, "--plan", plan, "-o",
+                                  tmp_path / "copy", "--report", tmp_path / "copy.json", "--ledger", tmp_path / "l.sqlite3", "-q"]])
+    assert code == EXIT_USAGE
+    assert "--accept-noise" in capsys.readouterr().err and not (tmp_path / "copy").exists()
+
+
 def test_columns_kept_unchanged_are_written_as_locally(spark, tmp_path):
     """A public column is copied as it is: numbers (with a gap) and text, spelled as the local writer spells them."""
     frame = small_frame(600).assign(year=np.where(np.arange(600) % 7 == 0, np.nan, 2000.5 + np.arange(600) % 3),

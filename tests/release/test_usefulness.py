@@ -44,3 +44,20 @@ def test_usefulness_verdicts():
     assert R.usefulness_summary(R.usefulness(R.ReleasePlan([R.ColumnPlan("id")]), schema, 10)).startswith("The plan randomises no")
     with pytest.raises(ValueError, match="n_rows"):
         R.usefulness(useful, schema, 0)
+
+
+def test_a_copy_that_is_mostly_noise_is_named_and_needs_the_stated_word():
+    import unicodedata
+
+    import pandas as pd
+
+    from dpcore.i18n import language
+    from dpcore.release import NOISE_CONFIRMATION, mostly_noise, noise_advice, noise_confirmed
+
+    table = pd.DataFrame({"rating": ["noise", "noise", "rough"]})
+    assert mostly_noise(table) and not mostly_noise(pd.DataFrame({"rating": ["noise", "useful"]}))
+    assert "2 of its 3" in noise_advice(table) and "synthetic copy" in noise_advice(table)
+    assert NOISE_CONFIRMATION == "noise"
+    assert noise_confirmed(" NOISE ") and not noise_confirmed("") and not noise_confirmed("yes")
+    with language("vi"):  # the Vietnamese word, typed composed or decomposed
+        assert noise_confirmed("nhiễu") and noise_confirmed(unicodedata.normalize("NFD", "Nhiễu")) and noise_confirmed("noise")

@@ -1,0 +1,205 @@
+"""Honest time left for long work: measure the first units of real work, then extrapolate per unit.
+
+How the estimate works
+----------------------
+Long work is a sequence of **stages**, each a count of **units** that cost about the same: the
+pairs of columns a synthetic copy counts, the iterations of its model fit, the models an attack
+fits, the columns it guesses back (a column weighted by its number of values). A stage's seconds
+per unit is *measured*: the time its finished units took, divided by how many finished, updated
+after every unit. A stage not yet begun has no measurement of its own; it may carry a **prior**
+(seconds per unit measured on an earlier run of the same kind of work on this machine). The time
+left is the sum, over the current and later stages, of units left × seconds per unit.
+
+While any stage still to run has neither a measurement nor a prior, the time left is None and
+the bar says "measuring…": a figure is shown only once every part of it was measured. (The old
+bars extrapolated from the share of the bar done, or from the first 5 % of the bar, and were off
+by a factor of 10 when the first stage was cheap and a later one dear.)
+
+The share done is elapsed / (elapsed + time left) once the time left is known, else the share of
+units done. ``clock`` is injectable (default :func:`time.monotonic`), so tests drive a fake clock
+and never assert on wall-clock time.
+
+Examples
+--------
+>>> ticks = iter(range(100))
+>>> work = TimeLeft([("fits", 4)], clock=lambda: float(next(ticks)))
+>>> work.seconds_left() is None  # nothing measured yet: "measuring…"
+True
+>>> work.tick("first fit")
+>>> work.seconds_left()  # one fit took 1 s (fake clock), three are left
+3.0
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from dpcore.i18n import _, integer
+
+#: ``progress(share_done, seconds_left, what)``: ``seconds_left`` is None until every stage left was measured.
+Progress = Callable[[float, "float | None", str], None]
+Clock = Callable[[], float]
+COSTS_ENV = "DPSTUDIO_COSTS"
+
+
+@dataclass
+class Stage:
+    """``units`` of one kind of work; ``prior``: seconds per unit measured on an earlier run, if any."""
+
+    name: str
+    units: float
+    prior: float | None = None
+    done: float = 0.0
+    seconds: float = 0.0
+
+    def per_unit(self) -> float | None:
+        return self.seconds / self.done if self.done > 0 else self.prior
+
+
+class TimeLeft:
+    """Counts units of work stage by stage and says the time left once it is measured (see the module)."""
+
+    def __init__(self, stages: Sequence[tuple[str, float]] | Sequence[Stage], progress: Progress | None = None,
+                 clock: Clock = time.monotonic) -> None:
+        self.stages = [s if isinstance(s, Stage) else Stage(s[0], max(float(s[1]), 0.0)) for s in stages]
+        self.progress = progress
+        self.clock = clock
+        self.started = self.last = clock()
+        self.current = 0
+        self.shown = 0.0
+
+    @property
+    def elapsed(self) -> float:
+        return self.clock() - self.started
+
+    @property
+    def done(self) -> float:
+        return sum(s.done for s in self.stages)
+
+    def stage(self, name: str) -> Stage:
+        return next(s for s in self.stages if s.name == name)
+
+    def begin(self, name: str, what: str | None = None) -> None:
+        """Move on to stage ``name``: time from now on is that stage's (earlier stages are closed)."""
+        self.current = next(i for i, s in enumerate(self.stages) if s.name == name)
+        self.last = self.clock()
+        if what is not None:
+            self.say(what)
+
+    def insert(self, stages: Sequence[Stage]) -> None:
+        """Stages found to be needed now, run right after the current one (a copy's stages inside a preview)."""
+        self.stages[self.current + 1:self.current + 1] = list(stages)
+
+    def resize(self, name: str, units: float) -> None:
+        """Stage ``name`` turns out to have ``units`` units (more or fewer than first planned)."""
+        stage = self.stage(name)
+        stage.units = max(float(units), stage.done)
+
+    def tick(self, what: str, units: float = 1.0) -> None:
+        """``units`` more units of the current stage are finished; their time is measured since the last tick."""
+        now = self.clock()
+        stage = self.stages[self.current]
+        stage.done += units
+        stage.seconds += now - self.last
+        stage.units = max(stage.units, stage.done)
+        self.last = now
+        self.say(what)
+
+    def per_unit(self) -> float | None:
+        """Measured seconds per unit of the current stage (None before its first unit finishes)."""
+        stage = self.stages[self.current]
+        return stage.seconds / stage.done if stage.done > 0 else None
+
+    def seconds_left(self) -> float | None:
+        """Units left × measured (or remembered) seconds per unit, over the stages left; None while one is unmeasured."""
+        left = 0.0
+        for stage in self.stages[self.current:]:
+            remaining = max(stage.units - stage.done, 0.0)
+            if remaining == 0:
+                continue
+            each = stage.per_unit()
+            if each is None:
+                return None
+            left += remaining * each
+        current = self.stages[self.current]
+        if current.done > 0 and current.units > current.done:  # the unit under way has already run for a while
+            left = max(left - min(self.clock() - self.last, current.seconds / current.done), 0.0)
+        return left
+
+    def share_done(self, seconds_left: float | None) -> float:
+        if seconds_left is not None:
+            elapsed = self.elapsed
+            return elapsed / (elapsed + seconds_left) if elapsed + seconds_left > 0 else 1.0
+        total = sum(s.units for s in self.stages)
+        return self.done / total if total > 0 else 1.0
+
+    def say(self, what: str) -> None:
+        if self.progress is None:
+            return
+        left = self.seconds_left()
+        # The bar never moves back when a later stage turns out dearer than measured: the time left says so instead.
+        self.shown = min(max(self.share_done(left), self.shown), 1.0)
+        self.progress(self.shown, left, what)
+
+
+def time_left_text(seconds_left: float | None) -> str:
+    """"about N s left" (or minutes), or "measuring the time left…" before anything was measured."""
+    if seconds_left is None:
+        return _("measuring the time left…")
+    if seconds_left >= 90:
+        return _("about {minutes} min left").format(minutes=integer(round(seconds_left / 60)))
+    return _("about {seconds} s left").format(seconds=integer(max(round(seconds_left), 1)))
+
+
+class CostMemory:
+    """Seconds per unit of work measured on earlier runs on this machine: priors for stages that cannot be measured first.
+
+    Some work reports nothing until it is done (Private-PGM compiles its model before its first
+    iteration), so no unit of it can be measured in advance. Its cost per unit from the last runs
+    is the only honest figure; the first run on a machine says "measuring…" instead. The memory
+    holds timings only — seconds per unit of a named kind of work, averaged over runs — never
+    anything about a table. A file that cannot be read or written is ignored (it only costs the
+    estimate).
+
+    Parameters
+    ----------
+    path : path, optional
+        A JSON file; default ``$DPSTUDIO_COSTS``, else ``costs.json`` beside the ledger.
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        if path is None:
+            from dpcore._ledger_db import default_ledger_path
+
+            path = os.environ.get(COSTS_ENV) or default_ledger_path().with_name("costs.json")
+        self.path = Path(path)
+
+    def _read(self) -> dict[str, float]:
+        try:
+            held = json.loads(self.path.read_text(encoding="utf-8"))
+            return {str(k): float(v) for k, v in held.items() if float(v) > 0} if isinstance(held, dict) else {}
+        except (OSError, ValueError, TypeError, AttributeError):
+            return {}
+
+    def recall(self, kind: str) -> float | None:
+        """Seconds per unit of ``kind`` on earlier runs (None: never measured here)."""
+        return self._read().get(kind)
+
+    def remember(self, kind: str, seconds_per_unit: float) -> None:
+        """Average a new measurement in (half the weight to the newest run: the machine's load changes)."""
+        if not seconds_per_unit > 0:
+            return
+        held = self._read()
+        held[kind] = seconds_per_unit if kind not in held else 0.5 * (held[kind] + seconds_per_unit)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            spare = self.path.with_suffix(".tmp")
+            spare.write_text(json.dumps(held, indent=1), encoding="utf-8")
+            spare.replace(self.path)
+        except OSError:
+            pass

@@ -1,0 +1,56 @@
+"""The Data page's category sections through AppTest: discovery charged once, the (other) check, the accept button."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpstudio.support.session import STATE_KEY
+
+SENTINEL = "SENTINEL-2828"
+
+
+def _upload_wide(at, rows: int = 3000):
+    """A table with two text columns whose lists are read from the data, one rare value planted."""
+    rng = np.random.default_rng(28)
+    frame = pd.DataFrame({"x": rng.random(rows).round(3), "colour": rng.choice(["red", "green", "blue"], rows),
+                          "label": rng.choice(["yes", "no"], rows)})
+    frame.loc[7, "colour"] = SENTINEL
+    at.radio(key="data_source").set_value("My own CSV file").run()
+    at.file_uploader(key="upload").set_value(("wide.csv", frame.to_csv(index=False).encode("utf-8"), "text/csv")).run()
+    return at
+
+
+def _texts(at) -> str:
+    return " ".join(str(e.value) for kind in ("error", "warning", "info", "success", "caption", "markdown") for e in getattr(at, kind))
+
+
+def test_one_click_discovers_every_text_list_and_charges_the_stated_cost(app):
+    at = _upload_wide(app("data"))
+    button = [b for b in at.button if b.label.startswith("Discover privately")][0]
+    assert button.label == "Discover privately (spends ε = 0.2, δ = 1e-06)"  # two text columns at 0.1 each
+    button.click().run()
+    assert not at.exception
+    state = at.session_state[STATE_KEY]
+    schema = state.dataset.schema
+    assert schema["colour"].categories == ["blue", "green", "red"] and not schema["colour"].bounds_from_data
+    assert state.ledger().spent == pytest.approx(0.2) and len(state.ledger().spends()) == 1
+    assert SENTINEL not in _texts(at)
+
+
+def test_a_list_leaving_most_values_in_other_blocks_complete_until_accepted(app):
+    at = _upload_wide(app("data"))
+    state = at.session_state[STATE_KEY]
+    schema = state.dataset.schema
+    schema["label"].role = "target"
+    schema["colour"].categories, schema["colour"].bounds_from_data = ["red", "purple"], False
+    schema["label"].bounds_from_data = False
+    state.dataset.base_schema = schema
+    state.dataset.revision += 1
+    at.run()
+    assert any("Column 'colour'" in str(e.value) and "(other)" in str(e.value) for e in at.error)
+    assert not any("The schema is complete" in str(s.value) for s in at.success)
+    [b for b in at.button if b.label.startswith("Accept (other)")][0].click().run()
+    assert any("The schema is complete" in str(s.value) for s in at.success)
+    assert SENTINEL not in _texts(at)

@@ -1,0 +1,73 @@
+"""Issue 28, item 2, in a real browser: bulk "estimate privately" on a table with years, codes and negative numbers.
+
+The table is a public analog of the one in the issue: the bundled California sample (negative
+longitudes, long-tailed counts, prices) plus a construction year, a year of sale, a mostly-zero
+pool area and a zero-padded building code, drawn with a seed by the test itself.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from browser_support import ARTIFACTS, REPO, screenshot  # noqa: E402
+
+pytestmark = pytest.mark.browser
+
+
+def _houses(path: Path) -> None:
+    import numpy as np
+
+    from dpcore.loading import read_csv_path
+
+    frame, _ = read_csv_path(REPO / "sample_data" / "california_housing.csv")
+    rng = np.random.default_rng(28)
+    n = len(frame)
+    frame["year_built"] = np.clip(np.round(2010 - rng.gamma(1.5, 25, n)), 1872, 2010).astype(int)
+    frame["yr_sold"] = rng.integers(2006, 2011, n)
+    frame["pool_area"] = np.where(rng.random(n) < 0.995, 0, rng.integers(100, 800, n))
+    frame["building_code"] = rng.choice(["020", "030", "060", "090", "120", "190"], n)
+    frame.to_csv(path, index=False)
+
+
+def test_bulk_estimate_gives_bounds_that_fit_years_codes_and_negative_numbers(page, tmp_path):
+    path = tmp_path / "houses.csv"
+    _houses(path)
+    page.get_by_text("My own CSV file").click()
+    page.locator("[data-testid='stFileUploaderDropzoneInput']").first.set_input_files(str(path))
+    page.get_by_text("have bounds or categories read from your data", exact=False).wait_for()
+
+    # The cost is stated before the click, and fits a fresh default budget (ε = 1): 10 % of it over 12 numbers,
+    # rounded down to 0.00833 each (12 × 0.00833 = 0.09996).
+    button = page.get_by_role("button", name=re.compile(r"Estimate privately \(spends ε = 0\.09996: 10% of the 1 left"))
+    button.wait_for()
+    assert "0.00833 per column" in button.inner_text()
+    screenshot(page, "bounds_before_estimate")
+    button.click()
+    page.get_by_text("How well the estimated bounds fit — owner's eyes only").wait_for()
+    assert page.get_by_text("would exceed the budget", exact=False).count() == 0
+    page.locator("[data-testid='stSidebar']").get_by_text("ε spent 0.09996 of", exact=False).wait_for()
+    page.get_by_text("How well the estimated bounds fit").scroll_into_view_if_needed()
+    screenshot(page, "bounds_estimated_fit")
+
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Save this schema (JSON)").click()
+    ARTIFACTS.mkdir(exist_ok=True)
+    saved = ARTIFACTS / "bounds_schema.json"
+    download.value.save_as(str(saved))
+    columns = {c["name"]: c for c in json.loads(saved.read_text(encoding="utf-8"))["columns"]}
+
+    code = columns["building_code"]  # zero-padded digits are a category, not the numbers 20 … 190
+    assert code["kind"] == "categorical" and "020" in code["categories"]
+    numeric = [name for name, c in columns.items() if c["kind"] == "numeric"]
+    assert len(numeric) == 12 and not any(columns[name]["bounds_from_data"] for name in numeric)
+    for name in ("year_built", "yr_sold"):  # the year grid: decades between 1000 and 2200, never [100, 100 000]
+        lower, upper = columns[name]["lower"], columns[name]["upper"]
+        assert 1000 <= lower < upper <= 2200 and lower % 10 == 0 and upper % 10 == 0, name
+    assert columns["pool_area"]["lower"] == 0  # a mostly-zero column starts at 0, not at 100 000
+    assert "estimated privately (ε = 0.00833)" in columns["longitude"]["source"]

@@ -1,0 +1,63 @@
+"""The time left is measured, never guessed: None until every stage left has a measured cost, then units × cost."""
+
+from __future__ import annotations
+
+import pytest
+
+from dpcore.progress import Stage, TimeLeft, time_left_text
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_nothing_is_said_before_the_first_unit_then_units_left_times_the_measured_cost():
+    clock, seen = FakeClock(), []
+    work = TimeLeft([("pairs", 10), ("fit", 4)], lambda share, left, what: seen.append((share, left, what)), clock)
+    assert work.seconds_left() is None
+    clock.now = 2.0
+    work.tick("pair 1")
+    assert seen[-1][1] is None  # the fit is not measured yet: "measuring…"
+    for _unused in range(9):
+        clock.now += 2.0
+        work.tick("pair")
+    work.begin("fit")
+    clock.now += 5.0
+    work.tick("iteration 1")
+    assert seen[-1][1] == pytest.approx(15.0)  # three iterations left at 5 s each
+    assert seen[-1][0] == pytest.approx(10 / 14)  # the units done (10 of 14) before the fit was measured; never back
+
+
+def test_a_prior_from_an_earlier_run_fills_a_stage_not_yet_begun_and_the_measurement_replaces_it():
+    clock = FakeClock()
+    work = TimeLeft([Stage("pairs", 2), Stage("fit", 10, prior=1.0)], clock=clock)
+    clock.now = 3.0
+    work.tick("pair")
+    assert work.seconds_left() == pytest.approx(3.0 + 10.0)
+    work.tick("pair")
+    work.begin("fit")
+    clock.now += 4.0
+    work.tick("iteration")
+    assert work.seconds_left() == pytest.approx(9 * 4.0)
+
+
+def test_the_bar_never_moves_back_and_resizing_changes_the_time_left():
+    clock, seen = FakeClock(), []
+    work = TimeLeft([("fits", 4)], lambda share, left, what: seen.append(share), clock)
+    clock.now = 1.0
+    work.tick("fit")
+    clock.now = 10.0
+    work.tick("a slow fit")
+    assert seen[1] >= seen[0]
+    work.resize("fits", 2)
+    assert work.seconds_left() == 0.0
+
+
+def test_the_words():
+    assert time_left_text(None) == "measuring the time left…"
+    assert time_left_text(12.4) == "about 12 s left" and time_left_text(0.2) == "about 1 s left"
+    assert time_left_text(600) == "about 10 min left"
