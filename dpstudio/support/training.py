@@ -139,24 +139,22 @@ def _count_error(epsilon: float) -> str:
     return integer(math.sqrt(2) / epsilon)
 
 
-def budget_notice(ledger: BudgetLedger, offered: float, when_spent: str) -> bool:
+def budget_notice(ledger: BudgetLedger, offered: float, when_spent: str) -> None:
     """Said once, at the top of a page, before its controls: the budget is spent, or so little is left that the
-    ``offered`` ε gives mostly noise. False when nothing more can be spent (the page then disables its action).
+    ``offered`` ε gives mostly noise (:func:`epsilon_input` then says only what is left).
 
     ``when_spent`` completes "The budget is spent: …". Both sentences name the way out.
     """
     if ledger.available() < SPENT_EPSILON:
         st.error(_("The budget is spent: {when_spent} on this dataset. Raise the total on the Privacy page only if you "
                    "accept a weaker promise.").format(when_spent=when_spent), icon=":material/block:")
-        return False
-    if offered < LITTLE_EPSILON:
+    elif offered < LITTLE_EPSILON:
         st.warning(_("Only ε = {left} is left of this dataset's budget. At the ε offered here ({offered}) a noisy count is "
                      "off by about ±{people} people, so on most tables the result will be mostly noise. Raise the total "
                      "deliberately on the Privacy page if you accept a weaker promise, or, if this table's people are not "
                      "those of this dataset, declare it a separate dataset on the Data page.").format(
             left=short(float(f"{ledger.remaining:.3g}")), offered=short(offered), people=_count_error(offered)),
             icon=":material/warning:")
-    return True
 
 
 def epsilon_input(ledger: BudgetLedger, label: str, key: str, refused: str) -> float | None:
