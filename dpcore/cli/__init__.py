@@ -2,7 +2,7 @@
 
 Each command lives in a module of this package as an ``add_<name>(subparsers)`` function that
 declares its arguments and sets ``handler`` to a ``run_<name>(args) -> int`` function; register
-a new command by appending its ``add_`` function to :data:`COMMANDS`.
+a new command by appending a :class:`Command` (its name, one-line help and ``add_`` function) to :data:`COMMANDS`.
 
 Exit codes scripts can rely on: 0 ok, 2 bad arguments or usage, 3 bad data, schema, plan or
 report, 4 privacy budget exceeded (1 for an unexpected internal error). Errors are one line on
@@ -15,11 +15,23 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 from dpcore.cli import answer, attack, clustering, datasets, release, synthesize, training
-from dpcore.cli._common import EXIT_BUDGET, EXIT_DATA, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, Exit, Parser, UsageError, say
+from dpcore.cli._common import (
+    EXIT_BUDGET,
+    EXIT_DATA,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    EXIT_USAGE,
+    Exit,
+    Parser,
+    Subparsers,
+    UsageError,
+    say,
+)
 from dpcore.i18n import LANGUAGES, N_, _, language, language_from_environment, supported
 
 __all__ = ["EXIT_BUDGET", "EXIT_DATA", "EXIT_INTERNAL", "EXIT_OK", "EXIT_USAGE", "build_parser", "main", "main_exit"]
@@ -56,12 +68,37 @@ Run 'dpcore COMMAND --help' for a command's options.
 
 
 
-COMMANDS = [release.add_plan, release.add_release, release.add_estimate, synthesize.add_synthesize, training.add_train,
-            clustering.add_cluster, answer.add_answer, attack.add_attack, datasets.add_datasets]
+@dataclass(frozen=True)
+class Command:
+    """One command: its names, its one-line help (as ``dpcore --help`` lists it) and the function that declares it."""
+
+    name: str
+    summary: str
+    add: Callable[[Subparsers], None]
+    aliases: tuple[str, ...] = ()
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The parser with every command of :data:`COMMANDS` as a subcommand."""
+COMMANDS = [
+    Command("plan", release.PLAN_HELP, release.add_plan),
+    Command("release", release.RELEASE_HELP, release.add_release),
+    Command("estimate", release.ESTIMATE_HELP, release.add_estimate),
+    Command("synthesize", synthesize.SYNTHESIZE_HELP, synthesize.add_synthesize),
+    Command("train", training.TRAIN_HELP, training.add_train, aliases=("fit",)),
+    Command("cluster", clustering.CLUSTER_HELP, clustering.add_cluster),
+    Command("answer", answer.ANSWER_HELP, answer.add_answer),
+    Command("attack", attack.ATTACK_HELP, attack.add_attack),
+    Command("datasets", datasets.DATASETS_HELP, datasets.add_datasets),
+]
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser with every command of :data:`COMMANDS` as a subcommand.
+
+    Given the command line, only the command it names is declared in full; the others are listed
+    by their one-line help. Declaring ``train`` or ``cluster`` imports scikit-learn and every
+    model (their options list the models), which ``dpcore --help`` or ``dpcore release`` need not
+    wait for.
+    """
     from dpcore import __version__
 
     parser = Parser(
@@ -71,9 +108,19 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--lang", metavar="LANG", choices=sorted(LANGUAGES),
                         help=_("language of the messages, cards and reports: en or vi (default: the locale, LANG)"))
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
-    for add in COMMANDS:
-        add(subparsers)
+    named = _named_command(argv)
+    for command in COMMANDS:
+        if argv is None or command is named:
+            command.add(subparsers)
+        else:
+            subparsers.add_parser(command.name, aliases=list(command.aliases), help=_(command.summary))
     return parser
+
+
+def _named_command(argv: Sequence[str] | None) -> Command | None:
+    """The command the line names: its first word that is not an option (``--lang`` was taken out before)."""
+    first = next((word for word in argv or () if not word.startswith("-")), None)
+    return next((c for c in COMMANDS if first == c.name or first in c.aliases), None)
 
 
 def _command_names(parser: argparse.ArgumentParser) -> list[str]:
@@ -129,7 +176,7 @@ def _language_option(argv: list[str]) -> tuple[list[str], str]:
 def _main(argv: Sequence[str]) -> int:
     from dpcore.exceptions import BudgetExceededError, DataError
 
-    parser = build_parser()
+    parser = build_parser(argv)
     try:
         args = parser.parse_args(argv)
         if getattr(args, "handler", None) is None:

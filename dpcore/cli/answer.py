@@ -24,14 +24,16 @@ from dpcore.cli._common import (
     warn_seed,
     write_bytes,
 )
-from dpcore.i18n import _, short
+from dpcore.i18n import N_, _, short
+
+ANSWER_HELP = N_("answer a file of queries privately with models fitted on secret blocks of the table; every answer is "
+               "charged to its budget")
 
 
 def add_answer(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "answer",
-        help=_("answer a file of queries privately with models fitted on secret blocks of the table; every answer is "
-               "charged to its budget"),
+        help=_(ANSWER_HELP),
         description=para(_(
             "Fit one model per secret block of INPUT.csv (subsample and aggregate), and answer each row of QUERIES.csv "
             "with the noisy median of the blocks' predictions (the target is a number) or a noisy vote (the target is a "

@@ -43,11 +43,13 @@ if TYPE_CHECKING:
 FAMILIES = (*TRAINED_FAMILIES, "sk_tree", "sk_forest")
 MARKING = N_("owner's eyes only: measured on your raw data, nothing is released and no privacy budget is charged")
 
+ATTACK_HELP = N_("attack your own table to see what DP protects (owner's eyes only; charges no budget)")
+
 
 def add_attack(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "attack",
-        help=_("attack your own table to see what DP protects (owner's eyes only; charges no budget)"),
+        help=_(ATTACK_HELP),
         description=para(
             _("Attack your own table the way an adversary would, to see what differential privacy protects: "
               "'membership' trains a model with and without DP and lets two attacks tell who was in the training "

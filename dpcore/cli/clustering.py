@@ -24,7 +24,10 @@ from dpcore.cli._common import (
     write_bytes,
     write_text,
 )
-from dpcore.i18n import _
+from dpcore.i18n import N_, _
+
+CLUSTER_HELP = N_("find dense groups in 2-4 numeric columns, charged to the table's budget; write the group map (CSV "
+               "or JSON)")
 
 
 def add_cluster(subparsers: Subparsers) -> None:
@@ -32,8 +35,7 @@ def add_cluster(subparsers: Subparsers) -> None:
 
     parser = subparsers.add_parser(
         "cluster",
-        help=_("find dense groups in 2-4 numeric columns, charged to the table's budget; write the group map (CSV "
-               "or JSON)"),
+        help=_(CLUSTER_HELP),
         description=para(
             _("Find where the dense groups are in 2 to 4 numeric columns of INPUT.csv (customers by location and "
               "income, patients by age and dose) under differential privacy, and charge the ε to the dataset's "

@@ -6,13 +6,15 @@ import argparse
 import sys
 
 from dpcore.cli._common import EXIT_OK, Subparsers, UsageError, ledger_path, para
-from dpcore.i18n import _
+from dpcore.i18n import N_, _
+
+DATASETS_HELP = N_("list the datasets in the ledger with their budgets; export one dataset's history")
 
 
 def add_datasets(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "datasets",
-        help=_("list the datasets in the ledger with their budgets; export one dataset's history"),
+        help=_(DATASETS_HELP),
         description=para(
             _("List every dataset in the budget ledger: its unit of protection and the (ε, δ) spent of its total, "
               "every spend converted to that unit. With --history NAME, print that dataset's whole history (totals "

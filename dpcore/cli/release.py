@@ -36,13 +36,17 @@ from dpcore.cli._common import (
     write_text,
 )
 from dpcore.exceptions import DataError
-from dpcore.i18n import _, integer, percent, short
+from dpcore.i18n import N_, _, integer, percent, short
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from dpcore.release import ReleasePlan
     from dpcore.schema import Schema
+
+PLAN_HELP = N_("write the default release plan for a schema, to edit before releasing")
+RELEASE_HELP = N_("randomize a CSV file by a plan; write the copy and its privacy report")
+ESTIMATE_HELP = N_("the buyer's side: unbiased shares with 95%% intervals from a released copy")
 
 
 def _load_plan(path: str | None, schema: Schema) -> ReleasePlan:
@@ -60,7 +64,7 @@ def _load_plan(path: str | None, schema: Schema) -> ReleasePlan:
 def add_plan(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "plan",
-        help=_("write the default release plan for a schema, to edit before releasing"),
+        help=_(PLAN_HELP),
         description=para(
             _("Write the release plan a careful owner would start from: identifiers and ignored columns dropped, "
               "two-category columns randomized by the two-coin method (ε = ln 3), other categories by k-ary "
@@ -108,7 +112,7 @@ def _run_plan(args: argparse.Namespace) -> int:
 def add_release(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "release",
-        help=_("randomize a CSV file by a plan; write the copy and its privacy report"),
+        help=_(RELEASE_HELP),
         description=para(
             _("Randomize every planned column of INPUT.csv value by value and write the copy a buyer may have, "
               "with a privacy report (JSON for programs, optionally Markdown for people). The release is charged "
@@ -294,7 +298,7 @@ def _table_rows(files: list[str]) -> int:
 def add_estimate(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "estimate",
-        help=_("the buyer's side: unbiased shares with 95%% intervals from a released copy"),
+        help=_(ESTIMATE_HELP),
         description=para(
             _("Correct a randomized copy for its noise: for every randomized column, the estimated true share of "
               "each category (or the mean, for Laplace columns) with its standard error and a confidence interval, "

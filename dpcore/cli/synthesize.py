@@ -24,13 +24,15 @@ from dpcore.cli._common import (
     write_bytes,
     write_text,
 )
-from dpcore.i18n import _
+from dpcore.i18n import N_, _
+
+SYNTHESIZE_HELP = N_("make a synthetic copy of a CSV file: invented rows with the table's noisy marginals")
 
 
 def add_synthesize(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "synthesize",
-        help=_("make a synthetic copy of a CSV file: invented rows with the table's noisy marginals"),
+        help=_(SYNTHESIZE_HELP),
         description=para(
             _("Make a synthetic copy of INPUT.csv: measure its one-way marginals and a spanning tree of two-way "
               "marginals (and, when the schema declares a target, the target's pair with every column) over the "

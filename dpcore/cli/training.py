@@ -28,7 +28,7 @@ from dpcore.cli._common import (
     warn_seed,
     write_text,
 )
-from dpcore.i18n import _, integer, short
+from dpcore.i18n import N_, _, integer, short
 
 if TYPE_CHECKING:
     from dpcore.accountant import BudgetLedger
@@ -39,6 +39,8 @@ if TYPE_CHECKING:
 # The DP families named without their task (see TASK_SUFFIX).
 FAMILIES = ("dp_boosting", "dp_extra_trees")
 
+TRAIN_HELP = N_("fit a DP model on a table, charged to its budget; write the model (.skops) and its model card")
+
 
 def add_train(subparsers: Subparsers) -> None:
     from dpcore.design import ENCODINGS
@@ -48,7 +50,7 @@ def add_train(subparsers: Subparsers) -> None:
     ours = [spec for task in ("regression", "classification") for spec in models_for(task, kinds=("ours",))]
     parser = subparsers.add_parser(
         "train", aliases=["fit"],
-        help=_("fit a DP model on a table, charged to its budget; write the model (.skops) and its model card"),
+        help=_(TRAIN_HELP),
         description=para(_(
             "Fit one differentially private model on INPUT.csv, with the roles, categories and bounds of the schema, "
             "and charge its ε to the dataset's privacy budget in the local ledger — after the fit, before anything is "

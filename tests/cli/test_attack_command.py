@@ -11,9 +11,7 @@ from pathlib import Path
 
 import pytest
 
-import dpcore.cli as cli
 from dpcore.cli import EXIT_DATA, EXIT_OK, EXIT_USAGE, main
-from dpcore.cli.attack import add_attack
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_data"
 SCHEMA = str(SAMPLES / "adult.schema.json")
@@ -21,10 +19,8 @@ SENTINEL = "SENTINEL-5521"
 
 
 @pytest.fixture(autouse=True)
-def registered(monkeypatch, tmp_path):
-    """The command, registered as dpcore.cli.COMMANDS will list it; a ledger path that must stay untouched."""
-    if add_attack not in cli.COMMANDS:
-        monkeypatch.setattr(cli, "COMMANDS", [*cli.COMMANDS, add_attack])
+def untouched_ledger(monkeypatch, tmp_path):
+    """A ledger path that must stay untouched."""
     monkeypatch.setenv("DPSTUDIO_LEDGER", str(tmp_path / "ledger.sqlite3"))
 
 

@@ -259,3 +259,19 @@ def test_estimate_prints_consistent_shares_and_says_when_a_column_is_noise(adult
     for rows in data.values():
         consistent = [row["consistent"] for row in rows]
         assert all(0 <= c <= 1 for c in consistent) and sum(consistent) == pytest.approx(1.0)
+
+
+def test_help_lists_every_command_without_loading_the_models():
+    """``dpcore --help`` declares only the commands' one-line help: scikit-learn (seconds to import) is not loaded."""
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    code = ("import sys\nfrom dpcore.cli import main\ncode = main(['--help'])\n"
+            "print('LOADED' if 'sklearn' in sys.modules else 'LIGHT', code)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=REPO,
+                          env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
+    assert done.stdout.strip().endswith("LIGHT 0"), done.stdout[-500:] + done.stderr[-500:]
+    for command in ("plan", "release", "estimate", "synthesize", "train (fit)", "cluster", "answer", "attack", "datasets"):
+        assert command in done.stdout
