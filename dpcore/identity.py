@@ -20,9 +20,9 @@ still the same people; this module recognises them without storing the table.
 * **People, not keys**: a column that only numbers or names the file's rows — unique text or
   whole numbers that count the rows (``1..N``, ``id_000001``), codes such as ``P0042`` that tell
   most rows apart — is judged *key-like* when the sketch is built and never counts as evidence,
-  nor does a column that is (nearly) constant. Two unrelated tables that were both given row numbers and a
-  ``train``/``test`` column share those by construction, not by their people; a match needs at
-  least :data:`MIN_EVIDENCE_COLUMNS` informative columns that agree.
+  nor does a column that is (nearly) constant. Two unrelated tables that were both given row
+  numbers and a ``train``/``test`` column share those by construction, not by their people; a
+  match needs at least :data:`MIN_EVIDENCE_COLUMNS` informative columns that agree.
 
 The sketches hold hashes of private values; they live only in the owner's local ledger
 beside the budget and are never written into a report or a released file.
