@@ -66,8 +66,9 @@ _DATE_TAG = _U(0x1F83D9ABFB41BD6B)
 _CELL_SALT = _U(0x5BE0CD19137E2179)
 _LANES = (_U(0x510E527FADE682D1), _U(0x9B05688C2B3E6C1F))
 _DATE_SHAPE = re.compile(r"^\d{1,4}[-/. ]\d{1,2}[-/. ]\d{1,4}([ T]\d{1,2}:\d{2}(:\d{2})?)?$")
-# A record code: a short letter prefix, an optional separator, digits (id_000001, P0042, 00017).
-_CODE_SHAPE = r"[A-Za-z]{0,8}[-_#/. ]?\d+"
+# A record code: a short letter prefix, an optional separator and digits (id_000001, P0042), or zero-padded
+# digits (00017). Plain digits are numbers, judged as numbers whether a reader kept them as text or not.
+_CODE_SHAPE = r"[A-Za-z]{1,8}[-_#/. ]?\d+|0\d+"
 
 
 def normal_name(name: object) -> str:

@@ -293,3 +293,11 @@ def test_a_sketch_built_chunk_by_chunk_is_the_sketch_of_the_whole_table(adult):
     assert all((a == b).all() for a, b in zip(chunked.values, whole.values, strict=True))
     assert all((a == b).all() for a, b in zip(chunked.counts, whole.counts, strict=True))
     assert (np.sort(chunked.sample_keys) == np.sort(whole.sample_keys)).all()
+
+
+def test_numbers_kept_as_text_are_judged_as_numbers(adult):
+    """A streamed table (the Spark engine's batches) reads every cell as text: its keys must be the same."""
+    as_text = _keyed(adult, "code", 1).astype(str)
+    assert sketch_table(as_text).keys == sketch_table(_keyed(adult, "code", 1)).keys
+    padded = pd.DataFrame({"code": [f"{i:06d}" for i in range(1, 401)], "visits": np.arange(400) % 9})
+    assert sketch_table(padded).keys == [True, False]
