@@ -240,7 +240,8 @@ class Catalog:
         separate : bool
             Make ``dataset`` (or a new dataset named after ``name_hint``) the table's dataset
             although its people overlap others; the choice, the datasets it overlaps and
-            ``reason`` are recorded in the new dataset's history.
+            ``reason`` are recorded in the new dataset's history (or, when ``dataset`` names an
+            existing dataset, in that dataset's).
         total_epsilon, unit
             The budget and unit of protection of a dataset created here.
 

@@ -20,9 +20,9 @@ still the same people; this module recognises them without storing the table.
 * **People, not keys**: a column that only numbers or names the file's rows — unique text or
   whole numbers that count the rows (``1..N``, ``id_000001``), codes such as ``P0042`` that tell
   most rows apart — is judged *key-like* when the sketch is built and never counts as evidence,
-  nor does a column that is (nearly) constant. Two unrelated tables that were both given row numbers and a
-  ``train``/``test`` column share those by construction, not by their people; a match needs at
-  least :data:`MIN_EVIDENCE_COLUMNS` informative columns that agree.
+  nor does a column that is (nearly) constant. Two unrelated tables that were both given row
+  numbers and a ``train``/``test`` column share those by construction, not by their people; a
+  match needs at least :data:`MIN_EVIDENCE_COLUMNS` informative columns that agree.
 
 The sketches hold hashes of private values; they live only in the owner's local ledger
 beside the budget and are never written into a report or a released file.
@@ -66,8 +66,9 @@ _DATE_TAG = _U(0x1F83D9ABFB41BD6B)
 _CELL_SALT = _U(0x5BE0CD19137E2179)
 _LANES = (_U(0x510E527FADE682D1), _U(0x9B05688C2B3E6C1F))
 _DATE_SHAPE = re.compile(r"^\d{1,4}[-/. ]\d{1,2}[-/. ]\d{1,4}([ T]\d{1,2}:\d{2}(:\d{2})?)?$")
-# A record code: a short letter prefix, an optional separator, digits (id_000001, P0042, 00017).
-_CODE_SHAPE = r"[A-Za-z]{0,8}[-_#/. ]?\d+"
+# A record code: a short letter prefix, an optional separator and digits (id_000001, P0042), or zero-padded
+# digits (00017). Plain digits are numbers, judged as numbers whether a reader kept them as text or not.
+_CODE_SHAPE = r"[A-Za-z]{1,8}[-_#/. ]?\d+|0\d+"
 
 
 def normal_name(name: object) -> str:

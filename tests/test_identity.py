@@ -279,3 +279,25 @@ def test_a_table_attached_by_mistake_and_then_made_separate_says_where_it_was(ad
     joined = catalog.separate(lambda: [census.head(2000)], "houses", "joined on purpose")
     assert not joined.created and joined.dataset.name == "houses"
     assert "joined on purpose" in " ".join(catalog.ledger(joined.dataset).history()["what"].astype(str))
+
+
+def test_a_sketch_built_chunk_by_chunk_is_the_sketch_of_the_whole_table(adult):
+    from dpcore.identity import SketchBuilder
+
+    table = _keyed(adult, "code", 1)
+    builder = SketchBuilder(table.columns)
+    for start in range(0, len(table), 700):
+        builder.add(table.iloc[start : start + 700])
+    chunked, whole = builder.finish(), sketch_table(table)
+    assert chunked.keys == whole.keys and chunked.rows == whole.rows
+    assert all((a == b).all() for a, b in zip(chunked.values, whole.values, strict=True))
+    assert all((a == b).all() for a, b in zip(chunked.counts, whole.counts, strict=True))
+    assert (np.sort(chunked.sample_keys) == np.sort(whole.sample_keys)).all()
+
+
+def test_numbers_kept_as_text_are_judged_as_numbers(adult):
+    """A streamed table (the Spark engine's batches) reads every cell as text: its keys must be the same."""
+    as_text = _keyed(adult, "code", 1).astype(str)
+    assert sketch_table(as_text).keys == sketch_table(_keyed(adult, "code", 1)).keys
+    padded = pd.DataFrame({"code": [f"{i:06d}" for i in range(1, 401)], "visits": np.arange(400) % 9})
+    assert sketch_table(padded).keys == [True, False]

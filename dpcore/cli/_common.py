@@ -298,7 +298,9 @@ def open_dataset(args: argparse.Namespace, command: str, chunks: Chunks, stem: s
                                                "--reason TEXT.")) from None
     ledger = catalog.ledger(found.dataset)
     if not args.quiet:
-        say(found.sentence + " " + _("Unit of protection: {unit}.").format(unit=ledger.unit))
+        way_out = _("If these are in fact other people: --separate-dataset --dataset NAME --reason TEXT.")
+        attached = not found.created and not found.legacy and not args.separate_dataset
+        say(" ".join([found.sentence, *([way_out] if attached else []), _("Unit of protection: {unit}.").format(unit=ledger.unit)]))
     if args.epsilon_budget is not None and not found.created and args.epsilon_budget != ledger.total:
         raise UsageError(
             _("{command}: the dataset '{name}' already has a total ε = {total}; --epsilon-budget only sets the "

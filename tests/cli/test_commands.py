@@ -231,6 +231,9 @@ def test_a_table_of_two_datasets_is_refused_with_the_way_out_which_needs_a_reaso
     both = _release_args(adult_part, tmp_path, "--plan", tmp_path / "plan.json", "-q", "--epsilon-budget", "2")
     code, _, err = _run(capsys, *both)
     assert code == EXIT_DATA and "several datasets" in err and "--separate-dataset --dataset NAME --reason TEXT" in err
+    again = _release_args(tmp_path / "first.csv", tmp_path, "--plan", tmp_path / "plan.json")
+    code, _, err = _run(capsys, *again)  # attached: the way out is named there too
+    assert code == EXIT_OK and "uses that dataset's budget" in err and "--separate-dataset --dataset NAME" in err
     code, _, err = _run(capsys, *both, "--dataset", "both", "--separate-dataset")
     assert code == EXIT_USAGE and "--reason" in err
     assert _run(capsys, *both, "--dataset", "both", "--separate-dataset", "--reason", "kept apart on purpose")[0] == EXIT_OK
