@@ -86,7 +86,7 @@ def schema_status(state: StudioState) -> None:
             columns=", ".join(f"'{name}'" for name in by_number)), icon=":material/pin:")
     problems = schema.problems(dataset.frame, need_target=True)
     blocked = mostly_other(dataset.frame, schema)
-    sentences = [other_share_sentence(name, share) for name, share in blocked.items()]
+    sentences = [other_share_sentence(name, share, schema[name].role == "target") for name, share in blocked.items()]
     if problems:
         st.error(_("Fix these before training:") + " " + " ".join(problems + sentences))
     elif blocked:

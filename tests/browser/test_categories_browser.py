@@ -49,12 +49,13 @@ def test_a_float_read_class_column_is_caught_then_declared_by_discovery_and_a_di
     table, schema, dictionary = _files(tmp_path)
     page.get_by_text("My own CSV file").click()
     uploaders = page.locator("[data-testid='stFileUploaderDropzoneInput']")
-    uploaders.nth(1).set_input_files(str(schema))
     uploaders.first.set_input_files(str(table))
     page.get_by_text("housing_with_classes.csv").first.wait_for(timeout=120_000)  # 1.5 MB read and recognised
+    uploaders.nth(1).set_input_files(str(schema))  # the declarations, typed by hand and saved earlier
 
     # The list typed by hand misses every class: the page says so, naming the column, instead of "complete".
-    page.get_by_text("Column 'risk_class': 100% of its values are not in the declared categories", exact=False).wait_for()
+    page.get_by_text("Column 'risk_class': 100% of its values are not in the declared categories, so their rows would be left "
+                      "out of every model", exact=False).wait_for()
     assert page.get_by_text("The schema is complete", exact=False).count() == 0
 
     # One click finds the list of the text column whose list is empty, for the ε and δ the button states.
