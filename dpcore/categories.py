@@ -226,10 +226,10 @@ def other_share_sentence(column: str, share: float, target: bool = False) -> str
     """What the Data page says about a column whose declared list leaves ``share`` of it in "(other)" (a target's rows are dropped)."""
     if target:
         return _("Column '{column}': {share} of its values are not in the declared categories, so their rows would be left out "
-                 "of every model. Fix the list, discover the categories privately, or accept this for the column.").format(
+                 "of every model. Fix the list, discover the categories privately, or keep the list as it is.").format(
             column=column, share=percent(share))
     return _("Column '{column}': {share} of its values are not in the declared categories and would become {other}. Fix the "
-             "list, discover the categories privately, or accept {other} for this column.").format(
+             "list, discover the categories privately, or keep the list as it is.").format(
         column=column, share=percent(share), other=OTHER_CATEGORY)
 
 

@@ -91,8 +91,8 @@ def schema_status(state: StudioState) -> None:
         st.error(_("Fix these before training:") + " " + " ".join(problems + sentences))
     elif blocked:
         st.error(_("The schema is not complete yet (owner-only check on your raw rows):") + " " + " ".join(sentences))
-    if blocked and st.button(ngettext("Accept {other} for this column", "Accept {other} for these {count} columns",
-                                      len(blocked)).format(other=OTHER_CATEGORY, count=len(blocked)), key="accept_other"):
+    if blocked and st.button(ngettext("Keep the list as it is", "Keep these {count} lists as they are", len(blocked)).format(
+        count=len(blocked)), key="accept_other"):
         accept_other(state, list(blocked))
         remember(state)
         st.rerun()
