@@ -218,13 +218,18 @@ def other_share_problems(frame: pd.DataFrame, schema: Schema, limit: float = OTH
     Computed on the raw table for the owner's screen only; the sentence names the column and the
     share, never a value. Columns the owner accepted (``accept_other``) are left out.
     """
-    return [other_share_sentence(name, share) for name, share in mostly_other(frame, schema, limit).items()]
+    return [other_share_sentence(name, share, schema[name].role == "target")
+            for name, share in mostly_other(frame, schema, limit).items()]
 
 
-def other_share_sentence(column: str, share: float) -> str:
-    """What the Data page says about a column whose declared list leaves ``share`` of it in "(other)"."""
+def other_share_sentence(column: str, share: float, target: bool = False) -> str:
+    """What the Data page says about a column whose declared list leaves ``share`` of it in "(other)" (a target's rows are dropped)."""
+    if target:
+        return _("Column '{column}': {share} of its values are not in the declared categories, so their rows would be left out "
+                 "of every model. Fix the list, discover the categories privately, or keep the list as it is.").format(
+            column=column, share=percent(share))
     return _("Column '{column}': {share} of its values are not in the declared categories and would become {other}. Fix the "
-             "list, discover the categories privately, or accept {other} for this column.").format(
+             "list, discover the categories privately, or keep the list as it is.").format(
         column=column, share=percent(share), other=OTHER_CATEGORY)
 
 

@@ -86,13 +86,13 @@ def schema_status(state: StudioState) -> None:
             columns=", ".join(f"'{name}'" for name in by_number)), icon=":material/pin:")
     problems = schema.problems(dataset.frame, need_target=True)
     blocked = mostly_other(dataset.frame, schema)
-    sentences = [other_share_sentence(name, share) for name, share in blocked.items()]
+    sentences = [other_share_sentence(name, share, schema[name].role == "target") for name, share in blocked.items()]
     if problems:
         st.error(_("Fix these before training:") + " " + " ".join(problems + sentences))
     elif blocked:
         st.error(_("The schema is not complete yet (owner-only check on your raw rows):") + " " + " ".join(sentences))
-    if blocked and st.button(ngettext("Accept {other} for this column", "Accept {other} for these {count} columns",
-                                      len(blocked)).format(other=OTHER_CATEGORY, count=len(blocked)), key="accept_other"):
+    if blocked and st.button(ngettext("Keep the list as it is", "Keep these {count} lists as they are", len(blocked)).format(
+        count=len(blocked)), key="accept_other"):
         accept_other(state, list(blocked))
         remember(state)
         st.rerun()
