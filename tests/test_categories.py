@@ -135,3 +135,41 @@ def test_nothing_is_counted_or_charged_when_the_budget_refuses(ledger_path):
         discover_categories(frame, schema, ["colour"], 0.1, 1e-6, ledger)
     with pytest.raises(DataError, match="'x'"):
         discover_categories(frame, schema, ["x"], 0.1, 1e-6, ledger)
+
+
+def _three_values_near_the_threshold():
+    """Values a, b, c held by seven people each; the neighbour adds one person with one row of each (k = 3)."""
+    people = [f"p{i}" for i in range(21)]
+    d = _table({"a": 7, "b": 7, "c": 7}, people)
+    d_prime = _table({"a": 8, "b": 8, "c": 8}, [*people[:7], "new", *people[7:14], "new", *people[14:], "new"])
+    return d, d_prime
+
+
+def test_a_person_with_several_distinct_values_stays_within_the_per_person_guarantee():
+    d, d_prime = _three_values_near_the_threshold()
+    estimate, within = _loss_both_ways(_outcome(["a", "b", "c"]), d, d_prime, 8, seed=3)
+    assert within, f"privacy loss beyond the per-person (ε, δ): {estimate}"
+
+
+def test_the_test_catches_a_person_counted_at_the_full_epsilon_in_every_value(monkeypatch):
+    """Power: without the per-row share (ε/k) one person moves k counts at ε each, a loss of about k·ε."""
+    import dpcore.categories as categories
+
+    monkeypatch.setattr(categories, "per_row", lambda epsilon, delta, k: (epsilon, delta))
+    d, d_prime = _three_values_near_the_threshold()
+    estimate, within = _loss_both_ways(_outcome(["a", "b", "c"]), d, d_prime, 8, seed=3)
+    assert not within, f"the privacy test did not catch a person counted at ε in each of k values: {estimate}"
+
+
+def test_a_value_only_one_person_holds_is_kept_with_the_exact_chance_delta_allows():
+    """The lone value passes τ = 1 + ln(1/2δ)/ε with probability ½·e^(−(τ−1)ε) = δ exactly (α = 1e-6 bound on the count)."""
+    from scipy.stats import binom
+
+    frame, schema = _table({"a": 50, "b": 1})
+    delta = 0.05  # large, so the chance is measurable: τ = 1 + ln(10) at ε = 1
+    rng = np.random.default_rng(7)
+    draws = 40_000
+    kept = sum("b" in stable_categories(frame, schema, ["kind"], EPSILON, delta, rng)[0]["kind"] for _ in range(draws))
+    low, high = binom.ppf(0.5e-6, draws, delta), binom.isf(0.5e-6, draws, delta)
+    assert kept <= high, f"the lone value was kept {kept} times in {draws}: more than δ allows"
+    assert kept >= low * 0.5, f"kept {kept} times: far below δ, the threshold is not the stated one"
