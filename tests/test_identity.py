@@ -301,3 +301,68 @@ def test_numbers_kept_as_text_are_judged_as_numbers(adult):
     assert sketch_table(as_text).keys == sketch_table(_keyed(adult, "code", 1)).keys
     padded = pd.DataFrame({"code": [f"{i:06d}" for i in range(1, 401)], "visits": np.arange(400) % 9})
     assert sketch_table(padded).keys == [True, False]
+
+
+# --- columns edited with their headers kept (review B1) ----------------------------------------------
+
+
+def _edited(frame: pd.DataFrame, columns: list[str], edit) -> pd.DataFrame:
+    return frame.assign(**{column: edit(frame[column]) for column in columns})
+
+
+def test_edited_columns_that_keep_their_headers_do_not_hide_the_same_people(adult, adult_sketch):
+    """A column paired by its header alone may be an edit of every row: the content-matched columns match without it."""
+    dotted = _edited(adult, ["income", "native-country"], lambda v: v.astype(str) + ".")  # as Adult's test file writes them
+    assert _same_people(adult, adult_sketch, dotted) >= 0.99
+    bumped = _edited(adult, ["age", "hours-per-week"], lambda v: v + 0.001)
+    assert _same_people(adult, adult_sketch, bumped) >= 0.99
+    cut = _edited(adult, ["workclass", "occupation"], lambda v: v.astype(str).str[:3])
+    assert _same_people(adult, adult_sketch, cut) >= 0.99
+    three = _edited(bumped, ["income", "native-country"], lambda v: v.astype(str) + ".")
+    assert _same_people(adult, adult_sketch, three) >= 0.99  # four edited, all with their headers
+    # Renaming the same columns scored 1.0 before; keeping their headers must not score less.
+    assert _same_people(adult, adult_sketch, bumped.rename(columns={"age": "AGE 2", "hours-per-week": "hours 2"})) >= 0.99
+
+
+def test_other_people_stay_other_people_when_their_columns_are_edited(adult, adult_sketch):
+    from conftest import SAMPLE_DATA
+
+    everyone, _ = read_csv_path(SAMPLE_DATA / "adult.csv")
+    strangers = everyone.iloc[10_000:13_000]  # other people of the same census, headers all shared
+    dotted = _edited(strangers, ["income", "native-country"], lambda v: v.astype(str) + ".")
+    assert _same_people(adult, adult_sketch, dotted) < 0.05
+
+
+def test_the_column_subsets_grow_linearly_with_the_width():
+    from dpcore.identity import MIN_EVIDENCE_COLUMNS, _column_subsets
+
+    for by_content, by_header in [(0, 0), (1, 1), (2, 0), (1, 5), (2, 2), (40, 40), (0, 80), (79, 1)]:
+        subsets = _column_subsets(by_content, by_header)
+        width = by_content + by_header
+        assert len(subsets) <= 2 * width + 2
+        assert all(len(s) >= MIN_EVIDENCE_COLUMNS for s in subsets)
+        if by_content >= MIN_EVIDENCE_COLUMNS:  # every header pair can be left out at once
+            assert tuple(range(by_content)) in subsets
+
+
+@settings(max_examples=30, deadline=None)
+@given(by_content=st.integers(0, 6), by_header=st.integers(0, 6), seed=st.integers(0, 2**32 - 1))
+def test_subset_keys_built_from_running_sums_are_the_sums_of_their_columns(by_content, by_header, seed):
+    from dpcore.identity import _column_subsets, _subset_keys, _summed
+
+    placed = list(np.random.default_rng(seed).integers(0, 2**64, size=(by_content + by_header, 50), dtype=np.uint64))
+    subsets = _column_subsets(by_content, by_header)
+    for subset, keys in zip(subsets, _subset_keys(placed, subsets, by_content), strict=True):
+        assert (keys == _summed([placed[k] for k in subset])).all()
+
+
+def test_a_table_with_two_columns_edited_keeps_its_spent_budget(adult, tmp_path):
+    from dpcore.datasets import Catalog
+
+    catalog = Catalog(tmp_path / "ledger.sqlite3")
+    first = catalog.open_table(lambda: [adult], "census")
+    catalog.ledger(first.dataset).spend("a model", 1.0)
+    dotted = _edited(adult, ["income", "native-country"], lambda v: v.astype(str) + ".")
+    again = catalog.open_table(lambda: [dotted], "census, re-exported")
+    assert not again.created and again.dataset.name == "census" and again.overlap >= 0.99
+    assert catalog.ledger(again.dataset).remaining == 0.0

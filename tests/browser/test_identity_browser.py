@@ -69,3 +69,26 @@ def test_tables_that_share_only_row_numbers_and_a_split_are_different_people(pag
     _sidebar(page).get_by_text("table merged.csv", exact=False).wait_for()
     assert page.get_by_text("several datasets", exact=False).count() == 0
     screenshot(page, "identity_made_separate")
+
+
+def test_a_table_re_exported_with_two_columns_rewritten_keeps_its_dataset(page, tmp_path):
+    """Review B1: the census again with its income and country written as Adult's test file writes them ('>50K.')."""
+    census = _keyed_file(tmp_path, "adult.csv", slice(0, 2000), "census.csv")
+    _upload(page, census)
+    page.get_by_text("A new dataset 'census' was created", exact=False).wait_for()
+    _sidebar(page).get_by_text("table census.csv", exact=False).wait_for()
+
+    import pandas as pd
+
+    frame = pd.read_csv(census)
+    for column in ("income", "native-country"):
+        frame[column] = frame[column].astype(str) + "."
+    reexported = tmp_path / "census_reexport.csv"
+    frame.to_csv(reexported, index=False)
+    _upload(page, reexported)
+    _sidebar(page).get_by_text("table census_reexport.csv", exact=False).wait_for()
+    shown = page.get_by_text("uses that dataset's budget", exact=False).first
+    shown.wait_for()
+    assert "'census'" in shown.inner_text()
+    assert page.get_by_text("A new dataset 'census_reexport'", exact=False).count() == 0
+    screenshot(page, "identity_edited_columns_same_dataset")
