@@ -87,6 +87,8 @@ CONTROLS = {
                  "while claiming ε"),
 }
 PILOT_SHARE = 0.25
+#: Pairs of fits, after the first, whose time sizes a time-limited audit.
+SIZING_PAIRS = 2
 PROBES = 8
 STATISTICS = (N_("prediction at the record"), N_("predictions at the record and at rows of the sample"))
 #: The table's column names stay English (its CSV and JSON); the app shows them translated (``_(name)``).
@@ -284,8 +286,11 @@ def audit_model(
         while len(pilot_fits) < pilot:
             pilot_fits.append(pair(model_epsilon, frozen, _("{title}: pilot fits that choose the event").format(title=title)))
             if time_limit is not None and position == 0 and len(pilot_fits) == 1:
-                # The first pair of fits measures their cost: the pilots and the runs are sized to it, not only the runs.
-                pilot, planned = _sized(time_limit - (clock() - started), work.per_unit() or 0.0, len(variants), n_runs)
+                warm = clock()  # the first pair pays one-time costs (imports, caches): it is not a typical pair
+            if time_limit is not None and position == 0 and len(pilot_fits) == SIZING_PAIRS + 1:
+                # Pairs 2 and 3 measure a pair's cost: the pilots and the runs are sized to it, not only the runs.
+                per_fit = (clock() - warm) / (2 * SIZING_PAIRS)
+                pilot, planned = _sized(time_limit - (clock() - started), per_fit, len(variants), n_runs)
                 work.resize("fits", 2 * len(variants) * (pilot + planned))
         trial = np.array(pilot_fits)
         if time_limit is not None:
