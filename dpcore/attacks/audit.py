@@ -89,6 +89,9 @@ CONTROLS = {
 PILOT_SHARE = 0.25
 #: Pairs of fits, after the first, whose time sizes a time-limited audit.
 SIZING_PAIRS = 2
+#: The fewest runs a time limit cuts an audit to (5 could prove nothing at all). So small an audit proves ε ≥ 0.16 at most at
+#: 95 % and says so ("too small to tell"); a larger floor would break the quick setting's time label on a wide table.
+FEWEST_RUNS = 6
 PROBES = 8
 STATISTICS = (N_("prediction at the record"), N_("predictions at the record and at rows of the sample"))
 #: The table's column names stay English (its CSV and JSON); the app shows them translated (``_(name)``).
@@ -297,7 +300,7 @@ def audit_model(
             left = time_limit - (clock() - started)
             later = len(variants) - position - 1
             affordable = int(left / (work.per_unit() or 1.0) / 2) - later * pilot
-            runs_now = max(10, min(planned, affordable // (later + 1)))
+            runs_now = max(FEWEST_RUNS, min(planned, affordable // (later + 1)))
             work.resize("fits", work.stage("fits").units - 2 * (planned - runs_now) * (later + 1))
             planned = runs_now
         centres, threshold, above, likelier_with = _choose_event(trial, (planned, planned), confidence, delta)
@@ -321,11 +324,12 @@ def audit_model(
 
 def _sized(seconds: float, per_fit: float, variants: int, n_runs: int) -> tuple[int, int]:
     """``(pilot, runs)`` per variant that fit in ``seconds`` at ``per_fit`` seconds a fit: as many runs as fit, at most
-    ``n_runs`` and at least 10, with :data:`PILOT_SHARE` of them (at least 5) as pilot fits."""
+    ``n_runs`` and at least :data:`FEWEST_RUNS`, with :data:`PILOT_SHARE` of them (at least 3 after the sizing pairs)
+    as pilot fits."""
     pairs = seconds / max(2 * per_fit, 1e-9) / variants
     runs = int(pairs / (1 + PILOT_SHARE)) if pairs >= 5 / PILOT_SHARE * (1 + PILOT_SHARE) else int(pairs - 5)
-    runs = max(10, min(n_runs, runs))
-    return max(5, math.ceil(PILOT_SHARE * runs)), runs
+    runs = max(FEWEST_RUNS, min(n_runs, runs))
+    return max(SIZING_PAIRS + 1, math.ceil(PILOT_SHARE * runs)), runs
 
 
 def _verdict(result: AuditResult, run: AuditRun) -> str:
