@@ -72,6 +72,8 @@ class TimeLeft:
         self.started = self.last = clock()
         self.current = 0
         self.shown = 0.0
+        #: True while the work's size is still to be decided from what is being measured: no time left is said.
+        self.sizing = False
 
     @property
     def elapsed(self) -> float:
@@ -117,6 +119,8 @@ class TimeLeft:
 
     def seconds_left(self) -> float | None:
         """Units left × measured (or remembered) seconds per unit, over the stages left; None while one is unmeasured."""
+        if self.sizing:
+            return None
         left = 0.0
         for stage in self.stages[self.current:]:
             remaining = max(stage.units - stage.done, 0.0)

@@ -266,6 +266,7 @@ def audit_model(
                              None))
     pilot = max(5, math.ceil(PILOT_SHARE * n_runs))
     work = TimeLeft([("fits", 2 * len(variants) * (pilot + n_runs))], progress, clock)
+    work.sizing = time_limit is not None  # the first pairs decide how many fits there will be: no time left before
     notes: list[str] = []
     runs: list[AuditRun] = []
     delta = 0.0
@@ -295,6 +296,7 @@ def audit_model(
                 per_fit = (clock() - warm) / (2 * SIZING_PAIRS)
                 pilot, planned = _sized(time_limit - (clock() - started), per_fit, len(variants), n_runs)
                 work.resize("fits", 2 * len(variants) * (pilot + planned))
+                work.sizing = False
         trial = np.array(pilot_fits)
         if time_limit is not None:
             left = time_limit - (clock() - started)
