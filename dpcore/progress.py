@@ -93,9 +93,10 @@ class TimeLeft:
         if what is not None:
             self.say(what)
 
-    def insert(self, stages: Sequence[Stage]) -> None:
-        """Stages found to be needed now, run right after the current one (a copy's stages inside a preview)."""
-        self.stages[self.current + 1:self.current + 1] = list(stages)
+    def expand(self, name: str, stages: Sequence[Stage]) -> None:
+        """Stage ``name``, a placeholder not yet begun (its cost unknown), is the ``stages`` now known (a copy inside a preview)."""
+        at = next(i for i, s in enumerate(self.stages) if s.name == name)
+        self.stages[at:at + 1] = list(stages)
 
     def resize(self, name: str, units: float) -> None:
         """Stage ``name`` turns out to have ``units`` units (more or fewer than first planned)."""

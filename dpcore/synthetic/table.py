@@ -146,7 +146,8 @@ def synthesize_table(
     clock : callable
         Seconds from any fixed origin (tests pass a fake clock).
     work : TimeLeft, optional
-        A larger job's estimator holding :func:`copy_stages` (the utility preview); else one of its own.
+        A larger job's estimator with a stage named :data:`COPY` (the utility preview), which becomes
+        :func:`copy_stages`; else one of its own.
 
     Raises
     ------
@@ -185,7 +186,7 @@ def synthesize_table(
     if work is None:
         work = TimeLeft(copy_stages(len(columns), calibration, costs), progress, clock)
     else:
-        work.insert(copy_stages(len(columns), calibration, costs))
+        work.expand(COPY, copy_stages(len(columns), calibration, costs))
     work.begin("pairs", _("Counting pairs of columns…"))
     shape = tuple(c.size for c in columns)
     measurements = measure(encode(frame, columns, rng), shape, calibration, rng, work, anchor=anchor)
@@ -207,6 +208,8 @@ def synthesize_table(
     return result
 
 
+#: The name of the placeholder stage a larger job's estimator holds for a copy (its cost unknown until planned).
+COPY = "synthetic copy"
 #: The copy's stages whose cost per unit is remembered for the next copy (the pairs are measured first, always).
 REMEMBERED = ("set-up", "iterations", "drawing", "writing")
 

@@ -124,3 +124,14 @@ def test_the_time_left_is_said_only_once_measured_and_a_second_copy_knows_the_se
                      progress=lambda share, left, what: second.append((share, left, what)))
     setting_up = [left for _share, left, what in second if what.startswith("Setting up the model")]
     assert setting_up[0] is not None  # remembered from the first copy
+
+
+def test_the_preview_says_no_time_before_its_copy_is_planned():
+    from dpcore.synthetic import utility_preview
+
+    seen: list = []
+    utility_preview(tiny_table(500), tiny_schema(), tiny_plan(), 1.0, random_state=0,
+                    progress=lambda share, left, what: seen.append((share, left, what)))
+    simulated = [left for _share, left, what in seen if what == "Simulated the randomized copy."]
+    assert simulated == [None]  # only the training was measured then: a figure would leave the copy out
+    assert seen[-1][1] == pytest.approx(0.0) and seen[-1][0] == pytest.approx(1.0)
