@@ -72,6 +72,8 @@ class TimeLeft:
         self.started = self.last = clock()
         self.current = 0
         self.shown = 0.0
+        #: True while the work's size is still to be decided from what is being measured: no time left is said.
+        self.sizing = False
 
     @property
     def elapsed(self) -> float:
@@ -91,9 +93,10 @@ class TimeLeft:
         if what is not None:
             self.say(what)
 
-    def insert(self, stages: Sequence[Stage]) -> None:
-        """Stages found to be needed now, run right after the current one (a copy's stages inside a preview)."""
-        self.stages[self.current + 1:self.current + 1] = list(stages)
+    def expand(self, name: str, stages: Sequence[Stage]) -> None:
+        """Stage ``name``, a placeholder not yet begun (its cost unknown), is the ``stages`` now known (a copy inside a preview)."""
+        at = next(i for i, s in enumerate(self.stages) if s.name == name)
+        self.stages[at:at + 1] = list(stages)
 
     def resize(self, name: str, units: float) -> None:
         """Stage ``name`` turns out to have ``units`` units (more or fewer than first planned)."""
@@ -117,6 +120,8 @@ class TimeLeft:
 
     def seconds_left(self) -> float | None:
         """Units left × measured (or remembered) seconds per unit, over the stages left; None while one is unmeasured."""
+        if self.sizing:
+            return None
         left = 0.0
         for stage in self.stages[self.current:]:
             remaining = max(stage.units - stage.done, 0.0)

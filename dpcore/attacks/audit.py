@@ -87,6 +87,11 @@ CONTROLS = {
                  "while claiming ε"),
 }
 PILOT_SHARE = 0.25
+#: Pairs of fits, after the first, whose time sizes a time-limited audit.
+SIZING_PAIRS = 2
+#: The fewest runs a time limit cuts an audit to (5 could prove nothing at all). So small an audit proves ε ≥ 0.16 at most at
+#: 95 % and says so ("too small to tell"); a larger floor would break the quick setting's time label on a wide table.
+FEWEST_RUNS = 6
 PROBES = 8
 STATISTICS = (N_("prediction at the record"), N_("predictions at the record and at rows of the sample"))
 #: The table's column names stay English (its CSV and JSON); the app shows them translated (``_(name)``).
@@ -261,6 +266,7 @@ def audit_model(
                              None))
     pilot = max(5, math.ceil(PILOT_SHARE * n_runs))
     work = TimeLeft([("fits", 2 * len(variants) * (pilot + n_runs))], progress, clock)
+    work.sizing = time_limit is not None  # the first pairs decide how many fits there will be: no time left before
     notes: list[str] = []
     runs: list[AuditRun] = []
     delta = 0.0
@@ -284,15 +290,19 @@ def audit_model(
         while len(pilot_fits) < pilot:
             pilot_fits.append(pair(model_epsilon, frozen, _("{title}: pilot fits that choose the event").format(title=title)))
             if time_limit is not None and position == 0 and len(pilot_fits) == 1:
-                # The first pair of fits measures their cost: the pilots and the runs are sized to it, not only the runs.
-                pilot, planned = _sized(time_limit - (clock() - started), work.per_unit() or 0.0, len(variants), n_runs)
+                warm = clock()  # the first pair pays one-time costs (imports, caches): it is not a typical pair
+            if time_limit is not None and position == 0 and len(pilot_fits) == SIZING_PAIRS + 1:
+                # Pairs 2 and 3 measure a pair's cost: the pilots and the runs are sized to it, not only the runs.
+                per_fit = (clock() - warm) / (2 * SIZING_PAIRS)
+                pilot, planned = _sized(time_limit - (clock() - started), per_fit, len(variants), n_runs)
                 work.resize("fits", 2 * len(variants) * (pilot + planned))
+                work.sizing = False
         trial = np.array(pilot_fits)
         if time_limit is not None:
             left = time_limit - (clock() - started)
             later = len(variants) - position - 1
             affordable = int(left / (work.per_unit() or 1.0) / 2) - later * pilot
-            runs_now = max(10, min(planned, affordable // (later + 1)))
+            runs_now = max(FEWEST_RUNS, min(planned, affordable // (later + 1)))
             work.resize("fits", work.stage("fits").units - 2 * (planned - runs_now) * (later + 1))
             planned = runs_now
         centres, threshold, above, likelier_with = _choose_event(trial, (planned, planned), confidence, delta)
@@ -316,11 +326,12 @@ def audit_model(
 
 def _sized(seconds: float, per_fit: float, variants: int, n_runs: int) -> tuple[int, int]:
     """``(pilot, runs)`` per variant that fit in ``seconds`` at ``per_fit`` seconds a fit: as many runs as fit, at most
-    ``n_runs`` and at least 10, with :data:`PILOT_SHARE` of them (at least 5) as pilot fits."""
+    ``n_runs`` and at least :data:`FEWEST_RUNS`, with :data:`PILOT_SHARE` of them (at least 3 after the sizing pairs)
+    as pilot fits."""
     pairs = seconds / max(2 * per_fit, 1e-9) / variants
     runs = int(pairs / (1 + PILOT_SHARE)) if pairs >= 5 / PILOT_SHARE * (1 + PILOT_SHARE) else int(pairs - 5)
-    runs = max(10, min(n_runs, runs))
-    return max(5, math.ceil(PILOT_SHARE * runs)), runs
+    runs = max(FEWEST_RUNS, min(n_runs, runs))
+    return max(SIZING_PAIRS + 1, math.ceil(PILOT_SHARE * runs)), runs
 
 
 def _verdict(result: AuditResult, run: AuditRun) -> str:

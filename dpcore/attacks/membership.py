@@ -333,7 +333,9 @@ def attack_membership(
     persons = design.groups
     units = np.asarray(persons, dtype=np.int64) if persons is not None else np.arange(len(design.y), dtype=np.int64)
     keys = [k for k in (baseline, model) if k is not None]
-    work = TimeLeft([Stage("pilot", len(keys)), Stage("fits", 1.0)], progress, clock)  # its size is known after the pilot
+    # One stage per model: each model's fits cost alike, and its pilot predicts them (a cheap model's ratio of real to
+    # predicted time says nothing about a dear one's).
+    work = TimeLeft([Stage("pilot", len(keys)), *(Stage(key, 1 + settings.n_references) for key in keys)], progress, clock)
     max_rows, per_row = _affordable_rows(design, units, keys, epsilon, settings, rng, seeded, count_noise, selection, work)
     rows = _sample_units(units, max_rows, rng)
     X, y = design.X[rows], design.y[rows]
@@ -347,22 +349,19 @@ def attack_membership(
     halves = rng.random((settings.n_references // 2, n_units)) < 0.5
     inside = np.concatenate([halves, ~halves])[:, units] if halves.size else np.zeros((0, len(units)), dtype=bool)
     sub = replace(design, X=X, y=y, groups=None)
-    # Work is counted in seconds the pilot predicts, so a dear model's fit counts for more than a cheap one's.
-    predicted = {key: per_row[key] * len(y) if per_row else 1.0 for key in keys}
-    fits = work.stage("fits")
-    fits.units = sum(predicted.values()) * (1 + settings.n_references)
-    fits.prior = 1.0 if per_row else None
-    work.begin("fits")
+    for key in keys:
+        work.stage(key).prior = per_row[key] * len(y) if per_row else None
     notes: list[str] = []
     attacked = []
     for position, key in enumerate(keys):
         spec = get(key)
         fitter = _Fitter(spec, sub, epsilon, rng, seeded, count_noise, selection)
+        work.begin(key)
         one = clock()
         target = fitter.fit(members)
         loss, confidence, guessed = observe(target, X, y, sub.task, sub.target_bounds)
         seconds = clock() - one
-        work.tick(_("trained {name} on the members").format(name=spec.name), predicted[key])
+        work.tick(_("trained {name} on the members").format(name=spec.name))
         left = settings.time_limit - (clock() - started)
         affordable = int(left / max(seconds, 1e-3) / (len(keys) - position))
         n_refs = min(settings.n_references, 2 * (affordable // 2))
@@ -370,13 +369,12 @@ def attack_membership(
             n_refs = 0
             if settings.n_references:
                 notes.append(_("LiRA was left out for {name}: its reference models would not fit in the time limit.").format(name=spec.name))
-        work.resize("fits", fits.units - (settings.n_references - n_refs) * predicted[key])
+        work.resize(key, 1 + n_refs)
         order = np.r_[np.arange(n_refs // 2), settings.n_references // 2 + np.arange(n_refs // 2)]
         references = np.empty((n_refs, len(y)))
         for j, k in enumerate(order):
             references[j] = observe(fitter.fit(inside[k]), X, y, sub.task, sub.target_bounds)[1]
-            work.tick(_("{name}: reference model {number} of {n_refs}").format(name=spec.name, number=j + 1, n_refs=n_refs),
-                      predicted[key])
+            work.tick(_("{name}: reference model {number} of {n_refs}").format(name=spec.name, number=j + 1, n_refs=n_refs))
         scores = {"loss threshold": -_per_unit(loss, units, n_units, mean=True)}
         if n_refs:
             scores["LiRA"] = _per_unit(lira_scores(confidence, references, inside[order]), units, n_units, mean=False)

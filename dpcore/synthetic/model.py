@@ -25,7 +25,7 @@ import numpy as np
 
 from dpcore.exceptions import DataError
 from dpcore.i18n import _
-from dpcore.progress import CostMemory, Stage, TimeLeft
+from dpcore.progress import Stage, TimeLeft
 from dpcore.synthetic.measure import Measurement
 
 #: Mirror-descent iterations of the fit. Chosen on Adult and small tables: the loss stops
@@ -36,22 +36,18 @@ REPORT_EVERY = 50
 #: Drawing the rows costs about this share of the model's set-up (both are mostly JAX compiling programs for the
 #: model's cliques): measured 0.62, 0.46 and 0.64 on 12-, 20- and 40-column Adult analogs on a 2-core machine.
 DRAWING_PER_SETUP = 0.6
-#: The cost memory's name for the set-up's seconds per measured marginal (:class:`~dpcore.progress.CostMemory`).
-SETUP_COST = "synthetic copy: model set-up per marginal"
 _GLOBAL_NUMPY = threading.Lock()
 
 
-def fit_stages(n_marginals: int, costs: CostMemory | None = None) -> list[Stage]:
+def fit_stages(n_marginals: int) -> list[Stage]:
     """The fit's stages for :class:`~dpcore.progress.TimeLeft`, in units of measured marginals and of iterations.
 
     The set-up (JAX compiling the model, which reports nothing until its first
     :data:`REPORT_EVERY` iterations are done) can only be predicted from earlier runs on this
-    machine (``costs``); the iterations are measured as they go; the drawing is predicted from
-    the set-up measured in this run (:data:`DRAWING_PER_SETUP`).
+    machine (:class:`~dpcore.progress.CostMemory`); the iterations are measured as they go; the
+    drawing is predicted from the set-up measured in this run (:data:`DRAWING_PER_SETUP`).
     """
-    prior = costs.recall(SETUP_COST) if costs is not None else None
-    return [Stage("set-up", n_marginals, prior=prior), Stage("iterations", ITERATIONS - REPORT_EVERY),
-            Stage("drawing", n_marginals)]
+    return [Stage("set-up", n_marginals), Stage("iterations", ITERATIONS - REPORT_EVERY), Stage("drawing", n_marginals)]
 
 
 @cache
@@ -85,11 +81,10 @@ def noisy_total(measurements: list[Measurement]) -> float:
 
 
 def fit_and_sample(measurements: list[Measurement], shape: tuple[int, ...], rows: int, seed: int,
-                   work: TimeLeft | None = None, costs: CostMemory | None = None, iterations: int = ITERATIONS) -> np.ndarray:
+                   work: TimeLeft | None = None, iterations: int = ITERATIONS) -> np.ndarray:
     """Fit Private-PGM to ``measurements`` and draw ``rows`` rows of cells (rows × columns).
 
-    ``work`` (with the stages of :func:`fit_stages`) is told of every report of the fit; the
-    set-up's measured cost per marginal is remembered in ``costs`` for the next copy's estimate.
+    ``work`` (with the stages of :func:`fit_stages`) is told of every report of the fit.
     """
     mbi = private_pgm()
     labels = names(shape)
@@ -109,8 +104,6 @@ def fit_and_sample(measurements: list[Measurement], shape: tuple[int, ...], rows
             work.tick(_("Model set up; fitting it…"), len(measurements))
             setup = work.stage("set-up")
             work.stage("drawing").prior = DRAWING_PER_SETUP * setup.seconds / max(setup.done, 1.0)
-            if costs is not None:
-                costs.remember(SETUP_COST, setup.seconds / max(setup.done, 1.0))
             work.begin("iterations")
         elif steps["done"] <= iterations:
             work.tick(_("Fitting the model: {done} of {iterations} iterations").format(done=steps["done"], iterations=iterations),

@@ -34,7 +34,7 @@ from dpcore.release.table import release_frame
 from dpcore.schema import Schema
 from dpcore.synthetic.domain import SyntheticColumn, encode, synthetic_columns
 from dpcore.synthetic.measure import marginal
-from dpcore.synthetic.table import synthesize_table
+from dpcore.synthetic.table import COPY, synthesize_table
 from dpcore.validation import check_random_state
 
 HOLDOUT = 0.2
@@ -139,7 +139,8 @@ def utility_preview(frame: pd.DataFrame, schema: Schema, plan: ReleasePlan, epsi
     target_index = names.index(target) if target in names else None
 
     training = 3 * len(truth) if target_index is not None and len(held_out) else 0
-    work = TimeLeft([Stage("randomized copy", 1), Stage("training", training)], progress, clock)
+    # The copy's own stages replace its placeholder when it is planned; until then the time left is unknown.
+    work = TimeLeft([Stage("randomized copy", 1), Stage(COPY, 1), Stage("training", training)], progress, clock)
     work.say(_("Simulating the randomized copy…"))
     rr_plan = randomized_plan(columns, epsilon)
     rr = copy_cells(release_frame(train_rows, schema, rr_plan, random_state=rng), columns)

@@ -146,7 +146,8 @@ def synthesize_table(
     clock : callable
         Seconds from any fixed origin (tests pass a fake clock).
     work : TimeLeft, optional
-        A larger job's estimator holding :func:`copy_stages` (the utility preview); else one of its own.
+        A larger job's estimator with a stage named :data:`COPY` (the utility preview), which becomes
+        :func:`copy_stages`; else one of its own.
 
     Raises
     ------
@@ -185,14 +186,17 @@ def synthesize_table(
     if work is None:
         work = TimeLeft(copy_stages(len(columns), calibration, costs), progress, clock)
     else:
-        work.insert(copy_stages(len(columns), calibration, costs))
+        work.expand(COPY, copy_stages(len(columns), calibration, costs))
     work.begin("pairs", _("Counting pairs of columns…"))
     shape = tuple(c.size for c in columns)
     measurements = measure(encode(frame, columns, rng), shape, calibration, rng, work, anchor=anchor)
     rows = copy_rows(measurements, public_rows)
-    cells = fit_and_sample(measurements, shape, rows, int(rng.integers(0, 2**31 - 1)), work, costs)
+    cells = fit_and_sample(measurements, shape, rows, int(rng.integers(0, 2**31 - 1)), work)
+    work.begin("writing", _("Writing the copy and its report…"))
     result = finish(columns, schema, calibration, measurements, cells, rng, public_rows is not None, seeded,
                     bound is not None)
+    work.tick(_("The copy is written."), len(columns))
+    remember_costs(work, costs)
     result.notes = notes
     if ledger is not None:
         k_label = k if bound is not None else 1
@@ -204,13 +208,37 @@ def synthesize_table(
     return result
 
 
+#: The name of the placeholder stage a larger job's estimator holds for a copy (its cost unknown until planned).
+COPY = "synthetic copy"
+#: The copy's stages whose cost per unit is remembered for the next copy (the pairs are measured first, always).
+REMEMBERED = ("set-up", "iterations", "drawing", "writing")
+
+
+def remember_costs(work: TimeLeft, costs: CostMemory | None) -> None:
+    """Keep this copy's measured seconds per unit of :data:`REMEMBERED` stages for the next copy's first estimate."""
+    if costs is None:
+        return
+    for name in REMEMBERED:
+        stage = work.stage(name)
+        if stage.done > 0:
+            costs.remember(f"synthetic copy: {name} per unit", stage.seconds / stage.done)
+
+
 def copy_stages(n_columns: int, calibration: Calibration, costs: CostMemory | None = None) -> list[Stage]:
     """A copy's work for :class:`~dpcore.progress.TimeLeft`: the pairs of columns counted, then the model's stages.
 
     Counting a pair costs about the same for every pair of a table (one pass over the rows), so
-    the first batch measures them all; the model's stages are :func:`~dpcore.synthetic.model.fit_stages`.
+    the first batch measures them all; the model's stages are :func:`~dpcore.synthetic.model.fit_stages`; then
+    writing the file (decoding every cell, a CSV of every row), per column. Every stage but the pairs reports
+    nothing until it ends, so before its first end on this machine its cost is unknown and the bar says
+    "measuring…"; afterwards ``costs`` holds the last copies' seconds per unit (:func:`remember_costs`).
     """
-    return [Stage("pairs", pair_count(n_columns, calibration)), *fit_stages(marginal_count(n_columns, calibration), costs)]
+    stages = [Stage("pairs", pair_count(n_columns, calibration)), *fit_stages(marginal_count(n_columns, calibration)),
+              Stage("writing", n_columns)]
+    for stage in stages:
+        if costs is not None and stage.name in REMEMBERED:
+            stage.prior = costs.recall(f"synthetic copy: {stage.name} per unit")
+    return stages
 
 
 def copy_rows(measurements: list[Measurement], public_rows: int | None) -> int:

@@ -33,3 +33,16 @@ def test_the_quick_attack_draws_the_roc_chart_and_the_summary_is_marked_owners_e
     html = path.read_text(encoding="utf-8")
     assert "Owner's eyes only" in html and "charged to the privacy budget" in html and "<svg" in html
     assert page.locator("[data-testid='stSidebar']").get_by_text("ε spent 0 of", exact=False).count() == 1
+
+
+def test_the_quick_audit_states_its_power_and_runs_its_broken_controls(page):
+    page.get_by_role("link", name="Attack").click()
+    page.get_by_role("tab", name="Does a model keep its promise?").click()
+    page.get_by_text("are always audited too", exact=False).wait_for()
+    page.get_by_role("button", name="Audit the model").click()
+    page.get_by_text("What this audit could detect", exact=False).wait_for(timeout=120_000)
+    text = page.locator("[data-testid='stMain']").inner_text()
+    assert "the same model given 10 × ε while claiming ε" in text and "noise frozen" in text
+    # Either a control was caught (then, and only then, the pass is stated) or the page says the audit could not tell.
+    assert ("was caught" in text and "within the claim" in text) or "This audit was too small to tell" in text
+    screenshot(page, "attack_audit_power")

@@ -105,3 +105,33 @@ def test_a_person_with_several_rows_counts_k_rows_and_the_report_says_so():
     assert result.report["sensitivity"]["l2"] == 2.0
     assert "patient" not in result.csv.decode("utf-8").splitlines()[0]
     assert any("200 rows were left out" in note and "Owner only" in note for note in result.notes)
+
+
+def test_the_time_left_is_said_only_once_measured_and_a_second_copy_knows_the_set_up(tmp_path):
+    from dpcore.progress import CostMemory
+
+    frame, costs = tiny_table(500), CostMemory(tmp_path / "costs.json")
+    first: list = []
+    synthesize_table(frame, tiny_schema(), tiny_plan(), epsilon=1.0, random_state=1, costs=costs,
+                     progress=lambda share, left, what: first.append((share, left, what)))
+    setting_up = [left for _share, left, what in first if what.startswith("Setting up the model")]
+    assert setting_up == [None]  # a machine's first copy cannot predict the model's set-up: "measuring…"
+    assert first[-1][1] == pytest.approx(0.0) and first[-1][0] == pytest.approx(1.0)
+    assert all(a[0] <= b[0] for a, b in zip(first, first[1:], strict=False))
+    assert costs.recall("synthetic copy: set-up per unit") is not None
+    second: list = []
+    synthesize_table(frame, tiny_schema(), tiny_plan(), epsilon=1.0, random_state=2, costs=costs,
+                     progress=lambda share, left, what: second.append((share, left, what)))
+    setting_up = [left for _share, left, what in second if what.startswith("Setting up the model")]
+    assert setting_up[0] is not None  # remembered from the first copy
+
+
+def test_the_preview_says_no_time_before_its_copy_is_planned():
+    from dpcore.synthetic import utility_preview
+
+    seen: list = []
+    utility_preview(tiny_table(500), tiny_schema(), tiny_plan(), 1.0, random_state=0,
+                    progress=lambda share, left, what: seen.append((share, left, what)))
+    simulated = [left for _share, left, what in seen if what == "Simulated the randomized copy."]
+    assert simulated == [None]  # only the training was measured then: a figure would leave the copy out
+    assert seen[-1][1] == pytest.approx(0.0) and seen[-1][0] == pytest.approx(1.0)
