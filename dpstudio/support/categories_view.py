@@ -18,7 +18,7 @@ from dpcore.dictionary import frictionless_json
 from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.i18n import _, integer, ngettext, short
 from dpcore.schema import OTHER_CATEGORY
-from dpstudio.support.declaring import accept_other, discover_text_categories, use_dictionary
+from dpstudio.support.declaring import accept_other, discover_text_categories, in_the_datasets_unit, leaky_columns, use_dictionary
 from dpstudio.support.readable import task_name
 from dpstudio.support.session import remember
 from dpstudio.support.state import StudioState
@@ -47,8 +47,8 @@ def discover_categories(state: StudioState) -> None:
         st.caption(_("A value is kept when more than about {people} people hold it.").format(
             people=integer(people_needed(per_column, delta, len(columns), k))))
         epsilon, delta_cost = discovery_cost(len(columns), per_column, delta)
-        if st.button(_("Discover privately (spends ε = {epsilon}, δ = {delta})").format(epsilon=short(epsilon), delta=f"{delta_cost:g}"),
-                     key="discover_categories"):
+        label = _("Discover privately (spends ε = {epsilon}, δ = {delta})").format(epsilon=short(epsilon), delta=f"{delta_cost:g}")
+        if st.button(label + in_the_datasets_unit(state.ledger(), epsilon, delta_cost), key="discover_categories"):
             try:
                 discover_text_categories(state, per_column, delta)
                 remember(state)
@@ -107,8 +107,12 @@ def downloads(state: StudioState) -> None:
     """The declarations saved as DP Studio's schema and as a Frictionless Table Schema (a domain read from the data left out)."""
     schema = state.dataset.schema
     left, right = st.columns(2)
+    # DP Studio's own file keeps every declaration, a domain read from the data included: the owner's working copy.
+    leaks = leaky_columns(schema)
     left.download_button(_("Save this schema (JSON)"), schema.to_json(), file_name="schema.json", mime="application/json",
-                         key="download_schema")
+                         key="download_schema",
+                         help=_("Owner's eyes only while {count} column(s) have bounds or categories read from your data: it holds "
+                                "them. Share the data dictionary instead.").format(count=len(leaks)) if leaks else None)
     right.download_button(_("Save as a data dictionary (Frictionless Table Schema)"), frictionless_json(schema),
                           file_name="table-schema.json", mime="application/json", key="download_dictionary",
                           help=_("A domain read from your data is left out of it: the file holds public declarations only."))

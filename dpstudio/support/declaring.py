@@ -2,14 +2,34 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import pandas as pd
 
+from dpcore.accountant import BudgetLedger
 from dpcore.bounds import apply_bounds, bounds_verdict, estimate_bounds
 from dpcore.categories import apply_categories, discover_categories, discoverable_columns, people_needed
 from dpcore.dictionary import apply_dictionary, read_dictionary
-from dpcore.i18n import _, ngettext
+from dpcore.i18n import _, ngettext, short
 from dpcore.schema import Schema
+from dpcore.units import ADD_REMOVE, convert
+from dpcore.validation import epsilon_decimal
 from dpstudio.support.state import StudioState, apply_schema
+
+
+def in_the_datasets_unit(ledger: BudgetLedger, epsilon: float, delta: float = 0.0) -> str:
+    """How an add/remove spend of (ε, δ) is booked where the dataset protects changed values (else nothing).
+
+    The buttons state the mechanism's own (ε, δ); a replace-one dataset's ledger books it doubled
+    (:func:`dpcore.units.convert`), and the owner should read on the button what the ledger will show.
+    """
+    if ledger.unit == ADD_REMOVE:
+        return ""
+    booked_epsilon, booked_delta = convert(epsilon_decimal(epsilon), Decimal(repr(delta)), ADD_REMOVE, ledger.unit)
+    if delta:
+        return " " + _("(booked as ε = {epsilon}, δ = {delta} in this dataset's unit)").format(
+            epsilon=short(float(booked_epsilon)), delta=f"{float(booked_delta):.3g}")
+    return " " + _("(booked as ε = {epsilon} in this dataset's unit)").format(epsilon=short(float(booked_epsilon)))
 
 
 def leaky_columns(schema: Schema) -> list[str]:

@@ -54,3 +54,16 @@ def test_a_list_leaving_most_values_in_other_blocks_complete_until_accepted(app)
     [b for b in at.button if b.label.startswith("Keep the list")][0].click().run()
     assert any("The schema is complete" in str(s.value) for s in at.success)
     assert SENTINEL not in _texts(at)
+
+
+def test_where_values_may_change_the_button_says_what_the_ledger_books(app):
+    """A replace-one dataset books an add/remove (ε, δ) as (2ε, (1 + e^ε)δ): the button says so before the click."""
+    at = _upload_wide(app("data"))
+    at.session_state[STATE_KEY].ledger().set_unit("replace-one", confirm=True)
+    at.run()
+    button = [b for b in at.button if b.label.startswith("Discover privately")][0]
+    assert button.label == "Discover privately (spends ε = 0.2, δ = 1e-06) (booked as ε = 0.4, δ = 2.22e-06 in this dataset's unit)"
+    button.click().run()
+    assert at.session_state[STATE_KEY].ledger().spent == pytest.approx(0.4)
+    download = [b for b in at.get("download_button") if b.proto.label == "Save this schema (JSON)"][0]
+    assert "Owner's eyes only while 1 column(s)" in download.proto.help  # x's bounds are still read from the data
