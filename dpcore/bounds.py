@@ -41,17 +41,18 @@ Defaults, and what they were chosen on
 The cost is :data:`DEFAULT_BUDGET_SHARE` (10 %) of what is left of the dataset's ε, split
 evenly over the columns, so a fresh default budget (ε = 1) never refuses it and nine tenths
 stay for models and copies. The quantiles (0.5 %, 99.5 %), the shares (median 40 %, quartiles
-20 % each, bounds 10 % each) and the bounds' prior (most likely two quartile spreads out) were
-chosen on the California sample's columns at ε = 0.0083 per column (a tenth of ε = 1 over its
-12 numbers: 3.7 % of rows clipped on average over 40 draws per column; 6.8 % with shares
-30/15/15/20/20) and on ``benchmarks/bounds_quality.py`` (years, long-tailed counts, mostly-zero
-columns, negative coordinates, tiny fractions and prices at 1,500 and 20,000 rows). From
-20,000 rows the median draw of every kind clips at most 0.5 % of rows and is at most 5 times
-its true range wide, at ε = 0.01 or 0.05 per column; the worst of 20 draws still misses at
-ε = 0.01 (nearly every row clipped, or 10⁷ times too wide) and now and then at 0.05. At 1,500
-rows, ε = 0.05 per column fits years, counts, prices and mostly-zero columns in the median draw
-but not coordinates or tiny fractions, and ε = 0.01 fits only the years. So a column needs roughly
-``ε·n ≥ 500`` (n rows, :data:`ROWS_TIMES_EPSILON_FOR_FIT`): below it the page says so before
+20 % each, bounds 10 % each) and the bounds' prior (a Rayleigh bump two quartile spreads out)
+were chosen on the California sample's columns at ε = 0.0083 per column (a tenth of ε = 1 over
+its 12 numbers; 40 draws per column: 5.6 % of rows clipped on average and 11 % of the bounds
+more than 20 times the true range wide; 3.7 % and 19 % with a d·e^(−d) prior, and with it
+6.8 % and 25 % at shares 30/15/15/20/20) and on ``benchmarks/bounds_quality.py`` (years, long-tailed counts,
+mostly-zero columns, negative coordinates, tiny fractions and prices at 1,500 and 20,000 rows).
+From 20,000 rows at ε = 0.05 per column every draw of every kind clipped at most 3.3 % of rows
+and was at most 7 times its true range wide; at ε = 0.01 the median draw of each kind still
+fits (at most 1.3 % clipped, 2.5 times wide) but the worst of 20 clips nearly every row or is
+10⁷ times too wide. At 1,500 rows, ε = 0.05 per column fits years, counts, prices and mostly-
+zero columns in the median draw but not coordinates or tiny fractions, and ε = 0.01 fits only
+the years. So a column needs roughly ``ε·n ≥ 500`` (n rows, :data:`ROWS_TIMES_EPSILON_FOR_FIT`): below it the page says so before
 the click, the owner-only verdict shows which bounds clip or sprawl, and declared bounds are
 better there. More extreme quantiles than 0.5 % gain nothing at these ε (the bound draws are
 then led by the quartiles); less extreme ones clip a long tail for nothing.
@@ -88,7 +89,8 @@ MEDIAN_SHARE, QUARTILE_SHARE, BOUND_SHARE = 0.4, 0.2, 0.1
 #: The smallest spread (asinh units; years) the priors around the median and quartiles tell apart.
 NUMBER_SPREAD = 1e-3
 YEAR_SPREAD = 10.0
-#: How far beyond its quartile a bound is most likely, a priori, in units of the quartiles' spread.
+#: How far beyond its quartile a bound is most likely, a priori, in units of the quartiles' spread
+#: (the bound at 99.5 % of a normal or log-normal column is 1.4 spreads out, of a uniform one 0.5).
 BOUND_REACH = 2.0
 _SMALLEST_MAGNITUDE, _LARGEST_MAGNITUDE = -4, 9  # the number grid runs over ±[10⁻⁴, 10⁹]
 _YEAR_WORDS = frozenset({"year", "yr"})
@@ -190,14 +192,15 @@ def private_bounds(values: NDArray[np.float64], epsilon: float, rng: np.random.G
 
 
 def _reach(distance: NDArray[np.float64], spread: float) -> NDArray[np.float64]:
-    """Log prior of a bound ``distance`` beyond its quartile: ∝ ``d·e^(−d)`` in units of :data:`BOUND_REACH` spreads.
+    """Log prior of a bound ``distance`` beyond its quartile: ∝ ``d·e^(−d²/2)`` in units of :data:`BOUND_REACH` spreads.
 
     Most likely that far out, since at a small ε a bound drawn too close clips many people;
-    fading beyond it, so the bound does not sprawl. ``d`` below 0.1 counts as 0.1: the quartile
-    itself stays possible (a mostly-zero column's lower bound is 0).
+    fading fast beyond it (a Rayleigh tail), so where the data cannot tell, the bound does not
+    sprawl. ``d`` below 0.1 counts as 0.1: the quartile itself stays possible (a mostly-zero
+    column's lower bound is 0).
     """
     scaled = np.maximum(distance / (BOUND_REACH * spread), 0.1)
-    return np.log(scaled) - scaled
+    return np.log(scaled) - scaled**2 / 2.0
 
 
 def _widened(grid: NDArray[np.float64], log_base: NDArray[np.float64], low: int, high: int) -> tuple[float, float]:
