@@ -44,8 +44,9 @@ more than 10 %, 7 % of the bounds more than 20 times the true range wide; the 0.
 quantiles drawn after the median and quartiles (five draws) clipped 5.6 % on average, 13 % of
 the draws more than 10 %, and 11 % were more than 20 times too wide. ``benchmarks/bounds_quality.py``
 measures years, long-tailed counts, mostly-zero columns, negative coordinates, tiny fractions
-and prices at 1,500 and 20,000 rows (benchmarks/README.md §18). Small tables need more: a
-column needs roughly ``ε·n ≥ 500`` (n rows, :data:`ROWS_TIMES_EPSILON_FOR_FIT`) for bounds that
+and prices at 1,500 and 20,000 rows (benchmarks/README.md §18): the median draw fits at
+ε·n = 200 (20,000 rows at 0.01 per column; the worst of 20 can still sprawl) and at 300 (1,500
+rows at 0.2, while tuning), and is lost at 75. Small tables need more: a column needs roughly ``ε·n ≥ 150`` (n rows, :data:`ROWS_TIMES_EPSILON_FOR_FIT`) for bounds that
 fit; below it the page says so before the click, the owner-only verdict shows which bounds clip
 or sprawl, and declared bounds are better there.
 """
@@ -72,7 +73,7 @@ DEFAULT_BUDGET_SHARE = 0.10
 #: A share of rows clipped above which the owner-only verdict warns.
 CLIPPED_WARNING = 0.05
 #: ε per column × rows below which bounds rarely fit (``benchmarks/bounds_quality.py``): the page says so.
-ROWS_TIMES_EPSILON_FOR_FIT = 500
+ROWS_TIMES_EPSILON_FOR_FIT = 150
 #: How far beyond its quartiles a bound is put, in quartile spreads on the signed log scale (Tukey's
 #: fences are 1.5 spreads out on a plain scale; the 99.5 % point of a normal or log-normal column
 #: is 1.4 spreads beyond its quartile, of a uniform one 0.5).
