@@ -2,12 +2,13 @@
 
 Owners rarely know public bounds for every number. Reading the minimum and maximum from the
 data leaks the most extreme person's value; this module instead spends a small, stated ε on
-DP quantiles of each column, each chosen among the points of a **public, fixed grid** that is
-symmetric and logarithmic: 0 and ``±d.dd·10^k`` (three significant digits) from 10⁻⁴ to 10⁹,
-so negatives (longitudes), tiny fractions, counts, prices and years all land on it
-(:func:`number_grid`). A column whose header says it holds years (``year_built``, ``YrSold``)
-uses the year grid instead: every tenth year from 1000 to 2200 (:func:`year_grid`). The chosen
-bounds are then rounded outward to two significant digits.
+two DP quantiles of each column, its quartiles, each chosen among the points of a **public,
+fixed grid** that is symmetric and logarithmic: 0 and ``±d.dd·10^k`` (three significant digits)
+from 10⁻⁴ to 10⁹, so negatives (longitudes), tiny fractions, counts, prices and years all land
+on it (:func:`number_grid`). A column whose header says it holds years (``year_built``,
+``YrSold``) uses the year grid instead: every year from 1000 to 2200 (:func:`year_grid`). The
+bounds are the quartiles widened to fences :data:`FENCE` spreads beyond them on the signed log
+scale (asinh; years as they are), rounded outward to two significant digits (years: to the decade).
 
 Privacy argument
 ----------------
@@ -17,21 +18,15 @@ For values ``x_1 … x_n`` (missing ones left out, a per-record filter), grid po
 utility is minus its distance from that interval, ``u(c) = −max(b(c) − q·n, q·n − a(c), 0)``.
 Adding or removing one record moves ``b`` and ``a`` by at most 1 and ``q·n`` by ``q``, all in
 the same direction, so ``|Δu| ≤ max(q, 1 − q) ≤ 1``. The exponential mechanism picks ``c``
-with probability ∝ ``μ(c)·exp(ε·u(c)/2)`` for a base measure ``μ`` that depends on public
-facts and earlier released draws only: ε-DP (McSherry & Talwar 2007).
-
-A column's ε buys five such draws, in sequence: the median (:data:`MEDIAN_SHARE`, with ``μ``
-the stretch of the signed log scale, asinh, each point stands for, 0 weighing a decade since
-so many columns start there); the first and third quartile (:data:`QUARTILE_SHARE` each, on
-either side of the released median, ``μ`` log-uniform in the distance from it, so a spread of
-0.01 is as likely as one of 10); then the lower and upper bound, the :data:`LOWER_QUANTILE`
-and :data:`UPPER_QUANTILE` (:data:`BOUND_SHARE` each, below the released first and above the
-released third quartile, ``μ`` fading with the distance from them in units of the released
-spread between them). The shares add up to 1: sequential, adaptive composition makes each
-column ε-DP. Columns compose sequentially: ``m`` columns at ``ε`` each cost ``m·ε``, checked
-against the ledger before the data are read and charged once, before anything is returned.
-Rounding outward is post-processing. With a privacy-unit column each person keeps at most
-``k`` rows and every draw runs at ``ε/k`` per row (group privacy, :mod:`dpcore.persons`).
+with probability ∝ ``μ(c)·exp(ε·u(c)/2)`` for a public base measure ``μ`` (each point weighs the
+stretch of the asinh scale it stands for, and 0 weighs as much as a decade, since so many
+columns start there): ε-DP (McSherry & Talwar 2007). The first quartile takes half of a
+column's ε; the third quartile, chosen among grid points at or above the released first
+(adaptive: the candidates depend only on a released value), the other half. The fences and
+the rounding are post-processing. Columns compose sequentially: ``m`` columns at ``ε`` each
+cost ``m·ε``, checked against the ledger before the data are read and charged once, before
+anything is returned. With a privacy-unit column each person keeps at most ``k`` rows and
+both draws run at ``ε/k`` per row (group privacy, :mod:`dpcore.persons`).
 
 The owner-only verdict (:func:`bounds_verdict`: the share of rows clipped and the width
 against the data's true range) reads the raw data and is never released.
@@ -40,21 +35,20 @@ Defaults, and what they were chosen on
 --------------------------------------
 The cost is :data:`DEFAULT_BUDGET_SHARE` (10 %) of what is left of the dataset's ε, split
 evenly over the columns, so a fresh default budget (ε = 1) never refuses it and nine tenths
-stay for models and copies. The quantiles (0.5 %, 99.5 %), the shares (median 40 %, quartiles
-20 % each, bounds 10 % each) and the bounds' prior (most likely two quartile spreads out) were
-chosen on the California sample's columns at ε = 0.0083 per column (a tenth of ε = 1 over its
-12 numbers: 3.7 % of rows clipped on average over 40 draws per column; 6.8 % with shares
-30/15/15/20/20) and on ``benchmarks/bounds_quality.py`` (years, long-tailed counts, mostly-zero
-columns, negative coordinates, tiny fractions and prices at 1,500 and 20,000 rows). From
-20,000 rows the median draw of every kind clips at most 0.5 % of rows and is at most 5 times
-its true range wide, at ε = 0.01 or 0.05 per column; the worst of 20 draws still misses at
-ε = 0.01 (nearly every row clipped, or 10⁷ times too wide) and now and then at 0.05. At 1,500
-rows, ε = 0.05 per column fits years, counts, prices and mostly-zero columns in the median draw
-but not coordinates or tiny fractions, and ε = 0.01 fits only the years. So a column needs roughly
-``ε·n ≥ 500`` (n rows, :data:`ROWS_TIMES_EPSILON_FOR_FIT`): below it the page says so before
-the click, the owner-only verdict shows which bounds clip or sprawl, and declared bounds are
-better there. More extreme quantiles than 0.5 % gain nothing at these ε (the bound draws are
-then led by the quartiles); less extreme ones clip a long tail for nothing.
+stay for models and copies. Quartiles and fences, rather than extreme quantiles, because at
+the ε per column such a share gives (0.005–0.05) an extreme quantile cannot be told from the
+empty grid beyond the data, while a quartile has a quarter of the rows on its far side. Chosen
+on the California sample's columns at ε = 0.0083 per column (a tenth of ε = 1 over its 12
+numbers; 40 draws per column): 0.9 % of rows clipped on average, none of the draws clipping
+more than 10 %, 7 % of the bounds more than 20 times the true range wide; the 0.5 %/99.5 %
+quantiles drawn after the median and quartiles (five draws) clipped 5.6 % on average, 13 % of
+the draws more than 10 %, and 11 % were more than 20 times too wide. ``benchmarks/bounds_quality.py``
+measures years, long-tailed counts, mostly-zero columns, negative coordinates, tiny fractions
+and prices at 1,500 and 20,000 rows (benchmarks/README.md §21): the median draw fits at
+ε·n = 200 (20,000 rows at 0.01 per column; the worst of 20 can still sprawl) and at 300 (1,500
+rows at 0.2, while tuning), and is lost at 75. Small tables need more: a column needs roughly ``ε·n ≥ 150`` (n rows, :data:`ROWS_TIMES_EPSILON_FOR_FIT`) for bounds that
+fit; below it the page says so before the click, the owner-only verdict shows which bounds clip
+or sprawl, and declared bounds are better there.
 """
 
 from __future__ import annotations
@@ -75,21 +69,15 @@ from dpcore.validation import RandomStateLike, check_epsilon, check_random_state
 if TYPE_CHECKING:
     from dpcore.accountant import BudgetLedger
 
-LOWER_QUANTILE = 0.005
-UPPER_QUANTILE = 0.995
 DEFAULT_BUDGET_SHARE = 0.10
 #: A share of rows clipped above which the owner-only verdict warns.
 CLIPPED_WARNING = 0.05
 #: ε per column × rows below which bounds rarely fit (``benchmarks/bounds_quality.py``): the page says so.
-ROWS_TIMES_EPSILON_FOR_FIT = 500
-#: How a column's ε is split: its median (where the people are), each quartile (how spread out they
-#: are), each bound; the four draws after the median look only where the earlier ones point.
-MEDIAN_SHARE, QUARTILE_SHARE, BOUND_SHARE = 0.4, 0.2, 0.1
-#: The smallest spread (asinh units; years) the priors around the median and quartiles tell apart.
-NUMBER_SPREAD = 1e-3
-YEAR_SPREAD = 10.0
-#: How far beyond its quartile a bound is most likely, a priori, in units of the quartiles' spread.
-BOUND_REACH = 2.0
+ROWS_TIMES_EPSILON_FOR_FIT = 150
+#: How far beyond its quartiles a bound is put, in quartile spreads on the signed log scale (Tukey's
+#: fences are 1.5 spreads out on a plain scale; the 99.5 % point of a normal or log-normal column
+#: is 1.4 spreads beyond its quartile, of a uniform one 0.5).
+FENCE = 2.0
 _SMALLEST_MAGNITUDE, _LARGEST_MAGNITUDE = -4, 9  # the number grid runs over ±[10⁻⁴, 10⁹]
 _YEAR_WORDS = frozenset({"year", "yr"})
 
@@ -110,8 +98,8 @@ _ROUND_GRID = number_grid(2)
 
 
 def year_grid() -> NDArray[np.float64]:
-    """The public grid for years: every tenth year from 1000 to 2200."""
-    return np.arange(1000.0, 2201.0, 10.0)
+    """The public grid for years: every year from 1000 to 2200."""
+    return np.arange(1000.0, 2201.0)
 
 
 def is_year_column(name: str) -> bool:
@@ -149,14 +137,9 @@ def _choose(scores: NDArray[np.float64], rng: np.random.Generator) -> int:
     return int(np.argmax(scores + rng.gumbel(size=scores.shape)))
 
 
-def _positions(grid: NDArray[np.float64], years: bool) -> NDArray[np.float64]:
-    """Where each grid point sits on the scale spreads are measured in: years as they are, numbers in asinh."""
-    return grid if years else np.arcsinh(grid)
-
-
 def private_bounds(values: NDArray[np.float64], epsilon: float, rng: np.random.Generator, *, years: bool = False,
                    coarse: tuple[float, float] | None = None) -> tuple[float, float]:
-    """``(lower, upper)`` of one column, ε-DP in four exponential-mechanism draws (module docstring).
+    """``(lower, upper)`` of one column, ε-DP in two exponential-mechanism draws (module docstring).
 
     ``coarse``, public limits the owner vouches for, leaves out the grid points beyond them.
     """
@@ -167,43 +150,26 @@ def private_bounds(values: NDArray[np.float64], epsilon: float, rng: np.random.G
         if np.isinf(log_base).all():
             raise DataError(_("The range you vouch for holds no point of the public grid: widen it."))
     sorted_values = np.sort(values[~np.isnan(values)])
-    index = np.arange(grid.size)
-    position = _positions(grid, years)
-    smallest_gap = YEAR_SPREAD if years else NUMBER_SPREAD
-
-    def scale_free(anchor: int) -> NDArray[np.float64]:
-        """Log weights log-uniform in the distance from ``anchor``: a spread of 0.01 is as likely as one of 10."""
-        return log_base - np.log(np.maximum(np.abs(position - position[anchor]), smallest_gap))
-
-    def draw(quantile: float, share: float, log_weights: NDArray[np.float64]) -> int:
-        return _choose(quantile_scores(sorted_values, grid, quantile, epsilon * share, log_weights), rng)
-
-    middle = draw(0.5, MEDIAN_SHARE, log_base)
-    first = draw(0.25, QUARTILE_SHARE, np.where(index <= middle, scale_free(middle), -np.inf))
-    third = draw(0.75, QUARTILE_SHARE, np.where(index >= middle, scale_free(middle), -np.inf))
-    spread = max(position[third] - position[first], smallest_gap)
-    below = np.where(index <= first, log_base + _reach(position[first] - position, spread), -np.inf)
-    low = draw(LOWER_QUANTILE, BOUND_SHARE, below)
-    above = np.where((index >= third) & (index >= low), log_base + _reach(position - position[third], spread), -np.inf)
-    high = draw(UPPER_QUANTILE, BOUND_SHARE, above)
-    return _widened(grid, log_base, low, high)
+    first = _choose(quantile_scores(sorted_values, grid, 0.25, epsilon / 2.0, log_base), rng)
+    above_first = np.where(np.arange(grid.size) >= first, log_base, -np.inf)
+    third = _choose(quantile_scores(sorted_values, grid, 0.75, epsilon / 2.0, above_first), rng)
+    # Post-processing from here on: fences FENCE spreads beyond the released quartiles.
+    position = grid if years else np.arcsinh(grid)
+    spread = position[third] - position[first]
+    lower, upper = position[first] - FENCE * spread, position[third] + FENCE * spread
+    if not years:
+        lower, upper = np.sinh(lower), np.sinh(upper)
+    allowed = np.flatnonzero(np.isfinite(log_base))
+    low = int(np.clip(np.searchsorted(grid, lower, side="right") - 1, allowed[0], allowed[-1]))
+    high = int(np.clip(np.searchsorted(grid, upper, side="left"), allowed[0], allowed[-1]))
+    return _widened(grid, log_base, low, high, years)
 
 
-def _reach(distance: NDArray[np.float64], spread: float) -> NDArray[np.float64]:
-    """Log prior of a bound ``distance`` beyond its quartile: ∝ ``d·e^(−d)`` in units of :data:`BOUND_REACH` spreads.
-
-    Most likely that far out, since at a small ε a bound drawn too close clips many people;
-    fading beyond it, so the bound does not sprawl. ``d`` below 0.1 counts as 0.1: the quartile
-    itself stays possible (a mostly-zero column's lower bound is 0).
-    """
-    scaled = np.maximum(distance / (BOUND_REACH * spread), 0.1)
-    return np.log(scaled) - scaled
-
-
-def _widened(grid: NDArray[np.float64], log_base: NDArray[np.float64], low: int, high: int) -> tuple[float, float]:
-    """The chosen points rounded outward to two significant digits, within the allowed grid (post-processing)."""
+def _widened(grid: NDArray[np.float64], log_base: NDArray[np.float64], low: int, high: int,
+             years: bool = False) -> tuple[float, float]:
+    """The chosen points rounded outward to two significant digits (years: to the decade), within the allowed grid."""
     allowed = grid[np.isfinite(log_base)]
-    round_grid = _ROUND_GRID
+    round_grid = grid[::10] if years else _ROUND_GRID
     lower = round_grid[max(int(np.searchsorted(round_grid, grid[low], side="right")) - 1, 0)]
     upper = round_grid[min(int(np.searchsorted(round_grid, grid[high], side="left")), round_grid.size - 1)]
     lower, upper = max(float(lower), float(allowed[0])), min(float(upper), float(allowed[-1]))
@@ -276,8 +242,8 @@ def estimate_bounds(frame: pd.DataFrame, schema: Schema, columns: Iterable[str],
     ledger.spend(
         f"Estimate the bounds of {len(columns)} column(s) privately" + (f", per person counting up to {k} rows each" if k > 1 else ""),
         total,
-        mechanism=(f"exponential-mechanism quantiles ({LOWER_QUANTILE:.0%}, {UPPER_QUANTILE:.0%}) on a public symmetric log "
-                   f"grid (years: every tenth year), ε = {epsilon_per_column:g} per column"),
+        mechanism=(f"exponential-mechanism quartiles on a public symmetric log grid (years: every year), widened "
+                   f"{FENCE:g} spreads out, ε = {epsilon_per_column:g} per column"),
         released="bounds of " + ", ".join(columns),
         counting=people,
     )

@@ -23,6 +23,7 @@ import pandas as pd
 from dpcore.csv_reading import DELIMITERS, MISSING_VALUES, decode, sniff_delimiter
 from dpcore.exceptions import DataError
 from dpcore.i18n import N_, _, integer
+from dpcore.schema import ZERO_PADDED
 
 __all__ = [
     "DELIMITERS", "MAX_COLUMNS", "MAX_ROWS", "MISSING_VALUES", "comma_number_columns", "decode", "first_row_is_data",
@@ -41,8 +42,6 @@ _NUMERIC_SHARE = 0.95  # a column is "numbers" when this share of its filled cel
 # no-break space or narrow no-break space) and an optional decimal comma: 1,5  1.234,5  12 345,25.
 _COMMA_NUMBER = re.compile(r"[+-]?(?:\d{1,3}(?:([. \u00a0\u202f])\d{3})(?:\1\d{3})*|\d+)(?:,\d+)?")
 _THOUSANDS = r"[. \u00a0\u202f]"
-# A code written with leading zeros ("020", "0150"): a category, whose zeros a number would lose.
-ZERO_PADDED = r"[+-]?0\d+"
 # A cheap look over the whole text for a field that starts that way, before any column is read twice.
 _PADDED_FIELD = re.compile(r'(?:^|[,;\t])[ "]*[+-]?0\d', re.MULTILINE)
 _SEPARATOR = r"[,. \u00a0\u202f]"

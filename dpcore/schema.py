@@ -42,9 +42,8 @@ _IDENTIFIER_PAIRS = frozenset({("e", "mail"), ("social", "security"), ("first", 
     (who, tag) for who in ("customer", "client", "patient", "employee", "staff", "member", "record", "policy", "card", "tax")
     for tag in ("number", "no", "nr", "num", "code", "key")
 )
-# Header words that make a column of whole numbers a code (a category), not a quantity.
-_CODE_WORDS = frozenset({"code", "codes", "type", "class", "category", "kind"})
-_ZERO_PADDED = r"[+-]?0\d+"  # as dpcore.loading.ZERO_PADDED (schema sits below loading)
+_CODE_WORDS = frozenset({"code", "codes", "type", "class", "category", "kind"})  # whole numbers named so are codes
+ZERO_PADDED = r"[+-]?0\d+"  # a code written with leading zeros ("020"): a category, whose zeros a number would lose
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 MIN_ROWS_FOR_UNIQUE_ID = 20
 
@@ -90,18 +89,14 @@ def few_distinct_text(values: pd.Series, max_categories: int) -> bool:
 
 
 def looks_like_code(name: str, values: pd.Series, max_categories: int = 50) -> bool:
-    """True for codes that are not numbers: digit strings with leading zeros ("020", "060"), and whole
-    numbers with at most ``max_categories`` distinct values whose header says "code", "type" or "class".
-    """
+    """Codes, not numbers: "020", or at most ``max_categories`` whole numbers under a "code", "type", "class" header."""
     present = values.dropna()
-    if not len(present):
+    if not len(present) or pd.api.types.is_bool_dtype(present.dtype):
         return False
     if not pd.api.types.is_numeric_dtype(present.dtype):
-        return bool(present.astype(str).str.strip().str.fullmatch(_ZERO_PADDED).any())
-    if not any(word in _CODE_WORDS for word in name_words(name)) or pd.api.types.is_bool_dtype(present.dtype):
-        return False
-    numbers = present.to_numpy(dtype=float)
-    return bool(np.all(numbers == np.round(numbers))) and present.nunique() <= max_categories
+        return bool(present.astype(str).str.strip().str.fullmatch(ZERO_PADDED).any())
+    whole = bool(np.all(present.to_numpy(dtype=float) % 1 == 0))
+    return any(word in _CODE_WORDS for word in name_words(name)) and whole and present.nunique() <= max_categories
 
 
 @dataclass
@@ -367,8 +362,7 @@ def suggest_schema(frame: pd.DataFrame, max_categories: int = 50) -> Schema:
         elif unique_per_row(values):
             spec.role, spec.source = "identifier", _("every row has its own value — treated as an identifier")
         numeric = pd.to_numeric(values, errors="coerce")
-        code = looks_like_code(str(name), values, max_categories)
-        if not code and values.notna().any() and numeric.notna().sum() == values.notna().sum():
+        if not looks_like_code(str(name), values, max_categories) and numeric.notna().sum() == values.notna().sum() > 0:
             spec.kind = "numeric"
             finite = numeric[np.isfinite(numeric)]
             if len(finite) and spec.role != "identifier":  # an identifier's range would only leak its values

@@ -271,10 +271,10 @@ def fix_leaks(state: StudioState) -> None:
 def _estimate_bounds_action(state: StudioState, numeric: list[str]) -> None:
     """The bulk "estimate privately" action: its cost (a stated share of what is left, split evenly) before the click."""
     st.write(_(
-        "**Estimate the bounds of the {count} numeric column(s) privately.** Each bound is a differentially private "
-        "quantile (0.5 % and 99.5 %, found near the column's private median and quartiles) on a public grid of round "
-        "numbers that covers negative numbers, tiny fractions, prices and years; columns named like a year get bounds "
-        "to the decade. It spends a share of what is left of this dataset's budget, split evenly over the columns."
+        "**Estimate the bounds of the {count} numeric column(s) privately.** Each column's quartiles are found with "
+        "differential privacy on a public grid that covers negative numbers, tiny fractions, prices and years, then "
+        "widened to two quartile spreads beyond them and rounded out to round numbers; columns named like a year get "
+        "bounds to the decade. It spends a share of what is left of this dataset's budget, split evenly over the columns."
     ).format(count=len(numeric)))
     left = state.ledger().available()
     share = st.number_input(_("Share of the ε left to spend (%)"), min_value=1, max_value=100, value=round(DEFAULT_BUDGET_SHARE * 100),
