@@ -12,7 +12,14 @@ from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.i18n import N_, _, integer, ngettext, short
 from dpcore.persons import check_unit_column, rows_left_out
 from dpcore.schema import KINDS, ROLES, Normaliser, Schema, out_of_bounds_share
-from dpstudio.support.declaring import declare_public, estimate_numeric_bounds, ignore_columns, leak_summary, leaky_columns
+from dpstudio.support.declaring import (
+    declare_public,
+    estimate_numeric_bounds,
+    ignore_columns,
+    in_the_datasets_unit,
+    leak_summary,
+    leaky_columns,
+)
 from dpstudio.support.language import keyed
 from dpstudio.support.session import remember, use_dataset
 from dpstudio.support.state import SAMPLES, StudioState, apply_schema, load_sample, separate_dataset, table_name
@@ -292,7 +299,7 @@ def _estimate_bounds_action(state: StudioState, numeric: list[str]) -> None:
             epsilon=short(each), rows=integer(rows), needed=integer(ROWS_TIMES_EPSILON_FOR_FIT)))
     label = _("Estimate privately (spends ε = {epsilon}: {share} of the {left} left, {each} per column)").format(
         epsilon=short(each * len(numeric)), share=f"{share:.0%}", left=short(left), each=short(each))
-    if st.button(label, key="estimate_bounds"):
+    if st.button(label + in_the_datasets_unit(state.ledger(), each * len(numeric)), key="estimate_bounds"):
         try:
             state.bounds_verdict = (state.dataset.fingerprint, estimate_numeric_bounds(state, each))
             remember(state)
