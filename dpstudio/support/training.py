@@ -244,7 +244,14 @@ def per_person_note(what: str, epsilon: float, rows_per_person: int, rows_over_b
 
 
 def progress_text(name: str, elapsed: float, estimate: float) -> tuple[float, str]:
-    """The bar's fill and caption while a model trains."""
+    """The bar's fill and caption while a model trains.
+
+    Past nine tenths of the measured estimate no figure is given: "about 0 s left" on a fit that
+    runs on would be off by any factor, so the caption says the fit is taking longer instead.
+    """
+    if estimate == estimate and estimate > 0 and elapsed > 0.9 * estimate:
+        return 0.99, _("Training {name}: {elapsed} s, longer than the {estimate} s measured beforehand").format(
+            name=name, elapsed=integer(elapsed), estimate=integer(estimate))
     if estimate == estimate and estimate > 0:
         left = max(estimate - elapsed, 0.0)
         return min(elapsed / estimate, 0.99), _("Training {name}: {elapsed} s, about {left} s left").format(

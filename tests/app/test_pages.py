@@ -705,3 +705,11 @@ def _release(at):
     if any(t.key == "noise_confirmation" for t in at.text_input):
         at.text_input(key="noise_confirmation").set_value("noise").run()
     [b for b in at.button if b.label == "Release the copy"][0].click().run()
+
+
+def test_a_fit_past_its_estimate_says_so_instead_of_a_time_left():
+    from dpstudio.support.training import progress_text
+
+    assert progress_text("DP tree", 3, 10) == (0.3, "Training DP tree: 3 s, about 7 s left")
+    share, words = progress_text("DP tree", 12, 10)
+    assert share == 0.99 and words == "Training DP tree: 12 s, longer than the 10 s measured beforehand"
