@@ -196,7 +196,9 @@ def test_weighted_draws_fall_back_to_uniform_when_no_step_moved():
 def test_first_level_picks_take_more_of_a_small_tables_rounds_and_none_for_multiclass_or_a_large_regression():
     rng = np.random.default_rng(0)
     X, y = rng.random((400, 3)), rng.integers(0, 3, 400)
-    fit = lambda **options: DPBoostingClassifier(random_state=0, **options).fit(X, y % 2 if options.get("classes") == [0, 1] else y)  # noqa: E731
+    def fit(**options):
+        return DPBoostingClassifier(random_state=0, **options).fit(X, y % 2 if options.get("classes") == [0, 1] else y)
+
     small = fit(classes=[0, 1])  # 400 rows at ε = 1: 7 of the 40 rounds
     assert small._select_share == pytest.approx(0.35 * (1 - small._rounds / 40))
     assert small._select_share > 0.2
@@ -226,7 +228,9 @@ def test_the_first_level_pick_finds_the_one_column_that_decides_the_label():
     rng = np.random.default_rng(1)
     X = rng.random((5000, 13))
     y = (X[:, 7] > 0.5).astype(int)
-    share = lambda **options: np.mean([np.mean(DPBoostingClassifier(epsilon=1.0, classes=[0, 1], random_state=seed, **options)  # noqa: E731
-                                               .fit(X, y).features_[:, 0] == 7) for seed in range(5)])
+    def share(**options):
+        return np.mean([np.mean(DPBoostingClassifier(epsilon=1.0, classes=[0, 1], random_state=seed, **options)
+                                .fit(X, y).features_[:, 0] == 7) for seed in range(5)])
+
     assert share() > 0.2
     assert share(select_share=0.0) < 0.15
