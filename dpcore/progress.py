@@ -21,12 +21,13 @@ and never assert on wall-clock time.
 
 Examples
 --------
->>> ticks = iter(range(100))
->>> work = TimeLeft([("fits", 4)], clock=lambda: float(next(ticks)))
+>>> now = [0.0]  # a fake clock, moved by hand
+>>> work = TimeLeft([("fits", 4)], clock=lambda: now[0])
 >>> work.seconds_left() is None  # nothing measured yet: "measuring…"
 True
+>>> now[0] = 1.0
 >>> work.tick("first fit")
->>> work.seconds_left()  # one fit took 1 s (fake clock), three are left
+>>> work.seconds_left()  # one fit took 1 s, three are left
 3.0
 """
 
@@ -64,8 +65,12 @@ class Stage:
 class TimeLeft:
     """Counts units of work stage by stage and says the time left once it is measured (see the module)."""
 
-    def __init__(self, stages: Sequence[tuple[str, float]] | Sequence[Stage], progress: Progress | None = None,
-                 clock: Clock = time.monotonic) -> None:
+    def __init__(
+        self,
+        stages: Sequence[tuple[str, float]] | Sequence[Stage],
+        progress: Progress | None = None,
+        clock: Clock = time.monotonic,
+    ) -> None:
         self.stages = [s if isinstance(s, Stage) else Stage(s[0], max(float(s[1]), 0.0)) for s in stages]
         self.progress = progress
         self.clock = clock
@@ -96,7 +101,7 @@ class TimeLeft:
     def expand(self, name: str, stages: Sequence[Stage]) -> None:
         """Stage ``name``, a placeholder not yet begun (its cost unknown), is the ``stages`` now known (a copy inside a preview)."""
         at = next(i for i, s in enumerate(self.stages) if s.name == name)
-        self.stages[at:at + 1] = list(stages)
+        self.stages[at : at + 1] = list(stages)
 
     def resize(self, name: str, units: float) -> None:
         """Stage ``name`` turns out to have ``units`` units (more or fewer than first planned)."""
@@ -123,7 +128,7 @@ class TimeLeft:
         if self.sizing:
             return None
         left = 0.0
-        for stage in self.stages[self.current:]:
+        for stage in self.stages[self.current :]:
             remaining = max(stage.units - stage.done, 0.0)
             if remaining == 0:
                 continue
@@ -153,7 +158,7 @@ class TimeLeft:
 
 
 def time_left_text(seconds_left: float | None) -> str:
-    """"about N s left" (or minutes), or "measuring the time left…" before anything was measured."""
+    """ "about N s left" (or minutes), or "measuring the time left…" before anything was measured."""
     if seconds_left is None:
         return _("measuring the time left…")
     if seconds_left >= 90:

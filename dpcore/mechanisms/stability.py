@@ -20,8 +20,8 @@ from dpcore.validation import RandomStateLike, check_delta, check_epsilon
 def stability_threshold(epsilon: float, delta: float) -> float:
     """``τ = 1 + ln(1/(2δ))/ε``: a count of 1 plus Laplace(1/ε) noise clears it with probability exactly δ.
 
-    >>> round(stability_threshold(1.0, 0.5), 6)
-    1.0
+    >>> round(stability_threshold(1.0, 0.05), 6)  # 1 + ln(10)
+    3.302585
     """
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     if not 0 < delta < 0.5:
