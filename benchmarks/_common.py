@@ -104,10 +104,22 @@ NURSERY_CLASSES = ["not_recom", "recommend", "very_recom", "priority", "spec_pri
 # house-votes-84.names §7: every vote is y or n; '?' ("did not vote / position unknown", §8) is
 # read as missing and becomes its own level, which is what it means here.
 VOTING_ISSUES = [
-    "handicapped-infants", "water-project-cost-sharing", "adoption-of-the-budget-resolution", "physician-fee-freeze",
-    "el-salvador-aid", "religious-groups-in-schools", "anti-satellite-test-ban", "aid-to-nicaraguan-contras", "mx-missile",
-    "immigration", "synfuels-corporation-cutback", "education-spending", "superfund-right-to-sue", "crime",
-    "duty-free-exports", "export-administration-act-south-africa",
+    "handicapped-infants",
+    "water-project-cost-sharing",
+    "adoption-of-the-budget-resolution",
+    "physician-fee-freeze",
+    "el-salvador-aid",
+    "religious-groups-in-schools",
+    "anti-satellite-test-ban",
+    "aid-to-nicaraguan-contras",
+    "mx-missile",
+    "immigration",
+    "synfuels-corporation-cutback",
+    "education-spending",
+    "superfund-right-to-sue",
+    "crime",
+    "duty-free-exports",
+    "export-administration-act-south-africa",
 ]
 
 # White Vinho Verde physico-chemistry (Cortez et al. 2009). Bounds are public knowledge of wine,
@@ -190,7 +202,9 @@ def wine_schema(binary: bool = False) -> Schema:
 
 def demand_schema() -> Schema:
     columns = [_numeric(name, lo, hi, source) for name, (lo, hi, source) in DEMAND_BOUNDS.items()]
-    return Schema([*columns, _numeric(DEMAND_TARGET, *DEMAND_TARGET_BOUNDS, "round cap chosen by the benchmark author", role="target")])
+    return Schema(
+        [*columns, _numeric(DEMAND_TARGET, *DEMAND_TARGET_BOUNDS, "round cap chosen by the benchmark author", role="target")]
+    )
 
 
 def adult_schema(numeric_only: bool = False) -> Schema:
@@ -263,7 +277,12 @@ def splits(y: np.ndarray, task: str, protocol: str, seed: int) -> list[tuple[np.
 
 
 def repeated_sweep(
-    data: Design, models: list[str], epsilons: list[float], repetitions: int, protocol: str, seed: int,
+    data: Design,
+    models: list[str],
+    epsilons: list[float],
+    repetitions: int,
+    protocol: str,
+    seed: int,
     params: dict | None = None,
 ) -> pd.DataFrame:
     """Every model at every ε, ``repetitions`` times, each repetition on its own shuffled split(s).
@@ -280,7 +299,13 @@ def repeated_sweep(
 
 
 def clipped_regression_sweep(
-    data: Design, key: str, epsilons: list[float], repetitions: int, protocol: str, seed: int, params: dict | None = None,
+    data: Design,
+    key: str,
+    epsilons: list[float],
+    repetitions: int,
+    protocol: str,
+    seed: int,
+    params: dict | None = None,
 ) -> pd.DataFrame:
     """:func:`repeated_sweep` for one regression model, scored as fitted and with predictions clipped.
 
@@ -298,21 +323,36 @@ def clipped_regression_sweep(
         for eps in epsilons if spec.private else [float("nan")]:
             for fold, (train, test) in enumerate(folds):
                 task = Task(key, float(eps), rep, fold)
-                model = spec.make(data.context(epsilon=eps if spec.private else 1.0, params=params,
-                                               random_state=_task_seed(seed, task)))
+                model = spec.make(
+                    data.context(epsilon=eps if spec.private else 1.0, params=params, random_state=_task_seed(seed, task))
+                )
                 start = time.perf_counter()
                 model.fit(data.X[train], data.y[train])
                 seconds = time.perf_counter() - start
                 predicted = model.predict(data.X[test])
-                for suffix, guess, note in (("", predicted, ""),
-                                            ("+clip", np.clip(predicted, lower, upper), " (predictions clipped to target bounds)")):
-                    rows.append({"model": key + suffix, "name": spec.name + note, "kind": spec.kind, "epsilon": eps,
-                                 "repetition": rep, "fold": fold, "metric": "MSE (normalised)",
-                                 "value": normalised_mse(data.y[test], guess, data.target_bounds), "fit_seconds": seconds})
+                for suffix, guess, note in (
+                    ("", predicted, ""),
+                    ("+clip", np.clip(predicted, lower, upper), " (predictions clipped to target bounds)"),
+                ):
+                    rows.append(
+                        {
+                            "model": key + suffix,
+                            "name": spec.name + note,
+                            "kind": spec.kind,
+                            "epsilon": eps,
+                            "repetition": rep,
+                            "fold": fold,
+                            "metric": "MSE (normalised)",
+                            "value": normalised_mse(data.y[test], guess, data.target_bounds),
+                            "fit_seconds": seconds,
+                        }
+                    )
     return pd.DataFrame(rows)
 
 
-def fit_and_score(key: str, train: Design, test: Design, epsilon: float, seed: int, params: dict | None = None) -> tuple[float, float]:
+def fit_and_score(
+    key: str, train: Design, test: Design, epsilon: float, seed: int, params: dict | None = None
+) -> tuple[float, float]:
     """Fit registry model ``key`` on ``train`` and return (accuracy or normalised MSE on ``test``, fit seconds)."""
     spec = get(key)
     model = seeded(spec.make(train.context(epsilon=epsilon if spec.private else 1.0, params=params, random_state=seed)), seed)

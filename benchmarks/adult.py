@@ -55,10 +55,20 @@ def accuracy_sweep(train, test, epsilons, repetitions, seed, log) -> pd.DataFram
         grid = list(enumerate(epsilons)) if spec.private else [(-1, float("nan"))]
         for e, eps in grid:
             for rep in range(repetitions):
-                accuracy, seconds = fit_and_score(spec.key, train, test, eps, seed_for(seed, spec.key, e + 1, rep),
-                                                  params={"n_estimators": 10})
-                rows.append({"model": spec.key, "name": spec.name, "kind": spec.kind, "epsilon": eps, "repetition": rep,
-                             "accuracy": accuracy, "fit_seconds": seconds})
+                accuracy, seconds = fit_and_score(
+                    spec.key, train, test, eps, seed_for(seed, spec.key, e + 1, rep), params={"n_estimators": 10}
+                )
+                rows.append(
+                    {
+                        "model": spec.key,
+                        "name": spec.name,
+                        "kind": spec.kind,
+                        "epsilon": eps,
+                        "repetition": rep,
+                        "accuracy": accuracy,
+                        "fit_seconds": seconds,
+                    }
+                )
         log(f"  {spec.key}: {time.perf_counter() - t0:.1f} s")
     return pd.DataFrame(rows)
 
@@ -83,16 +93,25 @@ def speed_table(train, fits: int, seed: int) -> tuple[pd.DataFrame, pd.DataFrame
         spec = get(key)
         seconds = []
         for rep in range(fits):
-            model = seeded(spec.make(train.context(epsilon=1.0, params={"n_estimators": 10}, random_state=seed + rep)), seed + rep)
+            model = seeded(
+                spec.make(train.context(epsilon=1.0, params={"n_estimators": 10}, random_state=seed + rep)), seed + rep
+            )
             start = time.perf_counter()
             model.fit(train.X, train.y)
             seconds.append(time.perf_counter() - start)
         times[key] = float(np.median(seconds))
     table = pd.DataFrame([{"model": k, "kind": get(k).kind, "trees": 10, "median fit (s)": v} for k, v in times.items()])
-    ratios = pd.DataFrame([
-        {"ours": a, "reference": b, "ours / reference": times[a] / times[b], "within 2×": "yes" if times[a] <= 2 * times[b] else "NO"}
-        for a, b in SPEED_PAIRS
-    ])
+    ratios = pd.DataFrame(
+        [
+            {
+                "ours": a,
+                "reference": b,
+                "ours / reference": times[a] / times[b],
+                "within 2×": "yes" if times[a] <= 2 * times[b] else "NO",
+            }
+            for a, b in SPEED_PAIRS
+        ]
+    )
     return table, ratios
 
 
@@ -115,9 +134,11 @@ def main(argv=None) -> None:
     majority = pd.Series(train.y).value_counts().index[0]
     report.say("## Adult: every registry classifier, given train/test split")
     report.say()
-    report.say(f"Train {len(train.y)} rows, test {len(test.y)} rows, {train.n_features} features ({args.encoding} encoding). "
-               f"Majority class '{majority}': {np.mean(test.y == majority):.4f} of the test split "
-               f"({np.mean(train.y == majority):.4f} of train). {reps} fits per (model, ε), medians; seed {args.seed}.")
+    report.say(
+        f"Train {len(train.y)} rows, test {len(test.y)} rows, {train.n_features} features ({args.encoding} encoding). "
+        f"Majority class '{majority}': {np.mean(test.y == majority):.4f} of the test split "
+        f"({np.mean(train.y == majority):.4f} of train). {reps} fits per (model, ε), medians; seed {args.seed}."
+    )
     report.say()
 
     results = accuracy_sweep(train, test, epsilons, reps, args.seed, lambda text: print(text, file=sys.stderr, flush=True))
@@ -134,15 +155,26 @@ def main(argv=None) -> None:
         at = medians[np.isclose(medians["epsilon"], eps)]
         ours = at[at["kind"] == "ours"].sort_values("accuracy", ascending=False).iloc[0]
         anyone = at.sort_values("accuracy", ascending=False).iloc[0]
-        target_rows.append({"ε": f"{eps:g}", "goal": goal, "best of ours": ours["model"], "accuracy": ours["accuracy"],
-                            "holds": "yes" if ours["accuracy"] >= goal else "NO",
-                            "best DP overall": f"{anyone['model']} ({anyone['accuracy']:.4f})"})
+        target_rows.append(
+            {
+                "ε": f"{eps:g}",
+                "goal": goal,
+                "best of ours": ours["model"],
+                "accuracy": ours["accuracy"],
+                "holds": "yes" if ours["accuracy"] >= goal else "NO",
+                "best DP overall": f"{anyone['model']} ({anyone['accuracy']:.4f})",
+            }
+        )
     report.table(pd.DataFrame(target_rows), digits=4)
 
     t0 = time.perf_counter()
     speed, ratios = speed_table(train, speed_fits, args.seed)
-    report.table(speed, f"Speed on Adult's training set ({len(train.y)} rows), ε = 1, median of {speed_fits} fits "
-                        f"({time.perf_counter() - t0:.0f} s)", digits=3)
+    report.table(
+        speed,
+        f"Speed on Adult's training set ({len(train.y)} rows), ε = 1, median of {speed_fits} fits "
+        f"({time.perf_counter() - t0:.0f} s)",
+        digits=3,
+    )
     report.table(ratios, "Speed ratios (ours ÷ reference; target: within 2×)", digits=2)
     report.say(f"Total run time: {time.perf_counter() - started:.0f} s")
 

@@ -56,10 +56,21 @@ def california(epsilons, n_folds, seed):
     for k, (train, test) in enumerate(KFold(n_folds, shuffle=True, random_state=seed).split(X)):
         for eps in epsilons:
             for key in ("dp_boosting_reg", "dp_boosting_reg_approx", "dp_ebm_reg"):
-                context = ModelContext(n_features=8, epsilon=eps, bounds=(0.0, 1.0), target_bounds=(0.0, 1.0), random_state=seed + k)
+                context = ModelContext(
+                    n_features=8, epsilon=eps, bounds=(0.0, 1.0), target_bounds=(0.0, 1.0), random_state=seed + k
+                )
                 model, seconds = _timed_fit(get(key).make(context), X[train], y[train])
-                rows.append({"data": "California", "model": key, "epsilon": eps, "fold": k, "metric": "MAE",
-                             "value": float(np.abs(model.predict(X[test]) - y[test]).mean()), "fit_seconds": seconds})
+                rows.append(
+                    {
+                        "data": "California",
+                        "model": key,
+                        "epsilon": eps,
+                        "fold": k,
+                        "metric": "MAE",
+                        "value": float(np.abs(model.predict(X[test]) - y[test]).mean()),
+                        "fit_seconds": seconds,
+                    }
+                )
     return rows
 
 
@@ -70,8 +81,17 @@ def adult(epsilons, repetitions, seed):
         for eps in epsilons:
             for key in ("dp_boosting_clf", "dp_boosting_clf_approx", "dp_ebm_clf"):
                 model, seconds = _timed_fit(get(key).make(train.context(eps, random_state=seed + rep)), train.X, train.y)
-                rows.append({"data": "Adult", "model": key, "epsilon": eps, "fold": rep, "metric": "accuracy",
-                             "value": float(np.mean(model.predict(test.X) == test.y)), "fit_seconds": seconds})
+                rows.append(
+                    {
+                        "data": "Adult",
+                        "model": key,
+                        "epsilon": eps,
+                        "fold": rep,
+                        "metric": "accuracy",
+                        "value": float(np.mean(model.predict(test.X) == test.y)),
+                        "fit_seconds": seconds,
+                    }
+                )
     return rows
 
 
@@ -82,8 +102,17 @@ def nursery(n_folds, seed):
         context = design.context(1.0, random_state=seed + k)
         for key in ("dp_boosting_clf", "dp_boosting_clf_approx"):
             model, seconds = _timed_fit(get(key).make(context), design.X[train], design.y[train])
-            rows.append({"data": "Nursery", "model": key, "epsilon": 1.0, "fold": k, "metric": "accuracy",
-                         "value": float(np.mean(model.predict(design.X[test]) == design.y[test])), "fit_seconds": seconds})
+            rows.append(
+                {
+                    "data": "Nursery",
+                    "model": key,
+                    "epsilon": 1.0,
+                    "fold": k,
+                    "metric": "accuracy",
+                    "value": float(np.mean(model.predict(design.X[test]) == design.y[test])),
+                    "fit_seconds": seconds,
+                }
+            )
     return rows
 
 
@@ -91,7 +120,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer folds and repetitions")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default="boosting", help="results/<out>.{csv,md} (e.g. boosting_before for a run of an older tree)")
+    parser.add_argument(
+        "--out", default="boosting", help="results/<out>.{csv,md} (e.g. boosting_before for a run of an older tree)"
+    )
     args = parser.parse_args()
     RESULTS.mkdir(exist_ok=True)
     rows = california((0.25, 1.0, 4.0, 16.0), 3 if args.quick else 10, args.seed)
@@ -102,7 +133,9 @@ def main() -> None:
     results["role"] = results["model"].map(
         lambda m: "DP-EBM" if m.startswith("dp_ebm") else ("ours (ε, δ)" if m.endswith("_approx") else "ours (pure ε)")
     )
-    summary = results.groupby(["data", "metric", "epsilon", "role"]).agg(mean=("value", "mean"), seconds=("fit_seconds", "median"))
+    summary = results.groupby(["data", "metric", "epsilon", "role"]).agg(
+        mean=("value", "mean"), seconds=("fit_seconds", "median")
+    )
     wide = summary.unstack("role")
     wide.columns = [f"{role} {what}" if what == "seconds" else role for what, role in wide.columns]
     wide = wide.reset_index()
@@ -111,12 +144,24 @@ def main() -> None:
         beats = np.where(lower_is_better, wide[ours] <= wide["DP-EBM"], wide[ours] >= wide["DP-EBM"])
         wide[f"{ours} wins"] = np.where(wide["DP-EBM"].isna(), "n/a", np.where(beats, "yes", "no"))
     wide["time ratio (pure ε / EBM)"] = wide["ours (pure ε) seconds"] / wide["DP-EBM seconds"]
-    columns = ["data", "metric", "epsilon", "ours (pure ε)", "ours (ε, δ)", "DP-EBM", "ours (pure ε) wins", "ours (ε, δ) wins",
-               "ours (pure ε) seconds", "DP-EBM seconds", "time ratio (pure ε / EBM)"]
+    columns = [
+        "data",
+        "metric",
+        "epsilon",
+        "ours (pure ε)",
+        "ours (ε, δ)",
+        "DP-EBM",
+        "ours (pure ε) wins",
+        "ours (ε, δ) wins",
+        "ours (pure ε) seconds",
+        "DP-EBM seconds",
+        "time ratio (pure ε / EBM)",
+    ]
     table = wide[columns].round(4)
     text = (
         "## DP boosted trees vs DP-EBM, same process\n\nDP-EBM and 'ours (ε, δ)' use δ = 1e-5; 'ours (pure ε)' has δ = 0.\n\n"
-        + table.to_markdown(index=False) + "\n"
+        + table.to_markdown(index=False)
+        + "\n"
     )
     print(text)
     (RESULTS / f"{args.out}.md").write_text(text, encoding="utf-8")

@@ -35,8 +35,14 @@ def california(epsilon: float, params: dict, repetitions: int, key: str) -> list
     scores = []
     for seed in range(5, 5 + repetitions):
         for k, (train, test) in enumerate(fold_indices(y, "regression", 10, True, seed)):
-            context = ModelContext(n_features=8, epsilon=epsilon, bounds=(0.0, 1.0), target_bounds=(0.0, 1.0),
-                                   random_state=seed * 100 + k, params=params)
+            context = ModelContext(
+                n_features=8,
+                epsilon=epsilon,
+                bounds=(0.0, 1.0),
+                target_bounds=(0.0, 1.0),
+                random_state=seed * 100 + k,
+                params=params,
+            )
             model = get(key).make(context).fit(X[train], y[train])
             scores.append(float(np.abs(model.predict(X[test]) - y[test]).mean()))
     return scores
@@ -47,9 +53,10 @@ def california_small(epsilon: float, params: dict, repetitions: int, key: str, n
     scores = []
     for draw in range(6 * repetitions):
         order = np.random.default_rng(3000 + draw).permutation(len(y))
-        train, test = order[:n], order[n:n + 4000]
-        context = ModelContext(n_features=8, epsilon=epsilon, bounds=(0.0, 1.0), target_bounds=(0.0, 1.0), random_state=draw,
-                               params=params)
+        train, test = order[:n], order[n : n + 4000]
+        context = ModelContext(
+            n_features=8, epsilon=epsilon, bounds=(0.0, 1.0), target_bounds=(0.0, 1.0), random_state=draw, params=params
+        )
         scores.append(float(np.abs(get(key).make(context).fit(X[train], y[train]).predict(X[test]) - y[test]).mean()))
     return scores
 
@@ -59,8 +66,14 @@ def long_tailed_table(epsilon: float, params: dict, repetitions: int, key: str) 
     for seed in range(11, 11 + max(1, repetitions // 5)):
         X, y, lower, upper = long_tailed(20_000, seed)
         for k, (train, test) in enumerate(KFold(10, shuffle=True, random_state=seed).split(X)):
-            context = ModelContext(n_features=4, epsilon=epsilon, bounds=(lower, upper), target_bounds=(0.0, CAP),
-                                   random_state=seed * 10 + k, params=params)
+            context = ModelContext(
+                n_features=4,
+                epsilon=epsilon,
+                bounds=(lower, upper),
+                target_bounds=(0.0, CAP),
+                random_state=seed * 10 + k,
+                params=params,
+            )
             scores.append(float(np.abs(get(key).make(context).fit(X[train], y[train]).predict(X[test]) - y[test]).mean()))
     return scores
 
@@ -80,7 +93,9 @@ def classification(name: str, epsilon: float, params: dict, repetitions: int, ke
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("table", choices=["california", "california_small", "long_tailed", "adult", "nursery", "mushroom", "voting"])
+    parser.add_argument(
+        "table", choices=["california", "california_small", "long_tailed", "adult", "nursery", "mushroom", "voting"]
+    )
     parser.add_argument("epsilon", type=float)
     parser.add_argument("params", nargs="?", default="{}", help="estimator parameters as JSON")
     parser.add_argument("--repetitions", type=int, default=10, help="seeds (California: ×10 folds; small tables: ×5 folds)")
@@ -92,10 +107,14 @@ def main() -> None:
     if args.table in regression:
         scores = regression[args.table](args.epsilon, params, args.repetitions, "dp_boosting_reg" + "_approx" * args.approximate)
     else:
-        scores = classification(args.table, args.epsilon, params, args.repetitions, "dp_boosting_clf" + "_approx" * args.approximate)
+        scores = classification(
+            args.table, args.epsilon, params, args.repetitions, "dp_boosting_clf" + "_approx" * args.approximate
+        )
     metric = "MAE" if args.table in regression else "accuracy"
-    print(f"{args.table} ε={args.epsilon:g} {params}: {metric} {np.mean(scores):.4f} "
-          f"(se {np.std(scores) / np.sqrt(len(scores)):.4f}, {len(scores)} fits)")
+    print(
+        f"{args.table} ε={args.epsilon:g} {params}: {metric} {np.mean(scores):.4f} "
+        f"(se {np.std(scores) / np.sqrt(len(scores)):.4f}, {len(scores)} fits)"
+    )
 
 
 if __name__ == "__main__":

@@ -84,16 +84,25 @@ def main() -> None:
         for kind, (values, years) in data.items():
             for name, epsilon in runs:
                 rng = np.random.default_rng(0)
-                found = [before_bounds(values, epsilon, rng) if name == "before"
-                         else private_bounds(values, epsilon, rng, years=years) for _ in range(DRAWS)]
+                found = [
+                    before_bounds(values, epsilon, rng) if name == "before" else private_bounds(values, epsilon, rng, years=years)
+                    for _ in range(DRAWS)
+                ]
                 measured = np.array([quality(values, b) for b in found])
                 median_bounds = (np.median([b[0] for b in found]), np.median([b[1] for b in found]))
-                rows.append({"rows": n, "column": kind, "estimator": name, "ε per column": epsilon,
-                             "median bounds": f"[{median_bounds[0]:.4g}, {median_bounds[1]:.4g}]",
-                             "clipped (median)": np.median(measured[:, 0]),
-                             "clipped (worst)": measured[:, 0].max(),
-                             "width ÷ range (median)": np.median(measured[:, 1]),
-                             "width ÷ range (worst)": measured[:, 1].max()})
+                rows.append(
+                    {
+                        "rows": n,
+                        "column": kind,
+                        "estimator": name,
+                        "ε per column": epsilon,
+                        "median bounds": f"[{median_bounds[0]:.4g}, {median_bounds[1]:.4g}]",
+                        "clipped (median)": np.median(measured[:, 0]),
+                        "clipped (worst)": measured[:, 0].max(),
+                        "width ÷ range (median)": np.median(measured[:, 1]),
+                        "width ÷ range (worst)": measured[:, 1].max(),
+                    }
+                )
     table = pd.DataFrame(rows)
     RESULTS.mkdir(exist_ok=True)
     table.to_csv(RESULTS / "bounds_quality.csv", index=False)

@@ -47,11 +47,20 @@ def measure(name: str, epsilon: float, delta: float, split_over: int) -> list[di
             found_counts[column].append(len(set(found[column]) & set(schema[column].categories)))
             shares[column].append(other_shares(frame, Schema([spec])).get(column, 1.0) if len(found[column]) >= 2 else 1.0)
     needed = people_needed(epsilon, delta, split_over)
-    return [{"table": name, "column": c, "ε per column": epsilon, "people needed ≈": needed,
-             "declared": len(schema[c].categories), "found (median)": float(np.median(found_counts[c])),
-             "found (min–max)": f"{min(found_counts[c])}–{max(found_counts[c])}",
-             "(other) share, median": f"{np.median(shares[c]):.2%}", "(other) share, max": f"{max(shares[c]):.2%}"}
-            for c in columns]
+    return [
+        {
+            "table": name,
+            "column": c,
+            "ε per column": epsilon,
+            "people needed ≈": needed,
+            "declared": len(schema[c].categories),
+            "found (median)": float(np.median(found_counts[c])),
+            "found (min–max)": f"{min(found_counts[c])}–{max(found_counts[c])}",
+            "(other) share, median": f"{np.median(shares[c]):.2%}",
+            "(other) share, max": f"{max(shares[c]):.2%}",
+        }
+        for c in columns
+    ]
 
 
 def main() -> None:

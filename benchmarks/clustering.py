@@ -93,18 +93,27 @@ def run(name: str, X: np.ndarray, bounds, truth, declared: int, runs: int, seed:
             run_seed = int(np.random.SeedSequence([seed, e_index, run_index]).generate_state(1)[0])
             for resolution in (None, declared):
                 started = time.perf_counter()
-                model = DPGridDensityClustering(epsilon=epsilon, bounds=bounds, resolution=resolution, random_state=run_seed).fit(X)
+                model = DPGridDensityClustering(epsilon=epsilon, bounds=bounds, resolution=resolution, random_state=run_seed).fit(
+                    X
+                )
                 seconds = time.perf_counter() - started
                 labels = model.predict(X)
                 reference = _dbscan(unit, model.grid_shape_[0], dbscan_cache)
                 exact_labels, exact_counts = _noiseless(X, bounds, model.grid_shape_)
                 common = {"data": name, "epsilon": epsilon, "run": run_index, "resolution": model.grid_shape_[0]}
-                rows.append({**common, "method": "ours, " + ("automatic grid" if resolution is None else "declared grid"),
-                             "groups": model.n_clusters_, "in a group": float(np.mean(labels >= 0)),
-                             "ARI vs DBSCAN": adjusted_rand_score(reference, labels),
-                             "ARI vs noiseless grid": adjusted_rand_score(exact_labels, labels),
-                             "ARI vs truth": adjusted_rand_score(truth, labels) if truth is not None else np.nan,
-                             "cell MAE": float(np.mean(np.abs(model.noisy_counts_ - exact_counts))), "seconds": seconds})
+                rows.append(
+                    {
+                        **common,
+                        "method": "ours, " + ("automatic grid" if resolution is None else "declared grid"),
+                        "groups": model.n_clusters_,
+                        "in a group": float(np.mean(labels >= 0)),
+                        "ARI vs DBSCAN": adjusted_rand_score(reference, labels),
+                        "ARI vs noiseless grid": adjusted_rand_score(exact_labels, labels),
+                        "ARI vs truth": adjusted_rand_score(truth, labels) if truth is not None else np.nan,
+                        "cell MAE": float(np.mean(np.abs(model.noisy_counts_ - exact_counts))),
+                        "seconds": seconds,
+                    }
+                )
                 if resolution is not None:
                     continue
                 # diffprivlib's DP k-means at the same ε, asked for as many groups as the automatic map found.
@@ -112,23 +121,49 @@ def run(name: str, X: np.ndarray, bounds, truth, declared: int, runs: int, seed:
                     warnings.simplefilter("ignore")
                     from diffprivlib.models import KMeans as DPKMeans
 
-                    dp_kmeans = DPKMeans(n_clusters=max(model.n_clusters_, 2), epsilon=epsilon, bounds=(0.0, 1.0),
-                                         random_state=run_seed).fit(unit).labels_
-                rows.append({**common, "method": "diffprivlib k-means", "groups": len(np.unique(dp_kmeans)), "in a group": 1.0,
-                             "ARI vs DBSCAN": adjusted_rand_score(reference, dp_kmeans), "ARI vs noiseless grid": np.nan,
-                             "ARI vs truth": adjusted_rand_score(truth, dp_kmeans) if truth is not None else np.nan,
-                             "cell MAE": np.nan, "seconds": np.nan})
+                    dp_kmeans = (
+                        DPKMeans(n_clusters=max(model.n_clusters_, 2), epsilon=epsilon, bounds=(0.0, 1.0), random_state=run_seed)
+                        .fit(unit)
+                        .labels_
+                    )
+                rows.append(
+                    {
+                        **common,
+                        "method": "diffprivlib k-means",
+                        "groups": len(np.unique(dp_kmeans)),
+                        "in a group": 1.0,
+                        "ARI vs DBSCAN": adjusted_rand_score(reference, dp_kmeans),
+                        "ARI vs noiseless grid": np.nan,
+                        "ARI vs truth": adjusted_rand_score(truth, dp_kmeans) if truth is not None else np.nan,
+                        "cell MAE": np.nan,
+                        "seconds": np.nan,
+                    }
+                )
         print(f"  {name}: ε = {epsilon:g} done", flush=True)
     # Non-private references, once per resolution the map used (k = the truth's 4 for the blobs, else 8).
     for resolution, reference in dbscan_cache.items():
         kmeans = KMeans(n_clusters=4 if truth is not None else 8, n_init="auto", random_state=seed).fit_predict(unit)
         common = {"data": name, "epsilon": np.nan, "run": 0, "resolution": resolution}
-        rows.append({**common, "method": "scikit-learn DBSCAN", "groups": len(set(reference) - {-1}),
-                     "in a group": float(np.mean(reference >= 0)), "ARI vs DBSCAN": 1.0,
-                     "ARI vs truth": adjusted_rand_score(truth, reference) if truth is not None else np.nan})
-        rows.append({**common, "method": "scikit-learn k-means", "groups": len(np.unique(kmeans)), "in a group": 1.0,
-                     "ARI vs DBSCAN": adjusted_rand_score(reference, kmeans),
-                     "ARI vs truth": adjusted_rand_score(truth, kmeans) if truth is not None else np.nan})
+        rows.append(
+            {
+                **common,
+                "method": "scikit-learn DBSCAN",
+                "groups": len(set(reference) - {-1}),
+                "in a group": float(np.mean(reference >= 0)),
+                "ARI vs DBSCAN": 1.0,
+                "ARI vs truth": adjusted_rand_score(truth, reference) if truth is not None else np.nan,
+            }
+        )
+        rows.append(
+            {
+                **common,
+                "method": "scikit-learn k-means",
+                "groups": len(np.unique(kmeans)),
+                "in a group": 1.0,
+                "ARI vs DBSCAN": adjusted_rand_score(reference, kmeans),
+                "ARI vs truth": adjusted_rand_score(truth, kmeans) if truth is not None else np.nan,
+            }
+        )
     return rows
 
 
@@ -144,9 +179,15 @@ def timing(n_rows: int, repeats: int, seed: int) -> pd.DataFrame:
             model = DPGridDensityClustering(epsilon=1.0, resolution=resolution, random_state=r).fit(X)
             times.append(time.perf_counter() - started)
             shape = model.grid_shape_
-        rows.append({"rows": n_rows, "features": d, "grid": " × ".join(map(str, shape)),
-                     "method": "ours" + (" (automatic resolution)" if resolution is None else ""),
-                     "seconds (median)": float(np.median(times))})
+        rows.append(
+            {
+                "rows": n_rows,
+                "features": d,
+                "grid": " × ".join(map(str, shape)),
+                "method": "ours" + (" (automatic resolution)" if resolution is None else ""),
+                "seconds (median)": float(np.median(times)),
+            }
+        )
         if d == 2 and resolution is None:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -154,25 +195,55 @@ def timing(n_rows: int, repeats: int, seed: int) -> pd.DataFrame:
 
                 started = time.perf_counter()
                 DPKMeans(n_clusters=5, epsilon=1.0, bounds=(-1.0, 2.0), random_state=0).fit(X)
-                rows.append({"rows": n_rows, "features": d, "grid": "", "method": "diffprivlib k-means (k = 5, one fit)",
-                             "seconds (median)": time.perf_counter() - started})
+                rows.append(
+                    {
+                        "rows": n_rows,
+                        "features": d,
+                        "grid": "",
+                        "method": "diffprivlib k-means (k = 5, one fit)",
+                        "seconds (median)": time.perf_counter() - started,
+                    }
+                )
             started = time.perf_counter()
             KMeans(n_clusters=5, n_init=1, random_state=0).fit(X)
-            rows.append({"rows": n_rows, "features": d, "grid": "", "method": "scikit-learn k-means (k = 5, one fit)",
-                         "seconds (median)": time.perf_counter() - started})
+            rows.append(
+                {
+                    "rows": n_rows,
+                    "features": d,
+                    "grid": "",
+                    "method": "scikit-learn k-means (k = 5, one fit)",
+                    "seconds (median)": time.perf_counter() - started,
+                }
+            )
     return pd.DataFrame(rows)
 
 
 def summary(results: pd.DataFrame, name: str) -> pd.DataFrame:
     part = results[(results["data"] == name) & results["epsilon"].notna()]
-    table = part.groupby(["epsilon", "method"], sort=False).agg(
-        resolution=("resolution", "median"), groups=("groups", "median"), in_group=("in a group", "mean"),
-        ari_dbscan=("ARI vs DBSCAN", "mean"), ari_dbscan_sd=("ARI vs DBSCAN", "std"),
-        ari_grid=("ARI vs noiseless grid", "mean"), ari_truth=("ARI vs truth", "mean"), cell_mae=("cell MAE", "mean"),
-    ).reset_index()
-    table = table.rename(columns={"in_group": "share in a group", "ari_dbscan": "ARI vs DBSCAN",
-                                  "ari_dbscan_sd": "(sd)", "ari_grid": "ARI vs noiseless grid", "ari_truth": "ARI vs truth",
-                                  "cell_mae": "cell MAE"})
+    table = (
+        part.groupby(["epsilon", "method"], sort=False)
+        .agg(
+            resolution=("resolution", "median"),
+            groups=("groups", "median"),
+            in_group=("in a group", "mean"),
+            ari_dbscan=("ARI vs DBSCAN", "mean"),
+            ari_dbscan_sd=("ARI vs DBSCAN", "std"),
+            ari_grid=("ARI vs noiseless grid", "mean"),
+            ari_truth=("ARI vs truth", "mean"),
+            cell_mae=("cell MAE", "mean"),
+        )
+        .reset_index()
+    )
+    table = table.rename(
+        columns={
+            "in_group": "share in a group",
+            "ari_dbscan": "ARI vs DBSCAN",
+            "ari_dbscan_sd": "(sd)",
+            "ari_grid": "ARI vs noiseless grid",
+            "ari_truth": "ARI vs truth",
+            "cell_mae": "cell MAE",
+        }
+    )
     return table.dropna(axis=1, how="all")
 
 
@@ -197,8 +268,10 @@ def main(argv=None) -> None:
         report.table(summary(results, name), title=name)
         references = results[(results["data"] == name) & results["epsilon"].isna()]
         cols = ["method", "resolution", "groups", "in a group", "ARI vs DBSCAN", "ARI vs truth"]
-        report.table(references[[c for c in cols if references[c].notna().any()]],
-                     title=f"{name}: non-private references at the resolutions the map used")
+        report.table(
+            references[[c for c in cols if references[c].notna().any()]],
+            title=f"{name}: non-private references at the resolutions the map used",
+        )
     report.table(timing(n_rows, args.repeats, args.seed), title=f"Fit time at {n_rows:,} rows (ε = 1)", digits=3)
     report.save(results)
 

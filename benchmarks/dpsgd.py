@@ -65,8 +65,15 @@ def adult_table(train, test, epsilons, repetitions, seed) -> tuple[pd.DataFrame,
         row = {"model": key, "privacy": privacy}
         for eps in epsilons:
             row[f"ε={eps:g}"] = float(medians[(key, eps)]) if spec.private else None
-        row["no ε"] = None if spec.private else float(medians[(key, float("nan"))] if (key, float("nan")) in medians
-                                                          else results.loc[results["model"] == key, "accuracy"].median())
+        row["no ε"] = (
+            None
+            if spec.private
+            else float(
+                medians[(key, float("nan"))]
+                if (key, float("nan")) in medians
+                else results.loc[results["model"] == key, "accuracy"].median()
+            )
+        )
         table.append(row)
     return results, pd.DataFrame(table)
 
@@ -108,8 +115,12 @@ def speed_table(train, fits, seed) -> pd.DataFrame:
             model.fit(train.X, train.y)
             seconds.append(time.perf_counter() - start)
         times[key], first[key] = float(np.median(seconds)), seconds[0]
-    return pd.DataFrame([{"model": k, "first fit (s)": first[k], "median fit (s)": v, "÷ dp_sgd_logistic": v / times["dp_sgd_logistic"]}
-                         for k, v in times.items()])
+    return pd.DataFrame(
+        [
+            {"model": k, "first fit (s)": first[k], "median fit (s)": v, "÷ dp_sgd_logistic": v / times["dp_sgd_logistic"]}
+            for k, v in times.items()
+        ]
+    )
 
 
 def main(argv=None) -> None:
@@ -127,14 +138,20 @@ def main(argv=None) -> None:
     started = time.perf_counter()
 
     train, test = load_adult()
-    report.say(f"### Adult, given split: test accuracy (median of {reps} fits; train {len(train.y)}, test {len(test.y)} rows, "
-               f"{train.n_features} features, ordinal codes)")
+    report.say(
+        f"### Adult, given split: test accuracy (median of {reps} fits; train {len(train.y)}, test {len(test.y)} rows, "
+        f"{train.n_features} features, ordinal codes)"
+    )
     report.say()
     adult_results, adult = adult_table(train, test, epsilons, reps, args.seed)
     report.table(adult, digits=4)
     ours, theirs = adult.set_index("model").loc["dp_sgd_logistic"], adult.set_index("model").loc["dpl_logistic"]
-    held = [f"ε = {eps:g}: {ours[f'ε={eps:g}']:.4f} vs {theirs[f'ε={eps:g}']:.4f} "
-            + ("yes" if ours[f"ε={eps:g}"] >= theirs[f"ε={eps:g}"] else "NO") for eps in epsilons if eps >= 0.5]
+    held = [
+        f"ε = {eps:g}: {ours[f'ε={eps:g}']:.4f} vs {theirs[f'ε={eps:g}']:.4f} "
+        + ("yes" if ours[f"ε={eps:g}"] >= theirs[f"ε={eps:g}"] else "NO")
+        for eps in epsilons
+        if eps >= 0.5
+    ]
     report.say("Target, DP-SGD logistic ≥ diffprivlib's logistic at every ε ≥ 0.5: " + "; ".join(held) + ".")
     report.say()
 
@@ -145,17 +162,22 @@ def main(argv=None) -> None:
     reference = float(california.set_index("model").loc["sk_linear", "no ε"])
     if 1.0 in epsilons:
         at_one = float(california.set_index("model").loc["dp_sgd_linear", "ε=1"])
-        report.say(f"Target, DP-SGD linear within 10 % of the non-private linear MAE at ε = 1: {at_one:.4f} vs "
-                   f"{reference:.4f}, ratio {at_one / reference:.3f} — {'yes' if at_one <= 1.1 * reference else 'NO'}.")
+        report.say(
+            f"Target, DP-SGD linear within 10 % of the non-private linear MAE at ε = 1: {at_one:.4f} vs "
+            f"{reference:.4f}, ratio {at_one / reference:.3f} — {'yes' if at_one <= 1.1 * reference else 'NO'}."
+        )
         report.say()
 
     t0 = time.perf_counter()
     speed = speed_table(train, speed_fits, args.seed)
-    report.table(speed, f"Fit speed on Adult's training set ({len(train.y)} rows), ε = 1, DP-SGD 20 epochs, median of "
-                        f"{speed_fits} fits ({time.perf_counter() - t0:.0f} s; shared machine: compare the ratios)", digits=3)
+    report.table(
+        speed,
+        f"Fit speed on Adult's training set ({len(train.y)} rows), ε = 1, DP-SGD 20 epochs, median of "
+        f"{speed_fits} fits ({time.perf_counter() - t0:.0f} s; shared machine: compare the ratios)",
+        digits=3,
+    )
     report.say(f"Total run time: {time.perf_counter() - started:.0f} s")
-    results = pd.concat([adult_results.assign(data="adult"),
-                         california_results.assign(data="california")], ignore_index=True)
+    results = pd.concat([adult_results.assign(data="adult"), california_results.assign(data="california")], ignore_index=True)
     report.save(results)
 
 

@@ -50,7 +50,9 @@ def run(epsilons, n_folds: int, seed: int) -> pd.DataFrame:
             for eps in epsilons:
                 common = {"experts": experts, "epsilon": eps, "bounds": (0.0, 1.0), "target_bounds": (0.0, 1.0)}
                 batch = MultiplicativeWeightsEnsemble(**common, random_state=seed + fold).fit(X[train], y[train])
-                stream = MultiplicativeWeightsEnsemble(**common, form="streaming", random_state=seed + fold).fit(X[train], y[train])
+                stream = MultiplicativeWeightsEnsemble(**common, form="streaming", random_state=seed + fold).fit(
+                    X[train], y[train]
+                )
                 first, second = batch.experts_
                 average = (first.predict(X[test]) + second.predict(X[test])) / 2
                 whole = clone(first).set_params(random_state=seed + fold).fit(X[train], y[train])
@@ -58,8 +60,14 @@ def run(epsilons, n_folds: int, seed: int) -> pd.DataFrame:
                 rows += [
                     base | {"what": "expert 1 alone (40 %)", "MAE": _mae(first, X[test], y[test])},
                     base | {"what": "expert 2 alone (40 %)", "MAE": _mae(second, X[test], y[test])},
-                    base | {"what": "ensemble, batch weights", "MAE": _mae(batch, X[test], y[test]), "weight 1": batch.weights_[0]},
-                    base | {"what": "ensemble, streaming weights", "MAE": _mae(stream, X[test], y[test]), "weight 1": stream.weights_[0]},
+                    base
+                    | {"what": "ensemble, batch weights", "MAE": _mae(batch, X[test], y[test]), "weight 1": batch.weights_[0]},
+                    base
+                    | {
+                        "what": "ensemble, streaming weights",
+                        "MAE": _mae(stream, X[test], y[test]),
+                        "weight 1": stream.weights_[0],
+                    },
                     base | {"what": "plain average (no weights)", "MAE": float(np.abs(average - y[test]).mean())},
                     base | {"what": "expert 1's model on all rows", "MAE": _mae(whole, X[test], y[test])},
                 ]
@@ -82,9 +90,11 @@ def main() -> None:
     wide["batch weight of expert 1"] = weights["ensemble, batch weights"]
     best_expert = wide[["expert 1 alone (40 %)", "expert 2 alone (40 %)"]].min(axis=1)
     wide["batch beats each expert"] = np.where(wide["ensemble, batch weights"] < best_expert, "yes", "no")
-    text = ("## Experts by multiplicative weights on California (4:4:2), same process, MAE on [0, 1]\n\n"
-            + wide.reset_index().round(4).to_markdown(index=False)
-            + f"\n\nTotal time: {time.perf_counter() - started:.0f} s.\n")
+    text = (
+        "## Experts by multiplicative weights on California (4:4:2), same process, MAE on [0, 1]\n\n"
+        + wide.reset_index().round(4).to_markdown(index=False)
+        + f"\n\nTotal time: {time.perf_counter() - started:.0f} s.\n"
+    )
     print(text)
     (RESULTS / "experts.md").write_text(text, encoding="utf-8")
 

@@ -60,7 +60,14 @@ MAJORITY = {"mushroom": 4208 / 8124, "nursery": 4320 / 12960, "voting": 267 / 43
 TARGET_BOUNDS = {"wine": WINE_QUALITY_BOUNDS, "demand": DEMAND_TARGET_BOUNDS}
 CLF_EPSILONS = [0.5, 0.75, 1.0]
 REG_EPSILONS = [round(0.1 * i, 1) for i in range(1, 11)]
-CLF_MODELS = ["dp_extra_trees_clf", "dp_random_forest", "dpl_random_forest", "dpl_logistic", "sk_extra_trees_clf", "sk_forest_clf"]
+CLF_MODELS = [
+    "dp_extra_trees_clf",
+    "dp_random_forest",
+    "dpl_random_forest",
+    "dpl_logistic",
+    "sk_extra_trees_clf",
+    "sk_forest_clf",
+]
 REG_MODELS = ["dp_extra_trees_reg", "dpl_linear", "dpl_linear+clip", "dp_mean", "sk_extra_trees_reg", "sk_forest_reg"]
 
 
@@ -105,8 +112,13 @@ def plot(axis, reps: pd.DataFrame, models: list[str], title: str, ylabel: str) -
         if spec.private:
             axis.errorbar(mine["epsilon"], mine["mean"], yerr=mine["std"], marker="o", capsize=3, label=f"{key} ({spec.kind})")
         else:
-            axis.axhline(mine["mean"].iloc[0], linestyle="--", linewidth=1, color="grey" if "extra" in key else "black",
-                         label=f"{key} (non-private)")
+            axis.axhline(
+                mine["mean"].iloc[0],
+                linestyle="--",
+                linewidth=1,
+                color="grey" if "extra" in key else "black",
+                label=f"{key} (non-private)",
+            )
     axis.set_title(title)
     axis.set_xlabel("ε")
     axis.set_ylabel(ylabel)
@@ -140,10 +152,18 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="smoke run: 2 repetitions, holdout, fewer ε")
     parser.add_argument("--repetitions", type=int, default=10)
-    parser.add_argument("--protocol", choices=["cv5", "holdout"], default="cv5",
-                        help="cv5: a fresh shuffled 5-fold split per repetition; holdout: a fresh 70/30 split per repetition")
-    parser.add_argument("--jobs", type=int, default=2,
-                        help="data sets swept in parallel processes (results do not depend on it; fit times in the CSV do)")
+    parser.add_argument(
+        "--protocol",
+        choices=["cv5", "holdout"],
+        default="cv5",
+        help="cv5: a fresh shuffled 5-fold split per repetition; holdout: a fresh 70/30 split per repetition",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=2,
+        help="data sets swept in parallel processes (results do not depend on it; fit times in the CSV do)",
+    )
     parser.add_argument("--seed", type=int, default=20240)
     args = parser.parse_args(argv)
     quiet_warnings()
@@ -157,9 +177,11 @@ def main(argv=None) -> None:
     report.say("## DiffPETs sweeps (paper B)")
     report.say()
     split_text = "a fresh shuffled 5-fold split" if protocol == "cv5" else "a fresh shuffled 70/30 split"
-    report.say(f"{reps_n} repetitions, each on {split_text} (stratified for classification); "
-               "cells are mean ± sd over repetitions of the per-repetition mean. Seed "
-               f"{args.seed}. Non-private models: scikit-learn, 10 trees, same splits.")
+    report.say(
+        f"{reps_n} repetitions, each on {split_text} (stratified for classification); "
+        "cells are mean ± sd over repetitions of the per-repetition mean. Seed "
+        f"{args.seed}. Non-private models: scikit-learn, 10 trees, same splits."
+    )
     report.say()
 
     # Longest sweeps first so two workers finish together; results are shown in the fixed order below.
@@ -200,8 +222,13 @@ def main(argv=None) -> None:
             digits=4,
         )
         axis = next(panels)
-        plot(axis, reps, [m for m in REG_MODELS if m != "dpl_linear"], f"{data_name} (t = {trees}; dpl_linear clipped)",
-             "MSE (normalised target)")
+        plot(
+            axis,
+            reps,
+            [m for m in REG_MODELS if m != "dpl_linear"],
+            f"{data_name} (t = {trees}; dpl_linear clipped)",
+            "MSE (normalised target)",
+        )
         axis.set_yscale("log")
         all_results.append(results)
 
@@ -209,10 +236,20 @@ def main(argv=None) -> None:
         axis.axis("off")
     report.say("### Target: DiffPETs at least as accurate as diffprivlib's random forest (Mushroom, Nursery, every ε)")
     report.say()
-    report.table(pd.DataFrame(
-        [{"data set": d, "ε": f"{e:g}", "dp_extra_trees_clf": o, "dpl_random_forest": t, "holds": "yes" if o >= t else "NO"}
-         for d, e, o, t in checks]
-    ))
+    report.table(
+        pd.DataFrame(
+            [
+                {
+                    "data set": d,
+                    "ε": f"{e:g}",
+                    "dp_extra_trees_clf": o,
+                    "dpl_random_forest": t,
+                    "holds": "yes" if o >= t else "NO",
+                }
+                for d, e, o, t in checks
+            ]
+        )
+    )
     report.say(f"Total run time: {time.perf_counter() - started:.0f} s ({args.jobs} worker process(es))")
     figure.suptitle("DiffPETs sweeps: ours vs diffprivlib vs scikit-learn (mean ± sd over repetitions)")
     figure.tight_layout()

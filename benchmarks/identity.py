@@ -104,8 +104,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="one key style, no repeats (a smoke run)")
     parser.add_argument("--out", default="identity", help="results/<out>.{csv,md}")
-    parser.add_argument("--timing", action="store_true",
-                        help="only time opening the dressed Adult and California against each other (fastest of 7)")
+    parser.add_argument(
+        "--timing",
+        action="store_true",
+        help="only time opening the dressed Adult and California against each other (fastest of 7)",
+    )
     args = parser.parse_args()
     if args.timing:
         return print_timing()
@@ -118,13 +121,33 @@ def main() -> None:
         sketches = {name: sketch_table(frame) for name, frame in tables.items()}
         for known, opened in itertools.permutations(tables, 2):
             share, seconds = timed_overlap(sketches[known], tables[opened], repeats)
-            rows.append({"kind": "unrelated", "key": key, "known": known, "opened": opened, "variant": "",
-                         "overlap": share, "wrong": share >= ATTACH_OVERLAP, "seconds": seconds})
+            rows.append(
+                {
+                    "kind": "unrelated",
+                    "key": key,
+                    "known": known,
+                    "opened": opened,
+                    "variant": "",
+                    "overlap": share,
+                    "wrong": share >= ATTACH_OVERLAP,
+                    "seconds": seconds,
+                }
+            )
         for seed, (name, frame) in enumerate(tables.items()):
             for variant, make in variants(frame, seed).items():
                 share, seconds = timed_overlap(sketches[name], make(), repeats)
-                rows.append({"kind": "same people", "key": key, "known": name, "opened": name, "variant": variant,
-                             "overlap": share, "wrong": share < ATTACH_OVERLAP, "seconds": seconds})
+                rows.append(
+                    {
+                        "kind": "same people",
+                        "key": key,
+                        "known": name,
+                        "opened": name,
+                        "variant": variant,
+                        "overlap": share,
+                        "wrong": share < ATTACH_OVERLAP,
+                        "seconds": seconds,
+                    }
+                )
         print(f"{key}: done", flush=True)
     results = pd.DataFrame(rows)
     RESULTS.mkdir(exist_ok=True)
@@ -150,13 +173,18 @@ def print_timing() -> None:
 
 def summary(results: pd.DataFrame) -> str:
     """The Markdown tables: error rates by kind and key, the misses by variant, the worst unrelated pairs."""
-    lines = [f"Attach threshold {ATTACH_OVERLAP:g}.", "",
-             "| kind | key column | trials | wrong | rate | largest unrelated / smallest same-people overlap | median s |",
-             "|---|---|---:|---:|---:|---:|---:|"]
+    lines = [
+        f"Attach threshold {ATTACH_OVERLAP:g}.",
+        "",
+        "| kind | key column | trials | wrong | rate | largest unrelated / smallest same-people overlap | median s |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
     for (kind, key), group in results.groupby(["kind", "key"], sort=False):
         extreme = group["overlap"].max() if kind == "unrelated" else group["overlap"].min()
-        lines.append(f"| {'false positive' if kind == 'unrelated' else 'false negative'} ({kind}) | {key} | {len(group)} | "
-                     f"{int(group['wrong'].sum())} | {group['wrong'].mean():.1%} | {extreme:.2f} | {group['seconds'].median():.3f} |")
+        lines.append(
+            f"| {'false positive' if kind == 'unrelated' else 'false negative'} ({kind}) | {key} | {len(group)} | "
+            f"{int(group['wrong'].sum())} | {group['wrong'].mean():.1%} | {extreme:.2f} | {group['seconds'].median():.3f} |"
+        )
     same = results[results["kind"] == "same people"]
     lines += ["", "| same-people variant | trials | missed | smallest overlap |", "|---|---:|---:|---:|"]
     for variant, group in same.groupby("variant", sort=False):

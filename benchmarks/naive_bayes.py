@@ -39,7 +39,7 @@ REFERENCE = "sk_gaussian_nb"
 def data_sets(seed: int):
     adult_train, adult_test = load_adult(numeric_only=True)
     wine = load_dataset("wine_binary")
-    (train, test), = splits(wine.y, wine.task, "holdout", seed)
+    ((train, test),) = splits(wine.y, wine.task, "holdout", seed)
     wine_train = replace(wine, name=f"{wine.name} (train 70 %)", X=wine.X[train], y=wine.y[train])
     wine_test = replace(wine, name=f"{wine.name} (test 30 %)", X=wine.X[test], y=wine.y[test])
     return {"Adult (5 numeric columns)": (adult_train, adult_test), "White Wine (quality ≥ 7)": (wine_train, wine_test)}
@@ -64,7 +64,9 @@ def main(argv=None) -> None:
     started = time.perf_counter()
     report.say("## Gaussian Naive Bayes accuracy vs ε (thesis figure)")
     report.say()
-    report.say(f"{points} ε on a log grid 1e-2 … 1e2, {runs} runs per ε and DP model (mean ± sd of test accuracy); seed {args.seed}.")
+    report.say(
+        f"{points} ε on a log grid 1e-2 … 1e2, {runs} runs per ε and DP model (mean ± sd of test accuracy); seed {args.seed}."
+    )
     report.say()
 
     rows = []
@@ -78,9 +80,19 @@ def main(argv=None) -> None:
             for e, eps in enumerate(epsilons):
                 for run in range(runs):
                     accuracy, seconds = fit_and_score(key, train, test, float(eps), run_seed(args.seed, m, e, run))
-                    rows.append({"dataset": title, "model": key, "epsilon": float(eps), "run": run, "accuracy": accuracy,
-                                 "fit_seconds": seconds})
-        rows.append({"dataset": title, "model": REFERENCE, "epsilon": np.nan, "run": 0, "accuracy": reference, "fit_seconds": np.nan})
+                    rows.append(
+                        {
+                            "dataset": title,
+                            "model": key,
+                            "epsilon": float(eps),
+                            "run": run,
+                            "accuracy": accuracy,
+                            "fit_seconds": seconds,
+                        }
+                    )
+        rows.append(
+            {"dataset": title, "model": REFERENCE, "epsilon": np.nan, "run": 0, "accuracy": reference, "fit_seconds": np.nan}
+        )
         frame = pd.DataFrame([r for r in rows if r["dataset"] == title and r["model"] in DP_MODELS])
         stats = frame.groupby(["model", "epsilon"])["accuracy"].agg(["mean", "std"]).reset_index()
         table = {"ε": [f"{e:.3g}" for e in epsilons]}

@@ -49,8 +49,10 @@ def main() -> None:
     for rows, epsilon in cases:
         part = frame if rows == len(frame) else frame.sample(rows, random_state=7)
         result = rates(part[["longitude", "latitude"]].to_numpy(), epsilon)
-        print(f"| {rows:,} | {epsilon:g} | {result['old'][0]:.2f} | {result['new'][0]:.2f} | {result['old'][1]:.2f} | "
-              f"{result['new'][1]:.2f} |")
+        print(
+            f"| {rows:,} | {epsilon:g} | {result['old'][0]:.2f} | {result['new'][0]:.2f} | {result['old'][1]:.2f} | "
+            f"{result['new'][1]:.2f} |"
+        )
 
 
 if __name__ == "__main__":

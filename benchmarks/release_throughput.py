@@ -148,8 +148,12 @@ print(time.perf_counter() - started, time.process_time() - cpu)
 
 def pandas_round_trip(source: Path, target: Path, chunksize: int) -> tuple[float, float]:
     """Wall and CPU seconds for pandas to read ``source`` and write it back as CSV, in a child process."""
-    done = subprocess.run([sys.executable, "-c", PANDAS_ROUND_TRIP, str(source), str(target), str(chunksize)],
-                          check=True, capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-c", PANDAS_ROUND_TRIP, str(source), str(target), str(chunksize)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     target.unlink()
     wall, cpu = done.stdout.strip().splitlines()[-1].split()
     return float(wall), float(cpu)
@@ -195,7 +199,8 @@ def throughput(rows: int, keep: bool, use_ledger: bool, chunksize: int, trials: 
                 schema,
                 plan,
                 ledger=BudgetLedger("benchmark", plan.per_record_epsilon, tmp / f"ledger{trial}.sqlite3", unit=REPLACE_ONE)
-                if use_ledger else None,
+                if use_ledger
+                else None,
                 budget=None if use_ledger else plan.per_record_epsilon,
                 chunksize=chunksize,
                 progress=progress,

@@ -75,7 +75,15 @@ def trees_sweep(X, y, seed: int, counts) -> pd.DataFrame:
                 model = DPPartitionedForest(n_estimators=count, epsilon=5.0, leaf=leaf, random_state=seed + k)
                 model.fit(X[train], y[train])
                 maes.append(np.abs(model.predict(X[test]) - y[test]).mean())
-            rows.append({"leaf": leaf, "trees": count, "records per tree": len(folds[0][0]) // count, "MAE": np.mean(maes), "sd": np.std(maes)})
+            rows.append(
+                {
+                    "leaf": leaf,
+                    "trees": count,
+                    "records per tree": len(folds[0][0]) // count,
+                    "MAE": np.mean(maes),
+                    "sd": np.std(maes),
+                }
+            )
     return pd.DataFrame(rows)
 
 

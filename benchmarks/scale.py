@@ -47,7 +47,13 @@ def main() -> None:
         DPPartitionedForest(epsilon=1.0, random_state=0).fit(X, y)
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
-        rows.append({"rows": n, "fit seconds (median of 3)": round(seconds, 3), "peak MB during fit (tracemalloc)": round(peak / 2**20, 1)})
+        rows.append(
+            {
+                "rows": n,
+                "fit seconds (median of 3)": round(seconds, 3),
+                "peak MB during fit (tracemalloc)": round(peak / 2**20, 1),
+            }
+        )
         print(rows[-1], flush=True)
     table = pd.DataFrame(rows)
     table["seconds per 10⁵ rows"] = (table["fit seconds (median of 3)"] / table["rows"] * 1e5).round(3)

@@ -92,8 +92,16 @@ def _chunk(rng: np.random.Generator, m: int) -> pa.Table:
     X = rng.random((m, len(FEATURES)), dtype=np.float32)
     y = np.clip(0.4 * X[:, 0] + 0.3 * np.sin(6 * X[:, 1]) * X[:, 2] + 0.1 * rng.standard_normal(m, dtype=np.float32) + 0.2, 0, 1)
     columns = [pa.array(X[:, j]) for j in range(X.shape[1])]
-    columns.append(pa.DictionaryArray.from_arrays(pa.array(rng.integers(0, len(REGIONS), m, dtype=np.int32)), pa.array(REGIONS)).cast(pa.string()))
-    columns.append(pa.DictionaryArray.from_arrays(pa.array(rng.integers(0, len(PLANS), m, dtype=np.int32)), pa.array(PLANS)).cast(pa.string()))
+    columns.append(
+        pa.DictionaryArray.from_arrays(pa.array(rng.integers(0, len(REGIONS), m, dtype=np.int32)), pa.array(REGIONS)).cast(
+            pa.string()
+        )
+    )
+    columns.append(
+        pa.DictionaryArray.from_arrays(pa.array(rng.integers(0, len(PLANS), m, dtype=np.int32)), pa.array(PLANS)).cast(
+            pa.string()
+        )
+    )
     columns.append(pa.array(y.astype(np.float32)))
     return pa.Table.from_arrays(columns, schema=_arrow_schema())
 
@@ -162,7 +170,10 @@ def measure(step: str, engine: str, folder: Path, out: Path) -> dict:
         rows = _release(engine, folder, schema, session, out)
     finished = time.perf_counter()
     result = {
-        "step": step, "engine": engine, "rows": rows, "seconds": finished - started_work,
+        "step": step,
+        "engine": engine,
+        "rows": rows,
+        "seconds": finished - started_work,
         "session_seconds": started_work - started,
         "driver_peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
@@ -219,7 +230,10 @@ def run_child(step: str, engine: str, folder: Path, out: Path) -> dict:
 
 
 def table(results: list[dict], step: str) -> str:
-    lines = ["| rows | backend | seconds | rows/s | driver peak (MB) | JVM + workers peak (MB) | Spark ÷ local |", "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| rows | backend | seconds | rows/s | driver peak (MB) | JVM + workers peak (MB) | Spark ÷ local |",
+        "|---|---|---|---|---|---|---|",
+    ]
     by_size: dict[int, dict[str, dict]] = {}
     for r in results:
         if r["step"] == step and "error" not in r:
@@ -233,7 +247,9 @@ def table(results: list[dict], step: str) -> str:
             if engine == "spark" and "local" in by_size[n]:
                 ratio = f"{r['seconds'] / by_size[n]['local']['seconds']:.2f}"
             jvm = f"{r['jvm_peak_mb']:.0f}" if "jvm_peak_mb" in r else "—"
-            lines.append(f"| {n:.0e} | {engine} | {r['seconds']:.1f} | {n / r['seconds']:,.0f} | {r['driver_peak_mb']:.0f} | {jvm} | {ratio} |")
+            lines.append(
+                f"| {n:.0e} | {engine} | {r['seconds']:.1f} | {n / r['seconds']:,.0f} | {r['driver_peak_mb']:.0f} | {jvm} | {ratio} |"
+            )
     failed = [r for r in results if r["step"] == step and "error" in r]
     lines += [f"\n{r['engine']} failed: {r['error']}" for r in failed]
     return "\n".join(lines)
@@ -249,8 +265,12 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=Path("/tmp/dpstudio_scale"))
     parser.add_argument("--steps", nargs="+", default=["fit", "release"], choices=["fit", "release"])
     parser.add_argument("--engines", nargs="+", default=["local", "spark"], choices=["local", "spark"])
-    parser.add_argument("--skip-local-above", type=float, default=1e9,
-                        help="run the local backend only up to this many rows (it holds the table in memory)")
+    parser.add_argument(
+        "--skip-local-above",
+        type=float,
+        default=1e9,
+        help="run the local backend only up to this many rows (it holds the table in memory)",
+    )
     args = parser.parse_args()
     results = []
     for n in (int(r) for r in args.rows):

@@ -51,8 +51,13 @@ def main() -> None:
         table[f"{role} sd over repetitions"] = spread.xs(role, level="role").round(4)
     table["ours ≥ DP-EBM"] = np.where(table["ours (pure ε)"] >= table["DP-EBM"], "yes", "no")
     seconds = results.groupby("role")["fit_seconds"].median()
-    text = (f"## Small tables: accuracy, shuffled stratified 5-fold × {args.repetitions}\n\n" + table.reset_index().to_markdown(index=False)
-            + "\n\nMedian fit seconds: " + ", ".join(f"{r} {seconds[r]:.2f}" for r in MODELS.values()) + "\n")
+    text = (
+        f"## Small tables: accuracy, shuffled stratified 5-fold × {args.repetitions}\n\n"
+        + table.reset_index().to_markdown(index=False)
+        + "\n\nMedian fit seconds: "
+        + ", ".join(f"{r} {seconds[r]:.2f}" for r in MODELS.values())
+        + "\n"
+    )
     print(text)
     (RESULTS / f"{args.out}.md").write_text(text, encoding="utf-8")
 

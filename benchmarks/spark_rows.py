@@ -45,8 +45,9 @@ def write_table(folder: Path, rows: int) -> Schema:
         columns = {f"x{j}": rng.uniform(0, 100, rows // 4) for j in range(FEATURES)}
         columns["y"] = rng.normal(50, 20, rows // 4)
         pq.write_table(pa.table(columns), folder / f"part-{i}.parquet")
-    return Schema([*(ColumnSpec(f"x{j}", lower=0, upper=100) for j in range(FEATURES)),
-                   ColumnSpec("y", role="target", lower=0, upper=100)])
+    return Schema(
+        [*(ColumnSpec(f"x{j}", lower=0, upper=100) for j in range(FEATURES)), ColumnSpec("y", role="target", lower=0, upper=100)]
+    )
 
 
 def histogram_job(secret: bytes):  # noqa: ANN201
@@ -55,7 +56,10 @@ def histogram_job(secret: bytes):  # noqa: ANN201
         group = keyed.integers(secret, batch.key, 3, 4)[:, 0]
         index = (group[:, None] * CELLS * FEATURES + cell).ravel()
         size = 4 * CELLS * FEATURES
-        return np.stack([exact_bincount(index, None, size), exact_bincount(index, np.repeat(fixed(batch.y / 100), FEATURES), size)])
+        return np.stack(
+            [exact_bincount(index, None, size), exact_bincount(index, np.repeat(fixed(batch.y / 100), FEATURES), size)]
+        )
+
     return job
 
 
@@ -78,12 +82,24 @@ def main() -> None:
         job = histogram_job(keyed.new_key(np.random.default_rng(1)))
 
         def tree() -> DPRegressionTree:
-            return DPRegressionTree(epsilon=1.0, max_depth=5, bounds=domain.bounds, target_bounds=domain.target_bounds, random_state=3)
+            return DPRegressionTree(
+                epsilon=1.0, max_depth=5, bounds=domain.bounds, target_bounds=domain.target_bounds, random_state=3
+            )
 
         start, session = timed(spark_session)
-        figures: dict[str, list[float]] = {k: [] for k in (
-            "local read", "local job", "spark job, cells", "spark job, kept", "spark job, row groups by pyarrow",
-            "local tree (read included)", "spark tree", "spark tree, row groups by pyarrow")}
+        figures: dict[str, list[float]] = {
+            k: []
+            for k in (
+                "local read",
+                "local job",
+                "spark job, cells",
+                "spark job, kept",
+                "spark job, row groups by pyarrow",
+                "local tree (read included)",
+                "spark tree",
+                "spark tree, row groups by pyarrow",
+            )
+        }
         for _ in range(args.repeats):
             seconds, local = timed(lambda: tables.read_rows_local(folder, schema))
             figures["local read"].append(seconds)

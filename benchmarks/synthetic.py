@@ -61,27 +61,31 @@ def main() -> None:
     for epsilon in () if args.timing else (1.0,) if args.quick else EPSILONS:
         preview = utility_preview(frame, schema, plan, epsilon, delta=DELTA, random_state=0)
         values = preview.set_index(["copy", "measure"])["value"]
-        rows.append({
-            "ε": epsilon,
-            "1-way TV randomized": values[("randomized copy", "one-way TV")],
-            "1-way TV synthetic": values[("synthetic copy", "one-way TV")],
-            "2-way TV randomized": values[("randomized copy", "two-way TV")],
-            "2-way TV synthetic": values[("synthetic copy", "two-way TV")],
-            "2-way ratio synthetic/randomized": values[("synthetic copy", "two-way TV")]
-            / values[("randomized copy", "two-way TV")],
-            "accuracy randomized": values[("randomized copy", "accuracy")],
-            "accuracy synthetic": values[("synthetic copy", "accuracy")],
-            "accuracy real": values[("real rows (reference)", "accuracy")],
-            "accuracy majority": values[("most common class", "accuracy")],
-        })
+        rows.append(
+            {
+                "ε": epsilon,
+                "1-way TV randomized": values[("randomized copy", "one-way TV")],
+                "1-way TV synthetic": values[("synthetic copy", "one-way TV")],
+                "2-way TV randomized": values[("randomized copy", "two-way TV")],
+                "2-way TV synthetic": values[("synthetic copy", "two-way TV")],
+                "2-way ratio synthetic/randomized": values[("synthetic copy", "two-way TV")]
+                / values[("randomized copy", "two-way TV")],
+                "accuracy randomized": values[("randomized copy", "accuracy")],
+                "accuracy synthetic": values[("synthetic copy", "accuracy")],
+                "accuracy real": values[("real rows (reference)", "accuracy")],
+                "accuracy majority": values[("most common class", "accuracy")],
+            }
+        )
         print(f"ε = {epsilon:g} done ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     if rows:
         print(f"### Adult ({len(frame):,} rows, 14 columns): synthetic vs randomized copy at the same total ε per record\n")
         print(pd.DataFrame(rows).to_markdown(index=False, floatfmt=".3f"))
-    print(f"\nOne synthetic copy of all {len(frame):,} rows at ε = 1, δ = {DELTA:g}, first in the process (JAX compilation "
-          f"included): {seconds:.0f} s wall clock, {cpu:.0f} s of CPU time, {len(copy.table):,} rows. Peak memory of the "
-          f"whole run: {peak:,.0f} MB.")
+    print(
+        f"\nOne synthetic copy of all {len(frame):,} rows at ε = 1, δ = {DELTA:g}, first in the process (JAX compilation "
+        f"included): {seconds:.0f} s wall clock, {cpu:.0f} s of CPU time, {len(copy.table):,} rows. Peak memory of the "
+        f"whole run: {peak:,.0f} MB."
+    )
     print(f"Total time: {time.perf_counter() - started:.0f} s (2-core machine shared with other jobs).")
 
 

@@ -65,13 +65,27 @@ class Recorder:
         figures = [(at, left) for at, left, _what in self.shown if left is not None]
         row: dict[str, Any] = {"flow": flow, "seconds": total, "reports": len(self.shown)}
         if not figures:
-            row.update({"measuring for (s)": total, "first shown (s)": np.nan, "true then (s)": np.nan,
-                        "first ratio": np.nan, "worst ratio": np.nan})
+            row.update(
+                {
+                    "measuring for (s)": total,
+                    "first shown (s)": np.nan,
+                    "true then (s)": np.nan,
+                    "first ratio": np.nan,
+                    "worst ratio": np.nan,
+                }
+            )
         else:
             at, left = figures[0]
             ratios = [max(max(s, 1.0) / max(total - t, 1.0), max(total - t, 1.0) / max(s, 1.0)) for t, s in figures]
-            row.update({"measuring for (s)": at, "first shown (s)": left, "true then (s)": total - at,
-                        "first ratio": max(left, 1.0) / max(total - at, 1.0), "worst ratio": max(ratios)})
+            row.update(
+                {
+                    "measuring for (s)": at,
+                    "first shown (s)": left,
+                    "true then (s)": total - at,
+                    "first ratio": max(left, 1.0) / max(total - at, 1.0),
+                    "worst ratio": max(ratios),
+                }
+            )
         row.update(extra)
         print(f"{flow}: {row}", flush=True)
         return row
@@ -88,8 +102,12 @@ def training_row(design: Design) -> dict[str, Any]:
     spec = get("dp_boosting_clf")
     started = time.monotonic()
     seen: list[tuple[float, float]] = []
-    fit_with_progress(lambda: spec.make(design.context(1.0)), design.X, design.y,
-                      lambda elapsed, estimate: seen.append((time.monotonic() - started, estimate - elapsed)))
+    fit_with_progress(
+        lambda: spec.make(design.context(1.0)),
+        design.X,
+        design.y,
+        lambda elapsed, estimate: seen.append((time.monotonic() - started, estimate - elapsed)),
+    )
     recorder = Recorder()
     recorder.started = started
     recorder.shown = [(at, left, "training") for at, left in seen]
@@ -101,20 +119,41 @@ def attack_rows(depth: str, frame: pd.DataFrame, schema: Any, design: Design) ->
     settings = QUICK if depth == "quick" else THOROUGH
     label = "under 30 s" if depth == "quick" else "minutes"
     rows = []
-    row, result = timed(f"membership attack ({depth})", lambda say: attack_membership(
-        design, "dp_boosting_clf", 1.0, baseline="sk_tree_clf", settings=settings, progress=say))
+    row, result = timed(
+        f"membership attack ({depth})",
+        lambda say: attack_membership(design, "dp_boosting_clf", 1.0, baseline="sk_tree_clf", settings=settings, progress=say),
+    )
     rows.append({**row, "label": label, "what it cut": " ".join(n for n in result.notes if "random" in n)})
     max_rows, rounds, limit = RECONSTRUCTION[depth]
-    row, result = timed(f"reconstruction ({depth})", lambda say: attack_reconstruction(
-        frame, schema, epsilon=1.0, max_rows=max_rows, prior_rounds=rounds, time_limit=limit, progress=say))
+    row, result = timed(
+        f"reconstruction ({depth})",
+        lambda say: attack_reconstruction(
+            frame, schema, epsilon=1.0, max_rows=max_rows, prior_rounds=rounds, time_limit=limit, progress=say
+        ),
+    )
     rows.append({**row, "label": label, "what it cut": f"{len(result.columns)} columns attacked"})
     runs, seconds = AUDIT[depth]
-    row, result = timed(f"audit ({depth})", lambda say: audit_model(
-        design, "dp_boosting_clf", 1.0, n_runs=runs, controls=("budget", "frozen"), broken_factor=BROKEN_FACTOR,
-        time_limit=seconds, progress=say))
-    rows.append({**row, "label": label,
-                 "what it cut": f"{result.model.n_runs} runs each way; could detect up to ε = {result.power:.2f}; "
-                                f"×10 control caught: {result.conclusive}"})
+    row, result = timed(
+        f"audit ({depth})",
+        lambda say: audit_model(
+            design,
+            "dp_boosting_clf",
+            1.0,
+            n_runs=runs,
+            controls=("budget", "frozen"),
+            broken_factor=BROKEN_FACTOR,
+            time_limit=seconds,
+            progress=say,
+        ),
+    )
+    rows.append(
+        {
+            **row,
+            "label": label,
+            "what it cut": f"{result.model.n_runs} runs each way; could detect up to ε = {result.power:.2f}; "
+            f"×10 control caught: {result.conclusive}",
+        }
+    )
     return rows
 
 
@@ -139,8 +178,9 @@ def main() -> None:
                 if flow == "utility preview":
                     row, _unused = timed(flow, lambda say: utility_preview(frame, schema, plan, 1.0, progress=say, costs=costs))
                 else:
-                    row, _unused = timed(flow, lambda say: synthesize_table(frame, schema, plan, epsilon=1.0, progress=say,
-                                                                            costs=costs))
+                    row, _unused = timed(
+                        flow, lambda say: synthesize_table(frame, schema, plan, epsilon=1.0, progress=say, costs=costs)
+                    )
                 rows.append(row)
                 write(rows, frame, args.output)
     if not args.only_synthetic:
@@ -158,7 +198,10 @@ def write(rows: list[dict[str, Any]], frame: pd.DataFrame, output: str) -> str:
     text = markdown_table(table, digits=2)
     (RESULTS / f"{output}.md").write_text(
         f"Wide table: {frame.shape[0]} rows × {frame.shape[1]} columns (Adult widened). Produced by benchmarks/time_left.py.\n\n"
-        + text + "\n", encoding="utf-8")
+        + text
+        + "\n",
+        encoding="utf-8",
+    )
     return text
 
 

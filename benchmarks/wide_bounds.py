@@ -68,19 +68,40 @@ def run(epsilons, folds: int, seed: int) -> pd.DataFrame:
         for k, (train, test) in enumerate(splits):
             for eps in epsilons:
                 for key in MODELS:
-                    context = ModelContext(n_features=8, epsilon=eps, bounds=(0.0, 1.0), target_bounds=(0.0, 1.0), random_state=seed + k)
+                    context = ModelContext(
+                        n_features=8, epsilon=eps, bounds=(0.0, 1.0), target_bounds=(0.0, 1.0), random_state=seed + k
+                    )
                     model, seconds = _fit(key, context, features[train], target[train])
-                    rows.append({"data": name, "unit": "[0, 1]", "model": MODELS[key], "epsilon": eps, "fold": k,
-                                 "MAE": float(np.abs(model.predict(features[test]) - target[test]).mean()), "fit_seconds": seconds})
+                    rows.append(
+                        {
+                            "data": name,
+                            "unit": "[0, 1]",
+                            "model": MODELS[key],
+                            "epsilon": eps,
+                            "fold": k,
+                            "MAE": float(np.abs(model.predict(features[test]) - target[test]).mean()),
+                            "fit_seconds": seconds,
+                        }
+                    )
     X, y, lower, upper = long_tailed(20_000, seed)
     for k, (train, test) in enumerate(list(KFold(10, shuffle=True, random_state=seed).split(X))[:folds]):
         for eps in epsilons:
             for key in MODELS:
-                context = ModelContext(n_features=4, epsilon=eps, bounds=(lower, upper), target_bounds=(0.0, CAP), random_state=seed + k)
+                context = ModelContext(
+                    n_features=4, epsilon=eps, bounds=(lower, upper), target_bounds=(0.0, CAP), random_state=seed + k
+                )
                 model, seconds = _fit(key, context, X[train], y[train])
-                rows.append({"data": "long-tailed synthetic (cap 1,000,000)", "unit": "target units", "model": MODELS[key],
-                             "epsilon": eps, "fold": k, "MAE": float(np.abs(model.predict(X[test]) - y[test]).mean()),
-                             "fit_seconds": seconds})
+                rows.append(
+                    {
+                        "data": "long-tailed synthetic (cap 1,000,000)",
+                        "unit": "target units",
+                        "model": MODELS[key],
+                        "epsilon": eps,
+                        "fold": k,
+                        "MAE": float(np.abs(model.predict(X[test]) - y[test]).mean()),
+                        "fit_seconds": seconds,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -107,8 +128,13 @@ def main() -> None:
         for column in MODELS.values():
             shown.loc[index, column] = f"{table.loc[index, column]:,.{d}f}"
     seconds = results.groupby("model")["fit_seconds"].median()
-    text = (f"## Wide declared bounds (mean MAE over {args.folds} of 10 shuffled folds)\n\n" + shown.reset_index().to_markdown(index=False)
-            + "\n\nMedian fit seconds: " + ", ".join(f"{m} {seconds[m]:.2f}" for m in MODELS.values()) + "\n")
+    text = (
+        f"## Wide declared bounds (mean MAE over {args.folds} of 10 shuffled folds)\n\n"
+        + shown.reset_index().to_markdown(index=False)
+        + "\n\nMedian fit seconds: "
+        + ", ".join(f"{m} {seconds[m]:.2f}" for m in MODELS.values())
+        + "\n"
+    )
     print(text)
     (RESULTS / f"{args.out}.md").write_text(text, encoding="utf-8")
 

@@ -74,8 +74,10 @@ CREATE TABLE IF NOT EXISTS events (
 _ADDED_COLUMNS = {
     "budgets": {"name": "TEXT", "unit": f"TEXT NOT NULL DEFAULT '{ADD_REMOVE}'", "total_delta": "TEXT NOT NULL DEFAULT '0'"},
     "spends": {
-        "delta": "TEXT NOT NULL DEFAULT '0'", "relation": f"TEXT NOT NULL DEFAULT '{ADD_REMOVE}'",
-        "mechanism": "TEXT NOT NULL DEFAULT ''", "released": "TEXT NOT NULL DEFAULT ''",
+        "delta": "TEXT NOT NULL DEFAULT '0'",
+        "relation": f"TEXT NOT NULL DEFAULT '{ADD_REMOVE}'",
+        "mechanism": "TEXT NOT NULL DEFAULT ''",
+        "released": "TEXT NOT NULL DEFAULT ''",
     },
     "releases": {"content": "TEXT"},
 }
@@ -138,8 +140,10 @@ def _relabel_first_format_copies(conn: sqlite3.Connection) -> None:
         f"UPDATE spends SET relation = '{REPLACE_ONE}' WHERE label LIKE '%randomi%' OR EXISTS "
         "(SELECT 1 FROM releases r WHERE r.dataset_id = spends.dataset_id AND r.created = spends.created)"
     )
-    conn.execute(f"UPDATE budgets SET unit = '{REPLACE_ONE}' WHERE dataset_id IN "
-                 f"(SELECT dataset_id FROM spends WHERE relation = '{REPLACE_ONE}')")
+    conn.execute(
+        f"UPDATE budgets SET unit = '{REPLACE_ONE}' WHERE dataset_id IN "
+        f"(SELECT dataset_id FROM spends WHERE relation = '{REPLACE_ONE}')"
+    )
 
 
 def now() -> str:

@@ -41,15 +41,36 @@ from dpcore.validation import check_epsilon, epsilon_decimal
 
 COUNTING_EVENT = "people counted as"
 #: The history's column names stay English (its CSV); the Privacy page shows them translated (``_(name)``).
-HISTORY_HEADERS = (N_("when (UTC)"), N_("event"), N_("what"), N_("neighbours"), N_("mechanism"), N_("released"),
-                   N_("ε in the dataset's unit"), N_("δ in the dataset's unit"),
-                   # and the events it records
-                   N_("total set"), N_("spend"), N_("unit changed"), N_("people counted as"))
+HISTORY_HEADERS = (
+    N_("when (UTC)"),
+    N_("event"),
+    N_("what"),
+    N_("neighbours"),
+    N_("mechanism"),
+    N_("released"),
+    N_("ε in the dataset's unit"),
+    N_("δ in the dataset's unit"),
+    # and the events it records
+    N_("total set"),
+    N_("spend"),
+    N_("unit changed"),
+    N_("people counted as"),
+)
 ONE_ROW_EACH = "one row per person"
 
 __all__ = [
-    "ADD_REMOVE", "DEFAULT_TOTAL_DELTA", "LEDGER_ENV", "REPLACE_ONE", "UNITS", "BudgetLedger", "Spend", "check_unit",
-    "connect", "convert", "default_ledger_path", "fmt",
+    "ADD_REMOVE",
+    "DEFAULT_TOTAL_DELTA",
+    "LEDGER_ENV",
+    "REPLACE_ONE",
+    "UNITS",
+    "BudgetLedger",
+    "Spend",
+    "check_unit",
+    "connect",
+    "convert",
+    "default_ledger_path",
+    "fmt",
 ]
 
 DEFAULT_TOTAL_DELTA = 1e-5
@@ -94,8 +115,16 @@ class BudgetLedger:
     0.75
     """
 
-    def __init__(self, dataset_id: str, total_epsilon: float | None = None, path: str | os.PathLike[str] | None = None,
-                 *, total_delta: float | None = None, unit: str | None = None, name: str | None = None) -> None:
+    def __init__(
+        self,
+        dataset_id: str,
+        total_epsilon: float | None = None,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        total_delta: float | None = None,
+        unit: str | None = None,
+        name: str | None = None,
+    ) -> None:
         self.dataset_id = str(dataset_id)
         self.path = str(path) if path is not None else str(default_ledger_path())
         if self.path != ":memory:":
@@ -112,8 +141,10 @@ class BudgetLedger:
                         "INSERT INTO budgets (dataset_id, total, created, name, unit, total_delta) VALUES (?, ?, ?, ?, ?, ?)",
                         (self.dataset_id, str(total), now(), name, check_unit(unit or ADD_REMOVE), str(delta)),
                     )
-                    conn.execute("INSERT INTO totals (dataset_id, total, total_delta, reason, created) VALUES (?, ?, ?, ?, ?)",
-                                 (self.dataset_id, str(total), str(delta), "budget created", now()))
+                    conn.execute(
+                        "INSERT INTO totals (dataset_id, total, total_delta, reason, created) VALUES (?, ?, ?, ?, ?)",
+                        (self.dataset_id, str(total), str(delta), "budget created", now()),
+                    )
 
     def connection(self) -> Owned:
         """The ledger's database connection, for a ``with`` block (closed after it, unless in memory)."""
@@ -162,7 +193,7 @@ class BudgetLedger:
     def name(self) -> str:
         with self.connection() as conn:
             row = conn.execute("SELECT name FROM budgets WHERE dataset_id = ?", (self.dataset_id,)).fetchone()
-        return (row[0] if row and row[0] else self.dataset_id)
+        return row[0] if row and row[0] else self.dataset_id
 
     @property
     def total(self) -> float:
@@ -213,7 +244,8 @@ class BudgetLedger:
         with self.connection() as conn:
             rows = conn.execute(
                 "SELECT label, epsilon, composition, created, delta, relation, mechanism, released FROM spends "
-                "WHERE dataset_id = ? ORDER BY id", (self.dataset_id,),
+                "WHERE dataset_id = ? ORDER BY id",
+                (self.dataset_id,),
             ).fetchall()
         return [Spend(r[0], float(r[1]), r[2], r[3], float(r[4]), r[5], r[6], r[7]) for r in rows]
 
@@ -226,23 +258,45 @@ class BudgetLedger:
         """Every total set and every spend, oldest first, each spend also in the dataset's unit."""
         with self.connection() as conn:
             unit = self._budget(conn)[2]
-            totals = conn.execute("SELECT created, total, total_delta, reason FROM totals WHERE dataset_id = ? ORDER BY id",
-                                  (self.dataset_id,)).fetchall()
-            events = conn.execute("SELECT created, event, detail FROM events WHERE dataset_id = ? ORDER BY id",
-                                  (self.dataset_id,)).fetchall()
-        rows = [{"when (UTC)": c, "event": "total set", "what": reason, "ε": float(t), "δ": float(d)} for c, t, d, reason in totals]
+            totals = conn.execute(
+                "SELECT created, total, total_delta, reason FROM totals WHERE dataset_id = ? ORDER BY id", (self.dataset_id,)
+            ).fetchall()
+            events = conn.execute(
+                "SELECT created, event, detail FROM events WHERE dataset_id = ? ORDER BY id", (self.dataset_id,)
+            ).fetchall()
+        rows = [
+            {"when (UTC)": c, "event": "total set", "what": reason, "ε": float(t), "δ": float(d)} for c, t, d, reason in totals
+        ]
         rows += [{"when (UTC)": c, "event": event, "what": detail} for c, event, detail in events]
         for s in self.spends():
-            row = {"when (UTC)": s.created, "event": "spend", "what": s.label, "ε": s.epsilon, "δ": s.delta,
-                   "neighbours": s.relation, "mechanism": s.mechanism, "released": s.released}
+            row = {
+                "when (UTC)": s.created,
+                "event": "spend",
+                "what": s.label,
+                "ε": s.epsilon,
+                "δ": s.delta,
+                "neighbours": s.relation,
+                "mechanism": s.mechanism,
+                "released": s.released,
+            }
             try:
                 ce, cd = convert(epsilon_decimal(s.epsilon), Decimal(str(s.delta)), s.relation, unit)
                 row |= {"ε in the dataset's unit": float(ce), "δ in the dataset's unit": float(cd)}
             except UnitOfProtectionError:
                 row |= {"ε in the dataset's unit": float("inf")}
             rows.append(row)
-        columns = ["when (UTC)", "event", "what", "ε", "δ", "neighbours", "mechanism", "released",
-                   "ε in the dataset's unit", "δ in the dataset's unit"]
+        columns = [
+            "when (UTC)",
+            "event",
+            "what",
+            "ε",
+            "δ",
+            "neighbours",
+            "mechanism",
+            "released",
+            "ε in the dataset's unit",
+            "δ in the dataset's unit",
+        ]
         frame = pd.DataFrame(rows, columns=columns).sort_values("when (UTC)", kind="stable").reset_index(drop=True)
         frame["when (UTC)"] = frame["when (UTC)"].str[:19]  # sorted to the microsecond, shown to the second
         return frame
@@ -255,13 +309,21 @@ class BudgetLedger:
         with self.connection() as conn:
             total, total_delta, unit = self._budget(conn)
             eps, delta = self._spent(conn, unit)
-        return _("(ε = {epsilon}, δ = {delta}) spent of (ε = {total}, δ = {total_delta}), per person, where {unit} — spends "
-                 "added by basic composition").format(epsilon=amount(fmt(eps)), delta=amount(fmt(delta)), total=amount(fmt(total)),
-                                                      total_delta=amount(fmt(total_delta)), unit=_(UNITS[unit]))
+        return _(
+            "(ε = {epsilon}, δ = {delta}) spent of (ε = {total}, δ = {total_delta}), per person, where {unit} — spends "
+            "added by basic composition"
+        ).format(
+            epsilon=amount(fmt(eps)),
+            delta=amount(fmt(delta)),
+            total=amount(fmt(total)),
+            total_delta=amount(fmt(total_delta)),
+            unit=_(UNITS[unit]),
+        )
 
     # --- writing -------------------------------------------------------------------
-    def set_total(self, total_epsilon: float, total_delta: float | None = None, *, confirm_raise: bool = False,
-                  reason: str = "") -> None:
+    def set_total(
+        self, total_epsilon: float, total_delta: float | None = None, *, confirm_raise: bool = False, reason: str = ""
+    ) -> None:
         """Create the budget or change its total; never below what is spent, never up without ``confirm_raise``."""
         total = total_decimal(total_epsilon)
         with self._transaction() as conn:
@@ -271,22 +333,32 @@ class BudgetLedger:
             if row is not None:
                 spent, spent_delta = self._spent(conn, row[2])
                 if total < spent or delta < spent_delta:
-                    raise BudgetExceededError(_(
-                        "The total cannot be set to ε = {total}, δ = {delta} because ε = {spent}, δ = {spent_delta} has "
-                        "already been spent on this dataset."
-                    ).format(total=fmt(total), delta=fmt(delta), spent=fmt(spent), spent_delta=fmt(spent_delta)))
+                    raise BudgetExceededError(
+                        _(
+                            "The total cannot be set to ε = {total}, δ = {delta} because ε = {spent}, δ = {spent_delta} has "
+                            "already been spent on this dataset."
+                        ).format(total=fmt(total), delta=fmt(delta), spent=fmt(spent), spent_delta=fmt(spent_delta))
+                    )
                 if (total > Decimal(row[0]) or delta > old_delta) and not confirm_raise:
-                    raise BudgetRaiseError(_(
-                        "Raising a dataset's total weakens the promise made to the people in it; "
-                        "confirm it explicitly (the Privacy page's typed confirmation, or --raise-budget)."
-                    ))
-                conn.execute("UPDATE budgets SET total = ?, total_delta = ? WHERE dataset_id = ?",
-                             (str(total), str(delta), self.dataset_id))
+                    raise BudgetRaiseError(
+                        _(
+                            "Raising a dataset's total weakens the promise made to the people in it; "
+                            "confirm it explicitly (the Privacy page's typed confirmation, or --raise-budget)."
+                        )
+                    )
+                conn.execute(
+                    "UPDATE budgets SET total = ?, total_delta = ? WHERE dataset_id = ?",
+                    (str(total), str(delta), self.dataset_id),
+                )
             else:
-                conn.execute("INSERT INTO budgets (dataset_id, total, created, unit, total_delta) VALUES (?, ?, ?, ?, ?)",
-                             (self.dataset_id, str(total), now(), ADD_REMOVE, str(delta)))
-            conn.execute("INSERT INTO totals (dataset_id, total, total_delta, reason, created) VALUES (?, ?, ?, ?, ?)",
-                         (self.dataset_id, str(total), str(delta), reason or ("raised" if row else "budget created"), now()))
+                conn.execute(
+                    "INSERT INTO budgets (dataset_id, total, created, unit, total_delta) VALUES (?, ?, ?, ?, ?)",
+                    (self.dataset_id, str(total), now(), ADD_REMOVE, str(delta)),
+                )
+            conn.execute(
+                "INSERT INTO totals (dataset_id, total, total_delta, reason, created) VALUES (?, ?, ?, ?, ?)",
+                (self.dataset_id, str(total), str(delta), reason or ("raised" if row else "budget created"), now()),
+            )
 
     def set_unit(self, unit: str, *, confirm: bool = False) -> None:
         """Change the unit of protection; refused if a recorded spend cannot be converted or would not fit.
@@ -298,23 +370,31 @@ class BudgetLedger:
         check_unit(unit)
         with self._transaction() as conn:
             total, total_delta, old = self._budget(conn)
-            if unit != old and not confirm and conn.execute(
-                "SELECT 1 FROM spends WHERE dataset_id = ? LIMIT 1", (self.dataset_id,)
-            ).fetchone():
-                raise BudgetRaiseError(_(
-                    "Changing the unit of protection after a release changes what was promised for it; "
-                    "confirm it explicitly (the Privacy page's typed confirmation)."
-                ))
+            if (
+                unit != old
+                and not confirm
+                and conn.execute("SELECT 1 FROM spends WHERE dataset_id = ? LIMIT 1", (self.dataset_id,)).fetchone()
+            ):
+                raise BudgetRaiseError(
+                    _(
+                        "Changing the unit of protection after a release changes what was promised for it; "
+                        "confirm it explicitly (the Privacy page's typed confirmation)."
+                    )
+                )
             if unit != old:
                 spent, spent_delta = self._spent(conn, unit)
                 if spent > total or spent_delta > total_delta:
-                    raise BudgetExceededError(_(
-                        "In the new unit the spends so far come to ε = {spent}, δ = {spent_delta}, "
-                        "more than the total ε = {total}, δ = {total_delta}."
-                    ).format(spent=fmt(spent), spent_delta=fmt(spent_delta), total=fmt(total), total_delta=fmt(total_delta)))
+                    raise BudgetExceededError(
+                        _(
+                            "In the new unit the spends so far come to ε = {spent}, δ = {spent_delta}, "
+                            "more than the total ε = {total}, δ = {total_delta}."
+                        ).format(spent=fmt(spent), spent_delta=fmt(spent_delta), total=fmt(total), total_delta=fmt(total_delta))
+                    )
                 conn.execute("UPDATE budgets SET unit = ? WHERE dataset_id = ?", (unit, self.dataset_id))
-                conn.execute("INSERT INTO events (dataset_id, event, detail, created) VALUES (?, ?, ?, ?)",
-                             (self.dataset_id, "unit changed", f"from '{old}' to '{unit}'", now()))
+                conn.execute(
+                    "INSERT INTO events (dataset_id, event, detail, created) VALUES (?, ?, ?, ?)",
+                    (self.dataset_id, "unit changed", f"from '{old}' to '{unit}'", now()),
+                )
 
     def counting(self) -> str:
         """How this dataset's spends count people (:func:`dpcore.persons.counting`); one row each until declared."""
@@ -322,8 +402,10 @@ class BudgetLedger:
             return self._counting(conn)
 
     def _counting(self, conn: sqlite3.Connection) -> str:
-        row = conn.execute("SELECT detail FROM events WHERE dataset_id = ? AND event = ? ORDER BY id DESC LIMIT 1",
-                           (self.dataset_id, COUNTING_EVENT)).fetchone()
+        row = conn.execute(
+            "SELECT detail FROM events WHERE dataset_id = ? AND event = ? ORDER BY id DESC LIMIT 1",
+            (self.dataset_id, COUNTING_EVENT),
+        ).fetchone()
         return str(row[0]) if row else ONE_ROW_EACH
 
     def count_people_as(self, counting: str) -> None:
@@ -342,22 +424,37 @@ class BudgetLedger:
         if counting == recorded:
             return
         if conn.execute("SELECT 1 FROM spends WHERE dataset_id = ? LIMIT 1", (self.dataset_id,)).fetchone():
-            raise UnitOfProtectionError(_(
-                "This dataset's earlier spends count people as '{recorded}', but the declarations now count them as "
-                "'{counting}'. Adding the two would understate what a person has lost, so nothing was spent. Go back "
-                "to the earlier declaration on the Data page, or keep the new one as a separate dataset."
-            ).format(recorded=recorded, counting=counting))
-        conn.execute("INSERT INTO events (dataset_id, event, detail, created) VALUES (?, ?, ?, ?)",
-                     (self.dataset_id, COUNTING_EVENT, counting, now()))
+            raise UnitOfProtectionError(
+                _(
+                    "This dataset's earlier spends count people as '{recorded}', but the declarations now count them as "
+                    "'{counting}'. Adding the two would understate what a person has lost, so nothing was spent. Go back "
+                    "to the earlier declaration on the Data page, or keep the new one as a separate dataset."
+                ).format(recorded=recorded, counting=counting)
+            )
+        conn.execute(
+            "INSERT INTO events (dataset_id, event, detail, created) VALUES (?, ?, ?, ?)",
+            (self.dataset_id, COUNTING_EVENT, counting, now()),
+        )
 
     def record_event(self, event: str, detail: str) -> None:
         with self.connection() as conn:
-            conn.execute("INSERT INTO events (dataset_id, event, detail, created) VALUES (?, ?, ?, ?)",
-                         (self.dataset_id, event, detail, now()))
+            conn.execute(
+                "INSERT INTO events (dataset_id, event, detail, created) VALUES (?, ?, ?, ?)",
+                (self.dataset_id, event, detail, now()),
+            )
 
-    def spend(self, label: str, epsilon: float, *, delta: float = 0.0, relation: str = ADD_REMOVE,
-              mechanism: str = "", released: str = "", alongside: Callable[[sqlite3.Connection], object] | None = None,
-              counting: str | None = None) -> None:
+    def spend(
+        self,
+        label: str,
+        epsilon: float,
+        *,
+        delta: float = 0.0,
+        relation: str = ADD_REMOVE,
+        mechanism: str = "",
+        released: str = "",
+        alongside: Callable[[sqlite3.Connection], object] | None = None,
+        counting: str | None = None,
+    ) -> None:
         """Record a sequential spend; raise and record nothing if it does not fit (or cannot be converted).
 
         ``alongside``, if given, is called with the open connection after the spend is inserted
@@ -366,8 +463,17 @@ class BudgetLedger:
         counts people (:func:`dpcore.persons.counting`): it is refused, like in
         :meth:`count_people_as`, unless every earlier spend counted them the same way.
         """
-        self._record(label, epsilon_decimal(check_epsilon(epsilon)), "sequential", delta_decimal(delta),
-                     check_unit(relation), mechanism, released, alongside, counting)
+        self._record(
+            label,
+            epsilon_decimal(check_epsilon(epsilon)),
+            "sequential",
+            delta_decimal(delta),
+            check_unit(relation),
+            mechanism,
+            released,
+            alongside,
+            counting,
+        )
 
     def spend_parallel(self, label: str, epsilons: Iterable[float], *, relation: str = ADD_REMOVE, mechanism: str = "") -> None:
         """Record a group of spends on disjoint records: it costs the largest of them."""
@@ -386,9 +492,18 @@ class BudgetLedger:
             spent, spent_delta = self._spent(conn, unit)
             return spent + ce <= total and spent_delta + cd <= total_delta
 
-    def _record(self, label: str, amount: Decimal, composition: str, delta: Decimal, relation: str, mechanism: str,
-                released: str, alongside: Callable[[sqlite3.Connection], object] | None = None,
-                counting: str | None = None) -> None:
+    def _record(
+        self,
+        label: str,
+        amount: Decimal,
+        composition: str,
+        delta: Decimal,
+        relation: str,
+        mechanism: str,
+        released: str,
+        alongside: Callable[[sqlite3.Connection], object] | None = None,
+        counting: str | None = None,
+    ) -> None:
         """Check the converted spend fits and insert it (and what ``alongside`` writes) in one transaction."""
         with self._transaction() as conn:
             if counting is not None:
@@ -397,15 +512,22 @@ class BudgetLedger:
             ce, cd = convert(amount, delta, relation, unit)
             spent, spent_delta = self._spent(conn, unit)
             if spent + ce > total or spent_delta + cd > total_delta:
-                converted = "" if relation == unit else " " + _("(ε = {epsilon} under '{relation}' neighbours)").format(
-                    epsilon=fmt(amount), relation=relation)
+                converted = (
+                    ""
+                    if relation == unit
+                    else " " + _("(ε = {epsilon} under '{relation}' neighbours)").format(epsilon=fmt(amount), relation=relation)
+                )
                 cost = f"ε = {fmt(ce)}" + (f", δ = {fmt(cd)}" if cd else "")
                 state = _("ε = {spent} of {total} is already spent, {left} is left").format(
-                    spent=fmt(spent), total=fmt(total), left=fmt(total - spent))
+                    spent=fmt(spent), total=fmt(total), left=fmt(total - spent)
+                )
                 if cd:
                     state += "; " + _("δ = {spent} of {total} is spent").format(spent=fmt(spent_delta), total=fmt(total_delta))
-                raise BudgetExceededError(_("Spending {cost} on '{label}'{converted} would exceed the budget: {state}.").format(
-                    cost=cost, label=label, converted=converted, state=state))
+                raise BudgetExceededError(
+                    _("Spending {cost} on '{label}'{converted} would exceed the budget: {state}.").format(
+                        cost=cost, label=label, converted=converted, state=state
+                    )
+                )
             conn.execute(
                 "INSERT INTO spends (dataset_id, label, epsilon, composition, created, delta, relation, mechanism, released) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -458,25 +580,39 @@ def check_can_pay(ledger: BudgetLedger, epsilon: float, people: str, action: str
     check_epsilon(epsilon)
     ledger.count_people_as(people)
     if delta > 0 and ledger.total_delta == 0:
-        raise BudgetExceededError(_(
-            "This is an approximate-DP model: it needs a δ above 0, but this dataset's budget allows δ = 0 only (pure "
-            "ε-DP). Choose a pure ε-DP model, or give the dataset a δ on the Privacy page. Nothing was {undone} or charged."
-        ).format(undone=_(undone)))
+        raise BudgetExceededError(
+            _(
+                "This is an approximate-DP model: it needs a δ above 0, but this dataset's budget allows δ = 0 only (pure "
+                "ε-DP). Choose a pure ε-DP model, or give the dataset a δ on the Privacy page. Nothing was {undone} or charged."
+            ).format(undone=_(undone))
+        )
     if not ledger.can_spend(epsilon):
-        raise BudgetExceededError(_(
-            "{action} at ε = {epsilon} does not fit in what is left of this dataset's budget "
-            "(at most ε = {left}). Nothing was {undone} or charged."
-        ).format(action=_(action), epsilon=f"{epsilon:g}", left=f"{ledger.available():g}", undone=_(undone)))
+        raise BudgetExceededError(
+            _(
+                "{action} at ε = {epsilon} does not fit in what is left of this dataset's budget "
+                "(at most ε = {left}). Nothing was {undone} or charged."
+            ).format(action=_(action), epsilon=f"{epsilon:g}", left=f"{ledger.available():g}", undone=_(undone))
+        )
     if delta > 0 and not ledger.can_spend(epsilon, delta):
-        raise BudgetExceededError(_(
-            "δ = {delta} does not fit in what is left of this dataset's δ budget (at most δ = {left} at ε = {epsilon}). "
-            "Choose a smaller δ, or a pure ε-DP model. Nothing was {undone} or charged."
-        ).format(delta=f"{delta:g}", left=f"{ledger.available_delta(epsilon):.3g}", epsilon=f"{epsilon:g}", undone=_(undone)))
+        raise BudgetExceededError(
+            _(
+                "δ = {delta} does not fit in what is left of this dataset's δ budget (at most δ = {left} at ε = {epsilon}). "
+                "Choose a smaller δ, or a pure ε-DP model. Nothing was {undone} or charged."
+            ).format(delta=f"{delta:g}", left=f"{ledger.available_delta(epsilon):.3g}", epsilon=f"{epsilon:g}", undone=_(undone))
+        )
 
 
 #: What callers of :func:`check_can_pay` name their work and what was not done (translated in the refusal).
-WORK_WORDS = (N_("Training"), N_("trained"), N_("Answering these queries"), N_("answered"), N_("Finding groups"), N_("computed"),
-              N_("Making a copy"), N_("made"))
+WORK_WORDS = (
+    N_("Training"),
+    N_("trained"),
+    N_("Answering these queries"),
+    N_("answered"),
+    N_("Finding groups"),
+    N_("computed"),
+    N_("Making a copy"),
+    N_("made"),
+)
 
 
 def spend_label(title: str, seed: int | None, rows_per_person: int) -> str:

@@ -87,8 +87,11 @@ def number_grid(significant_digits: int = 3) -> NDArray[np.float64]:
     mantissas = np.arange(10 ** (significant_digits - 1), 10**significant_digits, dtype=float)
     shifts = np.arange(_SMALLEST_MAGNITUDE, _LARGEST_MAGNITUDE) - (significant_digits - 1)
     # Integers over (or times) an exact power of ten: each point is the float nearest its decimal.
-    scaled = np.where(shifts[:, None] < 0, mantissas[None, :] / 10.0 ** -np.minimum(shifts, 0)[:, None],
-                      mantissas[None, :] * 10.0 ** np.maximum(shifts, 0)[:, None])
+    scaled = np.where(
+        shifts[:, None] < 0,
+        mantissas[None, :] / 10.0 ** -np.minimum(shifts, 0)[:, None],
+        mantissas[None, :] * 10.0 ** np.maximum(shifts, 0)[:, None],
+    )
     positive = np.append(scaled.ravel(), 10.0**_LARGEST_MAGNITUDE)
     return np.concatenate([-positive[::-1], [0.0], positive])
 
@@ -122,8 +125,9 @@ def _log_base_measure(grid: NDArray[np.float64], years: bool) -> NDArray[np.floa
     return np.log(weights)
 
 
-def quantile_scores(sorted_values: NDArray[np.float64], grid: NDArray[np.float64], quantile: float,
-                    epsilon: float, log_base: NDArray[np.float64]) -> NDArray[np.float64]:
+def quantile_scores(
+    sorted_values: NDArray[np.float64], grid: NDArray[np.float64], quantile: float, epsilon: float, log_base: NDArray[np.float64]
+) -> NDArray[np.float64]:
     """Each grid point's log weight in the exponential mechanism: ``log μ(c) + ε·u(c)/2`` (module docstring)."""
     target = quantile * sorted_values.size
     below = np.searchsorted(sorted_values, grid, side="left")
@@ -137,8 +141,14 @@ def _choose(scores: NDArray[np.float64], rng: np.random.Generator) -> int:
     return int(np.argmax(scores + rng.gumbel(size=scores.shape)))
 
 
-def private_bounds(values: NDArray[np.float64], epsilon: float, rng: np.random.Generator, *, years: bool = False,
-                   coarse: tuple[float, float] | None = None) -> tuple[float, float]:
+def private_bounds(
+    values: NDArray[np.float64],
+    epsilon: float,
+    rng: np.random.Generator,
+    *,
+    years: bool = False,
+    coarse: tuple[float, float] | None = None,
+) -> tuple[float, float]:
     """``(lower, upper)`` of one column, ε-DP in two exponential-mechanism draws (module docstring).
 
     ``coarse``, public limits the owner vouches for, leaves out the grid points beyond them.
@@ -165,8 +175,9 @@ def private_bounds(values: NDArray[np.float64], epsilon: float, rng: np.random.G
     return _widened(grid, log_base, low, high, years)
 
 
-def _widened(grid: NDArray[np.float64], log_base: NDArray[np.float64], low: int, high: int,
-             years: bool = False) -> tuple[float, float]:
+def _widened(
+    grid: NDArray[np.float64], log_base: NDArray[np.float64], low: int, high: int, years: bool = False
+) -> tuple[float, float]:
     """The chosen points rounded outward to two significant digits (years: to the decade), within the allowed grid."""
     allowed = grid[np.isfinite(log_base)]
     round_grid = grid[::10] if years else _ROUND_GRID
@@ -195,9 +206,15 @@ def epsilon_per_column(available: float, n_columns: int, share: float = DEFAULT_
     return rounded
 
 
-def estimate_bounds(frame: pd.DataFrame, schema: Schema, columns: Iterable[str], epsilon_per_column: float, ledger: BudgetLedger,
-                    coarse: tuple[float, float] | None = None,
-                    random_state: RandomStateLike = None) -> dict[str, tuple[float, float]]:
+def estimate_bounds(
+    frame: pd.DataFrame,
+    schema: Schema,
+    columns: Iterable[str],
+    epsilon_per_column: float,
+    ledger: BudgetLedger,
+    coarse: tuple[float, float] | None = None,
+    random_state: RandomStateLike = None,
+) -> dict[str, tuple[float, float]]:
     """DP bounds for numeric ``columns``, charged to ``ledger`` (a :class:`~dpcore.accountant.BudgetLedger`).
 
     Returns ``{column: (lower, upper)}``; the caller puts them into the schema as public
@@ -223,10 +240,12 @@ def estimate_bounds(frame: pd.DataFrame, schema: Schema, columns: Iterable[str],
     ledger.count_people_as(people)
     total = epsilon_per_column * len(columns)
     if not ledger.can_spend(total):
-        raise BudgetExceededError(_(
-            "Estimating these bounds at ε = {epsilon} does not fit in what is left of this dataset's budget (at most "
-            "ε = {left}). Choose a smaller share, or declare the bounds yourself. Nothing was estimated or charged."
-        ).format(epsilon=short(total), left=short(ledger.available())))
+        raise BudgetExceededError(
+            _(
+                "Estimating these bounds at ε = {epsilon} does not fit in what is left of this dataset's budget (at most "
+                "ε = {left}). Choose a smaller share, or declare the bounds yourself. Nothing was estimated or charged."
+            ).format(epsilon=short(total), left=short(ledger.available()))
+        )
     rng = check_random_state(random_state)
     k = 1
     if schema.privacy_unit is not None:
@@ -237,13 +256,17 @@ def estimate_bounds(frame: pd.DataFrame, schema: Schema, columns: Iterable[str],
     found = {}
     for name in columns:  # a loop over columns; each column's work is vectorised
         values = pd.to_numeric(frame[name], errors="coerce").to_numpy(dtype=float)
-        found[name] = private_bounds(values, column_epsilon, rng, years=is_year_column(name),
-                                     coarse=None if is_year_column(name) else coarse)
+        found[name] = private_bounds(
+            values, column_epsilon, rng, years=is_year_column(name), coarse=None if is_year_column(name) else coarse
+        )
     ledger.spend(
-        f"Estimate the bounds of {len(columns)} column(s) privately" + (f", per person counting up to {k} rows each" if k > 1 else ""),
+        f"Estimate the bounds of {len(columns)} column(s) privately"
+        + (f", per person counting up to {k} rows each" if k > 1 else ""),
         total,
-        mechanism=(f"exponential-mechanism quartiles on a public symmetric log grid (years: every year), widened "
-                   f"{FENCE:g} spreads out, ε = {epsilon_per_column:g} per column"),
+        mechanism=(
+            f"exponential-mechanism quartiles on a public symmetric log grid (years: every year), widened "
+            f"{FENCE:g} spreads out, ε = {epsilon_per_column:g} per column"
+        ),
         released="bounds of " + ", ".join(columns),
         counting=people,
     )
@@ -274,8 +297,17 @@ def bounds_verdict(frame: pd.DataFrame, bounds: dict[str, tuple[float, float]]) 
             true_range = float(values.max() - values.min()) or 1.0
         else:
             below, above, true_range = 0.0, 0.0, 1.0
-        rows.append({"column": name, "lower": lower, "upper": upper, "clipped below": below, "clipped above": above,
-                     "width ÷ true range": (upper - lower) / true_range,
-                     "warning": below + above > CLIPPED_WARNING})
-    return pd.DataFrame(rows, columns=["column", "lower", "upper", "clipped below", "clipped above", "width ÷ true range",
-                                       "warning"])
+        rows.append(
+            {
+                "column": name,
+                "lower": lower,
+                "upper": upper,
+                "clipped below": below,
+                "clipped above": above,
+                "width ÷ true range": (upper - lower) / true_range,
+                "warning": below + above > CLIPPED_WARNING,
+            }
+        )
+    return pd.DataFrame(
+        rows, columns=["column", "lower", "upper", "clipped below", "clipped above", "width ÷ true range", "warning"]
+    )

@@ -61,8 +61,11 @@ OTHER_SHARE_LIMIT = 0.10
 
 def discoverable_columns(schema: Schema) -> list[str]:
     """Used text columns whose list is missing or was read from the data: what one click discovers."""
-    return [c.name for c in schema.columns if c.kind == "categorical" and c.role in ("feature", "target")
-            and (c.bounds_from_data or len(c.categories) < 2)]
+    return [
+        c.name
+        for c in schema.columns
+        if c.kind == "categorical" and c.role in ("feature", "target") and (c.bounds_from_data or len(c.categories) < 2)
+    ]
 
 
 def value_labels(values: pd.Series, match_numbers: bool = True) -> tuple[np.ndarray, np.ndarray]:
@@ -108,9 +111,15 @@ def discovery_cost(n_columns: int, epsilon_per_column: float, total_delta: float
     return check_epsilon(epsilon_per_column, "epsilon_per_column") * n_columns, check_delta(total_delta, "total_delta")
 
 
-def discover_categories(frame: pd.DataFrame, schema: Schema, columns: Iterable[str], epsilon_per_column: float,
-                        total_delta: float, ledger: BudgetLedger,
-                        random_state: RandomStateLike = None) -> dict[str, list[str]]:
+def discover_categories(
+    frame: pd.DataFrame,
+    schema: Schema,
+    columns: Iterable[str],
+    epsilon_per_column: float,
+    total_delta: float,
+    ledger: BudgetLedger,
+    random_state: RandomStateLike = None,
+) -> dict[str, list[str]]:
     """DP category lists for text ``columns``, charged to ``ledger`` as one spend of (m·ε, δ).
 
     Returns ``{column: categories}`` (possibly fewer than two for a column no value of which
@@ -136,27 +145,40 @@ def discover_categories(frame: pd.DataFrame, schema: Schema, columns: Iterable[s
     people = counting(schema.privacy_unit, schema.rows_per_person)
     ledger.count_people_as(people)
     if ledger.total_delta == 0:
-        raise BudgetExceededError(_(
-            "Discovering categories needs a δ above 0, but this dataset's budget allows δ = 0 only. Give the dataset a δ on "
-            "the Privacy page, or declare the lists yourself. Nothing was discovered or charged."))
+        raise BudgetExceededError(
+            _(
+                "Discovering categories needs a δ above 0, but this dataset's budget allows δ = 0 only. Give the dataset a δ on "
+                "the Privacy page, or declare the lists yourself. Nothing was discovered or charged."
+            )
+        )
     if not ledger.can_spend(epsilon, delta):
-        raise BudgetExceededError(_(
-            "Discovering categories at ε = {epsilon}, δ = {delta} does not fit in what is left of this dataset's budget "
-            "(at most ε = {left}). Choose a smaller ε, or declare the lists yourself. Nothing was discovered or charged."
-        ).format(epsilon=short(epsilon), delta=f"{delta:g}", left=short(ledger.available())))
+        raise BudgetExceededError(
+            _(
+                "Discovering categories at ε = {epsilon}, δ = {delta} does not fit in what is left of this dataset's budget "
+                "(at most ε = {left}). Choose a smaller ε, or declare the lists yourself. Nothing was discovered or charged."
+            ).format(epsilon=short(epsilon), delta=f"{delta:g}", left=short(ledger.available()))
+        )
     found, threshold = stable_categories(frame, schema, columns, epsilon_per_column, delta, random_state)
     ledger.spend(
-        f"Discover the categories of {len(columns)} column(s) privately" + (
-            f", per person counting up to {schema.rows_per_person} rows each" if schema.privacy_unit is not None else ""),
-        epsilon, delta=delta,
+        f"Discover the categories of {len(columns)} column(s) privately"
+        + (f", per person counting up to {schema.rows_per_person} rows each" if schema.privacy_unit is not None else ""),
+        epsilon,
+        delta=delta,
         mechanism=f"stability histogram (Laplace noise, threshold {threshold:.4g} per column)",
-        released="categories of " + ", ".join(columns), counting=people,
+        released="categories of " + ", ".join(columns),
+        counting=people,
     )
     return found
 
 
-def stable_categories(frame: pd.DataFrame, schema: Schema, columns: list[str], epsilon_per_column: float, total_delta: float,
-                      random_state: RandomStateLike = None) -> tuple[dict[str, list[str]], float]:
+def stable_categories(
+    frame: pd.DataFrame,
+    schema: Schema,
+    columns: list[str],
+    epsilon_per_column: float,
+    total_delta: float,
+    random_state: RandomStateLike = None,
+) -> tuple[dict[str, list[str]], float]:
     """The drawing part of :func:`discover_categories`, with no ledger: ``({column: kept values}, per-row threshold)``.
 
     For tests and for callers that charge the spend themselves; each column is (ε, δ/m)-DP per
@@ -190,16 +212,23 @@ def apply_categories(schema: Schema, categories: dict[str, list[str]], epsilon_p
     for name, found in categories.items():
         spec = schema[name]
         spec.categories, spec.bounds_from_data, spec.accept_other = list(found), False, True
-        spec.source = _("discovered privately (ε = {epsilon}): values held by fewer than about {people} people are (other)"
-                        ).format(epsilon=short(epsilon_per_column), people=integer(needed))
+        spec.source = _(
+            "discovered privately (ε = {epsilon}): values held by fewer than about {people} people are (other)"
+        ).format(epsilon=short(epsilon_per_column), people=integer(needed))
 
 
 # --- how much of a declared list's column becomes "(other)" (owner-only: raw rows) ---------------------------
 
 
 def _used_categorical(frame: pd.DataFrame, schema: Schema) -> list[ColumnSpec]:
-    return [spec for spec in schema.columns if spec.kind == "categorical" and spec.role in ("feature", "target")
-            and spec.name in frame.columns and not spec.problems()]
+    return [
+        spec
+        for spec in schema.columns
+        if spec.kind == "categorical"
+        and spec.role in ("feature", "target")
+        and spec.name in frame.columns
+        and not spec.problems()
+    ]
 
 
 def other_shares(frame: pd.DataFrame, schema: Schema) -> dict[str, float]:
@@ -218,19 +247,23 @@ def other_share_problems(frame: pd.DataFrame, schema: Schema, limit: float = OTH
     Computed on the raw table for the owner's screen only; the sentence names the column and the
     share, never a value. Columns the owner accepted (``accept_other``) are left out.
     """
-    return [other_share_sentence(name, share, schema[name].role == "target")
-            for name, share in mostly_other(frame, schema, limit).items()]
+    return [
+        other_share_sentence(name, share, schema[name].role == "target")
+        for name, share in mostly_other(frame, schema, limit).items()
+    ]
 
 
 def other_share_sentence(column: str, share: float, target: bool = False) -> str:
     """What the Data page says about a column whose declared list leaves ``share`` of it in "(other)" (a target's rows are dropped)."""
     if target:
-        return _("Column '{column}': {share} of its values are not in the declared categories, so their rows would be left out "
-                 "of every model. Fix the list, discover the categories privately, or keep the list as it is.").format(
-            column=column, share=percent(share))
-    return _("Column '{column}': {share} of its values are not in the declared categories and would become {other}. Fix the "
-             "list, discover the categories privately, or keep the list as it is.").format(
-        column=column, share=percent(share), other=OTHER_CATEGORY)
+        return _(
+            "Column '{column}': {share} of its values are not in the declared categories, so their rows would be left out "
+            "of every model. Fix the list, discover the categories privately, or keep the list as it is."
+        ).format(column=column, share=percent(share))
+    return _(
+        "Column '{column}': {share} of its values are not in the declared categories and would become {other}. Fix the "
+        "list, discover the categories privately, or keep the list as it is."
+    ).format(column=column, share=percent(share), other=OTHER_CATEGORY)
 
 
 def mostly_other(frame: pd.DataFrame, schema: Schema, limit: float = OTHER_SHARE_LIMIT) -> dict[str, float]:
@@ -240,5 +273,8 @@ def mostly_other(frame: pd.DataFrame, schema: Schema, limit: float = OTHER_SHARE
 
 def matched_by_number(frame: pd.DataFrame, schema: Schema) -> list[str]:
     """The used categorical columns where some value matched its category by number only (``0.0`` as ``"0"``)."""
-    return [spec.name for spec in _used_categorical(frame, schema) if spec.match_numbers
-            and match_categories(frame[spec.name], spec.categories, True)[1].any()]
+    return [
+        spec.name
+        for spec in _used_categorical(frame, schema)
+        if spec.match_numbers and match_categories(frame[spec.name], spec.categories, True)[1].any()
+    ]

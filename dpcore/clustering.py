@@ -75,14 +75,18 @@ class GroupMap:
         noisy_rows = self.model.noisy_rows_
         if noisy_rows is None:
             return _("declared")
-        return _("chosen from a noisy row count (≈ {rows}, {share} of ε)").format(rows=integer(max(noisy_rows, 0)),
-                                                                               share=percent(AUTO_SHARE))
+        return _("chosen from a noisy row count (≈ {rows}, {share} of ε)").format(
+            rows=integer(max(noisy_rows, 0)), share=percent(AUTO_SHARE)
+        )
 
 
 def clustering_columns(schema: Schema) -> list[str]:
     """The columns a map can use: numeric features or target with declared bounds (never the person's identifier)."""
-    return [c.name for c in schema.columns if c.role in ("feature", "target") and c.kind == "numeric" and not c.problems()
-            and c.name != schema.privacy_unit]
+    return [
+        c.name
+        for c in schema.columns
+        if c.role in ("feature", "target") and c.kind == "numeric" and not c.problems() and c.name != schema.privacy_unit
+    ]
 
 
 def check_features(schema: Schema, features: list[str], frame: pd.DataFrame | None = None) -> None:
@@ -90,8 +94,12 @@ def check_features(schema: Schema, features: list[str], frame: pd.DataFrame | No
     allowed = clustering_columns(schema)
     wrong = [f for f in features if f not in allowed]
     if wrong:
-        raise DataError(_("These columns cannot be used to find groups: {join}. Choose numeric columns whose bounds are "
-                          "declared (on the Data page, or in the schema file).").format(join=', '.join(wrong)))
+        raise DataError(
+            _(
+                "These columns cannot be used to find groups: {join}. Choose numeric columns whose bounds are "
+                "declared (on the Data page, or in the schema file)."
+            ).format(join=", ".join(wrong))
+        )
     if len(set(features)) != len(features):
         raise DataError(_("Choose each column once."))
     problem = grid_problem(None, len(features))
@@ -153,16 +161,31 @@ def find_groups(
     k, unit_column = (schema.rows_per_person, schema.privacy_unit) if schema.privacy_unit is not None else (1, None)
     kept = frame if unit_column is None else frame[bound_contributions(frame[unit_column], k, seed)]
     X = feature_matrix(kept, schema, features)
-    params = {name: value for name, value in (("resolution", resolution), ("min_pts", min_pts), ("neighbours", neighbours))
-              if value is not None}
+    params = {
+        name: value
+        for name, value in (("resolution", resolution), ("min_pts", min_pts), ("neighbours", neighbours))
+        if value is not None
+    }
     bounds = [schema[f].bounds for f in features]
-    context = ModelContext(n_features=len(features), epsilon=epsilon, bounds=_lower_upper(bounds), count_noise=count_noise,
-                           random_state=seed, params=params, rows_per_person=k)
+    context = ModelContext(
+        n_features=len(features),
+        epsilon=epsilon,
+        bounds=_lower_upper(bounds),
+        count_noise=count_noise,
+        random_state=seed,
+        params=params,
+        rows_per_person=k,
+    )
     model = get(MODEL).make(context)
     assert isinstance(model, DPGridDensityClustering)
     model.fit(pd.DataFrame(X, columns=features))
-    ledger.spend(spend_label(f"Find groups in {', '.join(features)}", seed, k), epsilon, mechanism=type(model).__name__,
-                 released="a group map", counting=people)
+    ledger.spend(
+        spend_label(f"Find groups in {', '.join(features)}", seed, k),
+        epsilon,
+        mechanism=type(model).__name__,
+        released="a group map",
+        counting=people,
+    )
     leaks = schema.leak_notes(features)
     details = {"rows_used": len(kept), "rows_over_bound": len(frame) - len(kept)}
     return GroupMap(model, list(features), bounds, epsilon, seed is not None, k, leaks, details)
@@ -199,10 +222,12 @@ def _map_document(found: GroupMap, unit: str) -> str:
     cells = {name: values.tolist() for name, values in map_table(found).items()}
     document = {
         "what": "A differentially private map of dense groups: every cell of a grid laid from declared bounds, with its "
-                "noisy row count and its group (cluster -1: in no group). No row of the table is in it.",
+        "noisy row count and its group (cluster -1: in no group). No row of the table is in it.",
         "privacy": _privacy_words(found, unit),
-        "columns": [{"name": f, "lower": b[0], "upper": b[1], "cells": int(s)}
-                    for f, b, s in zip(found.features, found.bounds, model.grid_shape_, strict=True)],
+        "columns": [
+            {"name": f, "lower": b[0], "upper": b[1], "cells": int(s)}
+            for f, b, s in zip(found.features, found.bounds, model.grid_shape_, strict=True)
+        ],
         "resolution": found.resolution_note,
         "dense_from_noisy_count": model.threshold_,
         "neighbours": model.neighbours,
@@ -217,31 +242,45 @@ def _map_document(found: GroupMap, unit: str) -> str:
 def _privacy_words(found: GroupMap, unit: str) -> str:
     k = found.rows_per_person
     if k > 1:
-        text = _("ε = {epsilon} (pure ε-differential privacy, one person's rows added or removed; at most {k} rows of a person "
-                 "were used and the map was fitted at ε = {row_epsilon} per row)").format(
-            epsilon=short(found.epsilon), k=k, row_epsilon=short(float(f"{per_row(found.epsilon, 0.0, k)[0]:.4g}")))
+        text = _(
+            "ε = {epsilon} (pure ε-differential privacy, one person's rows added or removed; at most {k} rows of a person "
+            "were used and the map was fitted at ε = {row_epsilon} per row)"
+        ).format(epsilon=short(found.epsilon), k=k, row_epsilon=short(float(f"{per_row(found.epsilon, 0.0, k)[0]:.4g}")))
     else:
         text = _("ε = {epsilon} (pure ε-differential privacy, add/remove-one neighbours)").format(epsilon=short(found.epsilon))
     spent, _delta = convert(epsilon_decimal(found.epsilon), Decimal(0), ADD_REMOVE, unit)
-    return text + ". " + _("In the dataset's unit ({unit}) it counts as ε = {spent}.").format(unit=_(UNITS[unit]),
-                                                                                              spent=amount(fmt(spent)))
+    return (
+        text
+        + ". "
+        + _("In the dataset's unit ({unit}) it counts as ε = {spent}.").format(unit=_(UNITS[unit]), spent=amount(fmt(spent)))
+    )
 
 
 def group_card(found: GroupMap, schema: Schema, unit: str = ADD_REMOVE) -> str:
     """A short Markdown card for the map: its guarantee, declared columns, grid, threshold and privacy argument."""
     model = found.model
     sizes = "; ".join(integer(size) for size in model.cluster_sizes_[:10]) + (" …" if found.n_clusters > 10 else "")
-    dense = (_("- **Dense cells**: noisy count at least {threshold} (the larger of MinPts = {min_pts} and the noise floor); "
-               "cells touching at a corner form one group.") if model.neighbours == "corners"
-             else _("- **Dense cells**: noisy count at least {threshold} (the larger of MinPts = {min_pts} and the noise floor); "
-                    "cells touching at a face form one group."))
-    groups = (_("- **Groups**: {count} (noisy rows, largest first: {sizes}).") if found.n_clusters
-              else _("- **Groups**: {count}.")).format(count=found.n_clusters, sizes=sizes)
+    dense = (
+        _(
+            "- **Dense cells**: noisy count at least {threshold} (the larger of MinPts = {min_pts} and the noise floor); "
+            "cells touching at a corner form one group."
+        )
+        if model.neighbours == "corners"
+        else _(
+            "- **Dense cells**: noisy count at least {threshold} (the larger of MinPts = {min_pts} and the noise floor); "
+            "cells touching at a face form one group."
+        )
+    )
+    groups = (
+        _("- **Groups**: {count} (noisy rows, largest first: {sizes}).") if found.n_clusters else _("- **Groups**: {count}.")
+    ).format(count=found.n_clusters, sizes=sizes)
     lines = [
         _("# Group map card: {name}").format(name=_(get(MODEL).name)),
         "",
-        _("*Dense groups in the declared columns, found from a noisy count of every grid cell; the map is released, no "
-          "person's group is.*"),
+        _(
+            "*Dense groups in the declared columns, found from a noisy count of every grid cell; the map is released, no "
+            "person's group is.*"
+        ),
         "",
         _("- **Privacy**: {words}").format(words=_privacy_words(found, unit)),
         _("- **Grid**: {grid} cells, resolution {resolution}.").format(grid=found.grid, resolution=found.resolution_note),
@@ -255,9 +294,12 @@ def group_card(found: GroupMap, schema: Schema, unit: str = ADD_REMOVE) -> str:
     for name, side in zip(found.features, model.grid_shape_, strict=True):
         c = schema[name]
         lower, upper = c.bounds
-        lines.append(_("- `{name}`: [{lower}, {upper}], {cells} cells of {side}").format(
-            name=name, lower=short(lower), upper=short(upper), cells=side, side=short(float(f"{(upper - lower) / side:.4g}")))
-                     + (f" — {c.source}" if c.source else ""))
+        lines.append(
+            _("- `{name}`: [{lower}, {upper}], {cells} cells of {side}").format(
+                name=name, lower=short(lower), upper=short(upper), cells=side, side=short(float(f"{(upper - lower) / side:.4g}"))
+            )
+            + (f" — {c.source}" if c.source else "")
+        )
     lines += ["", _("## Privacy argument"), "", privacy_argument(MODEL), ""]
     lines += [_("> **Warning:** {note}").format(note=note) for note in found.leaks]
     if found.seeded:
@@ -274,7 +316,12 @@ def owner_labels(found: GroupMap, frame: pd.DataFrame, schema: Schema) -> np.nda
 
 
 def compare_with_baselines(
-    found: GroupMap, frame: pd.DataFrame, schema: Schema, *, n_clusters: int | None = None, max_rows: int = COMPARE_ROWS,
+    found: GroupMap,
+    frame: pd.DataFrame,
+    schema: Schema,
+    *,
+    n_clusters: int | None = None,
+    max_rows: int = COMPARE_ROWS,
     seed: int | None = 0,
 ) -> pd.DataFrame:
     """The map beside diffprivlib's DP k-means at the same ε and non-private k-means and DBSCAN: owner's eyes only.
@@ -288,13 +335,20 @@ def compare_with_baselines(
     from sklearn.metrics import adjusted_rand_score
 
     rng = np.random.default_rng(seed)
-    rows = rng.choice(len(frame), size=min(len(frame), max_rows), replace=False) if len(frame) > max_rows else np.arange(len(frame))
+    rows = (
+        rng.choice(len(frame), size=min(len(frame), max_rows), replace=False) if len(frame) > max_rows else np.arange(len(frame))
+    )
     X = feature_matrix(frame.iloc[np.sort(rows)], schema, found.features)
     model = found.model
     k = max(int(n_clusters or found.n_clusters), 2)
-    context = ModelContext(n_features=X.shape[1], epsilon=found.epsilon, bounds=_lower_upper(found.bounds),
-                           random_state=seed, rows_per_person=found.rows_per_person,
-                           params={"n_clusters": k, "resolution": max(model.grid_shape_), "min_pts": model.min_pts})
+    context = ModelContext(
+        n_features=X.shape[1],
+        epsilon=found.epsilon,
+        bounds=_lower_upper(found.bounds),
+        random_state=seed,
+        rows_per_person=found.rows_per_person,
+        params={"n_clusters": k, "resolution": max(model.grid_shape_), "min_pts": model.min_pts},
+    )
     labels = {MODEL: model.predict(pd.DataFrame(X, columns=found.features))}
     seconds: dict[str, float] = {MODEL: float("nan")}
     for key in BASELINES:
@@ -307,9 +361,15 @@ def compare_with_baselines(
     for key, found_labels in labels.items():
         spec = get(key)
         groups = len(set(found_labels.tolist()) - {NO_GROUP})
-        table.append({"method": spec.name, "kind": "ε-DP" if spec.private else "non-private",
-                      "ε": found.epsilon if spec.private else np.nan, "groups": groups,
-                      "share of rows in a group": float(np.mean(found_labels != NO_GROUP)),
-                      "agreement with DBSCAN (ARI)": float(adjusted_rand_score(reference, found_labels)),
-                      "seconds": seconds[key]})
+        table.append(
+            {
+                "method": spec.name,
+                "kind": "ε-DP" if spec.private else "non-private",
+                "ε": found.epsilon if spec.private else np.nan,
+                "groups": groups,
+                "share of rows in a group": float(np.mean(found_labels != NO_GROUP)),
+                "agreement with DBSCAN (ARI)": float(adjusted_rand_score(reference, found_labels)),
+                "seconds": seconds[key],
+            }
+        )
     return pd.DataFrame(table)

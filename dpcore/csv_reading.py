@@ -111,10 +111,12 @@ def file_chunks(path: str | os.PathLike[str], chunksize: int = DEFAULT_CHUNKSIZE
 
 
 def _unreadable() -> DataError:
-    return DataError(_(
-        "The file could not be read as a table: some rows have a different number of fields than the header. "
-        "Check that it is a CSV with one header row and the same delimiter on every line."
-    ))
+    return DataError(
+        _(
+            "The file could not be read as a table: some rows have a different number of fields than the header. "
+            "Check that it is a CSV with one header row and the same delimiter on every line."
+        )
+    )
 
 
 def _line_end(data: bytes, last: bool) -> int:
@@ -253,8 +255,13 @@ def _clean_dictionary(array: pa.DictionaryArray) -> pd.Categorical:
 
 
 def read_chunks(
-    path: str | os.PathLike[str], encoding: str, delimiter: str, chunksize: int, categorical: Container[str] = (),
-    columns: Container[str] | None = None, numeric: Container[str] = (),
+    path: str | os.PathLike[str],
+    encoding: str,
+    delimiter: str,
+    chunksize: int,
+    categorical: Container[str] = (),
+    columns: Container[str] | None = None,
+    numeric: Container[str] = (),
 ) -> Iterator[tuple[pd.DataFrame, int]]:
     """Yield ``(frame, bytes_read)`` for consecutive chunks of ``chunksize`` rows (the last may be shorter).
 

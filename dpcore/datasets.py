@@ -88,18 +88,24 @@ class Identification:
     def sentence(self) -> str:
         name = self.dataset.name
         if self.legacy:
-            return _("This table was used before under the earlier ledger format; it keeps its budget as dataset '{name}'.").format(
-                name=name)
+            return _(
+                "This table was used before under the earlier ledger format; it keeps its budget as dataset '{name}'."
+            ).format(name=name)
         if not self.created:
-            return _("This table shares about {share} of its rows with your dataset '{name}' (measured on your "
-                     "raw rows, owner only), so it uses that dataset's budget: the people in it are (at least partly) the "
-                     "same people.").format(share=percent(self.overlap), name=name)
+            return _(
+                "This table shares about {share} of its rows with your dataset '{name}' (measured on your "
+                "raw rows, owner only), so it uses that dataset's budget: the people in it are (at least partly) the "
+                "same people."
+            ).format(share=percent(self.overlap), name=name)
         if self.matched is not None and self.overlap == 0:
-            return _("Recorded as a separate dataset '{name}' with a budget of its own; the table was opened before "
-                     "as '{other}'.").format(name=name, other=self.matched.name)
+            return _(
+                "Recorded as a separate dataset '{name}' with a budget of its own; the table was opened before as '{other}'."
+            ).format(name=name, other=self.matched.name)
         if self.matched is not None:
-            return _("Recorded as a separate dataset '{name}', although it shares about {share} of its rows "
-                     "with '{other}' (owner only).").format(name=name, share=percent(self.overlap), other=self.matched.name)
+            return _(
+                "Recorded as a separate dataset '{name}', although it shares about {share} of its rows "
+                "with '{other}' (owner only)."
+            ).format(name=name, share=percent(self.overlap), other=self.matched.name)
         return _("A new dataset '{name}' was created for this table, with a budget of its own.").format(name=name)
 
 
@@ -124,7 +130,9 @@ class Catalog:
     def datasets(self) -> list[DatasetInfo]:
         conn = self._conn()
         try:
-            rows = conn.execute("SELECT dataset_id, COALESCE(name, dataset_id), unit, created FROM budgets ORDER BY created").fetchall()
+            rows = conn.execute(
+                "SELECT dataset_id, COALESCE(name, dataset_id), unit, created FROM budgets ORDER BY created"
+            ).fetchall()
         finally:
             conn.close()
         return [DatasetInfo(*row) for row in rows]
@@ -136,8 +144,15 @@ class Catalog:
     def ledger(self, dataset: DatasetInfo | str) -> BudgetLedger:
         return BudgetLedger(dataset.dataset_id if isinstance(dataset, DatasetInfo) else dataset, path=self.path)
 
-    def create(self, name: str, *, total_epsilon: float = DEFAULT_TOTAL_EPSILON, total_delta: float | None = None,
-               unit: str = ADD_REMOVE, reason: str = "") -> DatasetInfo:
+    def create(
+        self,
+        name: str,
+        *,
+        total_epsilon: float = DEFAULT_TOTAL_EPSILON,
+        total_delta: float | None = None,
+        unit: str = ADD_REMOVE,
+        reason: str = "",
+    ) -> DatasetInfo:
         """A new dataset with a budget of its own; ``name`` must not be taken."""
         name = " ".join(str(name).split())
         if not name:
@@ -171,8 +186,10 @@ class Catalog:
         try:
             known = conn.execute("SELECT 1 FROM versions WHERE dataset_id = ? AND fingerprint = ?", (dataset_id, fingerprint))
             if known.fetchone() is None:
-                conn.execute("INSERT INTO versions (dataset_id, fingerprint, sketch, created) VALUES (?, ?, ?, ?)",
-                             (dataset_id, fingerprint, sketch.to_bytes(), datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S")))
+                conn.execute(
+                    "INSERT INTO versions (dataset_id, fingerprint, sketch, created) VALUES (?, ?, ?, ?)",
+                    (dataset_id, fingerprint, sketch.to_bytes(), datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S")),
+                )
         finally:
             conn.close()
 
@@ -217,11 +234,25 @@ class Catalog:
             if score > best.get(dataset_id, 0.0):
                 best[dataset_id] = score
         ranked = sorted(best.items(), key=lambda item: -item[1])  # stable: ties keep the newest version first
-        return TableMatch([(self._known(d), score) for d, score in ranked], self._known(owner[0]) if owner else None,
-                          legacy.hexdigest() if legacy is not None else None, sketch, fingerprint)
+        return TableMatch(
+            [(self._known(d), score) for d, score in ranked],
+            self._known(owner[0]) if owner else None,
+            legacy.hexdigest() if legacy is not None else None,
+            sketch,
+            fingerprint,
+        )
 
-    def open_table(self, chunks: Chunks, name_hint: str, *, dataset: str | None = None, separate: bool = False,
-                   reason: str = "", total_epsilon: float = DEFAULT_TOTAL_EPSILON, unit: str = ADD_REMOVE) -> Identification:
+    def open_table(
+        self,
+        chunks: Chunks,
+        name_hint: str,
+        *,
+        dataset: str | None = None,
+        separate: bool = False,
+        reason: str = "",
+        total_epsilon: float = DEFAULT_TOTAL_EPSILON,
+        unit: str = ADD_REMOVE,
+    ) -> Identification:
         """Attach a table to its dataset (or create one), and record it as a version of that dataset.
 
         A table opened before stays with the dataset it was last recorded in. Otherwise it is
@@ -262,20 +293,25 @@ class Catalog:
         if match.owner is not None:  # opened before: the owner's choice then (attached or made separate) holds
             overlapping = [(match.owner, 1.0)]
         if len(overlapping) > 1:
-            names = _(" and ").join(_("'{name}' (about {share})").format(name=d.name, share=percent(score))
-                                    for d, score in overlapping[:3])
+            names = _(" and ").join(
+                _("'{name}' (about {share})").format(name=d.name, share=percent(score)) for d, score in overlapping[:3]
+            )
             raise OverlapRefused(
-                _("This table holds people of several datasets: {names}. A release from it would spend only one of "
-                  "their budgets, so it is refused. If its people are in fact others, make it a separate dataset and "
-                  "say why: the reason is kept in the new dataset's history.").format(names=names)
+                _(
+                    "This table holds people of several datasets: {names}. A release from it would spend only one of "
+                    "their budgets, so it is refused. If its people are in fact others, make it a separate dataset and "
+                    "say why: the reason is kept in the new dataset's history."
+                ).format(names=names)
             )
         attached, score = overlapping[0] if overlapping else (None, match.ranked[0][1] if match.ranked else 0.0)
         chosen = self.find(dataset) if dataset else attached
         if attached is not None and (chosen is None or chosen.dataset_id != attached.dataset_id):
             raise OverlapRefused(
-                _("This table shares about {score} of its rows with the dataset '{name}': the same people spend that "
-                  "dataset's budget. Use that dataset, or, if these really are different people, make it a separate "
-                  "dataset and say why.").format(score=percent(score), name=attached.name)
+                _(
+                    "This table shares about {score} of its rows with the dataset '{name}': the same people spend that "
+                    "dataset's budget. Use that dataset, or, if these really are different people, make it a separate "
+                    "dataset and say why."
+                ).format(score=percent(score), name=attached.name)
             )
         created = chosen is None
         if chosen is None:
@@ -283,8 +319,15 @@ class Catalog:
         self._add_version(chosen.dataset_id, match.fingerprint, match.sketch)
         return Identification(chosen, created=created, overlap=score, matched=attached)
 
-    def _open_separate(self, match: TableMatch, overlapping: list[tuple[DatasetInfo, float]], name: str, reason: str,
-                       total_epsilon: float, unit: str) -> Identification:
+    def _open_separate(
+        self,
+        match: TableMatch,
+        overlapping: list[tuple[DatasetInfo, float]],
+        name: str,
+        reason: str,
+        total_epsilon: float,
+        unit: str,
+    ) -> Identification:
         """The table as the dataset ``name`` whatever it overlaps: the explicit, recorded act of :meth:`separate`."""
         others = [d for d, _score in overlapping]
         if match.owner is not None and all(d.dataset_id != match.owner.dataset_id for d in others):
@@ -292,7 +335,7 @@ class Catalog:
         chosen = self.find(name)
         others = [d for d in others if chosen is None or d.dataset_id != chosen.dataset_id]
         # The history is exportable: it names the overlapping datasets, not how many of their rows were found.
-        note = ("overlaps the rows of " + " and ".join(f"'{d.name}'" for d in others) + "; " if others else "")
+        note = "overlaps the rows of " + " and ".join(f"'{d.name}'" for d in others) + "; " if others else ""
         note += reason or "no reason given"
         scores = {d.dataset_id: s for d, s in match.ranked} | ({match.owner.dataset_id: 1.0} if match.owner else {})
         if chosen is not None:  # an existing dataset named: the table joins it, and the choice is recorded there

@@ -82,8 +82,14 @@ class Design:
     groups: np.ndarray | None = None
 
     @classmethod
-    def from_table(cls, frame: pd.DataFrame, schema: Schema, encoding: str = "ordinal", min_rows: int = MIN_ROWS,
-                   random_state: RandomStateLike = None) -> Design:
+    def from_table(
+        cls,
+        frame: pd.DataFrame,
+        schema: Schema,
+        encoding: str = "ordinal",
+        min_rows: int = MIN_ROWS,
+        random_state: RandomStateLike = None,
+    ) -> Design:
         """Turn ``frame`` into a design with ``schema``'s declarations.
 
         With a privacy-unit column, at most ``schema.rows_per_person`` rows of each person are
@@ -111,17 +117,29 @@ class Design:
             X, y, groups = X[keep], y[keep], pd.factorize(keys[keep])[0]
             over_bound = len(keep) - int(keep.sum())
         if len(y) < min_rows:
-            raise DataError(_("Fewer than {min_rows} rows have a usable target value; a model cannot be trained on so few.").format(min_rows=min_rows))
+            raise DataError(
+                _("Fewer than {min_rows} rows have a usable target value; a model cannot be trained on so few.").format(
+                    min_rows=min_rows
+                )
+            )
         target = schema.target
         assert target is not None  # schema.check(need_target=True) made sure
         numeric = target.kind == "numeric"
         return cls(
-            X=X, y=y, task="regression" if numeric else "classification",
-            feature_names=normaliser.feature_names(), bounds=normaliser.feature_bounds(),
+            X=X,
+            y=y,
+            task="regression" if numeric else "classification",
+            feature_names=normaliser.feature_names(),
+            bounds=normaliser.feature_bounds(),
             target_bounds=target.bounds if numeric else None,
             classes=None if numeric else list(target.categories),
-            categorical_levels=normaliser.categorical_levels(), encoding=encoding, schema=schema, n_rows=len(frame),
-            rows_per_person=k if schema.privacy_unit is not None else 1, rows_over_bound=over_bound, groups=groups,
+            categorical_levels=normaliser.categorical_levels(),
+            encoding=encoding,
+            schema=schema,
+            n_rows=len(frame),
+            rows_per_person=k if schema.privacy_unit is not None else 1,
+            rows_over_bound=over_bound,
+            groups=groups,
         )
 
     @classmethod
@@ -141,11 +159,17 @@ class Design:
         names = normaliser.feature_names()
         numeric = target.kind == "numeric"
         return cls(
-            X=np.empty((0, len(names))), y=np.empty(0, dtype=float if numeric else str),
-            task="regression" if numeric else "classification", feature_names=names,
-            bounds=normaliser.feature_bounds(), target_bounds=target.bounds if numeric else None,
-            classes=None if numeric else list(target.categories), categorical_levels=normaliser.categorical_levels(),
-            encoding=encoding, schema=schema, rows_per_person=schema.rows_per_person if schema.privacy_unit is not None else 1,
+            X=np.empty((0, len(names))),
+            y=np.empty(0, dtype=float if numeric else str),
+            task="regression" if numeric else "classification",
+            feature_names=names,
+            bounds=normaliser.feature_bounds(),
+            target_bounds=target.bounds if numeric else None,
+            classes=None if numeric else list(target.categories),
+            categorical_levels=normaliser.categorical_levels(),
+            encoding=encoding,
+            schema=schema,
+            rows_per_person=schema.rows_per_person if schema.privacy_unit is not None else 1,
         )
 
     @property
@@ -157,12 +181,26 @@ class Design:
         """Rows left out because their target was missing or not a declared category."""
         return max(self.n_rows - self.rows_over_bound - len(self.y), 0)
 
-    def context(self, epsilon: float = 1.0, *, params: dict[str, Any] | None = None, random_state: int | None = None,
-                count_noise: str = "laplace", selection: str = "gumbel") -> ModelContext:
+    def context(
+        self,
+        epsilon: float = 1.0,
+        *,
+        params: dict[str, Any] | None = None,
+        random_state: int | None = None,
+        count_noise: str = "laplace",
+        selection: str = "gumbel",
+    ) -> ModelContext:
         """What the registry needs to build any model for this design at ``epsilon``."""
         return ModelContext(
-            n_features=self.n_features, epsilon=epsilon, bounds=self.bounds, target_bounds=self.target_bounds,
-            classes=self.classes, count_noise=count_noise, selection=selection,
-            categorical_levels=dict(self.categorical_levels), random_state=random_state, params=dict(params or {}),
+            n_features=self.n_features,
+            epsilon=epsilon,
+            bounds=self.bounds,
+            target_bounds=self.target_bounds,
+            classes=self.classes,
+            count_noise=count_noise,
+            selection=selection,
+            categorical_levels=dict(self.categorical_levels),
+            random_state=random_state,
+            params=dict(params or {}),
             rows_per_person=self.rows_per_person,
         )

@@ -52,8 +52,12 @@ def read_dictionary(text: str | bytes) -> Dictionary | Schema:
     if isinstance(data, dict) and "columns" in data:
         return Schema.from_dict(data)
     if not isinstance(data, dict) or not isinstance(data.get("fields"), list):
-        raise DataError(_("The data dictionary is neither a Frictionless Table Schema (a 'fields' list) nor a schema saved "
-                          "from DP Studio (a 'columns' list)."))
+        raise DataError(
+            _(
+                "The data dictionary is neither a Frictionless Table Schema (a 'fields' list) nor a schema saved "
+                "from DP Studio (a 'columns' list)."
+            )
+        )
     return _read_fields(data)
 
 
@@ -94,11 +98,23 @@ def _field_spec(name: str, kind: str, constraints: dict[str, Any]) -> ColumnSpec
         if len(set(categories)) != len(categories):
             raise DataError(_("Field '{field}': the 'enum' list has repeats.").format(field=name))
         # An enum of a number type lists numbers: the table's 0.0 and "00" are its 0 whatever the column was read as.
-        return ColumnSpec(name, kind="categorical", categories=categories, may_be_missing=may_be_missing,
-                          match_numbers=kind in NUMERIC_TYPES, source=_("from the data dictionary"))
+        return ColumnSpec(
+            name,
+            kind="categorical",
+            categories=categories,
+            may_be_missing=may_be_missing,
+            match_numbers=kind in NUMERIC_TYPES,
+            source=_("from the data dictionary"),
+        )
     if kind == "boolean":
-        return ColumnSpec(name, kind="categorical", categories=["False", "True"], may_be_missing=may_be_missing, match_numbers=False,
-                          source=_("from the data dictionary"))
+        return ColumnSpec(
+            name,
+            kind="categorical",
+            categories=["False", "True"],
+            may_be_missing=may_be_missing,
+            match_numbers=False,
+            source=_("from the data dictionary"),
+        )
     low, high = constraints.get("minimum"), constraints.get("maximum")
     if low is None and high is None:
         return None
@@ -108,8 +124,15 @@ def _field_spec(name: str, kind: str, constraints: dict[str, Any]) -> ColumnSpec
         raise DataError(_("Field '{field}': give both a minimum and a maximum, as numbers.").format(field=name))
     if low >= high:
         raise DataError(_("Field '{field}': the minimum must be below the maximum.").format(field=name))
-    return ColumnSpec(name, kind="numeric", lower=float(low), upper=float(high), may_be_missing=may_be_missing, match_numbers=False,
-                      source=_("from the data dictionary"))
+    return ColumnSpec(
+        name,
+        kind="numeric",
+        lower=float(low),
+        upper=float(high),
+        may_be_missing=may_be_missing,
+        match_numbers=False,
+        source=_("from the data dictionary"),
+    )
 
 
 def _finite(value: object) -> bool:
@@ -145,8 +168,11 @@ def apply_dictionary(schema: Schema, dictionary: Dictionary) -> tuple[Schema, li
     for name in dictionary.identifiers:
         if name in result.names:
             result[name].role = "identifier"
-    notes += [_("The dictionary gives no bounds or list for '{field}': declare it yourself.").format(field=name)
-              for name in dictionary.without_domain if name in result.names and result[name].role in ("feature", "target")]
+    notes += [
+        _("The dictionary gives no bounds or list for '{field}': declare it yourself.").format(field=name)
+        for name in dictionary.without_domain
+        if name in result.names and result[name].role in ("feature", "target")
+    ]
     return result, notes
 
 

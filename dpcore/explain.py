@@ -26,9 +26,15 @@ MECHANISM_NOTES = {
     "laplace": N_("Laplace noise: adds a random amount, usually small, to each number; simple and standard."),
     "geometric": N_("Geometric (discrete Laplace) noise: the same idea for whole-number counts, with no rounding artefacts."),
     "gumbel": N_("Exponential mechanism: picks a choice (e.g. a split) at random, favouring good ones, by a Gumbel draw."),
-    "permute_and_flip": N_("Permute-and-flip: the same guarantee as the exponential mechanism, never worse, often a little better."),
-    "coin": N_("Coin randomized response (ε = ln 3 ≈ 1.10): each yes/no answer is kept 3 times in 4, else replaced by a coin flip."),
-    "k-ary": N_("k-ary randomized response: each category is kept with a probability set by ε, else replaced by a random other one."),
+    "permute_and_flip": N_(
+        "Permute-and-flip: the same guarantee as the exponential mechanism, never worse, often a little better."
+    ),
+    "coin": N_(
+        "Coin randomized response (ε = ln 3 ≈ 1.10): each yes/no answer is kept 3 times in 4, else replaced by a coin flip."
+    ),
+    "k-ary": N_(
+        "k-ary randomized response: each category is kept with a probability set by ε, else replaced by a random other one."
+    ),
 }
 
 
@@ -72,7 +78,7 @@ def times(factor: float) -> str:
     if factor < 1e9:
         return _("{number} million").format(number=integer(factor / 1e6))
     exponent = int(math.floor(math.log10(factor)))
-    return f"{factor / 10 ** exponent:.0f} × 10^{exponent}"
+    return f"{factor / 10**exponent:.0f} × 10^{exponent}"
 
 
 def one_person_sentence(epsilon: float) -> str:
@@ -97,7 +103,8 @@ def epsilon_problem(text: object, available: float | None = None, name: str | No
         return None, _("{name} must be a number greater than 0.").format(name=name)
     if available is not None and value > available + 1e-12:
         return None, _("{name} = {value} is more than the {left} left in this dataset's budget.").format(
-            name=name, value=short(value), left=short(max(available, 0)))
+            name=name, value=short(value), left=short(max(available, 0))
+        )
     return value, None
 
 
@@ -105,14 +112,23 @@ def epsilon_warnings(epsilon: float) -> list[str]:
     """Warnings for budgets that are unusually large or small."""
     out = []
     if epsilon > 10:
-        out.append(_("ε = {epsilon} is a very weak guarantee: e^ε ≈ {factor}. Use it only for data that is nearly public.").format(
-            epsilon=short(epsilon), factor=e_to_the(epsilon)))
+        out.append(
+            _("ε = {epsilon} is a very weak guarantee: e^ε ≈ {factor}. Use it only for data that is nearly public.").format(
+                epsilon=short(epsilon), factor=e_to_the(epsilon)
+            )
+        )
     elif epsilon > 4:
-        out.append(_("ε = {epsilon} is weaker than most published deployments use (usually ε ≤ 4 per release).").format(
-            epsilon=short(epsilon)))
+        out.append(
+            _("ε = {epsilon} is weaker than most published deployments use (usually ε ≤ 4 per release).").format(
+                epsilon=short(epsilon)
+            )
+        )
     if epsilon < 0.01:
-        out.append(_("ε = {epsilon} is so small that models will be mostly noise unless the table has millions of rows.").format(
-            epsilon=short(epsilon)))
+        out.append(
+            _("ε = {epsilon} is so small that models will be mostly noise unless the table has millions of rows.").format(
+                epsilon=short(epsilon)
+            )
+        )
     return out
 
 

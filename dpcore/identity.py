@@ -109,7 +109,9 @@ def cell_hashes(values: pd.Series) -> np.ndarray:
         return number_hashes(_rounded(values.to_numpy(dtype=np.float64, na_value=np.nan)))
     codes, uniques = pd.factorize(values, use_na_sentinel=True)
     # Case and runs of spaces are a spelling, not a person: 'Self-emp ' and 'SELF-EMP' agree.
-    text = pd.Series(np.asarray(uniques, dtype=object)).astype(str).str.strip().str.casefold().str.replace(r"\s+", " ", regex=True)
+    text = (
+        pd.Series(np.asarray(uniques, dtype=object)).astype(str).str.strip().str.casefold().str.replace(r"\s+", " ", regex=True)
+    )
     dates = _date_keys(text)
     if dates is not None:
         per_value = np.where(np.isnan(dates), plain_hashes(text), mix(number_hashes(dates) ^ _DATE_TAG))
@@ -203,8 +205,9 @@ class TableSketch:
 
     def informative(self) -> np.ndarray:
         """Per column, whether it can be evidence of people: neither key-like nor (nearly) constant."""
-        constant = np.array([_near_constant(self.sample[:, i], self.counts[i], self.rows) for i in range(len(self.names))],
-                            dtype=bool)
+        constant = np.array(
+            [_near_constant(self.sample[:, i], self.counts[i], self.rows) for i in range(len(self.names))], dtype=bool
+        )
         keys = np.array(self.keys if self.keys is not None else [False] * len(self.names), dtype=bool)
         return ~(constant | keys)
 
@@ -221,8 +224,15 @@ class TableSketch:
         with np.load(io.BytesIO(data)) as stored:
             meta = json.loads(stored["meta"].tobytes().decode("utf-8"))
             d = len(meta["names"])
-            return cls(meta["rows"], meta["names"], [stored[f"v{i}"] for i in range(d)], [stored[f"c{i}"] for i in range(d)],
-                       stored["sample"], stored["keys"], meta.get("keys"))
+            return cls(
+                meta["rows"],
+                meta["names"],
+                [stored[f"v{i}"] for i in range(d)],
+                [stored[f"c{i}"] for i in range(d)],
+                stored["sample"],
+                stored["keys"],
+                meta.get("keys"),
+            )
 
 
 def _near_constant(sampled: np.ndarray, counts: np.ndarray, rows: int) -> bool:
@@ -347,8 +357,9 @@ class SketchBuilder:
 
     def finish(self) -> TableSketch:
         keys = [_key_like(self.traits[i], self.sample[:, i], self.counts[i], self.rows) for i in range(len(self.columns))]
-        return TableSketch(self.rows, [normal_name(c) for c in self.columns], self.values, self.counts, self.sample, self.keys,
-                           keys)
+        return TableSketch(
+            self.rows, [normal_name(c) for c in self.columns], self.values, self.counts, self.sample, self.keys, keys
+        )
 
 
 def sketch_table(frame: pd.DataFrame) -> TableSketch:
@@ -362,8 +373,10 @@ def column_similarity(values_a: np.ndarray, counts_a: np.ndarray, values_b: np.n
     """1 − total variation between two columns' value distributions on their shared hash range."""
     if len(values_a) == 0 or len(values_b) == 0:
         return 0.0
-    limit = min(values_a[-1] if len(values_a) >= SKETCH_VALUES else np.iinfo(np.uint64).max,
-                values_b[-1] if len(values_b) >= SKETCH_VALUES else np.iinfo(np.uint64).max)
+    limit = min(
+        values_a[-1] if len(values_a) >= SKETCH_VALUES else np.iinfo(np.uint64).max,
+        values_b[-1] if len(values_b) >= SKETCH_VALUES else np.iinfo(np.uint64).max,
+    )
     a, b = values_a <= limit, values_b <= limit
     union = np.union1d(values_a[a], values_b[b])
     pa_ = np.zeros(len(union))
@@ -396,10 +409,12 @@ def match_columns(known: TableSketch, new: TableSketch) -> tuple[list[tuple[int,
     known_used, new_used = np.flatnonzero(known.informative()), np.flatnonzero(new.informative())
     if not len(known_used) or not len(new_used):
         return [], []
-    score = np.array([
-        [column_similarity(known.values[i], known.counts[i], new.values[j], new.counts[j]) for j in new_used]
-        for i in known_used
-    ])
+    score = np.array(
+        [
+            [column_similarity(known.values[i], known.counts[i], new.values[j], new.counts[j]) for j in new_used]
+            for i in known_used
+        ]
+    )
     bonus = np.array([[0.02 if known.names[i] == new.names[j] else 0.0 for j in new_used] for i in known_used])
     rows, cols = linear_sum_assignment(-(score + bonus))
     by_content = [(int(known_used[i]), int(new_used[j])) for i, j in zip(rows, cols, strict=True) if score[i, j] >= MATCH_SCORE]
@@ -436,7 +451,7 @@ def _column_subsets(by_content: int, by_header: int) -> list[tuple[int, ...]]:
     """
     everything = tuple(range(by_content + by_header))
     content = everything[:by_content]
-    candidates = [everything, *(everything[:k] + everything[k + 1:] for k in range(len(everything)))]
+    candidates = [everything, *(everything[:k] + everything[k + 1 :] for k in range(len(everything)))]
     if by_header:
         candidates += [content, *(content + (h,) for h in everything[by_content:])]
     return list(dict.fromkeys(s for s in candidates if len(s) >= MIN_EVIDENCE_COLUMNS))
@@ -481,13 +496,21 @@ def _plan(sketch: TableSketch, new: TableSketch) -> _Plan:
     subsets = _column_subsets(len(by_content), len(by_header)) if len(sketch.sample_keys) else []
     # Each matched pair salts its cells by its place, so 'yes' in one vote and 'no' in the next is not the reverse.
     placed = [_placed(sketch.sample[:, i], place) for place, (i, _j) in enumerate(pairs)]
-    kept = [(subset, keys) for subset, keys in zip(subsets, _subset_keys(placed, subsets, len(by_content)), strict=True)
-            if len(np.unique(keys)) >= 0.5 * len(keys)]
+    kept = [
+        (subset, keys)
+        for subset, keys in zip(subsets, _subset_keys(placed, subsets, len(by_content)), strict=True)
+        if len(np.unique(keys)) >= 0.5 * len(keys)
+    ]
     # A subset that holds another kept one finds no row that one misses: only the smallest are looked up.
     sets = [frozenset(subset) for subset, _ in kept]
     kept = [pair for pair, members in zip(kept, sets, strict=True) if not any(other < members for other in sets)]
-    return _Plan([j for _i, j in pairs], len(by_content), [subset for subset, _ in kept], [keys for _, keys in kept],
-                 [np.zeros(len(keys), dtype=bool) for _, keys in kept])
+    return _Plan(
+        [j for _i, j in pairs],
+        len(by_content),
+        [subset for subset, _ in kept],
+        [keys for _, keys in kept],
+        [np.zeros(len(keys), dtype=bool) for _, keys in kept],
+    )
 
 
 def overlaps(known: list[TableSketch], new: TableSketch, new_frame_chunks: Iterable[pd.DataFrame]) -> list[float]:
@@ -514,8 +537,9 @@ def overlaps(known: list[TableSketch], new: TableSketch, new_frame_chunks: Itera
                     if j not in cells:
                         cells[j] = cell_hashes(chunk[names[j]])
                 placed = [_placed(cells[j], place) for place, j in enumerate(plan.new_columns)]
-                for keys, found, chunk_keys in zip(plan.keys, plan.found, _subset_keys(placed, plan.subsets, plan.by_content),
-                                                   strict=True):
+                for keys, found, chunk_keys in zip(
+                    plan.keys, plan.found, _subset_keys(placed, plan.subsets, plan.by_content), strict=True
+                ):
                     found |= np.isin(keys, chunk_keys)
     out = []
     for sketch, plan in zip(known, plans, strict=True):

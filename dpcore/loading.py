@@ -26,8 +26,18 @@ from dpcore.i18n import N_, _, integer
 from dpcore.schema import ZERO_PADDED
 
 __all__ = [
-    "DELIMITERS", "MAX_COLUMNS", "MAX_ROWS", "MISSING_VALUES", "comma_number_columns", "decode", "first_row_is_data",
-    "read_csv_bytes", "read_csv_path", "read_excel_bytes", "read_table_bytes", "sniff_delimiter",
+    "DELIMITERS",
+    "MAX_COLUMNS",
+    "MAX_ROWS",
+    "MISSING_VALUES",
+    "comma_number_columns",
+    "decode",
+    "first_row_is_data",
+    "read_csv_bytes",
+    "read_csv_path",
+    "read_excel_bytes",
+    "read_table_bytes",
+    "sniff_delimiter",
 ]
 
 MAX_ROWS = 2_000_000
@@ -49,7 +59,9 @@ _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # old .xls files, and password
 _EXCEL_SUFFIXES = (".xlsx", ".xlsm")
 _OLD_EXCEL = ".xls"
 _REFUSED = {
-    ".xls": N_("This is an old Excel workbook (.xls), which DP Studio does not read. Open it in your spreadsheet program and save it as .xlsx or CSV."),
+    ".xls": N_(
+        "This is an old Excel workbook (.xls), which DP Studio does not read. Open it in your spreadsheet program and save it as .xlsx or CSV."
+    ),
     ".ods": N_("This is an OpenDocument spreadsheet (.ods), which DP Studio does not read. Save it as .xlsx or CSV."),
     ".numbers": N_("This is an Apple Numbers file, which DP Studio does not read. Export it as .xlsx or CSV."),
     ".zip": N_("This is a compressed archive. Unpack it and upload the CSV or .xlsx file inside."),
@@ -123,22 +135,37 @@ def _comma_numbers_to_float(column: pd.Series) -> pd.Series:
 
 
 def _finish(
-    frame: pd.DataFrame, info: dict[str, Any], names: list[str] | None, max_rows: int, max_columns: int, decimal: str | None,
+    frame: pd.DataFrame,
+    info: dict[str, Any],
+    names: list[str] | None,
+    max_rows: int,
+    max_columns: int,
+    decimal: str | None,
     suspect: bool,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """The checks and clean-up shared by CSV and Excel: guards, column names, decimal commas."""
     if frame.shape[1] < 2:
         raise DataError(
-            _("Only one column was found. The file may use a delimiter other than comma, semicolon or tab, or it "
-              "is not a table: save it as CSV with one of those delimiters.")
+            _(
+                "Only one column was found. The file may use a delimiter other than comma, semicolon or tab, or it "
+                "is not a table: save it as CSV with one of those delimiters."
+            )
         )
     if len(frame) == 0:
         raise DataError(_("The file has a header but no data rows."))
     if len(frame) > max_rows:
-        raise DataError(_("The table has more than {max_rows} rows, more than DP Studio handles in the browser. Use the "
-                          "command line (python -m dpcore) for large files.").format(max_rows=integer(max_rows)))
+        raise DataError(
+            _(
+                "The table has more than {max_rows} rows, more than DP Studio handles in the browser. Use the "
+                "command line (python -m dpcore) for large files."
+            ).format(max_rows=integer(max_rows))
+        )
     if frame.shape[1] > max_columns:
-        raise DataError(_("The table has more than {max_columns} columns. Drop the columns you do not need and upload again.").format(max_columns=max_columns))
+        raise DataError(
+            _("The table has more than {max_columns} columns. Drop the columns you do not need and upload again.").format(
+                max_columns=max_columns
+            )
+        )
     if names is not None:  # the table has a header row
         frame.columns = [str(c).strip() for c in frame.columns]
         if len(set(frame.columns)) != len(frame.columns) or len(set(names)) != len(names):
@@ -178,8 +205,11 @@ def _keep_zero_padded_codes(frame: pd.DataFrame, text: str, header: bool, option
     Only the columns pandas read as numbers are read a second time, and only when some field
     of the file starts with a zero followed by a digit.
     """
-    numeric = [i for i, name in enumerate(frame.columns) if pd.api.types.is_numeric_dtype(frame[name])
-               and not pd.api.types.is_bool_dtype(frame[name])]
+    numeric = [
+        i
+        for i, name in enumerate(frame.columns)
+        if pd.api.types.is_numeric_dtype(frame[name]) and not pd.api.types.is_bool_dtype(frame[name])
+    ]
     if not numeric or not _PADDED_FIELD.search(text):
         return frame
     as_text = pd.read_csv(io.StringIO(text), header=0 if header else None, usecols=numeric, dtype=str, **options)
@@ -196,7 +226,12 @@ def _check_options(header: object, decimal: object) -> None:
 
 
 def read_csv_bytes(
-    raw: bytes, max_rows: int = MAX_ROWS, max_columns: int = MAX_COLUMNS, *, header: bool | None = None, decimal: str | None = None
+    raw: bytes,
+    max_rows: int = MAX_ROWS,
+    max_columns: int = MAX_COLUMNS,
+    *,
+    header: bool | None = None,
+    decimal: str | None = None,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Parse an uploaded CSV. Returns the table and facts about the file.
 
@@ -246,17 +281,30 @@ def read_csv_bytes(
         raise DataError(_("The file is empty. Choose a CSV file with a header row and at least one data row.")) from None
     except (pd.errors.ParserError, ValueError, csv.Error):
         raise DataError(
-            _("The file could not be read as a table: rows have different numbers of fields. Check that it is a "
-              "CSV with one header row and the same delimiter (comma, semicolon or tab) on every line.")
+            _(
+                "The file could not be read as a table: rows have different numbers of fields. Check that it is a "
+                "CSV with one header row and the same delimiter (comma, semicolon or tab) on every line."
+            )
         ) from None
     frame = _keep_zero_padded_codes(frame, text, bool(header), options)
-    info = {"format": "csv", "encoding": encoding, "delimiter": _DELIMITER_NAMES[delimiter], "header": header, "header_guessed": guessed}
+    info = {
+        "format": "csv",
+        "encoding": encoding,
+        "delimiter": _DELIMITER_NAMES[delimiter],
+        "header": header,
+        "header_guessed": guessed,
+    }
     # A decimal comma is only plausible when the comma is not the delimiter.
     return _finish(frame, info, names if header else None, max_rows, max_columns, decimal, suspect=delimiter != ",")
 
 
 def read_excel_bytes(
-    raw: bytes, max_rows: int = MAX_ROWS, max_columns: int = MAX_COLUMNS, *, header: bool | None = None, decimal: str | None = None
+    raw: bytes,
+    max_rows: int = MAX_ROWS,
+    max_columns: int = MAX_COLUMNS,
+    *,
+    header: bool | None = None,
+    decimal: str | None = None,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Parse an uploaded Excel workbook (.xlsx): its first sheet, with the same checks as a CSV.
 
@@ -270,8 +318,12 @@ def read_excel_bytes(
     if raw.startswith(_OLE_MAGIC):
         # Excel stores a password-protected .xlsx inside the same container as an old .xls.
         if "EncryptionInfo".encode("utf-16-le") in raw:
-            raise DataError(_("The workbook is protected by a password. Remove the password in your spreadsheet program (or save "
-                              "it as CSV) and upload again."))
+            raise DataError(
+                _(
+                    "The workbook is protected by a password. Remove the password in your spreadsheet program (or save "
+                    "it as CSV) and upload again."
+                )
+            )
         raise DataError(_(_REFUSED[_OLD_EXCEL]))
     if not raw.startswith(b"PK"):
         raise DataError(_("This is not an .xlsx workbook. Save the table as .xlsx or CSV and upload that."))
@@ -301,7 +353,12 @@ def read_excel_bytes(
 
 
 def read_parquet_bytes(
-    raw: bytes, max_rows: int = MAX_ROWS, max_columns: int = MAX_COLUMNS, *, header: bool | None = None, decimal: str | None = None
+    raw: bytes,
+    max_rows: int = MAX_ROWS,
+    max_columns: int = MAX_COLUMNS,
+    *,
+    header: bool | None = None,
+    decimal: str | None = None,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Parse an uploaded Parquet file (a warehouse export) with the same checks as a CSV.
 
@@ -317,16 +374,23 @@ def read_parquet_bytes(
     try:  # pyarrow's messages on a broken file may quote its bytes
         parquet = pq.ParquetFile(io.BytesIO(raw))
         if parquet.metadata.num_rows > max_rows:
-            raise DataError(_("The table has more than {max_rows} rows, more than DP Studio handles in the browser. Use the "
-                              "command line (python -m dpcore) for large files.").format(max_rows=integer(max_rows)))
+            raise DataError(
+                _(
+                    "The table has more than {max_rows} rows, more than DP Studio handles in the browser. Use the "
+                    "command line (python -m dpcore) for large files."
+                ).format(max_rows=integer(max_rows))
+            )
         frame = parquet.read().to_pandas()
     except DataError:
         raise
     except Exception:
-        raise DataError(_("This is not a readable Parquet file. Save the table as Parquet, CSV or .xlsx and upload that.")) from None
+        raise DataError(
+            _("This is not a readable Parquet file. Save the table as Parquet, CSV or .xlsx and upload that.")
+        ) from None
     names = [str(c) for c in frame.columns]
-    return _finish(frame, {"format": "parquet", "header": True, "header_guessed": False}, names, max_rows, max_columns, None,
-                   suspect=False)
+    return _finish(
+        frame, {"format": "parquet", "header": True, "header_guessed": False}, names, max_rows, max_columns, None, suspect=False
+    )
 
 
 def read_table_bytes(raw: bytes, filename: str, **options: Any) -> tuple[pd.DataFrame, dict[str, Any]]:

@@ -26,16 +26,20 @@ def privacy_line(trained: TrainedModel, unit: str = ADD_REMOVE) -> str:
     delta, k = trained.delta, trained.rows_per_person
     who = _("one person's rows added or removed") if k > 1 else _("add/remove-one neighbours")
     if delta:
-        line = _("- **Privacy**: (ε = {epsilon}, δ = {delta})-differential privacy — APPROXIMATE DP, not pure ε-DP "
-                 "(how the noise is accounted for: see the privacy argument below); {who}.").format(
-                     epsilon=short(trained.epsilon), delta=short(delta), who=who)
+        line = _(
+            "- **Privacy**: (ε = {epsilon}, δ = {delta})-differential privacy — APPROXIMATE DP, not pure ε-DP "
+            "(how the noise is accounted for: see the privacy argument below); {who}."
+        ).format(epsilon=short(trained.epsilon), delta=short(delta), who=who)
     else:
-        line = _("- **Privacy**: ε = {epsilon} (pure ε-differential privacy, {who}).").format(epsilon=short(trained.epsilon), who=who)
+        line = _("- **Privacy**: ε = {epsilon} (pure ε-differential privacy, {who}).").format(
+            epsilon=short(trained.epsilon), who=who
+        )
     if k > 1:
-        line += " " + _("Per person, counting up to {k} rows each: at most {k} rows of a person were used (a random subset), "
-                        "and the model was fitted at ε = {row_epsilon} per row, which by group privacy is "
-                        "ε = {epsilon} per person.").format(k=k, row_epsilon=short(float(f"{per_row(trained.epsilon, 0.0, k)[0]:.4g}")),
-                                                            epsilon=short(trained.epsilon))
+        line += " " + _(
+            "Per person, counting up to {k} rows each: at most {k} rows of a person were used (a random subset), "
+            "and the model was fitted at ε = {row_epsilon} per row, which by group privacy is "
+            "ε = {epsilon} per person."
+        ).format(k=k, row_epsilon=short(float(f"{per_row(trained.epsilon, 0.0, k)[0]:.4g}")), epsilon=short(trained.epsilon))
     eps, dlt = convert(epsilon_decimal(trained.epsilon), Decimal(repr(delta)), ADD_REMOVE, unit)
     cost = f"ε = {short(float(eps))}" + (f", δ = {short(float(dlt))}" if dlt else "")
     return line + " " + _("In the dataset's unit ({unit}) it counts as {cost}.").format(unit=_(UNITS[unit]), cost=cost)
@@ -59,7 +63,8 @@ def model_card(trained: TrainedModel, schema: Schema, unit: str = ADD_REMOVE) ->
         _("- **Task**: {task}; target `{target}`.").format(task=_(trained.task), target=target.name),
         _("- **Parameters**: {settings}.").format(settings=settings),
         _("- **Count noise / selection**: {noise} / {selection}.").format(
-            noise=getattr(trained.model, "count_noise", "n/a"), selection=getattr(trained.model, "selection", "n/a")),
+            noise=getattr(trained.model, "count_noise", "n/a"), selection=getattr(trained.model, "selection", "n/a")
+        ),
         "",
         _("## Declared bounds (public)"),
         "",

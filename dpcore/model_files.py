@@ -56,12 +56,20 @@ def model_bytes(model: object) -> bytes:
         after fitting (its holder could replay the noise).
     """
     if is_teacher(model):
-        raise DataError(_("A subsample-and-aggregate teacher cannot be saved or released: it keeps models fitted on "
-                             "the raw rows and its secret noise. Release what it answered, or the student trained on "
-                             "its answers, instead."))
+        raise DataError(
+            _(
+                "A subsample-and-aggregate teacher cannot be saved or released: it keeps models fitted on "
+                "the raw rows and its secret noise. Release what it answered, or the student trained on "
+                "its answers, instead."
+            )
+        )
     if kept_generators(model):
-        raise DataError(_("This model keeps its random generator after fitting, so whoever holds the file could replay "
-                             "its noise; it cannot be saved."))
+        raise DataError(
+            _(
+                "This model keeps its random generator after fitting, so whoever holds the file could replay "
+                "its noise; it cannot be saved."
+            )
+        )
     return sio.dumps(model)
 
 
@@ -90,6 +98,9 @@ def load_model(source: bytes | str | Path) -> object:
         raise DataError(_("This is not a DP Studio model file (a .skops file written by DP Studio).")) from error
     foreign = [name for name in unknown if not name.startswith(TRUSTED_PREFIXES)]
     if foreign:
-        raise DataError(_("This model file names types DP Studio does not trust, so it was not opened: {types}").format(
-            types=", ".join(foreign[:5])))
+        raise DataError(
+            _("This model file names types DP Studio does not trust, so it was not opened: {types}").format(
+                types=", ".join(foreign[:5])
+            )
+        )
     return sio.loads(data, trusted=unknown)

@@ -104,11 +104,19 @@ def counting(privacy_unit: str | None, rows_per_person: int) -> str:
 def check_unit_column(frame: pd.DataFrame, column: str) -> None:
     """A sentence (as :class:`DataError`) when the declared unit column is missing or empty; never a value."""
     if column not in frame.columns:
-        raise DataError(_("The column '{column}' that identifies each person is not in the table: choose the column that "
-                          "does, or say that each person has one row.").format(column=column))
+        raise DataError(
+            _(
+                "The column '{column}' that identifies each person is not in the table: choose the column that "
+                "does, or say that each person has one row."
+            ).format(column=column)
+        )
     if (person_keys(frame[column]) == MISSING_HASH).all():
-        raise DataError(_("The column '{column}' that identifies each person is empty: choose the column that does, or say "
-                          "that each person has one row.").format(column=column))
+        raise DataError(
+            _(
+                "The column '{column}' that identifies each person is empty: choose the column that does, or say "
+                "that each person has one row."
+            ).format(column=column)
+        )
 
 
 def unit_problems(column: str | None, rows_per_person: object, role: str | None, frame: pd.DataFrame | None) -> list[str]:

@@ -32,14 +32,60 @@ OTHER_CATEGORY = "(other)"
 
 # Words that make a column a direct identifier, matched on the words of its name in any case
 # style (CamelCase, snake_case, kebab-case, spaced): FullName, patient_id, E-Mail, "Phone no".
-_IDENTIFIER_WORDS = frozenset({
-    "id", "ids", "uuid", "guid", "name", "names", "fullname", "firstname", "lastname", "surname", "forename", "username",
-    "email", "mail", "phone", "telephone", "tel", "mobile", "cell", "fax", "ssn", "nin", "passport", "address", "street",
-    "zip", "zipcode", "postcode", "postal", "iban", "account", "login", "ip", "url", "license", "licence", "mrn",
-})
-_IDENTIFIER_PAIRS = frozenset({("e", "mail"), ("social", "security"), ("first", "name"), ("last", "name"),
-                               ("full", "name"), ("user", "name"), ("medical", "record")}) | frozenset(
-    (who, tag) for who in ("customer", "client", "patient", "employee", "staff", "member", "record", "policy", "card", "tax")
+_IDENTIFIER_WORDS = frozenset(
+    {
+        "id",
+        "ids",
+        "uuid",
+        "guid",
+        "name",
+        "names",
+        "fullname",
+        "firstname",
+        "lastname",
+        "surname",
+        "forename",
+        "username",
+        "email",
+        "mail",
+        "phone",
+        "telephone",
+        "tel",
+        "mobile",
+        "cell",
+        "fax",
+        "ssn",
+        "nin",
+        "passport",
+        "address",
+        "street",
+        "zip",
+        "zipcode",
+        "postcode",
+        "postal",
+        "iban",
+        "account",
+        "login",
+        "ip",
+        "url",
+        "license",
+        "licence",
+        "mrn",
+    }
+)
+_IDENTIFIER_PAIRS = frozenset(
+    {
+        ("e", "mail"),
+        ("social", "security"),
+        ("first", "name"),
+        ("last", "name"),
+        ("full", "name"),
+        ("user", "name"),
+        ("medical", "record"),
+    }
+) | frozenset(
+    (who, tag)
+    for who in ("customer", "client", "patient", "employee", "staff", "member", "record", "policy", "card", "tax")
     for tag in ("number", "no", "nr", "num", "code", "key")
 )
 _CODE_WORDS = frozenset({"code", "codes", "type", "class", "category", "kind"})  # whole numbers named so are codes
@@ -169,8 +215,12 @@ class ColumnSpec:
         elif len(set(self.categories)) != len(self.categories):
             out.append(_("Column '{column}': the category list has repeats.").format(column=self.name))
         elif self.match_numbers and repeated_numbers(self.categories):
-            out.append(_("Column '{column}': two declared categories are the same number; merge them, or untick 'match "
-                         "numbers' to compare them as text.").format(column=self.name))
+            out.append(
+                _(
+                    "Column '{column}': two declared categories are the same number; merge them, or untick 'match "
+                    "numbers' to compare them as text."
+                ).format(column=self.name)
+            )
         return out
 
 
@@ -217,9 +267,11 @@ class Schema:
     def leak_notes(self, columns: Collection[str] | None = None) -> list[str]:
         """One warning sentence per column (of ``columns``, default all) whose domain was read from the private data."""
         return [
-            (_("Not differentially private: the bounds of '{column}' were read from the data, not declared.") if c.kind == "numeric"
-             else _("Not differentially private: the categories of '{column}' were read from the data, not declared.")
-             ).format(column=c.name)
+            (
+                _("Not differentially private: the bounds of '{column}' were read from the data, not declared.")
+                if c.kind == "numeric"
+                else _("Not differentially private: the categories of '{column}' were read from the data, not declared.")
+            ).format(column=c.name)
             for c in self.columns
             if c.bounds_from_data and c.role not in ("identifier", "ignore") and (columns is None or c.name in columns)
         ]
@@ -244,9 +296,11 @@ class Schema:
                     values = frame[spec.name]
                     as_number = pd.to_numeric(values, errors="coerce")
                     if (as_number.isna() & values.notna()).any():
-                        out.append(_(
-                            "Column '{column}' has text values but is declared numeric: declare it categorical, or fix the file."
-                        ).format(column=spec.name))
+                        out.append(
+                            _(
+                                "Column '{column}' has text values but is declared numeric: declare it categorical, or fix the file."
+                            ).format(column=spec.name)
+                        )
         return out
 
     def check(self, frame: pd.DataFrame | None = None, need_target: bool = False) -> None:
@@ -257,13 +311,18 @@ class Schema:
 
     # --- (de)serialisation -----------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        return {"columns": [asdict(c) for c in self.columns], "privacy_unit": self.privacy_unit,
-                "rows_per_person": self.rows_per_person}
+        return {
+            "columns": [asdict(c) for c in self.columns],
+            "privacy_unit": self.privacy_unit,
+            "rows_per_person": self.rows_per_person,
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Schema:
         try:
-            columns = [ColumnSpec(**{k: v for k, v in c.items() if k in ColumnSpec.__dataclass_fields__}) for c in data["columns"]]
+            columns = [
+                ColumnSpec(**{k: v for k, v in c.items() if k in ColumnSpec.__dataclass_fields__}) for c in data["columns"]
+            ]
         except (KeyError, TypeError):
             raise DataError(_("The schema file is not in the expected form (a 'columns' list of column declarations).")) from None
         for c in columns:

@@ -95,8 +95,9 @@ def person_delta(model: object, epsilon: float, rows_per_person: int) -> float:
     return per_person(row_epsilon, spent_delta(model), rows_per_person)[1]
 
 
-def holdout_split(n: int, rng: np.random.Generator, share: float = HOLDOUT_SHARE,
-                  groups: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def holdout_split(
+    n: int, rng: np.random.Generator, share: float = HOLDOUT_SHARE, groups: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """A data-independent random split of row positions: about ``share`` of them (or of the ``groups``) held out."""
     test = rng.random(n) < share if groups is None else (rng.random(int(groups.max()) + 1) < share)[groups]
     return np.flatnonzero(~test), np.flatnonzero(test)
@@ -159,7 +160,9 @@ def train(
     people = counting(design.schema.privacy_unit if design.schema is not None else None, design.rows_per_person)
     check_can_pay(ledger, epsilon, people, "Training", "trained", delta=model_delta)
     rng = np.random.default_rng(seed)
-    fit_rows, test_rows = holdout_split(len(design.y), rng, holdout, design.groups) if holdout > 0 else (np.arange(len(design.y)), np.arange(0))
+    fit_rows, test_rows = (
+        holdout_split(len(design.y), rng, holdout, design.groups) if holdout > 0 else (np.arange(len(design.y)), np.arange(0))
+    )
     context = design.context(epsilon, params=params, random_state=seed, count_noise=count_noise, selection=selection)
     if spec.approximate:
         context = replace(context, delta=model_delta)
@@ -167,10 +170,20 @@ def train(
         # A teacher keeps models fitted on raw rows and pays per answer: it is queried (answer_queries), never released.
         raise ValueError(f"{spec.name} answers queries at a price and cannot be trained for release; train its student")
     fitted = fit_with_progress(lambda: spec.make(context), design.X[fit_rows], design.y[fit_rows], progress)
-    ledger.spend(spend_label(f"Train {spec.name}", seed, design.rows_per_person), epsilon, delta=person_delta(fitted, epsilon, design.rows_per_person), mechanism=type(fitted).__name__,
-                 released="a trained model", counting=people)
-    details: dict[str, Any] = {"n_train": len(fit_rows), "n_test": len(test_rows), "n_without_target": design.n_without_target,
-                               "rows_over_bound": design.rows_over_bound}
+    ledger.spend(
+        spend_label(f"Train {spec.name}", seed, design.rows_per_person),
+        epsilon,
+        delta=person_delta(fitted, epsilon, design.rows_per_person),
+        mechanism=type(fitted).__name__,
+        released="a trained model",
+        counting=people,
+    )
+    details: dict[str, Any] = {
+        "n_train": len(fit_rows),
+        "n_test": len(test_rows),
+        "n_without_target": design.n_without_target,
+        "rows_over_bound": design.rows_over_bound,
+    }
     metrics: dict[str, float] = {}
     if len(test_rows):
         metrics = _scores(design, fitted, fit_rows, test_rows, details)
@@ -184,8 +197,19 @@ def train(
         details["spending"] = fitted.spending_in_words()
     if hasattr(fitted, "weights_path_records"):
         details["weights_path"] = fitted.weights_path_records()
-    return TrainedModel(model, spec.name, spec.task, fitted, epsilon, dict(params or {}), metrics, design.feature_names,
-                        seed is not None, details, design.rows_per_person)
+    return TrainedModel(
+        model,
+        spec.name,
+        spec.task,
+        fitted,
+        epsilon,
+        dict(params or {}),
+        metrics,
+        design.feature_names,
+        seed is not None,
+        details,
+        design.rows_per_person,
+    )
 
 
 def _scores(
@@ -200,13 +224,19 @@ def _scores(
         return {"MAE": mean_absolute_error(truth, predicted), "RMSE": root_mean_squared_error(truth, predicted)}
     values, counts = np.unique(design.y[fit_rows], return_counts=True)
     majority = np.full(len(test_rows), values[np.argmax(counts)], dtype=object)
-    details["baseline"] = {"accuracy": accuracy_score(truth, majority), "balanced accuracy": balanced_accuracy_score(truth, majority)}
+    details["baseline"] = {
+        "accuracy": accuracy_score(truth, majority),
+        "balanced accuracy": balanced_accuracy_score(truth, majority),
+    }
     details["baseline_name"] = N_("always predicting the most common class")
     classes = design.classes
     if classes is None:  # Design.from_table always declares them; pd.Index(None) failed with a TypeError
         raise ValueError("a classification design needs its declared classes")
-    details["confusion"] = pd.DataFrame(confusion_matrix(truth, predicted, labels=classes),
-                                        index=pd.Index(classes, name="true"), columns=pd.Index(classes, name="predicted"))
+    details["confusion"] = pd.DataFrame(
+        confusion_matrix(truth, predicted, labels=classes),
+        index=pd.Index(classes, name="true"),
+        columns=pd.Index(classes, name="predicted"),
+    )
     details["per_class"] = per_class_table(truth, predicted, classes)
     return {"accuracy": accuracy_score(truth, predicted), "balanced accuracy": balanced_accuracy_score(truth, predicted)}
 
@@ -224,7 +254,10 @@ def per_class_table(y_true: np.ndarray, y_pred: np.ndarray, classes: Sequence[An
 
 
 def fit_with_progress(
-    make: Callable[[], Estimator], X: np.ndarray, y: np.ndarray, progress: Progress | None = None,
+    make: Callable[[], Estimator],
+    X: np.ndarray,
+    y: np.ndarray,
+    progress: Progress | None = None,
     clock: Callable[[], float] = time.monotonic,
 ) -> Estimator:
     """``make().fit(X, y)``, reporting elapsed and estimated seconds while it runs.
@@ -281,8 +314,16 @@ class AnsweredQueries:
     n_queries: int
 
 
-def answer_queries(design: Design, queries: np.ndarray, epsilon_per_query: float, ledger: BudgetLedger, *,
-                   delta_per_query: float = 0.0, n_blocks: int | None = None, seed: int | None = None) -> AnsweredQueries:
+def answer_queries(
+    design: Design,
+    queries: np.ndarray,
+    epsilon_per_query: float,
+    ledger: BudgetLedger,
+    *,
+    delta_per_query: float = 0.0,
+    n_blocks: int | None = None,
+    seed: int | None = None,
+) -> AnsweredQueries:
     """Answer every row of ``queries`` with a subsample-and-aggregate teacher fitted on ``design``, charged per query.
 
     The budget rule of :func:`train`, for a model that pays per answer: the whole batch's cost
@@ -299,15 +340,20 @@ def answer_queries(design: Design, queries: np.ndarray, epsilon_per_query: float
     from dpcore.models.subsample_aggregate import SubsampleAggregateClassifier, SubsampleAggregateRegressor
 
     if design.task != "regression" and delta_per_query > 0:
-        raise ValueError(_("A classifier's answers are a noisy vote, pure ε-DP: give delta_per_query = 0 "
-                           "(a δ would be charged for nothing)."))
+        raise ValueError(
+            _("A classifier's answers are a noisy vote, pure ε-DP: give delta_per_query = 0 (a δ would be charged for nothing).")
+        )
     n_queries = len(queries)
     epsilon, delta = epsilon_per_query * n_queries, delta_per_query * n_queries
     people = counting(design.schema.privacy_unit if design.schema is not None else None, design.rows_per_person)
     check_can_pay(ledger, epsilon, people, "Answering these queries", "answered")
     if not ledger.can_spend(epsilon, delta):
-        raise BudgetExceededError(_("Answering {n_queries} queries needs δ = {delta}, more than what is left of this dataset's δ. "
-                                    "Nothing was answered or charged.").format(n_queries=n_queries, delta=short(delta)))
+        raise BudgetExceededError(
+            _(
+                "Answering {n_queries} queries needs δ = {delta}, more than what is left of this dataset's δ. "
+                "Nothing was answered or charged."
+            ).format(n_queries=n_queries, delta=short(delta))
+        )
     context = design.context(epsilon_per_query, random_state=seed)
     context.delta = delta_per_query
     row = context.per_row()
@@ -319,6 +365,12 @@ def answer_queries(design: Design, queries: np.ndarray, epsilon_per_query: float
     else:
         teacher = SubsampleAggregateClassifier(classes=row.classes, **common)
     answers = teacher.fit(design.X, design.y).predict(queries)
-    ledger.spend(spend_label(f"Answer {n_queries} queries (subsample and aggregate)", seed, design.rows_per_person), epsilon,
-                 delta=delta, mechanism=type(teacher).__name__, released=f"{n_queries} answered queries", counting=people)
+    ledger.spend(
+        spend_label(f"Answer {n_queries} queries (subsample and aggregate)", seed, design.rows_per_person),
+        epsilon,
+        delta=delta,
+        mechanism=type(teacher).__name__,
+        released=f"{n_queries} answered queries",
+        counting=people,
+    )
     return AnsweredQueries(answers, epsilon, delta, n_queries)

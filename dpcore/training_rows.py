@@ -38,6 +38,7 @@ def holdout_parts(rows: Rows, share: float, seed: int | None) -> tuple[Rows, Row
         def take(batch: RowBatch) -> RowBatch:
             chosen = keyed.uniforms(key, batch.key, HOLDOUT_STREAM)[:, 0] < share
             return batch.take(chosen if held_out else ~chosen)
+
         return take
 
     return rows.prepared(part(False)), rows.prepared(part(True))
@@ -47,16 +48,27 @@ def check_fits_rows(model: str) -> ModelSpec:
     """Registry model ``model``, if it is one of our private models and fits from a backend's rows (else a sentence)."""
     spec = get(model)
     if not spec.private or spec.kind != "ours" or spec.estimator is None:
-        raise ValueError(_("{name} is not one of DP Studio's private models; train one of those for release").format(name=spec.name))
+        raise ValueError(
+            _("{name} is not one of DP Studio's private models; train one of those for release").format(name=spec.name)
+        )
     if not spec.estimator.fits_rows():
         raise ValueError(_("{name} cannot be fitted on Spark yet; use the local engine").format(name=spec.name))
     return spec
 
 
 def train_rows(
-    domain: Design, rows: Rows, model: str, epsilon: float, ledger: BudgetLedger, *, params: dict[str, Any] | None = None,
-    count_noise: str = DEFAULT_COUNT_NOISE, selection: str = DEFAULT_SELECTION, seed: int | None = None,
-    holdout: float = HOLDOUT_SHARE, delta: float | None = None,
+    domain: Design,
+    rows: Rows,
+    model: str,
+    epsilon: float,
+    ledger: BudgetLedger,
+    *,
+    params: dict[str, Any] | None = None,
+    count_noise: str = DEFAULT_COUNT_NOISE,
+    selection: str = DEFAULT_SELECTION,
+    seed: int | None = None,
+    holdout: float = HOLDOUT_SHARE,
+    delta: float | None = None,
 ) -> TrainedModel:
     """Fit registry model ``model`` on ``rows`` (features in declared units, raw target), charge ``ledger``, score it.
 
@@ -74,16 +86,33 @@ def train_rows(
     fitted = spec.make(context)
     assert isinstance(fitted, DPEstimatorMixin)  # check_fits_rows: one of our estimators
     fitted.fit_rows(fit_part)
-    ledger.spend(spend_label(f"Train {spec.name}", seed, 1), epsilon, delta=spent_delta(fitted),
-                 mechanism=type(fitted).__name__, released="a trained model", counting=people)
+    ledger.spend(
+        spend_label(f"Train {spec.name}", seed, 1),
+        epsilon,
+        delta=spent_delta(fitted),
+        mechanism=type(fitted).__name__,
+        released="a trained model",
+        counting=people,
+    )
     details: dict[str, Any] = {}
     metrics = _scores(domain, fitted, fit_part, test_part, details) if test_part is not None else {}
     if hasattr(fitted, "tree_records"):
         details["tree"] = fitted.tree_records(domain.feature_names)
     if hasattr(fitted, "rounds_as_records"):
         details["rounds"] = fitted.rounds_as_records(domain.feature_names)
-    return TrainedModel(model, spec.name, spec.task, fitted, epsilon, dict(params or {}), metrics, domain.feature_names,
-                        seed is not None, details, 1)
+    return TrainedModel(
+        model,
+        spec.name,
+        spec.task,
+        fitted,
+        epsilon,
+        dict(params or {}),
+        metrics,
+        domain.feature_names,
+        seed is not None,
+        details,
+        1,
+    )
 
 
 def _scores(domain: Design, fitted: Estimator, fit_part: Rows, test_part: Rows, details: dict[str, Any]) -> dict[str, float]:
@@ -93,7 +122,9 @@ def _scores(domain: Design, fitted: Estimator, fit_part: Rows, test_part: Rows, 
     return _classification_scores(domain, fitted, fit_part, test_part, details)
 
 
-def _regression_scores(domain: Design, fitted: Estimator, fit_part: Rows, test_part: Rows, details: dict[str, Any]) -> dict[str, float]:
+def _regression_scores(
+    domain: Design, fitted: Estimator, fit_part: Rows, test_part: Rows, details: dict[str, Any]
+) -> dict[str, float]:
     assert domain.target_bounds is not None, "a regression domain declares its target bounds"
     low, high = domain.target_bounds
     span = high - low
@@ -123,7 +154,9 @@ def _regression_scores(domain: Design, fitted: Estimator, fit_part: Rows, test_p
     return {"MAE": float(unfixed(model_abs)) * span / n, "RMSE": float(np.sqrt(unfixed(model_sq, 28) / n)) * span}
 
 
-def _classification_scores(domain: Design, fitted: Estimator, fit_part: Rows, test_part: Rows, details: dict[str, Any]) -> dict[str, float]:
+def _classification_scores(
+    domain: Design, fitted: Estimator, fit_part: Rows, test_part: Rows, details: dict[str, Any]
+) -> dict[str, float]:
     classes = np.asarray(list(domain.classes or []), dtype=object)
     k = len(classes)
 
@@ -148,6 +181,9 @@ def _classification_scores(domain: Design, fitted: Estimator, fit_part: Rows, te
     seen = rows > 0
     recall = np.diag(table)[seen] / rows[seen]
     details["n_test"] = int(rows.sum())
-    details["baseline"] = {"accuracy": rows[majority] / n, "balanced accuracy": (1.0 / max(int(seen.sum()), 1)) if seen[majority] else 0.0}
+    details["baseline"] = {
+        "accuracy": rows[majority] / n,
+        "balanced accuracy": (1.0 / max(int(seen.sum()), 1)) if seen[majority] else 0.0,
+    }
     details["baseline_name"] = N_("always predicting the most common class")
     return {"accuracy": float(np.trace(table) / n), "balanced accuracy": float(recall.mean()) if recall.size else 0.0}

@@ -90,8 +90,10 @@ def convert(epsilon: Decimal, delta: Decimal, relation: str, unit: str) -> tuple
             exact.prec, exact.rounding = 40, ROUND_CEILING
             grown = delta * (1 + epsilon.exp()) if delta else Decimal(0)
         return epsilon * 2, delta_decimal(grown)
-    raise UnitOfProtectionError(_(
-        "This release protects one person's values but publishes how many rows the table has, so it cannot meet the "
-        "dataset's unit ('one person's row may be added or removed'). Pad the copy to a noisy row count, or declare "
-        "the unit 'one person's values may change' for this dataset on the Privacy page."
-    ))
+    raise UnitOfProtectionError(
+        _(
+            "This release protects one person's values but publishes how many rows the table has, so it cannot meet the "
+            "dataset's unit ('one person's row may be added or removed'). Pad the copy to a noisy row count, or declare "
+            "the unit 'one person's values may change' for this dataset on the Privacy page."
+        )
+    )

@@ -39,22 +39,38 @@ with st.sidebar:
         st.write(_("**{dataset}** — table {table}").format(dataset=table_name(ledger.name), table=table_name(state.dataset.name)))
     else:
         st.write(f"**{table_name(ledger.name)}**")
-    st.caption(_("{rows} rows × {columns} columns (exact: owner's eyes only)").format(
-        rows=integer(state.dataset.info["rows"]), columns=integer(state.dataset.info["columns"])))
+    st.caption(
+        _("{rows} rows × {columns} columns (exact: owner's eyes only)").format(
+            rows=integer(state.dataset.info["rows"]), columns=integer(state.dataset.info["columns"])
+        )
+    )
     total, spent = ledger.total, ledger.spent
     st.markdown("### " + _("Privacy budget"))
-    st.progress(min(spent / total, 1.0), text=_("ε spent {spent} of {total} — {left} left").format(
-        spent=short(spent), total=short(total), left=short(max(total - spent, 0))))
+    st.progress(
+        min(spent / total, 1.0),
+        text=_("ε spent {spent} of {total} — {left} left").format(
+            spent=short(spent), total=short(total), left=short(max(total - spent, 0))
+        ),
+    )
     schema = state.dataset.schema
     if schema.privacy_unit:
-        who = _("Per person, counting up to {k} rows each, where {unit}.").format(k=schema.rows_per_person, unit=_(UNITS[ledger.unit]))
+        who = _("Per person, counting up to {k} rows each, where {unit}.").format(
+            k=schema.rows_per_person, unit=_(UNITS[ledger.unit])
+        )
     else:
         who = _("Per person, where {unit}.").format(unit=_(UNITS[ledger.unit]))
-    st.caption(who + " " + _("δ spent {spent} of {total}.").format(spent=short(ledger.spent_delta), total=short(ledger.total_delta)))
+    st.caption(
+        who + " " + _("δ spent {spent} of {total}.").format(spent=short(ledger.spent_delta), total=short(ledger.total_delta))
+    )
     leaks = leaky_columns(state.dataset.schema)
     if leaks:
-        st.warning(ngettext("{count} column read from the data: not differentially private yet (see the Data page).",
-                            "{count} columns read from the data: not differentially private yet (see the Data page).",
-                            len(leaks)).format(count=len(leaks)), icon=":material/warning:")
+        st.warning(
+            ngettext(
+                "{count} column read from the data: not differentially private yet (see the Data page).",
+                "{count} columns read from the data: not differentially private yet (see the Data page).",
+                len(leaks),
+            ).format(count=len(leaks)),
+            icon=":material/warning:",
+        )
 
 navigation.run()

@@ -19,6 +19,7 @@ if ! command -v java >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq openjdk-17-jre-headless >/dev/null
 fi
 .venv/bin/ruff check .
+.venv/bin/ruff format --check .
 .venv/bin/python -m mypy
 # Two workers on two cores; --dist loadgroup keeps the Spark tests together on one of them.
 .venv/bin/python -m pytest -n auto --dist loadgroup "$@"

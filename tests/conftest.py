@@ -164,7 +164,6 @@ def page(browser, server):
     context.close()
 
 
-
 @pytest.fixture(scope="session")
 def spark():
     """One local Spark session for every test marked ``spark`` (``pytest -m "not spark"`` skips them where there is no Java).

@@ -388,10 +388,13 @@ def _first_format_ledger(path, rows: str):
 
 
 def test_an_old_ledger_is_upgraded_and_its_copies_count_as_replace_one(tmp_path):
-    path = _first_format_ledger(tmp_path / "old.sqlite3", """
+    path = _first_format_ledger(
+        tmp_path / "old.sqlite3",
+        """
         INSERT INTO spends VALUES (1, 'abc', 'Export: randomized copy', '0.5', 'sequential', '2026-01-01 00:00:00');
         INSERT INTO spends VALUES (2, 'abc', 'Train DP tree', '0.25', 'sequential', '2026-01-01 00:00:01');
-    """)
+    """,
+    )
     ledger = BudgetLedger("abc", path=path)
     assert [s.relation for s in ledger.spends()] == [REPLACE_ONE, ADD_REMOVE]
     # The old copy has no add/remove guarantee, so its dataset moves to the unit it does meet.
@@ -439,10 +442,13 @@ def test_totals_round_down_and_tiny_deltas_keep_their_digits(ledger_path):
 
 
 def test_a_first_format_copy_is_found_by_its_stored_release_whatever_its_label(tmp_path):
-    path = _first_format_ledger(tmp_path / "old.sqlite3", """
+    path = _first_format_ledger(
+        tmp_path / "old.sqlite3",
+        """
         INSERT INTO spends VALUES (1, 'abc', 'copy for Acme Ltd', '0.5', 'sequential', '2026-01-01 00:00:05');
         INSERT INTO releases VALUES ('k', 'abc', x'00', '{}', '2026-01-01 00:00:05');
-    """)
+    """,
+    )
     ledger = BudgetLedger("abc", path=path)
     assert [s.relation for s in ledger.spends()] == [REPLACE_ONE] and ledger.unit == REPLACE_ONE
 

@@ -68,6 +68,7 @@ def test_the_exact_check_has_power_a_quartered_sensitivity_is_caught():
 def _years_release(epsilon):
     def release(values, rng):
         return private_bounds(values, epsilon, rng, years=True)
+
     return release
 
 
@@ -76,8 +77,9 @@ def test_whole_estimator_on_neighbouring_datasets_stays_within_epsilon():
     rng = np.random.default_rng(3)
     d = np.round(rng.uniform(1950, 1990, 12))
     d_prime = np.append(d, 2150.0)
-    estimate = neighbouring_privacy_loss(_years_release(1.0), d, d_prime, 1.0, n_runs=6000,
-                                         edges=[[1900, 1940, 1950, 1960], [1980, 1990, 2000, 2100]], seed=1)
+    estimate = neighbouring_privacy_loss(
+        _years_release(1.0), d, d_prime, 1.0, n_runs=6000, edges=[[1900, 1940, 1950, 1960], [1980, 1990, 2000, 2100]], seed=1
+    )
     assert_within_epsilon(estimate)
 
 
@@ -89,8 +91,9 @@ def test_the_neighbouring_test_catches_an_upper_bound_read_from_the_data():
     def leaky(values, rng):
         return private_bounds(values, 1.0, rng, years=True)[0], values.max()
 
-    estimate = neighbouring_privacy_loss(leaky, d, d_prime, 1.0, n_runs=6000,
-                                         edges=[[1900, 1940, 1950, 1960], [1980, 1990, 2000, 2100]], seed=1)
+    estimate = neighbouring_privacy_loss(
+        leaky, d, d_prime, 1.0, n_runs=6000, edges=[[1900, 1940, 1950, 1960], [1980, 1990, 2000, 2100]], seed=1
+    )
     assert_exceeds_epsilon(estimate)
 
 
@@ -143,8 +146,17 @@ def test_years_get_year_bounds_and_a_mostly_zero_column_starts_at_zero():
         assert private_bounds(pool, 0.01, np.random.default_rng(seed))[0] == 0.0
 
 
-@pytest.mark.parametrize("name, expected", [("year_built", True), ("YrSold", True), ("GarageYrBlt", True),
-                                            ("years_of_education", False), ("yearly_income", False), ("price", False)])
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("year_built", True),
+        ("YrSold", True),
+        ("GarageYrBlt", True),
+        ("years_of_education", False),
+        ("yearly_income", False),
+        ("price", False),
+    ],
+)
 def test_year_columns_are_recognised_by_their_header_only(name, expected):
     assert is_year_column(name) is expected
 

@@ -38,20 +38,25 @@ def _table(counts: dict[str, int], unit: list[str] | None = None) -> tuple[pd.Da
 
 def _outcome(labels: list[str]):
     """The kept set as one code: bit i says whether ``labels[i]`` was kept."""
+
     def run(table: tuple[pd.DataFrame, Schema], rng: np.random.Generator) -> int:
         frame, schema = table
         found, _threshold = stable_categories(frame, schema, ["kind"], EPSILON, DELTA, rng)
         return sum(1 << i for i, label in enumerate(labels) if label in found["kind"])
+
     return run
 
 
 def _loss_both_ways(release, d, d_prime, n_outcomes: int, seed: int = 0):
     seed_d, seed_d_prime = np.random.SeedSequence(seed).spawn(2)
-    estimate = estimate_privacy_loss(run_many(release, d, RUNS, seed_d), run_many(release, d_prime, RUNS, seed_d_prime),
-                                     EPSILON, n_outcomes=n_outcomes)
+    estimate = estimate_privacy_loss(
+        run_many(release, d, RUNS, seed_d), run_many(release, d_prime, RUNS, seed_d_prime), EPSILON, n_outcomes=n_outcomes
+    )
     # (ε, δ)-DP: the true Σ max(0, P − e^ε P′) is at most δ each way; sampling adds at most the tolerance.
-    within = (estimate.loss_d_to_d_prime <= DELTA + estimate.tolerance_d_to_d_prime
-              and estimate.loss_d_prime_to_d <= DELTA + estimate.tolerance_d_prime_to_d)
+    within = (
+        estimate.loss_d_to_d_prime <= DELTA + estimate.tolerance_d_to_d_prime
+        and estimate.loss_d_prime_to_d <= DELTA + estimate.tolerance_d_prime_to_d
+    )
     return estimate, within
 
 
@@ -95,16 +100,22 @@ def test_repeats_of_one_person_count_once_and_spellings_of_a_number_are_one_valu
 
 def _wide(rows: int = 3000) -> tuple[pd.DataFrame, Schema]:
     rng = np.random.default_rng(0)
-    frame = pd.DataFrame({
-        "colour": rng.choice(["red", "green", "blue"], rows),
-        "grade": rng.choice([0.0, 1.0, 2.0, np.nan], rows),
-        "city": np.where(rng.random(rows) < 0.9, "Hanoi", [f"rare {i}" for i in range(rows)]),
-        "x": rng.random(rows),
-    })
-    schema = Schema([ColumnSpec("colour", kind="categorical", categories=["red", "green", "blue"], bounds_from_data=True),
-                     ColumnSpec("grade", kind="categorical"),
-                     ColumnSpec("city", role="target", kind="categorical", categories=["Hanoi", "x"], bounds_from_data=True),
-                     ColumnSpec("x", lower=0, upper=1)])
+    frame = pd.DataFrame(
+        {
+            "colour": rng.choice(["red", "green", "blue"], rows),
+            "grade": rng.choice([0.0, 1.0, 2.0, np.nan], rows),
+            "city": np.where(rng.random(rows) < 0.9, "Hanoi", [f"rare {i}" for i in range(rows)]),
+            "x": rng.random(rows),
+        }
+    )
+    schema = Schema(
+        [
+            ColumnSpec("colour", kind="categorical", categories=["red", "green", "blue"], bounds_from_data=True),
+            ColumnSpec("grade", kind="categorical"),
+            ColumnSpec("city", role="target", kind="categorical", categories=["Hanoi", "x"], bounds_from_data=True),
+            ColumnSpec("x", lower=0, upper=1),
+        ]
+    )
     return frame, schema
 
 

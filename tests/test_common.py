@@ -21,7 +21,11 @@ from dpcore.models.subsample_aggregate import SubsampleAggregateClassifier, Subs
 
 # Fewer rounds, trees and blocks than the defaults: the contract does not depend on the size.
 SMALLER = {
-    "n_rounds": 5, "n_estimators": 3, "max_depth": 3, "n_blocks": 3, "n_queries": 20,
+    "n_rounds": 5,
+    "n_estimators": 3,
+    "max_depth": 3,
+    "n_blocks": 3,
+    "n_queries": 20,
 }
 
 
@@ -74,7 +78,11 @@ def expected_failures(estimator) -> dict[str, str]:
         }
     if type(estimator).__name__ == "DPGridDensityClustering":
         two_to_four = "the grid takes 2 to 4 features (more would have too many cells to noise); this check fits 5 or 10"
-        failures |= {"check_estimators_dtypes": two_to_four, "check_dtype_object": two_to_four, "check_fit2d_1sample": two_to_four}
+        failures |= {
+            "check_estimators_dtypes": two_to_four,
+            "check_dtype_object": two_to_four,
+            "check_fit2d_1sample": two_to_four,
+        }
     return failures
 
 

@@ -17,11 +17,13 @@ from dpcore.loading import read_csv_path
 from dpcore.release import default_plan, release_csv, release_table
 from dpcore.schema import ColumnSpec, Schema
 
-SCHEMA = Schema([
-    ColumnSpec("colour", kind="categorical", categories=["red", "green", "blue"]),
-    ColumnSpec("score", kind="numeric", lower=0, upper=10),
-    ColumnSpec("smoker", kind="categorical", categories=["no", "yes"]),
-])
+SCHEMA = Schema(
+    [
+        ColumnSpec("colour", kind="categorical", categories=["red", "green", "blue"]),
+        ColumnSpec("score", kind="numeric", lower=0, upper=10),
+        ColumnSpec("smoker", kind="categorical", categories=["no", "yes"]),
+    ]
+)
 MARKED = [*MISSING_VALUES, *(f"  {m} " for m in MISSING_VALUES if m), '"NA"']
 
 

@@ -27,11 +27,15 @@ FRICTIONLESS = {
 
 
 def _schema() -> Schema:
-    return Schema([ColumnSpec("age", lower=17, upper=90, bounds_from_data=True),
-                   ColumnSpec("label", role="target", lower=0, upper=4, bounds_from_data=True),
-                   ColumnSpec("smoker", kind="categorical", categories=["False", "True"], bounds_from_data=True),
-                   ColumnSpec("note", kind="categorical", categories=["a", "b"], bounds_from_data=True),
-                   ColumnSpec("record", kind="categorical")])
+    return Schema(
+        [
+            ColumnSpec("age", lower=17, upper=90, bounds_from_data=True),
+            ColumnSpec("label", role="target", lower=0, upper=4, bounds_from_data=True),
+            ColumnSpec("smoker", kind="categorical", categories=["False", "True"], bounds_from_data=True),
+            ColumnSpec("note", kind="categorical", categories=["a", "b"], bounds_from_data=True),
+            ColumnSpec("record", kind="categorical"),
+        ]
+    )
 
 
 def test_a_frictionless_schema_declares_bounds_lists_identifiers_in_one_step():
@@ -54,10 +58,14 @@ def test_the_float_read_class_column_is_covered_once_the_dictionary_is_in():
 
 
 def test_export_then_import_gives_the_same_declarations_and_never_a_domain_read_from_the_data(sentinel):
-    declared = Schema([ColumnSpec("age", lower=0, upper=120, may_be_missing=False),
-                       ColumnSpec("label", role="target", kind="categorical", categories=["0", "1", "2"]),
-                       ColumnSpec("city", kind="categorical", categories=["Hanoi", sentinel], bounds_from_data=True),
-                       ColumnSpec("id", role="identifier", kind="categorical")])
+    declared = Schema(
+        [
+            ColumnSpec("age", lower=0, upper=120, may_be_missing=False),
+            ColumnSpec("label", role="target", kind="categorical", categories=["0", "1", "2"]),
+            ColumnSpec("city", kind="categorical", categories=["Hanoi", sentinel], bounds_from_data=True),
+            ColumnSpec("id", role="identifier", kind="categorical"),
+        ]
+    )
     text = frictionless_json(declared)
     assert sentinel not in text
     again, _notes = apply_dictionary(declared, read_dictionary(text))
@@ -72,16 +80,19 @@ def _declarations(schema: Schema) -> list[dict]:
     return [{k: v for k, v in column.items() if k != "source"} for column in schema.to_dict()["columns"]]
 
 
-@pytest.mark.parametrize(("fields", "fragment"), [
-    ([{"type": "string"}], "Field 1"),
-    ([{"name": "a", "type": "date"}], "'a'"),
-    ([{"name": "a", "type": "number", "constraints": {"minimum": 5, "maximum": 1}}], "'a': the minimum"),
-    ([{"name": "a", "type": "number", "constraints": {"minimum": 5}}], "'a': give both"),
-    ([{"name": "a", "type": "string", "constraints": {"minimum": 1, "maximum": 2}}], "'a'"),
-    ([{"name": "a", "constraints": {"enum": "x"}}], "'a': 'enum'"),
-    ([{"name": "a", "constraints": {"enum": ["x", "x"]}}], "repeats"),
-    ([{"name": "a"}, {"name": "a"}], "twice"),
-])
+@pytest.mark.parametrize(
+    ("fields", "fragment"),
+    [
+        ([{"type": "string"}], "Field 1"),
+        ([{"name": "a", "type": "date"}], "'a'"),
+        ([{"name": "a", "type": "number", "constraints": {"minimum": 5, "maximum": 1}}], "'a': the minimum"),
+        ([{"name": "a", "type": "number", "constraints": {"minimum": 5}}], "'a': give both"),
+        ([{"name": "a", "type": "string", "constraints": {"minimum": 1, "maximum": 2}}], "'a'"),
+        ([{"name": "a", "constraints": {"enum": "x"}}], "'a': 'enum'"),
+        ([{"name": "a", "constraints": {"enum": ["x", "x"]}}], "repeats"),
+        ([{"name": "a"}, {"name": "a"}], "twice"),
+    ],
+)
 def test_bad_dictionaries_are_sentences_naming_the_field(fields, fragment):
     with pytest.raises(DataError, match=fragment):
         read_dictionary(json.dumps({"fields": fields}))
@@ -94,9 +105,21 @@ def test_files_of_another_shape_are_refused_in_words(text):
 
 
 def test_a_number_enum_matches_by_number_and_a_text_enum_keeps_the_owners_choice():
-    schema = Schema([ColumnSpec("label", kind="categorical", categories=["a", "b"], match_numbers=False),
-                     ColumnSpec("code", kind="categorical", categories=["a", "b"], match_numbers=False)])
-    dictionary = read_dictionary(json.dumps({"fields": [{"name": "label", "type": "integer", "constraints": {"enum": [0, 1]}},
-                                                        {"name": "code", "type": "string", "constraints": {"enum": ["01", "1"]}}]}))
+    schema = Schema(
+        [
+            ColumnSpec("label", kind="categorical", categories=["a", "b"], match_numbers=False),
+            ColumnSpec("code", kind="categorical", categories=["a", "b"], match_numbers=False),
+        ]
+    )
+    dictionary = read_dictionary(
+        json.dumps(
+            {
+                "fields": [
+                    {"name": "label", "type": "integer", "constraints": {"enum": [0, 1]}},
+                    {"name": "code", "type": "string", "constraints": {"enum": ["01", "1"]}},
+                ]
+            }
+        )
+    )
     result, _notes = apply_dictionary(schema, dictionary)
     assert result["label"].match_numbers and not result["code"].match_numbers

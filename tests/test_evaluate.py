@@ -26,10 +26,14 @@ def test_every_registry_model_fits_with_declared_domains_and_no_leak_warning(spe
     X = rng.random((300, 3)) * 10
     if spec.task == "classification":
         y = np.where(X[:, 0] > 5, "high", "low")
-        context = ModelContext(n_features=3, epsilon=2.0, bounds=(np.zeros(3), np.full(3, 10.0)), classes=["high", "low", "unused"], random_state=0)
+        context = ModelContext(
+            n_features=3, epsilon=2.0, bounds=(np.zeros(3), np.full(3, 10.0)), classes=["high", "low", "unused"], random_state=0
+        )
     else:
         y = 50 + 10 * X[:, 0]
-        context = ModelContext(n_features=3, epsilon=2.0, bounds=(np.zeros(3), np.full(3, 10.0)), target_bounds=(50, 150), random_state=0)
+        context = ModelContext(
+            n_features=3, epsilon=2.0, bounds=(np.zeros(3), np.full(3, 10.0)), target_bounds=(50, 150), random_state=0
+        )
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
         warnings.filterwarnings("error", message=".*[Pp]rivacy.*")
@@ -45,7 +49,9 @@ def test_diffprivlib_forest_gets_integer_labels_and_decodes_them():
     rng = np.random.default_rng(1)
     X = rng.random((3000, 2))
     y = np.where(X[:, 0] > 0.5, "yes", "no")
-    context = ModelContext(n_features=2, epsilon=50.0, bounds=(0.0, 1.0), classes=["no", "yes"], random_state=0, params={"max_depth": 3})
+    context = ModelContext(
+        n_features=2, epsilon=50.0, bounds=(0.0, 1.0), classes=["no", "yes"], random_state=0, params={"max_depth": 3}
+    )
     model = get("dpl_random_forest").make(context).fit(X, y)
     assert set(model.predict(X)) <= {"no", "yes"}
 
@@ -65,8 +71,16 @@ def test_sweep_gives_a_tidy_table_with_progress_and_stops_when_asked():
     assert len(results) == 2 * len(tasks)
     summary = summarise(results)
     assert summary[summary["model"] == "sk_tree_reg"]["epsilon"].isna().all()
-    stopped = run_sweep(tasks, X, y, folds, context, "regression", should_stop=lambda: len(seen) >= len(tasks) + 4,
-                        progress=lambda done, total, task: seen.append(done))
+    stopped = run_sweep(
+        tasks,
+        X,
+        y,
+        folds,
+        context,
+        "regression",
+        should_stop=lambda: len(seen) >= len(tasks) + 4,
+        progress=lambda done, total, task: seen.append(done),
+    )
     assert 0 < len(stopped) < len(results)
 
 

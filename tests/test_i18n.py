@@ -32,8 +32,10 @@ def vietnamese():
 
 def test_every_translatable_sentence_has_a_vietnamese_translation(template, vietnamese):
     gaps = missing(vietnamese, template)
-    assert not gaps, f"{len(gaps)} of {len(template)} sentences lack a Vietnamese translation (python scripts/catalogs.py, " \
-                     "then translate them in dpcore/locale/vi/LC_MESSAGES/dpstudio.po): " + "; ".join(g[:70] for g in gaps[:15])
+    assert not gaps, (
+        f"{len(gaps)} of {len(template)} sentences lack a Vietnamese translation (python scripts/catalogs.py, "
+        "then translate them in dpcore/locale/vi/LC_MESSAGES/dpstudio.po): " + "; ".join(g[:70] for g in gaps[:15])
+    )
 
 
 def test_every_language_of_the_switch_has_a_complete_catalog(template):
@@ -129,15 +131,59 @@ def test_the_command_line_speaks_vietnamese_with_lang_vi(capsys, tmp_path):
 # --- the static check: no user-facing literal bypasses the catalog --------------------------------
 
 #: Streamlit calls whose text a person reads (positional text and these keywords).
-SHOWN = {"title", "header", "subheader", "markdown", "write", "caption", "text", "info", "warning", "error", "success",
-         "toast", "exception", "button", "download_button", "link_button", "form_submit_button", "checkbox", "toggle", "radio",
-         "selectbox", "multiselect", "select_slider", "slider", "number_input", "text_input", "text_area", "file_uploader",
-         "date_input", "expander", "tabs", "spinner", "progress", "metric", "popover", "status", "Page", "segmented_control",
-         "pills"}
+SHOWN = {
+    "title",
+    "header",
+    "subheader",
+    "markdown",
+    "write",
+    "caption",
+    "text",
+    "info",
+    "warning",
+    "error",
+    "success",
+    "toast",
+    "exception",
+    "button",
+    "download_button",
+    "link_button",
+    "form_submit_button",
+    "checkbox",
+    "toggle",
+    "radio",
+    "selectbox",
+    "multiselect",
+    "select_slider",
+    "slider",
+    "number_input",
+    "text_input",
+    "text_area",
+    "file_uploader",
+    "date_input",
+    "expander",
+    "tabs",
+    "spinner",
+    "progress",
+    "metric",
+    "popover",
+    "status",
+    "Page",
+    "segmented_control",
+    "pills",
+}
 TEXT_KEYWORDS = {"label", "help", "placeholder", "text", "body", "title", "caption", "value_label"}
 #: Exceptions whose message a person reads (the app shows them; the command line prints them).
-USER_ERRORS = {"DataError", "BudgetExceededError", "UnitOfProtectionError", "BudgetRaiseError", "DPCoreError", "UsageError",
-               "ArgumentTypeError", "PrivacyLeakWarning"}
+USER_ERRORS = {
+    "DataError",
+    "BudgetExceededError",
+    "UnitOfProtectionError",
+    "BudgetRaiseError",
+    "DPCoreError",
+    "UsageError",
+    "ArgumentTypeError",
+    "PrivacyLeakWarning",
+}
 WORDS = re.compile(r"[A-Za-z]{2,}")
 #: Literals that are deliberately the same in every language.
 ALLOWED = {"Language · Ngôn ngữ", "DP Studio"}
@@ -151,7 +197,11 @@ def _prose(node: ast.AST) -> bool:
         return any(_prose(v) for v in node.values if isinstance(v, ast.Constant))
     if isinstance(node, ast.BinOp):
         return _prose(node.left) or _prose(node.right)
-    if isinstance(node, (ast.List, ast.Tuple)) and node.elts and all(isinstance(e, (ast.Constant, ast.JoinedStr)) for e in node.elts):
+    if (
+        isinstance(node, (ast.List, ast.Tuple))
+        and node.elts
+        and all(isinstance(e, (ast.Constant, ast.JoinedStr)) for e in node.elts)
+    ):
         return any(_prose(e) for e in node.elts)
     if isinstance(node, ast.IfExp):
         return _prose(node.body) or _prose(node.orelse)
@@ -198,9 +248,16 @@ def test_no_user_facing_literal_bypasses_the_catalog():
 
 #: The app's English literals that are not sentences for a reader: keys, ledger records, file contents.
 NOT_SENTENCES = {
-    "Export: randomized copy", "Export: synthetic copy", "raised on the Privacy page", "lowered on the Privacy page",  # ledger
-    "California housing (sample)", "Adult census income (sample)",  # sample keys (shown through _())
-    "TPR at 1 % FPR", "empirical ε (lower bound)", "lower bound on ε", "most any audit of this size can show",  # table keys
+    "Export: randomized copy",
+    "Export: synthetic copy",
+    "raised on the Privacy page",
+    "lowered on the Privacy page",  # ledger
+    "California housing (sample)",
+    "Adult census income (sample)",  # sample keys (shown through _())
+    "TPR at 1 % FPR",
+    "empirical ε (lower bound)",
+    "lower bound on ε",
+    "most any audit of this size can show",  # table keys
     "# {}; measured on the owner's raw data\n",  # the CSV's machine-readable header line
     'node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=10];',  # Graphviz
 } | ALLOWED
@@ -246,8 +303,11 @@ def test_no_english_sentence_is_left_in_the_app():
 
 def test_the_static_check_catches_a_bare_literal(tmp_path, monkeypatch):
     page = REPO / "dpstudio" / "pages" / "_i18n_probe.py"
-    page.write_text('import streamlit as st\nfrom dpcore.i18n import _\nst.error("Plain English")\nst.info(_("Fine"))\n'
-                    'st.caption(f"{1} rows")\n', encoding="utf-8")
+    page.write_text(
+        'import streamlit as st\nfrom dpcore.i18n import _\nst.error("Plain English")\nst.info(_("Fine"))\n'
+        'st.caption(f"{1} rows")\n',
+        encoding="utf-8",
+    )
     try:
         assert _bypasses(page) == ["dpstudio/pages/_i18n_probe.py:3", "dpstudio/pages/_i18n_probe.py:5"]
     finally:

@@ -34,8 +34,9 @@ def _same_people(adult, adult_sketch, other: pd.DataFrame) -> float:
 def test_any_permutation_of_rows_or_columns_and_any_rename_is_the_same_dataset(adult, adult_sketch, data):
     rows = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1))).permutation(len(adult))
     columns = data.draw(st.permutations(list(adult.columns)))
-    names = data.draw(st.lists(st.text("abcdefghij_ XYZ", min_size=1, max_size=12), min_size=len(columns),
-                               max_size=len(columns), unique=True))
+    names = data.draw(
+        st.lists(st.text("abcdefghij_ XYZ", min_size=1, max_size=12), min_size=len(columns), max_size=len(columns), unique=True)
+    )
     other = adult.iloc[list(rows)][columns]
     other.columns = names
     assert version_fingerprint(other, names) == version_fingerprint(adult, adult.columns)
@@ -133,8 +134,12 @@ def _keyed(frame: pd.DataFrame, key: str, seed: int) -> pd.DataFrame:
     rows = np.arange(1, len(frame) + 1)
     ids = rows if key == "row" else np.char.add("id_", np.char.zfill(rows.astype(str), 6))
     split = np.where(np.random.default_rng(seed).random(len(frame)) < 0.8, "train", "test")
-    return frame.reset_index(drop=True).assign(constant="v1", split=split).set_axis(
-        [*frame.columns, "constant", "split"], axis=1).pipe(lambda f: f.insert(0, "id", ids) or f)
+    return (
+        frame.reset_index(drop=True)
+        .assign(constant="v1", split=split)
+        .set_axis([*frame.columns, "constant", "split"], axis=1)
+        .pipe(lambda f: f.insert(0, "id", ids) or f)
+    )
 
 
 @pytest.fixture(scope="module")
@@ -177,11 +182,16 @@ def test_the_same_people_still_match_with_keys_renamed_reordered_extracted_or_wi
 def test_keys_are_judged_from_the_data():
     rng = np.random.default_rng(0)
     n = 400
-    frame = pd.DataFrame({
-        "row": np.arange(n), "code": [f"P{i:04d}" for i in rng.integers(0, 300, n)], "price": rng.random(n) * 1e5,
-        "visit": pd.date_range("2020-01-01", periods=n, freq="5h").strftime("%Y-%m-%d %H:%M"),
-        "street": rng.choice(["Pave", "Grvl"], n), "age": rng.integers(18, 90, n),
-    })
+    frame = pd.DataFrame(
+        {
+            "row": np.arange(n),
+            "code": [f"P{i:04d}" for i in rng.integers(0, 300, n)],
+            "price": rng.random(n) * 1e5,
+            "visit": pd.date_range("2020-01-01", periods=n, freq="5h").strftime("%Y-%m-%d %H:%M"),
+            "street": rng.choice(["Pave", "Grvl"], n),
+            "age": rng.integers(18, 90, n),
+        }
+    )
     keys = dict(zip(frame.columns, sketch_table(frame).keys, strict=True))
     # Row numbers and record codes are keys (even repeated); a unique price or a time of day describes its row.
     assert keys == {"row": True, "code": True, "price": False, "visit": False, "street": False, "age": False}

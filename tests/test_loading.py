@@ -196,7 +196,9 @@ def test_headered_files_are_not_flagged(path):
 
 
 @needs_shared
-@pytest.mark.parametrize("name", ["california_housing/cal_housing.data", "mushroom/agaricus-lepiota.data", "nursery/nursery.data"])
+@pytest.mark.parametrize(
+    "name", ["california_housing/cal_housing.data", "mushroom/agaricus-lepiota.data", "nursery/nursery.data"]
+)
 def test_other_headerless_uci_files(name):
     frame, info = read_csv_path(SHARED / name)
     assert info["header"] is False and frame.columns[0] == "column 1"

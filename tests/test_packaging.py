@@ -12,8 +12,11 @@ PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
 
 
 def _package_folders() -> set[str]:
-    found = {str(init.parent.relative_to(REPO)).replace("/", ".") for top in ("dpcore", "dpstudio")
-             for init in (REPO / top).rglob("__init__.py")}
+    found = {
+        str(init.parent.relative_to(REPO)).replace("/", ".")
+        for top in ("dpcore", "dpstudio")
+        for init in (REPO / top).rglob("__init__.py")
+    }
     catalogs = {str(po.parent.relative_to(REPO)).replace("/", ".") for po in (REPO / "dpcore" / "locale").rglob("*.po*")}
     return found | catalogs | {"dpstudio.pages", "dpstudio.sample_data"}
 
@@ -56,8 +59,9 @@ def test_dpstudio_help_needs_no_streamlit_and_the_settings_become_flags(capsys):
 
 
 def test_dpcore_train_help_runs_as_a_console_command():
-    done = subprocess.run([sys.executable, "-m", "dpcore", "train", "--help"], cwd=REPO, capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "dpcore", "train", "--help"], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0 and "--epsilon" in done.stdout
 
 
@@ -76,6 +80,12 @@ def test_the_translation_catalogs_go_into_the_wheel():
 def test_a_catalog_loads_from_outside_the_checkout(tmp_path):
     """The catalogs are found beside the installed module and compiled on first use (no build step)."""
     code = "from dpcore.i18n import _, language\nwith language('vi'):\n    print(_('Privacy budget'))\n"
-    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120,
-                          env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
+    )
     assert done.returncode == 0 and done.stdout.strip() == "Ngân sách quyền riêng tư", done.stderr[-2000:]

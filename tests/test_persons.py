@@ -23,8 +23,15 @@ K = 3
 
 
 def _schema(unit: str | None = "person", k: int = K) -> Schema:
-    return Schema([ColumnSpec("person", role="identifier", kind="categorical"), ColumnSpec("x", lower=0, upper=1),
-                   ColumnSpec("y", role="target", lower=0, upper=1)], privacy_unit=unit, rows_per_person=k if unit else 1)
+    return Schema(
+        [
+            ColumnSpec("person", role="identifier", kind="categorical"),
+            ColumnSpec("x", lower=0, upper=1),
+            ColumnSpec("y", role="target", lower=0, upper=1),
+        ],
+        privacy_unit=unit,
+        rows_per_person=k if unit else 1,
+    )
 
 
 def _visits(n_people: int = 20, rows_each: int = 2, seed: int = 0) -> pd.DataFrame:
@@ -50,6 +57,7 @@ def test_spellings_of_one_identifier_are_one_person_on_every_path():
     keys = person_keys(units)
     assert len(set(keys[:3].tolist())) == 1 and len(set(keys[3:6].tolist())) == 1 and keys[6] == keys[7]
     assert bound_contributions(units, 1, random_state=0).sum() == 2
+
 
 def test_group_privacy_both_ways():
     for k in (1, 2, 5):
@@ -80,8 +88,9 @@ def _neighbours() -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def test_adding_a_person_with_several_rows_stays_within_the_per_person_epsilon():
     d, d_prime = _neighbours()
-    estimate = neighbouring_privacy_loss(_release(_schema()), d, d_prime, epsilon=1.0, n_runs=5000,
-                                         edges=np.linspace(0, 1, 11), seed=1)
+    estimate = neighbouring_privacy_loss(
+        _release(_schema()), d, d_prime, epsilon=1.0, n_runs=5000, edges=np.linspace(0, 1, 11), seed=1
+    )
     assert_within_epsilon(estimate)
 
 

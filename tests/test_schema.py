@@ -306,12 +306,14 @@ def test_ordinary_names_are_not_identifiers(name):
 
 def test_a_thirty_row_table_never_reads_names_or_id_ranges_into_the_schema(sentinel):
     """The issue's table: FullName became a category list of 30 names, PatientID bins from its min and max."""
-    frame = pd.DataFrame({
-        "FullName": [f"{sentinel} person {i}" for i in range(30)],
-        "PatientID": np.arange(1001, 1031),
-        "Visit": [f"V{i}" for i in range(30)],
-        "dose": np.tile([1.0, 2.0, 2.5], 10),
-    })
+    frame = pd.DataFrame(
+        {
+            "FullName": [f"{sentinel} person {i}" for i in range(30)],
+            "PatientID": np.arange(1001, 1031),
+            "Visit": [f"V{i}" for i in range(30)],
+            "dose": np.tile([1.0, 2.0, 2.5], 10),
+        }
+    )
     schema = suggest_schema(frame)
     assert [schema[c].role for c in ("FullName", "PatientID", "Visit", "dose")] == ["identifier"] * 3 + ["feature"]
     assert schema["PatientID"].lower is None and schema["FullName"].categories == []
@@ -326,8 +328,14 @@ def test_unique_fractional_measurements_stay_features():
 def test_a_low_cardinality_text_column_named_like_an_identifier_is_a_category():
     """Issue 28: a road-surface column ``Street`` (Pave/Grvl) of a housing table is not an identifier."""
     rows = 200
-    frame = pd.DataFrame({"Street": ["Pave", "Grvl", "Pave", "Pave"] * (rows // 4), "Address": [f"{i} Main St" for i in range(rows)],
-                          "patient_id": [i % 50 for i in range(rows)], "SalePrice": range(rows)})
+    frame = pd.DataFrame(
+        {
+            "Street": ["Pave", "Grvl", "Pave", "Pave"] * (rows // 4),
+            "Address": [f"{i} Main St" for i in range(rows)],
+            "patient_id": [i % 50 for i in range(rows)],
+            "SalePrice": range(rows),
+        }
+    )
     schema = suggest_schema(frame)
     assert schema["Street"].role == "feature" and schema["Street"].kind == "categorical"
     assert schema["Street"].categories == ["Grvl", "Pave"] and schema["Street"].bounds_from_data
@@ -336,12 +344,14 @@ def test_a_low_cardinality_text_column_named_like_an_identifier_is_a_category():
 
 
 def test_codes_are_categories_not_numbers():
-    frame = pd.DataFrame({
-        "zone": ["020", "060", "020", None] * 10,           # zero-padded digits: text codes
-        "MSSubClass": [20, 60, 20, 190] * 10,                # whole numbers, header says "class"
-        "room_count": [2, 6, 2, 9] * 10,                    # whole numbers, a quantity
-        "type_share": [0.2, 0.6, 0.2, 0.1] * 10,            # "type" but fractions
-    })
+    frame = pd.DataFrame(
+        {
+            "zone": ["020", "060", "020", None] * 10,  # zero-padded digits: text codes
+            "MSSubClass": [20, 60, 20, 190] * 10,  # whole numbers, header says "class"
+            "room_count": [2, 6, 2, 9] * 10,  # whole numbers, a quantity
+            "type_share": [0.2, 0.6, 0.2, 0.1] * 10,  # "type" but fractions
+        }
+    )
     schema = suggest_schema(frame)
     assert schema["zone"].kind == "categorical" and schema["zone"].categories == ["020", "060"]
     assert schema["MSSubClass"].kind == "categorical" and schema["MSSubClass"].categories == ["190", "20", "60"]
@@ -360,9 +370,14 @@ def _class_read_as_floats() -> pd.DataFrame:
 
 
 def _class_schema(match_numbers: bool = True) -> Schema:
-    return Schema([ColumnSpec("x", lower=0, upper=200),
-                   ColumnSpec("label", role="target", kind="categorical", categories=["0", "1", "2", "3", "4"],
-                              match_numbers=match_numbers)])
+    return Schema(
+        [
+            ColumnSpec("x", lower=0, upper=200),
+            ColumnSpec(
+                "label", role="target", kind="categorical", categories=["0", "1", "2", "3", "4"], match_numbers=match_numbers
+            ),
+        ]
+    )
 
 
 def test_declared_numbers_match_cells_read_as_floats_in_models_and_copies():

@@ -6,7 +6,9 @@ import ast
 from pathlib import Path
 
 DPCORE = Path(__file__).resolve().parents[1] / "dpcore"
-MAX_LINES = 500
+#: A module is cut by concept, not by a count (scikit-learn's tree/_classes.py is long because it is one
+#: concept); past this many lines, as ruff format lays them out, a module is worth a second look.
+MAX_LINES = 800
 
 
 def _module_name(path: Path) -> str:
@@ -35,7 +37,7 @@ def _imports(name: str, path: Path, known: set[str]) -> set[str]:
     return {module for module in found if module in known and module != name}
 
 
-def test_no_module_is_longer_than_500_lines():
+def test_no_module_is_longer_than_800_lines():
     long = {name: n for name, path in _modules().items() if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
     assert not long, f"modules over {MAX_LINES} lines: {long}"
 

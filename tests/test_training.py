@@ -110,10 +110,12 @@ def test_the_model_card_states_the_estimators_own_privacy_argument(tmp_path, cal
     assert "MAE" not in card  # scores are measured on raw rows: owner's eyes only
 
 
-@pytest.mark.parametrize("spec", [s for task in ("regression", "classification") for s in models_for(task, kinds=("ours",))],
-                         ids=lambda s: s.key)
-def test_every_model_of_ours_goes_through_a_skops_file_unchanged(tmp_path, spec, california_frame, california_schema,
-                                                                  adult_frame, adult_schema):
+@pytest.mark.parametrize(
+    "spec", [s for task in ("regression", "classification") for s in models_for(task, kinds=("ours",))], ids=lambda s: s.key
+)
+def test_every_model_of_ours_goes_through_a_skops_file_unchanged(
+    tmp_path, spec, california_frame, california_schema, adult_frame, adult_schema
+):
     frame, schema = (california_frame, california_schema) if spec.task == "regression" else (adult_frame, adult_schema)
     design = Design.from_table(frame.head(1500), schema)
     model = spec.make(design.context(1.0, random_state=0)).fit(design.X, design.y)

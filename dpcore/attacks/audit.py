@@ -83,8 +83,9 @@ from dpcore.validation import RandomStateLike, check_epsilon, check_random_state
 CANARIES = ("outlier", "row")
 CONTROLS = {
     "budget": N_("the same model given {factor} × ε while claiming ε (its noise cut {factor}-fold)"),
-    "frozen": N_("the same model with its noise frozen (one random seed reused on every fit) and given {factor} × ε "
-                 "while claiming ε"),
+    "frozen": N_(
+        "the same model with its noise frozen (one random seed reused on every fit) and given {factor} × ε while claiming ε"
+    ),
 }
 PILOT_SHARE = 0.25
 #: Pairs of fits, after the first, whose time sizes a time-limited audit.
@@ -95,9 +96,18 @@ FEWEST_RUNS = 6
 PROBES = 8
 STATISTICS = (N_("prediction at the record"), N_("predictions at the record and at rows of the sample"))
 #: The table's column names stay English (its CSV and JSON); the app shows them translated (``_(name)``).
-TABLE_HEADERS = (N_("variant"), N_("what it is"), N_("claimed ε"), N_("ε it spends"), N_("lower bound on ε"), N_("confidence"),
-                 N_("event with the record"), N_("event without it"), N_("most any audit of this size can show"),
-                 N_("verdict"))
+TABLE_HEADERS = (
+    N_("variant"),
+    N_("what it is"),
+    N_("claimed ε"),
+    N_("ε it spends"),
+    N_("lower bound on ε"),
+    N_("confidence"),
+    N_("event with the record"),
+    N_("event without it"),
+    N_("most any audit of this size can show"),
+    N_("verdict"),
+)
 
 
 @dataclass(frozen=True)
@@ -159,17 +169,28 @@ class AuditResult:
 
     def table(self) -> pd.DataFrame:
         """One row per audited variant: claimed ε, what the model really spent, the lower bound and the counts."""
-        return pd.DataFrame([{
-            "variant": run.label, "what it is": run.description, "claimed ε": self.claimed_epsilon, "ε it spends": run.model_epsilon,
-            "lower bound on ε": run.lower_bound, "confidence": self.confidence,
-            "event with the record": _("{hits} of {runs}").format(hits=run.hits_with, runs=run.n_runs),
-            "event without it": _("{hits} of {runs}").format(hits=run.hits_without, runs=run.n_runs),
-            "most any audit of this size can show": run.largest_certifiable,
-            "verdict": _verdict(self, run),
-        } for run in (self.model, *self.controls)])
+        return pd.DataFrame(
+            [
+                {
+                    "variant": run.label,
+                    "what it is": run.description,
+                    "claimed ε": self.claimed_epsilon,
+                    "ε it spends": run.model_epsilon,
+                    "lower bound on ε": run.lower_bound,
+                    "confidence": self.confidence,
+                    "event with the record": _("{hits} of {runs}").format(hits=run.hits_with, runs=run.n_runs),
+                    "event without it": _("{hits} of {runs}").format(hits=run.hits_without, runs=run.n_runs),
+                    "most any audit of this size can show": run.largest_certifiable,
+                    "verdict": _verdict(self, run),
+                }
+                for run in (self.model, *self.controls)
+            ]
+        )
 
 
-def canary_record(design: Design, rows: NDArray[np.int64], kind: str, rng: np.random.Generator) -> tuple[NDArray[np.float64], Any, str]:
+def canary_record(
+    design: Design, rows: NDArray[np.int64], kind: str, rng: np.random.Generator
+) -> tuple[NDArray[np.float64], Any, str]:
     """``(features, label, description)`` of the record whose presence is audited.
 
     ``"outlier"``: every feature at the top of its declared range; the label is the declared
@@ -256,14 +277,17 @@ def audit_model(
     unknown = [c for c in controls if c not in CONTROLS]
     if unknown:
         raise ValueError(f"controls must be among {tuple(CONTROLS)}, got {unknown!r}")
-    variants: list[tuple[str, str, float, int | None]] = [(_("as built"), _("{name} as it is trained for you").format(name=spec.name), epsilon, None)]
+    variants: list[tuple[str, str, float, int | None]] = [
+        (_("as built"), _("{name} as it is trained for you").format(name=spec.name), epsilon, None)
+    ]
     for control in dict.fromkeys(controls):
         description = _(CONTROLS[control]).format(factor=short(broken_factor))
         if control == "frozen":
             variants.append((_("broken: noise frozen"), description, epsilon * broken_factor, int(rng.integers(0, 2**31 - 1))))
         else:
-            variants.append((_("broken: ε × {factor}").format(factor=short(broken_factor)), description, epsilon * broken_factor,
-                             None))
+            variants.append(
+                (_("broken: ε × {factor}").format(factor=short(broken_factor)), description, epsilon * broken_factor, None)
+            )
     pilot = max(5, math.ceil(PILOT_SHARE * n_runs))
     work = TimeLeft([("fits", 2 * len(variants) * (pilot + n_runs))], progress, clock)
     work.sizing = time_limit is not None  # the first pairs decide how many fits there will be: no time left before
@@ -273,8 +297,13 @@ def audit_model(
 
     def output(model_epsilon: float, frozen: int | None, data: tuple[NDArray[Any], NDArray[Any]]) -> NDArray[np.float64]:
         seed = frozen if frozen is not None else int(rng.integers(0, 2**31 - 1)) if seeded else None
-        fitted = fit_or_explain(spec, replace(context, epsilon=model_epsilon, random_state=seed), *data,
-                                where=_("the audit's small sample"), advice=_("more rows or another model"))
+        fitted = fit_or_explain(
+            spec,
+            replace(context, epsilon=model_epsilon, random_state=seed),
+            *data,
+            where=_("the audit's small sample"),
+            advice=_("more rows or another model"),
+        )
         nonlocal delta
         delta = max(delta, spent_delta(fitted))
         return _predictions(fitted, points, label, design)
@@ -306,22 +335,61 @@ def audit_model(
             work.resize("fits", work.stage("fits").units - 2 * (planned - runs_now) * (later + 1))
             planned = runs_now
         centres, threshold, above, likelier_with = _choose_event(trial, (planned, planned), confidence, delta)
-        tested = _score(np.array([pair(model_epsilon, frozen, _("{title}: fits on the table with and without the record").format(title=title))
-                                  for _unused in range(planned)]), centres)
+        tested = _score(
+            np.array(
+                [
+                    pair(model_epsilon, frozen, _("{title}: fits on the table with and without the record").format(title=title))
+                    for _unused in range(planned)
+                ]
+            ),
+            centres,
+        )
         event = (tested >= threshold) == above
         hits_with, hits_without = int(event[:, 0].sum()), int(event[:, 1].sum())
         # The event was chosen likelier with the canary, or likelier without it (DP bounds both ratios).
         first, second = (hits_with, hits_without) if likelier_with else (hits_without, hits_with)
         bound = float(epsilon_lower_bound(first, planned, second, planned, confidence, delta))
-        runs.append(AuditRun(title, description, model_epsilon, bound, hits_with, hits_without, planned, threshold, above,
-                             largest_certifiable(planned, confidence), STATISTICS[centres is not None]))
+        runs.append(
+            AuditRun(
+                title,
+                description,
+                model_epsilon,
+                bound,
+                hits_with,
+                hits_without,
+                planned,
+                threshold,
+                above,
+                largest_certifiable(planned, confidence),
+                STATISTICS[centres is not None],
+            )
+        )
     if planned < n_runs:
-        notes.append(_("{planned} runs on each table instead of {n_runs}, to stay within the time limit.").format(planned=planned, n_runs=n_runs))
+        notes.append(
+            _("{planned} runs on each table instead of {n_runs}, to stay within the time limit.").format(
+                planned=planned, n_runs=n_runs
+            )
+        )
     if runs[0].largest_certifiable <= epsilon:
-        notes.append(_("With {planned} runs on each table no audit can show more than ε = {largest_certifiable}, which is "
-                       "not above the claimed ε = {epsilon}: run more to give the control a chance to fail.").format(planned=planned, largest_certifiable=fixed(runs[0].largest_certifiable, 2), epsilon=short(epsilon)))
-    return AuditResult(model, spec.name, epsilon, delta, confidence, len(rows), described, runs[0], tuple(runs[1:]),
-                       clock() - started, tuple(notes))
+        notes.append(
+            _(
+                "With {planned} runs on each table no audit can show more than ε = {largest_certifiable}, which is "
+                "not above the claimed ε = {epsilon}: run more to give the control a chance to fail."
+            ).format(planned=planned, largest_certifiable=fixed(runs[0].largest_certifiable, 2), epsilon=short(epsilon))
+        )
+    return AuditResult(
+        model,
+        spec.name,
+        epsilon,
+        delta,
+        confidence,
+        len(rows),
+        described,
+        runs[0],
+        tuple(runs[1:]),
+        clock() - started,
+        tuple(notes),
+    )
 
 
 def _sized(seconds: float, per_fit: float, variants: int, n_runs: int) -> tuple[int, int]:
@@ -354,8 +422,9 @@ def _score(outputs: NDArray[np.float64], centres: Centres) -> NDArray[np.float64
     return np.asarray(np.linalg.norm(outputs - typical_without, axis=-1) - np.linalg.norm(outputs - typical_with, axis=-1))
 
 
-def _choose_event(trial: NDArray[np.float64], n_test: tuple[int, int], confidence: float,
-                  delta: float) -> tuple[Centres, float, bool, bool]:
+def _choose_event(
+    trial: NDArray[np.float64], n_test: tuple[int, int], confidence: float, delta: float
+) -> tuple[Centres, float, bool, bool]:
     """On the pilot fits only: the statistic (:data:`STATISTICS`) and event that prove the most on the pilot itself.
 
     Returns ``(centres, threshold, above, likelier_with)`` (no centres: the prediction at the canary); ties go to the prediction at the canary.

@@ -75,9 +75,20 @@ from dpcore.validation import RandomStateLike, check_epsilon, check_random_state
 
 ATTACKS = ("loss threshold", "LiRA")
 #: The table's column names stay English (its CSV and JSON); the app shows them translated (``_(name)``).
-TABLE_HEADERS = (N_("model"), N_("DP"), N_("attack"), N_("AUC"), N_("AUC ± (95 %)"), N_("AUC ceiling"), N_("TPR at 1 % FPR"),
-                 N_("TPR ± (95 %)"), N_("TPR ceiling"), N_("empirical ε (lower bound)"), N_("reference models"),
-                 N_("loss threshold"))
+TABLE_HEADERS = (
+    N_("model"),
+    N_("DP"),
+    N_("attack"),
+    N_("AUC"),
+    N_("AUC ± (95 %)"),
+    N_("AUC ceiling"),
+    N_("TPR at 1 % FPR"),
+    N_("TPR ± (95 %)"),
+    N_("TPR ceiling"),
+    N_("empirical ε (lower bound)"),
+    N_("reference models"),
+    N_("loss threshold"),
+)
 #: Probabilities are kept inside [CLIP, 1 − CLIP] before taking logarithms.
 CLIP = 1e-6
 MIN_REFERENCES = 4
@@ -172,14 +183,22 @@ class MembershipResult:
         rows = []
         for m in self.models:
             for c in m.curves:
-                rows.append({
-                    "model": m.name, "DP": "yes" if m.private else "no", "ε": m.epsilon, "attack": c.attack,
-                    "AUC": c.auc, "AUC ± (95 %)": c.auc_error,
-                    "AUC ceiling": auc_ceiling(m.epsilon, m.delta) if m.epsilon is not None else np.nan,
-                    "TPR at 1 % FPR": c.tpr_at_low_fpr, "TPR ± (95 %)": c.tpr_error,
-                    "TPR ceiling": float(tpr_ceiling(LOW_FPR, m.epsilon, m.delta)) if m.epsilon is not None else np.nan,
-                    "empirical ε (lower bound)": c.epsilon_lower, "reference models": m.n_references if c.attack == "LiRA" else 0,
-                })
+                rows.append(
+                    {
+                        "model": m.name,
+                        "DP": "yes" if m.private else "no",
+                        "ε": m.epsilon,
+                        "attack": c.attack,
+                        "AUC": c.auc,
+                        "AUC ± (95 %)": c.auc_error,
+                        "AUC ceiling": auc_ceiling(m.epsilon, m.delta) if m.epsilon is not None else np.nan,
+                        "TPR at 1 % FPR": c.tpr_at_low_fpr,
+                        "TPR ± (95 %)": c.tpr_error,
+                        "TPR ceiling": float(tpr_ceiling(LOW_FPR, m.epsilon, m.delta)) if m.epsilon is not None else np.nan,
+                        "empirical ε (lower bound)": c.epsilon_lower,
+                        "reference models": m.n_references if c.attack == "LiRA" else 0,
+                    }
+                )
         return pd.DataFrame(rows)
 
     def curves_frame(self) -> pd.DataFrame:
@@ -187,18 +206,39 @@ class MembershipResult:
         parts = []
         for m in self.models:
             for c in m.curves:
-                parts.append(pd.DataFrame({"line": f"{m.name} — {c.attack}", "model": m.name, "attack": c.attack,
-                                           "kind": "attack", "fpr": c.fpr, "tpr": c.tpr}))
+                parts.append(
+                    pd.DataFrame(
+                        {
+                            "line": f"{m.name} — {c.attack}",
+                            "model": m.name,
+                            "attack": c.attack,
+                            "kind": "attack",
+                            "fpr": c.fpr,
+                            "tpr": c.tpr,
+                        }
+                    )
+                )
         grid = thin(np.array([0.0, 1.0]), np.array([0.0, 1.0]))[0]
         for eps, delta in sorted({(m.epsilon, m.delta) for m in self.models if m.epsilon is not None}):
-            parts.append(pd.DataFrame({"line": f"ceiling of ε = {eps:g}", "model": "", "attack": "", "kind": "ceiling",
-                                       "fpr": grid, "tpr": tpr_ceiling(grid, eps, delta)}))
+            parts.append(
+                pd.DataFrame(
+                    {
+                        "line": f"ceiling of ε = {eps:g}",
+                        "model": "",
+                        "attack": "",
+                        "kind": "ceiling",
+                        "fpr": grid,
+                        "tpr": tpr_ceiling(grid, eps, delta),
+                    }
+                )
+            )
         parts.append(pd.DataFrame({"line": "chance", "model": "", "attack": "", "kind": "chance", "fpr": grid, "tpr": grid}))
         return pd.concat(parts, ignore_index=True)
 
 
-def observe(model: Estimator, X: NDArray[Any], y: NDArray[Any], task: str,
-            target_bounds: tuple[float, float] | None) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[Any]]:
+def observe(
+    model: Estimator, X: NDArray[Any], y: NDArray[Any], task: str, target_bounds: tuple[float, float] | None
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[Any]]:
     """``(loss, confidence, prediction)`` of a fitted model on every row.
 
     Classification: log-loss of the true class, its logit-scaled probability
@@ -224,7 +264,9 @@ def probabilities(model: Estimator, X: NDArray[Any]) -> tuple[NDArray[np.float64
     return np.asarray(classifier.predict_proba(X), dtype=np.float64), np.asarray(classifier.classes_)
 
 
-def lira_scores(confidence: NDArray[np.float64], references: NDArray[np.float64], inside: NDArray[np.bool_]) -> NDArray[np.float64]:
+def lira_scores(
+    confidence: NDArray[np.float64], references: NDArray[np.float64], inside: NDArray[np.bool_]
+) -> NDArray[np.float64]:
     """Per-row log-likelihood ratio "member" vs "not": online LiRA with one shared variance.
 
     ``references[k, i]`` is reference model ``k``'s confidence on row ``i`` and ``inside[k, i]``
@@ -257,8 +299,9 @@ def _sample_units(units: NDArray[np.int64], max_rows: int | None, rng: np.random
     return picked[units]
 
 
-def fit_or_explain(spec: ModelSpec, context: ModelContext, X: NDArray[Any], y: NDArray[Any], where: str,
-                   advice: str | None = None) -> Estimator:
+def fit_or_explain(
+    spec: ModelSpec, context: ModelContext, X: NDArray[Any], y: NDArray[Any], where: str, advice: str | None = None
+) -> Estimator:
     """``spec.make(context).fit(X, y)``; a failure becomes a :class:`DataError` sentence naming ``where`` and ``advice``.
 
     The library's own message is never shown: it may quote a value of the table.
@@ -266,21 +309,37 @@ def fit_or_explain(spec: ModelSpec, context: ModelContext, X: NDArray[Any], y: N
     try:
         return spec.make(context).fit(X, y)
     except Exception as error:
-        raise DataError(_("{name} could not be trained on {where} ({name2}); try {advice}.").format(name=spec.name, where=where, name2=type(error).__name__, advice=advice or _("another model"))) from error
+        raise DataError(
+            _("{name} could not be trained on {where} ({name2}); try {advice}.").format(
+                name=spec.name, where=where, name2=type(error).__name__, advice=advice or _("another model")
+            )
+        ) from error
 
 
 class _Fitter:
     """Trains one registry model the same way each time: on the design's rows that a mask selects."""
 
-    def __init__(self, spec: ModelSpec, design: Design, epsilon: float, rng: np.random.Generator, seeded: bool,
-                 count_noise: str, selection: str) -> None:
+    def __init__(
+        self,
+        spec: ModelSpec,
+        design: Design,
+        epsilon: float,
+        rng: np.random.Generator,
+        seeded: bool,
+        count_noise: str,
+        selection: str,
+    ) -> None:
         self.spec, self.design, self.epsilon, self.rng, self.seeded = spec, design, epsilon, rng, seeded
         self.count_noise, self.selection = count_noise, selection
 
     def fit(self, rows: NDArray[np.bool_], epsilon: float | None = None) -> Estimator:
         seed = int(self.rng.integers(0, 2**31 - 1)) if self.seeded else None
-        context = self.design.context(self.epsilon if epsilon is None else epsilon, random_state=seed,
-                                      count_noise=self.count_noise, selection=self.selection)
+        context = self.design.context(
+            self.epsilon if epsilon is None else epsilon,
+            random_state=seed,
+            count_noise=self.count_noise,
+            selection=self.selection,
+        )
         return fit_or_explain(self.spec, context, self.design.X[rows], self.design.y[rows], _("part of this table"))
 
 
@@ -343,8 +402,9 @@ def attack_membership(
     n_units = int(units.max()) + 1 if units.size else 0
     member_unit = rng.random(n_units) < 0.5
     if n_units < 20 or member_unit.sum() < 10 or (~member_unit).sum() < 10:
-        raise DataError(_("The table has too few rows (or people) to split into members and non-members; an attack needs at "
-                          "least 20."))
+        raise DataError(
+            _("The table has too few rows (or people) to split into members and non-members; an attack needs at least 20.")
+        )
     members = member_unit[units]
     halves = rng.random((settings.n_references // 2, n_units)) < 0.5
     inside = np.concatenate([halves, ~halves])[:, units] if halves.size else np.zeros((0, len(units)), dtype=bool)
@@ -368,7 +428,11 @@ def attack_membership(
         if n_refs < MIN_REFERENCES:
             n_refs = 0
             if settings.n_references:
-                notes.append(_("LiRA was left out for {name}: its reference models would not fit in the time limit.").format(name=spec.name))
+                notes.append(
+                    _("LiRA was left out for {name}: its reference models would not fit in the time limit.").format(
+                        name=spec.name
+                    )
+                )
         work.resize(key, 1 + n_refs)
         order = np.r_[np.arange(n_refs // 2), settings.n_references // 2 + np.arange(n_refs // 2)]
         references = np.empty((n_refs, len(y)))
@@ -381,27 +445,62 @@ def attack_membership(
         private = spec.private
         delta = person_delta(target, epsilon, design.rows_per_person) if private else 0.0
         curves = tuple(_curve(name, s, member_unit, settings.confidence, delta, rng) for name, s in scores.items())
-        attacked.append(ModelUnderAttack(key, spec.name, epsilon if private else None, delta, curves, n_refs,
-                                         _utility(sub, y[~members], guessed[~members])))
+        attacked.append(
+            ModelUnderAttack(
+                key, spec.name, epsilon if private else None, delta, curves, n_refs, _utility(sub, y[~members], guessed[~members])
+            )
+        )
     if persons is not None:
-        notes.append(_("Members and non-members were drawn person by person: all of a person's rows are on the same side, "
-                       "and ε is per person (up to {rows_per_person} rows each).").format(rows_per_person=design.rows_per_person))
+        notes.append(
+            _(
+                "Members and non-members were drawn person by person: all of a person's rows are on the same side, "
+                "and ε is per person (up to {rows_per_person} rows each)."
+            ).format(rows_per_person=design.rows_per_person)
+        )
     if not rows.all():
         if max_rows != settings.max_rows:
-            notes.append(_("The attack used a random {used} of the table's {rows} rows: one fit of each model on {pilot} rows "
-                           "showed that more would not finish within its time limit of {seconds} s.").format(
-                               used=integer(int(rows.sum())), rows=integer(len(rows)), pilot=integer(PILOT_ROWS),
-                               seconds=integer(settings.time_limit)))
+            notes.append(
+                _(
+                    "The attack used a random {used} of the table's {rows} rows: one fit of each model on {pilot} rows "
+                    "showed that more would not finish within its time limit of {seconds} s."
+                ).format(
+                    used=integer(int(rows.sum())),
+                    rows=integer(len(rows)),
+                    pilot=integer(PILOT_ROWS),
+                    seconds=integer(settings.time_limit),
+                )
+            )
         else:
-            notes.append(_("The attack used a random {used} of the table's {rows} rows.").format(used=integer(int(rows.sum())), rows=integer(len(rows))))
-    return MembershipResult(tuple(attacked), design.task, int(member_unit.sum()), int((~member_unit).sum()),
-                            "person" if persons is not None else "row", design.rows_per_person,
-                            clock() - started, settings.confidence, tuple(notes))
+            notes.append(
+                _("The attack used a random {used} of the table's {rows} rows.").format(
+                    used=integer(int(rows.sum())), rows=integer(len(rows))
+                )
+            )
+    return MembershipResult(
+        tuple(attacked),
+        design.task,
+        int(member_unit.sum()),
+        int((~member_unit).sum()),
+        "person" if persons is not None else "row",
+        design.rows_per_person,
+        clock() - started,
+        settings.confidence,
+        tuple(notes),
+    )
 
 
-def _affordable_rows(design: Design, units: NDArray[np.int64], keys: Sequence[str], epsilon: float, settings: AttackSettings,
-                     rng: np.random.Generator, seeded: bool, count_noise: str, selection: str,
-                     work: TimeLeft) -> tuple[int | None, dict[str, float]]:
+def _affordable_rows(
+    design: Design,
+    units: NDArray[np.int64],
+    keys: Sequence[str],
+    epsilon: float,
+    settings: AttackSettings,
+    rng: np.random.Generator,
+    seeded: bool,
+    count_noise: str,
+    selection: str,
+    work: TimeLeft,
+) -> tuple[int | None, dict[str, float]]:
     """The most rows the attack can afford, from one pilot fit per model (see the module); ``(max_rows, seconds per row)``.
 
     A table of at most :data:`PILOT_ROWS` rows (or one with fewer rows than ``settings.max_rows``
@@ -430,16 +529,24 @@ def _affordable_rows(design: Design, units: NDArray[np.int64], keys: Sequence[st
     return (settings.max_rows if affordable >= ceiling else max(affordable, MIN_ROWS)), per_row
 
 
-def _curve(name: str, scores: NDArray[np.float64], members: NDArray[np.bool_], confidence: float, delta: float,
-           rng: np.random.Generator) -> AttackCurve:
+def _curve(
+    name: str, scores: NDArray[np.float64], members: NDArray[np.bool_], confidence: float, delta: float, rng: np.random.Generator
+) -> AttackCurve:
     fpr, tpr = roc(scores, members)
     auc = roc_auc(fpr, tpr)
     n_in, n_out = int(members.sum()), int((~members).sum())
     low = tpr_at(fpr, tpr, LOW_FPR)
     thinned = thin(fpr, tpr)
-    return AttackCurve(name, thinned[0], thinned[1], auc, auc_error(auc, n_in, n_out), low,
-                       1.96 * float(np.sqrt(max(low * (1 - low), 1.0 / n_in) / n_in)),
-                       empirical_epsilon(scores, members, confidence, delta, rng))
+    return AttackCurve(
+        name,
+        thinned[0],
+        thinned[1],
+        auc,
+        auc_error(auc, n_in, n_out),
+        low,
+        1.96 * float(np.sqrt(max(low * (1 - low), 1.0 / n_in) / n_in)),
+        empirical_epsilon(scores, members, confidence, delta, rng),
+    )
 
 
 def _utility(design: Design, truth: NDArray[Any], predicted: NDArray[Any]) -> dict[str, float]:

@@ -58,9 +58,15 @@ from dpcore.validation import RandomStateLike, check_epsilon, check_random_state
 
 ATTACKED = ("coin", "k-ary", "bins")
 #: The table's column names stay English (its CSV and JSON); the app shows them translated (``_(name)``).
-TABLE_HEADERS = (N_("values (k)"), N_("guarantee e^ε/(e^ε+k−1)"), N_("guessed from the copy alone"),
-                 N_("knowing everything else, without the copy"), N_("the same, on a blank copy"),
-                 N_("knowing everything else, with the copy"), N_("ceiling with the copy"))
+TABLE_HEADERS = (
+    N_("values (k)"),
+    N_("guarantee e^ε/(e^ε+k−1)"),
+    N_("guessed from the copy alone"),
+    N_("knowing everything else, without the copy"),
+    N_("the same, on a blank copy"),
+    N_("knowing everything else, with the copy"),
+    N_("ceiling with the copy"),
+)
 #: The attacker's prior is mixed with a uniform one by this share, so no value is ruled out entirely.
 SMOOTHING = 0.01
 
@@ -104,12 +110,23 @@ class ReconstructionResult:
     notes: tuple[str, ...] = ()
 
     def table(self) -> pd.DataFrame:
-        return pd.DataFrame([{
-            "column": c.column, "values (k)": c.k, "ε": c.epsilon,
-            "guarantee e^ε/(e^ε+k−1)": c.guarantee, "guessed from the copy alone": c.copy_only,
-            "knowing everything else, without the copy": c.prior_only, "the same, on a blank copy": c.blank_copy,
-            "knowing everything else, with the copy": c.with_copy, "ceiling with the copy": c.ceiling, "±": c.error,
-        } for c in self.columns])
+        return pd.DataFrame(
+            [
+                {
+                    "column": c.column,
+                    "values (k)": c.k,
+                    "ε": c.epsilon,
+                    "guarantee e^ε/(e^ε+k−1)": c.guarantee,
+                    "guessed from the copy alone": c.copy_only,
+                    "knowing everything else, without the copy": c.prior_only,
+                    "the same, on a blank copy": c.blank_copy,
+                    "knowing everything else, with the copy": c.with_copy,
+                    "ceiling with the copy": c.ceiling,
+                    "±": c.error,
+                }
+                for c in self.columns
+            ]
+        )
 
 
 def copy_ceiling(prior_success: float, epsilon: float) -> float:
@@ -165,8 +182,11 @@ def attack_reconstruction(
         raise DataError(_("The copy randomises no column by randomized response, so there is no value to guess back."))
     missing = [t.name for t in chosen if t.name not in frame.columns]
     if missing:
-        raise DataError(_("The plan randomises columns that are not in the table: {names}.").format(
-            names=", ".join(f"'{n}'" for n in missing)))
+        raise DataError(
+            _("The plan randomises columns that are not in the table: {names}.").format(
+                names=", ".join(f"'{n}'" for n in missing)
+            )
+        )
     rng = check_random_state(random_state)
     if max_rows is not None and len(frame) > max_rows:
         frame = frame.iloc[np.sort(rng.choice(len(frame), max_rows, replace=False))]
@@ -192,16 +212,26 @@ def attack_reconstruction(
             planned = kept
             work.resize("values", work.stage("values").done + _weight(t) + sum(_weight(c) for c in planned))
         work.tick(_("guessed '{name}' back from the copy").format(name=t.name), _weight(t))
-    notes = [_("Laplace columns release a number, not a category, and were not attacked.")] if any(
-        t.mechanism == "laplace" for t in treatments) else []
+    notes = (
+        [_("Laplace columns release a number, not a category, and were not attacked.")]
+        if any(t.mechanism == "laplace" for t in treatments)
+        else []
+    )
     if skipped:
-        notes.append(_("{attacked} of {columns} columns were attacked: at the measured time per column the others would not "
-                       "finish within the time limit of {seconds} s. Left out: {names}. The thorough setting attacks them "
-                       "all.").format(attacked=len(chosen) - len(skipped), columns=len(chosen), seconds=f"{time_limit:g}",
-                                      names=", ".join(f"'{n}'" for n in skipped)))
+        notes.append(
+            _(
+                "{attacked} of {columns} columns were attacked: at the measured time per column the others would not "
+                "finish within the time limit of {seconds} s. Left out: {names}. The thorough setting attacks them "
+                "all."
+            ).format(
+                attacked=len(chosen) - len(skipped),
+                columns=len(chosen),
+                seconds=f"{time_limit:g}",
+                names=", ".join(f"'{n}'" for n in skipped),
+            )
+        )
     if schema.privacy_unit is not None:
-        notes.append(_("The figures are per row. A person's rows are randomised separately, so their ε adds up over their "
-                       "rows."))
+        notes.append(_("The figures are per row. A person's rows are randomised separately, so their ε adds up over their rows."))
     return ReconstructionResult(tuple(r for r in results if r is not None), len(frame), clock() - started, tuple(notes))
 
 
@@ -224,8 +254,9 @@ def _known(frame: pd.DataFrame, schema: Schema) -> pd.DataFrame:
     return pd.DataFrame(out, index=frame.index)
 
 
-def _attack_column(t: Treatment, frame: pd.DataFrame, features: pd.DataFrame, rounds: int,
-                   rng: np.random.Generator) -> ColumnReconstruction | None:
+def _attack_column(
+    t: Treatment, frame: pd.DataFrame, features: pd.DataFrame, rounds: int, rng: np.random.Generator
+) -> ColumnReconstruction | None:
     codes, _unused = t.inputs(frame)
     valid = (codes >= 0) & (codes < t.k)
     if valid.sum() < 20:
@@ -246,15 +277,24 @@ def _attack_column(t: Treatment, frame: pd.DataFrame, features: pd.DataFrame, ro
 
     blank_copy = float(np.mean(guess(blank) == truth))
     return ColumnReconstruction(
-        column=t.name, mechanism=t.mechanism, k=t.k, epsilon=t.epsilon, n=int(valid.sum()), guarantee=p,
-        copy_only=float(np.mean(real == truth)), prior_only=float(np.mean(np.argmax(prior, axis=1) == truth)),
-        blank_copy=blank_copy, with_copy=float(np.mean(guess(real) == truth)), ceiling=copy_ceiling(blank_copy, t.epsilon),
+        column=t.name,
+        mechanism=t.mechanism,
+        k=t.k,
+        epsilon=t.epsilon,
+        n=int(valid.sum()),
+        guarantee=p,
+        copy_only=float(np.mean(real == truth)),
+        prior_only=float(np.mean(np.argmax(prior, axis=1) == truth)),
+        blank_copy=blank_copy,
+        with_copy=float(np.mean(guess(real) == truth)),
+        ceiling=copy_ceiling(blank_copy, t.epsilon),
         confidence=0.95,
     )
 
 
-def _prior(others: NDArray[np.float64], truth: NDArray[np.int64], k: int, rounds: int,
-           rng: np.random.Generator) -> NDArray[np.float64]:
+def _prior(
+    others: NDArray[np.float64], truth: NDArray[np.int64], k: int, rounds: int, rng: np.random.Generator
+) -> NDArray[np.float64]:
     """``P(value | other columns)`` for every row, from a classifier trained on the other half of the rows."""
     from sklearn.ensemble import HistGradientBoostingClassifier
 

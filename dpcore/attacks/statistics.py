@@ -92,7 +92,8 @@ def auc_error(auc: float, n_members: int, n_non_members: int) -> float:
     """Half-width of a 95 % interval for an AUC (Hanley & McNeil 1982)."""
     q1, q2 = auc / (2.0 - auc), 2.0 * auc**2 / (1.0 + auc)
     variance = (auc * (1 - auc) + (n_members - 1) * (q1 - auc**2) + (n_non_members - 1) * (q2 - auc**2)) / (
-        n_members * n_non_members)
+        n_members * n_non_members
+    )
     return 1.96 * math.sqrt(max(variance, 0.0))
 
 
@@ -123,8 +124,9 @@ def clopper_pearson(successes: ArrayLike, trials: ArrayLike, alpha: float) -> tu
     return np.nan_to_num(lower, nan=0.0), np.nan_to_num(upper, nan=1.0)
 
 
-def epsilon_lower_bound(hits_in: ArrayLike, n_in: ArrayLike, hits_out: ArrayLike, n_out: ArrayLike, confidence: float = 0.95,
-                        delta: float = 0.0) -> NDArray[np.float64]:
+def epsilon_lower_bound(
+    hits_in: ArrayLike, n_in: ArrayLike, hits_out: ArrayLike, n_out: ArrayLike, confidence: float = 0.95, delta: float = 0.0
+) -> NDArray[np.float64]:
     """A lower bound on ε from how often one event happened with and without the record.
 
     ``hits_in`` of ``n_in`` runs (or members) showed the event with the record, ``hits_out`` of
@@ -149,8 +151,14 @@ def largest_certifiable(n_runs: int, confidence: float = 0.95) -> float:
     return float(epsilon_lower_bound(n_runs, n_runs, 0, n_runs, confidence))
 
 
-def best_event(scores: NDArray[np.float64], members: NDArray[np.bool_], n_test: tuple[int, int], confidence: float = 0.95,
-               delta: float = 0.0, candidates: int = 64) -> tuple[float, bool, bool]:
+def best_event(
+    scores: NDArray[np.float64],
+    members: NDArray[np.bool_],
+    n_test: tuple[int, int],
+    confidence: float = 0.95,
+    delta: float = 0.0,
+    candidates: int = 64,
+) -> tuple[float, bool, bool]:
     """The event on the scores that should prove the largest ε on a test of ``n_test`` runs.
 
     ``scores`` and ``members`` are the pilot: outputs with the record (True) and without it.
@@ -175,14 +183,25 @@ def best_event(scores: NDArray[np.float64], members: NDArray[np.bool_], n_test: 
         proven = epsilon_lower_bound(np.round(first * n_first), n_first, np.round(second * n_second), n_second, confidence, delta)
         return proven + 1e-9 * np.log(first / second)  # ties (e.g. all 0) go to the larger point estimate
 
-    options = np.stack([bound(p_in, test_in, p_out, test_out), bound(p_out, test_out, p_in, test_in),
-                        bound(1 - p_in, test_in, 1 - p_out, test_out), bound(1 - p_out, test_out, 1 - p_in, test_in)])
+    options = np.stack(
+        [
+            bound(p_in, test_in, p_out, test_out),
+            bound(p_out, test_out, p_in, test_in),
+            bound(1 - p_in, test_in, 1 - p_out, test_out),
+            bound(1 - p_out, test_out, 1 - p_in, test_in),
+        ]
+    )
     which, best = np.unravel_index(int(np.argmax(options)), options.shape)
     return float(cuts[best]), bool(which < 2), bool(which % 2 == 0)
 
 
-def empirical_epsilon(scores: ArrayLike, members: ArrayLike, confidence: float = 0.95, delta: float = 0.0,
-                      random_state: np.random.Generator | None = None) -> float:
+def empirical_epsilon(
+    scores: ArrayLike,
+    members: ArrayLike,
+    confidence: float = 0.95,
+    delta: float = 0.0,
+    random_state: np.random.Generator | None = None,
+) -> float:
     """A high-confidence lower bound on the ε an attack's scores reveal.
 
     Half of the records (at random) choose the attack's best threshold; the other half test

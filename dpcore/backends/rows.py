@@ -114,7 +114,10 @@ class LocalRows(Rows):
     def batches(self) -> list[RowBatch]:
         n = len(self.key)
         starts = range(0, n, self.batch_rows) if n else [0]
-        return [RowBatch(self.X[s:s + self.batch_rows], self.y[s:s + self.batch_rows], self.key[s:s + self.batch_rows]) for s in starts]
+        return [
+            RowBatch(self.X[s : s + self.batch_rows], self.y[s : s + self.batch_rows], self.key[s : s + self.batch_rows])
+            for s in starts
+        ]
 
     def aggregate(self, job: Job) -> NDArray[np.int64]:
         total: NDArray[np.int64] | None = None
@@ -127,6 +130,8 @@ class LocalRows(Rows):
     def prepared(self, prepare: Prepare) -> LocalRows:
         parts = [prepare(batch) for batch in self.batches()]
         return LocalRows(
-            np.concatenate([p.X for p in parts]), np.concatenate([p.y for p in parts]),
-            np.concatenate([p.key for p in parts]), self.batch_rows,
+            np.concatenate([p.X for p in parts]),
+            np.concatenate([p.y for p in parts]),
+            np.concatenate([p.key for p in parts]),
+            self.batch_rows,
         )

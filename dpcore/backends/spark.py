@@ -298,7 +298,9 @@ class SparkRows(Rows):
         self._pending: tuple[Prepare, ...] = ()  # prepares still to apply to what is read
         self._chain: tuple[Prepare, ...] = ()  # every prepare since the design
         self._store = store
-        self._pieces: RDD[tuple[int, str, int, int, int, int]] | None = None  # slices of Parquet row groups read by the workers (from_files)
+        self._pieces: RDD[tuple[int, str, int, int, int, int]] | None = (
+            None  # slices of Parquet row groups read by the workers (from_files)
+        )
         self._passes = 0
 
     @property
@@ -311,8 +313,9 @@ class SparkRows(Rows):
         return rows
 
     @classmethod
-    def from_files(cls, spark: SparkSession, source: str | os.PathLike[str], schema: Schema, encoding: str = "ordinal", *,
-                   store: bool = True) -> SparkRows:
+    def from_files(
+        cls, spark: SparkSession, source: str | os.PathLike[str], schema: Schema, encoding: str = "ordinal", *, store: bool = True
+    ) -> SparkRows:
         """The rows of a Parquet or CSV table's files; Parquet row groups are read by pyarrow in the Python workers.
 
         The same rows under the same keys as ``SparkRows(read_table(spark, source), ...)``, but no
@@ -326,8 +329,11 @@ class SparkRows(Rows):
             groups = row_groups(files)
             # At least two tasks per core, so a table of few row groups still keeps every core busy.
             slices = -(-2 * spark.sparkContext.defaultParallelism // max(len(groups), 1))
-            pieces = [(ordinal, path, group, first, int(rows_in_group * s // slices), int(rows_in_group * (s + 1) // slices))
-                      for ordinal, path, group, first, rows_in_group in groups for s in range(slices)]
+            pieces = [
+                (ordinal, path, group, first, int(rows_in_group * s // slices), int(rows_in_group * (s + 1) // slices))
+                for ordinal, path, group, first, rows_in_group in groups
+                for s in range(slices)
+            ]
             rows._pieces = spark.sparkContext.parallelize(pieces, max(len(pieces), 1))
         return rows
 
@@ -397,5 +403,8 @@ def _data_error(error: PythonException) -> Exception:
     if found:
         return DataError(found[-1].strip())
     kinds = _EXCEPTION_KIND.findall(text)
-    return RuntimeError(_("A Spark task failed ({kind}); its message is not shown, as it can quote a cell.").format(
-        kind=kinds[-1] if kinds else type(error).__name__))
+    return RuntimeError(
+        _("A Spark task failed ({kind}); its message is not shown, as it can quote a cell.").format(
+            kind=kinds[-1] if kinds else type(error).__name__
+        )
+    )

@@ -130,8 +130,12 @@ def release_on_spark(
     """
     prepared = prepare(schema, plan, ledger=ledger, budget=budget, unit=unit, count_epsilon=count_epsilon)
     if prepared.bound is not None:
-        raise DataError(_("A table whose people can have several rows (a privacy-unit column) cannot be released on "
-                          "Spark yet: release it with the local engine."))
+        raise DataError(
+            _(
+                "A table whose people can have several rows (a privacy-unit column) cannot be released on "
+                "Spark yet: release it with the local engine."
+            )
+        )
     treatments, protection = prepared.treatments, prepared.protection
     if ledger is None or fresh:
         check_fits(plan, protection, budget, ledger)
@@ -167,8 +171,9 @@ def release_on_spark(
                 _move_into_place(staging, destination)
                 return ReleaseResult.handed_out_again(found.report, path=destination, dataset_id=ledger.dataset_id)
             check_fits(plan, protection, None, ledger)
-        written, outside = _release_parts(spark, table, kept, staging, prepared, draws, n, census,
-                                          ledger is not None or parquet, part_rows)
+        written, outside = _release_parts(
+            spark, table, kept, staging, prepared, draws, n, census, ledger is not None or parquet, part_rows
+        )
         counts: dict[str, int] = {}
         add_outside(counts, treatments, outside)
         result = ReleaseResult.made(report, notes=prepared.notes(counts, 0), path=destination, n_rows=sum(written.values()))
@@ -183,8 +188,16 @@ def release_on_spark(
                 copy.discard()
                 raise
             result.epsilon_charged = protection.cost(plan)
-            stored.charge_and_store(ledger, copy, key, report, label=label, epsilon=result.epsilon_charged,
-                                    protection=protection, people=prepared.people)
+            stored.charge_and_store(
+                ledger,
+                copy,
+                key,
+                report,
+                label=label,
+                epsilon=result.epsilon_charged,
+                protection=protection,
+                people=prepared.people,
+            )
             result.dataset_id = ledger.dataset_id
         if parquet:
             for parquet_part in (staging / STORED_FOLDER).glob("part-*.parquet"):
@@ -194,8 +207,18 @@ def release_on_spark(
         return result
 
 
-def _release_parts(spark: SparkSession, table: _Source, kept: dict[int, pa.DataType], staging: Path, prepared: Prepared,
-                   draws: Draws, n: int, census: np.ndarray, with_parquet: bool, part_rows: int) -> tuple[dict[int, int], np.ndarray]:
+def _release_parts(
+    spark: SparkSession,
+    table: _Source,
+    kept: dict[int, pa.DataType],
+    staging: Path,
+    prepared: Prepared,
+    draws: Draws,
+    n: int,
+    census: np.ndarray,
+    with_parquet: bool,
+    part_rows: int,
+) -> tuple[dict[int, int], np.ndarray]:
     """Randomise, order and write the parts (padded or cut under add/remove), with the ``kept`` columns' types; the
     rows of every part written, and each column's count of values outside its domain."""
     treatments, protection = prepared.treatments, prepared.protection
@@ -214,7 +237,8 @@ def _release_parts(spark: SparkSession, table: _Source, kept: dict[int, pa.DataT
     if limit > n:
         rows = rows.unionByName(_fillers(spark, treatments, limit - n, draws, shift))
     ordered = rows.repartition(max(1, min(1 << bits, 4 * spark.sparkContext.defaultParallelism)), PART).sortWithinPartitions(
-        PART, WORD, SOURCE, ROW)
+        PART, WORD, SOURCE, ROW
+    )
     sink = pa.BufferOutputStream()
     write_csv(_empty(treatments, kept), sink, True, quoting(treatments))
     (staging / HEADER_FILE).write_bytes(sink.getvalue().to_pybytes())
@@ -238,8 +262,11 @@ def _move_into_place(staging: Path, destination: Path) -> None:
     old = None
     if destination.exists():
         if not destination.is_dir() or not (destination / HEADER_FILE).exists():
-            raise DataError(_("'{name}' exists and is not a released copy's folder; choose another output folder.").format(
-                name=destination.name))
+            raise DataError(
+                _("'{name}' exists and is not a released copy's folder; choose another output folder.").format(
+                    name=destination.name
+                )
+            )
         old = destination.with_name(f".{destination.name}.{uuid.uuid4().hex}.old")
         os.replace(destination, old)
     os.replace(staging, destination)

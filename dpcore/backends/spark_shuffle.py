@@ -102,8 +102,9 @@ def _source(spark: SparkSession, source: str | os.PathLike[str] | DataFrame, wan
     return _Source(frame, columns, cells)
 
 
-def _cells(batches: Iterator[pa.RecordBatch], columns: list[str], pieces: bool,
-           with_cells: bool) -> Iterator[tuple[pa.RecordBatch | None, np.ndarray]]:
+def _cells(
+    batches: Iterator[pa.RecordBatch], columns: list[str], pieces: bool, with_cells: bool
+) -> Iterator[tuple[pa.RecordBatch | None, np.ndarray]]:
     """A task's cells (None unless ``with_cells``) and row keys, batch by batch."""
     for batch in batches:
         if not pieces:
@@ -165,8 +166,10 @@ def _cell_rows(source: _Source, draws: Draws, cell: int) -> tuple[np.ndarray, np
         yield pa.RecordBatch.from_pydict({"words": [words.tobytes()], "rows": [keys.tobytes()]})
 
     found = _map_in_arrow(frame, gather, "words binary, rows binary").collect()
-    return (np.concatenate([np.frombuffer(row.words, dtype=np.int64) for row in found]),
-            np.concatenate([np.frombuffer(row.rows, dtype=np.uint64) for row in found]))
+    return (
+        np.concatenate([np.frombuffer(row.words, dtype=np.int64) for row in found]),
+        np.concatenate([np.frombuffer(row.rows, dtype=np.uint64) for row in found]),
+    )
 
 
 # --- pass two: randomise, order, write --------------------------------------------------------------
@@ -195,20 +198,40 @@ def _kept_types(source: _Source, treatments: Sequence[Treatment]) -> dict[int, p
 
 def _empty(treatments: Sequence[Treatment], kept: dict[int, pa.DataType]) -> pa.Table:
     """A released table without rows: the copy's header and its stored file's schema."""
-    arrays = [pa.array([], kept[i]) if t.mechanism == "keep" else pa.array([], pa.float64()) if t.mechanism == "laplace"
-              else t.as_array(np.empty(0, dtype=np.int64)) for i, t in enumerate(treatments)]
+    arrays = [
+        pa.array([], kept[i])
+        if t.mechanism == "keep"
+        else pa.array([], pa.float64())
+        if t.mechanism == "laplace"
+        else t.as_array(np.empty(0, dtype=np.int64))
+        for i, t in enumerate(treatments)
+    ]
     return pa.Table.from_arrays(arrays, names=[t.header for t in treatments])
 
 
 def _spark_schema(treatments: Sequence[Treatment], kept: dict[int, pa.DataType]) -> StructType:
-    fields = [StructField(WORD, LongType()), StructField(SOURCE, ByteType()), StructField(ROW, LongType()),
-              StructField(PART, IntegerType()), StructField(PAYLOAD, BinaryType())]
+    fields = [
+        StructField(WORD, LongType()),
+        StructField(SOURCE, ByteType()),
+        StructField(ROW, LongType()),
+        StructField(PART, IntegerType()),
+        StructField(PAYLOAD, BinaryType()),
+    ]
     fields += [StructField(f"c{i}", from_arrow_type(kind)) for i, kind in kept.items()]
     return StructType(fields)
 
 
-def _transport(table: pa.Table, flags: np.ndarray, words: np.ndarray, rows: np.ndarray, source: int, shift: int,
-               treatments: Sequence[Treatment], kept: dict[int, pa.DataType], cut: np.ndarray | None = None) -> pa.RecordBatch:
+def _transport(
+    table: pa.Table,
+    flags: np.ndarray,
+    words: np.ndarray,
+    rows: np.ndarray,
+    source: int,
+    shift: int,
+    treatments: Sequence[Treatment],
+    kept: dict[int, pa.DataType],
+    cut: np.ndarray | None = None,
+) -> pa.RecordBatch:
     """Released rows as Spark carries them: the order's columns, each row's record (:func:`_payload`), kept text.
 
     Rows the cut leaves out (``cut``) go to part −1, which is never written: they still travel, so
@@ -232,8 +255,14 @@ def _transport(table: pa.Table, flags: np.ndarray, words: np.ndarray, rows: np.n
     parts = (words >> shift).astype(np.int32)
     if cut is not None:
         parts[cut] = -1
-    arrays = [pa.array(words, pa.int64()), pa.array(np.full(len(words), source, dtype=np.int8)),
-              pa.array(signed(rows), pa.int64()), pa.array(parts), payload, *carried]
+    arrays = [
+        pa.array(words, pa.int64()),
+        pa.array(np.full(len(words), source, dtype=np.int8)),
+        pa.array(signed(rows), pa.int64()),
+        pa.array(parts),
+        payload,
+        *carried,
+    ]
     return pa.RecordBatch.from_arrays(arrays, names=[WORD, SOURCE, ROW, PART, PAYLOAD, *names])
 
 
@@ -247,8 +276,9 @@ def _records(batch: pa.RecordBatch, treatments: Sequence[Treatment]) -> np.ndarr
     return data.view(dtype)
 
 
-def _released(batch: pa.RecordBatch, records: np.ndarray, treatments: Sequence[Treatment],
-              kept: dict[int, pa.DataType]) -> pa.Table:
+def _released(
+    batch: pa.RecordBatch, records: np.ndarray, treatments: Sequence[Treatment], kept: dict[int, pa.DataType]
+) -> pa.Table:
     """Transported rows back as the local release's table (dictionary columns of escaped labels)."""
     arrays = []
     for i, t in enumerate(treatments):
@@ -293,8 +323,14 @@ class _PartWriter:
             os.replace(self.parquet_temporary, self.parquet_path)
 
 
-def _write_parts(frame: DataFrame, treatments: Sequence[Treatment], kept: dict[int, pa.DataType], folder: str, mode: str,
-                 parquet_folder: str | None) -> tuple[dict[int, int], np.ndarray]:
+def _write_parts(
+    frame: DataFrame,
+    treatments: Sequence[Treatment],
+    kept: dict[int, pa.DataType],
+    folder: str,
+    mode: str,
+    parquet_folder: str | None,
+) -> tuple[dict[int, int], np.ndarray]:
     """Write every part (rows sorted within it; part −1, the rows cut, is not written); return the rows written per
     part, and each column's count of values outside its domain (before any cut)."""
     fail = _fail_first_attempt
@@ -329,8 +365,10 @@ def _write_parts(frame: DataFrame, treatments: Sequence[Treatment], kept: dict[i
         if writer is not None:
             writer.finish()
             written.append((writer.part, writer.rows))
-        yield pa.RecordBatch.from_pydict({"parts": [[p for p, _r in written]], "rows": [[r for _p, r in written]],
-                                          "outside": [outside.tobytes()]}, schema=WRITTEN)
+        yield pa.RecordBatch.from_pydict(
+            {"parts": [[p for p, _r in written]], "rows": [[r for _p, r in written]], "outside": [outside.tobytes()]},
+            schema=WRITTEN,
+        )
 
     results = _map_in_arrow(frame, write, "parts array<long>, rows array<long>, outside binary").collect()
     written = [(int(p), int(r)) for row in results for p, r in zip(row.parts, row.rows, strict=True)]
@@ -340,8 +378,14 @@ def _write_parts(frame: DataFrame, treatments: Sequence[Treatment], kept: dict[i
     return dict(written), outside
 
 
-def _randomised(source: _Source, treatments: Sequence[Treatment], kept: dict[int, pa.DataType], draws: Draws,
-                shift: int, last: tuple[int, int] | None) -> DataFrame:
+def _randomised(
+    source: _Source,
+    treatments: Sequence[Treatment],
+    kept: dict[int, pa.DataType],
+    draws: Draws,
+    shift: int,
+    last: tuple[int, int] | None,
+) -> DataFrame:
     """The randomised rows, in the parts of their order words; with ``last``, the rows a cut leaves out in part −1."""
     key, schema, columns, pieces = draws.key, _spark_schema(treatments, kept), source.cells.names, source.pieces
 

@@ -67,8 +67,12 @@ def list_table_files(source: str | os.PathLike[str]) -> list[str]:
         paths = glob.glob(text)
     files = sorted(os.path.abspath(p) for p in paths if os.path.isfile(p) and not _hidden(p))
     if not files:
-        raise DataError(_("No table files were found at '{source}'. Give a Parquet file, a folder of Parquet files or a "
-                          "pattern of CSV files.").format(source=Path(text).name))
+        raise DataError(
+            _(
+                "No table files were found at '{source}'. Give a Parquet file, a folder of Parquet files or a "
+                "pattern of CSV files."
+            ).format(source=Path(text).name)
+        )
     formats = {file_format(p) for p in files}
     if len(formats) > 1:
         raise DataError(_("The table's files mix Parquet and CSV. Keep one format per table."))
@@ -184,8 +188,9 @@ def row_groups(files: list[str]) -> list[tuple[int, str, int, int, int]]:
     return groups
 
 
-def row_group_batches(ordinal: int, path: str, group: int, first: int, columns: list[str], batch_rows: int,
-                      start: int = 0, stop: int | None = None) -> Iterator[tuple[pa.RecordBatch, NDArray[np.uint64]]]:
+def row_group_batches(
+    ordinal: int, path: str, group: int, first: int, columns: list[str], batch_rows: int, start: int = 0, stop: int | None = None
+) -> Iterator[tuple[pa.RecordBatch, NDArray[np.uint64]]]:
     """``(cells, row keys)`` of rows ``start … stop`` of one Parquet row group, ``batch_rows`` at a time.
 
     The keys are those :func:`keyed_batches` gives the same rows, so a reader of row groups (a
@@ -207,8 +212,11 @@ def read_table_local(source: str | os.PathLike[str]) -> tuple[pd.DataFrame, NDAr
     parts = list(keyed_batches(files))
     if not parts:
         return pd.DataFrame(columns=names), np.empty(0, dtype=np.uint64)
-    table = pa.Table.from_batches([cells for cells, _keys in parts]) if len(parts) == 1 else pa.concat_tables(
-        [pa.Table.from_batches([cells]) for cells, _keys in parts], promote_options="default")
+    table = (
+        pa.Table.from_batches([cells for cells, _keys in parts])
+        if len(parts) == 1
+        else pa.concat_tables([pa.Table.from_batches([cells]) for cells, _keys in parts], promote_options="default")
+    )
     return arrow_frame(table), np.concatenate([keys for _cells, keys in parts])
 
 
@@ -223,15 +231,18 @@ def check_partwise(schema: Schema, columns: list[str] | None = None) -> None:
     """
     schema.check(need_target=True)
     if schema.privacy_unit is not None:
-        raise DataError(_("A table with a privacy-unit column (several rows per person) cannot be read in parts yet: "
-                          "fit it on one machine."))
+        raise DataError(
+            _("A table with a privacy-unit column (several rows per person) cannot be read in parts yet: fit it on one machine.")
+        )
     if columns is not None:
         missing = [spec.name for spec in schema.columns if spec.role in ("feature", "target") and spec.name not in columns]
         if missing:
             raise DataError(_("Column '{column}' is declared but not in the table.").format(column=missing[0]))
 
 
-def design_batch(frame: pd.DataFrame, schema: Schema, encoding: str = "ordinal") -> tuple[NDArray[np.float64], NDArray[Any], NDArray[np.bool_]]:
+def design_batch(
+    frame: pd.DataFrame, schema: Schema, encoding: str = "ordinal"
+) -> tuple[NDArray[np.float64], NDArray[Any], NDArray[np.bool_]]:
     """``(X, y, keep)`` of some rows: exactly the numbers :meth:`Design.from_table` gives for them.
 
     ``keep`` marks the rows with a usable target; ``X`` and ``y`` are those rows' features and

@@ -67,7 +67,6 @@ Run 'dpcore COMMAND --help' for a command's options.
 """)
 
 
-
 @dataclass(frozen=True)
 class Command:
     """One command: its names, its one-line help (as ``dpcore --help`` lists it) and the function that declares it."""
@@ -105,8 +104,12 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         prog="dpcore", description=_(DESCRIPTION), epilog=_(EPILOG), formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--version", action="version", version=f"dpcore {__version__}")
-    parser.add_argument("--lang", metavar="LANG", choices=sorted(LANGUAGES),
-                        help=_("language of the messages, cards and reports: en or vi (default: the locale, LANG)"))
+    parser.add_argument(
+        "--lang",
+        metavar="LANG",
+        choices=sorted(LANGUAGES),
+        help=_("language of the messages, cards and reports: en or vi (default: the locale, LANG)"),
+    )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     named = _named_command(argv)
     for command in COMMANDS:
@@ -143,10 +146,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 #: argparse's own sentences that a person reads, for the catalog (argparse looks them up by these ids).
-ARGPARSE_WORDS = (N_("usage: "), N_("options"), N_("positional arguments"), N_("show this help message and exit"),
-                  N_("show program's version number and exit"), N_("the following arguments are required: %s"),
-                  N_("unrecognized arguments: %s"), N_("invalid choice: %(value)r (choose from %(choices)s)"),
-                  N_("expected one argument"), N_("invalid %(type)s value: %(value)r"))
+ARGPARSE_WORDS = (
+    N_("usage: "),
+    N_("options"),
+    N_("positional arguments"),
+    N_("show this help message and exit"),
+    N_("show program's version number and exit"),
+    N_("the following arguments are required: %s"),
+    N_("unrecognized arguments: %s"),
+    N_("invalid choice: %(value)r (choose from %(choices)s)"),
+    N_("expected one argument"),
+    N_("invalid %(type)s value: %(value)r"),
+)
 
 
 @contextmanager
@@ -210,13 +221,14 @@ def _main(argv: Sequence[str]) -> int:
     except Exception as error:  # an internal bug: one line, no traceback, no data
         if os.environ.get("DPCORE_DEBUG"):
             raise
-        say(_("error: unexpected internal error ({kind}); nothing was released. Set DPCORE_DEBUG=1 to see the details.").format(
-            kind=type(error).__name__))
+        say(
+            _("error: unexpected internal error ({kind}); nothing was released. Set DPCORE_DEBUG=1 to see the details.").format(
+                kind=type(error).__name__
+            )
+        )
         return EXIT_INTERNAL
 
 
 def main_exit() -> None:
     """The ``dpcore`` console script: :func:`main` with its exit code."""
     sys.exit(main())
-
-

@@ -24,6 +24,7 @@ EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_DATA, EXIT_BUDGET = 0, 1, 2, 3, 4
 #: ``<family>_clf``) is named by the family; the schema's task adds the suffix.
 TASK_SUFFIX = {"regression": "_reg", "classification": "_clf"}
 
+
 class UsageError(Exception):
     """Bad command-line arguments (exit code 2)."""
 
@@ -66,8 +67,9 @@ def _whole_number(text: str, least: int) -> int:
     except ValueError:
         raise argparse.ArgumentTypeError(_("expected a whole number, got {text}").format(text=repr(text))) from None
     if value < least:
-        raise argparse.ArgumentTypeError(_("expected a whole number of at least {least}, got {text}").format(least=least,
-                                                                                                          text=repr(text)))
+        raise argparse.ArgumentTypeError(
+            _("expected a whole number of at least {least}, got {text}").format(least=least, text=repr(text))
+        )
     return value
 
 
@@ -80,9 +82,21 @@ def seed_number(text: str) -> int:
 
 
 #: What the commands call their files (``existing_file(path, "schema file")``), for the catalog.
-FILE_KINDS = (N_("--html file"), N_("--json file"), N_("Markdown report"), N_("input file"), N_("map card"), N_("map file"),
-              N_("model card"), N_("model file"), N_("output file"), N_("plan file"), N_("released file"), N_("report file"),
-              N_("schema file"))
+FILE_KINDS = (
+    N_("--html file"),
+    N_("--json file"),
+    N_("Markdown report"),
+    N_("input file"),
+    N_("map card"),
+    N_("map file"),
+    N_("model card"),
+    N_("model file"),
+    N_("output file"),
+    N_("plan file"),
+    N_("released file"),
+    N_("report file"),
+    N_("schema file"),
+)
 
 
 def existing_file(path: str, what: str) -> Path:
@@ -159,39 +173,58 @@ def load_plan_file(path: str) -> ReleasePlan:
 def warn_seed(args: argparse.Namespace, what: str) -> None:
     """The warning of ``train`` and ``cluster`` when --seed is given: ``what`` (the model, the map) must not be released."""
     if args.seed is not None and not args.quiet:
-        say(_("warning: --seed makes {what}'s noise reproducible; use it for tests and demos only, never for a "
-              "release.").format(what=what))
+        say(
+            _("warning: --seed makes {what}'s noise reproducible; use it for tests and demos only, never for a release.").format(
+                what=what
+            )
+        )
 
 
 def add_dataset_arguments(parser: argparse.ArgumentParser) -> None:
     """The options that say which dataset (the people) a table belongs to, and its budget."""
     parser.add_argument(
-        "--dataset", metavar="NAME",
-        help=_("the dataset (the people) this table belongs to; default: the known dataset whose rows it overlaps, "
-               "else a new one named after the file"),
+        "--dataset",
+        metavar="NAME",
+        help=_(
+            "the dataset (the people) this table belongs to; default: the known dataset whose rows it overlaps, "
+            "else a new one named after the file"
+        ),
     )
     parser.add_argument(
-        "--separate-dataset", action="store_true",
-        help=_("record --dataset as a separate dataset although the table overlaps a known one (say why with "
-               "--reason)"),
-    )
-    parser.add_argument("--reason", metavar="TEXT", help=_("why the overlapping table is a separate dataset (kept in its history)"))
-    parser.add_argument(
-        "--unit", choices=["add/remove", "replace-one"], default="add/remove",
-        help=_("the unit of protection of a NEW dataset: add/remove (default) or replace-one (one person's values "
-               "may change; the row count is public)"),
+        "--separate-dataset",
+        action="store_true",
+        help=_("record --dataset as a separate dataset although the table overlaps a known one (say why with --reason)"),
     )
     parser.add_argument(
-        "--epsilon-budget", type=positive_float, metavar="EPS",
-        help=_("the total privacy budget ε of a NEW dataset (default: exactly what this command spends); an "
-               "existing dataset keeps its total, which only --raise-budget raises"),
+        "--reason", metavar="TEXT", help=_("why the overlapping table is a separate dataset (kept in its history)")
     )
     parser.add_argument(
-        "--raise-budget", type=positive_float, metavar="EPS",
+        "--unit",
+        choices=["add/remove", "replace-one"],
+        default="add/remove",
+        help=_(
+            "the unit of protection of a NEW dataset: add/remove (default) or replace-one (one person's values "
+            "may change; the row count is public)"
+        ),
+    )
+    parser.add_argument(
+        "--epsilon-budget",
+        type=positive_float,
+        metavar="EPS",
+        help=_(
+            "the total privacy budget ε of a NEW dataset (default: exactly what this command spends); an "
+            "existing dataset keeps its total, which only --raise-budget raises"
+        ),
+    )
+    parser.add_argument(
+        "--raise-budget",
+        type=positive_float,
+        metavar="EPS",
         help=_("deliberately raise the dataset's total ε to EPS first (recorded in its history)"),
     )
     parser.add_argument(
-        "--ledger", metavar="PATH",
+        "--ledger",
+        metavar="PATH",
         help=_("the budget ledger database (default: $DPSTUDIO_LEDGER or ~/.local/share/dpstudio/ledger.sqlite3)"),
     )
 
@@ -208,12 +241,22 @@ def add_spending_arguments(parser: argparse.ArgumentParser, seed_help: str, quie
 
 def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
     """``--engine`` and ``--master``: read and compute on this machine (default) or on Apache Spark."""
-    parser.add_argument("--engine", choices=["local", "spark"], default="local",
-                        help=_("where the rows are read and counted: on this machine (default) or on Apache Spark, for tables "
-                               "past one machine (INPUT may then be a Parquet file or folder or a CSV glob); the model or copy "
-                               "is the same either way"))
-    parser.add_argument("--master", metavar="URL", default="local[2]",
-                        help=_("with --engine spark: the Spark master (default local[2]: both cores of this machine)"))
+    parser.add_argument(
+        "--engine",
+        choices=["local", "spark"],
+        default="local",
+        help=_(
+            "where the rows are read and counted: on this machine (default) or on Apache Spark, for tables "
+            "past one machine (INPUT may then be a Parquet file or folder or a CSV glob); the model or copy "
+            "is the same either way"
+        ),
+    )
+    parser.add_argument(
+        "--master",
+        metavar="URL",
+        default="local[2]",
+        help=_("with --engine spark: the Spark master (default local[2]: both cores of this machine)"),
+    )
 
 
 def spark_engine(args: argparse.Namespace, command: str) -> SparkSession:
@@ -221,15 +264,22 @@ def spark_engine(args: argparse.Namespace, command: str) -> SparkSession:
     import importlib.util
 
     if importlib.util.find_spec("pyspark") is None:
-        raise UsageError(_("{command}: --engine spark needs PySpark and Java 17; install them with pip install "
-                           "'dpstudio[spark]' and your system's openjdk-17 package").format(command=command))
+        raise UsageError(
+            _(
+                "{command}: --engine spark needs PySpark and Java 17; install them with pip install "
+                "'dpstudio[spark]' and your system's openjdk-17 package"
+            ).format(command=command)
+        )
     from dpcore.backends.spark import spark_session
 
     try:
         return spark_session(args.master)
     except Exception:  # pyspark's own errors: Java missing, a master that cannot be reached
-        raise UsageError(_("{command}: Spark could not start on the master '{master}'. Check that Java 17 is installed "
-                           "and the master's URL.").format(command=command, master=args.master)) from None
+        raise UsageError(
+            _(
+                "{command}: Spark could not start on the master '{master}'. Check that Java 17 is installed and the master's URL."
+            ).format(command=command, master=args.master)
+        ) from None
 
 
 def open_table_files(args: argparse.Namespace, files: list[str], command: str, first_total: float) -> BudgetLedger:
@@ -248,26 +298,47 @@ def open_table_files(args: argparse.Namespace, files: list[str], command: str, f
 
 def add_person_arguments(parser: argparse.ArgumentParser) -> None:
     """The options for a table in which one person can have several rows (else the schema's declaration holds)."""
-    parser.add_argument("--privacy-unit", metavar="COLUMN",
-                        help=_("the column naming each person (patient, customer or employee number) when a person can have several "
-                               "rows; it is never used nor released, and every ε becomes per person"))
-    parser.add_argument("--max-rows-per-person", type=positive_int, metavar="K",
-                        help=_("with --privacy-unit: at most K rows of each person count (the rest are left out at random)"))
+    parser.add_argument(
+        "--privacy-unit",
+        metavar="COLUMN",
+        help=_(
+            "the column naming each person (patient, customer or employee number) when a person can have several "
+            "rows; it is never used nor released, and every ε becomes per person"
+        ),
+    )
+    parser.add_argument(
+        "--max-rows-per-person",
+        type=positive_int,
+        metavar="K",
+        help=_("with --privacy-unit: at most K rows of each person count (the rest are left out at random)"),
+    )
 
 
 def apply_person_arguments(schema: Schema, args: argparse.Namespace, command: str) -> Schema:
     """``schema`` with the privacy unit of the command line, if one was given."""
     if args.privacy_unit is None:
         if args.max_rows_per_person is not None and schema.privacy_unit is None:
-            raise UsageError(_("{command}: --max-rows-per-person needs --privacy-unit COLUMN (or a schema that names one)").format(command=command))
+            raise UsageError(
+                _("{command}: --max-rows-per-person needs --privacy-unit COLUMN (or a schema that names one)").format(
+                    command=command
+                )
+            )
         if args.max_rows_per_person is not None:
             schema.rows_per_person = args.max_rows_per_person
         return schema
     if args.privacy_unit not in schema.names:
-        raise UsageError(_("{command}: --privacy-unit: the schema declares no column '{privacy_unit}'").format(command=command, privacy_unit=args.privacy_unit))
+        raise UsageError(
+            _("{command}: --privacy-unit: the schema declares no column '{privacy_unit}'").format(
+                command=command, privacy_unit=args.privacy_unit
+            )
+        )
     k = args.max_rows_per_person or (schema.rows_per_person if schema.privacy_unit else None)
     if k is None:
-        raise UsageError(_("{command}: --privacy-unit needs --max-rows-per-person K (at most how many rows of a person count)").format(command=command))
+        raise UsageError(
+            _("{command}: --privacy-unit needs --max-rows-per-person K (at most how many rows of a person count)").format(
+                command=command
+            )
+        )
     schema.privacy_unit, schema.rows_per_person = args.privacy_unit, k
     schema[args.privacy_unit].role = "identifier"
     return schema
@@ -286,30 +357,50 @@ def open_dataset(args: argparse.Namespace, command: str, chunks: Chunks, stem: s
 
     catalog = Catalog(ledger_path(args))
     if args.separate_dataset and not (args.reason or "").strip():
-        raise UsageError(_("{command}: --separate-dataset needs --reason TEXT: why these are different people (kept in the "
-                           "new dataset's history)").format(command=command))
+        raise UsageError(
+            _(
+                "{command}: --separate-dataset needs --reason TEXT: why these are different people (kept in the "
+                "new dataset's history)"
+            ).format(command=command)
+        )
     try:
         found = catalog.open_table(
-            chunks, stem, dataset=args.dataset, separate=args.separate_dataset,
-            reason=(args.reason or "").strip(), total_epsilon=args.epsilon_budget or first_total, unit=args.unit,
+            chunks,
+            stem,
+            dataset=args.dataset,
+            separate=args.separate_dataset,
+            reason=(args.reason or "").strip(),
+            total_epsilon=args.epsilon_budget or first_total,
+            unit=args.unit,
         )
     except OverlapRefused as refusal:
-        raise DataError(str(refusal) + " " + _("To record it as a separate dataset: --separate-dataset --dataset NAME "
-                                               "--reason TEXT.")) from None
+        raise DataError(
+            str(refusal) + " " + _("To record it as a separate dataset: --separate-dataset --dataset NAME --reason TEXT.")
+        ) from None
     ledger = catalog.ledger(found.dataset)
     if not args.quiet:
         way_out = _("If these are in fact other people: --separate-dataset --dataset NAME --reason TEXT.")
         attached = not found.created and not found.legacy and not args.separate_dataset
-        say(" ".join([found.sentence, *([way_out] if attached else []), _("Unit of protection: {unit}.").format(unit=ledger.unit)]))
+        say(
+            " ".join(
+                [found.sentence, *([way_out] if attached else []), _("Unit of protection: {unit}.").format(unit=ledger.unit)]
+            )
+        )
     if args.epsilon_budget is not None and not found.created and args.epsilon_budget != ledger.total:
         raise UsageError(
-            _("{command}: the dataset '{name}' already has a total ε = {total}; --epsilon-budget only sets the "
-              "total of a new dataset. Use --raise-budget EPS to raise it deliberately.").format(command=command, name=found.dataset.name, total=short(ledger.total))
+            _(
+                "{command}: the dataset '{name}' already has a total ε = {total}; --epsilon-budget only sets the "
+                "total of a new dataset. Use --raise-budget EPS to raise it deliberately."
+            ).format(command=command, name=found.dataset.name, total=short(ledger.total))
         )
     if args.raise_budget is not None:
         ledger.set_total(args.raise_budget, confirm_raise=True, reason="raised on the command line (--raise-budget)")
         if not args.quiet:
-            say(_("the dataset's total ε is now {raise_budget} (recorded in its history)").format(raise_budget=short(args.raise_budget)))
+            say(
+                _("the dataset's total ε is now {raise_budget} (recorded in its history)").format(
+                    raise_budget=short(args.raise_budget)
+                )
+            )
     return ledger
 
 
@@ -327,6 +418,10 @@ def spent_sentence(ledger: BudgetLedger, epsilon: float, rows_per_person: int) -
     """``at ε = …`` for ``train`` and ``cluster``: per person or not, in the dataset's unit, and what is left."""
     per = " " + _("per person, counting up to {k} rows each,").format(k=rows_per_person) if rows_per_person > 1 else ""
     counted = ledger.cost(epsilon)
-    return (_("at ε = {epsilon}").format(epsilon=short(epsilon)) + per
-            + (" " + _("(counts as {counted} in this dataset's unit)").format(counted=short(counted)) if counted != epsilon else "")
-            + "; " + _("{left} of ε = {total} left for this dataset").format(left=short(ledger.remaining), total=short(ledger.total)))
+    return (
+        _("at ε = {epsilon}").format(epsilon=short(epsilon))
+        + per
+        + (" " + _("(counts as {counted} in this dataset's unit)").format(counted=short(counted)) if counted != epsilon else "")
+        + "; "
+        + _("{left} of ε = {total} left for this dataset").format(left=short(ledger.remaining), total=short(ledger.total))
+    )

@@ -16,9 +16,11 @@ def add_datasets(subparsers: Subparsers) -> None:
         "datasets",
         help=_(DATASETS_HELP),
         description=para(
-            _("List every dataset in the budget ledger: its unit of protection and the (ε, δ) spent of its total, "
-              "every spend converted to that unit. With --history NAME, print that dataset's whole history (totals "
-              "set, spends, recorded choices) as CSV.")
+            _(
+                "List every dataset in the budget ledger: its unit of protection and the (ε, δ) spent of its total, "
+                "every spend converted to that unit. With --history NAME, print that dataset's whole history (totals "
+                "set, spends, recorded choices) as CSV."
+            )
         ),
     )
     parser.add_argument("--ledger", metavar="PATH", help=_("the budget ledger database"))

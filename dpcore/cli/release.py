@@ -66,16 +66,20 @@ def add_plan(subparsers: Subparsers) -> None:
         "plan",
         help=_(PLAN_HELP),
         description=para(
-            _("Write the release plan a careful owner would start from: identifiers and ignored columns dropped, "
-              "two-category columns randomized by the two-coin method (ε = ln 3), other categories by k-ary "
-              "randomized response, numbers put into equal-width bins over their declared bounds and then "
-              "randomized. Edit the JSON (mechanism: drop, keep, coin, k-ary, bins or laplace; epsilon; bins; "
-              "missing) and pass it to 'release --plan'.")
+            _(
+                "Write the release plan a careful owner would start from: identifiers and ignored columns dropped, "
+                "two-category columns randomized by the two-coin method (ε = ln 3), other categories by k-ary "
+                "randomized response, numbers put into equal-width bins over their declared bounds and then "
+                "randomized. Edit the JSON (mechanism: drop, keep, coin, k-ary, bins or laplace; epsilon; bins; "
+                "missing) and pass it to 'release --plan'."
+            )
         ),
         epilog=_("example:\n  dpcore plan --schema adult.schema.json -o plan.json --epsilon 0.5 --bins 6"),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--schema", required=True, metavar="SCHEMA.json", help=_("the schema: column roles, categories and bounds"))
+    parser.add_argument(
+        "--schema", required=True, metavar="SCHEMA.json", help=_("the schema: column roles, categories and bounds")
+    )
     parser.add_argument("-o", "--output", required=True, metavar="PLAN.json", help=_("where to write the plan"))
     parser.add_argument(
         "--epsilon",
@@ -102,7 +106,11 @@ def _run_plan(args: argparse.Namespace) -> int:
     table = describe_plan(plan, schema)
     for row in table.itertuples(index=False):
         print(f"{row.column:>24}  {row.mechanism:<8} ε = {row.ε:<7.4g} {row[3]}")
-    print(_("\nper-record ε of this plan: {per_record_epsilon}. Plan written to {output}.").format(per_record_epsilon=short(plan.per_record_epsilon), output=output))
+    print(
+        _("\nper-record ε of this plan: {per_record_epsilon}. Plan written to {output}.").format(
+            per_record_epsilon=short(plan.per_record_epsilon), output=output
+        )
+    )
     return EXIT_OK
 
 
@@ -114,22 +122,33 @@ def add_release(subparsers: Subparsers) -> None:
         "release",
         help=_(RELEASE_HELP),
         description=para(
-            _("Randomize every planned column of INPUT.csv value by value and write the copy a buyer may have, "
-              "with a privacy report (JSON for programs, optionally Markdown for people). The release is charged "
-              "to the dataset's privacy budget in a local ledger. Releasing the same table with the same plan "
-              "again writes the same copy at no cost; --fresh makes a new copy and charges it again. Large files "
-              "are read in chunks.")
+            _(
+                "Randomize every planned column of INPUT.csv value by value and write the copy a buyer may have, "
+                "with a privacy report (JSON for programs, optionally Markdown for people). The release is charged "
+                "to the dataset's privacy budget in a local ledger. Releasing the same table with the same plan "
+                "again writes the same copy at no cost; --fresh makes a new copy and charges it again. Large files "
+                "are read in chunks."
+            )
         ),
-        epilog=_("example:\n  dpcore release adult.csv --schema adult.schema.json --plan plan.json \\\n      -o copy.csv "
-                 "--report copy.json --markdown copy.md --epsilon-budget 20"),
+        epilog=_(
+            "example:\n  dpcore release adult.csv --schema adult.schema.json --plan plan.json \\\n      -o copy.csv "
+            "--report copy.json --markdown copy.md --epsilon-budget 20"
+        ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("input", metavar="INPUT.csv", help=_("the private table (comma, semicolon or tab separated)"))
     add_engine_arguments(parser)
-    parser.add_argument("--schema", required=True, metavar="SCHEMA.json", help=_("the schema: column roles, categories and bounds"))
+    parser.add_argument(
+        "--schema", required=True, metavar="SCHEMA.json", help=_("the schema: column roles, categories and bounds")
+    )
     parser.add_argument("--plan", metavar="PLAN.json", help=_("the release plan (default: the default plan, see 'plan')"))
-    parser.add_argument("-o", "--output", required=True, metavar="OUT.csv",
-                        help=_("where to write the randomized copy (with --engine spark: a folder of parts)"))
+    parser.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="OUT.csv",
+        help=_("where to write the randomized copy (with --engine spark: a folder of parts)"),
+    )
     parser.add_argument("--parquet", action="store_true", help=_("with --engine spark: also write the parts as Parquet"))
     parser.add_argument("--report", required=True, metavar="REPORT.json", help=_("where to write the privacy report (JSON)"))
     parser.add_argument("--markdown", metavar="REPORT.md", help=_("also write the report for people (Markdown)"))
@@ -162,9 +181,12 @@ def _refuse_noise(plan: ReleasePlan, schema: Schema, n_rows: int) -> None:
 
     table = usefulness(plan, schema, max(n_rows, 1))
     if mostly_noise(table):
-        raise UsageError(_("release: {summary} {advice} Nothing was charged. 'dpcore synthesize' makes the synthetic "
-                           "copy; to release this one anyway, add --accept-noise.").format(
-            summary=usefulness_summary(table), advice=noise_advice(table)))
+        raise UsageError(
+            _(
+                "release: {summary} {advice} Nothing was charged. 'dpcore synthesize' makes the synthetic "
+                "copy; to release this one anyway, add --accept-noise."
+            ).format(summary=usefulness_summary(table), advice=noise_advice(table))
+        )
 
 
 def _progress(quiet: bool) -> Callable[[int, int], None] | None:
@@ -182,7 +204,8 @@ def _progress(quiet: bool) -> Callable[[int, int], None] | None:
         state["time"], state["finished"] = now, finished
         rate = done / max(now - started, 1e-6) / 1e6
         text = _("releasing: read {share}  ({done} of {total} MB, {rate} MB/s)").format(
-            share=percent(done / total, 1), done=integer(done / 1e6), total=integer(total / 1e6), rate=integer(rate))
+            share=percent(done / total, 1), done=integer(done / 1e6), total=integer(total / 1e6), rate=integer(rate)
+        )
         stream.write(("\r" + text + ("\n" if finished else "")) if stream.isatty() else text + "\n")
         stream.flush()
 
@@ -199,14 +222,23 @@ def _run_release(args: argparse.Namespace) -> int:
     plan.check(schema)
     if args.seed is not None:
         say(
-            _("warning: --seed makes the noise reproducible: anyone who knows the seed can undo it. Use it for "
-              "tests only; a seeded copy must never be sold or shared.")
+            _(
+                "warning: --seed makes the noise reproducible: anyone who knows the seed can undo it. Use it for "
+                "tests only; a seeded copy must never be sold or shared."
+            )
         )
     if args.separate_dataset and not args.dataset:
         raise UsageError(_("release: --separate-dataset needs --dataset NAME for the new dataset"))
     if not args.quiet:
-        per_person = (" " + _("(up to {k} rows per person)").format(k=schema.rows_per_person) if schema.privacy_unit else "")
-        say(_("plan: {count} columns released, per-record ε = {per_record_epsilon}{per_person}; ledger {ledger_path}").format(count=len(plan.released_columns), per_record_epsilon=short(plan.per_record_epsilon), per_person=per_person, ledger_path=ledger_path(args)))
+        per_person = " " + _("(up to {k} rows per person)").format(k=schema.rows_per_person) if schema.privacy_unit else ""
+        say(
+            _("plan: {count} columns released, per-record ε = {per_record_epsilon}{per_person}; ledger {ledger_path}").format(
+                count=len(plan.released_columns),
+                per_record_epsilon=short(plan.per_record_epsilon),
+                per_person=per_person,
+                ledger_path=ledger_path(args),
+            )
+        )
     first_total = copy_epsilon(plan, args.unit, rows_per_person=counted_rows_per_person(schema))
     if args.engine == "spark":
         result = _release_on_spark(args, output, schema, plan, first_total)
@@ -236,15 +268,30 @@ def _run_release(args: argparse.Namespace) -> int:
             say(_("warning: {warning}").format(warning=warning))
     if result.reused:
         print(
-            _("wrote the same copy as the earlier release of this table with this plan to {output} (no ε charged; "
-              "--fresh makes a new one and charges it again)").format(output=output)
+            _(
+                "wrote the same copy as the earlier release of this table with this plan to {output} (no ε charged; "
+                "--fresh makes a new one and charges it again)"
+            ).format(output=output)
         )
     else:
-        per_person = _("ε = {epsilon} per person (up to {k} rows each), ").format(
-            epsilon=short(result.per_person_epsilon), k=schema.rows_per_person) if schema.privacy_unit else ""
-        print(_("wrote the randomized copy to {output}: per-record ε = {epsilon}, {per_person}charged {charged} to the "
-                "dataset's budget").format(output=output, epsilon=short(result.per_record_epsilon), per_person=per_person,
-                                           charged=short(result.epsilon_charged)))
+        per_person = (
+            _("ε = {epsilon} per person (up to {k} rows each), ").format(
+                epsilon=short(result.per_person_epsilon), k=schema.rows_per_person
+            )
+            if schema.privacy_unit
+            else ""
+        )
+        print(
+            _(
+                "wrote the randomized copy to {output}: per-record ε = {epsilon}, {per_person}charged {charged} to the "
+                "dataset's budget"
+            ).format(
+                output=output,
+                epsilon=short(result.per_record_epsilon),
+                per_person=per_person,
+                charged=short(result.epsilon_charged),
+            )
+        )
     if markdown_path:
         print(_("wrote the privacy report to {report} and {markdown}").format(report=report_path, markdown=markdown_path))
     else:
@@ -259,8 +306,11 @@ def _spark_files(args: argparse.Namespace, clash: str) -> tuple[Path, Path, Path
     list_table_files(args.input)  # a sentence when nothing matches
     output = Path(args.output)
     if output.exists() and not output.is_dir():
-        raise UsageError(_("release: with --engine spark the output '{path}' is a folder of parts; give a folder name").format(
-            path=args.output))
+        raise UsageError(
+            _("release: with --engine spark the output '{path}' is a folder of parts; give a folder name").format(
+                path=args.output
+            )
+        )
     if not (output.parent if str(output.parent) else Path(".")).is_dir():
         raise UsageError(_("the folder of the {what} '{path}' does not exist").format(what=_("output file"), path=args.output))
     report = output_file(args.report, "report file")
@@ -280,16 +330,30 @@ def _release_on_spark(args: argparse.Namespace, output: Path, schema: Schema, pl
     session = spark_engine(args, "release")
     from dpcore.backends.spark_release import release_on_spark
 
-    return release_on_spark(session, args.input, output, schema, plan, ledger=ledger, fresh=args.fresh, random_state=args.seed,
-                         label=f"randomized-response copy ({output.name})", parquet=args.parquet)
+    return release_on_spark(
+        session,
+        args.input,
+        output,
+        schema,
+        plan,
+        ledger=ledger,
+        fresh=args.fresh,
+        random_state=args.seed,
+        label=f"randomized-response copy ({output.name})",
+        parquet=args.parquet,
+    )
 
 
 def _table_rows(files: list[str]) -> int:
     """Rows in a table's files: from the footers of Parquet files, by reading CSV files (a pass on this machine)."""
     from dpcore.backends.tables import csv_file_batches, file_format, parquet_file
 
-    return sum(parquet_file(path).metadata.num_rows if file_format(path) == "parquet"
-               else sum(batch.num_rows for batch in csv_file_batches(path)) for path in files)
+    return sum(
+        parquet_file(path).metadata.num_rows
+        if file_format(path) == "parquet"
+        else sum(batch.num_rows for batch in csv_file_batches(path))
+        for path in files
+    )
 
 
 # --- estimate --------------------------------------------------------------------------------------
@@ -300,19 +364,29 @@ def add_estimate(subparsers: Subparsers) -> None:
         "estimate",
         help=_(ESTIMATE_HELP),
         description=para(
-            _("Correct a randomized copy for its noise: for every randomized column, the estimated true share of "
-              "each category (or the mean, for Laplace columns) with its standard error and a confidence interval, "
-              "computed from the copy and its privacy report only; beside them, 'consistent' shares (the "
-              "maximum-likelihood shares, which sum to 1 and stay in [0, 1] but are slightly biased).")
+            _(
+                "Correct a randomized copy for its noise: for every randomized column, the estimated true share of "
+                "each category (or the mean, for Laplace columns) with its standard error and a confidence interval, "
+                "computed from the copy and its privacy report only; beside them, 'consistent' shares (the "
+                "maximum-likelihood shares, which sum to 1 and stay in [0, 1] but are slightly biased)."
+            )
         ),
-        epilog=_("examples:\n  dpcore estimate copy.csv --report copy.json\n  dpcore estimate copy.csv --report "
-                 "copy.json --column sex --joint sex income"),
+        epilog=_(
+            "examples:\n  dpcore estimate copy.csv --report copy.json\n  dpcore estimate copy.csv --report "
+            "copy.json --column sex --joint sex income"
+        ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("released", metavar="OUT.csv", help=_("the randomized (or synthetic) copy: a file, or the folder of a copy released on Spark"))
+    parser.add_argument(
+        "released",
+        metavar="OUT.csv",
+        help=_("the randomized (or synthetic) copy: a file, or the folder of a copy released on Spark"),
+    )
     parser.add_argument("--report", required=True, metavar="REPORT.json", help=_("its privacy report (JSON)"))
     parser.add_argument("--column", action="append", metavar="NAME", help=_("only this column (repeat for several)"))
-    parser.add_argument("--joint", nargs=2, metavar=("A", "B"), help=_("also the debiased joint shares of two randomized columns"))
+    parser.add_argument(
+        "--joint", nargs=2, metavar=("A", "B"), help=_("also the debiased joint shares of two randomized columns")
+    )
     parser.add_argument("--confidence", type=float, default=0.95, metavar="LEVEL", help=_("interval level (default 0.95)"))
     parser.add_argument("--json", action="store_true", help=_("print JSON instead of tables"))
     parser.set_defaults(handler=_run_estimate)
@@ -387,9 +461,11 @@ def _run_estimate(args: argparse.Namespace) -> int:
                 f"[{row.ci_lower:.4f}, {row.ci_upper:.4f}]"
             )
     print(
-        _("\nShares are unbiased estimates of the true shares; they can fall slightly outside [0, 1]. The "
-          "'consistent' column holds the maximum-likelihood shares instead: they sum to 1 and stay in [0, 1] "
-          "but are slightly biased.")
+        _(
+            "\nShares are unbiased estimates of the true shares; they can fall slightly outside [0, 1]. The "
+            "'consistent' column holds the maximum-likelihood shares instead: they sum to 1 and stay in [0, 1] "
+            "but are slightly biased."
+        )
     )
     return EXIT_OK
 
@@ -399,8 +475,9 @@ def _estimate_synthetic(released: Path, report: dict[str, Any], args: argparse.N
     from dpcore.synthetic import read_synthetic, synthetic_shares
 
     if args.joint:
-        raise UsageError(_("estimate: --joint debiases two randomized columns; a synthetic copy needs none, so count "
-                           "its pairs directly"))
+        raise UsageError(
+            _("estimate: --joint debiases two randomized columns; a synthetic copy needs none, so count its pairs directly")
+        )
     names = [entry["column"] for entry in report["columns"]]
     unknown = [name for name in args.column or [] if name not in names]
     if unknown:
@@ -420,8 +497,12 @@ def _estimate_synthetic(released: Path, report: dict[str, Any], args: argparse.N
         for row in frame.itertuples(index=False):
             interval = f"[{row.ci_lower:.4f}, {row.ci_upper:.4f}]"
             print(f"  {str(row.category)[:28]:<28} {row.estimate:>9.4f} {row.std_error:>8.4f}   {interval:<20}")
-    print(_("\nA synthetic copy's shares are read off its rows; the intervals cover the noise of the measured one-way "
-            "counts only, so the model's own error comes on top: read them as lower bounds of the uncertainty."))
+    print(
+        _(
+            "\nA synthetic copy's shares are read off its rows; the intervals cover the noise of the measured one-way "
+            "counts only, so the model's own error comes on top: read them as lower bounds of the uncertainty."
+        )
+    )
     return EXIT_OK
 
 

@@ -34,30 +34,50 @@ def add_synthesize(subparsers: Subparsers) -> None:
         "synthesize",
         help=_(SYNTHESIZE_HELP),
         description=para(
-            _("Make a synthetic copy of INPUT.csv: measure its one-way marginals and a spanning tree of two-way "
-              "marginals (and, when the schema declares a target, the target's pair with every column) over the "
-              "declared categories and bins, with calibrated noise; fit a graphical model to those noisy counts "
-              "(Private-PGM) and draw rows from it. No row is a real person's. The copy costs --epsilon (and "
-              "--delta with Gaussian noise) per person, charged to the dataset's budget; every run is a new copy "
-              "and is charged again. The plan only says which columns the copy holds and their bins.")
+            _(
+                "Make a synthetic copy of INPUT.csv: measure its one-way marginals and a spanning tree of two-way "
+                "marginals (and, when the schema declares a target, the target's pair with every column) over the "
+                "declared categories and bins, with calibrated noise; fit a graphical model to those noisy counts "
+                "(Private-PGM) and draw rows from it. No row is a real person's. The copy costs --epsilon (and "
+                "--delta with Gaussian noise) per person, charged to the dataset's budget; every run is a new copy "
+                "and is charged again. The plan only says which columns the copy holds and their bins."
+            )
         ),
-        epilog=_("example:\n  dpcore synthesize adult.csv --schema adult.schema.json --epsilon 1 \\\n      -o "
-                 "synthetic.csv --report synthetic.json --markdown synthetic.md"),
+        epilog=_(
+            "example:\n  dpcore synthesize adult.csv --schema adult.schema.json --epsilon 1 \\\n      -o "
+            "synthetic.csv --report synthetic.json --markdown synthetic.md"
+        ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("input", metavar="INPUT.csv", help=_("the private table (comma, semicolon or tab separated)"))
-    parser.add_argument("--schema", required=True, metavar="SCHEMA.json", help=_("the schema: column roles, categories and bounds"))
-    parser.add_argument("--plan", metavar="PLAN.json", help=_("which columns the copy holds and their bins (default: the default plan)"))
+    parser.add_argument(
+        "--schema", required=True, metavar="SCHEMA.json", help=_("the schema: column roles, categories and bounds")
+    )
+    parser.add_argument(
+        "--plan", metavar="PLAN.json", help=_("which columns the copy holds and their bins (default: the default plan)")
+    )
     parser.add_argument("--epsilon", required=True, type=positive_float, metavar="EPS", help=_("the copy's ε per person"))
     parser.add_argument("--delta", type=float, metavar="DELTA", help=_("the copy's δ with Gaussian noise (default 1e-6)"))
-    parser.add_argument("--noise", choices=["gaussian", "laplace"], default="gaussian",
-                        help=_("Gaussian (zCDP, needs a δ; the default) or Laplace (pure ε-DP)"))
-    parser.add_argument("--rows", type=positive_int, metavar="N",
-                        help=_("the copy's number of rows, when the table's size is public (default: a noisy count)"))
+    parser.add_argument(
+        "--noise",
+        choices=["gaussian", "laplace"],
+        default="gaussian",
+        help=_("Gaussian (zCDP, needs a δ; the default) or Laplace (pure ε-DP)"),
+    )
+    parser.add_argument(
+        "--rows",
+        type=positive_int,
+        metavar="N",
+        help=_("the copy's number of rows, when the table's size is public (default: a noisy count)"),
+    )
     parser.add_argument("-o", "--output", required=True, metavar="OUT.csv", help=_("where to write the synthetic copy"))
     parser.add_argument("--report", required=True, metavar="REPORT.json", help=_("where to write the privacy report (JSON)"))
     parser.add_argument("--markdown", metavar="REPORT.md", help=_("also write the report for people (Markdown)"))
-    add_spending_arguments(parser, _("fixed random seed — for tests only: a seeded copy must not be sold"), _("no progress or notes on standard error"))
+    add_spending_arguments(
+        parser,
+        _("fixed random seed — for tests only: a seeded copy must not be sold"),
+        _("no progress or notes on standard error"),
+    )
     parser.set_defaults(handler=run_synthesize)
 
 
@@ -67,7 +87,9 @@ def run_synthesize(args: argparse.Namespace) -> int:
     from dpcore.release import default_plan
     from dpcore.synthetic import synthesize_table
 
-    source, output, report_path, markdown_path = copy_files(args, _("synthesize: the input, the output and the report files must all be different"))
+    source, output, report_path, markdown_path = copy_files(
+        args, _("synthesize: the input, the output and the report files must all be different")
+    )
     if args.noise == "laplace" and args.delta:
         raise UsageError(_("synthesize: --delta is for Gaussian noise; Laplace noise has δ = 0"))
     if args.delta is not None and not 0 < args.delta < 1:
@@ -89,9 +111,20 @@ def run_synthesize(args: argparse.Namespace) -> int:
             sys.stderr.write(f"{100 * fraction:5.1f}%  {sentence} ({time_left_text(seconds_left)})\n")
             sys.stderr.flush()
 
-    result = synthesize_table(frame, schema, plan, epsilon=args.epsilon, delta=args.delta, noise=args.noise,
-                              ledger=ledger, public_rows=args.rows, random_state=args.seed, progress=progress,
-                              label=f"synthetic copy ({output.name})", costs=CostMemory())
+    result = synthesize_table(
+        frame,
+        schema,
+        plan,
+        epsilon=args.epsilon,
+        delta=args.delta,
+        noise=args.noise,
+        ledger=ledger,
+        public_rows=args.rows,
+        random_state=args.seed,
+        progress=progress,
+        label=f"synthetic copy ({output.name})",
+        costs=CostMemory(),
+    )
     write_bytes(output, result.csv)
     write_text(report_path, json.dumps(result.report, indent=2, ensure_ascii=False) + "\n")
     if markdown_path is not None:
@@ -101,9 +134,19 @@ def run_synthesize(args: argparse.Namespace) -> int:
             say(_("note (for you, not the buyer): {note}").format(note=note))
         for warning in result.report["warnings"]:
             say(_("warning: {warning}").format(warning=warning))
-    print(_("wrote the synthetic copy to {path}: {rows} rows, ε = {epsilon}, δ = {delta} per person charged to the "
-            "dataset's budget").format(path=output, rows=f"{result.report['rows']['count']:,}",
-                                       epsilon=f"{result.epsilon_charged:g}", delta=f"{result.delta_charged:g}"))
-    print(_("wrote the privacy report to {path}").format(path=report_path)
-          + (_(" and {path}").format(path=markdown_path) if markdown_path else ""))
+    print(
+        _(
+            "wrote the synthetic copy to {path}: {rows} rows, ε = {epsilon}, δ = {delta} per person charged to the "
+            "dataset's budget"
+        ).format(
+            path=output,
+            rows=f"{result.report['rows']['count']:,}",
+            epsilon=f"{result.epsilon_charged:g}",
+            delta=f"{result.delta_charged:g}",
+        )
+    )
+    print(
+        _("wrote the privacy report to {path}").format(path=report_path)
+        + (_(" and {path}").format(path=markdown_path) if markdown_path else "")
+    )
     return EXIT_OK

@@ -46,9 +46,7 @@ class CallRecorder:
             if position >= len(self.replay):
                 raise AssertionError("replayed run made more mechanism calls than the recorded one")
             output = self.replay[position].output
-        self.calls.append(
-            MechanismCall(mechanism, epsilon, sensitivity, np.array(query, copy=True), np.array(output, copy=True))
-        )
+        self.calls.append(MechanismCall(mechanism, epsilon, sensitivity, np.array(query, copy=True), np.array(output, copy=True)))
         return output
 
 

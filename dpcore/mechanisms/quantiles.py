@@ -75,7 +75,10 @@ class Quantiles(Mechanism):
     name = "quantiles"
 
     def __init__(
-        self, epsilon: float, quantiles: Sequence[float] = (0.25, 0.5, 0.75), grid: int = 256,
+        self,
+        epsilon: float,
+        quantiles: Sequence[float] = (0.25, 0.5, 0.75),
+        grid: int = 256,
         random_state: RandomStateLike = None,
     ) -> None:
         super().__init__(epsilon, 1.0, random_state)

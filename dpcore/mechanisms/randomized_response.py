@@ -108,7 +108,9 @@ class KaryRandomizedResponse(Mechanism):
 
     def estimate_frequencies(self, released_codes: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """:meth:`estimate_from_counts` on the counts of released codes."""
-        return self.estimate_from_counts(np.bincount(np.asarray(released_codes), minlength=self.n_categories)[: self.n_categories])
+        return self.estimate_from_counts(
+            np.bincount(np.asarray(released_codes), minlength=self.n_categories)[: self.n_categories]
+        )
 
 
 class CoinRandomizedResponse(KaryRandomizedResponse):

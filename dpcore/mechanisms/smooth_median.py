@@ -84,8 +84,16 @@ class SmoothMedian(Mechanism):
 
     name = "smooth_median"
 
-    def __init__(self, epsilon: float, delta: float = 0.0, noise: str | None = None, lower: float = 0.0, upper: float = 1.0,
-                 gamma: float = 4.0, random_state: RandomStateLike = None) -> None:
+    def __init__(
+        self,
+        epsilon: float,
+        delta: float = 0.0,
+        noise: str | None = None,
+        lower: float = 0.0,
+        upper: float = 1.0,
+        gamma: float = 4.0,
+        random_state: RandomStateLike = None,
+    ) -> None:
         check_bounds((lower, upper), 1)
         super().__init__(epsilon, upper - lower, random_state)
         self.delta = check_delta(delta)

@@ -63,8 +63,11 @@ class Preliminaries:
     def split(self, totals: NDArray[np.int64]) -> tuple[int, NDArray[np.int64], NDArray[np.int64]]:
         """The summed job back as (row count, feature histograms, target histogram)."""
         features_end = 1 + self.numeric.size * self.grid
-        return (int(totals[0]), totals[1:features_end].reshape(self.numeric.size, self.grid),
-                totals[features_end:].reshape(-1, self.grid))
+        return (
+            int(totals[0]),
+            totals[1:features_end].reshape(self.numeric.size, self.grid),
+            totals[features_end:].reshape(-1, self.grid),
+        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -144,8 +147,11 @@ class RoundSums:
 
     def _leaves(self, X_unit: NDArray[np.float64], first: int) -> NDArray[np.int64]:
         """Leaf of every record in rounds ``first … r``: ``(r + 1 − first, m)``."""
-        return np.asarray(leaves_by_round(X_unit, self.features[first:], self.thresholds[first:], self.subsets[first:], self.levels,
-                                          self.branches[first:]))
+        return np.asarray(
+            leaves_by_round(
+                X_unit, self.features[first:], self.thresholds[first:], self.subsets[first:], self.levels, self.branches[first:]
+            )
+        )
 
     def _scores_and_leaf(self, batch: RowBatch, with_leaf: bool = True) -> tuple[NDArray[np.float64], NDArray[np.int64] | None]:
         """Scores before round ``r`` and (``with_leaf``) the leaf in round ``r`` of each record of ``batch``."""
@@ -184,7 +190,7 @@ class RoundSums:
 
     def split(self, totals: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
         """The summed job back as (leaf counts ``(L,)``, clipped residual sums ``(L, K)`` in residual units)."""
-        counts, sums = totals[: self.n_leaves], totals[self.n_leaves:]
+        counts, sums = totals[: self.n_leaves], totals[self.n_leaves :]
         return counts, unfixed(sums.reshape(-1, self.n_leaves).T) * self.unit
 
 
@@ -211,8 +217,14 @@ class CandidateSums(RoundSums):
         steps = self._steps(batch, scores)
         sums = np.zeros((steps.shape[1], len(self.candidate_branches), self.width), dtype=np.int64)
         for f in range(len(self.candidate_branches)):
-            digit = leaves_by_round(batch.X, np.array([[f]]), self.candidate_thresholds[f:f + 1, None],
-                                    self.candidate_subsets[f:f + 1, None], self.levels, self.candidate_branches[f:f + 1, None])[0]
+            digit = leaves_by_round(
+                batch.X,
+                np.array([[f]]),
+                self.candidate_thresholds[f : f + 1, None],
+                self.candidate_subsets[f : f + 1, None],
+                self.levels,
+                self.candidate_branches[f : f + 1, None],
+            )[0]
             for j in range(steps.shape[1]):
                 sums[j, f] = exact_bincount(digit, steps[:, j], self.width)
         return sums.ravel()
@@ -223,7 +235,11 @@ class CandidateSums(RoundSums):
 
 
 def choose_first(
-    rows: Rows, structures: Structures, r: int, chooser: Exponential, fields: dict[str, Any],
+    rows: Rows,
+    structures: Structures,
+    r: int,
+    chooser: Exponential,
+    fields: dict[str, Any],
 ) -> tuple[int, float, NDArray[np.bool_]]:
     """Round ``r``'s first level (feature, threshold, subset): the ``chooser``'s pick among one drawn split per feature.
 
@@ -234,8 +250,9 @@ def choose_first(
     :func:`pick_sensitivity`, the ``chooser``'s. ``fields`` are the round's :class:`RoundSums` fields.
     """
     thresholds, subsets, branches = structures.candidates()
-    job = CandidateSums(**fields, **structures.up_to(r), candidate_thresholds=thresholds, candidate_subsets=subsets,
-                        candidate_branches=branches)
+    job = CandidateSums(
+        **fields, **structures.up_to(r), candidate_thresholds=thresholds, candidate_subsets=subsets, candidate_branches=branches
+    )
     f = int(chooser.select(np.abs(job.branch_sums(rows.aggregate(job))).sum(axis=(1, 2)).astype(float)))
     return f, float(thresholds[f]), subsets[f]
 

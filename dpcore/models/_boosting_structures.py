@@ -140,8 +140,15 @@ class Structures:
     """
 
     def __init__(
-        self, rng: np.random.Generator, levels: np.ndarray, knots: np.ndarray, rounds: int, depth: int,
-        multiway: int = 0, weighting: float = 0.0, quantile_thresholds: float = QUANTILE_THRESHOLDS,
+        self,
+        rng: np.random.Generator,
+        levels: np.ndarray,
+        knots: np.ndarray,
+        rounds: int,
+        depth: int,
+        multiway: int = 0,
+        weighting: float = 0.0,
+        quantile_thresholds: float = QUANTILE_THRESHOLDS,
     ) -> None:
         self.rng, self.levels, self.knots, self.depth = rng, levels, knots, depth
         self.multiway, self.weighting, self.quantile_thresholds = multiway, weighting, quantile_thresholds
@@ -197,8 +204,12 @@ class Structures:
 
     def up_to(self, r: int) -> dict[str, Any]:
         """Rounds ``0 … r−1`` as :class:`~dpcore.models._boosting_rows.RoundSums` fields."""
-        return {"features": self.features[:r], "thresholds": self.thresholds[:r], "subsets": self.subsets[:r],
-                "branches": self.branches[:r]}
+        return {
+            "features": self.features[:r],
+            "thresholds": self.thresholds[:r],
+            "subsets": self.subsets[:r],
+            "branches": self.branches[:r],
+        }
 
     def _splits(self, features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """A threshold and a category subset for each of ``features`` (whichever its kind uses)."""
@@ -245,7 +256,11 @@ class Structures:
 
 
 def leaf_index(
-    X_unit: np.ndarray, features: np.ndarray, thresholds: np.ndarray, subsets: np.ndarray, levels: np.ndarray,
+    X_unit: np.ndarray,
+    features: np.ndarray,
+    thresholds: np.ndarray,
+    subsets: np.ndarray,
+    levels: np.ndarray,
     branches: np.ndarray,
 ) -> np.ndarray:
     """Leaf of every record in every given round: ``(n, rounds)``.
@@ -258,7 +273,11 @@ def leaf_index(
 
 
 def leaves_by_round(
-    X_unit: np.ndarray, features: np.ndarray, thresholds: np.ndarray, subsets: np.ndarray, levels: np.ndarray,
+    X_unit: np.ndarray,
+    features: np.ndarray,
+    thresholds: np.ndarray,
+    subsets: np.ndarray,
+    levels: np.ndarray,
     branches: np.ndarray,
 ) -> np.ndarray:
     """:func:`leaf_index` laid out ``(rounds, n)``: one round's leaves side by side.
@@ -295,8 +314,14 @@ def leaves_by_round(
 
 
 def round_records(
-    names: Sequence[str], features: np.ndarray, thresholds: np.ndarray, subsets: np.ndarray, branches: np.ndarray,
-    levels: np.ndarray, leaf_values: np.ndarray, picked: bool = False,
+    names: Sequence[str],
+    features: np.ndarray,
+    thresholds: np.ndarray,
+    subsets: np.ndarray,
+    branches: np.ndarray,
+    levels: np.ndarray,
+    leaf_values: np.ndarray,
+    picked: bool = False,
 ) -> list[dict[str, Any]]:
     """Each round as plain data: every level's split (``thresholds`` in declared units; ``picked`` marks
     a first level the exponential mechanism chose) and the leaf steps."""

@@ -40,14 +40,17 @@ def training_event(noise_multiplier: float, sampling_rate: float, steps: int, co
     import dp_accounting
 
     step = dp_accounting.PoissonSampledDpEvent(sampling_rate, dp_accounting.GaussianDpEvent(noise_multiplier))
-    return dp_accounting.ComposedDpEvent([
-        dp_accounting.GaussianDpEvent(count_noise),
-        dp_accounting.SelfComposedDpEvent(step, steps),
-    ])
+    return dp_accounting.ComposedDpEvent(
+        [
+            dp_accounting.GaussianDpEvent(count_noise),
+            dp_accounting.SelfComposedDpEvent(step, steps),
+        ]
+    )
 
 
-def epsilon_of(noise_multiplier: float, sampling_rate: float, steps: int, count_noise: float, delta: float,
-               accountant: str = "rdp") -> float:
+def epsilon_of(
+    noise_multiplier: float, sampling_rate: float, steps: int, count_noise: float, delta: float, accountant: str = "rdp"
+) -> float:
     """The ε at ``delta`` of a fit with these settings, by the chosen accountant."""
     ledger = _accountant(accountant, sampling_rate)
     ledger.compose(training_event(noise_multiplier, sampling_rate, steps, count_noise))
@@ -63,8 +66,9 @@ def count_noise_for(epsilon: float, delta: float) -> float:
 
 
 @lru_cache(maxsize=256)
-def calibrate_noise(epsilon: float, delta: float, sampling_rate: float, steps: int, count_noise: float,
-                    accountant: str = "rdp") -> float:
+def calibrate_noise(
+    epsilon: float, delta: float, sampling_rate: float, steps: int, count_noise: float, accountant: str = "rdp"
+) -> float:
     """The smallest noise multiplier (to 0.1 %) for which the whole fit is (ε, δ)-DP.
 
     A function of public settings only, so its answers are cached. Raises ``ValueError`` if
@@ -85,11 +89,16 @@ def calibrate_noise(epsilon: float, delta: float, sampling_rate: float, steps: i
         bracket = dp_accounting.ExplicitBracketInterval(0.5 * enough, enough)
         if epsilon_of(0.5 * enough, sampling_rate, steps, count_noise, delta, accountant) <= epsilon:
             return 0.5 * enough
-    sigma = float(dp_accounting.calibrate_dp_mechanism(
-        lambda: _accountant(accountant, sampling_rate),
-        lambda s: training_event(s, sampling_rate, steps, count_noise),
-        epsilon, delta, bracket, tol=1e-3,
-    ))
+    sigma = float(
+        dp_accounting.calibrate_dp_mechanism(
+            lambda: _accountant(accountant, sampling_rate),
+            lambda s: training_event(s, sampling_rate, steps, count_noise),
+            epsilon,
+            delta,
+            bracket,
+            tol=1e-3,
+        )
+    )
     # The search returns the noise on the private side of its bracket; checked, never assumed.
     while epsilon_of(sigma, sampling_rate, steps, count_noise, delta, accountant) > epsilon:
         sigma *= 1.001
@@ -121,7 +130,7 @@ def poisson_batches(rng: np.random.Generator, n: int, steps: int, sampling_rate:
     order = np.argsort(step, kind="stable")
     edges = np.searchsorted(step[order], np.arange(steps + 1))
     records = records[order]
-    return [records[edges[t]:edges[t + 1]] for t in range(steps)]
+    return [records[edges[t] : edges[t + 1]] for t in range(steps)]
 
 
 def steps_for(epochs: float, sampling_rate: float, max_steps: int) -> int:

@@ -89,8 +89,14 @@ def class_probabilities(noisy_counts: np.ndarray) -> np.ndarray:
 
 
 def grow_ensemble(
-    rows: Rows, n_trees: int, sampling: str, max_samples: float, epsilon: float, queries: int,
-    make_settings: Callable[[float, np.random.Generator], GrowthSettings], rng_structure: np.random.Generator,
+    rows: Rows,
+    n_trees: int,
+    sampling: str,
+    max_samples: float,
+    epsilon: float,
+    queries: int,
+    make_settings: Callable[[float, np.random.Generator], GrowthSettings],
+    rng_structure: np.random.Generator,
 ) -> tuple[list[TreeArrays], float]:
     """Grow ``n_trees`` trees as :func:`tree_memberships` shares out records and budget.
 

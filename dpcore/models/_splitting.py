@@ -98,9 +98,16 @@ def sae_utility_grid(
     n_records, d = bins.shape
     width = n_thresholds + 1
     pair_key, pair_of_record = np.unique(node * n_levels + levels, return_inverse=True)
-    hist = np.stack(
-        [np.bincount(pair_of_record * width + bins[:, f], minlength=len(pair_key) * width).reshape(-1, width) for f in range(d)]
-    ) if n_records else np.zeros((d, 0, width), np.int64)
+    hist = (
+        np.stack(
+            [
+                np.bincount(pair_of_record * width + bins[:, f], minlength=len(pair_key) * width).reshape(-1, width)
+                for f in range(d)
+            ]
+        )
+        if n_records
+        else np.zeros((d, 0, width), np.int64)
+    )
     return sae_utility_pairs(hist, pair_key, n_nodes, n_thresholds, n_levels)
 
 

@@ -159,14 +159,21 @@ class _Nodes:
 
     def so_far(self, membership: Membership) -> TreeSoFar:
         return TreeSoFar(
-            membership, np.asarray(self.feature, dtype=np.int64), np.asarray(self.cut, dtype=float),
+            membership,
+            np.asarray(self.feature, dtype=np.int64),
+            np.asarray(self.cut, dtype=float),
             np.asarray(self.left, dtype=np.int64),
         )
 
 
 def growth_map(
-    s: GrowthSettings, lower: np.ndarray, upper: np.ndarray, *, target_bounds: tuple[float, float] = (0.0, 1.0),
-    classes: np.ndarray | None = None, data_range: np.ndarray | None = None,
+    s: GrowthSettings,
+    lower: np.ndarray,
+    upper: np.ndarray,
+    *,
+    target_bounds: tuple[float, float] = (0.0, 1.0),
+    classes: np.ndarray | None = None,
+    data_range: np.ndarray | None = None,
 ) -> TreeRowMap:
     """The row map :func:`grow` expects its rows through, for settings ``s``."""
     target = {"mean": "fixed", "median": "levels", "class_counts": "classes"}[s.leaf]
@@ -204,7 +211,11 @@ def grow(rows: Rows, membership: Membership, n_roots: int, s: GrowthSettings) ->
             break
         occupancy = None if frontier_levels is None else frontier_levels[can_split]
         feature, threshold, cut, true_children, children_levels = _choose_splits(
-            _Level(rows, nodes.so_far(membership), splitting), s, d, n_classes, occupancy,
+            _Level(rows, nodes.so_far(membership), splitting),
+            s,
+            d,
+            n_classes,
+            occupancy,
         )
 
         if s.child_counts:
@@ -223,7 +234,7 @@ def grow(rows: Rows, membership: Membership, n_roots: int, s: GrowthSettings) ->
 
         kept = parents[keep]
         children = nodes.add(depth + 1, child_counts[keep].ravel()).reshape(-1, 2)
-        for (node_id, f, t, c, (lc, rc)) in zip(kept, feature[keep], threshold[keep], cut[keep], children):  # rc = lc + 1
+        for node_id, f, t, c, (lc, rc) in zip(kept, feature[keep], threshold[keep], cut[keep], children):  # rc = lc + 1
             nodes.feature[node_id], nodes.threshold[node_id], nodes.cut[node_id] = int(f), float(t), float(c)
             nodes.left[node_id], nodes.right[node_id] = int(lc), int(rc)
         frontier = children.ravel()
@@ -285,7 +296,11 @@ class _Level:
 
 
 def _choose_splits(
-    level: _Level, s: GrowthSettings, d: int, n_classes: int, occupancy: np.ndarray | None = None,
+    level: _Level,
+    s: GrowthSettings,
+    d: int,
+    n_classes: int,
+    occupancy: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
     """One exponential-mechanism draw per splitting node.
 
@@ -302,8 +317,9 @@ def _choose_splits(
         k = s.n_random_candidates
         features = s.rng_structure.integers(0, d, size=(n_nodes, k))
         thresholds = s.rng_structure.random((n_nodes, k))
-        sums = level.sums((k + 1) * n_stats, lambda local, a, b: CandidateHistogram(
-            tree, local, features[a:b], thresholds[a:b], n_classes))
+        sums = level.sums(
+            (k + 1) * n_stats, lambda local, a, b: CandidateHistogram(tree, local, features[a:b], thresholds[a:b], n_classes)
+        )
         left, totals = sums[:, :k], sums[:, k]
         utility = _utility(s.utility, _in_units(left, n_classes), _in_units(totals, n_classes)[:, None, :])
         chosen = selector.select(utility)
@@ -322,14 +338,15 @@ def _choose_splits(
 
         def pair_job(local: np.ndarray, a: int, b: int) -> PairHistogram:
             pair_of = np.full((b - a) * n_levels, -1, dtype=np.int64)
-            pair_of[pair_key[first_pair[a]:first_pair[b]] - a * n_levels] = np.arange(first_pair[b] - first_pair[a])
+            pair_of[pair_key[first_pair[a] : first_pair[b]] - a * n_levels] = np.arange(first_pair[b] - first_pair[a])
             return PairHistogram(tree, local, pair_of, int(first_pair[b] - first_pair[a]), n_levels, n_bins)
 
         hist = level.sums(np.diff(first_pair) * d * n_bins, pair_job, axis=1)
         utility = split.sae_utility_pairs(hist, pair_key, n_nodes, s.n_thresholds, n_levels)
     else:
-        hist = np.cumsum(level.sums(d * n_bins * n_stats, lambda local, a, b: GridHistogram(
-            tree, local, b - a, n_bins, n_classes)), axis=2)
+        hist = np.cumsum(
+            level.sums(d * n_bins * n_stats, lambda local, a, b: GridHistogram(tree, local, b - a, n_bins, n_classes)), axis=2
+        )
         totals = _in_units(hist[:, 0, s.n_thresholds, :], n_classes)
         utility = _utility(s.utility, _in_units(hist[:, :, : s.n_thresholds, :], n_classes), totals[:, None, None, :])
     if s.features_per_node is not None and s.features_per_node < d:
@@ -358,7 +375,12 @@ def _utility(kind: str, left: np.ndarray, totals: np.ndarray) -> np.ndarray:
 
 
 def _leaf_values(
-    rows: Rows, tree: TreeSoFar, leaves: np.ndarray, counts: np.ndarray, s: GrowthSettings, counts_mech: Laplace | Geometric,
+    rows: Rows,
+    tree: TreeSoFar,
+    leaves: np.ndarray,
+    counts: np.ndarray,
+    s: GrowthSettings,
+    counts_mech: Laplace | Geometric,
 ) -> np.ndarray:
     """Noisy leaf values for every leaf with one pass over the rows and one mechanism call."""
     n_nodes = len(tree.feature)

@@ -233,7 +233,9 @@ class PairHistogram(_LevelJob):
         d = X.shape[1]
         out = np.empty((d, self.n_pairs, self.n_bins), dtype=np.int64)
         for f in range(d):
-            out[f] = np.bincount(pair + X[:, f].astype(np.intp), minlength=self.n_pairs * self.n_bins).reshape(self.n_pairs, self.n_bins)
+            out[f] = np.bincount(pair + X[:, f].astype(np.intp), minlength=self.n_pairs * self.n_bins).reshape(
+                self.n_pairs, self.n_bins
+            )
         return out
 
 

@@ -55,7 +55,14 @@ from dpcore.models._data_range import QUANTILE_GRID, QUANTILE_PROBABILITIES, dat
 from dpcore.models._prepare import UnitCodes, UnitTarget, declared_classes
 from dpcore.validation import Bounds, RandomStateLike, check_bounds, check_positive_int
 
-__all__ = ["CLIP_FACTOR", "QUANTILE_PROBABILITIES", "DPBoostingClassifier", "DPBoostingRegressor", "auto_rounds", "sized_rounds_and_depth"]
+__all__ = [
+    "CLIP_FACTOR",
+    "QUANTILE_PROBABILITIES",
+    "DPBoostingClassifier",
+    "DPBoostingRegressor",
+    "auto_rounds",
+    "sized_rounds_and_depth",
+]
 
 #: Residual clip as a share of the target's DP spread (regression, ``clip="auto"``).
 CLIP_FACTOR = 0.2
@@ -95,7 +102,11 @@ class _BoostingBase(DPEstimatorMixin):
         return self._clip
 
     def _preliminaries(
-        self, rows: Rows, task: str, noise: np.random.Generator, target: TargetColumn | None = None,
+        self,
+        rows: Rows,
+        task: str,
+        noise: np.random.Generator,
+        target: TargetColumn | None = None,
     ) -> tuple[float, np.ndarray | None]:
         """Spend the stated shares on a noisy row count (sizes) and DP quantiles (thresholds).
 
@@ -120,7 +131,8 @@ class _BoostingBase(DPEstimatorMixin):
         # One pass over the rows (when anything is bought): the row count and the grid histograms of the quantiles.
         counting = Preliminaries(quantiled, with_target, QUANTILE_GRID)
         n, feature_cells, target_cells = counting.split(
-            rows.aggregate(counting) if size_share or quantile_share else np.zeros(counting.size, dtype=np.int64))
+            rows.aggregate(counting) if size_share or quantile_share else np.zeros(counting.size, dtype=np.int64)
+        )
         if self.delta:
             total = zcdp_rho(self.epsilon, self.delta)
             to_epsilon = lambda share: float(np.sqrt(2.0 * share * total))  # noqa: E731
@@ -131,8 +143,11 @@ class _BoostingBase(DPEstimatorMixin):
         rounds, depth, unsized_rounds = default_sizes(self.epsilon, bool(self.delta), task, n_hat)
         self._rounds = rounds if self.n_rounds == "auto" else int(self.n_rounds)
         self._depth = depth if self.max_depth == "auto" else int(self.max_depth)
-        self._select_share = (pick_share(task, bool(self.delta), d, self._rounds, unsized_rounds) if self.select_share == "auto"
-                              else float(self.select_share))
+        self._select_share = (
+            pick_share(task, bool(self.delta), d, self._rounds, unsized_rounds)
+            if self.select_share == "auto"
+            else float(self.select_share)
+        )
         # Threshold knots: the declared range evenly, or, with quantiles, the data's DP range (one
         # inter-quantile gap beyond the outer DP quantiles 1/8 and 7/8, inside [0, 1]) with the DP
         # quantiles between its ends. (Every threshold in the quantiles' rank space was 0.005 MAE worse
@@ -155,8 +170,14 @@ class _BoostingBase(DPEstimatorMixin):
         return leaf_index(X_unit, self.features_, self.thresholds_, self.subsets_, self._levels_, self.branches_)
 
     def _boost(
-        self, rows: Rows, streams: tuple[np.random.Generator, np.random.Generator], task: str, initial: ArrayLike,
-        residual_sensitivity: tuple[float, float], budget: float, n_classes: int = 1,
+        self,
+        rows: Rows,
+        streams: tuple[np.random.Generator, np.random.Generator],
+        task: str,
+        initial: ArrayLike,
+        residual_sensitivity: tuple[float, float],
+        budget: float,
+        n_classes: int = 1,
     ) -> None:
         """Run the rounds on prepared ``rows`` with the fit's (structure, noise) ``streams``: ``task`` names the residuals (:data:`REGRESSION`, :data:`BINARY`,
         :data:`MULTICLASS`), ``initial`` is the starting score (K,), ``residual_sensitivity`` the (L1, L2) bound
@@ -165,8 +186,15 @@ class _BoostingBase(DPEstimatorMixin):
         initial = np.asarray(initial, dtype=float)
         k = initial.size
         structure, noise = streams
-        structures = Structures(structure, self._levels_, self.threshold_knots_, self._rounds, self._depth,
-                                self.multiway_categories, self.feature_weighting)
+        structures = Structures(
+            structure,
+            self._levels_,
+            self.threshold_knots_,
+            self._rounds,
+            self._depth,
+            self.multiway_categories,
+            self.feature_weighting,
+        )
         self.features_, self.thresholds_ = structures.features, structures.thresholds
         self.subsets_, self.branches_ = structures.subsets, structures.branches
         counts_mech: Gaussian | Laplace | Geometric
@@ -176,8 +204,15 @@ class _BoostingBase(DPEstimatorMixin):
         pick_budget = self._select_share * budget / self._rounds
         budget -= pick_budget * self._rounds
         sensitivity = pick_sensitivity(residual_sensitivity[0], self._clip)
-        chooser = (Exponential(float(np.sqrt(8 * pick_budget)), sensitivity, "gumbel", noise) if self.delta
-                   else Exponential(pick_budget, sensitivity, "permute_and_flip", noise)) if pick_budget else None
+        chooser = (
+            (
+                Exponential(float(np.sqrt(8 * pick_budget)), sensitivity, "gumbel", noise)
+                if self.delta
+                else Exponential(pick_budget, sensitivity, "permute_and_flip", noise)
+            )
+            if pick_budget
+            else None
+        )
         if self.delta:
             # Approximate DP: Gaussian noise, ρ-zCDP per query, ρ's add up over the rounds.
             round_rho = budget / self._rounds
@@ -194,8 +229,17 @@ class _BoostingBase(DPEstimatorMixin):
         running = RunningScores() if isinstance(rows, LocalRows) else None
         self.leaf_values_ = np.zeros((self._rounds, n_leaves, k))
         for r in range(self._rounds):
-            fields: dict[str, Any] = {"task": task, "n_classes": n_classes, "clip": self._residual_clip(), "unit": self._clip, "n_leaves": n_leaves,
-                      "initial": initial, "levels": self._levels_, "leaf_values": self.leaf_values_[:r].copy(), "running": running}
+            fields: dict[str, Any] = {
+                "task": task,
+                "n_classes": n_classes,
+                "clip": self._residual_clip(),
+                "unit": self._clip,
+                "n_leaves": n_leaves,
+                "initial": initial,
+                "levels": self._levels_,
+                "leaf_values": self.leaf_values_[:r].copy(),
+                "running": running,
+            }
             structures.draw(r, choose_first(rows, structures, r, chooser, fields) if chooser else None)
             job = RoundSums(**fields, **structures.up_to(r + 1))
             exact_counts, sums = job.split(rows.aggregate(job))
@@ -220,8 +264,16 @@ class _BoostingBase(DPEstimatorMixin):
         """Each round's oblivious tree as plain data (split per level, whether its first level was picked, leaf steps)."""
         names = feature_names if feature_names is not None else [f"x{i}" for i in range(self.n_features_in_)]
         declared = self._lower[self.features_] + self.thresholds_ * (self._upper - self._lower)[self.features_]
-        return round_records(names, self.features_, declared, self.subsets_, self.branches_, self._levels_, self.leaf_values_,
-                             picked=self._select_share > 0)
+        return round_records(
+            names,
+            self.features_,
+            declared,
+            self.subsets_,
+            self.branches_,
+            self._levels_,
+            self.leaf_values_,
+            picked=self._select_share > 0,
+        )
 
 
 class DPBoostingRegressor(TargetScalingMixin, RegressorMixin, _BoostingBase):
@@ -359,7 +411,9 @@ class DPBoostingRegressor(TargetScalingMixin, RegressorMixin, _BoostingBase):
         self._target_lower, self._target_upper = float(lower[0]), float(upper[0])
         rows = rows.prepared(UnitTarget(self._lower, self._upper, self._target_lower, self._target_upper))
         streams = self._random_streams()
-        budget, target_quantiles = self._preliminaries(rows, REGRESSION, streams[1], TargetColumn(rows) if self.quantile_share else None)
+        budget, target_quantiles = self._preliminaries(
+            rows, REGRESSION, streams[1], TargetColumn(rows) if self.quantile_share else None
+        )
         initial, clip = 0.5, 0.2
         if target_quantiles is not None:
             # Start at the DP median; clip residuals at 0.2 × the DP spread between the 1/8 and 7/8 quantiles,
@@ -497,4 +551,3 @@ class DPBoostingClassifier(DeclaredClassesMixin, ClassifierMixin, _BoostingBase)
     def predict(self, X: ArrayLike) -> NDArray[Any]:
         proba = self.predict_proba(X)
         return self.classes_[np.argmax(proba, axis=1)]
-

@@ -64,20 +64,25 @@ def grid_problem(resolution: int | Sequence[int] | None, n_features: int) -> str
     """A sentence saying why a grid cannot be laid (too few or many features, too many cells), or None."""
     if not MIN_FEATURES <= n_features <= MAX_FEATURES:
         return _("Choose {least} to {most} numeric columns to find groups in (got {count}).").format(
-            least=MIN_FEATURES, most=MAX_FEATURES, count=n_features)
+            least=MIN_FEATURES, most=MAX_FEATURES, count=n_features
+        )
     if resolution is None:
         return None
     sides = [resolution] * n_features if isinstance(resolution, int | np.integer) else list(resolution)
     if len(sides) != n_features:
         return _("Give one resolution per column ({count}), or one for all.").format(count=n_features)
-    if any(isinstance(s, bool) or not isinstance(s, int | np.integer) or not MIN_RESOLUTION <= s <= MAX_RESOLUTION for s in sides):
+    if any(
+        isinstance(s, bool) or not isinstance(s, int | np.integer) or not MIN_RESOLUTION <= s <= MAX_RESOLUTION for s in sides
+    ):
         return _("The resolution must be a whole number of cells per column from {least} to {most}.").format(
-            least=MIN_RESOLUTION, most=MAX_RESOLUTION)
+            least=MIN_RESOLUTION, most=MAX_RESOLUTION
+        )
     cells = math.prod(int(s) for s in sides)
     if cells > MAX_CELLS:
-        return _("A grid of {grid} would have {cells} cells, more than the {most} that can be noised and drawn: choose a "
-                 "coarser resolution or fewer columns.").format(grid=" × ".join(str(int(s)) for s in sides), cells=integer(cells),
-                                                                most=integer(MAX_CELLS))
+        return _(
+            "A grid of {grid} would have {cells} cells, more than the {most} that can be noised and drawn: choose a "
+            "coarser resolution or fewer columns."
+        ).format(grid=" × ".join(str(int(s)) for s in sides), cells=integer(cells), most=integer(MAX_CELLS))
     return None
 
 
@@ -186,11 +191,11 @@ class DPGridDensityClustering(DPEstimatorMixin):
     cluster_sizes_: NDArray[np.float64]
     cells_: pd.DataFrame
     noisy_rows_: float | None
-    privacy_summary = (
-        NEIGHBOURS + N_("The grid comes from the declared bounds and resolution only, and one record changes one cell's count by "
+    privacy_summary = NEIGHBOURS + N_(
+        "The grid comes from the declared bounds and resolution only, and one record changes one cell's count by "
         "1, so the noisy histogram of every cell, empty ones included, is ε-DP (with an automatic resolution a noisy row "
         "count spends 5 % of ε first, by sequential composition). Dense cells, groups and the map are post-processing; no "
-        "label of any person is released.")
+        "label of any person is released."
     )
 
     def __init__(
@@ -235,8 +240,9 @@ class DPGridDensityClustering(DPEstimatorMixin):
             self.noisy_rows_ = float(count_mechanism(self.count_noise, epsilon_n, noise).randomise(len(unit)))
             shape = (auto_resolution(self.noisy_rows_, epsilon_hist, d),) * d
         else:
-            shape = tuple(int(s) for s in (self.resolution if not isinstance(self.resolution, int | np.integer)
-                                            else [self.resolution] * d))
+            shape = tuple(
+                int(s) for s in (self.resolution if not isinstance(self.resolution, int | np.integer) else [self.resolution] * d)
+            )
         self.grid_shape_ = shape
         self.edges_ = [np.linspace(lo, hi, side + 1) for lo, hi, side in zip(self._lower, self._upper, shape, strict=True)]
         counts = np.bincount(self._cell_index(unit), minlength=math.prod(shape))

@@ -154,8 +154,9 @@ class _DPSGDBase(DPEstimatorMixin):
         self.noisy_rows_ = float(counted)
         rows = self._rows_for_sampling(self.noisy_rows_, len(X))
         self.sampling_rate_, self.n_steps_ = self._sampling(rows)
-        self.noise_multiplier_ = calibrate_noise(self.epsilon, self.delta, self.sampling_rate_, self.n_steps_,
-                                                 count_noise, self.accountant)
+        self.noise_multiplier_ = calibrate_noise(
+            self.epsilon, self.delta, self.sampling_rate_, self.n_steps_, count_noise, self.accountant
+        )
         self._link = link
         params = self._initial(X.shape[1], outputs, structure)
         step_size = self._step_size(X.shape[1])
@@ -193,7 +194,7 @@ class _DPSGDBase(DPEstimatorMixin):
     def _unpack(self, params: NDArray[np.float64]) -> list[NDArray[np.float64]]:
         out, start = [], 0
         for rows, cols in self._layer_shapes:
-            out.append(params[start:start + rows * cols].reshape(rows, cols))
+            out.append(params[start : start + rows * cols].reshape(rows, cols))
             start += rows * cols
         return out
 
@@ -205,7 +206,9 @@ class _DPSGDBase(DPEstimatorMixin):
             inputs = np.hstack([np.tanh(X @ layers[0]), np.ones((len(X), 1))])
         return inputs @ layers[-1], inputs
 
-    def _clipped_gradient_sum(self, params: NDArray[np.float64], X: NDArray[np.float64], y: NDArray[np.float64]) -> NDArray[np.float64]:
+    def _clipped_gradient_sum(
+        self, params: NDArray[np.float64], X: NDArray[np.float64], y: NDArray[np.float64]
+    ) -> NDArray[np.float64]:
         """Σ of every record's gradient clipped to L2 norm ``clip``, in closed form for the whole batch.
 
         A record's gradient of an outer product ``a ⊗ r`` has norm ``‖a‖·‖r‖``, so the norms come
@@ -235,21 +238,30 @@ class _DPSGDBase(DPEstimatorMixin):
         names = list(feature_names) if feature_names is not None else [f"x{i}" for i in range(self.n_features_in_)]
         weights = self._unpack(self.coef_)[0][:-1]  # the last row is the intercept
         outputs = self._output_names()
-        return [{"feature": str(names[i]), "output": outputs[j], "weight": float(weights[i, j])}
-                for i in range(weights.shape[0]) for j in range(weights.shape[1])]
+        return [
+            {"feature": str(names[i]), "output": outputs[j], "weight": float(weights[i, j])}
+            for i in range(weights.shape[0])
+            for j in range(weights.shape[1])
+        ]
 
     def _output_names(self) -> list[str]:
         return ["prediction"]
 
     def spending_in_words(self) -> str:
         """What the fit spent its budget on, in a sentence for the owner."""
-        return _("Spent on one noisy row count and {steps} steps of gradient descent; at each step every row joined the "
-                 "batch with probability {rate} (about {batch} rows), its pull on the model was capped, and Gaussian noise "
-                 "(multiplier {sigma}) was added. Google's dp-accounting adds the steps up to ε = {epsilon}, δ = {delta} "
-                 "(approximate DP).").format(
-                     steps=f"{self.n_steps_:,}", rate=f"{self.sampling_rate_:.3g}",
-                     batch=f"{self.sampling_rate_ * max(self.noisy_rows_, 1.0):,.0f}", sigma=f"{self.noise_multiplier_:.3g}",
-                     epsilon=f"{self.epsilon_spent_:g}", delta=f"{self.delta_spent_:g}")
+        return _(
+            "Spent on one noisy row count and {steps} steps of gradient descent; at each step every row joined the "
+            "batch with probability {rate} (about {batch} rows), its pull on the model was capped, and Gaussian noise "
+            "(multiplier {sigma}) was added. Google's dp-accounting adds the steps up to ε = {epsilon}, δ = {delta} "
+            "(approximate DP)."
+        ).format(
+            steps=f"{self.n_steps_:,}",
+            rate=f"{self.sampling_rate_:.3g}",
+            batch=f"{self.sampling_rate_ * max(self.noisy_rows_, 1.0):,.0f}",
+            sigma=f"{self.noise_multiplier_:.3g}",
+            epsilon=f"{self.epsilon_spent_:g}",
+            delta=f"{self.delta_spent_:g}",
+        )
 
     def _scores(self, X: ArrayLike) -> NDArray[np.float64]:
         X_unit = self._check_predict_input(X)

@@ -102,8 +102,14 @@ class _ExtraTreesBase(DataRangeMixin):
         epsilon = self._narrow(rows, row_map.features, noise)
         queries = queries_per_path(height, root_count=True, child_counts=True)
         self.trees_, self.budget_per_query_ = grow_ensemble(
-            rows.prepared(replace(row_map, data_range=self.data_range_)), n_trees, self.sampling, self.max_samples, epsilon,
-            queries, settings, structure,
+            rows.prepared(replace(row_map, data_range=self.data_range_)),
+            n_trees,
+            self.sampling,
+            self.max_samples,
+            epsilon,
+            queries,
+            settings,
+            structure,
         )
         self.max_depth_ = height
         self._set_spent(self.epsilon)

@@ -43,13 +43,15 @@ class DPMeanRegressor(TargetScalingMixin, RegressorMixin, DPEstimatorMixin):
     (1,)
     """
 
-    privacy_summary = (
-        NEIGHBOURS + N_("Targets are clipped into their declared bounds and scaled to [0, 1]; a noisy count and a noisy "
+    privacy_summary = NEIGHBOURS + N_(
+        "Targets are clipped into their declared bounds and scaled to [0, 1]; a noisy count and a noisy "
         "sum (Laplace, sensitivity 1 each) spend ε/2 each, so by sequential composition the model is ε-DP. Their ratio, the "
-        "one prediction, is post-processing.")
+        "one prediction, is post-processing."
     )
 
-    def __init__(self, *, epsilon: float = 1.0, target_bounds: Bounds | None = None, random_state: RandomStateLike = None) -> None:
+    def __init__(
+        self, *, epsilon: float = 1.0, target_bounds: Bounds | None = None, random_state: RandomStateLike = None
+    ) -> None:
         self.epsilon = epsilon
         self.target_bounds = target_bounds
         self.random_state = random_state

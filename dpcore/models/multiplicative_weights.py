@@ -41,8 +41,9 @@ DEFAULT_STEPS = 64
 _SHARED = ("bounds", "target_bounds", "classes", "categorical_levels", "random_state")
 
 
-def tree_prefix_sums(steps: NDArray[np.float64], epsilon: float, sensitivity: float,
-                     rng: np.random.Generator) -> NDArray[np.float64]:
+def tree_prefix_sums(
+    steps: NDArray[np.float64], epsilon: float, sensitivity: float, rng: np.random.Generator
+) -> NDArray[np.float64]:
     """Noisy running totals of ``steps`` (``(T, m)``: one row of m losses per step) by the binary-tree mechanism.
 
     Level ``ℓ`` holds the sums of consecutive runs of ``2^ℓ`` steps; every step is in one node
@@ -61,7 +62,7 @@ def tree_prefix_sums(steps: NDArray[np.float64], epsilon: float, sensitivity: fl
     noisy_flat = Laplace(epsilon, levels * sensitivity, rng).randomise(flat)
     noisy, start = [], 0
     for node in nodes:
-        noisy.append(noisy_flat[start:start + len(node)])
+        noisy.append(noisy_flat[start : start + len(node)])
         start += len(node)
     totals = np.zeros((n_steps, width))
     t = np.arange(1, n_steps + 1)
@@ -110,7 +111,9 @@ class _Ensemble(DPEstimatorMixin, ABC):
         check_positive_int(self.n_steps, "n_steps")
         experts = list(self.experts) if self.experts is not None else self._default_experts()
         if not experts or not all(isinstance(e, DPEstimatorMixin) for e in experts):
-            raise TypeError("experts must be a non-empty list of dpcore's DP estimators (a non-private expert would leak its part)")
+            raise TypeError(
+                "experts must be a non-empty list of dpcore's DP estimators (a non-private expert would leak its part)"
+            )
         return experts
 
     def _prepare_expert(self, expert: DPEstimatorMixin, seed: np.random.Generator) -> Any:
@@ -138,11 +141,16 @@ class _Ensemble(DPEstimatorMixin, ABC):
         for i, template in enumerate(templates):
             rows = part == i
             # The expert's generator goes once it is fitted: kept in the model, it would let anyone replay the noise.
-            self.experts_.append(self._prepare_expert(template, seeds[i]).fit(X[rows], labels[rows]).set_params(random_state=None))
+            self.experts_.append(
+                self._prepare_expert(template, seeds[i]).fit(X[rows], labels[rows]).set_params(random_state=None)
+            )
         held = part == m
         # A small table's held-out part can be empty (the attack audit's 50-row fits met one): it has no losses.
-        losses = (np.stack([self._losses(expert, X[held], y[held]) for expert in self.experts_], axis=1) if held.any()
-                  else np.zeros((0, m)))
+        losses = (
+            np.stack([self._losses(expert, X[held], y[held]) for expert in self.experts_], axis=1)
+            if held.any()
+            else np.zeros((0, m))
+        )
         weight_rng = seeds[m]
         if self.form == "batch":
             noisy = Laplace(self.epsilon, float(m), weight_rng).randomise(losses.sum(axis=0))
@@ -159,8 +167,11 @@ class _Ensemble(DPEstimatorMixin, ABC):
         """The weights after every step (one step for the batch form), as records for a chart: step, expert, weight."""
         check_epsilon(self.epsilon)
         names = [f"{i + 1}. {type(e).__name__}" for i, e in enumerate(self.experts_)]
-        return [{"step": t + 1, "expert": names[i], "weight": float(w)}
-                for t, row in enumerate(self.weights_path_) for i, w in enumerate(row)]
+        return [
+            {"step": t + 1, "expert": names[i], "weight": float(w)}
+            for t, row in enumerate(self.weights_path_)
+            for i, w in enumerate(row)
+        ]
 
 
 _NOTES = """
@@ -183,7 +194,8 @@ _NOTES = """
 
 
 class MultiplicativeWeightsEnsemble(TargetScalingMixin, RegressorMixin, _Ensemble):
-    """DP regression experts fitted on disjoint parts, combined by weights from their noisy held-out losses.
+    (
+        """DP regression experts fitted on disjoint parts, combined by weights from their noisy held-out losses.
 
     Parameters
     ----------
@@ -207,20 +219,34 @@ class MultiplicativeWeightsEnsemble(TargetScalingMixin, RegressorMixin, _Ensembl
     Attributes
     ----------
     experts_ : fitted experts; weights_ : their weights; weights_path_ : ``(steps, m)`` weights after every step.
-    """ + _NOTES + """
+    """
+        + _NOTES
+        + """
     A record's loss for an expert is its absolute error on the target scaled to [0, 1].
     """
-
-    privacy_summary = (
-        NEIGHBOURS + N_("The records are split by secret draws into disjoint parts: each DP expert is fitted on its own part "
-        "at ε, and the experts' cumulative losses on the held-out part (one record moves them by at most the number of "
-        "experts) get Laplace noise at ε. Every record is in one part, so by parallel composition the ensemble is ε-DP.")
     )
 
-    def __init__(self, *, experts: Sequence[DPEstimatorMixin] | None = None, epsilon: float = 1.0, delta: float = 0.0,
-                 held_out: float = DEFAULT_HELD_OUT, eta: float = DEFAULT_ETA, form: str = "batch", n_steps: int = DEFAULT_STEPS,
-                 bounds: Bounds | None = None, target_bounds: Bounds | None = None,
-                 categorical_levels: Mapping[int, int] | None = None, random_state: RandomStateLike = None) -> None:
+    privacy_summary = NEIGHBOURS + N_(
+        "The records are split by secret draws into disjoint parts: each DP expert is fitted on its own part "
+        "at ε, and the experts' cumulative losses on the held-out part (one record moves them by at most the number of "
+        "experts) get Laplace noise at ε. Every record is in one part, so by parallel composition the ensemble is ε-DP."
+    )
+
+    def __init__(
+        self,
+        *,
+        experts: Sequence[DPEstimatorMixin] | None = None,
+        epsilon: float = 1.0,
+        delta: float = 0.0,
+        held_out: float = DEFAULT_HELD_OUT,
+        eta: float = DEFAULT_ETA,
+        form: str = "batch",
+        n_steps: int = DEFAULT_STEPS,
+        bounds: Bounds | None = None,
+        target_bounds: Bounds | None = None,
+        categorical_levels: Mapping[int, int] | None = None,
+        random_state: RandomStateLike = None,
+    ) -> None:
         self.experts = experts
         self.epsilon = epsilon
         self.delta = delta
@@ -256,7 +282,8 @@ class MultiplicativeWeightsEnsemble(TargetScalingMixin, RegressorMixin, _Ensembl
 
 
 class MultiplicativeWeightsClassifier(DeclaredClassesMixin, ClassifierMixin, _Ensemble):
-    """DP classification experts fitted on disjoint parts, combined by weights from their noisy held-out errors.
+    (
+        """DP classification experts fitted on disjoint parts, combined by weights from their noisy held-out errors.
 
     Parameters
     ----------
@@ -266,16 +293,30 @@ class MultiplicativeWeightsClassifier(DeclaredClassesMixin, ClassifierMixin, _En
         Declared labels, handed on to every expert.
     epsilon, delta, held_out, eta, form, n_steps, bounds, categorical_levels, random_state :
         as for :class:`MultiplicativeWeightsEnsemble`.
-    """ + _NOTES + """
+    """
+        + _NOTES
+        + """
     A record's loss for an expert is 0 if the expert labels it right, else 1.
     """
+    )
 
     privacy_summary = MultiplicativeWeightsEnsemble.privacy_summary
 
-    def __init__(self, *, experts: Sequence[DPEstimatorMixin] | None = None, epsilon: float = 1.0, delta: float = 0.0,
-                 held_out: float = DEFAULT_HELD_OUT, eta: float = DEFAULT_ETA, form: str = "batch", n_steps: int = DEFAULT_STEPS,
-                 bounds: Bounds | None = None, classes: Sequence[Any] | None = None,
-                 categorical_levels: Mapping[int, int] | None = None, random_state: RandomStateLike = None) -> None:
+    def __init__(
+        self,
+        *,
+        experts: Sequence[DPEstimatorMixin] | None = None,
+        epsilon: float = 1.0,
+        delta: float = 0.0,
+        held_out: float = DEFAULT_HELD_OUT,
+        eta: float = DEFAULT_ETA,
+        form: str = "batch",
+        n_steps: int = DEFAULT_STEPS,
+        bounds: Bounds | None = None,
+        classes: Sequence[Any] | None = None,
+        categorical_levels: Mapping[int, int] | None = None,
+        random_state: RandomStateLike = None,
+    ) -> None:
         self.experts = experts
         self.epsilon = epsilon
         self.delta = delta
@@ -310,25 +351,49 @@ class MultiplicativeWeightsClassifier(DeclaredClassesMixin, ClassifierMixin, _En
 
     def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         self._check_predict_input(X)
-        return sum((w * e.predict_proba(X) for w, e in zip(self.weights_, self.experts_, strict=True)),
-                   np.zeros((np.asarray(X).shape[0], len(self.classes_))))
+        return sum(
+            (w * e.predict_proba(X) for w, e in zip(self.weights_, self.experts_, strict=True)),
+            np.zeros((np.asarray(X).shape[0], len(self.classes_))),
+        )
 
     def predict(self, X: ArrayLike) -> NDArray[Any]:
         return self._decode(np.argmax(self.predict_proba(X), axis=1))
 
 
-_SPENDS = N_("Spends ε once, in parallel: two DP experts each learn from their own part of the rows at ε, and noisy totals of "
-             "their errors on the last fifth (also at ε) weigh them.")
+_SPENDS = N_(
+    "Spends ε once, in parallel: two DP experts each learn from their own part of the rows at ε, and noisy totals of "
+    "their errors on the last fifth (also at ε) weigh them."
+)
 
 
 def registry_entries(our_model: Callable[..., Any], parameter: Callable[..., Any]) -> tuple[Any, ...]:
     """The registry's entries for the two ensembles (the registry passes its own builders: no import cycle)."""
     settings = (
-        parameter("form", N_("batch: weights from one noisy total of each expert's losses; streaming: the weights after "
-                             "every step of the held-out rows, drawn as a chart (same ε)."), choices=FORMS),
+        parameter(
+            "form",
+            N_(
+                "batch: weights from one noisy total of each expert's losses; streaming: the weights after "
+                "every step of the held-out rows, drawn as a chart (same ε)."
+            ),
+            choices=FORMS,
+        ),
         parameter("n_steps", N_("Steps of the streaming form (a public number)."), minimum=1, maximum=1024),
     )
-    return (our_model("dp_experts_reg", N_("DP experts by multiplicative weights (regressor)"), "regression",
-                      MultiplicativeWeightsEnsemble, _SPENDS, settings),
-            our_model("dp_experts_clf", N_("DP experts by multiplicative weights (classifier)"), "classification",
-                      MultiplicativeWeightsClassifier, _SPENDS, settings))
+    return (
+        our_model(
+            "dp_experts_reg",
+            N_("DP experts by multiplicative weights (regressor)"),
+            "regression",
+            MultiplicativeWeightsEnsemble,
+            _SPENDS,
+            settings,
+        ),
+        our_model(
+            "dp_experts_clf",
+            N_("DP experts by multiplicative weights (classifier)"),
+            "classification",
+            MultiplicativeWeightsClassifier,
+            _SPENDS,
+            settings,
+        ),
+    )

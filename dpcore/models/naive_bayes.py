@@ -67,10 +67,10 @@ class DPGaussianNB(DeclaredClassesMixin, ClassifierMixin, DPEstimatorMixin):
     (500, 2)
     """
 
-    privacy_summary = (
-        NEIGHBOURS + N_("Features are clipped into their declared bounds; the class counts (sensitivity 1), the per-class "
+    privacy_summary = NEIGHBOURS + N_(
+        "Features are clipped into their declared bounds; the class counts (sensitivity 1), the per-class "
         "sums (sensitivity d/2) and the per-class sums of squares (sensitivity d/4) each get noise with ε/3, so by sequential "
-        "composition the model is ε-DP. Means, variances and predictions come from these noisy sums only (post-processing).")
+        "composition the model is ε-DP. Means, variances and predictions come from these noisy sums only (post-processing)."
     )
 
     def __init__(
@@ -154,8 +154,10 @@ class _ClassMoments:
         k, d = self.n_classes, self.n_features
         z = fixed(batch.X) - float(1 << (FIXED_BITS - 1))
         cells = (np.asarray(batch.y, dtype=np.intp)[:, None] * d + np.arange(d)[None, :]).ravel()
-        return np.concatenate([
-            exact_bincount(np.asarray(batch.y, dtype=np.intp), None, k),
-            exact_bincount(cells, z.ravel(), k * d),
-            exact_bincount(cells, (z * z).ravel(), k * d),
-        ])
+        return np.concatenate(
+            [
+                exact_bincount(np.asarray(batch.y, dtype=np.intp), None, k),
+                exact_bincount(cells, z.ravel(), k * d),
+                exact_bincount(cells, (z * z).ravel(), k * d),
+            ]
+        )

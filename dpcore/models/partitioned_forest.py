@@ -48,11 +48,11 @@ class DPPartitionedForest(_RegressionTreeBase):
     5
     """
 
-    privacy_summary = (
-        NEIGHBOURS + N_("Each record goes to one of n_estimators disjoint parts by a draw that never looks at the data, "
+    privacy_summary = NEIGHBOURS + N_(
+        "Each record goes to one of n_estimators disjoint parts by a draw that never looks at the data, "
         "and each part grows a DP regression tree with the full ε (ε/(2·max_depth + 1) per split choice, count release and "
         "leaf value on a record's path). The parts are disjoint, so by parallel composition the forest is ε-DP; averaging "
-        "the trees is post-processing.")
+        "the trees is post-processing."
     )
 
     def __init__(

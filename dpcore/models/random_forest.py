@@ -74,13 +74,13 @@ class DPRandomForestClassifier(DataRangeMixin, TreeEnsembleClassifier):
     """
     )
 
-    privacy_summary = (
-        NEIGHBOURS + N_("In a tree with budget ε₁, each of a record's max_depth split choices (exponential mechanism, "
+    privacy_summary = NEIGHBOURS + N_(
+        "In a tree with budget ε₁, each of a record's max_depth split choices (exponential mechanism, "
         "summed Gini impurity, sensitivity 2, over randomly drawn features and a fixed threshold grid) and its leaf's noisy "
         "class counts spend ε₁/(max_depth + 1), and the nodes of one level hold disjoint records, so a tree is ε₁-DP. "
         "With disjoint sampling every record is in one tree and ε₁ = ε (parallel composition); with subsampling without "
         "replacement the trees overlap and ε₁ = ε/n_estimators (sequential composition). First, a stated share of ε "
-        "(range_share) buys each feature's DP quantiles, which rescale it so the threshold grid covers where the records are.")
+        "(range_share) buys each feature's DP quantiles, which rescale it so the threshold grid covers where the records are."
     )
 
     _parameter_choices = {"sampling": SAMPLINGS}
@@ -151,8 +151,14 @@ class DPRandomForestClassifier(DataRangeMixin, TreeEnsembleClassifier):
         epsilon = self._narrow(rows, row_map.features, noise)
         queries = queries_per_path(depth, root_count=False, child_counts=False)
         self.trees_, self.budget_per_query_ = grow_ensemble(
-            rows.prepared(replace(row_map, data_range=self.data_range_)), check_positive_int(self.n_estimators, "n_estimators"),
-            self.sampling, self.max_samples, epsilon, queries, settings, structure,
+            rows.prepared(replace(row_map, data_range=self.data_range_)),
+            check_positive_int(self.n_estimators, "n_estimators"),
+            self.sampling,
+            self.max_samples,
+            epsilon,
+            queries,
+            settings,
+            structure,
         )
         self._set_spent(self.epsilon)
         return self

@@ -37,8 +37,22 @@ from dpcore.models.random_forest import DPRandomForestClassifier
 from dpcore.models.regression_tree import DPRegressionTree
 
 # The shapes live in dpcore.models._specs; callers keep importing them from here.
-__all__ = ["CLUSTERING", "KINDS", "KIND_LABELS", "MODELS", "REGISTRY", "Estimator", "ModelContext", "ModelSpec", "Parameter",
-           "estimator_defaults", "get", "models_for", "privacy_argument", "privacy_summary"]
+__all__ = [
+    "CLUSTERING",
+    "KINDS",
+    "KIND_LABELS",
+    "MODELS",
+    "REGISTRY",
+    "Estimator",
+    "ModelContext",
+    "ModelSpec",
+    "Parameter",
+    "estimator_defaults",
+    "get",
+    "models_for",
+    "privacy_argument",
+    "privacy_summary",
+]
 
 
 def _p(context: ModelContext, name: str, default: Any) -> Any:
@@ -49,7 +63,16 @@ def _p(context: ModelContext, name: str, default: Any) -> Any:
 # --- ours -------------------------------------------------------------------------------
 
 # What every one of our estimators takes from the context (when it has the parameter).
-_FROM_CONTEXT = ("epsilon", "bounds", "target_bounds", "classes", "categorical_levels", "count_noise", "selection", "random_state")
+_FROM_CONTEXT = (
+    "epsilon",
+    "bounds",
+    "target_bounds",
+    "classes",
+    "categorical_levels",
+    "count_noise",
+    "selection",
+    "random_state",
+)
 
 
 def _as_given(value: Any, default: Any) -> Any:
@@ -70,19 +93,28 @@ def _ours(estimator: type[DPEstimatorMixin], approximate: bool = False, **fixed:
         if approximate:
             kwargs["delta"] = c.delta
         kwargs.update(fixed)
-        kwargs.update({name: _as_given(value, defaults[name]) for name, value in c.params.items() if name in defaults and name not in bound})
+        kwargs.update(
+            {name: _as_given(value, defaults[name]) for name, value in c.params.items() if name in defaults and name not in bound}
+        )
         return estimator(**kwargs)
 
     return build
 
 
 def _our_model(
-    key: str, name: str, task: str, estimator: type[DPEstimatorMixin], description: str,
-    parameters: tuple[Parameter, ...] = (), approximate: bool = False, **fixed: Any,
+    key: str,
+    name: str,
+    task: str,
+    estimator: type[DPEstimatorMixin],
+    description: str,
+    parameters: tuple[Parameter, ...] = (),
+    approximate: bool = False,
+    **fixed: Any,
 ) -> ModelSpec:
     """A registry entry for one of our estimators (``fixed``: the arguments that define the entry, e.g. ``leaf``)."""
-    return ModelSpec(key, name, "ours", task, _ours(estimator, approximate, **fixed), description, parameters, estimator,
-                     approximate)
+    return ModelSpec(
+        key, name, "ours", task, _ours(estimator, approximate, **fixed), description, parameters, estimator, approximate
+    )
 
 
 # --- diffprivlib --------------------------------------------------------------------------
@@ -93,7 +125,9 @@ def _diffprivlib_nb(c: ModelContext) -> Estimator:
 
     from dpcore.models.baselines import EncodedLabelClassifier
 
-    return EncodedLabelClassifier(estimator=GaussianNB(epsilon=c.epsilon, bounds=c.bounds, random_state=_seed(c)), classes=c.classes)
+    return EncodedLabelClassifier(
+        estimator=GaussianNB(epsilon=c.epsilon, bounds=c.bounds, random_state=_seed(c)), classes=c.classes
+    )
 
 
 def _diffprivlib_tree(c: ModelContext) -> Estimator:
@@ -104,7 +138,11 @@ def _diffprivlib_tree(c: ModelContext) -> Estimator:
     k = len(_declared_classes(c))
     return EncodedLabelClassifier(
         estimator=DecisionTreeClassifier(
-            max_depth=int(_p(c, "max_depth", 5)), epsilon=c.epsilon, bounds=c.bounds, classes=list(range(k)), random_state=_seed(c)
+            max_depth=int(_p(c, "max_depth", 5)),
+            epsilon=c.epsilon,
+            bounds=c.bounds,
+            classes=list(range(k)),
+            random_state=_seed(c),
         ),
         classes=c.classes,
     )
@@ -118,8 +156,12 @@ def _diffprivlib_forest(c: ModelContext) -> Estimator:
     k = len(_declared_classes(c))
     return EncodedLabelClassifier(
         estimator=RandomForestClassifier(
-            n_estimators=int(_p(c, "n_estimators", 10)), max_depth=int(_p(c, "max_depth", 5)), epsilon=c.epsilon,
-            bounds=c.bounds, classes=list(range(k)), random_state=_seed(c),
+            n_estimators=int(_p(c, "n_estimators", 10)),
+            max_depth=int(_p(c, "max_depth", 5)),
+            epsilon=c.epsilon,
+            bounds=c.bounds,
+            classes=list(range(k)),
+            random_state=_seed(c),
         ),
         classes=c.classes,
     )
@@ -131,7 +173,10 @@ def _diffprivlib_logistic(c: ModelContext) -> Estimator:
     from dpcore.models.baselines import EncodedLabelClassifier, scaled
 
     return scaled(
-        EncodedLabelClassifier(estimator=LogisticRegression(epsilon=c.epsilon, data_norm=float(np.sqrt(c.n_features)), random_state=_seed(c)), classes=c.classes),
+        EncodedLabelClassifier(
+            estimator=LogisticRegression(epsilon=c.epsilon, data_norm=float(np.sqrt(c.n_features)), random_state=_seed(c)),
+            classes=c.classes,
+        ),
         c.bounds,
     )
 
@@ -173,15 +218,20 @@ def _dp_ebm(task: str) -> Callable[[ModelContext], Estimator]:
         # Categorical features are DP-EBM's "nominal" (fairest to it); numeric ones get declared bounds.
         nominal = set(c.categorical_levels)
         common = dict(
-            epsilon=c.epsilon, delta=c.delta,
+            epsilon=c.epsilon,
+            delta=c.delta,
             privacy_bounds={i: (0.0, 1.0) for i in range(c.n_features) if i not in nominal},
             feature_types=["nominal" if i in nominal else "continuous" for i in range(c.n_features)],
             n_jobs=1,
         )
         if task == "classification":
-            return scaled(EncodedLabelClassifier(estimator=DPExplainableBoostingClassifier(**common), classes=c.classes), c.bounds)
+            return scaled(
+                EncodedLabelClassifier(estimator=DPExplainableBoostingClassifier(**common), classes=c.classes), c.bounds
+            )
         lower, upper = c.target_bounds if c.target_bounds is not None else (0.0, 1.0)
-        return scaled(DPExplainableBoostingRegressor(privacy_target_min=float(lower), privacy_target_max=float(upper), **common), c.bounds)
+        return scaled(
+            DPExplainableBoostingRegressor(privacy_target_min=float(lower), privacy_target_max=float(upper), **common), c.bounds
+        )
 
     return build
 
@@ -217,11 +267,17 @@ def _sk(name: str, **fixed: Any) -> Callable[[ModelContext], Estimator]:
 
 
 _SAMPLING = Parameter(
-    "sampling", N_("disjoint: each record trains one tree (full ε each); subsample: trees overlap (ε split between them)."),
+    "sampling",
+    N_("disjoint: each record trains one tree (full ε each); subsample: trees overlap (ε split between them)."),
     choices=("disjoint", "subsample"),
 )
 _TREE_PARAMS = (
-    Parameter("max_depth", N_("How many questions deep the tree may go; deeper trees split the budget more thinly."), minimum=1, maximum=20),
+    Parameter(
+        "max_depth",
+        N_("How many questions deep the tree may go; deeper trees split the budget more thinly."),
+        minimum=1,
+        maximum=20,
+    ),
     Parameter("min_samples_split", N_("Stop splitting a group smaller than this (by its noisy count)."), minimum=1, maximum=1000),
     Parameter("min_samples_leaf", N_("Never make a group smaller than this (by its noisy count)."), minimum=1, maximum=1000),
 )
@@ -239,83 +295,292 @@ _RF_PARAMS = (
 _APPROX = N_("APPROXIMATE DP ((ε, δ), δ = 1e-5): Gaussian noise, more accurate, a tiny chance δ that the ε promise fails.")
 
 _DPSGD_PARAMS = (
-    Parameter("epochs", N_("Expected passes over the rows. The budget is shared by every step, so more passes mean more "
-                           "noise in each."), minimum=1, maximum=200),
-    Parameter("hidden_units", N_("0: a straight-line (linear) model; more: one hidden layer of that many units."),
-              minimum=0, maximum=256),
+    Parameter(
+        "epochs",
+        N_("Expected passes over the rows. The budget is shared by every step, so more passes mean more noise in each."),
+        minimum=1,
+        maximum=200,
+    ),
+    Parameter(
+        "hidden_units",
+        N_("0: a straight-line (linear) model; more: one hidden layer of that many units."),
+        minimum=0,
+        maximum=256,
+    ),
 )
-_DPSGD = N_("APPROXIMATE DP ((ε, δ), with the δ you choose when training): learns step by step from random batches of rows; "
-            "each row's pull on the model is capped and every step gets Gaussian noise; Google's dp-accounting adds up "
-            "what all steps spend.")
+_DPSGD = N_(
+    "APPROXIMATE DP ((ε, δ), with the δ you choose when training): learns step by step from random batches of rows; "
+    "each row's pull on the model is capped and every step gets Gaussian noise; Google's dp-accounting adds up "
+    "what all steps spend."
+)
 
 REGISTRY: tuple[ModelSpec, ...] = (
-    _our_model("dp_boosting_reg", N_("DP boosted trees (regressor)"), "regression", DPBoostingRegressor,
-               N_("Many small trees whose splits are mostly drawn at random (on a small table, each round's first split is "
-                  "picked with noise); most of the budget goes to noisy leaf averages.")),
-    _our_model("dp_boosting_clf", N_("DP boosted trees (classifier)"), "classification", DPBoostingClassifier,
-               N_("Many small trees whose splits are mostly drawn at random (with two classes, each round's first split is "
-                  "picked with noise); most of the budget goes to noisy leaf steps.")),
-    _our_model("dp_boosting_reg_approx", N_("DP boosted trees (regressor), approximate DP δ = 1e-5"), "regression", DPBoostingRegressor,
-               _APPROX, approximate=True),
-    _our_model("dp_boosting_clf_approx", N_("DP boosted trees (classifier), approximate DP δ = 1e-5"), "classification", DPBoostingClassifier,
-               _APPROX, approximate=True),
-    _our_model("dp_tree", N_("DP regression tree (mean leaves)"), "regression", DPRegressionTree,
-               N_("One tree; each split chosen by the exponential mechanism, leaves are noisy averages."), _TREE_PARAMS, leaf="mean"),
-    _our_model("dp_tree_median", N_("DP regression tree (median leaves)"), "regression", DPRegressionTree,
-               N_("One tree whose leaves are DP medians: robust to outliers."), _TREE_PARAMS, leaf="median"),
-    _our_model("dp_forest", N_("DP partitioned forest (mean leaves)"), "regression", DPPartitionedForest,
-               N_("Many small DP trees on disjoint parts of the data, averaged; each gets the full ε."), _FOREST_PARAMS, leaf="mean"),
-    _our_model("dp_forest_median", N_("DP partitioned forest (median leaves)"), "regression", DPPartitionedForest,
-               N_("The partitioned forest with median leaves."), _FOREST_PARAMS, leaf="median"),
-    _our_model("dp_extra_trees_reg", N_("DP ExtraTrees regressor"), "regression", DPExtraTreesRegressor,
-               N_("Randomised trees whose candidate splits cost nothing; the budget goes to choosing among them and to leaves."), _ET_PARAMS),
-    _our_model("dp_sgd_linear", N_("DP-SGD linear regression (approximate DP)"), "regression", DPSGDRegressor, _DPSGD,
-               _DPSGD_PARAMS, approximate=True),
-    _our_model("dp_mean", N_("DP mean (baseline)"), "regression", DPMeanRegressor,
-               N_("Predicts one noisy average for everyone: the floor any useful model must beat.")),
-    _our_model("dp_extra_trees_clf", N_("DP ExtraTrees classifier"), "classification", DPExtraTreesClassifier,
-               N_("Randomised trees with free candidate splits and noisy class counts at the leaves."), _ET_PARAMS),
-    _our_model("dp_random_forest", N_("DP random forest"), "classification", DPRandomForestClassifier,
-               N_("Trees whose splits are chosen by the exponential mechanism with Gini impurity; leaves are noisy class counts."), _RF_PARAMS),
-    _our_model("dp_gaussian_nb", N_("DP Gaussian Naive Bayes"), "classification", DPGaussianNB,
-               N_("Noisy class counts, means and variances: fast and robust at small ε.")),
-    _our_model("dp_sgd_logistic", N_("DP-SGD logistic regression (approximate DP)"), "classification", DPSGDClassifier, _DPSGD,
-               _DPSGD_PARAMS, approximate=True),
-    *student.registry_entries(_our_model, Parameter), *multiplicative_weights.registry_entries(_our_model, Parameter),
-    ModelSpec("dpl_gaussian_nb", N_("diffprivlib Gaussian NB"), "diffprivlib", "classification", _diffprivlib_nb,
-              N_("IBM diffprivlib's DP Gaussian Naive Bayes.")),
-    ModelSpec("dpl_tree", N_("diffprivlib decision tree"), "diffprivlib", "classification", _diffprivlib_tree,
-              N_("diffprivlib's DP tree: random splits, noisy leaves.")),
-    ModelSpec("dpl_random_forest", N_("diffprivlib random forest"), "diffprivlib", "classification", _diffprivlib_forest,
-              N_("diffprivlib's DP random forest (random splits, noisy leaves).")),
-    ModelSpec("dpl_logistic", N_("diffprivlib logistic regression"), "diffprivlib", "classification", _diffprivlib_logistic,
-              N_("diffprivlib's objective-perturbation logistic regression.")),
-    ModelSpec("dpl_linear", N_("diffprivlib linear regression"), "diffprivlib", "regression", _diffprivlib_linear,
-              N_("diffprivlib's functional-mechanism linear regression.")),
-    ModelSpec("dp_ebm_clf", N_("DP-EBM classifier (δ = 1e-5)"), "interpret", "classification", _dp_ebm("classification"),
-              N_("InterpretML's DP explainable boosting: (ε, δ)-DP, binary labels only.")),
-    ModelSpec("dp_ebm_reg", N_("DP-EBM regressor (δ = 1e-5)"), "interpret", "regression", _dp_ebm("regression"),
-              N_("InterpretML's DP explainable boosting: (ε, δ)-DP.")),
-    ModelSpec("sk_tree_reg", N_("scikit-learn decision tree"), "non-private", "regression", _sk("DecisionTreeRegressor"),
-              N_("Non-private reference.")),
-    ModelSpec("sk_forest_reg", N_("scikit-learn random forest"), "non-private", "regression", _sk("RandomForestRegressor"),
-              N_("Non-private reference (10 trees).")),
-    ModelSpec("sk_partitioned_forest", N_("partitioned forest of scikit-learn trees"), "non-private", "regression",
-              _sk("PartitionedForest"), N_("Non-private version of the partitioned forest (paper A's Python_Forest).")),
-    ModelSpec("sk_extra_trees_reg", N_("scikit-learn ExtraTrees regressor"), "non-private", "regression", _sk("ExtraTreesRegressor"),
-              N_("Non-private reference (10 trees).")),
-    ModelSpec("sk_linear", N_("scikit-learn linear regression"), "non-private", "regression", _sk("LinearRegression"),
-              N_("Non-private reference.")),
-    ModelSpec("sk_tree_clf", N_("scikit-learn decision tree"), "non-private", "classification", _sk("DecisionTreeClassifier"),
-              N_("Non-private reference.")),
-    ModelSpec("sk_forest_clf", N_("scikit-learn random forest"), "non-private", "classification", _sk("RandomForestClassifier"),
-              N_("Non-private reference (10 trees).")),
-    ModelSpec("sk_extra_trees_clf", N_("scikit-learn ExtraTrees"), "non-private", "classification", _sk("ExtraTreesClassifier"),
-              N_("Non-private reference (10 trees).")),
-    ModelSpec("sk_gaussian_nb", N_("scikit-learn Gaussian NB"), "non-private", "classification", _sk("GaussianNB"),
-              N_("Non-private reference.")),
-    ModelSpec("sk_logistic", N_("scikit-learn logistic regression"), "non-private", "classification", _sk("LogisticRegression"),
-              N_("Non-private reference.")),
+    _our_model(
+        "dp_boosting_reg",
+        N_("DP boosted trees (regressor)"),
+        "regression",
+        DPBoostingRegressor,
+        N_(
+            "Many small trees whose splits are mostly drawn at random (on a small table, each round's first split is "
+            "picked with noise); most of the budget goes to noisy leaf averages."
+        ),
+    ),
+    _our_model(
+        "dp_boosting_clf",
+        N_("DP boosted trees (classifier)"),
+        "classification",
+        DPBoostingClassifier,
+        N_(
+            "Many small trees whose splits are mostly drawn at random (with two classes, each round's first split is "
+            "picked with noise); most of the budget goes to noisy leaf steps."
+        ),
+    ),
+    _our_model(
+        "dp_boosting_reg_approx",
+        N_("DP boosted trees (regressor), approximate DP δ = 1e-5"),
+        "regression",
+        DPBoostingRegressor,
+        _APPROX,
+        approximate=True,
+    ),
+    _our_model(
+        "dp_boosting_clf_approx",
+        N_("DP boosted trees (classifier), approximate DP δ = 1e-5"),
+        "classification",
+        DPBoostingClassifier,
+        _APPROX,
+        approximate=True,
+    ),
+    _our_model(
+        "dp_tree",
+        N_("DP regression tree (mean leaves)"),
+        "regression",
+        DPRegressionTree,
+        N_("One tree; each split chosen by the exponential mechanism, leaves are noisy averages."),
+        _TREE_PARAMS,
+        leaf="mean",
+    ),
+    _our_model(
+        "dp_tree_median",
+        N_("DP regression tree (median leaves)"),
+        "regression",
+        DPRegressionTree,
+        N_("One tree whose leaves are DP medians: robust to outliers."),
+        _TREE_PARAMS,
+        leaf="median",
+    ),
+    _our_model(
+        "dp_forest",
+        N_("DP partitioned forest (mean leaves)"),
+        "regression",
+        DPPartitionedForest,
+        N_("Many small DP trees on disjoint parts of the data, averaged; each gets the full ε."),
+        _FOREST_PARAMS,
+        leaf="mean",
+    ),
+    _our_model(
+        "dp_forest_median",
+        N_("DP partitioned forest (median leaves)"),
+        "regression",
+        DPPartitionedForest,
+        N_("The partitioned forest with median leaves."),
+        _FOREST_PARAMS,
+        leaf="median",
+    ),
+    _our_model(
+        "dp_extra_trees_reg",
+        N_("DP ExtraTrees regressor"),
+        "regression",
+        DPExtraTreesRegressor,
+        N_("Randomised trees whose candidate splits cost nothing; the budget goes to choosing among them and to leaves."),
+        _ET_PARAMS,
+    ),
+    _our_model(
+        "dp_sgd_linear",
+        N_("DP-SGD linear regression (approximate DP)"),
+        "regression",
+        DPSGDRegressor,
+        _DPSGD,
+        _DPSGD_PARAMS,
+        approximate=True,
+    ),
+    _our_model(
+        "dp_mean",
+        N_("DP mean (baseline)"),
+        "regression",
+        DPMeanRegressor,
+        N_("Predicts one noisy average for everyone: the floor any useful model must beat."),
+    ),
+    _our_model(
+        "dp_extra_trees_clf",
+        N_("DP ExtraTrees classifier"),
+        "classification",
+        DPExtraTreesClassifier,
+        N_("Randomised trees with free candidate splits and noisy class counts at the leaves."),
+        _ET_PARAMS,
+    ),
+    _our_model(
+        "dp_random_forest",
+        N_("DP random forest"),
+        "classification",
+        DPRandomForestClassifier,
+        N_("Trees whose splits are chosen by the exponential mechanism with Gini impurity; leaves are noisy class counts."),
+        _RF_PARAMS,
+    ),
+    _our_model(
+        "dp_gaussian_nb",
+        N_("DP Gaussian Naive Bayes"),
+        "classification",
+        DPGaussianNB,
+        N_("Noisy class counts, means and variances: fast and robust at small ε."),
+    ),
+    _our_model(
+        "dp_sgd_logistic",
+        N_("DP-SGD logistic regression (approximate DP)"),
+        "classification",
+        DPSGDClassifier,
+        _DPSGD,
+        _DPSGD_PARAMS,
+        approximate=True,
+    ),
+    *student.registry_entries(_our_model, Parameter),
+    *multiplicative_weights.registry_entries(_our_model, Parameter),
+    ModelSpec(
+        "dpl_gaussian_nb",
+        N_("diffprivlib Gaussian NB"),
+        "diffprivlib",
+        "classification",
+        _diffprivlib_nb,
+        N_("IBM diffprivlib's DP Gaussian Naive Bayes."),
+    ),
+    ModelSpec(
+        "dpl_tree",
+        N_("diffprivlib decision tree"),
+        "diffprivlib",
+        "classification",
+        _diffprivlib_tree,
+        N_("diffprivlib's DP tree: random splits, noisy leaves."),
+    ),
+    ModelSpec(
+        "dpl_random_forest",
+        N_("diffprivlib random forest"),
+        "diffprivlib",
+        "classification",
+        _diffprivlib_forest,
+        N_("diffprivlib's DP random forest (random splits, noisy leaves)."),
+    ),
+    ModelSpec(
+        "dpl_logistic",
+        N_("diffprivlib logistic regression"),
+        "diffprivlib",
+        "classification",
+        _diffprivlib_logistic,
+        N_("diffprivlib's objective-perturbation logistic regression."),
+    ),
+    ModelSpec(
+        "dpl_linear",
+        N_("diffprivlib linear regression"),
+        "diffprivlib",
+        "regression",
+        _diffprivlib_linear,
+        N_("diffprivlib's functional-mechanism linear regression."),
+    ),
+    ModelSpec(
+        "dp_ebm_clf",
+        N_("DP-EBM classifier (δ = 1e-5)"),
+        "interpret",
+        "classification",
+        _dp_ebm("classification"),
+        N_("InterpretML's DP explainable boosting: (ε, δ)-DP, binary labels only."),
+    ),
+    ModelSpec(
+        "dp_ebm_reg",
+        N_("DP-EBM regressor (δ = 1e-5)"),
+        "interpret",
+        "regression",
+        _dp_ebm("regression"),
+        N_("InterpretML's DP explainable boosting: (ε, δ)-DP."),
+    ),
+    ModelSpec(
+        "sk_tree_reg",
+        N_("scikit-learn decision tree"),
+        "non-private",
+        "regression",
+        _sk("DecisionTreeRegressor"),
+        N_("Non-private reference."),
+    ),
+    ModelSpec(
+        "sk_forest_reg",
+        N_("scikit-learn random forest"),
+        "non-private",
+        "regression",
+        _sk("RandomForestRegressor"),
+        N_("Non-private reference (10 trees)."),
+    ),
+    ModelSpec(
+        "sk_partitioned_forest",
+        N_("partitioned forest of scikit-learn trees"),
+        "non-private",
+        "regression",
+        _sk("PartitionedForest"),
+        N_("Non-private version of the partitioned forest (paper A's Python_Forest)."),
+    ),
+    ModelSpec(
+        "sk_extra_trees_reg",
+        N_("scikit-learn ExtraTrees regressor"),
+        "non-private",
+        "regression",
+        _sk("ExtraTreesRegressor"),
+        N_("Non-private reference (10 trees)."),
+    ),
+    ModelSpec(
+        "sk_linear",
+        N_("scikit-learn linear regression"),
+        "non-private",
+        "regression",
+        _sk("LinearRegression"),
+        N_("Non-private reference."),
+    ),
+    ModelSpec(
+        "sk_tree_clf",
+        N_("scikit-learn decision tree"),
+        "non-private",
+        "classification",
+        _sk("DecisionTreeClassifier"),
+        N_("Non-private reference."),
+    ),
+    ModelSpec(
+        "sk_forest_clf",
+        N_("scikit-learn random forest"),
+        "non-private",
+        "classification",
+        _sk("RandomForestClassifier"),
+        N_("Non-private reference (10 trees)."),
+    ),
+    ModelSpec(
+        "sk_extra_trees_clf",
+        N_("scikit-learn ExtraTrees"),
+        "non-private",
+        "classification",
+        _sk("ExtraTreesClassifier"),
+        N_("Non-private reference (10 trees)."),
+    ),
+    ModelSpec(
+        "sk_gaussian_nb",
+        N_("scikit-learn Gaussian NB"),
+        "non-private",
+        "classification",
+        _sk("GaussianNB"),
+        N_("Non-private reference."),
+    ),
+    ModelSpec(
+        "sk_logistic",
+        N_("scikit-learn logistic regression"),
+        "non-private",
+        "classification",
+        _sk("LogisticRegression"),
+        N_("Non-private reference."),
+    ),
 )
 
 
@@ -349,23 +614,63 @@ def _dbscan(c: ModelContext) -> Estimator:
     return scaled(DBSCAN(eps=1.0 / float(resolution), min_samples=int(_p(c, "min_pts", 5))), c.bounds)
 
 
-_N_CLUSTERS = Parameter("n_clusters", N_("How many groups k-means must find (a public choice)."), minimum=2, maximum=50, default=8)
+_N_CLUSTERS = Parameter(
+    "n_clusters", N_("How many groups k-means must find (a public choice)."), minimum=2, maximum=50, default=8
+)
 CLUSTERING: tuple[ModelSpec, ...] = (
-    _our_model("dp_grid_clustering", N_("DP grid density clustering"), "clustering", DPGridDensityClustering,
-               N_("A noisy count of every cell of a grid laid from the declared bounds; dense cells that touch form a group. "
-               "Releases the map of groups, never a label per person."),
-               (Parameter("resolution", N_("Cells per column (about DBSCAN's Eps); empty: chosen privately with 5 % of ε."),
-                          minimum=2, maximum=1024),
-                Parameter("min_pts", N_("A cell is dense from this many rows (by its noisy count), or the noise floor if higher."),
-                          minimum=0, maximum=100_000),
-                Parameter("neighbours", N_("Dense cells touching at a corner, or only at a face, form one group."),
-                          choices=NEIGHBOURHOODS))),
-    ModelSpec("dpl_kmeans", N_("diffprivlib k-means"), "diffprivlib", "clustering", _kmeans(private=True),
-              N_("diffprivlib's DP k-means (DPLloyd, Su et al. 2016) at the same ε; k is a public choice."), (_N_CLUSTERS,)),
-    ModelSpec("sk_kmeans", N_("scikit-learn k-means"), "non-private", "clustering", _kmeans(private=False),
-              N_("Non-private reference: labels every row."), (_N_CLUSTERS,)),
-    ModelSpec("sk_dbscan", N_("scikit-learn DBSCAN"), "non-private", "clustering", _dbscan,
-              N_("Non-private reference: DBSCAN with Eps one cell side and MinPts as ours, on the declared-bounds scale.")),
+    _our_model(
+        "dp_grid_clustering",
+        N_("DP grid density clustering"),
+        "clustering",
+        DPGridDensityClustering,
+        N_(
+            "A noisy count of every cell of a grid laid from the declared bounds; dense cells that touch form a group. "
+            "Releases the map of groups, never a label per person."
+        ),
+        (
+            Parameter(
+                "resolution",
+                N_("Cells per column (about DBSCAN's Eps); empty: chosen privately with 5 % of ε."),
+                minimum=2,
+                maximum=1024,
+            ),
+            Parameter(
+                "min_pts",
+                N_("A cell is dense from this many rows (by its noisy count), or the noise floor if higher."),
+                minimum=0,
+                maximum=100_000,
+            ),
+            Parameter(
+                "neighbours", N_("Dense cells touching at a corner, or only at a face, form one group."), choices=NEIGHBOURHOODS
+            ),
+        ),
+    ),
+    ModelSpec(
+        "dpl_kmeans",
+        N_("diffprivlib k-means"),
+        "diffprivlib",
+        "clustering",
+        _kmeans(private=True),
+        N_("diffprivlib's DP k-means (DPLloyd, Su et al. 2016) at the same ε; k is a public choice."),
+        (_N_CLUSTERS,),
+    ),
+    ModelSpec(
+        "sk_kmeans",
+        N_("scikit-learn k-means"),
+        "non-private",
+        "clustering",
+        _kmeans(private=False),
+        N_("Non-private reference: labels every row."),
+        (_N_CLUSTERS,),
+    ),
+    ModelSpec(
+        "sk_dbscan",
+        N_("scikit-learn DBSCAN"),
+        "non-private",
+        "clustering",
+        _dbscan,
+        N_("Non-private reference: DBSCAN with Eps one cell side and MinPts as ours, on the declared-bounds scale."),
+    ),
 )
 
 MODELS = {spec.key: spec for spec in (*REGISTRY, *CLUSTERING)}
@@ -406,7 +711,7 @@ def privacy_argument(model: object) -> str:
         return _(NEIGHBOURS) + _(template).format(**fields)
     summary = privacy_summary(model)
     if summary.startswith(NEIGHBOURS):
-        return _(NEIGHBOURS) + _(summary[len(NEIGHBOURS):])
+        return _(NEIGHBOURS) + _(summary[len(NEIGHBOURS) :])
     return _(summary)
 
 

@@ -161,11 +161,11 @@ class DPRegressionTree(_RegressionTreeBase):
     5.0
     """
 
-    privacy_summary = (
-        NEIGHBOURS + N_("Each split choice (exponential mechanism over a fixed threshold grid), each release of the "
+    privacy_summary = NEIGHBOURS + N_(
+        "Each split choice (exponential mechanism over a fixed threshold grid), each release of the "
         "children's counts (Laplace or geometric noise) and each leaf value (a noisy sum, or a DP median) spends "
         "ε/(2·max_depth + 1), and a record meets at most 2·max_depth + 1 such queries on its path. Nodes at one depth hold "
-        "disjoint records (parallel composition), so the tree is ε-DP; predictions are post-processing.")
+        "disjoint records (parallel composition), so the tree is ε-DP; predictions are post-processing."
     )
 
     def __init__(
@@ -194,4 +194,3 @@ class DPRegressionTree(_RegressionTreeBase):
         self.count_noise = count_noise
         self.selection = selection
         self.random_state = random_state
-

@@ -37,8 +37,14 @@ MARGINAL_BINS = 32
 STUDENT_NEIGHBOURS = 15
 
 
-def marginal_queries(X_unit: NDArray[np.float64], n_queries: int, categorical_levels: Mapping[int, int] | None,
-                     epsilon: float, structure: np.random.Generator, noise: np.random.Generator) -> NDArray[np.float64]:
+def marginal_queries(
+    X_unit: NDArray[np.float64],
+    n_queries: int,
+    categorical_levels: Mapping[int, int] | None,
+    epsilon: float,
+    structure: np.random.Generator,
+    noise: np.random.Generator,
+) -> NDArray[np.float64]:
     """Synthetic query points, in [0, 1] per feature, drawn from ε-DP one-way histograms of the features.
 
     Each feature gets one histogram over data-independent bins (its declared categories, or
@@ -78,8 +84,9 @@ class _Student(DPEstimatorMixin, ABC):
     query_share: float
     categorical_levels: Mapping[int, int] | None
 
-    def _query_set(self, X: NDArray[np.float64], structure: np.random.Generator,
-                   noise: np.random.Generator) -> tuple[NDArray[np.float64], float]:
+    def _query_set(
+        self, X: NDArray[np.float64], structure: np.random.Generator, noise: np.random.Generator
+    ) -> tuple[NDArray[np.float64], float]:
         """The query points in the features' units, and the ε left for the labels."""
         epsilon = check_epsilon(self.epsilon)
         if self.queries is not None:
@@ -89,8 +96,14 @@ class _Student(DPEstimatorMixin, ABC):
             return queries, epsilon
         if not 0 < self.query_share < 1:
             raise ValueError("query_share must be strictly between 0 and 1")
-        unit = marginal_queries(self._unit(X), check_positive_int(self.n_queries, "n_queries"), self.categorical_levels,
-                                self.query_share * epsilon, structure, noise)
+        unit = marginal_queries(
+            self._unit(X),
+            check_positive_int(self.n_queries, "n_queries"),
+            self.categorical_levels,
+            self.query_share * epsilon,
+            structure,
+            noise,
+        )
         return self._lower + unit * (self._upper - self._lower), (1.0 - self.query_share) * epsilon
 
     def _label_budget(self, epsilon: float, n_labels: int) -> tuple[float, float]:
@@ -155,17 +168,29 @@ class SubsampleAggregateStudentRegressor(TargetScalingMixin, RegressorMixin, _St
     bounds, target_bounds, categorical_levels, random_state : as for the other models.
     """ + _STUDENT_NOTE.format(teacher=":class:`SubsampleAggregateRegressor`")
 
-    privacy_summary = (
-        NEIGHBOURS + N_("Query points are drawn from noisy feature histograms (a tenth of ε), and a subsample-and-aggregate "
+    privacy_summary = NEIGHBOURS + N_(
+        "Query points are drawn from noisy feature histograms (a tenth of ε), and a subsample-and-aggregate "
         "teacher (k secret blocks, smooth-sensitivity median) labels each once with an equal share of the rest, so points "
-        "and labels are ε-DP (or (ε, δ)-DP) by basic composition; the released student is trained on them only.")
+        "and labels are ε-DP (or (ε, δ)-DP) by basic composition; the released student is trained on them only."
     )
 
-    def __init__(self, *, epsilon: float = 1.0, delta: float = 0.0, n_queries: int = DEFAULT_QUERIES,
-                 n_blocks: int = DEFAULT_BLOCKS, aggregate: str = "median", estimator: BaseEstimator | None = None,
-                 student: BaseEstimator | None = None, queries: ArrayLike | None = None,
-                 query_share: float = DEFAULT_QUERY_SHARE, bounds: Bounds | None = None, target_bounds: Bounds | None = None,
-                 categorical_levels: Mapping[int, int] | None = None, random_state: RandomStateLike = None) -> None:
+    def __init__(
+        self,
+        *,
+        epsilon: float = 1.0,
+        delta: float = 0.0,
+        n_queries: int = DEFAULT_QUERIES,
+        n_blocks: int = DEFAULT_BLOCKS,
+        aggregate: str = "median",
+        estimator: BaseEstimator | None = None,
+        student: BaseEstimator | None = None,
+        queries: ArrayLike | None = None,
+        query_share: float = DEFAULT_QUERY_SHARE,
+        bounds: Bounds | None = None,
+        target_bounds: Bounds | None = None,
+        categorical_levels: Mapping[int, int] | None = None,
+        random_state: RandomStateLike = None,
+    ) -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.n_queries = n_queries
@@ -189,9 +214,16 @@ class SubsampleAggregateStudentRegressor(TargetScalingMixin, RegressorMixin, _St
         structure, noise = self._random_streams()
         queries, left = self._query_set(X, structure, noise)
         label_epsilon, label_delta = self._label_budget(left, len(queries))
-        teacher = SubsampleAggregateRegressor(estimator=self.estimator, n_blocks=self.n_blocks, epsilon=label_epsilon,
-                                              delta=label_delta, aggregate=self.aggregate, bounds=(self._lower, self._upper),
-                                              target_bounds=(self._target_lower, self._target_upper), random_state=noise)
+        teacher = SubsampleAggregateRegressor(
+            estimator=self.estimator,
+            n_blocks=self.n_blocks,
+            epsilon=label_epsilon,
+            delta=label_delta,
+            aggregate=self.aggregate,
+            bounds=(self._lower, self._upper),
+            target_bounds=(self._target_lower, self._target_upper),
+            random_state=noise,
+        )
         labels = teacher.fit(X, y).predict(queries)
         self._finish(queries, (labels - self._target_lower) / (self._target_upper - self._target_lower))
         return self
@@ -217,17 +249,28 @@ class SubsampleAggregateStudentClassifier(DeclaredClassesMixin, ClassifierMixin,
     bounds, categorical_levels, random_state : as for the other models.
     """ + _STUDENT_NOTE.format(teacher=":class:`SubsampleAggregateClassifier`")
 
-    privacy_summary = (
-        NEIGHBOURS + N_("Query points are drawn from noisy feature histograms (a tenth of ε), and a subsample-and-aggregate "
+    privacy_summary = NEIGHBOURS + N_(
+        "Query points are drawn from noisy feature histograms (a tenth of ε), and a subsample-and-aggregate "
         "teacher (k secret blocks, a noisy vote) labels each once with an equal share of the rest, so points and labels "
-        "are ε-DP by basic composition; the released student is trained on them only.")
+        "are ε-DP by basic composition; the released student is trained on them only."
     )
 
-    def __init__(self, *, epsilon: float = 1.0, delta: float = 0.0, n_queries: int = DEFAULT_QUERIES,
-                 n_blocks: int = DEFAULT_BLOCKS, estimator: BaseEstimator | None = None, student: BaseEstimator | None = None,
-                 queries: ArrayLike | None = None, query_share: float = DEFAULT_QUERY_SHARE, bounds: Bounds | None = None,
-                 classes: Sequence[Any] | None = None,
-                 categorical_levels: Mapping[int, int] | None = None, random_state: RandomStateLike = None) -> None:
+    def __init__(
+        self,
+        *,
+        epsilon: float = 1.0,
+        delta: float = 0.0,
+        n_queries: int = DEFAULT_QUERIES,
+        n_blocks: int = DEFAULT_BLOCKS,
+        estimator: BaseEstimator | None = None,
+        student: BaseEstimator | None = None,
+        queries: ArrayLike | None = None,
+        query_share: float = DEFAULT_QUERY_SHARE,
+        bounds: Bounds | None = None,
+        classes: Sequence[Any] | None = None,
+        categorical_levels: Mapping[int, int] | None = None,
+        random_state: RandomStateLike = None,
+    ) -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.n_queries = n_queries
@@ -252,8 +295,14 @@ class SubsampleAggregateStudentClassifier(DeclaredClassesMixin, ClassifierMixin,
         structure, noise = self._random_streams()
         queries, left = self._query_set(X, structure, noise)
         label_epsilon, _ = self._label_budget(left, len(queries))
-        teacher = SubsampleAggregateClassifier(estimator=self.estimator, n_blocks=self.n_blocks, epsilon=label_epsilon,
-                                               bounds=(self._lower, self._upper), classes=list(self.classes_), random_state=noise)
+        teacher = SubsampleAggregateClassifier(
+            estimator=self.estimator,
+            n_blocks=self.n_blocks,
+            epsilon=label_epsilon,
+            bounds=(self._lower, self._upper),
+            classes=list(self.classes_),
+            random_state=noise,
+        )
         labels = teacher.fit(X, y).predict(queries)
         self._finish(queries, pd.Index(self.classes_).get_indexer(pd.Index(labels)).astype(np.int64))
         return self
@@ -272,22 +321,53 @@ class SubsampleAggregateStudentClassifier(DeclaredClassesMixin, ClassifierMixin,
 def registry_entries(our_model: Callable[..., Any], parameter: Callable[..., Any]) -> tuple[Any, ...]:
     """The registry's entries for the two students (the registry passes its own builders: no import cycle)."""
     common = (
-        parameter("n_queries", N_("How many points the private teacher labels; each label costs an equal share of ε."),
-                  minimum=1, maximum=2000),
-        parameter("n_blocks", N_("Secret blocks of rows, one teacher model each; more blocks make the noisy median or vote "
-                                 "steadier."), minimum=3, maximum=1000),
+        parameter(
+            "n_queries",
+            N_("How many points the private teacher labels; each label costs an equal share of ε."),
+            minimum=1,
+            maximum=2000,
+        ),
+        parameter(
+            "n_blocks",
+            N_("Secret blocks of rows, one teacher model each; more blocks make the noisy median or vote steadier."),
+            minimum=3,
+            maximum=1000,
+        ),
     )
-    aggregate = parameter("aggregate", N_("median: the thesis's noisy median of the blocks' answers; mean: their noisy "
-                                          "mean, usually steadier with many blocks."), choices=AGGREGATES)
-    return (our_model("dp_sa_student_reg", N_("DP subsample-and-aggregate student (regressor)"), "regression",
-                      SubsampleAggregateStudentRegressor, _SPENDS_REGRESSION, (*common, aggregate)),
-            our_model("dp_sa_student_clf", N_("DP subsample-and-aggregate student (classifier)"), "classification",
-                      SubsampleAggregateStudentClassifier, _SPENDS_CLASSIFICATION, common))
+    aggregate = parameter(
+        "aggregate",
+        N_(
+            "median: the thesis's noisy median of the blocks' answers; mean: their noisy mean, usually steadier with many blocks."
+        ),
+        choices=AGGREGATES,
+    )
+    return (
+        our_model(
+            "dp_sa_student_reg",
+            N_("DP subsample-and-aggregate student (regressor)"),
+            "regression",
+            SubsampleAggregateStudentRegressor,
+            _SPENDS_REGRESSION,
+            (*common, aggregate),
+        ),
+        our_model(
+            "dp_sa_student_clf",
+            N_("DP subsample-and-aggregate student (classifier)"),
+            "classification",
+            SubsampleAggregateStudentClassifier,
+            _SPENDS_CLASSIFICATION,
+            common,
+        ),
+    )
 
 
-_SPENDS_REGRESSION = N_("Spends ε once: a tenth draws points from noisy histograms of the columns, the rest pays a private "
-                        "teacher (models on secret blocks of rows, a noisy median) to label each point; the student learns "
-                        "from those labels.")
-_SPENDS_CLASSIFICATION = N_("Spends ε once: a tenth draws points from noisy histograms of the columns, the rest pays a private "
-                            "teacher (models on secret blocks of rows, a noisy vote) to label each point; the student learns "
-                            "from those labels.")
+_SPENDS_REGRESSION = N_(
+    "Spends ε once: a tenth draws points from noisy histograms of the columns, the rest pays a private "
+    "teacher (models on secret blocks of rows, a noisy median) to label each point; the student learns "
+    "from those labels."
+)
+_SPENDS_CLASSIFICATION = N_(
+    "Spends ε once: a tenth draws points from noisy histograms of the columns, the rest pays a private "
+    "teacher (models on secret blocks of rows, a noisy vote) to label each point; the student learns "
+    "from those labels."
+)

@@ -138,15 +138,24 @@ class SubsampleAggregateRegressor(TargetScalingMixin, RegressorMixin, _Teacher):
     ``queries_answered_`` and ``epsilon_spent_``. Fitting alone releases nothing.
     """
 
-    privacy_summary = (
-        NEIGHBOURS + N_("Each record is in one of k secret blocks, so it changes one of the k block answers to a query; "
+    privacy_summary = NEIGHBOURS + N_(
+        "Each record is in one of k secret blocks, so it changes one of the k block answers to a query; "
         "their median is released with noise scaled to its smooth sensitivity (Nissim, Raskhodnikova and Smith 2007) "
-        "or their mean with Laplace noise (sensitivity 1/k), ε-DP (or (ε, δ)-DP) per answered query, paid for every time.")
+        "or their mean with Laplace noise (sensitivity 1/k), ε-DP (or (ε, δ)-DP) per answered query, paid for every time."
     )
 
-    def __init__(self, *, estimator: BaseEstimator | None = None, n_blocks: int = DEFAULT_BLOCKS, epsilon: float = 1.0,
-                 delta: float = 0.0, aggregate: str = "median", bounds: Bounds | None = None,
-                 target_bounds: Bounds | None = None, random_state: RandomStateLike = None) -> None:
+    def __init__(
+        self,
+        *,
+        estimator: BaseEstimator | None = None,
+        n_blocks: int = DEFAULT_BLOCKS,
+        epsilon: float = 1.0,
+        delta: float = 0.0,
+        aggregate: str = "median",
+        bounds: Bounds | None = None,
+        target_bounds: Bounds | None = None,
+        random_state: RandomStateLike = None,
+    ) -> None:
         self.estimator = estimator
         self.n_blocks = n_blocks
         self.epsilon = epsilon
@@ -224,15 +233,23 @@ class SubsampleAggregateClassifier(DeclaredClassesMixin, ClassifierMixin, _Teach
     at most 1.
     """
 
-    privacy_summary = (
-        NEIGHBOURS + N_("Each record is in one of k secret blocks, so it changes one block's vote on a query by at most one; "
+    privacy_summary = NEIGHBOURS + N_(
+        "Each record is in one of k secret blocks, so it changes one block's vote on a query by at most one; "
         "the answer is drawn by the exponential mechanism over the declared classes with the vote counts as utility "
-        "(sensitivity 1), ε-DP per answered query, and every answered query is paid for again.")
+        "(sensitivity 1), ε-DP per answered query, and every answered query is paid for again."
     )
 
-    def __init__(self, *, estimator: BaseEstimator | None = None, n_blocks: int = DEFAULT_BLOCKS, epsilon: float = 1.0,
-                 delta: float = 0.0, bounds: Bounds | None = None, classes: Sequence[Any] | None = None,
-                 random_state: RandomStateLike = None) -> None:
+    def __init__(
+        self,
+        *,
+        estimator: BaseEstimator | None = None,
+        n_blocks: int = DEFAULT_BLOCKS,
+        epsilon: float = 1.0,
+        delta: float = 0.0,
+        bounds: Bounds | None = None,
+        classes: Sequence[Any] | None = None,
+        random_state: RandomStateLike = None,
+    ) -> None:
         self.estimator = estimator
         self.n_blocks = n_blocks
         self.epsilon = epsilon

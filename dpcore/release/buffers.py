@@ -134,15 +134,18 @@ class ShuffleBuckets:
         self._schema: pa.Schema | None = None
         self._finished = False
 
-    def add(self, table: pa.Table, words: np.ndarray, rows: np.ndarray, source: int = REAL,
-            cuts: np.ndarray | None = None) -> None:
+    def add(
+        self, table: pa.Table, words: np.ndarray, rows: np.ndarray, source: int = REAL, cuts: np.ndarray | None = None
+    ) -> None:
         """Rows of ``table`` with their order words and row keys (``source``: real rows or fillers), and cut words.
 
         Every ``add`` of a copy gives cut words, or none does.
         """
-        table = (table.append_column(WORD_COLUMN, pa.array(words, type=pa.int64()))
-                 .append_column(SOURCE_COLUMN, pa.array(np.full(len(words), source, dtype=np.int8)))
-                 .append_column(ROW_COLUMN, pa.array(signed(rows), type=pa.int64())))
+        table = (
+            table.append_column(WORD_COLUMN, pa.array(words, type=pa.int64()))
+            .append_column(SOURCE_COLUMN, pa.array(np.full(len(words), source, dtype=np.int8)))
+            .append_column(ROW_COLUMN, pa.array(signed(rows), type=pa.int64()))
+        )
         if cuts is not None:
             table = table.append_column(CUT_COLUMN, pa.array(cuts, type=pa.int64()))
         self._schema = table.schema
@@ -176,10 +179,14 @@ class ShuffleBuckets:
 
     def cell_rows(self, cell: int) -> tuple[np.ndarray, np.ndarray]:
         """The cut words and row keys of the rows in one census cell (:func:`~dpcore.release.padding.last_kept`)."""
-        found = [in_cell(table.column(CUT_COLUMN).to_numpy(), table.column(ROW_COLUMN).to_numpy().view(np.uint64), cell)
-                 for table in self._written()]
-        return (np.concatenate([np.empty(0, dtype=np.int64)] + [words for words, _rows in found]),
-                np.concatenate([np.empty(0, dtype=np.uint64)] + [rows for _words, rows in found]))
+        found = [
+            in_cell(table.column(CUT_COLUMN).to_numpy(), table.column(ROW_COLUMN).to_numpy().view(np.uint64), cell)
+            for table in self._written()
+        ]
+        return (
+            np.concatenate([np.empty(0, dtype=np.int64)] + [words for words, _rows in found]),
+            np.concatenate([np.empty(0, dtype=np.uint64)] + [rows for _words, rows in found]),
+        )
 
     def tables(self, last: tuple[int, int] | None = None) -> Iterator[pa.Table]:
         """The buckets in order, each sorted, without the order's columns; with ``last``, only the rows a cut keeps."""

@@ -189,7 +189,11 @@ def treatment(index: int, entry: ColumnPlan, spec: ColumnSpec) -> Treatment:
         elif entry.bins is not None:
             edges = np.linspace(*spec.bounds, entry.bins + 1).tolist()
         else:
-            raise DataError(_("Column '{column}': the number of bins must be between 2 and {max_bins}.").format(column=entry.column, max_bins=MAX_BINS))
+            raise DataError(
+                _("Column '{column}': the number of bins must be between 2 and {max_bins}.").format(
+                    column=entry.column, max_bins=MAX_BINS
+                )
+            )
         t.edges = [float(e) for e in edges]
         t.labels = [f"[{a:.10g} to {b:.10g})" for a, b in zip(t.edges[:-1], t.edges[1:], strict=True)]
         t.labels[-1] = t.labels[-1][:-1] + "]"
@@ -216,14 +220,17 @@ def resolve(plan: ReleasePlan, schema: Schema) -> tuple[list[Treatment], list[st
         spec = schema[entry.column]
         if entry.mechanism == "keep":
             warnings.append(
-                _("Column '{column}' is copied unchanged because the owner declared it public: it has no privacy "
-                  "protection.").format(column=entry.column)
+                _(
+                    "Column '{column}' is copied unchanged because the owner declared it public: it has no privacy protection."
+                ).format(column=entry.column)
             )
         else:
             warnings.extend(Schema([spec]).leak_notes())
         t = treatment(index, entry, spec)
         if len({escape_label(x) for x in t.labels}) != len(t.labels):
-            raise DataError(_("Column '{column}': two of its values would be written the same way in the file.").format(column=entry.column))
+            raise DataError(
+                _("Column '{column}': two of its values would be written the same way in the file.").format(column=entry.column)
+            )
         treatments.append(t)
     headers = [t.header for t in treatments]
     if len(set(headers)) != len(headers):
@@ -274,8 +281,10 @@ def describe_plan(plan: ReleasePlan, schema: Schema) -> pd.DataFrame:
         if problems or spec is None:
             sentence = _("Cannot be released as planned.")
         elif entry.mechanism == "drop" and entry.column == schema.privacy_unit:
-            sentence = (_("Left out of the copy. It identifies each person: it only decides which rows are kept, at most {k} "
-                          "of each person's.").format(k=k))
+            sentence = _(
+                "Left out of the copy. It identifies each person: it only decides which rows are kept, at most {k} "
+                "of each person's."
+            ).format(k=k)
         elif entry.mechanism == "drop":
             reason = {"identifier": _(" It identifies people."), "ignore": _(" It is marked 'ignore' in the schema.")}
             leak = _(" Its domain was read from your data: declare a public one to release it.") if spec.bounds_from_data else ""
@@ -283,8 +292,9 @@ def describe_plan(plan: ReleasePlan, schema: Schema) -> pd.DataFrame:
         else:
             sentence = describe_entry(treatment(index, entry, spec).entry())
             if k != 1 and entry.cost > 0:
-                sentence += (" " + _("A person's up to {k} rows add up: ε = {epsilon} per person for this column.").format(
-                    k=k, epsilon=short(float(format(float(epsilon_decimal(entry.cost) * k), ".4g")))))
+                sentence += " " + _("A person's up to {k} rows add up: ε = {epsilon} per person for this column.").format(
+                    k=k, epsilon=short(float(format(float(epsilon_decimal(entry.cost) * k), ".4g")))
+                )
         rows.append(
             {
                 "column": entry.column,

@@ -181,7 +181,9 @@ def estimate_joint(
     return joint_from_counts(counts, entry_a, entry_b, confidence)
 
 
-def estimate_joint_counts(counts: ArrayLike, entry_a: dict[str, Any], entry_b: dict[str, Any], confidence: float = 0.95) -> pd.DataFrame:
+def estimate_joint_counts(
+    counts: ArrayLike, entry_a: dict[str, Any], entry_b: dict[str, Any], confidence: float = 0.95
+) -> pd.DataFrame:
     """:func:`estimate_joint` from the released joint counts (a ``k_A × k_B`` table in domain order)."""
     _categories(entry_a), _categories(entry_b)
     return joint_from_counts(counts, entry_a, entry_b, confidence)
@@ -222,8 +224,7 @@ def estimate_release(
         raise
     except (ValueError, pd.errors.ParserError):
         raise DataError(
-            _("The released file does not have the columns its report describes: does the report belong to this "
-              "file?")
+            _("The released file does not have the columns its report describes: does the report belong to this file?")
         ) from None
     return {
         e["header"]: mean_from_sum(sizes[e["header"]], sums[e["header"]], e, confidence)
@@ -298,8 +299,9 @@ def released_codes(values: pd.Series, entry: dict[str, Any]) -> np.ndarray:
     codes = pd.Index(entry["domain"], dtype=object).get_indexer(values.astype(str).to_numpy(dtype=object))
     if (codes < 0).any():
         raise DataError(
-            _("Column '{header}' holds values that are not in its domain in the report: does the report belong to "
-              "this file?").format(header=entry['header'])
+            _(
+                "Column '{header}' holds values that are not in its domain in the report: does the report belong to this file?"
+            ).format(header=entry["header"])
         )
     return codes
 

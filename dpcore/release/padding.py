@@ -142,8 +142,10 @@ def check_fits(plan: ReleasePlan, protection: Protection, budget: float | None, 
 def check_padding(treatments: Iterable[Treatment], protection: Protection) -> None:
     if protection.padded and any(t.mechanism == "keep" for t in treatments):
         raise DataError(
-            _("A column copied unchanged would tell the filler rows of an add/remove copy from the real ones. Drop "
-              "the kept columns, or declare the dataset's unit 'one person's values may change'.")
+            _(
+                "A column copied unchanged would tell the filler rows of an add/remove copy from the real ones. Drop "
+                "the kept columns, or declare the dataset's unit 'one person's values may change'."
+            )
         )
 
 

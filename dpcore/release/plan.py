@@ -189,11 +189,7 @@ class ReleasePlan:
             name = str(row.get("column"))
             mechanism = str(row.get("mechanism") or "drop")
             text = row.get("edges")
-            edges = (
-                [_edge(e, name) for e in text.split("|")]
-                if isinstance(text, str) and text.strip()
-                else None
-            )
+            edges = [_edge(e, name) for e in text.split("|")] if isinstance(text, str) and text.strip() else None
             epsilon = None if mechanism == "coin" else _number(row.get("epsilon"), f"the ε of '{name}'")
             bins = _whole(row.get("bins"), _("the number of bins of '{name}'").format(name=name))
             columns.append(ColumnPlan(name, mechanism, epsilon, bins, edges, str(row.get("missing") or "random")))
@@ -230,41 +226,62 @@ def _whole(value: object, what: str) -> int | None:
 
 
 def over_budget(epsilon: float, available: float, rows_per_person: int = 1) -> str:
-    per = _("per record") if rows_per_person == 1 else _("per person (counting up to {rows_per_person} rows each)").format(rows_per_person=rows_per_person)
-    return (
-        _("This release costs ε = {epsilon} {per}, more than the {left} left in the dataset's privacy budget. "
-          "Drop or coarsen columns, lower their ε, or raise the budget.").format(epsilon=short(epsilon), per=per, left=short(max(available, 0.0)))
+    per = (
+        _("per record")
+        if rows_per_person == 1
+        else _("per person (counting up to {rows_per_person} rows each)").format(rows_per_person=rows_per_person)
     )
+    return _(
+        "This release costs ε = {epsilon} {per}, more than the {left} left in the dataset's privacy budget. "
+        "Drop or coarsen columns, lower their ε, or raise the budget."
+    ).format(epsilon=short(epsilon), per=per, left=short(max(available, 0.0)))
 
 
 def column_problems(entry: ColumnPlan, schema: Schema) -> list[str]:
     name, mechanism = entry.column, entry.mechanism
     if mechanism not in MECHANISMS:
-        return [_("Column '{name}': the mechanism must be one of {join}.").format(name=name, join=', '.join(MECHANISMS))]
+        return [_("Column '{name}': the mechanism must be one of {join}.").format(name=name, join=", ".join(MECHANISMS))]
     if name not in schema.names:
         return [_("Column '{name}' is in the plan but not in the schema.").format(name=name)]
     spec = schema[name]
     if mechanism == "drop":
         return []
     if name == schema.privacy_unit:
-        return [_("Column '{name}' identifies each person (the privacy unit): it only decides which rows are kept and "
-                  "is never copied or randomised. Set it to drop.").format(name=name)]
+        return [
+            _(
+                "Column '{name}' identifies each person (the privacy unit): it only decides which rows are kept and "
+                "is never copied or randomised. Set it to drop."
+            ).format(name=name)
+        ]
     if spec.role == "identifier":
-        return [_("Column '{name}' is an identifier: identifiers are always dropped (change its role if it is not one).").format(name=name)]
+        return [
+            _("Column '{name}' is an identifier: identifiers are always dropped (change its role if it is not one).").format(
+                name=name
+            )
+        ]
     if mechanism == "keep":
-        return [] if spec.public else [_("Column '{name}' can only be kept unchanged if the schema declares it public.").format(name=name)]
+        return (
+            []
+            if spec.public
+            else [_("Column '{name}' can only be kept unchanged if the schema declares it public.").format(name=name)]
+        )
     if spec.bounds_from_data:
         if spec.kind == "numeric":
-            problem = _("Column '{name}': its bounds were read from your data, so releasing them would publish values of "
-                        "real people.")
+            problem = _(
+                "Column '{name}': its bounds were read from your data, so releasing them would publish values of real people."
+            )
         else:
-            problem = _("Column '{name}': its categories were read from your data, so releasing them would publish values "
-                        "of real people.")
-        return [problem.format(name=name) + " " + _("Replace them with a public declaration and untick 'read from data' on "
-                                                    "the Data page, or drop the column.")]
+            problem = _(
+                "Column '{name}': its categories were read from your data, so releasing them would publish values of real people."
+            )
+        return [
+            problem.format(name=name)
+            + " "
+            + _("Replace them with a public declaration and untick 'read from data' on the Data page, or drop the column.")
+        ]
     out = []
     if entry.missing not in MISSING_POLICIES:
-        out.append(_("Column '{name}': missing must be one of {join}.").format(name=name, join=', '.join(MISSING_POLICIES)))
+        out.append(_("Column '{name}': missing must be one of {join}.").format(name=name, join=", ".join(MISSING_POLICIES)))
     if mechanism != "coin" and (entry.epsilon is None or not math.isfinite(entry.epsilon) or entry.epsilon <= 0):
         out.append(_("Column '{name}': give a finite ε greater than 0.").format(name=name))
     if mechanism in ("coin", "k-ary"):
@@ -273,7 +290,9 @@ def column_problems(entry: ColumnPlan, schema: Schema) -> list[str]:
         if len(spec.categories) < 2 or len(set(spec.categories)) != len(spec.categories):
             return out + [_("Column '{name}': declare at least two distinct categories.").format(name=name)]
         if mechanism == "coin" and (len(spec.categories) != 2 or entry.missing != "random"):
-            out.append(_("Column '{name}': the coin needs exactly two categories and missing = random; use k-ary.").format(name=name))
+            out.append(
+                _("Column '{name}': the coin needs exactly two categories and missing = random; use k-ary.").format(name=name)
+            )
         return out
     if spec.kind != "numeric":
         return out + [_("Column '{name}' is categorical: use coin or k-ary for it.").format(name=name)]
@@ -284,7 +303,9 @@ def column_problems(entry: ColumnPlan, schema: Schema) -> list[str]:
         if not 3 <= edges.size <= MAX_BINS + 1 or not np.isfinite(edges).all() or np.any(np.diff(edges) <= 0):
             out.append(_("Column '{name}': bin edges must be at least three increasing finite numbers.").format(name=name))
     elif mechanism == "bins" and (entry.bins is None or not 2 <= entry.bins <= MAX_BINS):
-        out.append(_("Column '{name}': the number of bins must be between 2 and {max_bins}.").format(name=name, max_bins=MAX_BINS))
+        out.append(
+            _("Column '{name}': the number of bins must be between 2 and {max_bins}.").format(name=name, max_bins=MAX_BINS)
+        )
     return out
 
 
@@ -318,8 +339,12 @@ def default_plan(
     says so, suggests dropping columns or a synthetic copy, and asks for a typed confirmation.
     """
     usable = [
-        spec for spec in schema.columns
-        if spec.role not in ("identifier", "ignore") and not spec.public and not spec.problems() and not spec.bounds_from_data
+        spec
+        for spec in schema.columns
+        if spec.role not in ("identifier", "ignore")
+        and not spec.public
+        and not spec.problems()
+        and not spec.bounds_from_data
         and spec.name != schema.privacy_unit
     ]
     if budget is not None and usable:

@@ -107,8 +107,13 @@ def describe_entry(entry: dict[str, Any]) -> str:
         return _(
             "Each value is clipped to [{lower}, {upper}] (a missing value becomes {fill}), then random Laplace noise of "
             "scale {scale} is added, so a single value is typically off by about {scale}. ε = {epsilon}."
-        ).format(lower=significant(entry["lower"], 8), upper=significant(entry["upper"], 8),
-                 fill=significant(entry["fill_value"], 8), scale=significant(entry["scale"]), epsilon=significant(entry["epsilon"]))
+        ).format(
+            lower=significant(entry["lower"], 8),
+            upper=significant(entry["upper"], 8),
+            fill=significant(entry["fill_value"], 8),
+            scale=significant(entry["scale"]),
+            epsilon=significant(entry["epsilon"]),
+        )
     k = entry["n_categories"]
     if mechanism == "coin":
         sentence = _(
@@ -120,8 +125,14 @@ def describe_entry(entry: dict[str, Any]) -> str:
             "Each number is put into one of {bins} bins between {lower} and {upper} (values outside go to the end bins); "
             "then each bin is kept with probability {keep} and otherwise replaced by one of the other {others} values, "
             "chosen at random. ε = {epsilon}."
-        ).format(bins=entry["n_bins"], lower=significant(entry["lower"], 8), upper=significant(entry["upper"], 8),
-                 keep=significant(entry["keep_probability"], 3), others=k - 1, epsilon=significant(entry["epsilon"]))
+        ).format(
+            bins=entry["n_bins"],
+            lower=significant(entry["lower"], 8),
+            upper=significant(entry["upper"], 8),
+            keep=significant(entry["keep_probability"], 3),
+            others=k - 1,
+            epsilon=significant(entry["epsilon"]),
+        )
     else:
         sentence = _(
             "Each value is kept with probability {keep} and otherwise replaced by one of the other {others} values, "
@@ -137,10 +148,14 @@ def describe_entry(entry: dict[str, Any]) -> str:
 def estimates_of(entry: dict[str, Any]) -> str:
     """What a randomized column's estimated shares are shares of, in one sentence."""
     if entry.get("missing") == "category":
-        return _("the share of every row of the table in each category, a missing value counting as '(missing)'; an "
-                 "undeclared value was replaced by a category chosen uniformly at random")
-    return _("the share of each category in the table as it would be if every missing or undeclared value were replaced "
-             "by a category chosen uniformly at random — not the share among known values")
+        return _(
+            "the share of every row of the table in each category, a missing value counting as '(missing)'; an "
+            "undeclared value was replaced by a category chosen uniformly at random"
+        )
+    return _(
+        "the share of each category in the table as it would be if every missing or undeclared value were replaced "
+        "by a category chosen uniformly at random — not the share among known values"
+    )
 
 
 def build_report(
@@ -210,8 +225,10 @@ def report_markdown(report: dict[str, Any]) -> str:
     lines = [_("# Privacy report: randomized-response copy of a table"), ""]
     if report.get("seeded"):
         lines += [
-            _("> **TEST RELEASE — made with a fixed random seed. Anyone who knows the seed can undo the noise. "
-              "Do not sell or share this copy.**"),
+            _(
+                "> **TEST RELEASE — made with a fixed random seed. Anyone who knows the seed can undo the noise. "
+                "Do not sell or share this copy.**"
+            ),
             "",
         ]
     for warning in report.get("warnings", []):
@@ -220,17 +237,22 @@ def report_markdown(report: dict[str, Any]) -> str:
     if (report.get("unit_of_protection") or {}).get("padded"):
         short_version = _(
             "Nearly every row of this file describes one record of the original table (a few are filler rows, see below), "
-            "but each sensitive value was randomised on its own before release.")
+            "but each sensitive value was randomised on its own before release."
+        )
     else:
-        short_version = _("Every row of this file describes one record of the original table, but each sensitive value "
-                          "was randomised on its own before release.")
+        short_version = _(
+            "Every row of this file describes one record of the original table, but each sensitive value "
+            "was randomised on its own before release."
+        )
     short_version += " " + _(
         "Together, one record's released values satisfy **ε = {epsilon} local differential privacy**: whatever the file "
         "shows, each person can plausibly deny any value it holds for them. Shares and averages over many rows are still "
-        "accurate once corrected with the formulas below.").format(epsilon=significant(report["per_record_epsilon"], 6))
+        "accurate once corrected with the formulas below."
+    ).format(epsilon=significant(report["per_record_epsilon"], 6))
     if persons:
         short_version += " " + _("A person can have up to {k} rows in this file, and their rows add up: see below.").format(
-            k=persons["rows_per_person"])
+            k=persons["rows_per_person"]
+        )
     lines += [
         _("## In short"),
         "",
@@ -248,11 +270,13 @@ def report_markdown(report: dict[str, Any]) -> str:
     for entry in report["columns"]:
         domain, keep = entry.get("domain"), entry.get("keep_probability")
         if domain is not None:
-            shown = ", ".join(map(str, domain[:12])) + (" " + _("… ({count} in all)").format(count=len(domain))
-                                                         if len(domain) > 12 else "")
+            shown = ", ".join(map(str, domain[:12])) + (
+                " " + _("… ({count} in all)").format(count=len(domain)) if len(domain) > 12 else ""
+            )
         elif entry["mechanism"] == "laplace":
             shown = _("numbers (true range {lower} to {upper}, plus noise)").format(
-                lower=significant(entry["lower"], 8), upper=significant(entry["upper"], 8))
+                lower=significant(entry["lower"], 8), upper=significant(entry["upper"], 8)
+            )
         else:
             shown = _("as in the original")
         lines.append(
@@ -260,34 +284,52 @@ def report_markdown(report: dict[str, Any]) -> str:
             f"{'—' if keep is None else significant(keep, 4)} | {_md(shown)} |"
         )
     if report.get("dropped_columns"):
-        lines += ["", _("Left out of the copy: {columns}.").format(
-            columns=", ".join(f"`{_md(c)}`" for c in report["dropped_columns"]))]
+        lines += [
+            "",
+            _("Left out of the copy: {columns}.").format(columns=", ".join(f"`{_md(c)}`" for c in report["dropped_columns"])),
+        ]
     lines += [
         "",
         _("## How to get unbiased estimates"),
         "",
-        _("For a randomized column with k values, keep probability p and q = (1 − p)/(k − 1) (listed per column below "
-          "and in the JSON report), let λ_j be the share of rows showing value j and n the number of rows:"),
+        _(
+            "For a randomized column with k values, keep probability p and q = (1 − p)/(k − 1) (listed per column below "
+            "and in the JSON report), let λ_j be the share of rows showing value j and n the number of rows:"
+        ),
         "",
         _("* estimated true share: **π_j = (λ_j − q) / (p − q)** (for the two-coin columns: π = 2λ − 1/2);"),
-        _("* its standard error for this table: √((π_j p(1 − p) + (1 − π_j) q(1 − q)) / n) / (p − q), with π_j clipped to "
-          "[0, 1]; a 95% interval is π_j ± 1.96 standard errors (for a population the table was sampled from, add "
-          "π_j(1 − π_j)/n to the variance);"),
-        _("* joint shares of two randomized columns A and B: Π = M_A⁻¹ Λ (M_B⁻¹)ᵀ, where Λ is the table of observed joint "
-          "shares and M[o, t] = p when o = t, q otherwise;"),
+        _(
+            "* its standard error for this table: √((π_j p(1 − p) + (1 − π_j) q(1 − q)) / n) / (p − q), with π_j clipped to "
+            "[0, 1]; a 95% interval is π_j ± 1.96 standard errors (for a population the table was sampled from, add "
+            "π_j(1 − π_j)/n to the variance);"
+        ),
+        _(
+            "* joint shares of two randomized columns A and B: Π = M_A⁻¹ Λ (M_B⁻¹)ᵀ, where Λ is the table of observed joint "
+            "shares and M[o, t] = p when o = t, q otherwise;"
+        ),
         _("* a Laplace column's mean: the plain mean of the released values, standard error b√2/√n (b the noise scale)."),
         "",
-        *([_("All of these are per row of the file: shares and means are of the **kept rows** — at most {k} of each "
-             "person's rows were kept — not of people, and not of every row of the original table.").format(
-            k=persons["rows_per_person"]), ""] if persons else []),
-        _("Estimates can fall slightly below 0 or above 1; that is the price of being unbiased. Beside them, "
-          "`python -m dpcore estimate FILE.csv --report REPORT.json` (which does all of this for you) gives "
-          "**consistent** shares: the maximum-likelihood shares, π_j = (max(q, c_j/μ) − q)/(p − q) with c_j the count of "
-          "rows showing value j and μ the number that makes them sum to 1. They sum to 1 and stay in [0, 1], and they "
-          "equal the unbiased estimates whenever those already do; otherwise they are slightly biased (a share near 0 "
-          "comes out a little too high on average), so compute intervals, and average over several tables, with the "
-          "unbiased ones. When ε is small and the file short, both are mostly noise: compare the standard error with "
-          "the shares before trusting either."),
+        *(
+            [
+                _(
+                    "All of these are per row of the file: shares and means are of the **kept rows** — at most {k} of each "
+                    "person's rows were kept — not of people, and not of every row of the original table."
+                ).format(k=persons["rows_per_person"]),
+                "",
+            ]
+            if persons
+            else []
+        ),
+        _(
+            "Estimates can fall slightly below 0 or above 1; that is the price of being unbiased. Beside them, "
+            "`python -m dpcore estimate FILE.csv --report REPORT.json` (which does all of this for you) gives "
+            "**consistent** shares: the maximum-likelihood shares, π_j = (max(q, c_j/μ) − q)/(p − q) with c_j the count of "
+            "rows showing value j and μ the number that makes them sum to 1. They sum to 1 and stay in [0, 1], and they "
+            "equal the unbiased estimates whenever those already do; otherwise they are slightly biased (a share near 0 "
+            "comes out a little too high on average), so compute intervals, and average over several tables, with the "
+            "unbiased ones. When ε is small and the file short, both are mostly noise: compare the standard error with "
+            "the shares before trusting either."
+        ),
         "",
         _("## Column details"),
         "",
@@ -306,17 +348,23 @@ def report_markdown(report: dict[str, Any]) -> str:
             # Translators: the separator between numbers in a list; use "; " where the decimal sign is a comma.
             lines.append(_("* bin edges: {edges}").format(edges=_(", ").join(significant(e, 6) for e in entry["edges"])))
         if entry["mechanism"] == "laplace":
-            lines.append(_("* noise scale b = {scale} (variance {variance}), values rounded to {decimals} decimals").format(
-                scale=significant(entry["scale"], 6), variance=significant(2 * entry["scale"] ** 2, 6),
-                decimals=entry["decimals"]))
+            lines.append(
+                _("* noise scale b = {scale} (variance {variance}), values rounded to {decimals} decimals").format(
+                    scale=significant(entry["scale"], 6),
+                    variance=significant(2 * entry["scale"] ** 2, 6),
+                    decimals=entry["decimals"],
+                )
+            )
         lines.append("")
     lines += [
         _("## About the file"),
         "",
         _(ESCAPING_RULE),
         "",
-        _("This report holds only the owner's public declarations (column names, categories, bounds, bins) and the "
-          "mechanisms' parameters. It contains no value or statistic of the original data."),
+        _(
+            "This report holds only the owner's public declarations (column names, categories, bounds, bins) and the "
+            "mechanisms' parameters. It contains no value or statistic of the original data."
+        ),
         "",
     ]
     return "\n".join(lines)
@@ -327,14 +375,21 @@ def _protection_markdown(report: dict[str, Any]) -> str:
     if persons:
         return _persons_markdown(report, unit, persons)
     if unit.get("padded"):
-        return _("Each person is protected with **ε = {epsilon}** where one person's row may be added to or removed from "
-                 "the table: ε = {values} for their values, plus ε = {count} for the number of rows, which is noisy — the "
-                 "copy holds a few filler rows, or lacks a few real ones, so nobody can tell from the count whether a person "
-                 "is in it.").format(epsilon=significant(unit["epsilon"], 6), values=significant(report["per_record_epsilon"], 6),
-                                     count=significant(unit["row_count_epsilon"], 6))
-    return _("Each person's **values** are protected with ε = {epsilon} (one person's values may change). The number of rows "
-             "is exact, so the copy does not hide **whether** someone is in the table: sell it only where being in the table "
-             "is not itself sensitive.").format(epsilon=significant(report["per_record_epsilon"], 6))
+        return _(
+            "Each person is protected with **ε = {epsilon}** where one person's row may be added to or removed from "
+            "the table: ε = {values} for their values, plus ε = {count} for the number of rows, which is noisy — the "
+            "copy holds a few filler rows, or lacks a few real ones, so nobody can tell from the count whether a person "
+            "is in it."
+        ).format(
+            epsilon=significant(unit["epsilon"], 6),
+            values=significant(report["per_record_epsilon"], 6),
+            count=significant(unit["row_count_epsilon"], 6),
+        )
+    return _(
+        "Each person's **values** are protected with ε = {epsilon} (one person's values may change). The number of rows "
+        "is exact, so the copy does not hide **whether** someone is in the table: sell it only where being in the table "
+        "is not itself sensitive."
+    ).format(epsilon=significant(report["per_record_epsilon"], 6))
 
 
 def _persons_markdown(report: dict[str, Any], unit: dict[str, Any], persons: dict[str, Any]) -> str:
@@ -343,16 +398,30 @@ def _persons_markdown(report: dict[str, Any], unit: dict[str, Any], persons: dic
     row = significant(report["per_record_epsilon"], 6)
     if unit.get("padded"):
         values = _("each row's values randomized with ε = {row}, plus ε = {count} per row for the noisy number of rows").format(
-            row=row, count=significant(unit["row_count_epsilon"], 6))
+            row=row, count=significant(unit["row_count_epsilon"], 6)
+        )
     else:
         values = _("each row's values randomized with ε = {row}").format(row=row)
-    head = _("Each person is protected with **ε = {epsilon} per person, counting up to {k} rows each** ({values}; a "
-             "person's rows add up). The owner kept at most {k} rows of each person, chosen at random, before randomising; "
-             "the column that says whose row it is is not in the copy.").format(
-        epsilon=significant(persons["per_person_epsilon"], 6), k=k, values=values)
+    head = _(
+        "Each person is protected with **ε = {epsilon} per person, counting up to {k} rows each** ({values}; a "
+        "person's rows add up). The owner kept at most {k} rows of each person, chosen at random, before randomising; "
+        "the column that says whose row it is is not in the copy."
+    ).format(epsilon=significant(persons["per_person_epsilon"], 6), k=k, values=values)
     if unit.get("padded"):
-        return head + " " + _("A person — all of their rows — may be added to or removed from the table: the number of rows "
-                              "is noisy (the copy holds a few filler rows, or lacks a few real ones), so nobody can tell from "
-                              "the count whether a person is in it.")
-    return head + " " + _("The number of rows is exact, so the copy does not hide **whether** someone is in the table, nor "
-                          "how many rows (up to {k}) they have: sell it only where that is not itself sensitive.").format(k=k)
+        return (
+            head
+            + " "
+            + _(
+                "A person — all of their rows — may be added to or removed from the table: the number of rows "
+                "is noisy (the copy holds a few filler rows, or lacks a few real ones), so nobody can tell from "
+                "the count whether a person is in it."
+            )
+        )
+    return (
+        head
+        + " "
+        + _(
+            "The number of rows is exact, so the copy does not hide **whether** someone is in the table, nor "
+            "how many rows (up to {k}) they have: sell it only where that is not itself sensitive."
+        ).format(k=k)
+    )

@@ -94,7 +94,11 @@ class ReleaseResult:
 
 
 def new_report(
-    treatments: Sequence[Treatment], dropped: list[str], warnings: list[str], seeded: bool, protection: Protection,
+    treatments: Sequence[Treatment],
+    dropped: list[str],
+    warnings: list[str],
+    seeded: bool,
+    protection: Protection,
     persons: bool = False,
 ) -> dict[str, Any]:
     """The report of a new copy: the plan's declarations and mechanisms, never the data.
@@ -109,8 +113,11 @@ def new_report(
     total = float(protection.row_epsilon(per_record))
     unit_of_persons = None
     if persons:
-        unit_of_persons = {"rows_per_person": protection.rows_per_person, "per_row_epsilon": total,
-                           "per_person_epsilon": float(protection.person_epsilon(per_record))}
+        unit_of_persons = {
+            "rows_per_person": protection.rows_per_person,
+            "per_row_epsilon": total,
+            "per_person_epsilon": float(protection.person_epsilon(per_record)),
+        }
         total = unit_of_persons["per_person_epsilon"]
     return build_report(
         [t.entry() for t in treatments],
@@ -120,8 +127,13 @@ def new_report(
         seeded=seeded,
         release_id=uuid.uuid4().hex,
         created=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        protection={"unit": protection.unit, "unit_sentence": UNITS[protection.unit], "epsilon": total,
-                    "row_count_epsilon": protection.count_epsilon, "padded": protection.padded},
+        protection={
+            "unit": protection.unit,
+            "unit_sentence": UNITS[protection.unit],
+            "epsilon": total,
+            "row_count_epsilon": protection.count_epsilon,
+            "padded": protection.padded,
+        },
         persons=unit_of_persons,
     )
 
@@ -146,12 +158,15 @@ class OwnerNote:
     rows_per_person: int = 1
 
     def __str__(self) -> str:
-        sentence = _(self.message).format(count=integer(self.count), left_out=integer(self.count), name=self.name,
-                                          rows_per_person=self.rows_per_person)
+        sentence = _(self.message).format(
+            count=integer(self.count), left_out=integer(self.count), name=self.name, rows_per_person=self.rows_per_person
+        )
         return sentence + " " + _(OWNER_ONLY)
 
 
-def owner_notes(outside: dict[str, int], treatments: Iterable[Treatment], left_out: int = 0, rows_per_person: int = 1) -> list[OwnerNote]:
+def owner_notes(
+    outside: dict[str, int], treatments: Iterable[Treatment], left_out: int = 0, rows_per_person: int = 1
+) -> list[OwnerNote]:
     """How many values of each column were outside its declared domain, and how many rows the bound left out.
 
     Owner-only: these are counts of the private data, and every note says so (:data:`OWNER_ONLY`).

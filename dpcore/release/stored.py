@@ -61,8 +61,14 @@ _STAGING_PREFIX = ".copy-"
 _LENGTH = struct.Struct("<Q")
 
 
-def release_key(fingerprint: str, treatments: Iterable[Treatment], seeded: bool, entropy: int, protection: Protection,
-                bound: PersonBound | None = None) -> str:
+def release_key(
+    fingerprint: str,
+    treatments: Iterable[Treatment],
+    seeded: bool,
+    entropy: int,
+    protection: Protection,
+    bound: PersonBound | None = None,
+) -> str:
     """A copy's key: the released columns' content (a version fingerprint), the resolved plan and the unit.
 
     With a privacy-unit column the fingerprint covers that column too (it decides which rows are
@@ -70,8 +76,13 @@ def release_key(fingerprint: str, treatments: Iterable[Treatment], seeded: bool,
     one the key is what it always was, so older ledgers find their copies.
     """
     plan = [t.entry() for t in treatments]
-    parts: dict[str, object] = {"data": fingerprint, "plan": plan, "seed": entropy if seeded else None,
-                                "unit": protection.unit, "count_epsilon": protection.count_epsilon}
+    parts: dict[str, object] = {
+        "data": fingerprint,
+        "plan": plan,
+        "seed": entropy if seeded else None,
+        "unit": protection.unit,
+        "count_epsilon": protection.count_epsilon,
+    }
     if bound is not None:
         parts["privacy_unit"] = bound.key()
     text = json.dumps(parts, sort_keys=True)
@@ -180,8 +191,10 @@ class StoredCopy:
             handle = open(self.folder / f"{self.content}.parquet", "rb")  # noqa: SIM115 (closed by csv_parts)
         except FileNotFoundError:
             raise DataError(
-                _("The stored copy of this release is missing from the folder '{folder}'. Restore it from a backup, or "
-                  "make a fresh copy (it is charged again).").format(folder=self.folder)
+                _(
+                    "The stored copy of this release is missing from the folder '{folder}'. Restore it from a backup, or "
+                    "make a fresh copy (it is charged again)."
+                ).format(folder=self.folder)
             ) from None
         if hashlib.file_digest(handle, "sha256").hexdigest() != self.content:
             handle.close()
@@ -213,8 +226,10 @@ def find(ledger: BudgetLedger, key: str) -> StoredCopy | None:
     _move_blobs(ledger, folder)
     payload = "payload" if folder is None else "x''"  # a file ledger's rows hold no bytes
     with ledger.connection() as conn:
-        row = conn.execute(f"SELECT report, content, {payload} FROM releases WHERE key = ? AND dataset_id = ?",
-                           (_row_key(ledger, key), ledger.dataset_id)).fetchone()
+        row = conn.execute(
+            f"SELECT report, content, {payload} FROM releases WHERE key = ? AND dataset_id = ?",
+            (_row_key(ledger, key), ledger.dataset_id),
+        ).fetchone()
     if row is None:
         return None
     if row[1] is None:
@@ -223,8 +238,15 @@ def find(ledger: BudgetLedger, key: str) -> StoredCopy | None:
 
 
 def charge_and_store(
-    ledger: BudgetLedger, copy: CopyWriter, key: str, report: dict[str, Any], *, label: str, epsilon: float,
-    protection: Protection, people: str,
+    ledger: BudgetLedger,
+    copy: CopyWriter,
+    key: str,
+    report: dict[str, Any],
+    *,
+    label: str,
+    epsilon: float,
+    protection: Protection,
+    people: str,
 ) -> None:
     """Charge the copy to ``ledger`` and store it under ``key``, in one transaction: both or neither.
 
@@ -245,14 +267,22 @@ def charge_and_store(
     padded, k = protection.padded, protection.rows_per_person
     persons = report.get("privacy_unit") is not None
     try:
-        ledger.spend(spend_label(label, None, k if persons else 1), epsilon, relation=protection.unit, alongside=store,
-                     counting=people,
-                     mechanism="randomized response per value" + (" + noisy row count" if padded else "")
-                     + (f", at most {k} rows per person (group privacy)" if persons else ""),
-                     released=f"randomized copy: {len(report['columns'])} columns" + (", padded rows" if padded else ""))
+        ledger.spend(
+            spend_label(label, None, k if persons else 1),
+            epsilon,
+            relation=protection.unit,
+            alongside=store,
+            counting=people,
+            mechanism="randomized response per value"
+            + (" + noisy row count" if padded else "")
+            + (f", at most {k} rows per person (group privacy)" if persons else ""),
+            released=f"randomized copy: {len(report['columns'])} columns" + (", padded rows" if padded else ""),
+        )
     except sqlite3.DataError:  # only an in-memory ledger keeps a copy's bytes in SQLite, which takes about 1 GB at most
         _remove_if_unused(ledger, copy.folder, content)
-        raise DataError(_("This copy is too large to keep in an in-memory ledger; nothing was charged. Use a ledger file.")) from None
+        raise DataError(
+            _("This copy is too large to keep in an in-memory ledger; nothing was charged. Use a ledger file.")
+        ) from None
     except BaseException:
         _remove_if_unused(ledger, copy.folder, content)
         raise
@@ -300,8 +330,9 @@ def _move_blobs(ledger: BudgetLedger, folder: Path | None) -> None:
             raise
         content, data = copy.finish()
         with ledger.connection() as conn:
-            moved = conn.execute("UPDATE releases SET content = ?, payload = ? WHERE key = ? AND content IS NULL",
-                                 (content, data, key)).rowcount
+            moved = conn.execute(
+                "UPDATE releases SET content = ?, payload = ? WHERE key = ? AND content IS NULL", (content, data, key)
+            ).rowcount
         if not moved:  # another process moved it first
             _remove_if_unused(ledger, folder, content)
 

@@ -51,8 +51,9 @@ from dpcore.schema import Schema
 from dpcore.validation import RandomStateLike
 
 
-def _keep_mask(source: Path, encoding: str, delimiter: str, chunksize: int, bound: PersonBound | None,
-               entropy: int) -> tuple[np.ndarray | None, np.ndarray]:
+def _keep_mask(
+    source: Path, encoding: str, delimiter: str, chunksize: int, bound: PersonBound | None, entropy: int
+) -> tuple[np.ndarray | None, np.ndarray]:
     """The rows to keep, at most ``k`` per person (None: every row), and each row's person: a first pass.
 
     The mask is drawn on the whole column at once, exactly as the in-memory release draws it,
@@ -113,8 +114,15 @@ def _file_parts(files: list[str]) -> Iterator[Part]:
         yield frame, frame, keys, done
 
 
-def _stream(parts: Iterable[Part], sink: IO[bytes], prepared: Prepared, draws: Draws, total: int, copy: CopyWriter | None,
-            progress: Callable[[int, int], None] | None) -> tuple[str | None, dict[str, int], int, int]:
+def _stream(
+    parts: Iterable[Part],
+    sink: IO[bytes],
+    prepared: Prepared,
+    draws: Draws,
+    total: int,
+    copy: CopyWriter | None,
+    progress: Callable[[int, int], None] | None,
+) -> tuple[str | None, dict[str, int], int, int]:
     """Release the parts into ``sink``; return the fingerprint (with a copy to store), the outside counts, the number of
     rows the person bound left out and the rows written.
 
@@ -217,9 +225,20 @@ def release_csv(
     def parts(attempt: str, entropy: int) -> Iterator[Part]:
         return _csv_parts(source, attempt, delimiter, prepared, entropy, chunksize)
 
-    return _release_streamed(parts, list(dict.fromkeys([encoding, "latin-1"])), max(source.stat().st_size, 1), destination,
-                             plan, prepared, budget=budget, ledger=ledger, fresh=fresh, random_state=random_state,
-                             progress=progress, label=label)
+    return _release_streamed(
+        parts,
+        list(dict.fromkeys([encoding, "latin-1"])),
+        max(source.stat().st_size, 1),
+        destination,
+        plan,
+        prepared,
+        budget=budget,
+        ledger=ledger,
+        fresh=fresh,
+        random_state=random_state,
+        progress=progress,
+        label=label,
+    )
 
 
 def release_files(
@@ -252,20 +271,45 @@ def release_files(
 
     prepared = prepare(schema, plan, ledger=ledger, budget=budget, unit=unit, count_epsilon=count_epsilon)
     if prepared.bound is not None:
-        raise DataError(_("A table in parts whose people can have several rows (a privacy-unit column) cannot be released "
-                          "part by part yet: release it as one CSV file."))
+        raise DataError(
+            _(
+                "A table in parts whose people can have several rows (a privacy-unit column) cannot be released "
+                "part by part yet: release it as one CSV file."
+            )
+        )
     files = list_table_files(source)
     # Parquet is compressed: about four bytes in memory for each byte on disk.
     total = max(sum(os.path.getsize(f) * (4 if file_format(f) == "parquet" else 1) for f in files), 1)
-    return _release_streamed(lambda _attempt, _entropy: _file_parts(files), [""], total, Path(destination), plan, prepared,
-                             budget=budget, ledger=ledger, fresh=fresh, random_state=random_state, progress=progress,
-                             label=label)
+    return _release_streamed(
+        lambda _attempt, _entropy: _file_parts(files),
+        [""],
+        total,
+        Path(destination),
+        plan,
+        prepared,
+        budget=budget,
+        ledger=ledger,
+        fresh=fresh,
+        random_state=random_state,
+        progress=progress,
+        label=label,
+    )
 
 
 def _release_streamed(
-    parts_of: Callable[[str, int], Iterator[Part]], encodings: list[str], total: int, destination: str | os.PathLike[str],
-    plan: ReleasePlan, prepared: Prepared, *, budget: float | None, ledger: BudgetLedger | None, fresh: bool,
-    random_state: RandomStateLike, progress: Callable[[int, int], None] | None, label: str,
+    parts_of: Callable[[str, int], Iterator[Part]],
+    encodings: list[str],
+    total: int,
+    destination: str | os.PathLike[str],
+    plan: ReleasePlan,
+    prepared: Prepared,
+    *,
+    budget: float | None,
+    ledger: BudgetLedger | None,
+    fresh: bool,
+    random_state: RandomStateLike,
+    progress: Callable[[int, int], None] | None,
+    label: str,
 ) -> ReleaseResult:
     """The streamed release's steps around :func:`_stream`: the budget, the stored copy, the file renamed into place.
 
@@ -310,8 +354,16 @@ def _release_streamed(
                 result = ReleaseResult.handed_out_again(found.report, path=destination)
             else:
                 result.epsilon_charged = protection.cost(plan)
-                stored.charge_and_store(ledger, copy, key, report, label=label, epsilon=result.epsilon_charged,
-                                        protection=protection, people=prepared.people)
+                stored.charge_and_store(
+                    ledger,
+                    copy,
+                    key,
+                    report,
+                    label=label,
+                    epsilon=result.epsilon_charged,
+                    protection=protection,
+                    people=prepared.people,
+                )
             result.dataset_id = ledger.dataset_id
         copy = None
         os.replace(temporary, destination)

@@ -41,7 +41,9 @@ from dpcore.schema import Schema
 from dpcore.validation import RandomStateLike
 
 
-def release_chunk(frame: pd.DataFrame, rows: np.ndarray, treatments: Sequence[Treatment], key: bytes) -> tuple[pa.Table, np.ndarray]:
+def release_chunk(
+    frame: pd.DataFrame, rows: np.ndarray, treatments: Sequence[Treatment], key: bytes
+) -> tuple[pa.Table, np.ndarray]:
     """The released columns of the rows with keys ``rows`` (in input order), and which values were outside each
     column's domain (``(rows, columns)`` booleans, owner-only: see :func:`add_outside`).
 
@@ -60,7 +62,9 @@ def add_outside(outside: dict[str, int], treatments: Sequence[Treatment], counts
         outside[t.name] = outside.get(t.name, 0) + int(count)
 
 
-def arranged(table: pa.Table, rows: np.ndarray, treatments: Sequence[Treatment], draws: Draws, protection: Protection) -> pa.Table:
+def arranged(
+    table: pa.Table, rows: np.ndarray, treatments: Sequence[Treatment], draws: Draws, protection: Protection
+) -> pa.Table:
     """The released rows in the secret order, padded with fillers or cut to the noisy row count under add/remove.
 
     Rows sort by their keyed words (:func:`~dpcore.release.randomness.secret_order`); fillers
@@ -89,8 +93,9 @@ def check_columns(columns: Iterable[object], treatments: Iterable[Treatment]) ->
         raise DataError(_("Two columns have the same name. Give every column a distinct header."))
     absent = [t.name for t in treatments if t.name not in names]
     if absent:
-        raise DataError(_("The plan releases columns that are not in the table: {names}.").format(
-            names=", ".join(f"'{n}'" for n in absent)))
+        raise DataError(
+            _("The plan releases columns that are not in the table: {names}.").format(names=", ".join(f"'{n}'" for n in absent))
+        )
 
 
 def check_ledger_arguments(ledger: object, budget: float | None) -> None:
@@ -118,16 +123,23 @@ class Prepared:
 
     def report(self, seeded: bool) -> dict[str, Any]:
         """The report of a new copy (:func:`~dpcore.release.result.new_report`)."""
-        return new_report(self.treatments, self.dropped, self.warnings, seeded, self.protection,
-                          persons=self.bound is not None)
+        return new_report(self.treatments, self.dropped, self.warnings, seeded, self.protection, persons=self.bound is not None)
 
     def notes(self, outside: dict[str, int], left_out: int) -> list[OwnerNote]:
         """The owner-only notes (:func:`~dpcore.release.result.owner_notes`)."""
         return owner_notes(outside, self.treatments, left_out, self.protection.rows_per_person)
 
 
-def prepare(schema: Schema, plan: ReleasePlan, *, ledger: BudgetLedger | None = None, budget: float | None = None,
-            unit: str | None = None, count_epsilon: float = COUNT_EPSILON, frame: pd.DataFrame | None = None) -> Prepared:
+def prepare(
+    schema: Schema,
+    plan: ReleasePlan,
+    *,
+    ledger: BudgetLedger | None = None,
+    budget: float | None = None,
+    unit: str | None = None,
+    count_epsilon: float = COUNT_EPSILON,
+    frame: pd.DataFrame | None = None,
+) -> Prepared:
     """Resolve the plan, the person bound and the unit of protection, and check them, before any row is released.
 
     ``frame``: an in-memory table, whose columns are checked before anything is written to the
@@ -293,10 +305,17 @@ def release_table(
             raise
         charged = protection.cost(plan)
         assert key is not None  # made above with the ledger
-        stored.charge_and_store(ledger, copy, key, report, label=label, epsilon=charged, protection=protection,
-                                people=prepared.people)
-    return ReleaseResult.made(report, epsilon_charged=charged, notes=prepared.notes(outside, left_out), csv=sink.getvalue(),
-                              dataset_id=None if ledger is None else ledger.dataset_id, n_rows=len(table))
+        stored.charge_and_store(
+            ledger, copy, key, report, label=label, epsilon=charged, protection=protection, people=prepared.people
+        )
+    return ReleaseResult.made(
+        report,
+        epsilon_charged=charged,
+        notes=prepared.notes(outside, left_out),
+        csv=sink.getvalue(),
+        dataset_id=None if ledger is None else ledger.dataset_id,
+        n_rows=len(table),
+    )
 
 
 def fingerprinted(treatments: Sequence[Treatment], bound: PersonBound | None) -> list[str]:

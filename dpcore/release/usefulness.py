@@ -43,8 +43,16 @@ def rating(error: float, size: float) -> str:
     return "noise" if ratio >= NOISE_RATIO else "useful" if ratio < USEFUL_RATIO else "rough"
 
 
-def verdict(column: str, error: float, *, k: int | None = None, lower: float | None = None, upper: float | None = None,
-            who: str | None = None, advise: bool = True) -> tuple[str, str]:
+def verdict(
+    column: str,
+    error: float,
+    *,
+    k: int | None = None,
+    lower: float | None = None,
+    upper: float | None = None,
+    who: str | None = None,
+    advise: bool = True,
+) -> tuple[str, str]:
     """The rating and a plain sentence about how far off an estimate will be (a share, or a mean with ``lower, upper``).
 
     ``who`` names whose error it is ("the buyer's" for the owner, "your" for the buyer);
@@ -64,15 +72,23 @@ def verdict(column: str, error: float, *, k: int | None = None, lower: float | N
     level = rating(error, size)
     # A share lies in [0, 1]: an error past 1 only says the estimate is pure noise, so say that.
     if k is not None and error > 1:
-        off = (_("the buyer's estimate of {what} will be pure noise (its error exceeds ±1)") if buyer
-               else _("your estimate of {what} will be pure noise (its error exceeds ±1)")).format(what=what)
+        off = (
+            _("the buyer's estimate of {what} will be pure noise (its error exceeds ±1)")
+            if buyer
+            else _("your estimate of {what} will be pure noise (its error exceeds ±1)")
+        ).format(what=what)
     else:
-        off = (_("the buyer's error on {what} will be about {error}") if buyer
-               else _("your error on {what} will be about {error}")).format(what=what, error=_plus_minus(error))
+        off = (
+            _("the buyer's error on {what} will be about {error}") if buyer else _("your error on {what} will be about {error}")
+        ).format(what=what, error=_plus_minus(error))
     if level == "noise":
-        sentence = _("At this ε the copy is mostly noise for '{column}': {off}, while {against}.").format(column=column, off=off, against=against) + (f" {fix}" if advise else "")
+        sentence = _("At this ε the copy is mostly noise for '{column}': {off}, while {against}.").format(
+            column=column, off=off, against=against
+        ) + (f" {fix}" if advise else "")
     elif level == "rough":
-        sentence = _("Rough for '{column}': {off} ({against}), enough for a rough picture only.").format(column=column, off=off, against=against)
+        sentence = _("Rough for '{column}': {off} ({against}), enough for a rough picture only.").format(
+            column=column, off=off, against=against
+        )
     else:
         sentence = _("Useful for '{column}': {off}.").format(column=column, off=off)
     return level, sentence
@@ -138,7 +154,11 @@ def usefulness_summary(table: pd.DataFrame) -> str:
         return _("The plan randomises no column, so there is nothing for a buyer to estimate.")
     ratings = dict(zip(table["column"], table["rating"], strict=True))
     if all(r == "useful" for r in ratings.values()):
-        which = _("the only randomised column") if len(ratings) == 1 else _("all {count} randomised columns").format(count=len(ratings))
+        which = (
+            _("the only randomised column")
+            if len(ratings) == 1
+            else _("all {count} randomised columns").format(count=len(ratings))
+        )
         return _("Useful: the buyer's error will be small in {which}.").format(which=which)
 
     def names(level: str) -> str:
@@ -150,12 +170,18 @@ def usefulness_summary(table: pd.DataFrame) -> str:
     counts = collections.Counter(ratings.values())
     parts = []
     if counts["noise"]:
-        advice = _("raise its ε, coarsen it or drop it") if counts["noise"] == 1 else _("raise their ε, coarsen them or drop them")
-        parts.append(_("mostly noise for {names} ({advice})").format(names=names('noise'), advice=advice))
+        advice = (
+            _("raise its ε, coarsen it or drop it") if counts["noise"] == 1 else _("raise their ε, coarsen them or drop them")
+        )
+        parts.append(_("mostly noise for {names} ({advice})").format(names=names("noise"), advice=advice))
     if counts["rough"]:
-        parts.append(_("rough for {names} (a rough picture only)").format(names=names('rough')))
+        parts.append(_("rough for {names} (a rough picture only)").format(names=names("rough")))
     if counts["useful"]:
-        parts.append(_("useful for the other column") if counts["useful"] == 1 else _("useful for the other {useful}").format(useful=counts['useful']))
+        parts.append(
+            _("useful for the other column")
+            if counts["useful"] == 1
+            else _("useful for the other {useful}").format(useful=counts["useful"])
+        )
     text = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
     return _("At these ε the copy is {text}.").format(text=text)
 
@@ -176,10 +202,11 @@ def mostly_noise(table: pd.DataFrame) -> bool:
 def noise_advice(table: pd.DataFrame) -> str:
     """What the owner can do instead of releasing a copy that is mostly noise (the way out, in one sentence)."""
     noisy = int((table["rating"] == "noise").sum())
-    return _("That is {noisy} of its {count} randomised columns, so the copy would spend budget on little a buyer can use. "
-             "Drop columns so the others get more ε each, raise their ε if the budget allows, or sell a synthetic copy "
-             "instead, which keeps the relations between columns far better at the same ε.").format(
-        noisy=noisy, count=len(table))
+    return _(
+        "That is {noisy} of its {count} randomised columns, so the copy would spend budget on little a buyer can use. "
+        "Drop columns so the others get more ε each, raise their ε if the budget allows, or sell a synthetic copy "
+        "instead, which keeps the relations between columns far better at the same ε."
+    ).format(noisy=noisy, count=len(table))
 
 
 def noise_confirmed(typed: str) -> bool:

@@ -49,8 +49,12 @@ class SyntheticColumn:
     def entry(self) -> dict[str, object]:
         """This column's part of the report: its declared cells, never a count."""
         t = self.treatment
-        entry: dict[str, object] = {"column": self.name, "header": t.header, "cells": list(self.labels),
-                                    "kind": "bins" if t.mechanism == "bins" else "categories"}
+        entry: dict[str, object] = {
+            "column": self.name,
+            "header": t.header,
+            "cells": list(self.labels),
+            "kind": "bins" if t.mechanism == "bins" else "categories",
+        }
         if t.mechanism == "bins":
             entry["edges"] = list(t.bin_edges())
         return entry
@@ -77,8 +81,9 @@ def synthetic_columns(schema: Schema, plan: ReleasePlan) -> list[SyntheticColumn
         t = treatment(index, planned, spec)
         labels = tuple(escape_label(x) for x in t.labels)
         if len(set(labels)) != len(labels):
-            raise DataError(_("Column '{name}': two of its values would be written the same way in the file.").format(
-                name=entry.column))
+            raise DataError(
+                _("Column '{name}': two of its values would be written the same way in the file.").format(name=entry.column)
+            )
         columns.append(SyntheticColumn(entry.column, labels, t))
     if not columns:
         raise DataError(_("The plan releases no column: choose a mechanism other than drop for at least one."))
@@ -89,8 +94,9 @@ def encode(frame: pd.DataFrame, columns: list[SyntheticColumn], rng: np.random.G
     """The table as cells, one column per synthetic column (rows × columns, int64)."""
     absent = [c.name for c in columns if c.name not in frame.columns]
     if absent:
-        raise DataError(_("The plan releases columns that are not in the table: {names}.").format(
-            names=", ".join(f"'{n}'" for n in absent)))
+        raise DataError(
+            _("The plan releases columns that are not in the table: {names}.").format(names=", ".join(f"'{n}'" for n in absent))
+        )
     if not columns:
         return np.empty((len(frame), 0), dtype=np.int64)
     return np.column_stack([c.cells(frame, rng) for c in columns]).astype(np.int64)

@@ -79,8 +79,15 @@ def pair_count(d: int, calibration: Calibration) -> int:
     return d * (d - 1) // 2 + calibration.rounds + (d - 1 if calibration.anchored else 0)
 
 
-def choose_tree(cells: np.ndarray, shape: tuple[int, ...], shares: list[np.ndarray], total: float,
-                calibration: Calibration, rng: np.random.Generator, work: TimeLeft | None = None) -> list[tuple[int, int]]:
+def choose_tree(
+    cells: np.ndarray,
+    shape: tuple[int, ...],
+    shares: list[np.ndarray],
+    total: float,
+    calibration: Calibration,
+    rng: np.random.Generator,
+    work: TimeLeft | None = None,
+) -> list[tuple[int, int]]:
     """``d − 1`` pairs forming a spanning tree, each chosen by the exponential mechanism (Kruskal, as MST)."""
     d = len(shape)
     pairs = list(itertools.combinations(range(d), 2))
@@ -88,12 +95,14 @@ def choose_tree(cells: np.ndarray, shape: tuple[int, ...], shares: list[np.ndarr
         return []
     scores = np.empty(len(pairs))
     for start in range(0, len(pairs), PAIRS_PER_REPORT):
-        batch = pairs[start:start + PAIRS_PER_REPORT]
-        scores[start:start + len(batch)] = [
-            np.abs(marginal(cells, shape, (a, b)) - total * np.outer(shares[a], shares[b]).ravel()).sum() for a, b in batch]
+        batch = pairs[start : start + PAIRS_PER_REPORT]
+        scores[start : start + len(batch)] = [
+            np.abs(marginal(cells, shape, (a, b)) - total * np.outer(shares[a], shares[b]).ravel()).sum() for a, b in batch
+        ]
         if work is not None:
-            work.tick(_("Counting pairs of columns: {done} of {pairs}").format(done=start + len(batch), pairs=len(pairs)),
-                      len(batch))
+            work.tick(
+                _("Counting pairs of columns: {done} of {pairs}").format(done=start + len(batch), pairs=len(pairs)), len(batch)
+            )
     component = list(range(d))
 
     def root(i: int) -> int:
@@ -119,8 +128,14 @@ def anchored_pairs(anchor: int, d: int) -> list[tuple[int, int]]:
     return [(min(anchor, i), max(anchor, i)) for i in range(d) if i != anchor]
 
 
-def measure(cells: np.ndarray, shape: tuple[int, ...], calibration: Calibration, rng: np.random.Generator,
-            work: TimeLeft | None = None, anchor: int | None = None) -> list[Measurement]:
+def measure(
+    cells: np.ndarray,
+    shape: tuple[int, ...],
+    calibration: Calibration,
+    rng: np.random.Generator,
+    work: TimeLeft | None = None,
+    anchor: int | None = None,
+) -> list[Measurement]:
     """The noisy one-way marginals, the chosen pairs' noisy two-way marginals: all a copy learns from the data.
 
     ``anchor``: the declared target's column when ``calibration.anchored``; its pairs with every

@@ -56,15 +56,23 @@ def private_pgm() -> Any:
     try:
         import jax
     except ImportError:
-        raise DataError(_("Synthetic copies need the Private-PGM library (mbi, with JAX), which is not installed. "
-                          "Install DP Studio's synthetic extra, or make a randomized copy instead.")) from None
+        raise DataError(
+            _(
+                "Synthetic copies need the Private-PGM library (mbi, with JAX), which is not installed. "
+                "Install DP Studio's synthetic extra, or make a randomized copy instead."
+            )
+        ) from None
     jax.config.update("jax_enable_x64", True)
     jax.config.update("jax_enable_compilation_cache", False)
     try:
         import mbi
     except ImportError:
-        raise DataError(_("Synthetic copies need the Private-PGM library (mbi, with JAX), which is not installed. "
-                          "Install DP Studio's synthetic extra, or make a randomized copy instead.")) from None
+        raise DataError(
+            _(
+                "Synthetic copies need the Private-PGM library (mbi, with JAX), which is not installed. "
+                "Install DP Studio's synthetic extra, or make a randomized copy instead."
+            )
+        ) from None
     return mbi
 
 
@@ -80,8 +88,14 @@ def noisy_total(measurements: list[Measurement]) -> float:
     return max(1.0, float(np.average(sums, weights=1.0 / variances)))
 
 
-def fit_and_sample(measurements: list[Measurement], shape: tuple[int, ...], rows: int, seed: int,
-                   work: TimeLeft | None = None, iterations: int = ITERATIONS) -> np.ndarray:
+def fit_and_sample(
+    measurements: list[Measurement],
+    shape: tuple[int, ...],
+    rows: int,
+    seed: int,
+    work: TimeLeft | None = None,
+    iterations: int = ITERATIONS,
+) -> np.ndarray:
     """Fit Private-PGM to ``measurements`` and draw ``rows`` rows of cells (rows × columns).
 
     ``work`` (with the stages of :func:`fit_stages`) is told of every report of the fit.
@@ -106,8 +120,10 @@ def fit_and_sample(measurements: list[Measurement], shape: tuple[int, ...], rows
             work.stage("drawing").prior = DRAWING_PER_SETUP * setup.seconds / max(setup.done, 1.0)
             work.begin("iterations")
         elif steps["done"] <= iterations:
-            work.tick(_("Fitting the model: {done} of {iterations} iterations").format(done=steps["done"], iterations=iterations),
-                      REPORT_EVERY)
+            work.tick(
+                _("Fitting the model: {done} of {iterations} iterations").format(done=steps["done"], iterations=iterations),
+                REPORT_EVERY,
+            )
 
     model = mbi.estimation.MirrorDescent().estimate(domain, linear, known_total=total, iters=iterations, callback_fn=tick)
     if work is not None:

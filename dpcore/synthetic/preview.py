@@ -58,9 +58,9 @@ def randomized_plan(columns: list[SyntheticColumn], epsilon: float) -> ReleasePl
 
 def copy_cells(copy: pd.DataFrame, columns: list[SyntheticColumn]) -> np.ndarray:
     """A copy's values (as written in its file) back to cells."""
-    return np.column_stack([
-        pd.Categorical(copy[c.treatment.header].astype(str), categories=list(c.labels)).codes for c in columns
-    ]).astype(np.int64)
+    return np.column_stack(
+        [pd.Categorical(copy[c.treatment.header].astype(str), categories=list(c.labels)).codes for c in columns]
+    ).astype(np.int64)
 
 
 def shares(cells: np.ndarray, shape: tuple[int, ...], clique: tuple[int, ...]) -> np.ndarray:
@@ -85,9 +85,11 @@ def tv(p: np.ndarray, q: np.ndarray) -> float:
     return 0.5 * float(np.abs(p - q).sum())
 
 
-def marginal_errors(truth: np.ndarray, copy: np.ndarray, shape: tuple[int, ...],
-                    rr_epsilons: list[float] | None = None) -> tuple[float, float]:
+def marginal_errors(
+    truth: np.ndarray, copy: np.ndarray, shape: tuple[int, ...], rr_epsilons: list[float] | None = None
+) -> tuple[float, float]:
     """Mean TV distance of the one-way and of the two-way marginals (a randomized copy's debiased first)."""
+
     def estimate(clique: tuple[int, ...]) -> np.ndarray:
         observed = shares(copy, shape, clique)
         return observed if rr_epsilons is None else debiased(observed, [rr_epsilons[i] for i in clique])
@@ -113,11 +115,21 @@ def downstream_accuracy(train: np.ndarray, test: np.ndarray, shape: tuple[int, .
     return float(np.mean(model.predict(encoder.transform(test[:, features])) == test[:, target]))
 
 
-def utility_preview(frame: pd.DataFrame, schema: Schema, plan: ReleasePlan, epsilon: float, *, target: str | None = None,
-                    delta: float | None = None, noise: str = "gaussian", unit: str = ADD_REMOVE,
-                    random_state: int | np.random.Generator | None = None,
-                    progress: Progress | None = None, costs: CostMemory | None = None,
-                    clock: Clock = time.monotonic) -> pd.DataFrame:
+def utility_preview(
+    frame: pd.DataFrame,
+    schema: Schema,
+    plan: ReleasePlan,
+    epsilon: float,
+    *,
+    target: str | None = None,
+    delta: float | None = None,
+    noise: str = "gaussian",
+    unit: str = ADD_REMOVE,
+    random_state: int | np.random.Generator | None = None,
+    progress: Progress | None = None,
+    costs: CostMemory | None = None,
+    clock: Clock = time.monotonic,
+) -> pd.DataFrame:
     """Both copies at ``epsilon`` on a simulation, for the owner only: one row per (copy, measure).
 
     Measures: ``one-way TV`` and ``two-way TV`` (mean total-variation distance of the copy's
@@ -151,8 +163,19 @@ def utility_preview(frame: pd.DataFrame, schema: Schema, plan: ReleasePlan, epsi
         downstream_accuracy(pilot, held_out[:1], shape, int(target_index or 0))
         work.stage("training").prior = (clock() - before) / len(pilot)
     work.tick(_("Simulated the randomized copy."))
-    synthetic = synthesize_table(train_rows, schema, plan, epsilon=epsilon, delta=delta, noise=noise, unit=unit,
-                                 random_state=rng, costs=costs, clock=clock, work=work)
+    synthetic = synthesize_table(
+        train_rows,
+        schema,
+        plan,
+        epsilon=epsilon,
+        delta=delta,
+        noise=noise,
+        unit=unit,
+        random_state=rng,
+        costs=costs,
+        clock=clock,
+        work=work,
+    )
     syn = copy_cells(synthetic.table, columns)
     rows = []
     for copy, cells, epsilons in ((RANDOMIZED, rr, rr_epsilons), (SYNTHETIC, syn, None)):
@@ -164,7 +187,9 @@ def utility_preview(frame: pd.DataFrame, schema: Schema, plan: ReleasePlan, epsi
             rows.append({"copy": copy, "measure": "accuracy", "value": downstream_accuracy(cells, held_out, shape, target_index)})
             work.tick(_("Trained on the {copy}.").format(copy=_(copy)), len(truth))
         majority = np.bincount(truth[:, target_index], minlength=shape[target_index]).argmax()
-        rows.append({"copy": "most common class", "measure": "accuracy", "value": float(np.mean(held_out[:, target_index] == majority))})
+        rows.append(
+            {"copy": "most common class", "measure": "accuracy", "value": float(np.mean(held_out[:, target_index] == majority))}
+        )
     return pd.DataFrame(rows, columns=["copy", "measure", "value"])
 
 

@@ -19,12 +19,26 @@ from dpcore.synthetic.measure import Measurement
 REPORT_FORMAT = "dpcore-synthetic-copy/1"
 
 
-def build_report(columns: list[SyntheticColumn], dropped: list[str], calibration: Calibration,
-                 measurements: list[Measurement], rows: int, public_rows: bool, seeded: bool,
-                 persons: bool) -> dict[str, Any]:
+def build_report(
+    columns: list[SyntheticColumn],
+    dropped: list[str],
+    calibration: Calibration,
+    measurements: list[Measurement],
+    rows: int,
+    public_rows: bool,
+    seeded: bool,
+    persons: bool,
+) -> dict[str, Any]:
     """The machine-readable report of a new synthetic copy."""
-    measured = [{"columns": [columns[i].name for i in m.clique], "cells": int(m.noisy.size),
-                 "noise_std": float(m.stddev), "kind": "one-way" if len(m.clique) == 1 else "two-way"} for m in measurements]
+    measured = [
+        {
+            "columns": [columns[i].name for i in m.clique],
+            "cells": int(m.noisy.size),
+            "noise_std": float(m.stddev),
+            "kind": "one-way" if len(m.clique) == 1 else "two-way",
+        }
+        for m in measurements
+    ]
     warnings = []
     if seeded:
         warnings.append(_("Reproducible seed: this copy is for tests only and must not be sold or shared."))
@@ -32,17 +46,24 @@ def build_report(columns: list[SyntheticColumn], dropped: list[str], calibration
         "format": REPORT_FORMAT,
         "kind": "synthetic",
         "method": "MST: noisy one-way marginals, a spanning tree of pairs chosen by the exponential mechanism, their "
-                  "noisy two-way marginals; rows drawn from a Private-PGM graphical model fitted to them",
+        "noisy two-way marginals; rows drawn from a Private-PGM graphical model fitted to them",
         "noise": calibration.noise,
         "epsilon": calibration.epsilon,
         "delta": calibration.delta,
         "rho": calibration.rho if calibration.noise == "gaussian" else None,
-        "unit_of_protection": {"unit": calibration.unit, "unit_sentence": UNITS[calibration.unit],
-                               "epsilon": calibration.epsilon, "delta": calibration.delta},
+        "unit_of_protection": {
+            "unit": calibration.unit,
+            "unit_sentence": UNITS[calibration.unit],
+            "epsilon": calibration.epsilon,
+            "delta": calibration.delta,
+        },
         "privacy_unit": {"rows_per_person": calibration.rows_per_person} if persons else None,
         "sensitivity": {"l1": calibration.l1, "l2": calibration.l2},
-        "selection": {"rounds": calibration.rounds, "epsilon_per_round": calibration.selection_epsilon(),
-                      "utility": "L1 distance between a pair's marginal and the product of its noisy one-way shares"},
+        "selection": {
+            "rounds": calibration.rounds,
+            "epsilon_per_round": calibration.selection_epsilon(),
+            "utility": "L1 distance between a pair's marginal and the product of its noisy one-way shares",
+        },
         "columns": [c.entry() for c in columns],
         "dropped": list(dropped),
         "measured": measured,
@@ -58,14 +79,18 @@ def trust_sentences(report: dict[str, Any]) -> tuple[list[str], list[str]]:
     """What the copy can be trusted for, and what it cannot."""
     pairs = list(dict.fromkeys(" × ".join(m["columns"]) for m in report["measured"] if m["kind"] == "two-way"))
     can = [
-        _("The share of every category or bin of each single column: each was measured with noise of standard deviation "
-          "{std} rows.").format(std=f"{report['measured'][0]['noise_std']:.3g}"),
+        _(
+            "The share of every category or bin of each single column: each was measured with noise of standard deviation "
+            "{std} rows."
+        ).format(std=f"{report['measured'][0]['noise_std']:.3g}"),
     ]
     if pairs:
         can.append(_("The joint shares of the measured pairs: {pairs}.").format(pairs="; ".join(pairs)))
     cannot = [
-        _("Relations between columns that were not measured together: the model guesses them through the measured pairs, "
-          "so they can be weaker or wrong."),
+        _(
+            "Relations between columns that were not measured together: the model guesses them through the measured pairs, "
+            "so they can be weaker or wrong."
+        ),
         _("Any single row: no row is a real person's; rows are drawn from a model of the noisy marginals."),
         _("Rare categories and small groups: noise of the size above can hide them or invent them."),
         _("Values finer than the declared bins: numbers come as bins."),
@@ -76,24 +101,38 @@ def trust_sentences(report: dict[str, Any]) -> tuple[list[str], list[str]]:
 def report_markdown(report: dict[str, Any]) -> str:
     """The report for people: the promise, what was measured, what to trust."""
     unit = report["unit_of_protection"]
-    noise = _("Gaussian noise (zero-concentrated DP, ρ = {rho})").format(rho=f"{report['rho']:.4g}") \
-        if report["noise"] == "gaussian" else _("Laplace noise (pure ε-DP)")
+    noise = (
+        _("Gaussian noise (zero-concentrated DP, ρ = {rho})").format(rho=f"{report['rho']:.4g}")
+        if report["noise"] == "gaussian"
+        else _("Laplace noise (pure ε-DP)")
+    )
     lines = [
         "# " + _("Synthetic copy: privacy report"),
         "",
-        _("Every row of this table was drawn from a statistical model; no row is a real person's. The model was fitted to "
-          "noisy counts of the private table, so the whole copy is differentially private with ε = {epsilon}, δ = {delta} "
-          "per person, where {unit}.").format(epsilon=f"{unit['epsilon']:.4g}", delta=f"{unit['delta']:.3g}",
-                                              unit=unit["unit_sentence"]),
+        _(
+            "Every row of this table was drawn from a statistical model; no row is a real person's. The model was fitted to "
+            "noisy counts of the private table, so the whole copy is differentially private with ε = {epsilon}, δ = {delta} "
+            "per person, where {unit}."
+        ).format(epsilon=f"{unit['epsilon']:.4g}", delta=f"{unit['delta']:.3g}", unit=unit["unit_sentence"]),
         "",
-        _("Noise: {noise}. Rows: {rows} ({source}).").format(noise=noise, rows=f"{report['rows']['count']:,}",
-                                                           source=report["rows"]["source"]),
+        _("Noise: {noise}. Rows: {rows} ({source}).").format(
+            noise=noise, rows=f"{report['rows']['count']:,}", source=report["rows"]["source"]
+        ),
     ]
     if report.get("privacy_unit"):
-        lines += ["", _("A person can have up to {k} rows; the noise was scaled so the promise holds per person.").format(
-            k=report["privacy_unit"]["rows_per_person"])]
-    lines += ["", "## " + _("What was measured"), "", "| " + _("columns") + " | " + _("cells") + " | " + _("noise std (rows)")
-              + " |", "|---|---:|---:|"]
+        lines += [
+            "",
+            _("A person can have up to {k} rows; the noise was scaled so the promise holds per person.").format(
+                k=report["privacy_unit"]["rows_per_person"]
+            ),
+        ]
+    lines += [
+        "",
+        "## " + _("What was measured"),
+        "",
+        "| " + _("columns") + " | " + _("cells") + " | " + _("noise std (rows)") + " |",
+        "|---|---:|---:|",
+    ]
     lines += [f"| {' × '.join(m['columns'])} | {m['cells']:,} | {m['noise_std']:.3g} |" for m in report["measured"]]
     can, cannot = trust_sentences(report)
     lines += ["", "## " + _("What you can trust"), ""] + [f"- {s}" for s in can]

@@ -75,8 +75,15 @@ def synthetic_shares(copy: pd.DataFrame, report: dict[str, Any], column: str, co
     error = one_way["noise_std"] / rows
     z = float(norm.ppf(0.5 + confidence / 2))
     shares = counts / rows
-    return pd.DataFrame({"category": entry["cells"], "estimate": shares, "std_error": error,
-                         "ci_lower": np.clip(shares - z * error, 0, 1), "ci_upper": np.clip(shares + z * error, 0, 1)})
+    return pd.DataFrame(
+        {
+            "category": entry["cells"],
+            "estimate": shares,
+            "std_error": error,
+            "ci_lower": np.clip(shares - z * error, 0, 1),
+            "ci_upper": np.clip(shares + z * error, 0, 1),
+        }
+    )
 
 
 def _check_budget(ledger: BudgetLedger | None, budget: float | None, calibration: Calibration, people: str) -> None:
@@ -84,13 +91,18 @@ def _check_budget(ledger: BudgetLedger | None, budget: float | None, calibration
     if ledger is not None:
         ledger.count_people_as(people)
         if not ledger.can_spend(epsilon, delta, relation=unit):
-            raise BudgetExceededError(_(
-                "A synthetic copy at ε = {epsilon}, δ = {delta} does not fit in what is left of this dataset's budget "
-                "(ε = {left} left). Nothing was measured or charged.").format(
-                    epsilon=f"{epsilon:g}", delta=f"{delta:g}", left=f"{max(ledger.remaining, 0):g}"))
+            raise BudgetExceededError(
+                _(
+                    "A synthetic copy at ε = {epsilon}, δ = {delta} does not fit in what is left of this dataset's budget "
+                    "(ε = {left} left). Nothing was measured or charged."
+                ).format(epsilon=f"{epsilon:g}", delta=f"{delta:g}", left=f"{max(ledger.remaining, 0):g}")
+            )
     elif budget is not None and epsilon > float(budget):
-        raise BudgetExceededError(_("A synthetic copy at ε = {epsilon} does not fit in the budget ε = {budget}.").format(
-            epsilon=f"{epsilon:g}", budget=f"{float(budget):g}"))
+        raise BudgetExceededError(
+            _("A synthetic copy at ε = {epsilon} does not fit in the budget ε = {budget}.").format(
+                epsilon=f"{epsilon:g}", budget=f"{float(budget):g}"
+            )
+        )
 
 
 def synthesize_table(
@@ -181,8 +193,12 @@ def synthesize_table(
     if bound is not None:
         frame, left_out = bounded(frame, [c.name for c in columns], bound, entropy)
         if left_out:
-            notes.append(_("{count} rows were left out: at most {k} rows of each person count. (Owner only: a count of "
-                           "the private table.)").format(count=f"{left_out:,}", k=k))
+            notes.append(
+                _(
+                    "{count} rows were left out: at most {k} rows of each person count. (Owner only: a count of "
+                    "the private table.)"
+                ).format(count=f"{left_out:,}", k=k)
+            )
     if work is None:
         work = TimeLeft(copy_stages(len(columns), calibration, costs), progress, clock)
     else:
@@ -193,18 +209,26 @@ def synthesize_table(
     rows = copy_rows(measurements, public_rows)
     cells = fit_and_sample(measurements, shape, rows, int(rng.integers(0, 2**31 - 1)), work)
     work.begin("writing", _("Writing the copy and its report…"))
-    result = finish(columns, schema, calibration, measurements, cells, rng, public_rows is not None, seeded,
-                    bound is not None)
+    result = finish(columns, schema, calibration, measurements, cells, rng, public_rows is not None, seeded, bound is not None)
     work.tick(_("The copy is written."), len(columns))
     remember_costs(work, costs)
     result.notes = notes
     if ledger is not None:
         k_label = k if bound is not None else 1
-        ledger.spend(spend_label(label, entropy if seeded else None, k_label), calibration.epsilon, delta=calibration.delta,
-                     relation=unit, counting=people,
-                     mechanism=f"{noise} noise on marginals + exponential mechanism (MST), Private-PGM model",
-                     released=f"synthetic copy: {len(columns)} columns, {len(cells):,} rows")
-        result.epsilon_charged, result.delta_charged, result.dataset_id = calibration.epsilon, calibration.delta, ledger.dataset_id
+        ledger.spend(
+            spend_label(label, entropy if seeded else None, k_label),
+            calibration.epsilon,
+            delta=calibration.delta,
+            relation=unit,
+            counting=people,
+            mechanism=f"{noise} noise on marginals + exponential mechanism (MST), Private-PGM model",
+            released=f"synthetic copy: {len(columns)} columns, {len(cells):,} rows",
+        )
+        result.epsilon_charged, result.delta_charged, result.dataset_id = (
+            calibration.epsilon,
+            calibration.delta,
+            ledger.dataset_id,
+        )
     return result
 
 
@@ -233,8 +257,11 @@ def copy_stages(n_columns: int, calibration: Calibration, costs: CostMemory | No
     nothing until it ends, so before its first end on this machine its cost is unknown and the bar says
     "measuring…"; afterwards ``costs`` holds the last copies' seconds per unit (:func:`remember_costs`).
     """
-    stages = [Stage("pairs", pair_count(n_columns, calibration)), *fit_stages(marginal_count(n_columns, calibration)),
-              Stage("writing", n_columns)]
+    stages = [
+        Stage("pairs", pair_count(n_columns, calibration)),
+        *fit_stages(marginal_count(n_columns, calibration)),
+        Stage("writing", n_columns),
+    ]
     for stage in stages:
         if costs is not None and stage.name in REMEMBERED:
             stage.prior = costs.recall(f"synthetic copy: {stage.name} per unit")
@@ -246,9 +273,17 @@ def copy_rows(measurements: list[Measurement], public_rows: int | None) -> int:
     return int(public_rows) if public_rows is not None else int(round(noisy_total(measurements)))
 
 
-def finish(columns: list[SyntheticColumn], schema: Schema, calibration: Calibration,
-           measurements: list[Measurement], cells: np.ndarray, rng: np.random.Generator, public_rows: bool, seeded: bool,
-           persons: bool) -> SyntheticResult:
+def finish(
+    columns: list[SyntheticColumn],
+    schema: Schema,
+    calibration: Calibration,
+    measurements: list[Measurement],
+    cells: np.ndarray,
+    rng: np.random.Generator,
+    public_rows: bool,
+    seeded: bool,
+    persons: bool,
+) -> SyntheticResult:
     """The copy's file and report from the drawn cells (post-processing only)."""
     cells = cells[rng.permutation(len(cells))]
     copy = decode(cells, columns)
@@ -260,9 +295,19 @@ def finish(columns: list[SyntheticColumn], schema: Schema, calibration: Calibrat
     return SyntheticResult(report, report_markdown(report), sink.getvalue().encode("utf-8"), seeded=seeded)
 
 
-def synthetic_frame(frame: pd.DataFrame, schema: Schema, plan: ReleasePlan, *, epsilon: float, delta: float | None = None,
-                    noise: str = "gaussian", unit: str = ADD_REMOVE, random_state: RandomStateLike = None,
-                    progress: Progress | None = None) -> pd.DataFrame:
+def synthetic_frame(
+    frame: pd.DataFrame,
+    schema: Schema,
+    plan: ReleasePlan,
+    *,
+    epsilon: float,
+    delta: float | None = None,
+    noise: str = "gaussian",
+    unit: str = ADD_REMOVE,
+    random_state: RandomStateLike = None,
+    progress: Progress | None = None,
+) -> pd.DataFrame:
     """The bare mechanism: a synthetic table, checked against nothing and charged to nothing (previews, tests)."""
-    return synthesize_table(frame, schema, plan, epsilon=epsilon, delta=delta, noise=noise, unit=unit,
-                            random_state=random_state, progress=progress).table
+    return synthesize_table(
+        frame, schema, plan, epsilon=epsilon, delta=delta, noise=noise, unit=unit, random_state=random_state, progress=progress
+    ).table

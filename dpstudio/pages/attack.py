@@ -19,12 +19,15 @@ st.info(_(view.PAGE_NOTE), icon=":material/lock:")
 
 problems = dataset.schema.problems(dataset.frame, need_target=True)
 if problems:
-    st.error(_("The table's declarations are not complete yet:") + " " + " ".join(problems) + " " + _("Fix them on the Data page."))
+    st.error(
+        _("The table's declarations are not complete yet:") + " " + " ".join(problems) + " " + _("Fix them on the Data page.")
+    )
     st.stop()
 
 held = view.results(state)
-members, copy, audit = st.tabs([_("Who was in the training data?"), _("Guessing values back from the copy"),
-                               _("Does a model keep its promise?")])
+members, copy, audit = st.tabs(
+    [_("Who was in the training data?"), _("Guessing values back from the copy"), _("Does a model keep its promise?")]
+)
 with members:
     view.membership_section(state, held)
 with copy:

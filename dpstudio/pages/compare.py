@@ -28,15 +28,19 @@ state = get_state()
 dataset = state.dataset
 schema = dataset.schema
 st.title(_("4. Compare"))
-st.info(_(
-    "This page spends **no privacy budget** because nothing on it leaves your screen: every figure is measured on "
-    "your raw data, for your eyes only, and none of it is written into any release or buyer's report."),
+st.info(
+    _(
+        "This page spends **no privacy budget** because nothing on it leaves your screen: every figure is measured on "
+        "your raw data, for your eyes only, and none of it is written into any release or buyer's report."
+    ),
     icon=":material/lock:",
 )
 
 problems = schema.problems(dataset.frame, need_target=True)
 if problems:
-    st.error(_("The table's declarations are not complete yet:") + " " + " ".join(problems) + " " + _("Fix them on the Data page."))
+    st.error(
+        _("The table's declarations are not complete yet:") + " " + " ".join(problems) + " " + _("Fix them on the Data page.")
+    )
     st.stop()
 task = schema.task
 
@@ -97,14 +101,19 @@ if run_clicked or state.compare_pending:
 results = collect(state.compare_cache, dataset, settings, tasks)
 failed = failed_models(state.compare_cache, dataset, settings, tasks)
 if failed:
-    st.warning(_("Could not be fitted on this table and left out: {models}.").format(models=", ".join(_(name) for name in failed)))
+    st.warning(
+        _("Could not be fitted on this table and left out: {models}.").format(models=", ".join(_(name) for name in failed))
+    )
 if results.empty:
     st.write(_("Press **Run comparison** to start."))
     st.stop()
 finished = sum(1 for t in tasks if cache_key(dataset, settings, t) in state.compare_cache)
 if finished < len(tasks):
-    st.warning(_("Partial results: {finished} of {total} fits finished. Run again to complete them (finished fits are "
-                 "reused).").format(finished=finished, total=len(tasks)))
+    st.warning(
+        _("Partial results: {finished} of {total} fits finished. Run again to complete them (finished fits are reused).").format(
+            finished=finished, total=len(tasks)
+        )
+    )
 summary, chart = draw(results)
 
 sentences = summary_sentences(summary, metric, problem)

@@ -12,16 +12,23 @@ from dpstudio.support.uploading import file_facts
 
 state = get_state()
 st.title(_("1. Data"))
-st.write(_(
-    "Choose the table to work on, then declare what each column is. Bounds and category lists must come from "
-    "public knowledge (a data dictionary, the law, geography) — not from the data itself."
-))
+st.write(
+    _(
+        "Choose the table to work on, then declare what each column is. Bounds and category lists must come from "
+        "public knowledge (a data dictionary, the law, geography) — not from the data itself."
+    )
+)
 offer_earlier_work(state)
 view.choose_table(state)
 dataset = state.dataset
-st.caption(_("**{name}** — {rows} rows (exact count: owner's eyes only), {columns} columns, {facts}.").format(
-    name=table_name(dataset.name), rows=integer(dataset.info["rows"]), columns=integer(dataset.info["columns"]),
-    facts=file_facts(dataset.info)))
+st.caption(
+    _("**{name}** — {rows} rows (exact count: owner's eyes only), {columns} columns, {facts}.").format(
+        name=table_name(dataset.name),
+        rows=integer(dataset.info["rows"]),
+        columns=integer(dataset.info["columns"]),
+        facts=file_facts(dataset.info),
+    )
+)
 view.reading_questions(state)
 view.dataset_identity(state)
 view.declarations_editor(state)

@@ -14,12 +14,14 @@ from dpstudio.support.session import get_state, remember_release
 state = get_state()
 dataset, schema, ledger = state.dataset, state.dataset.schema, state.ledger()
 st.title(_("5. Export"))
-st.write(_(
-    "Sell a copy of the table, of one of two kinds. In a **randomized copy** every person can plausibly deny every value: "
-    "each sensitive cell is randomized on its own, and the buyer's privacy report lets them undo the noise *on average*. "
-    "In a **synthetic copy** no row is a real person's: rows are invented from a model of the table's noisy counts, which "
-    "keeps the relations between columns far better at the same ε. Compare the two below before spending anything."
-))
+st.write(
+    _(
+        "Sell a copy of the table, of one of two kinds. In a **randomized copy** every person can plausibly deny every value: "
+        "each sensitive cell is randomized on its own, and the buyer's privacy report lets them undo the noise *on average*. "
+        "In a **synthetic copy** no row is a real person's: rows are invented from a model of the table's noisy counts, which "
+        "keeps the relations between columns far better at the same ε. Compare the two below before spending anything."
+    )
+)
 kind = synthetic.choose_kind()
 if kind == synthetic.RANDOMIZED:
     view.unit_notice(ledger, schema)
@@ -31,10 +33,12 @@ if column_problems:
     st.stop()
 
 st.subheader(_("The plan"))
-st.caption(_(
-    "Per column: drop it, keep it (only for columns you declared public), the coin (yes/no columns, ε = ln 3), k-ary "
-    "randomized response for categories, bins + k-ary or Laplace noise for numbers. Identifiers are dropped by default."
-))
+st.caption(
+    _(
+        "Per column: drop it, keep it (only for columns you declared public), the coin (yes/no columns, ε = ln 3), k-ary "
+        "randomized response for categories, bins + k-ary or Laplace noise for numbers. Identifiers are dropped by default."
+    )
+)
 base_plan, sentence = view.starting_plan(state, ledger, synthetic=kind == synthetic.SYNTHETIC)
 if base_plan is None:
     st.error(sentence)
@@ -62,20 +66,30 @@ if kind == synthetic.SYNTHETIC:
     st.stop()
 
 described = describe_plan(plan, schema)
-st.dataframe(described, hide_index=True, width="stretch",
-             column_config={name: st.column_config.Column(_(name)) for name in described.columns})
+st.dataframe(
+    described,
+    hide_index=True,
+    width="stretch",
+    column_config={name: st.column_config.Column(_(name)) for name in described.columns},
+)
 view.cost_metrics(plan, ledger, schema)
 problems = [*plan.problems(schema), *filter(None, [view.budget_problem(state, ledger, plan)])]
 if leaky_columns(schema):
-    st.warning(leak_summary(schema) + " " + _("Declare their domains on the Data page to release them."), icon=":material/warning:")
+    st.warning(
+        leak_summary(schema) + " " + _("Declare their domains on the Data page to release them."), icon=":material/warning:"
+    )
 if problems:
     st.error(" ".join(problems))
     st.stop()
 
 noisy = view.worth_buying(plan, schema, kept_rows(dataset.frame, schema))
 st.subheader(_("Preview — owner only"))
-st.caption(_("The first rows as a buyer would see them, with fresh noise; this preview is not the released copy and never leaves "
-             "this screen."))
+st.caption(
+    _(
+        "The first rows as a buyer would see them, with fresh noise; this preview is not the released copy and never leaves "
+        "this screen."
+    )
+)
 st.dataframe(preview_release(dataset.frame, schema, plan, 8), hide_index=True, width="stretch")
 
 fresh = st.checkbox(_("Make a fresh copy (a new release, charged to the budget again)"), value=False)
@@ -83,7 +97,9 @@ confirmed = not noisy or view.noise_confirmation()
 if st.button(_("Release the copy"), type="primary", disabled=not confirmed):
     try:
         with st.spinner(_("Randomizing every cell…")):
-            state.release = release_table(dataset.frame, schema, plan, ledger=ledger, fresh=fresh, label="Export: randomized copy")
+            state.release = release_table(
+                dataset.frame, schema, plan, ledger=ledger, fresh=fresh, label="Export: randomized copy"
+            )
         state.released_plans[view.plan_key(dataset, ledger)] = plan
         remember_release(state)
         st.rerun()

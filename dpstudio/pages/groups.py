@@ -12,11 +12,13 @@ from dpstudio.support.training import budget_notice, epsilon_input, suggested_ep
 state = get_state()
 dataset, schema, ledger = state.dataset, state.dataset.schema, state.ledger()
 st.title(_("6. Groups"))
-st.write(_(
-    "Where are the dense groups in your table — customers by location and income, patients by age and dose? A grid is "
-    "laid over the columns' declared bounds, **every** cell's count gets noise, and dense cells that touch form a group. "
-    "What you can share is the **map** of groups; which group each of your rows falls in is for your eyes only."
-))
+st.write(
+    _(
+        "Where are the dense groups in your table — customers by location and income, patients by age and dose? A grid is "
+        "laid over the columns' declared bounds, **every** cell's count gets noise, and dense cells that touch form a group. "
+        "What you can share is the **map** of groups; which group each of your rows falls in is for your eyes only."
+    )
+)
 
 budget_notice(ledger, suggested_epsilon(ledger), _("no map can be made"))
 candidates = clustering_columns(schema)
@@ -29,8 +31,10 @@ if columns is None:
 grid = view.grid_settings(schema, columns)
 leaks = schema.leak_notes(columns)
 if leaks:
-    st.error(" ".join(leaks) + " " + _("The map will NOT be safe to share until their bounds are declared on the Data page."),
-             icon=":material/gpp_bad:")
+    st.error(
+        " ".join(leaks) + " " + _("The map will NOT be safe to share until their bounds are declared on the Data page."),
+        icon=":material/gpp_bad:",
+    )
 
 epsilon = epsilon_input(ledger, _("ε to spend on the map"), "groups_epsilon", _("computed"))
 seeded = st.checkbox(_("Reproducible demo seed (the map must not be released)"), value=False, key="groups_seeded")
@@ -43,8 +47,12 @@ if st.button(_("Find groups"), type="primary", disabled=epsilon is None or grid 
         except (BudgetExceededError, DataError) as error:
             st.error(str(error))
         except Exception:
-            st.error(_("The groups could not be found on these columns; nothing was charged. Check the declarations on the "
-                       "Data page or choose other columns."))
+            st.error(
+                _(
+                    "The groups could not be found on these columns; nothing was charged. Check the declarations on the "
+                    "Data page or choose other columns."
+                )
+            )
 
 result = view.current(state)
 if result is None:

@@ -11,11 +11,13 @@ from dpstudio.support.state import table_name
 state = get_state()
 ledger = state.ledger()
 st.title(_("2. Privacy"))
-st.write(_(
-    "**ε (epsilon)** is the privacy budget of the dataset **{dataset}**: the total privacy loss you accept for "
-    "everyone in it, across everything you train or export. Smaller is more private and noisier. Every release spends "
-    "part of it; when it is gone, nothing more can leave this screen."
-).format(dataset=table_name(ledger.name)))
+st.write(
+    _(
+        "**ε (epsilon)** is the privacy budget of the dataset **{dataset}**: the total privacy loss you accept for "
+        "everyone in it, across everything you train or export. Smaller is more private and noisier. Every release spends "
+        "part of it; when it is gone, nothing more can leave this screen."
+    ).format(dataset=table_name(ledger.name))
+)
 st.info(_(PROMISE), icon=":material/verified_user:")
 st.write(_("**Now:** {summary}.").format(summary=ledger.summary()))
 
@@ -29,7 +31,9 @@ st.caption(_("Every total set, every spend and every recorded choice, oldest fir
 history = ledger.history()
 history["event"] = history["event"].map(lambda event: _(event) if isinstance(event, str) else event)
 # The CSV keeps its English headers (a machine-readable file); the table on screen is labelled in the reader's language.
-st.dataframe(history, hide_index=True, width="stretch",
-             column_config={name: st.column_config.Column(_(name)) for name in history.columns})  # names: accountant.HISTORY_HEADERS
-st.download_button(_("Download the history (CSV)"), ledger.history_csv(), file_name="budget_history.csv", mime="text/csv",
-                   key="download_history")
+st.dataframe(
+    history, hide_index=True, width="stretch", column_config={name: st.column_config.Column(_(name)) for name in history.columns}
+)  # names: accountant.HISTORY_HEADERS
+st.download_button(
+    _("Download the history (CSV)"), ledger.history_csv(), file_name="budget_history.csv", mime="text/csv", key="download_history"
+)

@@ -27,34 +27,55 @@ st.title(_("3. Train"))
 
 problems = schema.problems(dataset.frame, need_target=True)
 if problems:
-    st.error(_("The table's declarations are not complete yet:") + " " + " ".join(problems) + " " + _("Fix them on the Data page."))
+    st.error(
+        _("The table's declarations are not complete yet:") + " " + " ".join(problems) + " " + _("Fix them on the Data page.")
+    )
     st.stop()
 
 budget_notice(ledger, suggested_epsilon(ledger), _("nothing more can be trained"))
-st.write(_("Predict **{target}** ({task}) from {count} feature columns. Training spends budget.").format(
-    target=schema.target.name, task=task_name(schema.task), count=len(schema.features)))
+st.write(
+    _("Predict **{target}** ({task}) from {count} feature columns. Training spends budget.").format(
+        target=schema.target.name, task=task_name(schema.task), count=len(schema.features)
+    )
+)
 if leaky_columns(schema):
-    st.error(leak_summary(schema) + " " + _("The model below will NOT be safe to share until their domains are declared on the "
-                                            "Data page."), icon=":material/gpp_bad:")
+    st.error(
+        leak_summary(schema)
+        + " "
+        + _("The model below will NOT be safe to share until their domains are declared on the Data page."),
+        icon=":material/gpp_bad:",
+    )
 else:
-    st.success(_("Every domain is declared: the model you get is differentially private and safe to share."),
-               icon=":material/verified_user:")
+    st.success(
+        _("Every domain is declared: the model you get is differentially private and safe to share."),
+        icon=":material/verified_user:",
+    )
 models = {m.key: m for m in models_for(schema.task, kinds=("ours",))}
 suggested = models.get(state.best_model.get(schema.task))
 if suggested:
-    st.info(_("Your last Compare run found **{model}** most accurate on this table. Picking a model by comparing on "
-              "your own data reveals a little about it; the default below was chosen on public benchmark data instead.").format(
-        model=_(suggested.name)), icon=":material/lightbulb:")
+    st.info(
+        _(
+            "Your last Compare run found **{model}** most accurate on this table. Picking a model by comparing on "
+            "your own data reveals a little about it; the default below was chosen on public benchmark data instead."
+        ).format(model=_(suggested.name)),
+        icon=":material/lightbulb:",
+    )
 # After a reload the page shows the model trained last, so the selector starts on it too.
 shown = recall_result(state, "trained", TrainedModel)
 start = list(models).index(shown.key) if shown is not None and shown.key in models else 0
-spec = models[st.selectbox(_("Model"), list(models), index=start, format_func=lambda k: _(models[k].name), key=keyed("train_model"))]
+spec = models[
+    st.selectbox(_("Model"), list(models), index=start, format_func=lambda k: _(models[k].name), key=keyed("train_model"))
+]
 st.caption(_(spec.description))
 view.approximate_warning(spec)
 params = view.settings(spec)
 encodings = {"ordinal": _("one column each (codes)"), "onehot": _("one 0/1 column per category")}
 encoding = st.radio(
-    _("Categorical features"), list(encodings), horizontal=True, format_func=encodings.get, key=keyed("train_encoding"),
+    _("Categorical features"),
+    list(encodings),
+    horizontal=True,
+    format_func=encodings.get,
+    key=keyed("train_encoding"),
     help=_("Codes keep the table narrow, which suits DP trees; one-hot suits Naive Bayes with few categories."),
 )
 
@@ -65,10 +86,16 @@ seeded = st.checkbox(_("Reproducible demo seed (the result must not be released)
 if st.button(_("Train"), type="primary", disabled=epsilon is None or (spec.approximate and delta is None)):
     bar = st.progress(0.0, text=_("Training {model} at ε = {epsilon}…").format(model=_(spec.name), epsilon=short(epsilon)))
     try:
-        state.trained = train_in_session(state, spec.key, epsilon, params, encoding, seeded,
-                                         progress=lambda elapsed, estimate: bar.progress(*progress_text(_(spec.name), elapsed,
-                                                                                                        estimate)),
-                                         delta=delta)
+        state.trained = train_in_session(
+            state,
+            spec.key,
+            epsilon,
+            params,
+            encoding,
+            seeded,
+            progress=lambda elapsed, estimate: bar.progress(*progress_text(_(spec.name), elapsed, estimate)),
+            delta=delta,
+        )
         remember_result(state, "trained")  # even if this browser tab was reloaded meanwhile, the charged model is kept
         st.rerun()
     except (BudgetExceededError, DataError) as error:
@@ -76,8 +103,12 @@ if st.button(_("Train"), type="primary", disabled=epsilon is None or (spec.appro
         st.error(str(error))
     except Exception:
         bar.empty()
-        st.error(_("This model could not be trained on this table; nothing was charged. Check the declarations on the Data "
-                   "page or pick another model."))
+        st.error(
+            _(
+                "This model could not be trained on this table; nothing was charged. Check the declarations on the Data "
+                "page or pick another model."
+            )
+        )
 
 trained = recall_result(state, "trained", TrainedModel)  # also one a run cut short by a reload finished
 if trained is None or trained.task != schema.task:
@@ -87,8 +118,10 @@ st.divider()
 st.subheader(spent_heading(_(trained.name), trained.epsilon, ledger, trained.delta))
 view.spending(trained)
 if leaky_columns(schema):
-    st.error(_("Not differentially private: trained with domains read from the data. Do not share this model."),
-             icon=":material/gpp_bad:")
+    st.error(
+        _("Not differentially private: trained with domains read from the data. Do not share this model."),
+        icon=":material/gpp_bad:",
+    )
 if trained.seeded:
     st.warning(_("Reproducible seed — do not release this model."), icon=":material/warning:")
 view.scores(trained, schema)

@@ -52,8 +52,10 @@ RECONSTRUCTION = {"quick": (5_000, 10, 20.0), "thorough": (20_000, 30, None)}
 AUDIT = {"quick": (100, 20.0), "thorough": (400, 600.0)}
 #: The broken controls spend this many times ε: a realistic bug the audit must be able to catch at every setting.
 BROKEN_FACTOR = 10.0
-PAGE_NOTE = N_("**Owner's eyes only.** Every attack on this page runs on your raw data to show what differential privacy "
-             "protects. Nothing on it is released, nothing is differentially private, and it spends **no privacy budget**.")
+PAGE_NOTE = N_(
+    "**Owner's eyes only.** Every attack on this page runs on your raw data to show what differential privacy "
+    "protects. Nothing on it is released, nothing is differentially private, and it spends **no privacy budget**."
+)
 
 
 @dataclass
@@ -117,8 +119,9 @@ def _depth(key: str) -> str:
 def _dp_model(column: Any, task: str, label: str, key: str) -> str:
     """A DP model of ours or diffprivlib's for the task, the page's default first chosen."""
     private = {m.key: _(m.name) for m in models_for(task, kinds=("ours", "diffprivlib"))}
-    return column.selectbox(label, list(private), index=list(private).index(DEFAULT_DP[task]), format_func=private.get,
-                            key=keyed(key))
+    return column.selectbox(
+        label, list(private), index=list(private).index(DEFAULT_DP[task]), format_func=private.get, key=keyed(key)
+    )
 
 
 def _sentences(sentences: list[str]) -> None:
@@ -131,15 +134,24 @@ def _sentences(sentences: list[str]) -> None:
 def membership_section(state: StudioState, held: AttackResults) -> None:
     dataset = state.dataset
     task = dataset.schema.task
-    st.write(_("A coin toss makes each row (each person, when the table names whose rows are whose) a **member** or not. "
-             "The model is trained on the members only — once without DP and once with it — and an attacker who sees the "
-             "model and the whole population tries to tell who was a member: by how well the model fits each record "
-             "(loss threshold), and by comparing it with models of its own trained with and without that record (LiRA)."))
+    st.write(
+        _(
+            "A coin toss makes each row (each person, when the table names whose rows are whose) a **member** or not. "
+            "The model is trained on the members only — once without DP and once with it — and an attacker who sees the "
+            "model and the whole population tries to tell who was a member: by how well the model fits each record "
+            "(loss threshold), and by comparing it with models of its own trained with and without that record (LiRA)."
+        )
+    )
     plain = {m.key: _(m.name) for m in models_for(task, kinds=("non-private",))}
     left, right = st.columns(2)
     model = _dp_model(left, task, _("Model with DP"), f"attack_model_{task}")
-    baseline = right.selectbox(_("The same job without DP"), list(plain), index=list(plain).index(DEFAULT_PLAIN[task]),
-                               format_func=plain.get, key=keyed(f"attack_baseline_{task}"))
+    baseline = right.selectbox(
+        _("The same job without DP"),
+        list(plain),
+        index=list(plain).index(DEFAULT_PLAIN[task]),
+        format_func=plain.get,
+        key=keyed(f"attack_baseline_{task}"),
+    )
     epsilon = left.select_slider(_("ε of the DP model"), EPSILONS, value=1.0, key="attack_epsilon")
     with right:
         depth = _depth("attack_depth")
@@ -147,8 +159,16 @@ def membership_section(state: StudioState, held: AttackResults) -> None:
         settings = QUICK if depth == "quick" else THOROUGH
 
         def work(report: Callable[[float, float | None, str], None]) -> MembershipResult:
-            return attack_membership(_design(dataset), model, float(epsilon), baseline=baseline, settings=settings,
-                                     count_noise=state.count_noise, selection=state.selection, progress=report)
+            return attack_membership(
+                _design(dataset),
+                model,
+                float(epsilon),
+                baseline=baseline,
+                settings=settings,
+                count_noise=state.count_noise,
+                selection=state.selection,
+                progress=report,
+            )
 
         held.membership = _run(work, _("Splitting the rows into members and non-members…")) or held.membership
         _keep(state)
@@ -162,17 +182,39 @@ def membership_section(state: StudioState, held: AttackResults) -> None:
     log = st.checkbox(_("Zoom in on low false-alarm rates (log scale)"), key="attack_log")
     st.altair_chart(localized(roc_chart(result, log)), width="stretch")
     table = result.table()
-    st.dataframe(table, hide_index=True, width="stretch", column_config={
-        **{c: st.column_config.Column(_(c)) for c in table.columns},
-        "ε": st.column_config.NumberColumn(_("ε (blank: no DP)")),
-        **{c: st.column_config.NumberColumn(_(c), format="%.3f") for c in ("AUC", "AUC ± (95 %)", "AUC ceiling", "TPR at 1 % FPR",
-                                                                            "TPR ± (95 %)", "TPR ceiling", "empirical ε (lower bound)")},
-    })
-    members = (_("{members} people were members and {others} were not.") if result.unit == "person"
-               else _("{members} rows were members and {others} were not."))
-    st.caption(members.format(members=integer(result.n_members), others=integer(result.n_non_members)) + " "
-               + " ".join(result.notes) + " "
-               + _("Measured in {seconds} s, on your raw data: owner's eyes only.").format(seconds=integer(result.seconds)))
+    st.dataframe(
+        table,
+        hide_index=True,
+        width="stretch",
+        column_config={
+            **{c: st.column_config.Column(_(c)) for c in table.columns},
+            "ε": st.column_config.NumberColumn(_("ε (blank: no DP)")),
+            **{
+                c: st.column_config.NumberColumn(_(c), format="%.3f")
+                for c in (
+                    "AUC",
+                    "AUC ± (95 %)",
+                    "AUC ceiling",
+                    "TPR at 1 % FPR",
+                    "TPR ± (95 %)",
+                    "TPR ceiling",
+                    "empirical ε (lower bound)",
+                )
+            },
+        },
+    )
+    members = (
+        _("{members} people were members and {others} were not.")
+        if result.unit == "person"
+        else _("{members} rows were members and {others} were not.")
+    )
+    st.caption(
+        members.format(members=integer(result.n_members), others=integer(result.n_non_members))
+        + " "
+        + " ".join(result.notes)
+        + " "
+        + _("Measured in {seconds} s, on your raw data: owner's eyes only.").format(seconds=integer(result.seconds))
+    )
 
 
 def roc_chart(result: MembershipResult, log: bool = False) -> alt.Chart:
@@ -188,18 +230,36 @@ def roc_chart(result: MembershipResult, log: bool = False) -> alt.Chart:
         colours.append("#000000" if kind == "ceiling" else "#888888" if kind == "chance" else palette[attack % len(palette)])
         attack += kind == "attack"
     scale = alt.Scale(type="log", domain=[1e-3, 1]) if log else alt.Scale(domain=[0, 1])
-    return alt.Chart(data).mark_line(clip=True).encode(
-        x=alt.X("fpr:Q", scale=scale, title=_("false alarms: share of non-members accused")),
-        y=alt.Y("tpr:Q", scale=alt.Scale(type="log", domain=[1e-3, 1]) if log else alt.Scale(domain=[0, 1]),
-                title=_("share of members spotted")),
-        color=alt.Color("line:N", scale=alt.Scale(domain=lines, range=colours), title=None,
-                        legend=alt.Legend(orient="bottom", columns=2, labelLimit=0)),
-        strokeDash=alt.StrokeDash("kind:N", scale=alt.Scale(domain=["attack", "ceiling", "chance"],
-                                                            range=[[1, 0], [6, 4], [2, 3]]), legend=None),
-        tooltip=[alt.Tooltip("line:N", title=_("curve")), alt.Tooltip("fpr:Q", title=_("false alarms"), format=".3f"),
-                 alt.Tooltip("tpr:Q", title=_("members spotted"), format=".3f")],
-    ).properties(height=420, title=_("Can the attacker tell members from non-members? (above the dashed black line: more than "
-                                     "ε allows)"))
+    return (
+        alt.Chart(data)
+        .mark_line(clip=True)
+        .encode(
+            x=alt.X("fpr:Q", scale=scale, title=_("false alarms: share of non-members accused")),
+            y=alt.Y(
+                "tpr:Q",
+                scale=alt.Scale(type="log", domain=[1e-3, 1]) if log else alt.Scale(domain=[0, 1]),
+                title=_("share of members spotted"),
+            ),
+            color=alt.Color(
+                "line:N",
+                scale=alt.Scale(domain=lines, range=colours),
+                title=None,
+                legend=alt.Legend(orient="bottom", columns=2, labelLimit=0),
+            ),
+            strokeDash=alt.StrokeDash(
+                "kind:N", scale=alt.Scale(domain=["attack", "ceiling", "chance"], range=[[1, 0], [6, 4], [2, 3]]), legend=None
+            ),
+            tooltip=[
+                alt.Tooltip("line:N", title=_("curve")),
+                alt.Tooltip("fpr:Q", title=_("false alarms"), format=".3f"),
+                alt.Tooltip("tpr:Q", title=_("members spotted"), format=".3f"),
+            ],
+        )
+        .properties(
+            height=420,
+            title=_("Can the attacker tell members from non-members? (above the dashed black line: more than ε allows)"),
+        )
+    )
 
 
 # --- reconstruction ------------------------------------------------------------------------------
@@ -207,10 +267,14 @@ def roc_chart(result: MembershipResult, log: bool = False) -> alt.Chart:
 
 def reconstruction_section(state: StudioState, held: AttackResults) -> None:
     dataset = state.dataset
-    st.write(_("The randomized copy (the Export page) writes each value as it is with probability e^ε/(e^ε + k − 1) and "
-             "otherwise as one of the other k − 1 values. Here an attacker who has found a person's row in a copy made with "
-             "the default plan tries to guess their true values back: from the copy alone, and knowing everything else "
-             "about the person (a model of your other columns). No copy is released."))
+    st.write(
+        _(
+            "The randomized copy (the Export page) writes each value as it is with probability e^ε/(e^ε + k − 1) and "
+            "otherwise as one of the other k − 1 values. Here an attacker who has found a person's row in a copy made with "
+            "the default plan tries to guess their true values back: from the copy alone, and knowing everything else "
+            "about the person (a model of your other columns). No copy is released."
+        )
+    )
     left, right = st.columns(2)
     epsilon = left.select_slider(_("ε per column of the copy"), EPSILONS, value=1.0, key="attack_copy_epsilon")
     with right:
@@ -219,8 +283,15 @@ def reconstruction_section(state: StudioState, held: AttackResults) -> None:
         rows, rounds, limit = RECONSTRUCTION[depth]
 
         def work(report: Callable[[float, float | None, str], None]) -> ReconstructionResult:
-            return attack_reconstruction(dataset.frame, dataset.schema, epsilon=float(epsilon), max_rows=rows,
-                                         prior_rounds=rounds, time_limit=limit, progress=report)
+            return attack_reconstruction(
+                dataset.frame,
+                dataset.schema,
+                epsilon=float(epsilon),
+                max_rows=rows,
+                prior_rounds=rounds,
+                time_limit=limit,
+                progress=report,
+            )
 
         held.reconstruction = _run(work, _("Randomising a copy…")) or held.reconstruction
         _keep(state)
@@ -230,27 +301,46 @@ def reconstruction_section(state: StudioState, held: AttackResults) -> None:
     _sentences(reconstruction_sentences(result))
     st.altair_chart(localized(reconstruction_chart(result)), width="stretch")
     table = result.table()
-    st.dataframe(table, hide_index=True, width="stretch", column_config={
-        **{c: st.column_config.Column(_(c)) for c in table.columns[:3]},
-        **{c: st.column_config.NumberColumn(_(c), format="percent") for c in table.columns[3:]}})
-    st.caption(_("Measured on {rows} of your rows in {seconds} s: owner's eyes only.").format(
-        rows=integer(result.n_rows), seconds=integer(result.seconds)) + " " + " ".join(result.notes))
+    st.dataframe(
+        table,
+        hide_index=True,
+        width="stretch",
+        column_config={
+            **{c: st.column_config.Column(_(c)) for c in table.columns[:3]},
+            **{c: st.column_config.NumberColumn(_(c), format="percent") for c in table.columns[3:]},
+        },
+    )
+    st.caption(
+        _("Measured on {rows} of your rows in {seconds} s: owner's eyes only.").format(
+            rows=integer(result.n_rows), seconds=integer(result.seconds)
+        )
+        + " "
+        + " ".join(result.notes)
+    )
 
 
 def reconstruction_chart(result: ReconstructionResult) -> alt.Chart:
     """Per column: how often the informed attacker was right from what it knew and with the copy, and DP's ceiling."""
     rows = []
     for c in result.columns:
-        rows += [{"column": c.column, "what": _("knowing everything else, without the copy"), "rate": c.prior_only},
-                 {"column": c.column, "what": _("knowing everything else, with the copy"), "rate": c.with_copy},
-                 {"column": c.column, "what": _(CEILING), "rate": c.ceiling}]
+        rows += [
+            {"column": c.column, "what": _("knowing everything else, without the copy"), "rate": c.prior_only},
+            {"column": c.column, "what": _("knowing everything else, with the copy"), "rate": c.with_copy},
+            {"column": c.column, "what": _(CEILING), "rate": c.ceiling},
+        ]
     data = pd.DataFrame(rows)
-    encode = {"y": alt.Y("column:N", title=None, sort=None),
-              "x": alt.X("rate:Q", title=_("how often the attacker guesses right"), scale=alt.Scale(domain=[0, 1]),
-                         axis=alt.Axis(format="%")),
-              "color": alt.Color("what:N", title=None, legend=alt.Legend(orient="bottom", labelLimit=0)),
-              "tooltip": [alt.Tooltip("column:N", title=_("column")), alt.Tooltip("what:N", title=_("what")),
-                          alt.Tooltip("rate:Q", title=_("rate"), format=".1%")]}
+    encode = {
+        "y": alt.Y("column:N", title=None, sort=None),
+        "x": alt.X(
+            "rate:Q", title=_("how often the attacker guesses right"), scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")
+        ),
+        "color": alt.Color("what:N", title=None, legend=alt.Legend(orient="bottom", labelLimit=0)),
+        "tooltip": [
+            alt.Tooltip("column:N", title=_("column")),
+            alt.Tooltip("what:N", title=_("what")),
+            alt.Tooltip("rate:Q", title=_("rate"), format=".1%"),
+        ],
+    }
     points = alt.Chart(data[data["what"] != _(CEILING)]).mark_point(filled=True, size=70).encode(**encode)
     ceiling = alt.Chart(data[data["what"] == _(CEILING)]).mark_tick(thickness=2, size=18).encode(**encode)
     return (points + ceiling).properties(title=_("Guessing a person's value back from the randomized copy"))
@@ -265,11 +355,15 @@ CEILING = N_("the most ε lets the copy add")
 def audit_section(state: StudioState, held: AttackResults) -> None:
     dataset = state.dataset
     task = dataset.schema.task
-    st.write(_("Does the model keep its promise? It is trained many times on a small sample of your rows, and as many times on "
-             "the same sample plus one made-up person at the edge of every declared range; how often its prediction for that "
-             "person crosses a threshold gives a lower bound on the privacy loss, at 95 % confidence. Two deliberately broken "
-             "versions of the same model (given 10 × the budget, one with its noise frozen) are always audited too: only when "
-             "the audit catches one can its finding no violation be trusted."))
+    st.write(
+        _(
+            "Does the model keep its promise? It is trained many times on a small sample of your rows, and as many times on "
+            "the same sample plus one made-up person at the edge of every declared range; how often its prediction for that "
+            "person crosses a threshold gives a lower bound on the privacy loss, at 95 % confidence. Two deliberately broken "
+            "versions of the same model (given 10 × the budget, one with its noise frozen) are always audited too: only when "
+            "the audit catches one can its finding no violation be trusted."
+        )
+    )
     left, right = st.columns(2)
     model = _dp_model(left, task, _("Model to audit"), f"audit_model_{task}")
     epsilon = left.select_slider(_("Claimed ε"), EPSILONS, value=1.0, key="audit_epsilon")
@@ -280,9 +374,18 @@ def audit_section(state: StudioState, held: AttackResults) -> None:
         runs, seconds = AUDIT[depth]
 
         def work(report: Callable[[float, float | None, str], None]) -> AuditResult:
-            return audit_model(_design(dataset), model, float(epsilon), n_runs=runs, controls=("budget", "frozen"),
-                               broken_factor=BROKEN_FACTOR, time_limit=seconds, count_noise=state.count_noise,
-                               selection=state.selection, progress=report)
+            return audit_model(
+                _design(dataset),
+                model,
+                float(epsilon),
+                n_runs=runs,
+                controls=("budget", "frozen"),
+                broken_factor=BROKEN_FACTOR,
+                time_limit=seconds,
+                count_noise=state.count_noise,
+                selection=state.selection,
+                progress=report,
+            )
 
         held.audit = _run(work, _("Fitting the model with and without the record…")) or held.audit
         _keep(state)
@@ -292,15 +395,34 @@ def audit_section(state: StudioState, held: AttackResults) -> None:
     if not result.passed:
         st.error(_("The audit proves a larger privacy loss than the model claims. Please report it."))
     elif not result.conclusive:
-        st.warning(_("This audit was too small to tell: it did not catch its deliberately broken control, so it could not "
-                     "have caught a leaking model either. Run the thorough audit."), icon=":material/warning:")
+        st.warning(
+            _(
+                "This audit was too small to tell: it did not catch its deliberately broken control, so it could not "
+                "have caught a leaking model either. Run the thorough audit."
+            ),
+            icon=":material/warning:",
+        )
     _sentences(audit_sentences(result))
     table = result.table()
-    st.dataframe(table, hide_index=True, width="stretch", column_config={
-        **{c: st.column_config.Column(_(c)) for c in table.columns},
-        **{c: st.column_config.NumberColumn(_(c), format="%.2f") for c in ("lower bound on ε", "most any audit of this size can show")}})
-    st.caption(" ".join(result.notes) + " " + _("Measured in {seconds} s, on {rows} of your rows: owner's eyes only.").format(
-        seconds=integer(result.seconds), rows=integer(result.n_rows)))
+    st.dataframe(
+        table,
+        hide_index=True,
+        width="stretch",
+        column_config={
+            **{c: st.column_config.Column(_(c)) for c in table.columns},
+            **{
+                c: st.column_config.NumberColumn(_(c), format="%.2f")
+                for c in ("lower bound on ε", "most any audit of this size can show")
+            },
+        },
+    )
+    st.caption(
+        " ".join(result.notes)
+        + " "
+        + _("Measured in {seconds} s, on {rows} of your rows: owner's eyes only.").format(
+            seconds=integer(result.seconds), rows=integer(result.n_rows)
+        )
+    )
 
 
 # --- the summary ---------------------------------------------------------------------------------
@@ -311,7 +433,12 @@ def summary_download(dataset: Dataset, held: AttackResults) -> None:
     st.subheader(_("One-page summary"))
     st.caption(_(OWNER_ONLY))
     page = html_report(table_name=dataset.name, membership=held.membership, reconstruction=held.reconstruction, audit=held.audit)
-    st.download_button(_("Download the summary (HTML, owner's eyes only)"), page.encode("utf-8"),
-                       file_name="attack_summary_OWNERS_EYES_ONLY.html", mime="text/html", disabled=held.empty,
-                       key="attack_summary", help=_("Open it in a browser and print it to PDF for a one-page handout."))
-
+    st.download_button(
+        _("Download the summary (HTML, owner's eyes only)"),
+        page.encode("utf-8"),
+        file_name="attack_summary_OWNERS_EYES_ONLY.html",
+        mime="text/html",
+        disabled=held.empty,
+        key="attack_summary",
+        help=_("Open it in a browser and print it to PDF for a one-page handout."),
+    )

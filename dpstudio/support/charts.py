@@ -11,5 +11,13 @@ from dpcore.i18n import get_language
 def localized(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
     """``chart`` with axis ticks and tooltips written with the language's decimal and thousands separators."""
     code = get_language()
-    return chart.configure(locale={"number": {"decimal": get_decimal_symbol(code), "thousands": get_group_symbol(code),
-                                              "grouping": [3], "currency": ["", ""]}})
+    return chart.configure(
+        locale={
+            "number": {
+                "decimal": get_decimal_symbol(code),
+                "thousands": get_group_symbol(code),
+                "grouping": [3],
+                "currency": ["", ""],
+            }
+        }
+    )

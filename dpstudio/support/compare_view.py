@@ -42,8 +42,9 @@ def choose_models(task: str, settings: SweepSettings | None) -> list[str]:
         # Settings made for another table (another task) name none of these models: start from the standard set.
         fits = settings is not None and set(settings.models) & task_keys
         default = [k for k in settings.models if k in labels] if fits else standard
-        chosen += st.multiselect(_(KIND_LABELS[kind]), list(labels), default=default, format_func=labels.get,
-                                 key=keyed(f"models_{kind}_{task}"))
+        chosen += st.multiselect(
+            _(KIND_LABELS[kind]), list(labels), default=default, format_func=labels.get, key=keyed(f"models_{kind}_{task}")
+        )
     return chosen
 
 
@@ -87,16 +88,22 @@ def run_with_progress(state: StudioState, settings: SweepSettings, prepared: Pre
 def summary_table(summary: pd.DataFrame, metric: str, problem: str) -> None:
     table = summary[summary["metric"] == metric][["name", "kind", "epsilon", "mean", "std", "runs", "fit_seconds"]].copy()
     table["name"] = table["name"].map(_)
-    st.dataframe(table, hide_index=True, width="stretch", column_config={
-        "name": st.column_config.TextColumn(_("model")),
-        "kind": st.column_config.TextColumn(_("kind")),
-        "epsilon": st.column_config.NumberColumn(_("ε (blank: non-private)")),
-        "mean": st.column_config.NumberColumn(_("{metric} (mean)").format(metric=_(metric)),
-                                              format="localized" if problem == "regression" else "percent"),
-        "std": st.column_config.NumberColumn(_("spread (sd)"), format="%.3g"),
-        "runs": st.column_config.NumberColumn(_("runs")),
-        "fit_seconds": st.column_config.NumberColumn(_("seconds per fit"), format="%.2f"),
-    })
+    st.dataframe(
+        table,
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "name": st.column_config.TextColumn(_("model")),
+            "kind": st.column_config.TextColumn(_("kind")),
+            "epsilon": st.column_config.NumberColumn(_("ε (blank: non-private)")),
+            "mean": st.column_config.NumberColumn(
+                _("{metric} (mean)").format(metric=_(metric)), format="localized" if problem == "regression" else "percent"
+            ),
+            "std": st.column_config.NumberColumn(_("spread (sd)"), format="%.3g"),
+            "runs": st.column_config.NumberColumn(_("runs")),
+            "fit_seconds": st.column_config.NumberColumn(_("seconds per fit"), format="%.2f"),
+        },
+    )
 
 
 def downloads(results: pd.DataFrame, chart) -> None:
@@ -105,7 +112,9 @@ def downloads(results: pd.DataFrame, chart) -> None:
     name = "comparison_NOT_FOR_RELEASE"
     c1, c2, c3 = st.columns(3)
     c1.download_button(_("Results (CSV)"), results_csv(results), file_name=f"{name}.csv", mime="text/csv", key="dl_csv")
-    c2.download_button(_("Chart (PNG)"), lambda: chart_image(chart, "png"), file_name=f"{name}.png", mime="image/png",
-                       key="dl_png")
-    c3.download_button(_("Chart (SVG)"), lambda: chart_image(chart, "svg"), file_name=f"{name}.svg", mime="image/svg+xml",
-                       key="dl_svg")
+    c2.download_button(
+        _("Chart (PNG)"), lambda: chart_image(chart, "png"), file_name=f"{name}.png", mime="image/png", key="dl_png"
+    )
+    c3.download_button(
+        _("Chart (SVG)"), lambda: chart_image(chart, "svg"), file_name=f"{name}.svg", mime="image/svg+xml", key="dl_svg"
+    )

@@ -25,8 +25,18 @@ EPSILON_GRIDS = {
 #: The models a comparison starts with: ours (boosting first, the benchmarks' best), the DP mean or
 #: a DP linear baseline, and one non-private reference per task.
 DEFAULT_MODELS = (
-    "dp_boosting_reg", "dp_boosting_clf", "dp_tree", "dp_forest", "dp_mean", "dpl_linear", "sk_tree_reg",
-    "dp_random_forest", "dp_gaussian_nb", "dpl_gaussian_nb", "dpl_logistic", "sk_forest_clf",
+    "dp_boosting_reg",
+    "dp_boosting_clf",
+    "dp_tree",
+    "dp_forest",
+    "dp_mean",
+    "dpl_linear",
+    "sk_tree_reg",
+    "dp_random_forest",
+    "dp_gaussian_nb",
+    "dpl_gaussian_nb",
+    "dpl_logistic",
+    "sk_forest_clf",
 )
 # English in the CSV (machine-readable); ``_()`` where a person reads them.
 NOT_FOR_RELEASE = N_("contains non-private reference figures — not for release")
@@ -58,17 +68,23 @@ PRESETS = {
         "California housing (sample)",
         SweepSettings(
             ("dp_tree", "dp_forest", "dp_tree_median", "dp_forest_median", "dp_mean", "sk_tree_reg", "sk_partitioned_forest"),
-            tuple(float(e) for e in PAPER_A_EPSILONS), n_folds=10, shuffle=False,
+            tuple(float(e) for e in PAPER_A_EPSILONS),
+            n_folds=10,
+            shuffle=False,
         ),
-        N_("The published protocol (unshuffled 10-fold cross-validation, nine ε) on the bundled sample; "
-           "published figures are drawn dashed, converted to dollars. Takes a few minutes."),
+        N_(
+            "The published protocol (unshuffled 10-fold cross-validation, nine ε) on the bundled sample; "
+            "published figures are drawn dashed, converted to dollars. Takes a few minutes."
+        ),
     ),
     "adult_nb": ExperimentPreset(
         N_("Naive Bayes accuracy vs ε on Adult"),
         "Adult census income (sample)",
         SweepSettings(
             ("dp_gaussian_nb", "dpl_gaussian_nb", "sk_gaussian_nb"),
-            (0.01, 0.0316, 0.1, 0.316, 1.0, 3.16, 10.0, 31.6, 100.0), n_folds=5, repetitions=5,
+            (0.01, 0.0316, 0.1, 0.316, 1.0, 3.16, 10.0, 31.6, 100.0),
+            n_folds=5,
+            repetitions=5,
         ),
         N_("The thesis's curve: DP Gaussian Naive Bayes from ε = 0.01 to 100, ours beside diffprivlib's."),
     ),
@@ -127,8 +143,9 @@ def published_reference(dataset: Dataset, settings: SweepSettings, metric: str) 
     lower, upper = CALIFORNIA_TARGET_RANGE
     table = paper_a_table()
     table = table[table["model"].isin(settings.models)]
-    table = table.assign(mean=table["mae"] * (upper - lower),
-                         name=[_("{model} — published").format(model=_(get(m).name)) for m in table["model"]])
+    table = table.assign(
+        mean=table["mae"] * (upper - lower), name=[_("{model} — published").format(model=_(get(m).name)) for m in table["model"]]
+    )
     return table
 
 
@@ -155,8 +172,10 @@ def comparison_chart(summary: pd.DataFrame, metric: str, unit: str, published: p
     # No label limit: three "DP partitioned forest (…" entries must stay distinguishable.
     colour = alt.Color("name:N", title=_("model"), legend=alt.Legend(labelLimit=0, orient="bottom", columns=2, symbolOpacity=1))
     tooltip = [
-        alt.Tooltip("name:N", title=_("model")), alt.Tooltip("epsilon:Q", title="ε"),
-        alt.Tooltip("mean:Q", title=_(metric), format=",.4g"), alt.Tooltip("std:Q", title=_("spread (sd)"), format=",.3g"),
+        alt.Tooltip("name:N", title=_("model")),
+        alt.Tooltip("epsilon:Q", title="ε"),
+        alt.Tooltip("mean:Q", title=_(metric), format=",.4g"),
+        alt.Tooltip("std:Q", title=_("spread (sd)"), format=",.3g"),
         alt.Tooltip("runs:Q", title=_("runs")),
     ]
     base = alt.Chart(private)
@@ -165,16 +184,19 @@ def comparison_chart(summary: pd.DataFrame, metric: str, unit: str, published: p
     too_wide = (private["high"] - private["low"]) > 0.25 * (domain[1] - domain[0])
     narrow = private[~private["model"].isin(private.loc[too_wide, "model"])]
     layers = [
-        alt.Chart(narrow).mark_area(opacity=0.15).encode(
-            x=x, y=alt.Y("low:Q", title=title_y, scale=y_scale), y2="high:Q", color=colour
-        ),
+        alt.Chart(narrow)
+        .mark_area(opacity=0.15)
+        .encode(x=x, y=alt.Y("low:Q", title=title_y, scale=y_scale), y2="high:Q", color=colour),
         base.mark_line(clip=True).encode(x=x, y=y, color=colour),
         base.mark_point(filled=True, size=50, clip=True).encode(x=x, y=y, color=colour, tooltip=tooltip),
     ]
     if not reference.empty:
         layers.append(
-            alt.Chart(reference).mark_rule(strokeDash=[8, 4], strokeWidth=2).encode(
-                y=y, color=colour,
+            alt.Chart(reference)
+            .mark_rule(strokeDash=[8, 4], strokeWidth=2)
+            .encode(
+                y=y,
+                color=colour,
                 tooltip=[alt.Tooltip("name:N", title=_("non-private (owner only)")), alt.Tooltip("mean:Q", format=",.4g")],
             )
         )
@@ -183,8 +205,13 @@ def comparison_chart(summary: pd.DataFrame, metric: str, unit: str, published: p
         published = published[published["epsilon"].between(private["epsilon"].min(), private["epsilon"].max())]
     if published is not None and not published.empty:
         layers.append(
-            alt.Chart(published).mark_line(strokeDash=[2, 3], opacity=0.7, clip=True).encode(
-                x=x, y=y, color=colour, tooltip=[alt.Tooltip("name:N"), alt.Tooltip("epsilon:Q"), alt.Tooltip("mean:Q", format=",.4g")]
+            alt.Chart(published)
+            .mark_line(strokeDash=[2, 3], opacity=0.7, clip=True)
+            .encode(
+                x=x,
+                y=y,
+                color=colour,
+                tooltip=[alt.Tooltip("name:N"), alt.Tooltip("epsilon:Q"), alt.Tooltip("mean:Q", format=",.4g")],
             )
         )
     # The marking is part of the image itself, so a saved or forwarded chart still says what it is.
@@ -196,7 +223,9 @@ def comparison_chart(summary: pd.DataFrame, metric: str, unit: str, published: p
         title=alt.TitleParams(
             _("{metric} against ε — dashed rules: non-private references").format(metric=_(metric)),
             subtitle=[_("{marking}: measured on the owner's raw data").format(marking=_(OWNER_ONLY).upper())],
-            subtitleColor="#b00020", subtitleFontWeight="bold", subtitleFontSize=14,
+            subtitleColor="#b00020",
+            subtitleFontWeight="bold",
+            subtitleFontSize=14,
         ),
     )
 
@@ -231,19 +260,24 @@ def summary_sentences(summary: pd.DataFrame, metric: str, task: str, at_epsilon:
     at = private[private["epsilon"] == eps]
     lower_is_better = task == "regression"
     best = at.loc[at["mean"].idxmin() if lower_is_better else at["mean"].idxmax()]
-    out = [_("At ε = {epsilon}, the most accurate private model is **{model}** ({metric} {score}).").format(
-        epsilon=short(eps), model=_(best.at[NAME]), metric=_(metric), score=format_metric(best["mean"], task))]
+    out = [
+        _("At ε = {epsilon}, the most accurate private model is **{model}** ({metric} {score}).").format(
+            epsilon=short(eps), model=_(best.at[NAME]), metric=_(metric), score=format_metric(best["mean"], task)
+        )
+    ]
     if get(best["model"]).approximate:
         out[0] += " " + _("It is approximate DP: its promise also allows a small probability δ = 1e-5 of failure.")
     references = data[data["epsilon"].isna()]
     if not references.empty:
         ref = references.loc[references["mean"].idxmin() if lower_is_better else references["mean"].idxmax()]
-        out.append(_relative(best, ref, metric, lower_is_better,
-                             _("the best non-private model, {model}").format(model=_(ref.at[NAME]))))
+        out.append(
+            _relative(best, ref, metric, lower_is_better, _("the best non-private model, {model}").format(model=_(ref.at[NAME])))
+        )
     floor = at[at["model"] == "dp_mean"]
     if lower_is_better and not floor.empty and best["model"] != "dp_mean":
-        out.append(_relative(best, floor.iloc[0], metric, lower_is_better,
-                             _("the DP mean baseline (which ignores every feature)")))
+        out.append(
+            _relative(best, floor.iloc[0], metric, lower_is_better, _("the DP mean baseline (which ignores every feature)"))
+        )
     return out
 
 
@@ -258,12 +292,18 @@ def best_of_ours(summary: pd.DataFrame, metric: str, task: str) -> str | None:
 def _relative(model, reference, metric, lower_is_better, label) -> str:
     if lower_is_better:
         change = (model["mean"] - reference["mean"]) / reference["mean"]
-        sentence = (_("Its error is {share} above {reference} ({score}).") if change > 0
-                    else _("Its error is {share} below {reference} ({score})."))
+        sentence = (
+            _("Its error is {share} above {reference} ({score}).")
+            if change > 0
+            else _("Its error is {share} below {reference} ({score}).")
+        )
         return sentence.format(share=percent(abs(change)), reference=label, score=format_metric(reference["mean"], "regression"))
     gap = (model["mean"] - reference["mean"]) * 100
-    sentence = (_("Its {metric} is {points} points below {reference} ({score}).") if gap < 0
-                else _("Its {metric} is {points} points above {reference} ({score})."))
+    sentence = (
+        _("Its {metric} is {points} points below {reference} ({score}).")
+        if gap < 0
+        else _("Its {metric} is {points} points above {reference} ({score}).")
+    )
     return sentence.format(metric=_(metric), points=decimal(abs(gap), 1), reference=label, score=percent(reference["mean"], 1))
 
 
@@ -282,7 +322,6 @@ def results_csv(results: pd.DataFrame) -> bytes:
     """The tidy results, headed by a not-for-release line and marked on every row: all measured on raw data."""
     header = f"# {NOT_FOR_RELEASE}; measured on the owner's raw data\n"
     return (header + results.assign(marking=OWNER_ONLY).to_csv(index=False)).encode("utf-8")
-
 
 
 def interleaved(tasks: list[Task]) -> list[Task]:
@@ -307,9 +346,13 @@ def seconds_left(measured: dict[str, list[float]], remaining: list[Task]) -> flo
 
 
 def progress_text(task: Task, left: float) -> str:
-    when = (_("about {seconds} s left").format(seconds=integer(left)) if left < 120
-            else _("about {minutes} min left").format(minutes=integer(left / 60)))
+    when = (
+        _("about {seconds} s left").format(seconds=integer(left))
+        if left < 120
+        else _("about {minutes} min left").format(minutes=integer(left / 60))
+    )
     if task.epsilon != task.epsilon:  # a non-private model: no ε
         return _("Fitted {model}, fold {fold} — {when}").format(model=_(get(task.model).name), fold=task.fold + 1, when=when)
     return _("Fitted {model} at ε = {epsilon}, fold {fold} — {when}").format(
-        model=_(get(task.model).name), epsilon=short(task.epsilon), fold=task.fold + 1, when=when)
+        model=_(get(task.model).name), epsilon=short(task.epsilon), fold=task.fold + 1, when=when
+    )

@@ -31,13 +31,19 @@ SOURCES = (N_("A bundled sample"), N_("My own CSV file"))
 def choose_table(state: StudioState) -> None:
     """A bundled sample or an upload (with an optional schema file); a refused file keeps the current work."""
     # The choice follows the table in use, so coming back to this page never swaps an upload for a sample.
-    source = st.radio(_("Table"), SOURCES, index=0 if state.dataset.is_sample else 1, horizontal=True, key=keyed("data_source"),
-                      format_func=_)
+    source = st.radio(
+        _("Table"), SOURCES, index=0 if state.dataset.is_sample else 1, horizontal=True, key=keyed("data_source"), format_func=_
+    )
     if source == SOURCES[0]:
         names = list(SAMPLES)
         current = names.index(state.dataset.name) if state.dataset.is_sample and state.dataset.name in names else None
-        choice = st.selectbox(_("Sample"), names, index=current, format_func=table_name,
-                              placeholder=_("Choose a sample (it replaces your uploaded table)"))
+        choice = st.selectbox(
+            _("Sample"),
+            names,
+            index=current,
+            format_func=table_name,
+            placeholder=_("Choose a sample (it replaces your uploaded table)"),
+        )
         if choice is not None and choice != state.dataset.name:
             use_dataset(state, load_sample(choice, state.catalog()))
             st.rerun()
@@ -45,8 +51,9 @@ def choose_table(state: StudioState) -> None:
         upload = st.file_uploader(
             _("Upload a table: CSV (comma, semicolon or tab separated; UTF-8 or Latin-1), Excel (.xlsx) or Parquet"), key="upload"
         )
-        schema_upload = st.file_uploader(_("Optional: a schema file saved from DP Studio (JSON)"), type=["json"],
-                                         key="schema_upload")
+        schema_upload = st.file_uploader(
+            _("Optional: a schema file saved from DP Studio (JSON)"), type=["json"], key="schema_upload"
+        )
         if upload is not None and upload.file_id != state.loaded_upload_id:
             state.loaded_upload_id = upload.file_id  # a refused file is not read again on every rerun
             schema_bytes = schema_upload.getvalue() if schema_upload else None
@@ -78,10 +85,12 @@ def choose_table(state: StudioState) -> None:
 
 def _separate_form(key: str, default_name: str = "") -> tuple[str, str, bool]:
     """The name, the reason and the button of "make this a separate dataset" (the same on both of its places)."""
-    st.write(_(
-        "Only do this if the rows really describe other people. Two datasets of the same people would give each person "
-        "two budgets — that is why the choice and your reason are kept in the new dataset's history."
-    ))
+    st.write(
+        _(
+            "Only do this if the rows really describe other people. Two datasets of the same people would give each person "
+            "two budgets — that is why the choice and your reason are kept in the new dataset's history."
+        )
+    )
     name = st.text_input(_("Name of the new dataset"), value=default_name, key=f"{key}_name")
     reason = st.text_input(_("Why are these different people?"), key=f"{key}_reason")
     return name, reason, st.button(_("Make it a separate dataset"), key=f"{key}_button")
@@ -139,12 +148,14 @@ def declarations_editor(state: StudioState) -> None:
     """The editable table of roles, kinds, bounds and categories."""
     dataset = state.dataset
     st.subheader(_("Declare the columns"))
-    st.write(_(
-        "**Role**: *feature* (used to predict), *target* (what to predict), *identifier* (name, e-mail, ID: never used, "
-        "dropped from exports), *ignore*. **Bounds** and **categories** (separated by `|`) are your public declarations: "
-        "values outside the bounds are clipped, unknown categories become *(other)*. A domain suggested from your data "
-        "is ticked *read from data (leak)*: replace it with a public one, then untick it."
-    ))
+    st.write(
+        _(
+            "**Role**: *feature* (used to predict), *target* (what to predict), *identifier* (name, e-mail, ID: never used, "
+            "dropped from exports), *ignore*. **Bounds** and **categories** (separated by `|`) are your public declarations: "
+            "values outside the bounds are clipped, unknown categories become *(other)*. A domain suggested from your data "
+            "is ticked *read from data (leak)*: replace it with a public one, then untick it."
+        )
+    )
     editor_key = f"schema_editor_{dataset.fingerprint}_{dataset.revision}"
     if editor_key not in st.session_state:
         # The editor's own state is gone after a visit to another page: start it from what was declared.
@@ -164,19 +175,26 @@ def declarations_editor(state: StudioState) -> None:
             "upper": st.column_config.NumberColumn(_("upper"), help=_("Public upper bound")),
             "categories": st.column_config.TextColumn(_("categories"), help=_("The public list of values, separated by |")),
             "missing → fill": st.column_config.NumberColumn(
-                _("missing → fill"), help=_("Value for a missing number (default: middle of the bounds)")),
-            "public": st.column_config.CheckboxColumn(_("public"), help=_("Declared non-sensitive: an export may copy it unchanged")),
+                _("missing → fill"), help=_("Value for a missing number (default: middle of the bounds)")
+            ),
+            "public": st.column_config.CheckboxColumn(
+                _("public"), help=_("Declared non-sensitive: an export may copy it unchanged")
+            ),
             "may be missing": st.column_config.CheckboxColumn(
                 _("may be missing"), help=_("A value can be absent: an export then randomizes 'missing' as a category of its own")
             ),
             "match numbers": st.column_config.CheckboxColumn(
-                _("match numbers"), help=_("Categories that read as one number are one category: 0, 0.0, \"0\" and 00. Untick "
-                                           "to compare them as text."),
+                _("match numbers"),
+                help=_(
+                    'Categories that read as one number are one category: 0, 0.0, "0" and 00. Untick to compare them as text.'
+                ),
             ),
             "read from data (leak)": st.column_config.CheckboxColumn(
                 _("read from data (leak)"),
-                help=_("Ticked when the bounds or categories were read from your data. Untick it only once they are public "
-                       "declarations."),
+                help=_(
+                    "Ticked when the bounds or categories were read from your data. Untick it only once they are public "
+                    "declarations."
+                ),
             ),
             "source": st.column_config.TextColumn(_("source")),
         },
@@ -198,9 +216,15 @@ def privacy_unit_question(state: StudioState) -> None:
     """Whether a person can have several rows, which column says whose row it is, and how many rows count."""
     dataset, schema = state.dataset, state.dataset.schema
     st.subheader(_("Whom each row belongs to"))
-    answer = st.radio(_("Can one person appear in several rows?"), SEVERAL_ROWS, index=0 if schema.privacy_unit is None else 1,
-                      horizontal=True, key=keyed(f"several_rows_{dataset.fingerprint}"), format_func=_,
-                      help=_("Visits of one patient, transactions of one customer, yearly reviews of one employee."))
+    answer = st.radio(
+        _("Can one person appear in several rows?"),
+        SEVERAL_ROWS,
+        index=0 if schema.privacy_unit is None else 1,
+        horizontal=True,
+        key=keyed(f"several_rows_{dataset.fingerprint}"),
+        format_func=_,
+        help=_("Visits of one patient, transactions of one customer, yearly reviews of one employee."),
+    )
     if answer == SEVERAL_ROWS[0]:
         if schema.privacy_unit is not None:
             _declare_unit(state, None, 1)
@@ -208,18 +232,30 @@ def privacy_unit_question(state: StudioState) -> None:
     names = [str(c) for c in dataset.frame.columns]
     current = schema.privacy_unit or next((c.name for c in schema.columns if c.role == "identifier"), None)
     left, right = st.columns(2)
-    column = left.selectbox(_("Which column identifies them?"), names, index=names.index(current) if current in names else None,
-                            placeholder=_("Choose the column (a patient, customer or employee number)"),
-                            key=f"unit_column_{dataset.fingerprint}",
-                            help=_("A patient number, customer ID or employee number. It is never used by a model nor released."))
-    k = int(right.number_input(_("At most how many rows per person should count?"), min_value=1, max_value=1000,
-                               value=schema.rows_per_person if schema.privacy_unit else DEFAULT_ROWS_PER_PERSON, step=1,
-                               key=f"rows_per_person_{dataset.fingerprint}",
-                               help=_("Rows beyond this are left out at random. A larger number keeps more rows but adds "
-                                      "more noise.")))
+    column = left.selectbox(
+        _("Which column identifies them?"),
+        names,
+        index=names.index(current) if current in names else None,
+        placeholder=_("Choose the column (a patient, customer or employee number)"),
+        key=f"unit_column_{dataset.fingerprint}",
+        help=_("A patient number, customer ID or employee number. It is never used by a model nor released."),
+    )
+    k = int(
+        right.number_input(
+            _("At most how many rows per person should count?"),
+            min_value=1,
+            max_value=1000,
+            value=schema.rows_per_person if schema.privacy_unit else DEFAULT_ROWS_PER_PERSON,
+            step=1,
+            key=f"rows_per_person_{dataset.fingerprint}",
+            help=_("Rows beyond this are left out at random. A larger number keeps more rows but adds more noise."),
+        )
+    )
     if column is None:
-        st.info(_("Choose the column that says whose row each row is; until then each row counts as a person."),
-                icon=":material/person_search:")
+        st.info(
+            _("Choose the column that says whose row each row is; until then each row counts as a person."),
+            icon=":material/person_search:",
+        )
         return
     if (column, k) != (schema.privacy_unit, schema.rows_per_person):
         _declare_unit(state, column, k)
@@ -229,12 +265,15 @@ def privacy_unit_question(state: StudioState) -> None:
         st.error(str(error))
         return
     dropped = rows_left_out(dataset.frame[column], k)
-    st.caption(_("Owner only: counting up to {k} rows per person leaves out {dropped} of {rows} rows (each "
-                 "person's extra rows, chosen at random). Every ε is now per person: a model or a copy protects each person's "
-                 "rows together, counting up to {k} rows each. The number itself is public: it is printed in every report "
-                 "and model card, so take it from how the data were collected (say, at most one visit a week for a year "
-                 "is 52), not by trying numbers until nothing is left out.").format(
-        k=integer(k), dropped=integer(dropped), rows=integer(len(dataset.frame))))
+    st.caption(
+        _(
+            "Owner only: counting up to {k} rows per person leaves out {dropped} of {rows} rows (each "
+            "person's extra rows, chosen at random). Every ε is now per person: a model or a copy protects each person's "
+            "rows together, counting up to {k} rows each. The number itself is public: it is printed in every report "
+            "and model card, so take it from how the data were collected (say, at most one visit a week for a year "
+            "is 52), not by trying numbers until nothing is left out."
+        ).format(k=integer(k), dropped=integer(dropped), rows=integer(len(dataset.frame)))
+    )
 
 
 def _declare_unit(state: StudioState, column: str | None, k: int) -> None:
@@ -262,13 +301,18 @@ def fix_leaks(state: StudioState) -> None:
             if numeric:
                 _estimate_bounds_action(state, numeric)
             left, right = st.columns(2)
-            if left.button(ngettext("Ignore this column", "Ignore these {count} columns", len(leaky)).format(count=len(leaky)),
-                           key="ignore_leaky"):
+            if left.button(
+                ngettext("Ignore this column", "Ignore these {count} columns", len(leaky)).format(count=len(leaky)),
+                key="ignore_leaky",
+            ):
                 ignore_columns(state, leaky)
                 remember(state)
                 st.rerun()
-            vouch = right.checkbox(_("They are public knowledge"), key="vouch_public",
-                                   help=_("For example a data dictionary, the law, or the choices a form offers."))
+            vouch = right.checkbox(
+                _("They are public knowledge"),
+                key="vouch_public",
+                help=_("For example a data dictionary, the law, or the choices a form offers."),
+            )
             if right.button(_("Declare them public"), key="declare_public", disabled=not vouch):
                 declare_public(state, leaky)
                 remember(state)
@@ -277,28 +321,48 @@ def fix_leaks(state: StudioState) -> None:
 
 def _estimate_bounds_action(state: StudioState, numeric: list[str]) -> None:
     """The bulk "estimate privately" action: its cost (a stated share of what is left, split evenly) before the click."""
-    st.write(_(
-        "**Estimate the bounds of the {count} numeric column(s) privately.** Each column's quartiles are found with "
-        "differential privacy on a public grid that covers negative numbers, tiny fractions, prices and years, then "
-        "widened to two quartile spreads beyond them and rounded out to round numbers; columns named like a year get "
-        "bounds to the decade. It spends a share of what is left of this dataset's budget, split evenly over the columns."
-    ).format(count=len(numeric)))
+    st.write(
+        _(
+            "**Estimate the bounds of the {count} numeric column(s) privately.** Each column's quartiles are found with "
+            "differential privacy on a public grid that covers negative numbers, tiny fractions, prices and years, then "
+            "widened to two quartile spreads beyond them and rounded out to round numbers; columns named like a year get "
+            "bounds to the decade. It spends a share of what is left of this dataset's budget, split evenly over the columns."
+        ).format(count=len(numeric))
+    )
     left = state.ledger().available()
-    share = st.number_input(_("Share of the ε left to spend (%)"), min_value=1, max_value=100, value=round(DEFAULT_BUDGET_SHARE * 100),
-                            step=5, key="bounds_share") / 100
+    share = (
+        st.number_input(
+            _("Share of the ε left to spend (%)"),
+            min_value=1,
+            max_value=100,
+            value=round(DEFAULT_BUDGET_SHARE * 100),
+            step=5,
+            key="bounds_share",
+        )
+        / 100
+    )
     each = epsilon_per_column(left, len(numeric), share)
     if each <= 0:
-        st.info(_("Nothing is left of this dataset's budget to estimate bounds with: declare the bounds yourself, or "
-                  "raise the total on the Privacy page."), icon=":material/block:")
+        st.info(
+            _(
+                "Nothing is left of this dataset's budget to estimate bounds with: declare the bounds yourself, or "
+                "raise the total on the Privacy page."
+            ),
+            icon=":material/block:",
+        )
         return
     rows = len(state.dataset.frame)
     if each * rows < ROWS_TIMES_EPSILON_FOR_FIT:
-        st.caption(_("Owner only: at ε = {epsilon} per column, {rows} rows are too few for bounds that fit well (about ε × "
-                     "rows ≥ {needed} per column is needed). Declare the bounds you know, estimate fewer columns at once, "
-                     "or spend a larger share; the table below the button will show how well each bound fits.").format(
-            epsilon=short(each), rows=integer(rows), needed=integer(ROWS_TIMES_EPSILON_FOR_FIT)))
+        st.caption(
+            _(
+                "Owner only: at ε = {epsilon} per column, {rows} rows are too few for bounds that fit well (about ε × "
+                "rows ≥ {needed} per column is needed). Declare the bounds you know, estimate fewer columns at once, "
+                "or spend a larger share; the table below the button will show how well each bound fits."
+            ).format(epsilon=short(each), rows=integer(rows), needed=integer(ROWS_TIMES_EPSILON_FOR_FIT))
+        )
     label = _("Estimate privately (spends ε = {epsilon}: {share} of the {left} left, {each} per column)").format(
-        epsilon=short(each * len(numeric)), share=f"{share:.0%}", left=short(left), each=short(each))
+        epsilon=short(each * len(numeric)), share=f"{share:.0%}", left=short(left), each=short(each)
+    )
     if st.button(label + in_the_datasets_unit(state.ledger(), each * len(numeric)), key="estimate_bounds"):
         try:
             state.bounds_verdict = (state.dataset.fingerprint, estimate_numeric_bounds(state, each))
@@ -314,15 +378,25 @@ def bounds_fit(state: StudioState) -> None:
         return  # nothing estimated yet, or for another table
     verdict = state.bounds_verdict[1]
     st.subheader(_("How well the estimated bounds fit — owner's eyes only"))
-    st.caption(_("Read from your raw data: never released, never in a report. A bound clips the values beyond it; a width "
-                 "many times the true range spreads the people thin. Change any bound in the table above."))
+    st.caption(
+        _(
+            "Read from your raw data: never released, never in a report. A bound clips the values beyond it; a width "
+            "many times the true range spreads the people thin. Change any bound in the table above."
+        )
+    )
     warned = verdict.loc[verdict["warning"], "column"].tolist()
     if warned:
-        st.warning(_("More than {share} of the rows are clipped in: {columns}. Declare wider bounds for them if you know "
-                     "public ones.").format(share=f"{CLIPPED_WARNING:.0%}", columns=", ".join(f"'{c}'" for c in warned)),
-                   icon=":material/content_cut:")
+        st.warning(
+            _(
+                "More than {share} of the rows are clipped in: {columns}. Declare wider bounds for them if you know public ones."
+            ).format(share=f"{CLIPPED_WARNING:.0%}", columns=", ".join(f"'{c}'" for c in warned)),
+            icon=":material/content_cut:",
+        )
     st.dataframe(
-        verdict.drop(columns="warning"), width="stretch", hide_index=True, key="bounds_verdict",
+        verdict.drop(columns="warning"),
+        width="stretch",
+        hide_index=True,
+        key="bounds_verdict",
         column_config={
             "column": st.column_config.TextColumn(_("column")),
             "lower": st.column_config.NumberColumn(_("lower"), format="%g"),
@@ -338,18 +412,22 @@ def owner_previews(state: StudioState) -> None:
     """What the models will see and the values outside the declarations: raw rows, owner only."""
     dataset, schema = state.dataset, state.dataset.schema
     st.subheader(_("What the models will see — owner only"))
-    st.caption(_(
-        "Every used column mapped to [0, 1] with your declarations (categories as evenly spaced codes). These are your raw "
-        "rows, for your eyes only: not differentially private."
-    ))
+    st.caption(
+        _(
+            "Every used column mapped to [0, 1] with your declarations (categories as evenly spaced codes). These are your raw "
+            "rows, for your eyes only: not differentially private."
+        )
+    )
     usable = Schema([c for c in schema.columns if not c.problems() and c.name in dataset.frame.columns])
     st.dataframe(Normaliser(usable).preview(dataset.frame.head(200)), width="stretch", height=240)
 
     st.subheader(_("Values outside your declarations — owner-only view"))
-    st.caption(_(
-        "Computed on your raw data for your eyes only: it never goes into a release or a report. "
-        "A large share means a bound is too tight or a category is missing from the list."
-    ))
+    st.caption(
+        _(
+            "Computed on your raw data for your eyes only: it never goes into a release or a report. "
+            "A large share means a bound is too tight or a category is missing from the list."
+        )
+    )
     shares = out_of_bounds_share(dataset.frame, usable)
     st.dataframe(
         shares,
@@ -357,8 +435,9 @@ def owner_previews(state: StudioState) -> None:
         hide_index=True,
         column_config={
             "column": st.column_config.TextColumn(_("column")),
-            "outside the declared domain": st.column_config.ProgressColumn(_("outside the declared domain"), format="percent",
-                                                                           min_value=0, max_value=1),
+            "outside the declared domain": st.column_config.ProgressColumn(
+                _("outside the declared domain"), format="percent", min_value=0, max_value=1
+            ),
             "what happens": st.column_config.TextColumn(_("what happens")),
             "missing": st.column_config.ProgressColumn(_("missing"), format="percent", min_value=0, max_value=1),
         },

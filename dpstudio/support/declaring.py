@@ -28,7 +28,8 @@ def in_the_datasets_unit(ledger: BudgetLedger, epsilon: float, delta: float = 0.
     booked_epsilon, booked_delta = convert(epsilon_decimal(epsilon), Decimal(repr(delta)), ADD_REMOVE, ledger.unit)
     if delta:
         return " " + _("(booked as ε = {epsilon}, δ = {delta} in this dataset's unit)").format(
-            epsilon=short(float(booked_epsilon)), delta=f"{float(booked_delta):.3g}")
+            epsilon=short(float(booked_epsilon)), delta=f"{float(booked_delta):.3g}"
+        )
     return " " + _("(booked as ε = {epsilon} in this dataset's unit)").format(epsilon=short(float(booked_epsilon)))
 
 
@@ -45,10 +46,13 @@ def leak_summary(schema: Schema) -> str | None:
     shown = ", ".join(f"'{n}'" for n in names[:6])
     if len(names) > 6:
         shown += _(" and {count} more").format(count=len(names) - 6)
-    return ngettext("Not differentially private yet: {count} column has bounds or categories read from your data ({names}). "
-                    "A model trained on it is not DP, and a copy leaves it out.",
-                    "Not differentially private yet: {count} columns have bounds or categories read from your data ({names}). "
-                    "A model trained on them is not DP, and a copy leaves them out.", len(names)).format(count=len(names), names=shown)
+    return ngettext(
+        "Not differentially private yet: {count} column has bounds or categories read from your data ({names}). "
+        "A model trained on it is not DP, and a copy leaves it out.",
+        "Not differentially private yet: {count} columns have bounds or categories read from your data ({names}). "
+        "A model trained on them is not DP, and a copy leaves them out.",
+        len(names),
+    ).format(count=len(names), names=shown)
 
 
 def _replace(state: StudioState, schema: Schema) -> None:
@@ -91,8 +95,12 @@ def discover_text_categories(state: StudioState, epsilon_per_column: float, tota
     schema = Schema.from_dict(state.dataset.schema.to_dict())
     columns = discoverable_columns(schema)
     found = discover_categories(state.dataset.frame, schema, columns, epsilon_per_column, total_delta, state.ledger())
-    apply_categories(schema, found, epsilon_per_column,
-                     people_needed(epsilon_per_column, total_delta, len(columns), schema.rows_per_person if schema.privacy_unit else 1))
+    apply_categories(
+        schema,
+        found,
+        epsilon_per_column,
+        people_needed(epsilon_per_column, total_delta, len(columns), schema.rows_per_person if schema.privacy_unit else 1),
+    )
     _replace(state, schema)
     return [name for name, categories in found.items() if len(categories) < 2]
 

@@ -53,12 +53,18 @@ def offer_earlier_work(state: StudioState) -> None:
     if not earlier:
         return
     with st.expander(_("Earlier work in this browser ({count})").format(count=len(earlier)), icon=":material/history:"):
-        st.caption(_("Each keeps its table, declarations and last results for {days} days after its last use.").format(
-            days=workspace.KEEP_DAYS))
+        st.caption(
+            _("Each keeps its table, declarations and last results for {days} days after its last use.").format(
+                days=workspace.KEEP_DAYS
+            )
+        )
         for number, kept in enumerate(earlier):
             left, right = st.columns([4, 1], vertical_alignment="center")
-            left.write(_("**{table}** — last used {when}").format(table=table_name(kept.table),
-                                                                 when=moment(datetime.fromtimestamp(kept.used))))
+            left.write(
+                _("**{table}** — last used {when}").format(
+                    table=table_name(kept.table), when=moment(datetime.fromtimestamp(kept.used))
+                )
+            )
             if right.button(_("Reopen"), key=f"reopen_{number}"):
                 dataset = workspace.load(state.ledger_path, kept.token, state.catalog())
                 if dataset is None:

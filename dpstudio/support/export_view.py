@@ -52,7 +52,8 @@ def starting_plan(state: StudioState, ledger: BudgetLedger, synthetic: bool = Fa
     if released is not None:
         return released, "" if state.release is not None else _(
             "A copy of this table was released earlier with the plan below: press **Release the copy** to get the same "
-            "copy again, at no extra cost.")
+            "copy again, at no extra cost."
+        )
     available = columns_budget(ledger, state.dataset.schema)
     row_count_epsilon = copy_costs(None, ledger.unit, state.dataset.schema)[1]
     if available > 0.001:
@@ -61,11 +62,15 @@ def starting_plan(state: StudioState, ledger: BudgetLedger, synthetic: bool = Fa
         columns = default_epsilon(ledger.remaining) - row_count_epsilon
         return default_plan(state.dataset.schema, budget=columns if columns > 0.001 else default_epsilon(available)), ""
     if row_count_epsilon:
-        sentence = _("Only ε = {left} is left of this dataset's budget, less than the ε = {count} its noisy row count needs: a "
-                     "new copy cannot be made. Raise the budget on the Privacy page only if you accept a weaker promise.")
+        sentence = _(
+            "Only ε = {left} is left of this dataset's budget, less than the ε = {count} its noisy row count needs: a "
+            "new copy cannot be made. Raise the budget on the Privacy page only if you accept a weaker promise."
+        )
     else:
-        sentence = _("Only ε = {left} is left of this dataset's budget: a new copy cannot be made. Raise the budget on the "
-                     "Privacy page only if you accept a weaker promise.")
+        sentence = _(
+            "Only ε = {left} is left of this dataset's budget: a new copy cannot be made. Raise the budget on the "
+            "Privacy page only if you accept a weaker promise."
+        )
     if synthetic:
         return default_plan(state.dataset.schema), ""
     return None, sentence.format(left=short(max(ledger.remaining, 0)), count=short(row_count_epsilon))
@@ -75,8 +80,9 @@ def budget_problem(state: StudioState, ledger: BudgetLedger, plan: ReleasePlan) 
     """A sentence when the plan costs more than is left (a plan released before is handed out again for free)."""
     cost = copy_costs(plan, ledger.unit, state.dataset.schema)[0]
     if cost > ledger.remaining + 1e-9 and state.released_plans.get(plan_key(state.dataset, ledger)) != plan:
-        return _("This plan costs ε = {cost} per person, more than the {left} left: lower the ε of some columns or drop "
-                 "them.").format(cost=short(float(f"{cost:.3g}")), left=short(float(f"{max(ledger.remaining, 0):.3g}")))
+        return _(
+            "This plan costs ε = {cost} per person, more than the {left} left: lower the ε of some columns or drop them."
+        ).format(cost=short(float(f"{cost:.3g}")), left=short(float(f"{max(ledger.remaining, 0):.3g}")))
     return None
 
 
@@ -95,25 +101,33 @@ def unit_notice(ledger: BudgetLedger, schema: Schema) -> None:
     """What the dataset's unit of protection means for a copy (padding, or an exact row count)."""
     row_count_epsilon = copy_costs(None, ledger.unit, schema)[1]
     if row_count_epsilon:
-        st.info(_(
-            "This dataset's unit is **{unit}**. A copy with one row per person would give away how many "
-            "people are in the table, so the copy is padded to a noisy row count (ε = {count}, charged on top of "
-            "the columns): a few filler rows are added, or a few real rows left out, and nobody can tell from the copy whether "
-            "a person is in it. If being in the table is not itself sensitive, you can declare the unit "
-            "'{other}' on the Privacy page instead (every model spend then counts double)."
-        ).format(unit=_(UNITS[ADD_REMOVE]), count=short(row_count_epsilon), other=_(UNITS[REPLACE_ONE])), icon=":material/info:")
+        st.info(
+            _(
+                "This dataset's unit is **{unit}**. A copy with one row per person would give away how many "
+                "people are in the table, so the copy is padded to a noisy row count (ε = {count}, charged on top of "
+                "the columns): a few filler rows are added, or a few real rows left out, and nobody can tell from the copy whether "
+                "a person is in it. If being in the table is not itself sensitive, you can declare the unit "
+                "'{other}' on the Privacy page instead (every model spend then counts double)."
+            ).format(unit=_(UNITS[ADD_REMOVE]), count=short(row_count_epsilon), other=_(UNITS[REPLACE_ONE])),
+            icon=":material/info:",
+        )
     else:
-        st.warning(_(
-            "This dataset's unit is **{unit}**: the copy protects every value of every person (each can deny "
-            "it) but has exactly one row per person, so it does not hide that a person is in the table. Sell it only where "
-            "being in the table is not itself sensitive."
-        ).format(unit=_(UNITS[REPLACE_ONE])), icon=":material/info:")
+        st.warning(
+            _(
+                "This dataset's unit is **{unit}**: the copy protects every value of every person (each can deny "
+                "it) but has exactly one row per person, so it does not hide that a person is in the table. Sell it only where "
+                "being in the table is not itself sensitive."
+            ).format(unit=_(UNITS[REPLACE_ONE])),
+            icon=":material/info:",
+        )
     with st.expander(_("Why the same table gives the same copy")):
-        st.write(_(
-            "If you handed out several independently randomized copies, a buyer holding two of them could average the noise "
-            "away. So DP Studio keeps each released copy beside the budget ledger and hands out the **same** copy again for the "
-            "same table and plan, at no extra cost. A **fresh** copy is a new release and is charged to the budget again."
-        ))
+        st.write(
+            _(
+                "If you handed out several independently randomized copies, a buyer holding two of them could average the noise "
+                "away. So DP Studio keeps each released copy beside the budget ledger and hands out the **same** copy again for the "
+                "same table and plan, at no extra cost. A **fresh** copy is a new release and is charged to the budget again."
+            )
+        )
 
 
 def plan_editor(base_plan: ReleasePlan, dataset: Dataset) -> pd.DataFrame:
@@ -146,19 +160,26 @@ def worth_buying(plan: ReleasePlan, schema: Schema, n_rows: int) -> bool:
             st.warning(summary + " " + noise_advice(worth), icon=":material/blur_on:")
         else:
             (st.warning if (worth["rating"] == "noise").any() else st.info)(summary, icon=":material/insights:")
-        st.dataframe(worth[["column", "epsilon", "typical_error", "verdict"]], hide_index=True, width="stretch",
-                     column_config={"column": st.column_config.TextColumn(_("column")),
-                                    "epsilon": st.column_config.NumberColumn("ε"),
-                                    "typical_error": st.column_config.NumberColumn(_("typical error"), format="±%.3g"),
-                                    "verdict": st.column_config.TextColumn(_("verdict"))})
+        st.dataframe(
+            worth[["column", "epsilon", "typical_error", "verdict"]],
+            hide_index=True,
+            width="stretch",
+            column_config={
+                "column": st.column_config.TextColumn(_("column")),
+                "epsilon": st.column_config.NumberColumn("ε"),
+                "typical_error": st.column_config.NumberColumn(_("typical error"), format="±%.3g"),
+                "verdict": st.column_config.TextColumn(_("verdict")),
+            },
+        )
     return noisy
 
 
 def noise_confirmation() -> bool:
     """For a copy that is mostly noise: the owner types the stated word to release it anyway (True once typed)."""
     word = _(NOISE_CONFIRMATION)
-    typed = st.text_input(_("This copy is mostly noise. To release it anyway, type **{word}**:").format(word=word),
-                          key="noise_confirmation")
+    typed = st.text_input(
+        _("This copy is mostly noise. To release it anyway, type **{word}**:").format(word=word), key="noise_confirmation"
+    )
     return noise_confirmed(typed)
 
 
@@ -166,8 +187,9 @@ def released(result: ReleaseResult) -> None:
     """What was charged, the three downloads and the buyer's report."""
     st.divider()
     if result.reused:
-        st.info(_("This table and plan were released before: here is the same copy again, at no extra cost."),
-                icon=":material/sync:")
+        st.info(
+            _("This table and plan were released before: here is the same copy again, at no extra cost."), icon=":material/sync:"
+        )
     else:
         st.success(_("Released: ε = {epsilon} per person charged to the budget.").format(epsilon=short(result.epsilon_charged)))
     if result.notes and not result.reused:  # counts of the private table, each labelled owner-only: never in the buyer's files
@@ -176,10 +198,16 @@ def released(result: ReleaseResult) -> None:
     # The buyer's Markdown report is written in the language the page is in now (the JSON is always English).
     markdown = report_markdown(result.report)
     c1.download_button(_("Released table (CSV)"), result.csv, file_name="released.csv", mime="text/csv", key="dl_release_csv")
-    c2.download_button(_("Privacy report (JSON)"), json.dumps(result.report, indent=2, ensure_ascii=False),
-                       file_name="privacy_report.json", mime="application/json", key="dl_release_json")
-    c3.download_button(_("Privacy report (Markdown)"), markdown, file_name="privacy_report.md", mime="text/markdown",
-                       key="dl_release_md")
+    c2.download_button(
+        _("Privacy report (JSON)"),
+        json.dumps(result.report, indent=2, ensure_ascii=False),
+        file_name="privacy_report.json",
+        mime="application/json",
+        key="dl_release_json",
+    )
+    c3.download_button(
+        _("Privacy report (Markdown)"), markdown, file_name="privacy_report.md", mime="text/markdown", key="dl_release_md"
+    )
     with st.expander(_("The buyer's report")):
         st.markdown(markdown)
 
@@ -187,15 +215,19 @@ def released(result: ReleaseResult) -> None:
 def buyer_check(frame: pd.DataFrame, schema: Schema, plan: ReleasePlan, result: ReleaseResult) -> None:
     """The buyer's debiased estimates beside the truth, for one column at a time: owner only."""
     st.subheader(_("Will the buyer's estimates be useful? — owner only"))
-    st.caption(_("Compares the buyer's debiased estimates with the true shares in your table. For your eyes only: never "
-                 "exported."))
+    st.caption(
+        _("Compares the buyer's debiased estimates with the true shares in your table. For your eyes only: never exported.")
+    )
     if plan.randomised_columns:
         column = st.selectbox(_("Column"), plan.randomised_columns, key="utility_column")
         check = estimate_vs_truth(frame, schema, plan, result.table, column)
         st.dataframe(check, hide_index=True, width="stretch")
         label = "category" if "category" in check.columns else check.columns[0]
-        bars = alt.Chart(check).mark_bar(opacity=0.35).encode(x=alt.X(f"{label}:N", title=column),
-                                                              y=alt.Y("truth:Q", title=_("share")))
+        bars = (
+            alt.Chart(check)
+            .mark_bar(opacity=0.35)
+            .encode(x=alt.X(f"{label}:N", title=column), y=alt.Y("truth:Q", title=_("share")))
+        )
         points = alt.Chart(check).mark_point(filled=True, color="black").encode(x=f"{label}:N", y="estimate:Q")
         errors = alt.Chart(check).mark_rule().encode(x=f"{label}:N", y="ci_lower:Q", y2="ci_upper:Q")
         title = _("Bars: truth (owner only); dots and lines: the buyer's estimate and 95 % interval")

@@ -52,5 +52,13 @@ def _remember_choice() -> None:
 def language_switch() -> None:
     """English / Tiếng Việt in the sidebar; a change reruns the page in the new language."""
     codes = list(LANGUAGES)
-    st.sidebar.radio(SWITCH_LABEL, codes, index=codes.index(get_language()), format_func=LANGUAGES.get, key=SWITCH_KEY,
-                     horizontal=True, label_visibility="collapsed", on_change=_remember_choice)
+    st.sidebar.radio(
+        SWITCH_LABEL,
+        codes,
+        index=codes.index(get_language()),
+        format_func=LANGUAGES.get,
+        key=SWITCH_KEY,
+        horizontal=True,
+        label_visibility="collapsed",
+        on_change=_remember_choice,
+    )

@@ -26,20 +26,29 @@ def unit_section(ledger: BudgetLedger) -> None:
     """The dataset's unit of protection; changing it after a spend needs typed consent."""
     st.subheader(_("Whom each release protects"))
     units = [ADD_REMOVE, REPLACE_ONE]
-    unit = st.radio(_("Unit of protection for this dataset"), units, index=units.index(ledger.unit),
-                    format_func=lambda u: _capital(_(UNITS[u])), key=keyed("unit_choice"))
-    st.caption(_(
-        "Models protect against adding or removing a person's row. A randomized copy on its own hides a person's values but not "
-        "that they are in the table; under the add/remove unit it is padded to a noisy number of rows. Choosing 'values may "
-        "change' counts every model spend twice (a changed row is one removed and one added)."
-    ))
+    unit = st.radio(
+        _("Unit of protection for this dataset"),
+        units,
+        index=units.index(ledger.unit),
+        format_func=lambda u: _capital(_(UNITS[u])),
+        key=keyed("unit_choice"),
+    )
+    st.caption(
+        _(
+            "Models protect against adding or removing a person's row. A randomized copy on its own hides a person's values but not "
+            "that they are in the table; under the add/remove unit it is padded to a noisy number of rows. Choosing 'values may "
+            "change' counts every model spend twice (a changed row is one removed and one added)."
+        )
+    )
     if unit != ledger.unit:
         typed = ""
         if ledger.spends():
             phrase = _(CHANGE_UNIT)
-            st.warning(_(
-                "Something was already released under the current unit: changing it changes what was promised for it. "
-                "Type **{phrase}** to confirm; the change is kept in the history.").format(phrase=phrase),
+            st.warning(
+                _(
+                    "Something was already released under the current unit: changing it changes what was promised for it. "
+                    "Type **{phrase}** to confirm; the change is kept in the history."
+                ).format(phrase=phrase),
                 icon=":material/warning:",
             )
             typed = st.text_input(_("Confirmation"), key="unit_confirmation", placeholder=phrase)
@@ -60,8 +69,9 @@ def budget_section(ledger: BudgetLedger) -> float:
     options = [*HARM_PRESETS, CUSTOM]
     preset = st.radio(_("Harm if a person's row were disclosed"), options, index=0, key=keyed("harm_preset"), format_func=_)
     if preset == CUSTOM:
-        chosen, problem = epsilon_problem(st.text_input(_("Total ε"), value=short(ledger.total), key="custom_total"),
-                                          name=_("The total ε"))
+        chosen, problem = epsilon_problem(
+            st.text_input(_("Total ε"), value=short(ledger.total), key="custom_total"), name=_("The total ε")
+        )
         if problem:
             st.error(problem + " " + _("The budget is unchanged."))
             chosen = ledger.total
@@ -76,22 +86,30 @@ def budget_section(ledger: BudgetLedger) -> float:
     confirmation = ""
     if raising:
         phrase = _(RAISE_BUDGET)
-        st.warning(_(
-            "This raises the total from ε = {old} to {new}: everyone in the dataset gets a weaker promise, "
-            "including for what was already released. Type **{phrase}** to confirm; the change is kept in the history."
-        ).format(old=short(ledger.total), new=short(chosen), phrase=phrase), icon=":material/warning:")
+        st.warning(
+            _(
+                "This raises the total from ε = {old} to {new}: everyone in the dataset gets a weaker promise, "
+                "including for what was already released. Type **{phrase}** to confirm; the change is kept in the history."
+            ).format(old=short(ledger.total), new=short(chosen), phrase=phrase),
+            icon=":material/warning:",
+        )
         confirmation = st.text_input(_("Confirmation"), key="raise_confirmation", placeholder=phrase)
         if confirmation.strip() and not _typed(confirmation, RAISE_BUDGET):
             st.caption(_("Type exactly: {phrase}").format(phrase=phrase))
     ready = chosen != ledger.total and (not raising or _typed(confirmation, RAISE_BUDGET))
     if st.button(_("Set as this dataset's budget"), type="primary", disabled=not ready):
         try:
-            ledger.set_total(chosen, confirm_raise=raising, reason="raised on the Privacy page" if raising else "lowered on the Privacy page")
+            ledger.set_total(
+                chosen, confirm_raise=raising, reason="raised on the Privacy page" if raising else "lowered on the Privacy page"
+            )
             st.rerun()
         except BudgetExceededError as error:
             st.error(str(error))
-    st.write(_("Current budget: **ε = {total}**, spent {spent}, left {left}.").format(
-        total=short(ledger.total), spent=short(ledger.spent), left=short(ledger.remaining)))
+    st.write(
+        _("Current budget: **ε = {total}**, spent {spent}, left {left}.").format(
+            total=short(ledger.total), spent=short(ledger.spent), left=short(ledger.remaining)
+        )
+    )
     return chosen
 
 
@@ -102,13 +120,16 @@ def mechanisms_section(state: StudioState) -> None:
     col_a, col_b = st.columns(2)
     with col_a:
         state.count_noise = st.radio(
-            _("Noise for numbers and counts"), ["laplace", "geometric"], index=["laplace", "geometric"].index(state.count_noise),
+            _("Noise for numbers and counts"),
+            ["laplace", "geometric"],
+            index=["laplace", "geometric"].index(state.count_noise),
             format_func=lambda k: {"laplace": _("Laplace"), "geometric": _("Geometric (discrete Laplace)")}[k],
         )
         st.caption(_(MECHANISM_NOTES[state.count_noise]))
     with col_b:
         state.selection = st.radio(
-            _("How choices are made (e.g. a tree's splits)"), ["gumbel", "permute_and_flip"],
+            _("How choices are made (e.g. a tree's splits)"),
+            ["gumbel", "permute_and_flip"],
             index=["gumbel", "permute_and_flip"].index(state.selection),
             format_func=lambda k: {"gumbel": _("Exponential mechanism"), "permute_and_flip": _("Permute-and-flip")}[k],
         )
@@ -121,8 +142,11 @@ def epsilon_demo(chosen: float, noise: str) -> None:
     """Twenty noisy releases of a toy count, and the coin on made-up answers."""
     st.subheader(_("See what ε does"))
     noise_name = {"laplace": _("Laplace"), "geometric": _("Geometric (discrete Laplace)")}.get(noise, noise)
-    st.write(_("Twenty releases of a public toy count of **120 people** at ε = {epsilon}, with {noise} noise:").format(
-        epsilon=short(chosen), noise=noise_name))
+    st.write(
+        _("Twenty releases of a public toy count of **120 people** at ε = {epsilon}, with {noise} noise:").format(
+            epsilon=short(chosen), noise=noise_name
+        )
+    )
     draws = noisy_count_demo(chosen, noise=noise)
     chart = (
         alt.Chart(draws)
@@ -153,4 +177,3 @@ def _capital(text: str) -> str:
 def _typed(text: str, phrase: str) -> bool:
     """Whether the owner typed the confirmation ``phrase`` (its English or its translation)."""
     return text.strip().lower() in {phrase.lower(), _(phrase).lower()}
-

@@ -46,7 +46,7 @@ def split_text(feature: str, threshold: float, schema: Schema) -> str:
     if feature in schema.names and schema[feature].kind == "categorical":
         levels = schema[feature].levels
         count = int(math.floor(threshold * (len(levels) - 1) + 1e-9)) + 1
-        return _("{column} is {categories}").format(column=feature, categories=_categories(levels[:max(count, 0)]))
+        return _("{column} is {categories}").format(column=feature, categories=_categories(levels[: max(count, 0)]))
     return f"{feature} ≤ {number(threshold)}"
 
 
@@ -54,8 +54,9 @@ def subset_text(feature: str, codes: list[int], schema: Schema) -> str:
     """A boosting round's categorical split: the categories that go left, by name."""
     if feature in schema.names and schema[feature].kind == "categorical":
         levels = schema[feature].levels
-        return _("{column} is {categories}").format(column=feature,
-                                                   categories=_categories([levels[c] for c in codes if c < len(levels)]))
+        return _("{column} is {categories}").format(
+            column=feature, categories=_categories([levels[c] for c in codes if c < len(levels)])
+        )
     return _("{column} in a random subset").format(column=feature)
 
 

@@ -82,7 +82,9 @@ class StudioState:
     compare_settings: object | None = None  # the SweepSettings of the comparison on screen
     compare_pending: bool = False  # a preset asked for a run on the next page load
     upload_error: str | None = None
-    refused_upload: tuple | None = None  # (name, bytes, schema bytes) of an upload refused for its people: it may be made separate
+    refused_upload: tuple | None = (
+        None  # (name, bytes, schema bytes) of an upload refused for its people: it may be made separate
+    )
     loaded_upload_id: str | None = None
     loaded_schema_id: str | None = None
     upload: tuple | None = None  # (name, bytes, schema bytes, reading options) of the last upload, to read it again
@@ -112,8 +114,15 @@ def load_sample(name: str, catalog: Catalog) -> Dataset:
     return Dataset(name, frame, info, schema, schema, catalog.open_table(lambda: [frame], name), is_sample=True)
 
 
-def dataset_from_upload(name: str, frame: pd.DataFrame, info: dict, catalog: Catalog, schema: Schema | None = None,
-                        dataset: str | None = None, separate: tuple[str, str] | None = None) -> Dataset:
+def dataset_from_upload(
+    name: str,
+    frame: pd.DataFrame,
+    info: dict,
+    catalog: Catalog,
+    schema: Schema | None = None,
+    dataset: str | None = None,
+    separate: tuple[str, str] | None = None,
+) -> Dataset:
     """An uploaded table, attached to the known dataset whose people it overlaps (or a new one, or ``dataset``).
 
     ``separate`` = (name, reason) makes it a separate dataset whatever it overlaps (recorded with the reason).
@@ -135,10 +144,12 @@ def apply_schema(dataset: Dataset, schema: Schema) -> None:
     """Use an uploaded schema for the table in use; its columns must be the table's."""
     missing = [c.name for c in schema.columns if c.name not in dataset.frame.columns]
     if missing or not schema.columns:
-        raise DataError(_(
-            "The schema file does not fit this table: it declares columns the table does not have "
-            "({columns}). Upload the schema saved for this table."
-        ).format(columns=", ".join(missing[:5]) or _("none at all")))
+        raise DataError(
+            _(
+                "The schema file does not fit this table: it declares columns the table does not have "
+                "({columns}). Upload the schema saved for this table."
+            ).format(columns=", ".join(missing[:5]) or _("none at all"))
+        )
     declared = {c.name for c in schema.columns}
     extra = [c for c in dataset.schema.columns if c.name not in declared]
     dataset.schema = dataset.base_schema = Schema([*schema.columns, *extra], schema.privacy_unit, schema.rows_per_person)

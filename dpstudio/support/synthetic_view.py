@@ -25,9 +25,13 @@ COPIES = (N_("randomized copy"), N_("synthetic copy"), N_("real rows (reference)
 
 def choose_kind() -> str:
     """The owner's choice between the two kinds of copy."""
-    labels = {RANDOMIZED: _("Randomized copy: every real row, each value randomized on its own"),
-              SYNTHETIC: _("Synthetic copy: invented rows drawn from a model of the table's noisy marginals")}
-    return str(st.radio(_("Which copy do you want to sell?"), list(labels), format_func=labels.__getitem__, key=keyed("copy_kind")))
+    labels = {
+        RANDOMIZED: _("Randomized copy: every real row, each value randomized on its own"),
+        SYNTHETIC: _("Synthetic copy: invented rows drawn from a model of the table's noisy marginals"),
+    }
+    return str(
+        st.radio(_("Which copy do you want to sell?"), list(labels), format_func=labels.__getitem__, key=keyed("copy_kind"))
+    )
 
 
 #: The smallest ε a synthetic copy can be made at (the settings' input starts there).
@@ -38,8 +42,12 @@ def budget_notice(ledger: BudgetLedger) -> None:
     """Said once, above the plan, when too little is left for a new synthetic copy."""
     available = max(ledger.remaining, 0.0)
     if available < MIN_EPSILON:
-        st.warning(_("Only ε = {left} is left of this dataset's budget: a new copy cannot be made. Raise the budget on the "
-                   "Privacy page only if you accept a weaker promise.").format(left=short(available)))
+        st.warning(
+            _(
+                "Only ε = {left} is left of this dataset's budget: a new copy cannot be made. Raise the budget on the "
+                "Privacy page only if you accept a weaker promise."
+            ).format(left=short(available))
+        )
 
 
 def settings(ledger: BudgetLedger) -> tuple[float, str, float] | None:
@@ -49,15 +57,35 @@ def settings(ledger: BudgetLedger) -> tuple[float, str, float] | None:
         return None
     left, right = st.columns(2)
     offered = min(max(default_epsilon(available, cap=1.0), MIN_EPSILON), available)  # leaves room for the other pages
-    epsilon = float(left.number_input(_("ε of the whole copy, per person"), min_value=MIN_EPSILON, max_value=float(available),
-                                      value=float(offered), step=0.1, format="%.2f", key="synthetic_epsilon"))
-    noise = str(right.radio(_("Noise"), ["gaussian", "laplace"], key=keyed("synthetic_noise"), horizontal=True,
-                            format_func={"gaussian": _("Gaussian (δ = 1e-6)"), "laplace": _("Laplace (δ = 0)")}.__getitem__))
+    epsilon = float(
+        left.number_input(
+            _("ε of the whole copy, per person"),
+            min_value=MIN_EPSILON,
+            max_value=float(available),
+            value=float(offered),
+            step=0.1,
+            format="%.2f",
+            key="synthetic_epsilon",
+        )
+    )
+    noise = str(
+        right.radio(
+            _("Noise"),
+            ["gaussian", "laplace"],
+            key=keyed("synthetic_noise"),
+            horizontal=True,
+            format_func={"gaussian": _("Gaussian (δ = 1e-6)"), "laplace": _("Laplace (δ = 0)")}.__getitem__,
+        )
+    )
     delta = DEFAULT_DELTA if noise == "gaussian" else 0.0
-    st.caption(_("The copy measures each column's counts and a tree of pairs of columns (the pairs chosen privately), and the "
-                 "target's pair with every column when the schema declares a target, over your declared categories and bins; "
-                 "every row is then invented from a model of those noisy counts. The plan above only says which columns the "
-                 "copy holds and their bins: its per-column ε is for the randomized copy."))
+    st.caption(
+        _(
+            "The copy measures each column's counts and a tree of pairs of columns (the pairs chosen privately), and the "
+            "target's pair with every column when the schema declares a target, over your declared categories and bins; "
+            "every row is then invented from a model of those noisy counts. The plan above only says which columns the "
+            "copy holds and their bins: its per-column ε is for the randomized copy."
+        )
+    )
     return epsilon, noise, delta
 
 
@@ -76,30 +104,56 @@ def make_copy(state: StudioState, ledger: BudgetLedger, plan: ReleasePlan, epsil
     if st.button(_("Make the synthetic copy"), type="primary"):
         dataset = state.dataset
         try:
-            state.release = synthesize_table(dataset.frame, dataset.schema, plan, epsilon=epsilon, delta=delta, noise=noise,
-                                             ledger=ledger, label="Export: synthetic copy", progress=_progress_bar(),
-                                             costs=CostMemory())
+            state.release = synthesize_table(
+                dataset.frame,
+                dataset.schema,
+                plan,
+                epsilon=epsilon,
+                delta=delta,
+                noise=noise,
+                ledger=ledger,
+                label="Export: synthetic copy",
+                progress=_progress_bar(),
+                costs=CostMemory(),
+            )
             st.rerun()
         except (BudgetExceededError, DataError) as error:
             st.error(str(error))
         except Exception:
-            st.error(_("The synthetic copy could not be made from this table; nothing was charged. Check the plan and the "
-                       "declarations."))
+            st.error(
+                _(
+                    "The synthetic copy could not be made from this table; nothing was charged. Check the plan and the "
+                    "declarations."
+                )
+            )
 
 
 def made(result: SyntheticResult) -> None:
     """What was charged, the three downloads, what to trust, and the buyer's report."""
     st.divider()
-    st.success(_("Synthetic copy made: ε = {epsilon}, δ = {delta} per person charged to the budget.").format(
-        epsilon=f"{result.epsilon_charged:g}", delta=f"{result.delta_charged:g}"))
+    st.success(
+        _("Synthetic copy made: ε = {epsilon}, δ = {delta} per person charged to the budget.").format(
+            epsilon=f"{result.epsilon_charged:g}", delta=f"{result.delta_charged:g}"
+        )
+    )
     if result.notes:
         st.caption(" ".join(result.notes))
     c1, c2, c3 = st.columns(3)
     c1.download_button(_("Synthetic table (CSV)"), result.csv, file_name="synthetic.csv", mime="text/csv", key="dl_synthetic_csv")
-    c2.download_button(_("Privacy report (JSON)"), json.dumps(result.report, indent=2, ensure_ascii=False),
-                       file_name="synthetic_report.json", mime="application/json", key="dl_synthetic_json")
-    c3.download_button(_("Privacy report (Markdown)"), result.markdown, file_name="synthetic_report.md",
-                       mime="text/markdown", key="dl_synthetic_md")
+    c2.download_button(
+        _("Privacy report (JSON)"),
+        json.dumps(result.report, indent=2, ensure_ascii=False),
+        file_name="synthetic_report.json",
+        mime="application/json",
+        key="dl_synthetic_json",
+    )
+    c3.download_button(
+        _("Privacy report (Markdown)"),
+        result.markdown,
+        file_name="synthetic_report.md",
+        mime="text/markdown",
+        key="dl_synthetic_md",
+    )
     can, cannot = trust_sentences(result.report)
     left, right = st.columns(2)
     left.markdown("**" + _("The buyer can trust") + "**\n\n" + "\n".join(f"- {s}" for s in can))
@@ -117,16 +171,29 @@ def _preview_key(state: StudioState, plan: ReleasePlan, epsilon: float, noise: s
 def preview(state: StudioState, plan: ReleasePlan, epsilon: float, noise: str, delta: float) -> None:
     """The owner's utility preview of both copies at ``epsilon``: free, never released."""
     st.subheader(_("Utility preview: both copies at ε = {epsilon} — owner only, free").format(epsilon=f"{epsilon:g}"))
-    st.caption(_("A simulation on your own rows, for your eyes only: both copies are made from 80 % of the rows with this plan "
-                 "and ε, compared with the truth, and a model trained on each copy is tested on the other 20 % of real rows. "
-                 "Nothing from it is released and nothing is charged; the real copy gets fresh noise."))
+    st.caption(
+        _(
+            "A simulation on your own rows, for your eyes only: both copies are made from 80 % of the rows with this plan "
+            "and ε, compared with the truth, and a model trained on each copy is tested on the other 20 % of real rows. "
+            "Nothing from it is released and nothing is charged; the real copy gets fresh noise."
+        )
+    )
     kept: dict[str, Any] = state.utility_previews
     key = _preview_key(state, plan, epsilon, noise)
     if st.button(_("Run the utility preview"), key="run_utility_preview"):
         dataset = state.dataset
         try:
-            kept[key] = utility_preview(dataset.frame, dataset.schema, plan, epsilon, delta=delta, noise=noise,
-                                        unit=state.ledger().unit, progress=_progress_bar(), costs=CostMemory())
+            kept[key] = utility_preview(
+                dataset.frame,
+                dataset.schema,
+                plan,
+                epsilon,
+                delta=delta,
+                noise=noise,
+                unit=state.ledger().unit,
+                progress=_progress_bar(),
+                costs=CostMemory(),
+            )
         except DataError as error:
             st.error(str(error))
         except Exception:
@@ -138,23 +205,40 @@ def preview(state: StudioState, plan: ReleasePlan, epsilon: float, noise: str, d
 
 def show_preview(table: pd.DataFrame) -> None:
     """The preview's table and chart (owner only)."""
-    names = {"one-way TV": _("single-column error (TV)"), "two-way TV": _("pair error (TV)"),
-             "accuracy": _("accuracy on held-out real rows")}
+    names = {
+        "one-way TV": _("single-column error (TV)"),
+        "two-way TV": _("pair error (TV)"),
+        "accuracy": _("accuracy on held-out real rows"),
+    }
     order = [_(c) for c in COPIES if c in set(table["copy"])]
     shown = table.assign(measure=table["measure"].map(names), copy=table["copy"].map(_))
     wide = shown.pivot(index="measure", columns="copy", values="value").reindex(columns=order)
-    st.dataframe(wide.map(lambda v: "—" if pd.isna(v) else fixed(v, 3)).rename_axis(index=_("measure"), columns=_("copy")),
-                 width="stretch")
+    st.dataframe(
+        wide.map(lambda v: "—" if pd.isna(v) else fixed(v, 3)).rename_axis(index=_("measure"), columns=_("copy")), width="stretch"
+    )
     errors = shown[table["measure"] != "accuracy"]
-    chart = alt.Chart(errors).mark_bar().encode(
-        x=alt.X("copy:N", title=None), y=alt.Y("value:Q", title=_("distance from the truth (0 = perfect, 1 = useless)")),
-        color=alt.Color("copy:N", legend=None), column=alt.Column("measure:N", title=None),
-    ).properties(width=220, height=220, title=_("Owner-only simulation: marginal error of each copy"))
+    chart = (
+        alt.Chart(errors)
+        .mark_bar()
+        .encode(
+            x=alt.X("copy:N", title=None),
+            y=alt.Y("value:Q", title=_("distance from the truth (0 = perfect, 1 = useless)")),
+            color=alt.Color("copy:N", legend=None),
+            column=alt.Column("measure:N", title=None),
+        )
+        .properties(width=220, height=220, title=_("Owner-only simulation: marginal error of each copy"))
+    )
     st.altair_chart(chart)
     accuracy = shown[table["measure"] == "accuracy"]
     if not accuracy.empty:
-        st.altair_chart(alt.Chart(accuracy).mark_bar().encode(
-            y=alt.Y("copy:N", title=None, sort="-x", axis=alt.Axis(labelLimit=300)),
-            x=alt.X("value:Q", title=_("accuracy on held-out real rows"), scale=alt.Scale(domain=[0, 1])),
-            color=alt.Color("copy:N", legend=None),
-        ).properties(height=220, title=_("Owner-only simulation: train on the copy, test on real rows")), width="stretch")
+        st.altair_chart(
+            alt.Chart(accuracy)
+            .mark_bar()
+            .encode(
+                y=alt.Y("copy:N", title=None, sort="-x", axis=alt.Axis(labelLimit=300)),
+                x=alt.X("value:Q", title=_("accuracy on held-out real rows"), scale=alt.Scale(domain=[0, 1])),
+                color=alt.Color("copy:N", legend=None),
+            )
+            .properties(height=220, title=_("Owner-only simulation: train on the copy, test on real rows")),
+            width="stretch",
+        )

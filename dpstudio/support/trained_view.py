@@ -33,16 +33,27 @@ def settings(spec: ModelSpec) -> dict:
             if p.choices:
                 chosen[p.name] = st.selectbox(p.name, p.choices, index=p.choices.index(p.default), help=_(p.help), key=key)
             else:
-                chosen[p.name] = st.number_input(p.name, min_value=int(p.minimum), max_value=int(p.maximum),
-                                                 value=int(p.default), step=1, help=_(p.help), key=key)
+                chosen[p.name] = st.number_input(
+                    p.name,
+                    min_value=int(p.minimum),
+                    max_value=int(p.maximum),
+                    value=int(p.default),
+                    step=1,
+                    help=_(p.help),
+                    key=key,
+                )
     return chosen
 
 
 def approximate_warning(spec: ModelSpec) -> None:
     if spec.approximate:
-        st.warning(_("Approximate DP: this model promises ε only up to a small probability δ of failure (chosen below). "
-                     "Choose it only if you accept that; the models not labelled approximate are pure ε-DP."),
-                   icon=":material/warning:")
+        st.warning(
+            _(
+                "Approximate DP: this model promises ε only up to a small probability δ of failure (chosen below). "
+                "Choose it only if you accept that; the models not labelled approximate are pure ε-DP."
+            ),
+            icon=":material/warning:",
+        )
 
 
 def spending(trained: TrainedModel) -> None:
@@ -55,23 +66,37 @@ def spending(trained: TrainedModel) -> None:
 def scores(trained: TrainedModel, schema: Schema) -> None:
     """Held-out scores beside a trivial guess, and per-class results: measured on raw rows, owner only."""
     details = trained.details
-    st.caption(_("Measured on your raw data — for your eyes, not for release: trained on {train} rows, tested on the other "
-                 "{test}.").format(train=integer(details["n_train"]), test=integer(details["n_test"])))
+    st.caption(
+        _(
+            "Measured on your raw data — for your eyes, not for release: trained on {train} rows, tested on the other {test}."
+        ).format(train=integer(details["n_train"]), test=integer(details["n_test"]))
+    )
     unit = f" {schema.target.name}" if trained.task == "regression" else ""
     baseline = details.get("baseline", {})
     for column, (metric, value) in zip(st.columns(len(trained.metrics)), trained.metrics.items(), strict=True):
         reference = baseline.get(metric)
-        column.metric(_(metric), format_metric(value, trained.task) + unit,
-                      help=None if reference is None else f"{_(details[BASELINE])}: {format_metric(reference, trained.task)}")
+        column.metric(
+            _(metric),
+            format_metric(value, trained.task) + unit,
+            help=None if reference is None else f"{_(details[BASELINE])}: {format_metric(reference, trained.task)}",
+        )
     if trained.rows_per_person > 1:
         st.caption(per_person_note("model", trained.epsilon, trained.rows_per_person, details.get("rows_over_bound", 0)))
     if details.get("n_without_target"):
-        st.caption(_("{count} rows had no usable value of '{target}' (missing or not a declared category) and were left out "
-                     "(owner only).").format(count=integer(details["n_without_target"]), target=schema.target.name))
+        st.caption(
+            _(
+                "{count} rows had no usable value of '{target}' (missing or not a declared category) and were left out "
+                "(owner only)."
+            ).format(count=integer(details["n_without_target"]), target=schema.target.name)
+        )
     verdict = baseline_verdict(trained)
     if verdict and verdict[1]:
-        st.warning(verdict[0] + " " + _("This model does no better at this ε: spend more ε, use fewer features, or declare "
-                                        "tighter bounds."), icon=":material/trending_down:")
+        st.warning(
+            verdict[0]
+            + " "
+            + _("This model does no better at this ε: spend more ε, use fewer features, or declare tighter bounds."),
+            icon=":material/trending_down:",
+        )
     elif verdict:
         st.caption(verdict[0])
     if "confusion" in details:
@@ -81,8 +106,12 @@ def scores(trained: TrainedModel, schema: Schema) -> None:
         left.dataframe(confusion, width="stretch")
         right.write(_("Per class"))
         per_class = details["per_class"]
-        right.dataframe(per_class, hide_index=True, width="stretch",
-                        column_config={name: st.column_config.Column(_(name)) for name in per_class.columns})
+        right.dataframe(
+            per_class,
+            hide_index=True,
+            width="stretch",
+            column_config={name: st.column_config.Column(_(name)) for name in per_class.columns},
+        )
 
 
 def inside(trained: TrainedModel, schema: Schema) -> None:
@@ -95,18 +124,25 @@ def inside(trained: TrainedModel, schema: Schema) -> None:
         st.graphviz_chart(tree_dot(trained.details["tree"], schema, depth, unit), width="stretch")
     if "rounds" in trained.details:
         st.subheader(_("Inside the model"))
-        st.caption(_("Each round is a small tree. Its first split may be picked, with noise and a stated part of the round's "
-                     "budget, among one random split per column; its other splits are drawn without looking at your data "
-                     "(they may favour the columns whose noisy steps moved most in earlier rounds). Its leaf steps are "
-                     "learned with noise. The first rounds:"))
+        st.caption(
+            _(
+                "Each round is a small tree. Its first split may be picked, with noise and a stated part of the round's "
+                "budget, among one random split per column; its other splits are drawn without looking at your data "
+                "(they may favour the columns whose noisy steps moved most in earlier rounds). Its leaf steps are "
+                "learned with noise. The first rounds:"
+            )
+        )
         st.dataframe(rounds_table(trained.details["rounds"], schema), hide_index=True, width="stretch")
     if "weights_path" in trained.details:
         show_weights(trained.details["weights_path"])
     if trained.details.get("weights"):
         st.subheader(_("Inside the model"))
-        st.caption(_("How much each feature moves the prediction across its declared range ({unit}): learned from noisy "
-                     "gradients only, so the weights are part of the private release.").format(
-                         unit=unit or _("log-odds")))
+        st.caption(
+            _(
+                "How much each feature moves the prediction across its declared range ({unit}): learned from noisy "
+                "gradients only, so the weights are part of the private release."
+            ).format(unit=unit or _("log-odds"))
+        )
         st.dataframe(weights_table(trained.details["weights"], schema), hide_index=True, width="stretch")
 
 
@@ -120,7 +156,10 @@ def card_and_downloads(trained: TrainedModel, schema: Schema, unit: str) -> None
     if trained.seeded:
         right.button(_("Download the model (disabled: demo seed)"), disabled=True, help=_(SEEDED_WARNING))
     else:
-        right.download_button(_("Download the fitted model (.skops)"), lambda: model_bytes(trained.model),
-                              file_name="dp_model.skops", mime="application/octet-stream",
-                              help=_("Open it with dpcore.model_files.load_model, or skops.io.load with the DP Studio types "
-                                     "trusted."))
+        right.download_button(
+            _("Download the fitted model (.skops)"),
+            lambda: model_bytes(trained.model),
+            file_name="dp_model.skops",
+            mime="application/octet-stream",
+            help=_("Open it with dpcore.model_files.load_model, or skops.io.load with the DP Studio types trusted."),
+        )

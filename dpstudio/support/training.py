@@ -33,7 +33,11 @@ def format_metric(value: float, task: str) -> str:
 
 def tree_dot(records: list[dict], schema: Schema, max_depth: int = 3, unit: str = "") -> str:
     """Graphviz source for the first ``max_depth`` levels of a tree (deeper nodes summarised), in the owner's units."""
-    lines = ['digraph tree {', 'node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=10];', "edge [fontsize=9];"]
+    lines = [
+        "digraph tree {",
+        'node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=10];',
+        "edge [fontsize=9];",
+    ]
     by_id = {r["id"]: r for r in records}
 
     def label(node):
@@ -84,9 +88,14 @@ def rounds_table(rounds: list[dict], schema: Schema, first: int = 8) -> pd.DataF
     for record in rounds[:first]:
         splits = [_level_text(level, schema) for level in record["levels"]]
         steps = np.asarray(record["leaf_steps"], dtype=float) * scale
-        rows.append({_("round"): record["round"] + 1, _("splits"): " · ".join(splits),
-                     _("smallest leaf step ({unit})").format(unit=unit): number(float(steps.min())),
-                     _("largest leaf step ({unit})").format(unit=unit): number(float(steps.max()))})
+        rows.append(
+            {
+                _("round"): record["round"] + 1,
+                _("splits"): " · ".join(splits),
+                _("smallest leaf step ({unit})").format(unit=unit): number(float(steps.min())),
+                _("largest leaf step ({unit})").format(unit=unit): number(float(steps.max())),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -109,23 +118,44 @@ def _escape(text: str) -> str:
     return text.replace('"', '\\"')
 
 
-def train_in_session(state: StudioState, key: str, epsilon: float, params: dict, encoding: str, seeded: bool,
-                     progress: Progress | None = None, delta: float | None = None) -> TrainedModel:
+def train_in_session(
+    state: StudioState,
+    key: str,
+    epsilon: float,
+    params: dict,
+    encoding: str,
+    seeded: bool,
+    progress: Progress | None = None,
+    delta: float | None = None,
+) -> TrainedModel:
     """Train on the session's table with the engine's :func:`~dpcore.training.train` (which charges the ledger);
     ``delta`` is an approximate-DP model's δ (None for a pure ε-DP model)."""
     dataset = state.dataset
     seed = DEMO_SEED if seeded else None
     design = Design.from_table(dataset.frame, dataset.schema, encoding, random_state=seed)
-    return train(design, key, epsilon, state.ledger(), params=params, count_noise=state.count_noise,
-                 selection=state.selection, seed=seed, progress=progress, delta=delta)
+    return train(
+        design,
+        key,
+        epsilon,
+        state.ledger(),
+        params=params,
+        count_noise=state.count_noise,
+        selection=state.selection,
+        seed=seed,
+        progress=progress,
+        delta=delta,
+    )
 
 
 def budget_sentence(ledger: BudgetLedger) -> str:
     """What is left, and what a model may spend of it when the dataset's unit makes a model count double."""
-    text = _("Budget left for this dataset: **ε = {left}** of {total}.").format(left=short(ledger.remaining), total=short(ledger.total))
+    text = _("Budget left for this dataset: **ε = {left}** of {total}.").format(
+        left=short(ledger.remaining), total=short(ledger.total)
+    )
     if ledger.cost(1.0) > 1:
         text += " " + _("A model counts double in this dataset's unit, so at most ε = {most} can go to a model.").format(
-            most=short(ledger.available()))
+            most=short(ledger.available())
+        )
     return text
 
 
@@ -146,15 +176,23 @@ def budget_notice(ledger: BudgetLedger, offered: float, when_spent: str) -> None
     ``when_spent`` completes "The budget is spent: …". Both sentences name the way out.
     """
     if ledger.available() < SPENT_EPSILON:
-        st.error(_("The budget is spent: {when_spent} on this dataset. Raise the total on the Privacy page only if you "
-                   "accept a weaker promise.").format(when_spent=when_spent), icon=":material/block:")
+        st.error(
+            _(
+                "The budget is spent: {when_spent} on this dataset. Raise the total on the Privacy page only if you "
+                "accept a weaker promise."
+            ).format(when_spent=when_spent),
+            icon=":material/block:",
+        )
     elif offered < LITTLE_EPSILON:
-        st.warning(_("Only ε = {left} is left of this dataset's budget. At the ε offered here ({offered}) a noisy count is "
-                     "off by about ±{people} people, so on most tables the result will be mostly noise. Raise the total "
-                     "deliberately on the Privacy page if you accept a weaker promise, or, if this table's people are not "
-                     "those of this dataset, declare it a separate dataset on the Data page.").format(
-            left=short(float(f"{ledger.remaining:.3g}")), offered=short(offered), people=_count_error(offered)),
-            icon=":material/warning:")
+        st.warning(
+            _(
+                "Only ε = {left} is left of this dataset's budget. At the ε offered here ({offered}) a noisy count is "
+                "off by about ±{people} people, so on most tables the result will be mostly noise. Raise the total "
+                "deliberately on the Privacy page if you accept a weaker promise, or, if this table's people are not "
+                "those of this dataset, declare it a separate dataset on the Data page."
+            ).format(left=short(float(f"{ledger.remaining:.3g}")), offered=short(offered), people=_count_error(offered)),
+            icon=":material/warning:",
+        )
 
 
 def epsilon_input(ledger: BudgetLedger, label: str, key: str, refused: str) -> float | None:
@@ -185,7 +223,11 @@ def spent_heading(what: str, epsilon: float, ledger: BudgetLedger, delta: float 
     makes it count double."""
     counted = ledger.cost(epsilon)
     spent = f"ε = {short(epsilon)}" if not delta else f"ε = {short(epsilon)}, δ = {short(_shown_delta(delta))}"
-    label = " " + _("(approximate DP)") if delta and _("approximate") not in what.lower() and "approximate" not in what.lower() else ""
+    label = (
+        " " + _("(approximate DP)")
+        if delta and _("approximate") not in what.lower() and "approximate" not in what.lower()
+        else ""
+    )
     counts = " " + _("(counts as {counted} in this dataset's unit)").format(counted=short(counted)) if counted != epsilon else ""
     return _("{what} — {spent} spent").format(what=what, spent=spent) + label + counts
 
@@ -205,18 +247,31 @@ def delta_input(ledger: BudgetLedger, spec: ModelSpec, epsilon: float | None) ->
     if not spec.approximate:
         return None
     if ledger.total_delta == 0:
-        st.error(_("This model is approximate DP and needs a δ above 0, but this dataset's budget allows δ = 0 only (pure "
-                   "ε-DP). Choose a pure ε-DP model, or give the dataset a δ on the Privacy page."))
+        st.error(
+            _(
+                "This model is approximate DP and needs a δ above 0, but this dataset's budget allows δ = 0 only (pure "
+                "ε-DP). Choose a pure ε-DP model, or give the dataset a δ on the Privacy page."
+            )
+        )
         return None
     left = ledger.available_delta(epsilon or 1.0)
     if left <= 0:
-        st.error(_("Nothing is left of this dataset's δ budget: choose a pure ε-DP model, or raise δ on the Privacy page "
-                   "only if you accept a weaker promise."))
+        st.error(
+            _(
+                "Nothing is left of this dataset's δ budget: choose a pure ε-DP model, or raise δ on the Privacy page "
+                "only if you accept a weaker promise."
+            )
+        )
         return None
-    typed = st.text_input(_("δ to spend on this model (approximate DP)"), value=f"{min(ledger.total_delta / MODELS_PER_DELTA, left):.2g}",
-                          key=f"train_delta_{spec.key}",
-                          help=_("The small probability that the ε promise fails. Keep it well below one over the number "
-                                 "of people in the table; 1e-5 is usual."))
+    typed = st.text_input(
+        _("δ to spend on this model (approximate DP)"),
+        value=f"{min(ledger.total_delta / MODELS_PER_DELTA, left):.2g}",
+        key=f"train_delta_{spec.key}",
+        help=_(
+            "The small probability that the ε promise fails. Keep it well below one over the number "
+            "of people in the table; 1e-5 is usual."
+        ),
+    )
     try:
         delta = float(typed.strip().replace(",", "."))
     except ValueError:
@@ -225,8 +280,12 @@ def delta_input(ledger: BudgetLedger, spec: ModelSpec, epsilon: float | None) ->
         st.error(_("Write δ as a number between 0 and 1, such as 1e-5. Nothing will be trained or charged until it is fixed."))
         return None
     if delta > left:
-        st.error(_("δ = {delta} does not fit in what is left of this dataset's δ budget (at most δ = {left} at this ε). "
-                   "Nothing will be trained or charged until it is fixed.").format(delta=f"{delta:g}", left=f"{left:.3g}"))
+        st.error(
+            _(
+                "δ = {delta} does not fit in what is left of this dataset's δ budget (at most δ = {left} at this ε). "
+                "Nothing will be trained or charged until it is fixed."
+            ).format(delta=f"{delta:g}", left=f"{left:.3g}")
+        )
         return None
     return delta
 
@@ -235,11 +294,15 @@ def per_person_note(what: str, epsilon: float, rows_per_person: int, rows_over_b
     """How a release with a person's up to k rows was fitted (the rows left out are counted on raw rows: owner only)."""
     row_epsilon = short(float(f"{per_row(epsilon, 0.0, rows_per_person)[0]:.3g}"))
     if what == "map":
-        sentence = _("Counting up to {k} rows per person: {dropped} rows were left out at random, and the map was fitted at "
-                     "ε = {row_epsilon} per row so that each person gets ε = {epsilon} (owner only).")
+        sentence = _(
+            "Counting up to {k} rows per person: {dropped} rows were left out at random, and the map was fitted at "
+            "ε = {row_epsilon} per row so that each person gets ε = {epsilon} (owner only)."
+        )
     else:
-        sentence = _("Counting up to {k} rows per person: {dropped} rows were left out at random, and the model was fitted at "
-                     "ε = {row_epsilon} per row so that each person gets ε = {epsilon} (owner only).")
+        sentence = _(
+            "Counting up to {k} rows per person: {dropped} rows were left out at random, and the model was fitted at "
+            "ε = {row_epsilon} per row so that each person gets ε = {epsilon} (owner only)."
+        )
     return sentence.format(k=rows_per_person, dropped=integer(rows_over_bound), row_epsilon=row_epsilon, epsilon=short(epsilon))
 
 
@@ -251,11 +314,13 @@ def progress_text(name: str, elapsed: float, estimate: float) -> tuple[float, st
     """
     if estimate == estimate and estimate > 0 and elapsed > 0.9 * estimate:
         return 0.99, _("Training {name}: {elapsed} s, longer than the {estimate} s measured beforehand").format(
-            name=name, elapsed=integer(elapsed), estimate=integer(estimate))
+            name=name, elapsed=integer(elapsed), estimate=integer(estimate)
+        )
     if estimate == estimate and estimate > 0:
         left = max(estimate - elapsed, 0.0)
         return min(elapsed / estimate, 0.99), _("Training {name}: {elapsed} s, about {left} s left").format(
-            name=name, elapsed=integer(elapsed), left=integer(left))
+            name=name, elapsed=integer(elapsed), left=integer(left)
+        )
     return 0.5, _("Training {name}: {elapsed} s").format(name=name, elapsed=integer(elapsed))
 
 
@@ -266,6 +331,9 @@ def baseline_verdict(trained: TrainedModel) -> tuple[str, bool] | None:
         return None
     pairs = ", ".join(f"{_(m)} {format_metric(v, trained.task)}" for m, v in baseline.items())
     first = next(iter(trained.metrics))
-    worse = (trained.metrics[first] > baseline[first]) if trained.task == "regression" else (trained.metrics[first] < baseline[first])
-    return _("For comparison, {baseline} gives {pairs} (owner only).").format(baseline=_(trained.details[BASELINE]),
-                                                                            pairs=pairs), worse
+    worse = (
+        (trained.metrics[first] > baseline[first]) if trained.task == "regression" else (trained.metrics[first] < baseline[first])
+    )
+    return _("For comparison, {baseline} gives {pairs} (owner only).").format(
+        baseline=_(trained.details[BASELINE]), pairs=pairs
+    ), worse

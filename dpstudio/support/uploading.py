@@ -12,8 +12,15 @@ from dpstudio.support.state import StudioState, dataset_from_upload
 UNREADABLE = N_("The file could not be read as a table. Save it as CSV or Excel (.xlsx) and try again.")
 
 
-def open_upload(state: StudioState, name: str, raw: bytes, schema_json: bytes | None = None, dataset: str | None = None,
-                separate: tuple[str, str] | None = None, **options) -> None:
+def open_upload(
+    state: StudioState,
+    name: str,
+    raw: bytes,
+    schema_json: bytes | None = None,
+    dataset: str | None = None,
+    separate: tuple[str, str] | None = None,
+    **options,
+) -> None:
     """Make the file the table in use, kept in the workspace (raises :class:`DataError` with a sentence; the old table stays then).
 
     ``separate`` = (name, reason): the owner's answer to a refusal, a dataset of its own (:meth:`Catalog.separate`).
@@ -46,12 +53,14 @@ def file_facts(info: dict) -> str:
         return _("Parquet file")
     if info.get("format") == "xlsx":
         sheets = info.get("sheets", 1)
-        how = (_("Excel workbook, sheet '{sheet}' (the first of {count})") if sheets > 1
-               else _("Excel workbook, sheet '{sheet}'")).format(sheet=info.get("sheet", ""), count=sheets)
+        how = (
+            _("Excel workbook, sheet '{sheet}' (the first of {count})") if sheets > 1 else _("Excel workbook, sheet '{sheet}'")
+        ).format(sheet=info.get("sheet", ""), count=sheets)
     else:
         delimiter = info.get("delimiter", "comma")
-        how = _("{delimiter}-separated, {encoding}").format(delimiter=_(DELIMITERS.get(delimiter, delimiter)),
-                                                           encoding=info.get("encoding", "utf-8"))
+        how = _("{delimiter}-separated, {encoding}").format(
+            delimiter=_(DELIMITERS.get(delimiter, delimiter)), encoding=info.get("encoding", "utf-8")
+        )
     if info.get("decimal") == ",":
         how += _(", decimal commas")
     return how + ("" if info.get("header", True) else _(", no header row (columns numbered)"))
@@ -61,11 +70,16 @@ def questions(info: dict) -> list[tuple[str, str, dict]]:
     """What to ask about a guess: ``(sentence, button label, read-again options)``."""
     out = []
     if info.get("header_guessed") and not info.get("header", True):
-        out.append((
-            _("The first row looks like a person's record rather than column names, so it was kept as data and the "
-              "columns are numbered. If the first row does hold the column names, say so."),
-            _("The first row holds the column names"), {"header": True},
-        ))
+        out.append(
+            (
+                _(
+                    "The first row looks like a person's record rather than column names, so it was kept as data and the "
+                    "columns are numbered. If the first row does hold the column names, say so."
+                ),
+                _("The first row holds the column names"),
+                {"header": True},
+            )
+        )
     if info.get("decimal_comma_suspected"):
         names = info.get("decimal_comma_columns", [])
         columns = ", ".join(f"'{c}'" for c in names[:8])
@@ -73,6 +87,8 @@ def questions(info: dict) -> list[tuple[str, str, dict]]:
             "The column {columns} looks like numbers written with a decimal comma (1,5 for one and a half), as many European "
             "and Vietnamese spreadsheets write them. For now it is read as text.",
             "The columns {columns} look like numbers written with a decimal comma (1,5 for one and a half), as many European "
-            "and Vietnamese spreadsheets write them. For now they are read as text.", len(names))
+            "and Vietnamese spreadsheets write them. For now they are read as text.",
+            len(names),
+        )
         out.append((sentence.format(columns=columns), _("Read them as numbers"), {"decimal": ","}))
     return out

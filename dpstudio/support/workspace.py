@@ -80,9 +80,15 @@ def save(ledger_path, token: str, dataset: Dataset, table_changed: bool = False)
         _write(where / "table.parquet", _parquet(dataset.frame))
     found = dataset.identification
     meta = {
-        "name": dataset.name, "info": dataset.info, "is_sample": dataset.is_sample, "schema": dataset.schema.to_dict(),
-        "dataset_id": found.dataset.dataset_id, "created": found.created, "overlap": found.overlap,
-        "matched": found.matched.dataset_id if found.matched else None, "legacy": found.legacy,
+        "name": dataset.name,
+        "info": dataset.info,
+        "is_sample": dataset.is_sample,
+        "schema": dataset.schema.to_dict(),
+        "dataset_id": found.dataset.dataset_id,
+        "created": found.created,
+        "overlap": found.overlap,
+        "matched": found.matched.dataset_id if found.matched else None,
+        "legacy": found.legacy,
     }
     _write(where / "workspace.json", json.dumps(meta, ensure_ascii=False).encode("utf-8"))
 

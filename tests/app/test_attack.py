@@ -35,8 +35,11 @@ def attack_page(app):
 def test_the_page_says_it_is_for_the_owners_eyes_only_and_spends_nothing(attack_page):
     text = texts(attack_page)
     assert "Owner's eyes only" in text and "no privacy budget" in text
-    assert [t.label for t in attack_page.tabs] == ["Who was in the training data?", "Guessing values back from the copy",
-                                                   "Does a model keep its promise?"]
+    assert [t.label for t in attack_page.tabs] == [
+        "Who was in the training data?",
+        "Guessing values back from the copy",
+        "Does a model keep its promise?",
+    ]
     assert not charts(attack_page)
 
 

@@ -14,8 +14,13 @@ SENTINEL = "SENTINEL-2828"
 def _upload_wide(at, rows: int = 3000):
     """A table with two text columns whose lists are read from the data, one rare value planted."""
     rng = np.random.default_rng(28)
-    frame = pd.DataFrame({"x": rng.random(rows).round(3), "colour": rng.choice(["red", "green", "blue"], rows),
-                          "label": rng.choice(["yes", "no"], rows)})
+    frame = pd.DataFrame(
+        {
+            "x": rng.random(rows).round(3),
+            "colour": rng.choice(["red", "green", "blue"], rows),
+            "label": rng.choice(["yes", "no"], rows),
+        }
+    )
     frame.loc[7, "colour"] = SENTINEL
     at.radio(key="data_source").set_value("My own CSV file").run()
     at.file_uploader(key="upload").set_value(("wide.csv", frame.to_csv(index=False).encode("utf-8"), "text/csv")).run()
@@ -23,7 +28,9 @@ def _upload_wide(at, rows: int = 3000):
 
 
 def _texts(at) -> str:
-    return " ".join(str(e.value) for kind in ("error", "warning", "info", "success", "caption", "markdown") for e in getattr(at, kind))
+    return " ".join(
+        str(e.value) for kind in ("error", "warning", "info", "success", "caption", "markdown") for e in getattr(at, kind)
+    )
 
 
 def test_one_click_discovers_every_text_list_and_charges_the_stated_cost(app):
@@ -62,7 +69,9 @@ def test_where_values_may_change_the_button_says_what_the_ledger_books(app):
     at.session_state[STATE_KEY].ledger().set_unit("replace-one", confirm=True)
     at.run()
     button = [b for b in at.button if b.label.startswith("Discover privately")][0]
-    assert button.label == "Discover privately (spends ε = 0.2, δ = 1e-06) (booked as ε = 0.4, δ = 2.22e-06 in this dataset's unit)"
+    assert (
+        button.label == "Discover privately (spends ε = 0.2, δ = 1e-06) (booked as ε = 0.4, δ = 2.22e-06 in this dataset's unit)"
+    )
     button.click().run()
     assert at.session_state[STATE_KEY].ledger().spent == pytest.approx(0.4)
     download = [b for b in at.get("download_button") if b.proto.label == "Save this schema (JSON)"][0]

@@ -21,8 +21,11 @@ def test_the_default_set_includes_the_benchmarks_best_model(task):
 
 
 def _summary(metric, scores, reference):
-    rows = [dict(model=model, name=model, metric=metric, epsilon=eps, mean=mean, std=0.004, runs=5, kind="ours")
-            for model, by_eps in scores.items() for eps, mean in by_eps.items()]
+    rows = [
+        dict(model=model, name=model, metric=metric, epsilon=eps, mean=mean, std=0.004, runs=5, kind="ours")
+        for model, by_eps in scores.items()
+        for eps, mean in by_eps.items()
+    ]
     rows.append(dict(model="sk", name="sk", metric=metric, epsilon=None, mean=reference, std=0.0, runs=5, kind="non-private"))
     return pd.DataFrame(rows)
 

@@ -65,8 +65,12 @@ def test_the_comparison_with_the_baselines_costs_nothing(app):
     _button(at, "Compare with k-means and DBSCAN").click().run()
     assert not at.exception
     table = at.session_state[STATE_KEY].groups.comparison
-    assert list(table["method"]) == ["DP grid density clustering", "diffprivlib k-means", "scikit-learn k-means",
-                                     "scikit-learn DBSCAN"]
+    assert list(table["method"]) == [
+        "DP grid density clustering",
+        "diffprivlib k-means",
+        "scikit-learn k-means",
+        "scikit-learn DBSCAN",
+    ]
     assert state(at).ledger().spent == spent
     assert at.session_state[STATE_KEY].groups.found.grid == "30 × 30"
 

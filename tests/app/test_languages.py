@@ -8,8 +8,15 @@ from dpcore.i18n import _, language, set_language
 from dpstudio.support.language import CHOSEN_KEY, SWITCH_KEY
 
 APP_FILE = "dpstudio/app.py"
-PAGES = {"data": "1. Data", "privacy": "2. Privacy", "train": "3. Train", "compare": "4. Compare", "export": "5. Export",
-         "groups": "6. Groups", "attack": "Attack"}
+PAGES = {
+    "data": "1. Data",
+    "privacy": "2. Privacy",
+    "train": "3. Train",
+    "compare": "4. Compare",
+    "export": "5. Export",
+    "groups": "6. Groups",
+    "attack": "Attack",
+}
 
 
 @pytest.fixture

@@ -30,7 +30,9 @@ def test_every_page_runs_without_an_exception(app, page):
 def test_app_opens_on_the_bundled_sample_with_a_budget(app):
     at = app()
     assert state(at).dataset.name == "California housing (sample)"
-    assert any("ε spent 0 of 1" in str(p.value) or "ε spent 0 of 1" in str(getattr(p, "text", "")) for p in at.sidebar.get("progress"))
+    assert any(
+        "ε spent 0 of 1" in str(p.value) or "ε spent 0 of 1" in str(getattr(p, "text", "")) for p in at.sidebar.get("progress")
+    )
 
 
 def _upload(at, name: str, content: bytes):
@@ -343,8 +345,18 @@ def test_owner_only_marking_is_inside_the_chart_and_every_csv_row():
 
     from dpstudio.support.comparing import OWNER_ONLY, comparison_chart, results_csv
 
-    summary = pd.DataFrame({"model": ["dp_mean", "sk_tree_reg"], "name": ["DP mean", "Tree"], "metric": ["MAE", "MAE"],
-                            "epsilon": [1.0, None], "mean": [0.2, 0.1], "std": [0.01, 0.0], "runs": [5, 5], "kind": ["ours", "sk"]})
+    summary = pd.DataFrame(
+        {
+            "model": ["dp_mean", "sk_tree_reg"],
+            "name": ["DP mean", "Tree"],
+            "metric": ["MAE", "MAE"],
+            "epsilon": [1.0, None],
+            "mean": [0.2, 0.1],
+            "std": [0.01, 0.0],
+            "runs": [5, 5],
+            "kind": ["ours", "sk"],
+        }
+    )
     spec = comparison_chart(summary, "MAE", "").to_json()
     assert OWNER_ONLY.upper() in spec
     text = results_csv(summary).decode("utf-8")
@@ -513,10 +525,15 @@ def test_tree_rules_use_category_names_and_leaves_use_thousands():
     assert text.startswith("ocean_proximity is ") and "0.3" not in text
     assert split_text("median_income", 3.14159, schema) == "median_income ≤ 3.14"
     assert split_text("ocean_proximity = INLAND", 0.5, schema) == "ocean_proximity is not INLAND"
-    assert leaf_text(291234.5, "median_house_value") == "291,234 median_house_value" or leaf_text(291234.5, "median_house_value") == "291,235 median_house_value"
-    records = [{"id": 0, "feature": "ocean_proximity", "threshold": 0.2, "noisy_count": 100.0, "left": 1, "right": 2},
-               {"id": 1, "leaf": True, "value": 150000.0, "noisy_count": 40.0},
-               {"id": 2, "leaf": True, "value": 290000.0, "noisy_count": 60.0}]
+    assert (
+        leaf_text(291234.5, "median_house_value") == "291,234 median_house_value"
+        or leaf_text(291234.5, "median_house_value") == "291,235 median_house_value"
+    )
+    records = [
+        {"id": 0, "feature": "ocean_proximity", "threshold": 0.2, "noisy_count": 100.0, "left": 1, "right": 2},
+        {"id": 1, "leaf": True, "value": 150000.0, "noisy_count": 40.0},
+        {"id": 2, "leaf": True, "value": 290000.0, "noisy_count": 60.0},
+    ]
     dot = tree_dot(records, schema, 3, "median_house_value")
     assert "ocean_proximity is" in dot and "290,000 median_house_value" in dot and "e+05" not in dot
 

@@ -13,8 +13,14 @@ from dpstudio.support.session import STATE_KEY
 def _visits_csv(n_patients: int = 150, visits: int = 4) -> bytes:
     rng = np.random.default_rng(0)
     n = n_patients * visits
-    frame = pd.DataFrame({"patient": [f"P{i // visits:04d}" for i in range(n)], "age": rng.integers(20, 90, n),
-                          "dose": rng.integers(0, 50, n), "stay": rng.integers(1, 20, n)})
+    frame = pd.DataFrame(
+        {
+            "patient": [f"P{i // visits:04d}" for i in range(n)],
+            "age": rng.integers(20, 90, n),
+            "dose": rng.integers(0, 50, n),
+            "stay": rng.integers(1, 20, n),
+        }
+    )
     return frame.to_csv(index=False).encode()
 
 

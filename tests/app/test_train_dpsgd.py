@@ -59,12 +59,30 @@ def test_the_compare_summary_says_when_the_best_model_is_approximate():
 
     from dpstudio.support.comparing import summary_sentences
 
-    summary = pd.DataFrame([
-        {"model": "dp_sgd_logistic", "name": "DP-SGD logistic regression (approximate DP)", "kind": "ours", "epsilon": 1.0,
-         "metric": "accuracy", "mean": 0.84, "std": 0.0, "runs": 1},
-        {"model": "dp_gaussian_nb", "name": "DP Gaussian Naive Bayes", "kind": "ours", "epsilon": 1.0,
-         "metric": "accuracy", "mean": 0.80, "std": 0.0, "runs": 1},
-    ])
+    summary = pd.DataFrame(
+        [
+            {
+                "model": "dp_sgd_logistic",
+                "name": "DP-SGD logistic regression (approximate DP)",
+                "kind": "ours",
+                "epsilon": 1.0,
+                "metric": "accuracy",
+                "mean": 0.84,
+                "std": 0.0,
+                "runs": 1,
+            },
+            {
+                "model": "dp_gaussian_nb",
+                "name": "DP Gaussian Naive Bayes",
+                "kind": "ours",
+                "epsilon": 1.0,
+                "metric": "accuracy",
+                "mean": 0.80,
+                "std": 0.0,
+                "runs": 1,
+            },
+        ]
+    )
     [first] = summary_sentences(summary, "accuracy", "classification")
     assert "approximate DP" in first and "δ = 1e-5" in first
 

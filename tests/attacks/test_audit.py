@@ -25,8 +25,13 @@ SURE = 1 - 1e-6
 def design() -> Design:
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({"x": rng.random(500), "z": rng.choice(["a", "b"], 500), "y": rng.random(500) * 10})
-    schema = Schema([ColumnSpec("x", lower=0.0, upper=1.0), ColumnSpec("z", kind="categorical", categories=["a", "b"]),
-                     ColumnSpec("y", role="target", lower=0.0, upper=10.0)])
+    schema = Schema(
+        [
+            ColumnSpec("x", lower=0.0, upper=1.0),
+            ColumnSpec("z", kind="categorical", categories=["a", "b"]),
+            ColumnSpec("y", role="target", lower=0.0, upper=10.0),
+        ]
+    )
     return Design.from_table(frame, schema)
 
 
@@ -71,16 +76,26 @@ class FakeClock:
 
 def test_the_time_limit_cuts_the_runs_and_says_so(design):
     # Each pair of fits reads the clock once, so a 1-second step makes a pair cost 1 s whatever the machine's load.
-    result = audit_model(design, "dp_mean", 1.0, n_runs=500, n_rows=30, controls=("budget",), time_limit=200.0,
-                         random_state=0, clock=FakeClock(1.0))
+    result = audit_model(
+        design,
+        "dp_mean",
+        1.0,
+        n_runs=500,
+        n_rows=30,
+        controls=("budget",),
+        time_limit=200.0,
+        random_state=0,
+        clock=FakeClock(1.0),
+    )
     assert 10 <= result.model.n_runs < 500 and result.controls[0].n_runs == result.model.n_runs
     assert any("instead of 500" in note for note in result.notes)
     assert result.power == pytest.approx(largest_certifiable(result.model.n_runs))
 
 
 def test_without_the_time_limit_every_run_is_made(design):
-    result = audit_model(design, "dp_mean", 1.0, n_runs=20, n_rows=30, controls=("budget",), random_state=0,
-                         clock=FakeClock(1000.0))
+    result = audit_model(
+        design, "dp_mean", 1.0, n_runs=20, n_rows=30, controls=("budget",), random_state=0, clock=FakeClock(1000.0)
+    )
     assert result.model.n_runs == 20 and not any("instead of" in note for note in result.notes)
 
 

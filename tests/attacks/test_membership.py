@@ -41,8 +41,13 @@ def noise_table(n: int = 2000, seed: int = 0) -> tuple[pd.DataFrame, Schema]:
     frame["label"] = rng.choice(["no", "yes"], n)
     frame["value"] = rng.random(n) * 10
     columns = [ColumnSpec(f"x{i}", lower=0.0, upper=1.0) for i in range(4)]
-    return frame, Schema([*columns, ColumnSpec("label", role="target", kind="categorical", categories=["no", "yes"]),
-                          ColumnSpec("value", role="ignore")])
+    return frame, Schema(
+        [
+            *columns,
+            ColumnSpec("label", role="target", kind="categorical", categories=["no", "yes"]),
+            ColumnSpec("value", role="ignore"),
+        ]
+    )
 
 
 def regression_schema(schema: Schema) -> Schema:
@@ -120,8 +125,14 @@ def test_members_are_drawn_person_by_person_when_the_table_names_a_privacy_unit(
 
 
 def test_the_time_limit_leaves_lira_out_and_says_so(noise_design):
-    result = attack_membership(noise_design, "dp_boosting_clf", 1.0, baseline="sk_tree_clf", random_state=0,
-                               settings=AttackSettings(max_rows=500, n_references=8, time_limit=1e-6))
+    result = attack_membership(
+        noise_design,
+        "dp_boosting_clf",
+        1.0,
+        baseline="sk_tree_clf",
+        random_state=0,
+        settings=AttackSettings(max_rows=500, n_references=8, time_limit=1e-6),
+    )
     assert all(m.n_references == 0 and m.curve("LiRA") is None for m in result.models)
     assert any("LiRA was left out" in note for note in result.notes)
     assert sum(result.table()["attack"] == "loss threshold") == 2
@@ -129,9 +140,15 @@ def test_the_time_limit_leaves_lira_out_and_says_so(noise_design):
 
 def test_progress_reports_share_and_time_left(noise_design):
     seen = []
-    attack_membership(noise_design, "dp_gaussian_nb", 1.0, baseline="sk_gaussian_nb", random_state=0,
-                      settings=AttackSettings(max_rows=600, n_references=4, time_limit=60.0),
-                      progress=lambda share, left, what: seen.append((share, left, what)))
+    attack_membership(
+        noise_design,
+        "dp_gaussian_nb",
+        1.0,
+        baseline="sk_gaussian_nb",
+        random_state=0,
+        settings=AttackSettings(max_rows=600, n_references=4, time_limit=60.0),
+        progress=lambda share, left, what: seen.append((share, left, what)),
+    )
     # Two pilot fits measure the cost per row (no time left is said before them), then 2 targets and 8 reference models.
     assert len(seen) == 12 and seen[-1][0] == pytest.approx(1.0) and seen[-1][1] == pytest.approx(0.0)
     assert [left is None for _, left, _ in seen[:2]] == [True, True] and "measured one fit" in seen[0][2]
@@ -147,8 +164,14 @@ def test_too_few_rows_is_a_sentence():
 
 
 def test_the_result_tables_and_curves_hold_every_model_and_the_ceiling(noise_design):
-    result = attack_membership(noise_design, "dp_boosting_clf", 2.0, baseline="sk_tree_clf", random_state=0,
-                               settings=AttackSettings(max_rows=800, n_references=4, time_limit=60.0))
+    result = attack_membership(
+        noise_design,
+        "dp_boosting_clf",
+        2.0,
+        baseline="sk_tree_clf",
+        random_state=0,
+        settings=AttackSettings(max_rows=800, n_references=4, time_limit=60.0),
+    )
     table = result.table()
     assert list(table["attack"]) == ["loss threshold", "LiRA"] * 2
     assert table["AUC ceiling"].iloc[2] == pytest.approx(auc_ceiling(2.0))
@@ -200,8 +223,13 @@ def test_the_lower_bound_grows_with_separation_and_is_zero_without_it():
 
 def test_a_dear_model_is_attacked_on_fewer_rows_and_the_result_says_why(noise_design):
     readings = iter(np.arange(0.0, 1e6, 5.0))  # every reading of the clock is 5 s after the last: each pilot fit costs 5 s
-    result = attack_membership(noise_design, "dp_gaussian_nb", 1.0, random_state=0,
-                               settings=AttackSettings(max_rows=2000, n_references=4, time_limit=30.0),
-                               clock=lambda: float(next(readings)))
+    result = attack_membership(
+        noise_design,
+        "dp_gaussian_nb",
+        1.0,
+        random_state=0,
+        settings=AttackSettings(max_rows=2000, n_references=4, time_limit=30.0),
+        clock=lambda: float(next(readings)),
+    )
     assert result.n_members + result.n_non_members == MIN_ROWS
     assert any("would not finish within its time limit of 30 s" in note for note in result.notes)

@@ -30,12 +30,14 @@ def table(n: int = 4000, seed: int = 0) -> tuple[pd.DataFrame, Schema]:
     shade = np.where(np.isin(colour, ["red", "blue"]), "dark", "light")
     frame = pd.DataFrame({"id": np.arange(n).astype(str), "colour": colour, "shade": shade, "size": rng.random(n) * 100})
     frame.loc[3, "colour"] = SENTINEL  # not a declared category: randomised as a random one, never measured
-    schema = Schema([
-        ColumnSpec("id", role="identifier", kind="categorical"),
-        ColumnSpec("colour", kind="categorical", categories=["red", "green", "blue", "grey"], may_be_missing=False),
-        ColumnSpec("shade", kind="categorical", categories=["dark", "light"], may_be_missing=False),
-        ColumnSpec("size", lower=0.0, upper=100.0, may_be_missing=False),
-    ])
+    schema = Schema(
+        [
+            ColumnSpec("id", role="identifier", kind="categorical"),
+            ColumnSpec("colour", kind="categorical", categories=["red", "green", "blue", "grey"], may_be_missing=False),
+            ColumnSpec("shade", kind="categorical", categories=["dark", "light"], may_be_missing=False),
+            ColumnSpec("size", lower=0.0, upper=100.0, may_be_missing=False),
+        ]
+    )
     return frame, schema
 
 
@@ -107,8 +109,9 @@ def test_no_cell_value_reaches_the_sentences_or_the_summary():
 def test_columns_that_would_not_finish_in_the_time_limit_are_left_out_and_named():
     frame, schema = table(1000)
     readings = iter(np.arange(0.0, 1e6, 100.0))  # every reading of the clock is 100 s after the last: one column costs 100 s
-    result = attack_reconstruction(frame, schema, prior_rounds=2, time_limit=50.0, random_state=0,
-                                   clock=lambda: float(next(readings)))
+    result = attack_reconstruction(
+        frame, schema, prior_rounds=2, time_limit=50.0, random_state=0, clock=lambda: float(next(readings))
+    )
     assert [c.column for c in result.columns] == ["colour"]  # the first column is always attacked: it measures the cost
     assert any("1 of 3 columns were attacked" in note and "'shade', 'size'" in note for note in result.notes)
     whole = attack_reconstruction(frame, schema, prior_rounds=2, random_state=0)

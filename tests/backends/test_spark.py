@@ -157,4 +157,7 @@ def test_a_task_failure_other_than_a_data_error_reaches_the_driver_without_its_t
     traceback = "Traceback (most recent call last):\n  File ...\nValueError: could not convert 'Jane Doe, 1961-02-03' to float"
     said = _data_error(Exception(traceback))
     assert isinstance(said, RuntimeError) and "ValueError" in str(said) and "Jane" not in str(said)
-    assert str(_data_error(Exception("...\ndpcore.exceptions.DataError: The column 'age' has text."))) == "The column 'age' has text."
+    assert (
+        str(_data_error(Exception("...\ndpcore.exceptions.DataError: The column 'age' has text.")))
+        == "The column 'age' has text."
+    )

@@ -28,16 +28,35 @@ def adult_folder(tmp_path, adult_frame):
     folder.mkdir()
     part = adult_frame.head(3000)
     for i, start in enumerate(range(0, len(part), 1000)):
-        part.iloc[start:start + 1000].to_parquet(folder / f"part-{i}.parquet", index=False)
+        part.iloc[start : start + 1000].to_parquet(folder / f"part-{i}.parquet", index=False)
     return folder
-
 
 
 def test_fit_on_spark_charges_once_and_gives_the_local_rows_model(spark, tmp_path, adult_folder, capsys):
     ledger_file = tmp_path / "ledger.sqlite3"
-    code = main(["fit", str(adult_folder), "--schema", SCHEMA, "--engine", "spark", "--model", "dp_random_forest",
-                 "--epsilon", "1", "--epsilon-budget", "3", "--seed", "5", "--ledger", str(ledger_file),
-                 "-o", str(tmp_path / "model.skops"), "-q"])
+    code = main(
+        [
+            "fit",
+            str(adult_folder),
+            "--schema",
+            SCHEMA,
+            "--engine",
+            "spark",
+            "--model",
+            "dp_random_forest",
+            "--epsilon",
+            "1",
+            "--epsilon-budget",
+            "3",
+            "--seed",
+            "5",
+            "--ledger",
+            str(ledger_file),
+            "-o",
+            str(tmp_path / "model.skops"),
+            "-q",
+        ]
+    )
     assert code == EXIT_OK
     out = capsys.readouterr().out
     assert "held-out scores" in out and "accuracy" in out
@@ -46,16 +65,40 @@ def test_fit_on_spark_charges_once_and_gives_the_local_rows_model(spark, tmp_pat
     on_spark = load_model(tmp_path / "model.skops")
 
     schema = load_schema(SCHEMA)
-    local = train_rows(Design.domain(schema), tables.read_rows_local(adult_folder, schema), "dp_random_forest", 1.0,
-                       BudgetLedger("check", 3.0, path=tmp_path / "other.sqlite3"), seed=5)
+    local = train_rows(
+        Design.domain(schema),
+        tables.read_rows_local(adult_folder, schema),
+        "dp_random_forest",
+        1.0,
+        BudgetLedger("check", 3.0, path=tmp_path / "other.sqlite3"),
+        seed=5,
+    )
     assert fitted_state(on_spark) == fitted_state(local.model)
     assert (tmp_path / "model.md").exists()
 
 
 def test_fit_on_spark_refuses_a_privacy_unit_in_a_sentence(spark, tmp_path, adult_folder, capsys):
-    code = main(["fit", str(adult_folder), "--schema", SCHEMA, "--engine", "spark", "--model", "dp_random_forest",
-                 "--epsilon", "1", "--privacy-unit", "age", "--max-rows-per-person", "2",
-                 "--ledger", str(tmp_path / "ledger.sqlite3"), "-q"])
+    code = main(
+        [
+            "fit",
+            str(adult_folder),
+            "--schema",
+            SCHEMA,
+            "--engine",
+            "spark",
+            "--model",
+            "dp_random_forest",
+            "--epsilon",
+            "1",
+            "--privacy-unit",
+            "age",
+            "--max-rows-per-person",
+            "2",
+            "--ledger",
+            str(tmp_path / "ledger.sqlite3"),
+            "-q",
+        ]
+    )
     assert code != EXIT_OK
     err = capsys.readouterr().err
     assert "privacy-unit" in err and "Traceback" not in err

@@ -30,15 +30,19 @@ def _models(target, domain):  # noqa: ANN001, ANN202
     """Every family that fits from rows, seeded: regression on the numeric target, classification on the labels."""
     if target == "income":
         common = {"epsilon": 2.0, "bounds": domain.bounds, "target_bounds": domain.target_bounds, "random_state": 7}
-        return [lambda: DPRegressionTree(max_depth=3, **common),
-                lambda: DPPartitionedForest(n_estimators=3, max_depth=3, leaf="median", **common),
-                lambda: DPExtraTreesRegressor(n_estimators=3, max_depth=3, sampling="subsample", range_share=0.1, **common),
-                lambda: DPBoostingRegressor(n_rounds=4, **common)]
+        return [
+            lambda: DPRegressionTree(max_depth=3, **common),
+            lambda: DPPartitionedForest(n_estimators=3, max_depth=3, leaf="median", **common),
+            lambda: DPExtraTreesRegressor(n_estimators=3, max_depth=3, sampling="subsample", range_share=0.1, **common),
+            lambda: DPBoostingRegressor(n_rounds=4, **common),
+        ]
     common = {"epsilon": 2.0, "bounds": domain.bounds, "classes": domain.classes, "random_state": 7}
-    return [lambda: DPRandomForestClassifier(n_estimators=3, max_depth=3, **common),
-            lambda: DPExtraTreesClassifier(n_estimators=3, max_depth=3, **common),
-            lambda: DPBoostingClassifier(n_rounds=4, **common),
-            lambda: DPGaussianNB(**common)]
+    return [
+        lambda: DPRandomForestClassifier(n_estimators=3, max_depth=3, **common),
+        lambda: DPExtraTreesClassifier(n_estimators=3, max_depth=3, **common),
+        lambda: DPBoostingClassifier(n_rounds=4, **common),
+        lambda: DPGaussianNB(**common),
+    ]
 
 
 @pytest.mark.parametrize(("kind", "target"), [("parquet", "income"), ("csv", "label")])

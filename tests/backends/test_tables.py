@@ -18,11 +18,16 @@ from dpcore.schema import ColumnSpec, Schema
 def messy_frame(n: int, seed: int = 0) -> pd.DataFrame:
     """Missing numbers and labels, undeclared categories, integer-coded categories, an identifier."""
     rng = np.random.default_rng(seed)
-    frame = pd.DataFrame({
-        "age": rng.integers(10, 90, n).astype(float), "city": rng.choice(["north", "south", "east", None], n),
-        "code": rng.integers(1, 4, n), "income": rng.lognormal(3, 1, n), "id": np.arange(n),
-        "label": rng.choice(["yes", "no", "maybe"], n),
-    })
+    frame = pd.DataFrame(
+        {
+            "age": rng.integers(10, 90, n).astype(float),
+            "city": rng.choice(["north", "south", "east", None], n),
+            "code": rng.integers(1, 4, n),
+            "income": rng.lognormal(3, 1, n),
+            "id": np.arange(n),
+            "label": rng.choice(["yes", "no", "maybe"], n),
+        }
+    )
     frame.loc[::7, "age"] = np.nan
     frame.loc[::11, "income"] = np.nan
     return frame
@@ -30,9 +35,12 @@ def messy_frame(n: int, seed: int = 0) -> pd.DataFrame:
 
 def messy_schema(target: str = "income") -> Schema:
     columns = [
-        ColumnSpec("age", lower=0, upper=100), ColumnSpec("city", kind="categorical", categories=["north", "south"]),
-        ColumnSpec("code", kind="categorical", categories=["1", "2"]), ColumnSpec("income", lower=0, upper=100),
-        ColumnSpec("id", role="identifier"), ColumnSpec("label", kind="categorical", categories=["yes", "no"]),
+        ColumnSpec("age", lower=0, upper=100),
+        ColumnSpec("city", kind="categorical", categories=["north", "south"]),
+        ColumnSpec("code", kind="categorical", categories=["1", "2"]),
+        ColumnSpec("income", lower=0, upper=100),
+        ColumnSpec("id", role="identifier"),
+        ColumnSpec("label", kind="categorical", categories=["yes", "no"]),
     ]
     for spec in columns:
         spec.role = "target" if spec.name == target else "ignore" if spec.name in ("income", "label") else spec.role

@@ -17,8 +17,14 @@ REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts"
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
 ]
 
 
@@ -33,7 +39,10 @@ def start_server(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen, str]:
     env = dict(os.environ, DPSTUDIO_LEDGER=str(tmp_path / "ledger.sqlite3"), PYTHONPATH=str(REPO))
     process = subprocess.Popen(
         [sys.executable, "-m", "dpstudio", f"--server.port={port}", "--server.address=127.0.0.1", *extra],
-        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 60

@@ -31,7 +31,10 @@ def _release_and_download(page, suffix: str = "") -> tuple[Path, Path]:
     page.get_by_text("Released: ε =", exact=False).wait_for(timeout=120_000)
     ARTIFACTS.mkdir(exist_ok=True)
     paths = []
-    for button, name in (("Released table (CSV)", f"released{suffix}.csv"), ("Privacy report (JSON)", f"privacy_report{suffix}.json")):
+    for button, name in (
+        ("Released table (CSV)", f"released{suffix}.csv"),
+        ("Privacy report (JSON)", f"privacy_report{suffix}.json"),
+    ):
         with page.expect_download() as download:
             page.get_by_role("button", name=button).click()
         download.value.save_as(str(ARTIFACTS / name))
@@ -58,8 +61,13 @@ def test_a_parquet_export_uploads_like_a_csv(page, tmp_path):
     import pandas as pd
 
     table = tmp_path / "warehouse_export.parquet"
-    pd.DataFrame({"age": [34, 51, 27, 45] * 10, "department": ["sales", "it", "it", "hr"] * 10,
-                  "salary": [41000.0, 62000.0, 39000.0, 52000.0] * 10}).to_parquet(table)
+    pd.DataFrame(
+        {
+            "age": [34, 51, 27, 45] * 10,
+            "department": ["sales", "it", "it", "hr"] * 10,
+            "salary": [41000.0, 62000.0, 39000.0, 52000.0] * 10,
+        }
+    ).to_parquet(table)
     _choose_upload(page).set_input_files(str(table))
     page.get_by_text("warehouse_export.parquet").first.wait_for()
     page.get_by_text("Parquet file", exact=False).first.wait_for()
@@ -212,6 +220,7 @@ def test_raising_the_budget_is_a_typed_decision_kept_in_the_history(page):
 
 # --- a data owner's afternoon: each numbered item of the issue, clicked through as a person would -------
 
+
 def _staff_files(tmp_path) -> tuple[Path, Path]:
     """A semicolon file with decimal commas and thousands dots, as a European spreadsheet saves it, and its schema."""
     import json
@@ -227,11 +236,18 @@ def _staff_files(tmp_path) -> tuple[Path, Path]:
     table = tmp_path / "staff.csv"
     table.write_text("\n".join(rows) + "\n", encoding="utf-8")
     schema = tmp_path / "staff.schema.json"
-    schema.write_text(json.dumps({"columns": [
-        {"name": "age", "kind": "numeric", "lower": 18, "upper": 70, "may_be_missing": False},
-        {"name": "department", "kind": "categorical", "categories": ["sales", "it", "hr"]},
-        {"name": "salary", "role": "target", "kind": "numeric", "lower": 0, "upper": 150000},
-    ]}), encoding="utf-8")
+    schema.write_text(
+        json.dumps(
+            {
+                "columns": [
+                    {"name": "age", "kind": "numeric", "lower": 18, "upper": 70, "may_be_missing": False},
+                    {"name": "department", "kind": "categorical", "categories": ["sales", "it", "hr"]},
+                    {"name": "salary", "role": "target", "kind": "numeric", "lower": 0, "upper": 150000},
+                ]
+            }
+        ),
+        encoding="utf-8",
+    )
     return table, schema
 
 
@@ -351,11 +367,18 @@ def test_a_table_with_several_rows_per_person_is_protected_per_person(page, tmp_
     table = tmp_path / "visits.csv"
     table.write_text("\n".join(rows) + "\n", encoding="utf-8")
     schema = tmp_path / "visits.schema.json"
-    schema.write_text(json.dumps({"columns": [
-        {"name": "patient", "role": "identifier", "kind": "categorical"},
-        {"name": "age", "kind": "numeric", "lower": 0, "upper": 110},
-        {"name": "stay", "role": "target", "kind": "numeric", "lower": 0, "upper": 60},
-    ]}), encoding="utf-8")
+    schema.write_text(
+        json.dumps(
+            {
+                "columns": [
+                    {"name": "patient", "role": "identifier", "kind": "categorical"},
+                    {"name": "age", "kind": "numeric", "lower": 0, "upper": 110},
+                    {"name": "stay", "role": "target", "kind": "numeric", "lower": 0, "upper": 60},
+                ]
+            }
+        ),
+        encoding="utf-8",
+    )
     _choose_upload(page).set_input_files(str(table))
     page.get_by_text("800 rows (exact count", exact=False).wait_for()
     _uploaders(page).nth(1).set_input_files(str(schema))

@@ -34,15 +34,29 @@ def _files(tmp_path: Path) -> tuple[Path, Path, Path]:
             column["role"] = "feature"
         if column["name"] == "ocean_proximity":
             column["categories"] = []
-    schema["columns"].append({"name": "risk_class", "role": "target", "kind": "categorical",
-                              "categories": ["0", "1", "2", "3", "4"], "match_numbers": False})
+    schema["columns"].append(
+        {
+            "name": "risk_class",
+            "role": "target",
+            "kind": "categorical",
+            "categories": ["0", "1", "2", "3", "4"],
+            "match_numbers": False,
+        }
+    )
     schema_path = tmp_path / "housing_with_classes.schema.json"
     schema_path.write_text(json.dumps(schema), encoding="utf-8")
     dictionary = tmp_path / "risk_dictionary.json"
-    dictionary.write_text(json.dumps({"fields": [
-        {"name": "risk_class", "type": "integer", "constraints": {"enum": [0, 1, 2, 3, 4]}},
-        {"name": "housing_median_age", "type": "number", "constraints": {"minimum": 0, "maximum": 100}},
-    ]}), encoding="utf-8")
+    dictionary.write_text(
+        json.dumps(
+            {
+                "fields": [
+                    {"name": "risk_class", "type": "integer", "constraints": {"enum": [0, 1, 2, 3, 4]}},
+                    {"name": "housing_median_age", "type": "number", "constraints": {"minimum": 0, "maximum": 100}},
+                ]
+            }
+        ),
+        encoding="utf-8",
+    )
     return table, schema_path, dictionary
 
 
@@ -78,8 +92,11 @@ def test_a_float_read_class_column_is_caught_then_declared_by_discovery_and_a_di
     uploaders.nth(1).set_input_files(str(schema))  # the declarations, typed by hand and saved earlier
 
     # The list typed by hand misses every class: the page says so, naming the column, instead of "complete".
-    page.get_by_text("Column 'risk_class': 100% of its values are not in the declared categories, so their rows would be left "
-                      "out of every model", exact=False).wait_for()
+    page.get_by_text(
+        "Column 'risk_class': 100% of its values are not in the declared categories, so their rows would be left "
+        "out of every model",
+        exact=False,
+    ).wait_for()
     assert page.get_by_text("The schema is complete", exact=False).count() == 0
 
     # One click finds the list of the text column whose list is empty, for the ε and δ the button states.

@@ -30,8 +30,9 @@ def test_an_accuracy_comparison_on_adult_starts_with_boosting_and_zooms_on_the_s
         page.get_by_role("button", name="Chart (SVG)").click()
     chart = ARTIFACTS / "comparison_accuracy.svg"
     chart_download.value.save_as(str(chart))
-    axis = re.search(r"Y-axis titled 'accuracy' for a linear scale with values from ([0-9.]+) to ([0-9.]+)",
-                     chart.read_text(encoding="utf-8"))
+    axis = re.search(
+        r"Y-axis titled 'accuracy' for a linear scale with values from ([0-9.]+) to ([0-9.]+)", chart.read_text(encoding="utf-8")
+    )
     assert axis is not None
     low, high = float(axis.group(1)), float(axis.group(2))
     assert low > 0.5 and high - low < 0.4  # the scores fill the height, not a tenth of a 0–1 axis

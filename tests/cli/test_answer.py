@@ -24,8 +24,20 @@ def california(tmp_path, california_frame):
 
 
 def _answer(tmp_path, table, queries, schema, *extra: str) -> int:
-    return main(["answer", str(table), "--schema", schema, "--queries", str(queries), "--ledger", str(tmp_path / "ledger.sqlite3"),
-                 "-q", *extra])
+    return main(
+        [
+            "answer",
+            str(table),
+            "--schema",
+            schema,
+            "--queries",
+            str(queries),
+            "--ledger",
+            str(tmp_path / "ledger.sqlite3"),
+            "-q",
+            *extra,
+        ]
+    )
 
 
 def _ledger(tmp_path):
@@ -36,8 +48,12 @@ def _ledger(tmp_path):
 
 def test_answer_writes_one_answer_per_query_and_charges_each(tmp_path, california, capsys):
     table, queries = california
-    assert _answer(tmp_path, table, queries, CALIFORNIA_SCHEMA, "--epsilon-per-query", "0.5", "--epsilon-budget", "5",
-                   "--blocks", "30") == EXIT_OK
+    assert (
+        _answer(
+            tmp_path, table, queries, CALIFORNIA_SCHEMA, "--epsilon-per-query", "0.5", "--epsilon-budget", "5", "--blocks", "30"
+        )
+        == EXIT_OK
+    )
     out = capsys.readouterr().out
     assert "answered 6 queries at ε = 3" in out and "pure ε-DP" in out
     answers = pd.read_csv(tmp_path / "houses_answers.csv")
@@ -51,8 +67,23 @@ def test_answer_writes_one_answer_per_query_and_charges_each(tmp_path, californi
 def test_answer_refuses_a_batch_the_budget_cannot_pay_and_writes_nothing(tmp_path, california, capsys):
     table, queries = california
     out = tmp_path / "a.csv"
-    assert _answer(tmp_path, table, queries, CALIFORNIA_SCHEMA, "--epsilon-per-query", "0.5", "--epsilon-budget", "4",
-                   "--blocks", "30", "-o", str(out)) == EXIT_OK
+    assert (
+        _answer(
+            tmp_path,
+            table,
+            queries,
+            CALIFORNIA_SCHEMA,
+            "--epsilon-per-query",
+            "0.5",
+            "--epsilon-budget",
+            "4",
+            "--blocks",
+            "30",
+            "-o",
+            str(out),
+        )
+        == EXIT_OK
+    )
     out.unlink()
     assert _answer(tmp_path, table, queries, CALIFORNIA_SCHEMA, "--epsilon-per-query", "0.5", "-o", str(out)) == EXIT_BUDGET
     assert "Nothing was answered or charged" in capsys.readouterr().err
@@ -61,8 +92,23 @@ def test_answer_refuses_a_batch_the_budget_cannot_pay_and_writes_nothing(tmp_pat
 
 def test_answer_with_laplace_noise_is_labelled_approximate(tmp_path, california, capsys):
     table, queries = california
-    assert _answer(tmp_path, table, queries, CALIFORNIA_SCHEMA, "--epsilon-per-query", "0.5", "--delta-per-query", "1e-7",
-                   "--epsilon-budget", "5", "--blocks", "30") == EXIT_OK
+    assert (
+        _answer(
+            tmp_path,
+            table,
+            queries,
+            CALIFORNIA_SCHEMA,
+            "--epsilon-per-query",
+            "0.5",
+            "--delta-per-query",
+            "1e-7",
+            "--epsilon-budget",
+            "5",
+            "--blocks",
+            "30",
+        )
+        == EXIT_OK
+    )
     assert "approximate DP" in capsys.readouterr().out
     assert _ledger(tmp_path).spends()[0].delta == pytest.approx(6e-7)
 
@@ -71,8 +117,10 @@ def test_answer_votes_for_a_category(tmp_path, adult_frame):
     table, queries = tmp_path / "adult.csv", tmp_path / "people.csv"
     adult_frame.head(3000).to_csv(table, index=False)
     adult_frame.tail(5).to_csv(queries, index=False)
-    assert _answer(tmp_path, table, queries, ADULT_SCHEMA, "--epsilon-per-query", "1", "--epsilon-budget", "5",
-                   "--blocks", "20") == EXIT_OK
+    assert (
+        _answer(tmp_path, table, queries, ADULT_SCHEMA, "--epsilon-per-query", "1", "--epsilon-budget", "5", "--blocks", "20")
+        == EXIT_OK
+    )
     answers = pd.read_csv(tmp_path / "people_answers.csv")
     assert len(answers) == 5 and set(answers["answer"]) <= {"<=50K", ">50K"}
 
@@ -85,15 +133,39 @@ def test_answer_names_missing_query_columns_and_bad_options(tmp_path, california
     assert _answer(tmp_path, table, queries, CALIFORNIA_SCHEMA, "--epsilon-per-query", "0") == EXIT_USAGE
 
 
-@pytest.mark.parametrize(("model", "params"), [("dp_experts_reg", ["--param", "form=streaming"]),
-                                               ("dp_sa_student_reg", ["--param", "aggregate=mean", "--param", "n_queries=50"])])
+@pytest.mark.parametrize(
+    ("model", "params"),
+    [
+        ("dp_experts_reg", ["--param", "form=streaming"]),
+        ("dp_sa_student_reg", ["--param", "aggregate=mean", "--param", "n_queries=50"]),
+    ],
+)
 def test_train_writes_the_new_models_as_files_a_buyer_can_open(tmp_path, california, model, params, capsys):
     from dpcore.model_files import load_model
 
     table, _queries = california
     out = tmp_path / "m.skops"
-    assert main(["train", str(table), "--schema", CALIFORNIA_SCHEMA, "--ledger", str(tmp_path / "ledger.sqlite3"), "-q",
-                 "--model", model, "--epsilon", "1", "-o", str(out), *params]) == EXIT_OK
+    assert (
+        main(
+            [
+                "train",
+                str(table),
+                "--schema",
+                CALIFORNIA_SCHEMA,
+                "--ledger",
+                str(tmp_path / "ledger.sqlite3"),
+                "-q",
+                "--model",
+                model,
+                "--epsilon",
+                "1",
+                "-o",
+                str(out),
+                *params,
+            ]
+        )
+        == EXIT_OK
+    )
     opened = load_model(out)
     assert hasattr(opened, "predict") and opened.epsilon_spent_ == 1.0
     card = (tmp_path / "m.md").read_text(encoding="utf-8")

@@ -33,8 +33,25 @@ def adult_part(tmp_path, adult_frame):
 
 def test_membership_prints_the_table_and_sentences_and_writes_the_summaries(tmp_path, adult_part, capsys):
     html, report = tmp_path / "attack.html", tmp_path / "attack.json"
-    code = main(["attack", "membership", str(adult_part), "--schema", SCHEMA, "--model", "dp_boosting", "--epsilon", "1",
-                 "--seed", "3", "--html", str(html), "--json", str(report)])
+    code = main(
+        [
+            "attack",
+            "membership",
+            str(adult_part),
+            "--schema",
+            SCHEMA,
+            "--model",
+            "dp_boosting",
+            "--epsilon",
+            "1",
+            "--seed",
+            "3",
+            "--html",
+            str(html),
+            "--json",
+            str(report),
+        ]
+    )
     assert code == EXIT_OK
     out, err = capsys.readouterr()
     assert out.startswith("# owner's eyes only") and "LiRA" in out and "The guarantee: at ε = 1" in out
@@ -50,8 +67,22 @@ def test_reconstruction_attacks_the_chosen_columns_of_a_plan(tmp_path, adult_par
     plan = tmp_path / "plan.json"
     assert main(["plan", "--schema", SCHEMA, "-o", str(plan)]) == EXIT_OK
     capsys.readouterr()  # the plan's own description
-    code = main(["attack", "reconstruction", str(adult_part), "--schema", SCHEMA, "--plan", str(plan), "--columns", "sex,race",
-                 "--seed", "1", "-q"])
+    code = main(
+        [
+            "attack",
+            "reconstruction",
+            str(adult_part),
+            "--schema",
+            SCHEMA,
+            "--plan",
+            str(plan),
+            "--columns",
+            "sex,race",
+            "--seed",
+            "1",
+            "-q",
+        ]
+    )
     assert code == EXIT_OK
     out = capsys.readouterr().out
     assert "sex" in out and "race" in out and "occupation" not in out
@@ -59,20 +90,41 @@ def test_reconstruction_attacks_the_chosen_columns_of_a_plan(tmp_path, adult_par
 
 
 def test_the_audit_reports_the_model_and_its_control(tmp_path, adult_part, capsys):
-    code = main(["attack", "audit", str(adult_part), "--schema", SCHEMA, "--model", "dp_gaussian_nb", "--runs", "20",
-                 "--rows", "30", "--control", "frozen", "--seed", "2", "-q"])
+    code = main(
+        [
+            "attack",
+            "audit",
+            str(adult_part),
+            "--schema",
+            SCHEMA,
+            "--model",
+            "dp_gaussian_nb",
+            "--runs",
+            "20",
+            "--rows",
+            "30",
+            "--control",
+            "frozen",
+            "--seed",
+            "2",
+            "-q",
+        ]
+    )
     assert code == EXIT_OK
     out = capsys.readouterr().out
     assert "as built" in out and "broken: noise frozen" in out and "The data prove a privacy loss of at least" in out
 
 
-@pytest.mark.parametrize(("extra", "message"), [
-    (["membership", "--model", "sk_tree"], "not differentially private"),
-    (["membership", "--baseline", "dp_boosting"], "needs a non-private model"),
-    (["membership", "--model", "dp_tree"], "regression model"),
-    (["membership", "--references", "3"], "even number"),
-    (["audit", "--control", "fast"], "invalid choice"),
-])
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["membership", "--model", "sk_tree"], "not differentially private"),
+        (["membership", "--baseline", "dp_boosting"], "needs a non-private model"),
+        (["membership", "--model", "dp_tree"], "regression model"),
+        (["membership", "--references", "3"], "even number"),
+        (["audit", "--control", "fast"], "invalid choice"),
+    ],
+)
 def test_bad_arguments_are_one_line(adult_part, capsys, extra, message):
     kind, *rest = extra
     assert main(["attack", kind, str(adult_part), "--schema", SCHEMA, *rest]) == EXIT_USAGE
@@ -88,10 +140,17 @@ def test_bad_data_is_a_sentence_without_its_values(tmp_path, capsys):
     path = tmp_path / "bad.csv"
     path.write_text("age,income\n" + "".join(f"{30 + i % 40},{SENTINEL}\n" for i in range(50)), encoding="utf-8")
     schema = tmp_path / "schema.json"
-    schema.write_text(json.dumps({"columns": [
-        {"name": "age", "role": "feature", "kind": "numeric", "lower": 17, "upper": 90},
-        {"name": "income", "role": "target", "kind": "categorical", "categories": ["<=50K", ">50K"]},
-    ]}), encoding="utf-8")
+    schema.write_text(
+        json.dumps(
+            {
+                "columns": [
+                    {"name": "age", "role": "feature", "kind": "numeric", "lower": 17, "upper": 90},
+                    {"name": "income", "role": "target", "kind": "categorical", "categories": ["<=50K", ">50K"]},
+                ]
+            }
+        ),
+        encoding="utf-8",
+    )
     assert main(["attack", "membership", str(path), "--schema", str(schema), "-q"]) == EXIT_DATA
     err = capsys.readouterr().err
     assert "usable target" in err and SENTINEL not in err and "Traceback" not in err

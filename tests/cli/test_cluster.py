@@ -28,14 +28,22 @@ def _ledger(tmp_path):
 
 def test_cluster_writes_the_map_as_csv_with_its_card_and_charges_the_ledger(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    assert _cluster(tmp_path, "--columns", "longitude,latitude", "--epsilon", "0.5", "--resolution", "24",
-                    "--epsilon-budget", "2") == EXIT_OK
+    assert (
+        _cluster(tmp_path, "--columns", "longitude,latitude", "--epsilon", "0.5", "--resolution", "24", "--epsilon-budget", "2")
+        == EXIT_OK
+    )
     out = capsys.readouterr().out
     assert "group(s) in a 24 × 24 grid at ε = 0.5" in out and "1.5 of ε = 2 left" in out
     table = pd.read_csv(tmp_path / "california_housing_groups.csv")
     assert len(table) == 24 * 24
-    assert list(table.columns) == ["longitude_lower", "longitude_upper", "latitude_lower", "latitude_upper", "noisy_count",
-                                   "cluster"]
+    assert list(table.columns) == [
+        "longitude_lower",
+        "longitude_upper",
+        "latitude_lower",
+        "latitude_upper",
+        "noisy_count",
+        "cluster",
+    ]
     assert table["longitude_lower"].min() == -124.5 and table["latitude_upper"].max() == 42.0  # the declared bounds
     assert (table["cluster"] >= 0).any() and table["cluster"].min() == -1
     card = (tmp_path / "california_housing_groups.md").read_text(encoding="utf-8")
@@ -46,8 +54,24 @@ def test_cluster_writes_the_map_as_csv_with_its_card_and_charges_the_ledger(tmp_
 
 def test_cluster_writes_json_when_asked_and_chooses_the_resolution_privately(tmp_path):
     target = tmp_path / "map.json"
-    assert _cluster(tmp_path, "--columns", "longitude,latitude,median_income", "--epsilon", "1", "-o", str(target),
-                    "--card", str(tmp_path / "card.md"), "--count-noise", "laplace", "--neighbours", "faces") == EXIT_OK
+    assert (
+        _cluster(
+            tmp_path,
+            "--columns",
+            "longitude,latitude,median_income",
+            "--epsilon",
+            "1",
+            "-o",
+            str(target),
+            "--card",
+            str(tmp_path / "card.md"),
+            "--count-noise",
+            "laplace",
+            "--neighbours",
+            "faces",
+        )
+        == EXIT_OK
+    )
     document = json.loads(target.read_text(encoding="utf-8"))
     assert [c["name"] for c in document["columns"]] == ["longitude", "latitude", "median_income"]
     assert document["resolution"].startswith("chosen from a noisy row count")
@@ -66,20 +90,30 @@ def test_cluster_refuses_what_the_budget_cannot_pay_and_writes_nothing(tmp_path,
     assert not target.exists() and _ledger(tmp_path).spent == pytest.approx(0.5)
 
 
-@pytest.mark.parametrize(("extra", "code", "words"), [
-    (["--columns", "longitude", "--epsilon", "1"], EXIT_USAGE, "Choose 2 to 4"),
-    (["--columns", "longitude,nowhere", "--epsilon", "1"], EXIT_USAGE, "declares no column 'nowhere'"),
-    (["--columns", "longitude,ocean_proximity", "--epsilon", "1"], EXIT_DATA, "cannot be used to find groups: ocean_proximity"),
-    (["--columns", "longitude,latitude,median_income", "--epsilon", "1", "--resolution", "1000"], EXIT_USAGE, "coarser"),
-    (["--columns", "longitude,latitude", "--epsilon", "0"], EXIT_USAGE, "greater than 0"),
-    (["--columns", "longitude,latitude", "--epsilon", "1", "--neighbours", "diagonal"], EXIT_USAGE, "invalid choice"),
-])
+@pytest.mark.parametrize(
+    ("extra", "code", "words"),
+    [
+        (["--columns", "longitude", "--epsilon", "1"], EXIT_USAGE, "Choose 2 to 4"),
+        (["--columns", "longitude,nowhere", "--epsilon", "1"], EXIT_USAGE, "declares no column 'nowhere'"),
+        (
+            ["--columns", "longitude,ocean_proximity", "--epsilon", "1"],
+            EXIT_DATA,
+            "cannot be used to find groups: ocean_proximity",
+        ),
+        (["--columns", "longitude,latitude,median_income", "--epsilon", "1", "--resolution", "1000"], EXIT_USAGE, "coarser"),
+        (["--columns", "longitude,latitude", "--epsilon", "0"], EXIT_USAGE, "greater than 0"),
+        (["--columns", "longitude,latitude", "--epsilon", "1", "--neighbours", "diagonal"], EXIT_USAGE, "invalid choice"),
+    ],
+)
 def test_cluster_says_what_is_wrong_in_one_line_and_charges_nothing(tmp_path, capsys, extra, code, words):
     assert _cluster(tmp_path, *extra) == code
     err = capsys.readouterr().err
     assert words in err and "Traceback" not in err
-    assert not (tmp_path / "ledger.sqlite3").exists() or not Catalog(tmp_path / "ledger.sqlite3").datasets() \
+    assert (
+        not (tmp_path / "ledger.sqlite3").exists()
+        or not Catalog(tmp_path / "ledger.sqlite3").datasets()
         or _ledger(tmp_path).spent == 0
+    )
 
 
 def test_cluster_bounds_a_person_and_charges_per_person(tmp_path, capsys):
@@ -91,9 +125,29 @@ def test_cluster_bounds_a_person_and_charges_per_person(tmp_path, capsys):
     frame["household"] = [f"h{i // 3}" for i in range(len(frame))]
     source = tmp_path / "people.csv"
     frame.to_csv(source, index=False)
-    code = main(["cluster", str(source), "--schema", str(schema_path), "--ledger", str(tmp_path / "ledger.sqlite3"), "-q",
-                 "--columns", "longitude,latitude", "--epsilon", "1", "--resolution", "16", "--privacy-unit", "household",
-                 "--max-rows-per-person", "2", "-o", str(tmp_path / "g.json")])
+    code = main(
+        [
+            "cluster",
+            str(source),
+            "--schema",
+            str(schema_path),
+            "--ledger",
+            str(tmp_path / "ledger.sqlite3"),
+            "-q",
+            "--columns",
+            "longitude,latitude",
+            "--epsilon",
+            "1",
+            "--resolution",
+            "16",
+            "--privacy-unit",
+            "household",
+            "--max-rows-per-person",
+            "2",
+            "-o",
+            str(tmp_path / "g.json"),
+        ]
+    )
     assert code == EXIT_OK
     assert "per person, counting up to 2 rows each" in capsys.readouterr().out
     document = json.loads((tmp_path / "g.json").read_text(encoding="utf-8"))

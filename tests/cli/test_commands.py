@@ -271,10 +271,18 @@ def test_help_lists_every_command_without_loading_the_models():
 
     from conftest import REPO
 
-    code = ("import sys\nfrom dpcore.cli import main\ncode = main(['--help'])\n"
-            "print('LOADED' if 'sklearn' in sys.modules else 'LIGHT', code)")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=REPO,
-                          env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
+    code = (
+        "import sys\nfrom dpcore.cli import main\ncode = main(['--help'])\n"
+        "print('LOADED' if 'sklearn' in sys.modules else 'LIGHT', code)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+    )
     assert done.stdout.strip().endswith("LIGHT 0"), done.stdout[-500:] + done.stderr[-500:]
     for command in ("plan", "release", "estimate", "synthesize", "train (fit)", "cluster", "answer", "attack", "datasets"):
         assert command in done.stdout

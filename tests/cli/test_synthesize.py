@@ -27,14 +27,38 @@ def tiny_files(tmp_path):
 
 
 def _synthesize(tmp_path, table, schema, *extra: str) -> int:
-    return main(["synthesize", str(table), "--schema", str(schema), "--ledger", str(tmp_path / "ledger.sqlite3"),
-                 "-o", str(tmp_path / "copy.csv"), "--report", str(tmp_path / "copy.json"), *extra])
+    return main(
+        [
+            "synthesize",
+            str(table),
+            "--schema",
+            str(schema),
+            "--ledger",
+            str(tmp_path / "ledger.sqlite3"),
+            "-o",
+            str(tmp_path / "copy.csv"),
+            "--report",
+            str(tmp_path / "copy.json"),
+            *extra,
+        ]
+    )
 
 
 def test_synthesize_writes_the_copy_and_report_and_charges_the_ledger(tmp_path, tiny_files, capsys):
     table, schema = tiny_files
-    code = _synthesize(tmp_path, table, schema, "--epsilon", "1", "--epsilon-budget", "1.5", "--markdown",
-                       str(tmp_path / "copy.md"), "--seed", "3")
+    code = _synthesize(
+        tmp_path,
+        table,
+        schema,
+        "--epsilon",
+        "1",
+        "--epsilon-budget",
+        "1.5",
+        "--markdown",
+        str(tmp_path / "copy.md"),
+        "--seed",
+        "3",
+    )
     assert code == EXIT_OK
     captured = capsys.readouterr()
     assert "wrote the synthetic copy" in captured.out and "Fitting the model" in captured.err

@@ -44,12 +44,15 @@ def test_train_refuses_what_the_budget_cannot_pay_and_writes_nothing(tmp_path, a
     assert not (tmp_path / "m.skops").exists()
 
 
-@pytest.mark.parametrize(("extra", "words"), [
-    (["--model", "dp_tree", "--epsilon", "1"], "regression model"),
-    (["--model", "dp_boosting", "--epsilon", "1", "--param", "depth=x"], "expected NAME=VALUE"),
-    (["--model", "dp_random_forest", "--epsilon", "1", "--param", "n_estimators=0"], "expected a number from"),
-    (["--model", "dp_boosting", "--epsilon", "-1"], "greater than 0"),
-])
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [
+        (["--model", "dp_tree", "--epsilon", "1"], "regression model"),
+        (["--model", "dp_boosting", "--epsilon", "1", "--param", "depth=x"], "expected NAME=VALUE"),
+        (["--model", "dp_random_forest", "--epsilon", "1", "--param", "n_estimators=0"], "expected a number from"),
+        (["--model", "dp_boosting", "--epsilon", "-1"], "greater than 0"),
+    ],
+)
 def test_train_says_what_is_wrong_with_its_arguments(tmp_path, adult_part, capsys, extra, words):
     assert _train(tmp_path, adult_part, *extra) == EXIT_USAGE
     assert words in capsys.readouterr().err
@@ -60,9 +63,28 @@ def test_the_command_line_and_the_train_page_give_the_same_model_for_the_same_se
     from dpstudio.support.session import STATE_KEY
     from dpstudio.support.training import DEMO_SEED
 
-    assert main(["train", str(SAMPLES / "adult.csv"), "--schema", SCHEMA, "--model", "dp_boosting", "--epsilon", "0.5",
-                 "--seed", str(DEMO_SEED), "--ledger", str(tmp_path / "cli.sqlite3"), "-o", str(tmp_path / "cli.skops"),
-                 "-q"]) == EXIT_OK
+    assert (
+        main(
+            [
+                "train",
+                str(SAMPLES / "adult.csv"),
+                "--schema",
+                SCHEMA,
+                "--model",
+                "dp_boosting",
+                "--epsilon",
+                "0.5",
+                "--seed",
+                str(DEMO_SEED),
+                "--ledger",
+                str(tmp_path / "cli.sqlite3"),
+                "-o",
+                str(tmp_path / "cli.skops"),
+                "-q",
+            ]
+        )
+        == EXIT_OK
+    )
     from_cli = load_model(tmp_path / "cli.skops")
 
     at = app("data")
@@ -84,15 +106,37 @@ def test_train_with_a_privacy_unit_spends_per_person(tmp_path, capsys):
     n = 600
     import pandas as pd
 
-    pd.DataFrame({"patient": [f"p{i // 3}" for i in range(n)], "age": rng.integers(20, 80, n),
-                  "stay": rng.integers(1, 10, n)}).to_csv(visits, index=False)
+    pd.DataFrame(
+        {"patient": [f"p{i // 3}" for i in range(n)], "age": rng.integers(20, 80, n), "stay": rng.integers(1, 10, n)}
+    ).to_csv(visits, index=False)
     schema = tmp_path / "visits.schema.json"
-    schema.write_text(json.dumps({"columns": [
-        {"name": "patient", "role": "identifier", "kind": "categorical"},
-        {"name": "age", "kind": "numeric", "lower": 0, "upper": 110},
-        {"name": "stay", "role": "target", "kind": "numeric", "lower": 0, "upper": 30}]}), encoding="utf-8")
-    common = ["train", str(visits), "--schema", str(schema), "--model", "dp_tree", "--epsilon", "1",
-              "--ledger", str(tmp_path / "ledger.sqlite3"), "-o", str(tmp_path / "m.skops"), "-q"]
+    schema.write_text(
+        json.dumps(
+            {
+                "columns": [
+                    {"name": "patient", "role": "identifier", "kind": "categorical"},
+                    {"name": "age", "kind": "numeric", "lower": 0, "upper": 110},
+                    {"name": "stay", "role": "target", "kind": "numeric", "lower": 0, "upper": 30},
+                ]
+            }
+        ),
+        encoding="utf-8",
+    )
+    common = [
+        "train",
+        str(visits),
+        "--schema",
+        str(schema),
+        "--model",
+        "dp_tree",
+        "--epsilon",
+        "1",
+        "--ledger",
+        str(tmp_path / "ledger.sqlite3"),
+        "-o",
+        str(tmp_path / "m.skops"),
+        "-q",
+    ]
     assert main([*common, "--privacy-unit", "patient"]) == EXIT_USAGE
     assert "--max-rows-per-person" in capsys.readouterr().err
     assert main([*common, "--privacy-unit", "patient", "--max-rows-per-person", "2", "--epsilon-budget", "3"]) == EXIT_OK
@@ -107,14 +151,43 @@ def test_release_with_a_privacy_unit_creates_a_budget_that_pays_for_the_person(t
 
     rng = np.random.default_rng(1)
     visits = tmp_path / "visits.csv"
-    pd.DataFrame({"patient": [f"p{i // 2}" for i in range(400)], "smoker": rng.choice(["no", "yes"], 400)}).to_csv(visits, index=False)
+    pd.DataFrame({"patient": [f"p{i // 2}" for i in range(400)], "smoker": rng.choice(["no", "yes"], 400)}).to_csv(
+        visits, index=False
+    )
     schema = tmp_path / "visits.schema.json"
-    schema.write_text(json.dumps({"columns": [
-        {"name": "patient", "role": "identifier", "kind": "categorical"},
-        {"name": "smoker", "kind": "categorical", "categories": ["no", "yes"], "may_be_missing": False}]}), encoding="utf-8")
-    assert main(["release", str(visits), "--schema", str(schema), "-o", str(tmp_path / "copy.csv"), "--report",
-                 str(tmp_path / "r.json"), "--ledger", str(tmp_path / "ledger.sqlite3"), "--privacy-unit", "patient",
-                 "--max-rows-per-person", "2", "-q"]) == EXIT_OK
+    schema.write_text(
+        json.dumps(
+            {
+                "columns": [
+                    {"name": "patient", "role": "identifier", "kind": "categorical"},
+                    {"name": "smoker", "kind": "categorical", "categories": ["no", "yes"], "may_be_missing": False},
+                ]
+            }
+        ),
+        encoding="utf-8",
+    )
+    assert (
+        main(
+            [
+                "release",
+                str(visits),
+                "--schema",
+                str(schema),
+                "-o",
+                str(tmp_path / "copy.csv"),
+                "--report",
+                str(tmp_path / "r.json"),
+                "--ledger",
+                str(tmp_path / "ledger.sqlite3"),
+                "--privacy-unit",
+                "patient",
+                "--max-rows-per-person",
+                "2",
+                "-q",
+            ]
+        )
+        == EXIT_OK
+    )
     out = capsys.readouterr().out
     assert "per person (up to 2 rows each)" in out
     copy = (tmp_path / "copy.csv").read_text(encoding="utf-8")

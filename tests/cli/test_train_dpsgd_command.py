@@ -13,8 +13,9 @@ from dpcore.model_files import load_model
 
 def test_dp_sgd_spends_epsilon_and_delta_and_says_so(tmp_path, adult_part, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    code = _train(tmp_path, adult_part, "--model", "dp_sgd_logistic", "--epsilon", "1", "--delta", "1e-5",
-                  "--epsilon-budget", "3")
+    code = _train(
+        tmp_path, adult_part, "--model", "dp_sgd_logistic", "--epsilon", "1", "--delta", "1e-5", "--epsilon-budget", "3"
+    )
     assert code == EXIT_OK
     out = capsys.readouterr().out
     assert "approximate DP: δ = 1e-05 per person" in out

@@ -90,16 +90,18 @@ def _release(epsilon_used, quantiles, grid):
 @pytest.mark.parametrize(("quantiles", "grid", "d", "added"), CASES)
 def test_neighbouring_outputs_stay_within_epsilon(quantiles, grid, d, added):
     n_outcomes = (grid + 1) ** len(quantiles)
-    loss = neighbouring_privacy_loss(_release(1.0, quantiles, grid), np.array(d), np.append(d, added), 1.0, N_RUNS,
-                                     n_outcomes=n_outcomes, seed=3)
+    loss = neighbouring_privacy_loss(
+        _release(1.0, quantiles, grid), np.array(d), np.append(d, added), 1.0, N_RUNS, n_outcomes=n_outcomes, seed=3
+    )
     assert_within_epsilon(loss)
 
 
 @pytest.mark.parametrize(("quantiles", "grid", "d", "added"), CASES)
 def test_neighbouring_test_catches_quantiles_with_ten_times_less_noise(quantiles, grid, d, added):
     n_outcomes = (grid + 1) ** len(quantiles)
-    loss = neighbouring_privacy_loss(_release(10.0, quantiles, grid), np.array(d), np.append(d, added), 1.0, N_RUNS,
-                                     n_outcomes=n_outcomes, seed=3)
+    loss = neighbouring_privacy_loss(
+        _release(10.0, quantiles, grid), np.array(d), np.append(d, added), 1.0, N_RUNS, n_outcomes=n_outcomes, seed=3
+    )
     assert_exceeds_epsilon(loss)
 
 

@@ -67,7 +67,10 @@ def test_classifiers_learn_at_large_epsilon(model):
 
 def test_forest_error_falls_as_epsilon_grows():
     data = _regression()
-    errors = [np.mean([_mae(DPPartitionedForest(n_estimators=5, epsilon=eps, random_state=s), data) for s in range(3)]) for eps in (0.05, 20.0)]
+    errors = [
+        np.mean([_mae(DPPartitionedForest(n_estimators=5, epsilon=eps, random_state=s), data) for s in range(3)])
+        for eps in (0.05, 20.0)
+    ]
     assert errors[1] < errors[0]
 
 
@@ -83,7 +86,9 @@ def test_same_seed_same_model_and_no_seed_fresh_noise():
 
 def test_tree_records_are_plain_data_in_original_units():
     X, y, _, _ = _regression(3000)
-    model = DPRegressionTree(max_depth=3, epsilon=10.0, bounds=(0, 10), target_bounds=(100, 200), random_state=0).fit(X * 10, 100 + 100 * y)
+    model = DPRegressionTree(max_depth=3, epsilon=10.0, bounds=(0, 10), target_bounds=(100, 200), random_state=0).fit(
+        X * 10, 100 + 100 * y
+    )
     records = model.tree_records(["a", "b", "c", "d"])
     root = records[0]
     assert root["feature"] in {"a", "b", "c", "d"} and 0 < root["threshold"] < 10

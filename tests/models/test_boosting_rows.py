@@ -51,7 +51,9 @@ def _models(classes):
     binary = classes[:2]
     return [
         DPBoostingRegressor(epsilon=2.0, categorical_levels={3: 4}, random_state=3),
-        DPBoostingRegressor(epsilon=1.0, n_rounds=5, max_depth=3, delta=1e-5, quantile_share=0.0, select_share=0.3, random_state=3),
+        DPBoostingRegressor(
+            epsilon=1.0, n_rounds=5, max_depth=3, delta=1e-5, quantile_share=0.0, select_share=0.3, random_state=3
+        ),
         DPBoostingClassifier(epsilon=2.0, classes=binary, categorical_levels={3: 4}, random_state=3),
         DPBoostingClassifier(epsilon=2.0, classes=classes, categorical_levels={3: 4}, random_state=3),
         DPBoostingClassifier(epsilon=1.0, n_rounds=6, max_depth=2, classes=classes, delta=1e-5, select_share=0.3, random_state=3),
@@ -144,8 +146,20 @@ def test_round_job_recomputes_scores_in_round_order():
     running = np.full((500, 1), 0.3)
     for r in range(4):
         running += steps[r][leaves[:, r]]
-    job = RoundSums("regression", 1, clip=10.0, unit=10.0, n_leaves=4, initial=np.array([0.3]), features=features,
-                    thresholds=thresholds, subsets=subsets, levels=levels, branches=branches, leaf_values=steps)
+    job = RoundSums(
+        "regression",
+        1,
+        clip=10.0,
+        unit=10.0,
+        n_leaves=4,
+        initial=np.array([0.3]),
+        features=features,
+        thresholds=thresholds,
+        subsets=subsets,
+        levels=levels,
+        branches=branches,
+        leaf_values=steps,
+    )
     scores, leaf = job._scores_and_leaf(LocalRows(X, np.zeros(500)).batches()[0])
     assert scores.tobytes() == running.tobytes()
     np.testing.assert_array_equal(leaf, leaves[:, 4])
@@ -195,9 +209,26 @@ def _candidate_job(n, seed, rounds=3):
     structures = drawn(levels, rounds + 1, 2, multiway=5, seed=4)
     steps = np.random.default_rng(4).normal(0, 0.2, (rounds, 4, 1))
     thresholds, subsets, branches = candidates = structures.candidates()
-    return X, y, levels, candidates, CandidateSums(
-        "binary", 2, clip=0.7, unit=0.7, n_leaves=4, initial=np.array([0.0]), levels=levels, leaf_values=steps,
-        **structures.up_to(rounds), candidate_thresholds=thresholds, candidate_subsets=subsets, candidate_branches=branches)
+    return (
+        X,
+        y,
+        levels,
+        candidates,
+        CandidateSums(
+            "binary",
+            2,
+            clip=0.7,
+            unit=0.7,
+            n_leaves=4,
+            initial=np.array([0.0]),
+            levels=levels,
+            leaf_values=steps,
+            **structures.up_to(rounds),
+            candidate_thresholds=thresholds,
+            candidate_subsets=subsets,
+            candidate_branches=branches,
+        ),
+    )
 
 
 def test_candidate_sums_are_each_candidate_splits_branch_sums():

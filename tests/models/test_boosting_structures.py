@@ -29,7 +29,7 @@ def test_every_call_of_the_default_fit_adds_up_to_epsilon():
     # levels of 7 quantiles), and a record is in one interval per column: it is charged once per column.
     # The last exponential calls pick each round's first level, one call of one selection per round.
     exponential = [c for c in recorded.calls if c.mechanism == "exponential"]
-    selections, picks = exponential[: -model._rounds], exponential[-model._rounds:]
+    selections, picks = exponential[: -model._rounds], exponential[-model._rounds :]
     nodes = [len(level) for level in _levels(len(QUANTILE_PROBABILITIES))] * (len(selections) // 3)
     quantiles = sum(c.epsilon * c.query.shape[0] / k for c, k in zip(selections, nodes))
     size = [c.epsilon for c in recorded.calls if c.mechanism == "laplace" and c.query.size == 1]
@@ -163,8 +163,12 @@ def test_multiclass_trees_get_depth_four_only_when_the_table_is_large_for_its_ep
     X = rng.integers(0, 3, (10_000, 4)) / 2
     y = rng.integers(0, 5, 10_000)
     levels = {i: 3 for i in range(4)}
-    depth = {eps: DPBoostingClassifier(epsilon=eps, n_rounds=1, classes=list(range(5)), categorical_levels=levels,
-                                       random_state=0).fit(X, y)._depth for eps in (1.0, 4.0)}
+    depth = {
+        eps: DPBoostingClassifier(epsilon=eps, n_rounds=1, classes=list(range(5)), categorical_levels=levels, random_state=0)
+        .fit(X, y)
+        ._depth
+        for eps in (1.0, 4.0)
+    }
     assert depth == {1.0: 3, 4.0: 4}
 
 
@@ -175,7 +179,9 @@ def test_rounds_as_records_name_a_branch_per_category():
     levels = [level for record in records for level in record["levels"]]
     assert {"feature": "a", "branch_per_category": 3, "picked": True} in levels  # column a decides the label
     assert all(set(level) <= {"feature", "branch_per_category", "categories_left", "threshold", "picked"} for level in levels)
-    assert all(record["levels"][0]["picked"] and not any("picked" in level for level in record["levels"][1:]) for record in records)
+    assert all(
+        record["levels"][0]["picked"] and not any("picked" in level for level in record["levels"][1:]) for record in records
+    )
 
 
 def test_a_leaf_step_never_divides_by_a_bare_noisy_count():
@@ -196,6 +202,7 @@ def test_weighted_draws_fall_back_to_uniform_when_no_step_moved():
 def test_first_level_picks_take_more_of_a_small_tables_rounds_and_none_for_multiclass_or_a_large_regression():
     rng = np.random.default_rng(0)
     X, y = rng.random((400, 3)), rng.integers(0, 3, 400)
+
     def fit(**options):
         return DPBoostingClassifier(random_state=0, **options).fit(X, y % 2 if options.get("classes") == [0, 1] else y)
 
@@ -209,7 +216,9 @@ def test_first_level_picks_take_more_of_a_small_tables_rounds_and_none_for_multi
     # The rounds a fit really runs set the share, whoever chose them; one column or one class leaves nothing to pick.
     assert fit(classes=[0, 1], n_rounds=10)._select_share == pytest.approx(0.35 * (1 - 10 / 40))
     assert fit(classes=[0, 1], n_rounds=200)._select_share == pytest.approx(0.2)
-    assert DPBoostingRegressor(n_rounds=6, max_depth=3, random_state=0).fit(X, X[:, 0])._select_share == pytest.approx(0.35 * 34 / 40)
+    assert DPBoostingRegressor(n_rounds=6, max_depth=3, random_state=0).fit(X, X[:, 0])._select_share == pytest.approx(
+        0.35 * 34 / 40
+    )
     assert DPBoostingClassifier(classes=[0, 1], random_state=0).fit(X[:, :1], y % 2)._select_share == 0.0
     assert DPBoostingClassifier(classes=[0], random_state=0).fit(X, np.zeros(400, dtype=int))._select_share == 0.0
     assert fit(classes=[0, 1, 2])._select_share == 0.0
@@ -228,9 +237,16 @@ def test_the_first_level_pick_finds_the_one_column_that_decides_the_label():
     rng = np.random.default_rng(1)
     X = rng.random((5000, 13))
     y = (X[:, 7] > 0.5).astype(int)
+
     def share(**options):
-        return np.mean([np.mean(DPBoostingClassifier(epsilon=1.0, classes=[0, 1], random_state=seed, **options)
-                                .fit(X, y).features_[:, 0] == 7) for seed in range(5)])
+        return np.mean(
+            [
+                np.mean(
+                    DPBoostingClassifier(epsilon=1.0, classes=[0, 1], random_state=seed, **options).fit(X, y).features_[:, 0] == 7
+                )
+                for seed in range(5)
+            ]
+        )
 
     assert share() > 0.2
     assert share(select_share=0.0) < 0.15

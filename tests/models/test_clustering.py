@@ -53,8 +53,14 @@ def test_the_map_has_one_noisy_count_and_one_group_per_cell():
     assert model.grid_shape_ == (20, 25)
     assert model.noisy_counts_.shape == model.labels_map_.shape == (20, 25)
     assert [e.tolist() for e in model.edges_] == [np.linspace(0, 100, 21).tolist(), np.linspace(0, 100, 26).tolist()]
-    assert len(model.cells_) == 500 and list(model.cells_.columns) == ["x0_lower", "x0_upper", "x1_lower", "x1_upper",
-                                                                        "noisy_count", "cluster"]
+    assert len(model.cells_) == 500 and list(model.cells_.columns) == [
+        "x0_lower",
+        "x0_upper",
+        "x1_lower",
+        "x1_upper",
+        "noisy_count",
+        "cluster",
+    ]
     assert set(np.unique(model.labels_map_)) == {-1, *range(model.n_clusters_)}
     assert np.all(np.diff(model.cluster_sizes_) <= 0)  # largest group first
     dense = model.noisy_counts_ >= model.threshold_
@@ -68,8 +74,9 @@ def test_feature_names_of_a_frame_name_the_map_columns_and_predict_looks_up_cell
     model = DPGridDensityClustering(epsilon=2.0, bounds=(0, 100), resolution=10, random_state=0).fit(frame)
     assert model.cells_.columns[0] == "age_lower"
     cell = model.cells_.iloc[int(np.argmax(model.cells_["noisy_count"]))]
-    middle = pd.DataFrame([[(cell["age_lower"] + cell["age_upper"]) / 2, (cell["dose_lower"] + cell["dose_upper"]) / 2]],
-                          columns=["age", "dose"])
+    middle = pd.DataFrame(
+        [[(cell["age_lower"] + cell["age_upper"]) / 2, (cell["dose_lower"] + cell["dose_upper"]) / 2]], columns=["age", "dose"]
+    )
     assert model.predict(middle)[0] == cell["cluster"] >= 0
 
 
@@ -115,9 +122,14 @@ def test_empty_cells_are_rarely_dense_at_the_default_threshold():
 
 @pytest.mark.parametrize(
     ("params", "match"),
-    [({"resolution": 2048}, "resolution must be"), ({"resolution": 1024, "neighbours": "faces"}, None),
-     ({"resolution": (4, 4, 4)}, "one resolution per column"), ({"neighbours": "diagonal"}, "neighbours must be"),
-     ({"min_pts": -1}, "min_pts"), ({"epsilon": 0}, "epsilon")],
+    [
+        ({"resolution": 2048}, "resolution must be"),
+        ({"resolution": 1024, "neighbours": "faces"}, None),
+        ({"resolution": (4, 4, 4)}, "one resolution per column"),
+        ({"neighbours": "diagonal"}, "neighbours must be"),
+        ({"min_pts": -1}, "min_pts"),
+        ({"epsilon": 0}, "epsilon"),
+    ],
 )
 def test_bad_settings_are_refused_with_a_sentence(params, match):
     model = DPGridDensityClustering(**params)
@@ -169,8 +181,12 @@ D_PRIME = np.vstack([D, ADDED])
 
 def _map_outcome(model):
     """Two things the map shows: the noisy count of the added record's cell, and where the grid ends."""
-    cell = model.cells_[(model.cells_["x0_lower"] <= ADDED[0]) & (ADDED[0] < model.cells_["x0_upper"])
-                        & (model.cells_["x1_lower"] <= ADDED[1]) & (ADDED[1] < model.cells_["x1_upper"])]
+    cell = model.cells_[
+        (model.cells_["x0_lower"] <= ADDED[0])
+        & (ADDED[0] < model.cells_["x0_upper"])
+        & (model.cells_["x1_lower"] <= ADDED[1])
+        & (ADDED[1] < model.cells_["x1_upper"])
+    ]
     count = float(cell["noisy_count"].iloc[0]) if len(cell) else np.nan
     return [count, float(model.edges_[0][-1])]
 
@@ -200,8 +216,9 @@ def test_one_person_with_k_rows_stays_within_epsilon_per_person_and_a_per_row_fi
 
     def loss(rows_per_person):
         def release(data, rng):
-            context = ModelContext(n_features=2, epsilon=1.0, random_state=rng, params={"resolution": 4},
-                                   rows_per_person=rows_per_person)
+            context = ModelContext(
+                n_features=2, epsilon=1.0, random_state=rng, params={"resolution": 4}, rows_per_person=rows_per_person
+            )
             return _map_outcome(spec.make(context).fit(data))
 
         return neighbouring_privacy_loss(release, D, person, 1.0, N_RUNS, edges=[[0.5, 1.5, 2.5], [0.5]], seed=5)
@@ -213,8 +230,11 @@ def test_one_person_with_k_rows_stays_within_epsilon_per_person_and_a_per_row_fi
 # --- call recording (dp-recorder style audit) ---------------------------------------------------
 
 
-@pytest.mark.parametrize("params", [{"resolution": 6}, {}, {"resolution": (3, 5, 4), "count_noise": "geometric"}],
-                         ids=["declared", "automatic", "3-D geometric"])
+@pytest.mark.parametrize(
+    "params",
+    [{"resolution": 6}, {}, {"resolution": (3, 5, 4), "count_noise": "geometric"}],
+    ids=["declared", "automatic", "3-D geometric"],
+)
 @pytest.mark.parametrize("extra", [[0.99, 0.01, 0.5], [0.0, 0.0, 0.0], [np.nan, np.inf, -5.0]], ids=["corner", "origin", "bad"])
 def test_neighbouring_fits_make_the_same_calls_within_sensitivity(params, extra):
     rng = np.random.default_rng(3)
@@ -248,8 +268,11 @@ def test_the_registry_lists_the_clustering_models_apart_from_the_supervised_ones
     assert summary.startswith("Neighbouring datasets differ by one added or removed record.") and "ε" in summary
     assert 2 <= summary.count(". ") + 1 <= 4  # a few plain sentences, as every estimator's
     assert summary == DPGridDensityClustering.privacy_summary
-    assert {p.name: p.default for p in get("dp_grid_clustering").parameters} == {"resolution": None, "min_pts": 5.0,
-                                                                                   "neighbours": "corners"}
+    assert {p.name: p.default for p in get("dp_grid_clustering").parameters} == {
+        "resolution": None,
+        "min_pts": 5.0,
+        "neighbours": "corners",
+    }
 
 
 @pytest.mark.parametrize("spec", models_for("clustering"), ids=lambda s: s.key)
@@ -259,8 +282,13 @@ def test_every_clustering_model_groups_the_blobs_with_declared_bounds(spec):
     from dpcore.exceptions import PrivacyLeakWarning
 
     X, y = _blobs()
-    context = ModelContext(n_features=2, epsilon=20.0, bounds=(np.zeros(2), np.full(2, 100.0)), random_state=0,
-                           params={"n_clusters": 4, "resolution": 25})
+    context = ModelContext(
+        n_features=2,
+        epsilon=20.0,
+        bounds=(np.zeros(2), np.full(2, 100.0)),
+        random_state=0,
+        params={"n_clusters": 4, "resolution": 25},
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
         warnings.filterwarnings("error", message=".*[Pp]rivacy.*")
@@ -304,8 +332,7 @@ def test_find_groups_refuses_what_it_cannot_pay_or_use_and_charges_nothing(calif
     with pytest.raises(DataError, match="2 to 4"):
         find_groups(california_frame, california_schema, ["longitude"], 0.5, ledger)
     with pytest.raises(DataError, match="coarser resolution"):
-        find_groups(california_frame, california_schema, ["longitude", "latitude", "median_income"], 0.5, ledger,
-                    resolution=200)
+        find_groups(california_frame, california_schema, ["longitude", "latitude", "median_income"], 0.5, ledger, resolution=200)
     assert ledger.spent == 0
 
 
@@ -319,12 +346,16 @@ def test_columns_without_declared_bounds_cannot_be_mapped(california_schema):
 
 def test_a_person_with_several_rows_is_bounded_and_charged_once(ledger):
     rng = np.random.default_rng(0)
-    frame = pd.DataFrame({"patient": np.repeat(np.arange(300), 5), "age": rng.uniform(20, 80, 1500),
-                          "dose": rng.uniform(0, 10, 1500)})
+    frame = pd.DataFrame(
+        {"patient": np.repeat(np.arange(300), 5), "age": rng.uniform(20, 80, 1500), "dose": rng.uniform(0, 10, 1500)}
+    )
     from dpcore.schema import ColumnSpec, Schema
 
-    schema = Schema([ColumnSpec("patient", role="identifier"), ColumnSpec("age", lower=0, upper=100),
-                     ColumnSpec("dose", lower=0, upper=10)], privacy_unit="patient", rows_per_person=2)
+    schema = Schema(
+        [ColumnSpec("patient", role="identifier"), ColumnSpec("age", lower=0, upper=100), ColumnSpec("dose", lower=0, upper=10)],
+        privacy_unit="patient",
+        rows_per_person=2,
+    )
     assert clustering_columns(schema) == ["age", "dose"]
     found = find_groups(frame, schema, ["age", "dose"], 1.0, ledger, resolution=10, seed=0)
     assert found.details == {"rows_used": 600, "rows_over_bound": 900}
@@ -338,12 +369,19 @@ def test_a_map_that_counts_people_differently_from_earlier_spends_is_refused_and
     from dpcore.schema import ColumnSpec, Schema
 
     rng = np.random.default_rng(0)
-    frame = pd.DataFrame({"patient": np.repeat(np.arange(100), 3), "age": rng.uniform(20, 80, 300), "dose": rng.uniform(0, 10, 300)})
-    columns = [ColumnSpec("patient", role="identifier"), ColumnSpec("age", lower=0, upper=100), ColumnSpec("dose", lower=0, upper=10)]
+    frame = pd.DataFrame(
+        {"patient": np.repeat(np.arange(100), 3), "age": rng.uniform(20, 80, 300), "dose": rng.uniform(0, 10, 300)}
+    )
+    columns = [
+        ColumnSpec("patient", role="identifier"),
+        ColumnSpec("age", lower=0, upper=100),
+        ColumnSpec("dose", lower=0, upper=10),
+    ]
     find_groups(frame, Schema(columns), ["age", "dose"], 0.5, ledger, resolution=10, seed=0)  # one row each
     with pytest.raises(UnitOfProtectionError, match="nothing was spent"):
-        find_groups(frame, Schema(columns, privacy_unit="patient", rows_per_person=2), ["age", "dose"], 0.5, ledger,
-                    resolution=10, seed=0)
+        find_groups(
+            frame, Schema(columns, privacy_unit="patient", rows_per_person=2), ["age", "dose"], 0.5, ledger, resolution=10, seed=0
+        )
     assert ledger.spent == 0.5
 
 

@@ -41,8 +41,10 @@ def test_the_data_range_helps_on_wide_bounds_and_a_refit_forgets_it():
 def test_classifiers_with_a_data_range_predict_from_the_same_rescaling():
     X, _ = _wide()
     labels = (X[:, 1] > 0.5).astype(int)
-    for model in (DPRandomForestClassifier(epsilon=2.0, classes=[0, 1], random_state=0),
-                  DPExtraTreesClassifier(epsilon=2.0, classes=[0, 1], random_state=0)):
+    for model in (
+        DPRandomForestClassifier(epsilon=2.0, classes=[0, 1], random_state=0),
+        DPExtraTreesClassifier(epsilon=2.0, classes=[0, 1], random_state=0),
+    ):
         model.fit(X, labels)
         assert model.data_range_.shape == (3, 2)
         assert model.score(X, labels) > 0.8

@@ -161,7 +161,7 @@ def _classification(n=6000, classes=2, seed=0):
     y = np.minimum((X[:, 0] * classes).astype(int), classes - 1)
     flip = rng.random(n) < 0.05
     y[flip] = rng.integers(0, classes, flip.sum())
-    return X[: n // 2], y[: n // 2], X[n // 2:], y[n // 2:]
+    return X[: n // 2], y[: n // 2], X[n // 2 :], y[n // 2 :]
 
 
 @pytest.mark.parametrize("hidden", [0, 8])
@@ -200,8 +200,17 @@ def test_a_seed_repeats_and_no_seed_does_not():
 
 @pytest.mark.parametrize(
     ("param", "value"),
-    [("delta", 0.0), ("delta", 1.0), ("epochs", 0), ("batch_size", 0), ("learning_rate", -1.0), ("clip", 0.0),
-     ("count_share", 1.0), ("accountant", "moments"), ("hidden_units", -1)],
+    [
+        ("delta", 0.0),
+        ("delta", 1.0),
+        ("epochs", 0),
+        ("batch_size", 0),
+        ("learning_rate", -1.0),
+        ("clip", 0.0),
+        ("count_share", 1.0),
+        ("accountant", "moments"),
+        ("hidden_units", -1),
+    ],
 )
 def test_bad_parameters_are_named(param, value):
     X, y, *_ = _classification(n=100)

@@ -176,8 +176,9 @@ def test_weights_path_records_for_the_chart():
 
 def test_at_large_epsilon_the_better_expert_gets_the_weight():
     X, y = _data(False, n=5000)
-    model = MultiplicativeWeightsEnsemble(experts=[DPMeanRegressor(), DPBoostingRegressor(n_rounds=20)], epsilon=100.0,
-                                          eta=0.05, random_state=0).fit(X, y)
+    model = MultiplicativeWeightsEnsemble(
+        experts=[DPMeanRegressor(), DPBoostingRegressor(n_rounds=20)], epsilon=100.0, eta=0.05, random_state=0
+    ).fit(X, y)
     assert model.weights_[1] > 0.95
     assert np.abs(model.predict(X) - y).mean() < 0.08
     Xc, yc = _data(True, n=5000)

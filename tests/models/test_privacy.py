@@ -81,7 +81,9 @@ def _record(model, X, y, replay=None):
     return recorder.calls
 
 
-@pytest.mark.parametrize("model", MODELS, ids=lambda m: f"{type(m).__name__}-{m.get_params().get('leaf', '')}{m.get_params().get('sampling', '')}")
+@pytest.mark.parametrize(
+    "model", MODELS, ids=lambda m: f"{type(m).__name__}-{m.get_params().get('leaf', '')}{m.get_params().get('sampling', '')}"
+)
 @pytest.mark.parametrize("extreme", [0, 1])
 def test_neighbouring_fits_make_the_same_calls_within_sensitivity(model, extreme):
     classifier = hasattr(model, "classes") and ("binary" if len(model.classes) == 2 else True)
@@ -190,25 +192,50 @@ def _prediction(model):
 CASES = {
     "regression_tree": (
         lambda cls, rng: cls(epsilon=1.0, max_depth=1, min_samples_split=0, min_samples_leaf=0, n_thresholds=4, random_state=rng),
-        DPRegressionTree, UnderNoisedTree, 0.0, 1.0, _prediction, UNIT_EDGES,
+        DPRegressionTree,
+        UnderNoisedTree,
+        0.0,
+        1.0,
+        _prediction,
+        UNIT_EDGES,
     ),
     "random_forest": (
         lambda cls, rng: cls(n_estimators=1, max_depth=1, n_thresholds=4, epsilon=1.0, classes=[0, 1], random_state=rng),
-        DPRandomForestClassifier, UnderNoisedForest, 0, 1, _prediction, UNIT_EDGES,
+        DPRandomForestClassifier,
+        UnderNoisedForest,
+        0,
+        1,
+        _prediction,
+        UNIT_EDGES,
     ),
     "gaussian_nb": (
         lambda cls, rng: cls(epsilon=1.0, classes=[0, 1], random_state=rng),
-        DPGaussianNB, UnderNoisedNB, 0, 1, lambda model: model.class_count_[1], [-0.5, 0.5, 1.5],
+        DPGaussianNB,
+        UnderNoisedNB,
+        0,
+        1,
+        lambda model: model.class_count_[1],
+        [-0.5, 0.5, 1.5],
     ),
     # The leaves' path with a fixed public clip and start (no quantiles: they would drown the signal).
     "boosting": (
         lambda cls, rng: cls(epsilon=1.0, n_rounds=1, max_depth=1, quantile_share=0.0, clip=0.2, random_state=rng),
-        DPBoostingRegressor, UnclippedBoosting, 0.5, 1.0, _prediction, [0.5, 0.505, 0.51, 0.52],
+        DPBoostingRegressor,
+        UnclippedBoosting,
+        0.5,
+        1.0,
+        _prediction,
+        [0.5, 0.505, 0.51, 0.52],
     ),
     # The default path: DP quantiles of features and target place thresholds, start and clip.
     "boosting_quantiles": (
         lambda cls, rng: cls(epsilon=1.0, n_rounds=1, max_depth=1, random_state=rng),
-        DPBoostingRegressor, ExactQuantileBoosting, 0.5, 1.0, _prediction, [0.45, 0.55, 0.65, 0.85],
+        DPBoostingRegressor,
+        ExactQuantileBoosting,
+        0.5,
+        1.0,
+        _prediction,
+        [0.45, 0.55, 0.65, 0.85],
     ),
 }
 
@@ -242,8 +269,13 @@ def test_a_fitted_model_keeps_no_generator_that_could_replay_its_noise(key):
     rng = np.random.default_rng(0)
     X = rng.random((400, 3))
     y = (X[:, 0] > 0.5).astype(int) if spec.task == "classification" else X[:, 0]
-    context = ModelContext(n_features=3, epsilon=2.0, bounds=(0.0, 1.0), target_bounds=(0.0, 1.0),
-                           classes=[0, 1] if spec.task == "classification" else None)
+    context = ModelContext(
+        n_features=3,
+        epsilon=2.0,
+        bounds=(0.0, 1.0),
+        target_bounds=(0.0, 1.0),
+        classes=[0, 1] if spec.task == "classification" else None,
+    )
     model = spec.make(context)
     model.fit(X) if spec.task == "clustering" else model.fit(X, y)
     assert kept_generators(model) == []
@@ -258,7 +290,11 @@ def test_a_teacher_or_a_model_holding_a_generator_cannot_be_saved():
     teacher = SubsampleAggregateClassifier(classes=[0, 1], epsilon=1.0, random_state=0).fit(X, y)
     with pytest.raises(DataError, match="teacher cannot be saved or released"):
         model_bytes(teacher)
-    model = REGISTRY_MODELS["dp_gaussian_nb"].make(ModelContext(n_features=3, epsilon=1.0, bounds=(0.0, 1.0), classes=[0, 1])).fit(X, y)
+    model = (
+        REGISTRY_MODELS["dp_gaussian_nb"]
+        .make(ModelContext(n_features=3, epsilon=1.0, bounds=(0.0, 1.0), classes=[0, 1]))
+        .fit(X, y)
+    )
     model.kept_stream_ = np.random.default_rng(1)  # what a careless estimator would leave behind
     assert kept_generators(model) == ["DPGaussianNB.kept_stream_"]
     with pytest.raises(DataError, match="replay"):

@@ -33,9 +33,21 @@ def test_a_default_lives_in_the_estimator_only(spec):
         assert parameter.default == defaults[parameter.name]
     # Built with no choices, every hyper-parameter the context does not set keeps the estimator's default.
     built = spec.make(_context(spec)).get_params()
-    context_bound = {"epsilon", "bounds", "target_bounds", "classes", "categorical_levels", "count_noise", "selection",
-                     "random_state", "delta", "leaf"}
-    assert {k: v for k, v in built.items() if k not in context_bound} == {k: v for k, v in defaults.items() if k not in context_bound}
+    context_bound = {
+        "epsilon",
+        "bounds",
+        "target_bounds",
+        "classes",
+        "categorical_levels",
+        "count_noise",
+        "selection",
+        "random_state",
+        "delta",
+        "leaf",
+    }
+    assert {k: v for k, v in built.items() if k not in context_bound} == {
+        k: v for k, v in defaults.items() if k not in context_bound
+    }
 
 
 def test_owner_choices_use_the_estimators_names_and_never_override_the_budget():
@@ -86,7 +98,11 @@ def test_estimator_arguments_are_keyword_only(estimator):
 
 @pytest.mark.parametrize(
     ("model", "delta"),
-    [(DPRegressionTree(max_depth=2), 0.0), (DPGaussianNB(classes=[0, 1]), 0.0), (DPBoostingRegressor(n_rounds=3, delta=1e-6), 1e-6)],
+    [
+        (DPRegressionTree(max_depth=2), 0.0),
+        (DPGaussianNB(classes=[0, 1]), 0.0),
+        (DPBoostingRegressor(n_rounds=3, delta=1e-6), 1e-6),
+    ],
     ids=lambda m: type(m).__name__ if not isinstance(m, float) else "",
 )
 def test_a_fitted_model_reports_the_epsilon_and_delta_it_spent(model, delta):

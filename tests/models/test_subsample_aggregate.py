@@ -58,7 +58,9 @@ def _answers_recorded(model, X, y, queries, replay=None):
     return recorder.calls
 
 
-@pytest.mark.parametrize("model", TEACHERS, ids=lambda m: f"{type(m).__name__}-{m.get_params().get('aggregate', 'vote')}-{m.delta}")
+@pytest.mark.parametrize(
+    "model", TEACHERS, ids=lambda m: f"{type(m).__name__}-{m.get_params().get('aggregate', 'vote')}-{m.delta}"
+)
 @pytest.mark.parametrize("extreme", [0, 1])
 def test_neighbouring_teachers_answer_with_the_same_calls_and_one_block_changed(model, extreme):
     classifier = isinstance(model, SubsampleAggregateClassifier)
@@ -92,9 +94,14 @@ def test_every_answered_query_is_counted():
     assert model.query_cost(10) == (2.5, 0.0)
 
 
-@pytest.mark.parametrize("student", [SubsampleAggregateStudentRegressor(n_queries=30, n_blocks=9),
-                                     SubsampleAggregateStudentClassifier(n_queries=30, n_blocks=9, classes=[0, 1])],
-                         ids=lambda s: type(s).__name__)
+@pytest.mark.parametrize(
+    "student",
+    [
+        SubsampleAggregateStudentRegressor(n_queries=30, n_blocks=9),
+        SubsampleAggregateStudentClassifier(n_queries=30, n_blocks=9, classes=[0, 1]),
+    ],
+    ids=lambda s: type(s).__name__,
+)
 def test_the_student_pays_once_for_its_labels(student):
     classifier = isinstance(student, SubsampleAggregateStudentClassifier)
     X, y = _data(classifier)
@@ -179,8 +186,9 @@ def _vote_loss(cls):
     d, d_prime = (np.array([[0.5]]), np.array([1])), (np.array([[0.5], [0.5]]), np.array([1, 0]))
 
     def release(data, rng):
-        model = cls(estimator=DummyClassifier(strategy="most_frequent"), n_blocks=1, epsilon=1.0, classes=[0, 1],
-                    random_state=rng)
+        model = cls(
+            estimator=DummyClassifier(strategy="most_frequent"), n_blocks=1, epsilon=1.0, classes=[0, 1], random_state=rng
+        )
         return int(model.fit(*data).predict([[0.5]])[0])
 
     return neighbouring_privacy_loss(release, d, d_prime, 1.0, N_RUNS, n_outcomes=2, seed=2)
@@ -208,11 +216,16 @@ def test_the_privacy_test_catches_a_vote_without_noise():
 def _design(task: str) -> Design:
     X, y = _data(task == "classification", n=800)
     frame = pd.DataFrame(X, columns=["a", "b", "c"]).assign(target=y if task == "regression" else np.array(["no", "yes"])[y])
-    schema = Schema.from_dict({"columns": [
-        *({"name": c, "role": "feature", "kind": "numeric", "lower": 0, "upper": 1} for c in "abc"),
-        {"name": "target", "role": "target", "kind": "numeric", "lower": 0, "upper": 1} if task == "regression"
-        else {"name": "target", "role": "target", "kind": "categorical", "categories": ["no", "yes"]},
-    ]})
+    schema = Schema.from_dict(
+        {
+            "columns": [
+                *({"name": c, "role": "feature", "kind": "numeric", "lower": 0, "upper": 1} for c in "abc"),
+                {"name": "target", "role": "target", "kind": "numeric", "lower": 0, "upper": 1}
+                if task == "regression"
+                else {"name": "target", "role": "target", "kind": "categorical", "categories": ["no", "yes"]},
+            ]
+        }
+    )
     return Design.from_table(frame, schema)
 
 
@@ -262,8 +275,11 @@ def test_teachers_are_accurate_at_large_epsilon():
     answers = SubsampleAggregateRegressor(epsilon=50.0, n_blocks=30, random_state=0).fit(X, y).predict(X[:300])
     assert np.abs(answers - y[:300]).mean() < 0.08
     Xc, yc = _data(True, n=6000)
-    labels = SubsampleAggregateClassifier(epsilon=50.0, n_blocks=30, classes=[0, 1], estimator=LogisticRegression(),
-                                          random_state=0).fit(Xc, yc).predict(Xc[:300])
+    labels = (
+        SubsampleAggregateClassifier(epsilon=50.0, n_blocks=30, classes=[0, 1], estimator=LogisticRegression(), random_state=0)
+        .fit(Xc, yc)
+        .predict(Xc[:300])
+    )
     assert np.mean(labels == yc[:300]) > 0.9
 
 

@@ -114,8 +114,11 @@ def test_level_histograms_equal_a_direct_numpy_count():
     rng = np.random.default_rng(2)
     n, d, n_thresholds = 500, 3, 40
     unit = rng.random((n, d))
-    batch = RowBatch(split.bin_features(unit, split.threshold_grid(n_thresholds)).astype(float), np.zeros(n, np.int64),
-                     np.arange(n, dtype=np.uint64))
+    batch = RowBatch(
+        split.bin_features(unit, split.threshold_grid(n_thresholds)).astype(float),
+        np.zeros(n, np.int64),
+        np.arange(n, dtype=np.uint64),
+    )
     membership = DisjointParts(keyed.new_key(rng), 2)
     roots = membership(batch.key)
     tree = _tree_so_far(rng, membership, grid=True)
@@ -205,8 +208,9 @@ def test_jobs_and_row_maps_survive_pickling():
     assert QuantileHistogram(row_map.features)(batch).shape == (4, QUANTILE_GRID)
 
 
-@pytest.mark.parametrize("model", [REGRESSORS[0], REGRESSORS[1], REGRESSORS[4], CLASSIFIERS[0], CLASSIFIERS[2]],
-                         ids=lambda m: type(m).__name__)
+@pytest.mark.parametrize(
+    "model", [REGRESSORS[0], REGRESSORS[1], REGRESSORS[4], CLASSIFIERS[0], CLASSIFIERS[2]], ids=lambda m: type(m).__name__
+)
 def test_levels_summed_in_several_passes_give_the_same_model(model, monkeypatch):
     import dpcore.models._tree as tree_module
 

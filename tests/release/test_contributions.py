@@ -47,12 +47,14 @@ def _visits(rows_each: list[int], seed: int = 0) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     who = np.repeat([f"w{i}" for i in range(len(rows_each))], rows_each)
     n = len(who)
-    return pd.DataFrame({
-        UNIT: [f"{SENTINEL}{w[1:]}" for w in who],
-        "answer": np.where(rng.random(n) < 0.4, "yes", "no"),
-        "colour": np.array(COLOURS)[rng.integers(0, len(COLOURS), n)],
-        "who": who,
-    })
+    return pd.DataFrame(
+        {
+            UNIT: [f"{SENTINEL}{w[1:]}" for w in who],
+            "answer": np.where(rng.random(n) < 0.4, "yes", "no"),
+            "colour": np.array(COLOURS)[rng.integers(0, len(COLOURS), n)],
+            "who": who,
+        }
+    )
 
 
 def _plan(**extra: dict) -> R.ReleasePlan:
@@ -75,7 +77,10 @@ def test_the_charge_is_k_times_the_per_row_epsilon(tmp_path, unit):
     per_row = plan.per_record_epsilon + (R.COUNT_EPSILON if unit == ADD_REMOVE else 0.0)
     assert result.epsilon_charged == pytest.approx(K * per_row, abs=1e-8) and book.spent == pytest.approx(K * per_row, abs=1e-8)
     assert result.epsilon_charged >= K * per_row - 1e-12  # rounded up, never down
-    assert result.per_record_epsilon == pytest.approx(plan.per_record_epsilon) and result.per_person_epsilon == result.epsilon_charged
+    assert (
+        result.per_record_epsilon == pytest.approx(plan.per_record_epsilon)
+        and result.per_person_epsilon == result.epsilon_charged
+    )
     # The previews the Export page and the command line show tell the same per-person figure.
     assert R.counted_rows_per_person(schema) == K and R.counted_rows_per_person(_schema(unit=None)) == 1
     assert R.copy_epsilon(plan, unit, rows_per_person=K) == result.epsilon_charged
@@ -164,8 +169,10 @@ def test_at_most_k_rows_per_person_in_memory_and_streamed(tmp_path, monkeypatch)
     assert copy.table["who"].value_counts().to_dict() == expected
     assert R.release_frame(frame, schema, plan, random_state=7)["who"].value_counts().to_dict() == expected
     assert R.kept_rows(frame, schema) == sum(expected.values()) == len(copy.table)
-    assert list(map(str, copy.notes)) == [f"{len(frame) - sum(expected.values())} rows were left out of the copy: at most {K} rows of "
-                          "each person are kept. (Owner only: a count of the private table.)"]
+    assert list(map(str, copy.notes)) == [
+        f"{len(frame) - sum(expected.values())} rows were left out of the copy: at most {K} rows of "
+        "each person are kept. (Owner only: a count of the private table.)"
+    ]
     # The streamed file keeps the same rows and is the same file, however it is cut into chunks.
     source = tmp_path / "in.csv"
     frame.to_csv(source, index=False)
@@ -248,11 +255,17 @@ def test_copies_without_a_unit_keep_their_keys():
     """Older ledgers find their copies: without a unit the key is the one made before issue 20."""
     treatments, _, _ = resolve(_plan(), _schema(unit=None))
     protection = Protection(REPLACE_ONE)
-    text = json.dumps({"data": "f", "plan": [t.entry() for t in treatments], "seed": None, "unit": REPLACE_ONE,
-                       "count_epsilon": 0.0}, sort_keys=True)
-    assert stored.release_key("f", treatments, False, 5, protection) == "rr-release/2:" + hashlib.sha256(text.encode()).hexdigest()
+    text = json.dumps(
+        {"data": "f", "plan": [t.entry() for t in treatments], "seed": None, "unit": REPLACE_ONE, "count_epsilon": 0.0},
+        sort_keys=True,
+    )
+    assert (
+        stored.release_key("f", treatments, False, 5, protection) == "rr-release/2:" + hashlib.sha256(text.encode()).hexdigest()
+    )
     bound = PersonBound(UNIT, K)
-    assert stored.release_key("f", treatments, False, 5, protection, bound) != stored.release_key("f", treatments, False, 5, protection)
+    assert stored.release_key("f", treatments, False, 5, protection, bound) != stored.release_key(
+        "f", treatments, False, 5, protection
+    )
 
 
 def test_without_a_unit_the_report_and_the_spend_are_as_before(tmp_path):
@@ -286,8 +299,7 @@ def test_the_report_states_the_person_and_the_buyer_still_estimates():
 
 def test_the_owners_check_compares_with_the_truth_of_the_kept_rows():
     """A person's rows count by their chance of being kept: ten "yes" rows of one person count as k."""
-    frame = pd.DataFrame({UNIT: ["a"] * 10 + ["b", "c", "d", "e", "f"], "answer": ["yes"] * 10 + ["no"] * 5,
-                          "colour": "red"})
+    frame = pd.DataFrame({UNIT: ["a"] * 10 + ["b", "c", "d", "e", "f"], "answer": ["yes"] * 10 + ["no"] * 5, "colour": "red"})
     plan = R.ReleasePlan([R.ColumnPlan(UNIT), R.ColumnPlan("answer", "coin")])
     for k in (1, 2, 20):
         schema = _schema(k=k)
@@ -330,24 +342,32 @@ def _neighbours() -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def _binary_schema(unit: str | None) -> Schema:
-    return Schema([ColumnSpec(UNIT, role="identifier", kind="categorical"),
-                   ColumnSpec("answer", kind="categorical", categories=["no", "yes"], may_be_missing=False)],
-                  privacy_unit=unit, rows_per_person=K if unit else 1)
+    return Schema(
+        [
+            ColumnSpec(UNIT, role="identifier", kind="categorical"),
+            ColumnSpec("answer", kind="categorical", categories=["no", "yes"], may_be_missing=False),
+        ],
+        privacy_unit=unit,
+        rows_per_person=K if unit else 1,
+    )
 
 
 def test_adding_a_person_with_many_rows_stays_within_the_per_person_epsilon(monkeypatch):
     d, d_prime = _neighbours()
     epsilon = K * (ROW_EPSILON + R.COUNT_EPSILON)
-    assert R.copy_epsilon(R.ReleasePlan([R.ColumnPlan("answer", "k-ary", ROW_EPSILON)]), ADD_REMOVE,
-                          rows_per_person=K) == pytest.approx(epsilon)
-    estimate = neighbouring_privacy_loss(_yes_count(_binary_schema(UNIT)), d, d_prime, epsilon=epsilon, n_runs=2000,
-                                         edges=EDGES, seed=3)
+    assert R.copy_epsilon(
+        R.ReleasePlan([R.ColumnPlan("answer", "k-ary", ROW_EPSILON)]), ADD_REMOVE, rows_per_person=K
+    ) == pytest.approx(epsilon)
+    estimate = neighbouring_privacy_loss(
+        _yes_count(_binary_schema(UNIT)), d, d_prime, epsilon=epsilon, n_runs=2000, edges=EDGES, seed=3
+    )
     assert_within_epsilon(estimate)
 
 
 def test_the_test_catches_a_copy_that_ignores_the_unit_column(monkeypatch):
     d, d_prime = _neighbours()
     planted = _yes_count(_binary_schema(None))  # every row counted as a person: the newcomer's thirty rows all kept
-    estimate = neighbouring_privacy_loss(planted, d, d_prime, epsilon=K * (ROW_EPSILON + R.COUNT_EPSILON), n_runs=2000,
-                                         edges=EDGES, seed=3)
+    estimate = neighbouring_privacy_loss(
+        planted, d, d_prime, epsilon=K * (ROW_EPSILON + R.COUNT_EPSILON), n_runs=2000, edges=EDGES, seed=3
+    )
     assert_exceeds_epsilon(estimate)

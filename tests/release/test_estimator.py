@@ -127,7 +127,9 @@ def test_estimate_release_streams_the_file_and_matches_estimate_column():
 
 
 def test_estimator_refuses_a_mismatched_report():
-    result = R.release_table(small_frame(50), small_schema(), plan_with(colour={"mechanism": "k-ary", "epsilon": 1.0}), random_state=1)
+    result = R.release_table(
+        small_frame(50), small_schema(), plan_with(colour={"mechanism": "k-ary", "epsilon": 1.0}), random_state=1
+    )
     entry = dict(R.report_entry(result.report, "colour"), domain=["red", "green", "blue", "black", "purple"])
     with pytest.raises(DataError, match="not in its domain"):
         R.estimate_column(result.table["colour"], entry)
@@ -213,7 +215,9 @@ def test_consistent_is_close_to_unbiased_at_large_n_and_epsilon():
         }
     )
     plan = plan_with(
-        smoker={"mechanism": "coin"}, colour={"mechanism": "k-ary", "epsilon": 2.0}, score={"mechanism": "laplace", "epsilon": 2.0}
+        smoker={"mechanism": "coin"},
+        colour={"mechanism": "k-ary", "epsilon": 2.0},
+        score={"mechanism": "laplace", "epsilon": 2.0},
     )
     result = R.release_table(frame, small_schema(), plan, random_state=12)
     estimates = R.estimate_release(result.csv, result.report)

@@ -14,11 +14,13 @@ from dpcore.schema import ColumnSpec, Schema
 
 
 def test_data_read_domains_are_dropped_by_default_and_refused_until_declared_public():
-    schema = Schema([
-        ColumnSpec("FullName", kind="categorical", categories=[f"person {i}" for i in range(30)], bounds_from_data=True),
-        ColumnSpec("score", kind="numeric", lower=0, upper=10, bounds_from_data=True),
-        ColumnSpec("smoker", kind="categorical", categories=["no", "yes"], may_be_missing=False),
-    ])
+    schema = Schema(
+        [
+            ColumnSpec("FullName", kind="categorical", categories=[f"person {i}" for i in range(30)], bounds_from_data=True),
+            ColumnSpec("score", kind="numeric", lower=0, upper=10, bounds_from_data=True),
+            ColumnSpec("smoker", kind="categorical", categories=["no", "yes"], may_be_missing=False),
+        ]
+    )
     plan = R.default_plan(schema)
     assert [(c.column, c.mechanism) for c in plan.columns] == [("FullName", "drop"), ("score", "drop"), ("smoker", "coin")]
     forced = R.ReleasePlan([R.ColumnPlan("FullName", "k-ary", 1.0), R.ColumnPlan("score", "bins", 1.0, bins=4)])

@@ -49,16 +49,21 @@ def test_a_rows_draws_do_not_depend_on_its_batch():
 
     frame = small_frame(1000)
     frame.loc[3, "colour"] = None
-    plan = plan_with(smoker={"mechanism": "coin"}, colour={"mechanism": "k-ary", "epsilon": 0.5},
-                     score={"mechanism": "laplace", "epsilon": 1.0})
+    plan = plan_with(
+        smoker={"mechanism": "coin"},
+        colour={"mechanism": "k-ary", "epsilon": 0.5},
+        score={"mechanism": "laplace", "epsilon": 1.0},
+    )
     treatments = prepare(small_schema(), plan).treatments
     draws = Draws.of(11)
     rows = positions(0, len(frame))
     whole, flags = release_chunk(frame, rows, treatments, draws.key)
     assert flags[:, 1].sum() == 1 and not flags[:, 0].any()  # the missing colour
     cuts = [0, 1, 250, 251, 999, 1000]
-    batches = [release_chunk(frame.iloc[a:b].reset_index(drop=True), rows[a:b], treatments, draws.key)[0]
-               for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
+    batches = [
+        release_chunk(frame.iloc[a:b].reset_index(drop=True), rows[a:b], treatments, draws.key)[0]
+        for a, b in zip(cuts[:-1], cuts[1:], strict=True)
+    ]
     assert pa.concat_tables(batches).equals(whole)
     shuffled = np.random.default_rng(0).permutation(len(frame))
     backwards = release_chunk(frame.iloc[shuffled].reset_index(drop=True), rows[shuffled], treatments, draws.key)[0]

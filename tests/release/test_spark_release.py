@@ -18,8 +18,11 @@ from dpcore.release.estimator import copy_parts
 from dpcore.schema import ColumnSpec, Schema
 
 pytestmark = pytest.mark.spark
-PLAN = plan_with(smoker={"mechanism": "coin"}, colour={"mechanism": "k-ary", "epsilon": 1.0, "missing": "category"},
-                 score={"mechanism": "laplace", "epsilon": 1.0})
+PLAN = plan_with(
+    smoker={"mechanism": "coin"},
+    colour={"mechanism": "k-ary", "epsilon": 1.0, "missing": "category"},
+    score={"mechanism": "laplace", "epsilon": 1.0},
+)
 
 
 def _parquet_table(folder: Path, n: int = 3000, files: int = 3) -> Path:
@@ -128,8 +131,22 @@ def test_the_release_command_on_spark_writes_the_local_copy(spark, tmp_path, cap
     plan = tmp_path / "plan.json"
     plan.write_text(PLAN.to_json())
     common = ["--schema", schema, "--plan", plan, "--ledger", tmp_path / "ledger.sqlite3", "--epsilon-budget", 20, "--seed", 6]
-    code = main([str(a) for a in ["release", source, "--engine", "spark", "-o", tmp_path / "copy", "--report", tmp_path / "copy.json",
-                                  *common]])
+    code = main(
+        [
+            str(a)
+            for a in [
+                "release",
+                source,
+                "--engine",
+                "spark",
+                "-o",
+                tmp_path / "copy",
+                "--report",
+                tmp_path / "copy.json",
+                *common,
+            ]
+        ]
+    )
     assert code == EXIT_OK
     frame, keys = read_table_local(source)
     expected = R.release_table(frame, small_schema(), PLAN, random_state=6, row_keys=keys, unit=ADD_REMOVE).csv
@@ -150,8 +167,26 @@ def test_without_pyspark_the_command_says_so(tmp_path, capsys, monkeypatch, spar
     schema.write_text(small_schema().to_json())
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "pyspark" else real(name, *a))
-    code = main([str(a) for a in ["release", source, "--engine", "spark", "--schema", schema, "-o", tmp_path / "copy",
-                                  "--report", tmp_path / "copy.json", "--ledger", tmp_path / "l.sqlite3", "-q"]])
+    code = main(
+        [
+            str(a)
+            for a in [
+                "release",
+                source,
+                "--engine",
+                "spark",
+                "--schema",
+                schema,
+                "-o",
+                tmp_path / "copy",
+                "--report",
+                tmp_path / "copy.json",
+                "--ledger",
+                tmp_path / "l.sqlite3",
+                "-q",
+            ]
+        ]
+    )
     assert code == EXIT_USAGE
     assert "needs PySpark" in capsys.readouterr().err
     assert not (tmp_path / "copy").exists()
@@ -165,23 +200,49 @@ def test_a_copy_that_is_mostly_noise_is_refused_on_spark_too(tmp_path, capsys, s
     schema = tmp_path / "schema.json"
     schema.write_text(small_schema().to_json())
     plan = tmp_path / "plan.json"
-    plan.write_text(plan_with(colour={"mechanism": "k-ary", "epsilon": 0.01}, score={"mechanism": "laplace", "epsilon": 0.01}).to_json())
-    code = main([str(a) for a in ["release", source, "--engine", "spark", "--schema", schema, "--plan", plan, "-o",
-                                  tmp_path / "copy", "--report", tmp_path / "copy.json", "--ledger", tmp_path / "l.sqlite3", "-q"]])
+    plan.write_text(
+        plan_with(colour={"mechanism": "k-ary", "epsilon": 0.01}, score={"mechanism": "laplace", "epsilon": 0.01}).to_json()
+    )
+    code = main(
+        [
+            str(a)
+            for a in [
+                "release",
+                source,
+                "--engine",
+                "spark",
+                "--schema",
+                schema,
+                "--plan",
+                plan,
+                "-o",
+                tmp_path / "copy",
+                "--report",
+                tmp_path / "copy.json",
+                "--ledger",
+                tmp_path / "l.sqlite3",
+                "-q",
+            ]
+        ]
+    )
     assert code == EXIT_USAGE
     assert "--accept-noise" in capsys.readouterr().err and not (tmp_path / "copy").exists()
 
 
 def test_columns_kept_unchanged_are_written_as_locally(spark, tmp_path):
     """A public column is copied as it is: numbers (with a gap) and text, spelled as the local writer spells them."""
-    frame = small_frame(600).assign(year=np.where(np.arange(600) % 7 == 0, np.nan, 2000.5 + np.arange(600) % 3),
-                                    town=np.where(np.arange(600) % 5 == 0, "=cmd", "Hà Nội"))
+    frame = small_frame(600).assign(
+        year=np.where(np.arange(600) % 7 == 0, np.nan, 2000.5 + np.arange(600) % 3),
+        town=np.where(np.arange(600) % 5 == 0, "=cmd", "Hà Nội"),
+    )
     (tmp_path / "table").mkdir()
     for i in range(2):
         part = frame.iloc[i * 300 : (i + 1) * 300].reset_index(drop=True)
         pq.write_table(pa.Table.from_pandas(part, preserve_index=False), tmp_path / "table" / f"p{i}.parquet", row_group_size=100)
-    schema = small_schema(year=ColumnSpec("year", kind="numeric", lower=1900, upper=2100, public=True),
-                          town=ColumnSpec("town", kind="categorical", categories=["Hà Nội"], public=True))
+    schema = small_schema(
+        year=ColumnSpec("year", kind="numeric", lower=1900, upper=2100, public=True),
+        town=ColumnSpec("town", kind="categorical", categories=["Hà Nội"], public=True),
+    )
     plan = plan_with(year={"mechanism": "keep"}, town={"mechanism": "keep"}, colour={"mechanism": "k-ary", "epsilon": 1.0})
     whole, keys = read_table_local(tmp_path / "table")
     expected = R.release_table(whole, schema, plan, random_state=2, row_keys=keys, unit=REPLACE_ONE)
@@ -217,8 +278,9 @@ def test_a_cut_keeps_on_spark_the_rows_it_keeps_locally(spark, tmp_path):
     last = padding.last_kept(census, limit, lambda cell: spark_release._cell_rows(table, draws, cell))
     on_spark = padding.cut_mask(padding.cut_words(draws.key, keys), keys, last)
     assert np.array_equal(on_spark, padding.smallest(padding.cut_words(draws.key, keys), keys, limit))
-    expected = R.release_table(frame, small_schema(), PLAN, random_state=seed, row_keys=keys, unit=ADD_REMOVE,
-                               count_epsilon=epsilon)
+    expected = R.release_table(
+        frame, small_schema(), PLAN, random_state=seed, row_keys=keys, unit=ADD_REMOVE, count_epsilon=epsilon
+    )
     assert len(expected.table) == limit
     _release(spark, source, tmp_path / "copy", seed, unit=ADD_REMOVE, count_epsilon=epsilon)
     assert _joined(tmp_path / "copy") == expected.csv

@@ -29,8 +29,9 @@ def test_a_release_removes_what_a_killed_release_left_but_not_a_running_ones(tmp
     other = tmp_path / ".other.csv.abcdefgh.partial"  # another destination's: not this release's to judge
     other.write_text("x")
     with staging(tmp_path, ".out.csv.", folder=False) as running:
-        R.release_csv(source, tmp_path / "out.csv", small_schema(), plan_with(smoker={"mechanism": "coin"}),
-                      random_state=1, unit=ADD_REMOVE)
+        R.release_csv(
+            source, tmp_path / "out.csv", small_schema(), plan_with(smoker={"mechanism": "coin"}), random_state=1, unit=ADD_REMOVE
+        )
         assert running.exists()  # held by a release still running
     assert not stale_file.exists() and not stale_folder.exists() and other.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == [".other.csv.abcdefgh.partial", "in.csv", "out.csv"]

@@ -74,8 +74,13 @@ def test_overspend_is_refused(tmp_path):
 
 
 def _release(ledger, **options):
-    return R.release_table(small_frame(300), small_schema(), plan_with(colour={"mechanism": "k-ary", "epsilon": 1.0},
-                           score={"mechanism": "laplace", "epsilon": 1.0}), ledger=ledger, **options)
+    return R.release_table(
+        small_frame(300),
+        small_schema(),
+        plan_with(colour={"mechanism": "k-ary", "epsilon": 1.0}, score={"mechanism": "laplace", "epsilon": 1.0}),
+        ledger=ledger,
+        **options,
+    )
 
 
 def _rows(ledger):
@@ -187,8 +192,9 @@ def test_an_older_ledgers_blob_is_moved_into_a_parquet_file(tmp_path):
         INSERT INTO budgets VALUES ('abc', '5', '2026-01-01 00:00:00');
         INSERT INTO spends VALUES (1, 'abc', 'randomized-response release', '2', 'sequential', '2026-01-01 00:00:05');
     """)
-    conn.execute("INSERT INTO releases VALUES (?, 'abc', ?, ?, '2026-01-01 00:00:05')",
-                 (key, _blob(parquet.read(), quoting), report))
+    conn.execute(
+        "INSERT INTO releases VALUES (?, 'abc', ?, ?, '2026-01-01 00:00:05')", (key, _blob(parquet.read(), quoting), report)
+    )
     conn.commit()
     conn.close()
     book = BudgetLedger("abc", path=old)

@@ -98,7 +98,9 @@ def test_a_table_in_parquet_files_streams_to_its_in_memory_copy(tmp_path, monkey
     plan = plan_with(colour={"mechanism": "k-ary", "epsilon": 1.0}, score={"mechanism": "laplace", "epsilon": 1.0})
     whole, keys = read_table_local(tmp_path / "table")
     for seed in (3, 5):  # five fillers; 74 rows cut
-        result = R.release_files(tmp_path / "table", tmp_path / "out.csv", small_schema(), plan, unit=ADD_REMOVE, random_state=seed)
+        result = R.release_files(
+            tmp_path / "table", tmp_path / "out.csv", small_schema(), plan, unit=ADD_REMOVE, random_state=seed
+        )
         expected = R.release_table(whole, small_schema(), plan, unit=ADD_REMOVE, random_state=seed, row_keys=keys)
         assert (tmp_path / "out.csv").read_bytes() == expected.csv
         assert result.n_rows == expected.n_rows == len(expected.table)

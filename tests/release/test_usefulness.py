@@ -41,7 +41,9 @@ def test_usefulness_verdicts():
     assert table["rating"].tolist() == ["useful", "noise"] and "narrow its declared bounds" in table["verdict"].iloc[1]
     summary = R.usefulness_summary(table)
     assert summary.count(".") == 1 and "mostly noise for 'score'" in summary and "useful for the other column" in summary
-    assert R.usefulness_summary(R.usefulness(R.ReleasePlan([R.ColumnPlan("id")]), schema, 10)).startswith("The plan randomises no")
+    assert R.usefulness_summary(R.usefulness(R.ReleasePlan([R.ColumnPlan("id")]), schema, 10)).startswith(
+        "The plan randomises no"
+    )
     with pytest.raises(ValueError, match="n_rows"):
         R.usefulness(useful, schema, 0)
 

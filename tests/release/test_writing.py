@@ -27,18 +27,20 @@ def test_formula_cells_are_escaped_and_numbers_untouched():
     result = R.release_table(frame, schema, plan, random_state=0)
     table = result.table
     assert list(table.columns) == ["'=note", "balance", "tag"]
-    assert sorted(table["'=note"].tolist()) == sorted([
-        "'=SUM(A1:A9)",
-        "'+cmd",
-        "-5",
-        "-2.5e3",
-        "'@home",
-        "'\tx",
-        "'\rcarriage",
-        "plain",
-        "'-x",
-        "a=b",
-    ])
+    assert sorted(table["'=note"].tolist()) == sorted(
+        [
+            "'=SUM(A1:A9)",
+            "'+cmd",
+            "-5",
+            "-2.5e3",
+            "'@home",
+            "'\tx",
+            "'\rcarriage",
+            "plain",
+            "'-x",
+            "a=b",
+        ]
+    )
     assert sorted(table["balance"].tolist()) == sorted(str(v) for v in range(-5, 5))
     assert R.report_entry(result.report, "tag")["domain"] == ["'=cmd()", "-5", "'@home", "ok"]
     assert set(table["tag"]) <= {"'=cmd()", "-5", "'@home", "ok"}

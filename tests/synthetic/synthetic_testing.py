@@ -10,11 +10,13 @@ from dpcore.schema import ColumnSpec, Schema
 
 
 def tiny_schema() -> Schema:
-    return Schema([
-        ColumnSpec("smoker", kind="categorical", categories=["no", "yes"], may_be_missing=False),
-        ColumnSpec("age", kind="numeric", lower=0, upper=90, may_be_missing=False),
-        ColumnSpec("sick", role="target", kind="categorical", categories=["no", "yes"], may_be_missing=False),
-    ])
+    return Schema(
+        [
+            ColumnSpec("smoker", kind="categorical", categories=["no", "yes"], may_be_missing=False),
+            ColumnSpec("age", kind="numeric", lower=0, upper=90, may_be_missing=False),
+            ColumnSpec("sick", role="target", kind="categorical", categories=["no", "yes"], may_be_missing=False),
+        ]
+    )
 
 
 def tiny_plan(schema: Schema | None = None):

@@ -108,7 +108,9 @@ def _neighbours() -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
     return d, d_prime, shape
 
 
-def _release(cells: np.ndarray, shape: tuple[int, ...], rng: np.random.Generator, exact_rows: bool = False) -> tuple[float, float]:
+def _release(
+    cells: np.ndarray, shape: tuple[int, ...], rng: np.random.Generator, exact_rows: bool = False
+) -> tuple[float, float]:
     calibration = Calibration(EPSILON, 0.0, "laplace", "add/remove", 1, len(shape), anchored=True)
     measured = measure(cells, shape, calibration, rng, anchor=2)
     pair = next(m for m in measured if m.clique == (0, 2))
@@ -130,7 +132,9 @@ def _loss(statistic: int, broken_cells: bool = False, exact_rows: bool = False, 
     for seed, cells in ((1, d), (2, d_prime)):
         rng = np.random.default_rng(seed)
         outputs.append(np.array([_release(cells, shape, rng, exact_rows)[statistic] for _ in range(RUNS)]))
-    edges = [-20.0, -8.0, -3.0, -1e-9, 1e-9, 3.0, 8.0, 20.0] if statistic == 0 else [-12.0, 0.0, 6.0, 8.0, 8.5, 9.0, 10.0, 16.0, 30.0]
+    edges = (
+        [-20.0, -8.0, -3.0, -1e-9, 1e-9, 3.0, 8.0, 20.0] if statistic == 0 else [-12.0, 0.0, 6.0, 8.0, 8.5, 9.0, 10.0, 16.0, 30.0]
+    )
     codes_d, n_outcomes = discretise(outputs[0], edges)
     codes_d_prime, _ = discretise(outputs[1], edges)
     return estimate_privacy_loss(codes_d, codes_d_prime, EPSILON, n_outcomes=n_outcomes)

@@ -32,8 +32,10 @@ def _two_way_error(frame: pd.DataFrame, copy: pd.DataFrame) -> float:
 
 def test_the_copy_s_marginals_converge_to_the_truth_as_epsilon_grows():
     frame = tiny_table(3000, seed=2)
-    errors = [_two_way_error(frame, synthesize_table(frame, tiny_schema(), tiny_plan(), epsilon=eps, random_state=4).table)
-              for eps in (0.05, 1.0, 50.0)]
+    errors = [
+        _two_way_error(frame, synthesize_table(frame, tiny_schema(), tiny_plan(), epsilon=eps, random_state=4).table)
+        for eps in (0.05, 1.0, 50.0)
+    ]
     assert errors[0] > errors[1] > errors[2]
     assert errors[2] < 0.03
 
@@ -112,16 +114,30 @@ def test_the_time_left_is_said_only_once_measured_and_a_second_copy_knows_the_se
 
     frame, costs = tiny_table(500), CostMemory(tmp_path / "costs.json")
     first: list = []
-    synthesize_table(frame, tiny_schema(), tiny_plan(), epsilon=1.0, random_state=1, costs=costs,
-                     progress=lambda share, left, what: first.append((share, left, what)))
+    synthesize_table(
+        frame,
+        tiny_schema(),
+        tiny_plan(),
+        epsilon=1.0,
+        random_state=1,
+        costs=costs,
+        progress=lambda share, left, what: first.append((share, left, what)),
+    )
     setting_up = [left for _share, left, what in first if what.startswith("Setting up the model")]
     assert setting_up == [None]  # a machine's first copy cannot predict the model's set-up: "measuring…"
     assert first[-1][1] == pytest.approx(0.0) and first[-1][0] == pytest.approx(1.0)
     assert all(a[0] <= b[0] for a, b in zip(first, first[1:], strict=False))
     assert costs.recall("synthetic copy: set-up per unit") is not None
     second: list = []
-    synthesize_table(frame, tiny_schema(), tiny_plan(), epsilon=1.0, random_state=2, costs=costs,
-                     progress=lambda share, left, what: second.append((share, left, what)))
+    synthesize_table(
+        frame,
+        tiny_schema(),
+        tiny_plan(),
+        epsilon=1.0,
+        random_state=2,
+        costs=costs,
+        progress=lambda share, left, what: second.append((share, left, what)),
+    )
     setting_up = [left for _share, left, what in second if what.startswith("Setting up the model")]
     assert setting_up[0] is not None  # remembered from the first copy
 
@@ -130,8 +146,14 @@ def test_the_preview_says_no_time_before_its_copy_is_planned():
     from dpcore.synthetic import utility_preview
 
     seen: list = []
-    utility_preview(tiny_table(500), tiny_schema(), tiny_plan(), 1.0, random_state=0,
-                    progress=lambda share, left, what: seen.append((share, left, what)))
+    utility_preview(
+        tiny_table(500),
+        tiny_schema(),
+        tiny_plan(),
+        1.0,
+        random_state=0,
+        progress=lambda share, left, what: seen.append((share, left, what)),
+    )
     simulated = [left for _share, left, what in seen if what == "Simulated the randomized copy."]
     assert simulated == [None]  # only the training was measured then: a figure would leave the copy out
     assert seen[-1][1] == pytest.approx(0.0) and seen[-1][0] == pytest.approx(1.0)
