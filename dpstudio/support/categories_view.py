@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from dpcore.accountant import default_epsilon
 from dpcore.categories import (
     DEFAULT_EPSILON_PER_COLUMN,
     DEFAULT_TOTAL_DELTA,
@@ -46,12 +47,16 @@ def discover_categories(state: StudioState) -> None:
             ).format(other=OTHER_CATEGORY)
         )
         left, right = st.columns(2)
+        # At most the engine's default per column, and all the columns together at most half of what is left,
+        # so one click never asks for more than the budget holds (eleven columns at 0.1 asked 1.1 of 1).
+        offered = default_epsilon(state.ledger().available() / len(columns), cap=DEFAULT_EPSILON_PER_COLUMN)
         per_column = left.number_input(
             _("ε per text column"),
-            min_value=0.01,
+            min_value=0.001,
             max_value=2.0,
-            value=DEFAULT_EPSILON_PER_COLUMN,
+            value=max(offered, 0.001),
             step=0.05,
+            format="%.3f",
             key="categories_epsilon",
         )
         delta = right.number_input(
