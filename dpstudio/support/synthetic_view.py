@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import altair as alt
@@ -89,14 +91,19 @@ def settings(ledger: BudgetLedger) -> tuple[float, str, float] | None:
     return epsilon, noise, delta
 
 
-def _progress_bar() -> Progress:
-    """A progress bar with the engine's measured time left ("measuring the time left…" until it is measured)."""
+@contextmanager
+def _progress_bar() -> Iterator[Progress]:
+    """A progress bar with the engine's measured time left ("measuring the time left…" until it is measured),
+    gone when the work ends (a full bar saying "about 1 s left" stayed under the preview's results)."""
     bar = st.progress(0.0, text=_("Starting…"))
 
     def show(fraction: float, seconds_left: float | None, sentence: str) -> None:
         bar.progress(min(max(fraction, 0.0), 1.0), text=f"{sentence} — {time_left_text(seconds_left)}")
 
-    return show
+    try:
+        yield show
+    finally:
+        bar.empty()
 
 
 def make_copy(state: StudioState, ledger: BudgetLedger, plan: ReleasePlan, epsilon: float, noise: str, delta: float) -> None:
@@ -104,18 +111,19 @@ def make_copy(state: StudioState, ledger: BudgetLedger, plan: ReleasePlan, epsil
     if st.button(_("Make the synthetic copy"), type="primary"):
         dataset = state.dataset
         try:
-            state.release = synthesize_table(
-                dataset.frame,
-                dataset.schema,
-                plan,
-                epsilon=epsilon,
-                delta=delta,
-                noise=noise,
-                ledger=ledger,
-                label="Export: synthetic copy",
-                progress=_progress_bar(),
-                costs=CostMemory(),
-            )
+            with _progress_bar() as progress:
+                state.release = synthesize_table(
+                    dataset.frame,
+                    dataset.schema,
+                    plan,
+                    epsilon=epsilon,
+                    delta=delta,
+                    noise=noise,
+                    ledger=ledger,
+                    label="Export: synthetic copy",
+                    progress=progress,
+                    costs=CostMemory(),
+                )
             st.rerun()
         except (BudgetExceededError, DataError) as error:
             st.error(str(error))
@@ -183,17 +191,18 @@ def preview(state: StudioState, plan: ReleasePlan, epsilon: float, noise: str, d
     if st.button(_("Run the utility preview"), key="run_utility_preview"):
         dataset = state.dataset
         try:
-            kept[key] = utility_preview(
-                dataset.frame,
-                dataset.schema,
-                plan,
-                epsilon,
-                delta=delta,
-                noise=noise,
-                unit=state.ledger().unit,
-                progress=_progress_bar(),
-                costs=CostMemory(),
-            )
+            with _progress_bar() as progress:
+                kept[key] = utility_preview(
+                    dataset.frame,
+                    dataset.schema,
+                    plan,
+                    epsilon,
+                    delta=delta,
+                    noise=noise,
+                    unit=state.ledger().unit,
+                    progress=progress,
+                    costs=CostMemory(),
+                )
         except DataError as error:
             st.error(str(error))
         except Exception:
