@@ -352,18 +352,27 @@ def _estimate_bounds_action(state: StudioState, numeric: list[str]) -> None:
         )
         return
     rows = len(state.dataset.frame)
-    if each * rows < ROWS_TIMES_EPSILON_FOR_FIT:
-        st.caption(
+    too_few = each * rows < ROWS_TIMES_EPSILON_FOR_FIT
+    if too_few:
+        # A warning and a tick, not a grey note: at this ε the quartiles are lost and the bounds come out absurd
+        # (a newcomer's 3,000 rows at 0.011 per column got ages of −8,300…25,000 and clipped whole columns).
+        st.warning(
             _(
                 "Owner only: at ε = {epsilon} per column, {rows} rows are too few for bounds that fit well (about ε × "
-                "rows ≥ {needed} per column is needed). Declare the bounds you know, estimate fewer columns at once, "
-                "or spend a larger share; the table below the button will show how well each bound fits."
-            ).format(epsilon=short(each), rows=integer(rows), needed=integer(ROWS_TIMES_EPSILON_FOR_FIT))
+                "rows ≥ {needed} per column is needed): expect bounds far too wide or far off. Declare the bounds you "
+                "know, estimate fewer columns at once, or spend a larger share; the table below the button will show "
+                "how well each bound fits."
+            ).format(epsilon=short(each), rows=integer(rows), needed=integer(ROWS_TIMES_EPSILON_FOR_FIT)),
+            icon=":material/warning:",
         )
+    anyway = not too_few or st.checkbox(
+        _("Estimate anyway: I will check each bound in the fit table and correct the ones that are off"),
+        key="bounds_anyway",
+    )
     label = _("Estimate privately (spends ε = {epsilon}: {share} of the {left} left, {each} per column)").format(
         epsilon=short(each * len(numeric)), share=f"{share:.0%}", left=short(left), each=short(each)
     )
-    if st.button(label + in_the_datasets_unit(state.ledger(), each * len(numeric)), key="estimate_bounds"):
+    if st.button(label + in_the_datasets_unit(state.ledger(), each * len(numeric)), key="estimate_bounds", disabled=not anyway):
         try:
             state.bounds_verdict = (state.dataset.fingerprint, estimate_numeric_bounds(state, each))
             remember(state)
@@ -372,11 +381,26 @@ def _estimate_bounds_action(state: StudioState, numeric: list[str]) -> None:
             st.error(str(error))
 
 
+#: Bounds this many times wider than the values' range spread the rows over a sliver of [0, 1] (owner-only warning).
+TOO_WIDE = 20
+
+
 def bounds_fit(state: StudioState) -> None:
     """Owner's eyes only: how well the bounds just estimated privately fit the raw data, column by column."""
     if state.bounds_verdict is None or state.bounds_verdict[0] != state.dataset.fingerprint:
         return  # nothing estimated yet, or for another table
-    verdict = state.bounds_verdict[1]
+    schema = state.dataset.schema
+    names = set(schema.names)
+    # Only the columns that still carry the estimated bounds: a dictionary or the owner may have replaced them since.
+    still = [
+        name in names and (schema[name].lower, schema[name].upper) == (lower, upper)
+        for name, lower, upper in zip(
+            state.bounds_verdict[1]["column"], state.bounds_verdict[1]["lower"], state.bounds_verdict[1]["upper"], strict=True
+        )
+    ]
+    verdict = state.bounds_verdict[1][still]
+    if verdict.empty:
+        return
     st.subheader(_("How well the estimated bounds fit — owner's eyes only"))
     st.caption(
         _(
@@ -391,6 +415,15 @@ def bounds_fit(state: StudioState) -> None:
                 "More than {share} of the rows are clipped in: {columns}. Declare wider bounds for them if you know public ones."
             ).format(share=f"{CLIPPED_WARNING:.0%}", columns=", ".join(f"'{c}'" for c in warned)),
             icon=":material/content_cut:",
+        )
+    wide = verdict.loc[verdict["width ÷ true range"] > TOO_WIDE, "column"].tolist()
+    if wide:
+        st.warning(
+            _(
+                "The bounds of {columns} are more than {times} times wider than the values: a model sees such a column "
+                "as nearly constant. Declare tighter bounds if you know public ones, or estimate again with a larger share."
+            ).format(columns=", ".join(f"'{c}'" for c in wide), times=TOO_WIDE),
+            icon=":material/width:",
         )
     st.dataframe(
         verdict.drop(columns="warning"),
