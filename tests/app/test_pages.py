@@ -549,6 +549,10 @@ def test_tree_rules_use_category_names_and_leaves_use_thousands():
 def test_boosting_steps_are_shown_in_the_targets_units(app):
     at = app("train")
     at.selectbox[0].set_value("dp_boosting_reg").run()
+    # Seeded, at the ε the test was written for: which columns the random splits draw is the seed's choice,
+    # and at a quarter of the budget (the page's default now) an unseeded fit missed ocean_proximity now and then.
+    at.text_input(key="train_epsilon").set_value("1").run()
+    [c for c in at.checkbox if c.label.startswith("Reproducible demo seed")][0].check().run()
     [b for b in at.button if b.label == "Train"][0].click().run()
     assert not at.exception
     frames = [d.value for d in at.dataframe]
