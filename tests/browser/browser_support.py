@@ -69,6 +69,32 @@ def wait_until_idle(page) -> None:
     page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for()
 
 
+def _uploader(page, label: str):
+    return (
+        page.locator("[data-testid='stFileUploader']")
+        .filter(has_text=label)
+        .locator("[data-testid='stFileUploaderDropzoneInput']")
+    )
+
+
+def table_uploader(page):
+    """Choose 'My own CSV file' on the Data page and return the table's uploader once the page has drawn it.
+
+    Found by its label and only after the rerun: until then the first uploader on the page is the
+    data dictionary's, and a table given to it was lost (a flaky upload on a busy machine).
+    """
+    page.get_by_text("My own CSV file").click()
+    uploader = _uploader(page, "Upload a table")
+    uploader.wait_for(state="attached")
+    wait_until_idle(page)
+    return uploader
+
+
+def schema_uploader(page):
+    """The uploader of a schema file saved from DP Studio (shown with the table's, after 'My own CSV file')."""
+    return _uploader(page, "Optional: a schema file")
+
+
 def open_sample(page, name: str, rows: str) -> None:
     """Pick the sample table ``name`` on the Data page and wait until its row count (``rows``) shows."""
     page.locator("[data-testid='stSelectbox']").first.click()

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from browser_support import ARTIFACTS, REPO, screenshot  # noqa: E402
+from browser_support import ARTIFACTS, REPO, screenshot, table_uploader  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
@@ -38,8 +38,7 @@ def _houses(path: Path) -> None:
 def test_bulk_estimate_gives_bounds_that_fit_years_codes_and_negative_numbers(page, tmp_path):
     path = tmp_path / "houses.csv"
     _houses(path)
-    page.get_by_text("My own CSV file").click()
-    page.locator("[data-testid='stFileUploaderDropzoneInput']").first.set_input_files(str(path))
+    table_uploader(page).set_input_files(str(path))
     page.get_by_text("have bounds or categories read from your data", exact=False).wait_for()
 
     # The cost is stated before the click, and fits a fresh default budget (ε = 1): 10 % of it over 12 numbers,

@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import expect
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from browser_support import ARTIFACTS, release_copy, screenshot, start_server  # noqa: E402
+from browser_support import ARTIFACTS, release_copy, screenshot, start_server, table_uploader  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
@@ -43,8 +43,7 @@ def _release_and_download(page, suffix: str = "") -> tuple[Path, Path]:
 
 
 def _choose_upload(page):
-    page.get_by_text("My own CSV file").click()
-    return _uploaders(page).first
+    return table_uploader(page)
 
 
 def test_upload_through_the_page_shows_the_schema(page, tmp_path):

@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from browser_support import ARTIFACTS, REPO, screenshot  # noqa: E402
+from browser_support import ARTIFACTS, REPO, schema_uploader, screenshot, table_uploader  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
@@ -60,12 +60,6 @@ def _files(tmp_path: Path) -> tuple[Path, Path, Path]:
     return table, schema_path, dictionary
 
 
-def _settled(page) -> None:
-    """Wait until the page has finished its rerun: a file dropped into an uploader the rerun replaces is lost."""
-    page.get_by_text("Upload a table", exact=False).first.wait_for()
-    page.locator("[data-testid='stStatusWidget']").wait_for(state="hidden")
-
-
 def _upload(page, uploader, path: Path) -> None:
     """Drop ``path`` into ``uploader`` and wait until the page names the table.
 
@@ -85,11 +79,8 @@ def _upload(page, uploader, path: Path) -> None:
 
 def test_a_float_read_class_column_is_caught_then_declared_by_discovery_and_a_dictionary(page, tmp_path):
     table, schema, dictionary = _files(tmp_path)
-    page.get_by_text("My own CSV file").click()
-    _settled(page)
-    uploaders = page.locator("[data-testid='stFileUploaderDropzoneInput']")
-    _upload(page, uploaders.first, table)
-    uploaders.nth(1).set_input_files(str(schema))  # the declarations, typed by hand and saved earlier
+    _upload(page, table_uploader(page), table)
+    schema_uploader(page).set_input_files(str(schema))  # the declarations, typed by hand and saved earlier
 
     # The list typed by hand misses every class: the page says so, naming the column, instead of "complete".
     page.get_by_text(

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from browser_support import REPO, screenshot  # noqa: E402
+from browser_support import REPO, screenshot, table_uploader  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
@@ -37,8 +37,7 @@ def _sidebar(page):
 
 
 def _upload(page, path: Path) -> None:
-    page.get_by_text("My own CSV file").click()
-    page.locator("[data-testid='stFileUploaderDropzoneInput']").first.set_input_files(str(path))
+    table_uploader(page).set_input_files(str(path))
 
 
 def test_tables_that_share_only_row_numbers_and_a_split_are_different_people(page, tmp_path):

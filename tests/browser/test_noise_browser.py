@@ -18,7 +18,7 @@ import pytest
 from playwright.sync_api import expect
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from browser_support import REPO, screenshot  # noqa: E402
+from browser_support import REPO, schema_uploader, screenshot, table_uploader, wait_until_idle  # noqa: E402
 
 pytestmark = pytest.mark.browser
 ROWS = 150  # few rows: at ε = 0.025 the map's cells hold fewer rows than the noise floor (213.7)
@@ -33,10 +33,11 @@ def _upload_small_california(page, tmp_path: Path) -> None:
     table, schema = tmp_path / "homes.csv", tmp_path / "homes.schema.json"
     pd.read_csv(REPO / "sample_data" / "california_housing.csv").sample(ROWS, random_state=7).to_csv(table, index=False)
     schema.write_bytes((REPO / "sample_data" / "california_housing.schema.json").read_bytes())
-    page.get_by_text("My own CSV file").click()
-    uploaders = page.locator("[data-testid='stFileUploaderDropzoneInput']")
-    uploaders.nth(1).set_input_files(str(schema))
-    uploaders.first.set_input_files(str(table))
+    uploader = table_uploader(page)
+    schema_uploader(page).set_input_files(str(schema))
+    page.get_by_text(schema.name).first.wait_for()  # the schema's rerun is over before the table is dropped
+    wait_until_idle(page)
+    uploader.set_input_files(str(table))
     # Its rows are the sample's people, so it spends that dataset's budget (fresh in this test's own ledger).
     page.get_by_text("This table shares about", exact=False).wait_for()
     page.get_by_text("The schema is complete", exact=False).wait_for()

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from browser_support import ARTIFACTS, screenshot  # noqa: E402
+from browser_support import ARTIFACTS, schema_uploader, screenshot, table_uploader, wait_until_idle  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "synthetic"))
 from synthetic_testing import tiny_schema, tiny_table  # noqa: E402
@@ -25,10 +25,11 @@ def test_choose_the_synthetic_copy_preview_both_then_download_it(page, tmp_path)
     table, schema = tmp_path / "clinic.csv", tmp_path / "clinic.schema.json"
     tiny_table(3000).to_csv(table, index=False)
     schema.write_text(tiny_schema().to_json(), encoding="utf-8")
-    page.get_by_text("My own CSV file").click()
-    uploaders = page.locator("[data-testid='stFileUploaderDropzoneInput']")
-    uploaders.nth(1).set_input_files(str(schema))
-    uploaders.first.set_input_files(str(table))
+    uploader = table_uploader(page)
+    schema_uploader(page).set_input_files(str(schema))
+    page.get_by_text(schema.name).first.wait_for()  # the schema's rerun is over before the table is dropped
+    wait_until_idle(page)
+    uploader.set_input_files(str(table))
     page.get_by_text("A new dataset 'clinic' was created", exact=False).wait_for()
     page.get_by_role("link", name="5. Export").click()
     page.get_by_text("Synthetic copy: invented rows", exact=False).click()
