@@ -142,7 +142,7 @@ def test_approximate_models_get_a_per_row_delta_whose_group_delta_is_the_declare
 
 
 def test_a_models_person_delta_is_its_row_delta_grown_by_group_privacy():
-    model = SimpleNamespace(delta=1e-6)
+    model = SimpleNamespace(delta_spent_=1e-6)  # what the fit recorded, not the hyper-parameter
     assert person_delta(model, 1.0, 1) == 1e-6 and person_delta(SimpleNamespace(), 1.0, K) == 0.0
     assert person_delta(model, 1.0, K) == per_person(1.0 / K, 1e-6, K)[1]
 
