@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -437,12 +437,25 @@ def suggest_schema(frame: pd.DataFrame, max_categories: int = 50) -> Schema:
             elif len(distinct) > max_categories and spec.role == "feature":
                 spec.role = "ignore"
                 spec.source = _("more than {count} distinct values — declare categories to use it").format(count=max_categories)
+            elif spec.role == "feature" and split_marker(distinct):
+                spec.role = "ignore"
+                spec.source = _("a train/test split — ignored: it says which file a row came from, not who the person is")
             else:
                 spec.categories = sorted(map(str, distinct))
                 spec.bounds_from_data = True
                 spec.source = _("categories read from the data — replace with the public list")
         columns.append(spec)
     return Schema(columns)
+
+
+#: The words of a column that says which part of a split a row belongs to (public tables come so).
+SPLIT_WORDS = frozenset({"train", "training", "test", "testing", "valid", "validation", "val", "dev", "holdout"})
+
+
+def split_marker(distinct: Iterable[object]) -> bool:
+    """True for a column whose two or more values are all split words (``train``/``test``): a fact about the file."""
+    words = {str(value).strip().casefold() for value in distinct}
+    return len(words) >= 2 and words <= SPLIT_WORDS
 
 
 def load_schema(path: str | os.PathLike[str]) -> Schema:

@@ -434,3 +434,11 @@ def test_match_numbers_and_accept_other_survive_the_json_round_trip_and_the_edit
     again = Schema.from_json(schema.to_json())
     assert again == schema
     assert Schema.from_frame(schema.to_frame())["label"].match_numbers is False
+
+
+def test_a_train_test_column_is_ignored_not_a_feature():
+    """Issue 28's newcomer: a split marker says which file a row came from; it is no evidence about a person."""
+    frame = pd.DataFrame({"split": ["train", "test", "train", "TRAIN "] * 10, "kind": ["a", "b", "a", "c"] * 10})
+    schema = suggest_schema(frame)
+    assert schema["split"].role == "ignore" and "split" in schema["split"].source
+    assert not schema["split"].categories and schema["kind"].role == "feature"
