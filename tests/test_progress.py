@@ -8,6 +8,8 @@ from dpcore.progress import Stage, TimeLeft, time_left_text
 
 
 class FakeClock:
+    """Time moved by hand: every test here drives TimeLeft through it and none reads the machine's clock."""
+
     def __init__(self) -> None:
         self.now = 0.0
 
