@@ -140,18 +140,19 @@ def attack_rows(depth: str, frame: pd.DataFrame, schema: Any, design: Design) ->
             "dp_boosting_clf",
             1.0,
             n_runs=runs,
-            controls=("budget", "frozen"),
+            controls=("budget", "frozen", "mean"),
             broken_factor=BROKEN_FACTOR,
             time_limit=seconds,
             progress=say,
         ),
     )
+    caught = ", ".join(run.label for run in result.controls if result.caught(run)) or "none"
     rows.append(
         {
             **row,
             "label": label,
             "what it cut": f"{result.model.n_runs} runs each way; could detect up to ε = {result.power:.2f}; "
-            f"×10 control caught: {result.conclusive}",
+            f"×10 controls caught: {caught}; conclusive: {result.conclusive}",
         }
     )
     return rows

@@ -317,8 +317,9 @@ def audit_model(
         else:
             target = _("share of the record's label") if design.task == "classification" else _("target")
             title = _("broken DP mean: ε × {factor}").format(factor=factor)
-            described = _(CONTROLS[control]).format(factor=factor, target=target)
-            variants.append((title, described, epsilon * broken_factor, None, False))
+            variants.append(
+                (title, _(CONTROLS[control]).format(factor=factor, target=target), epsilon * broken_factor, None, False)
+            )
     pilot = max(5, math.ceil(PILOT_SHARE * n_runs))
     # The variants take turns, one pair of fits each (a round): every variant then has made as many runs as the others
     # whenever the audit stops, so a broken control is never caught with more runs than the model was tested with, and

@@ -226,7 +226,10 @@ def test_the_dp_mean_control_is_caught_cheaply_but_never_makes_a_pass_conclusive
     assert mean.n_runs == result.model.n_runs == 40
     assert result.caught(mean)  # a 10-fold noise cut in one number: 40 runs each way see it
     assert result.control_caught and not result.conclusive  # it tested the audit's size, not the model's statistic
-    assert "too small to tell" in audit_sentences(result)[-1]
+    sentences = audit_sentences(result)
+    assert "(an outlier" in sentences[0] or "a made-up person" in sentences[0]  # the canary, not the control, is named
+    assert "The DP mean given 10 × ε — not your model — was caught" in sentences[2]
+    assert "too small to tell" in sentences[-1]
 
 
 @pytest.mark.slow
@@ -265,3 +268,11 @@ def test_the_attack_pages_quick_audit_catches_its_ten_fold_controls_on_the_bundl
     by_label = {run.label: run for run in result.controls}
     assert result.caught(by_label["broken: noise frozen"]) and result.conclusive
     assert result.caught(by_label["broken DP mean: ε × 10"])
+
+
+def test_a_dp_mean_control_not_caught_says_the_audit_is_too_small_even_for_the_simplest_mechanism(design):
+    result = audit_model(design, "dp_mean", 5.0, n_runs=20, n_rows=30, controls=("mean",), random_state=0)
+    assert not result.caught(result.controls[0])  # 20 runs can prove at most ε ≈ 1.7, below the claimed 5
+    sentences = audit_sentences(result)
+    assert "The DP mean given 10 × ε — not your model — was not caught with 20 runs" in sentences[2]
+    assert "cannot see such a bug even in the simplest mechanism" in sentences[2]
