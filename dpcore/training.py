@@ -137,7 +137,8 @@ def train(
     holdout : float
         Share of rows held out for scoring (0 trains on every row and reports no scores).
     progress : callable, optional
-        Called as ``progress(seconds_elapsed, seconds_estimated)`` while the fit runs.
+        Called as ``progress(seconds_elapsed, seconds_left)`` while the fit runs (``seconds_left`` None while it is
+        being measured; see :func:`fit_with_progress`).
     delta : float, optional
         The δ per person (add/remove neighbours) of an approximate-DP model (``spec.approximate``):
         default :data:`DEFAULT_MODEL_DELTA`. A pure ε-DP model takes none.
