@@ -14,8 +14,8 @@ Flows: the synthetic copy with an empty cost memory (a machine's first copy: the
 cannot be predicted), the utility preview and a second copy with the memory those left; the
 Attack page's membership attack, reconstruction and audit at their quick settings (whose label
 says under 30 s: the total is shown beside it) and, with ``--thorough``, at their thorough
-settings (minutes); and training DP boosting with its progress (the Train page's estimate from a
-fit on 5 % of the rows).
+settings (minutes); and training DP boosting with its progress (the Train page's time left,
+measured on the fit's own boosting rounds).
 
 Owner's eyes only: every figure is measured on raw data; nothing is released or charged.
 Results: results/time_left.{md,csv}. Run: ``PYTHONPATH=. .venv/bin/python benchmarks/time_left.py``
@@ -98,15 +98,15 @@ def timed(flow: str, run: Callable[[Recorder], Any], **extra: Any) -> tuple[dict
 
 
 def training_row(design: Design) -> dict[str, Any]:
-    """The Train page's estimate: ``progress(elapsed, total estimate)`` every half second."""
+    """The Train page's time left: ``progress(elapsed, seconds left or None)`` about twice a second."""
     spec = get("dp_boosting_clf")
     started = time.monotonic()
-    seen: list[tuple[float, float]] = []
+    seen: list[tuple[float, float | None]] = []
     fit_with_progress(
         lambda: spec.make(design.context(1.0)),
         design.X,
         design.y,
-        lambda elapsed, estimate: seen.append((time.monotonic() - started, estimate - elapsed)),
+        lambda elapsed, left: seen.append((time.monotonic() - started, left)),
     )
     recorder = Recorder()
     recorder.started = started
@@ -140,18 +140,19 @@ def attack_rows(depth: str, frame: pd.DataFrame, schema: Any, design: Design) ->
             "dp_boosting_clf",
             1.0,
             n_runs=runs,
-            controls=("budget", "frozen"),
+            controls=("budget", "frozen", "mean"),
             broken_factor=BROKEN_FACTOR,
             time_limit=seconds,
             progress=say,
         ),
     )
+    caught = ", ".join(run.label for run in result.controls if result.caught(run)) or "none"
     rows.append(
         {
             **row,
             "label": label,
             "what it cut": f"{result.model.n_runs} runs each way; could detect up to ε = {result.power:.2f}; "
-            f"×10 control caught: {result.conclusive}",
+            f"×10 controls caught: {caught}; conclusive: {result.conclusive}",
         }
     )
     return rows

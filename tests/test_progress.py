@@ -63,3 +63,63 @@ def test_the_words():
     assert time_left_text(None) == "measuring the time left…"
     assert time_left_text(12.4) == "about 12 s left" and time_left_text(0.2) == "about 1 s left"
     assert time_left_text(600) == "about 10 min left"
+
+
+def test_a_fit_in_rounds_is_measured_on_its_own_rounds_after_its_set_up():
+    from dpcore.progress import RoundsTimeLeft, round_done, watching_rounds
+
+    clock = FakeClock()
+    rounds = RoundsTimeLeft(clock)
+    round_done(1, 10)  # no one watching: nothing happens
+    with watching_rounds(rounds):
+        clock.now = 30.0  # a long set-up, then the first round: neither is a round's cost
+        round_done(1, 21)
+        assert rounds.seconds_left() is None
+        clock.now = 32.0
+        round_done(3, 21)
+        assert rounds.seconds_left() == pytest.approx(18 * 1.0)
+        clock.now = 32.5  # half a round under way already
+        assert rounds.seconds_left() == pytest.approx(17.5)
+        for done in range(4, 22):
+            clock.now += 3.0  # the rounds turn dearer: the estimate follows the measured average
+            round_done(done, 21)
+    round_done(5, 10)  # after the block: no longer heard
+    assert rounds.seconds_left() == 0.0
+
+
+def test_a_model_that_reports_rounds_is_fitted_once_and_says_measuring_before_its_rounds():
+    import numpy as np
+
+    from dpcore.progress import round_done
+    from dpcore.training import fit_with_progress
+
+    clock, fits, seen = FakeClock(), [], []
+
+    class InRounds:
+        reports_rounds = True
+
+        def fit(self, X, y):
+            fits.append(len(y))
+            for done in range(1, 6):
+                clock.now += 1.0
+                round_done(done, 5)
+            return self
+
+    fit_with_progress(InRounds, np.zeros((100, 2)), np.zeros(100), lambda elapsed, left: seen.append(left), clock=clock)
+    assert fits == [100]  # no throw-away fits: the estimate is the fit's own
+    assert seen[0] is None
+
+
+def test_the_dp_boosting_models_say_their_rounds():
+    import numpy as np
+
+    from dpcore.models.boosting import DPBoostingRegressor
+    from dpcore.progress import watching_rounds
+
+    heard = []
+    X = np.random.default_rng(0).random((200, 2))
+    model = DPBoostingRegressor(epsilon=1.0, n_rounds=7, bounds=([0, 0], [1, 1]), target_bounds=(0, 2), random_state=0)
+    assert model.reports_rounds
+    with watching_rounds(lambda done, total: heard.append((done, total))):
+        model.fit(X, X.sum(axis=1))
+    assert heard == [(done, 7) for done in range(1, 8)]

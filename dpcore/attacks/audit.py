@@ -38,6 +38,12 @@ can catch a bug (:data:`CONTROLS`):
   that factor). Models whose randomness is not all privacy noise (random tree structures,
   random partitions) stay hard to tell apart from one prediction even then, so this control is
   caught only for some models; the result says whether it was.
+* ``"mean"``: not the model — the DP mean (:class:`~dpcore.models.DPMeanRegressor`) of the same
+  sample's share of the canary's label (regression: its target scaled by the declared bounds),
+  given ``broken_factor`` × ε while ε is claimed, fitted as many times on ``D`` and ``D′``. Its
+  fits take microseconds, so it costs nothing, and one number carries the whole mechanism: caught,
+  it shows that the audit's size sees noise cut ``broken_factor``-fold in the simplest mechanism.
+  It says nothing of the model's own statistic, so it never makes a pass conclusive by itself.
 
 **Power.** ``n_runs`` limits what any audit can show: with ``n`` fits each way at confidence
 ``1 − α`` the largest lower bound it could ever report, at perfect separation (the event on every
@@ -75,6 +81,7 @@ from dpcore.attacks.statistics import best_event, epsilon_lower_bound, largest_c
 from dpcore.design import Design
 from dpcore.exceptions import DataError
 from dpcore.i18n import N_, _, fixed, short
+from dpcore.models.mean import DPMeanRegressor
 from dpcore.models.registry import Estimator, get
 from dpcore.progress import Clock, Progress, TimeLeft
 from dpcore.training import DEFAULT_COUNT_NOISE, DEFAULT_SELECTION, spent_delta
@@ -86,14 +93,22 @@ CONTROLS = {
     "frozen": N_(
         "the same model with its noise frozen (one random seed reused on every fit) and given {factor} × ε while claiming ε"
     ),
+    "mean": N_(
+        "not your model: the DP mean of the same sample's {target} given {factor} × ε while claiming ε (its noise cut "
+        "{factor}-fold), fitted as many times; caught, it shows that this many runs can see such a bug in the simplest "
+        "mechanism"
+    ),
 }
+#: Controls that are the audited model itself, broken: only catching one of them makes a pass say something about the model.
+MODEL_CONTROLS = ("budget", "frozen")
 PILOT_SHARE = 0.25
-#: Pairs of fits, after the first, whose time sizes a time-limited audit.
+#: Rounds (a pair of fits of every variant), after the first, whose time sizes a time-limited audit.
 SIZING_PAIRS = 2
 #: The fewest runs a time limit cuts an audit to (5 could prove nothing at all). So small an audit proves ε ≥ 0.16 at most at
 #: 95 % and says so ("too small to tell"); a larger floor would break the quick setting's time label on a wide table.
 FEWEST_RUNS = 6
 PROBES = 8
+Pair = tuple[NDArray[np.float64], NDArray[np.float64]]
 STATISTICS = (N_("prediction at the record"), N_("predictions at the record and at rows of the sample"))
 #: The table's column names stay English (its CSV and JSON); the app shows them translated (``_(name)``).
 TABLE_HEADERS = (
@@ -125,6 +140,8 @@ class AuditRun:
     above: bool
     largest_certifiable: float
     statistic: str = STATISTICS[0]
+    #: The audited model (or a broken version of it); False for the DP-mean control, which tests the audit's size only.
+    of_model: bool = True
 
 
 @dataclass(frozen=True)
@@ -164,8 +181,11 @@ class AuditResult:
 
     @property
     def conclusive(self) -> bool:
-        """A broken control was caught at this setting: only then does a pass say anything."""
-        return bool(self.control_caught)
+        """A broken version of the audited model was caught at this setting: only then does a pass say anything.
+
+        (The DP-mean control, caught, shows only that the audit's size could see a 10-fold noise cut in the
+        simplest mechanism: one prediction of the model may still hide the same bug.)"""
+        return any(self.caught(run) for run in self.controls if run.of_model)
 
     def table(self) -> pd.DataFrame:
         """One row per audited variant: claimed ε, what the model really spent, the lower bound and the counts."""
@@ -225,7 +245,7 @@ def audit_model(
     n_runs: int = 200,
     n_rows: int = 50,
     canary: str = "outlier",
-    controls: Sequence[str] = tuple(CONTROLS),
+    controls: Sequence[str] = MODEL_CONTROLS,
     broken_factor: float = 10.0,
     confidence: float = 0.95,
     time_limit: float | None = None,
@@ -245,14 +265,17 @@ def audit_model(
     n_rows : int
         Rows of ``D`` (a random sample of the design's rows).
     canary : {"outlier", "row"}
-    controls : sequence of {"budget", "frozen"}
-        The broken controls to audit too (:data:`CONTROLS`); empty: none.
+    controls : sequence of {"budget", "frozen", "mean"}
+        The broken controls to audit too (:data:`CONTROLS`; default the model's own,
+        :data:`MODEL_CONTROLS`); empty: none.
     broken_factor : float
         How many times ε the broken controls spend: 10 by default, a realistic bug (a budget
         split wrongly, a sensitivity off by a factor) that the audit should be sized to catch.
     time_limit : float, optional
-        Seconds; fewer runs are made when the pilot fits' measured cost shows they would not fit
-        (the result says how many, and its power says what the smaller audit could still show).
+        Seconds; fewer runs are made when the measured cost of a round (a pair of fits of the model
+        and of each control) shows they would not fit, and the rounds stop early when they turn out
+        slower. The model and its controls always make the same number of runs; the result says
+        how many, and its power says what the smaller audit could still show.
     clock : callable
         Seconds from any fixed origin (default :func:`time.monotonic`); tests pass a fake clock.
 
@@ -277,26 +300,46 @@ def audit_model(
     unknown = [c for c in controls if c not in CONTROLS]
     if unknown:
         raise ValueError(f"controls must be among {tuple(CONTROLS)}, got {unknown!r}")
-    variants: list[tuple[str, str, float, int | None]] = [
-        (_("as built"), _("{name} as it is trained for you").format(name=spec.name), epsilon, None)
+    # (title, description, ε it spends, frozen seed, whether it is the model): the model first, then its controls.
+    variants: list[tuple[str, str, float, int | None, bool]] = [
+        (_("as built"), _("{name} as it is trained for you").format(name=spec.name), epsilon, None, True)
     ]
+    factor = short(broken_factor)
     for control in dict.fromkeys(controls):
-        description = _(CONTROLS[control]).format(factor=short(broken_factor))
         if control == "frozen":
-            variants.append((_("broken: noise frozen"), description, epsilon * broken_factor, int(rng.integers(0, 2**31 - 1))))
-        else:
+            frozen = int(rng.integers(0, 2**31 - 1))
             variants.append(
-                (_("broken: ε × {factor}").format(factor=short(broken_factor)), description, epsilon * broken_factor, None)
+                (_("broken: noise frozen"), _(CONTROLS[control]).format(factor=factor), epsilon * broken_factor, frozen, True)
+            )
+        elif control == "budget":
+            title = _("broken: ε × {factor}").format(factor=factor)
+            variants.append((title, _(CONTROLS[control]).format(factor=factor), epsilon * broken_factor, None, True))
+        else:
+            target = _("share of the record's label") if design.task == "classification" else _("target")
+            title = _("broken DP mean: ε × {factor}").format(factor=factor)
+            variants.append(
+                (title, _(CONTROLS[control]).format(factor=factor, target=target), epsilon * broken_factor, None, False)
             )
     pilot = max(5, math.ceil(PILOT_SHARE * n_runs))
-    work = TimeLeft([("fits", 2 * len(variants) * (pilot + n_runs))], progress, clock)
-    work.sizing = time_limit is not None  # the first pairs decide how many fits there will be: no time left before
+    # The variants take turns, one pair of fits each (a round): every variant then has made as many runs as the others
+    # whenever the audit stops, so a broken control is never caught with more runs than the model was tested with, and
+    # a round costs the same from the first to the last. (Variant after variant, a control given 10 × ε fitted more
+    # boosting rounds than the model, its pairs cost twice to five times as much, and the last seconds' figure — one cost
+    # per fit for all — was 5 times too small; a time limit then cut the last control to 6 runs.) The very first round
+    # pays one-time costs (imports, caches): a stage of its own, not a typical round.
+    work = TimeLeft([("first round", 1), ("rounds", pilot - 1 + n_runs)], progress, clock)
+    # No time left is said before a typical round is measured (each variant's share of it too) and the audit sized.
+    work.sizing = True
     notes: list[str] = []
     runs: list[AuditRun] = []
     delta = 0.0
 
-    def output(model_epsilon: float, frozen: int | None, data: tuple[NDArray[Any], NDArray[Any]]) -> NDArray[np.float64]:
+    def output(
+        model_epsilon: float, frozen: int | None, data: tuple[NDArray[Any], NDArray[Any]], of_model: bool = True
+    ) -> NDArray[np.float64]:
         seed = frozen if frozen is not None else int(rng.integers(0, 2**31 - 1)) if seeded else None
+        if not of_model:
+            return _dp_mean(data[1], label, design, model_epsilon, seed, len(points))
         fitted = fit_or_explain(
             spec,
             replace(context, epsilon=model_epsilon, random_state=seed),
@@ -308,43 +351,54 @@ def audit_model(
         delta = max(delta, spent_delta(fitted))
         return _predictions(fitted, points, label, design)
 
-    def pair(model_epsilon: float, frozen: int | None, what: str) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        outputs = output(model_epsilon, frozen, with_canary), output(model_epsilon, frozen, without)
-        work.tick(what, 2)
+    seconds_of = np.zeros(len(variants))  # each variant's pairs so far: their shares of a round's cost
+
+    def one_round(what: str) -> list[Pair]:
+        """A pair of fits (with and without the canary) of every variant, each ticked as its measured share of a round."""
+        shares = seconds_of / seconds_of.sum() if seconds_of.sum() > 0 else np.full(len(variants), 1 / len(variants))
+        outputs = []
+        for i, (title, _description, model_epsilon, frozen, of_model) in enumerate(variants):
+            before = clock()
+            outputs.append(
+                (output(model_epsilon, frozen, with_canary, of_model), output(model_epsilon, frozen, without, of_model))
+            )
+            seconds_of[i] += clock() - before
+            work.tick(what.format(title=title), float(shares[i]))
         return outputs
 
+    choosing = _("{title}: pilot fits that choose the event")
+    pilots: list[list[Pair]] = [one_round(choosing)]
+    seconds_of[:] = 0.0  # the first round's one-time costs fell on the first variant: they say nothing of the shares
+    work.begin("rounds")
+    pilots.append(one_round(choosing))
     planned = n_runs
-    for position, (title, description, model_epsilon, frozen) in enumerate(variants):
-        pilot_fits: list[tuple[NDArray[np.float64], NDArray[np.float64]]] = []
-        while len(pilot_fits) < pilot:
-            pilot_fits.append(pair(model_epsilon, frozen, _("{title}: pilot fits that choose the event").format(title=title)))
-            if time_limit is not None and position == 0 and len(pilot_fits) == 1:
-                warm = clock()  # the first pair pays one-time costs (imports, caches): it is not a typical pair
-            if time_limit is not None and position == 0 and len(pilot_fits) == SIZING_PAIRS + 1:
-                # Pairs 2 and 3 measure a pair's cost: the pilots and the runs are sized to it, not only the runs.
-                per_fit = (clock() - warm) / (2 * SIZING_PAIRS)
-                pilot, planned = _sized(time_limit - (clock() - started), per_fit, len(variants), n_runs)
-                work.resize("fits", 2 * len(variants) * (pilot + planned))
-                work.sizing = False
-        trial = np.array(pilot_fits)
-        if time_limit is not None:
-            left = time_limit - (clock() - started)
-            later = len(variants) - position - 1
-            affordable = int(left / (work.per_unit() or 1.0) / 2) - later * pilot
-            runs_now = max(FEWEST_RUNS, min(planned, affordable // (later + 1)))
-            work.resize("fits", work.stage("fits").units - 2 * (planned - runs_now) * (later + 1))
-            planned = runs_now
-        centres, threshold, above, likelier_with = _choose_event(trial, (planned, planned), confidence, delta)
-        tested = _score(
-            np.array(
-                [
-                    pair(model_epsilon, frozen, _("{title}: fits on the table with and without the record").format(title=title))
-                    for _unused in range(planned)
-                ]
-            ),
-            centres,
-        )
-        event = (tested >= threshold) == above
+    if time_limit is None:
+        work.sizing = False
+    else:
+        for _unused in range(SIZING_PAIRS - 1):
+            pilots.append(one_round(choosing))
+        # Planned on nine tenths of the time left: the stop below then only cuts an audit that really overruns.
+        pilot, planned = _sized(0.9 * (time_limit - (clock() - started)), work.per_unit() or 0.0, len(pilots), n_runs)
+        work.resize("rounds", pilot - 1 + planned)
+        work.sizing = False
+    while len(pilots) < pilot:
+        pilots.append(one_round(choosing))
+    events = [
+        _choose_event(np.array([row[i] for row in pilots]), (planned, planned), confidence, delta) for i in range(len(variants))
+    ]
+    tested: list[list[Pair]] = []
+    while len(tested) < planned:
+        each = work.per_unit()
+        if time_limit is not None and len(tested) >= FEWEST_RUNS and each is not None:
+            if clock() - started + each > time_limit:  # slower than measured: stop every variant at the same count
+                planned = len(tested)
+                work.resize("rounds", 0)  # no more rounds: none is left to wait for
+                break
+        tested.append(one_round(_("{title}: fits on the table with and without the record")))
+    for position, (title, description, model_epsilon, _frozen, of_model) in enumerate(variants):
+        centres, threshold, above, likelier_with = events[position]
+        scores = _score(np.array([row[position] for row in tested]), centres)
+        event = (scores >= threshold) == above
         hits_with, hits_without = int(event[:, 0].sum()), int(event[:, 1].sum())
         # The event was chosen likelier with the canary, or likelier without it (DP bounds both ratios).
         first, second = (hits_with, hits_without) if likelier_with else (hits_without, hits_with)
@@ -362,17 +416,16 @@ def audit_model(
                 above,
                 largest_certifiable(planned, confidence),
                 STATISTICS[centres is not None],
+                of_model,
             )
         )
-    # The cut is planned variant by variant: say which ran fewer fits, so a reader never takes
-    # the broken controls' count for the model's (a newcomer read "100 fits" and "15 runs" as one audit).
-    for run in runs:
-        if run.n_runs < n_runs:
-            notes.append(
-                _("{variant}: {planned} runs on each table instead of {n_runs}, to stay within the time limit.").format(
-                    variant=run.label, planned=run.n_runs, n_runs=n_runs
-                )
-            )
+    if planned < n_runs:
+        # Every variant ran the same count; said once, so no reader takes a control's count for another audit's.
+        notes.append(
+            _(
+                "{planned} runs on each table instead of {n_runs}, for the model and each broken control, to stay within the time limit."
+            ).format(planned=planned, n_runs=n_runs)
+        )
     if runs[0].largest_certifiable <= epsilon:
         notes.append(
             _(
@@ -395,14 +448,14 @@ def audit_model(
     )
 
 
-def _sized(seconds: float, per_fit: float, variants: int, n_runs: int) -> tuple[int, int]:
-    """``(pilot, runs)`` per variant that fit in ``seconds`` at ``per_fit`` seconds a fit: as many runs as fit, at most
-    ``n_runs`` and at least :data:`FEWEST_RUNS`, with :data:`PILOT_SHARE` of them (at least 3 after the sizing pairs)
-    as pilot fits."""
-    pairs = seconds / max(2 * per_fit, 1e-9) / variants
-    runs = int(pairs / (1 + PILOT_SHARE)) if pairs >= 5 / PILOT_SHARE * (1 + PILOT_SHARE) else int(pairs - 5)
+def _sized(seconds: float, per_round: float, made: int, n_runs: int) -> tuple[int, int]:
+    """``(pilot, runs)`` rounds that fit in ``seconds`` at ``per_round`` seconds a round (a pair of fits of every
+    variant), ``made`` pilot rounds being already made: as many runs as fit, at most ``n_runs`` and at least
+    :data:`FEWEST_RUNS`, with :data:`PILOT_SHARE` of them (at least ``made``) as pilot rounds."""
+    rounds = seconds / max(per_round, 1e-9) + made
+    runs = int(rounds / (1 + PILOT_SHARE)) if rounds >= 5 / PILOT_SHARE * (1 + PILOT_SHARE) else int(rounds - 5)
     runs = max(FEWEST_RUNS, min(n_runs, runs))
-    return max(SIZING_PAIRS + 1, math.ceil(PILOT_SHARE * runs)), runs
+    return max(made, math.ceil(PILOT_SHARE * runs)), runs
 
 
 def _verdict(result: AuditResult, run: AuditRun) -> str:
@@ -445,6 +498,18 @@ def _choose_event(
             best = (shown, centres, threshold, above, likelier_with)
     assert best is not None
     return best[1:]
+
+
+def _dp_mean(y: NDArray[Any], label: Any, design: Design, epsilon: float, seed: int | None, points: int) -> NDArray[np.float64]:
+    """The DP mean control's output (repeated at every point): the ε-DP mean of the sample's share of the canary's
+    label, or of its target scaled to [0, 1] by the declared bounds (:class:`~dpcore.models.DPMeanRegressor`)."""
+    if design.task == "classification":
+        unit = (np.asarray(y).astype(str) == str(label)).astype(float)
+    else:
+        lower, upper = design.target_bounds if design.target_bounds is not None else (0.0, 1.0)
+        unit = np.clip((np.asarray(y, dtype=float) - lower) / (upper - lower), 0.0, 1.0)
+    mean = DPMeanRegressor(epsilon=epsilon, target_bounds=(0.0, 1.0), random_state=seed).fit(np.zeros((len(unit), 1)), unit)
+    return np.full(points, mean.mean_unit_)
 
 
 def _predictions(model: Estimator, points: NDArray[np.float64], label: Any, design: Design) -> NDArray[np.float64]:

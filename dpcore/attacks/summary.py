@@ -205,7 +205,19 @@ def audit_sentences(result: AuditResult) -> list[str]:
         ).format(n_runs=run.n_runs, confidence=percent(result.confidence), power=fixed(result.power, 2))
     )
     for control in result.controls:
-        if result.caught(control):
+        if not control.of_model and result.caught(control):
+            out.append(
+                _(
+                    "The DP mean given {factor} × ε — not your model — was caught: the audit proves ε ≥ {lower_bound}, above "
+                    "the claimed {claimed_epsilon}. So this many runs can see a {factor}-fold noise cut in the simplest "
+                    "mechanism; whether one prediction of your model shows it is what the broken versions above test."
+                ).format(
+                    factor=short(control.model_epsilon / result.claimed_epsilon),
+                    lower_bound=fixed(control.lower_bound, 2),
+                    claimed_epsilon=short(result.claimed_epsilon),
+                )
+            )
+        elif result.caught(control):
             out.append(
                 _(
                     "A deliberately broken version — {description} — was caught: the audit proves ε ≥ {lower_bound}, "
@@ -214,6 +226,17 @@ def audit_sentences(result: AuditResult) -> list[str]:
                     description=control.description,
                     lower_bound=fixed(control.lower_bound, 2),
                     claimed_epsilon=short(result.claimed_epsilon),
+                )
+            )
+        elif not control.of_model:
+            out.append(
+                _(
+                    "The DP mean given {factor} × ε — not your model — was not caught with {n_runs} runs (it proves only "
+                    "ε ≥ {lower_bound}): an audit this small cannot see such a bug even in the simplest mechanism."
+                ).format(
+                    factor=short(control.model_epsilon / result.claimed_epsilon),
+                    n_runs=control.n_runs,
+                    lower_bound=fixed(control.lower_bound, 2),
                 )
             )
         else:

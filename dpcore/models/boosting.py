@@ -53,6 +53,7 @@ from dpcore.models._boosting_structures import (
 )
 from dpcore.models._data_range import QUANTILE_GRID, QUANTILE_PROBABILITIES, data_range, quantiles_from_histogram
 from dpcore.models._prepare import UnitCodes, UnitTarget, declared_classes
+from dpcore.progress import round_done
 from dpcore.validation import Bounds, RandomStateLike, check_bounds, check_positive_int
 
 __all__ = [
@@ -74,6 +75,8 @@ class _BoostingBase(DPEstimatorMixin):
     _step_clip: float
     select_share: float | str = 0.0  # what a model saved before the first-level picks did (its own value wins)
     _select_share = 0.0
+    #: Each round is said as it ends (:func:`~dpcore.progress.round_done`): the Train page measures the time left on them.
+    reports_rounds = True
 
     def _check_params(self) -> None:
         for name in ("n_rounds", "max_depth"):
@@ -252,6 +255,7 @@ class _BoostingBase(DPEstimatorMixin):
             step = noisy_sums / np.maximum(counts, floor)[:, None]
             self.leaf_values_[r] = self.learning_rate * self._step_scale * np.clip(step, -self._step_clip, self._step_clip)
             structures.learn(r, self.leaf_values_[r], counts)
+            round_done(r + 1, self._rounds)
         self.initial_ = initial
 
     def _decision(self, X: ArrayLike) -> NDArray[np.float64]:

@@ -93,7 +93,7 @@ if st.button(_("Train"), type="primary", disabled=epsilon is None or (spec.appro
             params,
             encoding,
             seeded,
-            progress=lambda elapsed, estimate: bar.progress(*progress_text(_(spec.name), elapsed, estimate)),
+            progress=lambda elapsed, left: bar.progress(*progress_text(_(spec.name), elapsed, left)),
             delta=delta,
         )
         remember_result(state, "trained")  # even if this browser tab was reloaded meanwhile, the charged model is kept

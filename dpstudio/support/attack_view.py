@@ -361,7 +361,8 @@ def audit_section(state: StudioState, held: AttackResults) -> None:
             "the same sample plus one made-up person at the edge of every declared range; how often its prediction for that "
             "person crosses a threshold gives a lower bound on the privacy loss, at 95 % confidence. Two deliberately broken "
             "versions of the same model (given 10 × the budget, one with its noise frozen) are always audited too: only when "
-            "the audit catches one can its finding no violation be trusted."
+            "the audit catches one can its finding no violation be trusted. A third control, the DP mean of the same sample "
+            "given 10 × the budget, shows whether this many fits can see noise cut 10-fold at all."
         )
     )
     left, right = st.columns(2)
@@ -379,7 +380,7 @@ def audit_section(state: StudioState, held: AttackResults) -> None:
                 model,
                 float(epsilon),
                 n_runs=runs,
-                controls=("budget", "frozen"),
+                controls=("budget", "frozen", "mean"),
                 broken_factor=BROKEN_FACTOR,
                 time_limit=seconds,
                 count_noise=state.count_noise,

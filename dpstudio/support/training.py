@@ -15,6 +15,7 @@ from dpcore.explain import epsilon_problem
 from dpcore.i18n import _, integer, percent, short
 from dpcore.models.registry import ModelSpec
 from dpcore.persons import per_row
+from dpcore.progress import time_left_text
 from dpcore.schema import Schema
 from dpcore.training import Progress, TrainedModel, train
 from dpstudio.support.readable import branches_text, leaf_text, number, split_text, subset_text
@@ -306,22 +307,21 @@ def per_person_note(what: str, epsilon: float, rows_per_person: int, rows_over_b
     return sentence.format(k=rows_per_person, dropped=integer(rows_over_bound), row_epsilon=row_epsilon, epsilon=short(epsilon))
 
 
-def progress_text(name: str, elapsed: float, estimate: float) -> tuple[float, str]:
-    """The bar's fill and caption while a model trains.
+def progress_text(name: str, elapsed: float, seconds_left: float | None) -> tuple[float, str]:
+    """The bar's fill and caption while a model trains: the time elapsed, and the time left once it is measured.
 
-    Past nine tenths of the measured estimate no figure is given: "about 0 s left" on a fit that
-    runs on would be off by any factor, so the caption says the fit is taking longer instead.
+    The time left comes from :func:`dpcore.training.fit_with_progress`: measured on the fit's own
+    rounds, or None ("measuring the time left…") before then, or when a guess made beforehand has
+    run out.
     """
-    if estimate == estimate and estimate > 0 and elapsed > 0.9 * estimate:
-        return 0.99, _("Training {name}: {elapsed} s, longer than the {estimate} s measured beforehand").format(
-            name=name, elapsed=integer(elapsed), estimate=integer(estimate)
+    if seconds_left is None:
+        return min(elapsed / (elapsed + 30.0), 0.9), _("Training {name}: {elapsed} s, {left}").format(
+            name=name, elapsed=integer(elapsed), left=time_left_text(None)
         )
-    if estimate == estimate and estimate > 0:
-        left = max(estimate - elapsed, 0.0)
-        return min(elapsed / estimate, 0.99), _("Training {name}: {elapsed} s, about {left} s left").format(
-            name=name, elapsed=integer(elapsed), left=integer(left)
-        )
-    return 0.5, _("Training {name}: {elapsed} s").format(name=name, elapsed=integer(elapsed))
+    share = elapsed / (elapsed + seconds_left) if elapsed + seconds_left > 0 else 0.0
+    return min(share, 0.99), _("Training {name}: {elapsed} s, {left}").format(
+        name=name, elapsed=integer(elapsed), left=time_left_text(seconds_left)
+    )
 
 
 def baseline_verdict(trained: TrainedModel) -> tuple[str, bool] | None:

@@ -77,10 +77,12 @@ def test_reconstruction_compares_the_copy_with_its_guarantee(attack_page):
 def test_the_quick_audit_reports_a_lower_bound_and_its_controls(attack_page):
     at = click(attack_page, "Audit the model")
     result = at.session_state[STATE_KEY].attacks.audit
-    assert result is not None and result.passed and len(result.controls) == 2
+    assert result is not None and result.passed and len(result.controls) == 3
     text = texts(at)
     assert "The data prove a privacy loss of at least" in text and "What this audit could detect" in text
-    assert [run.model_epsilon for run in result.controls] == [10.0, 10.0]
+    assert [run.model_epsilon for run in result.controls] == [10.0, 10.0, 10.0]
+    assert [run.of_model for run in result.controls] == [True, True, False]  # the DP mean: a check of the audit's size
+    assert len({run.n_runs for run in (result.model, *result.controls)}) == 1  # every variant ran as many times
     assert result.conclusive or "This audit was too small to tell" in text
     assert state(at).ledger().spent == 0
 

@@ -89,6 +89,7 @@ def test_the_time_limit_cuts_the_runs_and_says_so(design):
     )
     assert 10 <= result.model.n_runs < 500 and result.controls[0].n_runs == result.model.n_runs
     assert any("instead of 500" in note for note in result.notes)
+    assert result.seconds <= 200.0
     assert result.power == pytest.approx(largest_certifiable(result.model.n_runs))
 
 
@@ -128,7 +129,7 @@ def test_bad_arguments(design):
         audit_model(design, "dp_mean", 1.0, n_runs=3)
     with pytest.raises(ValueError, match="canary"):
         audit_model(design, "dp_mean", 1.0, n_runs=10, canary="someone")
-    assert set(CONTROLS) == {"budget", "frozen"}
+    assert set(CONTROLS) == {"budget", "frozen", "mean"}
 
 
 def test_a_model_that_cannot_be_fitted_is_a_sentence(design):
@@ -149,3 +150,129 @@ def test_the_frozen_control_is_caught_for_models_whose_randomness_is_mostly_stru
     result = audit_model(design, model, 1.0, n_runs=40, n_rows=40, controls=("frozen",), random_state=3)
     (frozen,) = result.controls
     assert frozen.model_epsilon == 10.0 and result.caught(frozen), frozen
+
+
+class CostlyFits:
+    """A clock that moves only inside a fit: ``seconds × ε`` a fit, so a control given 10 × ε costs ten times the model's."""
+
+    def __init__(self, seconds: float) -> None:
+        self.now, self.seconds = 0.0, seconds
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_variants_take_turns_and_the_time_left_is_right_to_the_end(design, monkeypatch):
+    from dpcore.attacks import audit
+
+    clock, seen = CostlyFits(0.1), []
+    real_fit = audit.fit_or_explain
+
+    def fit(spec, context, *args, **kwargs):
+        clock.now += clock.seconds * context.epsilon
+        return real_fit(spec, context, *args, **kwargs)
+
+    monkeypatch.setattr(audit, "fit_or_explain", fit)
+    result = audit_model(
+        design,
+        "dp_mean",
+        1.0,
+        n_runs=20,
+        n_rows=30,
+        controls=("budget",),
+        random_state=0,
+        clock=clock,
+        progress=lambda share, left, what: seen.append((clock.now, left)),
+    )
+    end = clock.now
+    figures = [(at, left) for at, left in seen if left is not None]
+    assert [left for _at, left in seen[:4]] == [None] * 4  # "measuring…" until a typical round is done
+    assert len(figures) > 40
+    # A round (a pair of each variant, the control's ten times dearer) costs alike, and each pair is ticked as its
+    # measured share of a round: the time left is exact to the last pair.
+    for at, left in figures:
+        assert left == pytest.approx(end - at, abs=1e-9)
+    assert result.model.n_runs == result.controls[0].n_runs == 20
+
+
+def test_a_time_limited_audit_is_sized_on_every_variants_cost_and_keeps_its_limit(design, monkeypatch):
+    from dpcore.attacks import audit
+
+    clock = CostlyFits(0.1)
+    real_fit = audit.fit_or_explain
+
+    def fit(spec, context, *args, **kwargs):
+        clock.now += clock.seconds * context.epsilon
+        return real_fit(spec, context, *args, **kwargs)
+
+    monkeypatch.setattr(audit, "fit_or_explain", fit)
+    result = audit_model(
+        design, "dp_mean", 1.0, n_runs=500, n_rows=30, controls=("budget",), time_limit=60.0, random_state=0, clock=clock
+    )
+    # A round (a pair of the model at 0.2 s and of the control at 2 s) costs 2.2 s: 60 s hold about 60 / 2.2 / 1.25 ≈ 21
+    # runs each with their pilots (planned on nine tenths of the time).
+    assert 15 <= result.model.n_runs == result.controls[0].n_runs <= 25
+    assert clock.now <= 60.0
+    assert [note for note in result.notes if "instead of 500" in note] == [
+        f"{result.model.n_runs} runs on each table instead of 500, for the model and each broken control, to stay within "
+        "the time limit."
+    ]
+
+
+def test_the_dp_mean_control_is_caught_cheaply_but_never_makes_a_pass_conclusive_alone(design):
+    result = audit_model(design, "dp_boosting_reg", 1.0, n_runs=40, n_rows=40, controls=("mean",), random_state=3)
+    [mean] = result.controls
+    assert not mean.of_model and mean.label == "broken DP mean: ε × 10" and "not your model" in mean.description
+    assert mean.n_runs == result.model.n_runs == 40
+    assert result.caught(mean)  # a 10-fold noise cut in one number: 40 runs each way see it
+    assert result.control_caught and not result.conclusive  # it tested the audit's size, not the model's statistic
+    sentences = audit_sentences(result)
+    assert "(an outlier" in sentences[0] or "a made-up person" in sentences[0]  # the canary, not the control, is named
+    assert "The DP mean given 10 × ε — not your model — was caught" in sentences[2]
+    assert "too small to tell" in sentences[-1]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("sample", "model"), [("adult", "dp_boosting_clf"), ("california_housing", "dp_boosting_reg")])
+def test_the_attack_pages_quick_audit_catches_its_ten_fold_controls_on_the_bundled_tables(sample, model):
+    """Issue 30: the quick setting, sized on a machine where a round of fits takes what it takes on a quiet one."""
+    from pathlib import Path
+
+    from dpcore.loading import read_csv_path
+    from dpcore.schema import load_schema
+    from dpstudio.support.attack_view import AUDIT, BROKEN_FACTOR
+
+    folder = Path(__file__).resolve().parents[2] / "sample_data"
+    frame, schema = read_csv_path(folder / f"{sample}.csv")[0], load_schema(folder / f"{sample}.schema.json")
+    runs, seconds = AUDIT["quick"]
+
+    class QuietMachine:  # a clock read costs 5 ms: about 0.1 s a round of four pairs, as a quiet machine measures it
+        now = 0.0
+
+        def __call__(self) -> float:
+            self.now += 0.005
+            return self.now
+
+    result = audit_model(
+        Design.from_table(frame, schema),
+        model,
+        1.0,
+        n_runs=runs,
+        controls=("budget", "frozen", "mean"),
+        broken_factor=BROKEN_FACTOR,
+        time_limit=seconds,
+        clock=QuietMachine(),
+        random_state=30,
+    )
+    assert result.passed and result.model.n_runs == runs
+    by_label = {run.label: run for run in result.controls}
+    assert result.caught(by_label["broken: noise frozen"]) and result.conclusive
+    assert result.caught(by_label["broken DP mean: ε × 10"])
+
+
+def test_a_dp_mean_control_not_caught_says_the_audit_is_too_small_even_for_the_simplest_mechanism(design):
+    result = audit_model(design, "dp_mean", 5.0, n_runs=20, n_rows=30, controls=("mean",), random_state=0)
+    assert not result.caught(result.controls[0])  # 20 runs can prove at most ε ≈ 1.7, below the claimed 5
+    sentences = audit_sentences(result)
+    assert "The DP mean given 10 × ε — not your model — was not caught with 20 runs" in sentences[2]
+    assert "cannot see such a bug even in the simplest mechanism" in sentences[2]

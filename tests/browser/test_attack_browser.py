@@ -43,6 +43,7 @@ def test_the_quick_audit_states_its_power_and_runs_its_broken_controls(page):
     page.get_by_text("What this audit could detect", exact=False).wait_for(timeout=120_000)
     text = page.locator("[data-testid='stMain']").inner_text()
     assert "the same model given 10 × ε while claiming ε" in text and "noise frozen" in text
+    assert "The DP mean given 10 × ε — not your model — was" in text  # the third control says what it tests
     # Either a control was caught (then, and only then, the pass is stated) or the page says the audit could not tell.
     assert ("was caught" in text and "within the claim" in text) or "This audit was too small to tell" in text
     screenshot(page, "attack_audit_power")

@@ -18,6 +18,14 @@ def test_boosting_on_adult_shows_its_picked_first_levels(page):
     page.get_by_role("link", name="3. Train").click()
     page.get_by_text("Training spends budget", exact=False).wait_for()
     page.get_by_role("button", name="Train").click()
+    # While it trains, the bar says the time elapsed and, once its first rounds are measured, the time left. A quiet
+    # machine may finish the fit before the browser sees the bar: then there is nothing to look at.
+    bar = page.get_by_text("Training DP boosted trees (classifier): ", exact=False)
+    bar.or_(page.get_by_text("Inside the model")).first.wait_for(timeout=120_000)
+    if bar.count():
+        words = bar.first.inner_text()
+        assert "measuring the time left" in words or " s left" in words
+        screenshot(page, "train_adult_time_left")
     page.get_by_text("Inside the model").wait_for(timeout=120_000)
     page.get_by_text("DP boosted trees (classifier) — ε", exact=False).wait_for()  # the task's default model
     page.get_by_text("first split may be picked", exact=False).wait_for()
