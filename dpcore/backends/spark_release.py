@@ -39,6 +39,7 @@ from __future__ import annotations
 import os
 import shutil
 import uuid
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
 import numpy as np
@@ -75,7 +76,6 @@ from dpcore.release.estimator import HEADER_FILE, part_file
 from dpcore.release.padding import (
     COUNT_EPSILON,
     CUT_BITS,
-    check_fits,
     last_kept,
     noisy_row_count,
 )
@@ -97,7 +97,6 @@ def release_on_spark(
     schema: Schema,
     plan: ReleasePlan,
     *,
-    budget: float | None = None,
     ledger: BudgetLedger | None = None,
     fresh: bool = False,
     random_state: RandomStateLike = None,
@@ -128,7 +127,7 @@ def release_on_spark(
     BudgetExceededError
         The copy does not fit in the budget; nothing was charged or written.
     """
-    prepared = prepare(schema, plan, ledger=ledger, budget=budget, unit=unit, count_epsilon=count_epsilon)
+    prepared = prepare(schema, plan, ledger=ledger, unit=unit, count_epsilon=count_epsilon)
     if prepared.bound is not None:
         raise DataError(
             _(
@@ -137,68 +136,64 @@ def release_on_spark(
             )
         )
     treatments, protection = prepared.treatments, prepared.protection
-    if ledger is None or fresh:
-        check_fits(plan, protection, budget, ledger)
     entropy, seeded = make_entropy(random_state)
     draws = Draws.of(entropy)
-    table = _source(spark, source, prepared.columns)
-    check_columns(table.columns, treatments)
-    kept = _kept_types(table, treatments)
+    report = prepared.report(seeded)
+    new, charge = None, None
+    if ledger is not None:
+        new, charge = stored.NewCopy(stored.writer(ledger, quoting(treatments))), prepared.charge(plan, label, report)
+    # A fresh copy is checked before a row is read; any other may turn out to be stored, and handed out free.
+    early = stored.charging(ledger, charge, report, new) if ledger and charge and new and fresh else nullcontext()
     destination = Path(destination)
     with staged(destination.parent, f".{destination.name}.", folder=True) as staging:
         try:
-            if ledger is not None or protection.padded:
-                fingerprint = fingerprinted(treatments, None) if ledger is not None else None
-                n, version, census = _census(table, draws, fingerprint, protection.padded)
-            else:  # only the number of parts depends on the row count (Parquet footers give it)
-                n = table.rows if table.rows is not None else table.frame.count()
-                version, census = None, np.zeros(1 << CUT_BITS, dtype=np.int64)
-        except PythonException as error:
-            raise _data_error(error) from None
-        if n == 0:
-            raise DataError(_("The table has no data rows."))
-        report = prepared.report(seeded)
-        key = None
-        if ledger is not None:
-            assert version is not None
-            key = stored.release_key(version, treatments, seeded, entropy, protection, None)
-            found = None if fresh else stored.find(ledger, key)
-            if found is not None:
-                (staging / HEADER_FILE).write_bytes(b"")
-                with open(staging / part_file(0), "wb") as out:
-                    for chunk in found.csv_parts():
-                        out.write(chunk)
-                _move_into_place(staging, destination)
-                return ReleaseResult.handed_out_again(found.report, path=destination, dataset_id=ledger.dataset_id)
-            check_fits(plan, protection, None, ledger)
-        written, outside = _release_parts(
-            spark, table, kept, staging, prepared, draws, n, census, ledger is not None or parquet, part_rows
-        )
+            with early:
+                table = _source(spark, source, prepared.columns)
+                check_columns(table.columns, treatments)
+                kept = _kept_types(table, treatments)
+                try:
+                    if ledger is not None or protection.padded:
+                        fingerprint = fingerprinted(treatments, None) if ledger is not None else None
+                        n, version, census = _census(table, draws, fingerprint, protection.padded)
+                    else:  # only the number of parts depends on the row count (Parquet footers give it)
+                        n = table.rows if table.rows is not None else table.frame.count()
+                        version, census = None, np.zeros(1 << CUT_BITS, dtype=np.int64)
+                except PythonException as error:
+                    raise _data_error(error) from None
+                if n == 0:
+                    raise DataError(_("The table has no data rows."))
+                later: AbstractContextManager[object] = nullcontext()
+                if ledger is not None and charge is not None and new is not None:
+                    assert version is not None
+                    new.key = stored.release_key(version, treatments, seeded, entropy, protection, None)
+                    found = None if fresh else stored.find(ledger, new.key)
+                    if found is not None:
+                        new.writer.discard()
+                        (staging / HEADER_FILE).write_bytes(b"")
+                        with open(staging / part_file(0), "wb") as out:
+                            for chunk in found.csv_parts():
+                                out.write(chunk)
+                        _move_into_place(staging, destination)
+                        return ReleaseResult.handed_out_again(found.report, path=destination, dataset_id=ledger.dataset_id)
+                    if not fresh:
+                        later = stored.charging(ledger, charge, report, new)
+                with later:
+                    written, outside = _release_parts(
+                        spark, table, kept, staging, prepared, draws, n, census, ledger is not None or parquet, part_rows
+                    )
+                    if new is not None:
+                        new.writer.append(_empty(treatments, kept))  # the schema, even for a copy without rows
+                        for part in sorted(p for p, rows in written.items() if rows):
+                            new.writer.append(pq.read_table(staging / STORED_FOLDER / part_file(part, "parquet")))
+        except BaseException:
+            if new is not None:
+                new.writer.discard()
+            raise
         counts: dict[str, int] = {}
         add_outside(counts, treatments, outside)
         result = ReleaseResult.made(report, notes=prepared.notes(counts, 0), path=destination, n_rows=sum(written.values()))
-        if ledger is not None:
-            assert key is not None
-            copy = stored.writer(ledger, quoting(treatments))
-            try:
-                copy.append(_empty(treatments, kept))  # the schema, even for a copy without rows
-                for part in sorted(p for p, rows in written.items() if rows):
-                    copy.append(pq.read_table(staging / STORED_FOLDER / part_file(part, "parquet")))
-            except BaseException:
-                copy.discard()
-                raise
-            result.epsilon_charged = protection.cost(plan)
-            stored.charge_and_store(
-                ledger,
-                copy,
-                key,
-                report,
-                label=label,
-                epsilon=result.epsilon_charged,
-                protection=protection,
-                people=prepared.people,
-            )
-            result.dataset_id = ledger.dataset_id
+        if ledger is not None and charge is not None:
+            result.epsilon_charged, result.dataset_id = charge.epsilon, ledger.dataset_id
         if parquet:
             for parquet_part in (staging / STORED_FOLDER).glob("part-*.parquet"):
                 os.replace(parquet_part, staging / parquet_part.name)

@@ -52,10 +52,8 @@ def test_same_table_same_plan_gives_the_same_copy(tmp_path):
 def test_overspend_is_refused(tmp_path):
     plan = plan_with(smoker={"mechanism": "coin"}, colour={"mechanism": "k-ary", "epsilon": 2.0})
     assert plan.per_record_epsilon == pytest.approx(2.0 + COIN_EPSILON, abs=1e-8)
-    with pytest.raises(BudgetExceededError, match="costs ε"):
-        R.release_table(small_frame(20), small_schema(), plan, budget=3.0)
-    with pytest.raises(BudgetExceededError):
-        plan.check_budget(3.0)
+    with pytest.raises(BudgetExceededError, match="Or drop or coarsen columns"):
+        R.release_table(small_frame(20), small_schema(), plan, ledger=BudgetLedger.in_memory(3.0, unit=REPLACE_ONE))
     book = BudgetLedger("d", total_epsilon=3.0, path=tmp_path / "l.sqlite3", unit=REPLACE_ONE)
     with pytest.raises(BudgetExceededError):
         R.release_table(small_frame(20), small_schema(), plan, ledger=book)
@@ -138,9 +136,14 @@ def test_nothing_is_charged_when_the_copy_cannot_be_written(book, tmp_path, monk
 
 
 def test_a_refused_charge_leaves_no_copy(book, tmp_path, monkeypatch):
-    """The budget check up front passes, but another spend got there first: the transaction refuses it."""
-    monkeypatch.setattr(book, "can_spend", lambda *args, **kwargs: True)
-    book.spend("someone else", 4.0, relation=REPLACE_ONE)
+    """The budget check up front passes, but another tab spends while the copy is made: the transaction refuses it."""
+    append = stored.CopyWriter.append
+
+    def another_tab_spends_first(self, table):
+        BudgetLedger("d", path=book.path).spend("someone else", 4.0, relation=REPLACE_ONE)
+        append(self, table)
+
+    monkeypatch.setattr(stored.CopyWriter, "append", another_tab_spends_first)
     with pytest.raises(BudgetExceededError):
         _release(book)
     assert _rows(book) == [] and list((tmp_path / "ledger.sqlite3-copies").iterdir()) == []
