@@ -206,3 +206,25 @@ def test_an_older_ledgers_blob_is_moved_into_a_parquet_file(tmp_path):
     ((moved, payload),) = _rows(book)
     assert payload == b"" and (tmp_path / "old.sqlite3-copies" / f"{moved}.parquet").exists()
     assert _release(book, random_state=7).csv == made.csv
+
+
+def test_a_streamed_copy_is_checked_before_a_row_is_read_when_fresh_and_handed_out_free_when_stored(book, tmp_path, monkeypatch):
+    """A fresh copy is refused up front; any other may be a stored copy, handed out free even when nothing is left."""
+    from dpcore.release import streaming
+
+    source = tmp_path / "in.csv"
+    small_frame(300).to_csv(source, index=False)
+    plan = plan_with(smoker={"mechanism": "coin"})
+    first = R.release_csv(source, tmp_path / "first.csv", small_schema(), plan, ledger=book, random_state=4)
+    book.spend("everything else", book.available(REPLACE_ONE), relation=REPLACE_ONE)
+    again = R.release_csv(source, tmp_path / "again.csv", small_schema(), plan, ledger=book, random_state=4)
+    assert again.reused and (tmp_path / "again.csv").read_bytes() == (tmp_path / "first.csv").read_bytes()
+    spends = len(book.spends())
+
+    def no_reading(*args, **kwargs):
+        raise AssertionError("the file was read before the budget was checked")
+
+    monkeypatch.setattr(streaming, "_csv_parts", no_reading)
+    with pytest.raises(BudgetExceededError, match="Nothing was made or charged"):
+        R.release_csv(source, tmp_path / "fresh.csv", small_schema(), plan, ledger=book, fresh=True)
+    assert len(book.spends()) == spends and not (tmp_path / "fresh.csv").exists() and first.epsilon_charged > 0
