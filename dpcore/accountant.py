@@ -606,16 +606,6 @@ class BudgetLedger:
         charge = Charge(label, max(amounts), relation=relation, mechanism=mechanism)
         self._record(charge, f"parallel over {len(amounts)} disjoint parts")
 
-    def can_spend(self, epsilon: float, delta: float = 0.0, relation: str = ADD_REMOVE) -> bool:
-        with self.connection() as conn:
-            total, total_delta, unit = self._budget(conn)
-            try:
-                ce, cd = convert(epsilon_decimal(check_epsilon(epsilon)), delta_decimal(delta), relation, unit)
-            except UnitOfProtectionError:
-                return False
-            spent, spent_delta = self._spent(conn, unit)
-            return spent + ce <= total and spent_delta + cd <= total_delta
-
     def _fits(self, conn: sqlite3.Connection, charge: Charge) -> None:
         """Inside a transaction: people are counted as before, and ``charge`` fits in what is left.
 

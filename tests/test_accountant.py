@@ -89,8 +89,7 @@ def test_overspending_raises_and_records_nothing(ledger):
         ledger.spend_parallel("too much in parallel", [0.1, 0.3])
     assert ledger.spent == 0.75
     assert [s.label for s in ledger.spends()] == ["first"]
-    assert not ledger.can_spend(0.3)
-    assert ledger.can_spend(0.25)
+    assert ledger.available() == 0.25
 
 
 def test_spending_without_a_budget_is_refused(ledger_path):
@@ -303,7 +302,8 @@ def test_a_replace_one_copy_cannot_be_charged_to_an_add_remove_dataset(ledger):
     with pytest.raises(UnitOfProtectionError, match="noisy row count"):
         ledger.spend("randomized copy", 0.5, relation=REPLACE_ONE)
     assert ledger.spent == 0 and ledger.spends() == []
-    assert not ledger.can_spend(0.1, relation=REPLACE_ONE)
+    with pytest.raises(UnitOfProtectionError):
+        ledger.cost(0.1, REPLACE_ONE)
 
 
 def test_a_model_and_a_copy_compose_in_the_replace_one_unit(ledger_path):
