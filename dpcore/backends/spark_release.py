@@ -25,9 +25,11 @@ cell crosses the JVM; CSV files and DataFrames come through :func:`dpcore.backen
   (``cat header.csv part-*.csv`` is the file the local release writes); the buyer's estimator
   reads the folder (:func:`dpcore.release.estimator.read_release`). ``parquet=True`` writes the
   same rows as ``part-NNNNN.parquet`` too.
-* **Charged once.** The report is made and the ledger charged on the driver, only after every
-  part was written, in the ledger's one transaction with the stored copy (the parts' rows,
-  appended one part at a time); the folder is renamed into place last.
+* **Charged once.** The charge is checked before the parts are written (a fresh copy's before
+  a row is read; any other's once the first pass shows it is not stored already), and made on
+  the driver only after every part was written, in the ledger's one transaction with the
+  stored copy (the parts' rows, appended one part at a time); the folder is renamed into place
+  last.
 
 On a cluster the destination must be a folder every worker can write (a shared mount), and
 every worker needs ``dpcore`` installed. This module imports pyspark: only ``--engine spark``
@@ -139,11 +141,13 @@ def release_on_spark(
     entropy, seeded = make_entropy(random_state)
     draws = Draws.of(entropy)
     report = prepared.report(seeded)
-    new, charge = None, None
-    if ledger is not None:
-        new, charge = stored.NewCopy(stored.writer(ledger, quoting(treatments))), prepared.charge(plan, label, report)
+    new = (
+        None
+        if ledger is None
+        else stored.NewCopy.start(ledger, prepared.charge(plan, label, report), report, quoting(treatments))
+    )
     # A fresh copy is checked before a row is read; any other may turn out to be stored, and handed out free.
-    early = stored.charging(ledger, charge, report, new) if ledger and charge and new and fresh else nullcontext()
+    early = new.charging() if new is not None and fresh else nullcontext()
     destination = Path(destination)
     with staged(destination.parent, f".{destination.name}.", folder=True) as staging:
         try:
@@ -163,10 +167,10 @@ def release_on_spark(
                 if n == 0:
                     raise DataError(_("The table has no data rows."))
                 later: AbstractContextManager[object] = nullcontext()
-                if ledger is not None and charge is not None and new is not None:
+                if new is not None:
                     assert version is not None
                     new.key = stored.release_key(version, treatments, seeded, entropy, protection, None)
-                    found = None if fresh else stored.find(ledger, new.key)
+                    found = None if fresh else stored.find(new.ledger, new.key)
                     if found is not None:
                         new.writer.discard()
                         (staging / HEADER_FILE).write_bytes(b"")
@@ -174,9 +178,9 @@ def release_on_spark(
                             for chunk in found.csv_parts():
                                 out.write(chunk)
                         _move_into_place(staging, destination)
-                        return ReleaseResult.handed_out_again(found.report, path=destination, dataset_id=ledger.dataset_id)
+                        return ReleaseResult.handed_out_again(found.report, path=destination, dataset_id=new.ledger.dataset_id)
                     if not fresh:
-                        later = stored.charging(ledger, charge, report, new)
+                        later = new.charging()
                 with later:
                     written, outside = _release_parts(
                         spark, table, kept, staging, prepared, draws, n, census, ledger is not None or parquet, part_rows
@@ -192,8 +196,8 @@ def release_on_spark(
         counts: dict[str, int] = {}
         add_outside(counts, treatments, outside)
         result = ReleaseResult.made(report, notes=prepared.notes(counts, 0), path=destination, n_rows=sum(written.values()))
-        if ledger is not None and charge is not None:
-            result.epsilon_charged, result.dataset_id = charge.epsilon, ledger.dataset_id
+        if new is not None:
+            result.epsilon_charged, result.dataset_id = new.charge.epsilon, new.ledger.dataset_id
         if parquet:
             for parquet_part in (staging / STORED_FOLDER).glob("part-*.parquet"):
                 os.replace(parquet_part, staging / parquet_part.name)

@@ -240,42 +240,56 @@ def find(ledger: BudgetLedger, key: str) -> StoredCopy | None:
 
 @dataclass
 class NewCopy:
-    """A copy on its way into the ledger: its rows go into ``writer``, and ``key`` names it once it is known."""
+    """A copy on its way into ``ledger``: its rows go into ``writer``, and ``key`` names it once it is known.
 
+    Start one with :meth:`start`, write it inside :meth:`charging`.
+    """
+
+    ledger: BudgetLedger
+    charge: Charge
+    report: dict[str, Any]
     writer: CopyWriter
     key: str | None = None
 
+    @classmethod
+    def start(cls, ledger: BudgetLedger, charge: Charge, report: dict[str, Any], quoting: str) -> NewCopy:
+        return cls(ledger, charge, report, writer(ledger, quoting))
 
-@contextmanager
-def charging(ledger: BudgetLedger, charge: Charge, report: dict[str, Any], new: NewCopy) -> Iterator[NewCopy]:
-    """Charge a new copy and store it, both or neither: :meth:`~dpcore.accountant.BudgetLedger.charging` around its writing.
+    def restart(self) -> None:
+        """Drop the rows written so far (a file read again in another encoding)."""
+        self.writer.discard()
+        self.writer = CopyWriter(self.writer.folder, self.writer.quoting)
 
-    ``charge`` is checked before the block, which writes the copy's rows into ``new.writer``
-    and sets ``new.key``. When the block ends without an error the file is named by its hash,
-    and the spend and the row naming the file are one ledger transaction. If the block or the
-    spend fails, nothing is charged and the file is removed.
-    """
-    replaced: list[str] = []
-    content: str | None = None
-    try:
-        with ledger.charging(charge) as paid:
-            yield new
-            if new.key is None:
-                raise ValueError("a new copy is stored under its key: set it before the block ends")
-            content, data = new.writer.finish()
-            paid.alongside = partial(_store, ledger, new.key, report, content, data, replaced)
-    except BaseException as error:
-        if content is None:
-            new.writer.discard()
-        else:
-            _remove_if_unused(ledger, new.writer.folder, content)
-        if isinstance(error, sqlite3.DataError):  # only an in-memory ledger keeps a copy's bytes in SQLite: 1 GB at most
-            raise DataError(
-                _("This copy is too large to keep in an in-memory ledger; nothing was charged. Use a ledger file.")
-            ) from None
-        raise
-    for old in replaced:
-        _remove_if_unused(ledger, new.writer.folder, old)
+    @contextmanager
+    def charging(self) -> Iterator[NewCopy]:
+        """Charge the copy and store it, both or neither: :meth:`~dpcore.accountant.BudgetLedger.charging` around its writing.
+
+        The charge is checked before the block, which writes the copy's rows into ``writer``
+        and sets ``key``. When the block ends without an error the file is named by its hash,
+        and the spend and the row naming the file are one ledger transaction. If the block or
+        the spend fails, nothing is charged and the file is removed.
+        """
+        ledger, content = self.ledger, None
+        replaced: list[str] = []
+        try:
+            with ledger.charging(self.charge) as paid:
+                yield self
+                if self.key is None:
+                    raise ValueError("a new copy is stored under its key: set it before the block ends")
+                content, data = self.writer.finish()
+                paid.alongside = partial(_store, ledger, self.key, self.report, content, data, replaced)
+        except BaseException as error:
+            if content is None:
+                self.writer.discard()
+            else:
+                _remove_if_unused(ledger, self.writer.folder, content)
+            if isinstance(error, sqlite3.DataError):  # only an in-memory ledger keeps a copy's bytes in SQLite: 1 GB at most
+                raise DataError(
+                    _("This copy is too large to keep in an in-memory ledger; nothing was charged. Use a ledger file.")
+                ) from None
+            raise
+        for old in replaced:
+            _remove_if_unused(ledger, self.writer.folder, old)
 
 
 def _store(

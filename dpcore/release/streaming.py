@@ -314,25 +314,22 @@ def _release_streamed(
     treatments, protection = prepared.treatments, prepared.protection
     entropy, seeded = make_entropy(random_state)
     report = prepared.report(seeded)
-    new, charge = None, None
-    if ledger is not None:
-        new, charge = stored.NewCopy(stored.writer(ledger, quoting(treatments))), prepared.charge(plan, label, report)
+    new = (
+        None
+        if ledger is None
+        else stored.NewCopy.start(ledger, prepared.charge(plan, label, report), report, quoting(treatments))
+    )
     # A fresh copy is checked before a row is read; any other may turn out to be stored, and handed out free.
-    early = stored.charging(ledger, charge, report, new) if ledger and charge and new and fresh else nullcontext()
+    early = new.charging() if new is not None and fresh else nullcontext()
     with staging(destination.parent, f".{destination.name}.", folder=False) as temporary:
         try:
             with early:
                 with open(temporary, "wb") as sink:
                     for attempt in encodings:
                         try:
+                            copy = None if new is None else new.writer
                             fingerprint, outside, left_out, n_rows = _stream(
-                                parts_of(attempt, entropy),
-                                sink,
-                                prepared,
-                                Draws.of(entropy),
-                                total,
-                                None if new is None else new.writer,
-                                progress,
+                                parts_of(attempt, entropy), sink, prepared, Draws.of(entropy), total, copy, progress
                             )
                             break
                         except UnicodeDecodeError:
@@ -342,14 +339,13 @@ def _release_streamed(
                                 ) from None
                             sink.seek(0)
                             sink.truncate()
-                            if ledger is not None and new is not None:
-                                new.writer.discard()
-                                new.writer = stored.writer(ledger, quoting(treatments))
+                            if new is not None:
+                                new.restart()
                 result = ReleaseResult.made(report, notes=prepared.notes(outside, left_out), path=destination, n_rows=n_rows)
-                if ledger is not None and charge is not None and new is not None:
+                if new is not None:
                     assert fingerprint is not None  # computed with the ledger
                     new.key = stored.release_key(fingerprint, treatments, seeded, entropy, protection, prepared.bound)
-                    found = None if fresh else stored.find(ledger, new.key)
+                    found = None if fresh else stored.find(new.ledger, new.key)
                     if found is not None:
                         new.writer.discard()
                         with open(temporary, "wb") as out:
@@ -357,10 +353,10 @@ def _release_streamed(
                                 out.write(part)
                         result = ReleaseResult.handed_out_again(found.report, path=destination)
                     elif not fresh:
-                        with stored.charging(ledger, charge, report, new):
+                        with new.charging():
                             pass  # its rows are read: checked and charged at once
-                    result.epsilon_charged = 0.0 if found is not None else charge.epsilon
-                    result.dataset_id = ledger.dataset_id
+                    result.epsilon_charged = 0.0 if found is not None else new.charge.epsilon
+                    result.dataset_id = new.ledger.dataset_id
         except BaseException:
             if new is not None:
                 new.writer.discard()

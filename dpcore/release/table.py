@@ -291,11 +291,11 @@ def release_table(
     if found is not None:
         csv = b"".join(found.csv_parts())
         return ReleaseResult.handed_out_again(found.report, csv=csv, dataset_id=ledger.dataset_id)
-    charge = prepared.charge(plan, label, report)
-    new = stored.NewCopy(stored.writer(ledger, quoting(treatments)), key)
-    with stored.charging(ledger, charge, report, new):
+    new = stored.NewCopy.start(ledger, prepared.charge(plan, label, report), report, quoting(treatments))
+    new.key = key
+    with new.charging():
         result = _randomised(frame, rows, prepared, entropy, report, new.writer)
-    result.epsilon_charged, result.dataset_id = charge.epsilon, ledger.dataset_id
+    result.epsilon_charged, result.dataset_id = new.charge.epsilon, ledger.dataset_id
     return result
 
 
