@@ -201,7 +201,6 @@ def throughput(rows: int, keep: bool, use_ledger: bool, chunksize: int, trials: 
                 ledger=BudgetLedger("benchmark", plan.per_record_epsilon, tmp / f"ledger{trial}.sqlite3", unit=REPLACE_ONE)
                 if use_ledger
                 else None,
-                budget=None if use_ledger else plan.per_record_epsilon,
                 chunksize=chunksize,
                 progress=progress,
             )

@@ -11,6 +11,12 @@ Converted spends compose by **basic composition**: Σε and Σδ. A parallel gro
 see disjoint records, costs the largest part. A spend that would pass either total raises
 :class:`~dpcore.exceptions.BudgetExceededError` and records nothing.
 
+**One way to spend.** Work on the data states what it will spend as a :class:`Charge` and runs
+inside ``with ledger.charging(charge):`` — checked before the work (a refusal names the way
+out), charged once when the block ends without an error, nothing charged if it raises; the
+unit conversion and how people are counted happen inside. A trial or a test that should not
+touch the owner's books uses :meth:`BudgetLedger.in_memory`.
+
 Amounts are decimal, each rounded *up* to nine decimals, so the books neither under-report
 nor drift. Each spend is one ``BEGIN IMMEDIATE`` transaction (two tabs spending at once
 cannot both pass the check); what a spend pays for (a stored copy, see
@@ -27,7 +33,7 @@ import os
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import ROUND_FLOOR, Decimal
 from pathlib import Path
 
@@ -36,8 +42,9 @@ import pandas as pd
 from dpcore._ledger_db import LEDGER_ENV, Borrowed, Owned, connect, default_ledger_path, now
 from dpcore.exceptions import BudgetExceededError, BudgetRaiseError, UnitOfProtectionError
 from dpcore.i18n import N_, _, amount
+from dpcore.persons import ONE_ROW_EACH, counting
 from dpcore.units import ADD_REMOVE, REPLACE_ONE, UNITS, check_unit, convert, delta_decimal, fmt, total_decimal
-from dpcore.validation import check_epsilon, epsilon_decimal
+from dpcore.validation import check_delta, check_epsilon, epsilon_decimal
 
 COUNTING_EVENT = "people counted as"
 #: The history's column names stay English (its CSV); the Privacy page shows them translated (``_(name)``).
@@ -56,7 +63,6 @@ HISTORY_HEADERS = (
     N_("unit changed"),
     N_("people counted as"),
 )
-ONE_ROW_EACH = "one row per person"
 
 __all__ = [
     "ADD_REMOVE",
@@ -65,6 +71,8 @@ __all__ = [
     "REPLACE_ONE",
     "UNITS",
     "BudgetLedger",
+    "Charge",
+    "Payment",
     "Spend",
     "check_unit",
     "connect",
@@ -88,6 +96,94 @@ class Spend:
     released: str = ""
 
 
+@dataclass(frozen=True)
+class Charge:
+    """What one piece of work will spend, as :meth:`BudgetLedger.charging` checks and records it.
+
+    Validated once, here: a bad ε, δ, relation or row count is refused before the ledger is read.
+
+    Parameters
+    ----------
+    title : str
+        What the work releases, the start of its ledger line ("Train DP tree"); kept in English,
+        like the history's CSV.
+    epsilon, delta : float
+        The work's guarantee per person, under ``relation``; the ledger converts it to the
+        dataset's unit (:func:`~dpcore.units.convert`).
+    relation : {"add/remove", "replace-one"}
+        The neighbours the work's guarantee compares.
+    privacy_unit : str, optional
+        The declared privacy-unit column, and ``rows_per_person`` its bound ``k``: how the
+        spend counts people (:func:`~dpcore.persons.counting`), which every spend of a dataset
+        must share. The ledger line says "per person counting up to k rows each" when k > 1.
+    seeded : bool
+        A demo seed made the work reproducible; the ledger line says so.
+    mechanism, released : str
+        How the work randomised, and what it released, for the history.
+    action, undone : str
+        The work's words in a refusal (``N_`` strings: "Training", "trained").
+    alternative : str, optional
+        An ``N_`` sentence naming a way out besides a smaller amount or a larger budget.
+    """
+
+    title: str
+    epsilon: float
+    delta: float = 0.0
+    relation: str = ADD_REMOVE
+    privacy_unit: str | None = None
+    rows_per_person: int = 1
+    seeded: bool = False
+    mechanism: str = ""
+    released: str = ""
+    action: str = N_("This release")
+    undone: str = N_("released")
+    alternative: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
+        object.__setattr__(self, "delta", check_delta(self.delta))
+        check_unit(self.relation)
+        if isinstance(self.rows_per_person, bool) or not isinstance(self.rows_per_person, int) or self.rows_per_person < 1:
+            raise ValueError(f"rows_per_person must be a whole number of at least 1, got {self.rows_per_person!r}")
+
+    @property
+    def people(self) -> str:
+        """How the spend counts people, as the ledger records it."""
+        return counting(self.privacy_unit, self.rows_per_person)
+
+    @property
+    def label(self) -> str:
+        """The ledger line: what was released, whether a demo seed made it, and how people were counted."""
+        label = self.title + (" (demo seed)" if self.seeded else "")
+        per_person = self.privacy_unit is not None and self.rows_per_person > 1
+        return label + (f", per person counting up to {self.rows_per_person} rows each" if per_person else "")
+
+
+@dataclass
+class Payment:
+    """The open bill of a ``with ledger.charging(charge)`` block, which the work inside may complete.
+
+    Attributes
+    ----------
+    charge : Charge
+    delta : float
+        The δ recorded: the charge's, unless the work sets what it turned out to spend (a
+        model's δ is known once it is fitted). Checked again when the block ends.
+    released : str
+        What was released, as the history lists it: the charge's, unless the work says more
+        (a synthetic copy's row count is drawn while it is made).
+    alongside : callable, optional
+        Called with the open connection after the spend is inserted and before it is
+        committed: what it writes (the copy the spend paid for) is committed with the spend,
+        or rolled back with it.
+    """
+
+    charge: Charge
+    delta: float
+    released: str
+    alongside: Callable[[sqlite3.Connection], object] | None = None
+
+
 class BudgetLedger:
     """The budget of one dataset, persisted in SQLite.
 
@@ -109,8 +205,9 @@ class BudgetLedger:
 
     Examples
     --------
-    >>> ledger = BudgetLedger("demo", total_epsilon=1.0, path=":memory:")
-    >>> ledger.spend("tree", 0.25)
+    >>> ledger = BudgetLedger.in_memory(total_epsilon=1.0)
+    >>> with ledger.charging(Charge("Train a tree", 0.25)):
+    ...     pass  # the work; an exception here charges nothing
     >>> ledger.remaining
     0.75
     """
@@ -145,6 +242,23 @@ class BudgetLedger:
                         "INSERT INTO totals (dataset_id, total, total_delta, reason, created) VALUES (?, ?, ?, ?, ?)",
                         (self.dataset_id, str(total), str(delta), "budget created", now()),
                     )
+
+    @classmethod
+    def in_memory(
+        cls,
+        total_epsilon: float,
+        *,
+        total_delta: float | None = None,
+        unit: str | None = None,
+        dataset_id: str = "in memory",
+    ) -> BudgetLedger:
+        """A budget kept for this process only: for tests, benchmarks and one-off work that is never released.
+
+        It refuses and charges like any ledger, but forgets everything when the process ends, so
+        nothing stops a second run from spending the same people again: a copy or model that
+        leaves the owner's hands is charged to the dataset's ledger file.
+        """
+        return cls(dataset_id, total_epsilon, ":memory:", total_delta=total_delta, unit=unit)
 
     def connection(self) -> Owned:
         """The ledger's database connection, for a ``with`` block (closed after it, unless in memory)."""
@@ -412,9 +526,10 @@ class BudgetLedger:
         """Make sure the next spend counts people as every earlier spend did (or is the first), else refuse.
 
         Spends add up only if they count the same people the same way: ε per row and ε per person
-        of up to k rows are different amounts of privacy for a person with several rows. This is
-        the early check (before any work is done); pass ``counting=`` to :meth:`spend` as well so
-        the check is repeated in the spend's own transaction.
+        of up to k rows are different amounts of privacy for a person with several rows.
+        :meth:`charging` checks it before and after the work; this is for work that reads the
+        data before it knows whether it will be charged (a streamed copy may turn out to be
+        stored already).
         """
         with self._transaction() as conn:
             self._count_people_as(conn, counting)
@@ -443,6 +558,32 @@ class BudgetLedger:
                 (self.dataset_id, event, detail, now()),
             )
 
+    @contextmanager
+    def charging(self, charge: Charge) -> Iterator[Payment]:
+        """Check ``charge`` fits before the work in the block, and record it once when the block ends without an error.
+
+        Every spend goes through here. Before the block: people are counted as in every
+        earlier spend, the charge is converted to the dataset's unit, and it must fit in what is
+        left, else a sentence naming the way out is raised and the block never runs. If the
+        block raises, nothing is charged. When it ends, the spend is checked again and written
+        in one ``BEGIN IMMEDIATE`` transaction (with what ``payment.alongside`` writes), so two
+        processes spending at once cannot both pass.
+
+        Raises
+        ------
+        BudgetExceededError
+            The charge does not fit (before the work), or no longer fits (after it).
+        UnitOfProtectionError
+            People are counted differently from earlier spends, or the charge's relation cannot
+            be converted to the dataset's unit.
+        """
+        with self._transaction() as conn:
+            self._fits(conn, charge)
+        payment = Payment(charge, charge.delta, charge.released)
+        yield payment
+        final = replace(charge, delta=payment.delta, released=payment.released)
+        self._record(final, "sequential", payment.alongside)
+
     def spend(
         self,
         label: str,
@@ -452,86 +593,90 @@ class BudgetLedger:
         relation: str = ADD_REMOVE,
         mechanism: str = "",
         released: str = "",
-        alongside: Callable[[sqlite3.Connection], object] | None = None,
-        counting: str | None = None,
     ) -> None:
-        """Record a sequential spend; raise and record nothing if it does not fit (or cannot be converted).
-
-        ``alongside``, if given, is called with the open connection after the spend is inserted
-        and before it is committed: what it writes (the copy the spend paid for) is committed with
-        the spend, or rolled back with it if either fails. ``counting``, if given, is how the spend
-        counts people (:func:`dpcore.persons.counting`): it is refused, like in
-        :meth:`count_people_as`, unless every earlier spend counted them the same way.
-        """
-        self._record(
-            label,
-            epsilon_decimal(check_epsilon(epsilon)),
-            "sequential",
-            delta_decimal(delta),
-            check_unit(relation),
-            mechanism,
-            released,
-            alongside,
-            counting,
-        )
+        """Record a sequential spend of one row per person with no work to wait for (:meth:`charging` with an empty block)."""
+        with self.charging(Charge(label, epsilon, delta, relation, mechanism=mechanism, released=released)):
+            pass
 
     def spend_parallel(self, label: str, epsilons: Iterable[float], *, relation: str = ADD_REMOVE, mechanism: str = "") -> None:
         """Record a group of spends on disjoint records: it costs the largest of them."""
-        amounts = [epsilon_decimal(check_epsilon(e)) for e in epsilons]
+        amounts = [check_epsilon(e) for e in epsilons]
         if not amounts:
             raise ValueError("epsilons must name at least one spend")
-        self._record(label, max(amounts), f"parallel over {len(amounts)} disjoint parts", Decimal(0), relation, mechanism, "")
+        charge = Charge(label, max(amounts), relation=relation, mechanism=mechanism)
+        self._record(charge, f"parallel over {len(amounts)} disjoint parts")
 
-    def can_spend(self, epsilon: float, delta: float = 0.0, relation: str = ADD_REMOVE) -> bool:
-        with self.connection() as conn:
-            total, total_delta, unit = self._budget(conn)
-            try:
-                ce, cd = convert(epsilon_decimal(check_epsilon(epsilon)), delta_decimal(delta), relation, unit)
-            except UnitOfProtectionError:
-                return False
-            spent, spent_delta = self._spent(conn, unit)
-            return spent + ce <= total and spent_delta + cd <= total_delta
+    def _fits(self, conn: sqlite3.Connection, charge: Charge) -> None:
+        """Inside a transaction: people are counted as before, and ``charge`` fits in what is left.
+
+        Else the sentence of the first thing that stops it, naming the way out. What is left is
+        stated in the charge's own relation, the amount the owner can type.
+        """
+        self._count_people_as(conn, charge.people)
+        total, total_delta, unit = self._budget(conn)
+        spent, spent_delta = self._spent(conn, unit)
+        delta = delta_decimal(charge.delta)
+        epsilon, converted_delta = convert(epsilon_decimal(charge.epsilon), delta, charge.relation, unit)
+        words = {"action": _(charge.action), "undone": _(charge.undone)}
+        alternative = " " + _(charge.alternative) if charge.alternative else ""
+        if delta > 0 and total_delta == 0:
+            raise BudgetExceededError(
+                _(
+                    "{action} needs a δ above 0, but this dataset's budget allows δ = 0 only (pure ε-DP). Give the dataset "
+                    "a δ on the Privacy page.{alternative} Nothing was {undone} or charged."
+                ).format(alternative=alternative, **words)
+            )
+        if spent + epsilon > total:
+            left = max(total - spent, Decimal(0)) * epsilon_decimal(charge.epsilon) / epsilon
+            raise BudgetExceededError(
+                _(
+                    "{action} at ε = {epsilon} does not fit in what is left of this dataset's budget (at most ε = {left}). "
+                    "Choose a smaller ε, or raise the total on the Privacy page.{alternative} Nothing was {undone} or charged."
+                ).format(
+                    epsilon=f"{charge.epsilon:g}",
+                    left=fmt(left.quantize(Decimal("1e-9"), ROUND_FLOOR)),
+                    alternative=alternative,
+                    **words,
+                )
+            )
+        if spent_delta + converted_delta > total_delta:
+            left = max(total_delta - spent_delta, Decimal(0)) * delta / converted_delta
+            raise BudgetExceededError(
+                _(
+                    "δ = {delta} does not fit in what is left of this dataset's δ budget (at most δ = {left} at ε = "
+                    "{epsilon}). Choose a smaller δ.{alternative} Nothing was {undone} or charged."
+                ).format(
+                    delta=f"{float(delta):g}",
+                    left=f"{float(left):.3g}",
+                    epsilon=f"{charge.epsilon:g}",
+                    alternative=alternative,
+                    **words,
+                )
+            )
 
     def _record(
         self,
-        label: str,
-        amount: Decimal,
+        charge: Charge,
         composition: str,
-        delta: Decimal,
-        relation: str,
-        mechanism: str,
-        released: str,
         alongside: Callable[[sqlite3.Connection], object] | None = None,
-        counting: str | None = None,
     ) -> None:
-        """Check the converted spend fits and insert it (and what ``alongside`` writes) in one transaction."""
+        """Check ``charge`` still fits and insert it (and what ``alongside`` writes) in one transaction."""
         with self._transaction() as conn:
-            if counting is not None:
-                self._count_people_as(conn, counting)
-            total, total_delta, unit = self._budget(conn)
-            ce, cd = convert(amount, delta, relation, unit)
-            spent, spent_delta = self._spent(conn, unit)
-            if spent + ce > total or spent_delta + cd > total_delta:
-                converted = (
-                    ""
-                    if relation == unit
-                    else " " + _("(ε = {epsilon} under '{relation}' neighbours)").format(epsilon=fmt(amount), relation=relation)
-                )
-                cost = f"ε = {fmt(ce)}" + (f", δ = {fmt(cd)}" if cd else "")
-                state = _("ε = {spent} of {total} is already spent, {left} is left").format(
-                    spent=fmt(spent), total=fmt(total), left=fmt(total - spent)
-                )
-                if cd:
-                    state += "; " + _("δ = {spent} of {total} is spent").format(spent=fmt(spent_delta), total=fmt(total_delta))
-                raise BudgetExceededError(
-                    _("Spending {cost} on '{label}'{converted} would exceed the budget: {state}.").format(
-                        cost=cost, label=label, converted=converted, state=state
-                    )
-                )
+            self._fits(conn, charge)
             conn.execute(
                 "INSERT INTO spends (dataset_id, label, epsilon, composition, created, delta, relation, mechanism, released) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (self.dataset_id, label, str(amount), composition, now(), str(delta), relation, mechanism, released),
+                (
+                    self.dataset_id,
+                    charge.label,
+                    str(epsilon_decimal(charge.epsilon)),
+                    composition,
+                    now(),
+                    str(delta_decimal(charge.delta)),
+                    charge.relation,
+                    charge.mechanism,
+                    charge.released,
+                ),
             )
             if alongside is not None:
                 alongside(conn)
@@ -567,55 +712,3 @@ def default_epsilon(available: float, cap: float | None = None, share: float = S
         return 0.0
     step = Decimal(1).scaleb(int(Decimal(repr(wanted)).adjusted()) - 1)
     return float(Decimal(repr(wanted)).quantize(step, rounding=ROUND_FLOOR))
-
-
-def check_can_pay(ledger: BudgetLedger, epsilon: float, people: str, action: str, undone: str, delta: float = 0.0) -> None:
-    """Before any work on the data: people are counted as in earlier spends, and ``epsilon`` (and ``delta``) fit.
-
-    ``action`` names the work in the refusal ("Training"), ``undone`` what was not done ("trained").
-    ``delta`` > 0 is an approximate-DP release: refused with its own sentence when the dataset's
-    δ budget is 0 (pure ε-DP only) or when what is left of it is too small.
-    Checked again inside the spend itself; this early check only saves a fit that could not be paid for.
-    """
-    check_epsilon(epsilon)
-    ledger.count_people_as(people)
-    if delta > 0 and ledger.total_delta == 0:
-        raise BudgetExceededError(
-            _(
-                "This is an approximate-DP model: it needs a δ above 0, but this dataset's budget allows δ = 0 only (pure "
-                "ε-DP). Choose a pure ε-DP model, or give the dataset a δ on the Privacy page. Nothing was {undone} or charged."
-            ).format(undone=_(undone))
-        )
-    if not ledger.can_spend(epsilon):
-        raise BudgetExceededError(
-            _(
-                "{action} at ε = {epsilon} does not fit in what is left of this dataset's budget "
-                "(at most ε = {left}). Nothing was {undone} or charged."
-            ).format(action=_(action), epsilon=f"{epsilon:g}", left=f"{ledger.available():g}", undone=_(undone))
-        )
-    if delta > 0 and not ledger.can_spend(epsilon, delta):
-        raise BudgetExceededError(
-            _(
-                "δ = {delta} does not fit in what is left of this dataset's δ budget (at most δ = {left} at ε = {epsilon}). "
-                "Choose a smaller δ, or a pure ε-DP model. Nothing was {undone} or charged."
-            ).format(delta=f"{delta:g}", left=f"{ledger.available_delta(epsilon):.3g}", epsilon=f"{epsilon:g}", undone=_(undone))
-        )
-
-
-#: What callers of :func:`check_can_pay` name their work and what was not done (translated in the refusal).
-WORK_WORDS = (
-    N_("Training"),
-    N_("trained"),
-    N_("Answering these queries"),
-    N_("answered"),
-    N_("Finding groups"),
-    N_("computed"),
-    N_("Making a copy"),
-    N_("made"),
-)
-
-
-def spend_label(title: str, seed: int | None, rows_per_person: int) -> str:
-    """The ledger line of a spend: what it was, whether a demo seed made it, and how people were counted."""
-    label = title + (" (demo seed)" if seed is not None else "")
-    return label + (f", per person counting up to {rows_per_person} rows each" if rows_per_person > 1 else "")

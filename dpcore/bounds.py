@@ -54,20 +54,17 @@ or sprawl, and declared bounds are better there.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from dpcore.exceptions import BudgetExceededError, DataError
-from dpcore.i18n import _, short
-from dpcore.persons import bound_contributions, check_unit_column, counting, per_row
+from dpcore.accountant import BudgetLedger, Charge
+from dpcore.exceptions import DataError
+from dpcore.i18n import N_, _, short
+from dpcore.persons import bound_contributions, check_unit_column, per_row
 from dpcore.schema import Schema, name_words
 from dpcore.validation import RandomStateLike, check_epsilon, check_random_state
-
-if TYPE_CHECKING:
-    from dpcore.accountant import BudgetLedger
 
 DEFAULT_BUDGET_SHARE = 0.10
 #: A share of rows clipped above which the owner-only verdict warns.
@@ -236,40 +233,33 @@ def estimate_bounds(
     for name in columns:
         if name not in frame.columns or schema[name].kind != "numeric":
             raise DataError(_("Column '{column}' is not a numeric column of this table.").format(column=name))
-    people = counting(schema.privacy_unit, schema.rows_per_person)
-    ledger.count_people_as(people)
-    total = epsilon_per_column * len(columns)
-    if not ledger.can_spend(total):
-        raise BudgetExceededError(
-            _(
-                "Estimating these bounds at ε = {epsilon} does not fit in what is left of this dataset's budget (at most "
-                "ε = {left}). Choose a smaller share, or declare the bounds yourself. Nothing was estimated or charged."
-            ).format(epsilon=short(total), left=short(ledger.available()))
-        )
-    rng = check_random_state(random_state)
-    k = 1
-    if schema.privacy_unit is not None:
-        check_unit_column(frame, schema.privacy_unit)
-        k = schema.rows_per_person
-        frame = frame[bound_contributions(frame[schema.privacy_unit], k, rng)]
-    column_epsilon = per_row(epsilon_per_column, 0.0, k)[0]
-    found = {}
-    for name in columns:  # a loop over columns; each column's work is vectorised
-        values = pd.to_numeric(frame[name], errors="coerce").to_numpy(dtype=float)
-        found[name] = private_bounds(
-            values, column_epsilon, rng, years=is_year_column(name), coarse=None if is_year_column(name) else coarse
-        )
-    ledger.spend(
-        f"Estimate the bounds of {len(columns)} column(s) privately"
-        + (f", per person counting up to {k} rows each" if k > 1 else ""),
-        total,
+    k = schema.rows_per_person if schema.privacy_unit is not None else 1
+    charge = Charge(
+        f"Estimate the bounds of {len(columns)} column(s) privately",
+        epsilon_per_column * len(columns),
+        privacy_unit=schema.privacy_unit,
+        rows_per_person=k,
         mechanism=(
             f"exponential-mechanism quartiles on a public symmetric log grid (years: every year), widened "
             f"{FENCE:g} spreads out, ε = {epsilon_per_column:g} per column"
         ),
         released="bounds of " + ", ".join(columns),
-        counting=people,
+        action=N_("Estimating these bounds"),
+        undone=N_("estimated"),
+        alternative=N_("Or declare the bounds yourself."),
     )
+    with ledger.charging(charge):
+        rng = check_random_state(random_state)
+        if schema.privacy_unit is not None:
+            check_unit_column(frame, schema.privacy_unit)
+            frame = frame[bound_contributions(frame[schema.privacy_unit], k, rng)]
+        column_epsilon = per_row(epsilon_per_column, 0.0, k)[0]
+        found = {}
+        for name in columns:  # a loop over columns; each column's work is vectorised
+            values = pd.to_numeric(frame[name], errors="coerce").to_numpy(dtype=float)
+            found[name] = private_bounds(
+                values, column_epsilon, rng, years=is_year_column(name), coarse=None if is_year_column(name) else coarse
+            )
     return found
 
 

@@ -33,22 +33,19 @@ states the number of people needed before the click.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from dpcore.exceptions import BudgetExceededError, DataError
+from dpcore.accountant import BudgetLedger, Charge
+from dpcore.exceptions import DataError
 from dpcore.fingerprint import factorize
-from dpcore.i18n import _, integer, percent, short
+from dpcore.i18n import N_, _, integer, percent, short
 from dpcore.matching import match_categories
 from dpcore.mechanisms.stability import StabilityHistogram, stability_threshold
-from dpcore.persons import bound_contributions, check_unit_column, counting, per_row, person_keys
+from dpcore.persons import bound_contributions, check_unit_column, per_row, person_keys
 from dpcore.schema import OTHER_CATEGORY, ColumnSpec, Schema
 from dpcore.validation import RandomStateLike, check_delta, check_epsilon, check_random_state
-
-if TYPE_CHECKING:
-    from dpcore.accountant import BudgetLedger
 
 DEFAULT_EPSILON_PER_COLUMN = 0.1
 DEFAULT_TOTAL_DELTA = 1e-6
@@ -142,32 +139,22 @@ def discover_categories(
     epsilon, delta = discovery_cost(len(columns), epsilon_per_column, total_delta)
     if not 0 < delta < 0.5:
         raise DataError(_("Discovering categories needs a δ above 0 and below 0.5."))
-    people = counting(schema.privacy_unit, schema.rows_per_person)
-    ledger.count_people_as(people)
-    if ledger.total_delta == 0:
-        raise BudgetExceededError(
-            _(
-                "Discovering categories needs a δ above 0, but this dataset's budget allows δ = 0 only. Give the dataset a δ on "
-                "the Privacy page, or declare the lists yourself. Nothing was discovered or charged."
-            )
-        )
-    if not ledger.can_spend(epsilon, delta):
-        raise BudgetExceededError(
-            _(
-                "Discovering categories at ε = {epsilon}, δ = {delta} does not fit in what is left of this dataset's budget "
-                "(at most ε = {left}). Choose a smaller ε, or declare the lists yourself. Nothing was discovered or charged."
-            ).format(epsilon=short(epsilon), delta=f"{delta:g}", left=short(ledger.available()))
-        )
-    found, threshold = stable_categories(frame, schema, columns, epsilon_per_column, delta, random_state)
-    ledger.spend(
-        f"Discover the categories of {len(columns)} column(s) privately"
-        + (f", per person counting up to {schema.rows_per_person} rows each" if schema.privacy_unit is not None else ""),
+    k = schema.rows_per_person if schema.privacy_unit is not None else 1
+    threshold = stability_threshold(*per_row(epsilon_per_column, delta / len(columns), k))
+    charge = Charge(
+        f"Discover the categories of {len(columns)} column(s) privately",
         epsilon,
-        delta=delta,
+        delta,
+        privacy_unit=schema.privacy_unit,
+        rows_per_person=k,
         mechanism=f"stability histogram (Laplace noise, threshold {threshold:.4g} per column)",
         released="categories of " + ", ".join(columns),
-        counting=people,
+        action=N_("Discovering categories"),
+        undone=N_("discovered"),
+        alternative=N_("Or declare the lists yourself."),
     )
+    with ledger.charging(charge):
+        found = stable_categories(frame, schema, columns, epsilon_per_column, delta, random_state)[0]
     return found
 
 

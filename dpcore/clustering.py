@@ -23,12 +23,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpcore.accountant import ADD_REMOVE, UNITS, BudgetLedger, check_can_pay, convert, fmt, spend_label
+from dpcore.accountant import ADD_REMOVE, UNITS, BudgetLedger, Charge, convert, fmt
 from dpcore.exceptions import DataError
 from dpcore.i18n import N_, _, amount, integer, language, percent, short
 from dpcore.models.clustering import AUTO_SHARE, NO_GROUP, DPGridDensityClustering, grid_problem
 from dpcore.models.registry import ModelContext, get, privacy_argument
-from dpcore.persons import bound_contributions, counting, per_row, unit_problems
+from dpcore.persons import bound_contributions, per_row, unit_problems
 from dpcore.release.writing import escape_label
 from dpcore.schema import Schema, normalise_numeric
 from dpcore.validation import Bounds, epsilon_decimal
@@ -156,9 +156,18 @@ def find_groups(
     problem = grid_problem(resolution, len(features))
     if problem:
         raise DataError(problem)
-    people = counting(schema.privacy_unit, schema.rows_per_person)
-    check_can_pay(ledger, epsilon, people, "Finding groups", "computed")
     k, unit_column = (schema.rows_per_person, schema.privacy_unit) if schema.privacy_unit is not None else (1, None)
+    charge = Charge(
+        f"Find groups in {', '.join(features)}",
+        epsilon,
+        privacy_unit=unit_column,
+        rows_per_person=k,
+        seeded=seed is not None,
+        mechanism=DPGridDensityClustering.__name__,
+        released="a group map",
+        action=N_("Finding groups"),
+        undone=N_("computed"),
+    )
     kept = frame if unit_column is None else frame[bound_contributions(frame[unit_column], k, seed)]
     X = feature_matrix(kept, schema, features)
     params = {
@@ -178,14 +187,8 @@ def find_groups(
     )
     model = get(MODEL).make(context)
     assert isinstance(model, DPGridDensityClustering)
-    model.fit(pd.DataFrame(X, columns=features))
-    ledger.spend(
-        spend_label(f"Find groups in {', '.join(features)}", seed, k),
-        epsilon,
-        mechanism=type(model).__name__,
-        released="a group map",
-        counting=people,
-    )
+    with ledger.charging(charge):
+        model.fit(pd.DataFrame(X, columns=features))
     leaks = schema.leak_notes(features)
     details = {"rows_used": len(kept), "rows_over_bound": len(frame) - len(kept)}
     return GroupMap(model, list(features), bounds, epsilon, seed is not None, k, leaks, details)

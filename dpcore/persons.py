@@ -22,11 +22,13 @@ import math
 import numpy as np
 import pandas as pd
 
-from dpcore.accountant import ONE_ROW_EACH
 from dpcore.exceptions import DataError
 from dpcore.fingerprint import MISSING_HASH, cell_hashes
 from dpcore.i18n import _
 from dpcore.validation import RandomStateLike, check_random_state
+
+#: How a dataset counts people until it declares a privacy-unit column (the ledger's word for it).
+ONE_ROW_EACH = "one row per person"
 
 
 def per_person(epsilon: float, delta: float, rows_per_person: int) -> tuple[float, float]:

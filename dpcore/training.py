@@ -28,12 +28,12 @@ from sklearn.metrics import (
     root_mean_squared_error,
 )
 
-from dpcore.accountant import DEFAULT_TOTAL_DELTA, BudgetLedger, check_can_pay, spend_label
+from dpcore.accountant import DEFAULT_TOTAL_DELTA, BudgetLedger, Charge
 from dpcore.design import Design
-from dpcore.i18n import N_, _, short
+from dpcore.i18n import N_, _
 from dpcore.models.registry import Estimator, get
 from dpcore.models.subsample_aggregate import is_teacher
-from dpcore.persons import counting, per_person, per_row
+from dpcore.persons import per_person, per_row
 from dpcore.progress import RoundsTimeLeft, watching_rounds
 from dpcore.validation import check_delta
 
@@ -160,27 +160,33 @@ def train(
     model_delta = (DEFAULT_MODEL_DELTA if delta is None else check_delta(delta)) if spec.approximate else 0.0
     if spec.approximate and model_delta == 0:
         raise ValueError(_("{name} is approximate DP and needs a δ above 0.").format(name=spec.name))
-    people = counting(design.schema.privacy_unit if design.schema is not None else None, design.rows_per_person)
-    check_can_pay(ledger, epsilon, people, "Training", "trained", delta=model_delta)
-    rng = np.random.default_rng(seed)
-    fit_rows, test_rows = (
-        holdout_split(len(design.y), rng, holdout, design.groups) if holdout > 0 else (np.arange(len(design.y)), np.arange(0))
-    )
     context = design.context(epsilon, params=params, random_state=seed, count_noise=count_noise, selection=selection)
     if spec.approximate:
         context = replace(context, delta=model_delta)
-    if is_teacher(spec.make(context)):
+    estimator = spec.make(context)
+    if is_teacher(estimator):
         # A teacher keeps models fitted on raw rows and pays per answer: it is queried (answer_queries), never released.
         raise ValueError(f"{spec.name} answers queries at a price and cannot be trained for release; train its student")
-    fitted = fit_with_progress(lambda: spec.make(context), design.X[fit_rows], design.y[fit_rows], progress)
-    ledger.spend(
-        spend_label(f"Train {spec.name}", seed, design.rows_per_person),
+    charge = Charge(
+        f"Train {spec.name}",
         epsilon,
-        delta=person_delta(fitted, epsilon, design.rows_per_person),
-        mechanism=type(fitted).__name__,
+        model_delta,
+        privacy_unit=design.schema.privacy_unit if design.schema is not None else None,
+        rows_per_person=design.rows_per_person,
+        seeded=seed is not None,
+        mechanism=type(estimator).__name__,
         released="a trained model",
-        counting=people,
+        action=N_("Training"),
+        undone=N_("trained"),
+        alternative=N_("Or choose a pure ε-DP model.") if spec.approximate else "",
     )
+    with ledger.charging(charge) as paid:
+        rng = np.random.default_rng(seed)
+        fit_rows, test_rows = (
+            holdout_split(len(design.y), rng, holdout, design.groups) if holdout > 0 else (np.arange(len(design.y)), np.arange(0))
+        )
+        fitted = fit_with_progress(lambda: spec.make(context), design.X[fit_rows], design.y[fit_rows], progress)
+        paid.delta = person_delta(fitted, epsilon, design.rows_per_person)
     details: dict[str, Any] = {
         "n_train": len(fit_rows),
         "n_test": len(test_rows),
@@ -362,7 +368,6 @@ def answer_queries(
     BudgetExceededError
         If the ledger cannot pay for all the queries; nothing is answered or charged.
     """
-    from dpcore.exceptions import BudgetExceededError
     from dpcore.models.subsample_aggregate import SubsampleAggregateClassifier, SubsampleAggregateRegressor
 
     if design.task != "regression" and delta_per_query > 0:
@@ -371,15 +376,6 @@ def answer_queries(
         )
     n_queries = len(queries)
     epsilon, delta = epsilon_per_query * n_queries, delta_per_query * n_queries
-    people = counting(design.schema.privacy_unit if design.schema is not None else None, design.rows_per_person)
-    check_can_pay(ledger, epsilon, people, "Answering these queries", "answered")
-    if not ledger.can_spend(epsilon, delta):
-        raise BudgetExceededError(
-            _(
-                "Answering {n_queries} queries needs δ = {delta}, more than what is left of this dataset's δ. "
-                "Nothing was answered or charged."
-            ).format(n_queries=n_queries, delta=short(delta))
-        )
     context = design.context(epsilon_per_query, random_state=seed)
     context.delta = delta_per_query
     row = context.per_row()
@@ -390,13 +386,18 @@ def answer_queries(
         teacher: Any = SubsampleAggregateRegressor(delta=row.delta, target_bounds=row.target_bounds, **common)
     else:
         teacher = SubsampleAggregateClassifier(classes=row.classes, **common)
-    answers = teacher.fit(design.X, design.y).predict(queries)
-    ledger.spend(
-        spend_label(f"Answer {n_queries} queries (subsample and aggregate)", seed, design.rows_per_person),
+    charge = Charge(
+        f"Answer {n_queries} queries (subsample and aggregate)",
         epsilon,
-        delta=delta,
+        delta,
+        privacy_unit=design.schema.privacy_unit if design.schema is not None else None,
+        rows_per_person=design.rows_per_person,
+        seeded=seed is not None,
         mechanism=type(teacher).__name__,
         released=f"{n_queries} answered queries",
-        counting=people,
+        action=N_("Answering these queries"),
+        undone=N_("answered"),
     )
+    with ledger.charging(charge):
+        answers = teacher.fit(design.X, design.y).predict(queries)
     return AnsweredQueries(answers, epsilon, delta, n_queries)

@@ -15,13 +15,12 @@ from typing import Any
 
 import numpy as np
 
-from dpcore.accountant import BudgetLedger, check_can_pay, spend_label
+from dpcore.accountant import BudgetLedger, Charge
 from dpcore.backends import RowBatch, Rows, exact_bincount, fixed, keyed, unfixed
 from dpcore.design import Design
 from dpcore.i18n import N_, _
 from dpcore.models._base import DPEstimatorMixin
 from dpcore.models.registry import Estimator, ModelSpec, get
-from dpcore.persons import counting
 from dpcore.training import DEFAULT_COUNT_NOISE, DEFAULT_MODEL_DELTA, DEFAULT_SELECTION, HOLDOUT_SHARE, TrainedModel, spent_delta
 from dpcore.validation import check_delta
 
@@ -77,23 +76,26 @@ def train_rows(
     """
     spec = check_fits_rows(model)
     model_delta = (DEFAULT_MODEL_DELTA if delta is None else check_delta(delta)) if spec.approximate else 0.0
-    people = counting(None, 1)
-    check_can_pay(ledger, epsilon, people, "Training", "trained", delta=model_delta)
-    fit_part, test_part = holdout_parts(rows, holdout, seed) if holdout > 0 else (rows, None)
     context = domain.context(epsilon, params=params, random_state=seed, count_noise=count_noise, selection=selection)
     if spec.approximate:
         context = replace(context, delta=model_delta)
     fitted = spec.make(context)
     assert isinstance(fitted, DPEstimatorMixin)  # check_fits_rows: one of our estimators
-    fitted.fit_rows(fit_part)
-    ledger.spend(
-        spend_label(f"Train {spec.name}", seed, 1),
+    charge = Charge(
+        f"Train {spec.name}",
         epsilon,
-        delta=spent_delta(fitted),
+        model_delta,
+        seeded=seed is not None,
         mechanism=type(fitted).__name__,
         released="a trained model",
-        counting=people,
+        action=N_("Training"),
+        undone=N_("trained"),
+        alternative=N_("Or choose a pure ε-DP model.") if spec.approximate else "",
     )
+    with ledger.charging(charge) as paid:
+        fit_part, test_part = holdout_parts(rows, holdout, seed) if holdout > 0 else (rows, None)
+        fitted.fit_rows(fit_part)
+        paid.delta = spent_delta(fitted)
     details: dict[str, Any] = {}
     metrics = _scores(domain, fitted, fit_part, test_part, details) if test_part is not None else {}
     if hasattr(fitted, "tree_records"):

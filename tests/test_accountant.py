@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpcore.accountant import ADD_REMOVE, LEDGER_ENV, REPLACE_ONE, BudgetLedger, convert, default_ledger_path
+from dpcore.accountant import ADD_REMOVE, LEDGER_ENV, REPLACE_ONE, BudgetLedger, Charge, convert, default_ledger_path
 from dpcore.exceptions import BudgetExceededError, BudgetRaiseError, DPCoreError, UnitOfProtectionError
 
 
@@ -81,16 +81,15 @@ def test_bad_total_is_refused_by_name(ledger_path):
 
 def test_overspending_raises_and_records_nothing(ledger):
     ledger.spend("first", 0.75)
-    with pytest.raises(BudgetExceededError, match="exceed the budget") as caught:
+    with pytest.raises(BudgetExceededError, match="does not fit") as caught:
         ledger.spend("too much", 0.5)
     assert isinstance(caught.value, DPCoreError)
-    assert "0.75" in str(caught.value) and "0.25" in str(caught.value)
+    assert "ε = 0.5" in str(caught.value) and "at most ε = 0.25" in str(caught.value)
     with pytest.raises(BudgetExceededError):
         ledger.spend_parallel("too much in parallel", [0.1, 0.3])
     assert ledger.spent == 0.75
     assert [s.label for s in ledger.spends()] == ["first"]
-    assert not ledger.can_spend(0.3)
-    assert ledger.can_spend(0.25)
+    assert ledger.available() == 0.25
 
 
 def test_spending_without_a_budget_is_refused(ledger_path):
@@ -115,12 +114,16 @@ def test_what_a_spend_pays_for_is_written_in_its_transaction(ledger):
     def events():
         return ledger.history()["event"].tolist().count("paid for")
 
+    def spend(epsilon, alongside):
+        with ledger.charging(Charge("export", epsilon)) as paid:
+            paid.alongside = alongside
+
     with pytest.raises(BudgetExceededError):
-        ledger.spend("export", 1.5, alongside=paid_for)
+        spend(1.5, paid_for)
     with pytest.raises(OSError):
-        ledger.spend("export", 0.6, alongside=disk_full)
+        spend(0.6, disk_full)
     assert ledger.spends() == [] and events() == 0
-    ledger.spend("export", 0.6, alongside=paid_for)
+    spend(0.6, paid_for)
     assert ledger.spent == 0.6 and events() == 1
 
 
@@ -299,7 +302,8 @@ def test_a_replace_one_copy_cannot_be_charged_to_an_add_remove_dataset(ledger):
     with pytest.raises(UnitOfProtectionError, match="noisy row count"):
         ledger.spend("randomized copy", 0.5, relation=REPLACE_ONE)
     assert ledger.spent == 0 and ledger.spends() == []
-    assert not ledger.can_spend(0.1, relation=REPLACE_ONE)
+    with pytest.raises(UnitOfProtectionError):
+        ledger.cost(0.1, REPLACE_ONE)
 
 
 def test_a_model_and_a_copy_compose_in_the_replace_one_unit(ledger_path):
@@ -307,7 +311,7 @@ def test_a_model_and_a_copy_compose_in_the_replace_one_unit(ledger_path):
     ledger.spend("Train DP Gaussian NB", 0.5)  # add/remove ε = 0.5 → replace-one ε = 1
     ledger.spend("randomized copy", 1.5, relation=REPLACE_ONE, mechanism="k-ary randomized response")
     assert ledger.spent == pytest.approx(2.5)
-    with pytest.raises(BudgetExceededError, match="under 'add/remove' neighbours"):
+    with pytest.raises(BudgetExceededError, match="at most ε = 0.25"):  # 0.5 left, in add/remove ε
         ledger.spend("another model", 0.3)  # would cost 0.6 in the dataset's unit
     history = ledger.history()
     spends = history[history["event"] == "spend"]
@@ -463,14 +467,12 @@ def test_cost_and_available_speak_in_the_datasets_unit(ledger_path):
 def test_a_spend_checks_how_people_are_counted_in_its_own_transaction(ledger_path):
     """The early check can pass in one tab while another tab spends with other declarations first."""
     ledger = BudgetLedger("counting", total_epsilon=1.0, path=ledger_path)
-    ledger.count_people_as("one row per person")
     other_tab = BudgetLedger("counting", path=ledger_path)
-    other_tab.count_people_as("the column 'person', up to 3 rows per person")
-    other_tab.spend("per person", 0.1, counting="the column 'person', up to 3 rows per person")
     with pytest.raises(UnitOfProtectionError, match="nothing was spent"):
-        ledger.spend("per row", 0.1, counting="one row per person")
-    assert [s.label for s in ledger.spends()] == ["per person"]
-    ledger.spend("no declaration given", 0.1)  # callers that do not say keep the old behaviour
+        with ledger.charging(Charge("per row", 0.1)):  # the early check passes: nothing is spent yet
+            with other_tab.charging(Charge("per person", 0.1, privacy_unit="person", rows_per_person=3)):
+                pass
+    assert [s.label for s in ledger.spends()] == ["per person, per person counting up to 3 rows each"]
 
 
 def test_a_default_epsilon_leaves_half_of_what_is_left_and_respects_its_cap():
@@ -483,3 +485,106 @@ def test_a_default_epsilon_leaves_half_of_what_is_left_and_respects_its_cap():
     for left in (1e-4, 0.003, 0.37, 1.0, 7.77, 250.0):
         offered = default_epsilon(left)
         assert 0.45 * left <= offered <= 0.5 * left  # rounded down to two significant digits, never past the share
+
+
+# --- one way to spend: a charge and the block that pays for it (issue 29) ------------------------
+
+
+def test_a_charge_is_recorded_once_when_its_block_succeeds(ledger):
+    charge = Charge("Train a tree", 0.25, mechanism="DPTree", released="a trained model")
+    with ledger.charging(charge) as paid:
+        assert ledger.spends() == []  # nothing is written while the work runs
+        assert paid.charge is charge
+    (spend,) = ledger.spends()
+    assert (spend.label, spend.epsilon, spend.mechanism, spend.released) == ("Train a tree", 0.25, "DPTree", "a trained model")
+    assert ledger.remaining == 0.75
+
+
+def test_nothing_is_charged_when_the_work_fails(ledger):
+    with pytest.raises(RuntimeError, match="the fit broke"):
+        with ledger.charging(Charge("Train a tree", 0.25)):
+            raise RuntimeError("the fit broke")
+    assert ledger.spends() == [] and ledger.spent == 0
+
+
+def test_a_charge_that_does_not_fit_is_refused_before_the_work(ledger):
+    work_done = []
+    with pytest.raises(BudgetExceededError) as refused:
+        with ledger.charging(Charge("Train a tree", 1.5, action="Training", undone="trained")):
+            work_done.append(True)
+    assert work_done == [] and ledger.spends() == []
+    sentence = str(refused.value)
+    assert "Training at ε = 1.5" in sentence and "at most ε = 1" in sentence
+    assert "Privacy page" in sentence and "Nothing was trained or charged" in sentence  # the way out, and what happened
+
+
+def test_a_refusal_names_the_callers_other_way_out(ledger):
+    charge = Charge("bounds", 2.0, action="Estimating these bounds", undone="estimated", alternative="Or declare them.")
+    with pytest.raises(BudgetExceededError, match="Or declare them. Nothing was estimated or charged"):
+        with ledger.charging(charge):
+            pass
+
+
+def test_a_charge_is_validated_once_when_it_is_made():
+    for bad in (0, -1.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="epsilon"):
+            Charge("x", bad)
+    with pytest.raises(TypeError, match="epsilon"):
+        Charge("x", "0.5")
+    with pytest.raises(ValueError, match="delta"):
+        Charge("x", 0.5, delta=1.0)
+    with pytest.raises(ValueError, match="unit"):
+        Charge("x", 0.5, relation="replace-two")
+    with pytest.raises(ValueError, match="rows_per_person"):
+        Charge("x", 0.5, rows_per_person=0)
+
+
+def test_delta_is_checked_before_and_may_be_settled_by_the_work(ledger_path):
+    ledger = BudgetLedger("delta", total_epsilon=2.0, path=ledger_path, total_delta=1e-5)
+    with pytest.raises(BudgetExceededError, match="δ budget"):
+        with ledger.charging(Charge("approximate model", 0.5, delta=2e-5)):
+            pass
+    with ledger.charging(Charge("approximate model", 0.5, delta=1e-6)) as paid:
+        paid.delta = 4e-7  # what the fitted model turned out to spend
+    assert ledger.spent_delta == pytest.approx(4e-7)
+    pure = BudgetLedger("pure", total_epsilon=2.0, path=ledger_path, total_delta=0.0)
+    with pytest.raises(BudgetExceededError, match="allows δ = 0 only"):
+        with pure.charging(Charge("approximate model", 0.5, delta=1e-6)):
+            pass
+
+
+def test_a_charge_is_converted_to_the_datasets_unit_inside(ledger_path):
+    ledger = BudgetLedger("units", total_epsilon=1.0, path=ledger_path, unit=REPLACE_ONE)
+    with ledger.charging(Charge("model", 0.25)):  # add/remove: doubled under replace-one
+        pass
+    assert ledger.spent == pytest.approx(0.5)
+    with pytest.raises(BudgetExceededError, match="at most ε = 0.25"):  # what is left, in the charge's own relation
+        with ledger.charging(Charge("model", 0.3)):
+            pass
+    add_remove = BudgetLedger("add-remove", total_epsilon=1.0, path=ledger_path)
+    with pytest.raises(UnitOfProtectionError, match="noisy row count"):
+        with add_remove.charging(Charge("copy", 0.1, relation=REPLACE_ONE)):
+            pass
+
+
+def test_people_are_counted_inside_and_the_label_says_how(ledger):
+    with ledger.charging(Charge("Find groups", 0.2, privacy_unit="patient", rows_per_person=3, seeded=True)):
+        pass
+    assert ledger.spends()[0].label == "Find groups (demo seed), per person counting up to 3 rows each"
+    assert ledger.counting() == "the column 'patient', up to 3 rows per person"
+    with pytest.raises(UnitOfProtectionError, match="count people as"):
+        with ledger.charging(Charge("per row", 0.1)):
+            pass
+    assert len(ledger.spends()) == 1
+
+
+def test_an_in_memory_ledger_refuses_and_charges_like_a_file():
+    ledger = BudgetLedger.in_memory(1.0, unit=REPLACE_ONE)
+    assert (ledger.total, ledger.unit, ledger.path) == (1.0, REPLACE_ONE, ":memory:")
+    with ledger.charging(Charge("copy", 0.75, relation=REPLACE_ONE)):
+        pass
+    with pytest.raises(BudgetExceededError):
+        with ledger.charging(Charge("copy", 0.5, relation=REPLACE_ONE)):
+            pass
+    assert ledger.remaining == pytest.approx(0.25)
+    assert BudgetLedger.in_memory(1.0).spent == 0  # each is its own budget

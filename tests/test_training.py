@@ -69,12 +69,12 @@ def test_a_teacher_is_never_trained_for_release(tmp_path, california_design, mon
 
 
 def test_a_model_the_budget_cannot_pay_for_is_never_fitted(tmp_path, california_design, monkeypatch):
-    from dpcore.models import registry
+    import dpcore.training
 
     ledger = _ledger(tmp_path, total=0.5)
     fitted = []
-    original = registry.ModelSpec.make
-    monkeypatch.setattr(registry.ModelSpec, "make", lambda self, context: fitted.append(1) or original(self, context))
+    original = dpcore.training.fit_with_progress
+    monkeypatch.setattr(dpcore.training, "fit_with_progress", lambda *args: fitted.append(1) or original(*args))
     with pytest.raises(BudgetExceededError, match="Nothing was trained or charged"):
         train(california_design, "dp_tree", 0.6, ledger)
     assert fitted == [] and ledger.spent == 0

@@ -25,9 +25,11 @@ cell crosses the JVM; CSV files and DataFrames come through :func:`dpcore.backen
   (``cat header.csv part-*.csv`` is the file the local release writes); the buyer's estimator
   reads the folder (:func:`dpcore.release.estimator.read_release`). ``parquet=True`` writes the
   same rows as ``part-NNNNN.parquet`` too.
-* **Charged once.** The report is made and the ledger charged on the driver, only after every
-  part was written, in the ledger's one transaction with the stored copy (the parts' rows,
-  appended one part at a time); the folder is renamed into place last.
+* **Charged once.** The charge is checked before the parts are written (a fresh copy's before
+  a row is read; any other's once the first pass shows it is not stored already), and made on
+  the driver only after every part was written, in the ledger's one transaction with the
+  stored copy (the parts' rows, appended one part at a time); the folder is renamed into place
+  last.
 
 On a cluster the destination must be a folder every worker can write (a shared mount), and
 every worker needs ``dpcore`` installed. This module imports pyspark: only ``--engine spark``
@@ -39,6 +41,7 @@ from __future__ import annotations
 import os
 import shutil
 import uuid
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
 import numpy as np
@@ -75,7 +78,6 @@ from dpcore.release.estimator import HEADER_FILE, part_file
 from dpcore.release.padding import (
     COUNT_EPSILON,
     CUT_BITS,
-    check_fits,
     last_kept,
     noisy_row_count,
 )
@@ -97,7 +99,6 @@ def release_on_spark(
     schema: Schema,
     plan: ReleasePlan,
     *,
-    budget: float | None = None,
     ledger: BudgetLedger | None = None,
     fresh: bool = False,
     random_state: RandomStateLike = None,
@@ -128,7 +129,7 @@ def release_on_spark(
     BudgetExceededError
         The copy does not fit in the budget; nothing was charged or written.
     """
-    prepared = prepare(schema, plan, ledger=ledger, budget=budget, unit=unit, count_epsilon=count_epsilon)
+    prepared = prepare(schema, plan, ledger=ledger, unit=unit, count_epsilon=count_epsilon)
     if prepared.bound is not None:
         raise DataError(
             _(
@@ -137,68 +138,66 @@ def release_on_spark(
             )
         )
     treatments, protection = prepared.treatments, prepared.protection
-    if ledger is None or fresh:
-        check_fits(plan, protection, budget, ledger)
     entropy, seeded = make_entropy(random_state)
     draws = Draws.of(entropy)
-    table = _source(spark, source, prepared.columns)
-    check_columns(table.columns, treatments)
-    kept = _kept_types(table, treatments)
+    report = prepared.report(seeded)
+    new = (
+        None
+        if ledger is None
+        else stored.NewCopy.start(ledger, prepared.charge(plan, label, report), report, quoting(treatments))
+    )
+    # A fresh copy is checked before a row is read; any other may turn out to be stored, and handed out free.
+    early = new.charging() if new is not None and fresh else nullcontext()
     destination = Path(destination)
     with staged(destination.parent, f".{destination.name}.", folder=True) as staging:
         try:
-            if ledger is not None or protection.padded:
-                fingerprint = fingerprinted(treatments, None) if ledger is not None else None
-                n, version, census = _census(table, draws, fingerprint, protection.padded)
-            else:  # only the number of parts depends on the row count (Parquet footers give it)
-                n = table.rows if table.rows is not None else table.frame.count()
-                version, census = None, np.zeros(1 << CUT_BITS, dtype=np.int64)
-        except PythonException as error:
-            raise _data_error(error) from None
-        if n == 0:
-            raise DataError(_("The table has no data rows."))
-        report = prepared.report(seeded)
-        key = None
-        if ledger is not None:
-            assert version is not None
-            key = stored.release_key(version, treatments, seeded, entropy, protection, None)
-            found = None if fresh else stored.find(ledger, key)
-            if found is not None:
-                (staging / HEADER_FILE).write_bytes(b"")
-                with open(staging / part_file(0), "wb") as out:
-                    for chunk in found.csv_parts():
-                        out.write(chunk)
-                _move_into_place(staging, destination)
-                return ReleaseResult.handed_out_again(found.report, path=destination, dataset_id=ledger.dataset_id)
-            check_fits(plan, protection, None, ledger)
-        written, outside = _release_parts(
-            spark, table, kept, staging, prepared, draws, n, census, ledger is not None or parquet, part_rows
-        )
+            with early:
+                table = _source(spark, source, prepared.columns)
+                check_columns(table.columns, treatments)
+                kept = _kept_types(table, treatments)
+                try:
+                    if ledger is not None or protection.padded:
+                        fingerprint = fingerprinted(treatments, None) if ledger is not None else None
+                        n, version, census = _census(table, draws, fingerprint, protection.padded)
+                    else:  # only the number of parts depends on the row count (Parquet footers give it)
+                        n = table.rows if table.rows is not None else table.frame.count()
+                        version, census = None, np.zeros(1 << CUT_BITS, dtype=np.int64)
+                except PythonException as error:
+                    raise _data_error(error) from None
+                if n == 0:
+                    raise DataError(_("The table has no data rows."))
+                later: AbstractContextManager[object] = nullcontext()
+                if new is not None:
+                    assert version is not None
+                    new.key = stored.release_key(version, treatments, seeded, entropy, protection, None)
+                    found = None if fresh else stored.find(new.ledger, new.key)
+                    if found is not None:
+                        new.writer.discard()
+                        (staging / HEADER_FILE).write_bytes(b"")
+                        with open(staging / part_file(0), "wb") as out:
+                            for chunk in found.csv_parts():
+                                out.write(chunk)
+                        _move_into_place(staging, destination)
+                        return ReleaseResult.handed_out_again(found.report, path=destination, dataset_id=new.ledger.dataset_id)
+                    if not fresh:
+                        later = new.charging()
+                with later:
+                    written, outside = _release_parts(
+                        spark, table, kept, staging, prepared, draws, n, census, ledger is not None or parquet, part_rows
+                    )
+                    if new is not None:
+                        new.writer.append(_empty(treatments, kept))  # the schema, even for a copy without rows
+                        for part in sorted(p for p, rows in written.items() if rows):
+                            new.writer.append(pq.read_table(staging / STORED_FOLDER / part_file(part, "parquet")))
+        except BaseException:
+            if new is not None:
+                new.writer.discard()
+            raise
         counts: dict[str, int] = {}
         add_outside(counts, treatments, outside)
         result = ReleaseResult.made(report, notes=prepared.notes(counts, 0), path=destination, n_rows=sum(written.values()))
-        if ledger is not None:
-            assert key is not None
-            copy = stored.writer(ledger, quoting(treatments))
-            try:
-                copy.append(_empty(treatments, kept))  # the schema, even for a copy without rows
-                for part in sorted(p for p, rows in written.items() if rows):
-                    copy.append(pq.read_table(staging / STORED_FOLDER / part_file(part, "parquet")))
-            except BaseException:
-                copy.discard()
-                raise
-            result.epsilon_charged = protection.cost(plan)
-            stored.charge_and_store(
-                ledger,
-                copy,
-                key,
-                report,
-                label=label,
-                epsilon=result.epsilon_charged,
-                protection=protection,
-                people=prepared.people,
-            )
-            result.dataset_id = ledger.dataset_id
+        if new is not None:
+            result.epsilon_charged, result.dataset_id = new.charge.epsilon, new.ledger.dataset_id
         if parquet:
             for parquet_part in (staging / STORED_FOLDER).glob("part-*.parquet"):
                 os.replace(parquet_part, staging / parquet_part.name)

@@ -18,14 +18,14 @@ from decimal import Decimal
 import numpy as np
 import pyarrow as pa
 
-from dpcore.accountant import ADD_REMOVE, REPLACE_ONE, BudgetLedger, check_unit, convert
+from dpcore.accountant import ADD_REMOVE, REPLACE_ONE, BudgetLedger, check_unit
 from dpcore.backends import keyed
-from dpcore.exceptions import BudgetExceededError, DataError
+from dpcore.exceptions import DataError
 from dpcore.i18n import _
 from dpcore.mechanisms import Geometric
 from dpcore.release.columns import Treatment
 from dpcore.release.contributions import counted_rows_per_person
-from dpcore.release.plan import ReleasePlan, over_budget
+from dpcore.release.plan import ReleasePlan
 from dpcore.release.randomness import (
     CUT_STREAM,
     FILLER_INPUT_STREAMS,
@@ -125,18 +125,6 @@ def copy_costs(plan: ReleasePlan | None, unit: str, schema: Schema) -> tuple[flo
 def columns_budget(ledger: BudgetLedger, schema: Schema) -> float:
     """What is left of the dataset's budget for a copy's columns, once its noisy row count is paid for."""
     return ledger.remaining - copy_costs(None, ledger.unit, schema)[1]
-
-
-def check_fits(plan: ReleasePlan, protection: Protection, budget: float | None, book: BudgetLedger | None) -> float:
-    """The copy's ε in the unit, or :class:`BudgetExceededError` when it does not fit."""
-    epsilon = protection.cost(plan)
-    if book is not None:
-        convert(epsilon_decimal(epsilon), Decimal(0), protection.unit, book.unit)  # raises for a copy the unit cannot take
-        if not book.can_spend(epsilon, relation=protection.unit):
-            raise BudgetExceededError(over_budget(epsilon, book.remaining, protection.rows_per_person))
-    elif budget is not None and epsilon > float(budget):
-        raise BudgetExceededError(over_budget(epsilon, float(budget), protection.rows_per_person))
-    return epsilon
 
 
 def check_padding(treatments: Iterable[Treatment], protection: Protection) -> None:

@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpcore.exceptions import BudgetExceededError, DataError
-from dpcore.i18n import _, short
+from dpcore.exceptions import DataError
+from dpcore.i18n import _
 from dpcore.mechanisms import COIN_EPSILON
 from dpcore.schema import Schema
 from dpcore.validation import epsilon_decimal
@@ -118,16 +118,6 @@ class ReleasePlan:
         if problems:
             raise DataError(" ".join(problems))
 
-    def check_budget(self, budget: float | None) -> float:
-        """Return the per-record ε, or raise :class:`BudgetExceededError` if it is more than ``budget`` (None: no limit).
-
-        A dataset's ledger is checked by the release itself, in the dataset's unit of protection.
-        """
-        epsilon = self.per_record_epsilon
-        if budget is not None and epsilon > float(budget):
-            raise BudgetExceededError(over_budget(epsilon, float(budget)))
-        return epsilon
-
     def to_dict(self) -> dict[str, Any]:
         return {"format": PLAN_FORMAT, "columns": [asdict(c) for c in self.columns]}
 
@@ -223,18 +213,6 @@ def _whole(value: object, what: str) -> int | None:
     if not math.isfinite(number) or number != int(number):
         raise DataError(_("{what} must be a whole number.").format(what=what[:1].upper() + what[1:]))
     return int(number)
-
-
-def over_budget(epsilon: float, available: float, rows_per_person: int = 1) -> str:
-    per = (
-        _("per record")
-        if rows_per_person == 1
-        else _("per person (counting up to {rows_per_person} rows each)").format(rows_per_person=rows_per_person)
-    )
-    return _(
-        "This release costs ε = {epsilon} {per}, more than the {left} left in the dataset's privacy budget. "
-        "Drop or coarsen columns, lower their ε, or raise the budget."
-    ).format(epsilon=short(epsilon), per=per, left=short(max(available, 0.0)))
 
 
 def column_problems(entry: ColumnPlan, schema: Schema) -> list[str]:

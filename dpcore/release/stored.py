@@ -33,7 +33,9 @@ import os
 import sqlite3
 import struct
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -41,14 +43,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from dpcore._ledger_db import now
-from dpcore.accountant import spend_label
 from dpcore.exceptions import DataError
 from dpcore.i18n import _
 from dpcore.release import staging
 from dpcore.release.writing import write_csv
 
 if TYPE_CHECKING:
-    from dpcore.accountant import BudgetLedger
+    from dpcore.accountant import BudgetLedger, Charge
     from dpcore.release.columns import Treatment
     from dpcore.release.contributions import PersonBound
     from dpcore.release.padding import Protection
@@ -237,57 +238,77 @@ def find(ledger: BudgetLedger, key: str) -> StoredCopy | None:
     return StoredCopy(json.loads(row[0]), row[1], folder, bytes(row[2]))
 
 
-def charge_and_store(
+@dataclass
+class NewCopy:
+    """A copy on its way into ``ledger``: its rows go into ``writer``, and ``key`` names it once it is known.
+
+    Start one with :meth:`start`, write it inside :meth:`charging`.
+    """
+
+    ledger: BudgetLedger
+    charge: Charge
+    report: dict[str, Any]
+    writer: CopyWriter
+    key: str | None = None
+
+    @classmethod
+    def start(cls, ledger: BudgetLedger, charge: Charge, report: dict[str, Any], quoting: str) -> NewCopy:
+        return cls(ledger, charge, report, writer(ledger, quoting))
+
+    def restart(self) -> None:
+        """Drop the rows written so far (a file read again in another encoding)."""
+        self.writer.discard()
+        self.writer = CopyWriter(self.writer.folder, self.writer.quoting)
+
+    @contextmanager
+    def charging(self) -> Iterator[NewCopy]:
+        """Charge the copy and store it, both or neither: :meth:`~dpcore.accountant.BudgetLedger.charging` around its writing.
+
+        The charge is checked before the block, which writes the copy's rows into ``writer``
+        and sets ``key``. When the block ends without an error the file is named by its hash,
+        and the spend and the row naming the file are one ledger transaction. If the block or
+        the spend fails, nothing is charged and the file is removed.
+        """
+        ledger, content = self.ledger, None
+        replaced: list[str] = []
+        try:
+            with ledger.charging(self.charge) as paid:
+                yield self
+                if self.key is None:
+                    raise ValueError("a new copy is stored under its key: set it before the block ends")
+                content, data = self.writer.finish()
+                paid.alongside = partial(_store, ledger, self.key, self.report, content, data, replaced)
+        except BaseException as error:
+            if content is None:
+                self.writer.discard()
+            else:
+                _remove_if_unused(ledger, self.writer.folder, content)
+            if isinstance(error, sqlite3.DataError):  # only an in-memory ledger keeps a copy's bytes in SQLite: 1 GB at most
+                raise DataError(
+                    _("This copy is too large to keep in an in-memory ledger; nothing was charged. Use a ledger file.")
+                ) from None
+            raise
+        for old in replaced:
+            _remove_if_unused(ledger, self.writer.folder, old)
+
+
+def _store(
     ledger: BudgetLedger,
-    copy: CopyWriter,
     key: str,
     report: dict[str, Any],
-    *,
-    label: str,
-    epsilon: float,
-    protection: Protection,
-    people: str,
+    content: str,
+    data: bytes,
+    replaced: list[str],
+    conn: sqlite3.Connection,
 ) -> None:
-    """Charge the copy to ``ledger`` and store it under ``key``, in one transaction: both or neither.
-
-    ``people`` is how the dataset counts people; the spend refuses it if an earlier spend counted otherwise.
-    """
-    content, data = copy.finish()
-    replaced: list[str] = []
-
-    def store(conn: sqlite3.Connection) -> None:
-        old = conn.execute("SELECT content FROM releases WHERE key = ?", (_row_key(ledger, key),)).fetchone()
-        if old is not None and old[0] not in (None, content):
-            replaced.append(old[0])
-        conn.execute(
-            "INSERT OR REPLACE INTO releases (key, dataset_id, payload, report, created, content) VALUES (?, ?, ?, ?, ?, ?)",
-            (_row_key(ledger, key), ledger.dataset_id, data, json.dumps(report), now(), content),
-        )
-
-    padded, k = protection.padded, protection.rows_per_person
-    persons = report.get("privacy_unit") is not None
-    try:
-        ledger.spend(
-            spend_label(label, None, k if persons else 1),
-            epsilon,
-            relation=protection.unit,
-            alongside=store,
-            counting=people,
-            mechanism="randomized response per value"
-            + (" + noisy row count" if padded else "")
-            + (f", at most {k} rows per person (group privacy)" if persons else ""),
-            released=f"randomized copy: {len(report['columns'])} columns" + (", padded rows" if padded else ""),
-        )
-    except sqlite3.DataError:  # only an in-memory ledger keeps a copy's bytes in SQLite, which takes about 1 GB at most
-        _remove_if_unused(ledger, copy.folder, content)
-        raise DataError(
-            _("This copy is too large to keep in an in-memory ledger; nothing was charged. Use a ledger file.")
-        ) from None
-    except BaseException:
-        _remove_if_unused(ledger, copy.folder, content)
-        raise
-    for old in replaced:
-        _remove_if_unused(ledger, copy.folder, old)
+    """In the spend's transaction: name the copy's file under ``key`` (noting the file it replaces)."""
+    old = conn.execute("SELECT content FROM releases WHERE key = ?", (_row_key(ledger, key),)).fetchone()
+    if old is not None and old[0] not in (None, content):
+        replaced.append(old[0])
+    conn.execute(
+        "INSERT OR REPLACE INTO releases (key, dataset_id, payload, report, created, content) VALUES (?, ?, ?, ?, ?, ?)",
+        (_row_key(ledger, key), ledger.dataset_id, data, json.dumps(report), now(), content),
+    )
 
 
 def _row_key(ledger: BudgetLedger, key: str) -> str:

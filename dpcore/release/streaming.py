@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import ExitStack
+from contextlib import nullcontext
 from pathlib import Path
 from typing import IO
 
@@ -33,7 +33,6 @@ from dpcore.release.contributions import PersonBound, keep_mask, scan_units
 from dpcore.release.padding import (
     COUNT_EPSILON,
     CUT_BITS,
-    check_fits,
     cut_census,
     cut_words,
     filler_rows,
@@ -192,7 +191,6 @@ def release_csv(
     schema: Schema,
     plan: ReleasePlan,
     *,
-    budget: float | None = None,
     ledger: BudgetLedger | None = None,
     fresh: bool = False,
     random_state: RandomStateLike = None,
@@ -219,7 +217,7 @@ def release_csv(
     source = Path(source)
     if isinstance(chunksize, bool) or not isinstance(chunksize, int) or chunksize < 1:
         raise ValueError(f"chunksize must be a whole number >= 1, got {chunksize!r}")
-    prepared = prepare(schema, plan, ledger=ledger, budget=budget, unit=unit, count_epsilon=count_epsilon)
+    prepared = prepare(schema, plan, ledger=ledger, unit=unit, count_epsilon=count_epsilon)
     encoding, delimiter = sniff_file(source)
 
     def parts(attempt: str, entropy: int) -> Iterator[Part]:
@@ -232,7 +230,6 @@ def release_csv(
         destination,
         plan,
         prepared,
-        budget=budget,
         ledger=ledger,
         fresh=fresh,
         random_state=random_state,
@@ -247,7 +244,6 @@ def release_files(
     schema: Schema,
     plan: ReleasePlan,
     *,
-    budget: float | None = None,
     ledger: BudgetLedger | None = None,
     fresh: bool = False,
     random_state: RandomStateLike = None,
@@ -269,7 +265,7 @@ def release_files(
     """
     from dpcore.backends.tables import file_format, list_table_files
 
-    prepared = prepare(schema, plan, ledger=ledger, budget=budget, unit=unit, count_epsilon=count_epsilon)
+    prepared = prepare(schema, plan, ledger=ledger, unit=unit, count_epsilon=count_epsilon)
     if prepared.bound is not None:
         raise DataError(
             _(
@@ -287,7 +283,6 @@ def release_files(
         Path(destination),
         plan,
         prepared,
-        budget=budget,
         ledger=ledger,
         fresh=fresh,
         random_state=random_state,
@@ -304,7 +299,6 @@ def _release_streamed(
     plan: ReleasePlan,
     prepared: Prepared,
     *,
-    budget: float | None,
     ledger: BudgetLedger | None,
     fresh: bool,
     random_state: RandomStateLike,
@@ -318,53 +312,54 @@ def _release_streamed(
     """
     destination = Path(destination)
     treatments, protection = prepared.treatments, prepared.protection
-    if ledger is None or fresh:  # a stored copy is handed out free, so only a new one is checked up front
-        check_fits(plan, protection, budget, ledger)
     entropy, seeded = make_entropy(random_state)
-    copy = None
-    with ExitStack() as stack:
-        temporary = stack.enter_context(staging(destination.parent, f".{destination.name}.", folder=False))
-        stack.callback(lambda: copy.discard() if copy is not None else None)
-        with open(temporary, "wb") as sink:
-            for attempt in encodings:
-                sink.seek(0)
-                sink.truncate()
-                copy = stored.writer(ledger, quoting(treatments)) if ledger is not None else None
-                try:
-                    fingerprint, outside, left_out, n_rows = _stream(
-                        parts_of(attempt, entropy), sink, prepared, Draws.of(entropy), total, copy, progress
-                    )
-                    break
-                except UnicodeDecodeError:
-                    if copy is not None:
-                        copy.discard()
-                    if attempt == encodings[-1]:
-                        raise DataError(_("The file's text could not be decoded. Save it as UTF-8 and try again.")) from None
-        report = prepared.report(seeded)
-        result = ReleaseResult.made(report, notes=prepared.notes(outside, left_out), path=destination, n_rows=n_rows)
-        if ledger is not None:
-            assert copy is not None and fingerprint is not None  # both made with the ledger
-            key = stored.release_key(fingerprint, treatments, seeded, entropy, protection, prepared.bound)
-            found = None if fresh else stored.find(ledger, key)
-            if found is not None:
-                copy.discard()
-                with open(temporary, "wb") as out:
-                    for part in found.csv_parts():
-                        out.write(part)
-                result = ReleaseResult.handed_out_again(found.report, path=destination)
-            else:
-                result.epsilon_charged = protection.cost(plan)
-                stored.charge_and_store(
-                    ledger,
-                    copy,
-                    key,
-                    report,
-                    label=label,
-                    epsilon=result.epsilon_charged,
-                    protection=protection,
-                    people=prepared.people,
-                )
-            result.dataset_id = ledger.dataset_id
-        copy = None
+    report = prepared.report(seeded)
+    new = (
+        None
+        if ledger is None
+        else stored.NewCopy.start(ledger, prepared.charge(plan, label, report), report, quoting(treatments))
+    )
+    # A fresh copy is checked before a row is read; any other may turn out to be stored, and handed out free.
+    early = new.charging() if new is not None and fresh else nullcontext()
+    with staging(destination.parent, f".{destination.name}.", folder=False) as temporary:
+        try:
+            with early:
+                with open(temporary, "wb") as sink:
+                    for attempt in encodings:
+                        try:
+                            copy = None if new is None else new.writer
+                            fingerprint, outside, left_out, n_rows = _stream(
+                                parts_of(attempt, entropy), sink, prepared, Draws.of(entropy), total, copy, progress
+                            )
+                            break
+                        except UnicodeDecodeError:
+                            if attempt == encodings[-1]:
+                                raise DataError(
+                                    _("The file's text could not be decoded. Save it as UTF-8 and try again.")
+                                ) from None
+                            sink.seek(0)
+                            sink.truncate()
+                            if new is not None:
+                                new.restart()
+                result = ReleaseResult.made(report, notes=prepared.notes(outside, left_out), path=destination, n_rows=n_rows)
+                if new is not None:
+                    assert fingerprint is not None  # computed with the ledger
+                    new.key = stored.release_key(fingerprint, treatments, seeded, entropy, protection, prepared.bound)
+                    found = None if fresh else stored.find(new.ledger, new.key)
+                    if found is not None:
+                        new.writer.discard()
+                        with open(temporary, "wb") as out:
+                            for part in found.csv_parts():
+                                out.write(part)
+                        result = ReleaseResult.handed_out_again(found.report, path=destination)
+                    elif not fresh:
+                        with new.charging():
+                            pass  # its rows are read: checked and charged at once
+                    result.epsilon_charged = 0.0 if found is not None else new.charge.epsilon
+                    result.dataset_id = new.ledger.dataset_id
+        except BaseException:
+            if new is not None:
+                new.writer.discard()
+            raise
         os.replace(temporary, destination)
         return result

@@ -12,9 +12,9 @@ import pandas as pd
 import pyarrow as pa
 from numpy.typing import ArrayLike
 
-from dpcore.accountant import BudgetLedger
+from dpcore.accountant import BudgetLedger, Charge
 from dpcore.exceptions import DataError
-from dpcore.i18n import _
+from dpcore.i18n import N_, _
 from dpcore.identity import version_fingerprint
 from dpcore.persons import check_unit_column, counting, person_keys
 from dpcore.release import stored
@@ -24,7 +24,6 @@ from dpcore.release.estimator import read_release
 from dpcore.release.padding import (
     COUNT_EPSILON,
     Protection,
-    check_fits,
     check_padding,
     cut_words,
     filler_rows,
@@ -98,13 +97,6 @@ def check_columns(columns: Iterable[object], treatments: Iterable[Treatment]) ->
         )
 
 
-def check_ledger_arguments(ledger: object, budget: float | None) -> None:
-    if ledger is not None and not isinstance(ledger, BudgetLedger):
-        raise TypeError("ledger must be a BudgetLedger (open it with dpcore.datasets.Catalog), or None")
-    if ledger is not None and budget is not None:
-        raise ValueError("budget cannot be combined with a BudgetLedger: set the total on the ledger itself")
-
-
 @dataclass(frozen=True)
 class Prepared:
     """What both release paths settle before reading a row: the treatments, the person bound and the protection."""
@@ -114,7 +106,6 @@ class Prepared:
     warnings: list[str]
     bound: PersonBound | None
     protection: Protection
-    people: str  # how the dataset's spends count people (dpcore.persons.counting)
 
     @property
     def columns(self) -> list[str]:
@@ -124,6 +115,25 @@ class Prepared:
     def report(self, seeded: bool) -> dict[str, Any]:
         """The report of a new copy (:func:`~dpcore.release.result.new_report`)."""
         return new_report(self.treatments, self.dropped, self.warnings, seeded, self.protection, persons=self.bound is not None)
+
+    def charge(self, plan: ReleasePlan, label: str, report: dict[str, Any]) -> Charge:
+        """What a new copy by ``plan`` costs the dataset, per person in the copy's unit, and how the ledger lists it."""
+        protection, bound = self.protection, self.bound
+        k = protection.rows_per_person
+        return Charge(
+            label,
+            protection.cost(plan),
+            relation=protection.unit,
+            privacy_unit=None if bound is None else bound.column,
+            rows_per_person=1 if bound is None else k,
+            mechanism="randomized response per value"
+            + (" + noisy row count" if protection.padded else "")
+            + (f", at most {k} rows per person (group privacy)" if bound is not None else ""),
+            released=f"randomized copy: {len(report['columns'])} columns" + (", padded rows" if protection.padded else ""),
+            action=N_("Making a copy"),
+            undone=N_("made"),
+            alternative=N_("Or drop or coarsen columns."),
+        )
 
     def notes(self, outside: dict[str, int], left_out: int) -> list[OwnerNote]:
         """The owner-only notes (:func:`~dpcore.release.result.owner_notes`)."""
@@ -135,7 +145,6 @@ def prepare(
     plan: ReleasePlan,
     *,
     ledger: BudgetLedger | None = None,
-    budget: float | None = None,
     unit: str | None = None,
     count_epsilon: float = COUNT_EPSILON,
     frame: pd.DataFrame | None = None,
@@ -149,16 +158,16 @@ def prepare(
     treatments, dropped, warnings = resolve(plan, schema)
     if frame is not None:
         check_columns(frame.columns, treatments)
-    check_ledger_arguments(ledger, budget)
+    if ledger is not None and not isinstance(ledger, BudgetLedger):
+        raise TypeError("ledger must be a BudgetLedger (open it with dpcore.datasets.Catalog), or None")
     bound = person_bound(schema)
     if frame is not None and bound is not None:
         check_unit_column(frame, bound.column)
     protection = protection_for(ledger, unit, count_epsilon, 1 if bound is None else bound.rows_per_person)
     check_padding(treatments, protection)
-    people = counting(schema.privacy_unit, schema.rows_per_person)
-    if ledger is not None:  # every spend of a dataset counts people the same way (checked again in the spend)
-        ledger.count_people_as(people)
-    return Prepared(treatments, dropped, warnings, bound, protection, people)
+    if ledger is not None:  # a streamed copy is charged after its rows are read: its people are counted right before
+        ledger.count_people_as(counting(schema.privacy_unit, schema.rows_per_person))
+    return Prepared(treatments, dropped, warnings, bound, protection)
 
 
 def kept(frame: pd.DataFrame, rows: np.ndarray, prepared: Prepared, entropy: int) -> tuple[pd.DataFrame, np.ndarray, int]:
@@ -215,7 +224,6 @@ def release_table(
     schema: Schema,
     plan: ReleasePlan,
     *,
-    budget: float | None = None,
     ledger: BudgetLedger | None = None,
     fresh: bool = False,
     random_state: RandomStateLike = None,
@@ -237,11 +245,10 @@ def release_table(
         costs ``k`` times its per-row ε; the report states ε per person, never the column.
     plan : ReleasePlan
         What happens to each column (see :func:`~dpcore.release.plan.default_plan`).
-    budget : float, optional
-        Without a ledger: the copy's ε (per person) must fit in it.
     ledger : BudgetLedger, optional
         The dataset's budget, where the copy is charged and stored (open it with
-        :class:`dpcore.datasets.Catalog`). Without a ledger nothing stops a second,
+        :class:`dpcore.datasets.Catalog`; :meth:`~dpcore.accountant.BudgetLedger.in_memory`
+        for a trial). Without a ledger nothing is charged and nothing stops a second,
         independent copy: always use one for copies that leave your hands.
     fresh : bool
         Make and charge a new copy even if this table was released with this plan before.
@@ -271,51 +278,48 @@ def release_table(
     BudgetExceededError
         The release does not fit in the budget; nothing was charged or stored.
     """
-    prepared = prepare(schema, plan, ledger=ledger, budget=budget, unit=unit, count_epsilon=count_epsilon, frame=frame)
+    prepared = prepare(schema, plan, ledger=ledger, unit=unit, count_epsilon=count_epsilon, frame=frame)
     treatments, bound, protection = prepared.treatments, prepared.bound, prepared.protection
     entropy, seeded = make_entropy(random_state)
     rows = table_row_keys(frame, row_keys)
-    key = None
+    report = prepared.report(seeded)
     if ledger is None:
-        check_fits(plan, protection, budget, None)
-    else:
-        version = version_fingerprint(frame, fingerprinted(treatments, bound))
-        key = stored.release_key(version, treatments, seeded, entropy, protection, bound)
-        found = None if fresh else stored.find(ledger, key)
-        if found is not None:
-            csv = b"".join(found.csv_parts())
-            return ReleaseResult.handed_out_again(found.report, csv=csv, dataset_id=ledger.dataset_id)
-        check_fits(plan, protection, None, ledger)
+        return _randomised(frame, rows, prepared, entropy, report, None)
+    version = version_fingerprint(frame, fingerprinted(treatments, bound))
+    key = stored.release_key(version, treatments, seeded, entropy, protection, bound)
+    found = None if fresh else stored.find(ledger, key)
+    if found is not None:
+        csv = b"".join(found.csv_parts())
+        return ReleaseResult.handed_out_again(found.report, csv=csv, dataset_id=ledger.dataset_id)
+    new = stored.NewCopy.start(ledger, prepared.charge(plan, label, report), report, quoting(treatments))
+    new.key = key
+    with new.charging():
+        result = _randomised(frame, rows, prepared, entropy, report, new.writer)
+    result.epsilon_charged, result.dataset_id = new.charge.epsilon, ledger.dataset_id
+    return result
+
+
+def _randomised(
+    frame: pd.DataFrame,
+    rows: np.ndarray,
+    prepared: Prepared,
+    entropy: int,
+    report: dict[str, Any],
+    copy: stored.CopyWriter | None,
+) -> ReleaseResult:
+    """The copy of an in-memory table, its rows also appended to ``copy`` when it is to be stored."""
+    treatments = prepared.treatments
     outside: dict[str, int] = {}
     draws = Draws.of(entropy)
     frame, rows, left_out = kept(frame, rows, prepared, entropy)
     released, flags = release_chunk(frame, rows, treatments, draws.key)
     add_outside(outside, treatments, flags.sum(axis=0))
-    table = arranged(released, rows, treatments, draws, protection)
+    table = arranged(released, rows, treatments, draws, prepared.protection)
     sink = io.BytesIO()
     write_csv(table, sink, header=True, quoting=quoting(treatments))
-    report = prepared.report(seeded)
-    charged = 0.0
-    if ledger is not None:
-        copy = stored.writer(ledger, quoting(treatments))
-        try:
-            copy.append(table)
-        except BaseException:
-            copy.discard()
-            raise
-        charged = protection.cost(plan)
-        assert key is not None  # made above with the ledger
-        stored.charge_and_store(
-            ledger, copy, key, report, label=label, epsilon=charged, protection=protection, people=prepared.people
-        )
-    return ReleaseResult.made(
-        report,
-        epsilon_charged=charged,
-        notes=prepared.notes(outside, left_out),
-        csv=sink.getvalue(),
-        dataset_id=None if ledger is None else ledger.dataset_id,
-        n_rows=len(table),
-    )
+    if copy is not None:
+        copy.append(table)
+    return ReleaseResult.made(report, notes=prepared.notes(outside, left_out), csv=sink.getvalue(), n_rows=len(table))
 
 
 def fingerprinted(treatments: Sequence[Treatment], bound: PersonBound | None) -> list[str]:

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import io
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from dpcore.accountant import ADD_REMOVE, BudgetLedger, spend_label
-from dpcore.exceptions import BudgetExceededError, DataError
-from dpcore.i18n import _
-from dpcore.persons import check_unit_column, counting
+from dpcore.accountant import ADD_REMOVE, BudgetLedger, Charge
+from dpcore.exceptions import DataError
+from dpcore.i18n import N_, _
+from dpcore.persons import check_unit_column
 from dpcore.progress import Clock, CostMemory, Progress, Stage, TimeLeft
 from dpcore.release.contributions import bounded, person_bound
 from dpcore.release.plan import ReleasePlan
@@ -86,25 +87,6 @@ def synthetic_shares(copy: pd.DataFrame, report: dict[str, Any], column: str, co
     )
 
 
-def _check_budget(ledger: BudgetLedger | None, budget: float | None, calibration: Calibration, people: str) -> None:
-    epsilon, delta, unit = calibration.epsilon, calibration.delta, calibration.unit
-    if ledger is not None:
-        ledger.count_people_as(people)
-        if not ledger.can_spend(epsilon, delta, relation=unit):
-            raise BudgetExceededError(
-                _(
-                    "A synthetic copy at ε = {epsilon}, δ = {delta} does not fit in what is left of this dataset's budget "
-                    "(ε = {left} left). Nothing was measured or charged."
-                ).format(epsilon=f"{epsilon:g}", delta=f"{delta:g}", left=f"{max(ledger.remaining, 0):g}")
-            )
-    elif budget is not None and epsilon > float(budget):
-        raise BudgetExceededError(
-            _("A synthetic copy at ε = {epsilon} does not fit in the budget ε = {budget}.").format(
-                epsilon=f"{epsilon:g}", budget=f"{float(budget):g}"
-            )
-        )
-
-
 def synthesize_table(
     frame: pd.DataFrame,
     schema: Schema,
@@ -114,7 +96,6 @@ def synthesize_table(
     delta: float | None = None,
     noise: str = "gaussian",
     ledger: BudgetLedger | None = None,
-    budget: float | None = None,
     unit: str | None = None,
     public_rows: int | None = None,
     random_state: RandomStateLike = None,
@@ -139,9 +120,9 @@ def synthesize_table(
         with Gaussian noise and must be 0 (or None) with Laplace noise.
     noise : {"gaussian", "laplace"}
     ledger : BudgetLedger, optional
-        The dataset's budget: checked before anything is measured, charged before the copy is returned.
-    budget : float, optional
-        Without a ledger: the copy's ε must fit in it.
+        The dataset's budget: checked before anything is measured, charged before the copy is
+        returned (:meth:`~dpcore.accountant.BudgetLedger.in_memory` for a trial). Without one,
+        nothing is charged: for tests only.
     unit : {"add/remove", "replace-one"}, optional
         Default: the ledger's, else add/remove.
     public_rows : int, optional
@@ -169,8 +150,6 @@ def synthesize_table(
         The copy does not fit in the budget; nothing was measured or charged.
     """
     columns = synthetic_columns(schema, plan)
-    if ledger is not None and budget is not None:
-        raise ValueError("budget cannot be combined with a BudgetLedger: set the total on the ledger itself")
     private_pgm()  # a missing library is said before anything is measured
     bound = person_bound(schema)
     if bound is not None:
@@ -185,50 +164,52 @@ def synthesize_table(
     calibration = Calibration(float(epsilon), float(delta), noise, unit, k, len(columns), anchored=anchor is not None)
     if public_rows is not None and (isinstance(public_rows, bool) or int(public_rows) != public_rows or public_rows < 1):
         raise DataError(_("The declared number of rows must be a whole number of at least 1."))
-    people = counting(schema.privacy_unit, schema.rows_per_person)
-    _check_budget(ledger, budget, calibration, people)
     entropy, seeded = make_entropy(random_state)
-    rng = generator(entropy, SYNTHETIC_STREAM)
-    notes: list[str] = []
-    if bound is not None:
-        frame, left_out = bounded(frame, [c.name for c in columns], bound, entropy)
-        if left_out:
-            notes.append(
-                _(
-                    "{count} rows were left out: at most {k} rows of each person count. (Owner only: a count of "
-                    "the private table.)"
-                ).format(count=f"{left_out:,}", k=k)
-            )
-    if work is None:
-        work = TimeLeft(copy_stages(len(columns), calibration, costs), progress, clock)
-    else:
-        work.expand(COPY, copy_stages(len(columns), calibration, costs))
-    work.begin("pairs", _("Counting pairs of columns…"))
-    shape = tuple(c.size for c in columns)
-    measurements = measure(encode(frame, columns, rng), shape, calibration, rng, work, anchor=anchor)
-    rows = copy_rows(measurements, public_rows)
-    cells = fit_and_sample(measurements, shape, rows, int(rng.integers(0, 2**31 - 1)), work)
-    work.begin("writing", _("Writing the copy and its report…"))
-    result = finish(columns, schema, calibration, measurements, cells, rng, public_rows is not None, seeded, bound is not None)
-    work.tick(_("The copy is written."), len(columns))
-    remember_costs(work, costs)
-    result.notes = notes
+    charge = Charge(
+        label,
+        calibration.epsilon,
+        calibration.delta,
+        relation=unit,
+        privacy_unit=None if bound is None else bound.column,
+        rows_per_person=k,
+        seeded=seeded,
+        mechanism=f"{noise} noise on marginals + exponential mechanism (MST), Private-PGM model",
+        released=f"synthetic copy: {len(columns)} columns",
+        action=N_("Making a synthetic copy"),
+        undone=N_("measured"),
+    )
+    with nullcontext(None) if ledger is None else ledger.charging(charge) as paid:
+        rng = generator(entropy, SYNTHETIC_STREAM)
+        notes: list[str] = []
+        if bound is not None:
+            frame, left_out = bounded(frame, [c.name for c in columns], bound, entropy)
+            if left_out:
+                notes.append(
+                    _(
+                        "{count} rows were left out: at most {k} rows of each person count. (Owner only: a count of "
+                        "the private table.)"
+                    ).format(count=f"{left_out:,}", k=k)
+                )
+        if work is None:
+            work = TimeLeft(copy_stages(len(columns), calibration, costs), progress, clock)
+        else:
+            work.expand(COPY, copy_stages(len(columns), calibration, costs))
+        work.begin("pairs", _("Counting pairs of columns…"))
+        shape = tuple(c.size for c in columns)
+        measurements = measure(encode(frame, columns, rng), shape, calibration, rng, work, anchor=anchor)
+        rows = copy_rows(measurements, public_rows)
+        cells = fit_and_sample(measurements, shape, rows, int(rng.integers(0, 2**31 - 1)), work)
+        work.begin("writing", _("Writing the copy and its report…"))
+        result = finish(
+            columns, schema, calibration, measurements, cells, rng, public_rows is not None, seeded, bound is not None
+        )
+        work.tick(_("The copy is written."), len(columns))
+        remember_costs(work, costs)
+        result.notes = notes
+        if paid is not None:
+            paid.released += f", {len(cells):,} rows"
     if ledger is not None:
-        k_label = k if bound is not None else 1
-        ledger.spend(
-            spend_label(label, entropy if seeded else None, k_label),
-            calibration.epsilon,
-            delta=calibration.delta,
-            relation=unit,
-            counting=people,
-            mechanism=f"{noise} noise on marginals + exponential mechanism (MST), Private-PGM model",
-            released=f"synthetic copy: {len(columns)} columns, {len(cells):,} rows",
-        )
-        result.epsilon_charged, result.delta_charged, result.dataset_id = (
-            calibration.epsilon,
-            calibration.delta,
-            ledger.dataset_id,
-        )
+        result.epsilon_charged, result.delta_charged, result.dataset_id = charge.epsilon, charge.delta, ledger.dataset_id
     return result
 
 

@@ -49,7 +49,7 @@ def test_bulk_estimate_gives_bounds_that_fit_years_codes_and_negative_numbers(pa
     screenshot(page, "bounds_before_estimate")
     button.click()
     page.get_by_text("How well the estimated bounds fit — owner's eyes only").wait_for()
-    assert page.get_by_text("would exceed the budget", exact=False).count() == 0
+    assert page.get_by_text("does not fit in what is left", exact=False).count() == 0
     page.locator("[data-testid='stSidebar']").get_by_text("ε spent 0.09996 of", exact=False).wait_for()
     page.get_by_text("How well the estimated bounds fit").scroll_into_view_if_needed()
     screenshot(page, "bounds_estimated_fit")

@@ -93,9 +93,12 @@ def test_the_charge_is_k_times_the_per_row_epsilon(tmp_path, unit):
 
 def test_a_copy_that_does_not_fit_per_person_is_refused_in_words():
     plan = _plan()
-    with pytest.raises(BudgetExceededError, match=f"per person \\(counting up to {K} rows each\\)"):
-        R.release_table(_visits(ROWS_EACH), _schema(), plan, budget=2 * plan.per_record_epsilon)
-    R.release_table(_visits(ROWS_EACH), _schema(unit=None), plan, budget=2 * plan.per_record_epsilon)  # per row it fits
+    per_person = R.copy_epsilon(plan, REPLACE_ONE, rows_per_person=K)
+    book = BudgetLedger.in_memory(2 * plan.per_record_epsilon, unit=REPLACE_ONE)
+    with pytest.raises(BudgetExceededError, match=f"Making a copy at ε = {per_person:g} does not fit"):
+        R.release_table(_visits(ROWS_EACH), _schema(), plan, ledger=book)
+    assert book.spent == 0
+    R.release_table(_visits(ROWS_EACH), _schema(unit=None), plan, ledger=book)  # per row it fits
 
 
 def test_the_default_plan_shares_the_budget_per_person():

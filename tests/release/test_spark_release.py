@@ -13,7 +13,7 @@ from release_testing import plan_with, small_frame, small_schema
 from dpcore import release as R
 from dpcore.accountant import ADD_REMOVE, REPLACE_ONE, BudgetLedger
 from dpcore.backends.tables import read_table_local
-from dpcore.exceptions import DataError
+from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.release.estimator import copy_parts
 from dpcore.schema import ColumnSpec, Schema
 
@@ -102,6 +102,19 @@ def test_charged_once_handed_out_again_and_read_by_the_estimator(spark, tmp_path
         assert np.allclose(table["estimate"], whole[header]["estimate"])
     assert len(R.read_release(tmp_path / "copy", first.report)) == len(R.read_release(_joined(tmp_path / "copy")))
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".partial")] == []
+
+
+def test_a_fresh_copy_that_does_not_fit_is_refused_before_spark_reads_a_row(spark, tmp_path, monkeypatch):
+    from dpcore.backends import spark_release
+
+    def no_reading(*args, **kwargs):
+        raise AssertionError("the table was read before the budget was checked")
+
+    monkeypatch.setattr(spark_release, "_source", no_reading)
+    book = BudgetLedger.in_memory(PLAN.per_record_epsilon)  # the noisy row count does not fit as well
+    with pytest.raises(BudgetExceededError, match="Nothing was made or charged"):
+        _release(spark, _parquet_table(tmp_path), tmp_path / "copy", None, ledger=book, fresh=True)
+    assert book.spends() == [] and not (tmp_path / "copy").exists()
 
 
 def test_a_privacy_unit_is_refused_with_a_sentence(spark, tmp_path):

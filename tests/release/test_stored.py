@@ -52,10 +52,8 @@ def test_same_table_same_plan_gives_the_same_copy(tmp_path):
 def test_overspend_is_refused(tmp_path):
     plan = plan_with(smoker={"mechanism": "coin"}, colour={"mechanism": "k-ary", "epsilon": 2.0})
     assert plan.per_record_epsilon == pytest.approx(2.0 + COIN_EPSILON, abs=1e-8)
-    with pytest.raises(BudgetExceededError, match="costs ε"):
-        R.release_table(small_frame(20), small_schema(), plan, budget=3.0)
-    with pytest.raises(BudgetExceededError):
-        plan.check_budget(3.0)
+    with pytest.raises(BudgetExceededError, match="Or drop or coarsen columns"):
+        R.release_table(small_frame(20), small_schema(), plan, ledger=BudgetLedger.in_memory(3.0, unit=REPLACE_ONE))
     book = BudgetLedger("d", total_epsilon=3.0, path=tmp_path / "l.sqlite3", unit=REPLACE_ONE)
     with pytest.raises(BudgetExceededError):
         R.release_table(small_frame(20), small_schema(), plan, ledger=book)
@@ -138,9 +136,14 @@ def test_nothing_is_charged_when_the_copy_cannot_be_written(book, tmp_path, monk
 
 
 def test_a_refused_charge_leaves_no_copy(book, tmp_path, monkeypatch):
-    """The budget check up front passes, but another spend got there first: the transaction refuses it."""
-    monkeypatch.setattr(book, "can_spend", lambda *args, **kwargs: True)
-    book.spend("someone else", 4.0, relation=REPLACE_ONE)
+    """The budget check up front passes, but another tab spends while the copy is made: the transaction refuses it."""
+    append = stored.CopyWriter.append
+
+    def another_tab_spends_first(self, table):
+        BudgetLedger("d", path=book.path).spend("someone else", 4.0, relation=REPLACE_ONE)
+        append(self, table)
+
+    monkeypatch.setattr(stored.CopyWriter, "append", another_tab_spends_first)
     with pytest.raises(BudgetExceededError):
         _release(book)
     assert _rows(book) == [] and list((tmp_path / "ledger.sqlite3-copies").iterdir()) == []
@@ -203,3 +206,25 @@ def test_an_older_ledgers_blob_is_moved_into_a_parquet_file(tmp_path):
     ((moved, payload),) = _rows(book)
     assert payload == b"" and (tmp_path / "old.sqlite3-copies" / f"{moved}.parquet").exists()
     assert _release(book, random_state=7).csv == made.csv
+
+
+def test_a_streamed_copy_is_checked_before_a_row_is_read_when_fresh_and_handed_out_free_when_stored(book, tmp_path, monkeypatch):
+    """A fresh copy is refused up front; any other may be a stored copy, handed out free even when nothing is left."""
+    from dpcore.release import streaming
+
+    source = tmp_path / "in.csv"
+    small_frame(300).to_csv(source, index=False)
+    plan = plan_with(smoker={"mechanism": "coin"})
+    first = R.release_csv(source, tmp_path / "first.csv", small_schema(), plan, ledger=book, random_state=4)
+    book.spend("everything else", book.available(REPLACE_ONE), relation=REPLACE_ONE)
+    again = R.release_csv(source, tmp_path / "again.csv", small_schema(), plan, ledger=book, random_state=4)
+    assert again.reused and (tmp_path / "again.csv").read_bytes() == (tmp_path / "first.csv").read_bytes()
+    spends = len(book.spends())
+
+    def no_reading(*args, **kwargs):
+        raise AssertionError("the file was read before the budget was checked")
+
+    monkeypatch.setattr(streaming, "_csv_parts", no_reading)
+    with pytest.raises(BudgetExceededError, match="Nothing was made or charged"):
+        R.release_csv(source, tmp_path / "fresh.csv", small_schema(), plan, ledger=book, fresh=True)
+    assert len(book.spends()) == spends and not (tmp_path / "fresh.csv").exists() and first.epsilon_charged > 0
