@@ -63,7 +63,7 @@ def model_card(trained: TrainedModel, schema: Schema, unit: str = ADD_REMOVE) ->
         If the model was fitted on a domain read from the data, or ``schema`` now holds one for
         its columns (the card would print it): :func:`~dpcore.schema.release_refusal`.
     """
-    check_releasable([*trained.read_from_data, *schema.read_from_data(_model_columns(schema))])
+    check_releasable(list(dict.fromkeys([*trained.read_from_data, *schema.read_from_data()])))
     target = schema.target
     if target is None:  # was an AttributeError on None
         raise DataError(_("The schema declares no target column, so it cannot describe a trained model."))

@@ -493,8 +493,22 @@ def test_the_train_page_says_not_dp_while_domains_are_read_from_the_data(app):
     assert any("safe to share" in str(m.value) for m in at.success)
     state(at).dataset.schema["median_income"].bounds_from_data = True
     at.run()
-    assert any("NOT be safe to share" in str(e.value) for e in at.error)
+    assert any("Cannot leave this screen" in str(e.value) and "'median_income'" in str(e.value) for e in at.error)
     assert not any("safe to share" in str(m.value) for m in at.success)
+
+
+def test_a_model_on_a_domain_read_from_the_data_is_shown_but_not_downloadable_until_trained_again(app):
+    at = app("train")
+    state(at).dataset.schema["median_income"].bounds_from_data = True
+    at.run()
+    [b for b in at.button if b.label == "Train"][0].click().run()
+    assert state(at).trained.read_from_data == ["median_income"]
+    assert any("Cannot leave this screen" in str(e.value) for e in at.error) and at.get("download_button") == []
+    at.checkbox(key="train_vouch_public").check().run()
+    [b for b in at.button if b.label == "Declare them public"][0].click().run()
+    assert any("train the model again" in str(i.value) for i in at.info) and at.get("download_button") == []
+    [b for b in at.button if b.label == "Train"][0].click().run()
+    assert len(at.get("download_button")) == 2 and not at.exception
 
 
 # --- ε typed by hand: a visible sentence, never a silent substitute ----------------------------------
