@@ -1,4 +1,4 @@
-"""The issue's neighbouring tables: 20 people aged 20–29, and the same with one more person aged 97 (privacy-tests #23).
+"""The issue's neighbouring tables: 20 people aged 20–29, and the same with one more person aged 97 (privacy-tests.md row 23).
 
 Read from the data, the age bound moves from 29 to 97 with certainty; declared, it stays put.
 Shared by the tests of every artefact that can leave the owner's screen.

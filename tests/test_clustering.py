@@ -1,4 +1,4 @@
-"""The group map as a release (privacy-tests #23): nothing laid over bounds read from the data leaves the screen.
+"""The group map as a release (privacy-tests.md row 23): nothing laid over bounds read from the data leaves the screen.
 
 The estimator and the charged fit are tested in ``tests/models/test_clustering.py``; here, the
 issue's neighbouring tables — with bounds read from the data the map, its JSON and its card are

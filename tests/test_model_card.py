@@ -1,4 +1,4 @@
-"""Model cards as a release (privacy-tests #23): refused on a domain read from the data; a privacy line that follows the facts.
+"""Model cards as a release (privacy-tests.md row 23): refused on a domain read from the data; a privacy line that follows the facts.
 
 The issue's neighbouring tables: with bounds read from the data the card is refused on both
 (it would print 29 or 97); with declared bounds it is written and its bounds do not move. Its

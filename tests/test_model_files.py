@@ -1,4 +1,4 @@
-"""Model files as a release (privacy-tests #23): a model fitted on a domain read from the data is never written.
+"""Model files as a release (privacy-tests.md row 23): a model fitted on a domain read from the data is never written.
 
 The issue's neighbouring tables: with bounds read from the data, training still works for the
 owner's screen but the model file is refused on both tables (it would carry the data's exact

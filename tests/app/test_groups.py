@@ -120,7 +120,7 @@ def test_columns_read_from_the_data_are_flagged_and_cell_values_never_shown(app)
     assert not at.exception
     assert any("Cannot leave this screen" in str(e.value) and "'age', 'spend'" in str(e.value) for e in at.error)
     _button(at, "Find groups").click().run()
-    # The owner sees the map; its files and card are refused with the one sentence and its ways out (privacy-tests #23).
+    # The owner sees the map; its files and card are refused with the one sentence and its ways out (privacy-tests.md row 23).
     assert state(at).groups.found.read_from_data == ["age", "spend"]
     assert any("Cannot leave this screen" in str(e.value) for e in at.error)
     assert at.get("download_button") == [] and _button(at, "Declare them public").disabled

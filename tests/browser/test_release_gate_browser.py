@@ -1,4 +1,4 @@
-"""privacy-tests #23 in a real browser: a group map laid over bounds read from the data stays on the screen.
+"""privacy-tests.md row 23 in a real browser: a group map laid over bounds read from the data stays on the screen.
 
 A newcomer uploads a table without declaring anything, so both columns' bounds are read from the
 rows (one person is 97, far above everyone else). The Groups page still draws the map for the

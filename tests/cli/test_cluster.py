@@ -164,7 +164,7 @@ def test_cluster_is_listed_in_the_help():
 
 
 def test_cluster_refuses_bounds_read_from_the_data_in_the_apps_words_before_charging(tmp_path, capsys):
-    """privacy-tests #23: the map and its card would carry the data's extremes, so nothing is found, charged or written."""
+    """privacy-tests.md row 23: the map and its card would carry the data's extremes, so nothing is found, charged or written."""
     _d, d_prime = neighbours()
     d_prime.to_csv(tmp_path / "people.csv", index=False)
     (tmp_path / "people.schema.json").write_text(read_from_data(d_prime, target=None).to_json(), encoding="utf-8")

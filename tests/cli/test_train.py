@@ -197,7 +197,7 @@ def test_release_with_a_privacy_unit_creates_a_budget_that_pays_for_the_person(t
 
 
 def test_train_refuses_bounds_read_from_the_data_in_the_apps_words_before_charging(tmp_path, capsys):
-    """privacy-tests #23: a model file and card would carry the data's extremes, so nothing is fitted, charged or written."""
+    """privacy-tests.md row 23: a model file and card would carry the data's extremes, so nothing is fitted, charged or written."""
     _d, d_prime = neighbours()
     d_prime.to_csv(tmp_path / "people.csv", index=False)
     (tmp_path / "people.schema.json").write_text(read_from_data(d_prime).to_json(), encoding="utf-8")
