@@ -756,3 +756,16 @@ def test_a_fit_past_its_estimate_says_so_instead_of_a_time_left():
     assert progress_text("DP tree", 3, 10) == (0.3, "Training DP tree: 3 s, about 7 s left")
     share, words = progress_text("DP tree", 12, 10)
     assert share == 0.99 and words == "Training DP tree: 12 s, longer than the 10 s measured beforehand"
+
+
+def test_a_model_kept_by_an_earlier_version_without_its_provenance_is_not_reopened(tmp_path):
+    """A model pickled before ``read_from_data`` existed cannot say whether its file may leave the screen: dropped."""
+    from dpcore.training import TrainedModel
+    from dpstudio.support import workspace
+
+    old = TrainedModel("dp_tree", "DP tree", "regression", None, 1.0, {}, {}, [], False)
+    del old.__dict__["read_from_data"]
+    workspace.save_result(tmp_path / "ledger.sqlite3", "a" * 32, "trained", old)
+    assert workspace.load_result(tmp_path / "ledger.sqlite3", "a" * 32, "trained") is None
+    workspace.save_result(tmp_path / "ledger.sqlite3", "a" * 32, "trained", TrainedModel(*old.__dict__.values()))
+    assert workspace.load_result(tmp_path / "ledger.sqlite3", "a" * 32, "trained") is not None
