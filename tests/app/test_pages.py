@@ -769,3 +769,13 @@ def test_a_model_kept_by_an_earlier_version_without_its_provenance_is_not_reopen
     assert workspace.load_result(tmp_path / "ledger.sqlite3", "a" * 32, "trained") is None
     workspace.save_result(tmp_path / "ledger.sqlite3", "a" * 32, "trained", TrainedModel(*old.__dict__.values()))
     assert workspace.load_result(tmp_path / "ledger.sqlite3", "a" * 32, "trained") is not None
+
+
+def test_the_export_page_offers_the_data_pages_ways_out_for_a_domain_read_from_the_data(app):
+    at = app("export")
+    state(at).dataset.schema["median_income"].bounds_from_data = True
+    at.run()
+    assert any("'median_income'" in str(w.value) and "a copy leaves it out" in str(w.value) for w in at.warning)
+    [b for b in at.button if b.key == "export_ignore_leaky"][0].click().run()
+    assert state(at).dataset.schema["median_income"].role == "ignore"
+    assert not any("read from your data" in str(w.value) for w in at.warning) and not at.exception
