@@ -5,8 +5,10 @@ by ``dpcore cluster`` alike — and it follows :func:`dpcore.training.train`'s b
 ledger is checked before the fit and charged **after** it and **before** anything about the
 map is returned. A fit that fails charges nothing.
 
-The release is the map (:func:`map_table`, :func:`map_json`, :func:`group_card`): each cell's
-interval, noisy count and group. Everything computed on the owner's rows with the map —
+The release is the map (:func:`map_csv`, :func:`map_json`, :func:`group_card`): each cell's
+interval, noisy count and group. A map laid over bounds read from the data is the owner's to
+look at, never to release: those three refuse it with the sentence every artefact uses
+(:func:`~dpcore.schema.check_releasable`), since its cells would publish the data's extremes. Everything computed on the owner's rows with the map —
 :func:`owner_labels` (which group each row falls in) and :func:`compare_with_baselines`
 (agreement with k-means and DBSCAN fitted on the raw rows) — is for the owner's eyes only: it is
 never charged, never written into the map or the card.
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
@@ -30,7 +32,7 @@ from dpcore.models.clustering import AUTO_SHARE, NO_GROUP, DPGridDensityClusteri
 from dpcore.models.registry import ModelContext, get, privacy_argument
 from dpcore.persons import bound_contributions, per_row, unit_problems
 from dpcore.release.writing import escape_label
-from dpcore.schema import Schema, normalise_numeric
+from dpcore.schema import Schema, check_releasable, normalise_numeric
 from dpcore.validation import Bounds, epsilon_decimal
 
 MODEL = "dp_grid_clustering"
@@ -47,8 +49,10 @@ class GroupMap:
 
     ``model`` is the fitted :class:`~dpcore.models.clustering.DPGridDensityClustering`; its map
     (cells, noisy counts, groups) is the DP release. ``epsilon`` is per person: with
-    ``rows_per_person`` = k > 1 the map was fitted at ε/k per row. ``details`` (rows used, rows
-    left out by the per-person bound) are counted on raw rows: owner's eyes only.
+    ``rows_per_person`` = k > 1 the map was fitted at ε/k per row. ``declared`` holds the
+    declarations of ``features`` the map was laid with (its privacy line names where each domain
+    came from; a domain read from the data keeps the map on the owner's screen). ``details`` (rows
+    used, rows left out by the per-person bound) are counted on raw rows: owner's eyes only.
     """
 
     model: DPGridDensityClustering
@@ -57,8 +61,13 @@ class GroupMap:
     epsilon: float
     seeded: bool = False
     rows_per_person: int = 1
-    leaks: list[str] = field(default_factory=list)
+    declared: Schema = field(default_factory=lambda: Schema([]))
     details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def read_from_data(self) -> list[str]:
+        """The map's columns whose bounds were read from the data when it was fitted (it cannot be released)."""
+        return self.declared.read_from_data(self.features)
 
     @property
     def n_clusters(self) -> int:
@@ -81,7 +90,11 @@ class GroupMap:
 
 
 def clustering_columns(schema: Schema) -> list[str]:
-    """The columns a map can use: numeric features or target with declared bounds (never the person's identifier)."""
+    """The columns a map can use: numeric features or target with bounds (never the person's identifier).
+
+    Bounds read from the data count too, for a map on the owner's screen only: :func:`map_csv`,
+    :func:`map_json` and :func:`group_card` refuse to release it.
+    """
     return [
         c.name
         for c in schema.columns
@@ -189,9 +202,9 @@ def find_groups(
     assert isinstance(model, DPGridDensityClustering)
     with ledger.charging(charge):
         model.fit(pd.DataFrame(X, columns=features))
-    leaks = schema.leak_notes(features)
+    declared = Schema([replace(schema[f]) for f in features])
     details = {"rows_used": len(kept), "rows_over_bound": len(frame) - len(kept)}
-    return GroupMap(model, list(features), bounds, epsilon, seed is not None, k, leaks, details)
+    return GroupMap(model, list(features), bounds, epsilon, seed is not None, k, declared, details)
 
 
 def _lower_upper(bounds: list[tuple[float, float]]) -> Bounds:
@@ -208,14 +221,22 @@ def map_table(found: GroupMap) -> pd.DataFrame:
 
 
 def map_csv(found: GroupMap) -> bytes:
-    """The map as CSV, column names made spreadsheet-safe (numbers only in the cells)."""
+    """The map as CSV, column names made spreadsheet-safe (numbers only in the cells).
+
+    Raises :class:`DataError` when its bounds were read from the data (:func:`~dpcore.schema.check_releasable`).
+    """
+    check_releasable(found.read_from_data)
     table = map_table(found)
     table.columns = [escape_label(c) for c in table.columns]
     return table.to_csv(index=False).encode("utf-8")
 
 
 def map_json(found: GroupMap, unit: str = ADD_REMOVE) -> str:
-    """The map with its grid, threshold and guarantee, as JSON; ``cells`` holds one list per column of :func:`map_table`."""
+    """The map with its grid, threshold and guarantee, as JSON; ``cells`` holds one list per column of :func:`map_table`.
+
+    Raises :class:`DataError` when its bounds were read from the data (:func:`~dpcore.schema.check_releasable`).
+    """
+    check_releasable(found.read_from_data)
     with language("en"):  # the JSON is for machines: its words stay English whatever the reader's language
         return _map_document(found, unit)
 
@@ -237,7 +258,7 @@ def _map_document(found: GroupMap, unit: str) -> str:
         "count_noise": model.count_noise,
         "groups": [{"cluster": g, "noisy_rows": float(size)} for g, size in enumerate(model.cluster_sizes_)],
         "cells": cells,
-        "warnings": found.leaks + ([SEEDED_WARNING] if found.seeded else []),
+        "warnings": [SEEDED_WARNING] if found.seeded else [],
     }
     return json.dumps(document, ensure_ascii=False)
 
@@ -252,15 +273,23 @@ def _privacy_words(found: GroupMap, unit: str) -> str:
     else:
         text = _("ε = {epsilon} (pure ε-differential privacy, add/remove-one neighbours)").format(epsilon=short(found.epsilon))
     spent, _delta = convert(epsilon_decimal(found.epsilon), Decimal(0), ADD_REMOVE, unit)
-    return (
-        text
-        + ". "
-        + _("In the dataset's unit ({unit}) it counts as ε = {spent}.").format(unit=_(UNITS[unit]), spent=amount(fmt(spent)))
-    )
+    words = [
+        text + ".",
+        _("In the dataset's unit ({unit}) it counts as ε = {spent}.").format(unit=_(UNITS[unit]), spent=amount(fmt(spent))),
+        found.declared.domain_words(found.features),
+    ]
+    if found.seeded:
+        words.append(_(SEEDED_WARNING))
+    return " ".join(words)
 
 
-def group_card(found: GroupMap, schema: Schema, unit: str = ADD_REMOVE) -> str:
-    """A short Markdown card for the map: its guarantee, declared columns, grid, threshold and privacy argument."""
+def group_card(found: GroupMap, unit: str = ADD_REMOVE) -> str:
+    """A short Markdown card for the map: its guarantee, declared columns, grid, threshold and privacy argument.
+
+    Everything in it comes from the declarations the map was laid with and what it spent.
+    Raises :class:`DataError` when its bounds were read from the data (:func:`~dpcore.schema.check_releasable`).
+    """
+    check_releasable(found.read_from_data)
     model = found.model
     sizes = "; ".join(integer(size) for size in model.cluster_sizes_[:10]) + (" …" if found.n_clusters > 10 else "")
     dense = (
@@ -295,7 +324,7 @@ def group_card(found: GroupMap, schema: Schema, unit: str = ADD_REMOVE) -> str:
         "",
     ]
     for name, side in zip(found.features, model.grid_shape_, strict=True):
-        c = schema[name]
+        c = found.declared[name]
         lower, upper = c.bounds
         lines.append(
             _("- `{name}`: [{lower}, {upper}], {cells} cells of {side}").format(
@@ -304,7 +333,6 @@ def group_card(found: GroupMap, schema: Schema, unit: str = ADD_REMOVE) -> str:
             + (f" — {c.source}" if c.source else "")
         )
     lines += ["", _("## Privacy argument"), "", privacy_argument(MODEL), ""]
-    lines += [_("> **Warning:** {note}").format(note=note) for note in found.leaks]
     if found.seeded:
         lines.append(f"> **{_(SEEDED_WARNING)}**")
     return "\n".join(lines) + "\n"

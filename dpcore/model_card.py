@@ -2,7 +2,10 @@
 
 The card holds nothing measured on the rows: the ε and δ spent, the parameters, the public
 declarations and the estimator's own privacy summary. Held-out scores are left out on purpose
-(they are computed on raw data and are for the owner's eyes only).
+(they are computed on raw data and are for the owner's eyes only). A card leaves the owner's
+screen, so a model fitted on a domain read from the data gets none
+(:func:`~dpcore.schema.check_releasable`), and the privacy line is written from what the model
+spent and what its columns declare, never a fixed phrase.
 """
 
 from __future__ import annotations
@@ -14,15 +17,15 @@ from dpcore.exceptions import DataError
 from dpcore.i18n import N_, _, get_language, short
 from dpcore.models.registry import get, privacy_argument
 from dpcore.persons import per_row
-from dpcore.schema import Schema
+from dpcore.schema import Schema, check_releasable
 from dpcore.training import TrainedModel
 from dpcore.validation import epsilon_decimal
 
 SEEDED_WARNING = N_("Reproducible demo seed — do not release this model.")
 
 
-def privacy_line(trained: TrainedModel, unit: str = ADD_REMOVE) -> str:
-    """The model's guarantee, and what it costs in the dataset's unit of protection."""
+def privacy_line(trained: TrainedModel, schema: Schema, unit: str = ADD_REMOVE) -> str:
+    """The model's guarantee: what it spent, what that costs in the dataset's unit, and where its domain came from."""
     delta, k = trained.delta, trained.rows_per_person
     who = _("one person's rows added or removed") if k > 1 else _("add/remove-one neighbours")
     if delta:
@@ -42,11 +45,25 @@ def privacy_line(trained: TrainedModel, unit: str = ADD_REMOVE) -> str:
         ).format(k=k, row_epsilon=short(float(f"{per_row(trained.epsilon, 0.0, k)[0]:.4g}")), epsilon=short(trained.epsilon))
     eps, dlt = convert(epsilon_decimal(trained.epsilon), Decimal(repr(delta)), ADD_REMOVE, unit)
     cost = f"ε = {short(float(eps))}" + (f", δ = {short(float(dlt))}" if dlt else "")
-    return line + " " + _("In the dataset's unit ({unit}) it counts as {cost}.").format(unit=_(UNITS[unit]), cost=cost)
+    line += " " + _("In the dataset's unit ({unit}) it counts as {cost}.").format(unit=_(UNITS[unit]), cost=cost)
+    line += " " + schema.domain_words(_model_columns(schema))
+    return line + (" " + _(SEEDED_WARNING) if trained.seeded else "")
+
+
+def _model_columns(schema: Schema) -> list[str]:
+    return [c.name for c in schema.features] + ([schema.target.name] if schema.target is not None else [])
 
 
 def model_card(trained: TrainedModel, schema: Schema, unit: str = ADD_REMOVE) -> str:
-    """A short Markdown card for ``trained``, fitted with ``schema``'s declarations in a dataset of ``unit``."""
+    """A short Markdown card for ``trained``, fitted with ``schema``'s declarations in a dataset of ``unit``.
+
+    Raises
+    ------
+    DataError
+        If the model was fitted on a domain read from the data, or ``schema`` now holds one for
+        its columns (the card would print it): :func:`~dpcore.schema.release_refusal`.
+    """
+    check_releasable(list(dict.fromkeys([*trained.read_from_data, *schema.read_from_data()])))
     target = schema.target
     if target is None:  # was an AttributeError on None
         raise DataError(_("The schema declares no target column, so it cannot describe a trained model."))
@@ -59,7 +76,7 @@ def model_card(trained: TrainedModel, schema: Schema, unit: str = ADD_REMOVE) ->
         "",
         f"*{headline}*",
         "",
-        privacy_line(trained, unit),
+        privacy_line(trained, schema, unit),
         _("- **Task**: {task}; target `{target}`.").format(task=_(trained.task), target=target.name),
         _("- **Parameters**: {settings}.").format(settings=settings),
         _("- **Count noise / selection**: {noise} / {selection}.").format(
@@ -73,7 +90,6 @@ def model_card(trained: TrainedModel, schema: Schema, unit: str = ADD_REMOVE) ->
         domain = f"[{c.lower:g}, {c.upper:g}]" if c.kind == "numeric" else "{" + ", ".join(c.categories) + "}"
         lines.append(f"- `{c.name}` ({c.kind}): {domain}" + (f" — {c.source}" if c.source else ""))
     lines += ["", _("## Privacy argument"), "", privacy_argument(trained.key), ""]
-    lines += [_("> **Warning:** {note}").format(note=note) for note in schema.leak_notes()]
     if trained.seeded:
         lines.append(f"> **{_(SEEDED_WARNING)}**")
     return "\n".join(lines) + "\n"

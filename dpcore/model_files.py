@@ -4,10 +4,15 @@ Loading a pickle runs whatever code the file names, so a model file handed to a 
 be a way into the buyer's machine. :mod:`skops.io` stores the same estimator as data and, on
 loading, refuses every type it was not told to trust. :func:`load_model` trusts what skops
 trusts by default plus the estimators of this package, and nothing else.
+
+A model file leaves the owner's screen, so a model fitted on a domain read from the data is
+refused (:func:`~dpcore.schema.check_releasable`): every caller states which of the model's
+columns were (``TrainedModel.read_from_data``), none by default.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +21,7 @@ import skops.io as sio
 from dpcore.exceptions import DataError
 from dpcore.i18n import _
 from dpcore.models.subsample_aggregate import is_teacher
+from dpcore.schema import check_releasable
 
 SUFFIX = ".skops"
 TRUSTED_PREFIXES = ("dpcore.",)
@@ -45,16 +51,22 @@ def _generators(obj: object, path: str, seen: set[int]) -> list[str]:
     return []
 
 
-def model_bytes(model: object) -> bytes:
+def model_bytes(model: object, *, read_from_data: Collection[str]) -> bytes:
     """The fitted estimator as a skops file.
+
+    ``read_from_data`` names the columns whose domain was read from the data when ``model`` was
+    fitted (:attr:`dpcore.training.TrainedModel.read_from_data`); it is a required word, so no
+    caller can forget to say it.
 
     Raises
     ------
     DataError
-        If ``model`` is a subsample-and-aggregate teacher (it answers queries at a price per
+        If any domain was read from the data (the file would carry the data's extremes or
+        values: :func:`~dpcore.schema.release_refusal`), if ``model`` is a subsample-and-aggregate teacher (it answers queries at a price per
         query and keeps its blocks' models, which saw the raw rows) or keeps a random generator
         after fitting (its holder could replay the noise).
     """
+    check_releasable(read_from_data)
     if is_teacher(model):
         raise DataError(
             _(
@@ -73,12 +85,13 @@ def model_bytes(model: object) -> bytes:
     return sio.dumps(model)
 
 
-def save_model(model: object, path: str | Path) -> Path:
-    """Write ``model`` to ``path`` (``.skops`` added when missing) and return the path written."""
+def save_model(model: object, path: str | Path, *, read_from_data: Collection[str]) -> Path:
+    """Write ``model`` to ``path`` (``.skops`` added when missing) and return the path written; refused as :func:`model_bytes`."""
+    data = model_bytes(model, read_from_data=read_from_data)
     target = Path(path)
     if target.suffix != SUFFIX:
         target = target.with_name(target.name + SUFFIX)
-    target.write_bytes(model_bytes(model))
+    target.write_bytes(data)
     return target
 
 

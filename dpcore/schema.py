@@ -5,7 +5,8 @@ every numeric column into [0, 1] with them (clipping what falls outside) and eve
 categorical column to codes over the declared categories, so no model ever reads a domain
 from the private data. A schema can be *suggested* from a file, but whatever the
 suggestion reads from the data itself (min/max, the list of distinct values) is flagged as a
-privacy leak on the column, and :meth:`Schema.leak_notes` says so in every report.
+privacy leak on the column: nothing built on it may leave the owner's screen
+(:func:`check_releasable`, one sentence for every artefact: :func:`release_refusal`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore.exceptions import DataError
-from dpcore.i18n import _
+from dpcore.i18n import _, ngettext
 from dpcore.matching import match_categories, repeated_numbers
 from dpcore.persons import unit_problems
 
@@ -269,12 +270,41 @@ class Schema:
         return [
             (
                 _("Not differentially private: the bounds of '{column}' were read from the data, not declared.")
-                if c.kind == "numeric"
+                if self[name].kind == "numeric"
                 else _("Not differentially private: the categories of '{column}' were read from the data, not declared.")
-            ).format(column=c.name)
+            ).format(column=name)
+            for name in self.read_from_data(columns)
+        ]
+
+    def read_from_data(self, columns: Collection[str] | None = None) -> list[str]:
+        """The used columns (of ``columns``, default all) whose bounds or categories were read from the private data."""
+        return [
+            c.name
             for c in self.columns
             if c.bounds_from_data and c.role not in ("identifier", "ignore") and (columns is None or c.name in columns)
         ]
+
+    def domain_words(self, columns: Collection[str]) -> str:
+        """Where the domain of each of ``columns`` came from, in one sentence for a privacy line.
+
+        Built from the declarations themselves — a column read from the data is named as such,
+        a declared one with the source it was declared with (a data dictionary, the owner's
+        word, or a private estimate and its ε) — so the line follows what was actually declared.
+        """
+        leaked = self.read_from_data(columns)
+        if leaked:
+            return ngettext(
+                "Not differentially private: the domain of {names} was read from the data.",
+                "Not differentially private: the domains of {names} were read from the data.",
+                len(leaked),
+            ).format(names=quoted(leaked))
+        by_source: dict[str, list[str]] = {}
+        for name in columns:
+            if name in self.names:
+                by_source.setdefault(self[name].source or _("declared"), []).append(name)
+        return _("Every bound and category it uses is declared, none read from the data: {columns}.").format(
+            columns="; ".join(f"{quoted(names)} — {source}" for source, names in by_source.items())
+        )
 
     # --- checks --------------------------------------------------------------------
     def problems(self, frame: pd.DataFrame | None = None, need_target: bool = False) -> list[str]:
@@ -389,6 +419,44 @@ class Schema:
             spec.bounds_from_data = bool(row.get("read from data (leak)"))
             columns.append(spec)
         return cls(columns)
+
+
+def quoted(names: Iterable[str]) -> str:
+    """Column names as the sentences show them: ``'age', 'income'``."""
+    return ", ".join(f"'{name}'" for name in names)
+
+
+def release_refusal(read_from_data: Collection[str]) -> str:
+    """The one sentence that refuses to let anything built on a domain read from the data leave the screen.
+
+    Every artefact that can leave the owner's screen — a model file or card, a group map or its
+    card, a randomized or synthetic copy — says this same sentence with the same ways out, in
+    the app and on the command line. It names columns, never a value.
+    """
+    names = list(dict.fromkeys(read_from_data))
+    return ngettext(
+        "Cannot leave this screen: the bounds or categories of {names} were read from your data, so anything built on "
+        "them would publish values of real people. You can still use it here, for your eyes only. To release it, "
+        "declare them public (a data dictionary, the law or a form's choices make them public knowledge), estimate "
+        "them privately for a stated ε, or ignore the column.",
+        "Cannot leave this screen: the bounds or categories of {names} were read from your data, so anything built on "
+        "them would publish values of real people. You can still use it here, for your eyes only. To release it, "
+        "declare them public (a data dictionary, the law or a form's choices make them public knowledge), estimate "
+        "them privately for a stated ε, or ignore the columns.",
+        len(names),
+    ).format(names=quoted(names))
+
+
+def check_releasable(read_from_data: Collection[str]) -> None:
+    """Raise :class:`DataError` with :func:`release_refusal` when any domain was read from the data.
+
+    The one gate of every release (:func:`dpcore.model_files.model_bytes`,
+    :func:`dpcore.model_card.model_card`, :func:`dpcore.clustering.map_csv` and its siblings, the
+    copies' :meth:`~dpcore.release.plan.ReleasePlan.problems`): owner-only use of the same object
+    stays possible, only what would leave the screen is refused.
+    """
+    if read_from_data:
+        raise DataError(release_refusal(read_from_data))
 
 
 def _number_or_none(value: Any) -> float | None:

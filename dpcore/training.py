@@ -57,6 +57,9 @@ class TrainedModel:
     measured on raw rows: owner's eyes only. The model itself, its tree records and its
     boosting rounds are the DP release. ``epsilon`` and :attr:`delta` are per person: with
     ``rows_per_person`` = k > 1 the model was fitted at ε/k per row (:mod:`dpcore.persons`).
+    ``read_from_data`` names the columns whose domain was read from the data when it was fitted:
+    such a model is for its owner's screen only (its file and card are refused,
+    :func:`~dpcore.schema.check_releasable`), however the declarations change afterwards.
     """
 
     key: str
@@ -70,6 +73,7 @@ class TrainedModel:
     seeded: bool
     details: dict[str, Any] = field(default_factory=dict)
     rows_per_person: int = 1
+    read_from_data: list[str] = field(default_factory=list)
 
     @property
     def delta(self) -> float:
@@ -218,6 +222,7 @@ def train(
         seed is not None,
         details,
         design.rows_per_person,
+        read_from_data=design.schema.read_from_data() if design.schema is not None else [],
     )
 
 

@@ -114,6 +114,7 @@ def train_rows(
         seed is not None,
         details,
         1,
+        read_from_data=domain.schema.read_from_data() if domain.schema is not None else [],
     )
 
 

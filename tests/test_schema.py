@@ -15,6 +15,7 @@ from dpcore.schema import (
     Normaliser,
     Schema,
     category_codes,
+    check_releasable,
     looks_like_identifier,
     normalise_numeric,
     out_of_bounds_share,
@@ -442,3 +443,24 @@ def test_a_train_test_column_is_ignored_not_a_feature():
     schema = suggest_schema(frame)
     assert schema["split"].role == "ignore" and "split" in schema["split"].source
     assert not schema["split"].categories and schema["kind"].role == "feature"
+
+
+def test_the_domain_words_of_a_privacy_line_follow_the_declarations():
+    schema = Schema(
+        [
+            ColumnSpec("age", lower=0, upper=120, source="estimated privately (ε = 0.05)"),
+            ColumnSpec("income", lower=0, upper=9, source="estimated privately (ε = 0.05)"),
+            ColumnSpec("zone", kind="categorical", categories=["a", "b"]),
+            ColumnSpec("note", role="ignore", kind="categorical", categories=["x", "y"], bounds_from_data=True),
+        ]
+    )
+    assert schema.read_from_data() == []  # an ignored column is used by nothing
+    assert schema.domain_words(["age", "income", "zone"]) == (
+        "Every bound and category it uses is declared, none read from the data: "
+        "'age', 'income' — estimated privately (ε = 0.05); 'zone' — declared."
+    )
+    check_releasable(schema.read_from_data())
+    schema["income"].bounds_from_data = True
+    assert schema.domain_words(["age", "income"]) == "Not differentially private: the domain of 'income' was read from the data."
+    with pytest.raises(DataError, match="Cannot leave this screen: the bounds or categories of 'income'"):
+        check_releasable(schema.read_from_data())

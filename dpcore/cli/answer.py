@@ -85,7 +85,7 @@ def run_answer(args: argparse.Namespace) -> int:
     from dpcore.design import Design
     from dpcore.exceptions import DataError
     from dpcore.loading import read_csv_path
-    from dpcore.schema import Normaliser
+    from dpcore.schema import Normaliser, check_releasable
     from dpcore.training import answer_queries
     from dpcore.validation import check_delta
 
@@ -97,6 +97,7 @@ def run_answer(args: argparse.Namespace) -> int:
     delta = check_delta(args.delta_per_query or 0.0, "--delta-per-query")
     if delta and schema.task != "regression":
         raise UsageError(_("answer: --delta-per-query is for a numeric target; a category is answered by a pure ε-DP vote"))
+    check_releasable(schema.read_from_data())  # the answers are written: refused before anything is charged
     out = output_file(args.output or str(queries_path.with_name(f"{queries_path.stem}_answers.csv")), "answers file")
     distinct_files(_("answer: the input, the queries and the answers must all be different files"), source, queries_path, out)
     warn_seed(args, "the answers")

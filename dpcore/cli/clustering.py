@@ -102,6 +102,7 @@ def run_cluster(args: argparse.Namespace) -> int:
     from dpcore.clustering import check_features, find_groups, group_card, map_csv, map_json
     from dpcore.loading import read_csv_path
     from dpcore.models.clustering import grid_problem
+    from dpcore.schema import check_releasable
 
     source = existing_file(args.input, "input file")
     schema = apply_person_arguments(load_schema_file(args.schema), args, "cluster")
@@ -115,6 +116,7 @@ def run_cluster(args: argparse.Namespace) -> int:
     if problem:
         raise UsageError(_("cluster: {problem}").format(problem=problem))
     check_features(schema, columns)
+    check_releasable(schema.read_from_data(columns))  # the map would be written: refused before anything is charged
     map_path = output_file(args.output or f"{source.stem}_groups.csv", "map file")
     card_path = output_file(args.card or str(map_path.with_suffix(".md")), "map card")
     distinct_files(_("cluster: the input, the map and the card must all be different files"), source, map_path, card_path)
@@ -137,7 +139,7 @@ def run_cluster(args: argparse.Namespace) -> int:
         write_text(map_path, map_json(found, ledger.unit))
     else:
         write_bytes(map_path, map_csv(found))
-    write_text(card_path, group_card(found, schema, ledger.unit))
+    write_text(card_path, group_card(found, ledger.unit))
     print(
         _("found {n_clusters} group(s) in a {grid} grid {spent_sentence}").format(
             n_clusters=found.n_clusters,

@@ -170,6 +170,7 @@ def run_train(args: argparse.Namespace) -> int:
     from dpcore.model_card import model_card
     from dpcore.model_files import SUFFIX, save_model
     from dpcore.models.registry import get
+    from dpcore.schema import check_releasable
     from dpcore.training import train
 
     source = Path(args.input) if args.engine == "spark" else existing_file(args.input, "input file")
@@ -186,6 +187,8 @@ def run_train(args: argparse.Namespace) -> int:
             )
         )
     params = parse_params(args.param, spec)
+    # The model file and card are written: a domain read from the data is refused before anything is charged.
+    check_releasable(schema.read_from_data())
     if args.delta is not None and not spec.approximate:
         raise UsageError(_("train: --delta is for approximate-DP models; {key} is pure ε-DP and spends no δ").format(key=key))
     if args.delta is not None and not 0 < args.delta < 1:
@@ -215,7 +218,7 @@ def run_train(args: argparse.Namespace) -> int:
             delta=args.delta,
         )
         rows_per_person = design.rows_per_person
-    written = save_model(trained.model, model_path)
+    written = save_model(trained.model, model_path, read_from_data=trained.read_from_data)
     write_text(card_path, model_card(trained, schema, ledger.unit))
     print(
         _("trained {name} {spent_sentence}").format(

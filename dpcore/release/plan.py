@@ -2,7 +2,8 @@
 
 A :class:`ReleasePlan` holds one :class:`ColumnPlan` per column. The plan reads nothing from
 the data: categories, bounds and bins come from the owner's schema, and a column whose domain
-was read from the data is refused (releasing it would publish values of real people).
+was read from the data is refused with the sentence every artefact uses
+(:func:`~dpcore.schema.release_refusal`): releasing it would publish values of real people.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import pandas as pd
 from dpcore.exceptions import DataError
 from dpcore.i18n import _
 from dpcore.mechanisms import COIN_EPSILON
-from dpcore.schema import Schema
+from dpcore.schema import Schema, release_refusal
 from dpcore.validation import epsilon_decimal
 
 MECHANISMS = ("drop", "keep", "coin", "k-ary", "bins", "laplace")
@@ -108,9 +109,15 @@ class ReleasePlan:
         """Every problem with the plan for ``schema``, as sentences (empty when fine)."""
         names = [c.column for c in self.columns]
         repeats = sorted({n for n in names if names.count(n) > 1})
-        return [p for entry in self.columns for p in column_problems(entry, schema)] + [
-            _("Column '{n}' appears more than once in the plan.").format(n=n) for n in repeats
-        ]
+        # The columns whose domain was read from the data share one sentence (the same as every other artefact's).
+        found = [(entry.column, column_problems(entry, schema)) for entry in self.columns]
+        refused = [name for name, said in found if said == [release_refusal([name])]]
+        problems = [p for name, said in found if name not in refused for p in said]
+        return (
+            problems
+            + ([release_refusal(refused)] if refused else [])
+            + [_("Column '{n}' appears more than once in the plan.").format(n=n) for n in repeats]
+        )
 
     def check(self, schema: Schema) -> None:
         """Raise :class:`DataError` with every problem if there is one."""
@@ -244,19 +251,7 @@ def column_problems(entry: ColumnPlan, schema: Schema) -> list[str]:
             else [_("Column '{name}' can only be kept unchanged if the schema declares it public.").format(name=name)]
         )
     if spec.bounds_from_data:
-        if spec.kind == "numeric":
-            problem = _(
-                "Column '{name}': its bounds were read from your data, so releasing them would publish values of real people."
-            )
-        else:
-            problem = _(
-                "Column '{name}': its categories were read from your data, so releasing them would publish values of real people."
-            )
-        return [
-            problem.format(name=name)
-            + " "
-            + _("Replace them with a public declaration and untick 'read from data' on the Data page, or drop the column.")
-        ]
+        return [release_refusal([name])]
     out = []
     if entry.missing not in MISSING_POLICIES:
         out.append(_("Column '{name}': missing must be one of {join}.").format(name=name, join=", ".join(MISSING_POLICIES)))

@@ -8,6 +8,7 @@ from dpcore.release import ReleasePlan, ReleaseResult, describe_plan, kept_rows,
 from dpcore.synthetic import SyntheticResult
 from dpstudio.support import export_view as view
 from dpstudio.support import synthetic_view as synthetic
+from dpstudio.support.data_view import ways_out
 from dpstudio.support.declaring import leak_summary, leaky_columns
 from dpstudio.support.session import get_state, remember_release
 
@@ -31,6 +32,10 @@ column_problems = [p for c in schema.columns for p in c.problems()]
 if column_problems:
     st.error(_("Some declarations are incomplete:") + " " + " ".join(column_problems) + " " + _("Fix them on the Data page."))
     st.stop()
+
+if leaky_columns(schema):
+    st.warning(leak_summary(schema), icon=":material/warning:")
+    ways_out(state, leaky_columns(schema), "export_")
 
 st.subheader(_("The plan"))
 st.caption(
@@ -74,10 +79,6 @@ st.dataframe(
 )
 view.cost_metrics(plan, ledger, schema)
 problems = [*plan.problems(schema), *filter(None, [view.budget_problem(state, ledger, plan)])]
-if leaky_columns(schema):
-    st.warning(
-        leak_summary(schema) + " " + _("Declare their domains on the Data page to release them."), icon=":material/warning:"
-    )
 if problems:
     st.error(" ".join(problems))
     st.stop()

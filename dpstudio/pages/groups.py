@@ -6,6 +6,7 @@ from dpcore.clustering import clustering_columns
 from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.i18n import _, short
 from dpstudio.support import groups_view as view
+from dpstudio.support.data_view import release_refused
 from dpstudio.support.session import get_state
 from dpstudio.support.training import budget_notice, epsilon_input, suggested_epsilon
 
@@ -29,12 +30,9 @@ columns = view.choose_columns(candidates, dataset.fingerprint)
 if columns is None:
     st.stop()
 grid = view.grid_settings(schema, columns)
-leaks = schema.leak_notes(columns)
-if leaks:
-    st.error(
-        " ".join(leaks) + " " + _("The map will NOT be safe to share until their bounds are declared on the Data page."),
-        icon=":material/gpp_bad:",
-    )
+result = view.current(state)
+if schema.read_from_data(columns) and result is None:  # with a map, the refusal stands where its downloads would be
+    release_refused(state, schema.read_from_data(columns), "groups_")
 
 epsilon = epsilon_input(ledger, _("ε to spend on the map"), "groups_epsilon", _("computed"))
 seeded = st.checkbox(_("Reproducible demo seed (the map must not be released)"), value=False, key="groups_seeded")
@@ -54,7 +52,7 @@ if st.button(_("Find groups"), type="primary", disabled=epsilon is None or grid 
                 )
             )
 
-result = view.current(state)
+result = view.current(state)  # the map just found, if any
 if result is None:
     st.stop()
 
@@ -63,10 +61,10 @@ found = result.found
 view.header(found, ledger)
 if not found.n_clusters:  # a map of noise is not drawn as if it were groups
     view.no_groups(found)
-    view.downloads(found, schema, ledger.unit)
+    view.downloads(state, found, ledger.unit)
     st.stop()
 x, y = view.group_map(found)
-view.downloads(found, schema, ledger.unit)
+view.downloads(state, found, ledger.unit)
 st.divider()
 view.owner_rows(found, dataset.frame, schema, x, y)
 view.comparison(result, dataset.frame, schema)

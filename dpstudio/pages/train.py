@@ -7,6 +7,7 @@ from dpcore.i18n import _, short
 from dpcore.models.registry import models_for
 from dpcore.training import TrainedModel
 from dpstudio.support import trained_view as view
+from dpstudio.support.data_view import release_refused
 from dpstudio.support.declaring import leak_summary, leaky_columns
 from dpstudio.support.language import keyed
 from dpstudio.support.readable import task_name
@@ -38,13 +39,13 @@ st.write(
         target=schema.target.name, task=task_name(schema.task), count=len(schema.features)
     )
 )
-if leaky_columns(schema):
-    st.error(
-        leak_summary(schema)
-        + " "
-        + _("The model below will NOT be safe to share until their domains are declared on the Data page."),
-        icon=":material/gpp_bad:",
-    )
+# After a reload the page shows the model trained last, so the selector starts on it too.
+shown = recall_result(state, "trained", TrainedModel)
+if leaky_columns(schema) and (shown is None or shown.task != schema.task):
+    # With a model, the refusal stands where its downloads would be.
+    release_refused(state, leaky_columns(schema), "train_")
+elif leaky_columns(schema):
+    st.warning(leak_summary(schema), icon=":material/warning:")
 else:
     st.success(
         _("Every domain is declared: the model you get is differentially private and safe to share."),
@@ -60,8 +61,6 @@ if suggested:
         ).format(model=_(suggested.name)),
         icon=":material/lightbulb:",
     )
-# After a reload the page shows the model trained last, so the selector starts on it too.
-shown = recall_result(state, "trained", TrainedModel)
 start = list(models).index(shown.key) if shown is not None and shown.key in models else 0
 spec = models[
     st.selectbox(_("Model"), list(models), index=start, format_func=lambda k: _(models[k].name), key=keyed("train_model"))
@@ -117,7 +116,7 @@ if trained is None or trained.task != schema.task:
 st.divider()
 st.subheader(spent_heading(_(trained.name), trained.epsilon, ledger, trained.delta))
 view.spending(trained)
-if leaky_columns(schema):
+if trained.read_from_data:
     st.error(
         _("Not differentially private: trained with domains read from the data. Do not share this model."),
         icon=":material/gpp_bad:",
@@ -126,4 +125,4 @@ if trained.seeded:
     st.warning(_("Reproducible seed — do not release this model."), icon=":material/warning:")
 view.scores(trained, schema)
 view.inside(trained, schema)
-view.card_and_downloads(trained, schema, ledger.unit)
+view.card_and_downloads(state, trained, ledger.unit)

@@ -11,7 +11,7 @@ from dpcore.datasets import OverlapRefused
 from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.i18n import N_, _, integer, ngettext, short
 from dpcore.persons import check_unit_column, rows_left_out
-from dpcore.schema import KINDS, ROLES, Normaliser, Schema, out_of_bounds_share
+from dpcore.schema import KINDS, ROLES, Normaliser, Schema, out_of_bounds_share, release_refusal
 from dpstudio.support.declaring import (
     declare_public,
     estimate_numeric_bounds,
@@ -295,31 +295,54 @@ def fix_leaks(state: StudioState) -> None:
     summary = leak_summary(schema)
     if summary:
         st.warning(summary, icon=":material/warning:")
-        leaky = leaky_columns(schema)
-        numeric = [n for n in leaky if schema[n].kind == "numeric"]
-        with st.expander(_("Fix them all at once"), expanded=True):
-            if numeric:
-                _estimate_bounds_action(state, numeric)
-            left, right = st.columns(2)
-            if left.button(
-                ngettext("Ignore this column", "Ignore these {count} columns", len(leaky)).format(count=len(leaky)),
-                key="ignore_leaky",
-            ):
-                ignore_columns(state, leaky)
-                remember(state)
-                st.rerun()
-            vouch = right.checkbox(
-                _("They are public knowledge"),
-                key="vouch_public",
-                help=_("For example a data dictionary, the law, or the choices a form offers."),
-            )
-            if right.button(_("Declare them public"), key="declare_public", disabled=not vouch):
-                declare_public(state, leaky)
-                remember(state)
-                st.rerun()
+        ways_out(state, leaky_columns(schema))
 
 
-def _estimate_bounds_action(state: StudioState, numeric: list[str]) -> None:
+def release_refused(state: StudioState, read_from_data: list[str], key: str, again: str | None = None) -> None:
+    """Where a model, map or copy built on ``read_from_data`` would be offered: the engine's refusal and its ways out.
+
+    Every page shows the same sentence (:func:`dpcore.schema.release_refusal`) and the same
+    one-click ways out as the Data page. A way out changes the declarations, not what was built
+    on the old ones: ``again`` says what to do then (train again, find the groups again).
+    """
+    st.error(release_refusal(read_from_data), icon=":material/gpp_bad:")
+    still = [name for name in leaky_columns(state.dataset.schema) if name in read_from_data]
+    if still:
+        ways_out(state, still, key)
+    elif again:
+        st.info(again, icon=":material/refresh:")
+
+
+def ways_out(state: StudioState, leaky: list[str], key: str = "") -> None:
+    """The one-click ways out for ``leaky`` columns: estimate the numeric bounds privately, ignore them, or vouch for them.
+
+    ``key`` keeps the widgets of a second place on one page apart (the Data page's have none).
+    """
+    schema = state.dataset.schema
+    numeric = [n for n in leaky if schema[n].kind == "numeric"]
+    with st.expander(_("Fix them all at once"), expanded=True):
+        if numeric:
+            _estimate_bounds_action(state, numeric, key)
+        left, right = st.columns(2)
+        if left.button(
+            ngettext("Ignore this column", "Ignore these {count} columns", len(leaky)).format(count=len(leaky)),
+            key=f"{key}ignore_leaky",
+        ):
+            ignore_columns(state, leaky)
+            remember(state)
+            st.rerun()
+        vouch = right.checkbox(
+            _("They are public knowledge"),
+            key=f"{key}vouch_public",
+            help=_("For example a data dictionary, the law, or the choices a form offers."),
+        )
+        if right.button(_("Declare them public"), key=f"{key}declare_public", disabled=not vouch):
+            declare_public(state, leaky)
+            remember(state)
+            st.rerun()
+
+
+def _estimate_bounds_action(state: StudioState, numeric: list[str], key: str = "") -> None:
     """The bulk "estimate privately" action: its cost (a stated share of what is left, split evenly) before the click."""
     st.write(
         _(
@@ -337,7 +360,7 @@ def _estimate_bounds_action(state: StudioState, numeric: list[str]) -> None:
             max_value=100,
             value=round(DEFAULT_BUDGET_SHARE * 100),
             step=5,
-            key="bounds_share",
+            key=f"{key}bounds_share",
         )
         / 100
     )
@@ -367,14 +390,16 @@ def _estimate_bounds_action(state: StudioState, numeric: list[str]) -> None:
         )
     anyway = not too_few or st.checkbox(
         _("Estimate anyway: I will check each bound in the fit table and correct the ones that are off"),
-        key="bounds_anyway",
+        key=f"{key}bounds_anyway",
     )
     label = _("Estimate privately (spends ε = {epsilon}: {share} of the {left} left, {each} per column)").format(
         epsilon=short(each * len(numeric)), share=f"{share:.0%}", left=short(left), each=short(each)
     )
-    if st.button(label + in_the_datasets_unit(state.ledger(), each * len(numeric)), key="estimate_bounds", disabled=not anyway):
+    if st.button(
+        label + in_the_datasets_unit(state.ledger(), each * len(numeric)), key=f"{key}estimate_bounds", disabled=not anyway
+    ):
         try:
-            state.bounds_verdict = (state.dataset.fingerprint, estimate_numeric_bounds(state, each))
+            state.bounds_verdict = (state.dataset.fingerprint, estimate_numeric_bounds(state, each, numeric))
             remember(state)
             st.rerun()
         except (BudgetExceededError, DataError) as error:

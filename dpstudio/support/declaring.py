@@ -48,9 +48,9 @@ def leak_summary(schema: Schema) -> str | None:
         shown += _(" and {count} more").format(count=len(names) - 6)
     return ngettext(
         "Not differentially private yet: {count} column has bounds or categories read from your data ({names}). "
-        "A model trained on it is not DP, and a copy leaves it out.",
+        "A model or group map built on it stays on this screen, and a copy leaves it out.",
         "Not differentially private yet: {count} columns have bounds or categories read from your data ({names}). "
-        "A model trained on them is not DP, and a copy leaves them out.",
+        "A model or group map built on them stays on this screen, and a copy leaves them out.",
         len(names),
     ).format(count=len(names), names=shown)
 
@@ -61,13 +61,13 @@ def _replace(state: StudioState, schema: Schema) -> None:
     dataset.revision += 1  # the declarations table starts again from the new declarations
 
 
-def estimate_numeric_bounds(state: StudioState, epsilon_per_column: float) -> pd.DataFrame:
-    """Replace the data-read bounds of every numeric column by private estimates, charged to the ledger.
+def estimate_numeric_bounds(state: StudioState, epsilon_per_column: float, names: list[str] | None = None) -> pd.DataFrame:
+    """Replace the data-read bounds of every numeric column (of ``names``, default all) by private estimates, charged.
 
     Returns the owner-only verdict of how well they fit (:func:`dpcore.bounds.bounds_verdict`).
     """
     schema = Schema.from_dict(state.dataset.schema.to_dict())
-    columns = [n for n in leaky_columns(schema) if schema[n].kind == "numeric"]
+    columns = [n for n in leaky_columns(schema) if schema[n].kind == "numeric" and (names is None or n in names)]
     bounds = estimate_bounds(state.dataset.frame, schema, columns, epsilon_per_column, state.ledger())
     apply_bounds(schema, bounds, epsilon_per_column)
     _replace(state, schema)

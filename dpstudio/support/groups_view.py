@@ -32,6 +32,7 @@ from dpcore.i18n import N_, _, integer, ngettext, percent, short
 from dpcore.models.clustering import AUTO_SHARE, MAX_CELLS, MAX_FEATURES, MIN_FEATURES, NO_GROUP, grid_problem
 from dpcore.schema import Schema
 from dpstudio.support.charts import localized
+from dpstudio.support.data_view import release_refused
 from dpstudio.support.language import keyed
 from dpstudio.support.session import recall_result, remember_result
 from dpstudio.support.state import StudioState
@@ -182,11 +183,6 @@ def header(found: GroupMap, ledger: BudgetLedger) -> None:
     """What was found and what it cost."""
     groups = ngettext("{count} group", "{count} groups", found.n_clusters).format(count=found.n_clusters)
     st.subheader(spent_heading(groups, found.epsilon, ledger))
-    if found.leaks:
-        st.error(
-            _("Not differentially private:") + " " + " ".join(found.leaks) + " " + _("Do not share this map."),
-            icon=":material/gpp_bad:",
-        )
     if found.seeded:
         st.warning(_(SEEDED_WARNING), icon=":material/warning:")
     model = found.model
@@ -312,9 +308,17 @@ def no_groups(found: GroupMap) -> None:
     )
 
 
-def downloads(found: GroupMap, schema: Schema, unit: str) -> None:
-    """The map (CSV, JSON) and its card; no map file for a demo seed."""
-    card = group_card(found, schema, unit)
+def downloads(state: StudioState, found: GroupMap, unit: str) -> None:
+    """The map (CSV, JSON) and its card; no map file for a demo seed, nothing at all over bounds read from the data."""
+    if found.read_from_data:
+        release_refused(
+            state,
+            found.read_from_data,
+            "groups_",
+            _("The declarations are fixed: find the groups again to get a map you can share."),
+        )
+        return
+    card = group_card(found, unit)
     with st.expander(_("Map card")):
         st.markdown(card)
     c1, c2, c3 = st.columns(3)

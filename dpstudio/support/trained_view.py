@@ -10,7 +10,9 @@ from dpcore.model_files import model_bytes
 from dpcore.models.registry import ModelSpec
 from dpcore.schema import Schema
 from dpcore.training import TrainedModel
+from dpstudio.support.data_view import release_refused
 from dpstudio.support.experts_view import show_weights
+from dpstudio.support.state import StudioState
 from dpstudio.support.training import (
     BASELINE,
     baseline_verdict,
@@ -146,8 +148,22 @@ def inside(trained: TrainedModel, schema: Schema) -> None:
         st.dataframe(weights_table(trained.details["weights"], schema), hide_index=True, width="stretch")
 
 
-def card_and_downloads(trained: TrainedModel, schema: Schema, unit: str) -> None:
-    """The model card, and the card and model files to download (no model file for a demo seed)."""
+def card_and_downloads(state: StudioState, trained: TrainedModel, unit: str) -> None:
+    """The model card, and the card and model files to download (no model file for a demo seed).
+
+    A model fitted on a domain read from the data, or whose columns now hold one, gets neither:
+    the engine's refusal and its ways out stand in their place.
+    """
+    schema = state.dataset.schema
+    read_from_data = list(dict.fromkeys([*trained.read_from_data, *schema.read_from_data()]))
+    if read_from_data:
+        release_refused(
+            state,
+            read_from_data,
+            "train_",
+            _("The declarations are fixed: train the model again to get a model and a card you can share."),
+        )
+        return
     card = model_card(trained, schema, unit)
     with st.expander(_("Model card")):
         st.markdown(card)
@@ -158,7 +174,7 @@ def card_and_downloads(trained: TrainedModel, schema: Schema, unit: str) -> None
     else:
         right.download_button(
             _("Download the fitted model (.skops)"),
-            lambda: model_bytes(trained.model),
+            lambda: model_bytes(trained.model, read_from_data=trained.read_from_data),
             file_name="dp_model.skops",
             mime="application/octet-stream",
             help=_("Open it with dpcore.model_files.load_model, or skops.io.load with the DP Studio types trusted."),

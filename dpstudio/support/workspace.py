@@ -18,7 +18,7 @@ import os
 import pickle
 import re
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, is_dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -168,9 +168,21 @@ def load_result(ledger_path, token: str, name: str) -> object | None:
         return None
     try:
         # Our own file in the owner's own workspace folder, written by save_result above.
-        return pickle.loads((where / f"{name}.pickle").read_bytes())  # noqa: S301
+        result = pickle.loads((where / f"{name}.pickle").read_bytes())  # noqa: S301
     except Exception:  # a result from another version of the code: start without it
         return None
+    return result if _complete(result) else None
+
+
+def _complete(result: object, depth: int = 2) -> bool:
+    """False for a result pickled before a field was added to it (or to a result it holds): another version of the code.
+
+    Such a result would miss what is now asked of it (which columns a model was fitted on with a
+    domain read from the data, say), so it is dropped like any result of another version.
+    """
+    if not is_dataclass(result) or isinstance(result, type) or depth < 0:
+        return True
+    return all(hasattr(result, f.name) and _complete(getattr(result, f.name), depth - 1) for f in fields(result))
 
 
 def save_released_plans(ledger_path, token: str, plans: dict) -> None:

@@ -118,9 +118,12 @@ def test_columns_read_from_the_data_are_flagged_and_cell_values_never_shown(app)
     at.file_uploader(key="upload").set_value(("shop.csv", f"age,spend,note\n{rows}\n".encode(), "text/csv")).run()
     at.switch_page("pages/groups.py").run()
     assert not at.exception
-    assert any("read from the data" in str(e.value) and "NOT be safe to share" in str(e.value) for e in at.error)
+    assert any("Cannot leave this screen" in str(e.value) and "'age', 'spend'" in str(e.value) for e in at.error)
     _button(at, "Find groups").click().run()
-    assert any("Not differentially private" in str(e.value) for e in at.error)
+    # The owner sees the map; its files and card are refused with the one sentence and its ways out (privacy-tests.md row 23).
+    assert state(at).groups.found.read_from_data == ["age", "spend"]
+    assert any("Cannot leave this screen" in str(e.value) for e in at.error)
+    assert at.get("download_button") == [] and _button(at, "Declare them public").disabled
     texts = [str(e.value) for kind in ("error", "warning", "info", "markdown", "caption") for e in getattr(at, kind)]
     texts += [_spec(c) for c in _charts(at)]
     assert not any(SENTINEL in t for t in texts)
@@ -176,3 +179,18 @@ def test_a_map_with_no_group_is_a_stated_outcome_not_a_drawn_map(app):
     assert not at.exception and state(at).ledger().spent == pytest.approx(0.0001)
     assert any("No groups found at ε = 0.0001" in str(i.value) for i in at.info)
     assert not _charts(at)
+
+
+def test_a_way_out_clicked_where_the_map_is_refused_lets_the_next_map_be_downloaded(app):
+    at = app("groups")
+    state(at).dataset.schema["longitude"].bounds_from_data = True
+    at.run()
+    _button(at, "Find groups").click().run()
+    assert at.get("download_button") == [] and any("Cannot leave this screen" in str(e.value) for e in at.error)
+    at.checkbox(key="groups_vouch_public").check().run()
+    _button(at, "Declare them public").click().run()
+    assert not state(at).dataset.schema["longitude"].bounds_from_data
+    assert not any("Cannot leave this screen" in str(e.value) for e in at.error)  # the map laid over the old bounds is gone
+    _button(at, "Find groups").click().run()
+    assert [b.label for b in at.get("download_button")] == ["Map (CSV)", "Map (JSON)", "Map card (Markdown)"]
+    assert not at.exception

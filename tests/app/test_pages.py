@@ -493,8 +493,22 @@ def test_the_train_page_says_not_dp_while_domains_are_read_from_the_data(app):
     assert any("safe to share" in str(m.value) for m in at.success)
     state(at).dataset.schema["median_income"].bounds_from_data = True
     at.run()
-    assert any("NOT be safe to share" in str(e.value) for e in at.error)
+    assert any("Cannot leave this screen" in str(e.value) and "'median_income'" in str(e.value) for e in at.error)
     assert not any("safe to share" in str(m.value) for m in at.success)
+
+
+def test_a_model_on_a_domain_read_from_the_data_is_shown_but_not_downloadable_until_trained_again(app):
+    at = app("train")
+    state(at).dataset.schema["median_income"].bounds_from_data = True
+    at.run()
+    [b for b in at.button if b.label == "Train"][0].click().run()
+    assert state(at).trained.read_from_data == ["median_income"]
+    assert any("Cannot leave this screen" in str(e.value) for e in at.error) and at.get("download_button") == []
+    at.checkbox(key="train_vouch_public").check().run()
+    [b for b in at.button if b.label == "Declare them public"][0].click().run()
+    assert any("train the model again" in str(i.value) for i in at.info) and at.get("download_button") == []
+    [b for b in at.button if b.label == "Train"][0].click().run()
+    assert len(at.get("download_button")) == 2 and not at.exception
 
 
 # --- ε typed by hand: a visible sentence, never a silent substitute ----------------------------------
@@ -743,3 +757,26 @@ def test_the_train_bar_says_the_time_left_once_measured_and_measuring_before():
     assert progress_text("DP tree", 3, 7) == (0.3, "Training DP tree: 3 s, about 7 s left")
     share, words = progress_text("DP tree", 12, None)
     assert share < 0.9 and words == "Training DP tree: 12 s, measuring the time left…"
+
+
+def test_a_model_kept_by_an_earlier_version_without_its_provenance_is_not_reopened(tmp_path):
+    """A model pickled before ``read_from_data`` existed cannot say whether its file may leave the screen: dropped."""
+    from dpcore.training import TrainedModel
+    from dpstudio.support import workspace
+
+    old = TrainedModel("dp_tree", "DP tree", "regression", None, 1.0, {}, {}, [], False)
+    del old.__dict__["read_from_data"]
+    workspace.save_result(tmp_path / "ledger.sqlite3", "a" * 32, "trained", old)
+    assert workspace.load_result(tmp_path / "ledger.sqlite3", "a" * 32, "trained") is None
+    workspace.save_result(tmp_path / "ledger.sqlite3", "a" * 32, "trained", TrainedModel(*old.__dict__.values()))
+    assert workspace.load_result(tmp_path / "ledger.sqlite3", "a" * 32, "trained") is not None
+
+
+def test_the_export_page_offers_the_data_pages_ways_out_for_a_domain_read_from_the_data(app):
+    at = app("export")
+    state(at).dataset.schema["median_income"].bounds_from_data = True
+    at.run()
+    assert any("'median_income'" in str(w.value) and "a copy leaves it out" in str(w.value) for w in at.warning)
+    [b for b in at.button if b.key == "export_ignore_leaky"][0].click().run()
+    assert state(at).dataset.schema["median_income"].role == "ignore"
+    assert not any("read from your data" in str(w.value) for w in at.warning) and not at.exception

@@ -6,9 +6,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from leak_tables import neighbours, read_from_data
 
 from dpcore.cli import EXIT_BUDGET, EXIT_DATA, EXIT_OK, EXIT_USAGE, main
 from dpcore.datasets import Catalog
+from dpcore.schema import release_refusal
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_data"
 CALIFORNIA_SCHEMA = str(SAMPLES / "california_housing.schema.json")
@@ -171,3 +173,22 @@ def test_train_writes_the_new_models_as_files_a_buyer_can_open(tmp_path, califor
     card = (tmp_path / "m.md").read_text(encoding="utf-8")
     assert "ε = 1" in card and "APPROXIMATE" not in card
     assert _ledger(tmp_path).spent == pytest.approx(1.0)
+
+
+def test_answer_refuses_bounds_read_from_the_data_in_the_apps_words_before_charging(tmp_path, capsys):
+    """privacy-tests.md row 23: answers written to a file leave the screen, so a domain read from the data is refused."""
+    _d, d_prime = neighbours()
+    d_prime.to_csv(tmp_path / "people.csv", index=False)
+    d_prime[["age"]].head(3).to_csv(tmp_path / "queries.csv", index=False)
+    (tmp_path / "people.schema.json").write_text(read_from_data(d_prime).to_json(), encoding="utf-8")
+    code = _answer(
+        tmp_path,
+        tmp_path / "people.csv",
+        tmp_path / "queries.csv",
+        str(tmp_path / "people.schema.json"),
+        "--epsilon-per-query",
+        "0.1",
+    )
+    err = capsys.readouterr().err
+    assert code == EXIT_DATA and release_refusal(["age", "income"]) in err and "Traceback" not in err
+    assert not (tmp_path / "queries_answers.csv").exists() and Catalog(tmp_path / "ledger.sqlite3").datasets() == []

@@ -7,9 +7,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from leak_tables import OLDEST, neighbours, read_from_data
 
 from dpcore.cli import EXIT_BUDGET, EXIT_DATA, EXIT_OK, EXIT_USAGE, build_parser, main
 from dpcore.datasets import Catalog
+from dpcore.schema import release_refusal
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_data"
 SCHEMA = str(SAMPLES / "california_housing.schema.json")
@@ -159,3 +161,19 @@ def test_cluster_is_listed_in_the_help():
     parser = build_parser()
     assert "cluster" in parser.format_help()
     assert "--columns" in parser._subparsers._group_actions[0].choices["cluster"].format_help()
+
+
+def test_cluster_refuses_bounds_read_from_the_data_in_the_apps_words_before_charging(tmp_path, capsys):
+    """privacy-tests.md row 23: the map and its card would carry the data's extremes, so nothing is found, charged or written."""
+    _d, d_prime = neighbours()
+    d_prime.to_csv(tmp_path / "people.csv", index=False)
+    (tmp_path / "people.schema.json").write_text(read_from_data(d_prime, target=None).to_json(), encoding="utf-8")
+    code = main(
+        ["cluster", str(tmp_path / "people.csv"), "--schema", str(tmp_path / "people.schema.json"), "--columns", "age,income"]
+        + ["--epsilon", "1", "--ledger", str(tmp_path / "ledger.sqlite3"), "-o", str(tmp_path / "map.csv"), "-q"]
+    )
+    err = capsys.readouterr().err
+    assert code == EXIT_DATA and release_refusal(["age", "income"]) in err
+    assert "Traceback" not in err and str(OLDEST) not in err
+    assert not (tmp_path / "map.csv").exists() and not (tmp_path / "map.md").exists()
+    assert Catalog(tmp_path / "ledger.sqlite3").datasets() == []

@@ -7,11 +7,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from leak_tables import OLDEST, neighbours, read_from_data
 
-from dpcore.cli import EXIT_BUDGET, EXIT_OK, EXIT_USAGE, main
+from dpcore.cli import EXIT_BUDGET, EXIT_DATA, EXIT_OK, EXIT_USAGE, main
 from dpcore.datasets import Catalog
 from dpcore.design import Design
 from dpcore.model_files import load_model
+from dpcore.schema import release_refusal
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_data"
 SCHEMA = str(SAMPLES / "adult.schema.json")
@@ -192,3 +194,19 @@ def test_release_with_a_privacy_unit_creates_a_budget_that_pays_for_the_person(t
     assert "per person (up to 2 rows each)" in out
     copy = (tmp_path / "copy.csv").read_text(encoding="utf-8")
     assert "patient" not in copy and "p1" not in copy
+
+
+def test_train_refuses_bounds_read_from_the_data_in_the_apps_words_before_charging(tmp_path, capsys):
+    """privacy-tests.md row 23: a model file and card would carry the data's extremes, so nothing is fitted, charged or written."""
+    _d, d_prime = neighbours()
+    d_prime.to_csv(tmp_path / "people.csv", index=False)
+    (tmp_path / "people.schema.json").write_text(read_from_data(d_prime).to_json(), encoding="utf-8")
+    code = main(
+        ["train", str(tmp_path / "people.csv"), "--schema", str(tmp_path / "people.schema.json"), "--model", "dp_tree"]
+        + ["--epsilon", "1", "--ledger", str(tmp_path / "ledger.sqlite3"), "-o", str(tmp_path / "m.skops"), "-q"]
+    )
+    err = capsys.readouterr().err
+    assert code == EXIT_DATA and release_refusal(["age", "income"]) in err
+    assert "Traceback" not in err and str(OLDEST) not in err
+    assert not (tmp_path / "m.skops").exists() and not (tmp_path / "m.md").exists()
+    assert Catalog(tmp_path / "ledger.sqlite3").datasets() == []

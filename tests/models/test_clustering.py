@@ -316,7 +316,7 @@ def test_find_groups_charges_after_fitting_and_the_map_files_hold_no_row(califor
     assert len(table) == 900 and list(table.columns[-2:]) == ["noisy_count", "cluster"]
     document = json.loads(map_json(found, ledger.unit))
     assert len(document["cells"]["cluster"]) == 900 and document["columns"][0]["cells"] == 30
-    card = group_card(found, california_schema, ledger.unit)
+    card = group_card(found, ledger.unit)
     assert "ε = 0.5" in card and "do not release" in card
     for text in (csv, json.dumps(document), card):
         assert "118.123456789" not in text

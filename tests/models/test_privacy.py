@@ -289,7 +289,7 @@ def test_a_teacher_or_a_model_holding_a_generator_cannot_be_saved():
     y = (X[:, 0] > 0.5).astype(int)
     teacher = SubsampleAggregateClassifier(classes=[0, 1], epsilon=1.0, random_state=0).fit(X, y)
     with pytest.raises(DataError, match="teacher cannot be saved or released"):
-        model_bytes(teacher)
+        model_bytes(teacher, read_from_data=[])
     model = (
         REGISTRY_MODELS["dp_gaussian_nb"]
         .make(ModelContext(n_features=3, epsilon=1.0, bounds=(0.0, 1.0), classes=[0, 1]))
@@ -298,4 +298,4 @@ def test_a_teacher_or_a_model_holding_a_generator_cannot_be_saved():
     model.kept_stream_ = np.random.default_rng(1)  # what a careless estimator would leave behind
     assert kept_generators(model) == ["DPGaussianNB.kept_stream_"]
     with pytest.raises(DataError, match="replay"):
-        model_bytes(model)
+        model_bytes(model, read_from_data=[])
