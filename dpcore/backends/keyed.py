@@ -74,3 +74,20 @@ def uniforms(key: bytes, rows: NDArray[np.uint64], stream: int, width: int = 1) 
 def integers(key: bytes, rows: NDArray[np.uint64], stream: int, high: int, width: int = 1) -> NDArray[np.int64]:
     """``(len(rows), width)`` integers in ``[0, high)``; each value's probability is within ``high·2^-53`` of ``1/high``."""
     return np.minimum(np.floor(uniforms(key, rows, stream, width) * high), high - 1).astype(np.int64)
+
+
+def words_at(key: bytes, rows: NDArray[np.uint64], stream: int, counters: NDArray[np.uint32]) -> NDArray[np.uint64]:
+    """One pseudo-random 64-bit word per row: the first half of block (row, ``stream``, that row's counter).
+
+    Each row brings its own counter, so a row's ``k``-th word is the same whichever other rows
+    are drawn with it (exact samplers draw a varying number of words per row).
+    """
+    if len(key) != KEY_BYTES:
+        raise ValueError("a row randomness key has 16 bytes")
+    blocks = np.empty(len(rows), dtype=_BLOCK)
+    blocks["row"] = rows
+    blocks["stream"] = stream
+    blocks["counter"] = counters
+    encryptor = Cipher(algorithms.AES(key), modes.ECB()).encryptor()
+    cipher = encryptor.update(blocks.tobytes()) + encryptor.finalize()
+    return np.frombuffer(cipher, dtype="<u8").reshape(len(rows), 2)[:, 0].astype(np.uint64)
