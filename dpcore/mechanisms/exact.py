@@ -31,6 +31,8 @@ from dpcore.backends import keyed
 
 #: The rounding of a query to its grid adds at most 1/GRID_STEPS of its sensitivity in grid units.
 GRID_STEPS = 4096
+#: A generator's samplers run attempts side by side while fewer elements than this are pending.
+SIDE_BY_SIDE_BELOW = 2048
 #: Above this many grid units of σ the Gaussian's exact arithmetic would leave int64: the grid is coarsened.
 MAX_SIGMA_UNITS = 2**24
 _MAX_SCALE_UNITS = 2**50
@@ -46,6 +48,10 @@ class IntegerSource(Protocol):
         """One uniform integer in ``[0, high)`` for each of ``elements`` (``high`` ≤ 2^62, scalar or per element)."""
         ...
 
+    def copies(self, pending: int, most: int) -> int:
+        """How many attempts (or trials) to run side by side for each of ``pending`` elements, at most ``most``."""
+        ...
+
 
 class GeneratorIntegers:
     """Integers from a numpy Generator (exact: numpy's bounded integers reject, they do not scale a float)."""
@@ -56,18 +62,28 @@ class GeneratorIntegers:
     def below(self, elements: Indices, high: NDArray[np.int64] | int) -> NDArray[np.int64]:
         return self.rng.integers(0, high, size=len(elements), dtype=np.int64)
 
+    def copies(self, pending: int, most: int) -> int:
+        # Few pending elements: rounds cost more than draws, so attempts go side by side; many: one each.
+        return most if pending < SIDE_BY_SIDE_BELOW else 1
+
 
 class KeyedIntegers:
     """Integers from the keyed stream: element ``i`` is row ``rows[i]``, its ``k``-th draw uses counter ``k``.
 
     Each draw takes one 64-bit keyed word ``w`` and returns ``w mod high`` when ``w`` falls below
     the largest multiple of ``high`` under 2^64, and draws again otherwise (probability at most
-    ``high / 2^64``): exactly uniform, whatever ``high``.
+    ``high / 2^64``): exactly uniform, whatever ``high``. An element may be asked for several
+    draws in one call (the samplers' parallel attempts) provided its repeats are adjacent: they
+    take consecutive counters.
     """
 
     def __init__(self, key: bytes, rows: NDArray[np.uint64], stream: int) -> None:
         self.key, self.rows, self.stream = key, np.asarray(rows, dtype=np.uint64), int(stream)
         self.counters = np.zeros(len(self.rows), dtype=np.uint32)
+
+    def copies(self, pending: int, most: int) -> int:
+        # One, never from the batch's size: a row's draws must not depend on the rows drawn with it.
+        return 1
 
     def below(self, elements: Indices, high: NDArray[np.int64] | int) -> NDArray[np.int64]:
         highs = np.broadcast_to(np.asarray(high, dtype=np.uint64), (len(elements),))
@@ -75,8 +91,11 @@ class KeyedIntegers:
         pending = np.arange(len(elements))
         while pending.size:
             who = elements[pending]
-            words = keyed.words_at(self.key, self.rows[who], self.stream, self.counters[who])
-            self.counters[who] += np.uint32(1)
+            starts = np.flatnonzero(np.concatenate([[True], who[1:] != who[:-1]]))
+            runs = np.diff(np.append(starts, len(who)))
+            rank = np.arange(len(who)) - np.repeat(starts, runs)
+            words = keyed.words_at(self.key, self.rows[who], self.stream, self.counters[who] + rank.astype(np.uint32))
+            self.counters[who[starts]] += runs.astype(np.uint32)
             h = highs[pending]
             remainder = (_UINT64_MAX % h + np.uint64(1)) % h  # 2^64 mod high
             accepted = words <= _UINT64_MAX - remainder
@@ -135,6 +154,49 @@ def bernoulli_exp(
 # --- discrete Laplace (CKS20 Algorithm 2) and discrete Gaussian (Algorithm 3) ---------------
 
 
+#: Attempts made side by side for each pending draw: fewer rounds, at the price of unused randomness.
+ATTEMPTS = 4
+#: Bernoulli(exp(−1)) trials made side by side for the geometric part of a discrete Laplace draw.
+TRIALS = 8
+
+
+def first_accepted(
+    source: IntegerSource, elements: Indices, attempt: Callable[[Indices], tuple[NDArray[np.int64], NDArray[np.bool_]]]
+) -> NDArray[np.int64]:
+    """Run a rejection sampler until each element has a draw, up to :data:`ATTEMPTS` attempts side by side.
+
+    ``attempt(repeated)`` makes one independent attempt per entry of ``repeated`` (each element
+    repeated, adjacently) and says which were accepted; an element keeps its first accepted
+    attempt in order, which is what running the attempts one after another would give.
+    """
+    out = np.empty(len(elements), dtype=np.int64)
+    pending = np.arange(len(elements))
+    while pending.size:
+        copies = source.copies(len(pending), ATTEMPTS)
+        values, accepted = attempt(np.repeat(elements[pending], copies))
+        accepted = accepted.reshape(-1, copies)
+        done = accepted.any(axis=1)
+        first = np.argmax(accepted, axis=1)
+        out[pending[done]] = values.reshape(-1, copies)[done, first[done]]
+        pending = pending[~done]
+    return out
+
+
+def _geometric_exp_one(source: IntegerSource, elements: Indices) -> NDArray[np.int64]:
+    """The number of Bernoulli(exp(−1)) successes before the first failure, per element (``P(V ≥ v) = e^−v``)."""
+    count = np.zeros(len(elements), dtype=np.int64)
+    running = np.arange(len(elements))
+    while running.size:
+        copies = source.copies(len(running), TRIALS)
+        repeated = np.repeat(elements[running], copies)
+        ones = np.ones(len(repeated), dtype=np.int64)
+        trials = _bernoulli_exp_fraction(source, repeated, ones, ones).reshape(-1, copies)
+        leading = np.where(trials.all(axis=1), copies, np.argmin(trials, axis=1))
+        count[running] += leading
+        running = running[leading == copies]
+    return count
+
+
 def discrete_laplace(source: IntegerSource, elements: Indices, scale: Fraction) -> NDArray[np.int64]:
     """One draw of the discrete Laplace law ``P(x) ∝ exp(−|x| / scale)`` on the integers per element.
 
@@ -146,27 +208,15 @@ def discrete_laplace(source: IntegerSource, elements: Indices, scale: Fraction) 
     t, s = scale.numerator, scale.denominator
     if not 0 < t <= _MAX_SCALE_UNITS or s > _MAX_SCALE_UNITS:
         raise ValueError(f"discrete Laplace scale out of range: {float(scale)!r}")
-    out = np.empty(len(elements), dtype=np.int64)
-    pending = np.arange(len(elements))
-    ones = np.ones(len(elements), dtype=np.int64)
-    while pending.size:
-        uniform = source.below(elements[pending], t)
-        kept = bernoulli_exp(source, elements[pending], uniform, t)
-        candidates, uniform = pending[kept], uniform[kept]
-        geometric = np.zeros(len(candidates), dtype=np.int64)
-        running = np.arange(len(candidates))
-        while running.size:
-            survived = _bernoulli_exp_fraction(source, elements[candidates[running]], ones[running], ones[running])
-            running = running[survived]
-            geometric[running] += 1
-        magnitude = (uniform + t * geometric) // s
-        negative = source.below(elements[candidates], 2) == 1
-        accepted = ~(negative & (magnitude == 0))
-        out[candidates[accepted]] = np.where(negative, -magnitude, magnitude)[accepted]
-        done = np.zeros(len(elements), dtype=bool)
-        done[candidates[accepted]] = True
-        pending = pending[~done[pending]]
-    return out
+
+    def attempt(repeated: Indices) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
+        uniform = source.below(repeated, t)
+        kept = bernoulli_exp(source, repeated, uniform, t)
+        magnitude = (uniform + t * _geometric_exp_one(source, repeated)) // s
+        negative = source.below(repeated, 2) == 1
+        return np.where(negative, -magnitude, magnitude), kept & ~(negative & (magnitude == 0))
+
+    return first_accepted(source, elements, attempt)
 
 
 def discrete_gaussian(source: IntegerSource, elements: Indices, t: int, m: int) -> NDArray[np.int64]:
@@ -177,27 +227,25 @@ def discrete_gaussian(source: IntegerSource, elements: Indices, t: int, m: int) 
     gives the exact law, and ``t ≈ σ`` keeps most draws. With ``σ² = t·m`` every quantity is an
     integer.
     """
-    out = np.empty(len(elements), dtype=np.int64)
-    pending = np.arange(len(elements))
     den = 2 * t * m
-    while pending.size:
-        draw = discrete_laplace(source, elements[pending], Fraction(t))
+
+    def attempt(repeated: Indices) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
+        draw = discrete_laplace(source, repeated, Fraction(t))
         distance = np.abs(np.abs(draw) - m)
         safe = distance < 2**31
-        kept = np.zeros(len(pending), dtype=bool)
-        kept[safe] = bernoulli_exp(source, elements[pending[safe]], distance[safe] ** 2, den)
+        kept = np.zeros(len(repeated), dtype=bool)
+        kept[safe] = bernoulli_exp(source, repeated[safe], distance[safe] ** 2, den)
         if not safe.all():  # 2^31 units out (probability about e^-64): the square on Python integers
             squares = [int(d) ** 2 for d in distance[~safe]]
             # exp(-whole) for whole >= 2^62 is cut there: every one of 2^62 trials would have to succeed first.
             whole = np.array([min(q // den, 2**62) for q in squares], dtype=np.int64)
             part = np.array([q % den for q in squares], dtype=np.int64)
-            far = elements[pending[~safe]]
-            kept[~safe] = _bernoulli_exp_fraction(source, far, part, np.full(len(part), den)) & bernoulli_exp(
-                source, far, whole, 1
-            )
-        out[pending[kept]] = draw[kept]
-        pending = pending[~kept]
-    return out
+            far = repeated[~safe]
+            fraction = _bernoulli_exp_fraction(source, far, part, np.full(len(part), den))
+            kept[~safe] = fraction & bernoulli_exp(source, far, whole, 1)
+        return draw, kept
+
+    return first_accepted(source, elements, attempt)
 
 
 # --- grids --------------------------------------------------------------------------------
