@@ -77,17 +77,19 @@ def integers(key: bytes, rows: NDArray[np.uint64], stream: int, high: int, width
 
 
 def words_at(key: bytes, rows: NDArray[np.uint64], stream: int, counters: NDArray[np.uint32]) -> NDArray[np.uint64]:
-    """One pseudo-random 64-bit word per row: the first half of block (row, ``stream``, that row's counter).
+    """Word ``counters[i]`` of row ``rows[i]`` in ``stream``: the word :func:`random_words` puts in that column.
 
     Each row brings its own counter, so a row's ``k``-th word is the same whichever other rows
     are drawn with it (exact samplers draw a varying number of words per row).
     """
     if len(key) != KEY_BYTES:
         raise ValueError("a row randomness key has 16 bytes")
+    counters = np.asarray(counters, dtype=np.uint32)
     blocks = np.empty(len(rows), dtype=_BLOCK)
     blocks["row"] = rows
     blocks["stream"] = stream
-    blocks["counter"] = counters
+    blocks["counter"] = counters // 2
     encryptor = Cipher(algorithms.AES(key), modes.ECB()).encryptor()
     cipher = encryptor.update(blocks.tobytes()) + encryptor.finalize()
-    return np.frombuffer(cipher, dtype="<u8").reshape(len(rows), 2)[:, 0].astype(np.uint64)
+    halves = np.frombuffer(cipher, dtype="<u8").reshape(len(rows), 2)
+    return halves[np.arange(len(rows)), counters % 2].astype(np.uint64)
