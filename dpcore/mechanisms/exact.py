@@ -8,7 +8,8 @@ for differential privacy", Algorithms 1–3): every decision is a comparison of 
 
 They are vectorised: each call samples a whole array, and the loops run over *rounds* of the
 rejection samplers (every pending element draws once per round), never over elements. A
-round's work shrinks geometrically, so a million draws take a few dozen rounds.
+round's work shrinks geometrically: a million draws take a few hundred rounds, and small
+arrays from a generator run several attempts side by side to take fewer (:func:`first_accepted`).
 
 Randomness comes from an :class:`IntegerSource`: a numpy Generator (operating-system entropy
 unless a test seeds it), or :class:`KeyedIntegers`, the AES-keyed stream of a copy's rows
@@ -109,11 +110,6 @@ class KeyedIntegers:
             values[pending[accepted]] = value[accepted]
             pending = pending[~accepted]
         return values.astype(np.int64)
-
-
-def source_of(rng: np.random.Generator | IntegerSource) -> IntegerSource:
-    """A Generator wrapped as an :class:`IntegerSource`; a source as it is."""
-    return GeneratorIntegers(rng) if isinstance(rng, np.random.Generator) else rng
 
 
 # --- Bernoulli(exp(-γ)) for rational γ (CKS20 Algorithm 1) ---------------------------------
