@@ -25,12 +25,12 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from dpcore.design import Design  # noqa: E402
 from dpcore.evaluate import fold_indices, plan_sweep, run_sweep  # noqa: E402
 from dpcore.exceptions import PrivacyLeakWarning  # noqa: E402
-from dpcore.loading import read_csv_path  # noqa: E402
 from dpcore.models.registry import get  # noqa: E402
-from dpcore.schema import ColumnSpec, Schema, load_schema  # noqa: E402
+from dpcore.tables.design import Design  # noqa: E402
+from dpcore.tables.loading import read_csv_path  # noqa: E402
+from dpcore.tables.schema import ColumnSpec, Schema, load_schema  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "data"  # public tables with their provenance in data/README.md

@@ -52,10 +52,10 @@ from _common import ROOT, Report, plt, quiet_warnings  # noqa: E402
 from dpcore.attacks import QUICK, AttackSettings, attack_membership, attack_reconstruction, audit_model  # noqa: E402
 from dpcore.attacks.statistics import auc_ceiling, tpr_ceiling  # noqa: E402
 from dpcore.attacks.summary import above_ceiling  # noqa: E402
-from dpcore.design import Design  # noqa: E402
-from dpcore.loading import read_csv_path  # noqa: E402
 from dpcore.models.registry import models_for  # noqa: E402
-from dpcore.schema import load_schema  # noqa: E402
+from dpcore.tables.design import Design  # noqa: E402
+from dpcore.tables.loading import read_csv_path  # noqa: E402
+from dpcore.tables.schema import load_schema  # noqa: E402
 
 SAMPLES = {
     "Adult": ("adult.csv", "adult.schema.json"),

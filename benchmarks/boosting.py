@@ -24,7 +24,7 @@ from _common import ROOT, load_adult, load_dataset
 from sklearn.model_selection import KFold
 
 from dpcore.models.registry import ModelContext, get
-from dpcore.schema import load_schema
+from dpcore.tables.schema import load_schema
 
 HERE = Path(__file__).resolve().parent
 SHARED = HERE / "data"

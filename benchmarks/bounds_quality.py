@@ -8,7 +8,7 @@ normal, median ≈ 180,000). Each at 1,500 and 20,000 rows.
 
 *Before* is the previous estimator (5 % / 95 % exponential-mechanism quantiles on the asinh
 scale of a coarse range [0, 10⁶], rounded out to ``±{1, 2, 5}·10^k``) at its page default of
-ε = 0.1 per column; *after* is :func:`dpcore.bounds.private_bounds` at the ε per column the
+ε = 0.1 per column; *after* is :func:`dpcore.tables.bounds.private_bounds` at the ε per column the
 page now asks: 10 % of a fresh budget ε = 1 split over a 10-column table (0.01) and over a
 2-column choice (0.05); *before* is also run at 0.01 for a like-for-like row.
 
@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dpcore.bounds import private_bounds
+from dpcore.tables.bounds import private_bounds
 
 RESULTS = Path(__file__).resolve().parent / "results"
 DRAWS = 20

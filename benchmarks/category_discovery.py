@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dpcore.categories import other_shares, people_needed, stable_categories
-from dpcore.schema import Schema
+from dpcore.tables.categories import other_shares, people_needed, stable_categories
+from dpcore.tables.schema import Schema
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_data"

@@ -45,9 +45,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import ROOT, Report, quiet_warnings  # noqa: E402
 
 from dpcore.clustering import feature_matrix  # noqa: E402
-from dpcore.loading import read_csv_path  # noqa: E402
 from dpcore.models.clustering import DPGridDensityClustering  # noqa: E402
-from dpcore.schema import load_schema  # noqa: E402
+from dpcore.tables.loading import read_csv_path  # noqa: E402
+from dpcore.tables.schema import load_schema  # noqa: E402
 
 EPSILONS = (0.1, 0.5, 1.0, 4.0)
 BLOB_CENTRES = [[20, 20], [20, 75], [75, 30], [70, 80]]

@@ -67,8 +67,8 @@ def measure_randomized_copy(seed: int) -> tuple[float, float]:
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from _common import adult_schema
 
-    from dpcore.loading import read_csv_path
     from dpcore.release import default_plan, release_table
+    from dpcore.tables.loading import read_csv_path
 
     frame, _unused = read_csv_path(ROOT / "sample_data" / "adult.csv")
     schema = adult_schema()
@@ -98,11 +98,11 @@ def measure_synthetic(seed: int) -> tuple[float, float]:
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from _common import adult_schema
 
-    from dpcore.loading import read_csv_path
     from dpcore.release import default_plan
     from dpcore.synthetic.budget import Calibration
     from dpcore.synthetic.domain import encode, synthetic_columns
     from dpcore.synthetic.measure import marginal, measure
+    from dpcore.tables.loading import read_csv_path
 
     frame, _unused = read_csv_path(ROOT / "sample_data" / "adult.csv")
     schema = adult_schema()

@@ -5,7 +5,7 @@ Housing, Mushroom, Nursery, Congressional Voting, white Wine Quality, Daily Dema
 as tables from the wild come: a key column first (a row number ``1..N``, or ``id_000001`` codes),
 a ``split`` column (80 % ``train`` / 20 % ``test``, seeded) and a constant ``source`` column.
 Every ordered pair of different tables (the first known to the ledger, the second opened) is a
-false positive when its overlap reaches the attach threshold (:data:`dpcore.datasets.ATTACH_OVERLAP`).
+false positive when its overlap reaches the attach threshold (:data:`dpcore.budget.datasets.ATTACH_OVERLAP`).
 Every dressed table is then opened again as the same people — re-saved through a spreadsheet
 (semicolons, numbers written to 12 significant digits), rows and columns reordered, headers
 renamed, a 50 % extract, its key column dropped, renumbered after a shuffle, and two columns
@@ -29,9 +29,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dpcore.datasets import ATTACH_OVERLAP
-from dpcore.identity import overlap, sketch_table
-from dpcore.loading import read_csv_bytes, read_csv_path
+from dpcore.budget.datasets import ATTACH_OVERLAP
+from dpcore.budget.identity import overlap, sketch_table
+from dpcore.tables.loading import read_csv_bytes, read_csv_path
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "data"

@@ -58,9 +58,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import Report, adult_frames, adult_schema, plt, quiet_warnings, seeded  # noqa: E402
 
-from dpcore.design import Design  # noqa: E402
 from dpcore.models.registry import get  # noqa: E402
-from dpcore.schema import ColumnSpec, Schema  # noqa: E402
+from dpcore.tables.design import Design  # noqa: E402
+from dpcore.tables.schema import ColumnSpec, Schema  # noqa: E402
 
 UNIT = "person_id"
 MAX_ROWS = 5  # each person has 1 … MAX_ROWS rows in the panel

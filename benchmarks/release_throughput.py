@@ -36,10 +36,10 @@ import pyarrow.csv as pcsv
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from dpcore.accountant import REPLACE_ONE, BudgetLedger  # noqa: E402
-from dpcore.loading import read_csv_path  # noqa: E402
+from dpcore.budget.accountant import REPLACE_ONE, BudgetLedger  # noqa: E402
 from dpcore.release import default_plan, estimate_vs_truth, release_csv, release_table  # noqa: E402
-from dpcore.schema import ColumnSpec, Schema, load_schema  # noqa: E402
+from dpcore.tables.loading import read_csv_path  # noqa: E402
+from dpcore.tables.schema import ColumnSpec, Schema, load_schema  # noqa: E402
 
 REGIONS = [
     "North-East",

@@ -150,7 +150,7 @@ class DescendantMemory:
 
 
 def measure(step: str, engine: str, folder: Path, out: Path) -> dict:
-    from dpcore.schema import Schema
+    from dpcore.tables.schema import Schema
 
     children = DescendantMemory()
 
@@ -187,8 +187,8 @@ def measure(step: str, engine: str, folder: Path, out: Path) -> dict:
 
 def _fit(engine: str, folder: Path, schema, session) -> int:  # noqa: ANN001
     from dpcore.backends.tables import read_rows_local
-    from dpcore.design import Design
     from dpcore.models import DPPartitionedForest
+    from dpcore.tables.design import Design
 
     domain = Design.domain(schema)
     if engine == "spark":
@@ -207,7 +207,7 @@ def _release(engine: str, folder: Path, schema, session, out: Path) -> int:  # n
 
     plan = default_plan(schema)
     if engine == "spark":
-        from dpcore.backends.spark_release import release_on_spark
+        from dpcore.release.spark import release_on_spark
 
         result = release_on_spark(session, str(folder / "table"), out / "spark_copy", schema, plan, random_state=2024)
     else:

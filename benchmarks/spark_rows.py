@@ -31,9 +31,9 @@ import pyarrow.parquet as pq
 
 from dpcore.backends import keyed, tables
 from dpcore.backends.rows import RowBatch, exact_bincount, fixed
-from dpcore.design import Design
 from dpcore.models import DPRegressionTree
-from dpcore.schema import ColumnSpec, Schema
+from dpcore.tables.design import Design
+from dpcore.tables.schema import ColumnSpec, Schema
 
 FEATURES = 8
 CELLS = 32

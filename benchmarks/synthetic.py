@@ -36,9 +36,9 @@ import time
 import pandas as pd
 
 from benchmarks._common import ROOT, adult_schema
-from dpcore.loading import read_csv_path
 from dpcore.release import default_plan
 from dpcore.synthetic import synthesize_table, utility_preview
+from dpcore.tables.loading import read_csv_path
 
 EPSILONS = (0.3, 1.0, 3.0, 10.0)
 DELTA = 1e-5

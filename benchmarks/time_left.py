@@ -39,11 +39,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks._common import RESULTS, markdown_table, quiet_warnings  # noqa: E402
 from benchmarks.wide_table import wide_adult  # noqa: E402
 from dpcore.attacks import QUICK, THOROUGH, attack_membership, attack_reconstruction, audit_model  # noqa: E402
-from dpcore.design import Design  # noqa: E402
 from dpcore.models.registry import get  # noqa: E402
 from dpcore.progress import CostMemory  # noqa: E402
 from dpcore.release import default_plan  # noqa: E402
 from dpcore.synthetic import synthesize_table, utility_preview  # noqa: E402
+from dpcore.tables.design import Design  # noqa: E402
 from dpcore.training import fit_with_progress  # noqa: E402
 from dpstudio.support.attack_view import AUDIT, BROKEN_FACTOR, RECONSTRUCTION  # noqa: E402
 

@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 
 from benchmarks._common import ROOT, adult_schema
-from dpcore.loading import read_csv_path
-from dpcore.schema import Schema
+from dpcore.tables.loading import read_csv_path
+from dpcore.tables.schema import Schema
 
 WIDTH = 76
 

@@ -8,7 +8,7 @@ map is returned. A fit that fails charges nothing.
 The release is the map (:func:`map_csv`, :func:`map_json`, :func:`group_card`): each cell's
 interval, noisy count and group. A map laid over bounds read from the data is the owner's to
 look at, never to release: those three refuse it with the sentence every artefact uses
-(:func:`~dpcore.schema.check_releasable`), since its cells would publish the data's extremes. Everything computed on the owner's rows with the map —
+(:func:`~dpcore.tables.schema.check_releasable`), since its cells would publish the data's extremes. Everything computed on the owner's rows with the map —
 :func:`owner_labels` (which group each row falls in) and :func:`compare_with_baselines`
 (agreement with k-means and DBSCAN fitted on the raw rows) — is for the owner's eyes only: it is
 never charged, never written into the map or the card.
@@ -25,14 +25,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpcore.accountant import ADD_REMOVE, UNITS, BudgetLedger, Charge, convert, fmt
+from dpcore.budget.accountant import ADD_REMOVE, UNITS, BudgetLedger, Charge, convert, fmt
+from dpcore.budget.persons import bound_contributions, per_row, unit_problems
 from dpcore.exceptions import DataError
 from dpcore.i18n import N_, _, amount, integer, language, percent, short
 from dpcore.models.clustering import AUTO_SHARE, NO_GROUP, DPGridDensityClustering, grid_problem
 from dpcore.models.registry import ModelContext, get, privacy_argument
-from dpcore.persons import bound_contributions, per_row, unit_problems
 from dpcore.release.writing import escape_label
-from dpcore.schema import Schema, check_releasable, normalise_numeric
+from dpcore.tables.schema import Schema, check_releasable, normalise_numeric
 from dpcore.validation import Bounds, epsilon_decimal
 
 MODEL = "dp_grid_clustering"
@@ -223,7 +223,7 @@ def map_table(found: GroupMap) -> pd.DataFrame:
 def map_csv(found: GroupMap) -> bytes:
     """The map as CSV, column names made spreadsheet-safe (numbers only in the cells).
 
-    Raises :class:`DataError` when its bounds were read from the data (:func:`~dpcore.schema.check_releasable`).
+    Raises :class:`DataError` when its bounds were read from the data (:func:`~dpcore.tables.schema.check_releasable`).
     """
     check_releasable(found.read_from_data)
     table = map_table(found)
@@ -234,7 +234,7 @@ def map_csv(found: GroupMap) -> bytes:
 def map_json(found: GroupMap, unit: str = ADD_REMOVE) -> str:
     """The map with its grid, threshold and guarantee, as JSON; ``cells`` holds one list per column of :func:`map_table`.
 
-    Raises :class:`DataError` when its bounds were read from the data (:func:`~dpcore.schema.check_releasable`).
+    Raises :class:`DataError` when its bounds were read from the data (:func:`~dpcore.tables.schema.check_releasable`).
     """
     check_releasable(found.read_from_data)
     with language("en"):  # the JSON is for machines: its words stay English whatever the reader's language
@@ -287,7 +287,7 @@ def group_card(found: GroupMap, unit: str = ADD_REMOVE) -> str:
     """A short Markdown card for the map: its guarantee, declared columns, grid, threshold and privacy argument.
 
     Everything in it comes from the declarations the map was laid with and what it spent.
-    Raises :class:`DataError` when its bounds were read from the data (:func:`~dpcore.schema.check_releasable`).
+    Raises :class:`DataError` when its bounds were read from the data (:func:`~dpcore.tables.schema.check_releasable`).
     """
     check_releasable(found.read_from_data)
     model = found.model

@@ -4,7 +4,7 @@ The card holds nothing measured on the rows: the ε and δ spent, the parameters
 declarations and the estimator's own privacy summary. Held-out scores are left out on purpose
 (they are computed on raw data and are for the owner's eyes only). A card leaves the owner's
 screen, so a model fitted on a domain read from the data gets none
-(:func:`~dpcore.schema.check_releasable`), and the privacy line is written from what the model
+(:func:`~dpcore.tables.schema.check_releasable`), and the privacy line is written from what the model
 spent and what its columns declare, never a fixed phrase.
 """
 
@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from dpcore.accountant import ADD_REMOVE, UNITS, convert
+from dpcore.budget.accountant import ADD_REMOVE, UNITS, convert
+from dpcore.budget.persons import per_row
 from dpcore.exceptions import DataError
 from dpcore.i18n import N_, _, get_language, short
 from dpcore.models.registry import get, privacy_argument
-from dpcore.persons import per_row
-from dpcore.schema import Schema, check_releasable
+from dpcore.tables.schema import Schema, check_releasable
 from dpcore.training import TrainedModel
 from dpcore.validation import epsilon_decimal
 
@@ -61,7 +61,7 @@ def model_card(trained: TrainedModel, schema: Schema, unit: str = ADD_REMOVE) ->
     ------
     DataError
         If the model was fitted on a domain read from the data, or ``schema`` now holds one for
-        its columns (the card would print it): :func:`~dpcore.schema.release_refusal`.
+        its columns (the card would print it): :func:`~dpcore.tables.schema.release_refusal`.
     """
     check_releasable(list(dict.fromkeys([*trained.read_from_data, *schema.read_from_data()])))
     target = schema.target

@@ -6,7 +6,7 @@ loading, refuses every type it was not told to trust. :func:`load_model` trusts 
 trusts by default plus the estimators of this package, and nothing else.
 
 A model file leaves the owner's screen, so a model fitted on a domain read from the data is
-refused (:func:`~dpcore.schema.check_releasable`): every caller states which of the model's
+refused (:func:`~dpcore.tables.schema.check_releasable`): every caller states which of the model's
 columns were (``TrainedModel.read_from_data``), none by default.
 """
 
@@ -21,7 +21,7 @@ import skops.io as sio
 from dpcore.exceptions import DataError
 from dpcore.i18n import _
 from dpcore.models.subsample_aggregate import is_teacher
-from dpcore.schema import check_releasable
+from dpcore.tables.schema import check_releasable
 
 SUFFIX = ".skops"
 TRUSTED_PREFIXES = ("dpcore.",)
@@ -62,7 +62,7 @@ def model_bytes(model: object, *, read_from_data: Collection[str]) -> bytes:
     ------
     DataError
         If any domain was read from the data (the file would carry the data's extremes or
-        values: :func:`~dpcore.schema.release_refusal`), if ``model`` is a subsample-and-aggregate teacher (it answers queries at a price per
+        values: :func:`~dpcore.tables.schema.release_refusal`), if ``model`` is a subsample-and-aggregate teacher (it answers queries at a price per
         query and keeps its blocks' models, which saw the raw rows) or keeps a random generator
         after fitting (its holder could replay the noise).
     """

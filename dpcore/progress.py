@@ -256,7 +256,7 @@ class CostMemory:
 
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
         if path is None:
-            from dpcore._ledger_db import default_ledger_path
+            from dpcore.budget.ledger_db import default_ledger_path
 
             path = os.environ.get(COSTS_ENV) or default_ledger_path().with_name("costs.json")
         self.path = Path(path)

@@ -28,13 +28,13 @@ from sklearn.metrics import (
     root_mean_squared_error,
 )
 
-from dpcore.accountant import DEFAULT_TOTAL_DELTA, BudgetLedger, Charge
-from dpcore.design import Design
+from dpcore.budget.accountant import DEFAULT_TOTAL_DELTA, BudgetLedger, Charge
+from dpcore.budget.persons import per_person, per_row
 from dpcore.i18n import N_, _
 from dpcore.models.registry import Estimator, get
 from dpcore.models.subsample_aggregate import is_teacher
-from dpcore.persons import per_person, per_row
 from dpcore.progress import RoundsTimeLeft, watching_rounds
+from dpcore.tables.design import Design
 from dpcore.validation import check_delta
 
 HOLDOUT_SHARE = 0.2
@@ -56,10 +56,10 @@ class TrainedModel:
     ``metrics`` and ``details`` (held-out scores, the trivial baseline, confusion table) are
     measured on raw rows: owner's eyes only. The model itself, its tree records and its
     boosting rounds are the DP release. ``epsilon`` and :attr:`delta` are per person: with
-    ``rows_per_person`` = k > 1 the model was fitted at ε/k per row (:mod:`dpcore.persons`).
+    ``rows_per_person`` = k > 1 the model was fitted at ε/k per row (:mod:`dpcore.budget.persons`).
     ``read_from_data`` names the columns whose domain was read from the data when it was fitted:
     such a model is for its owner's screen only (its file and card are refused,
-    :func:`~dpcore.schema.check_releasable`), however the declarations change afterwards.
+    :func:`~dpcore.tables.schema.check_releasable`), however the declarations change afterwards.
     """
 
     key: str
@@ -93,8 +93,8 @@ def spent_delta(model: object) -> float:
 def person_delta(model: object, epsilon: float, rows_per_person: int) -> float:
     """The δ per person of ``model``, fitted at ``epsilon`` per person for up to ``rows_per_person`` rows each.
 
-    The registry fitted it at the per-row ε of :func:`~dpcore.persons.per_row`; its own δ
-    (:func:`spent_delta`) is per row, and :func:`~dpcore.persons.per_person` turns it into the
+    The registry fitted it at the per-row ε of :func:`~dpcore.budget.persons.per_row`; its own δ
+    (:func:`spent_delta`) is per row, and :func:`~dpcore.budget.persons.per_person` turns it into the
     person's δ by group privacy. With one row each it is the model's own δ.
     """
     row_epsilon = per_row(epsilon, 0.0, rows_per_person)[0]

@@ -15,12 +15,12 @@ from typing import Any
 
 import numpy as np
 
-from dpcore.accountant import BudgetLedger, Charge
 from dpcore.backends import RowBatch, Rows, exact_bincount, fixed, keyed, unfixed
-from dpcore.design import Design
+from dpcore.budget.accountant import BudgetLedger, Charge
 from dpcore.i18n import N_, _
 from dpcore.models._base import DPEstimatorMixin
 from dpcore.models.registry import Estimator, ModelSpec, get
+from dpcore.tables.design import Design
 from dpcore.training import DEFAULT_COUNT_NOISE, DEFAULT_MODEL_DELTA, DEFAULT_SELECTION, HOLDOUT_SHARE, TrainedModel, spent_delta
 from dpcore.validation import check_delta
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from dpcore.accountant import UNITS
+from dpcore.budget.accountant import UNITS
 from dpcore.i18n import _, integer, ngettext, short
 from dpstudio.support.declaring import leaky_columns
 from dpstudio.support.earlier_work import note_in_browser

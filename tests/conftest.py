@@ -28,8 +28,8 @@ from privacy_testing import (  # noqa: F401  (re-exported for tests that prefer 
     neighbouring_privacy_loss,
 )
 
-from dpcore.loading import read_csv_path
-from dpcore.schema import load_schema
+from dpcore.tables.loading import read_csv_path
+from dpcore.tables.schema import load_schema
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE_DATA = REPO / "sample_data"

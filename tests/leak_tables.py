@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dpcore.schema import ColumnSpec, Schema, suggest_schema
+from dpcore.tables.schema import ColumnSpec, Schema, suggest_schema
 
 OLDEST = 97
 

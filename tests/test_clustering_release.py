@@ -14,10 +14,10 @@ import json
 import pytest
 from leak_tables import OLDEST, declared, neighbours, read_from_data
 
-from dpcore.accountant import REPLACE_ONE, BudgetLedger
+from dpcore.budget.accountant import REPLACE_ONE, BudgetLedger
 from dpcore.clustering import find_groups, group_card, map_csv, map_json, owner_labels
 from dpcore.exceptions import DataError
-from dpcore.schema import release_refusal
+from dpcore.tables.schema import release_refusal
 
 COLUMNS = ["age", "income"]
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 import pytest
 from leak_tables import OLDEST, declared, neighbours, read_from_data
 
-from dpcore.accountant import REPLACE_ONE, BudgetLedger
-from dpcore.design import Design
+from dpcore.budget.accountant import REPLACE_ONE, BudgetLedger
 from dpcore.exceptions import DataError
 from dpcore.model_card import model_card
-from dpcore.schema import release_refusal
+from dpcore.tables.design import Design
+from dpcore.tables.schema import release_refusal
 from dpcore.training import train
 
 

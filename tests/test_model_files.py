@@ -10,11 +10,11 @@ from __future__ import annotations
 import pytest
 from leak_tables import OLDEST, declared, neighbours, read_from_data
 
-from dpcore.accountant import BudgetLedger
-from dpcore.design import Design
+from dpcore.budget.accountant import BudgetLedger
 from dpcore.exceptions import DataError
 from dpcore.model_files import load_model, model_bytes, save_model
-from dpcore.schema import release_refusal
+from dpcore.tables.design import Design
+from dpcore.tables.schema import release_refusal
 from dpcore.training import train
 
 

@@ -8,12 +8,12 @@ import pytest
 import skops.io as sio
 from sklearn.preprocessing import FunctionTransformer
 
-from dpcore.accountant import BudgetLedger
-from dpcore.design import Design
+from dpcore.budget.accountant import BudgetLedger
 from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.model_card import model_card
 from dpcore.model_files import load_model, model_bytes, save_model
 from dpcore.models.registry import models_for
+from dpcore.tables.design import Design
 from dpcore.training import train
 
 

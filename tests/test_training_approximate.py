@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from dpcore.accountant import REPLACE_ONE, BudgetLedger
-from dpcore.design import Design
+from dpcore.budget.accountant import REPLACE_ONE, BudgetLedger
 from dpcore.exceptions import BudgetExceededError
 from dpcore.model_card import model_card
 from dpcore.models.registry import MODELS
+from dpcore.tables.design import Design
 from dpcore.training import train
 
 
@@ -86,8 +86,8 @@ def test_a_pure_model_takes_no_delta_and_an_approximate_one_needs_one(tmp_path, 
 
 
 def test_several_rows_per_person_fit_at_the_per_row_budget_and_are_charged_per_person(tmp_path, adult_frame, adult_schema):
-    from dpcore.persons import per_row
-    from dpcore.schema import ColumnSpec, Schema
+    from dpcore.budget.persons import per_row
+    from dpcore.tables.schema import ColumnSpec, Schema
 
     frame = adult_frame.head(3000).assign(person=[str(i // 2) for i in range(3000)])
     schema = Schema([*adult_schema.columns, ColumnSpec(name="person", role="identifier", kind="categorical")], "person", 2)

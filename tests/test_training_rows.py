@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpcore.accountant import BudgetLedger
 from dpcore.backends import LocalRows
 from dpcore.backends.tables import design_batch
-from dpcore.design import Design
+from dpcore.budget.accountant import BudgetLedger
+from dpcore.tables.design import Design
 from dpcore.training import HOLDOUT_SHARE
 from dpcore.training_rows import holdout_parts, train_rows
 

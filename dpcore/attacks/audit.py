@@ -78,12 +78,12 @@ from numpy.typing import NDArray
 
 from dpcore.attacks.membership import fit_or_explain, probabilities
 from dpcore.attacks.statistics import best_event, epsilon_lower_bound, largest_certifiable
-from dpcore.design import Design
 from dpcore.exceptions import DataError
 from dpcore.i18n import N_, _, fixed, short
 from dpcore.models.mean import DPMeanRegressor
 from dpcore.models.registry import Estimator, get
 from dpcore.progress import Clock, Progress, TimeLeft
+from dpcore.tables.design import Design
 from dpcore.training import DEFAULT_COUNT_NOISE, DEFAULT_SELECTION, spent_delta
 from dpcore.validation import RandomStateLike, check_epsilon, check_random_state
 

@@ -65,11 +65,11 @@ from dpcore.attacks.statistics import (
     tpr_at,
     tpr_ceiling,
 )
-from dpcore.design import Design
 from dpcore.exceptions import DataError
 from dpcore.i18n import N_, _, integer
 from dpcore.models.registry import Estimator, ModelContext, ModelSpec, get
 from dpcore.progress import Clock, Progress, Stage, TimeLeft
+from dpcore.tables.design import Design
 from dpcore.training import DEFAULT_COUNT_NOISE, DEFAULT_SELECTION, person_delta
 from dpcore.validation import RandomStateLike, check_epsilon, check_random_state
 

@@ -53,7 +53,7 @@ from dpcore.release import ReleasePlan, default_plan
 from dpcore.release.columns import Treatment, numbers, resolve
 from dpcore.release.randomness import Draws, positions
 from dpcore.release.randomness import entropy as make_entropy
-from dpcore.schema import Schema
+from dpcore.tables.schema import Schema
 from dpcore.validation import RandomStateLike, check_epsilon, check_random_state
 
 ATTACKED = ("coin", "k-ary", "bins")

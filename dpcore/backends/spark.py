@@ -65,7 +65,7 @@ from dpcore.backends.tables import (
 )
 from dpcore.exceptions import DataError
 from dpcore.i18n import _
-from dpcore.schema import Normaliser, Schema
+from dpcore.tables.schema import Normaliser, Schema
 
 #: The column holding each row's stable key (``long``; the same bits as the local ``uint64`` keys).
 ROW_KEY = "__row_key"
@@ -279,7 +279,7 @@ class SparkRows(Rows):
     schema : Schema
         The declarations (no privacy-unit column: a person's rows cannot be bounded part by part).
     encoding : {"ordinal", "onehot"}
-        How categorical features become numbers, as for :meth:`dpcore.design.Design.from_table`.
+        How categorical features become numbers, as for :meth:`dpcore.tables.design.Design.from_table`.
     store : bool
         Keep rows read more than once as described above (each kept copy costs the executors
         about ``8·(d + 2)`` bytes a row on their local disk).

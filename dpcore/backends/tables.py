@@ -6,12 +6,12 @@ listed in one stable order (:func:`list_table_files`: sorted paths) and a row's 
 ``file ordinal · 2^40 + row index within the file`` (:func:`dpcore.backends.keyed.file_row_keys`).
 
 Every part of the table is turned into numbers by :func:`design_batch`, a row-by-row function
-that gives exactly the numbers :meth:`dpcore.design.Design.from_table` gives for those rows; the
+that gives exactly the numbers :meth:`dpcore.tables.design.Design.from_table` gives for those rows; the
 cells reach it through :func:`arrow_frame`, whose column types do not depend on which rows a
 part holds (an integer column stays integer when a part has a missing value), so a part of any
 size, read by any backend, gives each row the same numbers.
 
-CSV files are read as text (stripped, the missing-value words of :mod:`dpcore.csv_reading`
+CSV files are read as text (stripped, the missing-value words of :mod:`dpcore.tables.csv_reading`
 missing) by one reader (:func:`csv_file_batches`) that the Spark backend runs too, one file per
 task, so a CSV row means the same on every backend. This module never imports pyspark.
 """
@@ -32,10 +32,10 @@ from numpy.typing import NDArray
 
 from dpcore.backends.keyed import file_row_keys
 from dpcore.backends.rows import LocalRows
-from dpcore.csv_reading import read_chunks, sniff_file
 from dpcore.exceptions import DataError
 from dpcore.i18n import _
-from dpcore.schema import Normaliser, Schema
+from dpcore.tables.csv_reading import read_chunks, sniff_file
+from dpcore.tables.schema import Normaliser, Schema
 
 PARQUET_SUFFIXES = (".parquet", ".parq", ".pq")
 #: Rows per part when a file is read in parts (a CSV chunk, a Parquet batch).

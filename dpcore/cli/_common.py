@@ -14,10 +14,10 @@ from dpcore.i18n import N_, _, short
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from dpcore.accountant import BudgetLedger
-    from dpcore.datasets import Chunks
+    from dpcore.budget.accountant import BudgetLedger
+    from dpcore.budget.datasets import Chunks
     from dpcore.release import ReleasePlan
-    from dpcore.schema import Schema
+    from dpcore.tables.schema import Schema
 
 EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_DATA, EXIT_BUDGET = 0, 1, 2, 3, 4
 #: A model family with a regression and a classification member (registry keys ``<family>_reg`` and
@@ -154,7 +154,7 @@ def say(message: str) -> None:
 
 
 def load_schema_file(path: str) -> Schema:
-    from dpcore.schema import load_schema
+    from dpcore.tables.schema import load_schema
 
     return load_schema(existing_file(path, "schema file"))
 
@@ -345,14 +345,14 @@ def apply_person_arguments(schema: Schema, args: argparse.Namespace, command: st
 
 
 def ledger_path(args: argparse.Namespace) -> Path:
-    from dpcore.accountant import default_ledger_path
+    from dpcore.budget.accountant import default_ledger_path
 
     return Path(args.ledger) if args.ledger else default_ledger_path()
 
 
 def open_dataset(args: argparse.Namespace, command: str, chunks: Chunks, stem: str, first_total: float) -> BudgetLedger:
     """The dataset's ledger for a table: found by overlap, named by --dataset, or created with ``first_total``."""
-    from dpcore.datasets import Catalog, OverlapRefused
+    from dpcore.budget.datasets import Catalog, OverlapRefused
     from dpcore.exceptions import DataError
 
     catalog = Catalog(ledger_path(args))
@@ -408,7 +408,7 @@ def first_total(args: argparse.Namespace) -> float:
     """A new dataset's total when none is given: exactly the ``--epsilon`` of this command, in the unit it is created with."""
     from decimal import Decimal
 
-    from dpcore.accountant import ADD_REMOVE, convert
+    from dpcore.budget.accountant import ADD_REMOVE, convert
     from dpcore.validation import epsilon_decimal
 
     return float(convert(epsilon_decimal(args.epsilon), Decimal(0), ADD_REMOVE, args.unit)[0])

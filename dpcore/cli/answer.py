@@ -82,10 +82,10 @@ def add_answer(subparsers: Subparsers) -> None:
 
 
 def run_answer(args: argparse.Namespace) -> int:
-    from dpcore.design import Design
     from dpcore.exceptions import DataError
-    from dpcore.loading import read_csv_path
-    from dpcore.schema import Normaliser, check_releasable
+    from dpcore.tables.design import Design
+    from dpcore.tables.loading import read_csv_path
+    from dpcore.tables.schema import Normaliser, check_releasable
     from dpcore.training import answer_queries
     from dpcore.validation import check_delta
 

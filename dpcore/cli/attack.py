@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from dpcore.attacks import AuditResult, MembershipResult, ReconstructionResult
-    from dpcore.schema import Schema
+    from dpcore.tables.schema import Schema
 
 # The families named without their task (see TASK_SUFFIX): train's DP ones and the non-private baselines.
 FAMILIES = (*TRAINED_FAMILIES, "sk_tree", "sk_forest")
@@ -197,7 +197,7 @@ def _no_attack(args: argparse.Namespace) -> int:
 
 
 def _load(args: argparse.Namespace, command: str) -> tuple[pd.DataFrame, Schema]:
-    from dpcore.loading import read_csv_path
+    from dpcore.tables.loading import read_csv_path
 
     source = existing_file(args.input, "input file")
     for option in ("html", "json"):
@@ -286,7 +286,7 @@ def run_membership(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from dpcore.attacks import QUICK, THOROUGH, attack_membership, membership_sentences
-    from dpcore.design import Design
+    from dpcore.tables.design import Design
 
     frame, schema = _load(args, "attack membership")
     task = _task(schema, "attack membership")
@@ -325,7 +325,7 @@ def run_reconstruction(args: argparse.Namespace) -> int:
 
 def run_audit(args: argparse.Namespace) -> int:
     from dpcore.attacks import audit_model, audit_sentences
-    from dpcore.design import Design
+    from dpcore.tables.design import Design
 
     frame, schema = _load(args, "attack audit")
     model = _key(args.model, _task(schema, "attack audit"), "attack audit", private=True)

@@ -100,9 +100,9 @@ def add_cluster(subparsers: Subparsers) -> None:
 
 def run_cluster(args: argparse.Namespace) -> int:
     from dpcore.clustering import check_features, find_groups, group_card, map_csv, map_json
-    from dpcore.loading import read_csv_path
     from dpcore.models.clustering import grid_problem
-    from dpcore.schema import check_releasable
+    from dpcore.tables.loading import read_csv_path
+    from dpcore.tables.schema import check_releasable
 
     source = existing_file(args.input, "input file")
     schema = apply_person_arguments(load_schema_file(args.schema), args, "cluster")

@@ -29,7 +29,7 @@ def add_datasets(subparsers: Subparsers) -> None:
 
 
 def _run_datasets(args: argparse.Namespace) -> int:
-    from dpcore.datasets import Catalog
+    from dpcore.budget.datasets import Catalog
 
     catalog = Catalog(ledger_path(args))
     if args.history:

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from dpcore.release import ReleasePlan
-    from dpcore.schema import Schema
+    from dpcore.tables.schema import Schema
 
 PLAN_HELP = N_("write the default release plan for a schema, to edit before releasing")
 RELEASE_HELP = N_("randomize a CSV file by a plan; write the copy and its privacy report")
@@ -328,7 +328,7 @@ def _release_on_spark(args: argparse.Namespace, output: Path, schema: Schema, pl
         _refuse_noise(plan, schema, _table_rows(files))
     ledger = open_table_files(args, files, "release", first_total)
     session = spark_engine(args, "release")
-    from dpcore.backends.spark_release import release_on_spark
+    from dpcore.release.spark import release_on_spark
 
     return release_on_spark(
         session,

@@ -82,10 +82,10 @@ def add_synthesize(subparsers: Subparsers) -> None:
 
 
 def run_synthesize(args: argparse.Namespace) -> int:
-    from dpcore.loading import read_csv_path
     from dpcore.progress import CostMemory, time_left_text
     from dpcore.release import default_plan
     from dpcore.synthetic import synthesize_table
+    from dpcore.tables.loading import read_csv_path
 
     source, output, report_path, markdown_path = copy_files(
         args, _("synthesize: the input, the output and the report files must all be different")

@@ -31,9 +31,9 @@ from dpcore.cli._common import (
 from dpcore.i18n import N_, _, integer, short
 
 if TYPE_CHECKING:
-    from dpcore.accountant import BudgetLedger
+    from dpcore.budget.accountant import BudgetLedger
     from dpcore.models.registry import ModelSpec
-    from dpcore.schema import Schema
+    from dpcore.tables.schema import Schema
     from dpcore.training import TrainedModel
 
 # The DP families named without their task (see TASK_SUFFIX).
@@ -43,8 +43,8 @@ TRAIN_HELP = N_("fit a DP model on a table, charged to its budget; write the mod
 
 
 def add_train(subparsers: Subparsers) -> None:
-    from dpcore.design import ENCODINGS
     from dpcore.models.registry import models_for
+    from dpcore.tables.design import ENCODINGS
     from dpcore.training import DEFAULT_COUNT_NOISE, DEFAULT_SELECTION
 
     ours = [spec for task in ("regression", "classification") for spec in models_for(task, kinds=("ours",))]
@@ -165,12 +165,12 @@ def parse_params(pairs: list[str], spec: ModelSpec) -> dict[str, Any]:
 
 
 def run_train(args: argparse.Namespace) -> int:
-    from dpcore.design import Design
-    from dpcore.loading import read_csv_path
     from dpcore.model_card import model_card
     from dpcore.model_files import SUFFIX, save_model
     from dpcore.models.registry import get
-    from dpcore.schema import check_releasable
+    from dpcore.tables.design import Design
+    from dpcore.tables.loading import read_csv_path
+    from dpcore.tables.schema import check_releasable
     from dpcore.training import train
 
     source = Path(args.input) if args.engine == "spark" else existing_file(args.input, "input file")
@@ -249,7 +249,7 @@ def _train_on_spark(
 ) -> tuple[TrainedModel, BudgetLedger]:
     """Fit on a table read by Spark: the driver holds the histograms, never the rows (dataset found by :func:`open_table_files`)."""
     from dpcore.backends.tables import check_partwise, list_table_files, table_columns
-    from dpcore.design import Design
+    from dpcore.tables.design import Design
     from dpcore.training_rows import check_fits_rows, train_rows
 
     check_fits_rows(key)  # sentences before any row is read or Spark starts

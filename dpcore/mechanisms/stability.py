@@ -40,7 +40,7 @@ class StabilityHistogram:
     did not occur creates a count of 1, which is kept with probability
     ``P(1 + Lap(1/ε) > τ) = ½·exp(−(τ − 1)ε) = δ``, so the release is (ε, δ)-DP. A caller whose
     records are persons with several rows counts each value once per person after bounding
-    contributions, and scales ε and δ by group privacy (:func:`dpcore.persons.per_row`).
+    contributions, and scales ε and δ by group privacy (:func:`dpcore.budget.persons.per_row`).
 
     The noisy counts, their order and the threshold's margin are never returned: only which
     values were kept (sorted by the caller as it likes).

@@ -11,9 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, Self
 
+from dpcore.budget.persons import per_row
 from dpcore.i18n import N_
 from dpcore.models._base import DPEstimatorMixin
-from dpcore.persons import per_row
 from dpcore.validation import Bounds, RandomStateLike
 
 KINDS = ("ours", "diffprivlib", "interpret", "non-private")
@@ -40,7 +40,7 @@ class ModelContext:
     ``params`` holds hyper-parameters by the estimator's own names; a name the estimator does
     not take is ignored, and the budget, domain and mechanisms always come from the fields.
     ``epsilon`` and ``delta`` are per person: with ``rows_per_person`` = k > 1 the model is
-    built with the per-row budget whose group-privacy guarantee is that (:func:`dpcore.persons.per_row`).
+    built with the per-row budget whose group-privacy guarantee is that (:func:`dpcore.budget.persons.per_row`).
     """
 
     n_features: int

@@ -14,7 +14,7 @@ split one branch per category, larger ones on a random proper subset. Before the
 noisy row count (``size_share``) sets the number of rounds and the depth for small tables; the
 rest of the budget goes to the leaves.
 
-A fit reads its records only through sums over row batches (:mod:`dpcore.models._boosting_rows`):
+A fit reads its records only through sums over row batches (:mod:`dpcore.models._boosting.rows`):
 one pass for the row count and the quantiles' histograms, then per round one for the candidate
 first levels' residual sums (when picked) and one for the leaves' counts and residual sums, so the
 same code fits from numpy arrays or from a Spark table.
@@ -34,9 +34,9 @@ from dpcore.backends import LocalRows, Rows
 from dpcore.i18n import N_
 from dpcore.mechanisms import Exponential, Gaussian, Geometric, Laplace, count_mechanism, zcdp_rho
 from dpcore.models._base import DeclaredClassesMixin, DPEstimatorMixin, TargetScalingMixin
-from dpcore.models._boosting_privacy import PRIVACY, PRIVACY_ARGUMENT, PRIVACY_SUMMARY
-from dpcore.models._boosting_rows import Preliminaries, RoundSums, RunningScores, TargetColumn, choose_first, pick_sensitivity
-from dpcore.models._boosting_structures import (
+from dpcore.models._boosting.privacy import PRIVACY, PRIVACY_ARGUMENT, PRIVACY_SUMMARY
+from dpcore.models._boosting.rows import Preliminaries, RoundSums, RunningScores, TargetColumn, choose_first, pick_sensitivity
+from dpcore.models._boosting.structures import (
     BINARY,
     FEATURE_WEIGHTING,
     MULTICLASS,
@@ -288,7 +288,7 @@ class DPBoostingRegressor(TargetScalingMixin, RegressorMixin, _BoostingBase):
     ----------
     epsilon : float, default 1.0
     n_rounds, max_depth : int or "auto", default "auto"
-        ``"auto"`` (:func:`~dpcore.models._boosting_structures.default_sizes`): ``40·√ε`` rounds (10 to
+        ``"auto"`` (:func:`~dpcore.models._boosting.structures.default_sizes`): ``40·√ε`` rounds (10 to
         160) of depth 6 (``2**6`` leaves), cut for small tables by a noisy row count; in the approximate
         mode, not sized, 3× the rounds of depth 5. Depth 6 beat 5 on California and Adult.
     learning_rate : float, default 0.9 (with the count floor, 0.0003 MAE better than 0.8 on California)
@@ -318,7 +318,7 @@ class DPBoostingRegressor(TargetScalingMixin, RegressorMixin, _BoostingBase):
     select_share : float or "auto", default "auto"
         Share of each round's budget that picks its tree's first level among one drawn split per
         feature (exponential mechanism, permute-and-flip; utility the L1 norm of the branches'
-        clipped residual sums). ``"auto"``: :func:`~dpcore.models._boosting_structures.default_sizes`
+        clipped residual sums). ``"auto"``: :func:`~dpcore.models._boosting.structures.default_sizes`
         (0.35 × the share of rounds a small table's size cuts, at least 0.2 with two classes; 0 for
         more classes and in the approximate mode): Congressional Voting 0.896 → 0.924 at ε = 1.
     size_share : float, default 0.05
@@ -445,7 +445,7 @@ class DPBoostingClassifier(DeclaredClassesMixin, ClassifierMixin, _BoostingBase)
     Parameters as :class:`DPBoostingRegressor`, with declared ``classes`` instead of
     ``target_bounds``, and defaults ``learning_rate=1.0``, ``clip=0.7``, ``count_share=0.15``
     (log-loss residuals live in [−1, 1] and need a wider clip than regression's).
-    ``"auto"`` sizes: :func:`~dpcore.models._boosting_structures.default_sizes` (multiclass: fewer
+    ``"auto"`` sizes: :func:`~dpcore.models._boosting.structures.default_sizes` (multiclass: fewer
     rounds, shallower trees, no first-level picks). The tighter multiclass sensitivity (the clipped
     softmax residual's L1 norm is at most ``clip + 1``, not 2) and one branch per category took
     Nursery at ε = 1 from 0.848 to 0.903 over 15 probe folds. ``quantile_share`` is spent only

@@ -70,7 +70,7 @@ _PRIVACY = r"""
 
     People with several rows are protected by group privacy: the registry fits at the per-row
     (ε, δ) whose guarantee for a person of up to ``k`` rows is the declared one
-    (:func:`dpcore.persons.per_row`). Under a replace-one unit of protection the ledger converts
+    (:func:`dpcore.budget.persons.per_row`). Under a replace-one unit of protection the ledger converts
     the add/remove guarantee, ``(2ε, (1 + e^ε)δ)``.
 
     Defaults (``epochs``, ``batch_size``, ``learning_rate``, ``clip``, ``count_share``) were

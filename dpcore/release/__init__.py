@@ -57,7 +57,7 @@ A column kept unchanged would tell fillers from real rows, so padded copies refu
 identifier telling whose row each row is) and ``k = rows_per_person``, the copy protects the
 person, not the row (:mod:`~dpcore.release.contributions`). First, at most ``k`` rows of each
 person are kept, a uniformly random subset drawn from the unit column alone and the copy's own
-randomness (:func:`~dpcore.persons.bound_contributions`); everything above then runs on the
+randomness (:func:`~dpcore.budget.persons.bound_contributions`); everything above then runs on the
 kept rows, so the per-row mechanism ``M`` (randomized response per value, and the noisy row
 count when padded) is ``ε_row``-DP for one row, ``ε_row`` being ``per_record_epsilon`` under
 replace-one and ``per_record_epsilon + count_epsilon`` under add/remove. Let ``D′`` add, remove
@@ -75,9 +75,9 @@ person, and the unit column itself is never kept or randomised. The buyer's esti
 per row: they are shares and means of the kept rows, at most ``k`` per person.
 
 *Repeated exports.* Two independent copies of a record let a buyer average the noise away.
-With a :class:`~dpcore.accountant.BudgetLedger`, each released copy is stored (a Parquet file
+With a :class:`~dpcore.budget.accountant.BudgetLedger`, each released copy is stored (a Parquet file
 named by its content hash, beside the ledger: :mod:`dpcore.release.stored`) under a key derived
-from the released columns' content (a version fingerprint, see :mod:`dpcore.identity`), the
+from the released columns' content (a version fingerprint, see :mod:`dpcore.budget.identity`), the
 resolved plan and the unit of protection (with a privacy unit: also the unit column's content,
 the column and ``k``); the same table and plan get the **same** copy back
 at no cost, and a fresh copy, made only on request, is charged again. The charge and the
@@ -91,7 +91,7 @@ stream of its own (:mod:`~dpcore.release.randomness`, :mod:`dpcore.backends.keye
 key these draws are indistinguishable from independent uniform draws across rows, columns and
 streams, which is all the per-value, parallel-composition and padding arguments above assume;
 and a row gets the same draws however a file is cut into chunks, on one machine or in any Spark
-task, however often that task is retried (:mod:`dpcore.backends.spark_release`), so one
+task, however often that task is retried (:mod:`dpcore.release.spark`), so one
 release can never yield two different copies. The key, the noisy row count and the choice of
 each person's rows come from the copy's entropy, drawn from the operating system; a seed is
 for tests only, and the report of a seeded copy says it must not be sold.
@@ -108,7 +108,7 @@ Modules
     People with several rows: at most ``k`` rows of each kept, and ``k`` × the per-row cost.
 :mod:`~dpcore.release.table`, :mod:`~dpcore.release.streaming`
     The local release paths: an in-memory table, a CSV file of any size, a table kept in
-    Parquet or CSV files (the same release on Spark is :mod:`dpcore.backends.spark_release`).
+    Parquet or CSV files (the same release on Spark is :mod:`dpcore.release.spark`).
 :mod:`~dpcore.release.stored`
     Stored copies: Parquet files named by content hash, charged and stored in one transaction.
 :mod:`~dpcore.release.report`, :mod:`~dpcore.release.result`
@@ -121,7 +121,7 @@ Modules
 Examples
 --------
 >>> import pandas as pd
->>> from dpcore.schema import ColumnSpec, Schema
+>>> from dpcore.tables.schema import ColumnSpec, Schema
 >>> schema = Schema([ColumnSpec("id", role="identifier", kind="categorical"),
 ...                  ColumnSpec("smoker", kind="categorical", categories=["no", "yes"], may_be_missing=False)])
 >>> plan = default_plan(schema)
@@ -132,7 +132,6 @@ Examples
 ['smoker']
 """
 
-from dpcore.csv_reading import DEFAULT_CHUNKSIZE, file_chunks
 from dpcore.release.columns import describe_plan
 from dpcore.release.contributions import counted_rows_per_person, kept_rows
 from dpcore.release.estimator import (
@@ -171,6 +170,7 @@ from dpcore.release.usefulness import (
     usefulness,
     usefulness_summary,
 )
+from dpcore.tables.csv_reading import DEFAULT_CHUNKSIZE, file_chunks
 
 __all__ = [
     "COUNT_EPSILON",

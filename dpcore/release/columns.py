@@ -22,13 +22,13 @@ import pyarrow as pa
 from dpcore.backends import keyed
 from dpcore.exceptions import DataError
 from dpcore.i18n import N_, _, short
-from dpcore.matching import match_categories
 from dpcore.mechanisms import CoinRandomizedResponse, KaryRandomizedResponse, Laplace
 from dpcore.release.plan import MAX_BINS, ColumnPlan, ReleasePlan, column_problems
 from dpcore.release.randomness import COLUMN_STREAMS
 from dpcore.release.report import describe_entry
 from dpcore.release.writing import escape_label, keep_array, needs_quotes
-from dpcore.schema import MISSING_CATEGORY, ColumnSpec, Schema
+from dpcore.tables.matching import match_categories
+from dpcore.tables.schema import MISSING_CATEGORY, ColumnSpec, Schema
 from dpcore.validation import epsilon_decimal
 
 
@@ -254,7 +254,7 @@ def numbers(values: pd.Series) -> np.ndarray:
 def category_codes(values: pd.Series, categories: list[str], missing_code: int, match_numbers: bool = True) -> np.ndarray:
     """Codes over the declared categories: -1 for an undeclared value, ``missing_code`` for a missing one.
 
-    Values are matched as the models match them (:func:`~dpcore.matching.match_categories`): text
+    Values are matched as the models match them (:func:`~dpcore.tables.matching.match_categories`): text
     as spelled, and with ``match_numbers`` a number with the declared category that reads as the
     same number (39 and "39", 0.0 and "0"), however pandas parsed the column.
     """

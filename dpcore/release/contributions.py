@@ -1,15 +1,15 @@
 """People with several rows in a copy: at most ``k`` rows of each person, chosen before any value is randomised.
 
-When the schema names a privacy-unit column (:attr:`~dpcore.schema.Schema.privacy_unit`), a
+When the schema names a privacy-unit column (:attr:`~dpcore.tables.schema.Schema.privacy_unit`), a
 release first keeps at most ``rows_per_person`` rows of each person
-(:func:`~dpcore.persons.bound_keys`: a uniformly random subset; rows without a unit value are
+(:func:`~dpcore.budget.persons.bound_keys`: a uniformly random subset; rows without a unit value are
 left out), then randomises each kept row as before, and charges ``k`` times the
 per-row ε by group privacy (the argument is in :mod:`dpcore.release`).
 
 * **Which rows** are kept is drawn from the copy's own entropy (its own stream,
   :data:`~dpcore.release.randomness.PERSON_STREAM`), so a seeded copy is reproducible, and from
   the unit column alone: the other columns play no part in the choice.
-* **Who is who** is decided by :func:`~dpcore.persons.person_keys`, the same on every path
+* **Who is who** is decided by :func:`~dpcore.budget.persons.person_keys`, the same on every path
   (models, private bounds, copies): spaces, case and Unicode forms are folded and a number
   agrees with the text spelling it. So the in-memory table (read by pandas) and a streamed file
   (read chunk by chunk) group the same rows into the same people, and keep the same rows for a
@@ -28,11 +28,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from dpcore.budget.fingerprint import MISSING_HASH
+from dpcore.budget.persons import bound_keys, check_unit_column, person_keys, rows_left_out, unit_problems
 from dpcore.exceptions import DataError
-from dpcore.fingerprint import MISSING_HASH
-from dpcore.persons import bound_keys, check_unit_column, person_keys, rows_left_out, unit_problems
 from dpcore.release.randomness import PERSON_STREAM, generator
-from dpcore.schema import Schema
+from dpcore.tables.schema import Schema
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ def counted_rows_per_person(schema: Schema) -> int:
 
     A copy costs ``k`` times its per-row ε (see :func:`~dpcore.release.padding.copy_epsilon`).
 
-    >>> from dpcore.schema import ColumnSpec
+    >>> from dpcore.tables.schema import ColumnSpec
     >>> counted_rows_per_person(Schema([ColumnSpec("visit", role="identifier", kind="categorical")], "visit", 3))
     3
     """
@@ -84,7 +84,7 @@ def keep_mask(keys: np.ndarray, bound: PersonBound, entropy: int) -> np.ndarray:
 def bounded(frame: pd.DataFrame, columns: list[str], bound: PersonBound, entropy: int) -> tuple[pd.DataFrame, int]:
     """The kept rows of ``frame`` (only ``columns``, in input order), and how many rows were left out.
 
-    The caller has checked the unit column (:func:`~dpcore.persons.check_unit_column`). The
+    The caller has checked the unit column (:func:`~dpcore.budget.persons.check_unit_column`). The
     count is for the owner's eyes only: it is computed on the raw rows.
     """
     keep = keep_mask(person_keys(frame[bound.column]), bound, entropy)

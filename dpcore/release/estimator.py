@@ -20,14 +20,14 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from dpcore.csv_reading import DEFAULT_CHUNKSIZE
 from dpcore.exceptions import DataError
 from dpcore.i18n import _
 from dpcore.mechanisms import CoinRandomizedResponse, KaryRandomizedResponse
 from dpcore.release.columns import resolve
 from dpcore.release.contributions import person_bound, person_keys
 from dpcore.release.plan import RANDOMISED, ReleasePlan
-from dpcore.schema import Schema
+from dpcore.tables.csv_reading import DEFAULT_CHUNKSIZE
+from dpcore.tables.schema import Schema
 
 #: Where a released file is read from: a path (a file, or the folder of a copy in parts), its bytes, or a binary file object.
 ReleaseSource: TypeAlias = str | os.PathLike[str] | bytes | IO[bytes]

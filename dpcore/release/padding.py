@@ -18,8 +18,8 @@ from decimal import Decimal
 import numpy as np
 import pyarrow as pa
 
-from dpcore.accountant import ADD_REMOVE, REPLACE_ONE, BudgetLedger, check_unit
 from dpcore.backends import keyed
+from dpcore.budget.accountant import ADD_REMOVE, REPLACE_ONE, BudgetLedger, check_unit
 from dpcore.exceptions import DataError
 from dpcore.i18n import _
 from dpcore.mechanisms import Geometric
@@ -35,7 +35,7 @@ from dpcore.release.randomness import (
     generator,
     order_words,
 )
-from dpcore.schema import Schema
+from dpcore.tables.schema import Schema
 from dpcore.validation import epsilon_decimal
 
 #: ε of the noisy row count that pads a copy for the add/remove unit. Chosen for tables in

@@ -3,7 +3,7 @@
 A :class:`ReleasePlan` holds one :class:`ColumnPlan` per column. The plan reads nothing from
 the data: categories, bounds and bins come from the owner's schema, and a column whose domain
 was read from the data is refused with the sentence every artefact uses
-(:func:`~dpcore.schema.release_refusal`): releasing it would publish values of real people.
+(:func:`~dpcore.tables.schema.release_refusal`): releasing it would publish values of real people.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import pandas as pd
 from dpcore.exceptions import DataError
 from dpcore.i18n import _
 from dpcore.mechanisms import COIN_EPSILON
-from dpcore.schema import Schema, release_refusal
+from dpcore.tables.schema import Schema, release_refusal
 from dpcore.validation import epsilon_decimal
 
 MECHANISMS = ("drop", "keep", "coin", "k-ary", "bins", "laplace")
@@ -304,7 +304,7 @@ def default_plan(
     gets ``budget / rows_per_person`` to share.
 
     The app and the command line pass half of what is left
-    (:func:`~dpcore.accountant.default_epsilon`), not all of it: one click never spends the whole
+    (:func:`~dpcore.budget.accountant.default_epsilon`), not all of it: one click never spends the whole
     budget. Chosen on tables in general, wide ones and small remaining budgets alike, it reads
     nothing from the data: a default aimed at "useful" would need the row count, and the plan's
     ε is published in the buyer's report. When half still leaves most columns mostly noise (a wide

@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from dpcore.accountant import UNITS
+from dpcore.budget.accountant import UNITS
 from dpcore.i18n import N_, _, integer
 from dpcore.release.columns import Treatment
 from dpcore.release.estimator import read_release

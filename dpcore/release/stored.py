@@ -42,14 +42,14 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from dpcore._ledger_db import now
+from dpcore.budget.ledger_db import now
 from dpcore.exceptions import DataError
 from dpcore.i18n import _
 from dpcore.release import staging
 from dpcore.release.writing import write_csv
 
 if TYPE_CHECKING:
-    from dpcore.accountant import BudgetLedger, Charge
+    from dpcore.budget.accountant import BudgetLedger, Charge
     from dpcore.release.columns import Treatment
     from dpcore.release.contributions import PersonBound
     from dpcore.release.padding import Protection
@@ -262,7 +262,7 @@ class NewCopy:
 
     @contextmanager
     def charging(self) -> Iterator[NewCopy]:
-        """Charge the copy and store it, both or neither: :meth:`~dpcore.accountant.BudgetLedger.charging` around its writing.
+        """Charge the copy and store it, both or neither: :meth:`~dpcore.budget.accountant.BudgetLedger.charging` around its writing.
 
         The charge is checked before the block, which writes the copy's rows into ``writer``
         and sets ``key``. When the block ends without an error the file is named by its hash,

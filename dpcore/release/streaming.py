@@ -20,12 +20,11 @@ from typing import IO
 import numpy as np
 import pandas as pd
 
-from dpcore.accountant import BudgetLedger
-from dpcore.csv_reading import DEFAULT_CHUNKSIZE, read_chunks, sniff_file
+from dpcore.budget.accountant import BudgetLedger
+from dpcore.budget.identity import VersionFingerprint
+from dpcore.budget.persons import person_keys
 from dpcore.exceptions import DataError
 from dpcore.i18n import _
-from dpcore.identity import VersionFingerprint
-from dpcore.persons import person_keys
 from dpcore.release import stored
 from dpcore.release.buffers import SHUFFLE_BUCKET_BYTES, BackgroundWriter, ShuffleBuckets, prefetch
 from dpcore.release.columns import quoting
@@ -46,7 +45,8 @@ from dpcore.release.result import ReleaseResult
 from dpcore.release.staging import staging
 from dpcore.release.stored import CopyWriter
 from dpcore.release.table import Prepared, add_outside, check_columns, fingerprinted, prepare, release_chunk
-from dpcore.schema import Schema
+from dpcore.tables.csv_reading import DEFAULT_CHUNKSIZE, read_chunks, sniff_file
+from dpcore.tables.schema import Schema
 from dpcore.validation import RandomStateLike
 
 
@@ -254,7 +254,7 @@ def release_files(
 ) -> ReleaseResult:
     """Release a table kept in files — a Parquet file or folder, or a glob of CSV files — into one CSV file, part by part.
 
-    The local engine's counterpart of :func:`dpcore.backends.spark_release.release_on_spark`:
+    The local engine's counterpart of :func:`dpcore.release.spark.release_on_spark`:
     rows are keyed by their file and row (:func:`~dpcore.backends.tables.list_table_files`'s
     order), so for a given seed the file is the Spark copy's joined parts, and
     :func:`~dpcore.release.table.release_table` of :func:`~dpcore.backends.tables.read_table_local`

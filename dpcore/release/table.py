@@ -12,11 +12,11 @@ import pandas as pd
 import pyarrow as pa
 from numpy.typing import ArrayLike
 
-from dpcore.accountant import BudgetLedger, Charge
+from dpcore.budget.accountant import BudgetLedger, Charge
+from dpcore.budget.identity import version_fingerprint
+from dpcore.budget.persons import check_unit_column, counting, person_keys
 from dpcore.exceptions import DataError
 from dpcore.i18n import N_, _
-from dpcore.identity import version_fingerprint
-from dpcore.persons import check_unit_column, counting, person_keys
 from dpcore.release import stored
 from dpcore.release.columns import Treatment, quoting, resolve
 from dpcore.release.contributions import PersonBound, keep_mask, person_bound
@@ -36,7 +36,7 @@ from dpcore.release.randomness import FILLER, REAL, Draws, order_words, position
 from dpcore.release.randomness import entropy as make_entropy
 from dpcore.release.result import OwnerNote, ReleaseResult, new_report, owner_notes
 from dpcore.release.writing import write_csv
-from dpcore.schema import Schema
+from dpcore.tables.schema import Schema
 from dpcore.validation import RandomStateLike
 
 
@@ -159,7 +159,7 @@ def prepare(
     if frame is not None:
         check_columns(frame.columns, treatments)
     if ledger is not None and not isinstance(ledger, BudgetLedger):
-        raise TypeError("ledger must be a BudgetLedger (open it with dpcore.datasets.Catalog), or None")
+        raise TypeError("ledger must be a BudgetLedger (open it with dpcore.budget.datasets.Catalog), or None")
     bound = person_bound(schema)
     if frame is not None and bound is not None:
         check_unit_column(frame, bound.column)
@@ -237,7 +237,7 @@ def release_table(
     Parameters
     ----------
     frame : pandas.DataFrame
-        The private table (as read by :func:`dpcore.loading.read_csv_bytes`).
+        The private table (as read by :func:`dpcore.tables.loading.read_csv_bytes`).
     schema : Schema
         The owner's declarations; categories, bounds and bins come only from here. When it
         names a privacy-unit column, at most ``schema.rows_per_person`` (``k``) rows of each
@@ -247,7 +247,7 @@ def release_table(
         What happens to each column (see :func:`~dpcore.release.plan.default_plan`).
     ledger : BudgetLedger, optional
         The dataset's budget, where the copy is charged and stored (open it with
-        :class:`dpcore.datasets.Catalog`; :meth:`~dpcore.accountant.BudgetLedger.in_memory`
+        :class:`dpcore.budget.datasets.Catalog`; :meth:`~dpcore.budget.accountant.BudgetLedger.in_memory`
         for a trial). Without a ledger nothing is charged and nothing stops a second,
         independent copy: always use one for copies that leave your hands.
     fresh : bool

@@ -18,7 +18,7 @@ from dpcore.release.columns import treatment
 from dpcore.release.estimator import mean_std_error
 from dpcore.release.plan import RANDOMISED, ReleasePlan, column_problems
 from dpcore.release.report import significant
-from dpcore.schema import Schema
+from dpcore.tables.schema import Schema
 
 #: Verdict thresholds, on the ratio of the 95 % margin (1.96 standard errors) to the quantity's
 #: natural size: the average share 1/k of a randomized-response column, half the declared range
@@ -123,7 +123,7 @@ def usefulness(plan: ReleasePlan, schema: Schema, n_rows: int) -> pd.DataFrame:
     Examples
     --------
     >>> from dpcore.release.plan import ColumnPlan
-    >>> from dpcore.schema import ColumnSpec
+    >>> from dpcore.tables.schema import ColumnSpec
     >>> schema = Schema([ColumnSpec("smoker", kind="categorical", categories=["no", "yes"], may_be_missing=False)])
     >>> plan = ReleasePlan([ColumnPlan("smoker", "k-ary", epsilon=0.025)])
     >>> usefulness(plan, schema, 1000)["rating"].tolist()

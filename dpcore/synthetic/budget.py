@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from dpcore.accountant import ADD_REMOVE, check_unit
+from dpcore.budget.accountant import ADD_REMOVE, check_unit
 from dpcore.exceptions import DataError
 from dpcore.i18n import _
 from dpcore.mechanisms.gaussian import zcdp_rho

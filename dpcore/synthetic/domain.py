@@ -21,7 +21,7 @@ from dpcore.i18n import _
 from dpcore.release.columns import Treatment, treatment
 from dpcore.release.plan import DEFAULT_BINS, ColumnPlan, ReleasePlan
 from dpcore.release.writing import escape_label
-from dpcore.schema import Schema
+from dpcore.tables.schema import Schema
 
 
 @dataclass(frozen=True)

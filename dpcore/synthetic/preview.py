@@ -25,16 +25,16 @@ import time
 import numpy as np
 import pandas as pd
 
-from dpcore.accountant import ADD_REMOVE
+from dpcore.budget.accountant import ADD_REMOVE
 from dpcore.i18n import _
 from dpcore.mechanisms import KaryRandomizedResponse
 from dpcore.progress import Clock, CostMemory, Progress, Stage, TimeLeft
 from dpcore.release.plan import ColumnPlan, ReleasePlan
 from dpcore.release.table import release_frame
-from dpcore.schema import Schema
 from dpcore.synthetic.domain import SyntheticColumn, encode, synthetic_columns
 from dpcore.synthetic.measure import marginal
 from dpcore.synthetic.table import COPY, synthesize_table
+from dpcore.tables.schema import Schema
 from dpcore.validation import check_random_state
 
 HOLDOUT = 0.2

@@ -10,7 +10,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from dpcore.accountant import UNITS
+from dpcore.budget.accountant import UNITS
 from dpcore.i18n import _
 from dpcore.synthetic.budget import Calibration
 from dpcore.synthetic.domain import SyntheticColumn

@@ -11,21 +11,21 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpcore.accountant import ADD_REMOVE, BudgetLedger, Charge
+from dpcore.budget.accountant import ADD_REMOVE, BudgetLedger, Charge
+from dpcore.budget.persons import check_unit_column
 from dpcore.exceptions import DataError
 from dpcore.i18n import N_, _
-from dpcore.persons import check_unit_column
 from dpcore.progress import Clock, CostMemory, Progress, Stage, TimeLeft
 from dpcore.release.contributions import bounded, person_bound
 from dpcore.release.plan import ReleasePlan
 from dpcore.release.randomness import entropy as make_entropy
 from dpcore.release.randomness import generator
-from dpcore.schema import Schema
 from dpcore.synthetic.budget import DEFAULT_DELTA, Calibration
 from dpcore.synthetic.domain import SyntheticColumn, decode, encode, synthetic_columns
 from dpcore.synthetic.measure import Measurement, marginal_count, measure, pair_count
 from dpcore.synthetic.model import fit_and_sample, fit_stages, noisy_total, private_pgm
 from dpcore.synthetic.report import build_report, report_markdown
+from dpcore.tables.schema import Schema
 from dpcore.validation import RandomStateLike
 
 #: The copy's own randomness stream (``spawn_key``), apart from the randomized copy's streams.
@@ -121,7 +121,7 @@ def synthesize_table(
     noise : {"gaussian", "laplace"}
     ledger : BudgetLedger, optional
         The dataset's budget: checked before anything is measured, charged before the copy is
-        returned (:meth:`~dpcore.accountant.BudgetLedger.in_memory` for a trial). Without one,
+        returned (:meth:`~dpcore.budget.accountant.BudgetLedger.in_memory` for a trial). Without one,
         nothing is charged: for tests only.
     unit : {"add/remove", "replace-one"}, optional
         Default: the ledger's, else add/remove.

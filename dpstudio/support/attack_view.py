@@ -32,11 +32,11 @@ from dpcore.attacks import (
     reconstruction_sentences,
 )
 from dpcore.attacks.summary import above_ceiling
-from dpcore.design import Design
 from dpcore.exceptions import DataError
 from dpcore.i18n import N_, _, integer
 from dpcore.models.registry import models_for
 from dpcore.progress import time_left_text
+from dpcore.tables.design import Design
 from dpstudio.support.charts import localized
 from dpstudio.support.language import keyed
 from dpstudio.support.session import recall_result, remember_result

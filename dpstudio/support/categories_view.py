@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dpcore.accountant import default_epsilon
-from dpcore.categories import (
+from dpcore.budget.accountant import default_epsilon
+from dpcore.exceptions import BudgetExceededError, DataError
+from dpcore.i18n import _, integer, ngettext, short
+from dpcore.tables.categories import (
     DEFAULT_EPSILON_PER_COLUMN,
     DEFAULT_TOTAL_DELTA,
     discoverable_columns,
@@ -15,10 +17,8 @@ from dpcore.categories import (
     other_share_sentence,
     people_needed,
 )
-from dpcore.dictionary import frictionless_json
-from dpcore.exceptions import BudgetExceededError, DataError
-from dpcore.i18n import _, integer, ngettext, short
-from dpcore.schema import OTHER_CATEGORY
+from dpcore.tables.dictionary import frictionless_json
+from dpcore.tables.schema import OTHER_CATEGORY
 from dpstudio.support.declaring import accept_other, discover_text_categories, in_the_datasets_unit, leaky_columns, use_dictionary
 from dpstudio.support.readable import task_name
 from dpstudio.support.session import remember

@@ -10,11 +10,11 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from dpcore.design import Design
 from dpcore.evaluate import Task, fold_indices, plan_sweep, run_task
 from dpcore.i18n import N_, _, decimal, integer, percent, short
 from dpcore.models.registry import ModelContext, get
 from dpcore.published import CALIFORNIA_TARGET_RANGE, PAPER_A_EPSILONS, paper_a_table
+from dpcore.tables.design import Design
 from dpstudio.support.state import Dataset
 from dpstudio.support.training import format_metric
 

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import streamlit as st
 
-from dpcore.bounds import CLIPPED_WARNING, DEFAULT_BUDGET_SHARE, ROWS_TIMES_EPSILON_FOR_FIT, epsilon_per_column
-from dpcore.datasets import OverlapRefused
+from dpcore.budget.datasets import OverlapRefused
+from dpcore.budget.persons import check_unit_column, rows_left_out
 from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.i18n import N_, _, integer, ngettext, short
-from dpcore.persons import check_unit_column, rows_left_out
-from dpcore.schema import KINDS, ROLES, Normaliser, Schema, out_of_bounds_share, release_refusal
+from dpcore.tables.bounds import CLIPPED_WARNING, DEFAULT_BUDGET_SHARE, ROWS_TIMES_EPSILON_FOR_FIT, epsilon_per_column
+from dpcore.tables.schema import KINDS, ROLES, Normaliser, Schema, out_of_bounds_share, release_refusal
 from dpstudio.support.declaring import (
     declare_public,
     estimate_numeric_bounds,
@@ -301,7 +301,7 @@ def fix_leaks(state: StudioState) -> None:
 def release_refused(state: StudioState, read_from_data: list[str], key: str, again: str | None = None) -> None:
     """Where a model, map or copy built on ``read_from_data`` would be offered: the engine's refusal and its ways out.
 
-    Every page shows the same sentence (:func:`dpcore.schema.release_refusal`) and the same
+    Every page shows the same sentence (:func:`dpcore.tables.schema.release_refusal`) and the same
     one-click ways out as the Data page. A way out changes the declarations, not what was built
     on the old ones: ``again`` says what to do then (train again, find the groups again).
     """

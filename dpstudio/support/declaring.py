@@ -6,13 +6,13 @@ from decimal import Decimal
 
 import pandas as pd
 
-from dpcore.accountant import BudgetLedger
-from dpcore.bounds import apply_bounds, bounds_verdict, estimate_bounds
-from dpcore.categories import apply_categories, discover_categories, discoverable_columns, people_needed
-from dpcore.dictionary import apply_dictionary, read_dictionary
+from dpcore.budget.accountant import BudgetLedger
+from dpcore.budget.units import ADD_REMOVE, convert
 from dpcore.i18n import _, ngettext, short
-from dpcore.schema import Schema
-from dpcore.units import ADD_REMOVE, convert
+from dpcore.tables.bounds import apply_bounds, bounds_verdict, estimate_bounds
+from dpcore.tables.categories import apply_categories, discover_categories, discoverable_columns, people_needed
+from dpcore.tables.dictionary import apply_dictionary, read_dictionary
+from dpcore.tables.schema import Schema
 from dpcore.validation import epsilon_decimal
 from dpstudio.support.state import StudioState, apply_schema
 
@@ -21,7 +21,7 @@ def in_the_datasets_unit(ledger: BudgetLedger, epsilon: float, delta: float = 0.
     """How an add/remove spend of (ε, δ) is booked where the dataset protects changed values (else nothing).
 
     The buttons state the mechanism's own (ε, δ); a replace-one dataset's ledger books it doubled
-    (:func:`dpcore.units.convert`), and the owner should read on the button what the ledger will show.
+    (:func:`dpcore.budget.units.convert`), and the owner should read on the button what the ledger will show.
     """
     if ledger.unit == ADD_REMOVE:
         return ""
@@ -64,7 +64,7 @@ def _replace(state: StudioState, schema: Schema) -> None:
 def estimate_numeric_bounds(state: StudioState, epsilon_per_column: float, names: list[str] | None = None) -> pd.DataFrame:
     """Replace the data-read bounds of every numeric column (of ``names``, default all) by private estimates, charged.
 
-    Returns the owner-only verdict of how well they fit (:func:`dpcore.bounds.bounds_verdict`).
+    Returns the owner-only verdict of how well they fit (:func:`dpcore.tables.bounds.bounds_verdict`).
     """
     schema = Schema.from_dict(state.dataset.schema.to_dict())
     columns = [n for n in leaky_columns(schema) if schema[n].kind == "numeric" and (names is None or n in names)]

@@ -8,7 +8,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from dpcore.accountant import ADD_REMOVE, REPLACE_ONE, UNITS, BudgetLedger, default_epsilon
+from dpcore.budget.accountant import ADD_REMOVE, REPLACE_ONE, UNITS, BudgetLedger, default_epsilon
 from dpcore.i18n import _, short
 from dpcore.release import (
     MECHANISMS,
@@ -27,7 +27,7 @@ from dpcore.release import (
     usefulness_summary,
 )
 from dpcore.release.report import report_markdown
-from dpcore.schema import Schema
+from dpcore.tables.schema import Schema
 from dpstudio.support.charts import localized
 from dpstudio.support.state import Dataset, StudioState
 
@@ -45,7 +45,7 @@ def starting_plan(state: StudioState, ledger: BudgetLedger, synthetic: bool = Fa
 
     Once a copy is out, its plan stays the default, so asking again hands out the same stored
     copy at no cost; otherwise the default copy spends a stated share of what is left
-    (:func:`~dpcore.accountant.default_epsilon`: half, the noisy row count of the add/remove unit
+    (:func:`~dpcore.budget.accountant.default_epsilon`: half, the noisy row count of the add/remove unit
     included), shared between the randomized columns, so one click never spends it all.
     """
     released = state.released_plans.get(plan_key(state.dataset, ledger))

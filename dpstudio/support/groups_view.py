@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpcore.accountant import BudgetLedger
+from dpcore.budget.accountant import BudgetLedger
 from dpcore.clustering import (
     COMPARE_ROWS,
     SEEDED_WARNING,
@@ -30,7 +30,7 @@ from dpcore.clustering import (
 )
 from dpcore.i18n import N_, _, integer, ngettext, percent, short
 from dpcore.models.clustering import AUTO_SHARE, MAX_CELLS, MAX_FEATURES, MIN_FEATURES, NO_GROUP, grid_problem
-from dpcore.schema import Schema
+from dpcore.tables.schema import Schema
 from dpstudio.support.charts import localized
 from dpstudio.support.data_view import release_refused
 from dpstudio.support.language import keyed

@@ -5,7 +5,7 @@ from __future__ import annotations
 import altair as alt
 import streamlit as st
 
-from dpcore.accountant import ADD_REMOVE, REPLACE_ONE, UNITS, BudgetLedger
+from dpcore.budget.accountant import ADD_REMOVE, REPLACE_ONE, UNITS, BudgetLedger
 from dpcore.exceptions import BudgetExceededError
 from dpcore.explain import (
     HARM_PRESETS,

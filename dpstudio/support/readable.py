@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from dpcore.i18n import N_, _, decimal, integer
-from dpcore.schema import Schema
+from dpcore.tables.schema import Schema
 
 #: What the schema's task, role and kind values mean to a reader (the values themselves stay English in files).
 TASKS = {"regression": N_("regression"), "classification": N_("classification")}

@@ -7,7 +7,7 @@ from typing import TypeVar
 
 import streamlit as st
 
-from dpcore.accountant import LEDGER_ENV
+from dpcore.budget.accountant import LEDGER_ENV
 from dpstudio.support import workspace
 from dpstudio.support.language import use_session_language
 from dpstudio.support.state import DEFAULT_SAMPLE, Dataset, StudioState, load_sample

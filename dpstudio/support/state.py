@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from dpcore.accountant import BudgetLedger
-from dpcore.datasets import Catalog, Identification
+from dpcore.budget.accountant import BudgetLedger
+from dpcore.budget.datasets import Catalog, Identification
 from dpcore.exceptions import DataError
 from dpcore.i18n import N_, _
-from dpcore.loading import read_csv_path
-from dpcore.schema import Schema, load_schema, suggest_schema
+from dpcore.tables.loading import read_csv_path
+from dpcore.tables.schema import Schema, load_schema, suggest_schema
 from dpcore.training import DEFAULT_COUNT_NOISE, DEFAULT_SELECTION, TrainedModel
 
 

@@ -11,7 +11,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from dpcore.accountant import BudgetLedger, default_epsilon
+from dpcore.budget.accountant import BudgetLedger, default_epsilon
 from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.i18n import N_, _, fixed, short
 from dpcore.progress import CostMemory, Progress, time_left_text

@@ -8,7 +8,7 @@ from dpcore.i18n import _, integer
 from dpcore.model_card import SEEDED_WARNING, model_card
 from dpcore.model_files import model_bytes
 from dpcore.models.registry import ModelSpec
-from dpcore.schema import Schema
+from dpcore.tables.schema import Schema
 from dpcore.training import TrainedModel
 from dpstudio.support.data_view import release_refused
 from dpstudio.support.experts_view import show_weights

@@ -9,14 +9,14 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpcore.accountant import LITTLE_EPSILON, SPENT_EPSILON, BudgetLedger, default_epsilon
-from dpcore.design import Design
+from dpcore.budget.accountant import LITTLE_EPSILON, SPENT_EPSILON, BudgetLedger, default_epsilon
+from dpcore.budget.persons import per_row
 from dpcore.explain import epsilon_problem
 from dpcore.i18n import _, integer, percent, short
 from dpcore.models.registry import ModelSpec
-from dpcore.persons import per_row
 from dpcore.progress import time_left_text
-from dpcore.schema import Schema
+from dpcore.tables.design import Design
+from dpcore.tables.schema import Schema
 from dpcore.training import Progress, TrainedModel, train
 from dpstudio.support.readable import branches_text, leaf_text, number, split_text, subset_text
 from dpstudio.support.state import StudioState

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dpcore.exceptions import DataError
 from dpcore.i18n import N_, _, ngettext
-from dpcore.loading import read_table_bytes
-from dpcore.schema import Schema
+from dpcore.tables.loading import read_table_bytes
+from dpcore.tables.schema import Schema
 from dpstudio.support.session import use_dataset
 from dpstudio.support.state import StudioState, dataset_from_upload
 

@@ -23,9 +23,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from dpcore.accountant import default_ledger_path
-from dpcore.datasets import Catalog, Identification
-from dpcore.schema import Schema
+from dpcore.budget.accountant import default_ledger_path
+from dpcore.budget.datasets import Catalog, Identification
+from dpcore.tables.schema import Schema
 from dpstudio.support.state import Dataset, load_sample
 
 QUERY_KEY = "workspace"

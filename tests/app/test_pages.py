@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dpcore.accountant import BudgetLedger
+from dpcore.budget.accountant import BudgetLedger
 from dpcore.release import COUNT_EPSILON
 from dpstudio.support.session import STATE_KEY
 
@@ -248,7 +248,7 @@ def test_export_says_when_nothing_is_left_for_a_copy(app):
 def _adult_csv(columns_reversed: bool = False) -> bytes:
     from conftest import SAMPLE_DATA
 
-    from dpcore.loading import read_csv_path
+    from dpcore.tables.loading import read_csv_path
 
     frame, _ = read_csv_path(SAMPLE_DATA / "adult.csv")
     frame = frame.head(2000)
@@ -284,7 +284,7 @@ def _keyed_csv(sample: str, rows: slice) -> bytes:
     """A bundled table as tables from the wild come: a row-number column and a train/test marker added."""
     from conftest import SAMPLE_DATA
 
-    from dpcore.loading import read_csv_path
+    from dpcore.tables.loading import read_csv_path
 
     frame, _ = read_csv_path(SAMPLE_DATA / sample)
     frame = frame.iloc[rows].reset_index(drop=True)
@@ -538,7 +538,7 @@ def test_huge_factors_are_written_in_words():
 def test_tree_rules_use_category_names_and_leaves_use_thousands():
     from conftest import SAMPLE_DATA
 
-    from dpcore.schema import load_schema
+    from dpcore.tables.schema import load_schema
     from dpstudio.support.readable import leaf_text, split_text
     from dpstudio.support.training import tree_dot
 

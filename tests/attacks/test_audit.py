@@ -14,9 +14,9 @@ import pytest
 from dpcore.attacks import CONTROLS, audit_model, audit_sentences, html_report
 from dpcore.attacks.audit import canary_record
 from dpcore.attacks.statistics import largest_certifiable
-from dpcore.design import Design
 from dpcore.exceptions import DataError
-from dpcore.schema import ColumnSpec, Schema
+from dpcore.tables.design import Design
+from dpcore.tables.schema import ColumnSpec, Schema
 
 SURE = 1 - 1e-6
 
@@ -238,8 +238,8 @@ def test_the_attack_pages_quick_audit_catches_its_ten_fold_controls_on_the_bundl
     """Issue 30: the quick setting, sized on a machine where a round of fits takes what it takes on a quiet one."""
     from pathlib import Path
 
-    from dpcore.loading import read_csv_path
-    from dpcore.schema import load_schema
+    from dpcore.tables.loading import read_csv_path
+    from dpcore.tables.schema import load_schema
     from dpstudio.support.attack_view import AUDIT, BROKEN_FACTOR
 
     folder = Path(__file__).resolve().parents[2] / "sample_data"

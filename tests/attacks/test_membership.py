@@ -25,9 +25,9 @@ from dpcore.attacks.statistics import (
     tpr_at,
     tpr_ceiling,
 )
-from dpcore.design import Design
 from dpcore.exceptions import DataError
-from dpcore.schema import ColumnSpec, Schema
+from dpcore.tables.design import Design
+from dpcore.tables.schema import ColumnSpec, Schema
 
 Z = 5.0
 SURE = 1 - 1e-6

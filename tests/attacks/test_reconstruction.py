@@ -17,7 +17,7 @@ from dpcore.attacks import attack_reconstruction, html_report, reconstruction_se
 from dpcore.attacks.reconstruction import copy_ceiling
 from dpcore.exceptions import DataError
 from dpcore.release import ColumnPlan, ReleasePlan
-from dpcore.schema import ColumnSpec, Schema
+from dpcore.tables.schema import ColumnSpec, Schema
 
 Z = 5.0
 SENTINEL = "SENTINEL-2291"

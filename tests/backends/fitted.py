@@ -6,7 +6,7 @@ from test_spark import spark_module
 from test_tables import messy_schema
 
 from dpcore.backends import tables
-from dpcore.design import Design
+from dpcore.tables.design import Design
 
 
 def both_rows(spark, files: str, target: str):  # noqa: ANN001, ANN201

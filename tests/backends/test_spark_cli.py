@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 from same_model import fitted_state
 
-from dpcore.accountant import BudgetLedger
 from dpcore.backends import tables
+from dpcore.budget.accountant import BudgetLedger
+from dpcore.budget.datasets import Catalog
 from dpcore.cli import EXIT_OK, main
-from dpcore.datasets import Catalog
-from dpcore.design import Design
 from dpcore.model_files import load_model
-from dpcore.schema import load_schema
+from dpcore.tables.design import Design
+from dpcore.tables.schema import load_schema
 from dpcore.training_rows import train_rows
 
 pytestmark = pytest.mark.spark

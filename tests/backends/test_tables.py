@@ -10,9 +10,9 @@ import pytest
 
 from dpcore.backends import tables
 from dpcore.backends.keyed import file_row_keys
-from dpcore.design import Design
 from dpcore.exceptions import DataError
-from dpcore.schema import ColumnSpec, Schema
+from dpcore.tables.design import Design
+from dpcore.tables.schema import ColumnSpec, Schema
 
 
 def messy_frame(n: int, seed: int = 0) -> pd.DataFrame:

@@ -23,7 +23,7 @@ pytestmark = pytest.mark.browser
 def _houses(path: Path) -> None:
     import numpy as np
 
-    from dpcore.loading import read_csv_path
+    from dpcore.tables.loading import read_csv_path
 
     frame, _ = read_csv_path(REPO / "sample_data" / "california_housing.csv")
     rng = np.random.default_rng(28)

@@ -156,7 +156,7 @@ def test_export_downloads_the_released_csv_and_its_report(page):
 
 
 def _adult_file(tmp_path, name: str, reversed_columns: bool = False) -> Path:
-    from dpcore.loading import read_csv_path
+    from dpcore.tables.loading import read_csv_path
 
     frame, _ = read_csv_path(Path(__file__).resolve().parents[2] / "sample_data" / "adult.csv")
     frame = frame.head(1500)
@@ -281,7 +281,7 @@ def test_newcomer_flow_upload_confirm_declare_train_and_come_back(page, tmp_path
 
 def test_a_headerless_file_is_detected(page, tmp_path):
     """Item 2: Adult's own adult.data has no header row; its first person must not become the column names."""
-    from dpcore.loading import read_csv_path
+    from dpcore.tables.loading import read_csv_path
 
     frame, _ = read_csv_path(Path(__file__).resolve().parents[2] / "sample_data" / "adult.csv")
     source = tmp_path / "adult.data"  # written the way UCI ships it: no header, ", " between fields, "?" for missing

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.browser
 
 def _keyed_file(tmp_path: Path, sample: str, rows: slice, name: str) -> Path:
     """A bundled table as tables from the wild come: a row number first and a train/test marker last."""
-    from dpcore.loading import read_csv_path
+    from dpcore.tables.loading import read_csv_path
 
     frame, _ = read_csv_path(REPO / "sample_data" / sample)
     frame = frame.iloc[rows].reset_index(drop=True)

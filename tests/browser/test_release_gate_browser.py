@@ -75,7 +75,7 @@ def test_a_map_over_bounds_read_from_the_data_is_refused_until_a_way_out_is_take
 
 
 def test_a_model_on_bounds_read_from_the_data_is_not_offered_until_trained_again_after_a_way_out(page, tmp_path):
-    from dpcore.schema import suggest_schema
+    from dpcore.tables.schema import suggest_schema
 
     path = tmp_path / "customers.csv"
     _customers(path)

@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 from leak_tables import neighbours, read_from_data
 
+from dpcore.budget.datasets import Catalog
 from dpcore.cli import EXIT_BUDGET, EXIT_DATA, EXIT_OK, EXIT_USAGE, main
-from dpcore.datasets import Catalog
-from dpcore.schema import release_refusal
+from dpcore.tables.schema import release_refusal
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_data"
 CALIFORNIA_SCHEMA = str(SAMPLES / "california_housing.schema.json")

@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 from leak_tables import OLDEST, neighbours, read_from_data
 
+from dpcore.budget.datasets import Catalog
 from dpcore.cli import EXIT_BUDGET, EXIT_DATA, EXIT_OK, EXIT_USAGE, build_parser, main
-from dpcore.datasets import Catalog
-from dpcore.schema import release_refusal
+from dpcore.tables.schema import release_refusal
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_data"
 SCHEMA = str(SAMPLES / "california_housing.schema.json")

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from dpcore.cli import EXIT_BUDGET, EXIT_DATA, EXIT_OK, EXIT_USAGE, main
-from dpcore.loading import read_csv_path
 from dpcore.release import ReleasePlan, default_plan, read_release
-from dpcore.schema import load_schema
+from dpcore.tables.loading import read_csv_path
+from dpcore.tables.schema import load_schema
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = str(ROOT / "sample_data" / "adult.schema.json")

@@ -12,8 +12,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "synthetic"))
 from synthetic_testing import tiny_schema, tiny_table  # noqa: E402
 
+from dpcore.budget.datasets import Catalog  # noqa: E402
 from dpcore.cli import EXIT_BUDGET, EXIT_OK, EXIT_USAGE, main  # noqa: E402
-from dpcore.datasets import Catalog  # noqa: E402
 
 pytest.importorskip("mbi")
 

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 from leak_tables import OLDEST, neighbours, read_from_data
 
+from dpcore.budget.datasets import Catalog
 from dpcore.cli import EXIT_BUDGET, EXIT_DATA, EXIT_OK, EXIT_USAGE, main
-from dpcore.datasets import Catalog
-from dpcore.design import Design
 from dpcore.model_files import load_model
-from dpcore.schema import release_refusal
+from dpcore.tables.design import Design
+from dpcore.tables.schema import release_refusal
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_data"
 SCHEMA = str(SAMPLES / "adult.schema.json")

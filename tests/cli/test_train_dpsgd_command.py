@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from test_train import _train
 
-from dpcore.accountant import BudgetLedger
+from dpcore.budget.accountant import BudgetLedger
+from dpcore.budget.datasets import Catalog
 from dpcore.cli import EXIT_OK, EXIT_USAGE
-from dpcore.datasets import Catalog
 from dpcore.model_files import load_model
 
 

@@ -13,8 +13,8 @@ from test_boosting_structures import drawn
 from dpcore.backends import LocalRows, Rows
 from dpcore.backends.rows import FIXED_SCALE
 from dpcore.models import DPBoostingClassifier, DPBoostingRegressor
-from dpcore.models._boosting_rows import CandidateSums, RoundSums, TargetColumn, pick_sensitivity, residuals
-from dpcore.models._boosting_structures import MULTICLASS, leaf_index
+from dpcore.models._boosting.rows import CandidateSums, RoundSums, TargetColumn, pick_sensitivity, residuals
+from dpcore.models._boosting.structures import MULTICLASS, leaf_index
 
 
 class Elsewhere(Rows):

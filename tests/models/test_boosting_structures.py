@@ -8,7 +8,7 @@ import pytest
 from dpcore.mechanisms import record_mechanism_calls
 from dpcore.mechanisms.quantiles import _levels
 from dpcore.models import DPBoostingClassifier, DPBoostingRegressor
-from dpcore.models._boosting_structures import Structures
+from dpcore.models._boosting.structures import Structures
 from dpcore.models.boosting import QUANTILE_PROBABILITIES, sized_rounds_and_depth
 
 

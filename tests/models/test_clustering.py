@@ -20,7 +20,7 @@ from sklearn.base import clone
 from sklearn.datasets import make_blobs
 from sklearn.metrics import adjusted_rand_score
 
-from dpcore.accountant import BudgetLedger
+from dpcore.budget.accountant import BudgetLedger
 from dpcore.clustering import (
     check_features,
     clustering_columns,
@@ -349,7 +349,7 @@ def test_a_person_with_several_rows_is_bounded_and_charged_once(ledger):
     frame = pd.DataFrame(
         {"patient": np.repeat(np.arange(300), 5), "age": rng.uniform(20, 80, 1500), "dose": rng.uniform(0, 10, 1500)}
     )
-    from dpcore.schema import ColumnSpec, Schema
+    from dpcore.tables.schema import ColumnSpec, Schema
 
     schema = Schema(
         [ColumnSpec("patient", role="identifier"), ColumnSpec("age", lower=0, upper=100), ColumnSpec("dose", lower=0, upper=10)],
@@ -366,7 +366,7 @@ def test_a_person_with_several_rows_is_bounded_and_charged_once(ledger):
 def test_a_map_that_counts_people_differently_from_earlier_spends_is_refused_and_charges_nothing(ledger):
     """find_groups keeps the ledger's rule that every spend counts people the same way (as train and the releases do)."""
     from dpcore.exceptions import UnitOfProtectionError
-    from dpcore.schema import ColumnSpec, Schema
+    from dpcore.tables.schema import ColumnSpec, Schema
 
     rng = np.random.default_rng(0)
     frame = pd.DataFrame(

@@ -10,15 +10,15 @@ from sklearn.base import clone
 from sklearn.dummy import DummyClassifier, DummyRegressor
 from sklearn.linear_model import LogisticRegression
 
-from dpcore.accountant import BudgetLedger
-from dpcore.design import Design
+from dpcore.budget.accountant import BudgetLedger
 from dpcore.exceptions import BudgetExceededError
 from dpcore.mechanisms import record_mechanism_calls
 from dpcore.mechanisms.smooth_median import SmoothMedian
 from dpcore.model_files import load_model, model_bytes
 from dpcore.models.student import SubsampleAggregateStudentClassifier, SubsampleAggregateStudentRegressor, marginal_queries
 from dpcore.models.subsample_aggregate import SubsampleAggregateClassifier, SubsampleAggregateRegressor, assign_blocks
-from dpcore.schema import Schema
+from dpcore.tables.design import Design
+from dpcore.tables.schema import Schema
 from dpcore.training import answer_queries
 
 

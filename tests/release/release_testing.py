@@ -16,8 +16,8 @@ import pandas as pd
 from scipy import stats
 
 from dpcore import release as R
-from dpcore.loading import read_csv_path
-from dpcore.schema import ColumnSpec, Schema, load_schema
+from dpcore.tables.loading import read_csv_path
+from dpcore.tables.schema import ColumnSpec, Schema, load_schema
 
 ALPHA = 1e-6
 Z = stats.norm.isf(ALPHA / 2)  # two-sided normal quantile for α = 1e-6 (≈ 4.89)

@@ -16,7 +16,7 @@ from scipy import stats
 
 from dpcore import release as R
 from dpcore.mechanisms import COIN_EPSILON, record_mechanism_calls
-from dpcore.schema import ColumnSpec, Schema
+from dpcore.tables.schema import ColumnSpec, Schema
 
 
 def test_keep_rate_matches_the_mechanism():

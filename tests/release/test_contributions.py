@@ -16,14 +16,14 @@ from privacy_testing import assert_exceeds_epsilon, assert_within_epsilon, neigh
 from release_testing import COLOURS
 
 from dpcore import release as R
-from dpcore.accountant import ADD_REMOVE, REPLACE_ONE, BudgetLedger
+from dpcore.budget.accountant import ADD_REMOVE, REPLACE_ONE, BudgetLedger
 from dpcore.exceptions import BudgetExceededError, DataError
-from dpcore.loading import read_csv_path
 from dpcore.release import stored
 from dpcore.release.columns import resolve
 from dpcore.release.contributions import PersonBound
 from dpcore.release.padding import Protection
-from dpcore.schema import ColumnSpec, Schema
+from dpcore.tables.loading import read_csv_path
+from dpcore.tables.schema import ColumnSpec, Schema
 
 K = 3
 UNIT = "patient_secret_number"  # planted: this name must never reach a copy, a report or a ledger entry

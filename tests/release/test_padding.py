@@ -10,10 +10,10 @@ import pytest
 from release_testing import adult_table, plan_with, small_frame, small_schema
 
 from dpcore import release as R
-from dpcore.accountant import ADD_REMOVE, REPLACE_ONE, BudgetLedger
+from dpcore.budget.accountant import ADD_REMOVE, REPLACE_ONE, BudgetLedger
 from dpcore.exceptions import DataError, UnitOfProtectionError
 from dpcore.release import randomness
-from dpcore.schema import ColumnSpec
+from dpcore.tables.schema import ColumnSpec
 
 
 def test_an_add_remove_copy_is_padded_and_charged_for_its_row_count(tmp_path):

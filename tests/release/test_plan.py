@@ -10,7 +10,7 @@ from release_testing import adult_table, small_frame, small_schema
 from dpcore import release as R
 from dpcore.exceptions import DataError
 from dpcore.mechanisms import COIN_EPSILON
-from dpcore.schema import ColumnSpec, Schema, release_refusal
+from dpcore.tables.schema import ColumnSpec, Schema, release_refusal
 
 
 def test_data_read_domains_are_dropped_by_default_and_refused_until_declared_public():

@@ -9,7 +9,7 @@ from release_testing import adult_table
 
 from dpcore import release as R
 from dpcore.exceptions import DataError
-from dpcore.schema import ColumnSpec, Schema
+from dpcore.tables.schema import ColumnSpec, Schema
 
 
 def test_report_is_complete_and_holds_no_data():

@@ -1,4 +1,4 @@
-"""The release on Spark (dpcore.backends.spark_release): the local copy, byte for byte, whatever Spark retries."""
+"""The release on Spark (dpcore.release.spark): the local copy, byte for byte, whatever Spark retries."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ import pytest
 from release_testing import plan_with, small_frame, small_schema
 
 from dpcore import release as R
-from dpcore.accountant import ADD_REMOVE, REPLACE_ONE, BudgetLedger
 from dpcore.backends.tables import read_table_local
+from dpcore.budget.accountant import ADD_REMOVE, REPLACE_ONE, BudgetLedger
 from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.release.estimator import copy_parts
-from dpcore.schema import ColumnSpec, Schema
+from dpcore.tables.schema import ColumnSpec, Schema
 
 pytestmark = pytest.mark.spark
 PLAN = plan_with(
@@ -43,7 +43,7 @@ def _joined(folder: Path) -> bytes:
 
 
 def _release(spark, source, out, seed, **options):
-    from dpcore.backends.spark_release import release_on_spark
+    from dpcore.release.spark import release_on_spark
 
     return release_on_spark(spark, source, out, small_schema(), PLAN, random_state=seed, part_rows=400, **options)
 
@@ -75,7 +75,7 @@ def test_a_csv_table_on_spark_is_the_streamed_local_copy(spark, tmp_path):
 def test_a_retried_task_writes_the_same_copy(spark, tmp_path, monkeypatch):
     # tests/conftest.py's session is local[2,4]: up to four attempts per task, so a failed first attempt is retried.
     assert spark.sparkContext.master == "local[2,4]"
-    from dpcore.backends import spark_shuffle
+    from dpcore.release import spark_shuffle
 
     source = _parquet_table(tmp_path)
     _release(spark, source, tmp_path / "first", 4, unit=ADD_REMOVE)
@@ -105,7 +105,7 @@ def test_charged_once_handed_out_again_and_read_by_the_estimator(spark, tmp_path
 
 
 def test_a_fresh_copy_that_does_not_fit_is_refused_before_spark_reads_a_row(spark, tmp_path, monkeypatch):
-    from dpcore.backends import spark_release
+    from dpcore.release import spark as spark_release
 
     def no_reading(*args, **kwargs):
         raise AssertionError("the table was read before the budget was checked")
@@ -118,7 +118,7 @@ def test_a_fresh_copy_that_does_not_fit_is_refused_before_spark_reads_a_row(spar
 
 
 def test_a_privacy_unit_is_refused_with_a_sentence(spark, tmp_path):
-    from dpcore.backends.spark_release import release_on_spark
+    from dpcore.release.spark import release_on_spark
 
     schema = Schema([*small_schema().columns], privacy_unit="id", rows_per_person=2)
     with pytest.raises(DataError, match="privacy-unit column"):
@@ -127,7 +127,7 @@ def test_a_privacy_unit_is_refused_with_a_sentence(spark, tmp_path):
 
 
 def test_a_column_missing_from_the_table_is_a_sentence(spark, tmp_path):
-    from dpcore.backends.spark_release import release_on_spark
+    from dpcore.release.spark import release_on_spark
 
     schema = small_schema(extra=ColumnSpec("extra", kind="categorical", categories=["a", "b"]))
     plan = plan_with(extra={"mechanism": "coin"})
@@ -259,7 +259,7 @@ def test_columns_kept_unchanged_are_written_as_locally(spark, tmp_path):
     plan = plan_with(year={"mechanism": "keep"}, town={"mechanism": "keep"}, colour={"mechanism": "k-ary", "epsilon": 1.0})
     whole, keys = read_table_local(tmp_path / "table")
     expected = R.release_table(whole, schema, plan, random_state=2, row_keys=keys, unit=REPLACE_ONE)
-    from dpcore.backends.spark_release import release_on_spark
+    from dpcore.release.spark import release_on_spark
 
     release_on_spark(spark, tmp_path / "table", tmp_path / "copy", schema, plan, random_state=2, unit=REPLACE_ONE, part_rows=100)
     assert _joined(tmp_path / "copy") == expected.csv
@@ -276,8 +276,8 @@ def test_a_dataframe_is_released_with_its_rows_keyed_by_position(spark, tmp_path
 
 def test_a_cut_keeps_on_spark_the_rows_it_keeps_locally(spark, tmp_path):
     """The census, the boundary cell's rows and the driver's last pair keep exactly the rows of the smallest cut words."""
-    from dpcore.backends import spark_release
     from dpcore.release import padding, randomness
+    from dpcore.release import spark as spark_release
 
     source = _parquet_table(tmp_path, n=60, files=2)
     frame, keys = read_table_local(source)

@@ -7,7 +7,7 @@ import stat
 from release_testing import plan_with, small_frame, small_schema
 
 from dpcore import release as R
-from dpcore.accountant import ADD_REMOVE
+from dpcore.budget.accountant import ADD_REMOVE
 from dpcore.release.staging import staging
 
 
@@ -38,7 +38,7 @@ def test_a_release_removes_what_a_killed_release_left_but_not_a_running_ones(tmp
 
 
 def test_a_stored_copy_left_unnamed_by_a_killed_release_is_removed(tmp_path):
-    from dpcore.accountant import BudgetLedger
+    from dpcore.budget.accountant import BudgetLedger
 
     book = BudgetLedger("staged", total_epsilon=5.0, path=tmp_path / "ledger.sqlite3")
     copies = tmp_path / "ledger.sqlite3-copies"

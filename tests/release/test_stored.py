@@ -13,7 +13,7 @@ import pytest
 from release_testing import adult_table, plan_with, small_frame, small_schema
 
 from dpcore import release as R
-from dpcore.accountant import REPLACE_ONE, BudgetLedger
+from dpcore.budget.accountant import REPLACE_ONE, BudgetLedger
 from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.mechanisms import COIN_EPSILON
 from dpcore.release import stored

@@ -7,8 +7,8 @@ from release_testing import COLOURS, adult_table, plan_with, small_schema
 
 from dpcore import release as R
 from dpcore.exceptions import DataError
-from dpcore.loading import read_csv_path
-from dpcore.schema import ColumnSpec, Schema
+from dpcore.tables.loading import read_csv_path
+from dpcore.tables.schema import ColumnSpec, Schema
 
 
 def test_streaming_equals_in_memory_for_a_seed(tmp_path, monkeypatch):
@@ -85,8 +85,8 @@ def test_a_table_in_parquet_files_streams_to_its_in_memory_copy(tmp_path, monkey
     import pyarrow.parquet as pq
     from release_testing import small_frame
 
-    from dpcore.accountant import ADD_REMOVE
     from dpcore.backends.tables import read_table_local
+    from dpcore.budget.accountant import ADD_REMOVE
     from dpcore.release import streaming
 
     monkeypatch.setattr(streaming, "SHUFFLE_BUCKET_BYTES", 20_000)  # several buckets

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from dpcore import release as R
-from dpcore.schema import ColumnSpec, Schema
+from dpcore.tables.schema import ColumnSpec, Schema
 
 
 def test_usefulness_verdicts():

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore import release as R
-from dpcore.schema import ColumnSpec, Schema
+from dpcore.tables.schema import ColumnSpec, Schema
 
 
 def test_formula_cells_are_escaped_and_numbers_untouched():

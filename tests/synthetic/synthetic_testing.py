@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore.release import default_plan
-from dpcore.schema import ColumnSpec, Schema
+from dpcore.tables.schema import ColumnSpec, Schema
 
 
 def tiny_schema() -> Schema:

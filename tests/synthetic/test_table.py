@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from synthetic_testing import tiny_plan, tiny_schema, tiny_table
 
-from dpcore.accountant import BudgetLedger
+from dpcore.budget.accountant import BudgetLedger
 from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.synthetic import read_synthetic, synthesize_table, synthetic_columns, synthetic_shares, utility_preview
 from dpcore.synthetic.domain import encode
@@ -96,7 +96,7 @@ def test_the_utility_preview_compares_both_copies_for_the_owner():
 
 
 def test_a_person_with_several_rows_counts_k_rows_and_the_report_says_so():
-    from dpcore.schema import ColumnSpec
+    from dpcore.tables.schema import ColumnSpec
 
     schema = tiny_schema()
     schema.columns.insert(0, ColumnSpec("patient", role="identifier", kind="categorical"))

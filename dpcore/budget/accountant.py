@@ -1,0 +1,714 @@
+"""The privacy budget ledger, kept in a local SQLite database.
+
+A **dataset** (a population of people, named by the owner; see :mod:`dpcore.budget.datasets`) has
+one total (ε, δ) and one **unit of protection**, ``"add/remove"`` or ``"replace-one"``
+(:mod:`dpcore.budget.units`). Every spend is recorded as it was made — (ε, δ, neighbour relation,
+mechanism, what was released) — and converted to the dataset's unit before it is added
+(:func:`~dpcore.budget.units.convert`: unchanged, doubled by group privacy from add/remove to
+replace-one, refused the other way round).
+
+Converted spends compose by **basic composition**: Σε and Σδ. A parallel group, whose parts
+see disjoint records, costs the largest part. A spend that would pass either total raises
+:class:`~dpcore.exceptions.BudgetExceededError` and records nothing.
+
+**One way to spend.** Work on the data states what it will spend as a :class:`Charge` and runs
+inside ``with ledger.charging(charge):`` — checked before the work (a refusal names the way
+out), charged once when the block ends without an error, nothing charged if it raises; the
+unit conversion and how people are counted happen inside. A trial or a test that should not
+touch the owner's books uses :meth:`BudgetLedger.in_memory`.
+
+Amounts are decimal, each rounded *up* to nine decimals, so the books neither under-report
+nor drift. Each spend is one ``BEGIN IMMEDIATE`` transaction (two tabs spending at once
+cannot both pass the check); what a spend pays for (a stored copy, see
+:mod:`dpcore.release.stored`) can be written in that same transaction. Spends, totals and
+events are **append-only**: SQLite triggers refuse to update or delete them, so the history
+shown to the owner is the history that happened. Raising a total is a deliberate act
+(``confirm_raise=True``) and is recorded. The database file and its upgrades are in
+:mod:`dpcore.budget.ledger_db`.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from decimal import ROUND_FLOOR, Decimal
+from pathlib import Path
+
+import pandas as pd
+
+from dpcore.budget.ledger_db import LEDGER_ENV, Borrowed, Owned, connect, default_ledger_path, now
+from dpcore.budget.persons import ONE_ROW_EACH, counting
+from dpcore.budget.units import ADD_REMOVE, REPLACE_ONE, UNITS, check_unit, convert, delta_decimal, fmt, total_decimal
+from dpcore.exceptions import BudgetExceededError, BudgetRaiseError, UnitOfProtectionError
+from dpcore.i18n import N_, _, amount
+from dpcore.validation import check_delta, check_epsilon, epsilon_decimal
+
+COUNTING_EVENT = "people counted as"
+#: The history's column names stay English (its CSV); the Privacy page shows them translated (``_(name)``).
+HISTORY_HEADERS = (
+    N_("when (UTC)"),
+    N_("event"),
+    N_("what"),
+    N_("neighbours"),
+    N_("mechanism"),
+    N_("released"),
+    N_("ε in the dataset's unit"),
+    N_("δ in the dataset's unit"),
+    # and the events it records
+    N_("total set"),
+    N_("spend"),
+    N_("unit changed"),
+    N_("people counted as"),
+)
+
+__all__ = [
+    "ADD_REMOVE",
+    "DEFAULT_TOTAL_DELTA",
+    "LEDGER_ENV",
+    "REPLACE_ONE",
+    "UNITS",
+    "BudgetLedger",
+    "Charge",
+    "Payment",
+    "Spend",
+    "check_unit",
+    "connect",
+    "convert",
+    "default_ledger_path",
+    "fmt",
+]
+
+DEFAULT_TOTAL_DELTA = 1e-5
+
+
+@dataclass(frozen=True)
+class Spend:
+    label: str
+    epsilon: float
+    composition: str
+    created: str
+    delta: float = 0.0
+    relation: str = ADD_REMOVE
+    mechanism: str = ""
+    released: str = ""
+
+
+@dataclass(frozen=True)
+class Charge:
+    """What one piece of work will spend, as :meth:`BudgetLedger.charging` checks and records it.
+
+    Validated once, here: a bad ε, δ, relation or row count is refused before the ledger is read.
+
+    Parameters
+    ----------
+    title : str
+        What the work releases, the start of its ledger line ("Train DP tree"); kept in English,
+        like the history's CSV.
+    epsilon, delta : float
+        The work's guarantee per person, under ``relation``; the ledger converts it to the
+        dataset's unit (:func:`~dpcore.budget.units.convert`).
+    relation : {"add/remove", "replace-one"}
+        The neighbours the work's guarantee compares.
+    privacy_unit : str, optional
+        The declared privacy-unit column, and ``rows_per_person`` its bound ``k``: how the
+        spend counts people (:func:`~dpcore.budget.persons.counting`), which every spend of a dataset
+        must share. The ledger line says "per person counting up to k rows each" when k > 1.
+    seeded : bool
+        A demo seed made the work reproducible; the ledger line says so.
+    mechanism, released : str
+        How the work randomised, and what it released, for the history.
+    action, undone : str
+        The work's words in a refusal (``N_`` strings: "Training", "trained").
+    alternative : str, optional
+        An ``N_`` sentence naming a way out besides a smaller amount or a larger budget.
+    """
+
+    title: str
+    epsilon: float
+    delta: float = 0.0
+    relation: str = ADD_REMOVE
+    privacy_unit: str | None = None
+    rows_per_person: int = 1
+    seeded: bool = False
+    mechanism: str = ""
+    released: str = ""
+    action: str = N_("This release")
+    undone: str = N_("released")
+    alternative: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
+        object.__setattr__(self, "delta", check_delta(self.delta))
+        check_unit(self.relation)
+        if isinstance(self.rows_per_person, bool) or not isinstance(self.rows_per_person, int) or self.rows_per_person < 1:
+            raise ValueError(f"rows_per_person must be a whole number of at least 1, got {self.rows_per_person!r}")
+
+    @property
+    def people(self) -> str:
+        """How the spend counts people, as the ledger records it."""
+        return counting(self.privacy_unit, self.rows_per_person)
+
+    @property
+    def label(self) -> str:
+        """The ledger line: what was released, whether a demo seed made it, and how people were counted."""
+        label = self.title + (" (demo seed)" if self.seeded else "")
+        per_person = self.privacy_unit is not None and self.rows_per_person > 1
+        return label + (f", per person counting up to {self.rows_per_person} rows each" if per_person else "")
+
+
+@dataclass
+class Payment:
+    """The open bill of a ``with ledger.charging(charge)`` block, which the work inside may complete.
+
+    Attributes
+    ----------
+    charge : Charge
+    delta : float
+        The δ recorded: the charge's, unless the work sets what it turned out to spend (a
+        model's δ is known once it is fitted). Checked again when the block ends.
+    released : str
+        What was released, as the history lists it: the charge's, unless the work says more
+        (a synthetic copy's row count is drawn while it is made).
+    alongside : callable, optional
+        Called with the open connection after the spend is inserted and before it is
+        committed: what it writes (the copy the spend paid for) is committed with the spend,
+        or rolled back with it.
+    """
+
+    charge: Charge
+    delta: float
+    released: str
+    alongside: Callable[[sqlite3.Connection], object] | None = None
+
+
+class BudgetLedger:
+    """The budget of one dataset, persisted in SQLite.
+
+    Parameters
+    ----------
+    dataset_id : str
+        The dataset's id (see :class:`dpcore.budget.datasets.Catalog`).
+    total_epsilon : float, optional
+        The total ε to create the budget with if it does not exist yet. An existing budget
+        keeps its total: reloading never resets what was spent.
+    path : str or Path, optional
+        The database file; default :func:`default_ledger_path`.
+    total_delta : float, optional
+        The total δ for a new budget (default :data:`DEFAULT_TOTAL_DELTA`).
+    unit : str, optional
+        The unit of protection for a new budget (default ``"add/remove"``).
+    name : str, optional
+        The dataset's name for a new budget.
+
+    Examples
+    --------
+    >>> ledger = BudgetLedger.in_memory(total_epsilon=1.0)
+    >>> with ledger.charging(Charge("Train a tree", 0.25)):
+    ...     pass  # the work; an exception here charges nothing
+    >>> ledger.remaining
+    0.75
+    """
+
+    def __init__(
+        self,
+        dataset_id: str,
+        total_epsilon: float | None = None,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        total_delta: float | None = None,
+        unit: str | None = None,
+        name: str | None = None,
+    ) -> None:
+        self.dataset_id = str(dataset_id)
+        self.path = str(path) if path is not None else str(default_ledger_path())
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            self._memory = None
+        else:
+            self._memory = connect(":memory:")
+        if total_epsilon is not None:
+            total = total_decimal(total_epsilon)
+            delta = delta_decimal(DEFAULT_TOTAL_DELTA if total_delta is None else total_delta, up=False)
+            with self._transaction() as conn:
+                if conn.execute("SELECT 1 FROM budgets WHERE dataset_id = ?", (self.dataset_id,)).fetchone() is None:
+                    conn.execute(
+                        "INSERT INTO budgets (dataset_id, total, created, name, unit, total_delta) VALUES (?, ?, ?, ?, ?, ?)",
+                        (self.dataset_id, str(total), now(), name, check_unit(unit or ADD_REMOVE), str(delta)),
+                    )
+                    conn.execute(
+                        "INSERT INTO totals (dataset_id, total, total_delta, reason, created) VALUES (?, ?, ?, ?, ?)",
+                        (self.dataset_id, str(total), str(delta), "budget created", now()),
+                    )
+
+    @classmethod
+    def in_memory(
+        cls,
+        total_epsilon: float,
+        *,
+        total_delta: float | None = None,
+        unit: str | None = None,
+        dataset_id: str = "in memory",
+    ) -> BudgetLedger:
+        """A budget kept for this process only: for tests, benchmarks and one-off work that is never released.
+
+        It refuses and charges like any ledger, but forgets everything when the process ends, so
+        nothing stops a second run from spending the same people again: a copy or model that
+        leaves the owner's hands is charged to the dataset's ledger file.
+        """
+        return cls(dataset_id, total_epsilon, ":memory:", total_delta=total_delta, unit=unit)
+
+    def connection(self) -> Owned:
+        """The ledger's database connection, for a ``with`` block (closed after it, unless in memory)."""
+        if self._memory is not None:
+            return Borrowed(self._memory)
+        return Owned(connect(self.path))
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """The connection inside one ``BEGIN IMMEDIATE`` transaction: committed at the end, rolled back on any error."""
+        with self.connection() as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    # --- reading -------------------------------------------------------------------
+    def exists(self) -> bool:
+        with self.connection() as conn:
+            return conn.execute("SELECT 1 FROM budgets WHERE dataset_id = ?", (self.dataset_id,)).fetchone() is not None
+
+    def _budget(self, conn: sqlite3.Connection) -> tuple[Decimal, Decimal, str]:
+        row = conn.execute("SELECT total, total_delta, unit FROM budgets WHERE dataset_id = ?", (self.dataset_id,)).fetchone()
+        if row is None:
+            raise BudgetExceededError(_("No privacy budget is set for this dataset yet; set one on the Privacy page."))
+        return Decimal(row[0]), Decimal(row[1]), row[2]
+
+    def _spent(self, conn: sqlite3.Connection, unit: str | None = None) -> tuple[Decimal, Decimal]:
+        unit = unit or self._budget(conn)[2]
+        rows = conn.execute("SELECT epsilon, delta, relation FROM spends WHERE dataset_id = ?", (self.dataset_id,)).fetchall()
+        eps, delta = Decimal(0), Decimal(0)
+        for e, d, relation in rows:
+            ce, cd = convert(Decimal(e), Decimal(d), relation, unit)
+            eps, delta = eps + ce, delta + cd
+        return eps, delta
+
+    @property
+    def unit(self) -> str:
+        with self.connection() as conn:
+            return self._budget(conn)[2]
+
+    @property
+    def name(self) -> str:
+        with self.connection() as conn:
+            row = conn.execute("SELECT name FROM budgets WHERE dataset_id = ?", (self.dataset_id,)).fetchone()
+        return row[0] if row and row[0] else self.dataset_id
+
+    @property
+    def total(self) -> float:
+        with self.connection() as conn:
+            return float(self._budget(conn)[0])
+
+    @property
+    def total_delta(self) -> float:
+        with self.connection() as conn:
+            return float(self._budget(conn)[1])
+
+    @property
+    def spent(self) -> float:
+        """ε spent so far, every spend converted to the dataset's unit."""
+        with self.connection() as conn:
+            return float(self._spent(conn)[0])
+
+    @property
+    def spent_delta(self) -> float:
+        with self.connection() as conn:
+            return float(self._spent(conn)[1])
+
+    @property
+    def remaining(self) -> float:
+        with self.connection() as conn:
+            return float(self._budget(conn)[0] - self._spent(conn)[0])
+
+    def cost(self, epsilon: float, relation: str = ADD_REMOVE) -> float:
+        """What a release of ``epsilon`` under ``relation`` costs in the dataset's unit (ε only)."""
+        return float(convert(epsilon_decimal(check_epsilon(epsilon)), Decimal(0), relation, self.unit)[0])
+
+    def available(self, relation: str = ADD_REMOVE) -> float:
+        """The largest ε a release under ``relation`` may still have: what is left, divided by its conversion factor."""
+        return max(self.remaining, 0.0) / self.cost(1.0, relation)
+
+    def available_delta(self, epsilon: float, relation: str = ADD_REMOVE) -> float:
+        """The largest δ a release of ``epsilon`` under ``relation`` may still have: the δ left, divided by how
+        much a δ grows when it is converted to the dataset's unit at that ε (1, or 1 + e^ε for add/remove
+        → replace-one)."""
+        probe = Decimal("1e-6")
+        with self.connection() as conn:
+            total, total_delta, unit = self._budget(conn)
+            left = max(total_delta - self._spent(conn, unit)[1], Decimal(0))
+        growth = convert(epsilon_decimal(check_epsilon(epsilon)), probe, relation, unit)[1] / probe
+        return float(left / growth)
+
+    def spends(self) -> list[Spend]:
+        with self.connection() as conn:
+            rows = conn.execute(
+                "SELECT label, epsilon, composition, created, delta, relation, mechanism, released FROM spends "
+                "WHERE dataset_id = ? ORDER BY id",
+                (self.dataset_id,),
+            ).fetchall()
+        return [Spend(r[0], float(r[1]), r[2], r[3], float(r[4]), r[5], r[6], r[7]) for r in rows]
+
+    def to_frame(self) -> pd.DataFrame:
+        """The spends as a table: what was released, its ε, how it composed, and when."""
+        frame = pd.DataFrame([s.__dict__ for s in self.spends()], columns=["label", "epsilon", "composition", "created"])
+        return frame.rename(columns={"label": "what", "epsilon": "ε", "created": "when (UTC)"})
+
+    def history(self) -> pd.DataFrame:
+        """Every total set and every spend, oldest first, each spend also in the dataset's unit."""
+        with self.connection() as conn:
+            unit = self._budget(conn)[2]
+            totals = conn.execute(
+                "SELECT created, total, total_delta, reason FROM totals WHERE dataset_id = ? ORDER BY id", (self.dataset_id,)
+            ).fetchall()
+            events = conn.execute(
+                "SELECT created, event, detail FROM events WHERE dataset_id = ? ORDER BY id", (self.dataset_id,)
+            ).fetchall()
+        rows = [
+            {"when (UTC)": c, "event": "total set", "what": reason, "ε": float(t), "δ": float(d)} for c, t, d, reason in totals
+        ]
+        rows += [{"when (UTC)": c, "event": event, "what": detail} for c, event, detail in events]
+        for s in self.spends():
+            row = {
+                "when (UTC)": s.created,
+                "event": "spend",
+                "what": s.label,
+                "ε": s.epsilon,
+                "δ": s.delta,
+                "neighbours": s.relation,
+                "mechanism": s.mechanism,
+                "released": s.released,
+            }
+            try:
+                ce, cd = convert(epsilon_decimal(s.epsilon), Decimal(str(s.delta)), s.relation, unit)
+                row |= {"ε in the dataset's unit": float(ce), "δ in the dataset's unit": float(cd)}
+            except UnitOfProtectionError:
+                row |= {"ε in the dataset's unit": float("inf")}
+            rows.append(row)
+        columns = [
+            "when (UTC)",
+            "event",
+            "what",
+            "ε",
+            "δ",
+            "neighbours",
+            "mechanism",
+            "released",
+            "ε in the dataset's unit",
+            "δ in the dataset's unit",
+        ]
+        frame = pd.DataFrame(rows, columns=columns).sort_values("when (UTC)", kind="stable").reset_index(drop=True)
+        frame["when (UTC)"] = frame["when (UTC)"].str[:19]  # sorted to the microsecond, shown to the second
+        return frame
+
+    def history_csv(self) -> bytes:
+        return self.history().to_csv(index=False).encode("utf-8")
+
+    def summary(self) -> str:
+        """The composed (ε, δ) in the dataset's unit, in one sentence."""
+        with self.connection() as conn:
+            total, total_delta, unit = self._budget(conn)
+            eps, delta = self._spent(conn, unit)
+        return _(
+            "(ε = {epsilon}, δ = {delta}) spent of (ε = {total}, δ = {total_delta}), per person, where {unit} — spends "
+            "added by basic composition"
+        ).format(
+            epsilon=amount(fmt(eps)),
+            delta=amount(fmt(delta)),
+            total=amount(fmt(total)),
+            total_delta=amount(fmt(total_delta)),
+            unit=_(UNITS[unit]),
+        )
+
+    # --- writing -------------------------------------------------------------------
+    def set_total(
+        self, total_epsilon: float, total_delta: float | None = None, *, confirm_raise: bool = False, reason: str = ""
+    ) -> None:
+        """Create the budget or change its total; never below what is spent, never up without ``confirm_raise``."""
+        total = total_decimal(total_epsilon)
+        with self._transaction() as conn:
+            row = conn.execute("SELECT total, total_delta, unit FROM budgets WHERE dataset_id = ?", (self.dataset_id,)).fetchone()
+            old_delta = Decimal(row[1]) if row else delta_decimal(DEFAULT_TOTAL_DELTA, up=False)
+            delta = old_delta if total_delta is None else delta_decimal(total_delta, up=False)
+            if row is not None:
+                spent, spent_delta = self._spent(conn, row[2])
+                if total < spent or delta < spent_delta:
+                    raise BudgetExceededError(
+                        _(
+                            "The total cannot be set to ε = {total}, δ = {delta} because ε = {spent}, δ = {spent_delta} has "
+                            "already been spent on this dataset."
+                        ).format(total=fmt(total), delta=fmt(delta), spent=fmt(spent), spent_delta=fmt(spent_delta))
+                    )
+                if (total > Decimal(row[0]) or delta > old_delta) and not confirm_raise:
+                    raise BudgetRaiseError(
+                        _(
+                            "Raising a dataset's total weakens the promise made to the people in it; "
+                            "confirm it explicitly (the Privacy page's typed confirmation, or --raise-budget)."
+                        )
+                    )
+                conn.execute(
+                    "UPDATE budgets SET total = ?, total_delta = ? WHERE dataset_id = ?",
+                    (str(total), str(delta), self.dataset_id),
+                )
+            else:
+                conn.execute(
+                    "INSERT INTO budgets (dataset_id, total, created, unit, total_delta) VALUES (?, ?, ?, ?, ?)",
+                    (self.dataset_id, str(total), now(), ADD_REMOVE, str(delta)),
+                )
+            conn.execute(
+                "INSERT INTO totals (dataset_id, total, total_delta, reason, created) VALUES (?, ?, ?, ?, ?)",
+                (self.dataset_id, str(total), str(delta), reason or ("raised" if row else "budget created"), now()),
+            )
+
+    def set_unit(self, unit: str, *, confirm: bool = False) -> None:
+        """Change the unit of protection; refused if a recorded spend cannot be converted or would not fit.
+
+        Once something was spent, a change rewrites what was promised for it (an add/remove spend
+        costs half as much when the unit becomes add/remove again), so, like a raise, it needs
+        ``confirm=True``.
+        """
+        check_unit(unit)
+        with self._transaction() as conn:
+            total, total_delta, old = self._budget(conn)
+            if (
+                unit != old
+                and not confirm
+                and conn.execute("SELECT 1 FROM spends WHERE dataset_id = ? LIMIT 1", (self.dataset_id,)).fetchone()
+            ):
+                raise BudgetRaiseError(
+                    _(
+                        "Changing the unit of protection after a release changes what was promised for it; "
+                        "confirm it explicitly (the Privacy page's typed confirmation)."
+                    )
+                )
+            if unit != old:
+                spent, spent_delta = self._spent(conn, unit)
+                if spent > total or spent_delta > total_delta:
+                    raise BudgetExceededError(
+                        _(
+                            "In the new unit the spends so far come to ε = {spent}, δ = {spent_delta}, "
+                            "more than the total ε = {total}, δ = {total_delta}."
+                        ).format(spent=fmt(spent), spent_delta=fmt(spent_delta), total=fmt(total), total_delta=fmt(total_delta))
+                    )
+                conn.execute("UPDATE budgets SET unit = ? WHERE dataset_id = ?", (unit, self.dataset_id))
+                conn.execute(
+                    "INSERT INTO events (dataset_id, event, detail, created) VALUES (?, ?, ?, ?)",
+                    (self.dataset_id, "unit changed", f"from '{old}' to '{unit}'", now()),
+                )
+
+    def counting(self) -> str:
+        """How this dataset's spends count people (:func:`dpcore.budget.persons.counting`); one row each until declared."""
+        with self.connection() as conn:
+            return self._counting(conn)
+
+    def _counting(self, conn: sqlite3.Connection) -> str:
+        row = conn.execute(
+            "SELECT detail FROM events WHERE dataset_id = ? AND event = ? ORDER BY id DESC LIMIT 1",
+            (self.dataset_id, COUNTING_EVENT),
+        ).fetchone()
+        return str(row[0]) if row else ONE_ROW_EACH
+
+    def count_people_as(self, counting: str) -> None:
+        """Make sure the next spend counts people as every earlier spend did (or is the first), else refuse.
+
+        Spends add up only if they count the same people the same way: ε per row and ε per person
+        of up to k rows are different amounts of privacy for a person with several rows.
+        :meth:`charging` checks it before and after the work; this is for work that reads the
+        data before it knows whether it will be charged (a streamed copy may turn out to be
+        stored already).
+        """
+        with self._transaction() as conn:
+            self._count_people_as(conn, counting)
+
+    def _count_people_as(self, conn: sqlite3.Connection, counting: str) -> None:
+        recorded = self._counting(conn)
+        if counting == recorded:
+            return
+        if conn.execute("SELECT 1 FROM spends WHERE dataset_id = ? LIMIT 1", (self.dataset_id,)).fetchone():
+            raise UnitOfProtectionError(
+                _(
+                    "This dataset's earlier spends count people as '{recorded}', but the declarations now count them as "
+                    "'{counting}'. Adding the two would understate what a person has lost, so nothing was spent. Go back "
+                    "to the earlier declaration on the Data page, or keep the new one as a separate dataset."
+                ).format(recorded=recorded, counting=counting)
+            )
+        conn.execute(
+            "INSERT INTO events (dataset_id, event, detail, created) VALUES (?, ?, ?, ?)",
+            (self.dataset_id, COUNTING_EVENT, counting, now()),
+        )
+
+    def record_event(self, event: str, detail: str) -> None:
+        with self.connection() as conn:
+            conn.execute(
+                "INSERT INTO events (dataset_id, event, detail, created) VALUES (?, ?, ?, ?)",
+                (self.dataset_id, event, detail, now()),
+            )
+
+    @contextmanager
+    def charging(self, charge: Charge) -> Iterator[Payment]:
+        """Check ``charge`` fits before the work in the block, and record it once when the block ends without an error.
+
+        Every spend goes through here. Before the block: people are counted as in every
+        earlier spend, the charge is converted to the dataset's unit, and it must fit in what is
+        left, else a sentence naming the way out is raised and the block never runs. If the
+        block raises, nothing is charged. When it ends, the spend is checked again and written
+        in one ``BEGIN IMMEDIATE`` transaction (with what ``payment.alongside`` writes), so two
+        processes spending at once cannot both pass.
+
+        Raises
+        ------
+        BudgetExceededError
+            The charge does not fit (before the work), or no longer fits (after it).
+        UnitOfProtectionError
+            People are counted differently from earlier spends, or the charge's relation cannot
+            be converted to the dataset's unit.
+        """
+        with self._transaction() as conn:
+            self._fits(conn, charge)
+        payment = Payment(charge, charge.delta, charge.released)
+        yield payment
+        final = replace(charge, delta=payment.delta, released=payment.released)
+        self._record(final, "sequential", payment.alongside)
+
+    def spend(
+        self,
+        label: str,
+        epsilon: float,
+        *,
+        delta: float = 0.0,
+        relation: str = ADD_REMOVE,
+        mechanism: str = "",
+        released: str = "",
+    ) -> None:
+        """Record a sequential spend of one row per person with no work to wait for (:meth:`charging` with an empty block)."""
+        with self.charging(Charge(label, epsilon, delta, relation, mechanism=mechanism, released=released)):
+            pass
+
+    def spend_parallel(self, label: str, epsilons: Iterable[float], *, relation: str = ADD_REMOVE, mechanism: str = "") -> None:
+        """Record a group of spends on disjoint records: it costs the largest of them."""
+        amounts = [check_epsilon(e) for e in epsilons]
+        if not amounts:
+            raise ValueError("epsilons must name at least one spend")
+        charge = Charge(label, max(amounts), relation=relation, mechanism=mechanism)
+        self._record(charge, f"parallel over {len(amounts)} disjoint parts")
+
+    def _fits(self, conn: sqlite3.Connection, charge: Charge) -> None:
+        """Inside a transaction: people are counted as before, and ``charge`` fits in what is left.
+
+        Else the sentence of the first thing that stops it, naming the way out. What is left is
+        stated in the charge's own relation, the amount the owner can type.
+        """
+        self._count_people_as(conn, charge.people)
+        total, total_delta, unit = self._budget(conn)
+        spent, spent_delta = self._spent(conn, unit)
+        delta = delta_decimal(charge.delta)
+        epsilon, converted_delta = convert(epsilon_decimal(charge.epsilon), delta, charge.relation, unit)
+        words = {"action": _(charge.action), "undone": _(charge.undone)}
+        alternative = " " + _(charge.alternative) if charge.alternative else ""
+        if delta > 0 and total_delta == 0:
+            raise BudgetExceededError(
+                _(
+                    "{action} needs a δ above 0, but this dataset's budget allows δ = 0 only (pure ε-DP). Give the dataset "
+                    "a δ on the Privacy page.{alternative} Nothing was {undone} or charged."
+                ).format(alternative=alternative, **words)
+            )
+        if spent + epsilon > total:
+            left = max(total - spent, Decimal(0)) * epsilon_decimal(charge.epsilon) / epsilon
+            raise BudgetExceededError(
+                _(
+                    "{action} at ε = {epsilon} does not fit in what is left of this dataset's budget (at most ε = {left}). "
+                    "Choose a smaller ε, or raise the total on the Privacy page.{alternative} Nothing was {undone} or charged."
+                ).format(
+                    epsilon=f"{charge.epsilon:g}",
+                    left=fmt(left.quantize(Decimal("1e-9"), ROUND_FLOOR)),
+                    alternative=alternative,
+                    **words,
+                )
+            )
+        if spent_delta + converted_delta > total_delta:
+            left = max(total_delta - spent_delta, Decimal(0)) * delta / converted_delta
+            raise BudgetExceededError(
+                _(
+                    "δ = {delta} does not fit in what is left of this dataset's δ budget (at most δ = {left} at ε = "
+                    "{epsilon}). Choose a smaller δ.{alternative} Nothing was {undone} or charged."
+                ).format(
+                    delta=f"{float(delta):g}",
+                    left=f"{float(left):.3g}",
+                    epsilon=f"{charge.epsilon:g}",
+                    alternative=alternative,
+                    **words,
+                )
+            )
+
+    def _record(
+        self,
+        charge: Charge,
+        composition: str,
+        alongside: Callable[[sqlite3.Connection], object] | None = None,
+    ) -> None:
+        """Check ``charge`` still fits and insert it (and what ``alongside`` writes) in one transaction."""
+        with self._transaction() as conn:
+            self._fits(conn, charge)
+            conn.execute(
+                "INSERT INTO spends (dataset_id, label, epsilon, composition, created, delta, relation, mechanism, released) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    self.dataset_id,
+                    charge.label,
+                    str(epsilon_decimal(charge.epsilon)),
+                    composition,
+                    now(),
+                    str(delta_decimal(charge.delta)),
+                    charge.relation,
+                    charge.mechanism,
+                    charge.released,
+                ),
+            )
+            if alongside is not None:
+                alongside(conn)
+
+
+#: A page's default ε spends this share of what is left, so the owner's next action is offered as much again:
+#: k actions at their defaults leave 2⁻ᵏ of the budget instead of the first one taking it all. Chosen for tables in
+#: general, wide ones and small remaining budgets alike: it reads nothing from the data, only the ledger.
+SHARE_OF_LEFT = 0.5
+#: Below this ε for one action, a noisy count is off by about ±28 people (Laplace, standard deviation √2/ε) and a
+#: table of a few thousand rows learns mostly noise from it: the page says so before its controls.
+LITTLE_EPSILON = 0.05
+#: Less than this left and nothing more can be released (the pages' inputs go down to 0.001).
+SPENT_EPSILON = 0.001
+
+
+def default_epsilon(available: float, cap: float | None = None, share: float = SHARE_OF_LEFT) -> float:
+    """The ε a page offers for one action: ``share`` of what is ``available``, at most ``cap``.
+
+    Rounded down to two significant digits, so the offer reads plainly and never exceeds the share;
+    0 when nothing is left. Every page's default ε goes through here (Train, Groups, the copies, private
+    bounds), so each leaves room for the others.
+
+    Examples
+    --------
+    >>> default_epsilon(3.5), default_epsilon(3.5, cap=1.0), default_epsilon(0.048)
+    (1.7, 1.0, 0.024)
+    """
+    wanted = max(float(available), 0.0) * share
+    if cap is not None:
+        wanted = min(wanted, float(cap))
+    if wanted <= 0:
+        return 0.0
+    step = Decimal(1).scaleb(int(Decimal(repr(wanted)).adjusted()) - 1)
+    return float(Decimal(repr(wanted)).quantize(step, rounding=ROUND_FLOOR))

@@ -1,0 +1,1 @@
+"""The parts of DP boosting behind :mod:`dpcore.models.boosting`: sizes, rows, privacy words."""
