@@ -43,6 +43,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
+from dpcore.data_home import default_ledger_path
 from dpcore.i18n import _, integer
 
 #: ``progress(share_done, seconds_left, what)``: ``seconds_left`` is None until every stage left was measured.
@@ -256,8 +257,6 @@ class CostMemory:
 
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
         if path is None:
-            from dpcore.budget.ledger_db import default_ledger_path
-
             path = os.environ.get(COSTS_ENV) or default_ledger_path().with_name("costs.json")
         self.path = Path(path)
 

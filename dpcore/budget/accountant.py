@@ -39,9 +39,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from dpcore.budget.ledger_db import LEDGER_ENV, Borrowed, Owned, connect, default_ledger_path, now
+from dpcore.budget.ledger_db import Borrowed, Owned, connect, now
 from dpcore.budget.persons import ONE_ROW_EACH, counting
 from dpcore.budget.units import ADD_REMOVE, REPLACE_ONE, UNITS, check_unit, convert, delta_decimal, fmt, total_decimal
+from dpcore.data_home import LEDGER_ENV, default_ledger_path
 from dpcore.exceptions import BudgetExceededError, BudgetRaiseError, UnitOfProtectionError
 from dpcore.i18n import N_, _, amount
 from dpcore.validation import check_delta, check_epsilon, epsilon_decimal

@@ -20,10 +20,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from dpcore.tables.csv_reading import NUMBER
-
 _U = np.uint64
 MISSING_HASH = _U(0x6A09E667F3BCC908)
+#: A number as a CSV cell writes it (spaces around allowed).
+NUMBER = r"^\s*[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?\s*$"
 _NUMBER_TAG = _U(0xBB67AE8584CAA73B)
 _TEXT_TAG = _U(0x3C6EF372FE94F82B)
 _LENGTH_MULT = _U(0xA54FF53A5F1D36F1)

@@ -45,8 +45,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from scipy.optimize import linear_sum_assignment
 
-from dpcore.budget.fingerprint import MISSING_HASH, mix, number_hashes, plain_hashes
-from dpcore.tables.csv_reading import NUMBER
+from dpcore.budget.fingerprint import MISSING_HASH, NUMBER, mix, number_hashes, plain_hashes
 
 SKETCH_VALUES = 128
 SKETCH_ROWS = 512

@@ -1,6 +1,6 @@
 """Private helpers of :mod:`dpcore.budget.accountant`: the ledger database's file, tables and upgrades.
 
-The ledger is one SQLite file (by default per user, see :func:`default_ledger_path`). Its
+The ledger is one SQLite file (by default per user, see :func:`dpcore.data_home.default_ledger_path`). Its
 format is numbered in ``PRAGMA user_version``; :func:`connect` brings an older file up to date
 in one transaction, so an upgrade interrupted half-way leaves the old format intact.
 
@@ -19,11 +19,9 @@ from __future__ import annotations
 import os
 import sqlite3
 from datetime import UTC, datetime
-from pathlib import Path
 
 from dpcore.budget.units import ADD_REMOVE, REPLACE_ONE
 
-LEDGER_ENV = "DPSTUDIO_LEDGER"
 FORMAT = 3
 
 _SCHEMA_SQL = """
@@ -82,14 +80,6 @@ _ADDED_COLUMNS = {
     "releases": {"content": "TEXT"},
 }
 _APPEND_ONLY = ("spends", "totals", "events", "versions")
-
-
-def default_ledger_path() -> Path:
-    """``$DPSTUDIO_LEDGER`` if set, else a per-user file under the XDG data directory."""
-    if os.environ.get(LEDGER_ENV):
-        return Path(os.environ[LEDGER_ENV])
-    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return Path(base) / "dpstudio" / "ledger.sqlite3"
 
 
 def connect(path: str | os.PathLike[str]) -> sqlite3.Connection:

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Protocol, Self
 
-from dpcore.budget.persons import per_row
 from dpcore.i18n import N_
 from dpcore.models._base import DPEstimatorMixin
-from dpcore.validation import Bounds, RandomStateLike
+from dpcore.tables.design import ModelContext
 
 KINDS = ("ours", "diffprivlib", "interpret", "non-private")
 KIND_LABELS = {
@@ -31,37 +30,6 @@ class Estimator(Protocol):
     def fit(self, X: Any, y: Any) -> Self: ...
 
     def predict(self, X: Any) -> Any: ...
-
-
-@dataclass
-class ModelContext:
-    """What a model needs besides its data: budget, declared domain, chosen mechanisms.
-
-    ``params`` holds hyper-parameters by the estimator's own names; a name the estimator does
-    not take is ignored, and the budget, domain and mechanisms always come from the fields.
-    ``epsilon`` and ``delta`` are per person: with ``rows_per_person`` = k > 1 the model is
-    built with the per-row budget whose group-privacy guarantee is that (:func:`dpcore.budget.persons.per_row`).
-    """
-
-    n_features: int
-    epsilon: float = 1.0
-    bounds: Bounds | None = None
-    target_bounds: tuple[float, float] | None = None
-    classes: list[Any] | None = None
-    delta: float = 1e-5
-    count_noise: str = "laplace"
-    selection: str = "gumbel"
-    categorical_levels: dict[int, int] = field(default_factory=dict)
-    random_state: RandomStateLike = None
-    params: dict[str, Any] = field(default_factory=dict)
-    rows_per_person: int = 1
-
-    def per_row(self) -> ModelContext:
-        """This context with the budget one row gets, so that one person of up to k rows gets ``epsilon``."""
-        if self.rows_per_person == 1:
-            return self
-        epsilon, delta = per_row(self.epsilon, self.delta, self.rows_per_person)
-        return replace(self, epsilon=epsilon, delta=delta, rows_per_person=1)
 
 
 @dataclass(frozen=True)

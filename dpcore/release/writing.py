@@ -15,8 +15,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
+from dpcore.budget.fingerprint import NUMBER
 from dpcore.i18n import N_
-from dpcore.tables.csv_reading import NUMBER
 
 _TRIGGER = r"^[=+\-@\t\r]"
 _TRIGGER_RE = re.compile(_TRIGGER)

@@ -43,8 +43,6 @@ MISSING_VALUES = sorted({
 })
 # fmt: on
 DELIMITERS = (",", ";", "\t")
-#: A number as a CSV cell writes it (spaces around allowed).
-NUMBER = r"^\s*[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?\s*$"
 #: Rows per chunk of a streamed file: four randomness blocks of :mod:`dpcore.release`.
 DEFAULT_CHUNKSIZE = 1 << 18
 _MISSING_SET = pa.array(MISSING_VALUES, type=pa.string())
