@@ -29,8 +29,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from dpcore.backends import keyed, tables
 from dpcore.backends.rows import RowBatch, exact_bincount, fixed
+from dpcore.backends import tables
+from dpcore.mechanisms import keyed
 from dpcore.models import DPRegressionTree
 from dpcore.tables.design import Design
 from dpcore.tables.schema import ColumnSpec, Schema

@@ -1,7 +1,7 @@
 """Train one model on rows that live elsewhere (a Spark table): the same rule as :func:`dpcore.training.train`.
 
 The ledger is checked before the fit and charged after it, before anything about the model is
-returned. The held-out part is chosen by keyed per-row randomness (:mod:`dpcore.backends.keyed`),
+returned. The held-out part is chosen by keyed per-row randomness (:mod:`dpcore.mechanisms.keyed`),
 not by position, so it is the same on every backend and never depends on the values. Scores are
 summed over row batches like every other statistic here — exact integer sums, so the driver
 never holds the rows — and, as in :func:`~dpcore.training.train`, they are measured on raw rows:
@@ -15,9 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from dpcore.backends import RowBatch, Rows, exact_bincount, fixed, keyed, unfixed
+from dpcore.backends import RowBatch, Rows, exact_bincount, fixed, unfixed
 from dpcore.budget.accountant import BudgetLedger, Charge
 from dpcore.i18n import N_, _
+from dpcore.mechanisms import keyed
 from dpcore.models import DPEstimatorMixin
 from dpcore.models.registry import Estimator, ModelSpec, get
 from dpcore.tables.design import Design

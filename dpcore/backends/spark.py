@@ -50,7 +50,6 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import LongType, StructField, StructType
 from pyspark.taskcontext import TaskContext
 
-from dpcore.backends.keyed import ROWS_PER_FILE_BITS
 from dpcore.backends.rows import Job, Prepare, RowBatch, Rows
 from dpcore.backends.tables import (
     arrow_frame,
@@ -65,6 +64,7 @@ from dpcore.backends.tables import (
 )
 from dpcore.exceptions import DataError
 from dpcore.i18n import _
+from dpcore.mechanisms.keyed import ROWS_PER_FILE_BITS
 from dpcore.tables.schema import Normaliser, Schema
 
 #: The column holding each row's stable key (``long``; the same bits as the local ``uint64`` keys).

@@ -3,7 +3,7 @@
 A table too large for one process is a Parquet file, a directory of Parquet files or a glob of
 CSV files. Every backend must see the same rows under the same row keys, so the files are
 listed in one stable order (:func:`list_table_files`: sorted paths) and a row's key is
-``file ordinal · 2^40 + row index within the file`` (:func:`dpcore.backends.keyed.file_row_keys`).
+``file ordinal · 2^40 + row index within the file`` (:func:`dpcore.mechanisms.keyed.file_row_keys`).
 
 Every part of the table is turned into numbers by :func:`design_batch`, a row-by-row function
 that gives exactly the numbers :meth:`dpcore.tables.design.Design.from_table` gives for those rows; the
@@ -30,10 +30,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from numpy.typing import NDArray
 
-from dpcore.backends.keyed import file_row_keys
 from dpcore.backends.rows import LocalRows
 from dpcore.exceptions import DataError
 from dpcore.i18n import _
+from dpcore.mechanisms.keyed import file_row_keys
 from dpcore.tables.csv_reading import read_chunks, sniff_file
 from dpcore.tables.schema import Normaliser, Schema
 

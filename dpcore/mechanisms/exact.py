@@ -13,7 +13,7 @@ arrays from a generator run several attempts side by side to take fewer (:func:`
 
 Randomness comes from an :class:`IntegerSource`: a numpy Generator (operating-system entropy
 unless a test seeds it), or :class:`KeyedIntegers`, the AES-keyed stream of a copy's rows
-(:mod:`dpcore.backends.keyed`), where element ``i``'s ``k``-th integer is a keyed function of
+(:mod:`dpcore.mechanisms.keyed`), where element ``i``'s ``k``-th integer is a keyed function of
 (its row key, the stream, ``k``), so a row gets the same noise however the table is cut into
 chunks.
 """
@@ -29,7 +29,7 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from dpcore.backends import keyed
+from dpcore.mechanisms import keyed
 
 #: The rounding of a query to its grid adds at most 1/GRID_STEPS of its sensitivity in grid units.
 GRID_STEPS = 4096

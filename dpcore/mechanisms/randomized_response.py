@@ -77,7 +77,7 @@ class KaryRandomizedResponse(Mechanism):
         """:meth:`randomise` with each row's randomness given: ``uniforms`` ``(n, 2)`` in [0, 1), independent across rows.
 
         For draws that must not depend on which process randomises a row (keyed per-row draws,
-        :mod:`dpcore.backends.keyed`): the first uniform decides keeping, the second picks the
+        :mod:`dpcore.mechanisms.keyed`): the first uniform decides keeping, the second picks the
         other category (or, for a value outside ``0 … k−1``, the uniform one). Each output's
         probability is the mechanism's up to the uniforms' 2^-53 grid, so the bound is unchanged.
         """

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from dpcore.backends import Rows, keyed
+from dpcore.backends import Rows
+from dpcore.mechanisms import keyed
 from dpcore.models._tree import GrowthSettings, TreeArrays, grow
 from dpcore.models._tree_rows import Membership
 
@@ -62,7 +63,7 @@ def tree_memberships(key: bytes, n_trees: int, sampling: str, max_samples: float
     replacement is deliberately not offered: a record drawn k times has k times the
     sensitivity.
 
-    The draws are keyed (:mod:`dpcore.backends.keyed`): a pseudo-random function of the secret
+    The draws are keyed (:mod:`dpcore.mechanisms.keyed`): a pseudo-random function of the secret
     ``key`` and the record's stable row key, so adding or removing a record leaves every other
     record's draws unchanged, and every backend and every re-read of a row draws the same.
 

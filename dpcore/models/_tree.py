@@ -13,7 +13,7 @@ numpy arrays or a Spark table. The Python loops run over levels, never over reco
 or thresholds.
 
 Which root a record grows under is a keyed draw from its stable row key
-(:mod:`dpcore.backends.keyed`): it never depends on other records, on batches or on the order
+(:mod:`dpcore.mechanisms.keyed`): it never depends on other records, on batches or on the order
 rows are read in. Sums are exact integers: regression targets enter as ``q = fixed(y)`` on the
 public 2^-14 grid (and ``q²``), a per-record rounding fixed before the data are seen, so the
 sensitivities argued for targets in [0, 1] hold exactly for the rounded targets.

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpcore.backends import keyed
 from dpcore.i18n import N_
+from dpcore.mechanisms import keyed
 from dpcore.models._base import NEIGHBOURS
 from dpcore.models._forest import DisjointParts
 from dpcore.models._tree_rows import Membership
@@ -30,7 +30,7 @@ class DPPartitionedForest(_RegressionTreeBase):
     Privacy argument. Each record is assigned to one of ``n_estimators`` parts by an
     independent uniform draw that does not look at the data (so adding or removing a
     record changes no other record's part): a keyed draw, AES of a secret key and the
-    record's stable row key (:mod:`dpcore.backends.keyed`), so it is the same on every backend
+    record's stable row key (:mod:`dpcore.mechanisms.keyed`), so it is the same on every backend
     and however often the record is read. Each part grows a DP tree with the **full**
     ε, exactly as :class:`~dpcore.models.DPRegressionTree` argues. The parts are disjoint, so
     by parallel composition the forest is ε-DP; averaging the trees' predictions is

@@ -59,7 +59,7 @@ class DPRandomForestClassifier(DataRangeMixin, TreeEnsembleClassifier):
     compose sequentially; trees are disjoint (``ε₁ = ε``) or subsampled without replacement
     (``ε₁ = ε / n_estimators``), out of the ``(1 − range_share)·ε`` the data range leaves.
     Which tree a record joins is a keyed draw (AES of a secret key and the record's stable row
-    key, :mod:`dpcore.backends.keyed`) that reads no data and no other record; the Gini utility
+    key, :mod:`dpcore.mechanisms.keyed`) that reads no data and no other record; the Gini utility
     and the leaves' counts are exact integer sums over the rows.
 
 """

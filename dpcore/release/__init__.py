@@ -87,7 +87,7 @@ stored row are one ledger transaction.
 uniform code of a missing value, the row's place in the secret order and in a cut, and each filler row's
 input, values and place — is an AES-keyed pseudo-random function of a secret 16-byte key and the
 row's stable key (its position, or its file and row within the file; a filler's index) in a
-stream of its own (:mod:`~dpcore.release.randomness`, :mod:`dpcore.backends.keyed`). Without the
+stream of its own (:mod:`~dpcore.release.randomness`, :mod:`dpcore.mechanisms.keyed`). Without the
 key these draws are indistinguishable from independent uniform draws across rows, columns and
 streams, which is all the per-value, parallel-composition and padding arguments above assume;
 and a row gets the same draws however a file is cut into chunks, on one machine or in any Spark

@@ -19,10 +19,9 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from dpcore.backends import keyed
 from dpcore.exceptions import DataError
 from dpcore.i18n import N_, _, short
-from dpcore.mechanisms import CoinRandomizedResponse, KaryRandomizedResponse, Laplace
+from dpcore.mechanisms import CoinRandomizedResponse, KaryRandomizedResponse, Laplace, keyed
 from dpcore.release.plan import MAX_BINS, ColumnPlan, ReleasePlan, column_problems
 from dpcore.release.randomness import COLUMN_STREAMS
 from dpcore.release.report import describe_entry

@@ -18,11 +18,10 @@ from decimal import Decimal
 import numpy as np
 import pyarrow as pa
 
-from dpcore.backends import keyed
 from dpcore.budget.accountant import ADD_REMOVE, REPLACE_ONE, BudgetLedger, check_unit
 from dpcore.exceptions import DataError
 from dpcore.i18n import _
-from dpcore.mechanisms import Geometric
+from dpcore.mechanisms import Geometric, keyed
 from dpcore.release.columns import Treatment
 from dpcore.release.contributions import counted_rows_per_person
 from dpcore.release.plan import ReleasePlan

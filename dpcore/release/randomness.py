@@ -3,7 +3,7 @@
 A copy has two sources of randomness, both from its *entropy* (the operating system's, or a
 seed in tests):
 
-* **Per-row draws are keyed** (:mod:`dpcore.backends.keyed`): a secret 16-byte key is drawn
+* **Per-row draws are keyed** (:mod:`dpcore.mechanisms.keyed`): a secret 16-byte key is drawn
   from the entropy, and every draw a row gets — each column's randomized response or Laplace
   noise, the uniform code of a missing value, the row's place in the secret order, its word in
   a cut — is an AES-keyed pseudo-random function of (key, the row's stable key, a stream). A row
@@ -15,7 +15,7 @@ seed in tests):
   from ``SeedSequence(entropy, spawn_key=(stream,))`` generators on the driver.
 
 *Row keys* are positions ``0 … n−1`` for an in-memory table and ``file ordinal · 2^40 + row
-within the file`` for files (:func:`~dpcore.backends.keyed.file_row_keys`), so one CSV file
+within the file`` for files (:func:`~dpcore.mechanisms.keyed.file_row_keys`), so one CSV file
 streamed and the same table in memory get the same copy.
 """
 
@@ -26,7 +26,7 @@ from typing import cast
 
 import numpy as np
 
-from dpcore.backends import keyed
+from dpcore.mechanisms import keyed
 from dpcore.validation import RandomStateLike
 
 #: ``spawn_key`` streams of the driver-side generators.

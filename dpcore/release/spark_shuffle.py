@@ -25,7 +25,6 @@ from pyspark.sql.pandas.types import from_arrow_type, to_arrow_schema
 from pyspark.sql.types import BinaryType, ByteType, IntegerType, LongType, StructField, StructType
 from pyspark.taskcontext import TaskContext
 
-from dpcore.backends.keyed import file_row_keys
 from dpcore.backends.spark import BATCH_ROWS, ROW_KEY, _map_in_arrow, quiet_pandas, read_table
 from dpcore.backends.tables import (
     arrow_frame,
@@ -37,6 +36,7 @@ from dpcore.backends.tables import (
     table_columns,
 )
 from dpcore.budget.identity import VersionFingerprint
+from dpcore.mechanisms.keyed import file_row_keys
 from dpcore.release.columns import Treatment
 from dpcore.release.estimator import part_file
 from dpcore.release.padding import (

@@ -265,7 +265,7 @@ def release_table(
     row_keys : array of uint64, optional
         Each row's stable key, which its keyed draws depend on: the positions ``0 … n−1`` by
         default (what a streamed CSV file gets too); a table read from several files passes
-        :func:`~dpcore.backends.keyed.file_row_keys`, so it gets the copy the Spark release gives.
+        :func:`~dpcore.mechanisms.keyed.file_row_keys`, so it gets the copy the Spark release gives.
 
     Returns
     -------

@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 from test_tables import messy_frame, messy_schema, write_parts
 
-from dpcore.backends import keyed, tables
+from dpcore.backends import tables
 from dpcore.backends.rows import RowBatch, exact_bincount, fixed
 from dpcore.exceptions import DataError
+from dpcore.mechanisms import keyed
 
 pytestmark = pytest.mark.spark
 spark_module = pytest.importorskip("pyspark") and pytest.importorskip("dpcore.backends.spark")

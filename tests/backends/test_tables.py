@@ -9,8 +9,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from dpcore.backends import tables
-from dpcore.backends.keyed import file_row_keys
 from dpcore.exceptions import DataError
+from dpcore.mechanisms.keyed import file_row_keys
 from dpcore.tables.design import Design
 from dpcore.tables.schema import ColumnSpec, Schema
 

@@ -9,7 +9,8 @@ import pytest
 from sklearn.base import clone
 
 import dpcore.models._splitting as split
-from dpcore.backends import LocalRows, RowBatch, keyed
+from dpcore.backends import LocalRows, RowBatch
+from dpcore.mechanisms import keyed
 from dpcore.models import (
     DPExtraTreesClassifier,
     DPExtraTreesRegressor,
