@@ -1,14 +1,51 @@
-"""The engine's shape: every module small enough to read in one sitting, and no import circles."""
+"""The engine's shape: layers that import only downwards, private modules kept home, modules small enough to read, no circles."""
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 DPCORE = Path(__file__).resolve().parents[1] / "dpcore"
 #: A module is cut by concept, not by a count (scikit-learn's tree/_classes.py is long because it is one
 #: concept); past this many lines, as ruff format lays them out, a module is worth a second look.
 MAX_LINES = 800
+#: The engine's layers, lowest first (../shared/style.md's layout): a module imports from its own layer and the
+#: layers below, never above. A package sits in one layer; a top-level module is named on its own.
+LAYERS = (
+    (
+        "foundations",
+        {
+            "dpcore",
+            "dpcore.exceptions",
+            "dpcore.i18n",
+            "dpcore.validation",
+            "dpcore.published",
+            "dpcore.data_home",
+            "dpcore.progress",
+        },
+    ),
+    ("mechanisms", {"dpcore.mechanisms", "dpcore.explain"}),
+    ("budget and identity", {"dpcore.budget"}),
+    ("table input", {"dpcore.tables"}),
+    ("backends", {"dpcore.backends"}),
+    ("models", {"dpcore.models"}),
+    ("copies", {"dpcore.release", "dpcore.synthetic"}),
+    (
+        "charged workflows",
+        {
+            "dpcore.training",
+            "dpcore.training_rows",
+            "dpcore.clustering",
+            "dpcore.evaluate",
+            "dpcore.model_files",
+            "dpcore.model_card",
+        },
+    ),
+    ("attacks", {"dpcore.attacks"}),
+    ("command line", {"dpcore.cli", "dpcore.__main__"}),
+)
 
 
 def _module_name(path: Path) -> str:
@@ -59,3 +96,50 @@ def test_no_import_circles():
         if name not in done:
             visit([name])
     assert not cycles, "import circles: " + "; ".join(cycles)
+
+
+def _layer(module: str) -> int:
+    """The index in :data:`LAYERS` of ``module``: its own name's, else its package's (``dpcore.budget.persons`` → budget)."""
+    for candidate in (module, ".".join(module.split(".")[:2])):
+        for index, (_, members) in enumerate(LAYERS):
+            if candidate in members:
+                return index
+    raise AssertionError(f"{module} is in no layer: add it to LAYERS in tests/test_structure.py")
+
+
+def test_layers_import_only_downwards():
+    modules = _modules()
+    upward = [
+        f"{name} ({LAYERS[_layer(name)][0]}) imports {target} ({LAYERS[_layer(target)][0]})"
+        for name, path in modules.items()
+        for target in sorted(_imports(name, path, set(modules)))
+        if _layer(target) > _layer(name)
+    ]
+    assert not upward, "imports that run up a layer: " + "; ".join(upward)
+
+
+def _owner(module: str) -> str | None:
+    """The package a private module belongs to: the one above its first ``_name`` part (None: a public module)."""
+    parts = module.split(".")
+    for depth, part in enumerate(parts):
+        if part.startswith("_") and not part.startswith("__"):
+            return ".".join(parts[:depth])
+    return None
+
+
+def test_private_modules_are_used_only_inside_their_package():
+    modules = _modules()
+    outside = [
+        f"{name} imports {target}"
+        for name, path in modules.items()
+        for target in sorted(_imports(name, path, set(modules)))
+        if (owner := _owner(target)) is not None and name != owner and not name.startswith(owner + ".")
+    ]
+    assert not outside, "private modules used outside their package: " + "; ".join(outside)
+
+
+def test_reading_a_schema_opens_no_ledger():
+    """Declaring columns is table input: it must not import the ledger (and SQLite) underneath it."""
+    code = "import sys, dpcore.tables.schema; print('sqlite3' in sys.modules, 'dpcore.budget.accountant' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=DPCORE.parent)
+    assert result.stdout.split() == ["False", "False"]
