@@ -29,8 +29,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from dpcore.backends.rows import RowBatch, exact_bincount, fixed
 from dpcore.backends import tables
+from dpcore.backends.rows import RowBatch, exact_bincount, fixed
 from dpcore.mechanisms import keyed
 from dpcore.models import DPRegressionTree
 from dpcore.tables.design import Design

@@ -582,7 +582,8 @@ class BudgetLedger:
             self._fits(conn, charge)
         payment = Payment(charge, charge.delta, charge.released)
         yield payment
-        final = replace(charge, delta=payment.delta, released=payment.released)
+        # Never less δ than was checked: a fit that forgot to record its δ must not be charged 0.
+        final = replace(charge, delta=max(charge.delta, payment.delta), released=payment.released)
         self._record(final, "sequential", payment.alongside)
 
     def spend(

@@ -279,7 +279,8 @@ def laplace_plan(sensitivity: float, scale: float, size: int) -> tuple[float, Fr
     """
     grid = power_of_two_below(sensitivity / (GRID_STEPS * max(size, 1)))
     steps = Fraction(sensitivity) / Fraction(grid) + max(size, 1)
-    return grid, Fraction(math.ceil(steps * Fraction(scale) / Fraction(sensitivity)))
+    # Δ/ε computed in floats can land one unit in the last place below the true scale: the next float up never does.
+    return grid, Fraction(math.ceil(steps * Fraction(math.nextafter(scale, math.inf)) / Fraction(sensitivity)))
 
 
 @functools.lru_cache(maxsize=1024)

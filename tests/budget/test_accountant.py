@@ -539,14 +539,17 @@ def test_a_charge_is_validated_once_when_it_is_made():
         Charge("x", 0.5, rows_per_person=0)
 
 
-def test_delta_is_checked_before_and_may_be_settled_by_the_work(ledger_path):
+def test_delta_is_checked_before_and_may_be_raised_by_the_work_never_lowered(ledger_path):
     ledger = BudgetLedger("delta", total_epsilon=2.0, path=ledger_path, total_delta=1e-5)
     with pytest.raises(BudgetExceededError, match="δ budget"):
         with ledger.charging(Charge("approximate model", 0.5, delta=2e-5)):
             pass
     with ledger.charging(Charge("approximate model", 0.5, delta=1e-6)) as paid:
-        paid.delta = 4e-7  # what the fitted model turned out to spend
-    assert ledger.spent_delta == pytest.approx(4e-7)
+        paid.delta = 2e-6  # what the fitted model turned out to spend: more than checked, so that is charged
+    assert ledger.spent_delta == pytest.approx(2e-6)
+    with ledger.charging(Charge("approximate model", 0.5, delta=1e-6)) as paid:
+        paid.delta = 0.0  # a fit that forgot to record its δ is charged what was checked, never less
+    assert ledger.spent_delta == pytest.approx(3e-6)
     pure = BudgetLedger("pure", total_epsilon=2.0, path=ledger_path, total_delta=0.0)
     with pytest.raises(BudgetExceededError, match="allows δ = 0 only"):
         with pure.charging(Charge("approximate model", 0.5, delta=1e-6)):
