@@ -568,7 +568,9 @@ class BudgetLedger:
         left, else a sentence naming the way out is raised and the block never runs. If the
         block raises, nothing is charged. When it ends, the spend is checked again and written
         in one ``BEGIN IMMEDIATE`` transaction (with what ``payment.alongside`` writes), so two
-        processes spending at once cannot both pass.
+        processes spending at once cannot both pass. Nothing made inside the block may leave it
+        before the block ends (no ``yield`` there, except in a context manager that wraps the
+        charge for its own caller): what left early would stay uncharged if the block then failed.
 
         Raises
         ------

@@ -591,3 +591,26 @@ def test_an_in_memory_ledger_refuses_and_charges_like_a_file():
             pass
     assert ledger.remaining == pytest.approx(0.25)
     assert BudgetLedger.in_memory(1.0).spent == 0  # each is its own budget
+
+
+def test_nothing_leaves_a_charging_block_before_it_ends():
+    """A ``yield`` inside ``with ….charging(…)`` hands work out before the charge is written: a caller that then
+    closes the generator, or an error after it, would keep the output uncharged. Only a context manager that wraps
+    the charge for its own caller (``NewCopy.charging``) may yield there."""
+    import ast
+    from pathlib import Path
+
+    import dpcore
+
+    offenders = []
+    for path in Path(dpcore.__file__).parent.rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for function in ast.walk(tree):
+            if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            wraps = any("contextmanager" in ast.unparse(d) for d in function.decorator_list)
+            for block in ast.walk(function):
+                charging = isinstance(block, ast.With) and any("charging(" in ast.unparse(i.context_expr) for i in block.items)
+                if charging and not wraps and any(isinstance(n, ast.Yield | ast.YieldFrom) for n in ast.walk(block)):
+                    offenders.append(f"{path.name}:{block.lineno}")
+    assert not offenders, "yield inside a charging block: " + ", ".join(offenders)
