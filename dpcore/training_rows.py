@@ -19,8 +19,7 @@ from dpcore.backends import RowBatch, Rows, exact_bincount, fixed, unfixed
 from dpcore.budget.accountant import BudgetLedger, Charge
 from dpcore.i18n import N_, _
 from dpcore.mechanisms import keyed
-from dpcore.models import DPEstimatorMixin
-from dpcore.models.registry import Estimator, ModelSpec, get
+from dpcore.models.registry import DPEstimatorMixin, Estimator, ModelSpec, get
 from dpcore.tables.design import Design
 from dpcore.training import DEFAULT_COUNT_NOISE, DEFAULT_MODEL_DELTA, DEFAULT_SELECTION, HOLDOUT_SHARE, TrainedModel, spent_delta
 from dpcore.validation import check_delta

@@ -1,6 +1,5 @@
 """DP models as scikit-learn estimators; each docstring carries its privacy argument."""
 
-from dpcore.models._base import DPEstimatorMixin
 from dpcore.models.boosting import DPBoostingClassifier, DPBoostingRegressor
 from dpcore.models.clustering import DPGridDensityClustering
 from dpcore.models.dpsgd import DPSGDClassifier, DPSGDRegressor
@@ -14,7 +13,6 @@ from dpcore.models.regression_tree import DPRegressionTree
 from dpcore.models.student import SubsampleAggregateStudentClassifier, SubsampleAggregateStudentRegressor
 
 __all__ = [
-    "DPEstimatorMixin",
     "DPBoostingClassifier",
     "DPBoostingRegressor",
     "DPExtraTreesClassifier",

@@ -10,7 +10,7 @@ from dpcore.budget.fingerprint import Fingerprint, cell_hashes
 from dpcore.tables.csv_reading import file_chunks
 from dpcore.tables.loading import read_csv_path
 
-ADULT = Path(__file__).resolve().parents[1] / "sample_data" / "adult.csv"
+ADULT = Path(__file__).resolve().parents[2] / "sample_data" / "adult.csv"
 
 
 def _digest(*frames) -> str:

@@ -169,7 +169,7 @@ def test_read_csv_path_applies_the_same_checks(tmp_path, sentinel):
 # --- header detection ----------------------------------------------------------------------------
 
 SHARED = Path("/work/shared/data")
-SAMPLE_DATA = Path(__file__).resolve().parents[1] / "sample_data"
+SAMPLE_DATA = Path(__file__).resolve().parents[2] / "sample_data"
 needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="the shared data sets are not on this machine")
 
 
