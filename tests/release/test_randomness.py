@@ -76,8 +76,7 @@ def test_keyed_laplace_noise_has_the_mechanisms_law():
     """Inverse-CDF noise from keyed uniforms: Laplace of scale b (Kolmogorov–Smirnov, α = 1e-6)."""
     from scipy import stats
 
-    from dpcore.backends import keyed
-    from dpcore.mechanisms import Laplace
+    from dpcore.mechanisms import Laplace, keyed
 
     uniforms = keyed.uniforms(b"k" * 16, np.arange(200_000, dtype=np.uint64), 7)[:, 0]
     noise = Laplace(1.0, 2.0).randomise_keyed(np.zeros(len(uniforms)), uniforms)
