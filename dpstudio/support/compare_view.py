@@ -113,8 +113,18 @@ def downloads(results: pd.DataFrame, chart) -> None:
     c1, c2, c3 = st.columns(3)
     c1.download_button(_("Results (CSV)"), results_csv(results), file_name=f"{name}.csv", mime="text/csv", key="dl_csv")
     c2.download_button(
-        _("Chart (PNG)"), lambda: chart_image(chart, "png"), file_name=f"{name}.png", mime="image/png", key="dl_png"
+        _("Chart (PNG)"),
+        lambda: chart_image(chart, "png"),
+        file_name=f"{name}.png",
+        mime="image/png",
+        key="dl_png",
+        on_click="ignore",
     )
     c3.download_button(
-        _("Chart (SVG)"), lambda: chart_image(chart, "svg"), file_name=f"{name}.svg", mime="image/svg+xml", key="dl_svg"
+        _("Chart (SVG)"),
+        lambda: chart_image(chart, "svg"),
+        file_name=f"{name}.svg",
+        mime="image/svg+xml",
+        key="dl_svg",
+        on_click="ignore",
     )

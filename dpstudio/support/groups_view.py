@@ -326,9 +326,21 @@ def downloads(state: StudioState, found: GroupMap, unit: str) -> None:
         c1.button(_("Map (CSV) — disabled: demo seed"), disabled=True, help=_(SEEDED_WARNING))
         c2.button(_("Map (JSON) — disabled: demo seed"), disabled=True, help=_(SEEDED_WARNING))
     else:
-        c1.download_button(_("Map (CSV)"), lambda: map_csv(found), file_name="group_map.csv", mime="text/csv", key="dl_map_csv")
+        c1.download_button(
+            _("Map (CSV)"),
+            lambda: map_csv(found),
+            file_name="group_map.csv",
+            mime="text/csv",
+            key="dl_map_csv",
+            on_click="ignore",
+        )
         c2.download_button(
-            _("Map (JSON)"), lambda: map_json(found, unit), file_name="group_map.json", mime="application/json", key="dl_map_json"
+            _("Map (JSON)"),
+            lambda: map_json(found, unit),
+            file_name="group_map.json",
+            mime="application/json",
+            key="dl_map_json",
+            on_click="ignore",
         )
     c3.download_button(_("Map card (Markdown)"), card, file_name="group_map_card.md", mime="text/markdown", key="dl_map_card")
 

@@ -177,5 +177,6 @@ def card_and_downloads(state: StudioState, trained: TrainedModel, unit: str) -> 
             lambda: model_bytes(trained.model, read_from_data=trained.read_from_data),
             file_name="dp_model.skops",
             mime="application/octet-stream",
+            on_click="ignore",  # a rerun on the click would drop the file's maker before a busy server has run it
             help=_("Open it with dpcore.model_files.load_model, or skops.io.load with the DP Studio types trusted."),
         )
