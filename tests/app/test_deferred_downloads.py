@@ -31,4 +31,3 @@ def _deferred_downloads_that_rerun() -> list[str]:
 
 def test_every_download_made_on_the_click_leaves_the_page_as_it_is():
     assert _deferred_downloads_that_rerun() == []
-
