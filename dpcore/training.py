@@ -34,14 +34,10 @@ from dpcore.i18n import N_, _
 from dpcore.models.registry import Estimator, get
 from dpcore.models.subsample_aggregate import is_teacher
 from dpcore.progress import RoundsTimeLeft, watching_rounds
-from dpcore.tables.design import Design
+from dpcore.tables.design import DEFAULT_COUNT_NOISE, DEFAULT_SELECTION, Design
 from dpcore.validation import check_delta
 
 HOLDOUT_SHARE = 0.2
-# The mechanisms a model uses unless the owner picks others (the Privacy page, --count-noise):
-# geometric noise keeps counts whole; Gumbel-max is the exponential mechanism in one pass.
-DEFAULT_COUNT_NOISE = "geometric"
-DEFAULT_SELECTION = "gumbel"
 CALIBRATION_SHARE = 0.05
 #: The δ per person an approximate-DP model spends unless the owner chooses another.
 DEFAULT_MODEL_DELTA = DEFAULT_TOTAL_DELTA

@@ -143,3 +143,10 @@ def test_reading_a_schema_opens_no_ledger():
     code = "import sys, dpcore.tables.schema; print('sqlite3' in sys.modules, 'dpcore.budget.accountant' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=DPCORE.parent)
     assert result.stdout.split() == ["False", "False"]
+
+
+def test_the_first_page_loads_no_model_library():
+    """The Data page opens every session: scikit-learn and scipy.optimize (~2 s) wait for the pages that train."""
+    code = "import sys, dpstudio.support.session; print('sklearn' in sys.modules, 'scipy.optimize' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=DPCORE.parent)
+    assert result.stdout.split() == ["False", "False"]

@@ -43,7 +43,6 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-from scipy.optimize import linear_sum_assignment
 
 from dpcore.budget.fingerprint import MISSING_HASH, NUMBER, mix, number_hashes, plain_hashes
 
@@ -415,6 +414,8 @@ def match_columns(known: TableSketch, new: TableSketch) -> tuple[list[tuple[int,
         ]
     )
     bonus = np.array([[0.02 if known.names[i] == new.names[j] else 0.0 for j in new_used] for i in known_used])
+    from scipy.optimize import linear_sum_assignment  # here, not at the top: scipy.optimize costs the app's first page ~1 s
+
     rows, cols = linear_sum_assignment(-(score + bonus))
     by_content = [(int(known_used[i]), int(new_used[j])) for i, j in zip(rows, cols, strict=True) if score[i, j] >= MATCH_SCORE]
     paired_known, paired_new = {i for i, _ in by_content}, {j for _, j in by_content}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -14,7 +15,10 @@ from dpcore.exceptions import DataError
 from dpcore.i18n import N_, _
 from dpcore.tables.loading import read_csv_path
 from dpcore.tables.schema import Schema, load_schema, suggest_schema
-from dpcore.training import DEFAULT_COUNT_NOISE, DEFAULT_SELECTION, TrainedModel
+
+if TYPE_CHECKING:  # the engine's training (scikit-learn and every model) loads with the Train page, not the first
+    from dpcore.training import TrainedModel
+from dpcore.tables.design import DEFAULT_COUNT_NOISE, DEFAULT_SELECTION
 
 
 def _sample_folder() -> Path:
