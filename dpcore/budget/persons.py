@@ -112,7 +112,8 @@ def check_unit_column(frame: pd.DataFrame, column: str) -> None:
                 "does, or say that each person has one row."
             ).format(column=column)
         )
-    if (person_keys(frame[column]) == MISSING_HASH).all():
+    spelled = frame[column].astype("string").str.normalize("NFKC").str.strip()
+    if spelled.fillna("").eq("").all():  # every key would be MISSING_HASH: no need to hash them
         raise DataError(
             _(
                 "The column '{column}' that identifies each person is empty: choose the column that does, or say "
