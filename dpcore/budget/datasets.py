@@ -216,10 +216,10 @@ class Catalog:
             if builder is None:
                 builder = SketchBuilder(chunk.columns)
                 legacy = Fingerprint(chunk.columns) if old_budgets else None
-            builder.add(chunk)
+            hashes = builder.add(chunk)
             if legacy is not None:
                 legacy.add(chunk)
-            version.add(chunk, list(chunk.columns))
+            version.add_hashes(hashes, len(chunk))
         if builder is None:
             raise DataError(_("The table has no rows."))
         sketch, fingerprint = builder.finish(), version.hexdigest()

@@ -151,11 +151,15 @@ class VersionFingerprint:
         self.rows = 0
 
     def add(self, frame: pd.DataFrame, columns: Iterable[Hashable]) -> None:
-        keys = row_keys([cell_hashes(frame[c]) for c in columns])
+        self.add_hashes([cell_hashes(frame[c]) for c in columns], len(frame))
+
+    def add_hashes(self, hashes: list[np.ndarray], rows: int) -> None:
+        """Add a chunk given as its columns' :func:`cell_hashes` (shared with a :class:`SketchBuilder`)."""
+        keys = row_keys(hashes)
         with np.errstate(over="ignore"):
             for lane, salt in enumerate(_LANES):
                 self.lanes[lane] += np.sum(mix(keys ^ salt), dtype=np.uint64)
-        self.rows += len(frame)
+        self.rows += rows
 
     def hexdigest(self) -> str:
         digest = hashlib.sha256(b"dpcore-version-fingerprint/2\x1e")
@@ -301,17 +305,12 @@ def _key_like(traits: _KeyTraits, sampled: np.ndarray, counts: np.ndarray, rows:
     return rows >= MIN_ROWS_FOR_KEYS or traits.code
 
 
-def _bottom_k_limit(kept: np.ndarray, hashes: np.ndarray) -> np.uint64:
-    """A hash above which no cell can be among the bottom-k distinct values: a sort of the few below it
-    replaces a sort of the whole chunk (the k-th distinct value of any subset bounds the k-th of the whole)."""
-    if len(kept) >= SKETCH_VALUES:
-        return kept[-1]
-    candidates = 8 * SKETCH_VALUES
-    if len(hashes) > candidates:
-        smallest = np.unique(np.partition(hashes, candidates)[:candidates])
-        if len(smallest) >= SKETCH_VALUES:
-            return smallest[SKETCH_VALUES - 1]
-    return np.uint64(np.iinfo(np.uint64).max)
+def _smallest(keys: np.ndarray, k: int) -> np.ndarray:
+    """The positions of the ``k`` smallest keys in order, ties by position (what a stable sort's first ``k`` are)."""
+    if len(keys) <= k:
+        return np.argsort(keys, kind="stable")
+    few = np.flatnonzero(keys <= np.partition(keys, k - 1)[k - 1])
+    return few[np.argsort(keys[few], kind="stable")][:k]
 
 
 class SketchBuilder:
@@ -331,17 +330,24 @@ class SketchBuilder:
         self.traits = [_KeyTraits() for _ in self.columns]
         self.rows = 0
 
-    def add(self, frame: pd.DataFrame) -> None:
-        hashes = [cell_hashes(frame[c]) for c in self.columns]
+    def add(self, frame: pd.DataFrame, hashes: list[np.ndarray] | None = None) -> list[np.ndarray]:
+        """Add a chunk; ``hashes``, its columns' :func:`cell_hashes` if already made. Returns them, to share."""
+        if hashes is None:
+            hashes = [cell_hashes(frame[c]) for c in self.columns]
         for i, h in enumerate(hashes):
-            h = h[h <= _bottom_k_limit(self.values[i], h)]
-            merged, inverse = np.unique(np.concatenate([self.values[i], h]), return_inverse=True)
+            # Grouped by a hash table, and only the k smallest distinct values sorted: one pass over
+            # the chunk whether the column holds three values or a million.
+            codes, distinct = pd.factorize(np.concatenate([self.values[i], h]))
             weights = np.concatenate([self.counts[i], np.ones(len(h), dtype=np.int64)])
-            counts = np.bincount(inverse, weights=weights, minlength=len(merged)).astype(np.int64)
-            self.values[i], self.counts[i] = merged[:SKETCH_VALUES], counts[:SKETCH_VALUES]
+            counts = np.bincount(codes, weights=weights, minlength=len(distinct)).astype(np.int64)
+            lowest = np.argpartition(distinct, SKETCH_VALUES - 1)[:SKETCH_VALUES] if len(distinct) > SKETCH_VALUES else None
+            if lowest is not None:
+                distinct, counts = distinct[lowest], counts[lowest]
+            order = np.argsort(distinct)
+            self.values[i], self.counts[i] = distinct[order].astype(np.uint64), counts[order]
         keys = row_keys(hashes)
         # Only the chunk's own bottom-k rows can enter the sample.
-        candidates = np.argsort(keys, kind="stable")[:SKETCH_ROWS]
+        candidates = _smallest(keys, SKETCH_ROWS)
         cells = np.column_stack([h[candidates] for h in hashes]) if hashes else np.zeros((len(candidates), 0), dtype=np.uint64)
         merged_keys, merged_cells = np.concatenate([self.keys, keys[candidates]]), np.vstack([self.sample, cells])
         keep = np.argsort(merged_keys, kind="stable")[:SKETCH_ROWS]
@@ -352,6 +358,7 @@ class SketchBuilder:
                 traits.add(rows[column])
         self.keys, self.sample = merged_keys[keep], merged_cells[keep]
         self.rows += len(frame)
+        return hashes
 
     def finish(self) -> TableSketch:
         keys = [_key_like(self.traits[i], self.sample[:, i], self.counts[i], self.rows) for i in range(len(self.columns))]

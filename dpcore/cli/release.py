@@ -214,6 +214,7 @@ def _progress(quiet: bool) -> Callable[[int, int], None] | None:
 
 def _run_release(args: argparse.Namespace) -> int:
     from dpcore.release import DEFAULT_CHUNKSIZE, copy_epsilon, counted_rows_per_person, file_chunks, release_csv
+    from dpcore.tables.csv_reading import count_rows
 
     clash = _("release: the input, the output and the report files must all be different")
     source, output, report_path, markdown_path = _spark_files(args, clash) if args.engine == "spark" else copy_files(args, clash)
@@ -244,7 +245,7 @@ def _run_release(args: argparse.Namespace) -> int:
         result = _release_on_spark(args, output, schema, plan, first_total)
     else:
         if not args.accept_noise:
-            _refuse_noise(plan, schema, sum(len(chunk) for chunk in file_chunks(source)()))
+            _refuse_noise(plan, schema, count_rows(source))
         ledger = open_dataset(args, "release", file_chunks(source), source.stem, first_total)
         result = release_csv(
             source,
