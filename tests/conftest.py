@@ -183,9 +183,23 @@ def spark():
 
 
 def pytest_collection_modifyitems(config, items):
-    """Browser and Spark tests are slow; every Spark test runs on one worker, so a parallel run starts one Spark session."""
+    """Browser and Spark tests are slow; every Spark test runs on one worker, so a parallel run starts one Spark session.
+
+    The slowest kinds run first (browser, then the app's pages, then other slow tests; modules
+    kept together): workers take the next test as they finish, so a long test started last
+    would keep one worker busy while the other waits.
+    """
     for item in items:
         if item.get_closest_marker("spark"):
             item.add_marker(pytest.mark.xdist_group("spark"))
         if item.get_closest_marker("spark") or item.get_closest_marker("browser"):
             item.add_marker(pytest.mark.slow)
+
+    def weight(item) -> int:
+        if item.get_closest_marker("browser"):
+            return 0
+        if "/tests/app/" in str(item.path):
+            return 1
+        return 2
+
+    items.sort(key=weight)
