@@ -68,6 +68,7 @@ if kind == synthetic.SYNTHETIC:
         synthetic.make_copy(state, ledger, plan, epsilon, noise, delta)
     if isinstance(state.release, SyntheticResult):
         synthetic.made(state.release)
+        synthetic.beside_the_table(state)
     st.stop()
 
 described = describe_plan(plan, schema)

@@ -17,6 +17,7 @@ from dpcore.i18n import N_, _, fixed, short
 from dpcore.progress import CostMemory, Progress, time_left_text
 from dpcore.release import ReleasePlan
 from dpcore.synthetic import DEFAULT_DELTA, SyntheticResult, synthesize_table, trust_sentences, utility_preview
+from dpcore.synthetic.compare import CopyComparison, compare_copy
 from dpstudio.support.language import keyed
 from dpstudio.support.state import StudioState
 
@@ -124,6 +125,7 @@ def make_copy(state: StudioState, ledger: BudgetLedger, plan: ReleasePlan, epsil
                     progress=progress,
                     costs=CostMemory(),
                 )
+            state.copy_comparison = _compared(state, plan, state.release)
             st.rerun()
         except (BudgetExceededError, DataError) as error:
             st.error(str(error))
@@ -134,6 +136,14 @@ def make_copy(state: StudioState, ledger: BudgetLedger, plan: ReleasePlan, epsil
                     "declarations."
                 )
             )
+
+
+def _compared(state: StudioState, plan: ReleasePlan, result: SyntheticResult) -> tuple | None:
+    """The copy and its owner-only comparison with the table (None when it cannot be made: the copy stands without it)."""
+    try:
+        return result, compare_copy(state.dataset.frame, state.dataset.schema, plan, result.table)
+    except Exception:
+        return None
 
 
 def made(result: SyntheticResult) -> None:
@@ -249,5 +259,60 @@ def show_preview(table: pd.DataFrame) -> None:
                 color=alt.Color("copy:N", legend=None),
             )
             .properties(height=220, title=_("Owner-only simulation: train on the copy, test on real rows")),
+            width="stretch",
+        )
+
+
+def beside_the_table(state: StudioState) -> None:
+    """The synthetic copy made beside the real rows, column by column and pair by pair (owner only, free)."""
+    kept = state.copy_comparison
+    if kept is None or kept[0] is not state.release:
+        return
+    comparison: CopyComparison = kept[1]
+    st.subheader(_("The copy beside your table — owner only, free"))
+    st.caption(
+        _(
+            "What a buyer will check before paying: does the copy look like the table? Computed from your real rows, so it "
+            "is for your eyes only and never leaves this screen; nothing is charged. Average distance from your table: "
+            "{one_way} for single columns, {two_way} for pairs of columns (0 = the same, 1 = nothing in common)."
+        ).format(one_way=fixed(comparison.one_way_error, 3), two_way=fixed(comparison.two_way_error, 3))
+    )
+    names = list(dict.fromkeys(comparison.shares["column"]))
+    column = st.selectbox(_("Column to compare"), names, key="copy_comparison_column")
+    sources = {"real": _("your table"), "copy": _("the synthetic copy")}
+    chosen = comparison.shares[comparison.shares["column"] == column]
+    long = chosen.melt(id_vars=["cell", "position"], value_vars=list(sources), var_name="source", value_name="share")
+    long["source"] = long["source"].map(sources)
+    order = list(chosen.sort_values("position")["cell"])
+    st.altair_chart(
+        alt.Chart(long)
+        .mark_bar()
+        .encode(
+            x=alt.X("cell:N", sort=order, title=None, axis=alt.Axis(labelAngle=-30, labelLimit=160)),
+            xOffset=alt.XOffset("source:N", sort=list(sources.values())),
+            y=alt.Y("share:Q", title=_("share of the rows"), axis=alt.Axis(format="%")),
+            color=alt.Color("source:N", title=None, sort=list(sources.values())),
+            tooltip=["cell:N", "source:N", alt.Tooltip("share:Q", format=".1%")],
+        )
+        .properties(height=260, title=_("'{column}': your table and the copy").format(column=column)),
+        width="stretch",
+    )
+    if len(comparison.pairs):
+        both_ways = pd.concat(
+            [comparison.pairs, comparison.pairs.rename(columns={"first": "second", "second": "first"})], ignore_index=True
+        )
+        st.altair_chart(
+            alt.Chart(both_ways)
+            .mark_rect()
+            .encode(
+                x=alt.X("first:N", sort=names, title=None),
+                y=alt.Y("second:N", sort=names, title=None),
+                color=alt.Color("error:Q", title=_("pair error"), scale=alt.Scale(scheme="orangered", domain=[0, max(0.1, float(comparison.pairs["error"].max()))])),
+                tooltip=["first:N", "second:N", alt.Tooltip("error:Q", format=".3f")],
+            )
+            .properties(
+                height=max(260, 14 * len(names)),
+                title=_("How far each pair of columns is from your table (0 = the same, 1 = nothing in common)"),
+            ),
             width="stretch",
         )

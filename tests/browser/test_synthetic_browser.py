@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from browser_support import ARTIFACTS, schema_uploader, screenshot, table_uploader, wait_until_idle  # noqa: E402
@@ -55,3 +56,15 @@ def test_choose_the_synthetic_copy_preview_both_then_download_it(page, tmp_path)
     spent = page.locator("[data-testid='stSidebar']").get_by_text("ε spent", exact=False).first.inner_text()
     assert "ε spent 0 of" not in spent
     screenshot(page, "export_synthetic_copy")
+    # The owner's free look at the copy beside the table: a column's shares, then every pair's error.
+    page.get_by_text("Average distance from your table", exact=False).wait_for()
+    wait_until_idle(page)
+    charts = page.locator("[data-testid='stVegaLiteChart']").count()
+    selector = page.locator("[data-testid='stSelectbox']").filter(has_text="Column to compare")
+    selector.click()
+    page.get_by_role("option", name="age").click()
+    expect(page.get_by_role("combobox", name="Column to compare")).to_have_value("age")
+    wait_until_idle(page)
+    assert page.locator("[data-testid='stVegaLiteChart']").count() == charts  # the same two charts, for 'age' now
+    page.locator("[data-testid='stVegaLiteChart']").last.scroll_into_view_if_needed()  # the pairs' map, at the foot
+    screenshot(page, "export_synthetic_beside_the_table")

@@ -1,0 +1,52 @@
+"""The owner's look at a synthetic copy beside the table: shares per column, errors per pair, and clear refusals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from synthetic_testing import tiny_plan, tiny_schema, tiny_table
+
+from dpcore.exceptions import DataError
+from dpcore.synthetic.compare import compare_copy
+from dpcore.synthetic.domain import decode, encode, synthetic_columns
+
+
+def _as_copy(frame):
+    """The table itself written as a copy's file writes it (cell labels, escaped headers)."""
+    columns = synthetic_columns(tiny_schema(), tiny_plan())
+    return decode(encode(frame, columns, np.random.default_rng(0)), columns)
+
+
+def test_a_copy_that_is_the_table_is_at_distance_zero_and_every_share_adds_up():
+    frame = tiny_table(500)
+    comparison = compare_copy(frame, tiny_schema(), tiny_plan(), _as_copy(frame), random_state=0)
+    assert comparison.one_way_error == pytest.approx(0.0) and comparison.two_way_error == pytest.approx(0.0)
+    assert comparison.shares.groupby("column")["real"].sum().to_numpy() == pytest.approx(1.0)
+    assert list(comparison.pairs[["first", "second"]].itertuples(index=False, name=None)) == [
+        ("smoker", "age"),
+        ("smoker", "sick"),
+        ("age", "sick"),
+    ]
+    assert list(comparison.shares.query("column == 'age'")["position"]) == [0, 1, 2]  # declared order, empty cells too
+
+
+def test_a_copy_that_broke_a_relation_shows_it_in_that_pair_only():
+    frame = tiny_table(3000)
+    copy = _as_copy(frame)
+    copy["sick"] = copy["sick"].sample(frac=1.0, random_state=1).to_numpy()  # same shares, no link to smoking
+    comparison = compare_copy(frame, tiny_schema(), tiny_plan(), copy, random_state=0)
+    errors = comparison.pairs.set_index(["first", "second"])["error"]
+    assert comparison.one_way_error == pytest.approx(0.0)
+    assert errors[("smoker", "age")] == pytest.approx(0.0)
+    assert errors[("smoker", "sick")] > 0.1 and errors[("age", "sick")] > 0.1
+
+
+def test_a_copy_of_another_plan_is_a_sentence_without_its_cells():
+    frame = tiny_table(200)
+    with pytest.raises(DataError, match="has no column 'sick'"):
+        compare_copy(frame, tiny_schema(), tiny_plan(), _as_copy(frame).drop(columns="sick"))
+    odd = _as_copy(frame)
+    odd.loc[0, "smoker"] = "secret-value-42"
+    with pytest.raises(DataError, match="holds cells the plan does not declare") as refused:
+        compare_copy(frame, tiny_schema(), tiny_plan(), odd)
+    assert "secret-value-42" not in str(refused.value)
