@@ -14,11 +14,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from dpcore.exceptions import DataError
-from dpcore.i18n import _
 from dpcore.release.plan import ReleasePlan
-from dpcore.synthetic.domain import encode, synthetic_columns
+from dpcore.synthetic.domain import copy_cells, encode, synthetic_columns
 from dpcore.synthetic.measure import marginal
+from dpcore.synthetic.preview import HOLDOUT, MAJORITY, REAL, SYNTHETIC, downstream_accuracy
 from dpcore.tables.schema import Schema
 from dpcore.validation import RandomStateLike, check_random_state
 
@@ -36,10 +35,14 @@ class CopyComparison:
     pairs : pandas.DataFrame
         One row per pair of columns: ``first``, ``second`` and ``error``, the total-variation
         distance between the pair's real and copied two-way shares (0: the same, 1: disjoint).
+    accuracy : pandas.DataFrame
+        ``trained on`` (:data:`~dpcore.synthetic.preview.SYNTHETIC`, ``REAL`` or ``MAJORITY``) and
+        ``accuracy`` on held-out real rows; empty when the copy does not hold the schema's target.
     """
 
     shares: pd.DataFrame
     pairs: pd.DataFrame
+    accuracy: pd.DataFrame
 
     @property
     def one_way_error(self) -> float:
@@ -53,65 +56,61 @@ class CopyComparison:
         return float(self.pairs["error"].mean()) if len(self.pairs) else float("nan")
 
 
-def _copy_cells(copy: pd.DataFrame, schema: Schema, plan: ReleasePlan) -> tuple[list[str], list[tuple[str, ...]], np.ndarray]:
-    columns = synthetic_columns(schema, plan)
-    codes = []
-    for column in columns:
-        header = column.treatment.header
-        if header not in copy.columns:
-            raise DataError(
-                _("The copy has no column '{column}': compare it with the plan it was made with.").format(column=column.name)
-            )
-        positions = copy[header].astype(str).map({label: i for i, label in enumerate(column.labels)})
-        if positions.isna().any():
-            raise DataError(
-                _(
-                    "The copy's column '{column}' holds cells the plan does not declare: compare it with the plan it was made with."
-                ).format(column=column.name)
-            )
-        codes.append(positions.to_numpy(dtype=np.int64))
-    cells = np.column_stack(codes) if codes else np.empty((len(copy), 0), dtype=np.int64)
-    return [c.name for c in columns], [c.labels for c in columns], cells
-
-
 def compare_copy(
     frame: pd.DataFrame, schema: Schema, plan: ReleasePlan, copy: pd.DataFrame, random_state: RandomStateLike = None
 ) -> CopyComparison:
-    """Each column's shares and every pair's error, real rows against the copy made with ``plan`` (owner-only).
+    """The copy made with ``plan`` beside the real rows (owner-only): shares, pair errors, train-on-copy accuracy.
 
     The real rows are put in the copy's cells exactly as the copy's measurements put them (the
     declared categories and bins; a value outside the declared domain goes to a random cell,
     drawn from ``random_state``), so the two are compared cell by cell. Every pair of columns is
-    counted (for 80 columns, 3,160 pairs: a bincount of the rows each).
+    counted (for 80 columns, 3,160 pairs: a bincount of the rows each). When the copy holds the
+    schema's target, a model trained on the copy and one trained on 80 % of the real rows are
+    tested on the other 20 % (:func:`~dpcore.synthetic.preview.downstream_accuracy`); the copy
+    was made from every row, those 20 % included, so its figure leans a little in its favour.
     """
-    names, labels, copied = _copy_cells(copy, schema, plan)
+    rng = check_random_state(random_state)
     columns = synthetic_columns(schema, plan)
-    real = encode(frame, columns, check_random_state(random_state))
+    names, labels = [c.name for c in columns], [c.labels for c in columns]
+    copied, real = copy_cells(copy, columns), encode(frame, columns, rng)
     shape = tuple(len(cells) for cells in labels)
 
     def shares(cells: np.ndarray, clique: tuple[int, ...]) -> np.ndarray:
         counts = marginal(cells, shape, clique)
         return counts / max(counts.sum(), 1.0)
 
-    one_way = [
-        pd.DataFrame(
+    one_way = pd.DataFrame(
+        {
+            "column": np.repeat(names, [len(cells) for cells in labels]),
+            "cell": [cell for cells in labels for cell in cells],
+            "position": np.concatenate([np.arange(len(cells)) for cells in labels]) if labels else [],
+            "real": np.concatenate([shares(real, (i,)) for i in range(len(names))]) if names else [],
+            "copy": np.concatenate([shares(copied, (i,)) for i in range(len(names))]) if names else [],
+        }
+    )
+    pairs = pd.DataFrame(
+        [
+            (names[i], names[j], 0.5 * float(np.abs(shares(real, (i, j)) - shares(copied, (i, j))).sum()))
+            for i, j in itertools.combinations(range(len(names)), 2)
+        ],
+        columns=["first", "second", "error"],
+    )
+    accuracy = pd.DataFrame(columns=["trained on", "accuracy"])
+    target = schema.target.name if schema.target is not None else None
+    if target in names and len(real) >= 10:
+        at = names.index(target)
+        order = rng.permutation(len(real))
+        cut = int(round(len(real) * (1 - HOLDOUT)))
+        train, test = real[order[:cut]], real[order[cut:]]
+        majority = np.bincount(train[:, at], minlength=shape[at]).argmax()
+        accuracy = pd.DataFrame(
             {
-                "column": name,
-                "cell": list(cells),
-                "position": np.arange(len(cells)),
-                "real": shares(real, (i,)),
-                "copy": shares(copied, (i,)),
+                "trained on": [SYNTHETIC, REAL, MAJORITY],
+                "accuracy": [
+                    downstream_accuracy(copied, test, shape, at),
+                    downstream_accuracy(train, test, shape, at),
+                    float(np.mean(test[:, at] == majority)),
+                ],
             }
         )
-        for i, (name, cells) in enumerate(zip(names, labels, strict=True))
-    ]
-    pairs = [
-        (names[i], names[j], 0.5 * float(np.abs(shares(real, (i, j)) - shares(copied, (i, j))).sum()))
-        for i, j in itertools.combinations(range(len(names)), 2)
-    ]
-    return CopyComparison(
-        pd.concat(one_way, ignore_index=True)
-        if one_way
-        else pd.DataFrame(columns=["column", "cell", "position", "real", "copy"]),
-        pd.DataFrame(pairs, columns=["first", "second", "error"]),
-    )
+    return CopyComparison(one_way, pairs, accuracy)

@@ -106,3 +106,23 @@ def decode(cells: np.ndarray, columns: list[SyntheticColumn]) -> pd.DataFrame:
     """Cells back to the labels the file shows (headers escaped like the randomized copy's)."""
     data = {c.treatment.header: np.asarray(c.labels, dtype=object)[cells[:, i]] for i, c in enumerate(columns)}
     return pd.DataFrame(data)
+
+
+def copy_cells(copy: pd.DataFrame, columns: list[SyntheticColumn]) -> np.ndarray:
+    """A copy's values (as its file writes them) back to cells, or a sentence when the copy is not of ``columns``."""
+    codes = []
+    for column in columns:
+        header = column.treatment.header
+        if header not in copy.columns:
+            raise DataError(
+                _("The copy has no column '{column}': compare it with the plan it was made with.").format(column=column.name)
+            )
+        positions = copy[header].astype(str).map({label: i for i, label in enumerate(column.labels)})
+        if positions.isna().any():
+            raise DataError(
+                _(
+                    "The copy's column '{column}' holds cells the plan does not declare: compare it with the plan it was made with."
+                ).format(column=column.name)
+            )
+        codes.append(positions.to_numpy(dtype=np.int64))
+    return np.column_stack(codes) if codes else np.empty((len(copy), 0), dtype=np.int64)

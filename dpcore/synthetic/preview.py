@@ -31,7 +31,7 @@ from dpcore.mechanisms import KaryRandomizedResponse
 from dpcore.progress import Clock, CostMemory, Progress, Stage, TimeLeft
 from dpcore.release.plan import ColumnPlan, ReleasePlan
 from dpcore.release.table import release_frame
-from dpcore.synthetic.domain import SyntheticColumn, encode, synthetic_columns
+from dpcore.synthetic.domain import SyntheticColumn, copy_cells, encode, synthetic_columns
 from dpcore.synthetic.measure import marginal
 from dpcore.synthetic.table import COPY, synthesize_table
 from dpcore.tables.schema import Schema
@@ -41,6 +41,7 @@ HOLDOUT = 0.2
 #: Real rows of the fit that measures the training's cost per row before anything else runs.
 PILOT_ROWS = 1_000
 RANDOMIZED, SYNTHETIC, REAL = "randomized copy", "synthetic copy", "real rows (reference)"
+MAJORITY = "most common class"
 
 
 def randomized_plan(columns: list[SyntheticColumn], epsilon: float) -> ReleasePlan:
@@ -54,13 +55,6 @@ def randomized_plan(columns: list[SyntheticColumn], epsilon: float) -> ReleasePl
         else:
             entries.append(ColumnPlan(c.name, "k-ary", epsilon=share, missing=t.missing))
     return ReleasePlan(entries)
-
-
-def copy_cells(copy: pd.DataFrame, columns: list[SyntheticColumn]) -> np.ndarray:
-    """A copy's values (as written in its file) back to cells."""
-    return np.column_stack(
-        [pd.Categorical(copy[c.treatment.header].astype(str), categories=list(c.labels)).codes for c in columns]
-    ).astype(np.int64)
 
 
 def shares(cells: np.ndarray, shape: tuple[int, ...], clique: tuple[int, ...]) -> np.ndarray:
@@ -187,9 +181,7 @@ def utility_preview(
             rows.append({"copy": copy, "measure": "accuracy", "value": downstream_accuracy(cells, held_out, shape, target_index)})
             work.tick(_("Trained on the {copy}.").format(copy=_(copy)), len(truth))
         majority = np.bincount(truth[:, target_index], minlength=shape[target_index]).argmax()
-        rows.append(
-            {"copy": "most common class", "measure": "accuracy", "value": float(np.mean(held_out[:, target_index] == majority))}
-        )
+        rows.append({"copy": MAJORITY, "measure": "accuracy", "value": float(np.mean(held_out[:, target_index] == majority))})
     return pd.DataFrame(rows, columns=["copy", "measure", "value"])
 
 

@@ -307,12 +307,33 @@ def beside_the_table(state: StudioState) -> None:
             .encode(
                 x=alt.X("first:N", sort=names, title=None),
                 y=alt.Y("second:N", sort=names, title=None),
-                color=alt.Color("error:Q", title=_("pair error"), scale=alt.Scale(scheme="orangered", domain=[0, max(0.1, float(comparison.pairs["error"].max()))])),
+                color=alt.Color(
+                    "error:Q",
+                    title=_("pair error"),
+                    scale=alt.Scale(scheme="orangered", domain=[0, max(0.1, float(comparison.pairs["error"].max()))]),
+                ),
                 tooltip=["first:N", "second:N", alt.Tooltip("error:Q", format=".3f")],
             )
             .properties(
                 height=max(260, 14 * len(names)),
                 title=_("How far each pair of columns is from your table (0 = the same, 1 = nothing in common)"),
+            ),
+            width="stretch",
+        )
+    if len(comparison.accuracy):
+        trained = comparison.accuracy.assign(**{"trained on": comparison.accuracy["trained on"].map(_)})
+        st.altair_chart(
+            alt.Chart(trained)
+            .mark_bar()
+            .encode(
+                y=alt.Y("trained on:N", title=None, sort=None, axis=alt.Axis(labelLimit=300)),
+                x=alt.X("accuracy:Q", title=_("accuracy on held-out real rows"), scale=alt.Scale(domain=[0, 1])),
+                color=alt.Color("trained on:N", legend=None),
+                tooltip=["trained on:N", alt.Tooltip("accuracy:Q", format=".3f")],
+            )
+            .properties(
+                height=alt.Step(36),
+                title=_("Train on the copy, test on real rows (the copy saw those rows too, so it leans a little its way)"),
             ),
             width="stretch",
         )

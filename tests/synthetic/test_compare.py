@@ -50,3 +50,14 @@ def test_a_copy_of_another_plan_is_a_sentence_without_its_cells():
     with pytest.raises(DataError, match="holds cells the plan does not declare") as refused:
         compare_copy(frame, tiny_schema(), tiny_plan(), odd)
     assert "secret-value-42" not in str(refused.value)
+
+
+def test_a_copy_holding_the_target_is_trained_on_and_tested_on_real_rows():
+    frame = tiny_table(2000)
+    accuracy = compare_copy(frame, tiny_schema(), tiny_plan(), _as_copy(frame), random_state=0).accuracy
+    assert list(accuracy["trained on"]) == ["synthetic copy", "real rows (reference)", "most common class"]
+    on_copy, on_real, guess = accuracy["accuracy"]
+    assert on_copy == pytest.approx(on_real, abs=0.03) and on_real > guess  # a copy that is the table learns as well
+    no_target = tiny_plan()
+    no_target["sick"].mechanism = "drop"
+    assert compare_copy(frame, tiny_schema(), no_target, _as_copy(frame).drop(columns="sick")).accuracy.empty

@@ -12,9 +12,8 @@ from synthetic_testing import tiny_plan, tiny_schema, tiny_table
 from dpcore.budget.accountant import BudgetLedger
 from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.synthetic import read_synthetic, synthesize_table, synthetic_columns, synthetic_shares, utility_preview
-from dpcore.synthetic.domain import encode
+from dpcore.synthetic.domain import copy_cells, encode
 from dpcore.synthetic.measure import marginal
-from dpcore.synthetic.preview import copy_cells
 
 pytest.importorskip("mbi")
 
