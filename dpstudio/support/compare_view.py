@@ -112,19 +112,12 @@ def downloads(results: pd.DataFrame, chart) -> None:
     name = "comparison_NOT_FOR_RELEASE"
     c1, c2, c3 = st.columns(3)
     c1.download_button(_("Results (CSV)"), results_csv(results), file_name=f"{name}.csv", mime="text/csv", key="dl_csv")
-    c2.download_button(
-        _("Chart (PNG)"),
-        lambda: chart_image(chart, "png"),
-        file_name=f"{name}.png",
-        mime="image/png",
-        key="dl_png",
-        on_click="ignore",
-    )
-    c3.download_button(
-        _("Chart (SVG)"),
-        lambda: chart_image(chart, "svg"),
-        file_name=f"{name}.svg",
-        mime="image/svg+xml",
-        key="dl_svg",
-        on_click="ignore",
-    )
+    for column, image, mime in ((c2, "png", "image/png"), (c3, "svg", "image/svg+xml")):
+        column.download_button(
+            _("Chart ({kind})").format(kind=image.upper()),
+            lambda image=image: chart_image(chart, image),
+            file_name=f"{name}.{image}",
+            mime=mime,
+            key=f"dl_{image}",
+            on_click="ignore",
+        )
