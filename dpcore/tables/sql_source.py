@@ -313,7 +313,9 @@ class SqlSource:
             schema, _dot, name = self.table.rpartition(".")
             source = table(name, schema=schema or None)
             return select(*(column(c) for c in columns)).select_from(source) if columns else select(text("*")).select_from(source)
-        query = text(str(self.query))
+        # Colons are escaped (SQLAlchemy reads ":word" as a parameter, "'12:30'" included), and the closing
+        # newline ends a trailing "-- comment" before a wrapping ") AS q".
+        query = text(str(self.query).replace(":", "\\:") + "\n")
         if not columns:
             return query
         return select(*(column(c) for c in columns)).select_from(query.columns().subquery("q"))
@@ -346,6 +348,8 @@ class SqlSource:
         engine = self.engine()
         try:
             with engine.connect() as connection:
+                if self.table is not None and self.url.get_backend_name() == "duckdb":
+                    return _information_schema_types(connection, self.table)
                 if self.table is not None:
                     schema, _dot, name = self.table.rpartition(".")
                     return [
@@ -461,6 +465,30 @@ class SqlSource:
                 )
             )
         return frame, self.info(len(frame), frame.shape[1])
+
+
+def _information_schema_types(connection: Connection, table: str) -> list[ColumnType]:
+    """A table's column types from the standard ``information_schema`` (duckdb-engine's reflection goes through
+    PostgreSQL's catalog, which DuckDB lacks); an enum's values are read from its type's name, ``ENUM('a', 'b')``."""
+    from sqlalchemy import text
+
+    schema, _dot, name = table.rpartition(".")
+    rows = connection.execute(
+        text(
+            "SELECT column_name, data_type, is_nullable FROM information_schema.columns WHERE table_name = :name"
+            + (" AND table_schema = :schema" if schema else "")
+            + " ORDER BY ordinal_position"
+        ),
+        {"name": name, "schema": schema} if schema else {"name": name},
+    ).all()
+    found = []
+    for column, data_type, nullable in rows:
+        kind = str(data_type).upper()
+        values = re.findall(r"'((?:[^']|'')*)'", str(data_type))
+        enums = tuple(v.replace("''", "'") for v in values) if kind.startswith("ENUM") else ()
+        numeric = not enums and bool(re.match(r"(TINY|SMALL|BIG|U|HUGE)?INT|DECIMAL|NUMERIC|DOUBLE|FLOAT|REAL", kind))
+        found.append(ColumnType(str(column), numeric, str(nullable).upper() != "NO", enums))
+    return found
 
 
 def _check_names(names: list[str]) -> None:
