@@ -456,7 +456,7 @@ def open_dataset(
         ) from None
     ledger = catalog.ledger(found.dataset)
     if database is not None:
-        ledger.record_event(f"read from a database by '{command}'", database.description)
+        database.record_read(ledger, f"dpcore {command}")
     if not args.quiet:
         way_out = _("If these are in fact other people: --separate-dataset --dataset NAME --reason TEXT.")
         attached = not found.created and not found.legacy and not args.separate_dataset

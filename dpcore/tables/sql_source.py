@@ -49,8 +49,12 @@ from dpcore.tables.schema import Schema, suggest_schema
 if TYPE_CHECKING:
     from sqlalchemy.engine import URL, Connection, Engine
 
+    from dpcore.budget.accountant import BudgetLedger
+
 __all__ = [
+    "QUERY_EXAMPLE",
     "SECRETS_ENV",
+    "SECRETS_EXAMPLE",
     "ColumnType",
     "SqlSource",
     "check_read_only",
@@ -63,6 +67,15 @@ __all__ = [
 
 #: The environment variable naming the secrets file of the command line and the app.
 SECRETS_ENV = "DPSTUDIO_SECRETS"
+#: What a secrets file looks like (no real password in it), for an owner who has none yet.
+SECRETS_EXAMPLE = """[connections.clinic]
+url = "postgresql+psycopg://reader:PASSWORD@db.example.org:5432/clinic"
+
+[connections.warehouse]
+url = "duckdb:////srv/data/warehouse.duckdb"
+"""
+#: A query as an owner would write one (SQL: the same in every language).
+QUERY_EXAMPLE = "SELECT age, sex, income FROM census WHERE year = 2024"
 _STR_DTYPE = pd.StringDtype("pyarrow", na_value=np.nan)
 # A query's words that write, lock or reach outside the database, whatever the statement starts with
 # (PostgreSQL's data-modifying WITH, SELECT … INTO, DuckDB's COPY and ATTACH).
@@ -220,7 +233,8 @@ class SqlSource:
     table : str, optional
         A table (or view) to read whole, ``schema.table`` for another schema.
     query : str, optional
-        One read-only SELECT statement (checked by :func:`check_read_only`).
+        One read-only SELECT statement (checked by :func:`check_read_only`). With neither, the
+        source is the connection alone: it lists its :meth:`tables` and reads no rows.
     """
 
     url: URL
@@ -229,8 +243,8 @@ class SqlSource:
     query: str | None = None
 
     def __post_init__(self) -> None:
-        if (self.table is None) == (self.query is None):
-            raise ValueError("give a table or a query, not both and not neither")
+        if self.table is not None and self.query is not None:
+            raise ValueError("give a table or a query, not both")
         if self.query is not None:
             object.__setattr__(self, "query", check_read_only(self.query))
 
@@ -239,13 +253,22 @@ class SqlSource:
     @property
     def label(self) -> str:
         """How the table is named on screen and as a new dataset's name: the table, or "query on <connection>"."""
-        return self.table if self.table is not None else _("query on {connection}").format(connection=self.connection)
+        if self.table is None:
+            return _("query on {connection}").format(connection=self.connection)
+        return self.table
 
     @property
     def description(self) -> str:
         """What was read, for the dataset's history and the workspace: the connection and the table or the query's text."""
         what = f"table {self.table}" if self.table is not None else f"query: {' '.join(str(self.query).split())}"
         return f"connection {self.connection}; {what}"
+
+    def record_read(self, ledger: BudgetLedger, by: str) -> None:
+        """Write what was read (the connection's name, the table or the query's text) into the dataset's history.
+
+        ``by`` names the reader ("app", "dpcore train"); the history is exported, so it never holds the URL.
+        """
+        ledger.record_event(f"read from a database ({by})", self.description)
 
     def info(self, rows: int, columns: int) -> dict[str, Any]:
         """The facts the Data page shows and the workspace keeps (no URL, no password)."""
@@ -309,6 +332,8 @@ class SqlSource:
         """The statement that reads the rows: the table's (quoted by the dialect) or the query's, wrapped to pick ``columns``."""
         from sqlalchemy import column, select, table, text
 
+        if self.table is None and self.query is None:
+            raise ValueError("a connection alone has no rows: give a table or a query")
         if self.table is not None:
             schema, _dot, name = self.table.rpartition(".")
             source = table(name, schema=schema or None)
