@@ -13,8 +13,8 @@ whole table (:meth:`SqlSource.read`) for the app and the models.
   connection's name and the table or query, never the URL.
 * **Read only.** A query must be one ``SELECT`` (or ``WITH … SELECT``) statement
   (:func:`check_read_only`), and the connection itself is opened read-only where the driver
-  allows it: SQLite in ``mode=ro``, DuckDB with ``read_only``, PostgreSQL with
-  ``default_transaction_read_only``.
+  allows it: SQLite in ``mode=ro``, DuckDB with ``read_only`` and no access to files beside
+  the database, PostgreSQL with ``default_transaction_read_only``.
 * **Streamed.** Rows come through a server-side cursor (``stream_results``), or as Arrow record
   batches from DuckDB, ``chunksize`` rows at a time, so a large table never sits in memory twice.
 * **Read like a CSV.** Numbers become float64 and text the same string type the streaming CSV
@@ -305,7 +305,8 @@ class SqlSource:
                 raise DataError(
                     _("The database file of the connection '{connection}' does not exist.").format(connection=self.connection)
                 )
-            options = {"read_only": True}
+            # Nor may a query read files or URLs beside the database (read_csv('/etc/…'), httpfs).
+            options = {"read_only": True, "config": {"enable_external_access": False}}
         elif backend == "postgresql" and url.get_driver_name() == "psycopg":
             options = {"options": "-c default_transaction_read_only=on"}
         try:
@@ -416,7 +417,8 @@ class SqlSource:
                 names = [str(k) for k in result.keys()]
                 _check_names(names)
                 for rows in result.partitions(chunksize):
-                    yield _cleaned(pd.DataFrame.from_records(rows, columns=names, coerce_float=True))
+                    # plain tuples: pandas asks every SQLAlchemy Row for namedtuple fields, a slow key lookup each
+                    yield _cleaned(pd.DataFrame.from_records(list(map(tuple, rows)), columns=names, coerce_float=True))
         except (DataError, GeneratorExit):
             raise
         except Exception:

@@ -183,3 +183,11 @@ def test_the_databases_schema_prefills_the_declarations_for_free(tmp_path):
     assert not schema["mood"].bounds_from_data and "enum" in schema["mood"].source
     assert schema["ward"].kind == "categorical" and not schema["ward"].may_be_missing
     assert schema["age"].kind == "numeric" and schema["age"].may_be_missing and schema["age"].bounds_from_data
+
+
+def test_a_duckdb_query_cannot_read_files_beside_the_database(adult_databases):
+    from conftest import SAMPLE_DATA
+
+    source = open_source(adult_databases["duckdb"], query=f"SELECT * FROM read_csv('{SAMPLE_DATA / ADULT_CSV}')")
+    with pytest.raises(DataError, match="failed"):
+        source.read()
