@@ -57,3 +57,12 @@ def test_a_writing_query_and_an_unreachable_server_are_sentences_that_keep_the_t
     at.selectbox(key="database_connection").set_value("team").run()
     assert PASSWORD not in at.error[0].value and "connection 'team' could not be listed" in at.error[0].value
     assert at.session_state[STATE_KEY].dataset.is_sample
+
+
+def test_without_a_secrets_file_the_page_shows_how_to_name_a_connection(app, tmp_path, monkeypatch):
+    monkeypatch.setenv("DPSTUDIO_SECRETS", str(tmp_path / "none.toml"))
+    at = app("data")
+    at.radio(key="data_source").set_value("A database").run()
+    assert any("No database connection is named yet" in i.value for i in at.info)
+    assert "[connections.clinic]" in at.code[0].value and "PASSWORD" in at.code[0].value
+    assert at.session_state[STATE_KEY].dataset.is_sample  # the sample stays the table in use
