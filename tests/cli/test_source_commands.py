@@ -180,3 +180,24 @@ def test_a_connection_is_found_by_its_name_in_the_secrets_file(adult, tmp_path, 
     catalog = Catalog(tmp_path / "l.sqlite3")
     [dataset] = catalog.datasets()
     assert any("connection census; table adult" == str(what) for what in catalog.ledger(dataset).history()["what"])
+
+
+def test_a_database_table_whose_people_have_several_rows_gets_the_csvs_copy(adult, tmp_path, capsys):
+    from dpcore.tables.schema import ColumnSpec
+
+    visits = adult["frame"].head(3000).assign(person=lambda f: (f.index // 3).astype(str))
+    visits.to_csv(tmp_path / "visits.csv", index=False)
+    engine = sa.create_engine(f"sqlite:///{tmp_path / 'visits.sqlite'}")
+    visits.to_sql("visits", engine, index=False)
+    engine.dispose()
+    schema = load_schema(adult["schema"])
+    schema.columns.append(ColumnSpec(name="person", role="identifier", kind="categorical"))
+    (tmp_path / "visits.schema.json").write_text(schema.to_json(), encoding="utf-8")
+    for name, table in (("csv", [str(tmp_path / "visits.csv")]), ("db", ["--source", f"sqlite:///{tmp_path / 'visits.sqlite'}", "--table", "visits"])):  # fmt: skip
+        code = main(
+            ["release", *table, "--schema", str(tmp_path / "visits.schema.json"), "--privacy-unit", "person"]
+            + ["--max-rows-per-person", "2", "-o", str(tmp_path / f"{name}.csv"), "--report", str(tmp_path / f"{name}.json")]
+            + ["--ledger", str(tmp_path / f"{name}.sqlite3"), "--seed", "5", "--accept-noise", "--chunksize", "700", "-q"]
+        )
+        assert code == EXIT_OK, capsys.readouterr().err
+    assert (tmp_path / "csv.csv").read_bytes() == (tmp_path / "db.csv").read_bytes()
