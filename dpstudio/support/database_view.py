@@ -18,6 +18,7 @@ from dpcore.tables.sql_source import (
     load_connections,
     open_source,
 )
+from dpstudio.support.language import keyed
 from dpstudio.support.session import use_dataset
 from dpstudio.support.state import Dataset, StudioState
 
@@ -70,7 +71,7 @@ def choose_database(state: StudioState, schema_json: bytes | None) -> None:
         placeholder=_("Choose a connection from the secrets file"),
         key="database_connection",
     )
-    what = right.radio(_("Read"), READ_WHAT, horizontal=True, format_func=_, key="database_what")
+    what = right.radio(_("Read"), READ_WHAT, horizontal=True, format_func=_, key=keyed("database_what"))
     if name is None:
         return
     try:
