@@ -21,8 +21,9 @@ whole table (:meth:`SqlSource.read`) for the app and the models.
   reader gives, stripped, with the same missing-value words (:data:`~dpcore.tables.csv_reading.MISSING_VALUES`),
   so the same people in a table and in its CSV export hash alike and spend one budget.
 * **The database's schema is public knowledge**: its column types say which columns are numbers
-  and which are text, ``NOT NULL`` says a value is never missing, and an enum type lists a column's
-  categories (:func:`database_declarations`). ``CHECK`` constraints are not read.
+  and which are text, ``NOT NULL`` says a value is never missing, an enum type or a
+  ``CHECK (c IN (…))`` lists a column's categories, and ``CHECK (c BETWEEN a AND b)`` gives its
+  bounds (:func:`database_declarations`, :func:`check_constraint_facts`).
 
 Errors are :class:`~dpcore.exceptions.DataError` sentences that never quote a driver's message
 (it can hold cell values or the URL with its password).
@@ -57,6 +58,7 @@ __all__ = [
     "SECRETS_EXAMPLE",
     "ColumnType",
     "SqlSource",
+    "check_constraint_facts",
     "check_read_only",
     "database_declarations",
     "load_connections",
@@ -196,12 +198,65 @@ def check_read_only(query: str) -> str:
 
 @dataclass(frozen=True)
 class ColumnType:
-    """What the database declares about one column: number or text, whether it may be empty, its enum values."""
+    """What the database declares about one column: number or text, whether it may be empty, its allowed values.
+
+    ``enums`` are an enum type's values or a ``CHECK (column IN (…))`` list; ``lower`` and ``upper``
+    come from ``CHECK (column BETWEEN a AND b)`` or ``column >= a AND column <= b``.
+    """
 
     name: str
     numeric: bool | None  # None: the database does not say (an expression of a query in SQLite)
     nullable: bool = True
     enums: tuple[str, ...] = ()
+    lower: float | None = None
+    upper: float | None = None
+
+
+# A column: a plain word, or a quoted name ("my col", `my col`, [my col]) that may hold spaces.
+_NAME = r"(?:\"(?P<quoted>(?:[^\"]|\"\")+)\"|`(?P<ticked>[^`]+)`|\[(?P<bracketed>[^\]]+)\]|(?P<bare>\w+))"
+_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_LITERAL = re.compile(r"'((?:[^']|'')*)'")
+_BETWEEN_AND = re.compile(rf"(BETWEEN\s+\(?\s*{_NUMBER}\s*\)?\s+)AND\b", re.IGNORECASE)
+_BETWEEN = re.compile(rf"{_NAME}\s+BETWEEN\s+\(?\s*(?P<low>{_NUMBER})\s*\)?\s+~\s+\(?\s*(?P<high>{_NUMBER})\s*\)?", re.IGNORECASE)
+_COMPARED = re.compile(rf"{_NAME}\s*(?P<sign>>=|<=|>|<)\s*(?P<number>{_NUMBER})")
+_IN_LIST = re.compile(rf"{_NAME}\s+IN\s*\(\s*(?P<values>§\d+§(?:\s*,\s*§\d+§)*)\s*\)?", re.IGNORECASE)
+
+
+def _column(match: re.Match[str]) -> str:
+    if match["quoted"] is not None:
+        return match["quoted"].replace('""', '"')
+    return str(match["ticked"] or match["bracketed"] or match["bare"])
+
+
+def check_constraint_facts(sqltext: str) -> dict[str, dict[str, Any]]:
+    """Bounds and value lists a ``CHECK`` constraint declares, by column: ``{"age": {"lower": 0.0, "upper": 120.0}}``.
+
+    Read are the forms a schema uses for a domain: ``c BETWEEN a AND b``, ``c >= a AND c <= b``
+    (``>``, ``<`` too: a bound that holds strictly holds), and ``c IN ('x', 'y')``. A constraint
+    with ``OR`` or ``NOT`` in it says something else and is left unread; so is anything the
+    patterns do not match. Only what the owner's database declares is read, never its rows.
+    """
+    literals: list[str] = []
+
+    def hidden(match: re.Match[str]) -> str:  # quoted values may hold words, parentheses or AND
+        literals.append(match[1].replace("''", "'"))
+        return f"§{len(literals) - 1}§"
+
+    text = _LITERAL.sub(hidden, str(sqltext))
+    if re.search(r"\b(OR|NOT)\b", text, re.IGNORECASE):
+        return {}
+    facts: dict[str, dict[str, Any]] = {}
+    # Each conjunct must be one whole form: "abs(x) < 5" or "y - x <= 10" bound no column, so they are left unread.
+    for piece in re.split(r"\bAND\b", _BETWEEN_AND.sub(r"\1~", text), flags=re.IGNORECASE):
+        piece = piece.strip().strip("()").strip()
+        if found := _BETWEEN.fullmatch(piece):
+            facts.setdefault(_column(found), {}).update(lower=float(found["low"]), upper=float(found["high"]))
+        elif found := _COMPARED.fullmatch(piece):
+            facts.setdefault(_column(found), {})["lower" if found["sign"].startswith(">") else "upper"] = float(found["number"])
+        elif found := _IN_LIST.fullmatch(piece):
+            values = tuple(literals[int(i)] for i in re.findall(r"§(\d+)§", found["values"]))
+            facts.setdefault(_column(found), {})["enums"] = values
+    return facts
 
 
 def _column_type(name: str, sql_type: Any, nullable: bool = True) -> ColumnType:
@@ -210,7 +265,7 @@ def _column_type(name: str, sql_type: Any, nullable: bool = True) -> ColumnType:
     enums = tuple(str(v) for v in getattr(sql_type, "enums", None) or ())
     if isinstance(sql_type, types.Boolean) or enums:
         numeric: bool | None = False
-    elif isinstance(sql_type, types.Numeric | types.Integer):
+    elif isinstance(sql_type, types.Numeric | types.Float | types.Integer):  # Float is no Numeric from SQLAlchemy 2.1
         numeric = True
     elif isinstance(sql_type, types.String | types.Date | types.DateTime | types.Time):
         numeric = False
@@ -378,10 +433,16 @@ class SqlSource:
                     return _information_schema_types(connection, self.table)
                 if self.table is not None:
                     schema, _dot, name = self.table.rpartition(".")
-                    return [
+                    inspector = inspect(connection)
+                    types = [
                         _column_type(c["name"], c["type"], c.get("nullable", True))
-                        for c in inspect(connection).get_columns(name, schema=schema or None)
+                        for c in inspector.get_columns(name, schema=schema or None)
                     ]
+                    try:
+                        checks = [c["sqltext"] for c in inspector.get_check_constraints(name, schema=schema or None)]
+                    except NotImplementedError:  # a dialect that cannot list them: the types alone
+                        checks = []
+                    return _with_checks(types, checks)
                 result = connection.execute(self._selection())  # a query: the driver's result types, no row fetched
                 try:
                     described = result.cursor.description if result.cursor is not None else None
@@ -494,6 +555,17 @@ class SqlSource:
         return frame, self.info(len(frame), frame.shape[1])
 
 
+def _with_checks(types: list[ColumnType], checks: Sequence[str]) -> list[ColumnType]:
+    """``types`` with the bounds and value lists the table's ``CHECK`` constraints declare (see :func:`check_constraint_facts`)."""
+    from dataclasses import replace
+
+    facts: dict[str, dict[str, Any]] = {}
+    for sqltext in checks:
+        for column, found in check_constraint_facts(sqltext).items():
+            facts.setdefault(column, {}).update(found)
+    return [replace(t, **facts[t.name]) if t.name in facts else t for t in types]
+
+
 def _information_schema_types(connection: Connection, table: str) -> list[ColumnType]:
     """A table's column types from the standard ``information_schema`` (duckdb-engine's reflection goes through
     PostgreSQL's catalog, which DuckDB lacks); an enum's values are read from its type's name, ``ENUM('a', 'b')``."""
@@ -515,7 +587,11 @@ def _information_schema_types(connection: Connection, table: str) -> list[Column
         enums = tuple(v.replace("''", "'") for v in values) if kind.startswith("ENUM") else ()
         numeric = not enums and bool(re.match(r"(TINY|SMALL|BIG|U|HUGE)?INT|DECIMAL|NUMERIC|DOUBLE|FLOAT|REAL", kind))
         found.append(ColumnType(str(column), numeric, str(nullable).upper() != "NO", enums))
-    return found
+    checks = connection.execute(
+        text("SELECT expression FROM duckdb_constraints() WHERE constraint_type = 'CHECK' AND table_name = :name"),
+        {"name": name},
+    ).scalars()
+    return _with_checks(found, [str(c) for c in checks])
 
 
 def _check_names(names: list[str]) -> None:
@@ -554,7 +630,8 @@ def database_declarations(frame: pd.DataFrame, types: Sequence[ColumnType]) -> S
 
     The database's schema is public knowledge and costs nothing: a column it declares text is a
     category, whatever its values look like; a ``NOT NULL`` column is never missing; an enum
-    type's values are the column's public categories (not read from the data, so no leak).
+    type's values, or a ``CHECK``'s list, are the column's public categories, and a ``CHECK``'s
+    range its public bounds (not read from the data, so no leak).
     Bounds and category lists read from the rows stay flagged as read from the data.
     """
     schema = suggest_schema(frame)
@@ -567,7 +644,10 @@ def database_declarations(frame: pd.DataFrame, types: Sequence[ColumnType]) -> S
             spec.may_be_missing = False
         if known.enums and spec.role != "identifier":
             spec.kind, spec.categories, spec.lower, spec.upper = "categorical", list(known.enums), None, None
-            spec.bounds_from_data, spec.source = False, _("the database's enum type")
+            spec.bounds_from_data, spec.source = False, _("the database's enum type or CHECK constraint")
+        elif known.lower is not None and known.upper is not None and known.numeric is not False and spec.role != "identifier":
+            spec.kind, spec.categories, spec.lower, spec.upper = "numeric", [], known.lower, known.upper
+            spec.bounds_from_data, spec.source = False, _("the database's CHECK constraint")
         elif known.numeric is False and spec.kind == "numeric":
             spec.kind, spec.lower, spec.upper = "categorical", None, None
             if spec.role != "identifier":

@@ -13,6 +13,7 @@ from dpcore.tables.csv_reading import file_chunks
 from dpcore.tables.sql_source import (
     SECRETS_ENV,
     SqlSource,
+    check_constraint_facts,
     check_read_only,
     database_declarations,
     load_connections,
@@ -171,10 +172,13 @@ def test_the_databases_schema_prefills_the_declarations_for_free(tmp_path):
     path = tmp_path / "clinic.duckdb"
     with duckdb.connect(str(path)) as connection:
         connection.execute("CREATE TYPE mood AS ENUM ('sad', 'ok', 'it''s fine')")
-        connection.execute("CREATE TABLE visits (ward VARCHAR NOT NULL, mood mood, age INTEGER, stay DOUBLE)")
         connection.execute(
-            "INSERT INTO visits SELECT ['010', '020', '030'][1 + i % 3], ['sad', 'ok'][1 + i % 2], 20 + i % 50, i / 7 "
-            "FROM range(300) t(i)"
+            "CREATE TABLE visits (ward VARCHAR NOT NULL, mood mood, age INTEGER CHECK (age BETWEEN 0 AND 120), stay DOUBLE, "
+            "sex VARCHAR CHECK (sex IN ('F', 'M')))"
+        )
+        connection.execute(
+            "INSERT INTO visits SELECT ['010', '020', '030'][1 + i % 3], ['sad', 'ok'][1 + i % 2], 20 + i % 50, i / 7, "
+            "['F', 'M'][1 + i % 2] FROM range(300) t(i)"
         )
     source = SqlSource(sa.engine.make_url(f"duckdb:///{path}"), "clinic", table="visits")
     frame, _info = source.read()
@@ -182,7 +186,44 @@ def test_the_databases_schema_prefills_the_declarations_for_free(tmp_path):
     assert schema["mood"].kind == "categorical" and schema["mood"].categories == ["sad", "ok", "it's fine"]
     assert not schema["mood"].bounds_from_data and "enum" in schema["mood"].source
     assert schema["ward"].kind == "categorical" and not schema["ward"].may_be_missing
-    assert schema["age"].kind == "numeric" and schema["age"].may_be_missing and schema["age"].bounds_from_data
+    assert (schema["age"].lower, schema["age"].upper) == (0, 120) and not schema["age"].bounds_from_data
+    assert "CHECK" in schema["age"].source and schema["age"].may_be_missing
+    assert schema["sex"].categories == ["F", "M"] and not schema["sex"].bounds_from_data
+    assert schema["stay"].kind == "numeric" and schema["stay"].bounds_from_data  # nothing declared: read from the rows
+
+
+def test_a_sqlite_tables_check_constraints_are_read_as_declarations(tmp_path):
+    engine = sa.create_engine(f"sqlite:///{tmp_path / 'clinic.sqlite'}")
+    with engine.begin() as connection:
+        connection.execute(
+            sa.text(
+                "CREATE TABLE visits (hours INTEGER, dose REAL, ward TEXT CHECK (ward IN ('A', 'B', 'C')), "
+                "CONSTRAINT sane CHECK (hours >= 1 AND hours <= 99))"
+            )
+        )
+        connection.execute(sa.text("INSERT INTO visits VALUES (5, 1.5, 'A'), (7, 2.5, 'B'), (9, 0.5, 'A')"))
+    engine.dispose()
+    source = open_source(f"sqlite:///{tmp_path / 'clinic.sqlite'}", table="visits")
+    frame, _info = source.read()
+    schema = database_declarations(frame, source.column_types())
+    assert (schema["hours"].lower, schema["hours"].upper) == (1, 99) and not schema["hours"].bounds_from_data
+    assert schema["ward"].categories == ["A", "B", "C"] and schema["dose"].bounds_from_data
+
+
+@pytest.mark.parametrize(
+    ("sqltext", "facts"),
+    [
+        ("age BETWEEN 0 AND 120", {"age": {"lower": 0.0, "upper": 120.0}}),
+        ('(("my col" >= 1.5) AND ("my col" < 9))', {"my col": {"lower": 1.5, "upper": 9.0}}),
+        ("kind IN ('a', 'it''s', 'x AND (y)')", {"kind": {"enums": ("a", "it's", "x AND (y)")}}),
+        ("h >= 1 AND y - x <= 3", {"h": {"lower": 1.0}}),  # an expression bounds no column
+        ("x > 0 OR x < -5", {}),
+        ("abs(x) < 5", {}),
+        ("status <> 'NOT SET'", {}),
+    ],
+)
+def test_check_constraints_give_only_what_they_surely_declare(sqltext, facts):
+    assert check_constraint_facts(sqltext) == facts
 
 
 def test_a_duckdb_query_cannot_read_files_beside_the_database(adult_databases):
