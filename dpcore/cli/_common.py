@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import textwrap
 from pathlib import Path
@@ -12,12 +13,14 @@ from typing import TYPE_CHECKING, NoReturn, TypeAlias
 from dpcore.i18n import N_, _, short
 
 if TYPE_CHECKING:
+    import pandas as pd
     from pyspark.sql import SparkSession
 
     from dpcore.budget.accountant import BudgetLedger
     from dpcore.budget.datasets import Chunks
     from dpcore.release import ReleasePlan
     from dpcore.tables.schema import Schema
+    from dpcore.tables.sql_source import SqlSource
 
 EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_DATA, EXIT_BUDGET = 0, 1, 2, 3, 4
 #: A model family with a regression and a classification member (registry keys ``<family>_reg`` and
@@ -121,15 +124,78 @@ def distinct_files(message: str, *paths: Path) -> None:
         raise UsageError(message)
 
 
-def copy_files(args: argparse.Namespace, clash: str) -> tuple[Path, Path, Path, Path | None]:
-    """A copy command's input, output, JSON report and optional Markdown report, checked and all different
-    (``clash``: the command's sentence when two of them are the same file)."""
-    source = existing_file(args.input, "input file")
+def copy_files(args: argparse.Namespace, clash: str) -> tuple[Path | None, Path, Path, Path | None]:
+    """A copy command's input (None for a database table), output, JSON report and optional Markdown report, checked
+    and all different (``clash``: the command's sentence when two of them are the same file)."""
+    source = None if args.input is None else existing_file(args.input, "input file")
     output = output_file(args.output, "output file")
     report = output_file(args.report, "report file")
     markdown = output_file(args.markdown, "Markdown report") if args.markdown else None
-    distinct_files(clash, source, output, report, *([markdown] if markdown else []))
+    distinct_files(clash, *([source] if source else []), output, report, *([markdown] if markdown else []))
     return source, output, report, markdown
+
+
+def add_input_arguments(parser: argparse.ArgumentParser) -> None:
+    """INPUT.csv, or a table or read-only query of a database (``--source`` with ``--table`` or ``--query``)."""
+    parser.add_argument(
+        "input", metavar="INPUT.csv", nargs="?", help=_("the private table (comma, semicolon or tab separated), or --source")
+    )
+    parser.add_argument(
+        "--source",
+        metavar="NAME|URL",
+        help=_(
+            "read the table from a database instead: a connection named in the secrets file ($DPSTUDIO_SECRETS, else "
+            ".streamlit/secrets.toml), or a SQLAlchemy URL (its password is never shown)"
+        ),
+    )
+    parser.add_argument("--table", metavar="NAME", help=_("with --source: the table (or view) to read"))
+    parser.add_argument("--query", metavar="SQL", help=_("with --source: one read-only SELECT statement to read instead"))
+    parser.add_argument(
+        "--secrets", metavar="FILE", help=_("with --source: the secrets file naming the connections (TOML, as Streamlit's)")
+    )
+
+
+def database_source(args: argparse.Namespace, command: str) -> SqlSource | None:
+    """The database table of ``--source`` (None when INPUT.csv is given); a sentence for a wrong combination."""
+    if args.source is None:
+        if args.table is not None or args.query is not None:
+            raise UsageError(_("{command}: --table and --query need --source NAME|URL").format(command=command))
+        if args.input is None:
+            raise UsageError(
+                _("{command}: give the table: INPUT.csv, or --source NAME|URL with --table NAME or --query SQL").format(
+                    command=command
+                )
+            )
+        return None
+    if args.input is not None:
+        raise UsageError(_("{command}: give INPUT.csv or --source, not both").format(command=command))
+    if (args.table is None) == (args.query is None):
+        raise UsageError(_("{command}: --source needs either --table NAME or --query SQL").format(command=command))
+    if getattr(args, "engine", "local") == "spark":
+        raise UsageError(
+            _("{command}: a database table is read on this machine; leave out --engine spark").format(command=command)
+        )
+    from dpcore.tables.sql_source import open_source
+
+    return open_source(args.source, table=args.table, query=args.query, secrets=args.secrets)
+
+
+def read_input(path: Path | None, database: SqlSource | None) -> tuple[pd.DataFrame, str]:
+    """The whole table (a CSV file or a database's rows) and the name a new dataset would get."""
+    from dpcore.tables.loading import read_csv_path
+
+    if database is not None:
+        return database.read()[0], database.label
+    assert path is not None
+    return read_csv_path(path)[0], path.stem
+
+
+def output_stem(path: Path | None, database: SqlSource | None) -> str:
+    """The start of a default output file's name: the CSV file's, or the database table's (a query's: "query")."""
+    if database is None:
+        assert path is not None
+        return path.stem
+    return re.sub(r"[^\w.-]+", "_", database.table) if database.table is not None else "query"
 
 
 def write_bytes(path: Path, data: bytes) -> None:
@@ -350,8 +416,19 @@ def ledger_path(args: argparse.Namespace) -> Path:
     return Path(args.ledger) if args.ledger else default_ledger_path()
 
 
-def open_dataset(args: argparse.Namespace, command: str, chunks: Chunks, stem: str, first_total: float) -> BudgetLedger:
-    """The dataset's ledger for a table: found by overlap, named by --dataset, or created with ``first_total``."""
+def open_dataset(
+    args: argparse.Namespace,
+    command: str,
+    chunks: Chunks,
+    stem: str,
+    first_total: float,
+    database: SqlSource | None = None,
+) -> BudgetLedger:
+    """The dataset's ledger for a table: found by overlap, named by --dataset, or created with ``first_total``.
+
+    A table read from a ``database`` is identified by its rows as a file is, and what was read (the
+    connection's name or masked URL, and the table or the query's text) goes into the dataset's history.
+    """
     from dpcore.budget.datasets import Catalog, OverlapRefused
     from dpcore.exceptions import DataError
 
@@ -378,6 +455,8 @@ def open_dataset(args: argparse.Namespace, command: str, chunks: Chunks, stem: s
             str(refusal) + " " + _("To record it as a separate dataset: --separate-dataset --dataset NAME --reason TEXT.")
         ) from None
     ledger = catalog.ledger(found.dataset)
+    if database is not None:
+        database.record_read(ledger, f"dpcore {command}")
     if not args.quiet:
         way_out = _("If these are in fact other people: --separate-dataset --dataset NAME --reason TEXT.")
         attached = not found.created and not found.legacy and not args.separate_dataset

@@ -8,17 +8,21 @@ from dpcore.cli._common import (
     EXIT_OK,
     Subparsers,
     UsageError,
+    add_input_arguments,
     add_spending_arguments,
     apply_person_arguments,
+    database_source,
     distinct_files,
     existing_file,
     first_total,
     load_schema_file,
     open_dataset,
     output_file,
+    output_stem,
     para,
     positive_float,
     positive_int,
+    read_input,
     spent_sentence,
     warn_seed,
     write_bytes,
@@ -54,7 +58,7 @@ def add_cluster(subparsers: Subparsers) -> None:
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("input", metavar="INPUT.csv", help=_("the private table (comma, semicolon or tab separated)"))
+    add_input_arguments(parser)
     parser.add_argument("--schema", required=True, metavar="SCHEMA.json", help=_("the schema: column roles and declared bounds"))
     parser.add_argument(
         "--columns",
@@ -101,10 +105,10 @@ def add_cluster(subparsers: Subparsers) -> None:
 def run_cluster(args: argparse.Namespace) -> int:
     from dpcore.clustering import check_features, find_groups, group_card, map_csv, map_json
     from dpcore.models.clustering import grid_problem
-    from dpcore.tables.loading import read_csv_path
     from dpcore.tables.schema import check_releasable
 
-    source = existing_file(args.input, "input file")
+    database = database_source(args, "cluster")
+    source = None if database is not None else existing_file(args.input, "input file")
     schema = apply_person_arguments(load_schema_file(args.schema), args, "cluster")
     columns = [c.strip() for c in args.columns.split(",") if c.strip()]
     unknown = [c for c in columns if c not in schema.names]
@@ -117,12 +121,17 @@ def run_cluster(args: argparse.Namespace) -> int:
         raise UsageError(_("cluster: {problem}").format(problem=problem))
     check_features(schema, columns)
     check_releasable(schema.read_from_data(columns))  # the map would be written: refused before anything is charged
-    map_path = output_file(args.output or f"{source.stem}_groups.csv", "map file")
+    map_path = output_file(args.output or f"{output_stem(source, database)}_groups.csv", "map file")
     card_path = output_file(args.card or str(map_path.with_suffix(".md")), "map card")
-    distinct_files(_("cluster: the input, the map and the card must all be different files"), source, map_path, card_path)
+    distinct_files(
+        _("cluster: the input, the map and the card must all be different files"),
+        *([source] if source else []),
+        map_path,
+        card_path,
+    )
     warn_seed(args, _("the map"))
-    frame, _info = read_csv_path(source)
-    ledger = open_dataset(args, "cluster", lambda: [frame], source.stem, first_total(args))
+    frame, stem = read_input(source, database)
+    ledger = open_dataset(args, "cluster", lambda: [frame], stem, first_total(args), database)
     found = find_groups(
         frame,
         schema,

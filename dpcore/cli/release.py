@@ -16,9 +16,11 @@ from dpcore.cli._common import (
     UsageError,
     add_dataset_arguments,
     add_engine_arguments,
+    add_input_arguments,
     add_person_arguments,
     apply_person_arguments,
     copy_files,
+    database_source,
     distinct_files,
     existing_file,
     ledger_path,
@@ -43,6 +45,7 @@ if TYPE_CHECKING:
 
     from dpcore.release import ReleasePlan
     from dpcore.tables.schema import Schema
+    from dpcore.tables.sql_source import SqlSource
 
 PLAN_HELP = N_("write the default release plan for a schema, to edit before releasing")
 RELEASE_HELP = N_("randomize a CSV file by a plan; write the copy and its privacy report")
@@ -136,7 +139,7 @@ def add_release(subparsers: Subparsers) -> None:
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("input", metavar="INPUT.csv", help=_("the private table (comma, semicolon or tab separated)"))
+    add_input_arguments(parser)
     add_engine_arguments(parser)
     parser.add_argument(
         "--schema", required=True, metavar="SCHEMA.json", help=_("the schema: column roles, categories and bounds")
@@ -217,6 +220,7 @@ def _run_release(args: argparse.Namespace) -> int:
     from dpcore.tables.csv_reading import count_rows
 
     clash = _("release: the input, the output and the report files must all be different")
+    database = database_source(args, "release")
     source, output, report_path, markdown_path = _spark_files(args, clash) if args.engine == "spark" else copy_files(args, clash)
     schema = apply_person_arguments(load_schema_file(args.schema), args, "release")
     plan = _load_plan(args.plan, schema)
@@ -243,7 +247,10 @@ def _run_release(args: argparse.Namespace) -> int:
     first_total = copy_epsilon(plan, args.unit, rows_per_person=counted_rows_per_person(schema))
     if args.engine == "spark":
         result = _release_on_spark(args, output, schema, plan, first_total)
+    elif database is not None:
+        result = _release_from_database(args, database, output, schema, plan, first_total)
     else:
+        assert source is not None
         if not args.accept_noise:
             _refuse_noise(plan, schema, count_rows(source))
         ledger = open_dataset(args, "release", file_chunks(source), source.stem, first_total)
@@ -298,6 +305,31 @@ def _run_release(args: argparse.Namespace) -> int:
     else:
         print(_("wrote the privacy report to {report}").format(report=report_path))
     return EXIT_OK
+
+
+def _release_from_database(
+    args: argparse.Namespace, database: SqlSource, output: Path, schema: Schema, plan: ReleasePlan, first_total: float
+) -> Any:
+    """The copy of a database's table or query, streamed in chunks, charged to the dataset its rows belong to."""
+    from dpcore.release import DEFAULT_CHUNKSIZE, release_batches
+
+    chunksize = args.chunksize or DEFAULT_CHUNKSIZE
+    n_rows = database.row_count()
+    if not args.accept_noise:
+        _refuse_noise(plan, schema, n_rows)
+    ledger = open_dataset(args, "release", database.chunks(chunksize), database.label, first_total, database)
+    return release_batches(
+        lambda columns: database.batches(chunksize, columns),
+        n_rows,
+        output,
+        schema,
+        plan,
+        ledger=ledger,
+        fresh=args.fresh,
+        random_state=args.seed,
+        progress=_progress(args.quiet),
+        label=f"randomized-response copy ({output.name})",
+    )
 
 
 def _spark_files(args: argparse.Namespace, clash: str) -> tuple[Path, Path, Path, Path | None]:

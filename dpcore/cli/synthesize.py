@@ -10,15 +10,18 @@ from dpcore.cli._common import (
     EXIT_OK,
     Subparsers,
     UsageError,
+    add_input_arguments,
     add_spending_arguments,
     apply_person_arguments,
     copy_files,
+    database_source,
     load_plan_file,
     load_schema_file,
     open_dataset,
     para,
     positive_float,
     positive_int,
+    read_input,
     say,
     warn_seed,
     write_bytes,
@@ -49,7 +52,7 @@ def add_synthesize(subparsers: Subparsers) -> None:
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("input", metavar="INPUT.csv", help=_("the private table (comma, semicolon or tab separated)"))
+    add_input_arguments(parser)
     parser.add_argument(
         "--schema", required=True, metavar="SCHEMA.json", help=_("the schema: column roles, categories and bounds")
     )
@@ -85,8 +88,8 @@ def run_synthesize(args: argparse.Namespace) -> int:
     from dpcore.progress import CostMemory, time_left_text
     from dpcore.release import default_plan
     from dpcore.synthetic import synthesize_table
-    from dpcore.tables.loading import read_csv_path
 
+    database = database_source(args, "synthesize")
     source, output, report_path, markdown_path = copy_files(
         args, _("synthesize: the input, the output and the report files must all be different")
     )
@@ -100,9 +103,9 @@ def run_synthesize(args: argparse.Namespace) -> int:
     plan = load_plan_file(args.plan) if args.plan else default_plan(schema)
     plan.check(schema)
     warn_seed(args, _("the copy"))
-    frame, _options = read_csv_path(source)
+    frame, stem = read_input(source, database)
     # Not first_total(): the copy is measured with the unit's own sensitivities, so it costs exactly --epsilon there.
-    ledger = open_dataset(args, "synthesize", lambda: [frame], source.stem, args.epsilon)
+    ledger = open_dataset(args, "synthesize", lambda: [frame], stem, args.epsilon, database)
     shown = {"step": ""}
 
     def progress(fraction: float, seconds_left: float | None, sentence: str) -> None:

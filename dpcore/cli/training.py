@@ -12,8 +12,10 @@ from dpcore.cli._common import (
     Subparsers,
     UsageError,
     add_engine_arguments,
+    add_input_arguments,
     add_spending_arguments,
     apply_person_arguments,
+    database_source,
     distinct_files,
     existing_file,
     first_total,
@@ -21,8 +23,10 @@ from dpcore.cli._common import (
     open_dataset,
     open_table_files,
     output_file,
+    output_stem,
     para,
     positive_float,
+    read_input,
     spark_engine,
     spent_sentence,
     warn_seed,
@@ -68,7 +72,7 @@ def add_train(subparsers: Subparsers) -> None:
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("input", metavar="INPUT.csv", help=_("the private table (comma, semicolon or tab separated)"))
+    add_input_arguments(parser)
     add_engine_arguments(parser)
     parser.add_argument(
         "--schema", required=True, metavar="SCHEMA.json", help=_("the schema: column roles, categories and bounds")
@@ -169,11 +173,13 @@ def run_train(args: argparse.Namespace) -> int:
     from dpcore.model_files import SUFFIX, save_model
     from dpcore.models.registry import get
     from dpcore.tables.design import Design
-    from dpcore.tables.loading import read_csv_path
     from dpcore.tables.schema import check_releasable
     from dpcore.training import train
 
-    source = Path(args.input) if args.engine == "spark" else existing_file(args.input, "input file")
+    database = database_source(args, "train")
+    source = (
+        None if database is not None else Path(args.input) if args.engine == "spark" else existing_file(args.input, "input file")
+    )
     schema = apply_person_arguments(load_schema_file(args.schema), args, "train")
     target = schema.target
     if target is None or schema.task is None:
@@ -193,19 +199,22 @@ def run_train(args: argparse.Namespace) -> int:
         raise UsageError(_("train: --delta is for approximate-DP models; {key} is pure ε-DP and spends no δ").format(key=key))
     if args.delta is not None and not 0 < args.delta < 1:
         raise UsageError(_("train: argument --delta: expected a number between 0 and 1, e.g. 1e-5"))
-    model_path = output_file(args.output or f"{source.stem}_{args.model}{SUFFIX}", "model file")
+    model_path = output_file(args.output or f"{output_stem(source, database)}_{args.model}{SUFFIX}", "model file")
     card_path = output_file(args.card or str(Path(model_path).with_suffix(".md")), "model card")
     distinct_files(
-        _("train: the input, the model file and the model card must all be different files"), source, model_path, card_path
+        _("train: the input, the model file and the model card must all be different files"),
+        *([source] if source else []),
+        model_path,
+        card_path,
     )
     warn_seed(args, _("the model"))
     if args.engine == "spark":
         trained, ledger = _train_on_spark(args, schema, key, params)
         rows_per_person = 1
     else:
-        frame, _info = read_csv_path(source)
+        frame, stem = read_input(source, database)
         design = Design.from_table(frame, schema, args.encoding, random_state=args.seed)
-        ledger = open_dataset(args, "train", lambda: [frame], source.stem, first_total(args))
+        ledger = open_dataset(args, "train", lambda: [frame], stem, first_total(args), database)
         trained = train(
             design,
             key,

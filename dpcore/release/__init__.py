@@ -159,7 +159,7 @@ from dpcore.release.plan import (
 )
 from dpcore.release.report import report_markdown
 from dpcore.release.result import REUSED_NOTE, ReleaseResult
-from dpcore.release.streaming import SHUFFLE_BUCKET_BYTES, release_csv, release_files
+from dpcore.release.streaming import SHUFFLE_BUCKET_BYTES, release_batches, release_csv, release_files
 from dpcore.release.table import preview_release, release_frame, release_table
 from dpcore.release.usefulness import (
     NOISE_CONFIRMATION,
@@ -210,6 +210,7 @@ __all__ = [
     "noisy_row_count",
     "preview_release",
     "read_release",
+    "release_batches",
     "release_csv",
     "release_files",
     "release_frame",

@@ -1,4 +1,4 @@
-"""Releasing a CSV file (or a table kept in Parquet or CSV files) of any size, part by part, in bounded memory.
+"""Releasing a CSV file (or a table kept in Parquet or CSV files, or read from a database) of any size, part by part, in bounded memory.
 
 Three stages overlap: a thread reads and parses the next part (:func:`prefetch`), the calling
 thread randomises the current one, and a writer thread formats and stores the previous one
@@ -111,6 +111,34 @@ def _file_parts(files: list[str]) -> Iterator[Part]:
         frame = arrow_frame(cells)
         done += cells.nbytes
         yield frame, frame, keys, done
+
+
+def _frame_parts(
+    batches: Callable[[list[str] | None], Iterable[pd.DataFrame]], prepared: Prepared, entropy: int, row_bytes: int
+) -> Iterator[Part]:
+    """A table read as DataFrame chunks (a database's rows); each row's key is its position, as in a CSV file.
+
+    ``batches(columns)`` reads the rows again at each call (only ``columns`` when given). With a
+    privacy-unit column, a first pass reads that column and draws which rows to keep, as
+    :func:`_csv_parts` does; a table whose rows moved between the passes is refused.
+    """
+    bound = prepared.bound
+    mask, keys = None, np.empty(0, dtype=np.uint64)
+    if bound is not None:
+        keys = scan_units(iter(batches([bound.column])), bound)
+        mask = keep_mask(keys, bound, entropy) if keys.size else None
+    rows = 0
+    for frame in batches(None):
+        part, part_rows = frame, positions(rows, len(frame))
+        if mask is not None and bound is not None:
+            if rows + len(frame) > len(mask) or (person_keys(frame[bound.column]) != keys[rows : rows + len(frame)]).any():
+                raise _changed()
+            chosen = mask[rows : rows + len(frame)]
+            part, part_rows = frame.loc[chosen, prepared.columns].reset_index(drop=True), part_rows[chosen]
+        rows += len(frame)
+        yield frame, part, part_rows, rows * row_bytes
+    if mask is not None and rows != len(mask):
+        raise _changed()
 
 
 def _stream(
@@ -280,6 +308,47 @@ def release_files(
         lambda _attempt, _entropy: _file_parts(files),
         [""],
         total,
+        Path(destination),
+        plan,
+        prepared,
+        ledger=ledger,
+        fresh=fresh,
+        random_state=random_state,
+        progress=progress,
+        label=label,
+    )
+
+
+def release_batches(
+    batches: Callable[[list[str] | None], Iterable[pd.DataFrame]],
+    n_rows: int,
+    destination: str | os.PathLike[str],
+    schema: Schema,
+    plan: ReleasePlan,
+    *,
+    ledger: BudgetLedger | None = None,
+    fresh: bool = False,
+    random_state: RandomStateLike = None,
+    progress: Callable[[int, int], None] | None = None,
+    label: str = "randomized-response release",
+    unit: str | None = None,
+    count_epsilon: float = COUNT_EPSILON,
+) -> ReleaseResult:
+    """Release a table read as DataFrame chunks — a database's rows (:meth:`dpcore.tables.sql_source.SqlSource.batches`).
+
+    Rows are keyed by their position, as a CSV file's are, so for a given seed the copy equals
+    :func:`release_csv`'s of the table's CSV export (with the same rows in the same order), whatever
+    the chunk size. ``batches(columns)`` reads the table again at each call (only ``columns`` when
+    given: the first pass of a privacy-unit column); ``n_rows`` (the database's count) sizes the
+    shuffle buckets and the progress, which counts about 16 bytes per cell. Other parameters as in
+    :func:`~dpcore.release.table.release_table`.
+    """
+    prepared = prepare(schema, plan, ledger=ledger, unit=unit, count_epsilon=count_epsilon)
+    row_bytes = 16 * max(len(schema.columns), 1)
+    return _release_streamed(
+        lambda _attempt, entropy: _frame_parts(batches, prepared, entropy, row_bytes),
+        [""],
+        max(n_rows * row_bytes, 1),
         Path(destination),
         plan,
         prepared,

@@ -12,6 +12,7 @@ from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.i18n import N_, _, integer, ngettext, short
 from dpcore.tables.bounds import CLIPPED_WARNING, DEFAULT_BUDGET_SHARE, ROWS_TIMES_EPSILON_FOR_FIT, epsilon_per_column
 from dpcore.tables.schema import KINDS, ROLES, Normaliser, Schema, out_of_bounds_share, release_refusal
+from dpstudio.support.database_view import choose_database, dataset_from_database
 from dpstudio.support.declaring import (
     declare_public,
     estimate_numeric_bounds,
@@ -25,14 +26,21 @@ from dpstudio.support.session import remember, use_dataset
 from dpstudio.support.state import SAMPLES, StudioState, apply_schema, load_sample, separate_dataset, table_name
 from dpstudio.support.uploading import open_upload, questions, read_again
 
-SOURCES = (N_("A bundled sample"), N_("My own CSV file"))
+SOURCES = (N_("A bundled sample"), N_("My own CSV file"), N_("A database"))
+
+
+def _source_index(dataset) -> int:
+    """The choice that shows the table in use: a sample, an uploaded file or a database's rows."""
+    if dataset.is_sample:
+        return 0
+    return 2 if dataset.info.get("format") == "database" else 1
 
 
 def choose_table(state: StudioState) -> None:
-    """A bundled sample or an upload (with an optional schema file); a refused file keeps the current work."""
+    """A bundled sample, an upload or a database's table (with an optional schema file); a refused table keeps the current work."""
     # The choice follows the table in use, so coming back to this page never swaps an upload for a sample.
     source = st.radio(
-        _("Table"), SOURCES, index=0 if state.dataset.is_sample else 1, horizontal=True, key=keyed("data_source"), format_func=_
+        _("Table"), SOURCES, index=_source_index(state.dataset), horizontal=True, key=keyed("data_source"), format_func=_
     )
     if source == SOURCES[0]:
         names = list(SAMPLES)
@@ -47,40 +55,44 @@ def choose_table(state: StudioState) -> None:
         if choice is not None and choice != state.dataset.name:
             use_dataset(state, load_sample(choice, state.catalog()))
             st.rerun()
-    else:
+        return
+    if source == SOURCES[1]:
         upload = st.file_uploader(
             _("Upload a table: CSV (comma, semicolon or tab separated; UTF-8 or Latin-1), Excel (.xlsx) or Parquet"), key="upload"
         )
-        schema_upload = st.file_uploader(
-            _("Optional: a schema file saved from DP Studio (JSON)"), type=["json"], key="schema_upload"
-        )
-        if upload is not None and upload.file_id != state.loaded_upload_id:
-            state.loaded_upload_id = upload.file_id  # a refused file is not read again on every rerun
-            schema_bytes = schema_upload.getvalue() if schema_upload else None
-            state.refused_upload = None
-            try:
-                open_upload(state, upload.name, upload.getvalue(), schema_bytes)
-                state.loaded_schema_id = schema_upload.file_id if schema_upload else None
-                state.upload_error = None
-                st.rerun()  # so the sidebar, drawn before this page, shows the new table and its budget
-            except OverlapRefused as error:
-                state.upload_error, state.refused_upload = str(error), (upload.name, upload.getvalue(), schema_bytes)
-            except DataError as error:
-                state.upload_error = str(error)
-        elif schema_upload is not None and schema_upload.file_id != state.loaded_schema_id:
-            # A schema uploaded after the table applies to the table in use.
-            state.loaded_schema_id = schema_upload.file_id
-            try:
-                apply_schema(state.dataset, Schema.from_json(schema_upload.getvalue().decode("utf-8", "replace")))
-                state.upload_error = None
-                remember(state)
-                st.rerun()
-            except DataError as error:
-                state.upload_error = str(error)
-        if state.upload_error:
-            st.error(state.upload_error + " " + _("Your current table and declarations are kept."))
-        if state.refused_upload is not None:
-            separate_refused_upload(state)
+    schema_upload = st.file_uploader(_("Optional: a schema file saved from DP Studio (JSON)"), type=["json"], key="schema_upload")
+    schema_bytes = schema_upload.getvalue() if schema_upload else None
+    if source == SOURCES[2]:
+        choose_database(state, schema_bytes)
+        upload = None
+    if upload is not None and upload.file_id != state.loaded_upload_id:
+        state.loaded_upload_id = upload.file_id  # a refused file is not read again on every rerun
+        state.refused_upload = None
+        try:
+            open_upload(state, upload.name, upload.getvalue(), schema_bytes)
+            state.loaded_schema_id = schema_upload.file_id if schema_upload else None
+            state.upload_error = None
+            st.rerun()  # so the sidebar, drawn before this page, shows the new table and its budget
+        except OverlapRefused as error:
+            state.upload_error, state.refused_upload = str(error), (upload.name, upload.getvalue(), schema_bytes)
+        except DataError as error:
+            state.upload_error = str(error)
+    elif schema_upload is not None and schema_upload.file_id != state.loaded_schema_id:
+        # A schema uploaded after the table applies to the table in use.
+        state.loaded_schema_id = schema_upload.file_id
+        try:
+            apply_schema(state.dataset, Schema.from_json(schema_upload.getvalue().decode("utf-8", "replace")))
+            state.upload_error = None
+            remember(state)
+            st.rerun()
+        except DataError as error:
+            state.upload_error = str(error)
+    if state.upload_error:
+        st.error(state.upload_error + " " + _("Your current table and declarations are kept."))
+    if state.refused_upload is not None and source == SOURCES[1]:
+        separate_refused_upload(state)
+    if state.refused_database is not None and source == SOURCES[2]:
+        separate_refused_database(state)
 
 
 def _separate_form(key: str, default_name: str = "") -> tuple[str, str, bool]:
@@ -105,6 +117,20 @@ def separate_refused_upload(state: StudioState) -> None:
             try:
                 open_upload(state, name, raw, schema_json, separate=(new_name, reason))
                 state.upload_error = state.refused_upload = None
+                st.rerun()
+            except DataError as error:
+                st.error(str(error))
+
+
+def separate_refused_database(state: StudioState) -> None:
+    """The way out of a refusal for the people a database table shares: read it as a separate dataset, with a reason."""
+    source = state.refused_database
+    with st.expander(_("These are different people: make this a separate dataset"), expanded=True):
+        new_name, reason, clicked = _separate_form("refused_database", source.label)
+        if clicked:
+            try:
+                use_dataset(state, dataset_from_database(source, state.catalog(), separate=(new_name, reason)))
+                state.upload_error = state.refused_database = None
                 st.rerun()
             except DataError as error:
                 st.error(str(error))

@@ -89,6 +89,7 @@ class StudioState:
     refused_upload: tuple | None = (
         None  # (name, bytes, schema bytes) of an upload refused for its people: it may be made separate
     )
+    refused_database: object | None = None  # the SqlSource of a database table refused for its people: it may be made separate
     loaded_upload_id: str | None = None
     loaded_schema_id: str | None = None
     upload: tuple | None = None  # (name, bytes, schema bytes, reading options) of the last upload, to read it again

@@ -49,6 +49,12 @@ DELIMITERS = {"comma": N_("comma"), "semicolon": N_("semicolon"), "tab": N_("tab
 
 def file_facts(info: dict) -> str:
     """How the file was read, in a few words."""
+    if info.get("format") == "database":
+        if info.get("table"):
+            return _("table '{table}' of the database connection '{connection}'").format(
+                table=info["table"], connection=info.get("connection", "")
+            )
+        return _("a query on the database connection '{connection}'").format(connection=info.get("connection", ""))
     if info.get("format") == "parquet":
         return _("Parquet file")
     if info.get("format") == "xlsx":

@@ -60,7 +60,7 @@ def test_a_vietnamese_session_reads_vietnamese_with_vietnamese_numbers(open_in):
     sidebar = " ".join(str(m.value) for m in at.sidebar.markdown) + " ".join(str(c.value) for c in at.sidebar.caption)
     assert "Ngân sách quyền riêng tư" in sidebar
     assert "20.640 dòng" in sidebar  # the bundled sample's 20,640 rows, written the Vietnamese way
-    assert at.radio(key="data_source.vi").options == ["Một bảng mẫu có sẵn", "Tệp CSV của tôi"]
+    assert at.radio(key="data_source.vi").options == ["Một bảng mẫu có sẵn", "Tệp CSV của tôi", "Một cơ sở dữ liệu"]
 
 
 def test_the_switch_changes_the_language_and_keeps_the_work(open_in):

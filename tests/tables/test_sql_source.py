@@ -1,0 +1,234 @@
+"""Tables read from SQL databases: the same people as the CSV export, read-only, streamed, passwords never shown."""
+
+from __future__ import annotations
+
+import duckdb
+import pandas as pd
+import pytest
+import sqlalchemy as sa
+
+from dpcore.budget.datasets import Catalog
+from dpcore.exceptions import DataError
+from dpcore.tables.csv_reading import file_chunks
+from dpcore.tables.sql_source import (
+    SECRETS_ENV,
+    SqlSource,
+    check_constraint_facts,
+    check_read_only,
+    database_declarations,
+    load_connections,
+    masked,
+    open_source,
+)
+
+ADULT_CSV = "adult.csv"
+
+
+@pytest.fixture(scope="module")
+def adult_databases(tmp_path_factory):
+    """The bundled Adult sample written, as the CSV reader reads it, into a SQLite and a DuckDB file."""
+    from conftest import SAMPLE_DATA
+
+    from dpcore.tables.loading import read_csv_path
+
+    folder = tmp_path_factory.mktemp("databases")
+    frame, _info = read_csv_path(SAMPLE_DATA / ADULT_CSV)
+    engine = sa.create_engine(f"sqlite:///{folder / 'adult.sqlite'}")
+    frame.to_sql("adult", engine, index=False, chunksize=10_000)
+    engine.dispose()
+    with duckdb.connect(str(folder / "adult.duckdb")) as connection:  # duckdb-engine inserts row by row: slow
+        connection.register("frame", frame)
+        connection.execute("CREATE TABLE adult AS SELECT * FROM frame")
+    return {name: f"{name}:///{folder / f'adult.{name}'}" for name in ("sqlite", "duckdb")}
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "duckdb"])
+def test_a_table_and_its_csv_export_are_one_dataset_with_one_fingerprint(adult_databases, backend, tmp_path):
+    from conftest import SAMPLE_DATA
+
+    catalog = Catalog(tmp_path / "ledger.sqlite3")
+    from_csv = catalog.open_table(file_chunks(SAMPLE_DATA / ADULT_CSV), "adult")
+    source = open_source(adult_databases[backend], table="adult")
+    from_database = catalog.open_table(source.chunks(5_000), source.label)
+    assert from_csv.created and not from_database.created
+    assert from_database.dataset == from_csv.dataset
+    assert catalog.identify(source.chunks()).fingerprint == catalog.identify(file_chunks(SAMPLE_DATA / ADULT_CSV)).fingerprint
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "duckdb"])
+def test_a_small_chunk_size_reads_the_same_frame_as_one_read(adult_databases, backend, adult_frame):
+    source = open_source(adult_databases[backend], table="adult")
+    whole, info = source.read()
+    chunked = pd.concat(list(source.batches(997)), ignore_index=True)
+    pd.testing.assert_frame_equal(chunked, whole)
+    assert info["rows"] == len(adult_frame) and info["format"] == "database" and info["table"] == "adult"
+    assert whole.shape == adult_frame.shape
+    numbers = [name for name in adult_frame.columns if pd.api.types.is_numeric_dtype(adult_frame[name])]
+    assert (whole[numbers].to_numpy() == adult_frame[numbers].to_numpy()).all()
+    text = adult_frame.drop(columns=numbers)
+    pd.testing.assert_frame_equal(whole[text.columns].astype(object), text.astype(object))
+
+
+def test_a_query_reads_its_rows_and_only_the_columns_asked_for(adult_databases):
+    source = open_source(
+        adult_databases["sqlite"], query="SELECT age, sex, income, '12:30' AS t FROM adult WHERE age >= 60 -- the old;"
+    )
+    frame, info = source.read()
+    assert list(frame.columns) == ["age", "sex", "income", "t"] and (frame["age"] >= 60).all() and (frame["t"] == "12:30").all()
+    assert source.row_count() == len(frame) and info["query"].startswith("SELECT age")
+    [only] = list(source.batches(100_000, columns=["sex"]))
+    assert list(only.columns) == ["sex"] and len(only) == len(frame)
+    assert "query: SELECT age, sex, income, '12:30' AS t FROM adult WHERE age >= 60" in source.description
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "DELETE FROM adult",
+        "SELECT 1; DROP TABLE adult",
+        "WITH gone AS (DELETE FROM adult RETURNING *) SELECT * FROM gone",
+        "SELECT * INTO copy FROM adult",
+        "UPDATE adult SET age = 0",
+        "ATTACH 'other.db' AS other",
+        "PRAGMA writable_schema = 1",
+        "  ",
+    ],
+)
+def test_anything_but_one_select_is_refused_with_the_way_out(query):
+    with pytest.raises(DataError) as refused:
+        check_read_only(query)
+    message = str(refused.value)
+    assert "SELECT" in message and ("view" in message or "empty" in message)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "select 'delete' as word, \"update\" from adult",
+        "WITH old AS (SELECT * FROM adult WHERE age > 60) SELECT * FROM old;",
+        "/* DROP TABLE adult; */ SELECT age FROM adult -- ; insert",
+    ],
+)
+def test_reading_queries_pass_whatever_their_text_and_comments_say(query):
+    assert check_read_only(query).lower().lstrip("/* ").startswith(("select", "with", "drop table adult"))
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "duckdb"])
+def test_the_connection_itself_is_read_only(adult_databases, backend):
+    source = open_source(adult_databases[backend], table="adult")
+    engine = source.engine()
+    try:
+        with engine.connect() as connection, pytest.raises(sa.exc.DBAPIError):
+            connection.execute(sa.text("CREATE TABLE written (x INTEGER)"))
+    finally:
+        engine.dispose()
+
+
+def test_a_password_is_masked_in_every_message():
+    url = "postgresql+psycopg://owner:hunter2-secret@127.0.0.1:1/clinic"
+    source = open_source(url, table="visits")
+    assert "hunter2" not in source.connection and "***" in source.connection
+    assert "hunter2" not in repr(source) and "hunter2" not in source.description
+    with pytest.raises(DataError) as failed:
+        source.read()
+    assert "hunter2" not in str(failed.value) and "owner:***@127.0.0.1:1/clinic" in str(failed.value)
+    assert masked("not a url at all") in ("***", "not a url at all")
+
+
+def test_connections_are_named_in_a_secrets_file_as_streamlit_reads_them(adult_databases, tmp_path, monkeypatch):
+    secrets = tmp_path / "secrets.toml"
+    database = adult_databases["sqlite"].removeprefix("sqlite:///")
+    secrets.write_text(
+        f'[connections.census]\nurl = "{adult_databases["sqlite"]}"\n\n'
+        f'[connections.parts]\ndialect = "sqlite"\ndatabase = "{database}"\n\n'
+        '[connections.team]\nurl = "postgresql+psycopg://owner:hunter2@db.example/clinic"\n',
+        encoding="utf-8",
+    )
+    assert set(load_connections(secrets)) == {"census", "parts", "team"}
+    monkeypatch.setenv(SECRETS_ENV, str(secrets))
+    source = open_source("parts", table="adult")
+    assert source.connection == "parts" and source.tables() == ["adult"]
+    with pytest.raises(DataError) as unknown:
+        open_source("clinic", table="adult")
+    message = str(unknown.value)
+    assert "census, parts, team" in message and "[connections.clinic]" in message and "hunter2" not in message
+
+
+def test_a_broken_secrets_file_is_named_without_quoting_it(tmp_path):
+    secrets = tmp_path / "secrets.toml"
+    secrets.write_text('[connections.x]\nurl = "postgresql://a:hunter2@h/db\n', encoding="utf-8")
+    with pytest.raises(DataError) as broken:
+        load_connections(secrets)
+    assert "not valid TOML" in str(broken.value) and "hunter2" not in str(broken.value)
+
+
+def test_a_missing_database_file_is_not_created(tmp_path):
+    with pytest.raises(DataError, match="does not exist"):
+        open_source(f"sqlite:///{tmp_path / 'nowhere.sqlite'}", table="t").read()
+    assert not (tmp_path / "nowhere.sqlite").exists()
+
+
+def test_the_databases_schema_prefills_the_declarations_for_free(tmp_path):
+    path = tmp_path / "clinic.duckdb"
+    with duckdb.connect(str(path)) as connection:
+        connection.execute("CREATE TYPE mood AS ENUM ('sad', 'ok', 'it''s fine')")
+        connection.execute(
+            "CREATE TABLE visits (ward VARCHAR NOT NULL, mood mood, age INTEGER CHECK (age BETWEEN 0 AND 120), stay DOUBLE, "
+            "sex VARCHAR CHECK (sex IN ('F', 'M')))"
+        )
+        connection.execute(
+            "INSERT INTO visits SELECT ['010', '020', '030'][1 + i % 3], ['sad', 'ok'][1 + i % 2], 20 + i % 50, i / 7, "
+            "['F', 'M'][1 + i % 2] FROM range(300) t(i)"
+        )
+    source = SqlSource(sa.engine.make_url(f"duckdb:///{path}"), "clinic", table="visits")
+    frame, _info = source.read()
+    schema = database_declarations(frame, source.column_types())
+    assert schema["mood"].kind == "categorical" and schema["mood"].categories == ["sad", "ok", "it's fine"]
+    assert not schema["mood"].bounds_from_data and "enum" in schema["mood"].source
+    assert schema["ward"].kind == "categorical" and not schema["ward"].may_be_missing
+    assert (schema["age"].lower, schema["age"].upper) == (0, 120) and not schema["age"].bounds_from_data
+    assert "CHECK" in schema["age"].source and schema["age"].may_be_missing
+    assert schema["sex"].categories == ["F", "M"] and not schema["sex"].bounds_from_data
+    assert schema["stay"].kind == "numeric" and schema["stay"].bounds_from_data  # nothing declared: read from the rows
+
+
+def test_a_sqlite_tables_check_constraints_are_read_as_declarations(tmp_path):
+    engine = sa.create_engine(f"sqlite:///{tmp_path / 'clinic.sqlite'}")
+    with engine.begin() as connection:
+        connection.execute(
+            sa.text(
+                "CREATE TABLE visits (hours INTEGER, dose REAL, ward TEXT CHECK (ward IN ('A', 'B', 'C')), "
+                "CONSTRAINT sane CHECK (hours >= 1 AND hours <= 99))"
+            )
+        )
+        connection.execute(sa.text("INSERT INTO visits VALUES (5, 1.5, 'A'), (7, 2.5, 'B'), (9, 0.5, 'A')"))
+    engine.dispose()
+    source = open_source(f"sqlite:///{tmp_path / 'clinic.sqlite'}", table="visits")
+    frame, _info = source.read()
+    schema = database_declarations(frame, source.column_types())
+    assert (schema["hours"].lower, schema["hours"].upper) == (1, 99) and not schema["hours"].bounds_from_data
+    assert schema["ward"].categories == ["A", "B", "C"] and schema["dose"].bounds_from_data
+
+
+@pytest.mark.parametrize(
+    ("sqltext", "facts"),
+    [
+        ("age BETWEEN 0 AND 120", {"age": {"lower": 0.0, "upper": 120.0}}),
+        ('(("my col" >= 1.5) AND ("my col" < 9))', {"my col": {"lower": 1.5, "upper": 9.0}}),
+        ("kind IN ('a', 'it''s', 'x AND (y)')", {"kind": {"enums": ("a", "it's", "x AND (y)")}}),
+        ("h >= 1 AND y - x <= 3", {"h": {"lower": 1.0}}),  # an expression bounds no column
+        ("x > 0 OR x < -5", {}),
+        ("abs(x) < 5", {}),
+        ("status <> 'NOT SET'", {}),
+    ],
+)
+def test_check_constraints_give_only_what_they_surely_declare(sqltext, facts):
+    assert check_constraint_facts(sqltext) == facts
+
+
+def test_a_duckdb_query_cannot_read_files_beside_the_database(adult_databases):
+    from conftest import SAMPLE_DATA
+
+    source = open_source(adult_databases["duckdb"], query=f"SELECT * FROM read_csv('{SAMPLE_DATA / ADULT_CSV}')")
+    with pytest.raises(DataError, match="failed"):
+        source.read()
