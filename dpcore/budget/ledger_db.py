@@ -29,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
+import threading
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -206,13 +207,25 @@ class SQLiteConnection(sqlite3.Connection):
 
 
 class PostgresConnection:
-    """A PostgreSQL ledger connection: ``?`` placeholders as in SQLite, autocommit outside :meth:`begin`."""
+    """A PostgreSQL ledger connection: ``?`` placeholders as in SQLite, autocommit outside :meth:`begin`.
+
+    Closing one hands it back to this process's few idle connections to the same server, so a
+    charge (two short transactions) does not pay for two new server processes; one left inside a
+    transaction or broken is really closed.
+    """
 
     dialect: Dialect = PostgresDialect()
 
     def __init__(self, url: str) -> None:
         import psycopg
 
+        self.url = url
+        self._conn: Any = None
+        with _IDLE_LOCK:
+            idle = _IDLE.get((os.getpid(), url))
+            if idle:
+                self._conn = idle.pop()
+                return
         try:
             self._conn = psycopg.connect(url, autocommit=True, connect_timeout=30)
         except psycopg.OperationalError as error:
@@ -242,7 +255,24 @@ class PostgresConnection:
         self._conn.execute(b"ROLLBACK")
 
     def close(self) -> None:
-        self._conn.close()
+        from psycopg.pq import TransactionStatus
+
+        conn, self._conn = self._conn, None
+        if conn is None:
+            return
+        with _IDLE_LOCK:
+            idle = _IDLE.setdefault((os.getpid(), self.url), [])
+            if not conn.closed and conn.info.transaction_status == TransactionStatus.IDLE and len(idle) < _MAX_IDLE:
+                idle.append(conn)
+                return
+        conn.close()
+
+
+#: Idle server connections by (process, URL): a forked child never reuses its parent's.
+_IDLE: dict[tuple[int, str], list[Any]] = {}
+_IDLE_LOCK = threading.Lock()
+#: As many as a busy app process has sessions charging at once; the rest are closed.
+_MAX_IDLE = 8
 
 
 def lock_key(key: str) -> int:

@@ -225,10 +225,7 @@ def add_dataset_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--ledger",
         metavar="PATH|URL",
-        help=_(
-            "the budget ledger: a SQLite file, or a postgresql://user@host:port/db URL for a team server "
-            "(default: $DPSTUDIO_LEDGER or ~/.local/share/dpstudio/ledger.sqlite3)"
-        ),
+        help=_(LEDGER_HELP),
     )
 
 
@@ -345,6 +342,13 @@ def apply_person_arguments(schema: Schema, args: argparse.Namespace, command: st
     schema.privacy_unit, schema.rows_per_person = args.privacy_unit, k
     schema[args.privacy_unit].role = "identifier"
     return schema
+
+
+#: Every ``--ledger``'s help: a file, or a server whose password stays out of the command line.
+LEDGER_HELP = N_(
+    "the budget ledger: a SQLite file, or a postgresql://user@host:port/db URL for a team server, its password in "
+    "PGPASSWORD or ~/.pgpass (default: $DPSTUDIO_LEDGER or ~/.local/share/dpstudio/ledger.sqlite3)"
+)
 
 
 def ledger_path(args: argparse.Namespace) -> str:

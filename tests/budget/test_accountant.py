@@ -283,7 +283,9 @@ def _spend_in_process(path, attempts, barrier, results):
     results.put(ok)
 
 
-def test_four_processes_cannot_overspend(ledger_path):
+def test_four_processes_cannot_overspend(tmp_path):
+    # On SQLite only: test_ledger_server.py runs four processes of eight sessions each on both databases.
+    ledger_path = tmp_path / "ledger.sqlite3"
     BudgetLedger("shared", total_epsilon=1.0, path=ledger_path)
     # Spawned, not forked: by now other tests have loaded JAX, whose threads a fork would copy half-way.
     context = multiprocessing.get_context("spawn")

@@ -1,0 +1,167 @@
+"""The ledger under load and under a kill, on SQLite and on a team's PostgreSQL server (issue 31).
+
+Four processes of eight sessions each charge one dataset at once: the books never pass the total
+by a hair, and every refused charge is refused with the sentence. A process killed (SIGKILL) in
+the middle of a charge, its spend and the copy it pays for written but not committed, leaves
+neither; killed just after, it leaves both.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import threading
+import time
+from contextlib import closing
+from decimal import Decimal
+
+import pytest
+
+from dpcore.budget.accountant import LEDGER_ENV, BudgetLedger, Charge
+from dpcore.budget.ledger_db import connect
+from dpcore.data_home import beside_ledger, default_ledger, mask_password
+from dpcore.exceptions import BudgetExceededError, DataError
+
+DATASET = "shared"
+#: 1.0 / 0.03 leaves a remainder, so the last charges that fit leave 0.01 no charge can use.
+CHARGE_EPSILON = 0.03
+PROCESSES, SESSIONS, ATTEMPTS = 4, 8, 2
+REFUSAL = "does not fit in what is left of this dataset's budget"
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def ledger_url(request, tmp_path) -> str:
+    """A fresh ledger: a SQLite file, then a schema of its own on the session's PostgreSQL server."""
+    if request.param == "sqlite":
+        return str(tmp_path / "ledger.sqlite3")
+    return request.getfixturevalue("postgres_server").fresh_ledger()
+
+
+def _charge_from_sessions(path, barrier, results):
+    """One app process: ``SESSIONS`` threads (browser sessions), each with its own ledger, charging at once."""
+    outcomes: list[str] = []
+    lock = threading.Lock()
+    start = threading.Barrier(SESSIONS)
+
+    def session(i):
+        ledger = BudgetLedger(DATASET, path=path)
+        start.wait()
+        for attempt in range(ATTEMPTS):
+            try:
+                with ledger.charging(Charge(f"process {os.getpid()} session {i} charge {attempt}", CHARGE_EPSILON)):
+                    time.sleep(0.001)  # the work, while other sessions check and charge
+                outcome = "ok"
+            except BudgetExceededError as refusal:
+                outcome = str(refusal)
+            with lock:
+                outcomes.append(outcome)
+
+    barrier.wait()
+    threads = [threading.Thread(target=session, args=(i,)) for i in range(SESSIONS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    results.put(outcomes)
+
+
+def test_four_processes_of_eight_sessions_never_overspend(ledger_url):
+    BudgetLedger(DATASET, total_epsilon=1.0, path=ledger_url)
+    # Spawned, not forked: by now other tests may have loaded JAX, whose threads a fork would copy half-way.
+    context = multiprocessing.get_context("spawn")
+    barrier, results = context.Barrier(PROCESSES), context.Queue()
+    processes = [context.Process(target=_charge_from_sessions, args=(ledger_url, barrier, results)) for _ in range(PROCESSES)]
+    for process in processes:
+        process.start()
+    outcomes = [outcome for _ in processes for outcome in results.get(timeout=120)]
+    for process in processes:
+        process.join(timeout=60)
+        assert process.exitcode == 0
+    accepted = outcomes.count("ok")
+    refusals = [outcome for outcome in outcomes if outcome != "ok"]
+    assert len(outcomes) == PROCESSES * SESSIONS * ATTEMPTS
+    assert accepted == 33 and all(REFUSAL in refusal and "Nothing was released or charged" in refusal for refusal in refusals)
+    with closing(connect(ledger_url)) as conn:
+        recorded = [Decimal(e) for (e,) in conn.execute("SELECT epsilon FROM spends WHERE dataset_id = ?", (DATASET,))]
+    assert len(recorded) == accepted and sum(recorded) == Decimal("0.99") <= Decimal(1)
+
+
+# --- a process killed in the middle of a charge --------------------------------------------------
+
+
+def _charge_then_wait(path, ready, commit_first):
+    """Charge 0.4 and pay for a stored copy in the same transaction, then wait to be killed.
+
+    Without ``commit_first`` the wait is inside the transaction (spend and copy written, not
+    committed); with it, just after the charge is committed.
+    """
+    ledger = BudgetLedger(DATASET, path=path)
+
+    def store_copy_and_wait(conn):
+        conn.execute(
+            "INSERT INTO releases (key, dataset_id, payload, report, created, content) VALUES (?, ?, ?, ?, ?, ?)",
+            (f"{DATASET}/copy", DATASET, b"", "{}", "now", "0" * 64),
+        )
+        if not commit_first:
+            ready.set()
+            time.sleep(120)
+
+    with ledger.charging(Charge("killed copy", 0.4)) as paid:
+        paid.alongside = store_copy_and_wait
+    ready.set()
+    time.sleep(120)
+
+
+def _books(path) -> tuple[int, int, float]:
+    with closing(connect(path)) as conn:
+        spends = conn.execute("SELECT COUNT(*) FROM spends").fetchone()[0]
+        copies = conn.execute("SELECT COUNT(*) FROM releases").fetchone()[0]
+    return spends, copies, BudgetLedger(DATASET, path=path).remaining
+
+
+@pytest.mark.parametrize("commit_first", [False, True], ids=["inside the charge", "just after it"])
+def test_a_process_killed_during_a_charge_leaves_the_whole_spend_or_none(ledger_url, commit_first):
+    BudgetLedger(DATASET, total_epsilon=1.0, path=ledger_url)
+    context = multiprocessing.get_context("spawn")
+    ready = context.Event()
+    process = context.Process(target=_charge_then_wait, args=(ledger_url, ready, commit_first))
+    process.start()
+    try:
+        assert ready.wait(timeout=120)
+        os.kill(process.pid, signal.SIGKILL)
+    finally:
+        process.join(timeout=60)
+    assert process.exitcode == -signal.SIGKILL
+    if commit_first:
+        assert _books(ledger_url) == (1, 1, pytest.approx(0.6))
+    else:
+        assert _books(ledger_url) == (0, 0, 1.0)
+    # The killed process holds no lock: the rest of the budget is still there to spend, at once.
+    BudgetLedger(DATASET, path=ledger_url).spend("after the kill", 0.6 if commit_first else 1.0)
+    assert BudgetLedger(DATASET, path=ledger_url).remaining == 0
+
+
+# --- a password never shows -----------------------------------------------------------------------
+
+
+def test_a_password_in_the_url_never_shows(monkeypatch):
+    url = "postgresql://owner:s3cret-pw@db.example:5432/ledger?sslmode=require"
+    assert mask_password(url) == "postgresql://owner:***@db.example:5432/ledger?sslmode=require"
+    assert "s3cret" not in mask_password("postgresql://owner@db/ledger?password=s3cret-pw&port=1")
+    assert "s3cret" not in str(beside_ledger(url))
+    monkeypatch.setenv(LEDGER_ENV, url)
+    assert default_ledger() == url
+    unreachable = "postgresql://owner:s3cret-pw@127.0.0.1:9/ledger?connect_timeout=2"
+    with pytest.raises(DataError, match="could not be reached") as refused:
+        BudgetLedger(DATASET, path=unreachable).exists()
+    assert "s3cret" not in str(refused.value) and "owner:***@127.0.0.1" in str(refused.value)
+
+
+def test_the_command_line_takes_a_server_ledger(postgres_server, capsys):
+    from dpcore.cli import main
+
+    url = postgres_server.fresh_ledger()
+    BudgetLedger("ds-clinic", total_epsilon=2.0, path=url, name="Clinic").spend("count", 0.5)
+    assert main(["datasets", "--ledger", url]) == 0
+    assert "Clinic: (ε = 0.5, δ = 0) spent of (ε = 2" in capsys.readouterr().out
