@@ -90,56 +90,65 @@ def test_four_processes_of_eight_sessions_never_overspend(ledger_url):
 # --- a process killed in the middle of a charge --------------------------------------------------
 
 
-def _charge_then_wait(path, ready, commit_first):
-    """Charge 0.4 and pay for a stored copy in the same transaction, then wait to be killed.
+def _charge_then_wait(path, dataset, go, ready, commit_first):
+    """Once ``go`` is set, charge 0.4 and pay for a stored copy in the same transaction, then wait to be killed.
 
     Without ``commit_first`` the wait is inside the transaction (spend and copy written, not
     committed); with it, just after the charge is committed.
     """
-    ledger = BudgetLedger(DATASET, path=path)
+    ledger = BudgetLedger(dataset, path=path)
 
     def store_copy_and_wait(conn):
         conn.execute(
             "INSERT INTO releases (key, dataset_id, payload, report, created, content) VALUES (?, ?, ?, ?, ?, ?)",
-            (f"{DATASET}/copy", DATASET, b"", "{}", "now", "0" * 64),
+            (f"{dataset}/copy", dataset, b"", "{}", "now", "0" * 64),
         )
         if not commit_first:
             ready.set()
             time.sleep(120)
 
+    go.wait()
     with ledger.charging(Charge("killed copy", 0.4)) as paid:
         paid.alongside = store_copy_and_wait
     ready.set()
     time.sleep(120)
 
 
-def _books(path) -> tuple[int, int, float]:
+def _books(path, dataset) -> tuple[int, int, float]:
     with closing(connect(path)) as conn:
-        spends = conn.execute("SELECT COUNT(*) FROM spends").fetchone()[0]
-        copies = conn.execute("SELECT COUNT(*) FROM releases").fetchone()[0]
-    return spends, copies, BudgetLedger(DATASET, path=path).remaining
+        spends = conn.execute("SELECT COUNT(*) FROM spends WHERE dataset_id = ?", (dataset,)).fetchone()[0]
+        copies = conn.execute("SELECT COUNT(*) FROM releases WHERE dataset_id = ?", (dataset,)).fetchone()[0]
+    return spends, copies, BudgetLedger(dataset, path=path).remaining
 
 
-@pytest.mark.parametrize("commit_first", [False, True], ids=["inside the charge", "just after it"])
-def test_a_process_killed_during_a_charge_leaves_the_whole_spend_or_none(ledger_url, commit_first):
-    BudgetLedger(DATASET, total_epsilon=1.0, path=ledger_url)
+def test_a_process_killed_during_a_charge_leaves_the_whole_spend_or_none(ledger_url):
+    """Two processes, started together: one killed just after its charge, then one killed inside it."""
     context = multiprocessing.get_context("spawn")
-    ready = context.Event()
-    process = context.Process(target=_charge_then_wait, args=(ledger_url, ready, commit_first))
-    process.start()
+    runs = {}
+    for dataset, commit_first in (("killed after", True), ("killed inside", False)):
+        BudgetLedger(dataset, total_epsilon=1.0, path=ledger_url)
+        go, ready = context.Event(), context.Event()
+        process = context.Process(target=_charge_then_wait, args=(ledger_url, dataset, go, ready, commit_first))
+        process.start()
+        runs[dataset] = (process, go, ready)
     try:
-        assert ready.wait(timeout=120)
-        os.kill(process.pid, signal.SIGKILL)
+        # One after the other: on SQLite the charge held open inside its transaction keeps the whole file's write lock.
+        for process, go, ready in runs.values():
+            go.set()
+            assert ready.wait(timeout=120)
+            os.kill(process.pid, signal.SIGKILL)
+            process.join(timeout=60)
+            assert process.exitcode == -signal.SIGKILL
     finally:
-        process.join(timeout=60)
-    assert process.exitcode == -signal.SIGKILL
-    if commit_first:
-        assert _books(ledger_url) == (1, 1, pytest.approx(0.6))
-    else:
-        assert _books(ledger_url) == (0, 0, 1.0)
-    # The killed process holds no lock: the rest of the budget is still there to spend, at once.
-    BudgetLedger(DATASET, path=ledger_url).spend("after the kill", 0.6 if commit_first else 1.0)
-    assert BudgetLedger(DATASET, path=ledger_url).remaining == 0
+        for process, _, _ in runs.values():
+            if process.is_alive():
+                process.kill()
+    assert _books(ledger_url, "killed after") == (1, 1, pytest.approx(0.6))
+    assert _books(ledger_url, "killed inside") == (0, 0, 1.0)
+    # The killed processes hold no lock: the rest of each budget is still there to spend, at once.
+    BudgetLedger("killed after", path=ledger_url).spend("after the kill", 0.6)
+    BudgetLedger("killed inside", path=ledger_url).spend("after the kill", 1.0)
+    assert _books(ledger_url, "killed inside") == (1, 0, 0.0)
 
 
 # --- a password never shows -----------------------------------------------------------------------
