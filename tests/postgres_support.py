@@ -84,6 +84,11 @@ class PostgresServer:
         self._admin(f"CREATE SCHEMA {schema}")
         return self.url(schema=schema)
 
+    def restart(self) -> None:
+        """Restart the server, dropping every connection to it (as a team server's maintenance would)."""
+        log = str(self.folder / "server.log")  # else the new server would hold our pipe open
+        self._run("pg_ctl", "-D", str(self.folder / "data"), "-l", log, "-m", "fast", "-w", "restart")
+
     def stop(self) -> None:
         try:
             if (self.folder / "data" / "postmaster.pid").exists():

@@ -220,12 +220,9 @@ class PostgresConnection:
         import psycopg
 
         self.url = url
-        self._conn: Any = None
-        with _IDLE_LOCK:
-            idle = _IDLE.get((os.getpid(), url))
-            if idle:
-                self._conn = idle.pop()
-                return
+        self._conn: Any = _reused(url)
+        if self._conn is not None:
+            return
         try:
             self._conn = psycopg.connect(url, autocommit=True, connect_timeout=30)
         except psycopg.OperationalError as error:
@@ -266,6 +263,23 @@ class PostgresConnection:
                 idle.append(conn)
                 return
         conn.close()
+
+
+def _reused(url: str) -> Any:
+    """An idle connection to ``url`` that still answers (a server restarted since drops them all), or None."""
+    import psycopg
+
+    while True:
+        with _IDLE_LOCK:
+            idle = _IDLE.get((os.getpid(), url))
+            if not idle:
+                return None
+            conn = idle.pop()
+        try:
+            conn.execute(b"SELECT 1")
+            return conn
+        except psycopg.Error:
+            conn.close()
 
 
 #: Idle server connections by (process, URL): a forked child never reuses its parent's.

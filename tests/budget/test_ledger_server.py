@@ -151,6 +151,15 @@ def test_a_process_killed_during_a_charge_leaves_the_whole_spend_or_none(ledger_
     assert _books(ledger_url, "killed inside") == (1, 0, 0.0)
 
 
+def test_a_restarted_server_is_reconnected_to_without_a_word(postgres_server):
+    url = postgres_server.fresh_ledger()
+    ledger = BudgetLedger(DATASET, total_epsilon=1.0, path=url)
+    ledger.spend("before the restart", 0.25)  # leaves an idle connection in this process
+    postgres_server.restart()
+    ledger.spend("after the restart", 0.25)
+    assert ledger.spent == 0.5
+
+
 # --- a password never shows -----------------------------------------------------------------------
 
 
