@@ -14,7 +14,8 @@ USAGE = N_("""usage: dpstudio [--server.port PORT] [other `streamlit run` option
 Opens DP Studio in your browser (http://localhost:8501 unless another port is given).
 Upload a table or pick a bundled sample, declare its columns, then train models and
 export a differentially private copy. The budget ledger is
-~/.local/share/dpstudio/ledger.sqlite3 unless DPSTUDIO_LEDGER names another file.
+~/.local/share/dpstudio/ledger.sqlite3 unless DPSTUDIO_LEDGER names another file
+or a postgresql:// server (its password in PGPASSWORD or ~/.pgpass).
 """)
 
 

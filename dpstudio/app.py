@@ -5,6 +5,7 @@ from pathlib import Path
 import streamlit as st
 
 from dpcore.budget.accountant import UNITS
+from dpcore.exceptions import DataError
 from dpcore.i18n import _, integer, ngettext, short
 from dpstudio.support.declaring import leaky_columns
 from dpstudio.support.earlier_work import note_in_browser
@@ -29,7 +30,12 @@ pages = [
 ]
 navigation = st.navigation(pages)
 
-state = get_state()
+try:
+    state = get_state()
+    state.ledger().exists()
+except DataError as unreachable:  # a team server's ledger that cannot be reached: say so, and spend nothing
+    st.error(str(unreachable), icon=":material/cloud_off:")
+    st.stop()
 with st.sidebar:
     note_in_browser(state)
     language_switch()

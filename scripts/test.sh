@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install the test dependencies into .venv (first run only), Debian's chromium for the browser
-# tests and Java 17 for the Spark tests when they are missing, then lint, type-check the engine and run the whole test suite.
+# tests, Java 17 for the Spark tests and PostgreSQL for the ledger's server tests when they are missing,
+# then lint, type-check the engine and run the whole test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup_env.sh requirements-dev.txt
@@ -17,6 +18,13 @@ if ! command -v java >/dev/null 2>&1; then
   [[ $(id -u) -ne 0 ]] && sudo_cmd="sudo"
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq openjdk-17-jre-headless >/dev/null
+fi
+if ! compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null && ! command -v initdb >/dev/null 2>&1; then
+  echo "Installing PostgreSQL for the ledger's server tests (a throw-away cluster, started and stopped by the tests)..."
+  sudo_cmd=""
+  [[ $(id -u) -ne 0 ]] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq postgresql >/dev/null
 fi
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .

@@ -1,4 +1,4 @@
-"""The privacy budget ledger, kept in a local SQLite database.
+"""The privacy budget ledger, kept in a local SQLite database or on a team's PostgreSQL server.
 
 A **dataset** (a population of people, named by the owner; see :mod:`dpcore.budget.datasets`) has
 one total (ε, δ) and one **unit of protection**, ``"add/remove"`` or ``"replace-one"``
@@ -18,19 +18,19 @@ unit conversion and how people are counted happen inside. A trial or a test that
 touch the owner's books uses :meth:`BudgetLedger.in_memory`.
 
 Amounts are decimal, each rounded *up* to nine decimals, so the books neither under-report
-nor drift. Each spend is one ``BEGIN IMMEDIATE`` transaction (two tabs spending at once
-cannot both pass the check); what a spend pays for (a stored copy, see
+nor drift. Each spend is one writing transaction that re-checks and records it (SQLite's
+``BEGIN IMMEDIATE``, or PostgreSQL's advisory lock on the dataset: two tabs or two app processes
+spending at once cannot both pass the check); what a spend pays for (a stored copy, see
 :mod:`dpcore.release.stored`) can be written in that same transaction. Spends, totals and
-events are **append-only**: SQLite triggers refuse to update or delete them, so the history
+events are **append-only**: database triggers refuse to update or delete them, so the history
 shown to the owner is the history that happened. Raising a total is a deliberate act
-(``confirm_raise=True``) and is recorded. The database file and its upgrades are in
-:mod:`dpcore.budget.ledger_db`.
+(``confirm_raise=True``) and is recorded. The two databases, their connections and upgrades are
+in :mod:`dpcore.budget.ledger_db`; nothing here knows which one it talks to.
 """
 
 from __future__ import annotations
 
 import os
-import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -39,10 +39,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from dpcore.budget.ledger_db import Borrowed, Owned, connect, now
+from dpcore.budget.ledger_db import Borrowed, LedgerConnection, Owned, connect, now
 from dpcore.budget.persons import ONE_ROW_EACH, counting
 from dpcore.budget.units import ADD_REMOVE, REPLACE_ONE, UNITS, check_unit, convert, delta_decimal, fmt, total_decimal
-from dpcore.data_home import LEDGER_ENV, default_ledger_path
+from dpcore.data_home import LEDGER_ENV, default_ledger, default_ledger_path, is_server_ledger
 from dpcore.exceptions import BudgetExceededError, BudgetRaiseError, UnitOfProtectionError
 from dpcore.i18n import N_, _, amount
 from dpcore.validation import check_delta, check_epsilon, epsilon_decimal
@@ -78,7 +78,9 @@ __all__ = [
     "check_unit",
     "connect",
     "convert",
+    "default_ledger",
     "default_ledger_path",
+    "is_server_ledger",
     "fmt",
 ]
 
@@ -182,11 +184,11 @@ class Payment:
     charge: Charge
     delta: float
     released: str
-    alongside: Callable[[sqlite3.Connection], object] | None = None
+    alongside: Callable[[LedgerConnection], object] | None = None
 
 
 class BudgetLedger:
-    """The budget of one dataset, persisted in SQLite.
+    """The budget of one dataset, persisted in the ledger database (a SQLite file or a PostgreSQL server).
 
     Parameters
     ----------
@@ -196,7 +198,7 @@ class BudgetLedger:
         The total ε to create the budget with if it does not exist yet. An existing budget
         keeps its total: reloading never resets what was spent.
     path : str or Path, optional
-        The database file; default :func:`default_ledger_path`.
+        The database file, or a ``postgresql://`` URL; default :func:`default_ledger`.
     total_delta : float, optional
         The total δ for a new budget (default :data:`DEFAULT_TOTAL_DELTA`).
     unit : str, optional
@@ -224,8 +226,10 @@ class BudgetLedger:
         name: str | None = None,
     ) -> None:
         self.dataset_id = str(dataset_id)
-        self.path = str(path) if path is not None else str(default_ledger_path())
-        if self.path != ":memory:":
+        self.path = str(path) if path is not None else default_ledger()
+        if is_server_ledger(self.path):
+            self._memory = None
+        elif self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
             self._memory = None
         else:
@@ -268,29 +272,30 @@ class BudgetLedger:
         return Owned(connect(self.path))
 
     @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        """The connection inside one ``BEGIN IMMEDIATE`` transaction: committed at the end, rolled back on any error."""
+    def _transaction(self) -> Iterator[LedgerConnection]:
+        """The connection inside one writing transaction that holds this dataset's turn: committed at the end,
+        rolled back on any error."""
         with self.connection() as conn:
-            conn.execute("BEGIN IMMEDIATE")
+            conn.begin(self.dataset_id)
             try:
                 yield conn
             except BaseException:
-                conn.execute("ROLLBACK")
+                conn.rollback()
                 raise
-            conn.execute("COMMIT")
+            conn.commit()
 
     # --- reading -------------------------------------------------------------------
     def exists(self) -> bool:
         with self.connection() as conn:
             return conn.execute("SELECT 1 FROM budgets WHERE dataset_id = ?", (self.dataset_id,)).fetchone() is not None
 
-    def _budget(self, conn: sqlite3.Connection) -> tuple[Decimal, Decimal, str]:
+    def _budget(self, conn: LedgerConnection) -> tuple[Decimal, Decimal, str]:
         row = conn.execute("SELECT total, total_delta, unit FROM budgets WHERE dataset_id = ?", (self.dataset_id,)).fetchone()
         if row is None:
             raise BudgetExceededError(_("No privacy budget is set for this dataset yet; set one on the Privacy page."))
         return Decimal(row[0]), Decimal(row[1]), row[2]
 
-    def _spent(self, conn: sqlite3.Connection, unit: str | None = None) -> tuple[Decimal, Decimal]:
+    def _spent(self, conn: LedgerConnection, unit: str | None = None) -> tuple[Decimal, Decimal]:
         unit = unit or self._budget(conn)[2]
         rows = conn.execute("SELECT epsilon, delta, relation FROM spends WHERE dataset_id = ?", (self.dataset_id,)).fetchall()
         eps, delta = Decimal(0), Decimal(0)
@@ -516,7 +521,7 @@ class BudgetLedger:
         with self.connection() as conn:
             return self._counting(conn)
 
-    def _counting(self, conn: sqlite3.Connection) -> str:
+    def _counting(self, conn: LedgerConnection) -> str:
         row = conn.execute(
             "SELECT detail FROM events WHERE dataset_id = ? AND event = ? ORDER BY id DESC LIMIT 1",
             (self.dataset_id, COUNTING_EVENT),
@@ -535,7 +540,7 @@ class BudgetLedger:
         with self._transaction() as conn:
             self._count_people_as(conn, counting)
 
-    def _count_people_as(self, conn: sqlite3.Connection, counting: str) -> None:
+    def _count_people_as(self, conn: LedgerConnection, counting: str) -> None:
         recorded = self._counting(conn)
         if counting == recorded:
             return
@@ -567,7 +572,7 @@ class BudgetLedger:
         earlier spend, the charge is converted to the dataset's unit, and it must fit in what is
         left, else a sentence naming the way out is raised and the block never runs. If the
         block raises, nothing is charged. When it ends, the spend is checked again and written
-        in one ``BEGIN IMMEDIATE`` transaction (with what ``payment.alongside`` writes), so two
+        in one writing transaction (with what ``payment.alongside`` writes), so two
         processes spending at once cannot both pass. Nothing made inside the block may leave it
         before the block ends (no ``yield`` there, except in a context manager that wraps the
         charge for its own caller): what left early would stay uncharged if the block then failed.
@@ -610,7 +615,7 @@ class BudgetLedger:
         charge = Charge(label, max(amounts), relation=relation, mechanism=mechanism)
         self._record(charge, f"parallel over {len(amounts)} disjoint parts")
 
-    def _fits(self, conn: sqlite3.Connection, charge: Charge) -> None:
+    def _fits(self, conn: LedgerConnection, charge: Charge) -> None:
         """Inside a transaction: people are counted as before, and ``charge`` fits in what is left.
 
         Else the sentence of the first thing that stops it, naming the way out. What is left is
@@ -662,7 +667,7 @@ class BudgetLedger:
         self,
         charge: Charge,
         composition: str,
-        alongside: Callable[[sqlite3.Connection], object] | None = None,
+        alongside: Callable[[LedgerConnection], object] | None = None,
     ) -> None:
         """Check ``charge`` still fits and insert it (and what ``alongside`` writes) in one transaction."""
         with self._transaction() as conn:

@@ -16,7 +16,6 @@ such a table is still found by that hash, so an upgrade never hands out a fresh 
 from __future__ import annotations
 
 import os
-import sqlite3
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -26,9 +25,10 @@ from typing import Any
 
 import pandas as pd
 
-from dpcore.budget.accountant import ADD_REMOVE, BudgetLedger, check_unit, connect, default_ledger_path
+from dpcore.budget.accountant import ADD_REMOVE, BudgetLedger, check_unit, connect, default_ledger, is_server_ledger
 from dpcore.budget.fingerprint import Fingerprint
 from dpcore.budget.identity import SketchBuilder, TableSketch, VersionFingerprint, overlaps
+from dpcore.budget.ledger_db import LedgerConnection
 from dpcore.exceptions import DataError
 from dpcore.i18n import _, percent
 
@@ -110,21 +110,23 @@ class Identification:
 
 
 class Catalog:
-    """The datasets in one ledger file.
+    """The datasets in one ledger.
 
     Parameters
     ----------
     path : str or Path, optional
-        The ledger database (default :func:`~dpcore.budget.accountant.default_ledger_path`).
+        The ledger database, a file or a ``postgresql://`` URL (default
+        :func:`~dpcore.budget.accountant.default_ledger`).
     """
 
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
-        self.path = str(path) if path is not None else str(default_ledger_path())
+        self.path = str(path) if path is not None else default_ledger()
         if self.path == ":memory:":
             raise ValueError("a catalog needs a ledger file, not ':memory:'")
-        Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        if not is_server_ledger(self.path):
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
 
-    def _conn(self) -> sqlite3.Connection:
+    def _conn(self) -> LedgerConnection:
         return connect(self.path)
 
     def datasets(self) -> list[DatasetInfo]:

@@ -290,8 +290,8 @@ def add_dataset_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--ledger",
-        metavar="PATH",
-        help=_("the budget ledger database (default: $DPSTUDIO_LEDGER or ~/.local/share/dpstudio/ledger.sqlite3)"),
+        metavar="PATH|URL",
+        help=_(LEDGER_HELP),
     )
 
 
@@ -410,10 +410,18 @@ def apply_person_arguments(schema: Schema, args: argparse.Namespace, command: st
     return schema
 
 
-def ledger_path(args: argparse.Namespace) -> Path:
-    from dpcore.budget.accountant import default_ledger_path
+#: Every ``--ledger``'s help: a file, or a server whose password stays out of the command line.
+LEDGER_HELP = N_(
+    "the budget ledger: a SQLite file, or a postgresql://user@host:port/db URL for a team server, its password in "
+    "PGPASSWORD or ~/.pgpass (default: $DPSTUDIO_LEDGER or ~/.local/share/dpstudio/ledger.sqlite3)"
+)
 
-    return Path(args.ledger) if args.ledger else default_ledger_path()
+
+def ledger_path(args: argparse.Namespace) -> str:
+    """The ledger named by ``--ledger`` or the default: a SQLite file's path or a ``postgresql://`` URL."""
+    from dpcore.budget.accountant import default_ledger
+
+    return str(args.ledger) if args.ledger else default_ledger()
 
 
 def open_dataset(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from dpcore.cli._common import EXIT_OK, Subparsers, UsageError, ledger_path, para
+from dpcore.cli._common import EXIT_OK, LEDGER_HELP, Subparsers, UsageError, ledger_path, para
 from dpcore.i18n import N_, _
 
 DATASETS_HELP = N_("list the datasets in the ledger with their budgets; export one dataset's history")
@@ -23,7 +23,7 @@ def add_datasets(subparsers: Subparsers) -> None:
             )
         ),
     )
-    parser.add_argument("--ledger", metavar="PATH", help=_("the budget ledger database"))
+    parser.add_argument("--ledger", metavar="PATH|URL", help=_(LEDGER_HELP))
     parser.add_argument("--history", metavar="NAME", help=_("print this dataset's history as CSV"))
     parser.set_defaults(handler=_run_datasets)
 

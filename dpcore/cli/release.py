@@ -37,6 +37,7 @@ from dpcore.cli._common import (
     spark_engine,
     write_text,
 )
+from dpcore.data_home import mask_password
 from dpcore.exceptions import DataError
 from dpcore.i18n import N_, _, integer, percent, short
 
@@ -241,7 +242,7 @@ def _run_release(args: argparse.Namespace) -> int:
                 count=len(plan.released_columns),
                 per_record_epsilon=short(plan.per_record_epsilon),
                 per_person=per_person,
-                ledger_path=ledger_path(args),
+                ledger_path=mask_password(ledger_path(args)),
             )
         )
     first_total = copy_epsilon(plan, args.unit, rows_per_person=counted_rows_per_person(schema))

@@ -4,7 +4,8 @@ A buyer holding two independent copies of a record could average their noise awa
 is made once and kept. The ledger's ``releases`` table maps the copy's key (the released
 columns' content, the plan and the unit) to the copy's report and its **content hash**: the
 SHA-256 of a Parquet file named by that hash, in a folder beside the ledger database
-(``ledger.sqlite3-copies/`` for ``ledger.sqlite3``). The same key gets the same copy back at no
+(``ledger.sqlite3-copies/`` for ``ledger.sqlite3``; for a PostgreSQL ledger, under the data
+directory, :func:`dpcore.data_home.beside_ledger`). The same key gets the same copy back at no
 cost; a fresh copy is charged again and takes the key over.
 
 * **Charged and stored together.** The Parquet file is written and named by its hash first;
@@ -42,7 +43,8 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from dpcore.budget.ledger_db import now
+from dpcore.budget.ledger_db import LedgerConnection, now
+from dpcore.data_home import beside_ledger
 from dpcore.exceptions import DataError
 from dpcore.i18n import _
 from dpcore.release import staging
@@ -92,7 +94,7 @@ def release_key(
 
 def copies_folder(ledger: BudgetLedger) -> Path | None:
     """Where ``ledger`` keeps its copies: ``<ledger file>-copies`` beside it (None for an in-memory ledger)."""
-    return None if ledger.path == ":memory:" else Path(ledger.path + COPIES_SUFFIX)
+    return None if ledger.path == ":memory:" else Path(str(beside_ledger(ledger.path)) + COPIES_SUFFIX)
 
 
 class CopyWriter:
@@ -225,7 +227,7 @@ def find(ledger: BudgetLedger, key: str) -> StoredCopy | None:
     """The copy stored under ``key`` for ``ledger``'s dataset, or None."""
     folder = copies_folder(ledger)
     _move_blobs(ledger, folder)
-    payload = "payload" if folder is None else "x''"  # a file ledger's rows hold no bytes
+    payload = "payload" if folder is None else "NULL"  # a file ledger's rows hold no bytes
     with ledger.connection() as conn:
         row = conn.execute(
             f"SELECT report, content, {payload} FROM releases WHERE key = ? AND dataset_id = ?",
@@ -235,7 +237,7 @@ def find(ledger: BudgetLedger, key: str) -> StoredCopy | None:
         return None
     if row[1] is None:
         raise DataError(_("The stored copy in the ledger is damaged; make a fresh copy (it is charged again)."))
-    return StoredCopy(json.loads(row[0]), row[1], folder, bytes(row[2]))
+    return StoredCopy(json.loads(row[0]), row[1], folder, bytes(row[2] or b""))
 
 
 @dataclass
@@ -299,14 +301,16 @@ def _store(
     content: str,
     data: bytes,
     replaced: list[str],
-    conn: sqlite3.Connection,
+    conn: LedgerConnection,
 ) -> None:
     """In the spend's transaction: name the copy's file under ``key`` (noting the file it replaces)."""
     old = conn.execute("SELECT content FROM releases WHERE key = ?", (_row_key(ledger, key),)).fetchone()
     if old is not None and old[0] not in (None, content):
         replaced.append(old[0])
     conn.execute(
-        "INSERT OR REPLACE INTO releases (key, dataset_id, payload, report, created, content) VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT INTO releases (key, dataset_id, payload, report, created, content) VALUES (?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (key) DO UPDATE SET dataset_id = excluded.dataset_id, payload = excluded.payload, "
+        "report = excluded.report, created = excluded.created, content = excluded.content",
         (_row_key(ledger, key), ledger.dataset_id, data, json.dumps(report), now(), content),
     )
 

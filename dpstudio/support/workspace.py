@@ -23,8 +23,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from dpcore.budget.accountant import default_ledger_path
+from dpcore.budget.accountant import default_ledger
 from dpcore.budget.datasets import Catalog, Identification
+from dpcore.data_home import beside_ledger
 from dpcore.tables.schema import Schema
 from dpstudio.support.state import Dataset, load_sample
 
@@ -43,8 +44,7 @@ def folder(ledger_path, token: str) -> Path | None:
     """The workspace folder of ``token`` (None for a token that is not one of ours)."""
     if not isinstance(token, str) or not _TOKEN.match(token):
         return None
-    base = Path(ledger_path) if ledger_path else default_ledger_path()
-    return base.parent / "workspaces" / token
+    return beside_ledger(ledger_path or default_ledger()).parent / "workspaces" / token
 
 
 def prune(ledger_path, keep_days: float = KEEP_DAYS) -> int:
@@ -52,7 +52,7 @@ def prune(ledger_path, keep_days: float = KEEP_DAYS) -> int:
     import shutil
     import time
 
-    base = (Path(ledger_path) if ledger_path else default_ledger_path()).parent / "workspaces"
+    base = beside_ledger(ledger_path or default_ledger()).parent / "workspaces"
     if not base.is_dir():
         return 0
     cutoff, removed = time.time() - keep_days * 86400, 0

@@ -34,9 +34,10 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_server(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen, str]:
+def start_server(tmp_path: Path, *extra: str, ledger: str | None = None) -> tuple[subprocess.Popen, str]:
+    """``dpstudio`` on a free port, its ledger a fresh file in ``tmp_path`` unless ``ledger`` names one (a file or URL)."""
     port = _free_port()
-    env = dict(os.environ, DPSTUDIO_LEDGER=str(tmp_path / "ledger.sqlite3"), PYTHONPATH=str(REPO))
+    env = dict(os.environ, DPSTUDIO_LEDGER=ledger or str(tmp_path / "ledger.sqlite3"), PYTHONPATH=str(REPO))
     process = subprocess.Popen(
         [sys.executable, "-m", "dpstudio", f"--server.port={port}", "--server.address=127.0.0.1", *extra],
         cwd=REPO,

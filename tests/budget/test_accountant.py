@@ -16,6 +16,14 @@ from dpcore.budget.accountant import ADD_REMOVE, LEDGER_ENV, REPLACE_ONE, Budget
 from dpcore.exceptions import BudgetExceededError, BudgetRaiseError, DPCoreError, UnitOfProtectionError
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def ledger_path(request, tmp_path) -> str:
+    """A fresh ledger for one test: a SQLite file, then a schema of its own on the session's PostgreSQL server."""
+    if request.param == "sqlite":
+        return str(tmp_path / "ledger.sqlite3")
+    return request.getfixturevalue("postgres_server").fresh_ledger()
+
+
 @pytest.fixture
 def ledger(ledger_path) -> BudgetLedger:
     return BudgetLedger("dataset-a", total_epsilon=1.0, path=ledger_path)
@@ -275,7 +283,9 @@ def _spend_in_process(path, attempts, barrier, results):
     results.put(ok)
 
 
-def test_four_processes_cannot_overspend(ledger_path):
+def test_four_processes_cannot_overspend(tmp_path):
+    # On SQLite only: test_ledger_server.py runs four processes of eight sessions each on both databases.
+    ledger_path = tmp_path / "ledger.sqlite3"
     BudgetLedger("shared", total_epsilon=1.0, path=ledger_path)
     # Spawned, not forked: by now other tests have loaded JAX, whose threads a fork would copy half-way.
     context = multiprocessing.get_context("spawn")
@@ -356,12 +366,16 @@ def test_changing_the_unit_converts_every_spend_or_refuses(ledger_path):
 def test_the_history_is_append_only(ledger_path):
     import sqlite3
 
+    import psycopg
+
+    from dpcore.budget.ledger_db import connect
+
     ledger = BudgetLedger("history", total_epsilon=1.0, path=ledger_path)
     ledger.spend("model", 0.4)
     ledger.set_total(2.0, confirm_raise=True, reason="approved")
-    conn = sqlite3.connect(ledger_path)
+    conn = connect(ledger_path)
     for statement in ("DELETE FROM spends", "UPDATE spends SET epsilon = '0'", "DELETE FROM totals"):
-        with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+        with pytest.raises((sqlite3.DatabaseError, psycopg.Error), match="append-only"):
             conn.execute(statement)
     conn.close()
     history = ledger.history()
