@@ -35,7 +35,7 @@ import os
 import re
 import tomllib
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -161,11 +161,20 @@ def load_connections(path: str | os.PathLike[str] | None = None) -> dict[str, UR
 
 
 def masked(url: URL | str) -> str:
-    """The URL as it may be shown: its password replaced by ``***``."""
+    """The URL as it may be shown or stored: its dialect, host, port and database alone.
+
+    Never its user name, password or query string (``?password=…``, ``?motherduck_token=…``):
+    any of them may hold a secret. A host with ``@`` in it is a password's tail and is hidden too.
+    """
     from sqlalchemy.engine import make_url
 
     try:
-        return make_url(url).render_as_string(hide_password=True) if isinstance(url, str) else url.render_as_string(True)
+        parsed = make_url(url) if isinstance(url, str) else url
+        host = parsed.host or ""
+        if "@" in host:
+            host = "***"
+        port = f":{parsed.port}" if parsed.port else ""
+        return f"{parsed.drivername}://{host}{port}/{parsed.database or ''}"
     except Exception:  # not a URL at all: show nothing of it
         return "***"
 
@@ -292,7 +301,7 @@ class SqlSource:
         source is the connection alone: it lists its :meth:`tables` and reads no rows.
     """
 
-    url: URL
+    url: URL = field(repr=False)  # its repr shows the query string, where a password may be
     connection: str
     table: str | None = None
     query: str | None = None
@@ -343,7 +352,7 @@ class SqlSource:
 
     def engine(self) -> Engine:
         """A SQLAlchemy engine that opens the database read-only where the driver allows it."""
-        from sqlalchemy import create_engine
+        from sqlalchemy import create_engine, event
 
         url, options = self.url, dict[str, Any]()
         backend = url.get_backend_name()
@@ -360,12 +369,21 @@ class SqlSource:
                 raise DataError(
                     _("The database file of the connection '{connection}' does not exist.").format(connection=self.connection)
                 )
+            if url.query:
+                # duckdb-engine applies the URL's settings over these options: ?access_mode=read_write would undo them
+                raise DataError(
+                    _(
+                        "The DuckDB URL of the connection '{connection}' has settings after its '?', and DP Studio "
+                        "reads DuckDB files only read-only and with no access to other files. Remove everything "
+                        "from the '?' on."
+                    ).format(connection=self.connection)
+                )
             # Nor may a query read files or URLs beside the database (read_csv('/etc/…'), httpfs).
             options = {"read_only": True, "config": {"enable_external_access": False}}
         elif backend == "postgresql" and url.get_driver_name() == "psycopg":
             options = {"options": "-c default_transaction_read_only=on"}
         try:
-            return create_engine(url, connect_args=options)
+            engine = create_engine(url, connect_args=options)
         except Exception:  # a driver that is not installed, a malformed URL: its message may quote the URL
             raise DataError(
                 _(
@@ -373,6 +391,22 @@ class SqlSource:
                     "is not valid. DP Studio reads SQLite, DuckDB (duckdb-engine) and PostgreSQL (psycopg) databases."
                 ).format(connection=self.connection)
             ) from None
+        if backend == "duckdb":
+            event.listen(engine, "connect", self._check_duckdb_read_only)
+        return engine
+
+    def _check_duckdb_read_only(self, driver_connection: Any, _record: Any) -> None:
+        """Refuse a DuckDB connection that could write or reach other files, whatever set it so."""
+        settings = "SELECT current_setting('enable_external_access'), current_setting('access_mode')"
+        [(external, mode)] = driver_connection.sql(settings).fetchall()  # a relation: no result left open
+        if external is not False or str(mode).casefold() != "read_only":
+            driver_connection.close()
+            raise DataError(
+                _(
+                    "The DuckDB database of the connection '{connection}' did not open read-only with no access to "
+                    "other files, so DP Studio does not read it. Give its URL without settings after the '?'."
+                ).format(connection=self.connection)
+            )
 
     def _failed(self) -> DataError:
         what = _("the table '{table}'").format(table=self.table) if self.table is not None else _("the query")
@@ -675,6 +709,14 @@ def open_source(
             url = make_url(source)
         except Exception:
             raise DataError(_("'{source}' is not a database URL.").format(source=masked(source))) from None
+        if "@" in (url.host or ""):
+            # an unencoded "@" in the password: the rest of it would be read, and shown, as the host
+            raise DataError(
+                _(
+                    "The database URL has more than one '@', so part of its password would be read as the host. Write "
+                    "an '@' in the password as %40, or better, name the connection in the secrets file."
+                )
+            )
         return SqlSource(url, masked(url), table, query)
     connections = load_connections(secrets)
     if source not in connections:

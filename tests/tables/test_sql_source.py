@@ -127,12 +127,54 @@ def test_the_connection_itself_is_read_only(adult_databases, backend):
 def test_a_password_is_masked_in_every_message():
     url = "postgresql+psycopg://owner:hunter2-secret@127.0.0.1:1/clinic"
     source = open_source(url, table="visits")
-    assert "hunter2" not in source.connection and "***" in source.connection
+    assert "hunter2" not in source.connection and "owner" not in source.connection
     assert "hunter2" not in repr(source) and "hunter2" not in source.description
     with pytest.raises(DataError) as failed:
         source.read()
-    assert "hunter2" not in str(failed.value) and "owner:***@127.0.0.1:1/clinic" in str(failed.value)
+    assert "hunter2" not in str(failed.value) and "postgresql+psycopg://127.0.0.1:1/clinic" in str(failed.value)
     assert masked("not a url at all") in ("***", "not a url at all")
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql+psycopg://127.0.0.1:1/clinic?password=hunter2",
+        "postgresql+psycopg://owner@127.0.0.1:1/clinic?sslmode=require&password=hunter2",
+        "duckdb:///md:clinic?motherduck_token=hunter2",
+    ],
+)
+def test_a_password_in_the_query_string_is_never_shown_nor_stored(url):
+    shown = masked(url)
+    assert "hunter2" not in shown and "?" not in shown and "owner" not in shown
+    source = SqlSource(sa.engine.make_url(url), shown, "visits")
+    assert "hunter2" not in source.description and "hunter2" not in str(source.info(1, 2)) and "hunter2" not in repr(source)
+
+
+def test_a_url_with_an_unencoded_at_in_its_password_is_refused_without_echoing_it():
+    with pytest.raises(DataError) as refused:
+        open_source("postgresql+psycopg://owner:hun@ter2@db.example:5432/clinic", table="visits")
+    message = str(refused.value)
+    assert "%40" in message and "ter2" not in message and "db.example" not in message
+    assert "ter2" not in masked("postgresql+psycopg://owner:hun@ter2@db.example:5432/clinic")
+
+
+@pytest.mark.parametrize("setting", ["access_mode=read_write", "enable_external_access=true", "allow_unsigned_extensions=true"])
+def test_a_duckdb_url_cannot_undo_read_only_with_its_settings(adult_databases, setting):
+    source = open_source(f"{adult_databases['duckdb']}?{setting}", table="adult")
+    with pytest.raises(DataError, match="Remove everything from the '\\?' on") as refused:
+        source.read()
+    assert setting not in str(refused.value)
+
+
+def test_a_duckdb_connection_that_could_write_is_refused(adult_databases, tmp_path):
+    writable = tmp_path / "writable.duckdb"
+    duckdb.connect(str(writable)).close()
+    source = open_source(adult_databases["duckdb"], table="adult")
+    with pytest.raises(DataError, match="did not open read-only"):
+        source._check_duckdb_read_only(duckdb.connect(str(writable)), None)
+    with duckdb.connect(adult_databases["duckdb"].removeprefix("duckdb:///"), read_only=True) as read_only:
+        with pytest.raises(DataError, match="did not open read-only"):  # read-only, but may still read other files
+            source._check_duckdb_read_only(read_only, None)
 
 
 def test_connections_are_named_in_a_secrets_file_as_streamlit_reads_them(adult_databases, tmp_path, monkeypatch):
