@@ -83,14 +83,29 @@ _STR_DTYPE = pd.StringDtype("pyarrow", na_value=np.nan)
 # (PostgreSQL's data-modifying WITH, SELECT … INTO, DuckDB's COPY and ATTACH).
 _WRITING = frozenset(
     {
-        "alter", "attach", "call", "copy", "create", "delete", "detach", "drop", "execute", "export", "grant", "import",
-        "insert", "install", "into", "load", "lock", "merge", "pragma", "revoke", "set", "truncate", "update", "upsert",
-        "vacuum",
+        "alter", "attach", "begin", "call", "checkpoint", "cluster", "commit", "copy", "create", "deallocate", "delete",
+        "detach", "discard", "do", "drop", "execute", "export", "grant", "import", "insert", "install", "into", "listen",
+        "load", "lock", "merge", "notify", "pragma", "prepare", "refresh", "reindex", "reset", "revoke", "rollback",
+        "savepoint", "set", "truncate", "update", "upsert", "use", "vacuum",
     }
 )  # fmt: skip
-# Comments, then quoted text and identifiers: what a keyword check must not read as words.
-_COMMENTS = re.compile(r"--[^\n]*|/\*.*?\*/", re.DOTALL)
-_QUOTED = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|`[^`]*`|\[[^\]]*\]")
+#: The longest query read: the check below reads it once, left to right, and so stays fast.
+MAX_QUERY_LENGTH = 100_000
+# One token of a query, read left to right so that a quote inside a comment, or "--" inside a quote, is read
+# as what it is: comments, strings (PostgreSQL's E'\'' with backslash escapes too), quoted names (DuckDB's and
+# SQLite's [name] too), the opening of a dollar quote ($$ or $tag$), a word, a semicolon, anything else. A quote
+# left open is refused; a comment left open runs to the end (the database refuses it).
+_TOKEN = re.compile(
+    r"""(?P<comment>--[^\n]*|/\*.*?(?:\*/|\Z))
+    |(?P<quoted>[eE]'(?:[^'\\]|\\.|'')*'|'(?:[^']|'')*'|"(?:[^"]|"")*"|`[^`]*`|\[[^\]]*\])
+    |(?P<unclosed>[eE]?'|["`\[])
+    |(?P<dollar>\$(?:[^\W\d][\w]*)?\$)
+    |(?P<word>[^\W\d][\w$]*)
+    |(?P<semicolon>;)
+    |(?P<space>\s+)
+    |(?P<other>[^\w\s'"`\[$;/-]+|.)""",
+    re.DOTALL | re.VERBOSE,
+)
 _WAY_OUT = N_(
     "Write one SELECT (or WITH … SELECT) statement; to read the result of anything else, have the database's "
     "administrator make a view of it and read that view as a table."
@@ -192,17 +207,55 @@ def check_read_only(query: str) -> str:
     DataError
         With a sentence naming the way out (a view read as a table).
     """
-    text = str(query).strip().rstrip(";").strip()
-    bare = _QUOTED.sub(" '' ", _COMMENTS.sub(" ", text))
-    words = re.findall(r"[a-z_]+", bare.casefold())
+    text = str(query).strip()
+    if len(text) > MAX_QUERY_LENGTH:
+        raise DataError(
+            _("The query is longer than {length} characters. Read a view of it as a table instead.").format(
+                length=integer(MAX_QUERY_LENGTH)
+            )
+        )
+    words, end, position, ended = [], len(text), 0, None
+    while position < len(text):
+        token = _TOKEN.match(text, position)
+        assert token is not None  # "other" matches any one character
+        kind, piece, position = token.lastgroup, token[0], token.end()
+        if kind in ("comment", "space"):
+            continue
+        if ended is not None:  # anything but a comment after the first semicolon is a second statement
+            raise DataError(_("Only one statement can be read, and this query holds several. ") + _(_WAY_OUT))
+        if kind == "semicolon":
+            ended, end = True, token.start()
+        elif kind == "dollar":  # $tag$ … $tag$: a string in PostgreSQL, read to its closing tag
+            closing = text.find(piece, position)
+            if closing < 0:
+                raise DataError(_("A quote in the query is not closed. Close it, or write the query again."))
+            position = closing + len(piece)
+        elif kind == "unclosed":
+            raise DataError(_("A quote in the query is not closed. Close it, or write the query again."))
+        elif kind == "quoted":
+            if piece[0] == "[" and ";" in piece:  # a DuckDB list or a PostgreSQL subscript, not only a name
+                raise DataError(_("Only one statement can be read, and this query holds several. ") + _(_WAY_OUT))
+        elif kind == "word":
+            words.append(piece.casefold())
     if not words:
         raise DataError(_("The query is empty. Write a SELECT statement, or choose a table."))
-    if ";" in bare:
-        raise DataError(_("Only one statement can be read, and this query holds several. ") + _(_WAY_OUT))
-    writing = sorted(set(words) & _WRITING)
-    if words[0] not in ("select", "with") or writing:
+    if words[0] not in ("select", "with") or not _WRITING.isdisjoint(words):
         raise DataError(_("Only a query that reads can be used: a SELECT statement that changes nothing. ") + _(_WAY_OUT))
-    return text
+    return text[:end].rstrip()
+
+
+def _check_duckdb_statement(query: str) -> None:
+    """DuckDB's own parser must read the query as exactly one SELECT statement (after :func:`check_read_only`)."""
+    import duckdb
+
+    try:
+        statements = duckdb.extract_statements(query)
+    except duckdb.Error:
+        raise DataError(_("DuckDB cannot read the query as SQL. Check its spelling and its quotes.")) from None
+    if len(statements) != 1:
+        raise DataError(_("Only one statement can be read, and this query holds several. ") + _(_WAY_OUT))
+    if statements[0].type != duckdb.StatementType.SELECT:
+        raise DataError(_("Only a query that reads can be used: a SELECT statement that changes nothing. ") + _(_WAY_OUT))
 
 
 @dataclass(frozen=True)
@@ -311,6 +364,8 @@ class SqlSource:
             raise ValueError("give a table or a query, not both")
         if self.query is not None:
             object.__setattr__(self, "query", check_read_only(self.query))
+            if self.url.get_backend_name() == "duckdb":
+                _check_duckdb_statement(str(self.query))
 
     # --- what is shown and recorded ---------------------------------------------------------
 

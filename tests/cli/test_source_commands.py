@@ -164,7 +164,7 @@ def test_a_writing_query_is_refused_and_a_password_never_shown(adult, tmp_path, 
     url = f"postgresql+psycopg://owner:{PASSWORD}@127.0.0.1:1/clinic"
     assert main(["train", "--source", url, "--table", "visits", *common]) == EXIT_DATA
     err = capsys.readouterr().err
-    assert PASSWORD not in err and "owner:***@127.0.0.1:1/clinic" in err
+    assert PASSWORD not in err and "owner" not in err and "postgresql+psycopg://127.0.0.1:1/clinic" in err
     assert main(["release", "--source", url, "--query", "SELECT 1; DROP TABLE visits", "--schema", adult["schema"], "-o", str(tmp_path / "c.csv"), "--report", str(tmp_path / "r.json")]) == EXIT_DATA  # fmt: skip
     assert PASSWORD not in capsys.readouterr().err
 

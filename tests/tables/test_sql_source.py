@@ -92,6 +92,15 @@ def test_a_query_reads_its_rows_and_only_the_columns_asked_for(adult_databases):
         "ATTACH 'other.db' AS other",
         "PRAGMA writable_schema = 1",
         "  ",
+        # quotes that hide a comment opener, and comments or other quotes that hide a quote
+        "SELECT '--' AS a, 1 AS b; SET threads = 1; SELECT '\n' AS a",
+        "SELECT '/*' AS a; DELETE FROM adult; SELECT '*/' AS b",
+        "SELECT $$'$$ AS a; DELETE FROM adult; SELECT $$'$$",
+        "SELECT $tag$ -- $tag$ AS a; DELETE FROM adult",
+        "SELECT E'\\'' AS a; DELETE FROM adult; SELECT 'x'",
+        "SELECT 1 AS [a; DROP TABLE adult; SELECT 1]",
+        "SELECT 1; -- the end\nDELETE FROM adult",
+        "SELECT x FROM adult FOR UPDATE",
     ],
 )
 def test_anything_but_one_select_is_refused_with_the_way_out(query):
@@ -111,6 +120,28 @@ def test_anything_but_one_select_is_refused_with_the_way_out(query):
 )
 def test_reading_queries_pass_whatever_their_text_and_comments_say(query):
     assert check_read_only(query).lower().lstrip("/* ").startswith(("select", "with", "drop table adult"))
+
+
+def test_quoted_text_and_comments_are_read_as_what_they_are():
+    assert check_read_only("SELECT 'it''s; -- not' AS a, $$x; y$$ AS b, E'\\'; ' AS c; -- done") == (
+        "SELECT 'it''s; -- not' AS a, $$x; y$$ AS b, E'\\'; ' AS c"
+    )
+    assert check_read_only("SELECT 1 AS updated, 2 AS set_count, 'insert' AS \"into\"").endswith('"into"')
+    for unclosed in ("SELECT 'a", "SELECT $$a", 'SELECT "a'):
+        with pytest.raises(DataError, match="not closed"):
+            check_read_only(unclosed)
+    with pytest.raises(DataError, match="longer than"):
+        check_read_only("SELECT " + "x, " * 40_000 + "y")
+
+
+@pytest.mark.parametrize("query", ["SELECT 1 AS a, 2 AS b; SELECT 3", "SELECT 1 AS a FROM", "PRAGMA version"])
+def test_duckdb_itself_must_read_a_query_as_one_select(adult_databases, query):
+    from dpcore.tables.sql_source import _check_duckdb_statement
+
+    with pytest.raises(DataError):
+        _check_duckdb_statement(query)
+    url = sa.engine.make_url(adult_databases["duckdb"])
+    assert SqlSource(url, "warehouse", query="SELECT age FROM adult;").query == "SELECT age FROM adult"
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "duckdb"])
