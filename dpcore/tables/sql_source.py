@@ -703,7 +703,7 @@ def _cleaned(frame: pd.DataFrame) -> pd.DataFrame:
         elif pd.api.types.is_numeric_dtype(values.dtype):
             out[name] = values.astype(np.float64)
         elif pd.api.types.is_datetime64_any_dtype(values.dtype):
-            out[name] = values.dt.strftime("%Y-%m-%d %H:%M:%S").str.removesuffix(" 00:00:00").astype(_STR_DTYPE)
+            out[name] = _timestamp_text(values)
         else:
             kind = pd.api.types.infer_dtype(values, skipna=True)
             if kind in ("decimal", "integer", "floating", "mixed-integer-float", "empty"):
@@ -712,6 +712,22 @@ def _cleaned(frame: pd.DataFrame) -> pd.DataFrame:
                 text = values.astype(_STR_DTYPE).str.strip()
                 out[name] = text.mask(text.isin(MISSING_VALUES))
     return pd.DataFrame(out, index=frame.index)
+
+
+def _timestamp_text(values: pd.Series) -> pd.Series:
+    """Timestamps as DuckDB's and PostgreSQL's CSV exports write them, so a table hashes alike with its export.
+
+    ``2020-01-01 10:00:00``, with the fraction of a second when it is not zero (trailing zeros
+    dropped: ``10:00:00.25``) and the UTC offset of a time zone-aware column (``+00``, ``+05:30``).
+    """
+    seconds = values.dt.floor("s")
+    nanoseconds = (values - seconds).dt.total_seconds().mul(1e9).round().astype("Int64")
+    fraction = ("." + nanoseconds.astype("string").str.zfill(9).str.rstrip("0")).where(nanoseconds > 0, "")
+    text = values.dt.strftime("%Y-%m-%d %H:%M:%S").astype("string") + fraction.fillna("")
+    if values.dt.tz is not None:
+        offset = values.dt.strftime("%z").astype("string")
+        text += offset.str[:3] + (":" + offset.str[3:]).where(offset.str[3:] != "00", "")
+    return text.astype(_STR_DTYPE)
 
 
 def database_declarations(frame: pd.DataFrame, types: Sequence[ColumnType]) -> Schema:

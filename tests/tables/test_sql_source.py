@@ -305,3 +305,25 @@ def test_a_duckdb_query_cannot_read_files_beside_the_database(adult_databases):
     source = open_source(adult_databases["duckdb"], query=f"SELECT * FROM read_csv('{SAMPLE_DATA / ADULT_CSV}')")
     with pytest.raises(DataError, match="failed"):
         source.read()
+
+
+def test_sub_second_and_zoned_times_are_written_as_the_databases_csv_export_writes_them(tmp_path):
+    database, export = tmp_path / "visits.duckdb", tmp_path / "visits.csv"
+    with duckdb.connect(str(database)) as connection:
+        connection.execute(
+            "CREATE TABLE visits AS SELECT TIMESTAMP '2020-01-01 10:00:00.25' + to_seconds(i * 3601) AS seen, "
+            "TIMESTAMPTZ '2020-01-01 10:00:00.123456+00' + to_seconds(i) AS zoned, 20 + (i * 7) % 60 AS age "
+            "FROM range(1, 300) r(i)"
+        )
+        connection.execute(f"COPY visits TO '{export}' (HEADER)")
+    catalog = Catalog(tmp_path / "ledger.sqlite3")
+    from_csv = catalog.open_table(file_chunks(export), "visits")
+    from_database = catalog.open_table(open_source(f"duckdb:///{database}", table="visits").chunks(100), "visits")
+    assert from_csv.created and not from_database.created
+    from dpcore.tables.sql_source import _cleaned
+
+    times = pd.Series(pd.to_datetime(["2020-01-01 10:00:00.25", "2020-01-02 00:00:00", None], format="ISO8601"))
+    cleaned = _cleaned(pd.DataFrame({"utc": times.dt.tz_localize("UTC"), "india": times.dt.tz_localize("Asia/Kolkata")}))
+    assert cleaned["utc"].tolist()[:2] == ["2020-01-01 10:00:00.25+00", "2020-01-02 00:00:00+00"]
+    assert cleaned["india"].tolist()[:2] == ["2020-01-01 10:00:00.25+05:30", "2020-01-02 00:00:00+05:30"]
+    assert cleaned["utc"].isna().tolist() == [False, False, True]
