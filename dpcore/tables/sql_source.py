@@ -38,6 +38,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 import numpy as np
 import pandas as pd
@@ -417,7 +418,8 @@ class SqlSource:
                     raise DataError(
                         _("The database file of the connection '{connection}' does not exist.").format(connection=self.connection)
                     )
-                url = url.set(database=f"file:{url.database}")
+                # percent-encoded: in a URI "#", "?" and "%" would open (and create, read-write) another file
+                url = url.set(database=f"file:{quote(url.database, safe='/')}")
             url = url.update_query_dict({"mode": "ro", "uri": "true"})
         elif backend == "duckdb":
             if url.database and url.database != ":memory:" and not Path(url.database).is_file():

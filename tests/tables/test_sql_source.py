@@ -327,3 +327,23 @@ def test_sub_second_and_zoned_times_are_written_as_the_databases_csv_export_writ
     assert cleaned["utc"].tolist()[:2] == ["2020-01-01 10:00:00.25+00", "2020-01-02 00:00:00+00"]
     assert cleaned["india"].tolist()[:2] == ["2020-01-01 10:00:00.25+05:30", "2020-01-02 00:00:00+05:30"]
     assert cleaned["utc"].isna().tolist() == [False, False, True]
+
+
+@pytest.mark.parametrize("name", ["ward#2.sqlite", "ward?mode=rwc.sqlite", "ward%41.sqlite", "ward 2.sqlite"])
+def test_a_sqlite_file_whose_name_has_uri_characters_is_the_one_read_and_stays_read_only(tmp_path, name):
+    import sqlite3
+
+    database = tmp_path / name  # as a secrets file's database = "…" names it (a URL would read "?" as its query)
+    with sqlite3.connect(database) as connection:
+        pd.DataFrame({"age": [30, 40], "ward": ["a", "b"]}).to_sql("visits", connection, index=False)
+    connection.close()
+    before = sorted(tmp_path.iterdir())
+    source = SqlSource(sa.engine.URL.create("sqlite", database=str(database)), "wards", "visits")
+    frame, _info = source.read()
+    assert frame["ward"].tolist() == ["a", "b"] and sorted(tmp_path.iterdir()) == before
+    engine = source.engine()
+    try:
+        with engine.connect() as connection, pytest.raises(sa.exc.DBAPIError):
+            connection.execute(sa.text("CREATE TABLE written (x INTEGER)"))
+    finally:
+        engine.dispose()
