@@ -663,13 +663,15 @@ def _information_schema_types(connection: Connection, table: str) -> list[Column
     from sqlalchemy import text
 
     schema, _dot, name = table.rpartition(".")
+    # the table read is the one in the schema given, else in the current one: a namesake elsewhere is another table
+    where = {"name": name, "schema": schema or None}
     rows = connection.execute(
         text(
-            "SELECT column_name, data_type, is_nullable FROM information_schema.columns WHERE table_name = :name"
-            + (" AND table_schema = :schema" if schema else "")
-            + " ORDER BY ordinal_position"
+            "SELECT column_name, data_type, is_nullable FROM information_schema.columns WHERE table_name = :name "
+            "AND table_schema = coalesce(:schema, current_schema()) AND table_catalog = current_database() "
+            "ORDER BY ordinal_position"
         ),
-        {"name": name, "schema": schema} if schema else {"name": name},
+        where,
     ).all()
     found = []
     for column, data_type, nullable in rows:
@@ -679,8 +681,11 @@ def _information_schema_types(connection: Connection, table: str) -> list[Column
         numeric = not enums and bool(re.match(r"(TINY|SMALL|BIG|U|HUGE)?INT|DECIMAL|NUMERIC|DOUBLE|FLOAT|REAL", kind))
         found.append(ColumnType(str(column), numeric, str(nullable).upper() != "NO", enums))
     checks = connection.execute(
-        text("SELECT expression FROM duckdb_constraints() WHERE constraint_type = 'CHECK' AND table_name = :name"),
-        {"name": name},
+        text(
+            "SELECT expression FROM duckdb_constraints() WHERE constraint_type = 'CHECK' AND table_name = :name "
+            "AND schema_name = coalesce(:schema, current_schema()) AND database_name = current_database()"
+        ),
+        where,
     ).scalars()
     return _with_checks(found, [str(c) for c in checks])
 

@@ -347,3 +347,17 @@ def test_a_sqlite_file_whose_name_has_uri_characters_is_the_one_read_and_stays_r
             connection.execute(sa.text("CREATE TABLE written (x INTEGER)"))
     finally:
         engine.dispose()
+
+
+def test_duckdb_types_and_checks_are_read_from_the_tables_own_schema(tmp_path):
+    database = tmp_path / "wards.duckdb"
+    with duckdb.connect(str(database)) as connection:
+        connection.execute("CREATE TABLE visits (age INTEGER CHECK (age BETWEEN 0 AND 120), ward VARCHAR NOT NULL)")
+        connection.execute("CREATE SCHEMA archive")
+        connection.execute("CREATE TABLE archive.visits (age VARCHAR, ward INTEGER CHECK (ward BETWEEN 1 AND 9), extra INTEGER)")
+    current = {t.name: t for t in open_source(f"duckdb:///{database}", table="visits").column_types()}
+    assert set(current) == {"age", "ward"} and current["age"].numeric and (current["age"].lower, current["age"].upper) == (0, 120)
+    assert current["ward"].numeric is False and current["ward"].lower is None and not current["ward"].nullable
+    archived = {t.name: t for t in open_source(f"duckdb:///{database}", table="archive.visits").column_types()}
+    assert set(archived) == {"age", "ward", "extra"} and archived["age"].numeric is False and archived["age"].lower is None
+    assert (archived["ward"].lower, archived["ward"].upper) == (1, 9)
