@@ -135,6 +135,7 @@ def load_connections(path: str | os.PathLike[str] | None = None) -> dict[str, UR
         ``NAME → sqlalchemy.engine.URL`` (whose ``repr`` hides the password).
     """
     from sqlalchemy.engine import URL, make_url
+    from sqlalchemy.exc import ArgumentError
 
     files = [Path(path)] if path is not None else secrets_files()
     found: dict[str, URL] = {}
@@ -150,12 +151,22 @@ def load_connections(path: str | os.PathLike[str] | None = None) -> dict[str, UR
             raise DataError(
                 _("The secrets file '{path}' is not valid TOML. Check its quotes and brackets.").format(path=file)
             ) from None
-        for name, entry in (secrets.get("connections") or {}).items():
+        connections = secrets.get("connections") or {}
+        if not isinstance(connections, dict):
+            raise DataError(
+                _(
+                    "In the secrets file '{path}', connections is not a table of connections. Write each one as "
+                    '[connections.NAME] with url = "dialect://user@host/db" under it.'
+                ).format(path=file)
+            )
+        for name, entry in connections.items():
             if not isinstance(entry, dict):
                 continue
             try:
                 if "url" in entry:
-                    found[str(name)] = make_url(str(entry["url"]))
+                    if not isinstance(entry["url"], str):
+                        raise TypeError("a URL is text")
+                    found[str(name)] = make_url(entry["url"])
                 elif "dialect" in entry:
                     dialect = str(entry["dialect"]) + (f"+{entry['driver']}" if entry.get("driver") else "")
                     port = entry.get("port")
@@ -167,7 +178,7 @@ def load_connections(path: str | os.PathLike[str] | None = None) -> dict[str, UR
                         port=int(port) if port is not None else None,
                         database=entry.get("database"),
                     )
-            except (ValueError, TypeError):
+            except (ValueError, TypeError, ArgumentError):  # the message may quote the URL, password and all
                 raise DataError(
                     _(
                         "The connection '{name}' in '{path}' has no valid url. Write it as url = \"dialect://user@host/db\"."

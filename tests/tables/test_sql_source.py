@@ -361,3 +361,20 @@ def test_duckdb_types_and_checks_are_read_from_the_tables_own_schema(tmp_path):
     archived = {t.name: t for t in open_source(f"duckdb:///{database}", table="archive.visits").column_types()}
     assert set(archived) == {"age", "ward", "extra"} and archived["age"].numeric is False and archived["age"].lower is None
     assert (archived["ward"].lower, archived["ward"].upper) == (1, 9)
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ('[connections.a]\nurl = "hunter2"\n', "no valid url"),
+        ("[connections.a]\nurl = 123\n", "no valid url"),
+        ('connections = "hunter2"\n', "not a table of connections"),
+        ('connections = ["hunter2"]\n', "not a table of connections"),
+    ],
+)
+def test_a_secrets_file_of_the_wrong_shape_gets_a_sentence(tmp_path, text, words):
+    secrets = tmp_path / "secrets.toml"
+    secrets.write_text(text, encoding="utf-8")
+    with pytest.raises(DataError, match=words) as refused:
+        load_connections(secrets)
+    assert "hunter2" not in str(refused.value)
