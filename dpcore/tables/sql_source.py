@@ -579,9 +579,13 @@ class SqlSource:
                 result = connection.execution_options(stream_results=True, max_row_buffer=chunksize).execute(statement)
                 names = [str(k) for k in result.keys()]
                 _check_names(names)
+                empty = True
                 for rows in result.partitions(chunksize):
                     # plain tuples: pandas asks every SQLAlchemy Row for namedtuple fields, a slow key lookup each
                     yield _cleaned(pd.DataFrame.from_records(list(map(tuple, rows)), columns=names, coerce_float=True))
+                    empty = False
+                if empty:  # no rows, but the columns still: "no rows" is what the owner is told, not "no columns"
+                    yield _cleaned(pd.DataFrame(columns=names))
         except (DataError, GeneratorExit):
             raise
         except Exception:
@@ -594,10 +598,17 @@ class SqlSource:
         compiled = statement.compile(connection, compile_kwargs={"literal_binds": True})
         duck = connection.connection.driver_connection
         reader = duck.sql(str(compiled)).to_arrow_reader(chunksize)  # type: ignore[union-attr]
-        names = [str(n) for n in reader.schema.names]
-        _check_names(names)
-        for batch in reader:
-            yield _cleaned(batch.to_pandas())
+        try:
+            names = [str(n) for n in reader.schema.names]
+            _check_names(names)
+            empty = True
+            for batch in reader:
+                yield _cleaned(batch.to_pandas())
+                empty = False
+            if empty:
+                yield _cleaned(reader.schema.empty_table().to_pandas())
+        finally:  # a result left open keeps DuckDB's connection busy, even when the reading stopped early
+            reader.close()
 
     def chunks(
         self, chunksize: int = DEFAULT_CHUNKSIZE, columns: Sequence[str] | None = None
@@ -727,7 +738,15 @@ def _cleaned(frame: pd.DataFrame) -> pd.DataFrame:
             if kind in ("decimal", "integer", "floating", "mixed-integer-float", "empty"):
                 out[name] = pd.to_numeric(values, errors="coerce").astype(np.float64)
             else:
-                text = values.astype(_STR_DTYPE).str.strip()
+                try:
+                    text = values.astype(_STR_DTYPE).str.strip()
+                except Exception:  # bytes that are no text (a BLOB), or values of no known kind
+                    raise DataError(
+                        _(
+                            "The column '{column}' could not be read as numbers or as text (it may hold binary data). "
+                            "Leave it out with a query that selects only the other columns."
+                        ).format(column=name)
+                    ) from None
                 out[name] = text.mask(text.isin(MISSING_VALUES))
     return pd.DataFrame(out, index=frame.index)
 

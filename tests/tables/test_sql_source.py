@@ -378,3 +378,45 @@ def test_a_secrets_file_of_the_wrong_shape_gets_a_sentence(tmp_path, text, words
     with pytest.raises(DataError, match=words) as refused:
         load_connections(secrets)
     assert "hunter2" not in str(refused.value)
+
+
+@pytest.fixture
+def awkward_databases(tmp_path):
+    """A SQLite and a DuckDB file, each with a table of a binary column and an empty table."""
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "awkward.sqlite") as connection:
+        connection.execute("CREATE TABLE scans (image BLOB, age INTEGER)")
+        connection.execute("INSERT INTO scans VALUES (x'00ff', 1)")
+        connection.execute("CREATE TABLE nobody (age INTEGER, ward TEXT)")
+    connection.close()
+    with duckdb.connect(str(tmp_path / "awkward.duckdb")) as connection:
+        connection.execute("CREATE TABLE scans AS SELECT 1 AS age, 2 AS ward")
+        connection.execute("CREATE TABLE nobody (age INTEGER, ward TEXT)")
+    return {name: f"{name}:///{tmp_path / f'awkward.{name}'}" for name in ("sqlite", "duckdb")}
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "duckdb"])
+def test_an_empty_table_is_said_to_have_no_rows(awkward_databases, backend):
+    for source in (
+        open_source(awkward_databases[backend], table="nobody"),
+        open_source(awkward_databases[backend], query="SELECT * FROM scans WHERE age > 5"),
+    ):
+        with pytest.raises(DataError, match="gives no rows"):
+            source.read()
+
+
+def test_a_binary_column_is_named_as_unreadable(awkward_databases):
+    with pytest.raises(DataError, match="The column 'image' could not be read as numbers or as text") as refused:
+        open_source(awkward_databases["sqlite"], table="scans").read()
+    assert "reached" not in str(refused.value)
+
+
+def test_duckdb_duplicate_column_names_are_refused_and_the_result_closed(awkward_databases, capfd):
+    source = open_source(awkward_databases["duckdb"], query="SELECT age, age FROM scans")
+    with pytest.raises(DataError, match="the same name"):
+        source.read()
+    import gc
+
+    gc.collect()
+    assert "Resource In Use" not in capfd.readouterr().err
