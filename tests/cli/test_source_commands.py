@@ -201,3 +201,11 @@ def test_a_database_table_whose_people_have_several_rows_gets_the_csvs_copy(adul
         )
         assert code == EXIT_OK, capsys.readouterr().err
     assert (tmp_path / "csv.csv").read_bytes() == (tmp_path / "db.csv").read_bytes()
+
+
+def test_a_query_whose_rows_change_between_readings_is_not_released(adult, tmp_path, capsys):
+    changing = ["--source", adult["sqlite"], "--query", "SELECT * FROM adult WHERE abs(random()) % 10 > 0"]
+    assert _release(adult, tmp_path, "changing", *changing) == EXIT_DATA
+    err = capsys.readouterr().err
+    assert "gave other rows while it was being released" in err and "the file" not in err
+    assert not (tmp_path / "changing.csv").exists()
