@@ -8,13 +8,15 @@ whole table (:meth:`SqlSource.read`) for the app and the models.
 
 * **Passwords stay in the secrets file.** A connection is named in a TOML file
   (:func:`load_connections`: ``$DPSTUDIO_SECRETS``, else Streamlit's ``.streamlit/secrets.toml``
-  here or in the home folder) and referred to by that name; a URL given instead is shown with its
-  password masked in every message (:func:`masked`). The workspace and the ledger keep the
-  connection's name and the table or query, never the URL.
+  here or in the home folder) and referred to by that name; a URL given instead is shown and
+  stored as its dialect, host, port and database alone (:func:`masked`), never its user, password
+  or query string. The workspace and the ledger keep the connection's name and the table or query.
 * **Read only.** A query must be one ``SELECT`` (or ``WITH … SELECT``) statement
-  (:func:`check_read_only`), and the connection itself is opened read-only where the driver
+  (:func:`check_read_only`, one left-to-right scan that reads quotes and comments as what they
+  are; DuckDB's own parser too), and the connection itself is opened read-only where the driver
   allows it: SQLite in ``mode=ro``, DuckDB with ``read_only`` and no access to files beside
-  the database, PostgreSQL with ``default_transaction_read_only``.
+  the database (a DuckDB URL's settings, which would override these, are refused, and each
+  connection is checked), PostgreSQL with ``default_transaction_read_only``.
 * **Streamed.** Rows come through a server-side cursor (``stream_results``), or as Arrow record
   batches from DuckDB, ``chunksize`` rows at a time, so a large table never sits in memory twice.
 * **Read like a CSV.** Numbers become float64 and text the same string type the streaming CSV
@@ -54,6 +56,7 @@ if TYPE_CHECKING:
     from dpcore.budget.accountant import BudgetLedger
 
 __all__ = [
+    "MAX_QUERY_LENGTH",
     "QUERY_EXAMPLE",
     "SECRETS_ENV",
     "SECRETS_EXAMPLE",
@@ -209,10 +212,13 @@ def masked(url: URL | str) -> str:
 def check_read_only(query: str) -> str:
     """The query without its trailing semicolon, if it is one read-only ``SELECT`` (or ``WITH … SELECT``) statement.
 
-    The check reads the statement's words outside comments, quoted text and quoted names: it
-    must start with ``SELECT`` or ``WITH``, hold no second statement, and no word that writes
-    (``INSERT``, ``UPDATE``, ``DELETE``, ``INTO``, ``COPY``, ``ATTACH``, ``PRAGMA``, …). The
-    connection is read-only as well wherever the driver allows it (:meth:`SqlSource.engine`).
+    One scan, left to right (linear, on at most :data:`MAX_QUERY_LENGTH` characters), skips
+    comments, quoted text, quoted names (``"…"``, `` `…` ``, ``[…]``), PostgreSQL's ``E'…'``
+    and dollar quotes together, so that none hides another. The words outside them must start
+    with ``SELECT`` or ``WITH`` and hold no word that writes (``INSERT``, ``UPDATE``, ``DELETE``,
+    ``INTO``, ``COPY``, ``ATTACH``, ``PRAGMA``, ``SET``, …); after a ``;`` only comments may
+    follow; a quote left open is refused. The connection is read-only as well wherever the
+    driver allows it (:meth:`SqlSource.engine`).
 
     Raises
     ------
@@ -357,7 +363,7 @@ class SqlSource:
     url : sqlalchemy.engine.URL
         Where the database is (with its password: never shown, see :attr:`connection`).
     connection : str
-        The connection's name in the secrets file, or the URL with its password masked: how
+        The connection's name in the secrets file, or the URL as :func:`masked` shows it: how
         every message, the workspace and the dataset's history name the database.
     table : str, optional
         A table (or view) to read whole, ``schema.table`` for another schema.
