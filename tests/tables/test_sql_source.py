@@ -208,6 +208,17 @@ def test_a_duckdb_connection_that_could_write_is_refused(adult_databases, tmp_pa
             source._check_duckdb_read_only(read_only, None)
 
 
+def test_the_read_only_check_runs_on_every_duckdb_connection(adult_databases, monkeypatch):
+    def refused(self, driver_connection, record):
+        raise DataError("did not open read-only")
+
+    monkeypatch.setattr(SqlSource, "_check_duckdb_read_only", refused)
+    source = open_source(adult_databases["duckdb"], table="adult")
+    for reading in (source.read, source.tables, source.column_types, source.row_count):
+        with pytest.raises(DataError, match="did not open read-only"):
+            reading()
+
+
 def test_connections_are_named_in_a_secrets_file_as_streamlit_reads_them(adult_databases, tmp_path, monkeypatch):
     secrets = tmp_path / "secrets.toml"
     database = adult_databases["sqlite"].removeprefix("sqlite:///")
