@@ -585,13 +585,9 @@ class SqlSource:
                 result = connection.execution_options(stream_results=True, max_row_buffer=chunksize).execute(statement)
                 names = [str(k) for k in result.keys()]
                 _check_names(names)
-                empty = True
                 for rows in result.partitions(chunksize):
                     # plain tuples: pandas asks every SQLAlchemy Row for namedtuple fields, a slow key lookup each
                     yield _cleaned(pd.DataFrame.from_records(list(map(tuple, rows)), columns=names, coerce_float=True))
-                    empty = False
-                if empty:  # no rows, but the columns still: "no rows" is what the owner is told, not "no columns"
-                    yield _cleaned(pd.DataFrame(columns=names))
         except (DataError, GeneratorExit):
             raise
         except Exception:
@@ -607,12 +603,8 @@ class SqlSource:
         try:
             names = [str(n) for n in reader.schema.names]
             _check_names(names)
-            empty = True
             for batch in reader:
                 yield _cleaned(batch.to_pandas())
-                empty = False
-            if empty:
-                yield _cleaned(reader.schema.empty_table().to_pandas())
         finally:  # a result left open keeps DuckDB's connection busy, even when the reading stopped early
             reader.close()
 
@@ -660,7 +652,9 @@ class SqlSource:
                 ).format(max_rows=integer(max_rows))
             )
         parts = list(self.batches(chunksize))
-        frame = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0] if parts else pd.DataFrame()
+        if not parts:  # no chunk at all, as from a CSV file of a header alone: the columns are there, the rows are not
+            raise DataError(_("The table or query gives no rows."))
+        frame = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
         if frame.shape[1] < 2:
             raise DataError(_("The table or query gives fewer than two columns; DP Studio needs a table of several columns."))
         if len(frame) == 0:

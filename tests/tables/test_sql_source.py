@@ -431,3 +431,9 @@ def test_duckdb_duplicate_column_names_are_refused_and_the_result_closed(awkward
 
     gc.collect()
     assert "Resource In Use" not in capfd.readouterr().err
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "duckdb"])
+def test_an_empty_table_is_identified_as_a_csv_of_a_header_alone_is(awkward_databases, backend, tmp_path):
+    with pytest.raises(DataError, match="no rows"):
+        Catalog(tmp_path / "ledger.sqlite3").identify(open_source(awkward_databases[backend], table="nobody").chunks())
