@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -312,13 +312,24 @@ def _release_from_database(
     args: argparse.Namespace, database: SqlSource, output: Path, schema: Schema, plan: ReleasePlan, first_total: float
 ) -> Any:
     """The copy of a database's table or query, streamed in chunks, charged to the dataset its rows belong to."""
+    from dpcore.budget.identity import VersionFingerprint
     from dpcore.release import DEFAULT_CHUNKSIZE, release_batches
 
     chunksize = args.chunksize or DEFAULT_CHUNKSIZE
     n_rows = database.row_count()
     if not args.accept_noise:
         _refuse_noise(plan, schema, n_rows)
-    ledger = open_dataset(args, "release", database.chunks(chunksize), database.label, first_total, database)
+    identified = VersionFingerprint()
+    passes = iter([True])  # the catalog reads the rows more than once; the first reading is fingerprinted
+
+    def identified_chunks() -> Iterator[pd.DataFrame]:
+        first = next(passes, False)
+        for chunk in database.batches(chunksize):
+            if first:
+                identified.add(chunk, chunk.columns)
+            yield chunk
+
+    ledger = open_dataset(args, "release", identified_chunks, database.label, first_total, database)
     return release_batches(
         lambda columns: database.batches(chunksize, columns),
         n_rows,
@@ -330,6 +341,7 @@ def _release_from_database(
         random_state=args.seed,
         progress=_progress(args.quiet),
         label=f"randomized-response copy ({output.name})",
+        identified=identified.hexdigest(),
     )
 
 

@@ -70,6 +70,16 @@ def _changed() -> DataError:
     return DataError(_("The file changed while it was being released. Release it again once nothing is writing to it."))
 
 
+def _table_changed() -> DataError:
+    return DataError(
+        _(
+            "The table or query gave other rows while it was being released than when it was identified. Release it "
+            "again once nothing is writing to the table; a query must give the same rows each time (no random() or "
+            "LIMIT without ORDER BY)."
+        )
+    )
+
+
 #: A part of the table as the streamed release reads it: the cells (for the fingerprint), the rows to
 #: randomise (at most ``k`` per person), their row keys, and how far the reading has come.
 Part = tuple[pd.DataFrame, pd.DataFrame, np.ndarray, int]
@@ -114,15 +124,22 @@ def _file_parts(files: list[str]) -> Iterator[Part]:
 
 
 def _frame_parts(
-    batches: Callable[[list[str] | None], Iterable[pd.DataFrame]], prepared: Prepared, entropy: int, row_bytes: int
+    batches: Callable[[list[str] | None], Iterable[pd.DataFrame]],
+    prepared: Prepared,
+    entropy: int,
+    row_bytes: int,
+    identified: str | None = None,
 ) -> Iterator[Part]:
     """A table read as DataFrame chunks (a database's rows); each row's key is its position, as in a CSV file.
 
     ``batches(columns)`` reads the rows again at each call (only ``columns`` when given). With a
     privacy-unit column, a first pass reads that column and draws which rows to keep, as
-    :func:`_csv_parts` does; a table whose rows moved between the passes is refused.
+    :func:`_csv_parts` does; a table whose rows moved between the passes is refused. So is one whose
+    rows' version fingerprint is not ``identified`` (the rows the dataset was identified by): the
+    budget charged is the dataset's those rows belong to.
     """
     bound = prepared.bound
+    version = VersionFingerprint() if identified is not None else None
     mask, keys = None, np.empty(0, dtype=np.uint64)
     if bound is not None:
         keys = scan_units(iter(batches([bound.column])), bound)
@@ -132,13 +149,15 @@ def _frame_parts(
         part, part_rows = frame, positions(rows, len(frame))
         if mask is not None and bound is not None:
             if rows + len(frame) > len(mask) or (person_keys(frame[bound.column]) != keys[rows : rows + len(frame)]).any():
-                raise _changed()
+                raise _table_changed()
             chosen = mask[rows : rows + len(frame)]
             part, part_rows = frame.loc[chosen, prepared.columns].reset_index(drop=True), part_rows[chosen]
+        if version is not None:
+            version.add(frame, frame.columns)
         rows += len(frame)
         yield frame, part, part_rows, rows * row_bytes
-    if mask is not None and rows != len(mask):
-        raise _changed()
+    if (mask is not None and rows != len(mask)) or (version is not None and version.hexdigest() != identified):
+        raise _table_changed()
 
 
 def _stream(
@@ -333,6 +352,7 @@ def release_batches(
     label: str = "randomized-response release",
     unit: str | None = None,
     count_epsilon: float = COUNT_EPSILON,
+    identified: str | None = None,
 ) -> ReleaseResult:
     """Release a table read as DataFrame chunks — a database's rows (:meth:`dpcore.tables.sql_source.SqlSource.batches`).
 
@@ -340,13 +360,16 @@ def release_batches(
     :func:`release_csv`'s of the table's CSV export (with the same rows in the same order), whatever
     the chunk size. ``batches(columns)`` reads the table again at each call (only ``columns`` when
     given: the first pass of a privacy-unit column); ``n_rows`` (the database's count) sizes the
-    shuffle buckets and the progress, which counts about 16 bytes per cell. Other parameters as in
+    shuffle buckets and the progress, which counts about 16 bytes per cell. ``identified``, the
+    version fingerprint (:class:`~dpcore.budget.identity.VersionFingerprint`) of the rows the
+    dataset was identified by: rows read now that differ (a table written to, a query whose rows
+    change) are refused rather than released on that dataset's budget. Other parameters as in
     :func:`~dpcore.release.table.release_table`.
     """
     prepared = prepare(schema, plan, ledger=ledger, unit=unit, count_epsilon=count_epsilon)
     row_bytes = 16 * max(len(schema.columns), 1)
     return _release_streamed(
-        lambda _attempt, entropy: _frame_parts(batches, prepared, entropy, row_bytes),
+        lambda _attempt, entropy: _frame_parts(batches, prepared, entropy, row_bytes, identified),
         [""],
         max(n_rows * row_bytes, 1),
         Path(destination),

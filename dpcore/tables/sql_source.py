@@ -8,13 +8,15 @@ whole table (:meth:`SqlSource.read`) for the app and the models.
 
 * **Passwords stay in the secrets file.** A connection is named in a TOML file
   (:func:`load_connections`: ``$DPSTUDIO_SECRETS``, else Streamlit's ``.streamlit/secrets.toml``
-  here or in the home folder) and referred to by that name; a URL given instead is shown with its
-  password masked in every message (:func:`masked`). The workspace and the ledger keep the
-  connection's name and the table or query, never the URL.
+  here or in the home folder) and referred to by that name; a URL given instead is shown and
+  stored as its dialect, host, port and database alone (:func:`masked`), never its user, password
+  or query string. The workspace and the ledger keep the connection's name and the table or query.
 * **Read only.** A query must be one ``SELECT`` (or ``WITH … SELECT``) statement
-  (:func:`check_read_only`), and the connection itself is opened read-only where the driver
+  (:func:`check_read_only`, one left-to-right scan that reads quotes and comments as what they
+  are; DuckDB's own parser too), and the connection itself is opened read-only where the driver
   allows it: SQLite in ``mode=ro``, DuckDB with ``read_only`` and no access to files beside
-  the database, PostgreSQL with ``default_transaction_read_only``.
+  the database (a DuckDB URL's settings, which would override these, are refused, and each
+  connection is checked), PostgreSQL with ``default_transaction_read_only``.
 * **Streamed.** Rows come through a server-side cursor (``stream_results``), or as Arrow record
   batches from DuckDB, ``chunksize`` rows at a time, so a large table never sits in memory twice.
 * **Read like a CSV.** Numbers become float64 and text the same string type the streaming CSV
@@ -35,9 +37,10 @@ import os
 import re
 import tomllib
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 import numpy as np
 import pandas as pd
@@ -53,6 +56,7 @@ if TYPE_CHECKING:
     from dpcore.budget.accountant import BudgetLedger
 
 __all__ = [
+    "MAX_QUERY_LENGTH",
     "QUERY_EXAMPLE",
     "SECRETS_ENV",
     "SECRETS_EXAMPLE",
@@ -83,14 +87,29 @@ _STR_DTYPE = pd.StringDtype("pyarrow", na_value=np.nan)
 # (PostgreSQL's data-modifying WITH, SELECT … INTO, DuckDB's COPY and ATTACH).
 _WRITING = frozenset(
     {
-        "alter", "attach", "call", "copy", "create", "delete", "detach", "drop", "execute", "export", "grant", "import",
-        "insert", "install", "into", "load", "lock", "merge", "pragma", "revoke", "set", "truncate", "update", "upsert",
-        "vacuum",
+        "alter", "attach", "begin", "call", "checkpoint", "cluster", "commit", "copy", "create", "deallocate", "delete",
+        "detach", "discard", "do", "drop", "execute", "export", "grant", "import", "insert", "install", "into", "listen",
+        "load", "lock", "merge", "notify", "pragma", "prepare", "refresh", "reindex", "reset", "revoke", "rollback",
+        "savepoint", "set", "truncate", "update", "upsert", "use", "vacuum",
     }
 )  # fmt: skip
-# Comments, then quoted text and identifiers: what a keyword check must not read as words.
-_COMMENTS = re.compile(r"--[^\n]*|/\*.*?\*/", re.DOTALL)
-_QUOTED = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|`[^`]*`|\[[^\]]*\]")
+#: The longest query read: the check below reads it once, left to right, and so stays fast.
+MAX_QUERY_LENGTH = 100_000
+# One token of a query, read left to right so that a quote inside a comment, or "--" inside a quote, is read
+# as what it is: comments, strings (PostgreSQL's E'\'' with backslash escapes too), quoted names (DuckDB's and
+# SQLite's [name] too), the opening of a dollar quote ($$ or $tag$), a word, a semicolon, anything else. A quote
+# left open is refused; a comment left open runs to the end (the database refuses it).
+_TOKEN = re.compile(
+    r"""(?P<comment>--[^\n]*|/\*.*?(?:\*/|\Z))
+    |(?P<quoted>[eE]'(?:[^'\\]|\\.|'')*'|'(?:[^']|'')*'|"(?:[^"]|"")*"|`[^`]*`|\[[^\]]*\])
+    |(?P<unclosed>[eE]?'|["`\[])
+    |(?P<dollar>\$(?:[^\W\d][\w]*)?\$)
+    |(?P<word>[^\W\d][\w$]*)
+    |(?P<semicolon>;)
+    |(?P<space>\s+)
+    |(?P<other>[^\w\s'"`\[$;/-]+|.)""",
+    re.DOTALL | re.VERBOSE,
+)
 _WAY_OUT = N_(
     "Write one SELECT (or WITH … SELECT) statement; to read the result of anything else, have the database's "
     "administrator make a view of it and read that view as a table."
@@ -119,6 +138,7 @@ def load_connections(path: str | os.PathLike[str] | None = None) -> dict[str, UR
         ``NAME → sqlalchemy.engine.URL`` (whose ``repr`` hides the password).
     """
     from sqlalchemy.engine import URL, make_url
+    from sqlalchemy.exc import ArgumentError
 
     files = [Path(path)] if path is not None else secrets_files()
     found: dict[str, URL] = {}
@@ -134,12 +154,22 @@ def load_connections(path: str | os.PathLike[str] | None = None) -> dict[str, UR
             raise DataError(
                 _("The secrets file '{path}' is not valid TOML. Check its quotes and brackets.").format(path=file)
             ) from None
-        for name, entry in (secrets.get("connections") or {}).items():
+        connections = secrets.get("connections") or {}
+        if not isinstance(connections, dict):
+            raise DataError(
+                _(
+                    "In the secrets file '{path}', connections is not a table of connections. Write each one as "
+                    '[connections.NAME] with url = "dialect://user@host/db" under it.'
+                ).format(path=file)
+            )
+        for name, entry in connections.items():
             if not isinstance(entry, dict):
                 continue
             try:
                 if "url" in entry:
-                    found[str(name)] = make_url(str(entry["url"]))
+                    if not isinstance(entry["url"], str):
+                        raise TypeError("a URL is text")
+                    found[str(name)] = make_url(entry["url"])
                 elif "dialect" in entry:
                     dialect = str(entry["dialect"]) + (f"+{entry['driver']}" if entry.get("driver") else "")
                     port = entry.get("port")
@@ -151,7 +181,7 @@ def load_connections(path: str | os.PathLike[str] | None = None) -> dict[str, UR
                         port=int(port) if port is not None else None,
                         database=entry.get("database"),
                     )
-            except (ValueError, TypeError):
+            except (ValueError, TypeError, ArgumentError):  # the message may quote the URL, password and all
                 raise DataError(
                     _(
                         "The connection '{name}' in '{path}' has no valid url. Write it as url = \"dialect://user@host/db\"."
@@ -161,11 +191,20 @@ def load_connections(path: str | os.PathLike[str] | None = None) -> dict[str, UR
 
 
 def masked(url: URL | str) -> str:
-    """The URL as it may be shown: its password replaced by ``***``."""
+    """The URL as it may be shown or stored: its dialect, host, port and database alone.
+
+    Never its user name, password or query string (``?password=…``, ``?motherduck_token=…``):
+    any of them may hold a secret. A host with ``@`` in it is a password's tail and is hidden too.
+    """
     from sqlalchemy.engine import make_url
 
     try:
-        return make_url(url).render_as_string(hide_password=True) if isinstance(url, str) else url.render_as_string(True)
+        parsed = make_url(url) if isinstance(url, str) else url
+        host = parsed.host or ""
+        if "@" in host:
+            host = "***"
+        port = f":{parsed.port}" if parsed.port else ""
+        return f"{parsed.drivername}://{host}{port}/{parsed.database or ''}"
     except Exception:  # not a URL at all: show nothing of it
         return "***"
 
@@ -173,27 +212,68 @@ def masked(url: URL | str) -> str:
 def check_read_only(query: str) -> str:
     """The query without its trailing semicolon, if it is one read-only ``SELECT`` (or ``WITH … SELECT``) statement.
 
-    The check reads the statement's words outside comments, quoted text and quoted names: it
-    must start with ``SELECT`` or ``WITH``, hold no second statement, and no word that writes
-    (``INSERT``, ``UPDATE``, ``DELETE``, ``INTO``, ``COPY``, ``ATTACH``, ``PRAGMA``, …). The
-    connection is read-only as well wherever the driver allows it (:meth:`SqlSource.engine`).
+    One scan, left to right (linear, on at most :data:`MAX_QUERY_LENGTH` characters), skips
+    comments, quoted text, quoted names (``"…"``, `` `…` ``, ``[…]``), PostgreSQL's ``E'…'``
+    and dollar quotes together, so that none hides another. The words outside them must start
+    with ``SELECT`` or ``WITH`` and hold no word that writes (``INSERT``, ``UPDATE``, ``DELETE``,
+    ``INTO``, ``COPY``, ``ATTACH``, ``PRAGMA``, ``SET``, …); after a ``;`` only comments may
+    follow; a quote left open is refused. The connection is read-only as well wherever the
+    driver allows it (:meth:`SqlSource.engine`).
 
     Raises
     ------
     DataError
         With a sentence naming the way out (a view read as a table).
     """
-    text = str(query).strip().rstrip(";").strip()
-    bare = _QUOTED.sub(" '' ", _COMMENTS.sub(" ", text))
-    words = re.findall(r"[a-z_]+", bare.casefold())
+    text = str(query).strip()
+    if len(text) > MAX_QUERY_LENGTH:
+        raise DataError(
+            _("The query is longer than {length} characters. Read a view of it as a table instead.").format(
+                length=integer(MAX_QUERY_LENGTH)
+            )
+        )
+    words, end, position, ended = [], len(text), 0, None
+    while position < len(text):
+        token = _TOKEN.match(text, position)
+        assert token is not None  # "other" matches any one character
+        kind, piece, position = token.lastgroup, token[0], token.end()
+        if kind in ("comment", "space"):
+            continue
+        if ended is not None:  # anything but a comment after the first semicolon is a second statement
+            raise DataError(_("Only one statement can be read, and this query holds several. ") + _(_WAY_OUT))
+        if kind == "semicolon":
+            ended, end = True, token.start()
+        elif kind == "dollar":  # $tag$ … $tag$: a string in PostgreSQL, read to its closing tag
+            closing = text.find(piece, position)
+            if closing < 0:
+                raise DataError(_("A quote in the query is not closed. Close it, or write the query again."))
+            position = closing + len(piece)
+        elif kind == "unclosed":
+            raise DataError(_("A quote in the query is not closed. Close it, or write the query again."))
+        elif kind == "quoted":
+            if piece[0] == "[" and ";" in piece:  # a DuckDB list or a PostgreSQL subscript, not only a name
+                raise DataError(_("Only one statement can be read, and this query holds several. ") + _(_WAY_OUT))
+        elif kind == "word":
+            words.append(piece.casefold())
     if not words:
         raise DataError(_("The query is empty. Write a SELECT statement, or choose a table."))
-    if ";" in bare:
-        raise DataError(_("Only one statement can be read, and this query holds several. ") + _(_WAY_OUT))
-    writing = sorted(set(words) & _WRITING)
-    if words[0] not in ("select", "with") or writing:
+    if words[0] not in ("select", "with") or not _WRITING.isdisjoint(words):
         raise DataError(_("Only a query that reads can be used: a SELECT statement that changes nothing. ") + _(_WAY_OUT))
-    return text
+    return text[:end].rstrip()
+
+
+def _check_duckdb_statement(query: str) -> None:
+    """DuckDB's own parser must read the query as exactly one SELECT statement (after :func:`check_read_only`)."""
+    import duckdb
+
+    try:
+        statements = duckdb.extract_statements(query)
+    except duckdb.Error:
+        raise DataError(_("DuckDB cannot read the query as SQL. Check its spelling and its quotes.")) from None
+    if len(statements) != 1:
+        raise DataError(_("Only one statement can be read, and this query holds several. ") + _(_WAY_OUT))
+    if statements[0].type != duckdb.StatementType.SELECT:
+        raise DataError(_("Only a query that reads can be used: a SELECT statement that changes nothing. ") + _(_WAY_OUT))
 
 
 @dataclass(frozen=True)
@@ -283,7 +363,7 @@ class SqlSource:
     url : sqlalchemy.engine.URL
         Where the database is (with its password: never shown, see :attr:`connection`).
     connection : str
-        The connection's name in the secrets file, or the URL with its password masked: how
+        The connection's name in the secrets file, or the URL as :func:`masked` shows it: how
         every message, the workspace and the dataset's history name the database.
     table : str, optional
         A table (or view) to read whole, ``schema.table`` for another schema.
@@ -292,7 +372,7 @@ class SqlSource:
         source is the connection alone: it lists its :meth:`tables` and reads no rows.
     """
 
-    url: URL
+    url: URL = field(repr=False)  # its repr shows the query string, where a password may be
     connection: str
     table: str | None = None
     query: str | None = None
@@ -302,6 +382,8 @@ class SqlSource:
             raise ValueError("give a table or a query, not both")
         if self.query is not None:
             object.__setattr__(self, "query", check_read_only(self.query))
+            if self.url.get_backend_name() == "duckdb":
+                _check_duckdb_statement(str(self.query))
 
     # --- what is shown and recorded ---------------------------------------------------------
 
@@ -343,7 +425,7 @@ class SqlSource:
 
     def engine(self) -> Engine:
         """A SQLAlchemy engine that opens the database read-only where the driver allows it."""
-        from sqlalchemy import create_engine
+        from sqlalchemy import create_engine, event
 
         url, options = self.url, dict[str, Any]()
         backend = url.get_backend_name()
@@ -353,19 +435,29 @@ class SqlSource:
                     raise DataError(
                         _("The database file of the connection '{connection}' does not exist.").format(connection=self.connection)
                     )
-                url = url.set(database=f"file:{url.database}")
+                # percent-encoded: in a URI "#", "?" and "%" would open (and create, read-write) another file
+                url = url.set(database=f"file:{quote(url.database, safe='/')}")
             url = url.update_query_dict({"mode": "ro", "uri": "true"})
         elif backend == "duckdb":
             if url.database and url.database != ":memory:" and not Path(url.database).is_file():
                 raise DataError(
                     _("The database file of the connection '{connection}' does not exist.").format(connection=self.connection)
                 )
+            if url.query:
+                # duckdb-engine applies the URL's settings over these options: ?access_mode=read_write would undo them
+                raise DataError(
+                    _(
+                        "The DuckDB URL of the connection '{connection}' has settings after its '?', and DP Studio "
+                        "reads DuckDB files only read-only and with no access to other files. Remove everything "
+                        "from the '?' on."
+                    ).format(connection=self.connection)
+                )
             # Nor may a query read files or URLs beside the database (read_csv('/etc/…'), httpfs).
             options = {"read_only": True, "config": {"enable_external_access": False}}
         elif backend == "postgresql" and url.get_driver_name() == "psycopg":
             options = {"options": "-c default_transaction_read_only=on"}
         try:
-            return create_engine(url, connect_args=options)
+            engine = create_engine(url, connect_args=options)
         except Exception:  # a driver that is not installed, a malformed URL: its message may quote the URL
             raise DataError(
                 _(
@@ -373,6 +465,22 @@ class SqlSource:
                     "is not valid. DP Studio reads SQLite, DuckDB (duckdb-engine) and PostgreSQL (psycopg) databases."
                 ).format(connection=self.connection)
             ) from None
+        if backend == "duckdb":
+            event.listen(engine, "connect", self._check_duckdb_read_only)
+        return engine
+
+    def _check_duckdb_read_only(self, driver_connection: Any, _record: Any) -> None:
+        """Refuse a DuckDB connection that could write or reach other files, whatever set it so."""
+        settings = "SELECT current_setting('enable_external_access'), current_setting('access_mode')"
+        [(external, mode)] = driver_connection.sql(settings).fetchall()  # a relation: no result left open
+        if external is not False or str(mode).casefold() != "read_only":
+            driver_connection.close()
+            raise DataError(
+                _(
+                    "The DuckDB database of the connection '{connection}' did not open read-only with no access to "
+                    "other files, so DP Studio does not read it. Give its URL without settings after the '?'."
+                ).format(connection=self.connection)
+            )
 
     def _failed(self) -> DataError:
         what = _("the table '{table}'").format(table=self.table) if self.table is not None else _("the query")
@@ -492,10 +600,13 @@ class SqlSource:
         compiled = statement.compile(connection, compile_kwargs={"literal_binds": True})
         duck = connection.connection.driver_connection
         reader = duck.sql(str(compiled)).to_arrow_reader(chunksize)  # type: ignore[union-attr]
-        names = [str(n) for n in reader.schema.names]
-        _check_names(names)
-        for batch in reader:
-            yield _cleaned(batch.to_pandas())
+        try:
+            names = [str(n) for n in reader.schema.names]
+            _check_names(names)
+            for batch in reader:
+                yield _cleaned(batch.to_pandas())
+        finally:  # a result left open keeps DuckDB's connection busy, even when the reading stopped early
+            reader.close()
 
     def chunks(
         self, chunksize: int = DEFAULT_CHUNKSIZE, columns: Sequence[str] | None = None
@@ -541,7 +652,9 @@ class SqlSource:
                 ).format(max_rows=integer(max_rows))
             )
         parts = list(self.batches(chunksize))
-        frame = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0] if parts else pd.DataFrame()
+        if not parts:  # no chunk at all, as from a CSV file of a header alone: the columns are there, the rows are not
+            raise DataError(_("The table or query gives no rows."))
+        frame = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
         if frame.shape[1] < 2:
             raise DataError(_("The table or query gives fewer than two columns; DP Studio needs a table of several columns."))
         if len(frame) == 0:
@@ -572,13 +685,15 @@ def _information_schema_types(connection: Connection, table: str) -> list[Column
     from sqlalchemy import text
 
     schema, _dot, name = table.rpartition(".")
+    # the table read is the one in the schema given, else in the current one: a namesake elsewhere is another table
+    where = {"name": name, "schema": schema or None}
     rows = connection.execute(
         text(
-            "SELECT column_name, data_type, is_nullable FROM information_schema.columns WHERE table_name = :name"
-            + (" AND table_schema = :schema" if schema else "")
-            + " ORDER BY ordinal_position"
+            "SELECT column_name, data_type, is_nullable FROM information_schema.columns WHERE table_name = :name "
+            "AND table_schema = coalesce(:schema, current_schema()) AND table_catalog = current_database() "
+            "ORDER BY ordinal_position"
         ),
-        {"name": name, "schema": schema} if schema else {"name": name},
+        where,
     ).all()
     found = []
     for column, data_type, nullable in rows:
@@ -588,8 +703,11 @@ def _information_schema_types(connection: Connection, table: str) -> list[Column
         numeric = not enums and bool(re.match(r"(TINY|SMALL|BIG|U|HUGE)?INT|DECIMAL|NUMERIC|DOUBLE|FLOAT|REAL", kind))
         found.append(ColumnType(str(column), numeric, str(nullable).upper() != "NO", enums))
     checks = connection.execute(
-        text("SELECT expression FROM duckdb_constraints() WHERE constraint_type = 'CHECK' AND table_name = :name"),
-        {"name": name},
+        text(
+            "SELECT expression FROM duckdb_constraints() WHERE constraint_type = 'CHECK' AND table_name = :name "
+            "AND schema_name = coalesce(:schema, current_schema()) AND database_name = current_database()"
+        ),
+        where,
     ).scalars()
     return _with_checks(found, [str(c) for c in checks])
 
@@ -614,15 +732,39 @@ def _cleaned(frame: pd.DataFrame) -> pd.DataFrame:
         elif pd.api.types.is_numeric_dtype(values.dtype):
             out[name] = values.astype(np.float64)
         elif pd.api.types.is_datetime64_any_dtype(values.dtype):
-            out[name] = values.dt.strftime("%Y-%m-%d %H:%M:%S").str.removesuffix(" 00:00:00").astype(_STR_DTYPE)
+            out[name] = _timestamp_text(values)
         else:
             kind = pd.api.types.infer_dtype(values, skipna=True)
             if kind in ("decimal", "integer", "floating", "mixed-integer-float", "empty"):
                 out[name] = pd.to_numeric(values, errors="coerce").astype(np.float64)
             else:
-                text = values.astype(_STR_DTYPE).str.strip()
+                try:
+                    text = values.astype(_STR_DTYPE).str.strip()
+                except Exception:  # bytes that are no text (a BLOB), or values of no known kind
+                    raise DataError(
+                        _(
+                            "The column '{column}' could not be read as numbers or as text (it may hold binary data). "
+                            "Leave it out with a query that selects only the other columns."
+                        ).format(column=name)
+                    ) from None
                 out[name] = text.mask(text.isin(MISSING_VALUES))
     return pd.DataFrame(out, index=frame.index)
+
+
+def _timestamp_text(values: pd.Series) -> pd.Series:
+    """Timestamps as DuckDB's and PostgreSQL's CSV exports write them, so a table hashes alike with its export.
+
+    ``2020-01-01 10:00:00``, with the fraction of a second when it is not zero (trailing zeros
+    dropped: ``10:00:00.25``) and the UTC offset of a time zone-aware column (``+00``, ``+05:30``).
+    """
+    seconds = values.dt.floor("s")
+    nanoseconds = (values - seconds).dt.total_seconds().mul(1e9).round().astype("Int64")
+    fraction = ("." + nanoseconds.astype("string").str.zfill(9).str.rstrip("0")).where(nanoseconds > 0, "")
+    text = values.dt.strftime("%Y-%m-%d %H:%M:%S").astype("string") + fraction.fillna("")
+    if values.dt.tz is not None:
+        offset = values.dt.strftime("%z").astype("string")
+        text += offset.str[:3] + (":" + offset.str[3:]).where(offset.str[3:] != "00", "")
+    return text.astype(_STR_DTYPE)
 
 
 def database_declarations(frame: pd.DataFrame, types: Sequence[ColumnType]) -> Schema:
@@ -675,6 +817,14 @@ def open_source(
             url = make_url(source)
         except Exception:
             raise DataError(_("'{source}' is not a database URL.").format(source=masked(source))) from None
+        if "@" in (url.host or ""):
+            # an unencoded "@" in the password: the rest of it would be read, and shown, as the host
+            raise DataError(
+                _(
+                    "The database URL has more than one '@', so part of its password would be read as the host. Write "
+                    "an '@' in the password as %40, or better, name the connection in the secrets file."
+                )
+            )
         return SqlSource(url, masked(url), table, query)
     connections = load_connections(secrets)
     if source not in connections:
