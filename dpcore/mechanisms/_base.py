@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from dpcore.mechanisms import exact
 from dpcore.validation import RandomStateLike, check_epsilon, check_random_state, check_sensitivity
 
 
@@ -83,6 +85,11 @@ class Mechanism:
         self.epsilon = check_epsilon(epsilon)
         self.sensitivity = check_sensitivity(sensitivity)
         self.rng = check_random_state(random_state)
+
+    @functools.cached_property
+    def _pool(self) -> exact.NoisePool:
+        """Exact noise drawn ahead from :attr:`rng` (made on first use)."""
+        return exact.NoisePool(self.rng)
 
     def _released(self, query: ArrayLike, output: Any) -> Any:
         # Any: a mechanism's output is an array or a numpy scalar, and a replay returns the recorded array.

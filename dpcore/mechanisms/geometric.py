@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -17,7 +18,9 @@ class Geometric(Mechanism):
     ``P(noise = k) ∝ α^{|k|}`` with ``α = exp(-ε / sensitivity)``: the discrete analogue of
     Laplace (Ghosh, Roughgarden & Sundararajan 2009). For integer queries whose value moves by
     at most ``sensitivity`` (an integer, 1 for a count) when one record is added or removed,
-    the output is ε-DP. Output stays an integer, so there are no floating-point artefacts.
+    the output is ε-DP. Output stays an integer, so there are no floating-point artefacts, and the
+    noise is sampled exactly with integer arithmetic (:func:`~dpcore.mechanisms.exact.discrete_laplace`)
+    at the scale Δ/ε rounded up on a 2^-20 grid (:attr:`noise_scale`; :attr:`alpha` is ``exp(−ε/Δ)``).
 
     Examples
     --------
@@ -47,8 +50,9 @@ class Geometric(Mechanism):
         if values.size and not np.all(np.equal(np.mod(values, 1), 0)):
             raise ValueError("the geometric mechanism takes whole-number values (counts)")
         values = values.astype(np.int64)
-        # The difference of two i.i.d. geometric variables (support 1, 2, ...) with success
-        # probability 1 - α is two-sided geometric with parameter α.
-        p = -math.expm1(-self.epsilon / self.sensitivity)
-        noise = self.rng.geometric(p, size=values.shape) - self.rng.geometric(p, size=values.shape)
-        return self._released(values, values + noise)
+        return self._released(values, values + self._pool.laplace(self.noise_scale, values.size).reshape(values.shape))
+
+    @property
+    def noise_scale(self) -> Fraction:
+        """The discrete Laplace scale Δ/ε as a fraction over 2^20, rounded up (at most 2^-20·ε/Δ more noise)."""
+        return Fraction(math.ceil(Fraction(self.sensitivity) / Fraction(self.epsilon) * 2**20), 2**20)
