@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import functools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
+from dpcore.exceptions import DataError
+from dpcore.i18n import _
 from dpcore.mechanisms import exact
 from dpcore.validation import RandomStateLike, check_epsilon, check_random_state, check_sensitivity
 
@@ -66,6 +67,26 @@ def record_mechanism_calls(replay: list[MechanismCall] | None = None) -> Iterato
         _active_recorder.reset(token)
 
 
+def refuse_non_finite(values: NDArray[np.float64]) -> None:
+    """Refuse ``values`` when one is missing or infinite: noise on it would protect nothing, and it would pass as released."""
+    if not np.isfinite(values).all():
+        raise DataError(
+            _(
+                "Noise can only be added to finite numbers, and some values are missing or infinite. Fill or drop "
+                "them first (the Data page marks missing values), or clip them to the column's declared bounds."
+            )
+        )
+
+
+def grid_units(values: NDArray[np.float64], grid: float) -> NDArray[np.int64]:
+    """``values`` in whole steps of ``grid`` (:func:`~dpcore.mechanisms.exact.to_grid`), refusing non-finite ones."""
+    try:
+        return exact.to_grid(values, grid)
+    except ValueError:
+        refuse_non_finite(values)
+        raise
+
+
 class Mechanism:
     """Base class: holds ε, the declared sensitivity and a numpy Generator.
 
@@ -85,11 +106,6 @@ class Mechanism:
         self.epsilon = check_epsilon(epsilon)
         self.sensitivity = check_sensitivity(sensitivity)
         self.rng = check_random_state(random_state)
-
-    @functools.cached_property
-    def _pool(self) -> exact.NoisePool:
-        """Exact noise drawn ahead from :attr:`rng` (made on first use)."""
-        return exact.NoisePool(self.rng)
 
     def _released(self, query: ArrayLike, output: Any) -> Any:
         # Any: a mechanism's output is an array or a numpy scalar, and a replay returns the recorded array.

@@ -1,21 +1,35 @@
-"""Exact samplers of discrete Laplace and discrete Gaussian noise, with integer arithmetic only.
+"""Exact samplers of discrete Laplace and discrete Gaussian noise: the drawn law is exactly the stated pmf.
 
 Floating-point noise leaks: the low bits of a float Laplace or Gaussian sample depend on the
 true value (Mironov 2012), and an inverse-CDF sampler cuts its tails where its uniform runs
-out of bits. The samplers here follow Canonne, Kamath & Steinke (2020, "The discrete Gaussian
-for differential privacy", Algorithms 1–3): every decision is a comparison of a uniform
-*integer* with an integer, so the law of each draw is exactly the stated pmf, tails included.
+out of bits. The samplers here decide every draw exactly, as comparisons of a uniform real
+``S`` with a real threshold, in the manner of Canonne, Kamath & Steinke (2020, "The discrete
+Gaussian for differential privacy", Algorithm 3 for the Gaussian):
 
-They are vectorised: each call samples a whole array, and the loops run over *rounds* of the
-rejection samplers (every pending element draws once per round), never over elements. A
-round's work shrinks geometrically: a million draws take a few hundred rounds, and small
-arrays from a generator run several attempts side by side to take fewer (:func:`first_accepted`).
+* ``S`` is a lazy uniform: its first 63 bits are one random word, further words are drawn only
+  when a comparison needs them, so every value of ``S`` has its exact probability.
+* A threshold (``exp(−x)`` for a rational ``x``, or a ratio of two such) is first compared in
+  float64, and that answer is kept only when ``S`` is farther from the float threshold than
+  :data:`FLOAT_MARGIN` times its size (2^-44: about 250 times numpy's worst error for the few
+  operations involved, each within a few units in the last place, 2^-52). Otherwise (about one
+  draw in 2^18 at the largest scales) the threshold is bracketed with integer arithmetic at
+  growing precision until the comparison is decided (:func:`exp_neg_bracket`). Either way the
+  answer is the exact comparison's, so the law is exactly the pmf, tails included.
 
-Randomness comes from an :class:`IntegerSource`: a numpy Generator (operating-system entropy
-unless a test seeds it), or :class:`KeyedIntegers`, the AES-keyed stream of a copy's rows
-(:mod:`dpcore.mechanisms.keyed`), where element ``i``'s ``k``-th integer is a keyed function of
-(its row key, the stream, ``k``), so a row gets the same noise however the table is cut into
-chunks.
+Discrete Laplace: a random sign and a geometric magnitude, the draw (−, 0) rejected (CKS20,
+Algorithm 2's last step). The geometric of ratio ``a = exp(−1/b)`` is drawn by inversion,
+``⌊−b·ln S⌋``, split into independent base-2^24 digits when ``b`` > 2^24 so that each digit's
+float inversion keeps 2^-44 to spare (:func:`geometric_digits`). Discrete Gaussian: discrete
+Laplace proposals of scale ``t`` kept with probability ``exp(−(|Y| − m)²/(2tm))`` (CKS20,
+Algorithm 3 with ``σ² = t·m``). A discrete Laplace draw takes one word per digit (one up to
+scale 2^24) and no loop; each call costs a fixed handful of numpy operations however few the
+values, so a mechanism's small calls stay cheap.
+
+Randomness comes from a :class:`WordSource`: a numpy Generator's raw 64-bit words
+(operating-system entropy unless a test seeds it), or :class:`KeyedWords`, the AES-keyed
+stream of a copy's rows (:mod:`dpcore.mechanisms.keyed`), where element ``i``'s ``k``-th word
+is a keyed function of (its row key, the stream, ``k``), so a row gets the same noise however
+the table is cut into chunks.
 """
 
 from __future__ import annotations
@@ -23,6 +37,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Protocol
 
@@ -33,140 +48,281 @@ from dpcore.mechanisms import keyed
 
 #: The rounding of a query to its grid adds at most 1/GRID_STEPS of its sensitivity in grid units.
 GRID_STEPS = 4096
-#: Keyed words made ahead for every row (the median discrete Laplace draw takes 10, 90 % take at most 25).
-KEYED_WORDS_AHEAD = 16
+#: Keyed words made ahead for every row: one AES block, what a discrete Laplace draw up to scale 2^24 takes.
+KEYED_WORDS_AHEAD = 2
 #: A generator's samplers run attempts side by side while fewer elements than this are pending.
 SIDE_BY_SIDE_BELOW = 2048
+#: Attempts made side by side for each pending draw when rejections are likely: fewer rounds, unused words.
+ATTEMPTS = 3
+#: Calls with at most this many draws run one draw after another on Python numbers.
+FEW = 16
 #: Above this many grid units of σ the Gaussian's exact arithmetic would leave int64: the grid is coarsened.
 MAX_SIGMA_UNITS = 2**24
+#: A float comparison is trusted only this far (relative) from its threshold; else the exact one decides.
+FLOAT_MARGIN = 2.0**-44
+#: A geometric digit's float inversion is kept within this many units (its scale, or its range).
+DIGIT_REACH = 2**24
 _MAX_SCALE_UNITS = 2**50
-_UINT64_MAX = np.uint64(2**64 - 1)
+_LOW_63 = np.uint64(2**63 - 1)
+_LOW_63_INT = 2**63 - 1
+_TOP_BIT = np.uint64(63)
 
 Indices = NDArray[np.int64]
 
 
-class IntegerSource(Protocol):
-    """Uniform integers for the elements of one sampling call."""
+class WordSource(Protocol):
+    """Uniform 64-bit words for the elements of one sampling call."""
 
-    def below(self, elements: Indices, high: NDArray[np.int64] | int) -> NDArray[np.int64]:
-        """One uniform integer in ``[0, high)`` for each of ``elements`` (``high`` ≤ 2^62, scalar or per element)."""
+    def words(self, elements: Indices, count: int) -> NDArray[np.uint64]:
+        """``(len(elements), count)`` fresh uniform words, row ``i`` for element ``elements[i]``."""
         ...
 
     def copies(self, pending: int, most: int) -> int:
-        """How many attempts (or trials) to run side by side for each of ``pending`` elements, at most ``most``."""
+        """How many attempts to run side by side for each of ``pending`` elements, at most ``most``."""
         ...
 
 
-class GeneratorIntegers:
-    """Integers from a numpy Generator (exact: numpy's bounded integers reject, they do not scale a float)."""
+class GeneratorWords:
+    """Words from a numpy Generator's bit generator (its raw 64-bit outputs, uniform by construction)."""
 
     def __init__(self, rng: np.random.Generator) -> None:
-        self.rng = rng
+        self.raw = rng.bit_generator.random_raw
 
-    def below(self, elements: Indices, high: NDArray[np.int64] | int) -> NDArray[np.int64]:
-        return self.rng.integers(0, high, size=len(elements), dtype=np.int64)
+    def words(self, elements: Indices, count: int) -> NDArray[np.uint64]:
+        return self.raw(len(elements) * count).reshape(len(elements), count)
 
     def copies(self, pending: int, most: int) -> int:
-        # Few pending elements: rounds cost more than draws, so attempts go side by side; many: one each.
+        # Few pending elements: rounds cost more than words, so attempts go side by side; many: one each.
         return most if pending < SIDE_BY_SIDE_BELOW else 1
 
 
-class KeyedIntegers:
-    """Integers from the keyed stream: element ``i`` is row ``rows[i]``, its ``k``-th draw uses counter ``k``.
+class KeyedWords:
+    """Words from the keyed stream: element ``i`` is row ``rows[i]``, its ``k``-th word is the row's word ``k``.
 
-    Each draw takes one 64-bit keyed word ``w`` and returns ``w mod high`` when ``w`` falls below
-    the largest multiple of ``high`` under 2^64, and draws again otherwise (probability at most
-    ``high / 2^64``): exactly uniform, whatever ``high``. Elements of one call are distinct
-    (:meth:`copies` is 1).
+    Elements of one call are distinct (:meth:`copies` is 1), and a row's words are used in an
+    order that depends on its own words only, so its draws do not depend on the rows drawn with it.
     """
 
     def __init__(self, key: bytes, rows: NDArray[np.uint64], stream: int) -> None:
         self.key, self.rows, self.stream = key, np.asarray(rows, dtype=np.uint64), int(stream)
         self.counters = np.zeros(len(self.rows), dtype=np.uint32)
-        # Each row's first words in one AES call (most rows need no more); later words one round at a time.
+        # Each row's first words in one AES call (most rows need no more); later words as they are asked for.
         self.first_words = keyed.random_words(key, self.rows, self.stream, KEYED_WORDS_AHEAD)
 
     def copies(self, pending: int, most: int) -> int:
         # One, never from the batch's size: a row's draws must not depend on the rows drawn with it.
         return 1
 
-    def below(self, elements: Indices, high: NDArray[np.int64] | int) -> NDArray[np.int64]:
-        highs = np.broadcast_to(np.asarray(high, dtype=np.uint64), (len(elements),))
-        values = np.empty(len(elements), dtype=np.uint64)
-        pending = np.arange(len(elements))
-        while pending.size:
-            who = elements[pending]
-            counters = self.counters[who]
-            self.counters[who] += np.uint32(1)
-            ahead = counters < KEYED_WORDS_AHEAD
-            words = np.empty(len(who), dtype=np.uint64)
-            words[ahead] = self.first_words[who[ahead], counters[ahead]]
-            if not ahead.all():
-                words[~ahead] = keyed.words_at(self.key, self.rows[who[~ahead]], self.stream, counters[~ahead])
-            h = highs[pending]
-            value = words % h
-            # w lies in a whole block of h words [w − w mod h, +h) iff that block ends by 2^64.
-            accepted = words - value <= _UINT64_MAX - h + np.uint64(1)
-            values[pending[accepted]] = value[accepted]
-            pending = pending[~accepted]
-        return values.astype(np.int64)
+    def words(self, elements: Indices, count: int) -> NDArray[np.uint64]:
+        counters = (self.counters[elements][:, None] + np.arange(count, dtype=np.uint32)).astype(np.uint32, copy=False)
+        self.counters[elements] += np.uint32(count)
+        who = np.broadcast_to(elements[:, None], counters.shape)
+        ahead = counters < KEYED_WORDS_AHEAD
+        if ahead.all():
+            return self.first_words[who, counters]
+        out = np.empty(counters.shape, dtype=np.uint64)
+        out[ahead] = self.first_words[who[ahead], counters[ahead]]
+        out[~ahead] = keyed.words_at(self.key, self.rows[who[~ahead]], self.stream, counters[~ahead])
+        return out
 
 
-# --- Bernoulli(exp(-γ)) for rational γ (CKS20 Algorithm 1) ---------------------------------
+# --- exact comparisons ----------------------------------------------------------------------
 
 
-def _bernoulli_exp_fraction(
-    source: IntegerSource, elements: Indices, num: NDArray[np.int64], den: NDArray[np.int64]
-) -> NDArray[np.bool_]:
-    """Bernoulli(exp(−num/den)) for 0 ≤ num ≤ den: the first failing trial ``K`` of Bernoulli(γ/k), k = 1, 2, …, is odd."""
-    result = np.empty(len(elements), dtype=bool)
-    trial = np.ones(len(elements), dtype=np.int64)
-    pending = np.arange(len(elements))
-    while pending.size:
-        succeeded = source.below(elements[pending], den[pending] * trial[pending]) < num[pending]
-        stopped = pending[~succeeded]
-        result[stopped] = trial[stopped] % 2 == 1
-        pending = pending[succeeded]
-        trial[pending] += 1
-    return result
+@functools.lru_cache(maxsize=256)  # a bounded digit's search brackets the same exp(−size·rate) each step
+def exp_neg_bracket(x: Fraction, bits: int) -> tuple[int, int]:
+    """Integers ``lo ≤ 2^bits·exp(−x) ≤ hi`` with ``hi − lo`` a few units, for a rational ``x`` ≥ 0.
 
-
-def bernoulli_exp(
-    source: IntegerSource, elements: Indices, num: NDArray[np.int64], den: NDArray[np.int64] | int
-) -> NDArray[np.bool_]:
-    """Exact Bernoulli(exp(−num/den)) for each element (``num`` ≥ 0, ``den`` > 0, integers).
-
-    ``exp(−γ) = exp(−(γ − ⌊γ⌋)) · exp(−1)^⌊γ⌋``: one draw for the fraction, then up to ⌊γ⌋
-    Bernoulli(exp(−1)) draws, stopping at the first failure.
+    ``exp(−x) = exp(−x/2^h)^(2^h)`` with ``x/2^h ≤ 1``; for ``y ≤ 1`` the series of ``exp(−y)``
+    alternates with shrinking terms, so its partial sums bracket it. Every product is rounded
+    outwards, with ``h + 24`` guard bits for the squarings.
     """
-    num = np.asarray(num)
-    den = np.broadcast_to(np.asarray(den, dtype=np.int64), num.shape)
-    whole, part = np.divmod(num, den)
-    result = _bernoulli_exp_fraction(source, elements, part.astype(np.int64), den)
-    used = np.zeros(len(elements), dtype=np.int64)
-    pending = np.flatnonzero(result & (whole > 0))
-    ones = np.ones(len(elements), dtype=np.int64)
-    while pending.size:
-        survived = _bernoulli_exp_fraction(source, elements[pending], ones[pending], ones[pending])
-        result[pending[~survived]] = False
-        used[pending] += 1
-        pending = pending[survived & (used[pending] < whole[pending])]
-    return result
+    if x <= 0:
+        return 1 << bits, 1 << bits
+    if x > bits + 1:  # exp(−x) < 2^-bits
+        return 0, 1
+    halvings = max(0, x.numerator.bit_length() - x.denominator.bit_length() + 1)
+    precision = bits + halvings + 24
+    y = x / (1 << halvings)
+    numerator, denominator = y.numerator, y.denominator
+    lo = hi = term_lo = term_hi = 1 << precision
+    k = 0
+    while term_hi > 1:
+        k += 1
+        term_lo = term_lo * numerator // (denominator * k)
+        term_hi = -(-term_hi * numerator // (denominator * k))
+        if k % 2:
+            lo, hi = lo - term_hi, hi - term_lo
+        else:
+            lo, hi = lo + term_lo, hi + term_hi
+    lo, hi = lo - 1, hi + 1  # the series' remainder is below its last term, at most one unit
+    for _ in range(halvings):
+        lo, hi = (lo * lo) >> precision, -(-(hi * hi) >> precision)
+    shift = precision - bits
+    return max(lo >> shift, 0), -(-hi >> shift)
 
 
-# --- discrete Laplace (CKS20 Algorithm 2) and discrete Gaussian (Algorithm 3) ---------------
+class LazyUniform:
+    """A uniform real ``S`` in [0, 1) of which the first 63 bits are known; more are drawn from the source as needed."""
+
+    def __init__(self, source: WordSource, element: int, top: int) -> None:
+        self.source, self.element, self.value, self.bits = source, element, top, 63
+
+    def below(self, threshold: Callable[[int], tuple[int, int]]) -> bool:
+        """``S < θ``, where ``threshold(p)`` brackets ``2^p·θ`` by integers: exact, with more bits of ``S`` until decided."""
+        while True:
+            precision = self.bits + 8
+            lo, hi = threshold(precision)
+            # S lies in [value, value + 1)·2^-bits.
+            if (self.value + 1) << precision <= lo << self.bits:
+                return True
+            if self.value << precision >= hi << self.bits:
+                return False
+            word = int(self.source.words(np.array([self.element], dtype=np.int64), 1)[0, 0])
+            self.value, self.bits = (self.value << 64) | word, self.bits + 64
 
 
-#: Attempts made side by side for each pending draw: fewer rounds, at the price of unused randomness.
-ATTEMPTS = 4
-#: Bernoulli(exp(−1)) trials made side by side for the geometric part of a discrete Laplace draw.
-TRIALS = 8
+def _ratio_bracket(numerator: tuple[int, int], denominator: tuple[int, int], one: int, bits: int) -> tuple[int, int]:
+    """Bracket ``2^bits·(1 − a)/(1 − c)`` from brackets of ``one·a`` and ``one·c`` (0 ≤ a ≤ c < 1)."""
+    (a_lo, a_hi), (c_lo, c_hi) = numerator, denominator
+    return ((one - a_hi) << bits) // (one - c_lo), -(-((one - a_lo) << bits) // (one - c_hi))
+
+
+def _search_largest(at_least: Callable[[int], bool], low: float, high: float) -> int:
+    """The largest ``d`` ≥ 0 with ``at_least(d)`` (true at 0, monotone), searched from the float guess [low, high]."""
+    lo = int(low) if math.isfinite(low) and low > 0 else 0
+    if not at_least(lo):
+        lo = 0
+    hi = int(high) + 1 if math.isfinite(high) and high + 1 > lo else lo + 1
+    while at_least(hi):  # the guess was short: gallop
+        lo, hi = hi, 2 * hi + 1
+    while hi - lo > 1:
+        middle = (lo + hi) // 2
+        if at_least(middle):
+            lo = middle
+        else:
+            hi = middle
+    return lo
+
+
+# --- geometric digits, discrete Laplace and discrete Gaussian ---------------------------------
+
+
+@dataclass(frozen=True)
+class Digit:
+    """One digit ``D`` of a geometric draw: ``P(D = d) ∝ exp(−d·rate)`` on ``[0, size)`` (or all d ≥ 0 if no size)."""
+
+    weight: int
+    size: int | None
+    rate: Fraction
+    rate_float: float
+    #: ``1 − exp(−size·rate)``: the inverse CDF of a bounded digit is ``−log1p(−S·spread)/rate``.
+    spread: float
+    #: What the float inversion's error is measured against: its scale ``1/rate``, or its range.
+    reach: float
+
+    def at_least(self, uniform: LazyUniform, d: int) -> bool:
+        """``D ≥ d`` for the digit drawn by inversion at ``uniform``, decided exactly."""
+        if d <= 0:
+            return True
+        if self.size is None:  # P(D ≥ d) = exp(−d·rate): D ≥ d iff S < exp(−d·rate)
+            return uniform.below(lambda bits: exp_neg_bracket(d * self.rate, bits))
+        if d >= self.size:
+            return False
+        size = self.size
+
+        def threshold(bits: int) -> tuple[int, int]:  # D ≥ d iff S ≥ (1 − exp(−d·rate)) / (1 − exp(−size·rate))
+            guard = bits + 64
+            return _ratio_bracket(
+                exp_neg_bracket(d * self.rate, guard), exp_neg_bracket(size * self.rate, guard), 1 << guard, bits
+            )
+
+        return not uniform.below(threshold)
+
+
+@functools.lru_cache(maxsize=1024)
+def geometric_digits(scale: Fraction) -> tuple[Digit, ...]:
+    """The digits of a geometric ``G`` with ``P(G = g) ∝ exp(−g/scale)``, lowest first: ``G = Σ weight·D``.
+
+    With ``B = 2^24``, digit ``j < J`` has weight ``B^j`` and ``P(D = d) ∝ exp(−d·B^j/scale)`` on
+    ``[0, B)``, and the top one has weight ``B^J`` and is geometric of ratio ``exp(−B^J/scale)``:
+    the mixed-radix expansion of ``g`` is a bijection and ``exp(−g/scale)`` factorises over the
+    digits, so independent digits give exactly ``G``'s law. ``J`` is the fewest that leave the
+    top digit a scale of at most ``B``, so every digit's float inversion spans at most about
+    ``44·B`` units, and a bounded digit's ``size·rate`` is below 1.
+    """
+    if not 0 < scale <= _MAX_SCALE_UNITS or scale.denominator > _MAX_SCALE_UNITS:
+        raise ValueError(f"discrete Laplace scale out of range: {float(scale)!r}")
+    levels = 0
+    while scale > Fraction(DIGIT_REACH) ** (levels + 1):
+        levels += 1
+    digits = []
+    for level in range(levels + 1):
+        weight = DIGIT_REACH**level
+        rate = weight / scale
+        if level < levels:
+            digits.append(
+                Digit(weight, DIGIT_REACH, rate, float(rate), -math.expm1(-float(rate * DIGIT_REACH)), float(DIGIT_REACH))
+            )
+        else:
+            digits.append(Digit(weight, None, rate, float(rate), 1.0, float(1 / rate)))
+    return tuple(digits)
+
+
+def _digit_draws(source: WordSource, who: Indices, digit: Digit, top: NDArray[np.uint64]) -> NDArray[np.int64]:
+    """One draw of ``digit`` per element by inversion at ``S = top·2^-63 + …``: float where it is sure, else exact."""
+    top_float = top.astype(np.float64)
+    uniform = top_float * 2.0**-63
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if digit.size is None:
+            # D = ⌊−ln S / rate⌋; S's unknown bits below 2^-63 move it by at most reach/top.
+            position = -np.log(uniform) / digit.rate_float
+            margin = FLOAT_MARGIN * (position + digit.reach) + digit.reach / top_float
+        else:
+            position = -np.log1p(-uniform * digit.spread) / digit.rate_float
+            margin = FLOAT_MARGIN * (position + digit.reach)
+        low, high = np.floor(position - margin), np.floor(position + margin)
+    unsure = ~(low == high)  # also where S is 0 to 63 bits (an infinite position)
+    draws = np.where(unsure, 0.0, low).astype(np.int64)
+    for i in np.flatnonzero(unsure):
+        uniform_i = LazyUniform(source, int(who[i]), int(top[i]))
+        draws[i] = _search_largest(functools.partial(digit.at_least, uniform_i), float(low[i]), float(high[i]))
+    return draws
+
+
+def _digit_draw(source: WordSource, element: int, digit: Digit, top: int) -> int:
+    """:func:`_digit_draws` for one element, on Python floats (the same decisions, so the same draw)."""
+    uniform = top * 2.0**-63
+    if digit.size is None:
+        position = -math.log(uniform) / digit.rate_float if top else math.inf
+        margin = FLOAT_MARGIN * (position + digit.reach) + (digit.reach / top if top else math.inf)
+    else:
+        position = -math.log1p(-uniform * digit.spread) / digit.rate_float
+        margin = FLOAT_MARGIN * (position + digit.reach)
+    low, high = position - margin, position + margin
+    if math.isfinite(low) and math.isfinite(high) and math.floor(low) == math.floor(high):
+        return math.floor(low)
+    at_least = functools.partial(digit.at_least, LazyUniform(source, element, top))
+    return _search_largest(at_least, math.floor(low) if math.isfinite(low) else low, high)
+
+
+def geometric(source: WordSource, who: Indices, scale: Fraction, words: NDArray[np.uint64]) -> NDArray[np.int64]:
+    """One geometric draw per element, ``P(G = g) ∝ exp(−g/scale)``, digit ``j`` from the low 63 bits of ``words[:, j]``."""
+    total: NDArray[np.int64] | None = None
+    for column, digit in enumerate(geometric_digits(scale)):
+        draws = _digit_draws(source, who, digit, words[:, column] & _LOW_63)
+        total = draws * digit.weight if total is None else total + draws * digit.weight
+    assert total is not None
+    return total
 
 
 def first_accepted(
-    source: IntegerSource, elements: Indices, attempt: Callable[[Indices], tuple[NDArray[np.int64], NDArray[np.bool_]]]
+    source: WordSource,
+    elements: Indices,
+    attempt: Callable[[Indices], tuple[NDArray[np.int64], NDArray[np.bool_]]],
+    most: int,
 ) -> NDArray[np.int64]:
-    """Run a rejection sampler until each element has a draw, up to :data:`ATTEMPTS` attempts side by side.
+    """Run a rejection sampler until each element has a draw, up to ``most`` attempts side by side.
 
     ``attempt(repeated)`` makes one independent attempt per entry of ``repeated`` (each element
     repeated, adjacently) and says which were accepted; an element keeps its first accepted
@@ -175,8 +331,12 @@ def first_accepted(
     out = np.empty(len(elements), dtype=np.int64)
     pending = np.arange(len(elements))
     while pending.size:
-        copies = source.copies(len(pending), ATTEMPTS)
-        values, accepted = attempt(np.repeat(elements[pending], copies))
+        copies = source.copies(len(pending), most)
+        values, accepted = attempt(np.repeat(elements[pending], copies) if copies > 1 else elements[pending])
+        if copies == 1:
+            out[pending[accepted]] = values[accepted]
+            pending = pending[~accepted]
+            continue
         accepted = accepted.reshape(-1, copies)
         done = accepted.any(axis=1)
         first = np.argmax(accepted, axis=1)
@@ -185,147 +345,165 @@ def first_accepted(
     return out
 
 
-def _geometric_exp_one(source: IntegerSource, elements: Indices) -> NDArray[np.int64]:
-    """The number of Bernoulli(exp(−1)) successes before the first failure, per element (``P(V ≥ v) = e^−v``)."""
-    count = np.zeros(len(elements), dtype=np.int64)
-    running = np.arange(len(elements))
-    while running.size:
-        copies = source.copies(len(running), TRIALS)
-        repeated = np.repeat(elements[running], copies)
-        ones = np.ones(len(repeated), dtype=np.int64)
-        trials = _bernoulli_exp_fraction(source, repeated, ones, ones).reshape(-1, copies)
-        leading = np.where(trials.all(axis=1), copies, np.argmin(trials, axis=1))
-        count[running] += leading
-        running = running[leading == copies]
-    return count
-
-
-def discrete_laplace(source: IntegerSource, elements: Indices, scale: Fraction) -> NDArray[np.int64]:
+def discrete_laplace(source: WordSource, elements: Indices, scale: Fraction) -> NDArray[np.int64]:
     """One draw of the discrete Laplace law ``P(x) ∝ exp(−|x| / scale)`` on the integers per element.
 
-    ``scale = t/s``: ``X = U + t·V`` with ``U`` uniform on ``[0, t)`` kept with probability
-    ``exp(−U/t)`` and ``V`` geometric (Bernoulli(exp(−1)) successes) is geometric with
-    ``P(X = x) ∝ exp(−x/t)``; ``⌊X/s⌋`` then has parameter ``exp(−s/t)``, and a random sign with
-    the double zero rejected makes it two-sided.
+    A sign (the top bit of the first word) and a geometric magnitude ``P(G = g) ∝ exp(−g/scale)``
+    (:func:`geometric`); the pair (negative, 0) is rejected and drawn again, which leaves
+    ``P(x) ∝ exp(−|x|/scale)`` (CKS20, Algorithm 2).
     """
-    t, s = scale.numerator, scale.denominator
-    if not 0 < t <= _MAX_SCALE_UNITS or s > _MAX_SCALE_UNITS:
-        raise ValueError(f"discrete Laplace scale out of range: {float(scale)!r}")
+    digits = geometric_digits(scale)
+    width = len(digits)
+    if len(elements) <= FEW:
+        return _discrete_laplace_few(source, elements, digits)
+    # A draw is rejected with probability (1 − exp(−1/scale))/2: side by side only when that is not rare.
+    most = 1 if -math.expm1(-1 / float(scale)) < 0.02 else ATTEMPTS
 
     def attempt(repeated: Indices) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
-        uniform = source.below(repeated, t)
-        kept = bernoulli_exp(source, repeated, uniform, t)
-        magnitude = (uniform + t * _geometric_exp_one(source, repeated)) // s
-        negative = source.below(repeated, 2) == 1
-        return np.where(negative, -magnitude, magnitude), kept & ~(negative & (magnitude == 0))
+        words = source.words(repeated, width)
+        magnitude = geometric(source, repeated, scale, words)
+        negative = (words[:, 0] >> _TOP_BIT).astype(bool)
+        return np.where(negative, -magnitude, magnitude), ~(negative & (magnitude == 0))
 
-    return first_accepted(source, elements, attempt)
+    return first_accepted(source, elements, attempt, most)
 
 
-def discrete_gaussian(source: IntegerSource, elements: Indices, t: int, m: int) -> NDArray[np.int64]:
+def _discrete_laplace_few(source: WordSource, elements: Indices, digits: tuple[Digit, ...]) -> NDArray[np.int64]:
+    """:func:`discrete_laplace` for a few elements, one after another on Python integers (cheaper than numpy's calls)."""
+    out = [0] * len(elements)
+    rows = elements.tolist()
+    pending = list(range(len(rows)))
+    while pending:
+        rejected = []
+        words = source.words(elements if len(pending) == len(rows) else elements[pending], len(digits)).tolist()
+        for i, row_words in zip(pending, words, strict=True):
+            magnitude = 0
+            for digit, word in zip(digits, row_words, strict=True):
+                magnitude += digit.weight * _digit_draw(source, rows[i], digit, word & _LOW_63_INT)
+            negative = row_words[0] >> 63
+            if negative and magnitude == 0:
+                rejected.append(i)
+            out[i] = -magnitude if negative else magnitude
+        pending = rejected
+    return np.array(out, dtype=np.int64)
+
+
+def _below_exp_neg_one(source: WordSource, element: int, top: int, distance: int, den: int) -> bool:
+    """:func:`_below_exp_neg` for one element, on Python floats (the same decisions)."""
+    exponent = distance * distance / den
+    threshold = math.exp(-exponent)
+    uniform = top * 2.0**-63
+    if abs(uniform - threshold) > FLOAT_MARGIN * (threshold * (exponent + 1) + 2.0**-16):
+        return uniform < threshold
+    square = Fraction(distance * distance, den)
+    return LazyUniform(source, element, top).below(functools.partial(exp_neg_bracket, square))
+
+
+def _below_exp_neg(
+    source: WordSource, who: Indices, top: NDArray[np.uint64], distance: NDArray[np.int64], den: int
+) -> NDArray[np.bool_]:
+    """``S < exp(−distance²/den)`` per element, ``S = top·2^-63 + …``: float where it is sure, else exact."""
+    exponent = distance.astype(np.float64) ** 2 / den
+    threshold = np.exp(-exponent)
+    uniform = top.astype(np.float64) * 2.0**-63
+    # The threshold's float error is a few units of e·(x + 1) in 2^-52; S's unknown bits add under 2^-63.
+    margin = FLOAT_MARGIN * (threshold * (exponent + 1) + 2.0**-16)
+    below = uniform < threshold
+    for i in np.flatnonzero(np.abs(uniform - threshold) <= margin):
+        square = Fraction(int(distance[i]) ** 2, den)
+        below[i] = LazyUniform(source, int(who[i]), int(top[i])).below(functools.partial(exp_neg_bracket, square))
+    return below
+
+
+def discrete_gaussian(source: WordSource, elements: Indices, t: int, m: int) -> NDArray[np.int64]:
     """One draw of the discrete Gaussian ``P(x) ∝ exp(−x² / (2σ²))`` with ``σ² = t·m`` per element.
 
     Rejection from discrete Laplace of scale ``t`` (CKS20 Algorithm 3): a draw ``Y`` is kept
-    with probability ``exp(−(|Y| − σ²/t)² / (2σ²)) = exp(−(|Y| − m)² / (2tm))``; any ``t`` > 0
-    gives the exact law, and ``t ≈ σ`` keeps most draws. With ``σ² = t·m`` every quantity is an
-    integer.
+    with probability ``exp(−(|Y| − σ²/t)² / (2σ²)) = exp(−(|Y| − m)² / (2tm))``, decided by one
+    more lazy uniform; any ``t`` > 0 gives the exact law, and ``t ≈ σ`` keeps most draws.
     """
     den = 2 * t * m
+    if len(elements) <= FEW:
+        out = np.empty(len(elements), dtype=np.int64)
+        pending = np.arange(len(elements))
+        while pending.size:
+            draws = discrete_laplace(source, elements[pending], Fraction(t))
+            tops = (source.words(elements[pending], 1)[:, 0] & _LOW_63).tolist()
+            kept = np.array(
+                [
+                    _below_exp_neg_one(source, int(e), top, abs(abs(int(y)) - m), den)
+                    for e, top, y in zip(elements[pending], tops, draws, strict=True)
+                ],
+                dtype=bool,
+            )
+            out[pending[kept]] = draws[kept]
+            pending = pending[~kept]
+        return out
 
     def attempt(repeated: Indices) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
         draw = discrete_laplace(source, repeated, Fraction(t))
-        distance = np.abs(np.abs(draw) - m)
-        safe = distance < 2**31
-        kept = np.zeros(len(repeated), dtype=bool)
-        kept[safe] = bernoulli_exp(source, repeated[safe], distance[safe] ** 2, den)
-        if not safe.all():  # 2^31 units out (probability about e^-64): the square on Python integers
-            squares = [int(d) ** 2 for d in distance[~safe]]
-            # exp(-whole) for whole >= 2^62 is cut there: every one of 2^62 trials would have to succeed first.
-            whole = np.array([min(q // den, 2**62) for q in squares], dtype=np.int64)
-            part = np.array([q % den for q in squares], dtype=np.int64)
-            far = repeated[~safe]
-            fraction = _bernoulli_exp_fraction(source, far, part, np.full(len(part), den))
-            kept[~safe] = fraction & bernoulli_exp(source, far, whole, 1)
-        return draw, kept
+        top = source.words(repeated, 1)[:, 0] & _LOW_63
+        return draw, _below_exp_neg(source, repeated, top, np.abs(np.abs(draw) - m), den)
 
-    return first_accepted(source, elements, attempt)
+    return first_accepted(source, elements, attempt, ATTEMPTS)
 
 
 # --- grids --------------------------------------------------------------------------------
 
 
 def power_of_two_below(value: float) -> float:
-    """The largest power of two ≤ ``value`` (> 0)."""
+    """The largest power of two ≤ ``value`` (positive and finite; a grid must be a normal float)."""
+    if not (value >= np.finfo(np.float64).tiny and math.isfinite(value)):
+        raise ValueError(f"no noise grid for a sensitivity this small or large: {value!r}")
     mantissa, exponent = math.frexp(value)
     return math.ldexp(1.0, exponent - 1)
 
 
 def to_grid(values: NDArray[np.float64], grid: float) -> NDArray[np.int64]:
-    """``⌊values/grid + ½⌋``: monotone, so two values ``d`` grid steps apart land fewer than ``d + 1`` steps apart."""
-    units = np.floor(values / grid + 0.5)
-    if units.size and np.abs(units).max() >= 2**62:
-        raise ValueError("a value is too large for its noise grid")
+    """``values/grid`` rounded to the nearest integer (ties to even); ``ValueError`` for one too large or not finite.
+
+    ``values/grid`` is exact (a power-of-two grid), and ``rint`` rounds it once, monotonically
+    and by at most ½: two values ``d`` grid steps apart land at most ``d + 1`` steps apart. (A
+    float ``⌊x + ½⌋`` would round the sum first, and above 2^52 move a value by a whole step.)
+    """
+    units = np.rint(values / grid)
+    if not (np.abs(units) < 2**62).all():
+        raise ValueError("a value is too large for its noise grid, or not a finite number")
     return units.astype(np.int64)
 
 
 @functools.lru_cache(maxsize=1024)
-def laplace_plan(sensitivity: float, scale: float, size: int) -> tuple[float, Fraction]:
+def laplace_plan(sensitivity: float, scale: Fraction, size: int) -> tuple[float, Fraction]:
     """The grid and the discrete Laplace scale (in grid units) for an L1-``sensitivity`` query of ``size`` values.
 
-    The grid is the largest power of two ≤ sensitivity / (4096·size). Rounding each value to it
-    moves an L1 distance of Δ by less than one step per value, so the rounded query has L1
-    sensitivity below ``Δ/grid + size`` steps, at most 1/4096 more than Δ; the noise scale in
-    steps is that times ``scale/Δ`` (ε⁻¹), rounded up to a whole number.
+    ``scale`` is the continuous law's Δ/ε as an exact rational (of the floats Δ and ε, never a
+    rounded float quotient, which can land one unit in the last place below Δ/ε). The grid is
+    the largest power of two ≤ Δ/(4096·size). Rounding each value to it moves an L1 distance
+    of Δ by at most one step per value, so the rounded query has L1 sensitivity at most
+    ``Δ/grid + size`` steps, at most 1/4096 more than Δ; the noise scale in steps is that times
+    ``scale/Δ`` (that is, divided by ε), rounded up to a whole number.
     """
-    grid = power_of_two_below(sensitivity / (GRID_STEPS * max(size, 1)))
-    steps = Fraction(sensitivity) / Fraction(grid) + max(size, 1)
-    # Δ/ε computed in floats can land one unit in the last place below the true scale: the next float up never does.
-    return grid, Fraction(math.ceil(steps * Fraction(math.nextafter(scale, math.inf)) / Fraction(sensitivity)))
+    size = max(size, 1)
+    grid = power_of_two_below(sensitivity / (GRID_STEPS * size))
+    steps = Fraction(sensitivity) / Fraction(grid) + size
+    return grid, Fraction(math.ceil(steps * scale / Fraction(sensitivity)))
 
 
 @functools.lru_cache(maxsize=1024)
-def gaussian_plan(sensitivity: float, sigma: float, size: int) -> tuple[float, int, int]:
-    """The grid and the discrete Gaussian's ``(t, m)`` (``σ² = t·m`` grid units²) for an L2-``sensitivity`` query.
+def gaussian_plan(sensitivity: float, rho: float, size: int) -> tuple[float, int, int]:
+    """The grid and the discrete Gaussian's ``(t, m)`` (``σ² = t·m`` grid units²) for an L2-``sensitivity`` query at ρ.
 
     The grid is the largest power of two ≤ Δ₂/(4096·√size), or ≥ σ/2^24 when that is coarser
-    (the exact arithmetic's range). Rounding moves an L2 distance by less than √size steps, so
-    the rounded query's L2 sensitivity is below ``Δ₂/grid + ⌈√size⌉`` steps, and σ in steps is
-    scaled from σ/Δ₂ and rounded up: the discrete Gaussian has the same zCDP bound
-    ``ρ = Δ²/(2σ²)`` as the continuous one (CKS20, Theorem 14).
+    (the exact arithmetic's range). Rounding moves an L2 distance by at most √size steps, so the
+    rounded query's L2 sensitivity is at most ``s = Δ₂/grid + ⌈√size⌉`` steps, and ``t·m`` is the
+    exact rational ``s²/(2ρ)`` rounded up: the discrete Gaussian is then ρ-zCDP, as
+    ``ρ = s²/(2σ²)`` (CKS20, Theorem 14), the same bound as the continuous one's.
     """
     root = math.isqrt(max(size, 1) - 1) + 1  # ⌈√size⌉
+    sigma = sensitivity / math.sqrt(2.0 * rho)  # only to choose the grid
     grid = power_of_two_below(max(sensitivity / (GRID_STEPS * root), sigma / MAX_SIGMA_UNITS))
     steps = Fraction(sensitivity) / Fraction(grid) + root
-    variance = (steps * Fraction(sigma) / Fraction(sensitivity)) ** 2
+    variance = steps**2 / (2 * Fraction(rho))
     t = math.isqrt(math.floor(variance)) + 1
     m = math.ceil(variance / t)
     return grid, t, m
-
-
-class NoisePool:
-    """Draws made ahead, in batches, for a mechanism called many times on small arrays (DP-SGD's steps, a tree's levels).
-
-    The noise of one law is i.i.d. and independent of every query, so drawing it before the
-    queries are known changes nothing in the output's law; batching only amortises the
-    rounds of the vectorised samplers. A batch doubles (from 1024 to 2^20 draws) each time
-    a law's pool runs dry after its first call.
-    """
-
-    def __init__(self, rng: np.random.Generator) -> None:
-        self.source = GeneratorIntegers(rng)
-        self._pools: dict[tuple[object, ...], tuple[NDArray[np.int64], int]] = {}
-
-    def laplace(self, scale: Fraction, n: int) -> NDArray[np.int64]:
-        return self._take(("laplace", scale), n, lambda k: discrete_laplace(self.source, np.arange(k), scale))
-
-    def gaussian(self, t: int, m: int, n: int) -> NDArray[np.int64]:
-        return self._take(("gaussian", t, m), n, lambda k: discrete_gaussian(self.source, np.arange(k), t, m))
-
-    def _take(self, law: tuple[object, ...], n: int, sample: Callable[[int], NDArray[np.int64]]) -> NDArray[np.int64]:
-        pool, batch = self._pools.get(law, (np.empty(0, dtype=np.int64), 0))
-        if len(pool) < n:
-            # The first call draws what it needs (many mechanisms are called once); later ones draw ahead.
-            pool = np.concatenate([pool, sample(max(batch, n - len(pool)))])
-            batch = min(max(2 * batch, 1024), 2**20)
-        self._pools[law] = (pool[n:], batch)
-        return pool[:n]

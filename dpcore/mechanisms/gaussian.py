@@ -8,7 +8,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dpcore.mechanisms import exact
-from dpcore.mechanisms._base import Mechanism
+from dpcore.mechanisms._base import Mechanism, grid_units, refuse_non_finite
 from dpcore.validation import RandomStateLike, check_delta, check_epsilon
 
 
@@ -56,7 +56,7 @@ class Gaussian(Mechanism):
 
     def grid_for(self, size: int) -> float:
         """The grid an array of ``size`` values is released on (0: no noise, no rounding)."""
-        return exact.gaussian_plan(self.sensitivity, self.sigma, size)[0] if self.sensitivity > 0 else 0.0
+        return exact.gaussian_plan(self.sensitivity, self.rho, size)[0] if self.sensitivity > 0 else 0.0
 
     @property
     def grid(self) -> float:
@@ -67,9 +67,9 @@ class Gaussian(Mechanism):
         """Return ``values`` plus independent discrete Gaussian noise (any shape), on :meth:`grid_for` its size."""
         values = np.asarray(values, dtype=float)
         if self.sensitivity == 0 or values.size == 0:
+            refuse_non_finite(values)
             return self._released(values, values.copy())
-        grid, t, m = exact.gaussian_plan(self.sensitivity, self.sigma, values.size)
-        finite = np.isfinite(values)
-        units = exact.to_grid(np.where(finite, values, 0.0), grid).ravel()
-        noisy = ((units + self._pool.gaussian(t, m, values.size)) * grid).reshape(values.shape)
-        return self._released(values, np.where(finite, noisy, values))
+        grid, t, m = exact.gaussian_plan(self.sensitivity, self.rho, values.size)
+        units = grid_units(values, grid)
+        noise = exact.discrete_gaussian(exact.GeneratorWords(self.rng), np.arange(values.size), t, m)
+        return self._released(values, (units + noise.reshape(values.shape)) * grid)

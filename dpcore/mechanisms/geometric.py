@@ -8,6 +8,7 @@ from fractions import Fraction
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from dpcore.mechanisms import exact
 from dpcore.mechanisms._base import Mechanism
 from dpcore.validation import RandomStateLike
 
@@ -50,7 +51,10 @@ class Geometric(Mechanism):
         if values.size and not np.all(np.equal(np.mod(values, 1), 0)):
             raise ValueError("the geometric mechanism takes whole-number values (counts)")
         values = values.astype(np.int64)
-        return self._released(values, values + self._pool.laplace(self.noise_scale, values.size).reshape(values.shape))
+        return self._released(values, values + self._noise(values.size).reshape(values.shape))
+
+    def _noise(self, size: int) -> NDArray[np.int64]:
+        return exact.discrete_laplace(exact.GeneratorWords(self.rng), np.arange(size), self.noise_scale)
 
     @property
     def noise_scale(self) -> Fraction:

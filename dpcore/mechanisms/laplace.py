@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dpcore.mechanisms import exact
-from dpcore.mechanisms._base import Mechanism
+from dpcore.mechanisms._base import Mechanism, grid_units, refuse_non_finite
 
 
 class Laplace(Mechanism):
@@ -40,12 +42,17 @@ class Laplace(Mechanism):
         return self.sensitivity / self.epsilon
 
     @property
+    def noise_scale(self) -> Fraction:
+        """Δ/ε exactly, on the rationals of the floats Δ and ε: what the grid's noise scale is calibrated from."""
+        return Fraction(self.sensitivity) / Fraction(self.epsilon)
+
+    @property
     def variance(self) -> float:
         return 2.0 * self.scale**2
 
     def grid_for(self, size: int) -> float:
         """The grid an array of ``size`` values is released on (0: no noise, no rounding)."""
-        return exact.laplace_plan(self.sensitivity, self.scale, size)[0] if self.sensitivity > 0 else 0.0
+        return exact.laplace_plan(self.sensitivity, self.noise_scale, size)[0] if self.sensitivity > 0 else 0.0
 
     @property
     def grid(self) -> float:
@@ -60,24 +67,19 @@ class Laplace(Mechanism):
     def randomise_keyed(self, values: ArrayLike, key: bytes, rows: ArrayLike, stream: int) -> NDArray[np.float64]:
         """:meth:`randomise` of a 1-D array of per-row values, each with its own keyed randomness.
 
-        Value ``i`` is row ``rows[i]`` and draws its integers from (``key``, its row, ``stream``)
-        (:class:`~dpcore.mechanisms.exact.KeyedIntegers`); its grid is the one of a single value,
+        Value ``i`` is row ``rows[i]`` and draws its words from (``key``, its row, ``stream``)
+        (:class:`~dpcore.mechanisms.exact.KeyedWords`); its grid is the one of a single value,
         since one record changes one row.
         """
         values = np.asarray(values, dtype=float).ravel()
-        source = exact.KeyedIntegers(key, np.asarray(rows, dtype=np.uint64), stream)
-        return self._noised(values, source)
+        return self._noised(values, exact.KeyedWords(key, np.asarray(rows, dtype=np.uint64), stream))
 
-    def _noised(self, values: NDArray[np.float64], source: exact.KeyedIntegers | None) -> NDArray[np.float64]:
-        """Grid values plus discrete Laplace steps: from ``source``, one value a row, or else from the pool."""
+    def _noised(self, values: NDArray[np.float64], source: exact.KeyedWords | None) -> NDArray[np.float64]:
+        """Grid values plus discrete Laplace steps: from ``source``, one value a row, or else from :attr:`rng`."""
         if self.sensitivity == 0 or values.size == 0:
+            refuse_non_finite(values)
             return self._released(values, values.copy())
-        grid, scale = exact.laplace_plan(self.sensitivity, self.scale, 1 if source is not None else values.size)
-        if source is None:
-            noise = self._pool.laplace(scale, values.size)
-        else:
-            noise = exact.discrete_laplace(source, np.arange(values.size), scale)
-        finite = np.isfinite(values)
-        units = exact.to_grid(np.where(finite, values, 0.0), grid).ravel()
-        noisy = (units + noise) * grid
-        return self._released(values, np.where(finite, noisy.reshape(values.shape), values))
+        grid, scale = exact.laplace_plan(self.sensitivity, self.noise_scale, 1 if source is not None else values.size)
+        units = grid_units(values, grid)
+        noise = exact.discrete_laplace(source or exact.GeneratorWords(self.rng), np.arange(values.size), scale)
+        return self._released(values, (units + noise.reshape(values.shape)) * grid)
