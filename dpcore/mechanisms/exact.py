@@ -65,7 +65,6 @@ DIGIT_REACH = 2**24
 _MAX_SCALE_UNITS = 2**50
 _LOW_63 = np.uint64(2**63 - 1)
 _LOW_63_INT = 2**63 - 1
-_TOP_BIT = np.uint64(63)
 
 Indices = NDArray[np.int64]
 
@@ -306,16 +305,6 @@ def _digit_draw(source: WordSource, element: int, digit: Digit, top: int) -> int
     return _search_largest(at_least, math.floor(low) if math.isfinite(low) else low, high)
 
 
-def geometric(source: WordSource, who: Indices, scale: Fraction, words: NDArray[np.uint64]) -> NDArray[np.int64]:
-    """One geometric draw per element, ``P(G = g) ∝ exp(−g/scale)``, digit ``j`` from the low 63 bits of ``words[:, j]``."""
-    total: NDArray[np.int64] | None = None
-    for column, digit in enumerate(geometric_digits(scale)):
-        draws = _digit_draws(source, who, digit, words[:, column] & _LOW_63)
-        total = draws * digit.weight if total is None else total + draws * digit.weight
-    assert total is not None
-    return total
-
-
 def first_accepted(
     source: WordSource,
     elements: Indices,
@@ -330,6 +319,12 @@ def first_accepted(
     """
     out = np.empty(len(elements), dtype=np.int64)
     pending = np.arange(len(elements))
+    if source.copies(len(pending), most) == 1:  # many draws: a first round of one attempt each, most often the last
+        values, accepted = attempt(elements)
+        if accepted.all():
+            return values
+        out[accepted] = values[accepted]
+        pending = pending[~accepted]
     while pending.size:
         copies = source.copies(len(pending), most)
         values, accepted = attempt(np.repeat(elements[pending], copies) if copies > 1 else elements[pending])
@@ -345,47 +340,81 @@ def first_accepted(
     return out
 
 
-def discrete_laplace(source: WordSource, elements: Indices, scale: Fraction) -> NDArray[np.int64]:
-    """One draw of the discrete Laplace law ``P(x) ∝ exp(−|x| / scale)`` on the integers per element.
+def _signed_draws(
+    source: WordSource, who: Indices, digits: tuple[Digit, ...], words: NDArray[np.uint64]
+) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
+    """Discrete Laplace attempts from ``words[:, :len(digits)]``: a sign (top bit of the first) and a geometric magnitude.
 
-    A sign (the top bit of the first word) and a geometric magnitude ``P(G = g) ∝ exp(−g/scale)``
-    (:func:`geometric`); the pair (negative, 0) is rejected and drawn again, which leaves
-    ``P(x) ∝ exp(−|x|/scale)`` (CKS20, Algorithm 2).
+    Returns the signed draws and which are kept: the pair (negative, 0) is rejected, which
+    leaves ``P(x) ∝ exp(−|x|/scale)`` (CKS20, Algorithm 2's last step).
     """
-    digits = geometric_digits(scale)
-    width = len(digits)
-    if len(elements) <= FEW:
-        return _discrete_laplace_few(source, elements, digits)
-    # A draw is rejected with probability (1 − exp(−1/scale))/2: side by side only when that is not rare.
-    most = 1 if -math.expm1(-1 / float(scale)) < 0.02 else ATTEMPTS
-
-    def attempt(repeated: Indices) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
-        words = source.words(repeated, width)
-        magnitude = geometric(source, repeated, scale, words)
-        negative = (words[:, 0] >> _TOP_BIT).astype(bool)
-        return np.where(negative, -magnitude, magnitude), ~(negative & (magnitude == 0))
-
-    return first_accepted(source, elements, attempt, most)
+    draws: NDArray[np.int64] | None = None
+    for column, digit in enumerate(digits):
+        digit_draws = _digit_draws(source, who, digit, words[:, column] & _LOW_63)
+        if digit.weight > 1:
+            digit_draws *= digit.weight
+        draws = digit_draws if draws is None else draws + digit_draws
+    assert draws is not None
+    negative = words[:, 0] > _LOW_63
+    kept = ~(negative & (draws == 0))
+    return np.negative(draws, out=draws, where=negative), kept
 
 
-def _discrete_laplace_few(source: WordSource, elements: Indices, digits: tuple[Digit, ...]) -> NDArray[np.int64]:
-    """:func:`discrete_laplace` for a few elements, one after another on Python integers (cheaper than numpy's calls)."""
+def _signed_draw(source: WordSource, element: int, digits: tuple[Digit, ...], words: list[int]) -> int | None:
+    """:func:`_signed_draws` for one element on Python integers (the same decisions): its draw, or None if rejected."""
+    magnitude = _digit_draw(source, element, digits[0], words[0] & _LOW_63_INT)
+    for column in range(1, len(digits)):
+        magnitude += digits[column].weight * _digit_draw(source, element, digits[column], words[column] & _LOW_63_INT)
+    if words[0] >> 63:
+        return -magnitude if magnitude else None
+    return magnitude
+
+
+def _few_draws(
+    source: WordSource, elements: Indices, width: int, draw: Callable[[int, list[int]], int | None], most: int
+) -> NDArray[np.int64]:
+    """A rejection sampler for a few elements, one after another: ``draw(element, words)`` is one attempt (None: rejected).
+
+    Every round draws the words of up to ``most`` attempts for each pending element in one
+    call (:meth:`WordSource.copies`: one for keyed words, whose rows use them as in the
+    vectorised samplers, so keyed draws do not depend on the path).
+    """
     out = [0] * len(elements)
     rows = elements.tolist()
     pending = list(range(len(rows)))
     while pending:
+        copies = source.copies(len(pending), most)
         rejected = []
-        words = source.words(elements if len(pending) == len(rows) else elements[pending], len(digits)).tolist()
+        words = source.words(elements if len(pending) == len(rows) else elements[pending], width * copies).tolist()
         for i, row_words in zip(pending, words, strict=True):
-            magnitude = 0
-            for digit, word in zip(digits, row_words, strict=True):
-                magnitude += digit.weight * _digit_draw(source, rows[i], digit, word & _LOW_63_INT)
-            negative = row_words[0] >> 63
-            if negative and magnitude == 0:
+            for copy in range(copies):
+                value = draw(rows[i], row_words[copy * width : (copy + 1) * width])
+                if value is not None:
+                    out[i] = value
+                    break
+            else:
                 rejected.append(i)
-            out[i] = -magnitude if negative else magnitude
         pending = rejected
     return np.array(out, dtype=np.int64)
+
+
+def discrete_laplace(source: WordSource, elements: Indices, scale: Fraction) -> NDArray[np.int64]:
+    """One draw of the discrete Laplace law ``P(x) ∝ exp(−|x| / scale)`` on the integers per element.
+
+    A sign and a geometric magnitude ``P(G = g) ∝ exp(−g/scale)`` (:func:`geometric_digits`),
+    one word per digit; the pair (negative, 0) is rejected and drawn again (CKS20, Algorithm 2).
+    """
+    digits = geometric_digits(scale)
+    width = len(digits)
+    # A draw is rejected with probability (1 − exp(−1/scale))/2: side by side only when that is not rare.
+    most = 1 if digits[-1].reach > 50 else ATTEMPTS
+    if len(elements) <= FEW:
+        return _few_draws(source, elements, width, lambda element, words: _signed_draw(source, element, digits, words), most)
+
+    def attempt(repeated: Indices) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
+        return _signed_draws(source, repeated, digits, source.words(repeated, width))
+
+    return first_accepted(source, elements, attempt, most)
 
 
 def _below_exp_neg_one(source: WordSource, element: int, top: int, distance: int, den: int) -> bool:
@@ -418,32 +447,30 @@ def _below_exp_neg(
 def discrete_gaussian(source: WordSource, elements: Indices, t: int, m: int) -> NDArray[np.int64]:
     """One draw of the discrete Gaussian ``P(x) ∝ exp(−x² / (2σ²))`` with ``σ² = t·m`` per element.
 
-    Rejection from discrete Laplace of scale ``t`` (CKS20 Algorithm 3): a draw ``Y`` is kept
-    with probability ``exp(−(|Y| − σ²/t)² / (2σ²)) = exp(−(|Y| − m)² / (2tm))``, decided by one
-    more lazy uniform; any ``t`` > 0 gives the exact law, and ``t ≈ σ`` keeps most draws.
+    Rejection from discrete Laplace of scale ``t`` (CKS20 Algorithm 3): an attempt draws a
+    discrete Laplace ``Y`` and keeps it with probability ``exp(−(|Y| − σ²/t)² / (2σ²)) =
+    exp(−(|Y| − m)² / (2tm))``, decided by one more lazy uniform; an attempt whose ``Y`` is the
+    rejected (negative, 0) is dropped whole, which leaves ``Y``'s law as it is. Any ``t`` > 0
+    gives the exact law, and ``t ≈ σ`` keeps most attempts. Each attempt takes one word per
+    digit and one for the decision.
     """
-    den = 2 * t * m
+    digits = geometric_digits(Fraction(t))
+    width, den = len(digits), 2 * t * m
+
+    def one(element: int, words: list[int]) -> int | None:
+        draw = _signed_draw(source, element, digits, words)
+        if draw is None or not _below_exp_neg_one(source, element, words[width] & _LOW_63_INT, abs(abs(draw) - m), den):
+            return None
+        return draw
+
     if len(elements) <= FEW:
-        out = np.empty(len(elements), dtype=np.int64)
-        pending = np.arange(len(elements))
-        while pending.size:
-            draws = discrete_laplace(source, elements[pending], Fraction(t))
-            tops = (source.words(elements[pending], 1)[:, 0] & _LOW_63).tolist()
-            kept = np.array(
-                [
-                    _below_exp_neg_one(source, int(e), top, abs(abs(int(y)) - m), den)
-                    for e, top, y in zip(elements[pending], tops, draws, strict=True)
-                ],
-                dtype=bool,
-            )
-            out[pending[kept]] = draws[kept]
-            pending = pending[~kept]
-        return out
+        return _few_draws(source, elements, width + 1, one, 2)
 
     def attempt(repeated: Indices) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
-        draw = discrete_laplace(source, repeated, Fraction(t))
-        top = source.words(repeated, 1)[:, 0] & _LOW_63
-        return draw, _below_exp_neg(source, repeated, top, np.abs(np.abs(draw) - m), den)
+        words = source.words(repeated, width + 1)
+        draws, kept = _signed_draws(source, repeated, digits, words)
+        kept &= _below_exp_neg(source, repeated, words[:, width] & _LOW_63, np.abs(np.abs(draws) - m), den)
+        return draws, kept
 
     return first_accepted(source, elements, attempt, ATTEMPTS)
 
@@ -467,26 +494,25 @@ def to_grid(values: NDArray[np.float64], grid: float) -> NDArray[np.int64]:
     float ``⌊x + ½⌋`` would round the sum first, and above 2^52 move a value by a whole step.)
     """
     units = np.rint(values / grid)
-    if not (np.abs(units) < 2**62).all():
+    if units.size and not np.abs(units).max() < 2**62:  # NaN fails too
         raise ValueError("a value is too large for its noise grid, or not a finite number")
     return units.astype(np.int64)
 
 
 @functools.lru_cache(maxsize=1024)
-def laplace_plan(sensitivity: float, scale: Fraction, size: int) -> tuple[float, Fraction]:
-    """The grid and the discrete Laplace scale (in grid units) for an L1-``sensitivity`` query of ``size`` values.
+def laplace_plan(sensitivity: float, epsilon: float, size: int) -> tuple[float, Fraction]:
+    """The grid and the discrete Laplace scale (in grid units) for an L1-``sensitivity`` query of ``size`` values at ε.
 
-    ``scale`` is the continuous law's Δ/ε as an exact rational (of the floats Δ and ε, never a
-    rounded float quotient, which can land one unit in the last place below Δ/ε). The grid is
-    the largest power of two ≤ Δ/(4096·size). Rounding each value to it moves an L1 distance
-    of Δ by at most one step per value, so the rounded query has L1 sensitivity at most
-    ``Δ/grid + size`` steps, at most 1/4096 more than Δ; the noise scale in steps is that times
-    ``scale/Δ`` (that is, divided by ε), rounded up to a whole number.
+    The grid is the largest power of two ≤ Δ/(4096·size). Rounding each value to it moves an
+    L1 distance of Δ by at most one step per value, so the rounded query has L1 sensitivity at
+    most ``Δ/grid + size`` steps, at most 1/4096 more than Δ; the noise scale in steps is that
+    divided by ε, computed on the exact rationals of the floats Δ and ε (a float quotient Δ/ε
+    can land one unit in the last place below the true one) and rounded up to a whole number.
     """
     size = max(size, 1)
     grid = power_of_two_below(sensitivity / (GRID_STEPS * size))
     steps = Fraction(sensitivity) / Fraction(grid) + size
-    return grid, Fraction(math.ceil(steps * scale / Fraction(sensitivity)))
+    return grid, Fraction(math.ceil(steps / Fraction(epsilon)))
 
 
 @functools.lru_cache(maxsize=1024)

@@ -42,17 +42,16 @@ class Laplace(Mechanism):
         return self.sensitivity / self.epsilon
 
     @property
-    def noise_scale(self) -> Fraction:
-        """Δ/ε exactly, on the rationals of the floats Δ and ε: what the grid's noise scale is calibrated from."""
-        return Fraction(self.sensitivity) / Fraction(self.epsilon)
-
-    @property
     def variance(self) -> float:
         return 2.0 * self.scale**2
 
+    def noise_plan(self, size: int) -> tuple[float, Fraction]:
+        """The grid of an array of ``size`` values and its noise scale in grid steps (:func:`~dpcore.mechanisms.exact.laplace_plan`)."""
+        return exact.laplace_plan(self.sensitivity, self.epsilon, size)
+
     def grid_for(self, size: int) -> float:
         """The grid an array of ``size`` values is released on (0: no noise, no rounding)."""
-        return exact.laplace_plan(self.sensitivity, self.noise_scale, size)[0] if self.sensitivity > 0 else 0.0
+        return self.noise_plan(size)[0] if self.sensitivity > 0 else 0.0
 
     @property
     def grid(self) -> float:
@@ -79,7 +78,7 @@ class Laplace(Mechanism):
         if self.sensitivity == 0 or values.size == 0:
             refuse_non_finite(values)
             return self._released(values, values.copy())
-        grid, scale = exact.laplace_plan(self.sensitivity, self.noise_scale, 1 if source is not None else values.size)
+        grid, scale = self.noise_plan(1 if source is not None else values.size)
         units = grid_units(values, grid)
         noise = exact.discrete_laplace(source or exact.GeneratorWords(self.rng), np.arange(values.size), scale)
         return self._released(values, (units + noise.reshape(values.shape)) * grid)

@@ -105,7 +105,7 @@ def test_keyed_words_are_the_rows_words_in_order():
 def test_laplace_outputs_are_grid_values_with_discrete_laplace_noise(epsilon, sensitivity):
     mechanism = Laplace(epsilon, sensitivity, random_state=6)
     size = N_DRAWS
-    grid, scale = exact.laplace_plan(sensitivity, mechanism.noise_scale, size)
+    grid, scale = exact.laplace_plan(sensitivity, epsilon, size)
     assert grid == mechanism.grid_for(size) and grid <= sensitivity / (4096 * size)
     value = 0.3 * grid + 2.0  # off the grid: rounded to 2.0 first
     steps = mechanism.randomise(np.full(size, value)) / grid

@@ -60,17 +60,17 @@ def test_scalar_and_list_inputs():
 class HalvedSensitivityLaplace(Laplace):
     """A calibration bug: the noise scale uses half the declared sensitivity (so really 2ε-DP)."""
 
-    @property
-    def noise_scale(self) -> Fraction:
-        return Fraction(self.sensitivity) / (2 * Fraction(self.epsilon))
+    def noise_plan(self, size: int) -> tuple[float, Fraction]:
+        grid, scale = super().noise_plan(size)
+        return grid, scale / 2
 
 
 class EpsilonAsScaleLaplace(Laplace):
     """A classic slip: noise scale ε instead of Δ/ε (at ε = 0.5, Δ = 1 the real ε is 2)."""
 
-    @property
-    def noise_scale(self) -> Fraction:
-        return Fraction(self.epsilon)
+    def noise_plan(self, size: int) -> tuple[float, Fraction]:
+        grid, _scale = super().noise_plan(size)
+        return grid, Fraction(self.epsilon) / Fraction(grid)
 
 
 COUNT_EDGES = 10.5 + np.arange(-6.0, 6.5, 0.5)  # 25 cut points around the two answers: 27 outcomes
