@@ -51,11 +51,13 @@ GRID_STEPS = 4096
 #: Keyed words made ahead for every row: one AES block, what a discrete Laplace draw up to scale 2^24 takes.
 KEYED_WORDS_AHEAD = 2
 #: A generator's samplers run attempts side by side while fewer elements than this are pending.
-SIDE_BY_SIDE_BELOW = 2048
+SIDE_BY_SIDE_BELOW = 256
 #: Attempts made side by side for each pending draw when rejections are likely: fewer rounds, unused words.
 ATTEMPTS = 3
+#: Below this scale a discrete Laplace draw is a difference of two geometrics; above, a sign and one (rejecting −0).
+SIGNED_FROM = 64
 #: Calls with at most this many draws run one draw after another on Python numbers.
-FEW = 16
+FEW = 32
 #: Above this many grid units of σ the Gaussian's exact arithmetic would leave int64: the grid is coarsened.
 MAX_SIGMA_UNITS = 2**24
 #: A float comparison is trusted only this far (relative) from its threshold; else the exact one decides.
@@ -275,18 +277,24 @@ def _digit_draws(source: WordSource, who: Indices, digit: Digit, top: NDArray[np
     with np.errstate(divide="ignore", invalid="ignore"):
         if digit.size is None:
             # D = ⌊−ln S / rate⌋; S's unknown bits below 2^-63 move it by at most reach/top.
-            position = -np.log(uniform) / digit.rate_float
-            margin = FLOAT_MARGIN * (position + digit.reach) + digit.reach / top_float
+            position = np.log(uniform)
+            position *= -1 / digit.rate_float
+            margin = np.divide(digit.reach, top_float, out=top_float)
+            margin += FLOAT_MARGIN * digit.reach
         else:
-            position = -np.log1p(-uniform * digit.spread) / digit.rate_float
-            margin = FLOAT_MARGIN * (position + digit.reach)
-        low, high = np.floor(position - margin), np.floor(position + margin)
-    unsure = ~(low == high)  # also where S is 0 to 63 bits (an infinite position)
-    draws = np.where(unsure, 0.0, low).astype(np.int64)
-    for i in np.flatnonzero(unsure):
-        uniform_i = LazyUniform(source, int(who[i]), int(top[i]))
-        draws[i] = _search_largest(functools.partial(digit.at_least, uniform_i), float(low[i]), float(high[i]))
-    return draws
+            position = np.log1p(np.multiply(uniform, -digit.spread, out=uniform))
+            position *= -1 / digit.rate_float
+            margin = np.full_like(position, FLOAT_MARGIN * digit.reach)
+        margin += FLOAT_MARGIN * position
+        low = np.floor(position - margin)
+        high = np.floor(np.add(position, margin, out=position))
+        unsure = np.flatnonzero(high != low)  # NaN too: S is 0 to 63 bits
+    exact_draws = [
+        _search_largest(functools.partial(digit.at_least, LazyUniform(source, int(who[i]), int(top[i]))), low[i], high[i])
+        for i in unsure
+    ]
+    low[unsure] = exact_draws
+    return low.astype(np.int64)
 
 
 def _digit_draw(source: WordSource, element: int, digit: Digit, top: int) -> int:
@@ -340,6 +348,26 @@ def first_accepted(
     return out
 
 
+def _geometric_draws(source: WordSource, who: Indices, digits: tuple[Digit, ...], words: NDArray[np.uint64]) -> NDArray[np.int64]:
+    """One geometric ``P(G = g) ∝ exp(−g/scale)`` per element, digit ``j`` from the low 63 bits of ``words[:, j]``."""
+    draws: NDArray[np.int64] | None = None
+    for column, digit in enumerate(digits):
+        digit_draws = _digit_draws(source, who, digit, words[:, column] & _LOW_63)
+        if digit.weight > 1:
+            digit_draws *= digit.weight
+        draws = digit_draws if draws is None else draws + digit_draws
+    assert draws is not None
+    return draws
+
+
+def _geometric_draw(source: WordSource, element: int, digits: tuple[Digit, ...], words: list[int]) -> int:
+    """:func:`_geometric_draws` for one element on Python numbers (the same decisions, so the same draw)."""
+    draw = _digit_draw(source, element, digits[0], words[0] & _LOW_63_INT)
+    for column in range(1, len(digits)):
+        draw += digits[column].weight * _digit_draw(source, element, digits[column], words[column] & _LOW_63_INT)
+    return draw
+
+
 def _signed_draws(
     source: WordSource, who: Indices, digits: tuple[Digit, ...], words: NDArray[np.uint64]
 ) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
@@ -348,23 +376,15 @@ def _signed_draws(
     Returns the signed draws and which are kept: the pair (negative, 0) is rejected, which
     leaves ``P(x) ∝ exp(−|x|/scale)`` (CKS20, Algorithm 2's last step).
     """
-    draws: NDArray[np.int64] | None = None
-    for column, digit in enumerate(digits):
-        digit_draws = _digit_draws(source, who, digit, words[:, column] & _LOW_63)
-        if digit.weight > 1:
-            digit_draws *= digit.weight
-        draws = digit_draws if draws is None else draws + digit_draws
-    assert draws is not None
+    draws = _geometric_draws(source, who, digits, words)
     negative = words[:, 0] > _LOW_63
     kept = ~(negative & (draws == 0))
     return np.negative(draws, out=draws, where=negative), kept
 
 
 def _signed_draw(source: WordSource, element: int, digits: tuple[Digit, ...], words: list[int]) -> int | None:
-    """:func:`_signed_draws` for one element on Python integers (the same decisions): its draw, or None if rejected."""
-    magnitude = _digit_draw(source, element, digits[0], words[0] & _LOW_63_INT)
-    for column in range(1, len(digits)):
-        magnitude += digits[column].weight * _digit_draw(source, element, digits[column], words[column] & _LOW_63_INT)
+    """:func:`_signed_draws` for one element on Python numbers: its draw, or None if rejected."""
+    magnitude = _geometric_draw(source, element, digits, words)
     if words[0] >> 63:
         return -magnitude if magnitude else None
     return magnitude
@@ -403,18 +423,37 @@ def discrete_laplace(source: WordSource, elements: Indices, scale: Fraction) -> 
 
     A sign and a geometric magnitude ``P(G = g) ∝ exp(−g/scale)`` (:func:`geometric_digits`),
     one word per digit; the pair (negative, 0) is rejected and drawn again (CKS20, Algorithm 2).
+    Below scale :data:`SIGNED_FROM`, where that rejection is frequent, the difference of two
+    independent geometrics instead (two words per digit, no rejection).
     """
     digits = geometric_digits(scale)
     width = len(digits)
-    # A draw is rejected with probability (1 − exp(−1/scale))/2: side by side only when that is not rare.
-    most = 1 if digits[-1].reach > 50 else ATTEMPTS
+    if scale < SIGNED_FROM:
+        return _geometric_differences(source, elements, digits)
     if len(elements) <= FEW:
-        return _few_draws(source, elements, width, lambda element, words: _signed_draw(source, element, digits, words), most)
+        return _few_draws(source, elements, width, lambda element, words: _signed_draw(source, element, digits, words), 1)
 
     def attempt(repeated: Indices) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
         return _signed_draws(source, repeated, digits, source.words(repeated, width))
 
-    return first_accepted(source, elements, attempt, most)
+    return first_accepted(source, elements, attempt, 1)
+
+
+def _geometric_differences(source: WordSource, elements: Indices, digits: tuple[Digit, ...]) -> NDArray[np.int64]:
+    """Discrete Laplace as ``G₁ − G₂``, two independent geometrics of ratio ``a``: ``P(k) = (1−a)/(1+a)·a^|k|``, no rejection."""
+    width = len(digits)
+    if len(elements) <= FEW:
+
+        def difference(element: int, words: list[int]) -> int:
+            return _geometric_draw(source, element, digits, words[:width]) - _geometric_draw(
+                source, element, digits, words[width:]
+            )
+
+        return _few_draws(source, elements, 2 * width, difference, 1)
+    words = source.words(elements, 2 * width)
+    return _geometric_draws(source, elements, digits, words[:, :width]) - _geometric_draws(
+        source, elements, digits, words[:, width:]
+    )
 
 
 def _below_exp_neg_one(source: WordSource, element: int, top: int, distance: int, den: int) -> bool:
@@ -459,9 +498,9 @@ def discrete_gaussian(source: WordSource, elements: Indices, t: int, m: int) -> 
 
     def one(element: int, words: list[int]) -> int | None:
         draw = _signed_draw(source, element, digits, words)
-        if draw is None or not _below_exp_neg_one(source, element, words[width] & _LOW_63_INT, abs(abs(draw) - m), den):
-            return None
-        return draw
+        # Decided even for a rejected draw (as 0), as the vectorised path does: a keyed row uses its words alike.
+        kept = _below_exp_neg_one(source, element, words[width] & _LOW_63_INT, abs(abs(draw or 0) - m), den)
+        return draw if kept and draw is not None else None
 
     if len(elements) <= FEW:
         return _few_draws(source, elements, width + 1, one, 2)

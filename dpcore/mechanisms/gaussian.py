@@ -32,11 +32,13 @@ class Gaussian(Mechanism):
 
     Exact noise (Canonne, Kamath & Steinke 2020; :mod:`dpcore.mechanisms.exact`): the values are
     rounded to a public power-of-two grid of at most Δ₂/(4096·√size) (coarser only when σ
-    exceeds 2^24 steps), which moves an L2 distance by less than √size steps; the noise is the
-    *discrete* Gaussian on that grid, sampled with integer arithmetic, with σ in steps computed
-    for the rounded query's sensitivity ``Δ₂/grid + ⌈√size⌉`` and rounded up. The discrete
-    Gaussian of that σ is ρ-zCDP with the same ``ρ = Δ²/(2σ²)`` (CKS20, Theorem 14), so the
-    accounting is unchanged. Outputs are grid values; :attr:`sigma` is the continuous law's.
+    exceeds 2^24 steps), which moves an L2 distance by at most √size steps; the noise is the
+    *discrete* Gaussian on that grid, with ``σ²`` in steps the exact rational
+    ``(Δ₂/grid + ⌈√size⌉)² / (2ρ)`` rounded up (:func:`~dpcore.mechanisms.exact.gaussian_plan`),
+    and each draw's law exactly its pmf. The discrete Gaussian of that σ is ρ-zCDP for the rounded
+    query (CKS20, Theorem 14), so the accounting is unchanged. Outputs are grid values;
+    :attr:`sigma` is the continuous law's. Values must be finite: a missing or infinite one is
+    refused with a :class:`~dpcore.exceptions.DataError`, never passed through unnoised.
 
     Examples
     --------

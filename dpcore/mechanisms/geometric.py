@@ -20,7 +20,7 @@ class Geometric(Mechanism):
     Laplace (Ghosh, Roughgarden & Sundararajan 2009). For integer queries whose value moves by
     at most ``sensitivity`` (an integer, 1 for a count) when one record is added or removed,
     the output is ε-DP. Output stays an integer, so there are no floating-point artefacts, and the
-    noise is sampled exactly with integer arithmetic (:func:`~dpcore.mechanisms.exact.discrete_laplace`)
+    noise's law is exactly the discrete Laplace pmf (:func:`~dpcore.mechanisms.exact.discrete_laplace`)
     at the scale Δ/ε rounded up on a 2^-20 grid (:attr:`noise_scale`; :attr:`alpha` is ``exp(−ε/Δ)``).
 
     Examples

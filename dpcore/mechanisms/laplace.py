@@ -22,11 +22,15 @@ class Laplace(Mechanism):
     Exact noise (Canonne, Kamath & Steinke 2020; :mod:`dpcore.mechanisms.exact`): the values
     are rounded to a public power-of-two grid of at most ``sensitivity / (4096·size)`` (it
     depends only on the declared sensitivity and the array's size), which moves an L1
-    distance by less than one grid step per value; the noise is *discrete* Laplace on that
-    grid, sampled with integer arithmetic, with its scale computed for the rounded query's
-    sensitivity ``Δ/grid + size`` steps (at most 1/4096 above Δ) and rounded up. Outputs are
-    grid values: no float sampler's low bits (Mironov 2012), no cut tails. :attr:`scale` and
-    :attr:`variance` are the continuous law's, which the discrete one matches to 1/4096.
+    distance by at most one grid step per value; the noise is *discrete* Laplace on that
+    grid, with its scale computed for the rounded query's sensitivity ``Δ/grid + size`` steps
+    (at most 1/4096 above Δ) on the exact rationals of Δ and ε and rounded up
+    (:func:`~dpcore.mechanisms.exact.laplace_plan`). Each draw's law is exactly that pmf: every
+    decision is an exact comparison of a uniform with its threshold (in float64 only where a
+    margin proves the answer). Outputs are grid values: no float sampler's low bits (Mironov
+    2012), no cut tails. :attr:`scale` and :attr:`variance` are the continuous law's, which the
+    discrete one matches to 1/4096. Values must be finite: a missing or infinite one is
+    refused with a :class:`~dpcore.exceptions.DataError`, never passed through unnoised.
 
     Examples
     --------
