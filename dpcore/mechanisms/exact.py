@@ -17,13 +17,14 @@ Gaussian for differential privacy", Algorithm 3 for the Gaussian):
   answer is the exact comparison's, so the law is exactly the pmf, tails included.
 
 Discrete Laplace: a random sign and a geometric magnitude, the draw (−, 0) rejected (CKS20,
-Algorithm 2's last step). The geometric of ratio ``a = exp(−1/b)`` is drawn by inversion,
+Algorithm 2's last step), or below scale 64, where that rejection is frequent, the difference
+of two geometrics. The geometric of ratio ``a = exp(−1/b)`` is drawn by inversion,
 ``⌊−b·ln S⌋``, split into independent base-2^24 digits when ``b`` > 2^24 so that each digit's
 float inversion keeps 2^-44 to spare (:func:`geometric_digits`). Discrete Gaussian: discrete
 Laplace proposals of scale ``t`` kept with probability ``exp(−(|Y| − m)²/(2tm))`` (CKS20,
-Algorithm 3 with ``σ² = t·m``). A discrete Laplace draw takes one word per digit (one up to
-scale 2^24) and no loop; each call costs a fixed handful of numpy operations however few the
-values, so a mechanism's small calls stay cheap.
+Algorithm 3 with ``σ² = t·m``). A draw takes one word per digit (one up to scale 2^24), and a
+call a fixed handful of numpy operations however few its values (up to :data:`FEW` values, a
+loop on Python numbers that makes the same decisions), so a mechanism's small calls stay cheap.
 
 Randomness comes from a :class:`WordSource`: a numpy Generator's raw 64-bit words
 (operating-system entropy unless a test seeds it), or :class:`KeyedWords`, the AES-keyed
