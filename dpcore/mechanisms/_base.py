@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,13 +78,34 @@ def refuse_non_finite(values: NDArray[np.float64]) -> None:
         )
 
 
-def grid_units(values: NDArray[np.float64], grid: float) -> NDArray[np.int64]:
-    """``values`` in whole steps of ``grid`` (:func:`~dpcore.mechanisms.exact.to_grid`), refusing non-finite ones."""
+def noised_on_grid(
+    values: NDArray[np.float64], grid: float, noise: Callable[[NDArray[np.int64]], NDArray[np.int64]]
+) -> NDArray[np.float64]:
+    """``values`` in whole steps of ``grid`` (:func:`~dpcore.mechanisms.exact.to_grid`) plus ``noise(indices)`` steps.
+
+    Refuses non-finite values. A few values go through Python numbers, cheaper than numpy's
+    calls: ``round`` rounds half to even as ``rint`` does, and ``int·grid`` rounds as numpy's
+    int64-to-float product does, so the output is the same.
+    """
+    if values.size > exact.FEW:
+        try:
+            units = exact.to_grid(values, grid)
+        except ValueError:
+            refuse_non_finite(values)
+            raise
+        return (units + noise(np.arange(values.size)).reshape(values.shape)) * grid
     try:
-        return exact.to_grid(values, grid)
-    except ValueError:
+        steps = [round(value / grid) for value in values.ravel().tolist()]
+    except (ValueError, OverflowError):
         refuse_non_finite(values)
         raise
+    if steps and max(map(abs, steps)) >= 2**62:
+        raise ValueError("a value is too large for its noise grid, or not a finite number")
+    drawn = noise(_FEW_INDICES[: values.size]).tolist()
+    return np.array([(step + z) * grid for step, z in zip(steps, drawn, strict=True)]).reshape(values.shape)
+
+
+_FEW_INDICES = np.arange(exact.FEW)
 
 
 class Mechanism:

@@ -8,7 +8,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dpcore.mechanisms import exact
-from dpcore.mechanisms._base import Mechanism, grid_units, refuse_non_finite
+from dpcore.mechanisms._base import Mechanism, noised_on_grid, refuse_non_finite
 from dpcore.validation import RandomStateLike, check_delta, check_epsilon
 
 
@@ -72,6 +72,5 @@ class Gaussian(Mechanism):
             refuse_non_finite(values)
             return self._released(values, values.copy())
         grid, t, m = exact.gaussian_plan(self.sensitivity, self.rho, values.size)
-        units = grid_units(values, grid)
-        noise = exact.discrete_gaussian(exact.GeneratorWords(self.rng), np.arange(values.size), t, m)
-        return self._released(values, (units + noise.reshape(values.shape)) * grid)
+        words = exact.GeneratorWords(self.rng)
+        return self._released(values, noised_on_grid(values, grid, lambda who: exact.discrete_gaussian(words, who, t, m)))

@@ -8,7 +8,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dpcore.mechanisms import exact
-from dpcore.mechanisms._base import Mechanism, grid_units, refuse_non_finite
+from dpcore.mechanisms._base import Mechanism, noised_on_grid, refuse_non_finite
 
 
 class Laplace(Mechanism):
@@ -83,6 +83,5 @@ class Laplace(Mechanism):
             refuse_non_finite(values)
             return self._released(values, values.copy())
         grid, scale = self.noise_plan(1 if source is not None else values.size)
-        units = grid_units(values, grid)
-        noise = exact.discrete_laplace(source or exact.GeneratorWords(self.rng), np.arange(values.size), scale)
-        return self._released(values, (units + noise.reshape(values.shape)) * grid)
+        words = source or exact.GeneratorWords(self.rng)
+        return self._released(values, noised_on_grid(values, grid, lambda who: exact.discrete_laplace(words, who, scale)))

@@ -86,4 +86,5 @@ def test_keyed_laplace_noise_has_the_mechanisms_law():
     assert_discrete_laplace(np.round(noise / grid).astype(np.int64), scale)
     # A row's noise is its own: the same rows drawn in another chunk get the same noise.
     assert np.array_equal(laplace.randomise_keyed(np.zeros(1000), b"k" * 16, rows[5000:6000], 7), noise[5000:6000])
+    assert np.array_equal(laplace.randomise_keyed(np.zeros(5), b"k" * 16, rows[5000:5005], 7), noise[5000:5005])
     assert abs(np.mean(noise)) < 5 * 2.0 * np.sqrt(2 / len(noise))
