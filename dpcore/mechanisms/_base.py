@@ -93,7 +93,8 @@ def noised_on_grid(
         except ValueError:
             refuse_non_finite(values)
             raise
-        return (units + noise(np.arange(values.size)).reshape(values.shape)) * grid
+        noisy: NDArray[np.float64] = (units + noise(np.arange(values.size)).reshape(values.shape)) * grid
+        return noisy
     try:
         steps = [round(value / grid) for value in values.ravel().tolist()]
     except (ValueError, OverflowError):
