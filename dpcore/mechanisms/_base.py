@@ -93,8 +93,7 @@ def noised_on_grid(
         except ValueError:
             refuse_non_finite(values)
             raise
-        noisy: NDArray[np.float64] = (units + noise(np.arange(values.size)).reshape(values.shape)) * grid
-        return noisy
+        return np.asarray((units + noise(np.arange(values.size)).reshape(values.shape)) * grid, dtype=np.float64)
     try:
         steps = [round(value / grid) for value in values.ravel().tolist()]
     except (ValueError, OverflowError):
