@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
+from dpcore.exceptions import DataError
+from dpcore.i18n import _
+from dpcore.mechanisms import exact
 from dpcore.validation import RandomStateLike, check_epsilon, check_random_state, check_sensitivity
 
 
@@ -62,6 +65,47 @@ def record_mechanism_calls(replay: list[MechanismCall] | None = None) -> Iterato
         yield recorder
     finally:
         _active_recorder.reset(token)
+
+
+def refuse_non_finite(values: NDArray[np.float64]) -> None:
+    """Refuse ``values`` when one is missing or infinite: noise on it would protect nothing, and it would pass as released."""
+    if not np.isfinite(values).all():
+        raise DataError(
+            _(
+                "Noise can only be added to finite numbers, and some values are missing or infinite. Fill or drop "
+                "them first (the Data page marks missing values), or clip them to the column's declared bounds."
+            )
+        )
+
+
+def noised_on_grid(
+    values: NDArray[np.float64], grid: float, noise: Callable[[NDArray[np.int64]], NDArray[np.int64]]
+) -> NDArray[np.float64]:
+    """``values`` in whole steps of ``grid`` (:func:`~dpcore.mechanisms.exact.to_grid`) plus ``noise(indices)`` steps.
+
+    Refuses non-finite values. A few values go through Python numbers, cheaper than numpy's
+    calls: ``round`` rounds half to even as ``rint`` does, and ``int·grid`` rounds as numpy's
+    int64-to-float product does, so the output is the same.
+    """
+    if values.size > exact.FEW:
+        try:
+            units = exact.to_grid(values, grid)
+        except ValueError:
+            refuse_non_finite(values)
+            raise
+        return np.asarray((units + noise(np.arange(values.size)).reshape(values.shape)) * grid, dtype=np.float64)
+    try:
+        steps = [round(value / grid) for value in values.ravel().tolist()]
+    except (ValueError, OverflowError):
+        refuse_non_finite(values)
+        raise
+    if steps and max(map(abs, steps)) >= 2**62:
+        raise ValueError("a value is too large for its noise grid, or not a finite number")
+    drawn = noise(_FEW_INDICES[: values.size]).tolist()
+    return np.array([(step + z) * grid for step, z in zip(steps, drawn, strict=True)]).reshape(values.shape)
+
+
+_FEW_INDICES = np.arange(exact.FEW)
 
 
 class Mechanism:

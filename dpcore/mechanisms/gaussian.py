@@ -7,7 +7,8 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from dpcore.mechanisms._base import Mechanism
+from dpcore.mechanisms import exact
+from dpcore.mechanisms._base import Mechanism, noised_on_grid, refuse_non_finite
 from dpcore.validation import RandomStateLike, check_delta, check_epsilon
 
 
@@ -29,13 +30,15 @@ class Gaussian(Mechanism):
     class takes ``rho`` as its privacy parameter; ``epsilon`` is kept equal to ρ for the
     shared base class and the call recorder.
 
-    Floating point: textbook float Gaussian samples, like float Laplace ones, leave gaps in
-    the low-order bits that depend on the true value (Mironov 2012's attack carries over to
-    any float sampler). Outputs are therefore rounded to a power-of-two grid of about σ/1000
-    (:attr:`grid`): post-processing, so the guarantee is unchanged, and the low bits the attack
-    reads are gone. Rounding moves a value by at most grid/2 ≈ σ/2000, so accuracy is
-    unaffected; what remains is the tiny residual risk of any non-snapping sampler, documented
-    as for :class:`~dpcore.mechanisms.Laplace`.
+    Exact noise (Canonne, Kamath & Steinke 2020; :mod:`dpcore.mechanisms.exact`): the values are
+    rounded to a public power-of-two grid of at most Δ₂/(4096·√size) (coarser only when σ
+    exceeds 2^24 steps), which moves an L2 distance by at most √size steps; the noise is the
+    *discrete* Gaussian on that grid, with ``σ²`` in steps the exact rational
+    ``(Δ₂/grid + ⌈√size⌉)² / (2ρ)`` rounded up (:func:`~dpcore.mechanisms.exact.gaussian_plan`),
+    and each draw's law exactly its pmf. The discrete Gaussian of that σ is ρ-zCDP for the rounded
+    query (CKS20, Theorem 14), so the accounting is unchanged. Outputs are grid values;
+    :attr:`sigma` is the continuous law's. Values must be finite: a missing or infinite one is
+    refused with a :class:`~dpcore.exceptions.DataError`, never passed through unnoised.
 
     Examples
     --------
@@ -53,16 +56,21 @@ class Gaussian(Mechanism):
     def sigma(self) -> float:
         return self.sensitivity / math.sqrt(2.0 * self.rho)
 
+    def grid_for(self, size: int) -> float:
+        """The grid an array of ``size`` values is released on (0: no noise, no rounding)."""
+        return exact.gaussian_plan(self.sensitivity, self.rho, size)[0] if self.sensitivity > 0 else 0.0
+
     @property
     def grid(self) -> float:
-        """The power of two, about σ/1000, that outputs are rounded to (0: no noise, no rounding)."""
-        if self.sigma == 0:
-            return 0.0
-        return 2.0 ** math.floor(math.log2(self.sigma / 1000.0))
+        """The grid of one value."""
+        return self.grid_for(1)
 
     def randomise(self, values: ArrayLike) -> NDArray[np.float64]:
+        """Return ``values`` plus independent discrete Gaussian noise (any shape), on :meth:`grid_for` its size."""
         values = np.asarray(values, dtype=float)
-        noisy = values + self.rng.normal(0.0, self.sigma, size=values.shape)
-        if self.grid > 0:
-            noisy = np.round(noisy / self.grid) * self.grid
-        return self._released(values, noisy)
+        if self.sensitivity == 0 or values.size == 0:
+            refuse_non_finite(values)
+            return self._released(values, values.copy())
+        grid, t, m = exact.gaussian_plan(self.sensitivity, self.rho, values.size)
+        words = exact.GeneratorWords(self.rng)
+        return self._released(values, noised_on_grid(values, grid, lambda who: exact.discrete_gaussian(words, who, t, m)))

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from dpcore.mechanisms import exact
 from dpcore.mechanisms._base import Mechanism
 from dpcore.validation import RandomStateLike
 
@@ -17,7 +19,9 @@ class Geometric(Mechanism):
     ``P(noise = k) ∝ α^{|k|}`` with ``α = exp(-ε / sensitivity)``: the discrete analogue of
     Laplace (Ghosh, Roughgarden & Sundararajan 2009). For integer queries whose value moves by
     at most ``sensitivity`` (an integer, 1 for a count) when one record is added or removed,
-    the output is ε-DP. Output stays an integer, so there are no floating-point artefacts.
+    the output is ε-DP. Output stays an integer, so there are no floating-point artefacts, and the
+    noise's law is exactly the discrete Laplace pmf (:func:`~dpcore.mechanisms.exact.discrete_laplace`)
+    at the scale Δ/ε rounded up on a 2^-20 grid (:attr:`noise_scale`; :attr:`alpha` is ``exp(−ε/Δ)``).
 
     Examples
     --------
@@ -47,8 +51,12 @@ class Geometric(Mechanism):
         if values.size and not np.all(np.equal(np.mod(values, 1), 0)):
             raise ValueError("the geometric mechanism takes whole-number values (counts)")
         values = values.astype(np.int64)
-        # The difference of two i.i.d. geometric variables (support 1, 2, ...) with success
-        # probability 1 - α is two-sided geometric with parameter α.
-        p = -math.expm1(-self.epsilon / self.sensitivity)
-        noise = self.rng.geometric(p, size=values.shape) - self.rng.geometric(p, size=values.shape)
-        return self._released(values, values + noise)
+        return self._released(values, values + self._noise(values.size).reshape(values.shape))
+
+    def _noise(self, size: int) -> NDArray[np.int64]:
+        return exact.discrete_laplace(exact.GeneratorWords(self.rng), np.arange(size), self.noise_scale)
+
+    @property
+    def noise_scale(self) -> Fraction:
+        """The discrete Laplace scale Δ/ε as a fraction over 2^20, rounded up (at most 2^-20·ε/Δ more noise)."""
+        return Fraction(math.ceil(Fraction(self.sensitivity) / Fraction(self.epsilon) * 2**20), 2**20)

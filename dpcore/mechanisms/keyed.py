@@ -74,3 +74,22 @@ def uniforms(key: bytes, rows: NDArray[np.uint64], stream: int, width: int = 1) 
 def integers(key: bytes, rows: NDArray[np.uint64], stream: int, high: int, width: int = 1) -> NDArray[np.int64]:
     """``(len(rows), width)`` integers in ``[0, high)``; each value's probability is within ``high·2^-53`` of ``1/high``."""
     return np.minimum(np.floor(uniforms(key, rows, stream, width) * high), high - 1).astype(np.int64)
+
+
+def words_at(key: bytes, rows: NDArray[np.uint64], stream: int, counters: NDArray[np.uint32]) -> NDArray[np.uint64]:
+    """Word ``counters[i]`` of row ``rows[i]`` in ``stream``: the word :func:`random_words` puts in that column.
+
+    Each row brings its own counter, so a row's ``k``-th word is the same whichever other rows
+    are drawn with it (exact samplers draw a varying number of words per row).
+    """
+    if len(key) != KEY_BYTES:
+        raise ValueError("a row randomness key has 16 bytes")
+    counters = np.asarray(counters, dtype=np.uint32)
+    blocks = np.empty(len(rows), dtype=_BLOCK)
+    blocks["row"] = rows
+    blocks["stream"] = stream
+    blocks["counter"] = counters // 2
+    encryptor = Cipher(algorithms.AES(key), modes.ECB()).encryptor()
+    cipher = encryptor.update(blocks.tobytes()) + encryptor.finalize()
+    halves = np.frombuffer(cipher, dtype="<u8").reshape(len(rows), 2)
+    return halves[np.arange(len(rows)), counters % 2].astype(np.uint64)

@@ -62,6 +62,7 @@ class StabilityHistogram:
         counts = np.asarray(counts, dtype=float)
         if counts.size and counts.min() < 1:
             raise ValueError("a stability histogram counts only values that occur (every count at least 1)")
-        # The noise is rounded to a grid (Mironov's attack); comparing with τ + half a grid step keeps every kept
-        # value's unrounded noisy count above τ, so the chance for a count of 1 stays at most δ.
-        return np.asarray(self._noise.randomise(counts) > self.threshold + self._noise.grid / 2, dtype=bool)
+        # Discrete Laplace on a grid: P(Z ≥ k) = α^k/(1+α) in grid steps. Clearing τ by half a step more makes that
+        # at most ½·exp(−(τ − 1)ε) for a count of 1 (1/(2·cosh(1/2a)) ≤ ½), so its chance stays at most δ.
+        grid = self._noise.grid_for(counts.size)
+        return np.asarray(self._noise.randomise(counts) > self.threshold + grid / 2, dtype=bool)

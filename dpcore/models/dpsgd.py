@@ -57,7 +57,13 @@ _PRIVACY = r"""
       the composition of the count and ``T`` Poisson-subsampled Gaussian steps with rate ``q``
       is (ε, δ)-DP according to ``dp_accounting``'s RDP accountant (Mironov 2017; Mironov,
       Talwar & Zhang 2019) or PLD accountant (``accountant="pld"``), found with its
-      ``calibrate_dp_mechanism`` and checked again before use.
+      ``calibrate_dp_mechanism`` and checked again before use. The noise itself is exact
+      discrete Gaussian on a fixed-point grid (:class:`~dpcore.mechanisms.Gaussian`): the sum is
+      rounded to the grid and σ in grid steps covers the rounded sum's sensitivity. One such
+      step has the continuous Gaussian's zCDP bound (Canonne, Kamath & Steinke 2020); the
+      accountant's *subsampled* bound is the continuous Gaussian's, which the discrete one is
+      taken to meet at this σ (its divergences for any integer shift are no larger), not
+      re-derived for it.
     * **Post-processing.** Dividing by the public expected batch size ``q·N̂``, the updates,
       the averaging of the iterates and every prediction use the released noisy sums and
       ``N̂`` only.

@@ -128,9 +128,13 @@ class Treatment:
         """Randomise the rows with keys ``rows``: each row's draws are keyed by (``key``, its row key, this column's stream)."""
         stream = streams + self.index
         if self.mechanism == "laplace":
-            noisy = self.randomiser().randomise_keyed(inputs, keyed.uniforms(key, rows, stream, 1)[:, 0])
+            randomiser = self.randomiser()
+            assert isinstance(randomiser, Laplace)
+            noisy = randomiser.randomise_keyed(inputs, key, rows, stream)
             return np.round(noisy, laplace_decimals(self.scale))
-        return self.randomiser().randomise_keyed(inputs, keyed.uniforms(key, rows, stream, 2))
+        randomiser = self.randomiser()
+        assert not isinstance(randomiser, Laplace)
+        return randomiser.randomise_keyed(inputs, keyed.uniforms(key, rows, stream, 2))
 
     def column(self, frame: pd.DataFrame, rows: np.ndarray, key: bytes) -> tuple[pa.Array, np.ndarray]:
         """The released column for these rows (an arrow array), and which values were outside the domain (owner-only)."""

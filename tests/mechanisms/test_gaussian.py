@@ -38,10 +38,10 @@ def test_calls_are_recorded():
 
 
 def test_outputs_are_rounded_to_a_power_of_two_grid():
-    """Floating-point hygiene (Mironov 2012): no output keeps bits below the grid."""
+    """Exact noise on a grid (Mironov 2012): every output is a whole number of grid steps of 2^-k·Δ/√size."""
     mechanism = Gaussian(rho=0.5, sensitivity=1.0, random_state=3)
-    grid = mechanism.grid
-    assert grid == 2.0 ** np.floor(np.log2(mechanism.sigma / 1000)) and grid <= mechanism.sigma / 1000
+    grid = mechanism.grid_for(10_000)
+    assert grid == 2.0 ** np.floor(np.log2(1.0 / (4096 * 100)))
     out = mechanism.randomise(np.full(10_000, 0.123456789))
     assert np.all(out / grid == np.round(out / grid))
 

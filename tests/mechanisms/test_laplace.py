@@ -7,6 +7,7 @@ fresh seed, so a failure here is a real change in behaviour, not bad luck.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -59,17 +60,17 @@ def test_scalar_and_list_inputs():
 class HalvedSensitivityLaplace(Laplace):
     """A calibration bug: the noise scale uses half the declared sensitivity (so really 2ε-DP)."""
 
-    @property
-    def scale(self) -> float:
-        return self.sensitivity / (2.0 * self.epsilon)
+    def noise_plan(self, size: int) -> tuple[float, Fraction]:
+        grid, scale = super().noise_plan(size)
+        return grid, scale / 2
 
 
 class EpsilonAsScaleLaplace(Laplace):
     """A classic slip: noise scale ε instead of Δ/ε (at ε = 0.5, Δ = 1 the real ε is 2)."""
 
-    @property
-    def scale(self) -> float:
-        return self.epsilon
+    def noise_plan(self, size: int) -> tuple[float, Fraction]:
+        grid, _scale = super().noise_plan(size)
+        return grid, Fraction(self.epsilon) / Fraction(grid)
 
 
 COUNT_EDGES = 10.5 + np.arange(-6.0, 6.5, 0.5)  # 25 cut points around the two answers: 27 outcomes

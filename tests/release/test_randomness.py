@@ -73,12 +73,18 @@ def test_a_rows_draws_do_not_depend_on_its_batch():
 
 
 def test_keyed_laplace_noise_has_the_mechanisms_law():
-    """Inverse-CDF noise from keyed uniforms: Laplace of scale b (Kolmogorov–Smirnov, α = 1e-6)."""
-    from scipy import stats
+    """Exact discrete Laplace steps from the keyed stream: the pmf of scale b on the value's grid (chi-square, α = 1e-6)."""
+    from exact_testing import assert_discrete_laplace
 
-    from dpcore.mechanisms import Laplace, keyed
+    from dpcore.mechanisms import Laplace, exact
 
-    uniforms = keyed.uniforms(b"k" * 16, np.arange(200_000, dtype=np.uint64), 7)[:, 0]
-    noise = Laplace(1.0, 2.0).randomise_keyed(np.zeros(len(uniforms)), uniforms)
-    assert stats.kstest(noise, stats.laplace(scale=2.0).cdf).pvalue > 1e-6
+    rows = np.arange(200_000, dtype=np.uint64)
+    laplace = Laplace(1.0, 2.0)
+    noise = laplace.randomise_keyed(np.zeros(len(rows)), b"k" * 16, rows, 7)
+    grid, scale = exact.laplace_plan(2.0, 1.0, 1)
+    assert np.array_equal(noise / grid, np.round(noise / grid))
+    assert_discrete_laplace(np.round(noise / grid).astype(np.int64), scale)
+    # A row's noise is its own: the same rows drawn in another chunk get the same noise.
+    assert np.array_equal(laplace.randomise_keyed(np.zeros(1000), b"k" * 16, rows[5000:6000], 7), noise[5000:6000])
+    assert np.array_equal(laplace.randomise_keyed(np.zeros(5), b"k" * 16, rows[5000:5005], 7), noise[5000:5005])
     assert abs(np.mean(noise)) < 5 * 2.0 * np.sqrt(2 / len(noise))
