@@ -33,14 +33,15 @@ def _upload_small_california(page, tmp_path: Path) -> None:
     table, schema = tmp_path / "homes.csv", tmp_path / "homes.schema.json"
     pd.read_csv(REPO / "sample_data" / "california_housing.csv").sample(ROWS, random_state=7).to_csv(table, index=False)
     schema.write_bytes((REPO / "sample_data" / "california_housing.schema.json").read_bytes())
-    uploader = table_uploader(page)
-    schema_uploader(page).set_input_files(str(schema))
-    page.get_by_text(schema.name).first.wait_for()  # the schema's rerun is over before the table is dropped
-    wait_until_idle(page)
-    uploader.set_input_files(str(table))
+    # The table first, then its schema, each waited for by what the server says of it: a schema dropped
+    # first shows its name at once, before its rerun, and a table dropped during that rerun was once lost.
+    table_uploader(page).set_input_files(str(table))
     # Its rows are the sample's people, so it spends that dataset's budget (fresh in this test's own ledger).
     page.get_by_text("This table shares about", exact=False).wait_for()
+    wait_until_idle(page)
+    schema_uploader(page).set_input_files(str(schema))  # applies to the table in use
     page.get_by_text("The schema is complete", exact=False).wait_for()
+    wait_until_idle(page)
 
 
 def test_a_mostly_noise_copy_needs_the_word_and_a_small_budget_draws_no_map_of_noise(page, tmp_path):
