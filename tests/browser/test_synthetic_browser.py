@@ -26,12 +26,14 @@ def test_choose_the_synthetic_copy_preview_both_then_download_it(page, tmp_path)
     table, schema = tmp_path / "clinic.csv", tmp_path / "clinic.schema.json"
     tiny_table(3000).to_csv(table, index=False)
     schema.write_text(tiny_schema().to_json(), encoding="utf-8")
-    uploader = table_uploader(page)
-    schema_uploader(page).set_input_files(str(schema))
-    page.get_by_text(schema.name).first.wait_for()  # the schema's rerun is over before the table is dropped
-    wait_until_idle(page)
-    uploader.set_input_files(str(table))
+    # The table first, then its schema, each waited for by what the server says of it (a schema dropped first
+    # shows its name before its rerun, and a table dropped during that rerun can be lost).
+    table_uploader(page).set_input_files(str(table))
     page.get_by_text("A new dataset 'clinic' was created", exact=False).wait_for()
+    wait_until_idle(page)
+    schema_uploader(page).set_input_files(str(schema))  # applies to the table in use
+    page.get_by_text("The schema is complete", exact=False).wait_for()
+    wait_until_idle(page)
     page.get_by_role("link", name="5. Export").click()
     page.get_by_text("Synthetic copy: invented rows", exact=False).click()
     page.get_by_role("button", name="Run the utility preview").click()
