@@ -36,6 +36,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -317,60 +318,61 @@ class SqlSource:
             return query
         return select(*(column(c) for c in columns)).select_from(query.columns().subquery("q"))
 
+    @contextmanager
+    def _connected(self, failed: Callable[[], DataError] | None = None) -> Iterator[Connection]:
+        """One connection for one read: a driver's error becomes a sentence (``failed``'s, else :meth:`_failed`), never its words."""
+        engine = self.engine()
+        try:
+            with engine.connect() as connection:
+                yield connection
+        except (DataError, GeneratorExit):
+            raise
+        except Exception:
+            raise (failed or self._failed)() from None
+        finally:
+            engine.dispose()
+
     def tables(self) -> list[str]:
         """The tables and views the connection can read, for the owner to pick from."""
         from sqlalchemy import inspect
 
-        engine = self.engine()
-        try:
-            with engine.connect() as connection:
-                inspector = inspect(connection)
-                return sorted({*inspector.get_table_names(), *inspector.get_view_names()})
-        except DataError:
-            raise
-        except Exception:
-            raise DataError(
-                _(
-                    "The tables of the connection '{connection}' could not be listed: the database could not be reached "
-                    "or the user may not read it. Check its entry in the secrets file."
-                ).format(connection=self.connection)
-            ) from None
-        finally:
-            engine.dispose()
+        with self._connected(self._listing_failed) as connection:
+            inspector = inspect(connection)
+            return sorted({*inspector.get_table_names(), *inspector.get_view_names()})
+
+    def _listing_failed(self) -> DataError:
+        return DataError(
+            _(
+                "The tables of the connection '{connection}' could not be listed: the database could not be reached "
+                "or the user may not read it. Check its entry in the secrets file."
+            ).format(connection=self.connection)
+        )
 
     def column_types(self) -> list[ColumnType]:
         """What the database declares about each column: a table's reflected types, a query's result types."""
         from sqlalchemy import inspect
 
-        engine = self.engine()
-        try:
-            with engine.connect() as connection:
-                if self.table is not None and self.url.get_backend_name() == "duckdb":
-                    return _information_schema_types(connection, self.table)
-                if self.table is not None:
-                    schema, _dot, name = self.table.rpartition(".")
-                    inspector = inspect(connection)
-                    types = [
-                        _column_type(c["name"], c["type"], c.get("nullable", True))
-                        for c in inspector.get_columns(name, schema=schema or None)
-                    ]
-                    try:
-                        checks = [c["sqltext"] for c in inspector.get_check_constraints(name, schema=schema or None)]
-                    except NotImplementedError:  # a dialect that cannot list them: the types alone
-                        checks = []
-                    return _with_checks(types, checks)
-                result = connection.execute(self._selection())  # a query: the driver's result types, no row fetched
+        with self._connected() as connection:
+            if self.table is not None and self.url.get_backend_name() == "duckdb":
+                return _information_schema_types(connection, self.table)
+            if self.table is not None:
+                schema, _dot, name = self.table.rpartition(".")
+                inspector = inspect(connection)
+                types = [
+                    _column_type(c["name"], c["type"], c.get("nullable", True))
+                    for c in inspector.get_columns(name, schema=schema or None)
+                ]
                 try:
-                    described = result.cursor.description if result.cursor is not None else None
-                    return [ColumnType(str(d[0]), None) for d in described or ()]
-                finally:
-                    result.close()
-        except DataError:
-            raise
-        except Exception:
-            raise self._failed() from None
-        finally:
-            engine.dispose()
+                    checks = [c["sqltext"] for c in inspector.get_check_constraints(name, schema=schema or None)]
+                except NotImplementedError:  # a dialect that cannot list them: the types alone
+                    checks = []
+                return _with_checks(types, checks)
+            result = connection.execute(self._selection())  # a query: the driver's result types, no row fetched
+            try:
+                described = result.cursor.description if result.cursor is not None else None
+                return [ColumnType(str(d[0]), None) for d in described or ()]
+            finally:
+                result.close()
 
     # --- the rows ---------------------------------------------------------------------------
 
@@ -383,25 +385,17 @@ class SqlSource:
         """
         if isinstance(chunksize, bool) or not isinstance(chunksize, int) or chunksize < 1:
             raise ValueError(f"chunksize must be a whole number >= 1, got {chunksize!r}")
-        engine = self.engine()
-        try:
-            with engine.connect() as connection:
-                statement = self._selection(columns)
-                if self.url.get_backend_name() == "duckdb":
-                    yield from self._arrow_batches(connection, statement, chunksize)
-                    return
-                result = connection.execution_options(stream_results=True, max_row_buffer=chunksize).execute(statement)
-                names = [str(k) for k in result.keys()]
-                _check_names(names)
-                for rows in result.partitions(chunksize):
-                    # plain tuples: pandas asks every SQLAlchemy Row for namedtuple fields, a slow key lookup each
-                    yield _cleaned(pd.DataFrame.from_records(list(map(tuple, rows)), columns=names, coerce_float=True))
-        except (DataError, GeneratorExit):
-            raise
-        except Exception:
-            raise self._failed() from None
-        finally:
-            engine.dispose()
+        with self._connected() as connection:
+            statement = self._selection(columns)
+            if self.url.get_backend_name() == "duckdb":
+                yield from self._arrow_batches(connection, statement, chunksize)
+                return
+            result = connection.execution_options(stream_results=True, max_row_buffer=chunksize).execute(statement)
+            names = [str(k) for k in result.keys()]
+            _check_names(names)
+            for rows in result.partitions(chunksize):
+                # plain tuples: pandas asks every SQLAlchemy Row for namedtuple fields, a slow key lookup each
+                yield _cleaned(pd.DataFrame.from_records(list(map(tuple, rows)), columns=names, coerce_float=True))
 
     def _arrow_batches(self, connection: Connection, statement: Any, chunksize: int) -> Iterator[pd.DataFrame]:
         """DuckDB's rows as Arrow record batches (its own columnar reader: no Python object per cell)."""
@@ -426,19 +420,11 @@ class SqlSource:
         """How many rows the table or query has, counted by the database."""
         from sqlalchemy import func, select
 
-        engine = self.engine()
-        try:
-            with engine.connect() as connection:
-                rows = self._selection()
-                rows = rows.columns() if self.query is not None else rows  # a textual query becomes a selectable
-                counted = select(func.count()).select_from(rows.subquery("counted"))
-                return int(connection.execute(counted).scalar_one())
-        except DataError:
-            raise
-        except Exception:
-            raise self._failed() from None
-        finally:
-            engine.dispose()
+        with self._connected() as connection:
+            rows = self._selection()
+            rows = rows.columns() if self.query is not None else rows  # a textual query becomes a selectable
+            counted = select(func.count()).select_from(rows.subquery("counted"))
+            return int(connection.execute(counted).scalar_one())
 
     def read(
         self, max_rows: int | None = None, max_columns: int | None = None, chunksize: int = DEFAULT_CHUNKSIZE
