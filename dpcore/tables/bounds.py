@@ -1,32 +1,29 @@
-"""Bounds an owner does not know, estimated privately on a public grid of round numbers.
+"""Bounds an owner does not know, estimated privately from a noisy histogram on public buckets.
 
 Owners rarely know public bounds for every number. Reading the minimum and maximum from the
-data leaks the most extreme person's value; this module instead spends a small, stated ε on
-two DP quantiles of each column, its quartiles, each chosen among the points of a **public,
-fixed grid** that is symmetric and logarithmic: 0 and ``±d.dd·10^k`` (three significant digits)
-from 10⁻⁴ to 10⁹, so negatives (longitudes), tiny fractions, counts, prices and years all land
-on it (:func:`number_grid`). A column whose header says it holds years (``year_built``,
-``YrSold``) uses the year grid instead: every year from 1000 to 2200 (:func:`year_grid`). The
-bounds are the quartiles widened to fences :data:`FENCE` spreads beyond them on the signed log
-scale (asinh; years as they are), rounded outward to two significant digits (years: to the decade).
+data leaks the most extreme person's value; this module instead spends a small, stated ε on one
+noisy histogram of each column over **public, fixed buckets** that are symmetric and logarithmic:
+the edges are 0 and ``±{1, 2, 5}·10^k`` from 10⁻⁴ to 10⁹ (:func:`bucket_edges`), so negatives
+(longitudes), tiny fractions, counts, prices and years all land in them. A column whose header says
+it holds years (``year_built``, ``YrSold``) uses quarter-centuries from 1000 to 2200 instead.
+The bounds are the outer edges of the buckets that hold many people: every bucket whose noisy
+count clears a threshold no empty bucket clears but once in a hundred columns
+(:data:`SPRAWL_CHANCE`), or the fullest bucket when none does, then extended bucket by bucket
+while the next one's noisy count shows people there (:data:`EXTEND_SCALES`), but never across 0.
+The edges are round numbers already.
 
 Privacy argument
 ----------------
-For values ``x_1 … x_n`` (missing ones left out, a per-record filter), grid point ``c`` has
-``b(c) = #{x_i < c}`` values below it and ``a(c) = #{x_i ≤ c}`` at or below it; the rank
-``q·n`` of quantile ``q`` lies in ``[b(c), a(c)]`` when ``c`` is the quantile, and the
-utility is minus its distance from that interval, ``u(c) = −max(b(c) − q·n, q·n − a(c), 0)``.
-Adding or removing one record moves ``b`` and ``a`` by at most 1 and ``q·n`` by ``q``, all in
-the same direction, so ``|Δu| ≤ max(q, 1 − q) ≤ 1``. The exponential mechanism picks ``c``
-with probability ∝ ``μ(c)·exp(ε·u(c)/2)`` for a public base measure ``μ`` (each point weighs the
-stretch of the asinh scale it stands for, and 0 weighs as much as a decade, since so many
-columns start there): ε-DP (McSherry & Talwar 2007). The first quartile takes half of a
-column's ε; the third quartile, chosen among grid points at or above the released first
-(adaptive: the candidates depend only on a released value), the other half. The fences and
-the rounding are post-processing. Columns compose sequentially: ``m`` columns at ``ε`` each
-cost ``m·ε``, checked against the ledger before the data are read and charged once, before
-anything is returned. With a privacy-unit column each person keeps at most ``k`` rows and
-both draws run at ``ε/k`` per row (group privacy, :mod:`dpcore.budget.persons`).
+Each value ``x_i`` (missing ones left out, a per-record filter; values beyond the outer edges
+counted in the outer buckets) falls in exactly one bucket, and the buckets depend only on public
+facts (the header, and a range the owner vouches for). Adding or removing one record changes one
+count by 1: the histogram has L1 sensitivity 1, and two-sided geometric noise at scale ``1/ε``
+(:class:`~dpcore.mechanisms.Geometric`, sampled exactly) makes it ε-DP (Ghosh, Roughgarden &
+Sundararajan 2009). The threshold, the fullest bucket and the extension read the noisy counts
+only: post-processing. Columns compose sequentially: ``m`` columns at ``ε`` each cost ``m·ε``,
+checked against the ledger before the data are read and charged once, before anything is
+returned. With a privacy-unit column each person keeps at most ``k`` rows and the noise runs at
+``ε/k`` per row (group privacy, :mod:`dpcore.budget.persons`).
 
 The owner-only verdict (:func:`bounds_verdict`: the share of rows clipped and the width
 against the data's true range) reads the raw data and is never released.
@@ -35,20 +32,19 @@ Defaults, and what they were chosen on
 --------------------------------------
 The cost is :data:`DEFAULT_BUDGET_SHARE` (10 %) of what is left of the dataset's ε, split
 evenly over the columns, so a fresh default budget (ε = 1) never refuses it and nine tenths
-stay for models and copies. Quartiles and fences, rather than extreme quantiles, because at
-the ε per column such a share gives (0.005–0.05) an extreme quantile cannot be told from the
-empty grid beyond the data, while a quartile has a quarter of the rows on its far side. Chosen
-on the California sample's columns at ε = 0.0083 per column (a tenth of ε = 1 over its 12
-numbers; 40 draws per column): 0.9 % of rows clipped on average, none of the draws clipping
-more than 10 %, 7 % of the bounds more than 20 times the true range wide; the 0.5 %/99.5 %
-quantiles drawn after the median and quartiles (five draws) clipped 5.6 % on average, 13 % of
-the draws more than 10 %, and 11 % were more than 20 times too wide. ``benchmarks/bounds_quality.py``
-measures years, long-tailed counts, mostly-zero columns, negative coordinates, tiny fractions
-and prices at 1,500 and 20,000 rows (benchmarks/README.md §21): the median draw fits at
-ε·n = 200 (20,000 rows at 0.01 per column; the worst of 20 can still sprawl) and at 300 (1,500
-rows at 0.2, while tuning), and is lost at 75. Small tables need more: a column needs roughly ``ε·n ≥ 150`` (n rows, :data:`ROWS_TIMES_EPSILON_FOR_FIT`) for bounds that
-fit; below it the page says so before the click, the owner-only verdict shows which bounds clip
-or sprawl, and declared bounds are better there.
+stay for models and copies. A histogram rather than quantiles because its buckets are disjoint:
+each count gets the column's whole ε (parallel composition), while two exponential-mechanism
+quantiles share it and see a quarter of the rows as signal. ``benchmarks/bounds_quality.py``
+(years, long-tailed counts, a mostly-zero column, negative coordinates, tiny fractions and
+prices, at 300, 1,500 and 20,000 rows; benchmarks/README.md §21) chose it: the quartiles widened
+to fences, the previous design, were lost below ε·n ≈ 150 per column and sprawled to ±10⁹ (the
+whole grid: nothing clipped, nothing learnt), while the histogram's median draw clips at most
+6 % and is at most 15 times the true range wide from ε·n ≈ 60 (:data:`ROWS_TIMES_EPSILON_FOR_FIT`),
+and its worst draw of twenty stays within a hundred times. At large ε·n the quartiles were
+tighter on a narrow range far from zero (coordinates: 4 against 10 times the range), a price
+paid for the buckets' width. The sprawl chance, the extension and the quarter-century year
+buckets were tuned on the same columns; the extension lets an empty neighbour in with
+probability ½·e^(−1.5) ≈ 11 %, which costs one bucket's width, never a sprawl.
 """
 
 from __future__ import annotations
@@ -63,6 +59,7 @@ from dpcore.budget.accountant import BudgetLedger, Charge
 from dpcore.budget.persons import bound_contributions, check_unit_column, per_row
 from dpcore.exceptions import DataError
 from dpcore.i18n import N_, _, short
+from dpcore.mechanisms import Geometric
 from dpcore.tables.schema import Schema, name_words
 from dpcore.validation import RandomStateLike, check_epsilon, check_random_state
 
@@ -70,36 +67,29 @@ DEFAULT_BUDGET_SHARE = 0.10
 #: A share of rows clipped above which the owner-only verdict warns.
 CLIPPED_WARNING = 0.05
 #: ε per column × rows below which bounds rarely fit (``benchmarks/bounds_quality.py``): the page says so.
-ROWS_TIMES_EPSILON_FOR_FIT = 150
-#: How far beyond its quartiles a bound is put, in quartile spreads on the signed log scale (Tukey's
-#: fences are 1.5 spreads out on a plain scale; the 99.5 % point of a normal or log-normal column
-#: is 1.4 spreads beyond its quartile, of a uniform one 0.5).
-FENCE = 2.0
-_SMALLEST_MAGNITUDE, _LARGEST_MAGNITUDE = -4, 9  # the number grid runs over ±[10⁻⁴, 10⁹]
+ROWS_TIMES_EPSILON_FOR_FIT = 60
+#: The chance that some empty bucket's noisy count clears the threshold and the bounds sprawl towards it.
+SPRAWL_CHANCE = 0.01
+#: A bucket next to the bounds joins them when its noisy count is at least this many noise scales.
+EXTEND_SCALES = 1.5
+_SMALLEST_MAGNITUDE, _LARGEST_MAGNITUDE = -4, 9  # the buckets run over ±[10⁻⁴, 10⁹]
+_YEARS_FROM, _YEARS_TO, _YEARS_PER_BUCKET = 1000.0, 2200.0, 25.0
 _YEAR_WORDS = frozenset({"year", "yr"})
 
 
-def number_grid(significant_digits: int = 3) -> NDArray[np.float64]:
-    """The public grid for numbers: 0 and ``±d.dd·10^k`` (``significant_digits``), 10⁻⁴ … 10⁹, sorted."""
-    mantissas = np.arange(10 ** (significant_digits - 1), 10**significant_digits, dtype=float)
-    shifts = np.arange(_SMALLEST_MAGNITUDE, _LARGEST_MAGNITUDE) - (significant_digits - 1)
-    # Integers over (or times) an exact power of ten: each point is the float nearest its decimal.
+def bucket_edges(years: bool = False) -> NDArray[np.float64]:
+    """The public bucket edges, sorted: 0 and ``±{1, 2, 5}·10^k`` over ±[10⁻⁴, 10⁹]; years: every 25 from 1000 to 2200."""
+    if years:
+        return np.arange(_YEARS_FROM, _YEARS_TO + 1.0, _YEARS_PER_BUCKET)
+    powers = np.arange(_SMALLEST_MAGNITUDE, _LARGEST_MAGNITUDE)
+    # Integers over (or times) an exact power of ten: each edge is the float nearest its decimal.
     scaled = np.where(
-        shifts[:, None] < 0,
-        mantissas[None, :] / 10.0 ** -np.minimum(shifts, 0)[:, None],
-        mantissas[None, :] * 10.0 ** np.maximum(shifts, 0)[:, None],
+        powers[:, None] < 0,
+        np.array([1.0, 2.0, 5.0])[None, :] / 10.0 ** -np.minimum(powers, 0)[:, None],
+        np.array([1.0, 2.0, 5.0])[None, :] * 10.0 ** np.maximum(powers, 0)[:, None],
     )
     positive = np.append(scaled.ravel(), 10.0**_LARGEST_MAGNITUDE)
     return np.concatenate([-positive[::-1], [0.0], positive])
-
-
-_NUMBER_GRID = number_grid()
-_ROUND_GRID = number_grid(2)
-
-
-def year_grid() -> NDArray[np.float64]:
-    """The public grid for years: every year from 1000 to 2200."""
-    return np.arange(1000.0, 2201.0)
 
 
 def is_year_column(name: str) -> bool:
@@ -111,31 +101,26 @@ def is_year_column(name: str) -> bool:
     return any(word in _YEAR_WORDS for word in name_words(name))
 
 
-def _log_base_measure(grid: NDArray[np.float64], years: bool) -> NDArray[np.float64]:
-    """The log weight of each grid point: the stretch of the asinh scale it stands for; 0 weighs a decade."""
-    if years:
-        return np.zeros(grid.size)
-    scaled = np.arcsinh(grid)
-    middles = (scaled[1:] + scaled[:-1]) / 2.0
-    cells = np.diff(np.concatenate(([scaled[0]], middles, [scaled[-1]])))
-    weights = np.where(grid == 0.0, np.log(10.0), cells)
-    return np.log(weights)
+def bucket_counts(values: NDArray[np.float64], edges: NDArray[np.float64]) -> NDArray[np.int64]:
+    """How many values fall in each bucket ``[edges[i], edges[i+1])``; beyond the outer edges, in the outer buckets."""
+    present = values[~np.isnan(values)]
+    buckets = np.clip(np.searchsorted(edges, present, side="right") - 1, 0, edges.size - 2)
+    return np.bincount(buckets, minlength=edges.size - 1).astype(np.int64)
 
 
-def quantile_scores(
-    sorted_values: NDArray[np.float64], grid: NDArray[np.float64], quantile: float, epsilon: float, log_base: NDArray[np.float64]
-) -> NDArray[np.float64]:
-    """Each grid point's log weight in the exponential mechanism: ``log μ(c) + ε·u(c)/2`` (module docstring)."""
-    target = quantile * sorted_values.size
-    below = np.searchsorted(sorted_values, grid, side="left")
-    at_or_below = np.searchsorted(sorted_values, grid, side="right")
-    distance = np.maximum(np.maximum(below - target, target - at_or_below), 0.0)
-    return log_base - epsilon / 2.0 * distance
-
-
-def _choose(scores: NDArray[np.float64], rng: np.random.Generator) -> int:
-    """The exponential mechanism's draw from log weights (Gumbel-max: exact, one vectorised pass)."""
-    return int(np.argmax(scores + rng.gumbel(size=scores.shape)))
+def bounds_from_noisy_counts(noisy: NDArray[np.int64], edges: NDArray[np.float64], epsilon: float) -> tuple[float, float]:
+    """Post-processing of the noisy histogram: the outer edges of the buckets that hold people (module docstring)."""
+    scale = 1.0 / epsilon
+    # An empty bucket's noise exceeds t with probability ½·exp(−t/scale): all of them stay below with 1 − SPRAWL_CHANCE.
+    threshold = scale * np.log(noisy.size / (2.0 * SPRAWL_CHANCE))
+    held = np.append(np.flatnonzero(noisy >= threshold), int(np.argmax(noisy)))
+    low, high = int(held.min()), int(held.max())
+    # The extension never crosses 0: so many columns start there that a sign needs a count that clears the threshold.
+    while low > 0 and edges[low] != 0.0 and noisy[low - 1] >= EXTEND_SCALES * scale:
+        low -= 1
+    while high < noisy.size - 1 and edges[high + 1] != 0.0 and noisy[high + 1] >= EXTEND_SCALES * scale:
+        high += 1
+    return float(edges[low]), float(edges[high + 1])
 
 
 def private_bounds(
@@ -146,44 +131,17 @@ def private_bounds(
     years: bool = False,
     coarse: tuple[float, float] | None = None,
 ) -> tuple[float, float]:
-    """``(lower, upper)`` of one column, ε-DP in two exponential-mechanism draws (module docstring).
+    """``(lower, upper)`` of one column, ε-DP from one noisy histogram (module docstring).
 
-    ``coarse``, public limits the owner vouches for, leaves out the grid points beyond them.
+    ``coarse``, public limits the owner vouches for, become the outer edges: buckets beyond
+    them are left out and values beyond them counted in the outer buckets.
     """
-    grid = year_grid() if years else _NUMBER_GRID
-    log_base = _log_base_measure(grid, years)
+    edges = bucket_edges(years)
     if coarse is not None:
-        log_base = np.where((grid >= coarse[0]) & (grid <= coarse[1]), log_base, -np.inf)
-        if np.isinf(log_base).all():
-            raise DataError(_("The range you vouch for holds no point of the public grid: widen it."))
-    sorted_values = np.sort(values[~np.isnan(values)])
-    first = _choose(quantile_scores(sorted_values, grid, 0.25, epsilon / 2.0, log_base), rng)
-    above_first = np.where(np.arange(grid.size) >= first, log_base, -np.inf)
-    third = _choose(quantile_scores(sorted_values, grid, 0.75, epsilon / 2.0, above_first), rng)
-    # Post-processing from here on: fences FENCE spreads beyond the released quartiles.
-    position = grid if years else np.arcsinh(grid)
-    spread = position[third] - position[first]
-    lower, upper = position[first] - FENCE * spread, position[third] + FENCE * spread
-    if not years:
-        lower, upper = np.sinh(lower), np.sinh(upper)
-    allowed = np.flatnonzero(np.isfinite(log_base))
-    low = int(np.clip(np.searchsorted(grid, lower, side="right") - 1, allowed[0], allowed[-1]))
-    high = int(np.clip(np.searchsorted(grid, upper, side="left"), allowed[0], allowed[-1]))
-    return _widened(grid, log_base, low, high, years)
-
-
-def _widened(
-    grid: NDArray[np.float64], log_base: NDArray[np.float64], low: int, high: int, years: bool = False
-) -> tuple[float, float]:
-    """The chosen points rounded outward to two significant digits (years: to the decade), within the allowed grid."""
-    allowed = grid[np.isfinite(log_base)]
-    round_grid = grid[::10] if years else _ROUND_GRID
-    lower = round_grid[max(int(np.searchsorted(round_grid, grid[low], side="right")) - 1, 0)]
-    upper = round_grid[min(int(np.searchsorted(round_grid, grid[high], side="left")), round_grid.size - 1)]
-    lower, upper = max(float(lower), float(allowed[0])), min(float(upper), float(allowed[-1]))
-    if upper <= lower:  # one point chosen twice: the next round number up
-        upper = float(round_grid[min(int(np.searchsorted(round_grid, lower, side="right")), round_grid.size - 1)])
-    return lower, upper
+        inside = edges[(edges > coarse[0]) & (edges < coarse[1])]
+        edges = np.concatenate(([coarse[0]], inside, [coarse[1]]))
+    noisy = Geometric(epsilon, 1, rng).randomise(bucket_counts(values, edges))
+    return bounds_from_noisy_counts(noisy, edges, epsilon)
 
 
 def epsilon_per_column(available: float, n_columns: int, share: float = DEFAULT_BUDGET_SHARE) -> float:
@@ -218,8 +176,8 @@ def estimate_bounds(
     declarations (:func:`apply_bounds`). The whole cost (``len(columns) × epsilon_per_column``)
     is checked against the ledger before the data are read and charged once, after the
     estimates are drawn and before they are returned; if the ledger refuses, nothing is
-    returned. Columns whose header says "year" use :func:`year_grid`; ``coarse`` (public limits
-    the owner vouches for) narrows the number grid. See the module docstring for the privacy
+    returned. Columns whose header says "year" use quarter-century buckets; ``coarse`` (public
+    limits the owner vouches for) narrows the number buckets. See the module docstring for the privacy
     argument.
     """
     check_epsilon(epsilon_per_column, "epsilon_per_column")
@@ -240,8 +198,8 @@ def estimate_bounds(
         privacy_unit=schema.privacy_unit,
         rows_per_person=k,
         mechanism=(
-            f"exponential-mechanism quartiles on a public symmetric log grid (years: every year), widened "
-            f"{FENCE:g} spreads out, ε = {epsilon_per_column:g} per column"
+            f"a geometric-noise histogram on public symmetric log buckets (years: quarter-centuries), "
+            f"ε = {epsilon_per_column:g} per column"
         ),
         released="bounds of " + ", ".join(columns),
         action=N_("Estimating these bounds"),

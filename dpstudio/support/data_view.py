@@ -372,10 +372,11 @@ def _estimate_bounds_action(state: StudioState, numeric: list[str], key: str = "
     """The bulk "estimate privately" action: its cost (a stated share of what is left, split evenly) before the click."""
     st.write(
         _(
-            "**Estimate the bounds of the {count} numeric column(s) privately.** Each column's quartiles are found with "
-            "differential privacy on a public grid that covers negative numbers, tiny fractions, prices and years, then "
-            "widened to two quartile spreads beyond them and rounded out to round numbers; columns named like a year get "
-            "bounds to the decade. It spends a share of what is left of this dataset's budget, split evenly over the columns."
+            "**Estimate the bounds of the {count} numeric column(s) privately.** Each column's values are counted with "
+            "differential privacy in public buckets that cover negative numbers, tiny fractions, prices and years (edges 0, "
+            "±1, 2, 5, 10, 20, 50 and so on); the bounds are the edges of the buckets that hold many people. Columns named "
+            "like a year get bounds to the quarter-century. It spends a share of what is left of this dataset's budget, "
+            "split evenly over the columns."
         ).format(count=len(numeric))
     )
     left = state.ledger().available()
@@ -403,8 +404,8 @@ def _estimate_bounds_action(state: StudioState, numeric: list[str], key: str = "
     rows = len(state.dataset.frame)
     too_few = each * rows < ROWS_TIMES_EPSILON_FOR_FIT
     if too_few:
-        # A warning and a tick, not a grey note: at this ε the quartiles are lost and the bounds come out absurd
-        # (a newcomer's 3,000 rows at 0.011 per column got ages of −8,300…25,000 and clipped whole columns).
+        # A warning and a tick, not a grey note: at this ε the fullest buckets drown in the noise and the bounds
+        # clip whole tails or miss the column (benchmarks/README.md §21).
         st.warning(
             _(
                 "Owner only: at ε = {epsilon} per column, {rows} rows are too few for bounds that fit well (about ε × "

@@ -65,8 +65,8 @@ def test_bulk_estimate_gives_bounds_that_fit_years_codes_and_negative_numbers(pa
     assert code["kind"] == "categorical" and "020" in code["categories"]
     numeric = [name for name, c in columns.items() if c["kind"] == "numeric"]
     assert len(numeric) == 12 and not any(columns[name]["bounds_from_data"] for name in numeric)
-    for name in ("year_built", "yr_sold"):  # the year grid: decades between 1000 and 2200, never [100, 100 000]
+    for name in ("year_built", "yr_sold"):  # quarter-centuries between 1000 and 2200, never [100, 100 000]
         lower, upper = columns[name]["lower"], columns[name]["upper"]
-        assert 1000 <= lower < upper <= 2200 and lower % 10 == 0 and upper % 10 == 0, name
+        assert 1000 <= lower < upper <= 2200 and lower % 25 == 0 and upper % 25 == 0, name
     assert columns["pool_area"]["lower"] == 0  # a mostly-zero column starts at 0, not at 100 000
     assert "estimated privately (ε = 0.00833)" in columns["longitude"]["source"]

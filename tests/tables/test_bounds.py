@@ -1,5 +1,5 @@
-"""Privately estimated bounds: exact privacy checks, a neighbouring-dataset test, call recording,
-accuracy on public data, the ledger charge and the owner-only verdict."""
+"""Privately estimated bounds: the histogram's sensitivity with a power check, a neighbouring-dataset
+test, call recording, accuracy on public data, the ledger charge and the owner-only verdict."""
 
 from __future__ import annotations
 
@@ -11,58 +11,61 @@ from privacy_testing import assert_exceeds_epsilon, assert_within_epsilon, neigh
 import dpcore.tables.bounds as bounds_module
 from dpcore.budget.accountant import BudgetLedger
 from dpcore.exceptions import BudgetExceededError
+from dpcore.mechanisms import record_mechanism_calls
 from dpcore.tables.bounds import (
     DEFAULT_BUDGET_SHARE,
     apply_bounds,
+    bounds_from_noisy_counts,
     bounds_verdict,
+    bucket_counts,
+    bucket_edges,
     epsilon_per_column,
     estimate_bounds,
     is_year_column,
-    number_grid,
     private_bounds,
-    quantile_scores,
-    year_grid,
 )
 from dpcore.tables.schema import ColumnSpec, Schema
 
-GRID = number_grid()
+
+def _largest_count_change(count, rng, trials=300) -> int:
+    """The largest L1 change of ``count(values, edges)`` over random tables and one record added or removed."""
+    largest = 0
+    for _ in range(trials):
+        years = bool(rng.random() < 0.3)
+        edges = bucket_edges(years)
+        values = np.round(rng.choice([-1, 1]) * rng.lognormal(3, 4, size=rng.integers(1, 200)), 1)
+        values[rng.random(values.size) < 0.3] = 0.0  # ties and zeros, as a mostly-zero column has
+        values[rng.random(values.size) < 0.1] = np.nan
+        extra = rng.choice([-5.0, 0.0, 1e-4, 2.0, 2e6, -1e12, 1e12, np.nan, 1987.0, float(values[0])])
+        before = count(values, edges)
+        largest = max(largest, int(np.abs(count(np.append(values, extra), edges) - before).sum()))
+        largest = max(largest, int(np.abs(count(values[1:], edges) - before).sum()))
+    return largest
 
 
-def _log_probabilities(values, quantile, epsilon, log_weights, grid=GRID):
-    scores = quantile_scores(np.sort(values), grid, quantile, epsilon, log_weights)
-    return scores - np.logaddexp.reduce(scores[np.isfinite(scores)])
+def test_one_record_moves_one_bucket_count_by_at_most_one():
+    """The histogram's L1 sensitivity is 1, as the geometric noise at scale 1/ε assumes: ε-DP."""
+    assert _largest_count_change(bucket_counts, np.random.default_rng(7)) == 1
 
 
-def _max_log_ratio(values, neighbour, quantile, epsilon, log_weights, grid=GRID) -> float:
-    """The largest log ratio of one draw's output probabilities on two datasets: exact, no sampling error."""
-    first = _log_probabilities(values, quantile, epsilon, log_weights, grid)
-    second = _log_probabilities(neighbour, quantile, epsilon, log_weights, grid)
-    possible = np.isfinite(log_weights)  # the same points on both: the base measure is public
-    return float(np.max(np.abs(first[possible] - second[possible])))
+def test_the_sensitivity_check_has_power_a_value_counted_in_two_buckets_is_caught():
+    def counted_twice(values, edges):  # each value also counted in the next bucket up: sensitivity 2
+        counts = bucket_counts(values, edges)
+        return counts + np.roll(counts, 1)
+
+    assert _largest_count_change(counted_twice, np.random.default_rng(7)) == 2
 
 
-def _random_weights(rng):
-    """Any public base measure, as the draws after the first get (it depends on released values only)."""
-    weights = np.log(rng.random(GRID.size) + 1e-3)
-    return np.where(rng.random(GRID.size) < 0.2, -np.inf, weights)
-
-
-@pytest.mark.parametrize("quantile", [0.005, 0.25, 0.5, 0.75, 0.995])
-def test_each_draw_is_exactly_epsilon_dp_for_an_added_or_removed_record(quantile):
-    rng = np.random.default_rng(7)
-    for _ in range(40):
-        values = np.round(rng.choice([-1, 1]) * rng.lognormal(3, 2, size=rng.integers(1, 300)), 1)
-        values[rng.random(values.size) < 0.3] = 0.0  # ties, as a mostly-zero column has
-        extra = rng.choice([-5.0, 0.0, 3.0, 2e6, -1e12, float(values[0])])
-        weights = _random_weights(rng)
-        assert _max_log_ratio(values, np.append(values, extra), quantile, 0.5, weights) <= 0.5 + 1e-9
-        assert _max_log_ratio(values, values[1:], quantile, 0.5, weights) <= 0.5 + 1e-9
-
-
-def test_the_exact_check_has_power_a_quartered_sensitivity_is_caught():
-    values = np.arange(1.0, 101.0)
-    weights = np.zeros(GRID.size)
-    assert _max_log_ratio(values, np.append(values, 0.5), 0.5, 4 * 0.5, weights) > 0.5  # sensitivity taken as ¼
+def test_the_bounds_are_edges_chosen_from_the_noisy_counts_alone():
+    edges = bucket_edges()
+    noisy = np.zeros(edges.size - 1, dtype=np.int64)
+    middle = int(np.searchsorted(edges, 100.0))  # the bucket [100, 200)
+    noisy[middle] = 10_000
+    assert bounds_from_noisy_counts(noisy, edges, 1.0) == (100.0, 200.0)
+    noisy[middle + 1] = 2  # 2 ≥ 1.5 scales: the neighbour [200, 500) shows people
+    noisy[middle - 3] = 1  # 1 < 1.5 scales, and not adjacent anyway
+    assert bounds_from_noisy_counts(noisy, edges, 1.0) == (100.0, 500.0)
+    assert bounds_from_noisy_counts(np.zeros_like(noisy), edges, 1.0)[0] == edges[0]  # nothing: the fullest, the first
 
 
 def _years_release(epsilon):
@@ -72,14 +75,15 @@ def _years_release(epsilon):
     return release
 
 
+_YEAR_OUTCOMES = [[1000, 1930, 1940, 1955, 1970, 2200], [1000, 1990, 2005, 2015, 2030, 2200]]
+
+
 def test_whole_estimator_on_neighbouring_datasets_stays_within_epsilon():
-    """Both draws and the fences together, sampled: a year column and the same column with one record more."""
+    """The noisy histogram and its post-processing together, sampled: a year column and it with one record more."""
     rng = np.random.default_rng(3)
     d = np.round(rng.uniform(1950, 1990, 12))
     d_prime = np.append(d, 2150.0)
-    estimate = neighbouring_privacy_loss(
-        _years_release(1.0), d, d_prime, 1.0, n_runs=6000, edges=[[1900, 1940, 1950, 1960], [1980, 1990, 2000, 2100]], seed=1
-    )
+    estimate = neighbouring_privacy_loss(_years_release(1.0), d, d_prime, 1.0, n_runs=6000, edges=_YEAR_OUTCOMES, seed=1)
     assert_within_epsilon(estimate)
 
 
@@ -91,33 +95,23 @@ def test_the_neighbouring_test_catches_an_upper_bound_read_from_the_data():
     def leaky(values, rng):
         return private_bounds(values, 1.0, rng, years=True)[0], values.max()
 
-    estimate = neighbouring_privacy_loss(
-        leaky, d, d_prime, 1.0, n_runs=6000, edges=[[1900, 1940, 1950, 1960], [1980, 1990, 2000, 2100]], seed=1
-    )
+    estimate = neighbouring_privacy_loss(leaky, d, d_prime, 1.0, n_runs=6000, edges=_YEAR_OUTCOMES, seed=1)
     assert_exceeds_epsilon(estimate)
 
 
-def test_the_calls_do_not_depend_on_the_data(monkeypatch, california_frame, california_schema, ledger_path):
-    """Call recording: on a table and on it with one row less, the same draws at the same ε, in the same order."""
-    recorded = []
-    original = bounds_module.quantile_scores
-
-    def recording(sorted_values, grid, quantile, epsilon, log_base):
-        recorded.append((grid.size, quantile, epsilon))
-        return original(sorted_values, grid, quantile, epsilon, log_base)
-
-    monkeypatch.setattr(bounds_module, "quantile_scores", recording)
+def test_the_calls_do_not_depend_on_the_data(california_frame, california_schema, ledger_path):
+    """Call recording: on a table and on it with one row less, the same histograms at the same ε, in the same order."""
     frame = california_frame.assign(year_built=np.arange(len(california_frame)) % 120 + 1890)
     schema = Schema([*california_schema.columns, ColumnSpec("year_built", lower=1890, upper=2009)])
     calls = []
     for table in (frame, frame.iloc[1:]):
-        recorded.clear()
         ledger = BudgetLedger(f"ca{len(table)}", total_epsilon=1.0, path=ledger_path)
-        estimate_bounds(table, schema, ["median_income", "year_built", "longitude"], 0.03, ledger, random_state=0)
-        calls.append(list(recorded))
+        with record_mechanism_calls() as recorder:
+            estimate_bounds(table, schema, ["median_income", "year_built", "longitude"], 0.03, ledger, random_state=0)
+        calls.append([(call.mechanism, call.epsilon, call.sensitivity, call.query.size) for call in recorder.calls])
     assert calls[0] == calls[1]
-    assert [(quantile, epsilon) for _, quantile, epsilon in calls[0]] == [(0.25, 0.015), (0.75, 0.015)] * 3
-    assert [size for size, _, _ in calls[0][2:4]] == [year_grid().size] * 2
+    sizes = [bucket_edges().size - 1, bucket_edges(years=True).size - 1, bucket_edges().size - 1]
+    assert calls[0] == [("geometric", 0.03, 1, size) for size in sizes]
 
 
 def test_bounds_on_california_cover_the_people_and_are_round(california_frame, california_schema, ledger_path):
@@ -125,7 +119,7 @@ def test_bounds_on_california_cover_the_people_and_are_round(california_frame, c
     names = ["median_income", "population", "longitude", "latitude"]
     found = estimate_bounds(california_frame, california_schema, names, 0.05, ledger, random_state=3)
     assert ledger.spent == pytest.approx(0.2)
-    round_numbers = number_grid(2)
+    round_numbers = bucket_edges()
     for name, (lower, upper) in found.items():
         values = pd.to_numeric(california_frame[name], errors="coerce").dropna()
         assert ((values >= lower) & (values <= upper)).mean() > 0.95, name
@@ -142,7 +136,7 @@ def test_years_get_year_bounds_and_a_mostly_zero_column_starts_at_zero():
     for seed in range(5):
         lower, upper = private_bounds(years, 0.05, np.random.default_rng(seed), years=True)
         assert np.mean((years < lower) | (years > upper)) <= 0.05 and upper - lower <= 4 * (2010 - 1872)
-        assert lower % 10 == 0 and upper % 10 == 0 and 1000 <= lower < upper <= 2200
+        assert lower % 25 == 0 and upper % 25 == 0 and 1000 <= lower < upper <= 2200
         assert private_bounds(pool, 0.01, np.random.default_rng(seed))[0] == 0.0
 
 
