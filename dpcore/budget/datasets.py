@@ -27,7 +27,7 @@ import pandas as pd
 
 from dpcore.budget.accountant import ADD_REMOVE, BudgetLedger, check_unit, connect, default_ledger, is_server_ledger
 from dpcore.budget.fingerprint import Fingerprint
-from dpcore.budget.identity import SketchBuilder, TableSketch, VersionFingerprint, overlaps
+from dpcore.budget.identity import HashSpill, SketchBuilder, TableSketch, VersionFingerprint, overlaps_of_hashes
 from dpcore.budget.ledger_db import LedgerConnection
 from dpcore.exceptions import DataError
 from dpcore.i18n import _, percent
@@ -206,31 +206,40 @@ class Catalog:
     def identify(self, chunks: Chunks) -> TableMatch:
         """Every known dataset the table overlaps, and the dataset this very table was last recorded in.
 
-        The table is read once for its sketch and fingerprints, once more for the overlaps. A
-        version superseded by a newer version of the same rows in another dataset (a table made
-        a separate dataset after it was attached) is no longer evidence, and neither is the very
-        table being opened: its earlier versions say where it was recorded (``owner``), not
-        whose people it shares.
+        The table is read once: for its sketch, its fingerprints and, when other tables are known,
+        its cell hashes, kept on disk for the overlaps to look rows up in. A version superseded by a
+        newer version of the same rows in another dataset (a table made a separate dataset after it
+        was attached) is no longer evidence, and neither is the very table being opened: its earlier
+        versions say where it was recorded (``owner``), not whose people it shares.
         """
         builder, legacy, version = None, None, VersionFingerprint()
         old_budgets = self._has_first_format_budgets()
-        for chunk in chunks():
+        versions = self._versions()
+        # Rows are looked up in a second pass when other tables are known: their hashes are kept, not parsed again.
+        spill = HashSpill() if versions else None
+        try:
+            for chunk in chunks():
+                if builder is None:
+                    builder = SketchBuilder(chunk.columns)
+                    legacy = Fingerprint(chunk.columns) if old_budgets else None
+                hashes = builder.add(chunk)
+                if legacy is not None:
+                    legacy.add(chunk)
+                if spill is not None:
+                    spill.add(hashes)
+                version.add_hashes(hashes, len(chunk))
             if builder is None:
-                builder = SketchBuilder(chunk.columns)
-                legacy = Fingerprint(chunk.columns) if old_budgets else None
-            hashes = builder.add(chunk)
-            if legacy is not None:
-                legacy.add(chunk)
-            version.add_hashes(hashes, len(chunk))
-        if builder is None:
-            raise DataError(_("The table has no rows."))
-        sketch, fingerprint = builder.finish(), version.hexdigest()
-        latest: dict[str, tuple[str, TableSketch]] = {}
-        for dataset_id, version_fingerprint, known_sketch in self._versions():  # newest first
-            latest.setdefault(version_fingerprint, (dataset_id, known_sketch))
-        owner = latest.pop(fingerprint, None)
-        known = list(latest.values())
-        scores = overlaps([s for _id, s in known], sketch, chunks()) if known else []
+                raise DataError(_("The table has no rows."))
+            sketch, fingerprint = builder.finish(), version.hexdigest()
+            latest: dict[str, tuple[str, TableSketch]] = {}
+            for dataset_id, version_fingerprint, known_sketch in versions:  # newest first
+                latest.setdefault(version_fingerprint, (dataset_id, known_sketch))
+            owner = latest.pop(fingerprint, None)
+            known = list(latest.values())
+            scores = overlaps_of_hashes([s for _id, s in known], sketch, spill) if known and spill is not None else []
+        finally:
+            if spill is not None:
+                spill.close()
         best: dict[str, float] = {}
         for (dataset_id, _sketch), score in zip(known, scores, strict=True):
             if score > best.get(dataset_id, 0.0):

@@ -34,6 +34,7 @@ import hashlib
 import io
 import json
 import re
+import tempfile
 import warnings
 from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass
@@ -485,6 +486,25 @@ def _subset_keys(placed: list[np.ndarray], subsets: list[tuple[int, ...]], by_co
         yield keys
 
 
+class _Lookup:
+    """One subset's sampled row keys, looked up chunk by chunk in the new table."""
+
+    def __init__(self, keys: np.ndarray) -> None:
+        self.distinct, self.inverse = np.unique(keys, return_inverse=True)
+        self.seen = np.zeros(len(self.distinct), dtype=bool)
+
+    def look_in(self, chunk_keys: np.ndarray) -> None:
+        """Mark the sampled keys found among ``chunk_keys``: a binary search of the few sampled keys per row."""
+        if not len(self.distinct) or not len(chunk_keys):
+            return
+        place = np.minimum(np.searchsorted(self.distinct, chunk_keys), len(self.distinct) - 1)
+        self.seen[place[self.distinct[place] == chunk_keys]] = True
+
+    def share_found(self) -> float:
+        """The share of the sampled rows (not of distinct keys) found so far."""
+        return float(self.seen[self.inverse].mean()) if len(self.inverse) else 0.0
+
+
 @dataclass
 class _Plan:
     """The lookups for one known table: its matched columns in the new table, the subsets kept, their sampled rows' keys."""
@@ -492,8 +512,7 @@ class _Plan:
     new_columns: list[int]
     by_content: int
     subsets: list[tuple[int, ...]]
-    keys: list[np.ndarray]
-    found: list[np.ndarray]
+    lookups: list[_Lookup]
 
 
 def _plan(sketch: TableSketch, new: TableSketch) -> _Plan:
@@ -515,9 +534,49 @@ def _plan(sketch: TableSketch, new: TableSketch) -> _Plan:
         [j for _i, j in pairs],
         len(by_content),
         [subset for subset, _ in kept],
-        [keys for _, keys in kept],
-        [np.zeros(len(keys), dtype=bool) for _, keys in kept],
+        [_Lookup(keys) for _, keys in kept],
     )
+
+
+class HashSpill:
+    """A table's cell hashes, chunk by chunk, kept in an unnamed temporary file for a second look.
+
+    Identification looks rows up in the new table only after its sketch is whole; reading
+    the file again means parsing it again, while these hashes are all that look needs (8 bytes
+    a cell, written and read back in a fraction of the parse's time). The file has no name on
+    disk and goes when the spill is closed or the process ends.
+    """
+
+    def __init__(self) -> None:
+        self._file = tempfile.TemporaryFile()
+        self._chunks = 0
+
+    def add(self, hashes: list[np.ndarray]) -> None:
+        """Keep one chunk's hashes: one array per column, in the table's column order."""
+        np.save(self._file, np.stack(hashes) if hashes else np.zeros((0, 0), dtype=np.uint64))
+        self._chunks += 1
+
+    def __iter__(self) -> Iterator[np.ndarray]:
+        """Each chunk's hashes as a (columns, rows) array, in the order they were kept."""
+        self._file.seek(0)
+        for _ in range(self._chunks):
+            yield np.load(self._file)
+
+    def close(self) -> None:
+        self._file.close()
+
+
+class _LazyHashes:
+    """A chunk's cell hashes by column position, each column hashed when first asked for."""
+
+    def __init__(self, frame: pd.DataFrame) -> None:
+        self._frame = frame
+        self._made: dict[int, np.ndarray] = {}
+
+    def __getitem__(self, position: int) -> np.ndarray:
+        if position not in self._made:
+            self._made[position] = cell_hashes(self._frame.iloc[:, position])
+        return self._made[position]
 
 
 def overlaps(known: list[TableSketch], new: TableSketch, new_frame_chunks: Iterable[pd.DataFrame]) -> list[float]:
@@ -534,25 +593,23 @@ def overlaps(known: list[TableSketch], new: TableSketch, new_frame_chunks: Itera
     safe side — the people share one budget — so the tests lean towards matching, but never
     on keys: row numbers and record codes are shared by unrelated files.
     """
+    return overlaps_of_hashes(known, new, (_LazyHashes(chunk) for chunk in new_frame_chunks))
+
+
+def overlaps_of_hashes(known: list[TableSketch], new: TableSketch, new_hash_chunks: Iterable[Any]) -> list[float]:
+    """:func:`overlaps` from the new table's cell hashes (a :class:`HashSpill`): ``chunk[j]`` is column ``j``'s."""
     plans = [_plan(sketch, new) for sketch in known]
     if any(plan.subsets for plan in plans):
-        for chunk in new_frame_chunks:
-            names = [str(c) for c in chunk.columns]
-            cells: dict[int, np.ndarray] = {}  # each column is hashed once per chunk, whatever plans use it
+        for cells in new_hash_chunks:
             for plan in (plan for plan in plans if plan.subsets):
-                for j in plan.new_columns:
-                    if j not in cells:
-                        cells[j] = cell_hashes(chunk[names[j]])
                 placed = [_placed(cells[j], place) for place, j in enumerate(plan.new_columns)]
-                for keys, found, chunk_keys in zip(
-                    plan.keys, plan.found, _subset_keys(placed, plan.subsets, plan.by_content), strict=True
-                ):
-                    found |= np.isin(keys, chunk_keys)
+                for lookup, chunk_keys in zip(plan.lookups, _subset_keys(placed, plan.subsets, plan.by_content), strict=True):
+                    lookup.look_in(chunk_keys)
     out = []
     for sketch, plan in zip(known, plans, strict=True):
         best = 0.0
-        for found in plan.found:
-            share_of_known = float(found.mean())
+        for lookup in plan.lookups:
+            share_of_known = lookup.share_found()
             best = max(best, share_of_known, min(share_of_known * sketch.rows / max(new.rows, 1), 1.0))
         out.append(best)
     return out
