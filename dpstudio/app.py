@@ -35,8 +35,7 @@ pages = [
 navigation = st.navigation(pages)
 
 try:
-    state = get_state()
-    state.signed_in = signed_in
+    state = get_state(signed_in)
     state.ledger().exists()
 except DataError as unreachable:  # a team server's ledger that cannot be reached: say so, and spend nothing
     st.error(str(unreachable), icon=":material/cloud_off:")

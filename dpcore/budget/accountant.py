@@ -391,7 +391,7 @@ class BudgetLedger:
     def history(self) -> pd.DataFrame:
         """Every total set, event and spend, oldest first, each spend also in the dataset's unit, with who signed in to make it.
 
-        ``by`` is the identity provider's subject, ``by (e-mail)`` the address it gave; both empty
+        ``by (e-mail)`` is the address the identity provider gave, ``by`` its subject; both empty
         for lines written without sign-in (and for every line of a ledger older than format 4).
         """
         with self.connection() as conn:
@@ -434,6 +434,8 @@ class BudgetLedger:
             "when (UTC)",
             "event",
             "what",
+            "by (e-mail)",
+            "by",
             "ε",
             "δ",
             "neighbours",
@@ -441,8 +443,6 @@ class BudgetLedger:
             "released",
             "ε in the dataset's unit",
             "δ in the dataset's unit",
-            "by",
-            "by (e-mail)",
         ]
         frame = pd.DataFrame(rows, columns=columns).sort_values("when (UTC)", kind="stable").reset_index(drop=True)
         frame["when (UTC)"] = frame["when (UTC)"].str[:19]  # sorted to the microsecond, shown to the second

@@ -36,7 +36,7 @@ def test_every_line_a_signed_in_person_writes_names_them(ledger_path):
     assert set(history["by"]) == {ALICE.subject} and set(history["by (e-mail)"]) == {ALICE.email}
     (spend,) = ledger.spends()
     assert (spend.subject, spend.email) == (ALICE.subject, ALICE.email)
-    assert ledger.history_csv().splitlines()[0].endswith(b",by,by (e-mail)")
+    assert ledger.history_csv().startswith("when (UTC),event,what,by (e-mail),by,ε".encode())
 
 
 def test_without_sign_in_the_lines_name_nobody_and_two_people_are_told_apart(ledger_path):
