@@ -7,11 +7,14 @@ import tomllib
 from pathlib import Path
 
 from dpcore.i18n import N_, _, language, language_from_environment
+from dpstudio.support.sign_in import address_from_flags, auth_section, open_address_refusal, secrets_files
 
 HERE = Path(__file__).resolve().parent
 USAGE = N_("""usage: dpstudio [--server.port PORT] [other `streamlit run` options]
 
 Opens DP Studio in your browser (http://localhost:8501 unless another port is given).
+It listens on 127.0.0.1 only; --server.address for other machines needs sign-in
+configured in .streamlit/secrets.toml (see the README).
 Upload a table or pick a bundled sample, declare its columns, then train models and
 export a differentially private copy. The budget ledger is
 ~/.local/share/dpstudio/ledger.sqlite3 unless DPSTUDIO_LEDGER names another file
@@ -42,8 +45,14 @@ def main(argv: list[str] | None = None) -> int:
         with language(language_from_environment()):
             print(_("The app needs its extra dependencies: pip install 'dpstudio[app]'"), file=sys.stderr)
         return 2
+    flags = [*streamlit_options(), *args]
+    refusal = open_address_refusal(address_from_flags(flags), auth_section(secrets_files()))
+    if refusal is not None:
+        with language(language_from_environment()):
+            print(_(refusal).format(address=address_from_flags(flags) or "0.0.0.0"), file=sys.stderr)
+        return 2
     _register_pages_ourselves()
-    sys.argv = ["streamlit", "run", str(HERE / "app.py"), *streamlit_options(), *args]
+    sys.argv = ["streamlit", "run", str(HERE / "app.py"), *flags]
     return cli.main()
 
 

@@ -11,6 +11,7 @@ from dpstudio.support.declaring import leaky_columns
 from dpstudio.support.earlier_work import note_in_browser
 from dpstudio.support.language import language_switch, use_session_language
 from dpstudio.support.session import get_state
+from dpstudio.support.sign_in_view import auth_settings, sign_out_control, signed_in_or_sign_in_page, stop_if_open_to_others
 from dpstudio.support.state import table_name
 
 # Pages by absolute path, so the app opens the same from `dpstudio` and from the checkout's top-level app.py.
@@ -18,6 +19,9 @@ PAGES = Path(__file__).resolve().parent / "pages"
 
 use_session_language()
 st.set_page_config(page_title="DP Studio", page_icon=":material/lock:", layout="wide")
+auth = auth_settings()
+stop_if_open_to_others(auth)
+signed_in = signed_in_or_sign_in_page(auth)  # every page below needs a signed-in person when sign-in is configured
 
 pages = [
     st.Page(PAGES / "data.py", title=_("1. Data"), icon=":material/table_view:", default=True),
@@ -31,12 +35,14 @@ pages = [
 navigation = st.navigation(pages)
 
 try:
-    state = get_state()
+    state = get_state(signed_in)
     state.ledger().exists()
 except DataError as unreachable:  # a team server's ledger that cannot be reached: say so, and spend nothing
     st.error(str(unreachable), icon=":material/cloud_off:")
     st.stop()
 with st.sidebar:
+    if signed_in is not None:
+        sign_out_control(signed_in)
     note_in_browser(state)
     language_switch()
     st.markdown("### " + _("Dataset"))

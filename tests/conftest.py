@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from oidc_support import oidc_provider, oidc_provider_expired  # noqa: F401  (OpenID Connect providers on localhost)
 from postgres_support import postgres_server  # noqa: F401  (a session's throw-away PostgreSQL server)
 from privacy_testing import (  # noqa: F401  (re-exported for tests that prefer conftest)
     ALPHA,

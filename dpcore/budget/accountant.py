@@ -41,6 +41,7 @@ import pandas as pd
 
 from dpcore.budget.ledger_db import Borrowed, LedgerConnection, Owned, connect, now
 from dpcore.budget.persons import ONE_ROW_EACH, counting
+from dpcore.budget.signed_in import SignedIn
 from dpcore.budget.units import ADD_REMOVE, REPLACE_ONE, UNITS, check_unit, convert, delta_decimal, fmt, total_decimal
 from dpcore.data_home import LEDGER_ENV, default_ledger, default_ledger_path, is_server_ledger
 from dpcore.exceptions import BudgetExceededError, BudgetRaiseError, UnitOfProtectionError
@@ -58,6 +59,8 @@ HISTORY_HEADERS = (
     N_("released"),
     N_("ε in the dataset's unit"),
     N_("δ in the dataset's unit"),
+    N_("by"),
+    N_("by (e-mail)"),
     # and the events it records
     N_("total set"),
     N_("spend"),
@@ -97,6 +100,8 @@ class Spend:
     relation: str = ADD_REMOVE
     mechanism: str = ""
     released: str = ""
+    subject: str = ""
+    email: str = ""
 
 
 @dataclass(frozen=True)
@@ -205,6 +210,9 @@ class BudgetLedger:
         The unit of protection for a new budget (default ``"add/remove"``).
     name : str, optional
         The dataset's name for a new budget.
+    signed_in : SignedIn, optional
+        Who acts through this ledger (the app's sign-in): kept with every spend, total and event
+        it writes. None where nobody signs in (the app on one machine, the command line).
 
     Examples
     --------
@@ -224,8 +232,10 @@ class BudgetLedger:
         total_delta: float | None = None,
         unit: str | None = None,
         name: str | None = None,
+        signed_in: SignedIn | None = None,
     ) -> None:
         self.dataset_id = str(dataset_id)
+        self.signed_in = signed_in
         self.path = str(path) if path is not None else default_ledger()
         if is_server_ledger(self.path):
             self._memory = None
@@ -244,8 +254,8 @@ class BudgetLedger:
                         (self.dataset_id, str(total), now(), name, check_unit(unit or ADD_REMOVE), str(delta)),
                     )
                     conn.execute(
-                        "INSERT INTO totals (dataset_id, total, total_delta, reason, created) VALUES (?, ?, ?, ?, ?)",
-                        (self.dataset_id, str(total), str(delta), "budget created", now()),
+                        "INSERT INTO totals (dataset_id, total, total_delta, reason, created, subject, email) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        (self.dataset_id, str(total), str(delta), "budget created", now(), *self._by()),
                     )
 
     @classmethod
@@ -264,6 +274,10 @@ class BudgetLedger:
         leaves the owner's hands is charged to the dataset's ledger file.
         """
         return cls(dataset_id, total_epsilon, ":memory:", total_delta=total_delta, unit=unit)
+
+    def _by(self) -> tuple[str, str]:
+        """Who acts, as the history's ``subject`` and ``email`` columns keep it (empty when nobody signed in)."""
+        return (self.signed_in.subject, self.signed_in.email) if self.signed_in is not None else ("", "")
 
     def connection(self) -> Owned:
         """The ledger's database connection, for a ``with`` block (closed after it, unless in memory)."""
@@ -363,11 +377,11 @@ class BudgetLedger:
     def spends(self) -> list[Spend]:
         with self.connection() as conn:
             rows = conn.execute(
-                "SELECT label, epsilon, composition, created, delta, relation, mechanism, released FROM spends "
+                "SELECT label, epsilon, composition, created, delta, relation, mechanism, released, subject, email FROM spends "
                 "WHERE dataset_id = ? ORDER BY id",
                 (self.dataset_id,),
             ).fetchall()
-        return [Spend(r[0], float(r[1]), r[2], r[3], float(r[4]), r[5], r[6], r[7]) for r in rows]
+        return [Spend(r[0], float(r[1]), r[2], r[3], float(r[4]), r[5], r[6], r[7], r[8], r[9]) for r in rows]
 
     def to_frame(self) -> pd.DataFrame:
         """The spends as a table: what was released, its ε, how it composed, and when."""
@@ -375,19 +389,28 @@ class BudgetLedger:
         return frame.rename(columns={"label": "what", "epsilon": "ε", "created": "when (UTC)"})
 
     def history(self) -> pd.DataFrame:
-        """Every total set and every spend, oldest first, each spend also in the dataset's unit."""
+        """Every total set, event and spend, oldest first, each spend also in the dataset's unit, with who signed in to make it.
+
+        ``by (e-mail)`` is the address the identity provider gave, ``by`` its subject; both empty
+        for lines written without sign-in (and for every line of a ledger older than format 4).
+        """
         with self.connection() as conn:
             unit = self._budget(conn)[2]
             totals = conn.execute(
-                "SELECT created, total, total_delta, reason FROM totals WHERE dataset_id = ? ORDER BY id", (self.dataset_id,)
+                "SELECT created, total, total_delta, reason, subject, email FROM totals WHERE dataset_id = ? ORDER BY id",
+                (self.dataset_id,),
             ).fetchall()
             events = conn.execute(
-                "SELECT created, event, detail FROM events WHERE dataset_id = ? ORDER BY id", (self.dataset_id,)
+                "SELECT created, event, detail, subject, email FROM events WHERE dataset_id = ? ORDER BY id", (self.dataset_id,)
             ).fetchall()
         rows = [
-            {"when (UTC)": c, "event": "total set", "what": reason, "ε": float(t), "δ": float(d)} for c, t, d, reason in totals
+            {"when (UTC)": c, "event": "total set", "what": reason, "ε": float(t), "δ": float(d), "by": who, "by (e-mail)": mail}
+            for c, t, d, reason, who, mail in totals
         ]
-        rows += [{"when (UTC)": c, "event": event, "what": detail} for c, event, detail in events]
+        rows += [
+            {"when (UTC)": c, "event": event, "what": detail, "by": who, "by (e-mail)": mail}
+            for c, event, detail, who, mail in events
+        ]
         for s in self.spends():
             row = {
                 "when (UTC)": s.created,
@@ -398,6 +421,8 @@ class BudgetLedger:
                 "neighbours": s.relation,
                 "mechanism": s.mechanism,
                 "released": s.released,
+                "by": s.subject,
+                "by (e-mail)": s.email,
             }
             try:
                 ce, cd = convert(epsilon_decimal(s.epsilon), Decimal(str(s.delta)), s.relation, unit)
@@ -409,6 +434,8 @@ class BudgetLedger:
             "when (UTC)",
             "event",
             "what",
+            "by (e-mail)",
+            "by",
             "ε",
             "δ",
             "neighbours",
@@ -476,8 +503,8 @@ class BudgetLedger:
                     (self.dataset_id, str(total), now(), ADD_REMOVE, str(delta)),
                 )
             conn.execute(
-                "INSERT INTO totals (dataset_id, total, total_delta, reason, created) VALUES (?, ?, ?, ?, ?)",
-                (self.dataset_id, str(total), str(delta), reason or ("raised" if row else "budget created"), now()),
+                "INSERT INTO totals (dataset_id, total, total_delta, reason, created, subject, email) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (self.dataset_id, str(total), str(delta), reason or ("raised" if row else "budget created"), now(), *self._by()),
             )
 
     def set_unit(self, unit: str, *, confirm: bool = False) -> None:
@@ -512,8 +539,8 @@ class BudgetLedger:
                     )
                 conn.execute("UPDATE budgets SET unit = ? WHERE dataset_id = ?", (unit, self.dataset_id))
                 conn.execute(
-                    "INSERT INTO events (dataset_id, event, detail, created) VALUES (?, ?, ?, ?)",
-                    (self.dataset_id, "unit changed", f"from '{old}' to '{unit}'", now()),
+                    "INSERT INTO events (dataset_id, event, detail, created, subject, email) VALUES (?, ?, ?, ?, ?, ?)",
+                    (self.dataset_id, "unit changed", f"from '{old}' to '{unit}'", now(), *self._by()),
                 )
 
     def counting(self) -> str:
@@ -553,15 +580,15 @@ class BudgetLedger:
                 ).format(recorded=recorded, counting=counting)
             )
         conn.execute(
-            "INSERT INTO events (dataset_id, event, detail, created) VALUES (?, ?, ?, ?)",
-            (self.dataset_id, COUNTING_EVENT, counting, now()),
+            "INSERT INTO events (dataset_id, event, detail, created, subject, email) VALUES (?, ?, ?, ?, ?, ?)",
+            (self.dataset_id, COUNTING_EVENT, counting, now(), *self._by()),
         )
 
     def record_event(self, event: str, detail: str) -> None:
         with self.connection() as conn:
             conn.execute(
-                "INSERT INTO events (dataset_id, event, detail, created) VALUES (?, ?, ?, ?)",
-                (self.dataset_id, event, detail, now()),
+                "INSERT INTO events (dataset_id, event, detail, created, subject, email) VALUES (?, ?, ?, ?, ?, ?)",
+                (self.dataset_id, event, detail, now(), *self._by()),
             )
 
     @contextmanager
@@ -673,8 +700,8 @@ class BudgetLedger:
         with self._transaction() as conn:
             self._fits(conn, charge)
             conn.execute(
-                "INSERT INTO spends (dataset_id, label, epsilon, composition, created, delta, relation, mechanism, released) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO spends (dataset_id, label, epsilon, composition, created, delta, relation, mechanism, released, "
+                "subject, email) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     self.dataset_id,
                     charge.label,
@@ -685,6 +712,7 @@ class BudgetLedger:
                     charge.relation,
                     charge.mechanism,
                     charge.released,
+                    *self._by(),
                 ),
             )
             if alongside is not None:

@@ -29,6 +29,7 @@ from dpcore.budget.accountant import ADD_REMOVE, BudgetLedger, check_unit, conne
 from dpcore.budget.fingerprint import Fingerprint
 from dpcore.budget.identity import HashSpill, SketchBuilder, TableSketch, VersionFingerprint, overlaps_of_hashes
 from dpcore.budget.ledger_db import LedgerConnection
+from dpcore.budget.signed_in import SignedIn
 from dpcore.exceptions import DataError
 from dpcore.i18n import _, percent
 
@@ -117,10 +118,13 @@ class Catalog:
     path : str or Path, optional
         The ledger database, a file or a ``postgresql://`` URL (default
         :func:`~dpcore.budget.accountant.default_ledger`).
+    signed_in : SignedIn, optional
+        Who acts: every ledger the catalog opens records them with what it writes.
     """
 
-    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, signed_in: SignedIn | None = None) -> None:
         self.path = str(path) if path is not None else default_ledger()
+        self.signed_in = signed_in
         if self.path == ":memory:":
             raise ValueError("a catalog needs a ledger file, not ':memory:'")
         if not is_server_ledger(self.path):
@@ -144,7 +148,8 @@ class Catalog:
         return next((d for d in self.datasets() if name in (d.name, d.dataset_id)), None)
 
     def ledger(self, dataset: DatasetInfo | str) -> BudgetLedger:
-        return BudgetLedger(dataset.dataset_id if isinstance(dataset, DatasetInfo) else dataset, path=self.path)
+        dataset_id = dataset.dataset_id if isinstance(dataset, DatasetInfo) else dataset
+        return BudgetLedger(dataset_id, path=self.path, signed_in=self.signed_in)
 
     def create(
         self,
@@ -162,7 +167,15 @@ class Catalog:
         if self.find(name) is not None:
             raise DataError(_("A dataset called '{name}' already exists: choose another name.").format(name=name))
         dataset_id = "ds-" + uuid.uuid4().hex[:16]
-        ledger = BudgetLedger(dataset_id, total_epsilon, self.path, total_delta=total_delta, unit=check_unit(unit), name=name)
+        ledger = BudgetLedger(
+            dataset_id,
+            total_epsilon,
+            self.path,
+            total_delta=total_delta,
+            unit=check_unit(unit),
+            name=name,
+            signed_in=self.signed_in,
+        )
         if reason:
             ledger.record_event("created as a separate dataset", reason)
         return self._known(dataset_id)

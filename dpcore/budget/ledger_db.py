@@ -22,6 +22,8 @@ half-way leaves the old format intact.
   a ``releases`` row names its copy by ``content`` (the SHA-256 of the file). Rows written
   before keep their blob in ``payload`` with no ``content``, until :mod:`dpcore.release.stored`
   moves it out.
+* Format 4 keeps who acted: every spend, total and event carries the signed-in person's
+  ``subject`` and ``email`` (empty for lines written without sign-in, and for older lines).
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from dpcore.data_home import is_server_ledger, mask_password
 from dpcore.exceptions import DataError
 from dpcore.i18n import _
 
-FORMAT = 3
+FORMAT = 4
 
 _SCHEMA_SQL = """
 CREATE TABLE IF NOT EXISTS budgets (
@@ -85,6 +87,8 @@ CREATE TABLE IF NOT EXISTS events (
     created TEXT NOT NULL
 );
 """
+# Who acted (format 4): the signed-in person's OpenID Connect subject and e-mail, empty without sign-in.
+_WHO = {"subject": "TEXT NOT NULL DEFAULT ''", "email": "TEXT NOT NULL DEFAULT ''"}
 # Columns added since the first ledger format, with their defaults for old rows.
 _ADDED_COLUMNS = {
     "budgets": {"name": "TEXT", "unit": f"TEXT NOT NULL DEFAULT '{ADD_REMOVE}'", "total_delta": "TEXT NOT NULL DEFAULT '0'"},
@@ -93,8 +97,11 @@ _ADDED_COLUMNS = {
         "relation": f"TEXT NOT NULL DEFAULT '{ADD_REMOVE}'",
         "mechanism": "TEXT NOT NULL DEFAULT ''",
         "released": "TEXT NOT NULL DEFAULT ''",
+        **_WHO,
     },
     "releases": {"content": "TEXT"},
+    "totals": _WHO,
+    "events": _WHO,
 }
 _APPEND_ONLY = ("spends", "totals", "events", "versions")
 APPEND_ONLY_MESSAGE = "the ledger's history is append-only"

@@ -8,6 +8,7 @@ from typing import TypeVar
 import streamlit as st
 
 from dpcore.budget.accountant import LEDGER_ENV
+from dpcore.budget.signed_in import SignedIn
 from dpstudio.support import workspace
 from dpstudio.support.language import use_session_language
 from dpstudio.support.state import DEFAULT_SAMPLE, Dataset, StudioState, load_sample
@@ -16,16 +17,18 @@ STATE_KEY = "dp_studio"
 T = TypeVar("T")
 
 
-def get_state() -> StudioState:
+def get_state(signed_in: SignedIn | None = None) -> StudioState:
     """This session's state: the workspace named in the URL if there is one, else the default sample.
 
     The workspace token is put back into the URL on every run (switching pages clears it), so a
     reload at any moment reopens the same work. Every page starts here, so it also sets the
     session's language (which the app's entry point already did, unless a test runs a page alone).
+    The app's entry point passes who signed in, before anything is opened: the default sample's
+    new dataset is then recorded as theirs too.
     """
     use_session_language()
     if STATE_KEY not in st.session_state:
-        state = StudioState(ledger_path=os.environ.get(LEDGER_ENV))
+        state = StudioState(ledger_path=os.environ.get(LEDGER_ENV), signed_in=signed_in)
         token = st.query_params.get(workspace.QUERY_KEY)
         dataset = workspace.load(state.ledger_path, token, state.catalog()) if token else None
         if dataset is None:
@@ -38,6 +41,8 @@ def get_state() -> StudioState:
         state.dataset, state.workspace = dataset, token
         st.session_state[STATE_KEY] = state
     state = st.session_state[STATE_KEY]
+    if signed_in is not None:
+        state.signed_in = signed_in
     if st.query_params.get(workspace.QUERY_KEY) != state.workspace:
         st.query_params[workspace.QUERY_KEY] = state.workspace
     return state

@@ -11,6 +11,7 @@ import pandas as pd
 
 from dpcore.budget.accountant import BudgetLedger
 from dpcore.budget.datasets import Catalog, Identification
+from dpcore.budget.signed_in import SignedIn
 from dpcore.exceptions import DataError
 from dpcore.i18n import N_, _
 from dpcore.tables.loading import read_csv_path
@@ -104,9 +105,10 @@ class StudioState:
     utility_previews: dict = field(default_factory=dict)  # the Export page's owner-only previews, by plan and ε
     copy_comparison: tuple | None = None  # (the synthetic copy, its CopyComparison): the owner-only look beside the table
     bounds_verdict: tuple | None = None  # (table fingerprint, DataFrame): the owner-only fit of the bounds just estimated
+    signed_in: SignedIn | None = None  # who acts, recorded with every spend (None: sign-in is not configured)
 
     def catalog(self) -> Catalog:
-        return Catalog(self.ledger_path)
+        return Catalog(self.ledger_path, signed_in=self.signed_in)
 
     def ledger(self) -> BudgetLedger:
         """The budget of the dataset in use."""

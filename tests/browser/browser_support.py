@@ -28,16 +28,24 @@ CHROMIUM_ARGS = [
 ]
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
 
 
-def start_server(tmp_path: Path, *extra: str, ledger: str | None = None) -> tuple[subprocess.Popen, str]:
-    """``dpstudio`` on a free port, its ledger a fresh file in ``tmp_path`` unless ``ledger`` names one (a file or URL)."""
-    port = _free_port()
+def start_server(
+    tmp_path: Path, *extra: str, ledger: str | None = None, port: int | None = None, home: Path | None = None
+) -> tuple[subprocess.Popen, str]:
+    """``dpstudio`` on a free port, its ledger a fresh file in ``tmp_path`` unless ``ledger`` names one (a file or URL).
+
+    ``home`` replaces the home folder, whose ``.streamlit/secrets.toml`` then configures the server
+    (sign-in); ``port`` is given when the secrets must name the app's address before it starts.
+    """
+    port = port or free_port()
     env = dict(os.environ, DPSTUDIO_LEDGER=ledger or str(tmp_path / "ledger.sqlite3"), PYTHONPATH=str(REPO))
+    if home is not None:
+        env["HOME"] = str(home)
     process = subprocess.Popen(
         [sys.executable, "-m", "dpstudio", f"--server.port={port}", "--server.address=127.0.0.1", *extra],
         cwd=REPO,

@@ -1,0 +1,110 @@
+"""Who may open the app: served to other machines only with sign-in configured, and sign-in itself.
+
+DP Studio shows the owner's raw table, so an address other machines can reach must not open it
+to whoever finds the port. Sign-in is OpenID Connect through Streamlit's ``st.login`` (Authlib),
+configured in the ``[auth]`` section of ``.streamlit/secrets.toml``: Streamlit's own format, with
+``redirect_uri``, ``cookie_secret`` and one provider's ``client_id``, ``client_secret`` and
+``server_metadata_url``, either in ``[auth]`` itself or in named ``[auth.NAME]`` sections.
+
+The checks read plain mappings and import no Streamlit, so the launcher refuses an open address
+before Streamlit starts; the app repeats the check for ``streamlit run app.py``.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+
+from dpcore.budget.signed_in import SignedIn
+from dpcore.i18n import N_
+
+#: The address the app listens on unless told otherwise (``dpstudio/streamlit.toml`` says the same).
+LOOPBACK = "127.0.0.1"
+PROVIDER_KEYS = ("client_id", "client_secret", "server_metadata_url")
+OPEN_ADDRESS_REFUSED = N_(
+    "DP Studio will not serve {address} to other machines without sign-in: configure sign-in in "
+    ".streamlit/secrets.toml (an [auth] section, see the README), or serve on 127.0.0.1 behind a TLS reverse proxy."
+)
+
+
+def is_loopback(address: str | None) -> bool:
+    """True when only this machine can reach ``address``; an empty address means every interface.
+
+    A host name other than ``localhost`` counts as reachable from elsewhere: what it resolves to
+    can change after the check.
+    """
+    if not address:
+        return False
+    address = address.strip().strip("[]")
+    if address.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        return False
+
+
+def providers(auth: Mapping[str, object]) -> list[str]:
+    """The sign-in providers an ``[auth]`` section configures, by the name ``st.login`` takes ("default" for the flat form).
+
+    Empty when sign-in is not configured: ``redirect_uri`` and ``cookie_secret`` are needed by
+    every provider, and a provider needs all of :data:`PROVIDER_KEYS`.
+    """
+    if not isinstance(auth, Mapping) or not all(auth.get(key) for key in ("redirect_uri", "cookie_secret")):
+        return []
+    named = [
+        name
+        for name, section in auth.items()
+        if isinstance(section, Mapping) and "_" not in name and all(section.get(key) for key in PROVIDER_KEYS)
+    ]
+    flat = ["default"] if all(auth.get(key) for key in PROVIDER_KEYS) and "default" not in named else []
+    return flat + named
+
+
+def secrets_files(cwd: Path | None = None) -> list[Path]:
+    """Streamlit's default secrets files, in the order it merges them (the working folder's wins)."""
+    return [Path.home() / ".streamlit" / "secrets.toml", (cwd or Path.cwd()) / ".streamlit" / "secrets.toml"]
+
+
+def auth_section(files: list[Path]) -> Mapping[str, object]:
+    """The ``[auth]`` section as Streamlit will read it from ``files``; empty when none is there or a file cannot be read."""
+    merged: dict[str, object] = {}
+    for path in files:
+        try:
+            merged.update(tomllib.loads(path.read_text(encoding="utf-8")))
+        except FileNotFoundError:
+            continue
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            return {}  # Streamlit would not start sign-in from a broken file either
+    auth = merged.get("auth", {})
+    return auth if isinstance(auth, Mapping) else {}
+
+
+def open_address_refusal(address: str | None, auth: Mapping[str, object]) -> str | None:
+    """The ``N_`` sentence refusing to serve ``address`` (its ``{address}`` to fill in), or None when serving it is safe.
+
+    Safe means only this machine can reach it, or sign-in is configured.
+    """
+    if is_loopback(address) or providers(auth):
+        return None
+    return OPEN_ADDRESS_REFUSED
+
+
+def address_from_flags(flags: list[str], default: str | None = LOOPBACK) -> str | None:
+    """The ``--server.address`` the last of ``flags`` gives (as Streamlit's command line reads them), else ``default``."""
+    address = default
+    for index, flag in enumerate(flags):
+        if flag.startswith("--server.address="):
+            address = flag.split("=", 1)[1]
+        elif flag == "--server.address" and index + 1 < len(flags):
+            address = flags[index + 1]
+    return address
+
+
+def signed_in_from_claims(claims: Mapping[str, object]) -> SignedIn | None:
+    """The person an identity provider's claims name (``sub`` and ``email``), or None when nobody is signed in."""
+    if not claims.get("is_logged_in"):
+        return None
+    return SignedIn(subject=str(claims.get("sub") or ""), email=str(claims.get("email") or ""))

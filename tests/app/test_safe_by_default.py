@@ -1,0 +1,142 @@
+"""Safe by default: DP Studio listens on 127.0.0.1, and refuses to serve other machines without sign-in."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tomllib
+
+import pytest
+from conftest import APP_TIMEOUT, REPO
+
+from dpstudio.support.sign_in import address_from_flags, auth_section, is_loopback, open_address_refusal, providers
+
+AUTH = {
+    "redirect_uri": "http://studio.example.org/oauth2callback",
+    "cookie_secret": "a long random secret",
+    "client_id": "dpstudio",
+    "client_secret": "s3cret",
+    "server_metadata_url": "https://login.example.org/.well-known/openid-configuration",
+}
+SIGN_IN_TOML = "[auth]\n" + "".join(f'{key} = "{value}"\n' for key, value in AUTH.items())
+
+
+def _dpstudio(tmp_path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    """``python -m dpstudio ARGS`` from ``tmp_path`` (its ``.streamlit/secrets.toml`` the one read), home there too."""
+    env = dict(os.environ, HOME=str(tmp_path), PYTHONPATH=str(REPO), DPSTUDIO_LEDGER=str(tmp_path / "ledger.sqlite3"))
+    return subprocess.run(
+        [sys.executable, "-m", "dpstudio", *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=timeout
+    )
+
+
+@pytest.mark.parametrize("address", ["0.0.0.0", "::", "192.168.1.20", "studio.example.org", ""])
+def test_the_app_refuses_to_start_on_an_open_address_without_sign_in(tmp_path, address):
+    done = _dpstudio(tmp_path, f"--server.address={address}", "--server.port=1")
+    assert done.returncode == 2
+    assert done.stdout == "" and done.stderr.count("\n") == 1  # one sentence, no traceback, no server
+    assert "without sign-in" in done.stderr
+    assert ".streamlit/secrets.toml" in done.stderr and "127.0.0.1 behind a TLS reverse proxy" in done.stderr
+    assert (address or "0.0.0.0") in done.stderr
+
+
+def test_the_refusal_is_said_in_the_owners_language(tmp_path):
+    env_language = {"LANGUAGE": "vi", "LANG": "vi_VN.UTF-8"}
+    env = dict(os.environ, HOME=str(tmp_path), PYTHONPATH=str(REPO), **env_language)
+    done = subprocess.run(
+        [sys.executable, "-m", "dpstudio", "--server.address", "0.0.0.0"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2 and "0.0.0.0" in done.stderr and "without sign-in" not in done.stderr
+
+
+def test_by_default_it_listens_on_loopback_only():
+    settings = tomllib.loads((REPO / "dpstudio" / "streamlit.toml").read_text(encoding="utf-8"))
+    assert settings["server"]["address"] == "127.0.0.1"
+    assert is_loopback(address_from_flags([f"--server.address={settings['server']['address']}", "--server.port=8600"]))
+    assert address_from_flags(["--server.address=127.0.0.1", "--server.address", "0.0.0.0"]) == "0.0.0.0"
+
+
+@pytest.mark.parametrize(
+    ("address", "loopback"),
+    [("127.0.0.1", True), ("127.0.1.1", True), ("localhost", True), ("::1", True), ("[::1]", True),
+     ("0.0.0.0", False), ("::", False), ("10.0.0.5", False), ("studio.example.org", False), ("", False), (None, False)],
+)  # fmt: skip
+def test_only_addresses_no_other_machine_can_reach_count_as_loopback(address, loopback):
+    assert is_loopback(address) is loopback
+
+
+def test_sign_in_counts_as_configured_only_when_streamlit_can_use_it():
+    assert providers(AUTH) == ["default"]
+    named = {key: AUTH[key] for key in ("redirect_uri", "cookie_secret")} | {
+        "okta": {key: AUTH[key] for key in ("client_id", "client_secret", "server_metadata_url")}
+    }
+    assert providers(named) == ["okta"]
+    assert providers({key: value for key, value in AUTH.items() if key != "cookie_secret"}) == []
+    assert providers({key: value for key, value in AUTH.items() if key != "server_metadata_url"}) == []
+    assert open_address_refusal("0.0.0.0", AUTH) is None
+    assert open_address_refusal("0.0.0.0", {}) is not None and open_address_refusal("127.0.0.1", {}) is None
+
+
+def test_the_secrets_are_read_where_streamlit_reads_them(tmp_path):
+    home, work = tmp_path / "home", tmp_path / "work"
+    (home / ".streamlit").mkdir(parents=True)
+    (work / ".streamlit").mkdir(parents=True)
+    (home / ".streamlit" / "secrets.toml").write_text(SIGN_IN_TOML, encoding="utf-8")
+    files = [home / ".streamlit" / "secrets.toml", work / ".streamlit" / "secrets.toml"]
+    assert providers(auth_section(files)) == ["default"]
+    (work / ".streamlit" / "secrets.toml").write_text('[auth]\nredirect_uri = "x"\n', encoding="utf-8")
+    assert providers(auth_section(files)) == []  # the working folder's [auth] replaces the home one's, as in Streamlit
+    (work / ".streamlit" / "secrets.toml").write_text("[auth\n", encoding="utf-8")
+    assert auth_section(files) == {}
+
+
+def test_with_sign_in_configured_an_open_address_passes_the_check(tmp_path, monkeypatch):
+    """The launcher's check lets it through (the server itself is started by the browser tests, on loopback)."""
+    from dpstudio import __main__ as launcher
+
+    (tmp_path / ".streamlit").mkdir()
+    (tmp_path / ".streamlit" / "secrets.toml").write_text(SIGN_IN_TOML, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    started = []
+    monkeypatch.setattr("streamlit.web.cli.main", lambda: started.append(list(sys.argv)) or 0)
+    monkeypatch.setattr(launcher, "_register_pages_ourselves", lambda: None)
+    assert launcher.main(["--server.address=0.0.0.0"]) == 0
+    assert started and started[0][-1] == "--server.address=0.0.0.0"
+
+
+def test_on_loopback_without_sign_in_the_app_opens_as_before(tmp_path, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("DPSTUDIO_LEDGER", str(tmp_path / "ledger.sqlite3"))
+    monkeypatch.setitem(sys.modules, "__main__", sys.modules["__main__"])
+    at = AppTest.from_file(str(REPO / "dpstudio" / "app.py"), default_timeout=APP_TIMEOUT).run()
+    assert not at.exception and not at.error
+    assert "Declare the columns" in [subheader.value for subheader in at.subheader]
+    assert not [button for button in at.sidebar.button if button.label == "Sign out"]
+
+
+def test_streamlit_run_on_an_open_address_without_sign_in_shows_the_refusal_only(tmp_path, monkeypatch):
+    """``streamlit run app.py --server.address 0.0.0.0`` bypasses the launcher: the app itself refuses to open."""
+    from streamlit import config
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("DPSTUDIO_LEDGER", str(tmp_path / "ledger.sqlite3"))
+    monkeypatch.setitem(sys.modules, "__main__", sys.modules["__main__"])
+    before = config.get_option("server.address")
+    config.set_option("server.address", "0.0.0.0")
+    try:
+        at = AppTest.from_file(str(REPO / "dpstudio" / "app.py"), default_timeout=APP_TIMEOUT).run()
+    finally:
+        config.set_option("server.address", before)
+    assert not at.exception
+    assert [error.value for error in at.error] == [
+        "DP Studio will not serve 0.0.0.0 to other machines without sign-in: configure sign-in in .streamlit/secrets.toml "
+        "(an [auth] section, see the README), or serve on 127.0.0.1 behind a TLS reverse proxy."
+    ]
+    assert not at.subheader and not at.sidebar.markdown

@@ -1,0 +1,88 @@
+"""Sign-in with a real OpenID Connect provider: the sign-in page first, the app once signed in, the spend's signer in
+the history, then sign-out back to the sign-in page.
+
+The provider is ``oidc-provider-mock`` on a free localhost port (tests/oidc_support.py); the app is
+``dpstudio`` with an ``[auth]`` section in the secrets of its (temporary) home folder. Its sign-in
+form takes a subject: the test types Alice's, as a person types their name at a real provider.
+"""
+
+from __future__ import annotations
+
+import sys
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+from oidc_support import EMAIL, SUBJECT
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from browser_support import free_port, screenshot, start_server, wait_until_idle  # noqa: E402
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def signed_in_server(tmp_path, oidc_provider):
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    home = tmp_path / "home"
+    (home / ".streamlit").mkdir(parents=True)
+    (home / ".streamlit" / "secrets.toml").write_text(oidc_provider.secrets_toml(url), encoding="utf-8")
+    process, url = start_server(tmp_path, port=port, home=home)
+    yield url
+    process.terminate()
+    process.wait(timeout=20)
+
+
+def test_sign_in_then_spend_then_sign_out(browser, signed_in_server, tmp_path):
+    from dpcore.budget.ledger_db import connect
+
+    context = browser.new_context(viewport={"width": 1400, "height": 2000})
+    page = context.new_page()
+    page.set_default_timeout(180_000)
+    page.goto(signed_in_server)
+
+    # Nobody signed in: the sign-in page and nothing of the table, on every page's address.
+    page.get_by_text("Sign in to DP Studio").wait_for()
+    wait_until_idle(page)
+    assert page.get_by_text("Declare the columns").count() == 0 and page.get_by_role("link", name="3. Train").count() == 0
+    screenshot(page, "sign_in_page")
+    page.goto(f"{signed_in_server}/train")
+    page.get_by_text("Sign in to DP Studio").wait_for()
+    wait_until_idle(page)
+    assert page.get_by_text("Training spends budget", exact=False).count() == 0
+
+    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("heading", name="Authorize Client").wait_for()  # the provider's own page
+    page.get_by_placeholder("sub").fill(SUBJECT)
+    page.get_by_role("button", name="Authorize").click()
+
+    page.get_by_text("Declare the columns").wait_for()
+    sidebar = page.locator("[data-testid='stSidebar']")
+    sidebar.get_by_text(f"Signed in as {EMAIL}").wait_for()
+    screenshot(page, "signed_in")
+
+    page.get_by_role("link", name="3. Train").click()
+    page.get_by_text("Training spends budget", exact=False).wait_for()
+    page.get_by_role("button", name="Train").click()
+    page.get_by_text("Inside the model").wait_for()
+    with closing(connect(tmp_path / "ledger.sqlite3")) as conn:
+        assert conn.execute("SELECT subject, email FROM spends").fetchall() == [(SUBJECT, EMAIL)]
+        # the sample's dataset was opened for Alice: its budget's creation is hers too
+        assert conn.execute("SELECT subject, email FROM totals").fetchall() == [(SUBJECT, EMAIL)]
+
+    page.get_by_role("link", name="2. Privacy").click()
+    page.get_by_text("The dataset's history").first.wait_for()
+    wait_until_idle(page)
+    history = page.locator("[data-testid='stDataFrame']").filter(has_text="spend").first
+    history.get_by_text(EMAIL).first.wait_for(state="attached")  # the grid's accessible table holds every cell
+    history.scroll_into_view_if_needed()
+    screenshot(page, "signed_in_history")
+
+    sidebar.get_by_role("button", name="Sign out").click()
+    page.get_by_role("button", name="End session").click()  # the provider asks before it ends its session
+    page.get_by_text("Sign in to DP Studio").wait_for()
+    wait_until_idle(page)
+    assert page.get_by_text("Signed in as", exact=False).count() == 0
+    screenshot(page, "signed_out")
+    context.close()
