@@ -1,8 +1,9 @@
 """Attack: show a stakeholder what differential privacy protects, by attacking the owner's own table.
 
-Three attacks, each a section of :mod:`dpstudio.support.attack_view` over one function of
-:mod:`dpcore.attacks`: who was in the training data (membership inference), what the randomized
-copy gives away (reconstruction), and whether a model keeps its promise (an empirical audit).
+Four attacks, each a section over one function of :mod:`dpcore.attacks`: who was in the training
+data (membership inference), who was in a synthetic copy (membership inference on the copy), what
+the randomized copy gives away (reconstruction), and whether a model keeps its promise (an
+empirical audit).
 Everything here is measured on the raw rows for the owner's eyes only and charges no budget.
 """
 
@@ -10,6 +11,7 @@ import streamlit as st
 
 from dpcore.i18n import _
 from dpstudio.support import attack_view as view
+from dpstudio.support import copy_attack_view
 from dpstudio.support.session import get_state
 
 state = get_state()
@@ -25,11 +27,18 @@ if problems:
     st.stop()
 
 held = view.results(state)
-members, copy, audit = st.tabs(
-    [_("Who was in the training data?"), _("Guessing values back from the copy"), _("Does a model keep its promise?")]
+members, synthetic, copy, audit = st.tabs(
+    [
+        _("Who was in the training data?"),
+        _("Who was in a synthetic copy?"),
+        _("Guessing values back from the copy"),
+        _("Does a model keep its promise?"),
+    ]
 )
 with members:
     view.membership_section(state, held)
+with synthetic:
+    copy_attack_view.copy_membership_section(state, held)
 with copy:
     view.reconstruction_section(state, held)
 with audit:

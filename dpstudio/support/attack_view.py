@@ -66,6 +66,7 @@ class AttackResults:
     membership: MembershipResult | None = None
     reconstruction: ReconstructionResult | None = None
     audit: AuditResult | None = None
+    copy_membership: MembershipResult | None = None
 
     @property
     def empty(self) -> bool:

@@ -37,6 +37,7 @@ def test_the_page_says_it_is_for_the_owners_eyes_only_and_spends_nothing(attack_
     assert "Owner's eyes only" in text and "no privacy budget" in text
     assert [t.label for t in attack_page.tabs] == [
         "Who was in the training data?",
+        "Who was in a synthetic copy?",
         "Guessing values back from the copy",
         "Does a model keep its promise?",
     ]

@@ -47,3 +47,17 @@ def test_the_quick_audit_states_its_power_and_runs_its_broken_controls(page):
     # Either a control was caught (then, and only then, the pass is stated) or the page says the audit could not tell.
     assert ("was caught" in text and "within the claim" in text) or "This audit was too small to tell" in text
     screenshot(page, "attack_audit_power")
+
+
+def test_the_quick_attack_on_a_synthetic_copy_sets_the_copy_beside_its_control_and_its_ceiling(page):
+    page.get_by_role("link", name="Attack").click()
+    page.get_by_role("tab", name="Who was in a synthetic copy?").click()
+    page.get_by_text("what a copy that memorised its rows would sell", exact=False).wait_for()
+    page.get_by_role("button", name="Attack a synthetic copy").click()
+    page.get_by_text("The guarantee: at ε = 1 no attacker", exact=False).wait_for(timeout=180_000)
+    text = page.locator("[data-testid='stMain']").inner_text()
+    assert "Without DP (the members' rows themselves (no DP)), the attacker spotted" in text
+    assert "With DP at ε = 1 (synthetic copy)" in text and "MORE than" not in text
+    page.locator("[data-testid='stTabPanel']:visible [data-testid='stVegaLiteChart']").first.wait_for()
+    assert page.locator("[data-testid='stSidebar']").get_by_text("ε spent 0 of", exact=False).count() == 1
+    screenshot(page, "attack_synthetic_copy")
