@@ -120,7 +120,15 @@ def test_postgresql_duckdb_and_the_csv_train_one_model_for_a_seed(adult, tmp_pat
         "duckdb": ["--source", adult["duckdb"], "--table", "adult"],
     }
     for name, table in sources.items():
-        arguments = ["train", *table, *common, "--ledger", str(tmp_path / f"{name}.sqlite3"), "-o", str(tmp_path / f"{name}.skops")]
+        arguments = [
+            "train",
+            *table,
+            *common,
+            "--ledger",
+            str(tmp_path / f"{name}.sqlite3"),
+            "-o",
+            str(tmp_path / f"{name}.skops"),
+        ]
         assert main(arguments) == EXIT_OK
     models = {name: load_model(tmp_path / f"{name}.skops") for name in sources}
     assert fitted_state(models["postgres"]) == fitted_state(models["csv"]) == fitted_state(models["duckdb"])
