@@ -28,13 +28,16 @@ from pathlib import Path
 from typing import Any
 
 from dpcore.exceptions import DataError
-from dpcore.i18n import _, short
+from dpcore.i18n import N_, _, short
 
 RECIPE_FORMAT = 1
 UNITS = ("add/remove", "replace-one")
 COPY_KINDS = ("randomized", "synthetic")
 SYNTHETIC_NOISES = ("gaussian", "laplace")
 ENCODINGS = ("ordinal", "onehot")
+#: The dataset history's events of a recipe run: recorded in English, shown translated.
+RUN_EVENT = N_("recipe run")
+RUN_STOPPED_EVENT = N_("recipe run stopped")
 #: The δ an approximate-DP model spends when the recipe states none (the command line's default).
 DEFAULT_MODEL_DELTA = 1e-5
 

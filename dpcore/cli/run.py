@@ -42,8 +42,6 @@ if TYPE_CHECKING:
     from dpcore.tables.sql_source import SqlSource
 
 RUN_HELP = N_("make every release of a recipe (YAML) again on today's table, charged to its budget")
-RUN_EVENT = "recipe run"
-RUN_STOPPED_EVENT = "recipe run stopped"
 
 
 def add_run(subparsers: Subparsers) -> None:
@@ -52,7 +50,7 @@ def add_run(subparsers: Subparsers) -> None:
         help=_(RUN_HELP),
         description=para(
             _(
-                "Read the recipe a session saved (the Export page's 'Save as recipe', or a YAML file written by hand), "
+                "Read the recipe a session saved (the Privacy page's 'Save as recipe', or a YAML file written by hand), "
                 "read its table again — from the recipe's source, or from the one given here — and make each of its "
                 "releases again: models, randomized and synthetic copies, group maps, each charged to the dataset's "
                 "budget as the page or the command that makes it alone would charge it. A recipe whose releases add up "
@@ -280,7 +278,7 @@ def _check_copies_are_worth_making(recipe: Recipe, source: list[str]) -> None:
 
 
 def run_recipe(args: argparse.Namespace) -> int:
-    from dpcore.recipes import load_recipe
+    from dpcore.recipes import RUN_EVENT, RUN_STOPPED_EVENT, load_recipe
 
     recipe = load_recipe(existing_file(args.recipe, "recipe file"))
     source = _source_arguments(args, recipe)

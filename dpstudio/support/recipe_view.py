@@ -10,7 +10,17 @@ import streamlit as st
 from dpcore.budget.accountant import BudgetLedger
 from dpcore.clustering import GroupMap
 from dpcore.i18n import _
-from dpcore.recipes import CopyStep, GroupsStep, ModelStep, Recipe, RecipeError, Source, recipe_from_dict
+from dpcore.recipes import (
+    RUN_EVENT,
+    RUN_STOPPED_EVENT,
+    CopyStep,
+    GroupsStep,
+    ModelStep,
+    Recipe,
+    RecipeError,
+    Source,
+    recipe_from_dict,
+)
 from dpcore.release import ReleasePlan, kept_rows, mostly_noise, usefulness
 from dpcore.synthetic import SyntheticResult
 from dpcore.training import TrainedModel
@@ -19,8 +29,8 @@ from dpstudio.support.groups_view import current as current_groups
 from dpstudio.support.session import recall_result
 from dpstudio.support.state import SAMPLES, StudioState
 
-#: The history's events of a recipe run (dpcore/cli/run.py records them).
-RUN_EVENTS = ("recipe run", "recipe run stopped")
+#: The history's events of a recipe run (``dpcore run`` records them).
+RUN_EVENTS = (RUN_EVENT, RUN_STOPPED_EVENT)
 
 
 def _source(state: StudioState) -> Source:
