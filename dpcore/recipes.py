@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -238,9 +238,24 @@ def _source(value: object) -> Source:
     return source
 
 
-def _schema(value: object) -> dict[str, Any]:
+def _json_file(value: str, where: str, folder: Path | None) -> object:
+    """The JSON file a recipe names instead of writing it out (a schema or a plan), relative to the recipe's folder."""
+    import json
+
+    path = Path(value) if folder is None else folder / value
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        raise RecipeError(
+            _("The recipe's field '{field}' names the file {path}, which cannot be read as JSON.").format(field=where, path=path)
+        ) from None
+
+
+def _schema(value: object, folder: Path | None) -> dict[str, Any]:
     from dpcore.tables.schema import Schema
 
+    if isinstance(value, str):
+        value = _json_file(value, "schema", folder)
     data = dict(_mapping(value, "schema"))
     schema = Schema.from_dict(data)
     read = schema.read_from_data()
@@ -279,7 +294,7 @@ def _model(value: object, where: str) -> ModelStep:
     )
 
 
-def _copy(value: object, where: str) -> CopyStep:
+def _copy(value: object, where: str, folder: Path | None) -> CopyStep:
     from dpcore.release.plan import ReleasePlan
 
     data = _mapping(value, where)
@@ -288,6 +303,8 @@ def _copy(value: object, where: str) -> CopyStep:
     if kind not in COPY_KINDS:
         raise _wrong(f"{where}.kind", _("'randomized' or 'synthetic'"))
     plan = data.get("plan")
+    if isinstance(plan, str):
+        plan = _json_file(plan, f"{where}.plan", folder)
     if plan is not None:
         try:
             plan = ReleasePlan.from_dict(plan).to_dict()
@@ -319,8 +336,13 @@ def _groups(value: object, where: str) -> GroupsStep:
     return GroupsStep(list(columns), _number(data.get("epsilon"), f"{where}.epsilon") or 0.0, resolution)
 
 
-def recipe_from_dict(data: object) -> Recipe:
-    """A checked :class:`Recipe` from its parsed YAML; :class:`RecipeError` names the first wrong field."""
+def recipe_from_dict(data: object, folder: Path | None = None) -> Recipe:
+    """A checked :class:`Recipe` from its parsed YAML; :class:`RecipeError` names the first wrong field.
+
+    A ``schema`` or a copy's ``plan`` may be the name of a JSON file instead (as ``dpcore plan``
+    and the Data page save them), and ``source.file`` a path: relative ones are read from ``folder``,
+    the recipe file's folder.
+    """
     top = _mapping(data, _("the whole recipe"))
     _known_fields(top, "", ("recipe", "name", "source", "dataset", "privacy", "schema", "models", "copies", "groups"))
     if top.get("recipe") != RECIPE_FORMAT:
@@ -330,7 +352,7 @@ def recipe_from_dict(data: object) -> Recipe:
     unit = privacy.get("unit", "add/remove")
     if unit not in UNITS:
         raise _wrong("privacy.unit", _("'add/remove' or 'replace-one'"))
-    schema = _schema(top.get("schema"))
+    schema = _schema(top.get("schema"), folder)
     recipe = Recipe(
         name=str(_text(top.get("name"), "name")),
         source=_source(top.get("source")),
@@ -340,7 +362,7 @@ def recipe_from_dict(data: object) -> Recipe:
         total_delta=_number(privacy.get("delta", 1e-5), "privacy.delta", low=-1e-300, high=1.0) or 0.0,
         dataset=_text(top.get("dataset"), "dataset", optional=True),
         models=[_model(step, f"models[{i}]") for i, step in enumerate(_list(top.get("models"), "models"), 1)],
-        copies=[_copy(step, f"copies[{i}]") for i, step in enumerate(_list(top.get("copies"), "copies"), 1)],
+        copies=[_copy(step, f"copies[{i}]", folder) for i, step in enumerate(_list(top.get("copies"), "copies"), 1)],
         groups=[_groups(step, f"groups[{i}]") for i, step in enumerate(_list(top.get("groups"), "groups"), 1)],
     )
     if recipe.releases == 0:
@@ -362,7 +384,10 @@ def load_recipe(path: str | os.PathLike[str]) -> Recipe:
         line = getattr(getattr(error, "problem_mark", None), "line", None)
         where = _(" (near line {line})").format(line=line + 1) if line is not None else ""
         raise RecipeError(_("The recipe file {path} is not valid YAML{where}.").format(path=path, where=where)) from None
-    return recipe_from_dict(data)
+    recipe = recipe_from_dict(data, Path(path).parent)
+    if recipe.source.file is not None and not Path(recipe.source.file).is_absolute():
+        recipe = replace(recipe, source=replace(recipe.source, file=str(Path(path).parent / recipe.source.file)))
+    return recipe
 
 
 # --- what it will cost ------------------------------------------------------------------------

@@ -97,3 +97,17 @@ def test_a_file_that_is_not_yaml_is_named_with_its_line(tmp_path):
     path.write_text("recipe: 1\nname: [unclosed\n", encoding="utf-8")
     with pytest.raises(RecipeError, match="not valid YAML"):
         load_recipe(path)
+
+
+def test_a_hand_written_recipe_names_its_schema_plan_and_table_files_beside_it(tmp_path):
+    schema = load_schema(SAMPLE_DATA / "adult.schema.json")
+    (tmp_path / "adult.schema.json").write_text(schema.to_json(), encoding="utf-8")
+    (tmp_path / "plan.json").write_text(default_plan(schema).to_json(), encoding="utf-8")
+    text = "recipe: 1\nname: by hand\nsource: {file: adult.csv}\nschema: adult.schema.json\ncopies:\n- plan: plan.json\n"
+    (tmp_path / "by_hand.yaml").write_text(text, encoding="utf-8")
+    recipe = load_recipe(tmp_path / "by_hand.yaml")
+    assert recipe.source.file == str(tmp_path / "adult.csv")
+    assert recipe.schema == schema.to_dict() and recipe.copies[0].plan == default_plan(schema).to_dict()
+    (tmp_path / "by_hand.yaml").write_text(text.replace("plan.json", "missing.json"), encoding="utf-8")
+    with pytest.raises(RecipeError, match="'copies\\[1\\].plan' names the file"):
+        load_recipe(tmp_path / "by_hand.yaml")
