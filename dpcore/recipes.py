@@ -257,7 +257,12 @@ def _schema(value: object, folder: Path | None) -> dict[str, Any]:
     if isinstance(value, str):
         value = _json_file(value, "schema", folder)
     data = dict(_mapping(value, "schema"))
-    schema = Schema.from_dict(data)
+    try:
+        schema = Schema.from_dict(data)
+        schema.check()
+    except (DataError, TypeError, ValueError) as error:
+        problem = str(error) if isinstance(error, DataError) else _("a column's declaration is not in the expected form.")
+        raise RecipeError(_("The recipe's field '{field}': {problem}").format(field="schema", problem=problem)) from None
     read = schema.read_from_data()
     if read:
         raise RecipeError(
@@ -343,6 +348,8 @@ def recipe_from_dict(data: object, folder: Path | None = None) -> Recipe:
     and the Data page save them), and ``source.file`` a path: relative ones are read from ``folder``,
     the recipe file's folder.
     """
+    from dpcore.tables.schema import Schema
+
     top = _mapping(data, _("the whole recipe"))
     _known_fields(top, "", ("recipe", "name", "source", "dataset", "privacy", "schema", "models", "copies", "groups"))
     if top.get("recipe") != RECIPE_FORMAT:
@@ -367,6 +374,10 @@ def recipe_from_dict(data: object, folder: Path | None = None) -> Recipe:
     )
     if recipe.releases == 0:
         raise RecipeError(_("The recipe makes no release: add a model, a copy or a group map to it."))
+    if recipe.models and Schema.from_dict(recipe.schema).task is None:
+        raise RecipeError(
+            _("The recipe has models, but its schema declares no target column (role 'target') for them to predict.")
+        )
     return recipe
 
 

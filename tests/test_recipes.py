@@ -75,6 +75,8 @@ def _broken(recipe: Recipe, change) -> dict:
         (lambda d: d["source"].update(file="adult.csv"), "either a 'file' or a 'connection'"),
         (lambda d: d["source"].update(connection="postgresql://owner:hunter2@db/clinic"), "holds a password"),
         (lambda d: d.update(models=[], copies=[], groups=[]), "makes no release"),
+        (lambda d: d["schema"]["columns"][0].update(lower=None), "'schema': Column 'age': declare a lower and an upper bound"),
+        (lambda d: d["schema"]["columns"][-1].update(role="feature"), "declares no target column"),
     ],
 )
 def test_a_bad_recipe_gets_a_sentence_naming_its_field(recipe, change, words):
