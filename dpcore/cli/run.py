@@ -238,10 +238,14 @@ def _parsed(argv: list[str]) -> argparse.Namespace:
 def _check_steps(steps: list[tuple[str, list[str]]], source: list[str], recipe: Recipe) -> None:
     """Every release's command line and model settings checked before the first release spends anything."""
     from dpcore.cli.training import FAMILIES, parse_params
+    from dpcore.clustering import check_features
+    from dpcore.exceptions import DataError
+    from dpcore.models.clustering import grid_problem
     from dpcore.models.registry import get
     from dpcore.tables.schema import Schema
 
-    task = Schema.from_dict(recipe.schema).task
+    schema = Schema.from_dict(recipe.schema)
+    task = schema.task
     for _words, line in steps:
         argv = [line[0], *source, *line[1:]]
         _parsed(argv)
@@ -258,6 +262,14 @@ def _check_steps(steps: list[tuple[str, list[str]]], source: list[str], recipe: 
             parse_params([f"{name}={value}" for name, value in model.params.items()], spec)
         except UsageError as error:
             raise UsageError(_("run: the recipe's models[{number}].params: {problem}").format(number=i, problem=error)) from None
+    for i, groups in enumerate(recipe.groups, 1):
+        try:
+            check_features(schema, groups.columns)
+            problem = grid_problem(groups.resolution, len(groups.columns))
+            if problem:
+                raise DataError(problem)
+        except DataError as error:
+            raise UsageError(_("run: the recipe's groups[{number}]: {problem}").format(number=i, problem=error)) from None
 
 
 def _check_copies_are_worth_making(recipe: Recipe, source: list[str]) -> None:

@@ -134,3 +134,39 @@ def test_postgresql_duckdb_and_the_csv_train_one_model_for_a_seed(adult, tmp_pat
     assert fitted_state(models["postgres"]) == fitted_state(models["csv"]) == fitted_state(models["duckdb"])
     design = Design.from_table(adult["frame"].head(500), load_schema(adult["schema"]))
     assert np.array_equal(models["postgres"].predict_proba(design.X), models["csv"].predict_proba(design.X))
+
+
+def test_a_recipe_reruns_from_postgresql_onto_a_ledger_there_with_the_csvs_seeded_copy(adult, postgres_server, tmp_path, capsys):
+    from dpcore.recipes import CopyStep, ModelStep, Recipe, Source
+    from dpcore.release import default_plan
+
+    schema = load_schema(adult["schema"])
+    recipe = Recipe(
+        name="adult on the team server",
+        source=Source(connection=adult["postgres"], query=adult["ordered"]),
+        schema=schema.to_dict(),
+        total_epsilon=40.0,
+        models=[ModelStep("dp_boosting", 0.5)],
+        copies=[CopyStep("randomized", plan=default_plan(schema).to_dict(), accept_noise=True)],
+    )
+    (tmp_path / "team.recipe.yaml").write_text(recipe.to_yaml(), encoding="utf-8")
+    ledger = postgres_server.fresh_ledger()
+    run = [
+        "run",
+        str(tmp_path / "team.recipe.yaml"),
+        "--ledger",
+        ledger,
+        "--output-dir",
+        str(tmp_path / "out"),
+        "--seed",
+        "7",
+        "-q",
+    ]
+    assert main(run) == EXIT_OK, capsys.readouterr().err
+    assert _release(adult, tmp_path, "from_csv", str(adult["csv"])) == EXIT_OK
+    assert (tmp_path / "out" / "copy1_randomized.csv").read_bytes() == (tmp_path / "from_csv.csv").read_bytes()
+    catalog = Catalog(ledger)
+    [dataset] = catalog.datasets()
+    books = catalog.ledger(dataset)
+    assert [s.mechanism for s in books.spends()] == ["DPBoostingClassifier", "randomized response per value + noisy row count"]
+    assert any(str(what).startswith("recipe: adult on the team server") for what in books.history()["what"])

@@ -170,3 +170,29 @@ def test_a_recipe_reads_a_changed_database_table_and_charges_each_release_once(a
     history = ledger.history()
     assert sum(history["event"] == "recipe run") == 2
     assert any("table adult_q2" in str(what) for what in history["what"])
+
+
+def test_a_group_map_over_columns_without_bounds_is_refused_before_the_model_is_charged(adult, tmp_path, capsys):
+    recipe = _write(_recipe(adult, groups=[GroupsStep(["age", "workclass"], 0.25)]), tmp_path)
+    assert main(["run", recipe, "--ledger", str(tmp_path / "l.sqlite3"), "--output-dir", str(tmp_path / "o"), "-q"]) == EXIT_USAGE
+    assert "groups[1]: These columns cannot be used to find groups: workclass" in capsys.readouterr().err
+    assert not (tmp_path / "l.sqlite3").exists() or not Catalog(tmp_path / "l.sqlite3").datasets()
+
+
+def test_a_release_that_fails_midway_keeps_what_was_made_and_says_where_it_stopped(adult, tmp_path, capsys, monkeypatch):
+    from dpcore.cli import clustering
+    from dpcore.exceptions import DataError
+
+    def unreachable(_args):
+        raise DataError("The database could not be reached.")
+
+    monkeypatch.setattr(clustering, "run_cluster", unreachable)
+    recipe = _write(_recipe(adult), tmp_path)
+    ledger_file = str(tmp_path / "l.sqlite3")
+    assert main(["run", recipe, "--ledger", ledger_file, "--output-dir", str(tmp_path / "o"), "-q"]) == EXIT_DATA
+    assert "could not be reached" in capsys.readouterr().err
+    ledger = _spends(ledger_file)
+    assert len(ledger.spends()) == 2  # the model and the copy were made and charged; the map was not
+    history = ledger.history()
+    [stopped] = history[history["event"] == "recipe run stopped"]["what"]
+    assert "stopped at release 3 of 3" in stopped
