@@ -192,6 +192,7 @@ def train(
         "n_test": len(test_rows),
         "n_without_target": design.n_without_target,
         "rows_over_bound": design.rows_over_bound,
+        "encoding": design.encoding,  # the owner's choice, for a recipe that fits the same model again
     }
     metrics: dict[str, float] = {}
     if len(test_rows):

@@ -41,6 +41,7 @@ LAYERS = (
             "dpcore.evaluate",
             "dpcore.model_files",
             "dpcore.model_card",
+            "dpcore.recipes",
         },
     ),
     ("attacks", {"dpcore.attacks"}),

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from dpcore.cli import answer, attack, clustering, datasets, release, synthesize, training
+from dpcore.cli import answer, attack, clustering, datasets, release, run, synthesize, training
 from dpcore.cli._common import (
     EXIT_BUDGET,
     EXIT_DATA,
@@ -52,6 +52,7 @@ Besides:
   answer       answer a file of queries with models on secret blocks; every answer is charged to the budget
   attack       (owner's eyes only, no budget) see what DP protects: membership, reconstruction, audit
   datasets     the datasets in the ledger with their budgets, or one dataset's history
+  run          make every release of a saved recipe again on today's table, charged to its budget
 """)
 
 EPILOG = N_("""\
@@ -87,6 +88,7 @@ COMMANDS = [
     Command("answer", answer.ANSWER_HELP, answer.add_answer),
     Command("attack", attack.ATTACK_HELP, attack.add_attack),
     Command("datasets", datasets.DATASETS_HELP, datasets.add_datasets),
+    Command("run", run.RUN_HELP, run.add_run),
 ]
 
 

@@ -5,6 +5,7 @@ import streamlit as st
 from dpcore.explain import PROMISE
 from dpcore.i18n import _
 from dpstudio.support import privacy_view as view
+from dpstudio.support import recipe_view
 from dpstudio.support.session import get_state
 from dpstudio.support.state import table_name
 
@@ -37,3 +38,6 @@ st.dataframe(
 st.download_button(
     _("Download the history (CSV)"), ledger.history_csv(), file_name="budget_history.csv", mime="text/csv", key="download_history"
 )
+
+recipe_view.runs_section(ledger.history())  # the events in English, as recorded
+recipe_view.save_section(state, ledger)
