@@ -76,11 +76,11 @@ PRIVACY = r"""
 """
 
 PRIVACY_SUMMARY = NEIGHBOURS + N_(
-    "The model adds one step function per column. A stated share of ε buys a noisy count of the rows in every bin of "
-    "every column (the bins are the declared categories, or equal parts of the declared bounds or of the column's DP "
-    "quantiles); the rest is shared by rounds that each visit one column and add noise to every bin's sum of residuals "
-    "clipped to [−clip, clip]. The bins of a column hold disjoint records (parallel composition) and the rounds compose "
-    "sequentially, so the model is ε-DP."
+    "The model adds one step function per column. A stated share of ε buys DP quantiles of the numeric columns (their "
+    "bins lie between them; without them, equal parts of the declared bounds; a declared category is its own bin) and a "
+    "noisy count of the rows in every bin; the rest is shared by rounds that each visit one column and add noise to "
+    "every bin's sum of residuals clipped to [−clip, clip]. The bins of a column hold disjoint records (parallel "
+    "composition) and the rounds compose sequentially, so the model is ε-DP."
 )
 
 
@@ -495,4 +495,5 @@ class DPAdditiveClassifier(DeclaredClassesMixin, ClassifierMixin, _AdditiveBase)
         return softmax(scores, axis=1)
 
     def predict(self, X: ArrayLike) -> NDArray[Any]:
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        proba = self.predict_proba(X)  # first: it checks the model is fitted
+        return self.classes_[np.argmax(proba, axis=1)]
