@@ -26,7 +26,7 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 
 from dpcore.backends import LocalRows, RowBatch, Rows, exact_bincount, unfixed
 from dpcore.backends.rows import FIXED_SCALE
-from dpcore.i18n import N_
+from dpcore.i18n import N_, _
 from dpcore.mechanisms import Laplace, count_mechanism
 from dpcore.models._base import NEIGHBOURS, DeclaredClassesMixin, DPEstimatorMixin, TargetScalingMixin
 from dpcore.models._boosting.rows import Preliminaries, residuals
@@ -233,6 +233,20 @@ class _AdditiveBase(DPEstimatorMixin):
     def _decision(self, X: ArrayLike) -> NDArray[np.float64]:
         X_unit = self._check_predict_input(X)
         return additive_scores(feature_bins(X_unit, self.edges_, self.levels_), self.initial_, self.shapes_)
+
+    def _output_names(self) -> list[str]:
+        return ["prediction"]
+
+    def weights_as_records(self, feature_names: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """How far each output moves across a feature's bins (its shape's highest step minus its lowest), as plain data."""
+        names = list(feature_names) if feature_names is not None else [f"x{i}" for i in range(self.n_features_in_)]
+        bins = np.where(self.levels_ > 0, self.levels_, self.edges_.shape[1] + 1)
+        outputs = self._output_names()
+        return [
+            {"feature": str(names[f]), "output": outputs[j], "weight": float(np.ptp(self.shapes_[f, : bins[f], j]))}
+            for f in range(len(names))
+            for j in range(self.shapes_.shape[2])
+        ]
 
 
 _PARAMETERS = r"""
@@ -486,6 +500,11 @@ class DPAdditiveClassifier(DeclaredClassesMixin, ClassifierMixin, _AdditiveBase)
             self._boost(rows, noise, MULTICLASS, np.zeros(k), l1, budget, n_classes=k)
         self._set_spent(self.epsilon)
         return self
+
+    def _output_names(self) -> list[str]:
+        if len(self.classes_) > 2:
+            return [str(c) for c in self.classes_]
+        return [_("log-odds of {label}").format(label=self.classes_[-1])]
 
     def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         scores = self._decision(X)

@@ -137,3 +137,11 @@ def test_bad_parameters_are_named(params, message):
     X, y = _table(50, 10, classifier=False)
     with pytest.raises(ValueError, match=message):
         _model(False, **params).fit(X, y)
+
+
+def test_the_weights_say_which_feature_moves_the_prediction_most():
+    X, y = _table(4_000, 11, classifier=True)
+    model = _model(True, epsilon=8.0, random_state=0).fit(X, y)
+    weights = {r["feature"]: r["weight"] for r in model.weights_as_records(["sine", "slope", "noise", "code"])}
+    assert weights["sine"] == max(weights.values())
+    assert all(w >= 0 for w in weights.values())
