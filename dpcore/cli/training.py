@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from dpcore.training import TrainedModel
 
 # The DP families named without their task (see TASK_SUFFIX).
-FAMILIES = ("dp_boosting", "dp_extra_trees")
+FAMILIES = ("dp_boosting", "dp_additive", "dp_extra_trees")
 
 TRAIN_HELP = N_("fit a DP model on a table, charged to its budget; write the model (.skops) and its model card")
 
