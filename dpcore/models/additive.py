@@ -49,7 +49,8 @@ PRIVACY = r"""
       feature's are ``n_bins`` equal-width bins on its declared bounds or, with
       ``quantile_share > 0``, the bins between its DP quantiles
       (:class:`~dpcore.mechanisms.quantiles.Quantiles`, ``quantile_share·ε`` for all numeric
-      features together; the regressor gives half of it to the target's DP quantiles, whose
+      features together; the regressor gives half of it — all without numeric features — to the
+      target's DP quantiles, whose
       median is the starting score and whose spread sets ``clip="auto"``). Nothing else about
       the domain is read from the data. Every record falls in exactly one bin of every feature
       (values outside the bounds are clipped, NaN is the middle); the padding bins a feature
