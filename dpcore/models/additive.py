@@ -50,9 +50,8 @@ PRIVACY = r"""
       ``quantile_share > 0``, the bins between its DP quantiles
       (:class:`~dpcore.mechanisms.quantiles.Quantiles`, ``quantile_share·ε`` for all numeric
       features together; the regressor gives half of it — all without numeric features — to the
-      target's DP quantiles, whose
-      median is the starting score and whose spread sets ``clip="auto"``). Nothing else about
-      the domain is read from the data. Every record falls in exactly one bin of every feature
+      target's DP quantiles, whose median is the starting score and whose spread sets
+      ``clip="auto"``). Nothing else about the domain is read from the data. Every record falls in exactly one bin of every feature
       (values outside the bounds are clipped, NaN is the middle); the padding bins a feature
       does not have stay empty on every dataset.
     * **Bin counts** (``count_share`` of what the quantiles leave): one histogram per feature,
