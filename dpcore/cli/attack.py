@@ -84,7 +84,7 @@ def add_attack(subparsers: Subparsers) -> None:
         "--model",
         default="dp_boosting",
         metavar="MODEL",
-        help=_("the DP model (a registry key, or dp_boosting / dp_extra_trees for the schema's task)"),
+        help=_("the DP model (a registry key, or dp_boosting / dp_additive / dp_extra_trees for the schema's task)"),
     )
     membership.add_argument(
         "--baseline",

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from dpcore.training import TrainedModel
 
 # The DP families named without their task (see TASK_SUFFIX).
-FAMILIES = ("dp_boosting", "dp_extra_trees")
+FAMILIES = ("dp_boosting", "dp_additive", "dp_extra_trees")
 
 TRAIN_HELP = N_("fit a DP model on a table, charged to its budget; write the model (.skops) and its model card")
 
@@ -82,7 +82,7 @@ def add_train(subparsers: Subparsers) -> None:
         required=True,
         choices=sorted({*(spec.key for spec in ours), *FAMILIES}),
         metavar="MODEL",
-        help=_("which model (see the list above); dp_boosting and dp_extra_trees pick the schema's task"),
+        help=_("which model (see the list above); dp_boosting, dp_additive and dp_extra_trees pick the schema's task"),
     )
     parser.add_argument("--epsilon", required=True, type=positive_float, metavar="EPS", help=_("the ε this model spends"))
     parser.add_argument(

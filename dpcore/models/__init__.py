@@ -1,5 +1,6 @@
 """DP models as scikit-learn estimators; each docstring carries its privacy argument."""
 
+from dpcore.models.additive import DPAdditiveClassifier, DPAdditiveRegressor
 from dpcore.models.boosting import DPBoostingClassifier, DPBoostingRegressor
 from dpcore.models.clustering import DPGridDensityClustering
 from dpcore.models.dpsgd import DPSGDClassifier, DPSGDRegressor
@@ -13,6 +14,8 @@ from dpcore.models.regression_tree import DPRegressionTree
 from dpcore.models.student import SubsampleAggregateStudentClassifier, SubsampleAggregateStudentRegressor
 
 __all__ = [
+    "DPAdditiveClassifier",
+    "DPAdditiveRegressor",
     "DPBoostingClassifier",
     "DPBoostingRegressor",
     "DPExtraTreesClassifier",

@@ -26,6 +26,7 @@ from dpcore.i18n import N_, _
 from dpcore.models import multiplicative_weights, student
 from dpcore.models._base import NEIGHBOURS, DPEstimatorMixin
 from dpcore.models._specs import KIND_LABELS, KINDS, Estimator, ModelContext, ModelSpec, Parameter, estimator_defaults
+from dpcore.models.additive import DPAdditiveClassifier, DPAdditiveRegressor
 from dpcore.models.boosting import DPBoostingClassifier, DPBoostingRegressor
 from dpcore.models.clustering import NEIGHBOURHOODS, DPGridDensityClustering
 from dpcore.models.dpsgd import DPSGDClassifier, DPSGDRegressor
@@ -333,6 +334,26 @@ REGISTRY: tuple[ModelSpec, ...] = (
         N_(
             "Many small trees whose splits are mostly drawn at random (with two classes, each round's first split is "
             "picked with noise); most of the budget goes to noisy leaf steps."
+        ),
+    ),
+    _our_model(
+        "dp_additive_reg",
+        N_("DP additive model (regressor)"),
+        "regression",
+        DPAdditiveRegressor,
+        N_(
+            "One step function per column, fitted one column at a time from noisy sums over its bins: "
+            "best when each column pulls the target a little on its own, on small tables."
+        ),
+    ),
+    _our_model(
+        "dp_additive_clf",
+        N_("DP additive model (classifier)"),
+        "classification",
+        DPAdditiveClassifier,
+        N_(
+            "One step function per column, fitted one column at a time from noisy sums over its bins: "
+            "best when each column pulls the label a little on its own, on small tables."
         ),
     ),
     _our_model(

@@ -22,11 +22,14 @@ EPSILON_GRIDS = {
     "quick": (0.25, 1.0, 4.0, 16.0),
     "thorough": tuple(float(f"{v:.3g}") for v in np.geomspace(0.05, 20, 9)),
 }
-#: The models a comparison starts with: ours (boosting first, the benchmarks' best), the DP mean or
-#: a DP linear baseline, and one non-private reference per task.
+#: The models a comparison starts with: ours (boosting first, the benchmarks' best; then the additive
+#: model, which wins on small tables of weak additive signals), the DP mean or a DP linear baseline,
+#: and one non-private reference per task.
 DEFAULT_MODELS = (
     "dp_boosting_reg",
     "dp_boosting_clf",
+    "dp_additive_reg",
+    "dp_additive_clf",
     "dp_tree",
     "dp_forest",
     "dp_mean",

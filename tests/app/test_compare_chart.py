@@ -20,6 +20,12 @@ def test_the_default_set_includes_the_benchmarks_best_model(task):
     assert BEST_BY_BENCHMARK[task] in {m.key for m in models_for(task)}
 
 
+@pytest.mark.parametrize("key", ["dp_additive_reg", "dp_additive_clf"])
+def test_the_default_set_includes_the_additive_model(key):
+    """It wins where boosting loses (benchmarks/README.md §25): small tables of weak additive signals."""
+    assert key in DEFAULT_MODELS
+
+
 def _summary(metric, scores, reference):
     rows = [
         dict(model=model, name=model, metric=metric, epsilon=eps, mean=mean, std=0.004, runs=5, kind="ours")

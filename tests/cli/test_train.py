@@ -102,7 +102,8 @@ def test_the_command_line_and_the_train_page_give_the_same_model_for_the_same_se
     assert np.array_equal(from_app.predict_proba(design.X[:500]), from_cli.predict_proba(design.X[:500]))
 
 
-def test_train_with_a_privacy_unit_spends_per_person(tmp_path, capsys):
+@pytest.mark.parametrize("model", ["dp_tree", "dp_additive"])  # the additive family picks the schema's regression task
+def test_train_with_a_privacy_unit_spends_per_person(tmp_path, capsys, model):
     rng = np.random.default_rng(0)
     visits = tmp_path / "visits.csv"
     n = 600
@@ -130,7 +131,7 @@ def test_train_with_a_privacy_unit_spends_per_person(tmp_path, capsys):
         "--schema",
         str(schema),
         "--model",
-        "dp_tree",
+        model,
         "--epsilon",
         "1",
         "--ledger",

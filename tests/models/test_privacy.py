@@ -20,6 +20,8 @@ from dpcore.exceptions import DataError
 from dpcore.mechanisms import record_mechanism_calls
 from dpcore.model_files import kept_generators, model_bytes
 from dpcore.models import (
+    DPAdditiveClassifier,
+    DPAdditiveRegressor,
     DPBoostingClassifier,
     DPBoostingRegressor,
     DPExtraTreesClassifier,
@@ -59,6 +61,10 @@ MODELS = [
     # First-level picks where the defaults make none: three classes, and the approximate mode (Gumbel, ε²/8-zCDP).
     DPBoostingClassifier(n_rounds=6, max_depth=3, classes=[0, 1, 2], select_share=0.3),
     DPBoostingRegressor(n_rounds=6, max_depth=3, delta=1e-5, select_share=0.3),
+    DPAdditiveRegressor(categorical_levels={3: 4}),  # DP quantiles of features and target, bins, counts, 2 passes
+    DPAdditiveRegressor(quantile_share=0.0, clip=0.3, n_passes=3),
+    DPAdditiveClassifier(classes=[0, 1], categorical_levels={3: 4}),
+    DPAdditiveClassifier(classes=[0, 1, 2], n_passes=2, count_noise="geometric"),
     DPSGDRegressor(epochs=2, batch_size=64),
     DPSGDClassifier(epochs=2, batch_size=64, classes=[0, 1, 2]),
     DPSGDClassifier(epochs=1, batch_size=64, classes=[0, 1], hidden_units=3),
@@ -166,6 +172,14 @@ class UnderNoisedForest(_UnderNoised, DPRandomForestClassifier):
     pass
 
 
+class UnderNoisedAdditive(_UnderNoised, DPAdditiveRegressor):
+    pass
+
+
+class UnderNoisedAdditiveClassifier(_UnderNoised, DPAdditiveClassifier):
+    pass
+
+
 class UnclippedBoosting(DPBoostingRegressor):
     """Deliberately broken: residuals are not clipped, but the noise still assumes they are."""
 
@@ -236,6 +250,25 @@ CASES = {
         1.0,
         _prediction,
         [0.45, 0.55, 0.65, 0.85],
+    ),
+    # One round of one feature with a public clip and start: the bin's noisy count and noisy residual sum.
+    "additive": (
+        lambda cls, rng: cls(epsilon=1.0, quantile_share=0.0, clip=0.2, n_passes=1, random_state=rng),
+        DPAdditiveRegressor,
+        UnderNoisedAdditive,
+        0.5,
+        1.0,
+        _prediction,
+        [0.495, 0.5, 0.505, 0.51],
+    ),
+    "additive_classifier": (
+        lambda cls, rng: cls(epsilon=1.0, quantile_share=0.0, classes=[0, 1], random_state=rng),
+        DPAdditiveClassifier,
+        UnderNoisedAdditiveClassifier,
+        0,
+        1,
+        _prediction,
+        [0.48, 0.49, 0.5, 0.51],
     ),
 }
 
