@@ -10,11 +10,19 @@ import tomllib
 import pytest
 from conftest import APP_TIMEOUT, REPO
 
-from dpstudio.support.sign_in import address_from_flags, auth_section, is_loopback, open_address_refusal, providers
+from dpstudio.support.sign_in import (
+    UNREADABLE,
+    address_from_flags,
+    auth_section,
+    is_loopback,
+    open_address_refusal,
+    providers,
+    sign_in_gaps,
+)
 
 AUTH = {
     "redirect_uri": "http://studio.example.org/oauth2callback",
-    "cookie_secret": "a long random secret",
+    "cookie_secret": "a long random secret of more than 32 characters",
     "client_id": "dpstudio",
     "client_secret": "s3cret",
     "server_metadata_url": "https://login.example.org/.well-known/openid-configuration",
@@ -92,7 +100,47 @@ def test_the_secrets_are_read_where_streamlit_reads_them(tmp_path):
     (work / ".streamlit" / "secrets.toml").write_text('[auth]\nredirect_uri = "x"\n', encoding="utf-8")
     assert providers(auth_section(files)) == []  # the working folder's [auth] replaces the home one's, as in Streamlit
     (work / ".streamlit" / "secrets.toml").write_text("[auth\n", encoding="utf-8")
-    assert auth_section(files) == {}
+    assert auth_section(files) is UNREADABLE and sign_in_gaps(UNREADABLE) == ["secrets.toml"]
+    (work / ".streamlit" / "secrets.toml").unlink()
+    (home / ".streamlit" / "secrets.toml").unlink()
+    assert auth_section(files) == {} and sign_in_gaps({}) == []
+
+
+HALF_CONFIGURED = [
+    ({key: value for key, value in AUTH.items() if key != "client_secret"}, ["client_secret"]),
+    ({key: value for key, value in AUTH.items() if key != "cookie_secret"}, ["cookie_secret"]),
+    (AUTH | {"cookie_secret": "short"}, ["cookie_secret"]),
+    ({key: value for key, value in AUTH.items() if key != "server_metadata_url"}, ["server_metadata_url"]),
+    (AUTH | {"client_secret": "   "}, ["client_secret"]),
+    ({"redirect_uri": AUTH["redirect_uri"], "cookie_secret": AUTH["cookie_secret"], "okta": {"client_id": "x"}},
+     ["auth.okta.client_secret", "auth.okta.server_metadata_url"]),
+    ({"redirect_uri": AUTH["redirect_uri"], "cookie_secret": AUTH["cookie_secret"]},
+     ["client_id", "client_secret", "server_metadata_url"]),
+    ({key: value for key, value in AUTH.items() if key != "redirect_uri"} | {"my_idp": {}}, ["redirect_uri", "auth.my_idp"]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("auth", "gaps"), HALF_CONFIGURED)
+def test_a_half_configured_sign_in_closes_the_app_on_every_address(auth, gaps):
+    """Behind the README's reverse proxy the app listens on 127.0.0.1: a sign-in that cannot work must not open it to all."""
+    assert sign_in_gaps(auth) == gaps
+    for address in ("127.0.0.1", "::1", "0.0.0.0"):
+        refusal = open_address_refusal(address, auth)
+        assert refusal is not None and "stays closed" in refusal
+    assert sign_in_gaps(AUTH) == [] and open_address_refusal("127.0.0.1", AUTH) is None
+
+
+def test_the_launcher_refuses_a_half_configured_sign_in_naming_keys_never_values(tmp_path):
+    (tmp_path / ".streamlit").mkdir()
+    toml = SIGN_IN_TOML.replace(f'cookie_secret = "{AUTH["cookie_secret"]}"', 'cookie_secret = "guessable"')
+    (tmp_path / ".streamlit" / "secrets.toml").write_text(toml, encoding="utf-8")
+    done = _dpstudio(tmp_path, "--server.port=1")  # on 127.0.0.1, the default
+    assert done.returncode == 2 and done.stdout == "" and done.stderr.count("\n") == 1
+    assert "(cookie_secret)" in done.stderr
+    assert "guessable" not in done.stderr and AUTH["client_secret"] not in done.stderr
+    (tmp_path / ".streamlit" / "secrets.toml").write_text(SIGN_IN_TOML + "[auth\n", encoding="utf-8")
+    done = _dpstudio(tmp_path, "--server.port=1")
+    assert done.returncode == 2 and "(secrets.toml)" in done.stderr and AUTH["client_secret"] not in done.stderr
 
 
 def test_with_sign_in_configured_an_open_address_passes_the_check(tmp_path, monkeypatch):
@@ -140,3 +188,18 @@ def test_streamlit_run_on_an_open_address_without_sign_in_shows_the_refusal_only
         "(an [auth] section, see the README), or serve on 127.0.0.1 behind a TLS reverse proxy."
     ]
     assert not at.subheader and not at.sidebar.markdown
+
+
+def test_streamlit_run_with_a_half_configured_sign_in_shows_the_refusal_only(tmp_path, monkeypatch):
+    """A missing client secret would let Streamlit fail only at the first sign-in; the app stays closed from the start."""
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("DPSTUDIO_LEDGER", str(tmp_path / "ledger.sqlite3"))
+    monkeypatch.setitem(sys.modules, "__main__", sys.modules["__main__"])
+    at = AppTest.from_file(str(REPO / "dpstudio" / "app.py"), default_timeout=APP_TIMEOUT)
+    at.secrets["auth"] = {key: value for key, value in AUTH.items() if key != "client_secret"}
+    at.run()
+    assert not at.exception
+    assert len(at.error) == 1 and "stays closed" in at.error[0].value and "(client_secret)" in at.error[0].value
+    assert AUTH["cookie_secret"] not in at.error[0].value
+    assert not at.subheader and not at.sidebar.markdown and not at.button
