@@ -33,6 +33,10 @@ SIGN_IN_INCOMPLETE = N_(
     "section (see the README; cookie_secret needs at least 32 random characters), or remove it to use DP Studio "
     "on this machine alone."
 )
+HEADERS_SIGN_IN_REFUSED = N_(
+    "DP Studio stays closed: server.trustedUserHeaders lets any request's headers say who is signed in, over "
+    "sign-in's signed cookie. Remove that setting (DP Studio signs people in itself, through [auth])."
+)
 #: What :func:`auth_section` gives for a secrets file it cannot read (never its text: it holds secrets).
 UNREADABLE: Mapping[str, object] = MappingProxyType({})
 #: Shorter cookie secrets can be guessed offline from one signed cookie, and a guessed one signs anyone in.
@@ -150,7 +154,23 @@ def address_from_flags(flags: list[str], default: str | None = LOOPBACK) -> str 
 
 
 def signed_in_from_claims(claims: Mapping[str, object]) -> SignedIn | None:
-    """The person an identity provider's claims name (``sub`` and ``email``), or None when nobody is signed in."""
-    if not claims.get("is_logged_in"):
+    """The person an identity provider's claims name (``sub`` and ``email``), or None when nobody is signed in.
+
+    Only Streamlit's own signed cookie sets ``is_logged_in`` to True; a header mapped in by
+    ``server.trustedUserHeaders`` is text (refused anyway, see :func:`trusted_headers_refusal`).
+    Claims without a subject name nobody: the sign-in page again, not a traceback.
+    """
+    subject, email = claims.get("sub"), claims.get("email")
+    if claims.get("is_logged_in") is not True or not isinstance(subject, str) or not subject.strip():
         return None
-    return SignedIn(subject=str(claims.get("sub") or ""), email=str(claims.get("email") or ""))
+    return SignedIn(subject=subject, email=email if isinstance(email, str) else "")
+
+
+def trusted_headers_refusal(trusted_headers: object) -> str | None:
+    """The ``N_`` sentence refusing sign-in while ``server.trustedUserHeaders`` maps request headers into ``st.user``.
+
+    Streamlit lays those headers over the signed cookie's claims, so whoever reaches the port
+    could send ``sub``, ``email`` or ``is_logged_in`` of their choosing: into the gate, and into
+    the ledger's record of who spent.
+    """
+    return HEADERS_SIGN_IN_REFUSED if trusted_headers else None

@@ -9,7 +9,14 @@ import streamlit as st
 
 from dpcore.budget.signed_in import SignedIn
 from dpcore.i18n import _
-from dpstudio.support.sign_in import auth_section, open_address_refusal, providers, sign_in_gaps, signed_in_from_claims
+from dpstudio.support.sign_in import (
+    auth_section,
+    open_address_refusal,
+    providers,
+    sign_in_gaps,
+    signed_in_from_claims,
+    trusted_headers_refusal,
+)
 
 
 def auth_settings() -> Mapping[str, object]:
@@ -46,6 +53,10 @@ def signed_in_or_sign_in_page(auth: Mapping[str, object]) -> SignedIn | None:
     names = providers(auth)
     if not names:
         return None
+    refusal = trusted_headers_refusal(st.get_option("server.trustedUserHeaders"))
+    if refusal is not None:
+        st.error(_(refusal), icon=":material/lock_open:")
+        st.stop()
     person = signed_in_from_claims(st.user.to_dict())
     if person is not None:
         return person

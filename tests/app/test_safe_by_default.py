@@ -18,6 +18,7 @@ from dpstudio.support.sign_in import (
     open_address_refusal,
     providers,
     sign_in_gaps,
+    signed_in_from_claims,
 )
 
 AUTH = {
@@ -203,3 +204,37 @@ def test_streamlit_run_with_a_half_configured_sign_in_shows_the_refusal_only(tmp
     assert len(at.error) == 1 and "stays closed" in at.error[0].value and "(client_secret)" in at.error[0].value
     assert AUTH["cookie_secret"] not in at.error[0].value
     assert not at.subheader and not at.sidebar.markdown and not at.button
+
+
+@pytest.mark.parametrize(
+    "claims",
+    [{"is_logged_in": "true", "sub": "mallory"}, {"is_logged_in": 1, "sub": "mallory"}, {"is_logged_in": True, "sub": ""},
+     {"is_logged_in": True, "sub": None, "email": "a@example.org"}, {"is_logged_in": True, "sub": ["x"]}, {"sub": "alice"}],
+)  # fmt: skip
+def test_only_the_signed_cookies_claims_with_a_subject_sign_someone_in(claims):
+    """A header mapped into st.user is text: "true" is not Streamlit's True; no subject names nobody (no traceback)."""
+    assert signed_in_from_claims(claims) is None
+    person = signed_in_from_claims({"is_logged_in": True, "sub": "alice", "email": ["not", "text"]})
+    assert person is not None and (person.subject, person.email) == ("alice", "")
+
+
+def test_sign_in_stays_closed_while_request_headers_may_say_who_is_signed_in(tmp_path, monkeypatch):
+    """server.trustedUserHeaders lays headers over the signed cookie: anyone reaching the port could name themselves."""
+    from streamlit import config
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("DPSTUDIO_LEDGER", str(tmp_path / "ledger.sqlite3"))
+    monkeypatch.setitem(sys.modules, "__main__", sys.modules["__main__"])
+    at = AppTest.from_file(str(REPO / "dpstudio" / "app.py"), default_timeout=APP_TIMEOUT)
+    at.secrets["auth"] = AUTH
+    before = config.get_option("server.trustedUserHeaders")
+    config.set_option("server.trustedUserHeaders", {"X-Forwarded-Email": "email", "X-Sub": "sub"})
+    try:
+        at.run()
+    finally:
+        config.set_option("server.trustedUserHeaders", before)
+    assert not at.exception
+    assert len(at.error) == 1 and "server.trustedUserHeaders" in at.error[0].value
+    assert not at.button and not at.sidebar.markdown
+    at.run()  # without the setting: the sign-in page, and still nothing else
+    assert not at.error and [button.label for button in at.button] == ["Sign in"] and not at.sidebar.markdown
