@@ -27,15 +27,20 @@ def get_state(signed_in: SignedIn | None = None) -> StudioState:
     new dataset is then recorded as theirs too.
     """
     use_session_language()
+    held = st.session_state.get(STATE_KEY)
+    if signed_in is not None and held is not None and held.owner != signed_in.subject:
+        # Another person in a session that outlived a sign-out (a reconnect keeps it): nothing of the last one's.
+        st.session_state.clear()
+        use_session_language()
     if STATE_KEY not in st.session_state:
         state = StudioState(ledger_path=os.environ.get(LEDGER_ENV), signed_in=signed_in)
         token = st.query_params.get(workspace.QUERY_KEY)
-        dataset = workspace.load(state.ledger_path, token, state.catalog()) if token else None
+        dataset = workspace.load(state.ledger_path, token, state.catalog(), owner=state.owner) if token else None
         if dataset is None:
             workspace.prune(state.ledger_path)
             token = workspace.new_token()
             dataset = load_sample(DEFAULT_SAMPLE, state.catalog())
-            workspace.save(state.ledger_path, token, dataset)
+            workspace.save(state.ledger_path, token, dataset, owner=state.owner)
         else:
             state.released_plans = workspace.load_released_plans(state.ledger_path, token)
         state.dataset, state.workspace = dataset, token
@@ -50,7 +55,7 @@ def get_state(signed_in: SignedIn | None = None) -> StudioState:
 
 def remember(state: StudioState, table_changed: bool = False) -> None:
     """Keep the session's table and declarations in its workspace (see :mod:`dpstudio.support.workspace`)."""
-    workspace.save(state.ledger_path, state.workspace, state.dataset, table_changed)
+    workspace.save(state.ledger_path, state.workspace, state.dataset, table_changed, owner=state.owner)
     state.worked_in = state.workspace  # the sidebar has the browser remember it (earlier_work)
 
 

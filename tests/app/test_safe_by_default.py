@@ -238,3 +238,71 @@ def test_sign_in_stays_closed_while_request_headers_may_say_who_is_signed_in(tmp
     assert not at.button and not at.sidebar.markdown
     at.run()  # without the setting: the sign-in page, and still nothing else
     assert not at.error and [button.label for button in at.button] == ["Sign in"] and not at.sidebar.markdown
+
+
+def _signed_in_app(tmp_path, monkeypatch, person, token: str | None = None):
+    """The app with sign-in configured, ``person`` signed in (the claims Streamlit's cookie would give), at ``?workspace=token``."""
+    from streamlit.testing.v1 import AppTest
+
+    from dpcore.budget.signed_in import SignedIn
+
+    monkeypatch.setenv("DPSTUDIO_LEDGER", str(tmp_path / "ledger.sqlite3"))
+    monkeypatch.setitem(sys.modules, "__main__", sys.modules["__main__"])
+    monkeypatch.setattr("dpstudio.support.sign_in_view.signed_in_from_claims", lambda claims: SignedIn(*person))
+    at = AppTest.from_file(str(REPO / "dpstudio" / "app.py"), default_timeout=APP_TIMEOUT)
+    at.secrets["auth"] = AUTH
+    if token is not None:
+        at.query_params["workspace"] = token
+    return at.run()
+
+
+def test_a_workspace_link_opens_only_for_the_person_who_made_it(tmp_path, monkeypatch):
+    """The token rides in every address bar and shared link; with sign-in, it opens its signer's raw table only."""
+    alice = _signed_in_app(tmp_path, monkeypatch, ("alice-sub", "alice@example.org"))
+    assert not alice.exception and not alice.error
+    token = alice.query_params["workspace"]
+    assert alice.session_state["dp_studio"].workspace == token
+
+    bob = _signed_in_app(tmp_path, monkeypatch, ("bob-sub", "bob@example.org"), token)
+    assert not bob.exception and not bob.error
+    assert bob.session_state["dp_studio"].workspace != token and bob.query_params["workspace"] != token
+
+    again = _signed_in_app(tmp_path, monkeypatch, ("alice-sub", "alice@example.org"), token)
+    assert again.session_state["dp_studio"].workspace == token
+
+
+def test_earlier_work_lists_and_reopens_only_the_signers_workspaces(tmp_path):
+    from dpcore.budget.datasets import Catalog
+    from dpstudio.support import workspace
+    from dpstudio.support.state import DEFAULT_SAMPLE, load_sample
+
+    ledger = tmp_path / "ledger.sqlite3"
+    catalog = Catalog(ledger)
+    dataset = load_sample(DEFAULT_SAMPLE, catalog)
+    mine, theirs, local = workspace.new_token(), workspace.new_token(), workspace.new_token()
+    workspace.save(ledger, mine, dataset, owner="alice-sub")
+    workspace.save(ledger, theirs, dataset, owner="bob-sub")
+    workspace.save(ledger, local, dataset)
+    assert [kept.token for kept in workspace.kept(ledger, [mine, theirs, local], owner="alice-sub")] == [mine]
+    assert workspace.load(ledger, mine, catalog, owner="alice-sub") is not None
+    assert workspace.load(ledger, theirs, catalog, owner="alice-sub") is None
+    assert workspace.load(ledger, local, catalog, owner="alice-sub") is None  # made before sign-in: nobody's to claim
+    assert workspace.load(ledger, mine, catalog) is None and workspace.load(ledger, local, catalog) is not None
+
+
+def test_a_session_that_outlives_a_sign_out_keeps_nothing_for_the_next_person(tmp_path, monkeypatch):
+    """A reconnect keeps a session across a sign-out and someone else's sign-in: the next person starts afresh."""
+    from streamlit.testing.v1 import AppTest
+
+    from dpcore.budget.signed_in import SignedIn
+
+    alices = _signed_in_app(tmp_path, monkeypatch, ("alice-sub", "alice@example.org")).session_state["dp_studio"]
+    monkeypatch.setattr("dpstudio.support.sign_in_view.signed_in_from_claims", lambda claims: SignedIn("bob-sub"))
+    at = AppTest.from_file(str(REPO / "dpstudio" / "app.py"), default_timeout=APP_TIMEOUT)
+    at.secrets["auth"] = AUTH
+    at.session_state["dp_studio"] = alices
+    at.query_params["workspace"] = alices.workspace
+    at.run()
+    assert not at.exception
+    state = at.session_state["dp_studio"]
+    assert state is not alices and state.workspace != alices.workspace and state.signed_in == SignedIn("bob-sub")
