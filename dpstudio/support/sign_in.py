@@ -13,6 +13,7 @@ before Streamlit starts; the app repeats the check for ``streamlit run app.py``.
 from __future__ import annotations
 
 import ipaddress
+import socket
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -47,13 +48,19 @@ def is_loopback(address: str | None) -> bool:
     """True when only this machine can reach ``address``; an empty address means every interface.
 
     A host name other than ``localhost`` counts as reachable from elsewhere: what it resolves to
-    can change after the check.
+    can change after the check. ``localhost`` counts only while every address it resolves to is
+    a loopback one (``/etc/hosts`` may say otherwise); shorthand such as ``127.1`` or ``0``, which
+    the server may read as another address, is refused rather than guessed at.
     """
     if not address:
         return False
     address = address.strip().strip("[]")
     if address.lower() == "localhost":
-        return True
+        try:
+            resolved = {info[4][0] for info in socket.getaddrinfo(address, None)}
+        except (OSError, UnicodeError):
+            return False
+        return bool(resolved) and all(is_loopback(found.split("%")[0]) for found in resolved)
     try:
         return ipaddress.ip_address(address).is_loopback
     except ValueError:

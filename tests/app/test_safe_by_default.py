@@ -73,7 +73,8 @@ def test_by_default_it_listens_on_loopback_only():
 @pytest.mark.parametrize(
     ("address", "loopback"),
     [("127.0.0.1", True), ("127.0.1.1", True), ("localhost", True), ("::1", True), ("[::1]", True),
-     ("0.0.0.0", False), ("::", False), ("10.0.0.5", False), ("studio.example.org", False), ("", False), (None, False)],
+     ("0.0.0.0", False), ("::", False), ("[::]", False), ("0", False), ("127.1", False), ("0x7f000001", False),
+     ("::ffff:0.0.0.0", False), ("10.0.0.5", False), ("studio.example.org", False), ("", False), (None, False)],
 )  # fmt: skip
 def test_only_addresses_no_other_machine_can_reach_count_as_loopback(address, loopback):
     assert is_loopback(address) is loopback
@@ -306,3 +307,59 @@ def test_a_session_that_outlives_a_sign_out_keeps_nothing_for_the_next_person(tm
     assert not at.exception
     state = at.session_state["dp_studio"]
     assert state is not alices and state.workspace != alices.workspace and state.signed_in == SignedIn("bob-sub")
+
+
+def test_localhost_counts_as_loopback_only_while_it_resolves_to_loopback(monkeypatch):
+    def resolving_to(*addresses):
+        return lambda host, port: [(None, None, None, "", (address, 0)) for address in addresses]
+
+    monkeypatch.setattr("socket.getaddrinfo", resolving_to("127.0.0.1", "::1"))
+    assert is_loopback("localhost") and open_address_refusal("localhost", {}) is None
+    monkeypatch.setattr("socket.getaddrinfo", resolving_to("127.0.0.1", "192.168.1.20"))  # an edited /etc/hosts
+    assert not is_loopback("localhost") and open_address_refusal("localhost", {}) is not None
+    monkeypatch.setattr("socket.getaddrinfo", resolving_to())
+    assert not is_loopback("LOCALHOST")
+
+    def unresolvable(host, port):
+        raise OSError("no resolver")
+
+    monkeypatch.setattr("socket.getaddrinfo", unresolvable)
+    assert not is_loopback("localhost")  # fails closed
+
+
+_ADDRESS_STREAMLIT_WOULD_SERVE = """
+import sys
+from streamlit import config
+from streamlit.web import bootstrap
+from dpstudio import __main__ as launcher
+
+def serve(main_script_path, is_hello, args, flag_options):
+    print("SERVES", config.get_option("server.address"))
+
+bootstrap.run = serve
+launcher._register_pages_ourselves = lambda: None
+sys.exit(launcher.main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize(
+    "args",
+    [[], ["--server.address", "127.0.0.1"], ["--server.address=::1"], ["--server.address=0.0.0.0", "--server.address=::1"]],
+)
+def test_the_address_the_launcher_checks_is_the_one_streamlit_serves(tmp_path, args):
+    """An address from STREAMLIT_SERVER_ADDRESS or a config.toml (working folder or home) must not slip past the check."""
+    for folder in (tmp_path, tmp_path / "home"):
+        (folder / ".streamlit").mkdir(parents=True)
+        (folder / ".streamlit" / "config.toml").write_text('[server]\naddress = "0.0.0.0"\n', encoding="utf-8")
+    env = dict(os.environ, HOME=str(tmp_path / "home"), PYTHONPATH=str(REPO), STREAMLIT_SERVER_ADDRESS="0.0.0.0")
+    done = subprocess.run(
+        [sys.executable, "-c", _ADDRESS_STREAMLIT_WOULD_SERVE, *args],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    served = done.stdout.split("SERVES ")[-1].strip()
+    assert served == address_from_flags(["--server.address=127.0.0.1", *args]) and is_loopback(served)
