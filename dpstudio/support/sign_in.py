@@ -102,13 +102,11 @@ def sign_in_gaps(auth: Mapping[str, object]) -> list[str]:
     secret = auth.get("cookie_secret")
     if _filled(secret) and len(str(secret).strip()) < MIN_COOKIE_SECRET:
         gaps.append("cookie_secret")
-    sections = {name: value for name, value in auth.items() if isinstance(value, Mapping)}
+    # Tables named with an underscore are settings (client_kwargs), not providers: Streamlit refuses such names.
+    sections = {name: value for name, value in auth.items() if isinstance(value, Mapping) and "_" not in name}
     if any(key in auth for key in PROVIDER_KEYS) or not sections:
         gaps += [key for key in PROVIDER_KEYS if not _filled(auth.get(key))]
     for name, section in sections.items():
-        if "_" in name:  # Streamlit refuses provider names with an underscore
-            gaps.append(f"auth.{name}")
-            continue
         gaps += [f"auth.{name}.{key}" for key in PROVIDER_KEYS if not _filled(section.get(key))]
     return gaps
 

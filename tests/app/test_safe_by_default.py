@@ -118,7 +118,10 @@ HALF_CONFIGURED = [
      ["auth.okta.client_secret", "auth.okta.server_metadata_url"]),
     ({"redirect_uri": AUTH["redirect_uri"], "cookie_secret": AUTH["cookie_secret"]},
      ["client_id", "client_secret", "server_metadata_url"]),
-    ({key: value for key, value in AUTH.items() if key != "redirect_uri"} | {"my_idp": {}}, ["redirect_uri", "auth.my_idp"]),
+    ({key: value for key, value in AUTH.items() if key != "redirect_uri"} | {"my_idp": {}}, ["redirect_uri"]),
+    ({"redirect_uri": AUTH["redirect_uri"], "cookie_secret": AUTH["cookie_secret"],
+      "my_idp": {key: AUTH[key] for key in ("client_id", "client_secret", "server_metadata_url")}},
+     ["client_id", "client_secret", "server_metadata_url"]),  # a name Streamlit refuses is no provider
 ]  # fmt: skip
 
 
@@ -130,6 +133,8 @@ def test_a_half_configured_sign_in_closes_the_app_on_every_address(auth, gaps):
         refusal = open_address_refusal(address, auth)
         assert refusal is not None and "stays closed" in refusal
     assert sign_in_gaps(AUTH) == [] and open_address_refusal("127.0.0.1", AUTH) is None
+    with_settings = AUTH | {"client_kwargs": {"prompt": "login"}, "expose_tokens": ["id"]}
+    assert sign_in_gaps(with_settings) == [] and providers(with_settings) == ["default"]
 
 
 def test_the_launcher_refuses_a_half_configured_sign_in_naming_keys_never_values(tmp_path):
