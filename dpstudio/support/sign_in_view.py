@@ -19,6 +19,19 @@ from dpstudio.support.sign_in import (
 )
 
 
+def gate() -> SignedIn | None:
+    """Let the run go on only when it may: the address check, then sign-in; the signed-in person (None without sign-in).
+
+    The app's entry point calls it before its navigation, and every page again through
+    :func:`~dpstudio.support.session.get_state`: ``streamlit run dpstudio/app.py`` finds a
+    ``pages/`` folder beside the script, and until a run reaches ``st.navigation`` Streamlit runs
+    a deep link's page file on its own, without the entry point.
+    """
+    auth = auth_settings()
+    stop_if_open_to_others(auth)
+    return signed_in_or_sign_in_page(auth)
+
+
 def auth_settings() -> Mapping[str, object]:
     """The ``[auth]`` section of the secrets Streamlit reads (empty when there is none).
 

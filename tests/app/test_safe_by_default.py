@@ -368,3 +368,19 @@ def test_the_address_the_launcher_checks_is_the_one_streamlit_serves(tmp_path, a
     assert done.returncode == 0, done.stderr
     served = done.stdout.split("SERVES ")[-1].strip()
     assert served == address_from_flags(["--server.address=127.0.0.1", *args]) and is_loopback(served)
+
+
+@pytest.mark.parametrize("page", ["data", "privacy", "train", "compare", "export", "groups", "attack"])
+def test_a_deep_link_to_a_page_run_without_the_entry_point_still_asks_to_sign_in(tmp_path, monkeypatch, page):
+    """``streamlit run dpstudio/app.py`` finds ``pages/`` beside the script: until a run reaches st.navigation,
+    Streamlit runs a linked page's file on its own. The page itself must stop at the same gate."""
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("DPSTUDIO_LEDGER", str(tmp_path / "ledger.sqlite3"))
+    monkeypatch.setitem(sys.modules, "__main__", sys.modules["__main__"])
+    at = AppTest.from_file(str(REPO / "dpstudio" / "app.py"), default_timeout=APP_TIMEOUT)
+    at.secrets["auth"] = AUTH
+    at.switch_page(f"pages/{page}.py").run()
+    assert not at.exception
+    assert [button.label for button in at.button] == ["Sign in"]
+    assert "dp_studio" not in at.session_state and not at.dataframe and not at.sidebar.markdown
