@@ -7,7 +7,7 @@ import tomllib
 from pathlib import Path
 
 from dpcore.i18n import N_, _, language, language_from_environment
-from dpstudio.support.sign_in import address_from_flags, auth_section, open_address_refusal, secrets_files
+from dpstudio.support.sign_in import address_from_flags, auth_section, open_address_refusal, secrets_files, sign_in_gaps
 
 HERE = Path(__file__).resolve().parent
 USAGE = N_("""usage: dpstudio [--server.port PORT] [other `streamlit run` options]
@@ -46,10 +46,12 @@ def main(argv: list[str] | None = None) -> int:
             print(_("The app needs its extra dependencies: pip install 'dpstudio[app]'"), file=sys.stderr)
         return 2
     flags = [*streamlit_options(), *args]
-    refusal = open_address_refusal(address_from_flags(flags), auth_section(secrets_files()))
+    auth = auth_section(secrets_files())
+    refusal = open_address_refusal(address_from_flags(flags), auth)
     if refusal is not None:
+        gaps = ", ".join(sign_in_gaps(auth))
         with language(language_from_environment()):
-            print(_(refusal).format(address=address_from_flags(flags) or "0.0.0.0"), file=sys.stderr)
+            print(_(refusal).format(address=address_from_flags(flags) or "0.0.0.0", gaps=gaps), file=sys.stderr)
         return 2
     _register_pages_ourselves()
     sys.argv = ["streamlit", "run", str(HERE / "app.py"), *flags]

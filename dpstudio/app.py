@@ -11,7 +11,7 @@ from dpstudio.support.declaring import leaky_columns
 from dpstudio.support.earlier_work import note_in_browser
 from dpstudio.support.language import language_switch, use_session_language
 from dpstudio.support.session import get_state
-from dpstudio.support.sign_in_view import auth_settings, sign_out_control, signed_in_or_sign_in_page, stop_if_open_to_others
+from dpstudio.support.sign_in_view import gate, sign_out_control
 from dpstudio.support.state import table_name
 
 # Pages by absolute path, so the app opens the same from `dpstudio` and from the checkout's top-level app.py.
@@ -19,9 +19,7 @@ PAGES = Path(__file__).resolve().parent / "pages"
 
 use_session_language()
 st.set_page_config(page_title="DP Studio", page_icon=":material/lock:", layout="wide")
-auth = auth_settings()
-stop_if_open_to_others(auth)
-signed_in = signed_in_or_sign_in_page(auth)  # every page below needs a signed-in person when sign-in is configured
+signed_in = gate()  # before the navigation: nobody sees the pages' names either; get_state gates each page again
 
 pages = [
     st.Page(PAGES / "data.py", title=_("1. Data"), icon=":material/table_view:", default=True),
@@ -35,7 +33,7 @@ pages = [
 navigation = st.navigation(pages)
 
 try:
-    state = get_state(signed_in)
+    state = get_state()
     state.ledger().exists()
 except DataError as unreachable:  # a team server's ledger that cannot be reached: say so, and spend nothing
     st.error(str(unreachable), icon=":material/cloud_off:")

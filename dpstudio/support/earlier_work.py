@@ -49,7 +49,7 @@ def note_in_browser(state: StudioState) -> None:
 
 def offer_earlier_work(state: StudioState) -> None:
     """On the Data page: the other workspaces this browser worked in, each reopened with a click."""
-    earlier = [k for k in workspace.kept(state.ledger_path, browser_tokens()) if k.token != state.workspace]
+    earlier = [k for k in workspace.kept(state.ledger_path, browser_tokens(), owner=state.owner) if k.token != state.workspace]
     if not earlier:
         return
     with st.expander(_("Earlier work in this browser ({count})").format(count=len(earlier)), icon=":material/history:"):
@@ -66,7 +66,7 @@ def offer_earlier_work(state: StudioState) -> None:
                 )
             )
             if right.button(_("Reopen"), key=f"reopen_{number}"):
-                dataset = workspace.load(state.ledger_path, kept.token, state.catalog())
+                dataset = workspace.load(state.ledger_path, kept.token, state.catalog(), owner=state.owner)
                 if dataset is None:
                     st.error(_("That work could not be opened any more; it may have been removed."))
                     continue

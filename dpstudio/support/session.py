@@ -8,34 +8,43 @@ from typing import TypeVar
 import streamlit as st
 
 from dpcore.budget.accountant import LEDGER_ENV
-from dpcore.budget.signed_in import SignedIn
 from dpstudio.support import workspace
 from dpstudio.support.language import use_session_language
+from dpstudio.support.sign_in_view import gate
 from dpstudio.support.state import DEFAULT_SAMPLE, Dataset, StudioState, load_sample
 
 STATE_KEY = "dp_studio"
 T = TypeVar("T")
 
 
-def get_state(signed_in: SignedIn | None = None) -> StudioState:
+def get_state() -> StudioState:
     """This session's state: the workspace named in the URL if there is one, else the default sample.
+
+    Nothing is opened before the sign-in gate lets the run go on (:func:`~dpstudio.support.sign_in_view.gate`):
+    every page starts here, also when Streamlit runs a page without the app's entry point.
 
     The workspace token is put back into the URL on every run (switching pages clears it), so a
     reload at any moment reopens the same work. Every page starts here, so it also sets the
     session's language (which the app's entry point already did, unless a test runs a page alone).
-    The app's entry point passes who signed in, before anything is opened: the default sample's
-    new dataset is then recorded as theirs too.
+    Who signed in is known before anything is opened: the default sample's new dataset is then
+    recorded as theirs too.
     """
     use_session_language()
+    signed_in = gate()
+    held = st.session_state.get(STATE_KEY)
+    if signed_in is not None and held is not None and held.owner != signed_in.subject:
+        # Another person in a session that outlived a sign-out (a reconnect keeps it): nothing of the last one's.
+        st.session_state.clear()
+        use_session_language()
     if STATE_KEY not in st.session_state:
         state = StudioState(ledger_path=os.environ.get(LEDGER_ENV), signed_in=signed_in)
         token = st.query_params.get(workspace.QUERY_KEY)
-        dataset = workspace.load(state.ledger_path, token, state.catalog()) if token else None
+        dataset = workspace.load(state.ledger_path, token, state.catalog(), owner=state.owner) if token else None
         if dataset is None:
             workspace.prune(state.ledger_path)
             token = workspace.new_token()
             dataset = load_sample(DEFAULT_SAMPLE, state.catalog())
-            workspace.save(state.ledger_path, token, dataset)
+            workspace.save(state.ledger_path, token, dataset, owner=state.owner)
         else:
             state.released_plans = workspace.load_released_plans(state.ledger_path, token)
         state.dataset, state.workspace = dataset, token
@@ -50,7 +59,7 @@ def get_state(signed_in: SignedIn | None = None) -> StudioState:
 
 def remember(state: StudioState, table_changed: bool = False) -> None:
     """Keep the session's table and declarations in its workspace (see :mod:`dpstudio.support.workspace`)."""
-    workspace.save(state.ledger_path, state.workspace, state.dataset, table_changed)
+    workspace.save(state.ledger_path, state.workspace, state.dataset, table_changed, owner=state.owner)
     state.worked_in = state.workspace  # the sidebar has the browser remember it (earlier_work)
 
 

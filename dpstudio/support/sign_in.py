@@ -13,9 +13,11 @@ before Streamlit starts; the app repeats the check for ``streamlit run app.py``.
 from __future__ import annotations
 
 import ipaddress
+import socket
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 
 from dpcore.budget.signed_in import SignedIn
 from dpcore.i18n import N_
@@ -27,19 +29,38 @@ OPEN_ADDRESS_REFUSED = N_(
     "DP Studio will not serve {address} to other machines without sign-in: configure sign-in in "
     ".streamlit/secrets.toml (an [auth] section, see the README), or serve on 127.0.0.1 behind a TLS reverse proxy."
 )
+SIGN_IN_INCOMPLETE = N_(
+    "DP Studio stays closed: sign-in in .streamlit/secrets.toml cannot work yet ({gaps}). Complete the [auth] "
+    "section (see the README; cookie_secret needs at least 32 random characters), or remove it to use DP Studio "
+    "on this machine alone."
+)
+HEADERS_SIGN_IN_REFUSED = N_(
+    "DP Studio stays closed: server.trustedUserHeaders lets any request's headers say who is signed in, over "
+    "sign-in's signed cookie. Remove that setting (DP Studio signs people in itself, through [auth])."
+)
+#: What :func:`auth_section` gives for a secrets file it cannot read (never its text: it holds secrets).
+UNREADABLE: Mapping[str, object] = MappingProxyType({})
+#: Shorter cookie secrets can be guessed offline from one signed cookie, and a guessed one signs anyone in.
+MIN_COOKIE_SECRET = 32
 
 
 def is_loopback(address: str | None) -> bool:
     """True when only this machine can reach ``address``; an empty address means every interface.
 
     A host name other than ``localhost`` counts as reachable from elsewhere: what it resolves to
-    can change after the check.
+    can change after the check. ``localhost`` counts only while every address it resolves to is
+    a loopback one (``/etc/hosts`` may say otherwise); shorthand such as ``127.1`` or ``0``, which
+    the server may read as another address, is refused rather than guessed at.
     """
     if not address:
         return False
     address = address.strip().strip("[]")
     if address.lower() == "localhost":
-        return True
+        try:
+            resolved = {info[4][0] for info in socket.getaddrinfo(address, None)}
+        except (OSError, UnicodeError):
+            return False
+        return bool(resolved) and all(is_loopback(found.split("%")[0]) for found in resolved)
     try:
         return ipaddress.ip_address(address).is_loopback
     except ValueError:
@@ -63,13 +84,44 @@ def providers(auth: Mapping[str, object]) -> list[str]:
     return flat + named
 
 
+def sign_in_gaps(auth: Mapping[str, object]) -> list[str]:
+    """The keys (``[auth]``'s or ``[auth.NAME]``'s) that keep a present ``[auth]`` section from signing anyone in.
+
+    Empty when there is no ``[auth]`` section, or when it works. A section that is there but does
+    not work must not pass for "no sign-in wanted": behind the reverse proxy the README
+    recommends, the app on 127.0.0.1 would then open to everyone the proxy serves. Only key
+    names are given, never their values.
+    """
+    if auth is UNREADABLE:
+        return ["secrets.toml"]
+    if not isinstance(auth, Mapping):
+        return ["auth"]
+    if not auth:
+        return []
+    gaps = [key for key in ("redirect_uri", "cookie_secret") if not _filled(auth.get(key))]
+    secret = auth.get("cookie_secret")
+    if _filled(secret) and len(str(secret).strip()) < MIN_COOKIE_SECRET:
+        gaps.append("cookie_secret")
+    # Tables named with an underscore are settings (client_kwargs), not providers: Streamlit refuses such names.
+    sections = {name: value for name, value in auth.items() if isinstance(value, Mapping) and "_" not in name}
+    if any(key in auth for key in PROVIDER_KEYS) or not sections:
+        gaps += [key for key in PROVIDER_KEYS if not _filled(auth.get(key))]
+    for name, section in sections.items():
+        gaps += [f"auth.{name}.{key}" for key in PROVIDER_KEYS if not _filled(section.get(key))]
+    return gaps
+
+
+def _filled(value: object) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
 def secrets_files(cwd: Path | None = None) -> list[Path]:
     """Streamlit's default secrets files, in the order it merges them (the working folder's wins)."""
     return [Path.home() / ".streamlit" / "secrets.toml", (cwd or Path.cwd()) / ".streamlit" / "secrets.toml"]
 
 
 def auth_section(files: list[Path]) -> Mapping[str, object]:
-    """The ``[auth]`` section as Streamlit will read it from ``files``; empty when none is there or a file cannot be read."""
+    """The ``[auth]`` section as Streamlit will read it from ``files``: empty when none is there, :data:`UNREADABLE` when a file cannot be read."""
     merged: dict[str, object] = {}
     for path in files:
         try:
@@ -77,16 +129,19 @@ def auth_section(files: list[Path]) -> Mapping[str, object]:
         except FileNotFoundError:
             continue
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-            return {}  # Streamlit would not start sign-in from a broken file either
-    auth = merged.get("auth", {})
-    return auth if isinstance(auth, Mapping) else {}
+            return UNREADABLE  # it may hold [auth]: fail closed, as for a section that cannot work
+    return merged.get("auth", {})
 
 
 def open_address_refusal(address: str | None, auth: Mapping[str, object]) -> str | None:
-    """The ``N_`` sentence refusing to serve ``address`` (its ``{address}`` to fill in), or None when serving it is safe.
+    """The ``N_`` sentence refusing to serve ``address`` (its ``{address}`` and ``{gaps}`` to fill in), or None when it is safe.
 
-    Safe means only this machine can reach it, or sign-in is configured.
+    Safe means sign-in works, or there is no ``[auth]`` section and only this machine can reach
+    the address. An ``[auth]`` section that cannot work closes the app on every address
+    (:func:`sign_in_gaps`).
     """
+    if sign_in_gaps(auth):
+        return SIGN_IN_INCOMPLETE
     if is_loopback(address) or providers(auth):
         return None
     return OPEN_ADDRESS_REFUSED
@@ -104,7 +159,23 @@ def address_from_flags(flags: list[str], default: str | None = LOOPBACK) -> str 
 
 
 def signed_in_from_claims(claims: Mapping[str, object]) -> SignedIn | None:
-    """The person an identity provider's claims name (``sub`` and ``email``), or None when nobody is signed in."""
-    if not claims.get("is_logged_in"):
+    """The person an identity provider's claims name (``sub`` and ``email``), or None when nobody is signed in.
+
+    Only Streamlit's own signed cookie sets ``is_logged_in`` to True; a header mapped in by
+    ``server.trustedUserHeaders`` is text (refused anyway, see :func:`trusted_headers_refusal`).
+    Claims without a subject name nobody: the sign-in page again, not a traceback.
+    """
+    subject, email = claims.get("sub"), claims.get("email")
+    if claims.get("is_logged_in") is not True or not isinstance(subject, str) or not subject.strip():
         return None
-    return SignedIn(subject=str(claims.get("sub") or ""), email=str(claims.get("email") or ""))
+    return SignedIn(subject=subject, email=email if isinstance(email, str) else "")
+
+
+def trusted_headers_refusal(trusted_headers: object) -> str | None:
+    """The ``N_`` sentence refusing sign-in while ``server.trustedUserHeaders`` maps request headers into ``st.user``.
+
+    Streamlit lays those headers over the signed cookie's claims, so whoever reaches the port
+    could send ``sub``, ``email`` or ``is_logged_in`` of their choosing: into the gate, and into
+    the ledger's record of who spent.
+    """
+    return HEADERS_SIGN_IN_REFUSED if trusted_headers else None

@@ -107,6 +107,11 @@ class StudioState:
     bounds_verdict: tuple | None = None  # (table fingerprint, DataFrame): the owner-only fit of the bounds just estimated
     signed_in: SignedIn | None = None  # who acts, recorded with every spend (None: sign-in is not configured)
 
+    @property
+    def owner(self) -> str:
+        """Whose workspaces this session opens: the signed-in subject, empty without sign-in."""
+        return self.signed_in.subject if self.signed_in is not None else ""
+
     def catalog(self) -> Catalog:
         return Catalog(self.ledger_path, signed_in=self.signed_in)
 

@@ -4,7 +4,9 @@ A browser session keeps its work in memory, so a reload would lose an upload, ev
 bound and a model whose ε was already charged. Each session therefore has a workspace folder
 beside the ledger, named by an unguessable token that the page carries in its URL
 (``?workspace=…``): a reload, or the same URL in another tab, reopens the same work, while any
-other session — which does not know the token — never sees it.
+other session — which does not know the token — never sees it. With sign-in, a workspace is also
+its signer's alone: the token is in every address bar, history and shared link, so a colleague
+who is given it (or finds it) must not open another's raw table with it.
 
 What is kept: the table (Parquet; for a bundled sample only its name), the schema the owner
 declared, which dataset it belongs to, the last trained model, group map and attacks. It is the owner's own
@@ -69,8 +71,11 @@ def _write(path: Path, data: bytes) -> None:
     os.replace(partial, path)
 
 
-def save(ledger_path, token: str, dataset: Dataset, table_changed: bool = False) -> None:
-    """Keep the dataset's declarations (and, when ``table_changed``, the table itself)."""
+def save(ledger_path, token: str, dataset: Dataset, table_changed: bool = False, *, owner: str = "") -> None:
+    """Keep the dataset's declarations (and, when ``table_changed``, the table itself), as ``owner``'s.
+
+    ``owner`` is the signed-in subject (empty without sign-in); only they reopen it (:func:`load`).
+    """
     where = folder(ledger_path, token)
     if where is None:
         return
@@ -89,6 +94,7 @@ def save(ledger_path, token: str, dataset: Dataset, table_changed: bool = False)
         "overlap": found.overlap,
         "matched": found.matched.dataset_id if found.matched else None,
         "legacy": found.legacy,
+        "owner": owner,
     }
     _write(where / "workspace.json", json.dumps(meta, ensure_ascii=False).encode("utf-8"))
 
@@ -101,13 +107,15 @@ def _parquet(frame: pd.DataFrame) -> bytes:
     return buffer.getvalue()
 
 
-def load(ledger_path, token: str, catalog: Catalog) -> Dataset | None:
-    """The dataset kept under ``token``, or None when there is none (or it cannot be read)."""
+def load(ledger_path, token: str, catalog: Catalog, *, owner: str = "") -> Dataset | None:
+    """The dataset kept under ``token`` for ``owner``, or None when there is none, it is another's, or it cannot be read."""
     where = folder(ledger_path, token)
     if where is None or not (where / "workspace.json").exists():
         return None
     try:
         meta = json.loads((where / "workspace.json").read_text(encoding="utf-8"))
+        if meta.get("owner", "") != owner:
+            return None  # not a damaged workspace, someone else's: the session starts afresh all the same
         known = catalog.find(meta["dataset_id"])
         if known is None:
             return None
@@ -133,14 +141,14 @@ class Kept:
     used: float
 
 
-def kept(ledger_path, tokens: list[str]) -> list[Kept]:
-    """The workspaces of ``tokens`` that still exist, most recently used first."""
+def kept(ledger_path, tokens: list[str], *, owner: str = "") -> list[Kept]:
+    """The workspaces of ``tokens`` that still exist and are ``owner``'s, most recently used first."""
     found = []
     for token in dict.fromkeys(tokens):
         where = folder(ledger_path, token)
         try:
             meta = json.loads((where / "workspace.json").read_text(encoding="utf-8")) if where is not None else None
-            if meta is not None:
+            if meta is not None and meta.get("owner", "") == owner:
                 found.append(Kept(token, str(meta["name"]), where.stat().st_mtime))
         except (OSError, ValueError, KeyError, TypeError):
             continue  # gone or damaged: nothing to reopen

@@ -86,3 +86,95 @@ def test_sign_in_then_spend_then_sign_out(browser, signed_in_server, tmp_path):
     assert page.get_by_text("Signed in as", exact=False).count() == 0
     screenshot(page, "signed_out")
     context.close()
+
+
+def test_a_deep_link_to_a_page_asks_to_sign_in_when_streamlit_runs_the_package_script(browser, tmp_path, oidc_provider):
+    """``streamlit run dpstudio/app.py`` (the script beside ``pages/``): a fresh server's first visitor opening
+    ``/attack`` or ``/export`` directly gets the sign-in page, not the page run on its own."""
+    import os
+    import subprocess
+    import time
+    import urllib.request
+
+    from browser_support import REPO
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    home = tmp_path / "home"
+    (home / ".streamlit").mkdir(parents=True)
+    (home / ".streamlit" / "secrets.toml").write_text(oidc_provider.secrets_toml(url), encoding="utf-8")
+    env = dict(os.environ, HOME=str(home), PYTHONPATH=str(REPO), DPSTUDIO_LEDGER=str(tmp_path / "ledger.sqlite3"))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(REPO / "dpstudio" / "app.py"), f"--server.port={port}",
+         "--server.address=127.0.0.1", "--server.headless=true", "--browser.gatherUsageStats=false"],
+        cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.time() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2):
+                    break
+            except OSError:
+                assert time.time() < deadline, "streamlit did not start within 60 s"
+                time.sleep(0.3)
+        page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+        page.set_default_timeout(180_000)
+        for linked in ("attack", "export"):
+            page.goto(f"{url}/{linked}")
+            page.get_by_text("Sign in to DP Studio").wait_for()
+            wait_until_idle(page)
+            assert page.get_by_role("heading", name="Attack").count() == 0
+            assert page.get_by_text("Declare the columns").count() == 0 and page.get_by_text("ε spent").count() == 0
+        screenshot(page, "deep_link_sign_in")
+        page.context.close()
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
+def test_a_half_configured_sign_in_keeps_the_app_closed_on_loopback(browser, tmp_path, oidc_provider):
+    """[auth] without its client secret: streamlit run app.py on 127.0.0.1 (as behind the README's proxy) shows one
+    refusal naming the missing key, never the secrets, instead of opening the table to whoever the proxy serves."""
+    import os
+    import subprocess
+    import time
+    import urllib.request
+
+    from browser_support import REPO
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    home = tmp_path / "home"
+    (home / ".streamlit").mkdir(parents=True)
+    toml = "".join(line for line in oidc_provider.secrets_toml(url).splitlines(True) if not line.startswith("client_secret"))
+    (home / ".streamlit" / "secrets.toml").write_text(toml, encoding="utf-8")
+    cookie_secret = next(line for line in toml.splitlines() if line.startswith("cookie_secret")).split('"')[1]
+    env = dict(os.environ, HOME=str(home), PYTHONPATH=str(REPO), DPSTUDIO_LEDGER=str(tmp_path / "ledger.sqlite3"))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"), f"--server.port={port}",
+         "--server.address=127.0.0.1", "--server.headless=true"],
+        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.time() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2):
+                    break
+            except OSError:
+                assert time.time() < deadline, "streamlit did not start within 60 s"
+                time.sleep(0.3)
+        page = browser.new_context(viewport={"width": 1400, "height": 700}).new_page()
+        page.set_default_timeout(180_000)
+        page.goto(f"{url}/data")
+        refusal = page.get_by_text("DP Studio stays closed", exact=False)
+        refusal.wait_for()
+        wait_until_idle(page)
+        assert "(client_secret)" in refusal.inner_text() and cookie_secret not in page.content()
+        assert page.get_by_text("Declare the columns").count() == 0 and page.get_by_role("button", name="Sign in").count() == 0
+        screenshot(page, "sign_in_half_configured")
+        page.context.close()
+    finally:
+        process.terminate()
+        process.wait(timeout=20)

@@ -211,3 +211,38 @@ def test_a_first_format_ledger_on_the_server_is_upgraded_like_the_file(postgres_
     assert ledger.unit == "replace-one" and ledger.spent == pytest.approx(1.0)
     with closing(connect(url)) as conn, pytest.raises(psycopg.Error, match="append-only"):
         conn.execute("UPDATE spends SET epsilon = '0'")
+
+
+def test_who_acted_is_append_only_on_the_server_and_after_its_upgrade_from_the_third_format(postgres_server):
+    """Format 4's subject and e-mail columns: a third-format server ledger gains them, and the triggers cover them."""
+    import psycopg
+
+    from dpcore.budget.signed_in import SignedIn
+
+    alice = SignedIn(subject="alice-7f3a", email="alice@example.org")
+    url = postgres_server.fresh_ledger()
+    BudgetLedger("d", total_epsilon=1.0, path=url).spend("before sign-in", 0.25)
+    with psycopg.connect(url, autocommit=True) as conn:  # back to what the third format left
+        for table in ("spends", "totals", "events"):
+            conn.execute(f"DROP TRIGGER {table}_append_only ON {table}")
+            conn.execute(f"ALTER TABLE {table} DROP COLUMN subject, DROP COLUMN email")
+        conn.execute("UPDATE ledger_format SET format = 3")
+
+    ledger = BudgetLedger("d", path=url, signed_in=alice)
+    ledger.spend("after sign-in", 0.25)
+    ledger.set_total(2.0, reason="more for the season", confirm_raise=True)
+    ledger.record_event("bounds declared", "age 0-120")
+    assert [(s.label, s.subject, s.email) for s in ledger.spends()] == [
+        ("before sign-in", "", ""),
+        ("after sign-in", alice.subject, alice.email),
+    ]
+    for statement in (
+        "UPDATE spends SET subject = 'mallory', email = 'mallory@example.org'",
+        "UPDATE totals SET subject = ''",
+        "UPDATE events SET email = 'someone@else.example'",
+        "DELETE FROM spends WHERE subject = 'alice-7f3a'",
+        "TRUNCATE events",
+    ):
+        with closing(connect(url)) as conn, pytest.raises(psycopg.Error, match="append-only"):
+            conn.execute(statement)
+    assert [s.subject for s in BudgetLedger("d", path=url).spends()] == ["", alice.subject]
