@@ -177,8 +177,9 @@ def estimate_bounds(
     is checked against the ledger before the data are read and charged once, after the
     estimates are drawn and before they are returned; if the ledger refuses, nothing is
     returned. Columns whose header says "year" use quarter-century buckets; ``coarse`` (public
-    limits the owner vouches for) narrows the number buckets. See the module docstring for the privacy
-    argument.
+    limits the owner vouches for) narrows the number buckets. A ``random_state`` is for tests and
+    demos only: it makes the noise replayable, and the ledger line says "demo seed". See the module
+    docstring for the privacy argument.
     """
     check_epsilon(epsilon_per_column, "epsilon_per_column")
     if coarse is not None:
@@ -197,6 +198,7 @@ def estimate_bounds(
         epsilon_per_column * len(columns),
         privacy_unit=schema.privacy_unit,
         rows_per_person=k,
+        seeded=random_state is not None,  # a seed makes the noise replayable: a demo, as a seeded model is
         mechanism=(
             f"a geometric-noise histogram on public symmetric log buckets (years: quarter-centuries), "
             f"ε = {epsilon_per_column:g} per column"

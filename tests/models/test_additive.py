@@ -83,6 +83,39 @@ def test_a_record_moves_one_bin_per_feature_by_at_most_the_clip():
         assert np.abs(a.query - b.query).sum() <= a.sensitivity + 1e-9
 
 
+BAD_RECORDS = {
+    "missing": [np.nan, np.nan, np.nan, np.nan],
+    "infinite": [np.inf, -np.inf, np.inf, -np.inf],
+    "outside the bounds": [7.0, -3.0, 1e12, 9.0],
+    "unseen category": [0.5, 0.5, 0.5, -1.0],
+}
+
+
+@pytest.mark.parametrize("record", list(BAD_RECORDS))
+@pytest.mark.parametrize("task", ["regression", "binary", "three classes"])
+def test_a_record_with_bad_values_moves_every_query_by_at_most_its_sensitivity(record, task):
+    """Privacy test 6 on the defaults (DP quantiles, counts, rounds): NaN, ±inf, out-of-bounds values
+    and an undeclared category are mapped into one public bin of each feature before anything is summed."""
+    classifier = task != "regression"
+    X, y = _table(400, 5, classifier)
+    model = _model(classifier)
+    if task == "three classes":
+        y = np.random.default_rng(5).integers(0, 3, len(y))
+        model = model.set_params(classes=[0, 1, 2], n_passes=2)
+    calls = _calls(model, X, y)
+    extra_y = 1 if classifier else 30.0
+    with record_mechanism_calls(replay=calls) as recorder:
+        clone(model).set_params(random_state=3).fit(np.vstack([X, [BAD_RECORDS[record]]]), np.append(y, extra_y))
+    assert len(recorder.calls) == len(calls)
+    for a, b in zip(calls, recorder.calls):
+        assert (a.mechanism, a.epsilon, a.sensitivity) == (b.mechanism, b.epsilon, b.sensitivity)
+        if a.mechanism == "exponential":  # utilities: each within the sensitivity (−inf marks the same excluded edges)
+            excluded = np.isneginf(a.query) & np.isneginf(b.query)
+            assert np.abs(np.where(excluded, 0.0, a.query) - np.where(excluded, 0.0, b.query)).max() <= a.sensitivity + 1e-9
+        else:
+            assert np.abs(a.query - b.query).sum() <= a.sensitivity + 1e-9
+
+
 @pytest.mark.parametrize("classifier", [False, True])
 def test_it_learns_an_additive_signal(classifier):
     X, y = _table(4_000, 5, classifier)

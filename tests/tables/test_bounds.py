@@ -195,3 +195,15 @@ def test_the_owner_only_verdict_says_how_much_was_clipped():
     assert verdict.loc["x", "clipped below"] == pytest.approx(0.10) and verdict.loc["x", "clipped above"] == 0
     assert verdict.loc["x", "width ÷ true range"] == pytest.approx(990 / 99)
     assert bool(verdict.loc["x", "warning"]) and not bool(verdict.loc["y", "warning"])
+
+
+def test_a_seeded_estimate_says_so_on_the_ledger_and_an_unseeded_one_does_not(ledger_path):
+    """A seed makes the noise replayable, so bounds drawn with one are a demo, as a seeded model is (privacy test 10)."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"x": rng.normal(size=300)})
+    schema = Schema([ColumnSpec("x")])
+    ledger = BudgetLedger("seeded bounds", total_epsilon=1.0, path=ledger_path)
+    estimate_bounds(frame, schema, ["x"], 0.1, ledger, random_state=0)
+    estimate_bounds(frame, schema, ["x"], 0.1, ledger)
+    seeded, fresh = ledger.spends()
+    assert "demo seed" in seeded.label and "demo seed" not in fresh.label
