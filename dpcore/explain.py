@@ -25,7 +25,7 @@ HARM_PRESETS = {
 MECHANISM_NOTES = {
     "laplace": N_("Laplace noise: adds a random amount, usually small, to each number; simple and standard."),
     "geometric": N_("Geometric (discrete Laplace) noise: the same idea for whole-number counts, with no rounding artefacts."),
-    "gumbel": N_("Exponential mechanism: picks a choice (e.g. a split) at random, favouring good ones, by a Gumbel draw."),
+    "gumbel": N_("Exponential mechanism: picks a choice (e.g. a split) at random, favouring good ones, drawn exactly."),
     "permute_and_flip": N_(
         "Permute-and-flip: the same guarantee as the exponential mechanism, never worse, often a little better."
     ),

@@ -484,6 +484,39 @@ def _below_exp_neg(
     return below
 
 
+def bernoulli_exp_neg(source: WordSource, exponents: NDArray[np.float64]) -> NDArray[np.bool_]:
+    """Exactly Bernoulli(exp(−x)) for each float ``x`` ≥ 0 (each an exact dyadic rational; ``inf`` gives False).
+
+    A uniform ``S`` of 63 known bits is compared with ``exp(−x)`` in float64 where a
+    :data:`FLOAT_MARGIN` proves the answer, and otherwise with integer brackets of ``exp(−x)``
+    (:func:`exp_neg_bracket`) and as many more bits of ``S`` as it takes: the law is exactly
+    Bernoulli(exp(−x)), as the exponential mechanism's exact sampler needs.
+    """
+    exponents = np.asarray(exponents, dtype=np.float64).ravel()
+    top = source.words(np.arange(exponents.size, dtype=np.int64), 1)[:, 0] & _LOW_63
+    with np.errstate(invalid="ignore", under="ignore"):
+        threshold = np.exp(-exponents)  # exp(−inf) is 0: never below
+        gap = top.astype(np.float64) * 2.0**-63 - threshold
+        margin = FLOAT_MARGIN * (threshold * (exponents + 1) + 2.0**-16)  # NaN at inf: no doubt there
+    below = gap < 0
+    for i in np.flatnonzero(np.abs(gap) <= margin):
+        bracket = functools.partial(exp_neg_bracket, Fraction(float(exponents[i])))
+        below[i] = LazyUniform(source, int(i), int(top[i])).below(bracket)
+    return below
+
+
+def bernoulli_exp_neg_one(raw: Callable[[], int], exponent: float, source: WordSource) -> bool:
+    """:func:`bernoulli_exp_neg` for one exponent on Python numbers (the same decision), ``raw()`` a 64-bit word."""
+    if exponent == math.inf:
+        return False
+    top = raw() & _LOW_63_INT
+    threshold = math.exp(-exponent)
+    gap = top * 2.0**-63 - threshold
+    if abs(gap) > FLOAT_MARGIN * (threshold * (exponent + 1) + 2.0**-16):
+        return gap < 0
+    return LazyUniform(source, 0, top).below(functools.partial(exp_neg_bracket, Fraction(exponent)))
+
+
 def discrete_gaussian(source: WordSource, elements: Indices, t: int, m: int) -> NDArray[np.int64]:
     """One draw of the discrete Gaussian ``P(x) ∝ exp(−x² / (2σ²))`` with ``σ² = t·m`` per element.
 

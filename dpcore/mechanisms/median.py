@@ -6,6 +6,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from dpcore.mechanisms._base import Mechanism
+from dpcore.mechanisms.exponential import exact_choice
 from dpcore.validation import Bounds, RandomStateLike, check_bounds
 
 
@@ -45,7 +46,7 @@ class Median(Mechanism):
         ranks = np.arange(n + 1)
         with np.errstate(divide="ignore"):
             scores = np.log(gaps) - self.epsilon * np.abs(ranks - n / 2.0)
-        chosen = int(np.argmax(scores + self.rng.gumbel(size=scores.shape)))
+        chosen = int(exact_choice(scores, self.rng))
         output = edges[chosen] + self.rng.random() * gaps[chosen]
         return float(self._released(values, np.array(output)))
 
@@ -91,7 +92,7 @@ class GridMedian(Mechanism):
         below = np.cumsum(counts, axis=1)[:, :-1]  # rank inside interval k: values at points ≤ k
         half = counts.sum(axis=1, keepdims=True) / 2.0
         scores = -self.epsilon * np.abs(below - half)
-        chosen = np.argmax(scores + self.rng.gumbel(size=scores.shape), axis=1)
+        chosen = np.asarray(exact_choice(scores, self.rng))
         step = (self.upper - self.lower) / (n_points - 1)
         output = self.lower + (chosen + self.rng.random(len(chosen))) * step
         return np.asarray(self._released(counts, output), dtype=float)

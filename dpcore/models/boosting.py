@@ -203,7 +203,7 @@ class _BoostingBase(DPEstimatorMixin):
         counts_mech: Gaussian | Laplace | Geometric
         sums_mech: Gaussian | Laplace
         # A share of each round's budget picks its first level (the exponential mechanism is ε-DP, and ε²/8-zCDP
-        # sampled exactly by Gumbel noise: bounded range, Cesar & Rogers 2021); the rest goes to the leaves.
+        # sampled exactly: bounded range, Cesar & Rogers 2021); the rest goes to the leaves.
         pick_budget = self._select_share * budget / self._rounds
         budget -= pick_budget * self._rounds
         sensitivity = pick_sensitivity(residual_sensitivity[0], self._clip)

@@ -227,8 +227,8 @@ class SubsampleAggregateClassifier(DeclaredClassesMixin, ClassifierMixin, _Teach
     -----
     Privacy argument. One record changes one block's model (module note), hence one block's vote
     per query: a class's vote count moves by at most 1. The answer is the exponential mechanism
-    over the declared classes with the vote counts as utility (sensitivity 1; report-noisy-max
-    with Gumbel noise), ε-DP per answered query; ``m`` answers spend ``m·ε``. A block that cannot
+    over the declared classes with the vote counts as utility (sensitivity 1; sampled exactly,
+    :func:`~dpcore.mechanisms.exponential.exact_choice`), ε-DP per answered query; ``m`` answers spend ``m·ε``. A block that cannot
     fit (empty, one label where the estimator needs two) abstains, which also moves one count by
     at most 1.
     """

@@ -25,7 +25,7 @@ from dpcore.validation import Bounds, RandomStateLike
 ENCODINGS = ("ordinal", "onehot")
 MIN_ROWS = 20
 # The mechanisms a model uses unless the owner picks others (the Privacy page, --count-noise):
-# geometric noise keeps counts whole; Gumbel-max is the exponential mechanism in one pass.
+# geometric noise keeps counts whole; "gumbel" is the exponential mechanism itself, sampled exactly.
 DEFAULT_COUNT_NOISE = "geometric"
 DEFAULT_SELECTION = "gumbel"
 

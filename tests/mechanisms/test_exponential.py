@@ -1,4 +1,4 @@
-"""The exponential mechanism: Gumbel-max and permute-and-flip samplers.
+"""The exponential mechanism: its exact sampler (``"gumbel"``, by name) and permute-and-flip.
 
 Many selections are drawn in one call by passing a 2-D array of identical rows (each row is
 an independent selection). Seeded statistical tests; ALPHA (1e-6) is the false-alarm rate
@@ -15,7 +15,10 @@ import numpy as np
 import pytest
 from privacy_testing import ALPHA, assert_exceeds_epsilon, assert_within_epsilon, chi_square_pvalue, estimate_privacy_loss
 
+import dpcore.mechanisms.exact as exact_module
 from dpcore.mechanisms import SELECTION_METHODS, Exponential, record_mechanism_calls
+from dpcore.mechanisms.exact import GeneratorWords, bernoulli_exp_neg
+from dpcore.mechanisms.exponential import exact_choice
 
 N_DRAWS = 200_000
 N_RUNS = 100_000
@@ -63,6 +66,32 @@ def test_gumbel_sampler_matches_log_probabilities(epsilon, sensitivity, utilitie
     choices = _draws(mech, utilities, log_weights=log_weights)
     # Chi-square at false-alarm rate ALPHA; a candidate of weight 0 (-inf) must never be drawn.
     assert chi_square_pvalue(_counts(choices, len(utilities)), probabilities) > ALPHA
+
+
+@pytest.mark.parametrize("unsure_everywhere", [False, True])
+def test_the_coins_are_exactly_bernoulli_exp_minus_x(monkeypatch, unsure_everywhere):
+    """Float decisions where they are sure; with a margin of 1 every coin takes the integer path, with the same law."""
+    if unsure_everywhere:
+        monkeypatch.setattr(exact_module, "FLOAT_MARGIN", 1.0)
+    exponents = np.array([0.0, 0.125, 0.5, 1.0, 3.0, 2.0**-30, np.inf])
+    draws = 20_000 if unsure_everywhere else 200_000
+    coins = bernoulli_exp_neg(GeneratorWords(np.random.default_rng(5)), np.tile(exponents, draws)).reshape(draws, -1)
+    for column, x in enumerate(exponents):
+        heads, p = int(coins[:, column].sum()), math.exp(-x)
+        assert chi_square_pvalue([heads, draws - heads], [p, 1 - p]) > ALPHA if 0 < p < 1 else heads == draws * p
+
+
+def test_one_selection_of_a_few_candidates_runs_on_python_numbers_with_the_same_law():
+    rng = np.random.default_rng(8)
+    scores = np.array([0.0, -3.0, -1.0, -np.inf, 0.25])
+    choices = np.array([exact_choice(scores, rng) for _ in range(20_000)])
+    weights = np.exp(scores - scores.max())
+    assert chi_square_pvalue(_counts(choices, scores.size), weights / weights.sum()) > ALPHA
+
+
+def test_a_row_without_a_finite_score_is_refused():
+    with pytest.raises(ValueError, match="finite score"):
+        exact_choice(np.array([[0.0, 1.0], [-np.inf, -np.inf]]), np.random.default_rng(0))
 
 
 @pytest.mark.parametrize(

@@ -59,8 +59,8 @@ PRIVACY = r"""
     quantiles take ``quantile_share·ρ`` (a pure ``ε_q``-DP step is ``ε_q²/2``-zCDP), the rest is spread
     evenly over the rounds (ρ's add up under composition; no noisy row count: the mode keeps
     its ε-only sizes and picks no first level unless ``select_share`` asks, when a pick of
-    ``ρ_pick`` is the exponential mechanism at ``ε = √(8ρ_pick)``, sampled exactly with Gumbel
-    noise: ε-bounded range, hence ``ε²/8``-zCDP, Cesar & Rogers 2021); each query's noise is
+    ``ρ_pick`` is the exponential mechanism at ``ε = √(8ρ_pick)``, sampled exactly
+    (:func:`~dpcore.mechanisms.exponential.exact_choice`): ε-bounded range, hence ``ε²/8``-zCDP, Cesar & Rogers 2021); each query's noise is
     ``σ = Δ₂/√(2ρ_query)`` with the L2 sensitivities 1 (counts), ``clip`` (regression, binary) and
     ``min(√2, √K·clip)`` (multiclass), and ρ-zCDP implies (ε, δ)-DP (Bun & Steinke 2016).
 
