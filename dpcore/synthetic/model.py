@@ -95,16 +95,13 @@ def fit_and_sample(
     seed: int,
     work: TimeLeft | None = None,
     iterations: int = ITERATIONS,
+    warm_start: Any = None,
 ) -> np.ndarray:
     """Fit Private-PGM to ``measurements`` and draw ``rows`` rows of cells (rows × columns).
 
-    ``work`` (with the stages of :func:`fit_stages`) is told of every report of the fit.
+    ``work`` (with the stages of :func:`fit_stages`) is told of every report of the fit; ``warm_start``: a model of
+    the same measurements fitted earlier (AIM's last refit), which the fit starts from.
     """
-    mbi = private_pgm()
-    labels = names(shape)
-    domain = mbi.Domain(labels, shape)
-    linear = [mbi.LinearMeasurement(m.noisy, tuple(labels[i] for i in m.clique), stddev=m.stddev) for m in measurements]
-    total = noisy_total(measurements)
     steps = {"done": 0}
     if work is not None:
         work.resize("iterations", iterations - REPORT_EVERY)
@@ -125,17 +122,53 @@ def fit_and_sample(
                 REPORT_EVERY,
             )
 
-    model = mbi.estimation.MirrorDescent().estimate(domain, linear, known_total=total, iters=iterations, callback_fn=tick)
+    model = estimate(measurements, shape, iterations=iterations, callback=tick, warm_start=warm_start)
     if work is not None:
         work.begin("drawing", _("Drawing the rows…"))
+    cells = draw(model, shape, rows, seed)
+    if work is not None:
+        work.tick(_("Rows drawn."), len(measurements))
+    return cells
+
+
+def estimate(
+    measurements: list[Measurement],
+    shape: tuple[int, ...],
+    *,
+    iterations: int = ITERATIONS,
+    callback: Any = None,
+    warm_start: Any = None,
+    tol: float | None = None,
+) -> Any:
+    """Private-PGM's model of ``measurements`` (mirror descent, warm-started from an earlier model when given)."""
+    mbi = private_pgm()
+    labels = names(shape)
+    domain = mbi.Domain(labels, shape)
+    linear = [mbi.LinearMeasurement(m.noisy, tuple(labels[i] for i in m.clique), stddev=m.stddev) for m in measurements]
+    return mbi.estimation.MirrorDescent().estimate(
+        domain,
+        linear,
+        known_total=noisy_total(measurements),
+        iters=iterations,
+        callback_fn=callback,
+        warm_start=warm_start,
+        tol=tol,
+    )
+
+
+def draw(model: Any, shape: tuple[int, ...], rows: int, seed: int, method: str = "round") -> np.ndarray:
+    """``rows`` rows of cells (rows × columns) drawn from a fitted model, seeded from the copy's own randomness.
+
+    ``method``: the library's ``"round"`` (randomized rounding: the copy's marginals closest to the model's) or
+    ``"sample"`` (independent rows).
+    """
+    labels = names(shape)
     with _GLOBAL_NUMPY:  # the library draws from numpy's global generator: seed it, then put its state back
         saved = np.random.get_state()  # noqa: NPY002 (the library reads the global generator)
         np.random.seed(int(seed) % (2**32))  # noqa: NPY002
         try:
-            data = model.synthetic_data(max(int(rows), 1))
+            data = model.synthetic_data(max(int(rows), 1), method=method)
         finally:
             np.random.set_state(saved)  # noqa: NPY002
-    if work is not None:
-        work.tick(_("Rows drawn."), len(measurements))
     cells = np.column_stack([np.asarray(data.data[name], dtype=np.int64) for name in labels])
     return cells[: int(rows)] if rows > 0 else cells[:0]
