@@ -17,8 +17,11 @@ The algorithm (spec §12)
    noise and the model refitted (warm-started).
 3. **Annealing**: when the refitted model moved less on the chosen marginal than its noise
    (``‖new − old‖₁ ≤ √(2/π) σ n_r``), σ is halved and the selection's ε doubled for later rounds.
-4. When what is left of ρ cannot pay two more rounds, one last round spends all of it; the copy
-   is drawn from the final model.
+4. When what is left of ρ cannot pay two more rounds, one last round spends all of it; when the
+   round cap or the time budget is reached first, the last round picks up to :data:`LAST_BATCH`
+   marginals (as many as the rounds left would have paid) with what is left shared equally, each
+   pick by the exponential mechanism among the candidates not yet picked. The copy is drawn from
+   the final model.
 
 Privacy argument
 ----------------
@@ -79,6 +82,9 @@ SELECTION_SHARE = 0.1
 MAX_MODEL_MB = 4.0
 #: Seconds of rounds after which the next round is the last (spending what is left).
 TIME_BUDGET = 60.0
+#: The most marginals the last round measures when rounds or time run out with budget left (as many as the nominal
+#: rounds that budget would have paid): one refit for all of them, instead of the whole rest on a single marginal.
+LAST_BATCH = 8
 #: Mirror-descent steps of each round's warm-started refit (a convergence test may stop it sooner).
 ROUND_ITERATIONS = 150
 #: The refits' convergence test: relative loss change per 50 steps.
@@ -137,10 +143,10 @@ class AimBudget:
     def left(self) -> float:
         return max(self.rho - self.spent, 0.0)
 
-    def last_round(self) -> None:
-        """The next round spends exactly what is left."""
-        self.measure_rho = (1 - SELECTION_SHARE) * self.left
-        self.select_epsilon = math.sqrt(8 * SELECTION_SHARE * self.left)
+    def last_round(self, count: int = 1) -> None:
+        """The next round's ``count`` selections and measurements spend exactly what is left."""
+        self.measure_rho = (1 - SELECTION_SHARE) * self.left / count
+        self.select_epsilon = math.sqrt(8 * SELECTION_SHARE * self.left / count)
 
     def anneal(self) -> None:
         """Halve σ (four times the measurement's ρ) and double ε₀ (four times the selection's ρ)."""
@@ -159,10 +165,6 @@ def aim_stages(d: int) -> list[Stage]:
     return [Stage("aim rounds", min(ROUNDS_PER_COLUMN * d, MAX_ROUNDS))]
 
 
-def _size_mb(mbi: Any, domain: Any, cliques: list[tuple[str, ...]]) -> float:
-    return float(mbi.junction_tree.hypothetical_model_size(domain, cliques))
-
-
 def _free(cliques: list[Clique]) -> set[Clique]:
     """Every subset of the model's cliques: measuring one of them does not grow the model."""
     return {tuple(sorted(s)) for cl in cliques for r in range(1, len(cl) + 1) for s in itertools.combinations(cl, r)}
@@ -171,10 +173,17 @@ def _free(cliques: list[Clique]) -> set[Clique]:
 def _allowed(
     mbi: Any, domain: Any, labels: list[str], weights: dict[Clique, float], measured: list[Clique], limit: float
 ) -> set[Clique]:
-    """The candidates whose measurement keeps the model under ``limit`` MB (or does not grow it): the model's structure only."""
+    """The candidates whose measurement keeps the model under ``limit`` MB, or does not grow it (the model's structure only).
+
+    A candidate's model size is the current model's (Private-PGM's junction tree) plus the candidate's own cells: a
+    lower bound (triangulating can add more), one junction tree per round instead of one per candidate (thousands of
+    candidates on a wide table). With at most :data:`MAX_ROUNDS` marginals added the model stays small either way.
+    """
     in_model = [tuple(labels[i] for i in cl) for cl in measured if len(cl) > 1]
+    current = float(mbi.junction_tree.hypothetical_model_size(domain, in_model)) if in_model else 0.0
     free = _free([cl for cl in measured if len(cl) > 1]) | {cl for cl in weights if len(cl) == 1}
-    return {cl for cl in weights if cl in free or _size_mb(mbi, domain, [*in_model, tuple(labels[i] for i in cl)]) <= limit}
+    room = (limit - current) * 2**20 / 8  # float64 cells
+    return {cl for cl in weights if cl in free or float(np.prod([domain.shape[i] for i in cl])) <= room}
 
 
 def select_marginal(
@@ -252,18 +261,26 @@ def measure_and_fit(
             after = marginal(sample, shape, chosen) * scale
             if np.abs(after - before).sum() <= math.sqrt(2 / math.pi) * sigma * before.size:
                 budget.anneal()
-        if budget.left < 2 * budget.round_rho or rounds >= max_rounds or clock() - started >= time_budget:
+        batch = 1
+        if budget.left < 2 * budget.round_rho:
             budget.last_round()
             last = True
-        sigma = calibration.l2 / math.sqrt(2 * budget.measure_rho)
-        limit = MAX_MODEL_MB * (budget.spent + budget.round_rho) / calibration.rho
+        elif rounds >= max_rounds or clock() - started >= time_budget:
+            batch = int(min(LAST_BATCH, max(budget.left // budget.round_rho, 1)))
+            last = True
+        limit = MAX_MODEL_MB if last else MAX_MODEL_MB * (budget.spent + budget.round_rho) / calibration.rho
         allowed = _allowed(mbi, domain, labels, weights, [m.clique for m in measurements], limit)
         estimates = {cl: marginal(sample, shape, cl) * scale for cl in order if cl in allowed}
-        selection_epsilon = budget.select_epsilon
-        budget.spent += selection_epsilon**2 / 8
-        chosen = select_marginal(weights, answers, estimates, sigma, selection_epsilon, sensitivity, rng)
-        previous = (chosen, estimates[chosen], sigma)
-        measurements.append(measured(chosen))
+        if batch > 1:
+            batch = min(batch, len(estimates))
+            budget.last_round(batch)
+        sigma = calibration.l2 / math.sqrt(2 * budget.measure_rho)
+        for _pick in range(batch):  # a batch's later picks exclude the earlier ones; the model is refitted once
+            selection_epsilon = budget.select_epsilon
+            budget.spent += selection_epsilon**2 / 8
+            chosen = select_marginal(weights, answers, estimates, sigma, selection_epsilon, sensitivity, rng)
+            previous = (chosen, estimates.pop(chosen), sigma)
+            measurements.append(measured(chosen))
         model = estimate(measurements, shape, iterations=ROUND_ITERATIONS, warm_start=model, tol=ROUND_TOLERANCE)
         if work is not None:
             rounds_left = 0.0 if last else min(max(budget.left / budget.round_rho, 1.0), max_rounds - rounds)

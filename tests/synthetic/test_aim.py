@@ -44,13 +44,17 @@ def test_the_last_round_spends_exactly_what_is_left():
     assert budget.measure_rho + budget.select_epsilon**2 / 8 == pytest.approx(budget.left)
 
 
-@pytest.mark.parametrize("unit", ["add/remove", "replace-one"])
-def test_every_measurement_and_selection_stays_within_its_sensitivity_and_the_rounds_add_up_to_rho(unit):
+@pytest.mark.parametrize(
+    "unit, time_budget",
+    [("add/remove", math.inf), ("replace-one", math.inf), ("add/remove", 0.0)],
+    ids=["add-remove", "replace-one", "out-of-time-batch"],
+)
+def test_every_measurement_and_selection_stays_within_its_sensitivity_and_the_rounds_add_up_to_rho(unit, time_budget):
     frame = tiny_table(400, seed=1)
     cells, shape = _cells(frame)
     calibration = Calibration(1.0, 1e-6, "gaussian", unit, 1, len(shape))
     with record_mechanism_calls() as recorded:
-        measure_and_fit(cells, shape, calibration, np.random.default_rng(5), anchor=2, max_rounds=4)
+        measure_and_fit(cells, shape, calibration, np.random.default_rng(5), anchor=2, max_rounds=4, time_budget=time_budget)
     if unit == "add/remove":  # the neighbour: one row more
         other, _ = _cells(pd.concat([frame, frame.head(1).assign(smoker="yes", age=89.0, sick="no")], ignore_index=True))
     else:  # the neighbour: one row's values changed
@@ -58,11 +62,13 @@ def test_every_measurement_and_selection_stays_within_its_sensitivity_and_the_ro
         changed.loc[0, ["smoker", "age", "sick"]] = ["yes" if frame.loc[0, "smoker"] == "no" else "no", 89.0, "yes"]
         other, _ = _cells(changed)
     with record_mechanism_calls(replay=recorded.calls) as replayed:
-        measure_and_fit(other, shape, calibration, np.random.default_rng(5), anchor=2, max_rounds=4)
+        measure_and_fit(other, shape, calibration, np.random.default_rng(5), anchor=2, max_rounds=4, time_budget=time_budget)
     calls, again = recorded.calls, replayed.calls
     kinds = [c.mechanism for c in calls]
     rounds = kinds.count("exponential")
-    assert 1 <= rounds <= 4 and kinds.count("gaussian") == len(shape) + rounds
+    assert 1 <= rounds <= (4 if time_budget else aim_module.LAST_BATCH) and kinds.count("gaussian") == len(shape) + rounds
+    if not time_budget:  # out of time at once: the last round measures a batch of distinct marginals
+        assert rounds > 1
     assert len(calls) == len(again)
     for a, b in zip(calls, again, strict=True):
         assert (a.mechanism, a.epsilon, a.sensitivity) == (b.mechanism, b.epsilon, b.sensitivity)
@@ -144,5 +150,5 @@ def test_the_round_loop_selects_through_the_exponential_mechanism(monkeypatch):
     cells, shape = _cells(tiny_table(300))
     calibration = Calibration(1.0, 1e-6, "gaussian", "add/remove", 1, len(shape))
     with record_mechanism_calls() as recorded:
-        measure_and_fit(cells, shape, calibration, np.random.default_rng(0), anchor=2, max_rounds=3)
+        measure_and_fit(cells, shape, calibration, np.random.default_rng(0), anchor=2, max_rounds=3, time_budget=math.inf)
     assert seen == [c.epsilon for c in recorded.calls if c.mechanism == "exponential"]
