@@ -36,19 +36,25 @@ change, so the mechanism gets the largest weight times Δ₁ as its sensitivity.
 privacy unit (``k`` rows per person), the declared domain and the noisy row count are MST's
 (:mod:`dpcore.synthetic`). The candidate set, the weights, the size cap and the round and time
 caps are fixed before the data are seen; which candidates fit under the cap and when to anneal
-depend on the model only (post-processing of earlier noisy answers). Stopping early for time
-changes no charge: the last round still spends what is left.
+depend on the model only (post-processing of earlier noisy answers), and a round's scores read the
+model through rows drawn from it with the copy's own randomness. Stopping early for time changes
+no charge: the last round still spends what is left.
 
-Defaults (chosen on Adult, 32,561 rows × 14 columns with 8-bin numbers, and on a wide table of 80
-columns × 2,700 rows, on a 2-core machine)
------------------------------------------------------------------------------------------------
-:data:`MAX_MODEL_MB` caps the model (AIM's paper: 80 MB on a server; 4 MB keeps the draw and the
-refits in seconds on a laptop and still holds every target triple of Adult). :data:`MAX_ROUNDS`
-and :data:`TIME_BUDGET` bound the rounds where an app user waits (the nominal ``16 d`` rounds of
-the paper, about 220 on Adult and 1,300 on the wide table, would take many minutes); when either
-runs out, one last round spends what is left. Each round's refit runs at most
-:data:`ROUND_ITERATIONS` mirror-descent steps (warm-started, stopped earlier by a convergence
-test); the final fit :data:`~dpcore.synthetic.model.ITERATIONS`.
+Defaults (chosen on Adult, 32,561 rows × 14 columns with 8-bin numbers, on a shared 2-core machine;
+sized for a wide table of 80 columns × 2,700 rows, where AIM was not yet timed end to end)
+-------------------------------------------------------------------------------------------------
+Each round costs a refit and a draw, each compiling JAX programs for the grown model: 7–10 s of wall
+clock per round on Adult on a busy machine, so the paper's nominal ``16 d`` rounds (224 on Adult,
+1,280 on 80 columns) would take an hour. :data:`MAX_ROUNDS` (16 nominal rounds, each then worth
+``1/16`` of what the one-way marginals leave) and :data:`TIME_BUDGET` (60 s of rounds) bound the
+wait; when either runs out with budget left, the last round measures a batch
+(:data:`LAST_BATCH`). :data:`ONE_WAY_SHARE` (a fifth) keeps the one-way marginals as precise as
+MST's. :data:`MAX_MODEL_MB` caps the model (AIM's paper: 80 MB on a server; 4 MB keeps the refits
+and the draw in seconds and still holds every target triple of Adult). Each round's refit runs at
+most :data:`ROUND_ITERATIONS` mirror-descent steps (warm-started, stopped earlier by a convergence
+test); the final fit :data:`~dpcore.synthetic.model.ITERATIONS`. Every candidate is read from
+:data:`SCORING_ROWS` rows drawn from the model (about 6,300 candidates on 80 columns with a target:
+one draw and one count each per round).
 """
 
 from __future__ import annotations
