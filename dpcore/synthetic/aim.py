@@ -48,8 +48,8 @@ clock per round on Adult on a busy machine, so the paper's nominal ``16 d`` roun
 1,280 on 80 columns) would take an hour. :data:`MAX_ROUNDS` (16 nominal rounds, each then worth
 ``1/16`` of what the one-way marginals leave) and :data:`TIME_BUDGET` (60 s of rounds) bound the
 wait; when either runs out with budget left, the last round measures a batch
-(:data:`LAST_BATCH`). :data:`ONE_WAY_SHARE` (a fifth) keeps the one-way marginals as precise as
-MST's. :data:`MAX_MODEL_MB` caps the model (AIM's paper: 80 MB on a server; 4 MB keeps the refits
+(:data:`LAST_BATCH`). :data:`ONE_WAY_SHARE` (a fifth) keeps the one-way marginals nearly as precise as
+MST's (a quarter there). :data:`MAX_MODEL_MB` caps the model (AIM's paper: 80 MB on a server; 4 MB keeps the refits
 and the draw in seconds and still holds every target triple of Adult). Each round's refit runs at
 most :data:`ROUND_ITERATIONS` mirror-descent steps (warm-started, stopped earlier by a convergence
 test); the final fit :data:`~dpcore.synthetic.model.ITERATIONS`. Every candidate is read from
