@@ -37,7 +37,6 @@ from dpcore.synthetic.domain import copy_cells, encode, synthetic_columns
 from dpcore.synthetic.preview import HOLDOUT, downstream_accuracy, shares, tv
 from dpcore.tables.loading import read_csv_path
 
-EPSILONS = (1.0, 0.3)
 DELTA = 1e-6
 TRIPLES = 200
 
@@ -49,6 +48,8 @@ def mean_tv(truth: np.ndarray, copy: np.ndarray, shape: tuple[int, ...], cliques
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="ε = 1 only")
+    parser.add_argument("--epsilons", default="1,0.3", help="which ε, comma-separated (default: 1,0.3)")
+    parser.add_argument("--methods", default="mst,aim", help="which copies, comma-separated (default: mst,aim)")
     args = parser.parse_args()
     frame, _ = read_csv_path(ROOT / "sample_data" / "adult.csv")
     schema = adult_schema()
@@ -68,8 +69,8 @@ def main() -> None:
     all_triples = list(itertools.combinations(range(d), 3))
     triples = [all_triples[i] for i in np.random.default_rng(1).choice(len(all_triples), TRIPLES, replace=False)]
     rows = []
-    for epsilon in (1.0,) if args.quick else EPSILONS:
-        for method in ("mst", "aim"):
+    for epsilon in (1.0,) if args.quick else [float(e) for e in args.epsilons.split(",")]:
+        for method in args.methods.split(","):
             started, cpu = time.perf_counter(), time.process_time()
             copy = synthesize_table(
                 train, schema, plan, epsilon=epsilon, delta=DELTA, random_state=0, method=method, clock=time.process_time
