@@ -77,9 +77,9 @@ from dpcore.synthetic.budget import Calibration
 from dpcore.synthetic.measure import Measurement, marginal
 from dpcore.synthetic.model import draw, estimate, names, private_pgm
 
-#: Nominal rounds per column (AIM's paper), capped by :data:`MAX_ROUNDS`: sets the rounds' σ and ε₀ before annealing.
+#: Nominal rounds per column (AIM's paper), capped by :data:`NOMINAL_PICKS`: sets the picks' σ and ε₀ before annealing.
 ROUNDS_PER_COLUMN = 16
-#: The nominal rounds after the one-way marginals, and the most rounds run.
+#: The most rounds run, the last included.
 MAX_ROUNDS = 8
 #: Marginals each round picks (each by its own exponential mechanism among those not yet picked), refitting once: a
 #: round's cost is its refit's compilation, so more marginals per round buy more measurements in the same wait.
@@ -94,8 +94,8 @@ SELECTION_SHARE = 0.1
 MAX_MODEL_MB = 4.0
 #: Seconds of rounds after which the next round is the last (spending what is left).
 TIME_BUDGET = 60.0
-#: The most marginals the last round measures when rounds or time run out with budget left (as many as the nominal
-#: rounds that budget would have paid): one refit for all of them, instead of the whole rest on a single marginal.
+#: The most marginals the last round measures (as many as the nominal picks what is left would have paid): one refit
+#: for all of them, instead of the whole rest on a single marginal.
 LAST_BATCH = 8
 #: Mirror-descent steps of each round's warm-started refit (a convergence test may stop it sooner).
 ROUND_ITERATIONS = 150
@@ -123,7 +123,8 @@ def candidates(cliques: list[Clique], d: int) -> dict[Clique, float]:
     """Every clique of the workload and every non-empty subset, weighted by the workload columns it shares."""
     closure = {tuple(sorted(s)) for cl in cliques for r in range(1, len(cl) + 1) for s in itertools.combinations(cl, r)}
     closure |= {(i,) for i in range(d)}
-    return {cl: float(sum(len(set(cl) & set(w)) for w in cliques)) for cl in sorted(closure, key=lambda c: (len(c), c))}
+    holding = np.bincount([i for w in cliques for i in w], minlength=d)  # |r ∩ w| summed over w: each column's count
+    return {cl: float(holding[list(cl)].sum()) for cl in sorted(closure, key=lambda c: (len(c), c))}
 
 
 @dataclass
