@@ -54,8 +54,7 @@ MST's (a quarter there). :data:`MAX_MODEL_MB` caps the model (AIM's paper: 80 MB
 and the draw in seconds and still holds every target triple of Adult). Each round's refit runs at
 most :data:`ROUND_ITERATIONS` mirror-descent steps (warm-started, stopped earlier by a convergence
 test); the final fit :data:`~dpcore.synthetic.model.ITERATIONS`. Every candidate is read from
-:data:`SCORING_ROWS` rows drawn from the model (about 6,300 candidates on 80 columns with a target:
-one draw and one count each per round).
+:data:`SCORING_ROWS` rows drawn from the model, fewer for many candidates (:data:`SCORING_CELLS`).
 """
 
 from __future__ import annotations
@@ -102,10 +101,15 @@ ROUND_ITERATIONS = 150
 #: The refits' convergence test: relative loss change per 50 steps.
 ROUND_TOLERANCE = 1e-3
 #: Rows drawn from the model each round to read its marginals on every candidate at once (the model's error on a
-#: marginal of ``n`` cells then carries a draw's error of about ``total·√(n/ROWS)``, well under the noise term
+#: marginal of ``n`` cells then carries a draw's error of about ``total·√(n/rows)``, well under the noise term
 #: ``√(2/π) σ n`` it is compared with; asking the library's inference for each unsupported candidate instead
-#: compiles a program per candidate and round: minutes on Adult).
+#: compiles a program per candidate and round: minutes on Adult) ...
 SCORING_ROWS = 50_000
+#: ... fewer when there are many candidates, so that counting them all reads about this many cells a round
+#: (Adult's 183 candidates: 50,000 rows; 80 columns with a target, 6,321 candidates: 5,000 rows, about 5 s a
+#: round on a busy 2-core machine, against 48 s at 50,000), but never fewer than :data:`FEWEST_SCORING_ROWS`.
+SCORING_CELLS = 25_000_000
+FEWEST_SCORING_ROWS = 5_000
 
 Clique = tuple[int, ...]
 
@@ -265,10 +269,11 @@ def measure_and_fit(
     previous: tuple[Clique, np.ndarray, float] | None = None  # the last round's choice, the model's answer and σ before
     if work is not None:
         work.begin("aim rounds", _("Choosing the marginals the model gets most wrong…"))
+    scoring_rows = int(min(SCORING_ROWS, max(FEWEST_SCORING_ROWS, SCORING_CELLS // len(order))))
     while not last:
         rounds += 1
-        sample = draw(model, shape, SCORING_ROWS, int(rng.integers(0, 2**31 - 1)), method="sample")
-        scale = float(model.total) / SCORING_ROWS
+        sample = draw(model, shape, scoring_rows, int(rng.integers(0, 2**31 - 1)), method="sample")
+        scale = float(model.total) / scoring_rows
         if previous is not None:  # anneal when the last measurement barely moved the model: its noise was too loud
             chosen, before, sigma = previous
             after = marginal(sample, shape, chosen) * scale
