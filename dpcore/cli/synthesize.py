@@ -72,8 +72,9 @@ def add_synthesize(subparsers: Subparsers) -> None:
         choices=["mst", "aim"],
         default="mst",
         help=_(
-            "mst (fast): measures every column and a tree of pairs chosen privately, the default; aim (best): spends the "
-            "budget round by round on the pairs and target triples the model gets most wrong, slower, Gaussian noise only"
+            "mst (fast): measures every column and a tree of pairs chosen privately, the default; aim (adaptive): spends "
+            "the budget round by round on the pairs and target triples the model gets most wrong, slower and not yet more "
+            "accurate than mst on the tables measured, Gaussian noise only"
         ),
     )
     parser.add_argument(

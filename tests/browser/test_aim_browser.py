@@ -19,7 +19,7 @@ def test_choose_aim_for_adult_make_the_copy_compare_it_and_download_it(page):
     open_sample(page, "Adult census income (sample)", "32,561 rows")
     page.get_by_role("link", name="5. Export").click()
     page.get_by_text("Synthetic copy: invented rows", exact=False).click()
-    page.get_by_text("AIM (best)", exact=False).click()
+    page.get_by_text("AIM (adaptive)", exact=False).click()
     page.get_by_text("the only noise AIM adds", exact=False).wait_for()  # AIM adds Gaussian noise: no choice to make
     wait_until_idle(page)
     screenshot(page, "export_aim_chosen")
