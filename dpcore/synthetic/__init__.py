@@ -42,10 +42,17 @@ charged again (the copy is not stored: unlike randomized-response copies, two sy
 do not average to the truth faster than their cost says, as each is paid for in full).
 A seed is for tests; a seeded copy's report says it must not be sold.
 
+*AIM* (:mod:`~dpcore.synthetic.aim`, McKenna et al. 2022) is the owner's other choice: the same
+declared domain, sensitivities, privacy unit, noisy row count, ledger and report, with ρ spent
+round by round on the workload marginal (every pair, the target's triples) the model gets most
+wrong, chosen by the exponential mechanism; its privacy argument is in its module.
+
 Modules
 -------
 :mod:`~dpcore.synthetic.domain`, :mod:`~dpcore.synthetic.budget`, :mod:`~dpcore.synthetic.measure`
     The declared cells; the noise of each step; the noisy marginals and the chosen pairs.
+:mod:`~dpcore.synthetic.aim`
+    AIM's rounds: the workload, the selection, the annealing and the budget.
 :mod:`~dpcore.synthetic.model`
     Private-PGM's fit and draw (imported lazily: the engine works without ``mbi``).
 :mod:`~dpcore.synthetic.table`, :mod:`~dpcore.synthetic.report`
@@ -58,10 +65,11 @@ from dpcore.synthetic.budget import DEFAULT_DELTA, NOISES, Calibration
 from dpcore.synthetic.domain import SyntheticColumn, synthetic_columns
 from dpcore.synthetic.preview import utility_preview
 from dpcore.synthetic.report import REPORT_FORMAT, report_markdown, trust_sentences
-from dpcore.synthetic.table import SyntheticResult, read_synthetic, synthesize_table, synthetic_frame, synthetic_shares
+from dpcore.synthetic.table import METHODS, SyntheticResult, read_synthetic, synthesize_table, synthetic_frame, synthetic_shares
 
 __all__ = [
     "DEFAULT_DELTA",
+    "METHODS",
     "NOISES",
     "REPORT_FORMAT",
     "Calibration",

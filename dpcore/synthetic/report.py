@@ -17,6 +17,14 @@ from dpcore.synthetic.domain import SyntheticColumn
 from dpcore.synthetic.measure import Measurement
 
 REPORT_FORMAT = "dpcore-synthetic-copy/1"
+KINDS = {1: "one-way", 2: "two-way", 3: "three-way"}
+METHOD_SENTENCES = {
+    "mst": "MST: noisy one-way marginals, a spanning tree of pairs chosen by the exponential mechanism, their "
+    "noisy two-way marginals; rows drawn from a Private-PGM graphical model fitted to them",
+    "aim": "AIM: noisy one-way marginals, then rounds each measuring the workload marginal (every pair, the target's "
+    "triples) the model got most wrong, chosen by the exponential mechanism; rows drawn from a Private-PGM graphical "
+    "model fitted to them",
+}
 
 
 def build_report(
@@ -28,14 +36,15 @@ def build_report(
     public_rows: bool,
     seeded: bool,
     persons: bool,
+    method: str = "mst",
 ) -> dict[str, Any]:
-    """The machine-readable report of a new synthetic copy."""
+    """The machine-readable report of a new synthetic copy (``method``: ``"mst"`` or ``"aim"``)."""
     measured = [
         {
             "columns": [columns[i].name for i in m.clique],
             "cells": int(m.noisy.size),
             "noise_std": float(m.stddev),
-            "kind": "one-way" if len(m.clique) == 1 else "two-way",
+            "kind": KINDS.get(len(m.clique), f"{len(m.clique)}-way"),
         }
         for m in measurements
     ]
@@ -45,8 +54,7 @@ def build_report(
     return {
         "format": REPORT_FORMAT,
         "kind": "synthetic",
-        "method": "MST: noisy one-way marginals, a spanning tree of pairs chosen by the exponential mechanism, their "
-        "noisy two-way marginals; rows drawn from a Private-PGM graphical model fitted to them",
+        "method": METHOD_SENTENCES[method],
         "noise": calibration.noise,
         "epsilon": calibration.epsilon,
         "delta": calibration.delta,
@@ -63,6 +71,13 @@ def build_report(
             "rounds": calibration.rounds,
             "epsilon_per_round": calibration.selection_epsilon(),
             "utility": "L1 distance between a pair's marginal and the product of its noisy one-way shares",
+        }
+        if method == "mst"
+        else {
+            "rounds": len(measurements) - len(columns),
+            "utility": "the model's L1 error on a workload marginal beyond its expected noise, times its workload weight",
+            "budget": "zCDP: each round's rho shared 0.9 to the Gaussian measurement and 0.1 to the exponential "
+            "mechanism; sigma halved when a measurement barely moved the model; the last round spends what is left",
         },
         "columns": [c.entry() for c in columns],
         "dropped": list(dropped),
@@ -77,7 +92,7 @@ def build_report(
 
 def trust_sentences(report: dict[str, Any]) -> tuple[list[str], list[str]]:
     """What the copy can be trusted for, and what it cannot."""
-    pairs = list(dict.fromkeys(" × ".join(m["columns"]) for m in report["measured"] if m["kind"] == "two-way"))
+    pairs = list(dict.fromkeys(" × ".join(m["columns"]) for m in report["measured"] if m["kind"] != "one-way"))
     can = [
         _(
             "The share of every category or bin of each single column: each was measured with noise of standard deviation "

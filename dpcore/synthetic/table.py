@@ -20,6 +20,7 @@ from dpcore.release.contributions import bounded, person_bound
 from dpcore.release.plan import ReleasePlan
 from dpcore.release.randomness import entropy as make_entropy
 from dpcore.release.randomness import generator
+from dpcore.synthetic import aim
 from dpcore.synthetic.budget import DEFAULT_DELTA, Calibration
 from dpcore.synthetic.domain import SyntheticColumn, decode, encode, synthetic_columns
 from dpcore.synthetic.measure import Measurement, marginal_count, measure, pair_count
@@ -104,6 +105,7 @@ def synthesize_table(
     costs: CostMemory | None = None,
     clock: Clock = time.monotonic,
     work: TimeLeft | None = None,
+    method: str = "mst",
 ) -> SyntheticResult:
     """A synthetic copy of ``frame``: (ε, δ)-DP per person in the dataset's unit, charged to the ledger.
 
@@ -141,6 +143,10 @@ def synthesize_table(
     work : TimeLeft, optional
         A larger job's estimator with a stage named :data:`COPY` (the utility preview), which becomes
         :func:`copy_stages`; else one of its own.
+    method : {"mst", "aim"}
+        MST (a fixed plan: every column, a tree of pairs and the target's pairs; fast) or AIM
+        (:mod:`dpcore.synthetic.aim`: rounds measuring what the model gets most wrong among all pairs and the
+        target's triples; better on three-way relations, slower; Gaussian noise only).
 
     Raises
     ------
@@ -162,6 +168,10 @@ def synthesize_table(
     names = [c.name for c in columns]
     anchor = names.index(schema.target.name) if schema.target is not None and schema.target.name in names else None
     calibration = Calibration(float(epsilon), float(delta), noise, unit, k, len(columns), anchored=anchor is not None)
+    if method not in METHODS:
+        raise DataError(_("The synthetic copy's method must be MST or AIM."))
+    if method == "aim":
+        aim.check_aim(calibration)
     if public_rows is not None and (isinstance(public_rows, bool) or int(public_rows) != public_rows or public_rows < 1):
         raise DataError(_("The declared number of rows must be a whole number of at least 1."))
     entropy, seeded = make_entropy(random_state)
@@ -173,7 +183,7 @@ def synthesize_table(
         privacy_unit=None if bound is None else bound.column,
         rows_per_person=k,
         seeded=seeded,
-        mechanism=f"{noise} noise on marginals + exponential mechanism (MST), Private-PGM model",
+        mechanism=f"{noise} noise on marginals + exponential mechanism ({method.upper()}), Private-PGM model",
         released=f"synthetic copy: {len(columns)} columns",
         action=N_("Making a synthetic copy"),
         undone=N_("measured"),
@@ -190,18 +200,25 @@ def synthesize_table(
                         "the private table.)"
                     ).format(count=f"{left_out:,}", k=k)
                 )
+        stages = copy_stages(len(columns), calibration, costs, method)
         if work is None:
-            work = TimeLeft(copy_stages(len(columns), calibration, costs), progress, clock)
+            work = TimeLeft(stages, progress, clock)
         else:
-            work.expand(COPY, copy_stages(len(columns), calibration, costs))
-        work.begin("pairs", _("Counting pairs of columns…"))
+            work.expand(COPY, stages)
         shape = tuple(c.size for c in columns)
-        measurements = measure(encode(frame, columns, rng), shape, calibration, rng, work, anchor=anchor)
+        model = None
+        if method == "aim":
+            measurements, model = aim.measure_and_fit(encode(frame, columns, rng), shape, calibration, rng, work, anchor, clock)
+            work.resize("set-up", len(measurements))
+            work.resize("drawing", len(measurements))
+        else:
+            work.begin("pairs", _("Counting pairs of columns…"))
+            measurements = measure(encode(frame, columns, rng), shape, calibration, rng, work, anchor=anchor)
         rows = copy_rows(measurements, public_rows)
-        cells = fit_and_sample(measurements, shape, rows, int(rng.integers(0, 2**31 - 1)), work)
+        cells = fit_and_sample(measurements, shape, rows, int(rng.integers(0, 2**31 - 1)), work, warm_start=model)
         work.begin("writing", _("Writing the copy and its report…"))
         result = finish(
-            columns, schema, calibration, measurements, cells, rng, public_rows is not None, seeded, bound is not None
+            columns, schema, calibration, measurements, cells, rng, public_rows is not None, seeded, bound is not None, method
         )
         work.tick(_("The copy is written."), len(columns))
         remember_costs(work, costs)
@@ -213,6 +230,8 @@ def synthesize_table(
     return result
 
 
+#: The copy's methods: MST (fast) and AIM (best; :mod:`dpcore.synthetic.aim`).
+METHODS = ("mst", "aim")
 #: The name of the placeholder stage a larger job's estimator holds for a copy (its cost unknown until planned).
 COPY = "synthetic copy"
 #: The copy's stages whose cost per unit is remembered for the next copy (the pairs are measured first, always).
@@ -229,7 +248,7 @@ def remember_costs(work: TimeLeft, costs: CostMemory | None) -> None:
             costs.remember(f"synthetic copy: {name} per unit", stage.seconds / stage.done)
 
 
-def copy_stages(n_columns: int, calibration: Calibration, costs: CostMemory | None = None) -> list[Stage]:
+def copy_stages(n_columns: int, calibration: Calibration, costs: CostMemory | None = None, method: str = "mst") -> list[Stage]:
     """A copy's work for :class:`~dpcore.progress.TimeLeft`: the pairs of columns counted, then the model's stages.
 
     Counting a pair costs about the same for every pair of a table (one pass over the rows), so
@@ -237,10 +256,13 @@ def copy_stages(n_columns: int, calibration: Calibration, costs: CostMemory | No
     writing the file (decoding every cell, a CSV of every row), per column. Every stage but the pairs reports
     nothing until it ends, so before its first end on this machine its cost is unknown and the bar says
     "measuring…"; afterwards ``costs`` holds the last copies' seconds per unit (:func:`remember_costs`).
+    AIM's rounds (:func:`~dpcore.synthetic.aim.aim_stages`) replace the pairs, each round timed as it ends.
     """
+    first = aim.aim_stages(n_columns) if method == "aim" else [Stage("pairs", pair_count(n_columns, calibration))]
+    marginals = n_columns + first[0].units if method == "aim" else marginal_count(n_columns, calibration)
     stages = [
-        Stage("pairs", pair_count(n_columns, calibration)),
-        *fit_stages(marginal_count(n_columns, calibration)),
+        *first,
+        *fit_stages(int(marginals)),
         Stage("writing", n_columns),
     ]
     for stage in stages:
@@ -264,13 +286,14 @@ def finish(
     public_rows: bool,
     seeded: bool,
     persons: bool,
+    method: str = "mst",
 ) -> SyntheticResult:
     """The copy's file and report from the drawn cells (post-processing only)."""
     cells = cells[rng.permutation(len(cells))]
     copy = decode(cells, columns)
     kept = {c.name for c in columns}
     dropped = [n for n in schema.names if n not in kept and n != schema.privacy_unit]
-    report = build_report(columns, dropped, calibration, measurements, len(cells), public_rows, seeded, persons)
+    report = build_report(columns, dropped, calibration, measurements, len(cells), public_rows, seeded, persons, method)
     sink = io.StringIO()
     copy.to_csv(sink, index=False)
     return SyntheticResult(report, report_markdown(report), sink.getvalue().encode("utf-8"), seeded=seeded)
@@ -287,8 +310,18 @@ def synthetic_frame(
     unit: str = ADD_REMOVE,
     random_state: RandomStateLike = None,
     progress: Progress | None = None,
+    method: str = "mst",
 ) -> pd.DataFrame:
     """The bare mechanism: a synthetic table, checked against nothing and charged to nothing (previews, tests)."""
     return synthesize_table(
-        frame, schema, plan, epsilon=epsilon, delta=delta, noise=noise, unit=unit, random_state=random_state, progress=progress
+        frame,
+        schema,
+        plan,
+        epsilon=epsilon,
+        delta=delta,
+        noise=noise,
+        unit=unit,
+        random_state=random_state,
+        progress=progress,
+        method=method,
     ).table

@@ -62,10 +62,10 @@ if kind == synthetic.SYNTHETIC:
         st.stop()
     chosen = synthetic.settings(ledger)
     if chosen is not None:
-        epsilon, noise, delta = chosen
+        epsilon, noise, delta, method = chosen
         synthetic.preview(state, plan, epsilon, noise, delta)
         st.subheader(_("The synthetic copy"))
-        synthetic.make_copy(state, ledger, plan, epsilon, noise, delta)
+        synthetic.make_copy(state, ledger, plan, epsilon, noise, delta, method)
     if isinstance(state.release, SyntheticResult):
         synthetic.made(state.release)
         synthetic.beside_the_table(state)

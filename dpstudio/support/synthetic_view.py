@@ -53,11 +53,34 @@ def budget_notice(ledger: BudgetLedger) -> None:
         )
 
 
-def settings(ledger: BudgetLedger) -> tuple[float, str, float] | None:
-    """ε, the noise and δ of the synthetic copy (None when too little is left: :func:`budget_notice` said so)."""
+#: The owner's choice of method, each with its one plain sentence.
+METHOD_SENTENCES = {
+    "mst": N_("MST (fast): measures every column and a tree of pairs of columns; a copy in seconds."),
+    "aim": N_(
+        "AIM (adaptive): spends the budget round by round on the pairs and target triples the model gets most wrong, "
+        "and takes a minute or two; on the tables measured so far it is not yet more accurate than MST."
+    ),
+}
+
+
+def choose_method() -> str:
+    """MST (fast) or AIM (adaptive), each said in one plain sentence."""
+    return str(
+        st.radio(
+            _("How should the copy be made?"),
+            list(METHOD_SENTENCES),
+            format_func=lambda method: _(METHOD_SENTENCES[method]),
+            key=keyed("synthetic_method"),
+        )
+    )
+
+
+def settings(ledger: BudgetLedger) -> tuple[float, str, float, str] | None:
+    """ε, the noise, δ and the method of the synthetic copy (None when too little is left: :func:`budget_notice` said so)."""
     available = max(ledger.remaining, 0.0)
     if available < MIN_EPSILON:
         return None
+    method = choose_method()
     left, right = st.columns(2)
     offered = min(max(default_epsilon(available, cap=1.0), MIN_EPSILON), available)  # leaves room for the other pages
     epsilon = float(
@@ -71,15 +94,19 @@ def settings(ledger: BudgetLedger) -> tuple[float, str, float] | None:
             key="synthetic_epsilon",
         )
     )
-    noise = str(
-        right.radio(
-            _("Noise"),
-            ["gaussian", "laplace"],
-            key=keyed("synthetic_noise"),
-            horizontal=True,
-            format_func={"gaussian": _("Gaussian (δ = 1e-6)"), "laplace": _("Laplace (δ = 0)")}.__getitem__,
+    if method == "aim":
+        noise = "gaussian"
+        right.caption(_("Noise: Gaussian (δ = 1e-6), the only noise AIM adds."))
+    else:
+        noise = str(
+            right.radio(
+                _("Noise"),
+                ["gaussian", "laplace"],
+                key=keyed("synthetic_noise"),
+                horizontal=True,
+                format_func={"gaussian": _("Gaussian (δ = 1e-6)"), "laplace": _("Laplace (δ = 0)")}.__getitem__,
+            )
         )
-    )
     delta = DEFAULT_DELTA if noise == "gaussian" else 0.0
     st.caption(
         _(
@@ -89,7 +116,7 @@ def settings(ledger: BudgetLedger) -> tuple[float, str, float] | None:
             "copy holds and their bins: its per-column ε is for the randomized copy."
         )
     )
-    return epsilon, noise, delta
+    return epsilon, noise, delta, method
 
 
 @contextmanager
@@ -107,8 +134,10 @@ def _progress_bar() -> Iterator[Progress]:
         bar.empty()
 
 
-def make_copy(state: StudioState, ledger: BudgetLedger, plan: ReleasePlan, epsilon: float, noise: str, delta: float) -> None:
-    """The button that makes (and charges) a synthetic copy."""
+def make_copy(
+    state: StudioState, ledger: BudgetLedger, plan: ReleasePlan, epsilon: float, noise: str, delta: float, method: str = "mst"
+) -> None:
+    """The button that makes (and charges) a synthetic copy with ``method`` (MST or AIM, whose rounds show their time left)."""
     if st.button(_("Make the synthetic copy"), type="primary"):
         dataset = state.dataset
         try:
@@ -124,6 +153,7 @@ def make_copy(state: StudioState, ledger: BudgetLedger, plan: ReleasePlan, epsil
                     label="Export: synthetic copy",
                     progress=progress,
                     costs=CostMemory(),
+                    method=method,
                 )
             state.copy_comparison = _compared(state, plan, state.release)
             st.rerun()

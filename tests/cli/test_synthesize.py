@@ -75,6 +75,23 @@ def test_synthesize_writes_the_copy_and_report_and_charges_the_ledger(tmp_path, 
     assert ledger.spent == pytest.approx(1.0)
 
 
+def test_synthesize_with_aim_writes_an_aim_copy_says_its_rounds_and_charges_the_same(tmp_path, tiny_files, capsys):
+    table, schema = tiny_files
+    code = _synthesize(tmp_path, table, schema, "--epsilon", "1", "--method", "aim", "--seed", "3")
+    assert code == EXIT_OK
+    assert "Round 1:" in capsys.readouterr().err
+    report = json.loads((tmp_path / "copy.json").read_text(encoding="utf-8"))
+    assert report["method"].startswith("AIM") and report["epsilon"] == 1.0
+    [dataset] = Catalog(tmp_path / "ledger.sqlite3").datasets()
+    assert Catalog(tmp_path / "ledger.sqlite3").ledger(dataset).spent == pytest.approx(1.0)
+
+
+def test_synthesize_with_aim_refuses_laplace_noise_and_names_the_way_out(tmp_path, tiny_files, capsys):
+    table, schema = tiny_files
+    assert _synthesize(tmp_path, table, schema, "--epsilon", "1", "--method", "aim", "--noise", "laplace") == EXIT_USAGE
+    assert "--method mst" in capsys.readouterr().err
+
+
 def test_synthesize_rejects_a_delta_with_laplace_noise(tmp_path, tiny_files, capsys):
     table, schema = tiny_files
     assert _synthesize(tmp_path, table, schema, "--epsilon", "1", "--noise", "laplace", "--delta", "1e-6") == EXIT_USAGE
