@@ -5,7 +5,10 @@ Screenshots and downloads are kept under ``test-artifacts/`` (ignored by git) fo
 
 from __future__ import annotations
 
+import atexit
+import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -34,17 +37,144 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_server(tmp_path: Path, *extra: str, ledger: str | None = None) -> tuple[subprocess.Popen, str]:
+#: What the warm parent imports once per test process: Streamlit's command line and every module the app's pages import.
+_WARM_PARENT = r"""
+import json, os, signal, sys
+import dpstudio.__main__ as studio
+import streamlit.web.cli
+import streamlit.web.bootstrap
+for name in sorted(os.listdir(os.path.join(os.path.dirname(studio.__file__), "support"))):
+    if name.endswith(".py") and not name.startswith("_"):
+        __import__("dpstudio.support." + name[:-3])
+
+
+def reap(*_):
+    # Waited for here, so each server's CPU time is added to this process's children's and on to the test run's.
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0]:
+            pass
+    except ChildProcessError:
+        pass
+
+
+signal.signal(signal.SIGCHLD, reap)
+servers = []
+print("ready", flush=True)
+for line in sys.stdin:
+    request = json.loads(line)
+    pid = os.fork()
+    if pid == 0:
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        os.setsid()
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        os.environ.clear()
+        os.environ.update(request["env"])
+        try:
+            code = studio.main(request["args"])
+        except SystemExit as exit:
+            code = exit.code if isinstance(exit.code, int) else 1
+        except BaseException:
+            code = 1
+        os._exit(code or 0)
+    servers.append(pid)
+    print(pid, flush=True)
+# The test process has ended: stop any server a test left running, and wait for them all.
+signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+for pid in servers:
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+try:
+    while True:
+        os.wait()
+except ChildProcessError:
+    pass
+"""
+
+
+class _WarmParent:
+    """A process that has imported Streamlit and the app once and forks a fresh server per test.
+
+    A ``dpstudio`` server spends most of its start-up and its first page importing Streamlit,
+    pandas, scikit-learn and the engine; every browser test started one. A fork of a process
+    that has done that already is a new server with its own memory, ledger and port, and no
+    state from another test (the parent never runs the app). Ends when the test process does
+    (its stdin closes).
+    """
+
+    def __init__(self) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", _WARM_PARENT],
+            cwd=REPO,
+            env=dict(os.environ, PYTHONPATH=str(REPO)),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.process.stdout is not None and self.process.stdout.readline().strip() == "ready"
+        atexit.register(self.close)
+
+    def close(self) -> None:
+        """Let the parent end (its stdin closed) and wait for it, so its servers' CPU time counts in the test run's."""
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+    def fork(self, args: list[str], env: dict[str, str]) -> int:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(json.dumps({"args": args, "env": env}) + "\n")
+        self.process.stdin.flush()
+        return int(self.process.stdout.readline())
+
+
+_warm_parent: _WarmParent | None = None
+
+
+class Server:
+    """A forked server, stopped like a ``subprocess.Popen``: ``terminate()``, ``kill()``, ``wait(timeout)``."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+
+    def _signal(self, number: int) -> None:
+        try:
+            os.kill(self.pid, number)
+        except ProcessLookupError:
+            pass
+
+    def terminate(self) -> None:
+        self._signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self._signal(signal.SIGKILL)
+
+    def wait(self, timeout: float | None = None) -> None:
+        """Until the warm parent has reaped the server (a zombie still answers ``kill(pid, 0)``)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            try:
+                os.kill(self.pid, 0)
+            except ProcessLookupError:
+                return
+            if deadline is not None and time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired(f"server {self.pid}", timeout or 0)
+            time.sleep(0.05)
+
+
+def start_server(tmp_path: Path, *extra: str, ledger: str | None = None) -> tuple[Server, str]:
     """``dpstudio`` on a free port, its ledger a fresh file in ``tmp_path`` unless ``ledger`` names one (a file or URL)."""
+    global _warm_parent
+    if _warm_parent is None or _warm_parent.process.poll() is not None:
+        _warm_parent = _WarmParent()
     port = _free_port()
     env = dict(os.environ, DPSTUDIO_LEDGER=ledger or str(tmp_path / "ledger.sqlite3"), PYTHONPATH=str(REPO))
-    process = subprocess.Popen(
-        [sys.executable, "-m", "dpstudio", f"--server.port={port}", "--server.address=127.0.0.1", *extra],
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    process = Server(_warm_parent.fork([f"--server.port={port}", "--server.address=127.0.0.1", *extra], env))
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 60
     while time.time() < deadline:
