@@ -128,8 +128,9 @@ def app(tmp_path, monkeypatch):
 # --- browser tests (Playwright driving Debian's Chromium) ---------------------------------------
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def browser():
+    """One Chromium per test process; each test opens its own context (cookies, storage, downloads) on its own server."""
     sys.path.insert(0, str(REPO / "tests" / "browser"))
     from browser_support import CHROMIUM, CHROMIUM_ARGS
 

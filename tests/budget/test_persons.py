@@ -41,13 +41,17 @@ def _visits(n_people: int = 20, rows_each: int = 2, seed: int = 0) -> pd.DataFra
 
 
 def test_at_most_k_rows_per_person_each_row_equally_likely():
-    units = pd.Series(["a"] * 5 + ["b"] * 2 + [None] * 4)
-    kept = np.array([bound_contributions(units, 2, random_state=seed) for seed in range(3000)])
-    assert (kept[:, :5].sum(axis=1) == 2).all() and kept[:, 5:7].all() and not kept[:, 7:].any()
-    # Each of a's five rows is kept 2 times in 5: a uniform subset, whatever the other columns hold.
-    counts = kept[:, :5].sum(axis=0)
+    # 3,000 people with five rows each, drawn in one call (each person's draw is their own): as many
+    # draws of a five-row person as 3,000 calls on one such person would give, for one call's work.
+    people = 3000
+    units = pd.Series([f"a{i}" for i in range(people) for _ in range(5)] + ["b"] * 2 + [None] * 4)
+    kept = bound_contributions(units, 2, random_state=0)
+    five_rows = kept[: 5 * people].reshape(people, 5)
+    assert (five_rows.sum(axis=1) == 2).all() and kept[-6:-4].all() and not kept[-4:].any()
+    # Each of a person's five rows is kept 2 times in 5: a uniform subset, whatever the other columns hold.
+    counts = five_rows.sum(axis=0)
     assert chi_square_pvalue(counts, np.full(5, 1 / 5)) > 1e-4
-    assert rows_left_out(units, 2) == 3 + 4  # rows without a person are left out, never pooled
+    assert rows_left_out(units, 2) == 3 * people + 4  # rows without a person are left out, never pooled
 
 
 def test_spellings_of_one_identifier_are_one_person_on_every_path():

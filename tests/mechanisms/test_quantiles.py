@@ -18,6 +18,10 @@ from dpcore.mechanisms import record_mechanism_calls
 from dpcore.mechanisms.quantiles import Quantiles, _levels
 
 N_RUNS = 20_000
+#: Sized by power: quantiles at ten times the claimed ε show a loss of 0.48-0.51 (first case) and
+#: 0.62-0.64 (second) at 2,000 runs a side for seeds 0-2, against tolerances of 0.25 and 0.34
+#: (α = 1e-6, unchanged). The distribution tests keep N_RUNS draws.
+NEIGHBOUR_RUNS = 2_000
 
 
 def exact_probabilities(values, q, epsilon, grid):
@@ -91,7 +95,7 @@ def _release(epsilon_used, quantiles, grid):
 def test_neighbouring_outputs_stay_within_epsilon(quantiles, grid, d, added):
     n_outcomes = (grid + 1) ** len(quantiles)
     loss = neighbouring_privacy_loss(
-        _release(1.0, quantiles, grid), np.array(d), np.append(d, added), 1.0, N_RUNS, n_outcomes=n_outcomes, seed=3
+        _release(1.0, quantiles, grid), np.array(d), np.append(d, added), 1.0, NEIGHBOUR_RUNS, n_outcomes=n_outcomes, seed=3
     )
     assert_within_epsilon(loss)
 
@@ -100,7 +104,7 @@ def test_neighbouring_outputs_stay_within_epsilon(quantiles, grid, d, added):
 def test_neighbouring_test_catches_quantiles_with_ten_times_less_noise(quantiles, grid, d, added):
     n_outcomes = (grid + 1) ** len(quantiles)
     loss = neighbouring_privacy_loss(
-        _release(10.0, quantiles, grid), np.array(d), np.append(d, added), 1.0, N_RUNS, n_outcomes=n_outcomes, seed=3
+        _release(10.0, quantiles, grid), np.array(d), np.append(d, added), 1.0, NEIGHBOUR_RUNS, n_outcomes=n_outcomes, seed=3
     )
     assert_exceeds_epsilon(loss)
 
