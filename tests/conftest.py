@@ -128,9 +128,13 @@ def app(tmp_path, monkeypatch):
 # --- browser tests (Playwright driving Debian's Chromium) ---------------------------------------
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
-    """One Chromium per test process; each test opens its own context (cookies, storage, downloads) on its own server."""
+    """One Chromium per test module; each test opens its own context (cookies, storage, downloads) on its own server.
+
+    Not one per test process: Playwright's event loop would then run beside every later test of the process,
+    and a test that runs one of its own (the sign-in token tests, through Authlib) would fail.
+    """
     sys.path.insert(0, str(REPO / "tests" / "browser"))
     from browser_support import CHROMIUM, CHROMIUM_ARGS
 
