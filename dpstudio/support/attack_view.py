@@ -177,10 +177,15 @@ def membership_section(state: StudioState, held: AttackResults) -> None:
     if result is None:
         st.caption(_("Press **Run the attack** to start; the quick attack answers in under half a minute."))
         return
+    show_membership(result, "attack_log")
+
+
+def show_membership(result: MembershipResult, log_key: str, hidden: tuple[str, ...] = ()) -> None:
+    """A membership attack's sentences, ROC chart, table (less its ``hidden`` columns) and caption."""
     if any(above_ceiling(m) for m in result.models):
         st.error(_("An attack beat what ε allows, beyond the measurement's error. This should never happen: please report it."))
     _sentences(membership_sentences(result))
-    log = st.checkbox(_("Zoom in on low false-alarm rates (log scale)"), key="attack_log")
+    log = st.checkbox(_("Zoom in on low false-alarm rates (log scale)"), key=log_key)
     st.altair_chart(localized(roc_chart(result, log)), width="stretch")
     table = result.table()
     st.dataframe(
@@ -203,6 +208,7 @@ def membership_section(state: StudioState, held: AttackResults) -> None:
                 )
             },
         },
+        column_order=[c for c in table.columns if c not in hidden],
     )
     members = (
         _("{members} people were members and {others} were not.")
@@ -443,4 +449,5 @@ def summary_download(dataset: Dataset, held: AttackResults) -> None:
         disabled=held.empty,
         key="attack_summary",
         help=_("Open it in a browser and print it to PDF for a one-page handout."),
+        on_click="ignore",
     )

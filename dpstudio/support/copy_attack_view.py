@@ -11,13 +11,11 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from dpcore.attacks import MembershipResult, membership_sentences
+from dpcore.attacks import MembershipResult
 from dpcore.attacks.copy_membership import MAX_PEOPLE, attack_copy
-from dpcore.attacks.summary import above_ceiling
-from dpcore.i18n import N_, _, integer
+from dpcore.i18n import N_, _
 from dpcore.release import default_plan
-from dpstudio.support.attack_view import EPSILONS, AttackResults, _keep, _run, _sentences, roc_chart
-from dpstudio.support.charts import localized
+from dpstudio.support.attack_view import EPSILONS, AttackResults, _keep, _run, show_membership
 from dpstudio.support.language import keyed
 from dpstudio.support.state import StudioState
 
@@ -65,34 +63,4 @@ def copy_membership_section(state: StudioState, held: AttackResults) -> None:
     if result is None:
         st.caption(_("Press **Attack a synthetic copy** to start; the quick attack makes one small copy."))
         return
-    if any(above_ceiling(m) for m in result.models):
-        st.error(_("An attack beat what ε allows, beyond the measurement's error. This should never happen: please report it."))
-    _sentences(membership_sentences(result))
-    st.altair_chart(localized(roc_chart(result)), width="stretch")
-    table = result.table()
-    st.dataframe(
-        table,
-        hide_index=True,
-        width="stretch",
-        column_config={
-            **{c: st.column_config.Column(_(c)) for c in table.columns},
-            "ε": st.column_config.NumberColumn(_("ε (blank: no DP)")),
-            **{
-                c: st.column_config.NumberColumn(_(c), format="%.3f")
-                for c in ("AUC", "AUC ± (95 %)", "AUC ceiling", "TPR at 1 % FPR", "TPR ± (95 %)", "TPR ceiling")
-            },
-        },
-        column_order=[c for c in table.columns if c not in ("reference models", "empirical ε (lower bound)")],
-    )
-    members = (
-        _("{members} people were members and {others} were not.")
-        if result.unit == "person"
-        else _("{members} rows were members and {others} were not.")
-    )
-    st.caption(
-        members.format(members=integer(result.n_members), others=integer(result.n_non_members))
-        + " "
-        + " ".join(result.notes)
-        + " "
-        + _("Measured in {seconds} s, on your raw data: owner's eyes only.").format(seconds=integer(result.seconds))
-    )
+    show_membership(result, "attack_synthetic_log", hidden=("reference models", "empirical ε (lower bound)"))
