@@ -36,7 +36,12 @@ st.dataframe(
     history, hide_index=True, width="stretch", column_config={name: st.column_config.Column(_(name)) for name in history.columns}
 )  # names: accountant.HISTORY_HEADERS
 st.download_button(
-    _("Download the history (CSV)"), ledger.history_csv(), file_name="budget_history.csv", mime="text/csv", key="download_history"
+    _("Download the history (CSV)"),
+    ledger.history_csv(),
+    file_name="budget_history.csv",
+    mime="text/csv",
+    key="download_history",
+    on_click="ignore",
 )
 
 recipe_view.runs_section(ledger.history())  # the events in English, as recorded

@@ -162,6 +162,7 @@ def downloads(state: StudioState) -> None:
         ).format(count=len(leaks))
         if leaks
         else None,
+        on_click="ignore",
     )
     right.download_button(
         _("Save as a data dictionary (Frictionless Table Schema)"),
@@ -170,4 +171,5 @@ def downloads(state: StudioState) -> None:
         mime="application/json",
         key="download_dictionary",
         help=_("A domain read from your data is left out of it: the file holds public declarations only."),
+        on_click="ignore",
     )

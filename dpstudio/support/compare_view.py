@@ -111,7 +111,9 @@ def downloads(results: pd.DataFrame, chart) -> None:
     st.caption(_("Downloads are marked: {marking}.").format(marking=_(NOT_FOR_RELEASE)))
     name = "comparison_NOT_FOR_RELEASE"
     c1, c2, c3 = st.columns(3)
-    c1.download_button(_("Results (CSV)"), results_csv(results), file_name=f"{name}.csv", mime="text/csv", key="dl_csv")
+    c1.download_button(
+        _("Results (CSV)"), results_csv(results), file_name=f"{name}.csv", mime="text/csv", key="dl_csv", on_click="ignore"
+    )
     for column, image, mime in ((c2, "png", "image/png"), (c3, "svg", "image/svg+xml")):
         column.download_button(
             _("Chart ({kind})").format(kind=image.upper()),

@@ -197,16 +197,24 @@ def released(result: ReleaseResult) -> None:
     c1, c2, c3 = st.columns(3)
     # The buyer's Markdown report is written in the language the page is in now (the JSON is always English).
     markdown = report_markdown(result.report)
-    c1.download_button(_("Released table (CSV)"), result.csv, file_name="released.csv", mime="text/csv", key="dl_release_csv")
+    c1.download_button(
+        _("Released table (CSV)"), result.csv, file_name="released.csv", mime="text/csv", key="dl_release_csv", on_click="ignore"
+    )
     c2.download_button(
         _("Privacy report (JSON)"),
         json.dumps(result.report, indent=2, ensure_ascii=False),
         file_name="privacy_report.json",
         mime="application/json",
         key="dl_release_json",
+        on_click="ignore",
     )
     c3.download_button(
-        _("Privacy report (Markdown)"), markdown, file_name="privacy_report.md", mime="text/markdown", key="dl_release_md"
+        _("Privacy report (Markdown)"),
+        markdown,
+        file_name="privacy_report.md",
+        mime="text/markdown",
+        key="dl_release_md",
+        on_click="ignore",
     )
     with st.expander(_("The buyer's report")):
         st.markdown(markdown)

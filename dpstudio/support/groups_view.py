@@ -342,7 +342,9 @@ def downloads(state: StudioState, found: GroupMap, unit: str) -> None:
             key="dl_map_json",
             on_click="ignore",
         )
-    c3.download_button(_("Map card (Markdown)"), card, file_name="group_map_card.md", mime="text/markdown", key="dl_map_card")
+    c3.download_button(
+        _("Map card (Markdown)"), card, file_name="group_map_card.md", mime="text/markdown", key="dl_map_card", on_click="ignore"
+    )
 
 
 # --- the owner's eyes only -------------------------------------------------------------------

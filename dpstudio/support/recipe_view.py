@@ -133,6 +133,7 @@ def save_section(state: StudioState, ledger: BudgetLedger) -> None:
         file_name=_file_name(ledger.name),
         mime="application/yaml",
         key="download_recipe",
+        on_click="ignore",
     )
 
 

@@ -187,13 +187,21 @@ def made(result: SyntheticResult) -> None:
     if result.notes:
         st.caption(" ".join(result.notes))
     c1, c2, c3 = st.columns(3)
-    c1.download_button(_("Synthetic table (CSV)"), result.csv, file_name="synthetic.csv", mime="text/csv", key="dl_synthetic_csv")
+    c1.download_button(
+        _("Synthetic table (CSV)"),
+        result.csv,
+        file_name="synthetic.csv",
+        mime="text/csv",
+        key="dl_synthetic_csv",
+        on_click="ignore",
+    )
     c2.download_button(
         _("Privacy report (JSON)"),
         json.dumps(result.report, indent=2, ensure_ascii=False),
         file_name="synthetic_report.json",
         mime="application/json",
         key="dl_synthetic_json",
+        on_click="ignore",
     )
     c3.download_button(
         _("Privacy report (Markdown)"),
@@ -201,6 +209,7 @@ def made(result: SyntheticResult) -> None:
         file_name="synthetic_report.md",
         mime="text/markdown",
         key="dl_synthetic_md",
+        on_click="ignore",
     )
     can, cannot = trust_sentences(result.report)
     left, right = st.columns(2)

@@ -168,7 +168,9 @@ def card_and_downloads(state: StudioState, trained: TrainedModel, unit: str) -> 
     with st.expander(_("Model card")):
         st.markdown(card)
     left, right = st.columns(2)
-    left.download_button(_("Download the model card (Markdown)"), card, file_name="model_card.md", mime="text/markdown")
+    left.download_button(
+        _("Download the model card (Markdown)"), card, file_name="model_card.md", mime="text/markdown", on_click="ignore"
+    )
     if trained.seeded:
         right.button(_("Download the model (disabled: demo seed)"), disabled=True, help=_(SEEDED_WARNING))
     else:
