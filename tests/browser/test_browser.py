@@ -10,7 +10,15 @@ import pytest
 from playwright.sync_api import expect
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from browser_support import ARTIFACTS, release_copy, screenshot, start_server, table_uploader  # noqa: E402
+from browser_support import (  # noqa: E402
+    ARTIFACTS,
+    release_copy,
+    schema_uploader,
+    screenshot,
+    start_server,
+    table_uploader,
+    wait_until_idle,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -123,6 +131,7 @@ def test_quick_comparison_draws_a_chart_and_downloads_the_csv(page):
     page.get_by_text("most accurate private model", exact=False).wait_for(timeout=120_000)
     page.locator("[data-testid='stVegaLiteChart']").first.wait_for()
     page.get_by_role("button", name="Chart (SVG)").wait_for()
+    wait_until_idle(page)  # the run that draws the buttons is over: the click lands on the buttons it leaves
     screenshot(page, "compare_page")
     with page.expect_download() as download:
         page.get_by_role("button", name="Results (CSV)").click()
@@ -169,11 +178,15 @@ def _adult_file(tmp_path, name: str, reversed_columns: bool = False) -> Path:
 
 def test_a_resaved_file_in_another_session_spends_the_same_budget(browser, server, page, tmp_path):
     """The issue's sidestep: a column-reversed, renamed re-save must not get a fresh budget."""
-    _choose_upload(page)
-    schema = Path(__file__).resolve().parents[2] / "sample_data" / "adult.schema.json"
-    _uploaders(page).nth(1).set_input_files(str(schema))
-    _uploaders(page).first.set_input_files(str(_adult_file(tmp_path, "census.csv")))
+    # The table first, then its schema, each waited for by what the server says of it (a table dropped during
+    # the schema's rerun was once lost; see test_noise_browser).
+    _choose_upload(page).set_input_files(str(_adult_file(tmp_path, "census.csv")))
     page.get_by_text("A new dataset 'census' was created", exact=False).wait_for()
+    wait_until_idle(page)
+    schema = Path(__file__).resolve().parents[2] / "sample_data" / "adult.schema.json"
+    schema_uploader(page).set_input_files(str(schema))
+    page.get_by_text("The schema is complete", exact=False).wait_for()
+    wait_until_idle(page)
     screenshot(page, "data_page_new_dataset")
     page.get_by_role("link", name="5. Export").click()
     release_copy(page)
