@@ -100,11 +100,15 @@ def trust_sentences(report: dict[str, Any]) -> tuple[list[str], list[str]]:
         ).format(std=f"{report['measured'][0]['noise_std']:.3g}"),
     ]
     if pairs:
-        can.append(_("The joint shares of the measured pairs: {pairs}.").format(pairs="; ".join(pairs)))
+        can.append(
+            _("The joint shares of the columns measured together (pairs, and with AIM triples): {pairs}.").format(
+                pairs="; ".join(pairs)
+            )
+        )
     cannot = [
         _(
-            "Relations between columns that were not measured together: the model guesses them through the measured pairs, "
-            "so they can be weaker or wrong."
+            "Relations between columns that were not measured together: the model guesses them through the columns "
+            "measured together, so they can be weaker or wrong."
         ),
         _("Any single row: no row is a real person's; rows are drawn from a model of the noisy marginals."),
         _("Rare categories and small groups: noise of the size above can hide them or invent them."),
