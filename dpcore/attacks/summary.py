@@ -318,6 +318,7 @@ def html_report(
     membership: MembershipResult | None = None,
     reconstruction: ReconstructionResult | None = None,
     audit: AuditResult | None = None,
+    copy_membership: MembershipResult | None = None,
 ) -> str:
     """A one-page HTML summary of whichever attacks were run, marked "owner's eyes only" (print it to PDF from a browser)."""
     when = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
@@ -341,6 +342,14 @@ def html_report(
             _paragraphs(
                 [drawn.format(members=integer(membership.n_members), others=integer(membership.n_non_members)), *membership.notes]
             ),
+        ]
+    if copy_membership is not None:
+        body += [
+            _heading(_("Can a buyer of a synthetic copy tell who was in the table?")),
+            _paragraphs(membership_sentences(copy_membership)),
+            roc_svg(copy_membership),
+            _table_html(copy_membership.table().round(4)),
+            _paragraphs(list(copy_membership.notes)),
         ]
     if reconstruction is not None:
         body += [

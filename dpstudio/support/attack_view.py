@@ -70,7 +70,7 @@ class AttackResults:
 
     @property
     def empty(self) -> bool:
-        return self.membership is None and self.reconstruction is None and self.audit is None
+        return all(getattr(self, name, None) is None for name in ("membership", "reconstruction", "audit", "copy_membership"))
 
 
 def results(state: StudioState) -> AttackResults:
@@ -440,7 +440,13 @@ def summary_download(dataset: Dataset, held: AttackResults) -> None:
     """The one-page summary of whatever was run, marked owner's eyes only."""
     st.subheader(_("One-page summary"))
     st.caption(_(OWNER_ONLY))
-    page = html_report(table_name=dataset.name, membership=held.membership, reconstruction=held.reconstruction, audit=held.audit)
+    page = html_report(
+        table_name=dataset.name,
+        membership=held.membership,
+        reconstruction=held.reconstruction,
+        audit=held.audit,
+        copy_membership=getattr(held, "copy_membership", None),  # absent from results kept before it existed
+    )
     st.download_button(
         _("Download the summary (HTML, owner's eyes only)"),
         page.encode("utf-8"),

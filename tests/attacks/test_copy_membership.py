@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from dpcore.attacks.copy_membership import _distances, attack_copy, cell_gaps
-from dpcore.attacks.summary import above_ceiling
+from dpcore.attacks.summary import above_ceiling, html_report
 from dpcore.exceptions import DataError
 from dpcore.release import default_plan
 from dpcore.synthetic.domain import synthetic_columns
@@ -38,6 +38,8 @@ def test_the_control_is_caught_the_copy_stays_within_what_epsilon_allows_and_peo
     assert control.curve("distance to the closest record").auc > 0.75  # the rows themselves give their people away
     assert not above_ceiling(copy)
     assert result.unit == "person" and result.n_members + result.n_non_members < 900
+    page = html_report(table_name="t", copy_membership=result)
+    assert "Can a buyer of a synthetic copy tell who was in the table?" in page and "<svg" in page
 
 
 def test_a_table_too_small_to_split_three_ways_gets_a_sentence(adult_frame, adult_schema):

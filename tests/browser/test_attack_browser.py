@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from browser_support import ARTIFACTS, screenshot  # noqa: E402
+from browser_support import ARTIFACTS, screenshot, wait_until_idle  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
@@ -61,3 +61,9 @@ def test_the_quick_attack_on_a_synthetic_copy_sets_the_copy_beside_its_control_a
     page.locator("[data-testid='stTabPanel']:visible [data-testid='stVegaLiteChart']").first.wait_for()
     assert page.locator("[data-testid='stSidebar']").get_by_text("ε spent 0 of", exact=False).count() == 1
     screenshot(page, "attack_synthetic_copy")
+    wait_until_idle(page)
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Download the summary (HTML, owner's eyes only)").click()
+    path = ARTIFACTS / "attack_summary_copy.html"
+    download.value.save_as(str(path))
+    assert "Can a buyer of a synthetic copy tell who was in the table?" in path.read_text(encoding="utf-8")
