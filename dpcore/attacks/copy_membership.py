@@ -46,7 +46,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from dpcore.attacks.membership import MembershipResult, ModelUnderAttack, _curve
+from dpcore.attacks.membership import MembershipResult, ModelUnderAttack, _curve, _per_unit
 from dpcore.exceptions import DataError
 from dpcore.i18n import N_, _
 from dpcore.progress import Clock, Progress
@@ -93,12 +93,6 @@ def closest_and_near(
         closest[start : start + len(distance)] = distance.min(axis=1) if rows.size else np.inf
         near[start : start + len(distance)] = (distance <= radius).sum(axis=1)
     return closest, near
-
-
-def _per_person(values: NDArray[np.float64], people: NDArray[np.int64], n_people: int) -> NDArray[np.float64]:
-    total = np.bincount(people, weights=values, minlength=n_people)
-    count = np.bincount(people, minlength=n_people)
-    return np.asarray(total / np.maximum(count, 1), dtype=np.float64)
 
 
 def attack_copy(
@@ -170,7 +164,7 @@ def attack_copy(
         density = np.log((near + 1.0) / (len(copy) + 1.0)) - np.log((reference_near + 1.0) / (len(reference) + 1.0))
         curves = []
         for attack, row_scores in zip(COPY_ATTACKS, (-closest, density), strict=True):
-            scores = _per_person(row_scores, target_people, n_people)[in_people]
+            scores = _per_unit(row_scores, target_people, n_people, mean=True)[in_people]
             curves.append(_curve(attack, scores, is_member, confidence, delta if private else 0.0, rng))
         models.append(ModelUnderAttack(key, _(name), epsilon if private else None, delta if private else 0.0, tuple(curves), 0))
     notes = (

@@ -70,7 +70,7 @@ class AttackResults:
 
     @property
     def empty(self) -> bool:
-        return all(getattr(self, name, None) is None for name in ("membership", "reconstruction", "audit", "copy_membership"))
+        return all(result is None for result in (self.membership, self.reconstruction, self.audit, self.copy_membership))
 
 
 def results(state: StudioState) -> AttackResults:
@@ -79,6 +79,8 @@ def results(state: StudioState) -> AttackResults:
     held = recall_result(state, "attacks", AttackResults)
     if held is None or held.key != key:
         state.attacks = held = AttackResults(key)
+    if not hasattr(held, "copy_membership"):  # kept in a workspace before the copy attack existed
+        held.copy_membership = None
     return held
 
 
@@ -445,7 +447,7 @@ def summary_download(dataset: Dataset, held: AttackResults) -> None:
         membership=held.membership,
         reconstruction=held.reconstruction,
         audit=held.audit,
-        copy_membership=getattr(held, "copy_membership", None),  # absent from results kept before it existed
+        copy_membership=held.copy_membership,
     )
     st.download_button(
         _("Download the summary (HTML, owner's eyes only)"),

@@ -57,9 +57,9 @@ def copy_membership_section(state: StudioState, held: AttackResults) -> None:
                 progress=report,
             )
 
-        held.copy_membership = _run(work, _("Making a synthetic copy of the members…")) or getattr(held, "copy_membership", None)
+        held.copy_membership = _run(work, _("Making a synthetic copy of the members…")) or held.copy_membership
         _keep(state)
-    result = getattr(held, "copy_membership", None)
+    result = held.copy_membership
     if result is None:
         st.caption(_("Press **Attack a synthetic copy** to start; the quick attack makes one small copy."))
         return
