@@ -5,6 +5,7 @@ import streamlit as st
 from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.i18n import _, short
 from dpcore.models.registry import models_for
+from dpcore.models.suggestion import suggested_model
 from dpcore.training import TrainedModel
 from dpstudio.support import trained_view as view
 from dpstudio.support.data_view import release_refused
@@ -60,6 +61,27 @@ if suggested:
             "your own data reveals a little about it; the default below was chosen on public benchmark data instead."
         ).format(model=_(suggested.name)),
         icon=":material/lightbulb:",
+    )
+by_size = suggested_model(schema.task, len(dataset.frame), suggested_epsilon(ledger))
+if by_size is not None and by_size.key in models:
+    reasons = {
+        "boosting_everywhere": _(
+            "on public tables of 300 to 10,000 rows, at ε from 0.3 to 3, it was the most accurate classifier at every size"
+        ),
+        "additive_large": _(
+            "with ε × rows of 3,000 or more, it had the smaller error on public tables of that size (boosting leads below)"
+        ),
+        "boosting_small": _(
+            "with ε × rows under 3,000, it had the smaller error on public tables of that size (the additive model leads above)"
+        ),
+    }
+    st.caption(
+        _("Suggested for this table's size ({rows} rows at ε = {epsilon}): **{model}** — {reason}.").format(
+            rows=f"{len(dataset.frame):,}",
+            epsilon=short(suggested_epsilon(ledger)),
+            model=_(models[by_size.key].name),
+            reason=reasons[by_size.reason],
+        )
     )
 start = list(models).index(shown.key) if shown is not None and shown.key in models else 0
 spec = models[

@@ -780,3 +780,13 @@ def test_the_export_page_offers_the_data_pages_ways_out_for_a_domain_read_from_t
     [b for b in at.button if b.key == "export_ignore_leaky"][0].click().run()
     assert state(at).dataset.schema["median_income"].role == "ignore"
     assert not any("read from your data" in str(w.value) for w in at.warning) and not at.exception
+
+
+def test_the_train_page_says_which_model_the_tables_size_suggests(app):
+    at = app("train")  # California housing: 20,640 rows at the offered ε
+    said = [str(c.value) for c in at.caption if "Suggested for this table's size" in str(c.value)]
+    assert len(said) == 1 and "20,640 rows" in said[0] and "DP additive model (regressor)" in said[0]
+    at = app("data")
+    at.selectbox[0].set_value("Adult census income (sample)").run()
+    at.switch_page("pages/train.py").run()
+    assert any("DP boosted trees (classifier)** — on public tables" in str(c.value) for c in at.caption)

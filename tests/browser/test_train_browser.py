@@ -17,6 +17,9 @@ def test_boosting_on_adult_shows_its_picked_first_levels(page):
     open_sample(page, "Adult census income (sample)", "32,561 rows")
     page.get_by_role("link", name="3. Train").click()
     page.get_by_text("Training spends budget", exact=False).wait_for()
+    # The model the table's size suggests, and why, before anything is picked.
+    page.get_by_text("Suggested for this table's size (32,561 rows", exact=False).wait_for()
+    screenshot(page, "train_adult_suggestion")
     page.get_by_role("button", name="Train").click()
     # While it trains, the bar says the time elapsed and, once its first rounds are measured, the time left. A quiet
     # machine may finish the fit before the browser sees the bar: then there is nothing to look at.
