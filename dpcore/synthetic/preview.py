@@ -119,6 +119,7 @@ def utility_preview(
     delta: float | None = None,
     noise: str = "gaussian",
     unit: str = ADD_REMOVE,
+    method: str = "mst",
     random_state: int | np.random.Generator | None = None,
     progress: Progress | None = None,
     costs: CostMemory | None = None,
@@ -130,7 +131,8 @@ def utility_preview(
     marginals from the truth; 0 is perfect, 1 is useless), and, when ``target`` (default: the
     schema's target) is a column of the copy, ``accuracy`` of a model trained on the copy and
     tested on held-out real rows, beside the same model trained on the real rows and the share
-    of the most common class (what guessing gets). ``progress(share_done, seconds_left, sentence)``
+    of the most common class (what guessing gets). The synthetic copy is made with ``method``
+    (``"mst"`` or ``"aim"``), as the real one would be. ``progress(share_done, seconds_left, sentence)``
     and ``costs`` as for :func:`~dpcore.synthetic.table.synthesize_table`.
     """
     rng = check_random_state(random_state)
@@ -165,6 +167,7 @@ def utility_preview(
         delta=delta,
         noise=noise,
         unit=unit,
+        method=method,
         random_state=rng,
         costs=costs,
         clock=clock,

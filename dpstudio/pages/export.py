@@ -63,7 +63,7 @@ if kind == synthetic.SYNTHETIC:
     chosen = synthetic.settings(ledger)
     if chosen is not None:
         epsilon, noise, delta, method = chosen
-        synthetic.preview(state, plan, epsilon, noise, delta)
+        synthetic.preview(state, plan, epsilon, noise, delta, method)
         st.subheader(_("The synthetic copy"))
         synthetic.make_copy(state, ledger, plan, epsilon, noise, delta, method)
     if isinstance(state.release, SyntheticResult):

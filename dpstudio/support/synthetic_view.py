@@ -220,13 +220,13 @@ def made(result: SyntheticResult) -> None:
         st.markdown(result.markdown)
 
 
-def _preview_key(state: StudioState, plan: ReleasePlan, epsilon: float, noise: str) -> str:
-    """Where a preview is kept in ``state.utility_previews``: the table's declarations, the plan, ε and the noise."""
-    return json.dumps([state.dataset.declared_key, plan.to_json(), epsilon, noise])
+def _preview_key(state: StudioState, plan: ReleasePlan, epsilon: float, noise: str, method: str) -> str:
+    """Where a preview is kept in ``state.utility_previews``: the table's declarations, the plan, ε, noise and method."""
+    return json.dumps([state.dataset.declared_key, plan.to_json(), epsilon, noise, method])
 
 
-def preview(state: StudioState, plan: ReleasePlan, epsilon: float, noise: str, delta: float) -> None:
-    """The owner's utility preview of both copies at ``epsilon``: free, never released."""
+def preview(state: StudioState, plan: ReleasePlan, epsilon: float, noise: str, delta: float, method: str) -> None:
+    """The owner's utility preview of both copies at ``epsilon``, the synthetic one by ``method``: free, never released."""
     st.subheader(_("Utility preview: both copies at ε = {epsilon} — owner only, free").format(epsilon=f"{epsilon:g}"))
     st.caption(
         _(
@@ -236,7 +236,8 @@ def preview(state: StudioState, plan: ReleasePlan, epsilon: float, noise: str, d
         )
     )
     kept: dict[str, Any] = state.utility_previews
-    key = _preview_key(state, plan, epsilon, noise)
+    st.caption(_("The synthetic copy is simulated with {method}, the method chosen above.").format(method=method.upper()))
+    key = _preview_key(state, plan, epsilon, noise, method)
     if st.button(_("Run the utility preview"), key="run_utility_preview"):
         dataset = state.dataset
         try:
@@ -249,6 +250,7 @@ def preview(state: StudioState, plan: ReleasePlan, epsilon: float, noise: str, d
                     delta=delta,
                     noise=noise,
                     unit=state.ledger().unit,
+                    method=method,
                     progress=progress,
                     costs=CostMemory(),
                 )

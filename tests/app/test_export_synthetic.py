@@ -26,6 +26,7 @@ def test_the_synthetic_copy_is_previewed_for_free_then_made_and_charged(app):
     assert set(preview["copy"]) >= {"randomized copy", "synthetic copy"}
     assert ledger.spent == 0  # the preview is free
     assert any("owner only, free" in str(h.value) for h in at.subheader)
+    assert any("simulated with MST" in str(c.value) for c in at.caption)
     [b for b in at.button if b.label == "Make the synthetic copy"][0].click().run(timeout=900)
     assert not at.exception and not at.error
     result = at.session_state[STATE_KEY].release
@@ -34,3 +35,11 @@ def test_the_synthetic_copy_is_previewed_for_free_then_made_and_charged(app):
     assert any("Synthetic copy made" in str(s.value) for s in at.success)
     assert [b for b in at.get("download_button") if "Synthetic table" in str(b.proto.label)]
     assert any("a new copy cannot be made" in str(w.value) for w in at.warning)  # nothing left, said without alarm
+
+
+def test_the_preview_follows_the_chosen_method(app):
+    at = app("export")
+    at.radio(key="copy_kind").set_value("synthetic").run()
+    at.radio(key="synthetic_method").set_value("aim").run()
+    assert not at.exception
+    assert any("simulated with AIM" in str(c.value) for c in at.caption)

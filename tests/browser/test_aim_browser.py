@@ -21,6 +21,7 @@ def test_choose_aim_for_adult_make_the_copy_compare_it_and_download_it(page):
     page.get_by_text("Synthetic copy: invented rows", exact=False).click()
     page.get_by_text("AIM (adaptive)", exact=False).click()
     page.get_by_text("the only noise AIM adds", exact=False).wait_for()  # AIM adds Gaussian noise: no choice to make
+    page.get_by_text("The synthetic copy is simulated with AIM", exact=False).wait_for()  # the free preview follows
     wait_until_idle(page)
     screenshot(page, "export_aim_chosen")
     page.get_by_role("button", name="Make the synthetic copy").click()

@@ -156,3 +156,18 @@ def test_the_preview_says_no_time_before_its_copy_is_planned():
     simulated = [left for _share, left, what in seen if what == "Simulated the randomized copy."]
     assert simulated == [None]  # only the training was measured then: a figure would leave the copy out
     assert seen[-1][1] == pytest.approx(0.0) and seen[-1][0] == pytest.approx(1.0)
+
+
+def test_the_preview_simulates_the_synthetic_copy_with_the_chosen_method(monkeypatch):
+    from dpcore.synthetic import preview as preview_module
+
+    methods: list[str] = []
+    made = preview_module.synthesize_table
+
+    def recording(*args, **kwargs):
+        methods.append(kwargs["method"])
+        return made(*args, **kwargs)
+
+    monkeypatch.setattr(preview_module, "synthesize_table", recording)
+    table = preview_module.utility_preview(tiny_table(400), tiny_schema(), tiny_plan(), 3.0, method="aim", random_state=1)
+    assert methods == ["aim"] and set(table["copy"]) >= {"randomized copy", "synthetic copy"}
