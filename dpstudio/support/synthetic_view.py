@@ -108,13 +108,22 @@ def settings(ledger: BudgetLedger) -> tuple[float, str, float, str] | None:
             )
         )
     delta = DEFAULT_DELTA if noise == "gaussian" else 0.0
-    st.caption(
-        _(
+    measured = {
+        "mst": _(
             "The copy measures each column's counts and a tree of pairs of columns (the pairs chosen privately), and the "
             "target's pair with every column when the schema declares a target, over your declared categories and bins; "
-            "every row is then invented from a model of those noisy counts. The plan above only says which columns the "
-            "copy holds and their bins: its per-column ε is for the randomized copy."
-        )
+            "every row is then invented from a model of those noisy counts."
+        ),
+        "aim": _(
+            "The copy measures each column's counts, then, round by round, the pair of columns or the target's triple "
+            "that its model gets most wrong (chosen privately), over your declared categories and bins; every row is then "
+            "invented from a model of those noisy counts."
+        ),
+    }
+    st.caption(
+        measured[method]
+        + " "
+        + _("The plan above only says which columns the copy holds and their bins: its per-column ε is for the randomized copy.")
     )
     return epsilon, noise, delta, method
 

@@ -42,4 +42,6 @@ def test_the_preview_follows_the_chosen_method(app):
     at.radio(key="copy_kind").set_value("synthetic").run()
     at.radio(key="synthetic_method").set_value("aim").run()
     assert not at.exception
-    assert any("simulated with AIM" in str(c.value) for c in at.caption)
+    captions = [str(c.value) for c in at.caption]
+    assert any("simulated with AIM" in c for c in captions)
+    assert any("round by round" in c for c in captions) and not any("a tree of pairs" in c for c in captions)
