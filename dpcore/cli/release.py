@@ -312,7 +312,7 @@ def _release_from_database(
     args: argparse.Namespace, database: SqlSource, output: Path, schema: Schema, plan: ReleasePlan, first_total: float
 ) -> Any:
     """The copy of a database's table or query, streamed in chunks, charged to the dataset its rows belong to."""
-    from dpcore.budget.identity import VersionFingerprint
+    from dpcore.budget.identity import VersionFingerprint, read_row_hashes
     from dpcore.release import DEFAULT_CHUNKSIZE, release_batches
 
     chunksize = args.chunksize or DEFAULT_CHUNKSIZE
@@ -325,8 +325,8 @@ def _release_from_database(
     def identified_chunks() -> Iterator[pd.DataFrame]:
         first = next(passes, False)
         for chunk in database.batches(chunksize):
-            if first:
-                identified.add(chunk, chunk.columns)
+            if first:  # the rows as read (cheap): the release must read these very rows again
+                identified.add_hashes([read_row_hashes(chunk)], len(chunk))
             yield chunk
 
     ledger = open_dataset(args, "release", identified_chunks, database.label, first_total, database)

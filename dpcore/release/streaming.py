@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore.budget.accountant import BudgetLedger
-from dpcore.budget.identity import VersionFingerprint
+from dpcore.budget.identity import VersionFingerprint, read_row_hashes
 from dpcore.budget.persons import person_keys
 from dpcore.exceptions import DataError
 from dpcore.i18n import _
@@ -153,7 +153,7 @@ def _frame_parts(
             chosen = mask[rows : rows + len(frame)]
             part, part_rows = frame.loc[chosen, prepared.columns].reset_index(drop=True), part_rows[chosen]
         if version is not None:
-            version.add(frame, frame.columns)
+            version.add_hashes([read_row_hashes(frame)], len(frame))
         rows += len(frame)
         yield frame, part, part_rows, rows * row_bytes
     if (mask is not None and rows != len(mask)) or (version is not None and version.hexdigest() != identified):
@@ -361,9 +361,10 @@ def release_batches(
     the chunk size. ``batches(columns)`` reads the table again at each call (only ``columns`` when
     given: the first pass of a privacy-unit column); ``n_rows`` (the database's count) sizes the
     shuffle buckets and the progress, which counts about 16 bytes per cell. ``identified``, the
-    version fingerprint (:class:`~dpcore.budget.identity.VersionFingerprint`) of the rows the
-    dataset was identified by: rows read now that differ (a table written to, a query whose rows
-    change) are refused rather than released on that dataset's budget. Other parameters as in
+    :class:`~dpcore.budget.identity.VersionFingerprint` of the
+    :func:`~dpcore.budget.identity.read_row_hashes` of the rows the dataset was identified by:
+    rows read now that differ (a table written to, a query whose rows change) are refused rather
+    than released on that dataset's budget. Other parameters as in
     :func:`~dpcore.release.table.release_table`.
     """
     prepared = prepare(schema, plan, ledger=ledger, unit=unit, count_epsilon=count_epsilon)
