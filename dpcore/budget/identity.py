@@ -169,15 +169,6 @@ class VersionFingerprint:
         return digest.hexdigest()[:32]
 
 
-def read_row_hashes(frame: pd.DataFrame) -> np.ndarray:
-    """One uint64 per row of ``frame``'s values exactly as read, in one vectorised hash per column.
-
-    Not an identity (a spelling changed is another row here): fed to a :class:`VersionFingerprint`
-    it checks, at a fifth of :func:`cell_hashes`' cost, that a table read twice gave the same rows.
-    """
-    return np.asarray(pd.util.hash_pandas_object(frame, index=False), dtype=np.uint64)
-
-
 def version_fingerprint(frame: pd.DataFrame, columns: Iterable[Hashable]) -> str:
     """:class:`VersionFingerprint` of an in-memory table over ``columns``."""
     fingerprint = VersionFingerprint()
