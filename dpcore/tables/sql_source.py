@@ -17,8 +17,9 @@ whole table (:meth:`SqlSource.read`) for the app and the models.
   allows it: SQLite in ``mode=ro``, DuckDB with ``read_only`` and no access to files beside
   the database (a DuckDB URL's settings, which would override these, are refused, and each
   connection is checked), PostgreSQL with ``default_transaction_read_only``.
-* **Streamed.** Rows come through a server-side cursor (``stream_results``), or as Arrow record
-  batches from DuckDB, ``chunksize`` rows at a time, so a large table never sits in memory twice.
+* **Streamed.** Rows come as Arrow record batches from DuckDB, through ``COPY … TO STDOUT`` parsed
+  by Arrow from PostgreSQL (when every column is a number or text), else through a server-side
+  cursor (``stream_results``), ``chunksize`` rows at a time, so a large table never sits in memory twice.
 * **Read like a CSV.** Numbers become float64 and text the same string type the streaming CSV
   reader gives, stripped, with the same missing-value words (:data:`~dpcore.tables.csv_reading.MISSING_VALUES`),
   so the same people in a table and in its CSV export hash alike and spend one budget.
@@ -380,9 +381,10 @@ class SqlSource:
     def batches(self, chunksize: int = DEFAULT_CHUNKSIZE, columns: Sequence[str] | None = None) -> Iterator[pd.DataFrame]:
         """The rows, ``chunksize`` at a time, read like a streamed CSV (see the module docstring).
 
-        DuckDB hands out Arrow record batches; other drivers stream rows through a server-side
-        cursor (``stream_results``) into one DataFrame per chunk. Only one chunk (and the
-        driver's buffer) is held at a time.
+        DuckDB hands out Arrow record batches; PostgreSQL's numbers and text come through ``COPY``
+        as CSV that Arrow parses (:func:`_copied_batches`); other drivers and types stream rows
+        through a server-side cursor (``stream_results``) into one DataFrame per chunk. Only one
+        chunk (and the driver's buffer) is held at a time.
         """
         if isinstance(chunksize, bool) or not isinstance(chunksize, int) or chunksize < 1:
             raise ValueError(f"chunksize must be a whole number >= 1, got {chunksize!r}")
