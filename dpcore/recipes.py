@@ -429,6 +429,7 @@ def planned_costs(recipe: Recipe, unit: str) -> list[PlannedCost]:
     from dpcore.models.registry import MODELS
     from dpcore.release import copy_epsilon, counted_rows_per_person
     from dpcore.release.plan import ReleasePlan
+    from dpcore.synthetic.budget import DEFAULT_DELTA
     from dpcore.tables.schema import Schema
     from dpcore.validation import epsilon_decimal
 
@@ -444,7 +445,9 @@ def planned_costs(recipe: Recipe, unit: str) -> list[PlannedCost]:
     k = counted_rows_per_person(Schema.from_dict(recipe.schema))
     for copy in recipe.copies:
         if copy.kind == "synthetic":
-            costs.append(PlannedCost(_("synthetic copy"), float(copy.epsilon or 0.0), float(copy.delta or 0.0)))
+            # a copy that states no δ spends `dpcore synthesize`'s default with Gaussian noise
+            delta = copy.delta if copy.delta is not None else (DEFAULT_DELTA if copy.noise == "gaussian" else 0.0)
+            costs.append(PlannedCost(_("synthetic copy"), float(copy.epsilon or 0.0), float(delta)))
         else:
             plan = ReleasePlan.from_dict(copy.plan)
             costs.append(PlannedCost(_("randomized copy"), copy_epsilon(plan, unit, rows_per_person=k)))

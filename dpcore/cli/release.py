@@ -311,38 +311,39 @@ def _run_release(args: argparse.Namespace) -> int:
 def _release_from_database(
     args: argparse.Namespace, database: SqlSource, output: Path, schema: Schema, plan: ReleasePlan, first_total: float
 ) -> Any:
-    """The copy of a database's table or query, streamed in chunks, charged to the dataset its rows belong to."""
-    from dpcore.budget.identity import VersionFingerprint
+    """The copy of a database's table or query, streamed in chunks, charged to the dataset its rows belong to.
+
+    The rows are read from the database once: the reading that identifies the dataset keeps them
+    (:class:`~dpcore.release.buffers.KeptRows`), and the copy is made of those very rows.
+    """
     from dpcore.release import DEFAULT_CHUNKSIZE, release_batches
+    from dpcore.release.buffers import KeptRows
 
     chunksize = args.chunksize or DEFAULT_CHUNKSIZE
     n_rows = database.row_count()
     if not args.accept_noise:
         _refuse_noise(plan, schema, n_rows)
-    identified = VersionFingerprint()
-    passes = iter([True])  # the catalog reads the rows more than once; the first reading is fingerprinted
+    kept = KeptRows()
+    try:
 
-    def identified_chunks() -> Iterator[pd.DataFrame]:
-        first = next(passes, False)
-        for chunk in database.batches(chunksize):
-            if first:
-                identified.add(chunk, chunk.columns)
-            yield chunk
+        def identified_chunks() -> Iterator[pd.DataFrame]:  # the catalog may read the rows more than once
+            return kept.chunks() if kept.complete else kept.keep(database.batches(chunksize))
 
-    ledger = open_dataset(args, "release", identified_chunks, database.label, first_total, database)
-    return release_batches(
-        lambda columns: database.batches(chunksize, columns),
-        n_rows,
-        output,
-        schema,
-        plan,
-        ledger=ledger,
-        fresh=args.fresh,
-        random_state=args.seed,
-        progress=_progress(args.quiet),
-        label=f"randomized-response copy ({output.name})",
-        identified=identified.hexdigest(),
-    )
+        ledger = open_dataset(args, "release", identified_chunks, database.label, first_total, database)
+        return release_batches(
+            kept.chunks,
+            n_rows,
+            output,
+            schema,
+            plan,
+            ledger=ledger,
+            fresh=args.fresh,
+            random_state=args.seed,
+            progress=_progress(args.quiet),
+            label=f"randomized-response copy ({output.name})",
+        )
+    finally:
+        kept.close()
 
 
 def _spark_files(args: argparse.Namespace, clash: str) -> tuple[Path, Path, Path, Path | None]:

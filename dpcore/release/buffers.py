@@ -1,6 +1,7 @@
 """The plumbing of a streamed release: overlapped reading and writing, and the two-pass shuffle buckets.
 
-:func:`prefetch` reads the next part in a thread while the caller randomises the current one;
+:class:`KeptRows` keeps a database's rows as they are first read, so they are read from the
+database once; :func:`prefetch` reads the next part in a thread while the caller randomises the current one;
 :class:`BackgroundWriter` formats and stores the previous one; :class:`ShuffleBuckets` spills
 released rows to disk by their order word and hands them back bucket by bucket, each sorted, so
 the copy is in the secret order with memory bounded by one bucket (:mod:`dpcore.release.streaming`).
@@ -10,12 +11,15 @@ from __future__ import annotations
 
 import io
 import queue
+import shutil
 import tempfile
 import threading
-from collections.abc import Generator, Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator, Sequence
+from pathlib import Path
 from typing import IO, Any, TypeVar
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -28,6 +32,58 @@ from dpcore.release.writing import write_csv
 SHUFFLE_BUCKET_BYTES = 64 << 20
 
 _T = TypeVar("_T")
+
+
+class KeptRows:
+    """A table's chunks, kept in temporary Arrow files as they are first read, then read again from there.
+
+    A database's rows are read once for a release: the reading that identifies the dataset keeps
+    them (:meth:`keep`), and every later reading, the release's included, comes from these files
+    (:meth:`chunks`), so the rows released are the rows identified even while the table is
+    written to, and the database is not asked twice. The files, about as large as the table,
+    are in the system's temporary folder (readable by this user alone) and removed by :meth:`close`.
+    """
+
+    def __init__(self) -> None:
+        self.folder = Path(tempfile.mkdtemp(prefix="dpcore-rows-"))
+        self.count = 0
+        self.complete = False
+
+    def keep(self, chunks: Iterable[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+        """``chunks`` passed through, each kept; complete once the last one was passed on."""
+        self.count, self.complete = 0, False  # a reading stopped early is kept again from the start
+        for chunk in chunks:
+            # One file per chunk: a column may come as numbers in one chunk and as text in another.
+            table = pa.Table.from_pandas(chunk, preserve_index=False)
+            with (
+                pa.OSFile(str(self.folder / f"{self.count:08d}.arrow"), "wb") as sink,
+                pa.ipc.new_file(sink, table.schema) as out,
+            ):
+                out.write_table(table)
+            self.count += 1
+            yield chunk
+        self.complete = True
+
+    def chunks(self, columns: Sequence[str] | None = None) -> Iterator[pd.DataFrame]:
+        """The kept chunks (only ``columns`` when given), as they were read."""
+        if not self.complete:
+            raise RuntimeError("the rows were not all kept: read them through keep() to the end first")
+        for index in range(self.count):
+            with pa.memory_map(str(self.folder / f"{index:08d}.arrow")) as source:
+                table = pa.ipc.open_file(source).read_all()
+            if columns is not None:
+                table = table.select(list(columns))
+            yield table.to_pandas(types_mapper=_text_type)
+
+    def close(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _text_type(arrow_type: pa.DataType) -> Any:
+    """Text as the readers give it (pyarrow-backed, NaN for missing); every other type as pandas makes it."""
+    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
+        return pd.StringDtype("pyarrow", na_value=np.nan)
+    return None
 
 
 def prefetch(iterable: Iterable[_T]) -> Generator[_T, None, None]:

@@ -128,18 +128,14 @@ def _frame_parts(
     prepared: Prepared,
     entropy: int,
     row_bytes: int,
-    identified: str | None = None,
 ) -> Iterator[Part]:
     """A table read as DataFrame chunks (a database's rows); each row's key is its position, as in a CSV file.
 
     ``batches(columns)`` reads the rows again at each call (only ``columns`` when given). With a
     privacy-unit column, a first pass reads that column and draws which rows to keep, as
-    :func:`_csv_parts` does; a table whose rows moved between the passes is refused. So is one whose
-    rows' version fingerprint is not ``identified`` (the rows the dataset was identified by): the
-    budget charged is the dataset's those rows belong to.
+    :func:`_csv_parts` does; a table whose rows moved between the passes is refused.
     """
     bound = prepared.bound
-    version = VersionFingerprint() if identified is not None else None
     mask, keys = None, np.empty(0, dtype=np.uint64)
     if bound is not None:
         keys = scan_units(iter(batches([bound.column])), bound)
@@ -152,11 +148,9 @@ def _frame_parts(
                 raise _table_changed()
             chosen = mask[rows : rows + len(frame)]
             part, part_rows = frame.loc[chosen, prepared.columns].reset_index(drop=True), part_rows[chosen]
-        if version is not None:
-            version.add(frame, frame.columns)
         rows += len(frame)
         yield frame, part, part_rows, rows * row_bytes
-    if (mask is not None and rows != len(mask)) or (version is not None and version.hexdigest() != identified):
+    if mask is not None and rows != len(mask):
         raise _table_changed()
 
 
@@ -352,7 +346,6 @@ def release_batches(
     label: str = "randomized-response release",
     unit: str | None = None,
     count_epsilon: float = COUNT_EPSILON,
-    identified: str | None = None,
 ) -> ReleaseResult:
     """Release a table read as DataFrame chunks — a database's rows (:meth:`dpcore.tables.sql_source.SqlSource.batches`).
 
@@ -360,16 +353,15 @@ def release_batches(
     :func:`release_csv`'s of the table's CSV export (with the same rows in the same order), whatever
     the chunk size. ``batches(columns)`` reads the table again at each call (only ``columns`` when
     given: the first pass of a privacy-unit column); ``n_rows`` (the database's count) sizes the
-    shuffle buckets and the progress, which counts about 16 bytes per cell. ``identified``, the
-    version fingerprint (:class:`~dpcore.budget.identity.VersionFingerprint`) of the rows the
-    dataset was identified by: rows read now that differ (a table written to, a query whose rows
-    change) are refused rather than released on that dataset's budget. Other parameters as in
+    shuffle buckets and the progress, which counts about 16 bytes per cell; the command line reads
+    the rows it identified the dataset by (:class:`~dpcore.release.buffers.KeptRows`), so the copy
+    is charged to the dataset of the very rows it is made of. Other parameters as in
     :func:`~dpcore.release.table.release_table`.
     """
     prepared = prepare(schema, plan, ledger=ledger, unit=unit, count_epsilon=count_epsilon)
     row_bytes = 16 * max(len(schema.columns), 1)
     return _release_streamed(
-        lambda _attempt, entropy: _frame_parts(batches, prepared, entropy, row_bytes, identified),
+        lambda _attempt, entropy: _frame_parts(batches, prepared, entropy, row_bytes),
         [""],
         max(n_rows * row_bytes, 1),
         Path(destination),

@@ -17,8 +17,9 @@ whole table (:meth:`SqlSource.read`) for the app and the models.
   allows it: SQLite in ``mode=ro``, DuckDB with ``read_only`` and no access to files beside
   the database (a DuckDB URL's settings, which would override these, are refused, and each
   connection is checked), PostgreSQL with ``default_transaction_read_only``.
-* **Streamed.** Rows come through a server-side cursor (``stream_results``), or as Arrow record
-  batches from DuckDB, ``chunksize`` rows at a time, so a large table never sits in memory twice.
+* **Streamed.** Rows come as Arrow record batches from DuckDB, through ``COPY … TO STDOUT`` parsed
+  by Arrow from PostgreSQL (when every column is a number or text), else through a server-side
+  cursor (``stream_results``), ``chunksize`` rows at a time, so a large table never sits in memory twice.
 * **Read like a CSV.** Numbers become float64 and text the same string type the streaming CSV
   reader gives, stripped, with the same missing-value words (:data:`~dpcore.tables.csv_reading.MISSING_VALUES`),
   so the same people in a table and in its CSV export hash alike and spend one budget.
@@ -33,6 +34,7 @@ Errors are :class:`~dpcore.exceptions.DataError` sentences that never quote a dr
 
 from __future__ import annotations
 
+import io
 import os
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -379,9 +381,10 @@ class SqlSource:
     def batches(self, chunksize: int = DEFAULT_CHUNKSIZE, columns: Sequence[str] | None = None) -> Iterator[pd.DataFrame]:
         """The rows, ``chunksize`` at a time, read like a streamed CSV (see the module docstring).
 
-        DuckDB hands out Arrow record batches; other drivers stream rows through a server-side
-        cursor (``stream_results``) into one DataFrame per chunk. Only one chunk (and the
-        driver's buffer) is held at a time.
+        DuckDB hands out Arrow record batches; PostgreSQL's numbers and text come through ``COPY``
+        as CSV that Arrow parses (:func:`_copied_batches`); other drivers and types stream rows
+        through a server-side cursor (``stream_results``) into one DataFrame per chunk. Only one
+        chunk (and the driver's buffer) is held at a time.
         """
         if isinstance(chunksize, bool) or not isinstance(chunksize, int) or chunksize < 1:
             raise ValueError(f"chunksize must be a whole number >= 1, got {chunksize!r}")
@@ -389,6 +392,9 @@ class SqlSource:
             statement = self._selection(columns)
             if self.url.get_backend_name() == "duckdb":
                 yield from self._arrow_batches(connection, statement, chunksize)
+                return
+            if (copied := _copy_columns(connection, statement)) is not None:
+                yield from _copied_batches(connection, statement, copied, chunksize)
                 return
             result = connection.execution_options(stream_results=True, max_row_buffer=chunksize).execute(statement)
             names = [str(k) for k in result.keys()]
@@ -504,6 +510,116 @@ def _information_schema_types(connection: Connection, table: str) -> list[Column
         where,
     ).scalars()
     return _with_checks(found, [str(c) for c in checks])
+
+
+# PostgreSQL's types (by OID) whose COPY text reads back exactly as psycopg's values are read by
+# _cleaned: whole and decimal numbers (printed exactly, parsed to the same float64) and text.
+_POSTGRES_NUMBERS = frozenset({20, 21, 23, 700, 701, 1700})  # int8, int2, int4, float4, float8, numeric
+_POSTGRES_TEXT = frozenset({19, 25, 1042, 1043})  # name, text, char(n), varchar
+_COPY_BLOCK_BYTES = 1 << 22
+
+
+def _copy_columns(connection: Connection, statement: Any) -> dict[str, bool] | None:
+    """The columns of a PostgreSQL statement (name → is a number), when COPY can read every one of them; else None.
+
+    Only psycopg 3 on a UTF-8 connection, and only columns of the types above: any other
+    (a boolean, a date, an array…) is read through the cursor, as its Python value says.
+    """
+    dialect = connection.dialect
+    if dialect.name != "postgresql" or dialect.driver != "psycopg":
+        return None
+    driver = connection.connection.driver_connection
+    if driver is None or driver.info.encoding != "utf-8":
+        return None
+    # A declared cursor is described without running its query (and keeps names a query repeats).
+    with driver.cursor(name="dpstudio_described") as cursor:
+        cursor.execute(_compiled(connection, statement).encode())
+        columns = [(str(c.name), int(c.type_code)) for c in cursor.description or ()]
+    _check_names([name for name, _oid in columns])
+    if not columns or any(oid not in _POSTGRES_NUMBERS | _POSTGRES_TEXT for _name, oid in columns):
+        return None
+    return {name: oid in _POSTGRES_NUMBERS for name, oid in columns}
+
+
+def _compiled(connection: Connection, statement: Any) -> str:
+    return str(statement.compile(connection, compile_kwargs={"literal_binds": True}))
+
+
+def _copied_batches(connection: Connection, statement: Any, numeric: dict[str, bool], chunksize: int) -> Iterator[pd.DataFrame]:
+    """PostgreSQL's rows through ``COPY (…) TO STDOUT`` as CSV, parsed by Arrow: no Python object per cell.
+
+    In PostgreSQL's CSV an empty unquoted field is NULL and a quoted one the empty text, which
+    Arrow keeps apart (``quoted_strings_can_be_null=False``); numbers are parsed to float64 and
+    text kept as text, so each chunk is the cursor's (:func:`_cleaned` does the rest).
+    """
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    names = list(numeric)
+    positional = [f"c{i}" for i in range(len(names))]  # a column's name may be anything, even empty
+    types = {p: pa.float64() if numeric[n] else pa.string() for p, n in zip(positional, names)}
+    driver = connection.connection.driver_connection
+    with driver.cursor() as cursor:  # type: ignore[union-attr]
+        copy_statement = f"COPY ({_compiled(connection, statement)}) TO STDOUT WITH (FORMAT csv)"
+        with cursor.copy(copy_statement.encode()) as copy:
+            stream = _CopyStream(copy)
+            if stream.finished():  # no rows: Arrow would refuse an empty file
+                return
+            reader = pcsv.open_csv(
+                stream,
+                read_options=pcsv.ReadOptions(column_names=positional, block_size=_COPY_BLOCK_BYTES, use_threads=False),
+                parse_options=pcsv.ParseOptions(newlines_in_values=True),
+                convert_options=pcsv.ConvertOptions(
+                    column_types=types, null_values=[""], strings_can_be_null=True, quoted_strings_can_be_null=False
+                ),
+            )
+            pending: list[pa.RecordBatch] = []
+            rows = 0
+            for batch in reader:
+                pending.append(batch)
+                rows += batch.num_rows
+                while rows >= chunksize:
+                    table = pa.Table.from_batches(pending)
+                    yield _arrow_chunk(table.slice(0, chunksize), names)
+                    rest = table.slice(chunksize)
+                    pending, rows = rest.to_batches(), rest.num_rows
+            if rows:
+                yield _arrow_chunk(pa.Table.from_batches(pending), names)
+
+
+def _arrow_chunk(table: Any, names: list[str]) -> pd.DataFrame:
+    frame = table.to_pandas(types_mapper=lambda t: _STR_DTYPE if t == "string" else None)
+    frame.columns = names
+    return _cleaned(frame)
+
+
+class _CopyStream(io.RawIOBase):
+    """The bytes of a psycopg ``COPY … TO STDOUT`` as a file Arrow reads."""
+
+    def __init__(self, copy: Any) -> None:
+        self._copy, self._pending = copy, memoryview(b"")
+
+    def readable(self) -> bool:
+        return True
+
+    def finished(self) -> bool:
+        """True when no byte is left (the first row is read ahead to tell)."""
+        if not self._pending:
+            self._pending = memoryview(self._copy.read())
+        return not self._pending
+
+    def readinto(self, buffer: Any) -> int:
+        size, filled = len(buffer), 0
+        while filled < size:
+            if not self._pending:
+                data = self._copy.read()
+                if not data:
+                    break
+                self._pending = memoryview(data)
+            n = min(size - filled, len(self._pending))
+            buffer[filled : filled + n] = self._pending[:n]
+            self._pending, filled = self._pending[n:], filled + n
+        return filled
 
 
 def _check_names(names: list[str]) -> None:

@@ -10,6 +10,7 @@ from dpstudio.support import export_view as view
 from dpstudio.support import synthetic_view as synthetic
 from dpstudio.support.data_view import ways_out
 from dpstudio.support.declaring import leak_summary, leaky_columns
+from dpstudio.support.recipe_view import randomized_step, record_release
 from dpstudio.support.session import get_state, remember_release
 
 state = get_state()
@@ -103,6 +104,8 @@ if st.button(_("Release the copy"), type="primary", disabled=not confirmed):
                 dataset.frame, schema, plan, ledger=ledger, fresh=fresh, label="Export: randomized copy"
             )
         state.released_plans[view.plan_key(dataset, ledger)] = plan
+        if not state.release.reused:  # a copy handed out again is no new release
+            record_release(state, randomized_step(plan, dataset))
         remember_release(state)
         st.rerun()
     except (BudgetExceededError, DataError) as error:

@@ -12,6 +12,7 @@ from dpstudio.support.data_view import release_refused
 from dpstudio.support.declaring import leak_summary, leaky_columns
 from dpstudio.support.language import keyed
 from dpstudio.support.readable import task_name
+from dpstudio.support.recipe_view import model_step, record_release
 from dpstudio.support.session import get_state, recall_result, remember_result
 from dpstudio.support.training import (
     budget_notice,
@@ -118,6 +119,7 @@ if st.button(_("Train"), type="primary", disabled=epsilon is None or (spec.appro
             delta=delta,
         )
         remember_result(state, "trained")  # even if this browser tab was reloaded meanwhile, the charged model is kept
+        record_release(state, model_step(state.trained))
         st.rerun()
     except (BudgetExceededError, DataError) as error:
         bar.empty()

@@ -71,7 +71,7 @@ def offer_earlier_work(state: StudioState) -> None:
                     st.error(_("That work could not be opened any more; it may have been removed."))
                     continue
                 state.dataset, state.workspace = dataset, kept.token
-                state.trained = state.groups = state.attacks = None  # picked up from the reopened workspace
+                state.trained = state.releases = state.groups = state.attacks = None  # picked up from the reopened workspace
                 state.released_plans = workspace.load_released_plans(state.ledger_path, kept.token)
                 st.query_params[workspace.QUERY_KEY] = kept.token
                 st.rerun()

@@ -10,6 +10,7 @@ import streamlit as st
 from dpcore.budget.accountant import BudgetLedger
 from dpcore.clustering import GroupMap
 from dpcore.i18n import _
+from dpcore.models.registry import MODELS
 from dpcore.recipes import (
     RUN_EVENT,
     RUN_STOPPED_EVENT,
@@ -24,10 +25,9 @@ from dpcore.recipes import (
 from dpcore.release import ReleasePlan, kept_rows, mostly_noise, usefulness
 from dpcore.synthetic import SyntheticResult
 from dpcore.training import TrainedModel
-from dpstudio.support.export_view import plan_key
 from dpstudio.support.groups_view import current as current_groups
-from dpstudio.support.session import recall_result
-from dpstudio.support.state import SAMPLES, StudioState
+from dpstudio.support.session import recall_result, remember_result
+from dpstudio.support.state import SAMPLES, Dataset, StudioState
 
 #: The history's events of a recipe run (``dpcore run`` records them).
 RUN_EVENTS = (RUN_EVENT, RUN_STOPPED_EVENT)
@@ -44,8 +44,40 @@ def _source(state: StudioState) -> Source:
     return Source(file=dataset.name)
 
 
+def model_step(trained: TrainedModel) -> ModelStep:
+    """A trained model as a recipe makes it again: its key, ε, δ and settings."""
+    return ModelStep(
+        trained.key, trained.epsilon, trained.delta or None, dict(trained.parameters), trained.details.get("encoding", "ordinal")
+    )
+
+
+def randomized_step(plan: ReleasePlan, dataset: Dataset) -> CopyStep:
+    """A randomized copy's plan as a recipe makes it again."""
+    # Released although mostly noise: the owner typed the page's word for it, and the recipe keeps that choice.
+    noisy = mostly_noise(usefulness(plan, dataset.schema, max(kept_rows(dataset.frame, dataset.schema), 1)))
+    return CopyStep("randomized", plan=plan.to_dict(), accept_noise=bool(noisy))
+
+
+def synthetic_step(copy: SyntheticResult) -> CopyStep:
+    """A synthetic copy's ε, δ and noise as a recipe makes it again."""
+    report = copy.report
+    delta = float(report.get("delta") or 0.0) or None
+    return CopyStep("synthetic", epsilon=float(report["epsilon"]), delta=delta, noise=str(report.get("noise", "gaussian")))
+
+
+def record_release(state: StudioState, step: ModelStep | CopyStep) -> None:
+    """Note a model or copy just released on the table in use: a recipe saved later makes each again, in order.
+
+    Kept in the workspace too, so a reload does not drop what was charged from the recipe.
+    """
+    state.releases = [*(recall_result(state, "releases", list) or []), (state.dataset.dataset_id, step)]
+    remember_result(state, "releases")
+
+
 def session_recipe(state: StudioState, ledger: BudgetLedger) -> Recipe:
     """What this session declared, trained and released on the table in use, as a checked recipe.
+
+    Every model and copy released in the session goes in, in the order released (:func:`record_release`).
 
     Only the owner's choices go in: the source's name, the declarations (public by definition),
     the unit and total, and each release's ε and settings; never a data value or a seed.
@@ -56,25 +88,13 @@ def session_recipe(state: StudioState, ledger: BudgetLedger) -> Recipe:
         A declaration read from the data (the sentence names the columns), or nothing released yet.
     """
     dataset = state.dataset
-    models = []
+    released = [step for dataset_id, step in recall_result(state, "releases", list) or [] if dataset_id == dataset.dataset_id]
+    # A model of another task (the target was changed since) could not be trained on this table again.
+    models = [s for s in released if isinstance(s, ModelStep) and MODELS[s.model].task == dataset.schema.task]
     trained = recall_result(state, "trained", TrainedModel)
-    if trained is not None and trained.task == dataset.schema.task:
-        delta = trained.delta or None
-        models.append(
-            ModelStep(trained.key, trained.epsilon, delta, dict(trained.parameters), trained.details.get("encoding", "ordinal"))
-        )
-    copies = []
-    plan = state.released_plans.get(plan_key(dataset, ledger))
-    if isinstance(plan, ReleasePlan):
-        # Released although mostly noise: the owner typed the page's word for it, and the recipe keeps that choice.
-        noisy = mostly_noise(usefulness(plan, dataset.schema, max(kept_rows(dataset.frame, dataset.schema), 1)))
-        copies.append(CopyStep("randomized", plan=plan.to_dict(), accept_noise=bool(noisy)))
-    if isinstance(state.release, SyntheticResult) and state.release.dataset_id == dataset.dataset_id:
-        report = state.release.report
-        delta = float(report.get("delta") or 0.0) or None
-        copies.append(
-            CopyStep("synthetic", epsilon=float(report["epsilon"]), delta=delta, noise=str(report.get("noise", "gaussian")))
-        )
+    if not models and trained is not None and trained.task == dataset.schema.task:
+        models.append(model_step(trained))  # a model of this workspace trained before the page was reloaded
+    copies = [s for s in released if isinstance(s, CopyStep)]
     groups = []
     found = current_groups(state)
     if found is not None and isinstance(found.found, GroupMap):
@@ -112,9 +132,10 @@ def save_section(state: StudioState, ledger: BudgetLedger) -> None:
     st.subheader(_("Save as recipe"))
     st.caption(
         _(
-            "A recipe keeps this session's choices — where the table comes from, its declarations, the unit and budget, the "
-            "model and the copies made, with their ε and settings — but no value of the data and no password. Next month or "
-            "quarter, `dpcore run RECIPE` makes the same releases again on the new table, charged to this dataset's budget."
+            "A recipe keeps this session's choices — where the table comes from, its declarations, the unit and budget, "
+            "every model and copy made, in order, with their ε and settings — but no value of the data and no password. Next "
+            "month or quarter, `dpcore run RECIPE` makes the same releases again on the new table, charged to this dataset's "
+            "budget."
         )
     )
     try:

@@ -97,7 +97,8 @@ class StudioState:
     best_model: dict = field(default_factory=dict)
     release: object | None = None
     released_plans: dict = field(default_factory=dict)  # (dataset, declarations, unit) → the plan of the copy given out
-    # trained, groups and attacks are also kept in the workspace: session.remember_result / recall_result.
+    releases: list | None = None  # (dataset id, ModelStep | CopyStep): each model and copy, in order (recipe_view)
+    # trained, releases, groups and attacks are also kept in the workspace: session.remember_result / recall_result.
     groups: object | None = None  # the Groups page's paid-for map (dpstudio.support.groups_view.GroupsResult)
     attacks: object | None = None  # the Attack page's results (dpstudio.support.attack_view.AttackResults)
     worked_in: str | None = None  # a workspace the owner changed or paid in, so worth reopening (earlier_work)

@@ -19,6 +19,7 @@ from dpcore.release import ReleasePlan
 from dpcore.synthetic import DEFAULT_DELTA, SyntheticResult, synthesize_table, trust_sentences, utility_preview
 from dpcore.synthetic.compare import CopyComparison, compare_copy
 from dpstudio.support.language import keyed
+from dpstudio.support.recipe_view import record_release, synthetic_step
 from dpstudio.support.state import StudioState
 
 RANDOMIZED, SYNTHETIC = "randomized", "synthetic"
@@ -165,6 +166,7 @@ def make_copy(
                     method=method,
                 )
             state.copy_comparison = _compared(state, plan, state.release)
+            record_release(state, synthetic_step(state.release))
             st.rerun()
         except (BudgetExceededError, DataError) as error:
             st.error(str(error))

@@ -31,6 +31,8 @@ def test_the_synthetic_copy_is_previewed_for_free_then_made_and_charged(app):
     assert not at.exception and not at.error
     result = at.session_state[STATE_KEY].release
     assert isinstance(result, SyntheticResult) and not result.seeded
+    [(_dataset, step)] = at.session_state[STATE_KEY].releases  # what a recipe saved now makes again
+    assert step.kind == "synthetic" and step.epsilon == 1.0
     assert ledger.spent == pytest.approx(1.0) and ledger.spent_delta == pytest.approx(1e-6)
     assert any("Synthetic copy made" in str(s.value) for s in at.success)
     assert [b for b in at.get("download_button") if "Synthetic table" in str(b.proto.label)]

@@ -63,17 +63,24 @@ def test_a_recipe_saved_in_the_browser_makes_the_releases_again_on_a_changed_tab
     wait_until_idle(page)
     schema_uploader(page).set_input_files(str(REPO / "sample_data" / "adult.schema.json"))
     page.get_by_text("The schema is complete", exact=False).first.wait_for()
-    # Train, then release a randomized copy.
+    # Train twice (the second model at ε = 0.1), then release a randomized copy.
     page.get_by_role("link", name="3. Train").click()
     wait_until_idle(page)
     page.get_by_role("button", name="Train").click()
+    page.get_by_text("For comparison", exact=False).wait_for()
+    typed = page.get_by_label("ε to spend on this model")
+    typed.fill("0.1")
+    typed.press("Enter")
+    wait_until_idle(page)
+    page.get_by_role("button", name="Train").click()
+    wait_until_idle(page)
     page.get_by_text("For comparison", exact=False).wait_for()
     page.get_by_role("link", name="5. Export").click()
     release_copy(page)
     page.get_by_text("Released: ε =", exact=False).wait_for()
     # Privacy: save what this session did as a recipe.
     page.get_by_role("link", name="2. Privacy").click()
-    page.get_by_text("It makes 1 model(s), 1 copy(ies) and 0 group map(s) again.").wait_for()
+    page.get_by_text("It makes 2 model(s), 1 copy(ies) and 0 group map(s) again.").wait_for()
     with page.expect_download() as download:
         page.get_by_role("button", name="Save as recipe (YAML)").click()
     ARTIFACTS.mkdir(exist_ok=True)
@@ -83,19 +90,20 @@ def test_a_recipe_saved_in_the_browser_makes_the_releases_again_on_a_changed_tab
     recipe = load_recipe(recipe_file)
     assert recipe.source.connection == "clinic" and recipe.source.table == "census"
     assert "sqlite:" not in text and "seed:" not in text  # the connection's name, never its URL; no seed
-    assert [m.model for m in recipe.models] == ["dp_boosting_clf"] and recipe.copies[0].kind == "randomized"
+    assert [m.model for m in recipe.models] == ["dp_boosting_clf"] * 2 and recipe.models[1].epsilon == 0.1
+    assert [c.kind for c in recipe.copies] == ["randomized"]  # every release of the session, in order
 
     catalog = Catalog(tmp_path / "ledger.sqlite3")
     ledger = catalog.ledger(catalog.find("census"))
     made = [(s.epsilon, s.mechanism) for s in ledger.spends()]
-    assert len(made) == 2
+    assert len(made) == 3
 
-    # Next quarter: a few rows changed. What is left of ε = 1 does not pay for both again: refused, nothing spent.
+    # Next quarter: a few rows changed. What is left of ε = 1 does not pay for them again: refused, nothing spent.
     _change_a_few_rows(database["file"])
     run = ["run", str(recipe_file), "--ledger", str(tmp_path / "ledger.sqlite3"), "--secrets", str(database["secrets"])]
     run += ["--output-dir", str(tmp_path / "next_quarter")]
     assert main(run) == EXIT_BUDGET
-    assert "Nothing was made or charged" in capsys.readouterr().err and len(ledger.spends()) == 2
+    assert "Nothing was made or charged" in capsys.readouterr().err and len(ledger.spends()) == 3
     # The way out it names: a deliberate raise; then each release is made again and charged once.
     assert main([*run, "--raise-budget", "3"]) == EXIT_OK, capsys.readouterr().err
     assert [(s.epsilon, s.mechanism) for s in ledger.spends()] == made + made
@@ -104,9 +112,10 @@ def test_a_recipe_saved_in_the_browser_makes_the_releases_again_on_a_changed_tab
     page.reload()
     page.get_by_text("Recipe runs").wait_for()
     # The run's line is an st.text; the history grid above holds a hidden copy of the same words.
-    page.locator("[data-testid='stText']", has_text="recipe: census releases; 2 releases planned").wait_for()
+    page.locator("[data-testid='stText']", has_text="recipe: census releases; 3 releases planned").wait_for()
     page.get_by_role("button", name="Save as recipe (YAML)").wait_for()
     page.get_by_role("button", name="Download the history (CSV)").wait_for()
+    page.get_by_text("It makes 2 model(s), 1 copy(ies) and 0 group map(s) again.").wait_for()  # kept through the reload
     wait_until_idle(page)
     page.get_by_role("button", name="Save as recipe (YAML)").scroll_into_view_if_needed()
     screenshot(page, "recipe_privacy_page_runs")

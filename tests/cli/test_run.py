@@ -196,3 +196,71 @@ def test_a_release_that_fails_midway_keeps_what_was_made_and_says_where_it_stopp
     history = ledger.history()
     [stopped] = history[history["event"] == "recipe run stopped"]["what"]
     assert "stopped at release 3 of 3" in stopped
+
+
+@pytest.fixture
+def tiny(tmp_path):
+    """The synthetic-copy tests' tiny table (600 rows, three declared columns): Private-PGM fits it in seconds."""
+    import sys
+    from pathlib import Path
+
+    pytest.importorskip("mbi")
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "synthetic"))
+    from synthetic_testing import tiny_schema, tiny_table
+
+    table = tmp_path / "tiny.csv"
+    tiny_table(600).to_csv(table, index=False)
+    return table, tiny_schema()
+
+
+def _synthetic_recipe(tiny, total: float, total_delta: float = 1e-5) -> Recipe:
+    table, schema = tiny
+    return Recipe(
+        name="tiny synthetic",
+        source=Source(file=str(table)),
+        schema=schema.to_dict(),
+        total_epsilon=total,
+        total_delta=total_delta,
+        models=[ModelStep("dp_gaussian_nb", 0.25)],
+        copies=[CopyStep("synthetic", epsilon=1.0)],
+    )
+
+
+def test_a_recipes_synthetic_copy_is_made_and_charged_once(tiny, tmp_path, capsys):
+    recipe = _write(_synthetic_recipe(tiny, total=1.5), tmp_path)
+    ledger_file = str(tmp_path / "l.sqlite3")
+    code = main(["run", recipe, "--ledger", ledger_file, "--output-dir", str(tmp_path / "out"), "--seed", "3", "-q"])
+    captured = capsys.readouterr()
+    assert code == EXIT_OK, captured.err
+    assert "[2/2] making a synthetic copy at ε = 1" in captured.err
+    import json
+
+    import pandas as pd
+
+    copy = pd.read_csv(tmp_path / "out" / "copy1_synthetic.csv", dtype=str)
+    assert list(copy.columns) == ["smoker", "age", "sick"] and len(copy) > 0
+    report = json.loads((tmp_path / "out" / "copy1_synthetic.json").read_text(encoding="utf-8"))
+    assert report["kind"] == "synthetic" and report["epsilon"] == 1.0
+    assert (tmp_path / "out" / "copy1_synthetic.md").exists()
+    ledger = _spends(ledger_file)
+    spends = ledger.spends()
+    assert len(spends) == 2 and [s.epsilon for s in spends] == [0.25, 1.0]
+    assert ledger.spent == pytest.approx(1.25) and ledger.spent_delta == pytest.approx(1e-6)
+    # Run again, with ε = 0.25 left: refused whole before the model is trained again, nothing charged.
+    code = main(["run", recipe, "--ledger", ledger_file, "--output-dir", str(tmp_path / "again"), "-q"])
+    err = capsys.readouterr().err
+    assert code == EXIT_BUDGET and "synthetic copy: ε = 1" in err and "Nothing was made or charged" in err
+    assert len(ledger.spends()) == 2 and ledger.spent == pytest.approx(1.25)
+    assert not (tmp_path / "again").exists()
+
+
+def test_a_recipes_synthetic_copy_whose_delta_is_not_left_is_refused_before_anything_is_spent(tiny, tmp_path, capsys):
+    # The copy states no δ: it spends the command's default (1e-6), more than the 5e-7 this dataset has.
+    recipe = _write(_synthetic_recipe(tiny, total=5.0, total_delta=5e-7), tmp_path)
+    ledger_file = str(tmp_path / "l.sqlite3")
+    code = main(["run", recipe, "--ledger", ledger_file, "--output-dir", str(tmp_path / "out"), "-q"])
+    err = capsys.readouterr().err
+    assert code == EXIT_BUDGET and "δ = 1e-06" in err and "Nothing was made or charged" in err
+    ledger = _spends(ledger_file)
+    assert ledger.spent == 0 and not ledger.spends()
+    assert not (tmp_path / "out").exists()

@@ -203,9 +203,18 @@ def test_a_database_table_whose_people_have_several_rows_gets_the_csvs_copy(adul
     assert (tmp_path / "csv.csv").read_bytes() == (tmp_path / "db.csv").read_bytes()
 
 
-def test_a_query_whose_rows_change_between_readings_is_not_released(adult, tmp_path, capsys):
+def test_a_query_whose_rows_change_at_each_reading_is_read_once_and_its_copy_made_of_the_rows_identified(
+    adult, tmp_path, capsys, monkeypatch
+):
+    from dpcore.release.buffers import KeptRows
+    from dpcore.tables.sql_source import SqlSource
+
+    readings, kept = [], []
+    batches, keep = SqlSource.batches, KeptRows.keep
+    monkeypatch.setattr(SqlSource, "batches", lambda self, *a, **k: readings.append(a) or batches(self, *a, **k))
+    monkeypatch.setattr(KeptRows, "keep", lambda self, chunks: kept.append(self.folder) or keep(self, chunks))
     changing = ["--source", adult["sqlite"], "--query", "SELECT * FROM adult WHERE abs(random()) % 10 > 0"]
-    assert _release(adult, tmp_path, "changing", *changing) == EXIT_DATA
-    err = capsys.readouterr().err
-    assert "gave other rows while it was being released" in err and "the file" not in err
-    assert not (tmp_path / "changing.csv").exists()
+    assert _release(adult, tmp_path, "changing", *changing) == EXIT_OK, capsys.readouterr().err
+    assert len(readings) == 1  # the dataset was identified by the rows read; the copy is made of them
+    [folder] = kept
+    assert (tmp_path / "changing.csv").exists() and not folder.exists()  # the kept rows are gone
