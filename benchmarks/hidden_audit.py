@@ -302,6 +302,7 @@ def main() -> None:
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--no-controls", action="store_true")
     parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--results", default="hidden_audit", help="name of the results files (results/NAME.md, .csv)")
     args = parser.parse_args()
     quiet_warnings()
     targets = [*MODEL_KEYS, *RELEASES]
@@ -362,7 +363,7 @@ def main() -> None:
         print(f"stopped: {len(finished)} of {len(runs)} targets audited", flush=True)
     rows = [finished[run] for run in runs if run in finished]
     frame = pd.DataFrame(rows)
-    report = Report("hidden_audit")
+    report = Report(args.results)
     report.say(
         f"D: {args.rows} rows (3 numeric features on [0, 1], a 3-level category, a target); D′ = D + one record at the "
         f"declared bounds' top corner with the rarer label / farther target bound. Claimed ε = {CLAIMED:g} per record "
