@@ -29,10 +29,11 @@ Controls: the same protocol on a few targets fitted at 10 × ε while ε = 1 is 
 ten-fold): their lower bound should be above 1, which shows the audit has power at this size.
 The last line gives the largest ε any audit of this size could show (perfect separation).
 
-Run: ``nice -n 15 env PYTHONPATH=. .venv/bin/python benchmarks/hidden_audit.py`` (about 40 CPU
-minutes on two processes; ``--fits 200`` for a smoke run; ``--models dp_tree,dp_mean`` for a
-few targets; ``--processes``). Writes ``results/hidden_audit.md`` and ``.csv``. Owner's eyes
-only: nothing is released and no budget is charged.
+Run: ``nice -n 15 env PYTHONPATH=. .venv/bin/python benchmarks/hidden_audit.py`` (about 13 CPU
+minutes, 25 minutes on two processes of a loaded 2-core machine; ``--fits 200`` for a smoke run;
+``--models dp_tree,dp_mean`` for a few targets; ``--processes``; ``--results`` names the files).
+Writes ``results/hidden_audit.md`` and ``.csv``; a TERM stops it and still writes the targets it
+finished. Owner's eyes only: nothing is released and no budget is charged.
 """
 
 from __future__ import annotations
