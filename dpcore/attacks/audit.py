@@ -77,7 +77,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from dpcore.attacks.membership import fit_or_explain, probabilities
-from dpcore.attacks.statistics import best_event, epsilon_lower_bound, largest_certifiable
+from dpcore.attacks.statistics import best_event, clopper_pearson, epsilon_lower_bound, largest_certifiable
 from dpcore.exceptions import DataError
 from dpcore.i18n import N_, _, fixed, short
 from dpcore.models.mean import DPMeanRegressor
@@ -528,3 +528,72 @@ def _predictions(model: Estimator, points: NDArray[np.float64], label: Any, desi
         return np.asarray(proba[:, at], dtype=float)
     lower, upper = design.target_bounds if design.target_bounds is not None else (0.0, 1.0)
     return (np.asarray(model.predict(points), dtype=float).ravel() - lower) / (upper - lower)
+
+
+@dataclass(frozen=True)
+class SplitAudit:
+    """What :func:`audit_outputs` found: the event chosen on one half of the fits, counted on the other half.
+
+    ``lower`` is the ``confidence`` lower bound on ε (Clopper–Pearson at ``(1 − confidence)/2`` on each rate),
+    ``upper`` the matching upper end of the interval, ``estimate`` the ratio of the counted rates themselves;
+    ``largest_certifiable`` the most any audit of ``n_test`` runs each way could show.
+    """
+
+    lower: float
+    estimate: float
+    upper: float
+    hits_with: int
+    hits_without: int
+    n_test: int
+    statistic: str
+    largest_certifiable: float
+
+
+def audit_outputs(
+    with_record: NDArray[np.float64],
+    without_record: NDArray[np.float64],
+    confidence: float = 0.95,
+    delta: float = 0.0,
+    random_state: RandomStateLike = None,
+) -> SplitAudit:
+    """The ε that fits' outputs on ``D′ = D + x`` and on ``D`` show: the event chosen on half the fits, tested on the rest.
+
+    ``with_record`` and ``without_record`` are ``runs × outputs`` (the first output the one most sensitive to
+    ``x``, e.g. the prediction at ``x``; a 1-D array is one output a run), as many runs each. A random half of the
+    runs of each side chooses the statistic and event as :func:`audit_model`'s pilot does (:data:`STATISTICS`:
+    the first output, or the outputs' distance to their typical values with and without ``x``); the other half
+    counts it. Choosing and counting on different runs keeps the bound honest.
+    """
+    first = np.asarray(with_record, dtype=float)
+    second = np.asarray(without_record, dtype=float)
+    first, second = (first[:, None], second[:, None]) if first.ndim == 1 else (first, second)
+    if first.shape != second.shape or len(first) < 4:
+        raise ValueError(f"need as many runs (at least 4) on each side, got {first.shape} and {second.shape}")
+    rng = check_random_state(random_state)
+    order = rng.permutation(len(first))
+    half = len(first) // 2
+    choose, test = order[:half], order[half:]
+    n_test = len(test)
+    centres, threshold, above, likelier_with = _choose_event(
+        np.stack([first[choose], second[choose]], axis=1), (n_test, n_test), confidence, delta
+    )
+    scores = _score(np.stack([first[test], second[test]], axis=1), centres)
+    event = (scores >= threshold) == above
+    hits_with, hits_without = int(event[:, 0].sum()), int(event[:, 1].sum())
+    likelier, rarer = (hits_with, hits_without) if likelier_with else (hits_without, hits_with)
+    alpha = (1.0 - confidence) / 2.0
+    high_likelier = float(clopper_pearson(likelier, n_test, alpha)[1])
+    low_rarer = float(clopper_pearson(rarer, n_test, alpha)[0])
+    # No run of the rarer side showed the event: nothing bounds the ratio from above.
+    upper = math.log(high_likelier / low_rarer) if low_rarer > 0 else math.inf
+    estimate = math.log(likelier / rarer) if rarer > 0 and likelier > 0 else (math.inf if likelier > 0 else 0.0)
+    return SplitAudit(
+        float(epsilon_lower_bound(likelier, n_test, rarer, n_test, confidence, delta)),
+        max(estimate, 0.0),
+        max(upper, 0.0),
+        hits_with,
+        hits_without,
+        n_test,
+        STATISTICS[centres is not None],
+        largest_certifiable(n_test, confidence),
+    )

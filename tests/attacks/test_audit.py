@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from dpcore.attacks import CONTROLS, audit_model, audit_sentences, html_report
-from dpcore.attacks.audit import canary_record
+from dpcore.attacks.audit import audit_outputs, canary_record
 from dpcore.attacks.statistics import largest_certifiable
 from dpcore.exceptions import DataError
 from dpcore.tables.design import Design
@@ -281,3 +281,25 @@ def test_a_dp_mean_control_not_caught_says_the_audit_is_too_small_even_for_the_s
     sentences = audit_sentences(result)
     assert "The DP mean given 10 × ε — not your model — was not caught with 20 runs" in sentences[2]
     assert "cannot see such a bug even in the simplest mechanism" in sentences[2]
+
+
+def test_audit_outputs_stays_under_a_laplace_shifts_epsilon_and_catches_it_with_ten_times_less_noise():
+    # A shift of 1 under Laplace noise of scale 1/ε is exactly ε-DP: the bound must not pass ε, and must pass it
+    # when the noise is cut ten-fold (the planted control), at the same size.
+    rng = np.random.default_rng(5)
+    runs = 2000
+    fair = audit_outputs(1.0 + rng.laplace(0.0, 1.0, runs), rng.laplace(0.0, 1.0, runs), confidence=SURE, random_state=1)
+    assert fair.lower <= 1.0 <= fair.upper and fair.n_test == runs // 2
+    broken = audit_outputs(1.0 + rng.laplace(0.0, 0.1, runs), rng.laplace(0.0, 0.1, runs), random_state=1)
+    assert broken.lower > 1.0 and broken.lower <= broken.estimate <= broken.upper
+    assert broken.largest_certifiable == pytest.approx(largest_certifiable(runs // 2))
+
+
+def test_audit_outputs_reads_several_outputs_a_run_and_separates_fixed_points_completely():
+    with_record = np.tile([1.0, 0.5, 0.5], (40, 1))
+    without_record = np.tile([0.0, 0.5, 0.5], (40, 1))
+    found = audit_outputs(with_record, without_record, random_state=0)
+    assert (found.hits_with, found.hits_without) in ((20, 0), (0, 20))
+    assert found.lower == pytest.approx(largest_certifiable(20)) and found.upper == float("inf")
+    with pytest.raises(ValueError, match="as many runs"):
+        audit_outputs(with_record, without_record[:10])
