@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 INSTALL = "apt-get install postgresql"
+SAMPLE_DATA = Path(__file__).resolve().parents[1] / "sample_data"
 SUPERUSER = "dpstudio"
 DATABASE = "dpstudio_test"
 
@@ -139,7 +140,6 @@ def load_adult(server: PostgresServer, folder: Path, rows: int) -> dict:
     with a password (for Spark's JDBC driver), ``postgres`` one through the socket.
     """
     import sqlalchemy as sa
-    from conftest import SAMPLE_DATA
 
     from dpcore.tables.loading import read_csv_path
 

@@ -225,7 +225,7 @@ def _positions(frame: DataFrame, order: str | None = None) -> DataFrame:
     counted = _map_in_arrow(frame, count, "partition long, rows long, lowest double").collect()
     counts = {partition: rows for partition, rows, _lowest in counted}
     # Partitions in the order of their lowest value (ranges do not overlap), else of their number.
-    placed = sorted(counted, key=lambda c: (c[2] is None, c[2] if order is not None and c[2] is not None else 0, c[0]))
+    placed = sorted(counted, key=lambda c: (c[2] is None, c[2] or 0.0, c[0]))
     starts: dict[int, int] = {}
     first = 0
     for partition, _rows, _lowest in placed:

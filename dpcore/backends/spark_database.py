@@ -114,7 +114,8 @@ def read_database(spark: SparkSession, source: SqlSource, partitions: int | None
         url=url, driver=JDBC_DRIVER_CLASS, fetchsize=str(FETCH_ROWS), preferTimestampNTZ="true", **properties
     )
     if source.query is not None:
-        reader = reader.option("query", f"{source.query}\n")  # the newline ends a trailing "-- comment" before Spark's ")"
+        # Wrapped here, not by Spark's "query" option, which trims the text: the newline ends a trailing "-- comment".
+        reader = reader.option("dbtable", f"({source.query}\n) AS dpcore_query")
     else:
         assert source.table is not None
         reader = reader.option("dbtable", _quoted_table(source.table))
