@@ -16,8 +16,8 @@ read-only). What is read must be what the local read (:mod:`dpcore.tables.sql_so
   local read reads it. A table with a one-column whole-number primary key
   (:meth:`~dpcore.tables.sql_source.SqlSource.order_key`, a stored line number) is read in that
   key's order, here and locally: Spark splits the key's range between ``numPartitions``
-  connections (``partitionColumn``, ``lowerBound``, ``upperBound``), each partition is sorted by
-  the key, and the partitions follow one another by their lowest key. Any other table is read by
+  connections (``partitionColumn``, ``lowerBound``, ``upperBound``; :func:`partitions_for`), each
+  partition is sorted by the key, and the partitions follow one another by their lowest key. Any other table is read by
   one connection in the order the server gives.
 * **Read once.** The rows are materialised by the executors (``localCheckpoint``) before they are
   keyed, so every later pass (the census, the randomisation, a fit's passes) reads the same
@@ -48,6 +48,10 @@ JDBC_DRIVER_CLASS = "org.postgresql.Driver"
 FETCH_ROWS = 10_000
 #: At most this many connections read one table at once: a team server's default allows 100 connections in all.
 MAX_CONNECTIONS = 16
+#: Key values (about rows, for a line number) each connection reads at least. Every partition is a task in each of a
+#: fit's hundreds of passes, at a fixed cost of about 0.1 s, so a small table is read by one connection: Adult's
+#: 32,561 rows fit in 19 s read by one and in 82 s read by four (benchmarks/README.md §26).
+ROWS_PER_CONNECTION = 250_000
 _NUMBERS = (T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.FloatType, T.DoubleType, T.DecimalType)
 _TEXT = (T.StringType, T.VarcharType, T.CharType, T.BooleanType, T.DateType, T.TimestampType, T.TimestampNTZType)
 
@@ -82,9 +86,11 @@ def _check_driver_loaded(spark: SparkSession) -> None:
         ) from None
 
 
-def partitions_for(spark: SparkSession) -> int:
-    """Connections a keyed table is read through: two per core, so every core reads, at most :data:`MAX_CONNECTIONS`."""
-    return max(1, min(2 * spark.sparkContext.defaultParallelism, MAX_CONNECTIONS))
+def partitions_for(spark: SparkSession, keys: int) -> int:
+    """Connections a table of ``keys`` key values is read through: one per :data:`ROWS_PER_CONNECTION` values,
+    at most two per core (so every core reads) and :data:`MAX_CONNECTIONS`."""
+    most = min(2 * spark.sparkContext.defaultParallelism, MAX_CONNECTIONS)
+    return max(1, min(most, -(-keys // ROWS_PER_CONNECTION)))
 
 
 def read_database(spark: SparkSession, source: SqlSource, partitions: int | None = None) -> DataFrame:
@@ -98,7 +104,8 @@ def read_database(spark: SparkSession, source: SqlSource, partitions: int | None
     ----------
     partitions : int, optional
         Connections that read a table keyed by :meth:`~dpcore.tables.sql_source.SqlSource.order_key`
-        (default :func:`partitions_for`); a query or a table without such a key is read by one.
+        (default :func:`partitions_for` its key's range); a query or a table without such a key is
+        read by one.
 
     Raises
     ------
@@ -121,12 +128,10 @@ def read_database(spark: SparkSession, source: SqlSource, partitions: int | None
         reader = reader.option("dbtable", _quoted_table(source.table))
         if order is not None:
             low, high = source.key_range(order)
-            if low is not None and high is not None:
+            connections = partitions or (partitions_for(spark, high - low + 1) if low is not None and high is not None else 1)
+            if connections > 1 and low is not None and high is not None:
                 reader = reader.options(
-                    partitionColumn=order,
-                    lowerBound=str(low),
-                    upperBound=str(high + 1),
-                    numPartitions=str(partitions or partitions_for(spark)),
+                    partitionColumn=order, lowerBound=str(low), upperBound=str(high + 1), numPartitions=str(connections)
                 )
     try:
         frame = reader.load()

@@ -192,7 +192,13 @@ def _release(adult, tmp_path, name: str, *table: str) -> int:
 
 
 @pytest.mark.spark
-def test_a_copy_made_on_spark_over_jdbc_is_the_csvs_and_the_local_reads_and_spends_one_budget(spark, adult, tmp_path, capsys):
+def test_a_copy_made_on_spark_over_jdbc_is_the_csvs_and_the_local_reads_and_spends_one_budget(
+    spark, adult, tmp_path, capsys, monkeypatch
+):
+    from dpcore.backends import spark_database
+
+    # A table this small is read by one connection; here by four, each a range of its line numbers.
+    monkeypatch.setattr(spark_database, "ROWS_PER_CONNECTION", 500)
     assert _release(adult, tmp_path, "from_csv.csv", str(adult["csv"])) == EXIT_OK
     local = ["--source", adult["postgres"], "--query", adult["ordered"]]
     assert _release(adult, tmp_path, "from_postgres.csv", *local) == EXIT_OK
