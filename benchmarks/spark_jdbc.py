@@ -26,6 +26,7 @@ from postgres_support import PostgresServer, load_adult, server_programs  # noqa
 from same_model import fitted_state  # noqa: E402
 
 from benchmarks._common import RESULTS, markdown_table  # noqa: E402
+from dpcore.backends import spark_database  # noqa: E402
 from dpcore.cli import main  # noqa: E402
 from dpcore.model_files import load_model  # noqa: E402
 
@@ -47,6 +48,10 @@ def run(rows: int) -> list[dict]:
             "CSV file, this machine": ([str(adult["csv"])], False),
             "PostgreSQL table, this machine (psycopg)": (["--source", adult["postgres"], "--table", adult["table"]], False),
             "CSV file, Spark": ([str(adult["csv"]), *spark], True),
+            "PostgreSQL table, Spark over JDBC (1 connection, the default here)": (
+                ["--source", adult["reader"], "--table", adult["table"], *spark],
+                True,
+            ),
             "PostgreSQL table, Spark over JDBC (4 connections)": (
                 ["--source", adult["reader"], "--table", adult["table"], *spark],
                 True,
@@ -59,8 +64,11 @@ def run(rows: int) -> list[dict]:
         ledger = ["--ledger", str(folder / "ledger.sqlite3"), "--seed", "7", "-q"]
         main(["release", *sources["CSV file, Spark"][0], "--schema", adult["schema"], "-o", str(folder / "warm"),
               "--report", str(folder / "warm.json"), *ledger, "--accept-noise", "--epsilon-budget", "500", "--fresh"])  # fmt: skip
+        default_rows = spark_database.ROWS_PER_CONNECTION
         results = []
         for i, (name, (table, on_spark)) in enumerate(sources.items()):
+            # Four ranges of the line numbers, as a table of a million rows would be read.
+            spark_database.ROWS_PER_CONNECTION = 1_000 if "4 connections" in name else default_rows
             out = folder / (f"copy{i}" if on_spark else f"copy{i}.csv")
             start = time.perf_counter()
             code = main(["release", *table, "--schema", adult["schema"], "-o", str(out), "--report", str(folder / f"r{i}.json"),
