@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install the test dependencies into .venv (first run only), Debian's chromium for the browser
-# tests, Java 17 for the Spark tests and PostgreSQL for the ledger's server tests when they are missing,
+# tests, Java 17 for the Spark tests, PostgreSQL for the ledger's server tests and its JDBC driver for
+# Spark's reads from PostgreSQL when they are missing,
 # then lint, type-check the engine and run the whole test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +26,13 @@ if ! compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null && ! command -v in
   [[ $(id -u) -ne 0 ]] && sudo_cmd="sudo"
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq postgresql >/dev/null
+fi
+if [[ ! -f /usr/share/java/postgresql.jar ]]; then
+  echo "Installing PostgreSQL's JDBC driver for Spark's reads from PostgreSQL..."
+  sudo_cmd=""
+  [[ $(id -u) -ne 0 ]] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq libpostgresql-jdbc-java >/dev/null
 fi
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .

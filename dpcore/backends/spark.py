@@ -75,16 +75,28 @@ LOG_CONFIGURATION = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lo
 BATCH_ROWS = 1 << 16
 #: Rows per kept batch read from Parquet row groups: a job's fixed cost (its histograms' size) is paid per batch.
 KEPT_ROWS = 1 << 18
+#: Where Debian's package libpostgresql-jdbc-java puts PostgreSQL's JDBC driver; ``$DPSTUDIO_JDBC_DRIVER`` names another.
+POSTGRESQL_JAR = "/usr/share/java/postgresql.jar"
+JDBC_DRIVER_ENV = "DPSTUDIO_JDBC_DRIVER"
 _FILE_URI = re.compile(r"^file:/+")
+_COUNTED = pa.schema([("partition", pa.int64()), ("rows", pa.int64()), ("lowest", pa.float64())])
 _DATA_ERROR = re.compile(r"DataError: (.+)")
 _EXCEPTION_KIND = re.compile(r"^(\w+(?:Error|Exception)):", re.MULTILINE)
+
+
+def postgresql_jar() -> str | None:
+    """PostgreSQL's JDBC driver (a ``.jar``): ``$DPSTUDIO_JDBC_DRIVER``, else :data:`POSTGRESQL_JAR`; None when it is not there."""
+    path = os.environ.get(JDBC_DRIVER_ENV) or POSTGRESQL_JAR
+    return path if os.path.isfile(path) else None
 
 
 def spark_session(master: str = "local[2]", **conf: str) -> SparkSession:
     """The active Spark session, or a new one on ``master`` set up for the engine (``conf`` applies to a new one).
 
     A new session has its web UI off, few shuffle partitions (only small histograms are
-    shuffled), Arrow on with large batches, the driver's Python on the workers and quiet logs.
+    shuffled), Arrow on with large batches, the driver's Python on the workers and quiet logs,
+    and PostgreSQL's JDBC driver in ``spark.jars`` when it is installed (:func:`postgresql_jar`),
+    so a table can be read from a PostgreSQL server (:mod:`dpcore.backends.spark_database`).
     ``conf`` adds or overrides settings (``**{"spark.executor.memory": "4g"}``).
     """
     active = SparkSession.getActiveSession()
@@ -104,6 +116,9 @@ def spark_session(master: str = "local[2]", **conf: str) -> SparkSession:
         "spark.sql.execution.arrow.maxRecordsPerBatch": str(BATCH_ROWS),
         **conf,
     }
+    jar = postgresql_jar()
+    if jar is not None:  # Spark ships the jars it is given to every executor
+        settings["spark.jars"] = ",".join(part for part in (conf.get("spark.jars"), jar) if part)
     # Spark's log config never prints a failed task's traceback (it can quote a cell), and stays when the caller
     # adds JVM options of their own. A local master's executors run in the driver's JVM; a cluster's executors
     # read the file only where dpcore sits at the same path (the driver's sentences never carry a cell anyway).
@@ -190,18 +205,30 @@ def _read_csv(spark: SparkSession, files: list[str]) -> DataFrame:
     return _map_in_arrow(spark.createDataFrame(listing, "ordinal long, path string"), read_files, schema)
 
 
-def _positions(frame: DataFrame) -> DataFrame:
-    """``frame``, materialised, with each row's position (partition by partition) as its key."""
+def _positions(frame: DataFrame, order: str | None = None) -> DataFrame:
+    """``frame``, materialised, with each row's position as its key: partition by partition, or in the order of
+    the column ``order``, whose values must not overlap between partitions (a JDBC read split by ranges of it)."""
+    if order is not None:
+        frame = frame.sortWithinPartitions(F.col(f"`{order}`"))
     frame = frame.localCheckpoint(eager=True)
+    column = frame.columns.index(order) if order is not None else None
 
     def count(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        rows = sum(b.num_rows for b in batches)
-        yield pa.RecordBatch.from_pydict({"partition": [TaskContext.get().partitionId()], "rows": [rows]})  # type: ignore[union-attr]
+        rows, lowest = 0, None
+        for batch in batches:
+            if lowest is None and batch.num_rows and column is not None:
+                lowest = batch.column(column)[0].as_py()  # sorted: the partition's lowest value
+            rows += batch.num_rows
+        partition = TaskContext.get().partitionId()  # type: ignore[union-attr]
+        yield pa.RecordBatch.from_pydict({"partition": [partition], "rows": [rows], "lowest": [lowest]}, schema=_COUNTED)
 
-    counts: dict[int, int] = dict(_map_in_arrow(frame, count, "partition long, rows long").collect())
+    counted = _map_in_arrow(frame, count, "partition long, rows long, lowest double").collect()
+    counts = {partition: rows for partition, rows, _lowest in counted}
+    # Partitions in the order of their lowest value (ranges do not overlap), else of their number.
+    placed = sorted(counted, key=lambda c: (c[2] is None, c[2] or 0.0, c[0]))
     starts: dict[int, int] = {}
     first = 0
-    for partition in sorted(counts):
+    for partition, _rows, _lowest in placed:
         starts[partition] = first
         first += counts[partition]
     schema = StructType([*frame.schema.fields, StructField(ROW_KEY, LongType(), nullable=False)])

@@ -171,13 +171,37 @@ def database_source(args: argparse.Namespace, command: str) -> SqlSource | None:
         raise UsageError(_("{command}: give INPUT.csv or --source, not both").format(command=command))
     if (args.table is None) == (args.query is None):
         raise UsageError(_("{command}: --source needs either --table NAME or --query SQL").format(command=command))
-    if getattr(args, "engine", "local") == "spark":
-        raise UsageError(
-            _("{command}: a database table is read on this machine; leave out --engine spark").format(command=command)
-        )
     from dpcore.tables.sql_source import open_source
 
-    return open_source(args.source, table=args.table, query=args.query, secrets=args.secrets)
+    database = open_source(args.source, table=args.table, query=args.query, secrets=args.secrets)
+    if getattr(args, "engine", "local") == "spark":
+        _check_jdbc(database, command)
+    return database
+
+
+def _check_jdbc(database: SqlSource, command: str) -> None:
+    """Sentences, before a row is read or Spark starts, for a database Spark cannot read over JDBC."""
+    import importlib.util
+
+    from dpcore.exceptions import DataError
+    from dpcore.tables.sql_connections import jdbc_connection
+
+    if database.url.get_backend_name() != "postgresql":
+        raise UsageError(
+            _(
+                "{command}: Spark reads only PostgreSQL databases (over JDBC); a SQLite or DuckDB file is read on this "
+                "machine: leave out --engine spark"
+            ).format(command=command)
+        )
+    jdbc_connection(database.url, database.connection)  # a sentence for a socket or a setting the driver does not take
+    if importlib.util.find_spec("pyspark") is None:
+        return  # spark_engine's sentence names the way to install PySpark
+    from dpcore.backends.spark_database import require_jdbc_driver
+
+    try:
+        require_jdbc_driver()
+    except DataError as missing:
+        raise UsageError(f"{command}: {missing}") from None
 
 
 def read_input(path: Path | None, database: SqlSource | None) -> tuple[pd.DataFrame, str]:
@@ -313,8 +337,8 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
         default="local",
         help=_(
             "where the rows are read and counted: on this machine (default) or on Apache Spark, for tables "
-            "past one machine (INPUT may then be a Parquet file or folder or a CSV glob); the model or copy "
-            "is the same either way"
+            "past one machine (INPUT may then be a Parquet file or folder or a CSV glob, or --source a PostgreSQL "
+            "table or query, read over JDBC); the model or copy is the same either way"
         ),
     )
     parser.add_argument(

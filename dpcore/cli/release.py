@@ -222,7 +222,9 @@ def _run_release(args: argparse.Namespace) -> int:
 
     clash = _("release: the input, the output and the report files must all be different")
     database = database_source(args, "release")
-    source, output, report_path, markdown_path = _spark_files(args, clash) if args.engine == "spark" else copy_files(args, clash)
+    source, output, report_path, markdown_path = (
+        _spark_files(args, clash, database) if args.engine == "spark" else copy_files(args, clash)
+    )
     schema = apply_person_arguments(load_schema_file(args.schema), args, "release")
     plan = _load_plan(args.plan, schema)
     plan.check(schema)
@@ -247,7 +249,7 @@ def _run_release(args: argparse.Namespace) -> int:
         )
     first_total = copy_epsilon(plan, args.unit, rows_per_person=counted_rows_per_person(schema))
     if args.engine == "spark":
-        result = _release_on_spark(args, output, schema, plan, first_total)
+        result = _release_on_spark(args, output, schema, plan, first_total, database)
     elif database is not None:
         result = _release_from_database(args, database, output, schema, plan, first_total)
     else:
@@ -346,11 +348,13 @@ def _release_from_database(
         kept.close()
 
 
-def _spark_files(args: argparse.Namespace, clash: str) -> tuple[Path, Path, Path, Path | None]:
-    """The table (a Parquet file or folder, or a CSV glob), the copy's folder and the reports, all different."""
+def _spark_files(args: argparse.Namespace, clash: str, database: SqlSource | None) -> tuple[Path | None, Path, Path, Path | None]:
+    """The table (a Parquet file or folder, or a CSV glob; None for a database's), the copy's folder and the reports,
+    all different."""
     from dpcore.backends.tables import list_table_files
 
-    list_table_files(args.input)  # a sentence when nothing matches
+    if database is None:
+        list_table_files(args.input)  # a sentence when nothing matches
     output = Path(args.output)
     if output.exists() and not output.is_dir():
         raise UsageError(
@@ -362,24 +366,38 @@ def _spark_files(args: argparse.Namespace, clash: str) -> tuple[Path, Path, Path
         raise UsageError(_("the folder of the {what} '{path}' does not exist").format(what=_("output file"), path=args.output))
     report = output_file(args.report, "report file")
     markdown = output_file(args.markdown, "Markdown report") if args.markdown else None
-    distinct_files(clash, Path(args.input), output, report, *([markdown] if markdown else []))
-    return Path(args.input), output, report, markdown
+    source = None if database is not None else Path(args.input)
+    distinct_files(clash, *([source] if source else []), output, report, *([markdown] if markdown else []))
+    return source, output, report, markdown
 
 
-def _release_on_spark(args: argparse.Namespace, output: Path, schema: Schema, plan: ReleasePlan, first_total: float) -> Any:
-    """The copy made on Spark into the folder ``output``, charged to the dataset the table's rows belong to."""
+def _release_on_spark(
+    args: argparse.Namespace, output: Path, schema: Schema, plan: ReleasePlan, first_total: float, database: SqlSource | None
+) -> Any:
+    """The copy made on Spark into the folder ``output``, charged to the dataset the table's rows belong to.
+
+    A database's rows are streamed once through the identification on this machine, as a file's
+    are (and the read is recorded in the dataset's history); Spark then reads them over JDBC.
+    """
     from dpcore.backends.tables import list_table_files
+    from dpcore.release import DEFAULT_CHUNKSIZE
 
-    files = list_table_files(args.input)
-    if not args.accept_noise:
-        _refuse_noise(plan, schema, _table_rows(files))
-    ledger = open_table_files(args, files, "release", first_total)
+    if database is not None:
+        if not args.accept_noise:
+            _refuse_noise(plan, schema, database.row_count())
+        chunks = database.chunks(args.chunksize or DEFAULT_CHUNKSIZE)
+        ledger = open_dataset(args, "release", chunks, database.label, first_total, database)
+    else:
+        files = list_table_files(args.input)
+        if not args.accept_noise:
+            _refuse_noise(plan, schema, _table_rows(files))
+        ledger = open_table_files(args, files, "release", first_total)
     session = spark_engine(args, "release")
     from dpcore.release.spark import release_on_spark
 
     return release_on_spark(
         session,
-        args.input,
+        database if database is not None else args.input,
         output,
         schema,
         plan,

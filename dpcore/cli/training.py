@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from dpcore.budget.accountant import BudgetLedger
     from dpcore.models.registry import ModelSpec
     from dpcore.tables.schema import Schema
+    from dpcore.tables.sql_source import SqlSource
     from dpcore.training import TrainedModel
 
 # The DP families named without their task (see TASK_SUFFIX).
@@ -209,7 +210,7 @@ def run_train(args: argparse.Namespace) -> int:
     )
     warn_seed(args, _("the model"))
     if args.engine == "spark":
-        trained, ledger = _train_on_spark(args, schema, key, params)
+        trained, ledger = _train_on_spark(args, schema, key, params, database)
         rows_per_person = 1
     else:
         frame, stem = read_input(source, database)
@@ -254,22 +255,36 @@ def run_train(args: argparse.Namespace) -> int:
 
 
 def _train_on_spark(
-    args: argparse.Namespace, schema: Schema, key: str, params: dict[str, Any]
+    args: argparse.Namespace, schema: Schema, key: str, params: dict[str, Any], database: SqlSource | None
 ) -> tuple[TrainedModel, BudgetLedger]:
-    """Fit on a table read by Spark: the driver holds the histograms, never the rows (dataset found by :func:`open_table_files`)."""
+    """Fit on a table read by Spark: the driver holds the histograms, never the rows.
+
+    The dataset is found as on one machine (:func:`open_table_files`, or the database's rows
+    streamed once through the identification, the read recorded in its history), so a table
+    cannot escape its budget by changing engine.
+    """
     from dpcore.backends.tables import check_partwise, list_table_files, table_columns
     from dpcore.tables.design import Design
     from dpcore.training_rows import check_fits_rows, train_rows
 
     check_fits_rows(key)  # sentences before any row is read or Spark starts
-    files = list_table_files(args.input)
-    check_partwise(schema, table_columns(files))
     domain = Design.domain(schema, args.encoding)
-    ledger = open_table_files(args, files, "train", first_total(args))
-    session = spark_engine(args, "train")
-    from dpcore.backends.spark import SparkRows
+    if database is not None:
+        check_partwise(schema)
+        ledger = open_dataset(args, "train", database.chunks(), database.label, first_total(args), database)
+        session = spark_engine(args, "train")
+        from dpcore.backends.spark import SparkRows
+        from dpcore.backends.spark_database import read_database
 
-    rows = SparkRows.from_files(session, args.input, schema, args.encoding)
+        rows = SparkRows(read_database(session, database), schema, args.encoding)
+    else:
+        files = list_table_files(args.input)
+        check_partwise(schema, table_columns(files))
+        ledger = open_table_files(args, files, "train", first_total(args))
+        session = spark_engine(args, "train")
+        from dpcore.backends.spark import SparkRows
+
+        rows = SparkRows.from_files(session, args.input, schema, args.encoding)
     trained = train_rows(
         domain,
         rows,

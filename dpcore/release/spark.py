@@ -5,7 +5,9 @@ on each Arrow batch, ``mapInArrow``): every draw is keyed by the copy's secret k
 stable key (:mod:`dpcore.release.randomness`), so a task that Spark retries or recomputes
 randomises its rows exactly as before, and a buyer can never be handed two copies of one release.
 A Parquet table's tasks read one row group each with pyarrow, as the local reader does, so no
-cell crosses the JVM; CSV files and DataFrames come through :func:`dpcore.backends.spark.read_table`.
+cell crosses the JVM; CSV files and DataFrames come through :func:`dpcore.backends.spark.read_table`,
+a PostgreSQL table or query through Spark's JDBC data source
+(:func:`dpcore.backends.spark_database.read_database`).
 
 * **The secret order.** Each row carries its keyed 63-bit order word. Rows go to *parts* by the
   word's top bits and are sorted within a part by ``(word, filler?, row key)``, so the parts in
@@ -89,12 +91,13 @@ from dpcore.release.staging import staging as staged
 from dpcore.release.table import Prepared, add_outside, check_columns, fingerprinted, prepare
 from dpcore.release.writing import write_csv
 from dpcore.tables.schema import Schema
+from dpcore.tables.sql_source import SqlSource
 from dpcore.validation import RandomStateLike
 
 
 def release_on_spark(
     spark: SparkSession,
-    source: str | os.PathLike[str] | DataFrame,
+    source: str | os.PathLike[str] | DataFrame | SqlSource,
     destination: str | os.PathLike[str],
     schema: Schema,
     plan: ReleasePlan,
@@ -110,10 +113,12 @@ def release_on_spark(
 ) -> ReleaseResult:
     """Release a table on Spark into the folder ``destination``: the copy :func:`~dpcore.release.release_table` makes.
 
-    ``source`` is a Parquet file or folder, a glob of CSV files, or a DataFrame (rows keyed by
-    :func:`dpcore.backends.spark.read_table`). For a given seed, ``cat header.csv part-*.csv`` is
-    byte for byte the file the local release writes for the same files (each row keyed by its
-    file and row within it, :func:`~dpcore.backends.tables.read_table_local`). Other parameters as
+    ``source`` is a Parquet file or folder, a glob of CSV files, a DataFrame (rows keyed by
+    :func:`dpcore.backends.spark.read_table`), or a PostgreSQL table or query read over JDBC
+    (:func:`dpcore.backends.spark_database.read_database`). For a given seed, ``cat header.csv
+    part-*.csv`` is byte for byte the file the local release writes for the same files (each row
+    keyed by its file and row within it, :func:`~dpcore.backends.tables.read_table_local`), or
+    for the same database rows in the same order. Other parameters as
     in :func:`~dpcore.release.release_table`; ``parquet`` also writes each part as Parquet.
 
     The folder is written beside ``destination`` (readable by its owner only, so every worker

@@ -1,7 +1,8 @@
 """The Spark release's machinery: reading the table with row keys, the census, the rows through the shuffle, the parts.
 
 :mod:`dpcore.release.spark` runs these steps in order. The rows are read (Parquet row
-groups by pyarrow in the tasks; CSV and DataFrames through :func:`~dpcore.backends.spark.read_table`)
+groups by pyarrow in the tasks; CSV and DataFrames through :func:`~dpcore.backends.spark.read_table`;
+a PostgreSQL table or query through :func:`~dpcore.backends.spark_database.read_database`)
 and counted with the cut words' census; randomised by the local ``release_chunk``; carried through
 Spark's shuffle as one fixed-width binary record a row with the order word whose top bits name the
 part; then each part's task sorts its rows and writes them with pyarrow's CSV writer into a
@@ -26,6 +27,7 @@ from pyspark.sql.types import BinaryType, ByteType, IntegerType, LongType, Struc
 from pyspark.taskcontext import TaskContext
 
 from dpcore.backends.spark import BATCH_ROWS, ROW_KEY, _map_in_arrow, quiet_pandas, read_table
+from dpcore.backends.spark_database import read_database
 from dpcore.backends.tables import (
     arrow_frame,
     file_format,
@@ -50,6 +52,7 @@ from dpcore.release.padding import (
 from dpcore.release.randomness import FILLER, REAL, Draws, order_words, signed
 from dpcore.release.table import release_chunk
 from dpcore.release.writing import keep_array, write_csv
+from dpcore.tables.sql_source import SqlSource
 
 #: Released rows per part the copy aims at (parts are a power of two, at least two per core, at most ``2^PART_BITS``).
 PART_ROWS = 1 << 20
@@ -84,7 +87,9 @@ class _Source:
         return self.rows is not None
 
 
-def _source(spark: SparkSession, source: str | os.PathLike[str] | DataFrame, wanted: list[str]) -> _Source:
+def _source(spark: SparkSession, source: str | os.PathLike[str] | DataFrame | SqlSource, wanted: list[str]) -> _Source:
+    if isinstance(source, SqlSource):  # a PostgreSQL table or query, read over JDBC and keyed as the local read keys it
+        return _cells_source(read_database(spark, source), wanted)
     if not isinstance(source, DataFrame):
         files = list_table_files(source)
         if file_format(files[0]) == "parquet":
@@ -95,7 +100,11 @@ def _source(spark: SparkSession, source: str | os.PathLike[str] | DataFrame, wan
             arrow = parquet_file(files[0]).schema_arrow
             cells = pa.schema([arrow.field(name) for name in wanted if name in columns])
             return _Source(frame, columns, cells, sum(piece[4] for piece in pieces))
-    table = read_table(spark, source)
+    return _cells_source(read_table(spark, source), wanted)
+
+
+def _cells_source(table: DataFrame, wanted: list[str]) -> _Source:
+    """A keyed table's ``wanted`` columns, as Spark's cells."""
     columns = [c for c in table.columns if c != ROW_KEY]
     frame = table.select(*[F.col(f"`{name}`") for name in wanted if name in columns], F.col(ROW_KEY))
     cells = to_arrow_schema(frame.drop(ROW_KEY).schema)

@@ -6,6 +6,8 @@
   (:func:`masked`), never its user, password or query string.
 * A query must be one ``SELECT`` (or ``WITH … SELECT``) statement (:func:`check_read_only`: one
   left-to-right scan that reads quotes and comments as what they are; DuckDB's own parser too).
+* A PostgreSQL connection is also given to Spark's JDBC data source (:func:`jdbc_connection`):
+  the same secrets, its user and password in the driver's properties, never in a message.
 
 :mod:`~dpcore.tables.sql_source` reads the rows.
 """
@@ -17,6 +19,7 @@ import re
 import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import quote
 
 from dpcore.exceptions import DataError
 from dpcore.i18n import N_, _, integer
@@ -159,6 +162,89 @@ def masked(url: URL | str) -> str:
         return f"{parsed.drivername}://{host}{port}/{parsed.database or ''}"
     except Exception:  # not a URL at all: show nothing of it
         return "***"
+
+
+#: libpq's settings of a PostgreSQL URL that PostgreSQL's JDBC driver takes too, by the driver's name for them.
+_JDBC_SETTINGS = {
+    "sslmode": "sslmode",
+    "sslrootcert": "sslrootcert",
+    "sslcert": "sslcert",
+    "sslkey": "sslkey",
+    "application_name": "ApplicationName",
+    "connect_timeout": "connectTimeout",
+}
+#: What every JDBC connection of DP Studio asks of PostgreSQL: read-only transactions, as the local read's.
+JDBC_READ_ONLY = "-c default_transaction_read_only=on"
+
+
+def jdbc_connection(url: URL, connection: str) -> tuple[str, dict[str, str]]:
+    """A PostgreSQL URL as Spark's JDBC data source takes it: ``jdbc:postgresql://host:port/db`` and its properties.
+
+    The user and the password (the URL's, else ``$PGPASSWORD``, as libpq reads it; the JDBC
+    driver reads ``~/.pgpass`` itself) go into the properties, never into the JDBC URL, and
+    every connection asks for read-only transactions (:data:`JDBC_READ_ONLY`), as the local
+    read's does. The URL's ``sslmode``, ``sslrootcert``, ``sslcert``, ``sslkey``,
+    ``application_name`` and ``connect_timeout`` are passed on under the driver's names; any
+    other setting after the ``?`` is refused, named, rather than silently dropped.
+
+    Parameters
+    ----------
+    url : sqlalchemy.engine.URL
+        A ``postgresql://`` (or ``postgresql+psycopg://``) URL, from the secrets file or the command line.
+    connection : str
+        The connection's name, or its masked URL: how the sentences name it.
+
+    Raises
+    ------
+    DataError
+        Not a PostgreSQL URL, a server reached through a unix socket (the JDBC driver needs a
+        host name), or a setting the JDBC driver does not take. No sentence quotes the URL.
+
+    Examples
+    --------
+    >>> from sqlalchemy.engine import make_url
+    >>> jdbc_connection(make_url("postgresql+psycopg://reader:secret@db.example:5433/clinic?sslmode=require"), "clinic")
+    ('jdbc:postgresql://db.example:5433/clinic', {'options': '-c default_transaction_read_only=on', 'sslmode': 'require', \
+'user': 'reader', 'password': 'secret'})
+    """
+    if url.get_backend_name() != "postgresql":
+        raise DataError(
+            _(
+                "The connection '{connection}' is not a PostgreSQL database, and Spark reads only PostgreSQL over "
+                "JDBC. Read a SQLite or DuckDB file on this machine: leave out --engine spark."
+            ).format(connection=connection)
+        )
+    settings = {key: value if isinstance(value, str) else ",".join(value) for key, value in url.query.items()}
+    host = settings.pop("host", None) or url.host
+    port = settings.pop("port", None) or url.port
+    user = settings.pop("user", None) or url.username
+    password = settings.pop("password", None) or url.password or os.environ.get("PGPASSWORD")
+    if not host or host.startswith("/") or "," in str(host) or "@" in str(host):
+        raise DataError(
+            _(
+                "The connection '{connection}' reaches PostgreSQL through a unix socket (or several hosts), and Spark's "
+                "JDBC driver needs one host name and port. Give the server's host and port in the connection's URL."
+            ).format(connection=connection)
+        )
+    unknown = sorted(set(settings) - set(_JDBC_SETTINGS) - {"options"})
+    if unknown:
+        raise DataError(
+            _(
+                "The connection '{connection}' has the setting '{setting}' after its '?', which DP Studio does not "
+                "pass to Spark's JDBC driver. Remove it from the URL (the driver takes sslmode, sslrootcert, sslcert, "
+                "sslkey, application_name and connect_timeout)."
+            ).format(connection=connection, setting=unknown[0])
+        )
+    options = " ".join(part for part in (settings.pop("options", ""), JDBC_READ_ONLY) if part)
+    properties = {"options": options, **{_JDBC_SETTINGS[key]: value for key, value in sorted(settings.items())}}
+    if user:
+        properties["user"] = str(user)
+    if password:
+        properties["password"] = str(password)
+    host_text = f"[{host}]" if ":" in str(host) else str(host)  # an IPv6 address is written in brackets
+    address = f"{host_text}:{port}" if port else host_text
+    database = quote(url.database or "", safe="")
+    return f"jdbc:postgresql://{address}/{database}", properties
 
 
 def check_read_only(query: str) -> str:

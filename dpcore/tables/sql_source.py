@@ -77,6 +77,7 @@ __all__ = [
     "SqlSource",
     "check_constraint_facts",
     "check_read_only",
+    "cleaned_chunk",
     "database_declarations",
     "load_connections",
     "masked",
@@ -303,8 +304,9 @@ class SqlSource:
             ).format(what=what, connection=self.connection)
         )
 
-    def _selection(self, columns: Sequence[str] | None = None) -> Any:
-        """The statement that reads the rows: the table's (quoted by the dialect) or the query's, wrapped to pick ``columns``."""
+    def _selection(self, columns: Sequence[str] | None = None, order: str | None = None) -> Any:
+        """The statement that reads the rows: the table's (quoted by the dialect; in the order of the column ``order``
+        when given) or the query's, wrapped to pick ``columns``."""
         from sqlalchemy import column, select, table, text
 
         if self.table is None and self.query is None:
@@ -312,7 +314,9 @@ class SqlSource:
         if self.table is not None:
             schema, _dot, name = self.table.rpartition(".")
             source = table(name, schema=schema or None)
-            return select(*(column(c) for c in columns)).select_from(source) if columns else select(text("*")).select_from(source)
+            picked = select(*(column(c) for c in columns)) if columns else select(text("*"))
+            picked = picked.select_from(source)
+            return picked.order_by(column(order)) if order is not None else picked
         # Colons are escaped (SQLAlchemy reads ":word" as a parameter, "'12:30'" included), and the closing
         # newline ends a trailing "-- comment" before a wrapping ") AS q".
         query = text(str(self.query).replace(":", "\\:") + "\n")
@@ -333,6 +337,50 @@ class SqlSource:
             raise (failed or self._failed)() from None
         finally:
             engine.dispose()
+
+    def order_key(self) -> str | None:
+        """The column a PostgreSQL table's rows are read in the order of: its primary key, when that is one whole-number column.
+
+        A PostgreSQL table has no row order of its own (a heap may be read from any page), while
+        a seeded copy draws each row's noise by its place in the order read. A one-column
+        whole-number primary key (a stored line number, a record number) gives every read, on
+        this machine or on Spark, the same order; Spark's JDBC reads split its range between
+        connections. A query's rows come in its own order (its ``ORDER BY``), and SQLite's and
+        DuckDB's tables in their stored order.
+        """
+        if self.table is None or self.url.get_backend_name() != "postgresql":
+            return None
+        with self._connected() as connection:
+            return self._order_key(connection)
+
+    def key_range(self, key: str) -> tuple[int | None, int | None]:
+        """The lowest and highest value of the table's column ``key`` (None, None for a table without rows).
+
+        Read from the primary key's index: public to whoever may read the table, and used only to
+        split the reading between connections, never released.
+        """
+        from sqlalchemy import column, func, select
+
+        if self.table is None:
+            raise ValueError("a key's range is a table's")
+        with self._connected() as connection:
+            rows = self._selection().subquery("keyed")
+            found: Any = connection.execute(select(func.min(column(key)), func.max(column(key))).select_from(rows)).one()
+        low, high = found[0], found[1]
+        return (None, None) if low is None else (int(low), int(high))
+
+    def _order_key(self, connection: Connection) -> str | None:
+        from sqlalchemy import inspect, types
+
+        if self.table is None or self.url.get_backend_name() != "postgresql":
+            return None
+        schema, _dot, name = self.table.rpartition(".")
+        inspector = inspect(connection)
+        key = inspector.get_pk_constraint(name, schema=schema or None).get("constrained_columns") or []
+        if len(key) != 1:
+            return None
+        kinds = {c["name"]: c["type"] for c in inspector.get_columns(name, schema=schema or None)}
+        return str(key[0]) if isinstance(kinds.get(key[0]), types.Integer) else None
 
     def tables(self) -> list[str]:
         """The tables and views the connection can read, for the owner to pick from."""
@@ -389,7 +437,7 @@ class SqlSource:
         if isinstance(chunksize, bool) or not isinstance(chunksize, int) or chunksize < 1:
             raise ValueError(f"chunksize must be a whole number >= 1, got {chunksize!r}")
         with self._connected() as connection:
-            statement = self._selection(columns)
+            statement = self._selection(columns, self._order_key(connection))
             if self.url.get_backend_name() == "duckdb":
                 yield from self._arrow_batches(connection, statement, chunksize)
                 return
@@ -401,7 +449,7 @@ class SqlSource:
             _check_names(names)
             for rows in result.partitions(chunksize):
                 # plain tuples: pandas asks every SQLAlchemy Row for namedtuple fields, a slow key lookup each
-                yield _cleaned(pd.DataFrame.from_records(list(map(tuple, rows)), columns=names, coerce_float=True))
+                yield cleaned_chunk(pd.DataFrame.from_records(list(map(tuple, rows)), columns=names, coerce_float=True))
 
     def _arrow_batches(self, connection: Connection, statement: Any, chunksize: int) -> Iterator[pd.DataFrame]:
         """DuckDB's rows as Arrow record batches (its own columnar reader: no Python object per cell)."""
@@ -412,7 +460,7 @@ class SqlSource:
             names = [str(n) for n in reader.schema.names]
             _check_names(names)
             for batch in reader:
-                yield _cleaned(batch.to_pandas())
+                yield cleaned_chunk(batch.to_pandas())
         finally:  # a result left open keeps DuckDB's connection busy, even when the reading stopped early
             reader.close()
 
@@ -627,8 +675,11 @@ def _check_names(names: list[str]) -> None:
         raise DataError(_("Two columns of the query have the same name. Give each column its own name with AS."))
 
 
-def _cleaned(frame: pd.DataFrame) -> pd.DataFrame:
+def cleaned_chunk(frame: pd.DataFrame) -> pd.DataFrame:
     """One chunk as the streaming CSV reader gives it: numbers as float64, everything else as stripped text.
+
+    Every reader of a database's rows (the drivers here, Spark's JDBC reads) passes its chunks
+    through this one function, so a row reads alike whoever read it.
 
     The kind of a column follows the values' types as the driver gives them (not the text's
     look), so every chunk of a column has the same kind: a number column stays numbers even in a

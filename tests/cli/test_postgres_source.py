@@ -2,10 +2,11 @@
 
 A PostgreSQL table has no row order of its own (a heap may be read from any page), while a seeded
 copy draws each row's noise in the order the rows come. The table therefore keeps each row's line
-number in the CSV file as ``line``, and the releases read it through
-``SELECT <the CSV's columns> FROM adult ORDER BY line``: the line number orders the rows and is
-not itself read. The dataset's identity does not depend on the order, so the plain table (read
-with ``--table``) is recognised as the same people too.
+number in the CSV file as ``line``, its primary key (``postgres_support.load_adult``): a table is
+read in the order of a one-column whole-number primary key, and a query such as
+``SELECT <the CSV's columns> FROM adult ORDER BY line`` in its own order. The dataset's identity
+does not depend on the order, so the table read whole, line numbers and all, is recognised as the
+same people too.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import duckdb
 import numpy as np
 import pytest
-import sqlalchemy as sa
+from postgres_support import load_adult
 from same_model import fitted_state
 
 from dpcore.budget.datasets import Catalog
@@ -29,35 +30,13 @@ ROWS = 10_000
 
 @pytest.fixture(scope="module")
 def adult(tmp_path_factory, postgres_server):
-    """Adult's first 10,000 rows as a CSV file, a DuckDB file and a PostgreSQL table (with its line numbers)."""
-    from conftest import SAMPLE_DATA
-
-    from dpcore.tables.loading import read_csv_path
-
+    """Adult's first 10,000 rows as a CSV file, a DuckDB file and a PostgreSQL table (keyed by their line numbers)."""
     folder = tmp_path_factory.mktemp("adult_postgres")
-    lines = (SAMPLE_DATA / "adult.csv").read_text(encoding="utf-8").splitlines(keepends=True)
-    (folder / "adult.csv").write_text("".join(lines[: ROWS + 1]), encoding="utf-8")
-    frame, _info = read_csv_path(folder / "adult.csv")
+    tables = load_adult(postgres_server, folder, ROWS)
     with duckdb.connect(str(folder / "adult.duckdb")) as connection:
-        connection.register("frame", frame)
+        connection.register("frame", tables["frame"])
         connection.execute("CREATE TABLE adult AS SELECT * FROM frame")
-    schema = "adult_" + folder.name.replace("-", "_").lower()[-12:]
-    postgres = postgres_server.url().replace("postgresql://", "postgresql+psycopg://", 1)
-    engine = sa.create_engine(postgres)
-    with engine.begin() as connection:
-        connection.execute(sa.text(f"CREATE SCHEMA {schema}"))
-    frame.rename_axis("line").to_sql("adult", engine, schema=schema, index=True, chunksize=2_000, method="multi")
-    engine.dispose()
-    columns = ", ".join(f'"{name}"' for name in frame.columns)
-    return {
-        "csv": folder / "adult.csv",
-        "schema": str(SAMPLE_DATA / "adult.schema.json"),
-        "duckdb": f"duckdb:///{folder / 'adult.duckdb'}",
-        "postgres": postgres,
-        "table": f"{schema}.adult",
-        "ordered": f"SELECT {columns} FROM {schema}.adult ORDER BY line",
-        "frame": frame,
-    }
+    return {**tables, "duckdb": f"duckdb:///{folder / 'adult.duckdb'}"}
 
 
 def test_a_postgresql_table_is_the_csvs_dataset_with_one_fingerprint(adult, tmp_path):

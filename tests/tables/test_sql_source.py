@@ -331,10 +331,10 @@ def test_sub_second_and_zoned_times_are_written_as_the_databases_csv_export_writ
     from_csv = catalog.open_table(file_chunks(export), "visits")
     from_database = catalog.open_table(open_source(f"duckdb:///{database}", table="visits").chunks(100), "visits")
     assert from_csv.created and not from_database.created
-    from dpcore.tables.sql_source import _cleaned
+    from dpcore.tables.sql_source import cleaned_chunk
 
     times = pd.Series(pd.to_datetime(["2020-01-01 10:00:00.25", "2020-01-02 00:00:00", None], format="ISO8601"))
-    cleaned = _cleaned(pd.DataFrame({"utc": times.dt.tz_localize("UTC"), "india": times.dt.tz_localize("Asia/Kolkata")}))
+    cleaned = cleaned_chunk(pd.DataFrame({"utc": times.dt.tz_localize("UTC"), "india": times.dt.tz_localize("Asia/Kolkata")}))
     assert cleaned["utc"].tolist()[:2] == ["2020-01-01 10:00:00.25+00", "2020-01-02 00:00:00+00"]
     assert cleaned["india"].tolist()[:2] == ["2020-01-01 10:00:00.25+05:30", "2020-01-02 00:00:00+05:30"]
     assert cleaned["utc"].isna().tolist() == [False, False, True]
