@@ -50,7 +50,7 @@ FETCH_ROWS = 10_000
 MAX_CONNECTIONS = 16
 #: Key values (about rows, for a line number) each connection reads at least. Every partition is a task in each of a
 #: fit's hundreds of passes, at a fixed cost of its own, so a small table is read by one connection: a fit of Adult's
-#: 32,561 rows took 82 s read by four connections, 19 s read by one (benchmarks/README.md §26).
+#: 32,561 rows took 82 s read by four connections, 19 s read by one (benchmarks/README.md §30).
 ROWS_PER_CONNECTION = 250_000
 _NUMBERS = (T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.FloatType, T.DoubleType, T.DecimalType)
 _TEXT = (T.StringType, T.VarcharType, T.CharType, T.BooleanType, T.DateType, T.TimestampType, T.TimestampNTZType)

@@ -561,7 +561,7 @@ def _information_schema_types(connection: Connection, table: str) -> list[Column
 
 
 # PostgreSQL's types (by OID) whose COPY text reads back exactly as psycopg's values are read by
-# _cleaned: whole and decimal numbers (printed exactly, parsed to the same float64) and text.
+# cleaned_chunk: whole and decimal numbers (printed exactly, parsed to the same float64) and text.
 _POSTGRES_NUMBERS = frozenset({20, 21, 23, 700, 701, 1700})  # int8, int2, int4, float4, float8, numeric
 _POSTGRES_TEXT = frozenset({19, 25, 1042, 1043})  # name, text, char(n), varchar
 _COPY_BLOCK_BYTES = 1 << 22
@@ -598,7 +598,7 @@ def _copied_batches(connection: Connection, statement: Any, numeric: dict[str, b
 
     In PostgreSQL's CSV an empty unquoted field is NULL and a quoted one the empty text, which
     Arrow keeps apart (``quoted_strings_can_be_null=False``); numbers are parsed to float64 and
-    text kept as text, so each chunk is the cursor's (:func:`_cleaned` does the rest).
+    text kept as text, so each chunk is the cursor's (:func:`cleaned_chunk` does the rest).
     """
     import pyarrow as pa
     import pyarrow.csv as pcsv
@@ -638,7 +638,7 @@ def _copied_batches(connection: Connection, statement: Any, numeric: dict[str, b
 def _arrow_chunk(table: Any, names: list[str]) -> pd.DataFrame:
     frame = table.to_pandas(types_mapper=lambda t: _STR_DTYPE if t == "string" else None)
     frame.columns = names
-    return _cleaned(frame)
+    return cleaned_chunk(frame)
 
 
 class _CopyStream(io.RawIOBase):
