@@ -23,7 +23,10 @@ nor drift. Each spend is one writing transaction that re-checks and records it (
 spending at once cannot both pass the check); what a spend pays for (a stored copy, see
 :mod:`dpcore.release.stored`) can be written in that same transaction. Spends, totals and
 events are **append-only**: database triggers refuse to update or delete them, so the history
-shown to the owner is the history that happened. Raising a total is a deliberate act
+shown to the owner is the history that happened. **Slices**: an owner may grant an analyst a
+slice of the total (:meth:`BudgetLedger.grant`, :mod:`dpcore.budget.slices`); the same
+check-and-charge then caps the analyst's spends by their slice and keeps every live slice's unspent
+part out of everyone else's reach, so slices and the owner's spends compose into the total. Raising a total is a deliberate act
 (``confirm_raise=True``) and is recorded. The two databases, their connections and upgrades are
 in :mod:`dpcore.budget.ledger_db`; nothing here knows which one it talks to.
 """
@@ -42,6 +45,7 @@ import pandas as pd
 from dpcore.budget.ledger_db import Borrowed, LedgerConnection, Owned, connect, now
 from dpcore.budget.persons import ONE_ROW_EACH, counting
 from dpcore.budget.signed_in import SignedIn
+from dpcore.budget.slices import ANALYST, OWNER, Slice, creator, holder, read_slices, reserved
 from dpcore.budget.units import ADD_REMOVE, REPLACE_ONE, UNITS, check_unit, convert, delta_decimal, fmt, total_decimal
 from dpcore.data_home import LEDGER_ENV, default_ledger, default_ledger_path, is_server_ledger
 from dpcore.exceptions import BudgetExceededError, BudgetRaiseError, UnitOfProtectionError
@@ -66,17 +70,22 @@ HISTORY_HEADERS = (
     N_("spend"),
     N_("unit changed"),
     N_("people counted as"),
+    N_("slice granted"),
+    N_("slice revoked"),
 )
 
 __all__ = [
     "ADD_REMOVE",
+    "ANALYST",
     "DEFAULT_TOTAL_DELTA",
+    "OWNER",
     "LEDGER_ENV",
     "REPLACE_ONE",
     "UNITS",
     "BudgetLedger",
     "Charge",
     "Payment",
+    "Slice",
     "Spend",
     "check_unit",
     "connect",
@@ -352,8 +361,126 @@ class BudgetLedger:
 
     @property
     def remaining(self) -> float:
+        """The ε the person acting may still spend, in the dataset's unit.
+
+        What is left of the total, less what other people's live slices hold back; for an
+        analyst, at most what is left of their slice (0 once it is revoked).
+        """
         with self.connection() as conn:
-            return float(self._budget(conn)[0] - self._spent(conn)[0])
+            return float(self._left(conn)[0])
+
+    def _left(self, conn: LedgerConnection) -> tuple[Decimal, Decimal]:
+        """(ε, δ) the person acting may still spend: the total's rest less others' reservations, capped by their own slice."""
+        total, total_delta, unit = self._budget(conn)
+        spent, spent_delta = self._spent(conn, unit)
+        slices = read_slices(conn, self.dataset_id, unit)
+        mine = holder(slices, self.signed_in)
+        held, held_delta = reserved(slices, besides=mine)
+        left, left_delta = total - spent - held, total_delta - spent_delta - held_delta
+        if mine is not None:
+            left, left_delta = min(left, mine.left), min(left_delta, mine.left_delta)
+        return max(left, Decimal(0)), max(left_delta, Decimal(0))
+
+    # --- roles and slices ------------------------------------------------------------
+    def role(self) -> str | None:
+        """The acting person's role on this dataset: :data:`OWNER`, :data:`ANALYST` (a live slice), or None.
+
+        The owner is whoever created the dataset; a dataset created without sign-in, and every
+        dataset where nobody signs in, is everyone's. A person whose slice was revoked, or who
+        holds none on another's dataset, is neither.
+        """
+        with self.connection() as conn:
+            made_by = creator(conn, self.dataset_id)
+            mine = holder(read_slices(conn, self.dataset_id, self._budget(conn)[2]), self.signed_in)
+        if self.signed_in is None or made_by in (None, "", self.signed_in.subject):
+            return OWNER
+        return ANALYST if mine is not None and mine.live else None
+
+    def slices(self) -> list[Slice]:
+        """Every slice granted on this dataset, oldest first, with what was spent under it and whether it was revoked."""
+        with self.connection() as conn:
+            return read_slices(conn, self.dataset_id, self._budget(conn)[2])
+
+    def my_slice(self) -> Slice | None:
+        """The acting person's latest slice of this dataset (live or revoked), or None."""
+        return holder(self.slices(), self.signed_in)
+
+    def _must_own(self, conn: LedgerConnection) -> None:
+        made_by = creator(conn, self.dataset_id)
+        if self.signed_in is not None and made_by not in (None, "", self.signed_in.subject):
+            raise BudgetExceededError(_("Only the dataset's owner can grant or revoke slices of its budget; ask the owner."))
+
+    def grant(self, analyst: str, epsilon: float, delta: float = 0.0) -> Slice:
+        """Grant ``analyst`` (an e-mail address, or a provider's subject) a slice (ε, δ) of the total, in the dataset's unit.
+
+        Only the owner may grant. The slice must fit in what no spend and no other live slice
+        already holds: Σ spent + Σ unspent parts of live slices + this slice ≤ the total. A person
+        holds at most one live slice per dataset (a change is a revocation and a new grant).
+
+        Raises
+        ------
+        BudgetExceededError
+            Not the owner, the slice does not fit, or the analyst already holds a live slice.
+        ValueError
+            No analyst named, or a bad ε or δ.
+        """
+        name = " ".join(str(analyst).split())
+        if not name:
+            raise ValueError("name the analyst by e-mail address or subject")
+        slice_epsilon = epsilon_decimal(check_epsilon(epsilon))
+        slice_delta = delta_decimal(delta)
+        email, subject = (name, "") if "@" in name else ("", name)
+        with self._transaction() as conn:
+            self._must_own(conn)
+            total, total_delta, unit = self._budget(conn)
+            me = self.signed_in
+            if me is not None and (subject == me.subject or (email and email.lower() == me.email.strip().lower())):
+                raise BudgetExceededError(_("You own this dataset: your own spends need no slice."))
+            slices = read_slices(conn, self.dataset_id, unit)
+            probe = SignedIn(subject or "?", email)
+            if any(s.live and (s.names(probe) or (subject and s.subject == subject)) for s in slices):
+                raise BudgetExceededError(
+                    _(
+                        "{analyst} already holds a slice of this dataset's budget: revoke it first, then grant the new one."
+                    ).format(analyst=name)
+                )
+            spent, spent_delta = self._spent(conn, unit)
+            held, held_delta = reserved(slices)
+            free, free_delta = total - spent - held, total_delta - spent_delta - held_delta
+            if slice_epsilon > free or slice_delta > free_delta:
+                raise BudgetExceededError(
+                    _(
+                        "A slice of ε = {epsilon}, δ = {delta} does not fit: what no spend or other slice holds is "
+                        "ε = {free}, δ = {free_delta}. Grant a smaller slice, revoke another, or raise the total."
+                    ).format(
+                        epsilon=fmt(slice_epsilon),
+                        delta=fmt(slice_delta),
+                        free=fmt(max(free, Decimal(0))),
+                        free_delta=fmt(max(free_delta, Decimal(0))),
+                    )
+                )
+            conn.execute(
+                "INSERT INTO grants (dataset_id, analyst_subject, analyst_email, epsilon, delta, created, subject, email) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (self.dataset_id, subject, email, str(slice_epsilon), str(slice_delta), now(), *self._by()),
+            )
+            return read_slices(conn, self.dataset_id, unit)[-1]
+
+    def revoke(self, grant_id: int, reason: str = "") -> None:
+        """Revoke a slice: its further spends are refused at once; what it spent stays spent, its unspent part returns.
+
+        Only the owner may revoke; a slice is revoked once.
+        """
+        with self._transaction() as conn:
+            self._must_own(conn)
+            unit = self._budget(conn)[2]
+            found = next((s for s in read_slices(conn, self.dataset_id, unit) if s.grant_id == int(grant_id)), None)
+            if found is None or not found.live:
+                raise BudgetExceededError(_("That slice is not a live slice of this dataset: nothing was revoked."))
+            conn.execute(
+                "INSERT INTO revocations (dataset_id, grant_id, reason, created, subject, email) VALUES (?, ?, ?, ?, ?, ?)",
+                (self.dataset_id, found.grant_id, reason or "revoked by the owner", now(), *self._by()),
+            )
 
     def cost(self, epsilon: float, relation: str = ADD_REMOVE) -> float:
         """What a release of ``epsilon`` under ``relation`` costs in the dataset's unit (ε only)."""
@@ -369,8 +496,8 @@ class BudgetLedger:
         → replace-one)."""
         probe = Decimal("1e-6")
         with self.connection() as conn:
-            total, total_delta, unit = self._budget(conn)
-            left = max(total_delta - self._spent(conn, unit)[1], Decimal(0))
+            unit = self._budget(conn)[2]
+            left = self._left(conn)[1]
         growth = convert(epsilon_decimal(check_epsilon(epsilon)), probe, relation, unit)[1] / probe
         return float(left / growth)
 
@@ -389,7 +516,8 @@ class BudgetLedger:
         return frame.rename(columns={"label": "what", "epsilon": "ε", "created": "when (UTC)"})
 
     def history(self) -> pd.DataFrame:
-        """Every total set, event and spend, oldest first, each spend also in the dataset's unit, with who signed in to make it.
+        """Every total set, event, slice granted or revoked and spend, oldest first, each spend also in the dataset's unit,
+        with who signed in to make it (a slice's line names the analyst in ``what`` and the owner in ``by``).
 
         ``by (e-mail)`` is the address the identity provider gave, ``by`` its subject; both empty
         for lines written without sign-in (and for every line of a ledger older than format 4).
@@ -403,7 +531,39 @@ class BudgetLedger:
             events = conn.execute(
                 "SELECT created, event, detail, subject, email FROM events WHERE dataset_id = ? ORDER BY id", (self.dataset_id,)
             ).fetchall()
+            slices = read_slices(conn, self.dataset_id, unit)
+            revocations = conn.execute(
+                "SELECT created, grant_id, reason, subject, email FROM revocations WHERE dataset_id = ? ORDER BY id",
+                (self.dataset_id,),
+            ).fetchall()
+            granters = conn.execute(
+                "SELECT id, subject, email FROM grants WHERE dataset_id = ? ORDER BY id", (self.dataset_id,)
+            ).fetchall()
+        by_grant = {s.grant_id: s for s in slices}
+        granted_by = {int(gid): (who, mail) for gid, who, mail in granters}
         rows = [
+            {
+                "when (UTC)": s.granted,
+                "event": "slice granted",
+                "what": f"to {s.analyst}",
+                "ε in the dataset's unit": float(s.epsilon),
+                "δ in the dataset's unit": float(s.delta),
+                "by": granted_by[s.grant_id][0],
+                "by (e-mail)": granted_by[s.grant_id][1],
+            }
+            for s in slices
+        ]
+        rows += [
+            {
+                "when (UTC)": c,
+                "event": "slice revoked",
+                "what": f"the slice of {by_grant[int(gid)].analyst} granted {by_grant[int(gid)].granted[:19]}: {reason}",
+                "by": who,
+                "by (e-mail)": mail,
+            }
+            for c, gid, reason, who, mail in revocations
+        ]
+        rows += [
             {"when (UTC)": c, "event": "total set", "what": reason, "ε": float(t), "δ": float(d), "by": who, "by (e-mail)": mail}
             for c, t, d, reason, who, mail in totals
         ]
@@ -479,7 +639,25 @@ class BudgetLedger:
             delta = old_delta if total_delta is None else delta_decimal(total_delta, up=False)
             if row is not None:
                 spent, spent_delta = self._spent(conn, row[2])
-                if total < spent or delta < spent_delta:
+                held, held_delta = reserved(read_slices(conn, self.dataset_id, row[2]))
+                if held or held_delta:
+                    self._must_own(conn)
+                if total < spent + held or delta < spent_delta + held_delta:
+                    if held or held_delta:
+                        raise BudgetExceededError(
+                            _(
+                                "The total cannot be set to ε = {total}, δ = {delta}: ε = {spent}, δ = {spent_delta} is spent "
+                                "and live slices hold ε = {held}, δ = {held_delta} more. Revoke a slice first, or keep a "
+                                "larger total."
+                            ).format(
+                                total=fmt(total),
+                                delta=fmt(delta),
+                                spent=fmt(spent),
+                                spent_delta=fmt(spent_delta),
+                                held=fmt(held),
+                                held_delta=fmt(held_delta),
+                            )
+                        )
                     raise BudgetExceededError(
                         _(
                             "The total cannot be set to ε = {total}, δ = {delta} because ε = {spent}, δ = {spent_delta} has "
@@ -642,11 +820,13 @@ class BudgetLedger:
         charge = Charge(label, max(amounts), relation=relation, mechanism=mechanism)
         self._record(charge, f"parallel over {len(amounts)} disjoint parts")
 
-    def _fits(self, conn: LedgerConnection, charge: Charge) -> None:
-        """Inside a transaction: people are counted as before, and ``charge`` fits in what is left.
+    def _fits(self, conn: LedgerConnection, charge: Charge) -> Slice | None:
+        """Inside a transaction: people are counted as before, and ``charge`` fits in what is left; the spender's slice.
 
         Else the sentence of the first thing that stops it, naming the way out. What is left is
-        stated in the charge's own relation, the amount the owner can type.
+        stated in the charge's own relation, the amount the owner can type. An analyst's charge
+        must also fit in their live slice, and nobody's may reach into what other live slices
+        hold (:mod:`dpcore.budget.slices`).
         """
         self._count_people_as(conn, charge.people)
         total, total_delta, unit = self._budget(conn)
@@ -655,6 +835,22 @@ class BudgetLedger:
         epsilon, converted_delta = convert(epsilon_decimal(charge.epsilon), delta, charge.relation, unit)
         words = {"action": _(charge.action), "undone": _(charge.undone)}
         alternative = " " + _(charge.alternative) if charge.alternative else ""
+        slices = read_slices(conn, self.dataset_id, unit)
+        mine = holder(slices, self.signed_in)
+        if mine is not None:
+            self._fits_slice(mine, epsilon, converted_delta, charge, words)
+        # Others' live slices hold back their unspent part: Σ spent + Σ reserved ≤ total stays true.
+        held, held_delta = reserved(slices, besides=mine)
+        spent, spent_delta = spent + held, spent_delta + held_delta
+        if held and mine is None:
+            alternative = " " + _("Analysts' slices hold ε = {held} of what is left.").format(held=fmt(held)) + alternative
+        if mine is not None and (spent + epsilon > total or spent_delta + converted_delta > total_delta):
+            raise BudgetExceededError(
+                _(
+                    "{action} at ε = {epsilon} does not fit in what is left of the dataset's whole budget, although it "
+                    "fits in your slice. Ask the dataset's owner. Nothing was {undone} or charged."
+                ).format(epsilon=f"{charge.epsilon:g}", **words)
+            )
         if delta > 0 and total_delta == 0:
             raise BudgetExceededError(
                 _(
@@ -689,6 +885,31 @@ class BudgetLedger:
                     **words,
                 )
             )
+        return mine
+
+    def _fits_slice(self, mine: Slice, epsilon: Decimal, delta: Decimal, charge: Charge, words: dict[str, str]) -> None:
+        """An analyst's charge must fit in their live slice (in the dataset's unit), else the sentence naming the owner."""
+        if not mine.live:
+            raise BudgetExceededError(
+                _(
+                    "The dataset's owner has revoked your slice of its budget, so nothing more can be released from it. "
+                    "Ask the owner for a new slice. Nothing was {undone} or charged."
+                ).format(**words)
+            )
+        if epsilon > mine.left or delta > mine.left_delta:
+            left = mine.left * epsilon_decimal(charge.epsilon) / epsilon
+            raise BudgetExceededError(
+                _(
+                    "{action} at ε = {epsilon} does not fit in what is left of your slice of this dataset's budget "
+                    "(at most ε = {left}, δ = {left_delta}). Choose a smaller ε, or ask the dataset's owner for a larger "
+                    "slice. Nothing was {undone} or charged."
+                ).format(
+                    epsilon=f"{charge.epsilon:g}",
+                    left=fmt(left.quantize(Decimal("1e-9"), ROUND_FLOOR)),
+                    left_delta=fmt(mine.left_delta),
+                    **words,
+                )
+            )
 
     def _record(
         self,
@@ -698,10 +919,10 @@ class BudgetLedger:
     ) -> None:
         """Check ``charge`` still fits and insert it (and what ``alongside`` writes) in one transaction."""
         with self._transaction() as conn:
-            self._fits(conn, charge)
+            mine = self._fits(conn, charge)
             conn.execute(
                 "INSERT INTO spends (dataset_id, label, epsilon, composition, created, delta, relation, mechanism, released, "
-                "subject, email) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "subject, email, grant_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     self.dataset_id,
                     charge.label,
@@ -713,6 +934,7 @@ class BudgetLedger:
                     charge.mechanism,
                     charge.released,
                     *self._by(),
+                    mine.grant_id if mine is not None else None,
                 ),
             )
             if alongside is not None:
