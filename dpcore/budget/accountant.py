@@ -42,10 +42,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from dpcore.budget import slices as budget_slices
+from dpcore.budget._history import history_frame
 from dpcore.budget.ledger_db import Borrowed, LedgerConnection, Owned, connect, now
 from dpcore.budget.persons import ONE_ROW_EACH, counting
 from dpcore.budget.signed_in import SignedIn
-from dpcore.budget.slices import ANALYST, OWNER, Slice, creator, holder, read_slices, reserved
+from dpcore.budget.slices import ANALYST, OWNER, Slice, holder, read_slices, refuse_past_slice, reserved
 from dpcore.budget.units import ADD_REMOVE, REPLACE_ONE, UNITS, check_unit, convert, delta_decimal, fmt, total_decimal
 from dpcore.data_home import LEDGER_ENV, default_ledger, default_ledger_path, is_server_ledger
 from dpcore.exceptions import BudgetExceededError, BudgetRaiseError, UnitOfProtectionError
@@ -381,20 +383,10 @@ class BudgetLedger:
             left, left_delta = min(left, mine.left), min(left_delta, mine.left_delta)
         return max(left, Decimal(0)), max(left_delta, Decimal(0))
 
-    # --- roles and slices ------------------------------------------------------------
+    # --- roles and slices (dpcore.budget.slices) -------------------------------------
     def role(self) -> str | None:
-        """The acting person's role on this dataset: :data:`OWNER`, :data:`ANALYST` (a live slice), or None.
-
-        The owner is whoever created the dataset; a dataset created without sign-in, and every
-        dataset where nobody signs in, is everyone's. A person whose slice was revoked, or who
-        holds none on another's dataset, is neither.
-        """
-        with self.connection() as conn:
-            made_by = creator(conn, self.dataset_id)
-            mine = holder(read_slices(conn, self.dataset_id, self._budget(conn)[2]), self.signed_in)
-        if self.signed_in is None or made_by in (None, "", self.signed_in.subject):
-            return OWNER
-        return ANALYST if mine is not None and mine.live else None
+        """The acting person's role on this dataset: :data:`OWNER`, :data:`ANALYST` (a live slice), or None."""
+        return budget_slices.role(self)
 
     def slices(self) -> list[Slice]:
         """Every slice granted on this dataset, oldest first, with what was spent under it and whether it was revoked."""
@@ -405,82 +397,13 @@ class BudgetLedger:
         """The acting person's latest slice of this dataset (live or revoked), or None."""
         return holder(self.slices(), self.signed_in)
 
-    def _must_own(self, conn: LedgerConnection) -> None:
-        made_by = creator(conn, self.dataset_id)
-        if self.signed_in is not None and made_by not in (None, "", self.signed_in.subject):
-            raise BudgetExceededError(_("Only the dataset's owner can grant or revoke slices of its budget; ask the owner."))
-
     def grant(self, analyst: str, epsilon: float, delta: float = 0.0) -> Slice:
-        """Grant ``analyst`` (an e-mail address, or a provider's subject) a slice (ε, δ) of the total, in the dataset's unit.
-
-        Only the owner may grant. The slice must fit in what no spend and no other live slice
-        already holds: Σ spent + Σ unspent parts of live slices + this slice ≤ the total. A person
-        holds at most one live slice per dataset (a change is a revocation and a new grant).
-
-        Raises
-        ------
-        BudgetExceededError
-            Not the owner, the slice does not fit, or the analyst already holds a live slice.
-        ValueError
-            No analyst named, or a bad ε or δ.
-        """
-        name = " ".join(str(analyst).split())
-        if not name:
-            raise ValueError("name the analyst by e-mail address or subject")
-        slice_epsilon = epsilon_decimal(check_epsilon(epsilon))
-        slice_delta = delta_decimal(delta)
-        email, subject = (name, "") if "@" in name else ("", name)
-        with self._transaction() as conn:
-            self._must_own(conn)
-            total, total_delta, unit = self._budget(conn)
-            me = self.signed_in
-            if me is not None and (subject == me.subject or (email and email.lower() == me.email.strip().lower())):
-                raise BudgetExceededError(_("You own this dataset: your own spends need no slice."))
-            slices = read_slices(conn, self.dataset_id, unit)
-            probe = SignedIn(subject or "?", email)
-            if any(s.live and (s.names(probe) or (subject and s.subject == subject)) for s in slices):
-                raise BudgetExceededError(
-                    _(
-                        "{analyst} already holds a slice of this dataset's budget: revoke it first, then grant the new one."
-                    ).format(analyst=name)
-                )
-            spent, spent_delta = self._spent(conn, unit)
-            held, held_delta = reserved(slices)
-            free, free_delta = total - spent - held, total_delta - spent_delta - held_delta
-            if slice_epsilon > free or slice_delta > free_delta:
-                raise BudgetExceededError(
-                    _(
-                        "A slice of ε = {epsilon}, δ = {delta} does not fit: what no spend or other slice holds is "
-                        "ε = {free}, δ = {free_delta}. Grant a smaller slice, revoke another, or raise the total."
-                    ).format(
-                        epsilon=fmt(slice_epsilon),
-                        delta=fmt(slice_delta),
-                        free=fmt(max(free, Decimal(0))),
-                        free_delta=fmt(max(free_delta, Decimal(0))),
-                    )
-                )
-            conn.execute(
-                "INSERT INTO grants (dataset_id, analyst_subject, analyst_email, epsilon, delta, created, subject, email) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (self.dataset_id, subject, email, str(slice_epsilon), str(slice_delta), now(), *self._by()),
-            )
-            return read_slices(conn, self.dataset_id, unit)[-1]
+        """Grant ``analyst`` (an e-mail address or a subject) a slice of the total (:func:`dpcore.budget.slices.grant`)."""
+        return budget_slices.grant(self, analyst, epsilon, delta)
 
     def revoke(self, grant_id: int, reason: str = "") -> None:
-        """Revoke a slice: its further spends are refused at once; what it spent stays spent, its unspent part returns.
-
-        Only the owner may revoke; a slice is revoked once.
-        """
-        with self._transaction() as conn:
-            self._must_own(conn)
-            unit = self._budget(conn)[2]
-            found = next((s for s in read_slices(conn, self.dataset_id, unit) if s.grant_id == int(grant_id)), None)
-            if found is None or not found.live:
-                raise BudgetExceededError(_("That slice is not a live slice of this dataset: nothing was revoked."))
-            conn.execute(
-                "INSERT INTO revocations (dataset_id, grant_id, reason, created, subject, email) VALUES (?, ?, ?, ?, ?, ?)",
-                (self.dataset_id, found.grant_id, reason or "revoked by the owner", now(), *self._by()),
-            )
+        """Revoke a slice: no further spends; what it spent stays spent (:func:`dpcore.budget.slices.revoke`)."""
+        budget_slices.revoke(self, grant_id, reason)
 
     def cost(self, epsilon: float, relation: str = ADD_REMOVE) -> float:
         """What a release of ``epsilon`` under ``relation`` costs in the dataset's unit (ε only)."""
@@ -516,97 +439,8 @@ class BudgetLedger:
         return frame.rename(columns={"label": "what", "epsilon": "ε", "created": "when (UTC)"})
 
     def history(self) -> pd.DataFrame:
-        """Every total set, event, slice granted or revoked and spend, oldest first, each spend also in the dataset's unit,
-        with who signed in to make it (a slice's line names the analyst in ``what`` and the owner in ``by``).
-
-        ``by (e-mail)`` is the address the identity provider gave, ``by`` its subject; both empty
-        for lines written without sign-in (and for every line of a ledger older than format 4).
-        """
-        with self.connection() as conn:
-            unit = self._budget(conn)[2]
-            totals = conn.execute(
-                "SELECT created, total, total_delta, reason, subject, email FROM totals WHERE dataset_id = ? ORDER BY id",
-                (self.dataset_id,),
-            ).fetchall()
-            events = conn.execute(
-                "SELECT created, event, detail, subject, email FROM events WHERE dataset_id = ? ORDER BY id", (self.dataset_id,)
-            ).fetchall()
-            slices = read_slices(conn, self.dataset_id, unit)
-            revocations = conn.execute(
-                "SELECT created, grant_id, reason, subject, email FROM revocations WHERE dataset_id = ? ORDER BY id",
-                (self.dataset_id,),
-            ).fetchall()
-            granters = conn.execute(
-                "SELECT id, subject, email FROM grants WHERE dataset_id = ? ORDER BY id", (self.dataset_id,)
-            ).fetchall()
-        by_grant = {s.grant_id: s for s in slices}
-        granted_by = {int(gid): (who, mail) for gid, who, mail in granters}
-        rows = [
-            {
-                "when (UTC)": s.granted,
-                "event": "slice granted",
-                "what": f"to {s.analyst}",
-                "ε in the dataset's unit": float(s.epsilon),
-                "δ in the dataset's unit": float(s.delta),
-                "by": granted_by[s.grant_id][0],
-                "by (e-mail)": granted_by[s.grant_id][1],
-            }
-            for s in slices
-        ]
-        rows += [
-            {
-                "when (UTC)": c,
-                "event": "slice revoked",
-                "what": f"the slice of {by_grant[int(gid)].analyst} granted {by_grant[int(gid)].granted[:19]}: {reason}",
-                "by": who,
-                "by (e-mail)": mail,
-            }
-            for c, gid, reason, who, mail in revocations
-        ]
-        rows += [
-            {"when (UTC)": c, "event": "total set", "what": reason, "ε": float(t), "δ": float(d), "by": who, "by (e-mail)": mail}
-            for c, t, d, reason, who, mail in totals
-        ]
-        rows += [
-            {"when (UTC)": c, "event": event, "what": detail, "by": who, "by (e-mail)": mail}
-            for c, event, detail, who, mail in events
-        ]
-        for s in self.spends():
-            row = {
-                "when (UTC)": s.created,
-                "event": "spend",
-                "what": s.label,
-                "ε": s.epsilon,
-                "δ": s.delta,
-                "neighbours": s.relation,
-                "mechanism": s.mechanism,
-                "released": s.released,
-                "by": s.subject,
-                "by (e-mail)": s.email,
-            }
-            try:
-                ce, cd = convert(epsilon_decimal(s.epsilon), Decimal(str(s.delta)), s.relation, unit)
-                row |= {"ε in the dataset's unit": float(ce), "δ in the dataset's unit": float(cd)}
-            except UnitOfProtectionError:
-                row |= {"ε in the dataset's unit": float("inf")}
-            rows.append(row)
-        columns = [
-            "when (UTC)",
-            "event",
-            "what",
-            "by (e-mail)",
-            "by",
-            "ε",
-            "δ",
-            "neighbours",
-            "mechanism",
-            "released",
-            "ε in the dataset's unit",
-            "δ in the dataset's unit",
-        ]
-        frame = pd.DataFrame(rows, columns=columns).sort_values("when (UTC)", kind="stable").reset_index(drop=True)
-        frame["when (UTC)"] = frame["when (UTC)"].str[:19]  # sorted to the microsecond, shown to the second
-        return frame
+        """Every total set, event, slice granted or revoked and spend, oldest first, with who made it (:mod:`._history`)."""
+        return history_frame(self)
 
     def history_csv(self) -> bytes:
         return self.history().to_csv(index=False).encode("utf-8")
@@ -641,7 +475,7 @@ class BudgetLedger:
                 spent, spent_delta = self._spent(conn, row[2])
                 held, held_delta = reserved(read_slices(conn, self.dataset_id, row[2]))
                 if held or held_delta:
-                    self._must_own(conn)
+                    budget_slices.must_own(self, conn)
                 if total < spent + held or delta < spent_delta + held_delta:
                     if held or held_delta:
                         raise BudgetExceededError(
@@ -838,7 +672,7 @@ class BudgetLedger:
         slices = read_slices(conn, self.dataset_id, unit)
         mine = holder(slices, self.signed_in)
         if mine is not None:
-            self._fits_slice(mine, epsilon, converted_delta, charge, words)
+            refuse_past_slice(mine, epsilon, converted_delta, charge.epsilon, words)
         # Others' live slices hold back their unspent part: Σ spent + Σ reserved ≤ total stays true.
         held, held_delta = reserved(slices, besides=mine)
         spent, spent_delta = spent + held, spent_delta + held_delta
@@ -886,30 +720,6 @@ class BudgetLedger:
                 )
             )
         return mine
-
-    def _fits_slice(self, mine: Slice, epsilon: Decimal, delta: Decimal, charge: Charge, words: dict[str, str]) -> None:
-        """An analyst's charge must fit in their live slice (in the dataset's unit), else the sentence naming the owner."""
-        if not mine.live:
-            raise BudgetExceededError(
-                _(
-                    "The dataset's owner has revoked your slice of its budget, so nothing more can be released from it. "
-                    "Ask the owner for a new slice. Nothing was {undone} or charged."
-                ).format(**words)
-            )
-        if epsilon > mine.left or delta > mine.left_delta:
-            left = mine.left * epsilon_decimal(charge.epsilon) / epsilon
-            raise BudgetExceededError(
-                _(
-                    "{action} at ε = {epsilon} does not fit in what is left of your slice of this dataset's budget "
-                    "(at most ε = {left}, δ = {left_delta}). Choose a smaller ε, or ask the dataset's owner for a larger "
-                    "slice. Nothing was {undone} or charged."
-                ).format(
-                    epsilon=f"{charge.epsilon:g}",
-                    left=fmt(left.quantize(Decimal("1e-9"), ROUND_FLOOR)),
-                    left_delta=fmt(mine.left_delta),
-                    **words,
-                )
-            )
 
     def _record(
         self,

@@ -17,18 +17,41 @@ so an owner can never promise more than exists, an analyst spends only inside th
 owner's own spends use what no live slice reserves. Revoking a slice stops its further spends at
 once; what it spent stays spent (the releases are out), and its unspent part returns to the owner.
 
-This module holds the plain values and the reading of the two tables; the checks live in
-:class:`~dpcore.budget.accountant.BudgetLedger`, inside its one spend path.
+This module holds the plain values, the reading of the two tables and the owner's acts
+(:class:`~dpcore.budget.accountant.BudgetLedger` offers them as methods); the check of a spend
+against a slice runs inside the ledger's one spend path, ``BudgetLedger._fits``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import ROUND_FLOOR, Decimal
+from typing import Any, Protocol
 
-from dpcore.budget.ledger_db import LedgerConnection
+from dpcore.budget.ledger_db import LedgerConnection, now
 from dpcore.budget.signed_in import SignedIn
-from dpcore.budget.units import convert
+from dpcore.budget.units import convert, delta_decimal, fmt
+from dpcore.exceptions import BudgetExceededError
+from dpcore.i18n import _
+from dpcore.validation import check_epsilon, epsilon_decimal
+
+
+class Ledger(Protocol):
+    """What the functions below use of a :class:`~dpcore.budget.accountant.BudgetLedger` (which offers them as methods)."""
+
+    dataset_id: str
+    signed_in: SignedIn | None
+
+    def connection(self) -> Any: ...
+
+    def _transaction(self) -> Any: ...
+
+    def _budget(self, conn: LedgerConnection) -> tuple[Decimal, Decimal, str]: ...
+
+    def _spent(self, conn: LedgerConnection, unit: str | None = None) -> tuple[Decimal, Decimal]: ...
+
+    def _by(self) -> tuple[str, str]: ...
+
 
 #: The two roles a person can hold on a dataset.
 OWNER, ANALYST = "owner", "analyst"
@@ -142,3 +165,124 @@ def creator(conn: LedgerConnection, dataset_id: str) -> str | None:
     """The subject who created the dataset's budget ('' when it was created without sign-in), None when it has none."""
     row = conn.execute("SELECT subject FROM totals WHERE dataset_id = ? ORDER BY id LIMIT 1", (dataset_id,)).fetchone()
     return None if row is None else str(row[0] or "")
+
+
+def role(ledger: Ledger) -> str | None:
+    """The acting person's role on this dataset: :data:`OWNER`, :data:`ANALYST` (a live slice), or None.
+
+    The owner is whoever created the dataset; a dataset created without sign-in, and every
+    dataset where nobody signs in, is everyone's. A person whose slice was revoked, or who
+    holds none on another's dataset, is neither.
+    """
+    with ledger.connection() as conn:
+        made_by = creator(conn, ledger.dataset_id)
+        mine = holder(read_slices(conn, ledger.dataset_id, ledger._budget(conn)[2]), ledger.signed_in)
+    if ledger.signed_in is None or made_by in (None, "", ledger.signed_in.subject):
+        return OWNER
+    return ANALYST if mine is not None and mine.live else None
+
+
+def must_own(ledger: Ledger, conn: LedgerConnection) -> None:
+    made_by = creator(conn, ledger.dataset_id)
+    if ledger.signed_in is not None and made_by not in (None, "", ledger.signed_in.subject):
+        raise BudgetExceededError(_("Only the dataset's owner can grant or revoke slices of its budget; ask the owner."))
+
+
+def grant(ledger: Ledger, analyst: str, epsilon: float, delta: float = 0.0) -> Slice:
+    """Grant ``analyst`` (an e-mail address, or a provider's subject) a slice (ε, δ) of the total, in the dataset's unit.
+
+    Only the owner may grant. The slice must fit in what no spend and no other live slice
+    already holds: Σ spent + Σ unspent parts of live slices + this slice ≤ the total. A person
+    holds at most one live slice per dataset (a change is a revocation and a new grant).
+
+    Raises
+    ------
+    BudgetExceededError
+        Not the owner, the slice does not fit, or the analyst already holds a live slice.
+    ValueError
+        No analyst named, or a bad ε or δ.
+    """
+    name = " ".join(str(analyst).split())
+    if not name:
+        raise ValueError("name the analyst by e-mail address or subject")
+    slice_epsilon = epsilon_decimal(check_epsilon(epsilon))
+    slice_delta = delta_decimal(delta)
+    email, subject = (name, "") if "@" in name else ("", name)
+    with ledger._transaction() as conn:
+        must_own(ledger, conn)
+        total, total_delta, unit = ledger._budget(conn)
+        me = ledger.signed_in
+        if me is not None and (subject == me.subject or (email and email.lower() == me.email.strip().lower())):
+            raise BudgetExceededError(_("You own this dataset: your own spends need no slice."))
+        slices = read_slices(conn, ledger.dataset_id, unit)
+        probe = SignedIn(subject or "?", email)
+        if any(s.live and (s.names(probe) or (subject and s.subject == subject)) for s in slices):
+            raise BudgetExceededError(
+                _("{analyst} already holds a slice of this dataset's budget: revoke it first, then grant the new one.").format(
+                    analyst=name
+                )
+            )
+        spent, spent_delta = ledger._spent(conn, unit)
+        held, held_delta = reserved(slices)
+        free, free_delta = total - spent - held, total_delta - spent_delta - held_delta
+        if slice_epsilon > free or slice_delta > free_delta:
+            raise BudgetExceededError(
+                _(
+                    "A slice of ε = {epsilon}, δ = {delta} does not fit: what no spend or other slice holds is "
+                    "ε = {free}, δ = {free_delta}. Grant a smaller slice, revoke another, or raise the total."
+                ).format(
+                    epsilon=fmt(slice_epsilon),
+                    delta=fmt(slice_delta),
+                    free=fmt(max(free, Decimal(0))),
+                    free_delta=fmt(max(free_delta, Decimal(0))),
+                )
+            )
+        conn.execute(
+            "INSERT INTO grants (dataset_id, analyst_subject, analyst_email, epsilon, delta, created, subject, email) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (ledger.dataset_id, subject, email, str(slice_epsilon), str(slice_delta), now(), *ledger._by()),
+        )
+        return read_slices(conn, ledger.dataset_id, unit)[-1]
+
+
+def revoke(ledger: Ledger, grant_id: int, reason: str = "") -> None:
+    """Revoke a slice: its further spends are refused at once; what it spent stays spent, its unspent part returns.
+
+    Only the owner may revoke; a slice is revoked once.
+    """
+    with ledger._transaction() as conn:
+        must_own(ledger, conn)
+        unit = ledger._budget(conn)[2]
+        found = next((s for s in read_slices(conn, ledger.dataset_id, unit) if s.grant_id == int(grant_id)), None)
+        if found is None or not found.live:
+            raise BudgetExceededError(_("That slice is not a live slice of this dataset: nothing was revoked."))
+        conn.execute(
+            "INSERT INTO revocations (dataset_id, grant_id, reason, created, subject, email) VALUES (?, ?, ?, ?, ?, ?)",
+            (ledger.dataset_id, found.grant_id, reason or "revoked by the owner", now(), *ledger._by()),
+        )
+
+
+def refuse_past_slice(mine: Slice, epsilon: Decimal, delta: Decimal, asked: float, words: dict[str, str]) -> None:
+    """An analyst's charge (``asked``, converted to the dataset's unit: ``epsilon``, ``delta``) must fit in their live
+    slice, else the sentence naming the owner."""
+    if not mine.live:
+        raise BudgetExceededError(
+            _(
+                "The dataset's owner has revoked your slice of its budget, so nothing more can be released from it. "
+                "Ask the owner for a new slice. Nothing was {undone} or charged."
+            ).format(**words)
+        )
+    if epsilon > mine.left or delta > mine.left_delta:
+        left = mine.left * epsilon_decimal(asked) / epsilon
+        raise BudgetExceededError(
+            _(
+                "{action} at ε = {epsilon} does not fit in what is left of your slice of this dataset's budget "
+                "(at most ε = {left}, δ = {left_delta}). Choose a smaller ε, or ask the dataset's owner for a larger "
+                "slice. Nothing was {undone} or charged."
+            ).format(
+                epsilon=f"{asked:g}",
+                left=fmt(left.quantize(Decimal("1e-9"), ROUND_FLOOR)),
+                left_delta=fmt(mine.left_delta),
+                **words,
+            )
+        )
