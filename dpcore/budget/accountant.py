@@ -542,6 +542,8 @@ class BudgetLedger:
                 )
             if unit != old:
                 spent, spent_delta = self._spent(conn, unit)
+                held, held_delta = reserved(read_slices(conn, self.dataset_id, unit))  # live slices keep their room
+                spent, spent_delta = spent + held, spent_delta + held_delta
                 if spent > total or spent_delta > total_delta:
                     raise BudgetExceededError(
                         _(

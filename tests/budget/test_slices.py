@@ -126,6 +126,15 @@ def test_only_the_owner_grants_or_revokes_and_nobody_grants_to_themselves_or_twi
         owner.grant("  ", 0.1)
 
 
+def test_a_unit_change_that_would_leave_live_slices_without_room_is_refused(ledger_path):
+    dataset = _dataset(ledger_path, total=2.0)
+    owner = _as(ledger_path, dataset, OWNER_ALICE)
+    owner.grant("bob@example.org", 1.0)
+    owner.spend("owner's model", 0.6)  # 1.2 in the replace-one unit, and the slice still holds 1.0
+    with pytest.raises(BudgetExceededError, match="In the new unit"):
+        owner.set_unit(REPLACE_ONE, confirm=True)
+
+
 def test_a_slice_is_in_the_datasets_unit_and_caps_delta_too(ledger_path):
     dataset = _dataset(ledger_path, total=4.0, total_delta=1e-5)
     owner = _as(ledger_path, dataset, OWNER_ALICE)
