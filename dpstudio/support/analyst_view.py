@@ -48,7 +48,8 @@ def data_page(state: StudioState) -> None:
             "only its owner can change them."
         ).format(dataset=table_name(ledger.name))
     )
-    st.dataframe(declarations_table(state), hide_index=True, width="stretch")
+    table = declarations_table(state)
+    st.dataframe(table, hide_index=True, width="stretch", height=35 * (len(table) + 1) + 3)  # every column at once
 
 
 def declarations_table(state: StudioState) -> pd.DataFrame:

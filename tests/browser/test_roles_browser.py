@@ -164,7 +164,7 @@ def test_an_analyst_learns_within_the_slice_and_never_receives_the_sentinel(brow
     context, page, frames = _sign_in(browser, room, ANALYST_SUBJECT)
     page.get_by_text("is shared with you as an analyst", exact=False).wait_for()
     declarations = page.locator("[data-testid='stDataFrame']").first
-    declarations.get_by_text("native-country").first.wait_for(state="attached")
+    declarations.get_by_text("workclass").first.wait_for(state="attached")
     wait_until_idle(page)
     sidebar = page.locator("[data-testid='stSidebar']")
     sidebar.get_by_text("Your slice").wait_for()
@@ -241,6 +241,8 @@ def test_an_analyst_learns_within_the_slice_and_never_receives_the_sentinel(brow
     history.get_by_text(ANALYST_EMAIL).first.wait_for(state="attached")
     history.scroll_into_view_if_needed()
     screenshot(owner, "roles_owner_history")
+    exported = _download(owner, "Download the history (CSV)", "roles_history.csv").decode("utf-8")
+    assert exported.count(ANALYST_EMAIL) == 3  # the grant's line, and the two spends
     from contextlib import closing
 
     from dpcore.budget.ledger_db import connect
