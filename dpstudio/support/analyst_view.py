@@ -1,12 +1,14 @@
 """What an analyst's session shows: the declarations, their own slice and spends, and synthetic copies within it.
 
 Nothing here reads the table's rows for display: the declarations are public by definition (a
-domain read from the data is not shown at all), the slice and spends come from the ledger, and a
-synthetic copy is a differentially private release charged to the analyst's slice.
+domain read from the data is not shown at all), the slice and spends come from the ledger, the
+summary is the owner's DP release (:mod:`dpcore.release.summary`), and a synthetic copy is a
+differentially private release charged to the analyst's slice.
 """
 
 from __future__ import annotations
 
+import altair as alt
 import pandas as pd
 import streamlit as st
 
@@ -17,6 +19,8 @@ from dpcore.progress import CostMemory
 from dpcore.release import default_plan
 from dpcore.synthetic import SyntheticResult, synthesize_table
 from dpstudio.support import synthetic_view as synthetic
+from dpstudio.support import workspace
+from dpstudio.support.charts import localized
 from dpstudio.support.state import StudioState, table_name
 
 
@@ -50,6 +54,36 @@ def data_page(state: StudioState) -> None:
     )
     table = declarations_table(state)
     st.dataframe(table, hide_index=True, width="stretch", height=35 * (len(table) + 1) + 3)  # every column at once
+    summary_section(state)
+
+
+def summary_section(state: StudioState) -> None:
+    """The owner's DP summary: the noisy row count and a bar chart of each column's noisy counts."""
+    summary = workspace.load_summary(state.ledger_path, state.dataset.dataset_id)
+    st.subheader(_("A DP summary of the table"))
+    if summary is None:
+        st.caption(_("The owner has not published a DP summary of this table yet."))
+        return
+    st.write(
+        _("About **{rows}** rows. Every count below is noisy (discrete Laplace, ε = {epsilon} for the whole summary).").format(
+            rows=integer(summary.rows), epsilon=short(summary.epsilon)
+        )
+    )
+    names = list(summary.columns)
+    for start in range(0, len(names), 2):
+        for place, name in zip(st.columns(2), names[start : start + 2], strict=False):
+            bins = pd.DataFrame(summary.columns[name], columns=["bin", "count"])
+            chart = (
+                alt.Chart(bins)
+                .mark_bar()
+                .encode(
+                    x=alt.X("bin:N", sort=None, title=None),
+                    y=alt.Y("count:Q", title=_("noisy count")),
+                    tooltip=[alt.Tooltip("bin:N", title=_("bin")), alt.Tooltip("count:Q", title=_("noisy count"))],
+                )
+                .properties(title=name, height=200)
+            )
+            place.altair_chart(localized(chart), width="stretch")
 
 
 def declarations_table(state: StudioState) -> pd.DataFrame:

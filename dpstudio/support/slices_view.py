@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.budget.accountant import OWNER, BudgetLedger, Slice
-from dpcore.exceptions import BudgetExceededError
+from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.i18n import _, short
 from dpstudio.support import workspace
 from dpstudio.support.state import StudioState
@@ -32,6 +32,7 @@ def slices_section(state: StudioState, ledger: BudgetLedger) -> None:
         )
     )
     _grant_form(state, ledger)
+    _summary_form(state, ledger)
     slices = ledger.slices()
     if not slices:
         return
@@ -83,6 +84,45 @@ def _grant_form(state: StudioState, ledger: BudgetLedger) -> None:
             # The analyst's sessions work from this table and these declarations, on this server.
             workspace.share(state.ledger_path, state.dataset, owner=state.owner)
             st.rerun()
+
+
+#: The ε a DP summary is offered at, at most: a noisy count then errs by a few dozen people per bin on a table of
+#: twenty columns (sensitivity 21), which keeps a histogram's shape on tables of a few thousand rows.
+OFFERED_SUMMARY_EPSILON = 0.2
+
+
+def _summary_form(state: StudioState, ledger: BudgetLedger) -> None:
+    """Release, once and charged to the total, a DP summary every analyst of the dataset starts from."""
+    from dpcore.release.summary import dp_summary
+
+    kept = workspace.load_summary(state.ledger_path, state.dataset.dataset_id)
+    st.markdown("**" + _("A DP summary for analysts") + "**")
+    st.caption(
+        _(
+            "A noisy row count and a noisy histogram of each declared column, made once from your budget (not from any "
+            "slice) and shown to every analyst of this dataset on their Data page."
+        )
+        + (" " + _("Published at ε = {epsilon}.").format(epsilon=short(kept.epsilon)) if kept is not None else "")
+    )
+    left, right = st.columns([3, 1])
+    epsilon = left.number_input(
+        _("ε of the summary"),
+        min_value=0.001,
+        value=float(max(min(OFFERED_SUMMARY_EPSILON, ledger.remaining / 2), 0.001)),
+        step=0.05,
+        format="%.3f",
+        key="summary_epsilon",
+    )
+    right.write("")
+    if right.button(_("Publish the summary"), key="publish_summary", icon=":material/bar_chart:"):
+        try:
+            summary = dp_summary(state.dataset.frame, state.dataset.schema, float(epsilon), ledger)
+        except (BudgetExceededError, DataError) as error:
+            st.error(str(error))
+            return
+        workspace.share(state.ledger_path, state.dataset, owner=state.owner)
+        workspace.save_summary(state.ledger_path, state.dataset.dataset_id, summary)
+        st.rerun()
 
 
 def slices_table(slices: list[Slice]) -> pd.DataFrame:

@@ -28,6 +28,7 @@ import re
 import secrets
 from dataclasses import dataclass, fields, is_dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -36,6 +37,9 @@ from dpcore.budget.datasets import Catalog, Identification
 from dpcore.data_home import beside_ledger
 from dpcore.tables.schema import Schema
 from dpstudio.support.state import Dataset, load_sample
+
+if TYPE_CHECKING:  # the release engine loads with the pages that release, not the first
+    from dpcore.release.summary import DPSummary
 
 QUERY_KEY = "workspace"
 #: A workspace untouched this long is deleted when a new session starts: it holds a copy of the
@@ -133,6 +137,25 @@ def share(ledger_path, dataset: Dataset, *, owner: str = "", table_changed: bool
         "owner": owner,
     }
     _write(where / "workspace.json", json.dumps(meta, ensure_ascii=False).encode("utf-8"))
+
+
+def save_summary(ledger_path, dataset_id: str, summary: DPSummary) -> None:
+    """Keep the DP summary the owner released for ``dataset_id``'s analysts beside the shared table."""
+    where = shared_folder(ledger_path, dataset_id)
+    if where is not None:
+        where.mkdir(parents=True, exist_ok=True)
+        _write(where / "summary.json", json.dumps(summary.to_dict(), ensure_ascii=False).encode("utf-8"))
+
+
+def load_summary(ledger_path, dataset_id: str) -> DPSummary | None:
+    from dpcore.release.summary import DPSummary
+
+    where = shared_folder(ledger_path, dataset_id)
+    try:
+        data = json.loads((where / "summary.json").read_text(encoding="utf-8")) if where is not None else None
+        return DPSummary.from_dict(data) if data else None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def is_shared(ledger_path, dataset_id: str) -> bool:

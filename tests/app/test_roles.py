@@ -19,6 +19,7 @@ import pytest
 from dpcore.budget.accountant import ANALYST, BudgetLedger
 from dpcore.budget.datasets import Catalog
 from dpcore.budget.signed_in import SignedIn
+from dpcore.release.summary import dp_summary
 from dpcore.tables.schema import Schema
 from dpstudio.support import workspace
 from dpstudio.support.session import STATE_KEY
@@ -97,7 +98,7 @@ def _everything(at) -> str:
             value = getattr(element, "value", None)
             texts.append(value.to_csv() if isinstance(value, pd.DataFrame) else str(value))
             texts.append(str(getattr(element, "label", "")))
-    for element in at.sidebar.get("progress"):
+    for element in [*at.sidebar.get("progress"), *at.get("arrow_vega_lite_chart"), *at.get("vega_lite_chart")]:
         texts.append(str(element.proto))
     return "\n".join(texts)
 
@@ -117,10 +118,13 @@ def test_an_analyst_sees_declarations_trains_within_the_slice_and_is_stopped_by_
     owner, open_as = room
     bob = SignedIn("bob-19c2", "bob@example.org")
     granted = owner.grant(bob.email, 0.5)
+    frame, schema = _table()
+    workspace.save_summary(owner.path, owner.dataset_id, dp_summary(frame, schema, 0.2, owner))
 
     at = open_as(bob)
     assert at.session_state[STATE_KEY].role == ANALYST and not at.exception
     assert any("shared with you as an analyst" in m.value for m in at.markdown)
+    assert len([*at.get("arrow_vega_lite_chart"), *at.get("vega_lite_chart")]) == 3  # the summary's charts: age, city, bought
     _no_sentinel(at)
     for page in ("privacy", "compare", "groups", "attack", "export"):
         at.switch_page(f"pages/{page}.py").run()

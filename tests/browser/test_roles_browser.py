@@ -1,7 +1,8 @@
 """The data room's two roles in two browsers (issue 32; privacy-tests.md row 24).
 
 Alice, the owner, uploads a table with a planted sentinel (a unique number and a unique category
-string), raises its budget to ε = 2 and grants Bob, an analyst, a slice of 0.5. Bob signs in in
+string), raises its budget to ε = 2, publishes a DP summary (ε = 0.2) and grants Bob, an analyst, a
+slice of 0.5. Bob signs in in
 a second browser context: he trains a model and makes a synthetic copy within his slice, is
 refused past it, and never receives the sentinel — in any page's text, in anything the server
 sends his browser (every websocket message: text, tables, chart specs, errors) or in any file he
@@ -145,10 +146,18 @@ def _owner_shares_the_table(browser, url, tmp_path):
     page.get_by_text("Current budget: ε = 2,", exact=False).wait_for()
     wait_until_idle(page)
 
+    summary = page.get_by_label("ε of the summary")
+    summary.fill("0.2")
+    summary.press("Enter")
+    wait_until_idle(page)
+    page.get_by_role("button", name="Publish the summary").click()
+    page.get_by_text("Published at ε = 0.2", exact=False).wait_for()
+    wait_until_idle(page)
+
     page.get_by_label("The analyst's e-mail address").fill(ANALYST_EMAIL)
     page.get_by_label("ε of the slice").fill("0.5")
     page.get_by_role("button", name="Grant the slice").click()
-    slices = page.locator("[data-testid='stDataFrame']").filter(has_text="analyst")
+    slices = page.locator("[data-testid='stDataFrame']").filter(has_text="granted (UTC)")
     slices.get_by_text(ANALYST_EMAIL).first.wait_for(state="attached")
     wait_until_idle(page)
     slices.scroll_into_view_if_needed()
@@ -165,6 +174,8 @@ def test_an_analyst_learns_within_the_slice_and_never_receives_the_sentinel(brow
     page.get_by_text("is shared with you as an analyst", exact=False).wait_for()
     declarations = page.locator("[data-testid='stDataFrame']").first
     declarations.get_by_text("workclass").first.wait_for(state="attached")
+    page.get_by_text("Every count below is noisy", exact=False).wait_for()
+    page.locator("[data-testid='stVegaLiteChart']").nth(9).wait_for()  # ten charts of the summary, at least
     wait_until_idle(page)
     sidebar = page.locator("[data-testid='stSidebar']")
     sidebar.get_by_text("Your slice").wait_for()
