@@ -171,20 +171,27 @@ def role(ledger: Ledger) -> str | None:
     """The acting person's role on this dataset: :data:`OWNER`, :data:`ANALYST` (a live slice), or None.
 
     The owner is whoever created the dataset; a dataset created without sign-in, and every
-    dataset where nobody signs in, is everyone's. A person whose slice was revoked, or who
-    holds none on another's dataset, is neither.
+    dataset where nobody signs in, is everyone's — except a person granted a slice of it, who is
+    its analyst while the slice is live. A person whose slice was revoked, or who holds none on
+    another's dataset, is neither.
     """
     with ledger.connection() as conn:
-        made_by = creator(conn, ledger.dataset_id)
-        mine = holder(read_slices(conn, ledger.dataset_id, ledger._budget(conn)[2]), ledger.signed_in)
-    if ledger.signed_in is None or made_by in (None, "", ledger.signed_in.subject):
+        return _role(ledger, conn)
+
+
+def _role(ledger: Ledger, conn: LedgerConnection) -> str | None:
+    person = ledger.signed_in
+    made_by = creator(conn, ledger.dataset_id)
+    if person is None or made_by == person.subject:
         return OWNER
-    return ANALYST if mine is not None and mine.live else None
+    mine = holder(read_slices(conn, ledger.dataset_id, ledger._budget(conn)[2]), person)
+    if mine is not None:
+        return ANALYST if mine.live else None
+    return OWNER if made_by in (None, "") else None
 
 
 def must_own(ledger: Ledger, conn: LedgerConnection) -> None:
-    made_by = creator(conn, ledger.dataset_id)
-    if ledger.signed_in is not None and made_by not in (None, "", ledger.signed_in.subject):
+    if _role(ledger, conn) != OWNER:
         raise BudgetExceededError(_("Only the dataset's owner can grant or revoke slices of its budget; ask the owner."))
 
 

@@ -109,6 +109,20 @@ def test_a_revoked_slice_spends_nothing_more_keeps_what_it_spent_and_returns_the
     assert bob.remaining == pytest.approx(0.1) and again.spent == 0
 
 
+def test_on_a_dataset_created_without_sign_in_everyone_owns_it_but_its_analysts(ledger_path):
+    BudgetLedger("shared", total_epsilon=2.0, path=ledger_path)  # the app on one machine, before sign-in
+    owner = _as(ledger_path, "shared", OWNER_ALICE)
+    granted = owner.grant("bob@example.org", 0.5)
+    bob = _as(ledger_path, "shared", BOB)
+    assert owner.role() == OWNER and _as(ledger_path, "shared", CAROL).role() == OWNER and bob.role() == ANALYST
+    with pytest.raises(BudgetExceededError, match="Only the dataset's owner"):
+        bob.grant("mallory@example.org", 0.5)
+    with pytest.raises(BudgetExceededError, match=SLICE_REFUSAL):
+        bob.spend("Bob's count", 0.6)
+    owner.revoke(granted.grant_id)
+    assert bob.role() is None
+
+
 def test_only_the_owner_grants_or_revokes_and_nobody_grants_to_themselves_or_twice(ledger_path):
     dataset = _dataset(ledger_path)
     owner = _as(ledger_path, dataset, OWNER_ALICE)
