@@ -16,7 +16,7 @@ OFFERED_SLICE_DELTA = 1e-6
 
 
 def slices_section(state: StudioState, ledger: BudgetLedger) -> None:
-    """Grant an analyst a slice, list the slices with what each spent and has left, revoke one.
+    """Grant an analyst a slice, list the slices with what each spent and has left, revoke one, publish a DP summary.
 
     Shown to the owner where people sign in (an analyst needs an account to be told apart).
     """
@@ -32,7 +32,11 @@ def slices_section(state: StudioState, ledger: BudgetLedger) -> None:
         )
     )
     _grant_form(state, ledger)
+    _slices_and_revoking(ledger)
     _summary_form(state, ledger)
+
+
+def _slices_and_revoking(ledger: BudgetLedger) -> None:
     slices = ledger.slices()
     if not slices:
         return
