@@ -7,6 +7,7 @@ import streamlit as st
 from dpcore.budget.accountant import UNITS
 from dpcore.exceptions import DataError
 from dpcore.i18n import _, integer, ngettext, short
+from dpstudio.support.analyst_view import sidebar as analyst_sidebar
 from dpstudio.support.declaring import leaky_columns
 from dpstudio.support.earlier_work import note_in_browser
 from dpstudio.support.language import language_switch, use_session_language
@@ -16,21 +17,11 @@ from dpstudio.support.state import table_name
 
 # Pages by absolute path, so the app opens the same from `dpstudio` and from the checkout's top-level app.py.
 PAGES = Path(__file__).resolve().parent / "pages"
+ANALYSTS_DO_NOT_SEE = ("compare.py", "groups.py", "attack.py")
 
 use_session_language()
 st.set_page_config(page_title="DP Studio", page_icon=":material/lock:", layout="wide")
 signed_in = gate()  # before the navigation: nobody sees the pages' names either; get_state gates each page again
-
-pages = [
-    st.Page(PAGES / "data.py", title=_("1. Data"), icon=":material/table_view:", default=True),
-    st.Page(PAGES / "privacy.py", title=_("2. Privacy"), icon=":material/shield:"),
-    st.Page(PAGES / "train.py", title=_("3. Train"), icon=":material/account_tree:"),
-    st.Page(PAGES / "compare.py", title=_("4. Compare"), icon=":material/monitoring:"),
-    st.Page(PAGES / "export.py", title=_("5. Export"), icon=":material/inventory_2:"),
-    st.Page(PAGES / "groups.py", title=_("6. Groups"), icon=":material/bubble_chart:"),
-    st.Page(PAGES / "attack.py", title=_("7. Attack"), icon=":material/crisis_alert:"),
-]
-navigation = st.navigation(pages)
 
 try:
     state = get_state()
@@ -38,11 +29,25 @@ try:
 except DataError as unreachable:  # a team server's ledger that cannot be reached: say so, and spend nothing
     st.error(str(unreachable), icon=":material/cloud_off:")
     st.stop()
-with st.sidebar:
-    if signed_in is not None:
-        sign_out_control(signed_in)
-    note_in_browser(state)
-    language_switch()
+
+pages = [
+    ("data.py", _("1. Data"), ":material/table_view:"),
+    ("privacy.py", _("2. Privacy"), ":material/shield:"),
+    ("train.py", _("3. Train"), ":material/account_tree:"),
+    ("compare.py", _("4. Compare"), ":material/monitoring:"),
+    ("export.py", _("5. Export"), ":material/inventory_2:"),
+    ("groups.py", _("6. Groups"), ":material/bubble_chart:"),
+    ("attack.py", _("7. Attack"), ":material/crisis_alert:"),
+]
+if state.analyst:  # the pages measured on the rows are the owner's (they refuse an analyst's deep link too)
+    pages = [page for page in pages if page[0] not in ANALYSTS_DO_NOT_SEE]
+navigation = st.navigation(
+    [st.Page(PAGES / name, title=title, icon=icon, default=name == "data.py") for name, title, icon in pages]
+)
+
+
+def owner_sidebar(state) -> None:
+    """The dataset, its exact size (owner's eyes only), its budget, and the columns read from the data."""
     st.markdown("### " + _("Dataset"))
     ledger = state.ledger()
     if state.dataset.name != ledger.name:
@@ -59,9 +64,12 @@ with st.sidebar:
     st.progress(
         min(spent / total, 1.0),
         text=_("ε spent {spent} of {total} — {left} left").format(
-            spent=short(spent), total=short(total), left=short(max(total - spent, 0))
+            spent=short(spent), total=short(total), left=short(ledger.remaining)
         ),
     )
+    held = sum(float(s.left) for s in ledger.slices())
+    if held:
+        st.caption(_("Analysts' slices hold ε = {held} of what is left.").format(held=short(held)))
     schema = state.dataset.schema
     if schema.privacy_unit:
         who = _("Per person, counting up to {k} rows each, where {unit}.").format(
@@ -82,5 +90,17 @@ with st.sidebar:
             ).format(count=len(leaks)),
             icon=":material/warning:",
         )
+
+
+with st.sidebar:
+    if signed_in is not None:
+        sign_out_control(signed_in)
+    if not state.analyst:
+        note_in_browser(state)
+    language_switch()
+    if state.analyst:
+        analyst_sidebar(state, state.ledger())
+    else:
+        owner_sidebar(state)
 
 navigation.run()

@@ -23,6 +23,9 @@ INSTALL = "pip install -r requirements-dev.txt"
 #: The person the tests sign in as: the provider's subject and the e-mail its claims give.
 SUBJECT = "alice-7f3a"
 EMAIL = "alice@example.org"
+#: A second person, for the data room's analyst (tests/browser/test_roles_browser.py).
+ANALYST_SUBJECT = "bob-19c2"
+ANALYST_EMAIL = "bob@example.org"
 CLIENT_ID = "dpstudio"
 CLIENT_SECRET = "dpstudio-test-secret"
 
@@ -77,7 +80,10 @@ class OidcProvider:
 def _user_claims():
     from oidc_provider_mock import User
 
-    return [User(sub=SUBJECT, claims={"email": EMAIL, "name": "Alice Nguyen"})]
+    return [
+        User(sub=SUBJECT, claims={"email": EMAIL, "name": "Alice Nguyen"}),
+        User(sub=ANALYST_SUBJECT, claims={"email": ANALYST_EMAIL, "name": "Bob Tran"}),
+    ]
 
 
 def _server(token_max_age: timedelta) -> Iterator[OidcProvider]:

@@ -251,7 +251,8 @@ NOT_SENTENCES = {
     "Export: randomized copy",
     "Export: synthetic copy",
     "raised on the Privacy page",
-    "lowered on the Privacy page",  # ledger
+    "lowered on the Privacy page",
+    "revoked on the Privacy page",  # ledger
     "California housing (sample)",
     "Adult census income (sample)",  # sample keys (shown through _())
     "TPR at 1 % FPR",

@@ -23,7 +23,10 @@ nor drift. Each spend is one writing transaction that re-checks and records it (
 spending at once cannot both pass the check); what a spend pays for (a stored copy, see
 :mod:`dpcore.release.stored`) can be written in that same transaction. Spends, totals and
 events are **append-only**: database triggers refuse to update or delete them, so the history
-shown to the owner is the history that happened. Raising a total is a deliberate act
+shown to the owner is the history that happened. **Slices**: an owner may grant an analyst a
+slice of the total (:meth:`BudgetLedger.grant`, :mod:`dpcore.budget.slices`); the same
+check-and-charge then caps the analyst's spends by their slice and keeps every live slice's unspent
+part out of everyone else's reach, so slices and the owner's spends compose into the total. Raising a total is a deliberate act
 (``confirm_raise=True``) and is recorded. The two databases, their connections and upgrades are
 in :mod:`dpcore.budget.ledger_db`; nothing here knows which one it talks to.
 """
@@ -39,9 +42,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from dpcore.budget import slices as budget_slices
+from dpcore.budget._history import history_frame
 from dpcore.budget.ledger_db import Borrowed, LedgerConnection, Owned, connect, now
 from dpcore.budget.persons import ONE_ROW_EACH, counting
 from dpcore.budget.signed_in import SignedIn
+from dpcore.budget.slices import ANALYST, OWNER, Slice, holder, read_slices, refuse_past_slice, reserved
 from dpcore.budget.units import ADD_REMOVE, REPLACE_ONE, UNITS, check_unit, convert, delta_decimal, fmt, total_decimal
 from dpcore.data_home import LEDGER_ENV, default_ledger, default_ledger_path, is_server_ledger
 from dpcore.exceptions import BudgetExceededError, BudgetRaiseError, UnitOfProtectionError
@@ -66,17 +72,22 @@ HISTORY_HEADERS = (
     N_("spend"),
     N_("unit changed"),
     N_("people counted as"),
+    N_("slice granted"),
+    N_("slice revoked"),
 )
 
 __all__ = [
     "ADD_REMOVE",
+    "ANALYST",
     "DEFAULT_TOTAL_DELTA",
+    "OWNER",
     "LEDGER_ENV",
     "REPLACE_ONE",
     "UNITS",
     "BudgetLedger",
     "Charge",
     "Payment",
+    "Slice",
     "Spend",
     "check_unit",
     "connect",
@@ -352,8 +363,47 @@ class BudgetLedger:
 
     @property
     def remaining(self) -> float:
+        """The ε the person acting may still spend, in the dataset's unit.
+
+        What is left of the total, less what other people's live slices hold back; for an
+        analyst, at most what is left of their slice (0 once it is revoked).
+        """
         with self.connection() as conn:
-            return float(self._budget(conn)[0] - self._spent(conn)[0])
+            return float(self._left(conn)[0])
+
+    def _left(self, conn: LedgerConnection) -> tuple[Decimal, Decimal]:
+        """(ε, δ) the person acting may still spend: the total's rest less others' reservations, capped by their own slice."""
+        total, total_delta, unit = self._budget(conn)
+        spent, spent_delta = self._spent(conn, unit)
+        slices = read_slices(conn, self.dataset_id, unit)
+        mine = holder(slices, self.signed_in)
+        held, held_delta = reserved(slices, besides=mine)
+        left, left_delta = total - spent - held, total_delta - spent_delta - held_delta
+        if mine is not None:
+            left, left_delta = min(left, mine.left), min(left_delta, mine.left_delta)
+        return max(left, Decimal(0)), max(left_delta, Decimal(0))
+
+    # --- roles and slices (dpcore.budget.slices) -------------------------------------
+    def role(self) -> str | None:
+        """The acting person's role on this dataset: :data:`OWNER`, :data:`ANALYST` (a live slice), or None."""
+        return budget_slices.role(self)
+
+    def slices(self) -> list[Slice]:
+        """Every slice granted on this dataset, oldest first, with what was spent under it and whether it was revoked."""
+        with self.connection() as conn:
+            return read_slices(conn, self.dataset_id, self._budget(conn)[2])
+
+    def my_slice(self) -> Slice | None:
+        """The acting person's latest slice of this dataset (live or revoked), or None."""
+        return holder(self.slices(), self.signed_in)
+
+    def grant(self, analyst: str, epsilon: float, delta: float = 0.0) -> Slice:
+        """Grant ``analyst`` (an e-mail address or a subject) a slice of the total (:func:`dpcore.budget.slices.grant`)."""
+        return budget_slices.grant(self, analyst, epsilon, delta)
+
+    def revoke(self, grant_id: int, reason: str = "") -> None:
+        """Revoke a slice: no further spends; what it spent stays spent (:func:`dpcore.budget.slices.revoke`)."""
+        budget_slices.revoke(self, grant_id, reason)
 
     def cost(self, epsilon: float, relation: str = ADD_REMOVE) -> float:
         """What a release of ``epsilon`` under ``relation`` costs in the dataset's unit (ε only)."""
@@ -369,8 +419,8 @@ class BudgetLedger:
         → replace-one)."""
         probe = Decimal("1e-6")
         with self.connection() as conn:
-            total, total_delta, unit = self._budget(conn)
-            left = max(total_delta - self._spent(conn, unit)[1], Decimal(0))
+            unit = self._budget(conn)[2]
+            left = self._left(conn)[1]
         growth = convert(epsilon_decimal(check_epsilon(epsilon)), probe, relation, unit)[1] / probe
         return float(left / growth)
 
@@ -389,64 +439,8 @@ class BudgetLedger:
         return frame.rename(columns={"label": "what", "epsilon": "ε", "created": "when (UTC)"})
 
     def history(self) -> pd.DataFrame:
-        """Every total set, event and spend, oldest first, each spend also in the dataset's unit, with who signed in to make it.
-
-        ``by (e-mail)`` is the address the identity provider gave, ``by`` its subject; both empty
-        for lines written without sign-in (and for every line of a ledger older than format 4).
-        """
-        with self.connection() as conn:
-            unit = self._budget(conn)[2]
-            totals = conn.execute(
-                "SELECT created, total, total_delta, reason, subject, email FROM totals WHERE dataset_id = ? ORDER BY id",
-                (self.dataset_id,),
-            ).fetchall()
-            events = conn.execute(
-                "SELECT created, event, detail, subject, email FROM events WHERE dataset_id = ? ORDER BY id", (self.dataset_id,)
-            ).fetchall()
-        rows = [
-            {"when (UTC)": c, "event": "total set", "what": reason, "ε": float(t), "δ": float(d), "by": who, "by (e-mail)": mail}
-            for c, t, d, reason, who, mail in totals
-        ]
-        rows += [
-            {"when (UTC)": c, "event": event, "what": detail, "by": who, "by (e-mail)": mail}
-            for c, event, detail, who, mail in events
-        ]
-        for s in self.spends():
-            row = {
-                "when (UTC)": s.created,
-                "event": "spend",
-                "what": s.label,
-                "ε": s.epsilon,
-                "δ": s.delta,
-                "neighbours": s.relation,
-                "mechanism": s.mechanism,
-                "released": s.released,
-                "by": s.subject,
-                "by (e-mail)": s.email,
-            }
-            try:
-                ce, cd = convert(epsilon_decimal(s.epsilon), Decimal(str(s.delta)), s.relation, unit)
-                row |= {"ε in the dataset's unit": float(ce), "δ in the dataset's unit": float(cd)}
-            except UnitOfProtectionError:
-                row |= {"ε in the dataset's unit": float("inf")}
-            rows.append(row)
-        columns = [
-            "when (UTC)",
-            "event",
-            "what",
-            "by (e-mail)",
-            "by",
-            "ε",
-            "δ",
-            "neighbours",
-            "mechanism",
-            "released",
-            "ε in the dataset's unit",
-            "δ in the dataset's unit",
-        ]
-        frame = pd.DataFrame(rows, columns=columns).sort_values("when (UTC)", kind="stable").reset_index(drop=True)
-        frame["when (UTC)"] = frame["when (UTC)"].str[:19]  # sorted to the microsecond, shown to the second
-        return frame
+        """Every total set, event, slice granted or revoked and spend, oldest first, with who made it (:mod:`._history`)."""
+        return history_frame(self)
 
     def history_csv(self) -> bytes:
         return self.history().to_csv(index=False).encode("utf-8")
@@ -479,7 +473,25 @@ class BudgetLedger:
             delta = old_delta if total_delta is None else delta_decimal(total_delta, up=False)
             if row is not None:
                 spent, spent_delta = self._spent(conn, row[2])
-                if total < spent or delta < spent_delta:
+                held, held_delta = reserved(read_slices(conn, self.dataset_id, row[2]))
+                if held or held_delta:
+                    budget_slices.must_own(self, conn)
+                if total < spent + held or delta < spent_delta + held_delta:
+                    if held or held_delta:
+                        raise BudgetExceededError(
+                            _(
+                                "The total cannot be set to ε = {total}, δ = {delta}: ε = {spent}, δ = {spent_delta} is spent "
+                                "and live slices hold ε = {held}, δ = {held_delta} more. Revoke a slice first, or keep a "
+                                "larger total."
+                            ).format(
+                                total=fmt(total),
+                                delta=fmt(delta),
+                                spent=fmt(spent),
+                                spent_delta=fmt(spent_delta),
+                                held=fmt(held),
+                                held_delta=fmt(held_delta),
+                            )
+                        )
                     raise BudgetExceededError(
                         _(
                             "The total cannot be set to ε = {total}, δ = {delta} because ε = {spent}, δ = {spent_delta} has "
@@ -530,6 +542,8 @@ class BudgetLedger:
                 )
             if unit != old:
                 spent, spent_delta = self._spent(conn, unit)
+                held, held_delta = reserved(read_slices(conn, self.dataset_id, unit))  # live slices keep their room
+                spent, spent_delta = spent + held, spent_delta + held_delta
                 if spent > total or spent_delta > total_delta:
                     raise BudgetExceededError(
                         _(
@@ -642,11 +656,13 @@ class BudgetLedger:
         charge = Charge(label, max(amounts), relation=relation, mechanism=mechanism)
         self._record(charge, f"parallel over {len(amounts)} disjoint parts")
 
-    def _fits(self, conn: LedgerConnection, charge: Charge) -> None:
-        """Inside a transaction: people are counted as before, and ``charge`` fits in what is left.
+    def _fits(self, conn: LedgerConnection, charge: Charge) -> Slice | None:
+        """Inside a transaction: people are counted as before, and ``charge`` fits in what is left; the spender's slice.
 
         Else the sentence of the first thing that stops it, naming the way out. What is left is
-        stated in the charge's own relation, the amount the owner can type.
+        stated in the charge's own relation, the amount the owner can type. An analyst's charge
+        must also fit in their live slice, and nobody's may reach into what other live slices
+        hold (:mod:`dpcore.budget.slices`).
         """
         self._count_people_as(conn, charge.people)
         total, total_delta, unit = self._budget(conn)
@@ -655,6 +671,22 @@ class BudgetLedger:
         epsilon, converted_delta = convert(epsilon_decimal(charge.epsilon), delta, charge.relation, unit)
         words = {"action": _(charge.action), "undone": _(charge.undone)}
         alternative = " " + _(charge.alternative) if charge.alternative else ""
+        slices = read_slices(conn, self.dataset_id, unit)
+        mine = holder(slices, self.signed_in)
+        if mine is not None:
+            refuse_past_slice(mine, epsilon, converted_delta, charge.epsilon, words)
+        # Others' live slices hold back their unspent part: Σ spent + Σ reserved ≤ total stays true.
+        held, held_delta = reserved(slices, besides=mine)
+        spent, spent_delta = spent + held, spent_delta + held_delta
+        if held and mine is None:
+            alternative = " " + _("Analysts' slices hold ε = {held} of what is left.").format(held=fmt(held)) + alternative
+        if mine is not None and (spent + epsilon > total or spent_delta + converted_delta > total_delta):
+            raise BudgetExceededError(
+                _(
+                    "{action} at ε = {epsilon} does not fit in what is left of the dataset's whole budget, although it "
+                    "fits in your slice. Ask the dataset's owner. Nothing was {undone} or charged."
+                ).format(epsilon=f"{charge.epsilon:g}", **words)
+            )
         if delta > 0 and total_delta == 0:
             raise BudgetExceededError(
                 _(
@@ -689,6 +721,7 @@ class BudgetLedger:
                     **words,
                 )
             )
+        return mine
 
     def _record(
         self,
@@ -698,10 +731,10 @@ class BudgetLedger:
     ) -> None:
         """Check ``charge`` still fits and insert it (and what ``alongside`` writes) in one transaction."""
         with self._transaction() as conn:
-            self._fits(conn, charge)
+            mine = self._fits(conn, charge)
             conn.execute(
                 "INSERT INTO spends (dataset_id, label, epsilon, composition, created, delta, relation, mechanism, released, "
-                "subject, email) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "subject, email, grant_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     self.dataset_id,
                     charge.label,
@@ -713,6 +746,7 @@ class BudgetLedger:
                     charge.mechanism,
                     charge.released,
                     *self._by(),
+                    mine.grant_id if mine is not None else None,
                 ),
             )
             if alongside is not None:

@@ -143,6 +143,22 @@ class Catalog:
             conn.close()
         return [DatasetInfo(*row) for row in rows]
 
+    def granted_to(self, person: SignedIn | None) -> list[DatasetInfo]:
+        """The datasets on which ``person`` holds a live analyst's slice (:mod:`dpcore.budget.slices`), latest grant first."""
+        if person is None:
+            return []
+        conn = self._conn()
+        try:
+            granted = [row[0] for row in conn.execute("SELECT DISTINCT dataset_id FROM grants").fetchall()]
+        finally:
+            conn.close()
+        found = []
+        for dataset_id in granted:
+            mine = BudgetLedger(dataset_id, path=self.path, signed_in=person).my_slice()
+            if mine is not None and mine.live:
+                found.append((mine.granted, self._known(dataset_id)))
+        return [dataset for _when, dataset in sorted(found, key=lambda item: item[0], reverse=True)]
+
     def find(self, name: str) -> DatasetInfo | None:
         """The dataset called ``name`` (or with that id)."""
         return next((d for d in self.datasets() if name in (d.name, d.dataset_id)), None)

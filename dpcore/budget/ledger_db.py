@@ -24,6 +24,9 @@ half-way leaves the old format intact.
   moves it out.
 * Format 4 keeps who acted: every spend, total and event carries the signed-in person's
   ``subject`` and ``email`` (empty for lines written without sign-in, and for older lines).
+* Format 5 keeps analysts' slices (:mod:`dpcore.budget.slices`): append-only ``grants`` and
+  ``revocations``, each naming the owner who made it, and a spend made under a slice carries its
+  ``grant_id`` (empty for the owner's spends, and for older lines).
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from dpcore.data_home import is_server_ledger, mask_password
 from dpcore.exceptions import DataError
 from dpcore.i18n import _
 
-FORMAT = 4
+FORMAT = 5
 
 _SCHEMA_SQL = """
 CREATE TABLE IF NOT EXISTS budgets (
@@ -86,6 +89,26 @@ CREATE TABLE IF NOT EXISTS events (
     detail TEXT NOT NULL,
     created TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS grants (
+    id {serial},
+    dataset_id TEXT NOT NULL,
+    analyst_subject TEXT NOT NULL,
+    analyst_email TEXT NOT NULL,
+    epsilon TEXT NOT NULL,
+    delta TEXT NOT NULL,
+    created TEXT NOT NULL,
+    subject TEXT NOT NULL DEFAULT '',
+    email TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE IF NOT EXISTS revocations (
+    id {serial},
+    dataset_id TEXT NOT NULL,
+    grant_id BIGINT NOT NULL,
+    reason TEXT NOT NULL,
+    created TEXT NOT NULL,
+    subject TEXT NOT NULL DEFAULT '',
+    email TEXT NOT NULL DEFAULT ''
+);
 """
 # Who acted (format 4): the signed-in person's OpenID Connect subject and e-mail, empty without sign-in.
 _WHO = {"subject": "TEXT NOT NULL DEFAULT ''", "email": "TEXT NOT NULL DEFAULT ''"}
@@ -98,12 +121,14 @@ _ADDED_COLUMNS = {
         "mechanism": "TEXT NOT NULL DEFAULT ''",
         "released": "TEXT NOT NULL DEFAULT ''",
         **_WHO,
+        # The slice a spend was made under (format 5): empty for the owner's spends.
+        "grant_id": "BIGINT",
     },
     "releases": {"content": "TEXT"},
     "totals": _WHO,
     "events": _WHO,
 }
-_APPEND_ONLY = ("spends", "totals", "events", "versions")
+_APPEND_ONLY = ("spends", "totals", "events", "versions", "grants", "revocations")
 APPEND_ONLY_MESSAGE = "the ledger's history is append-only"
 
 

@@ -12,11 +12,13 @@ import streamlit as st
 from dpcore.i18n import _
 from dpstudio.support import attack_view as view
 from dpstudio.support import copy_attack_view
+from dpstudio.support.roles import owner_only
 from dpstudio.support.session import get_state
 
 state = get_state()
-dataset = state.dataset
 st.title(_("Attack"))
+owner_only(state)
+dataset = state.dataset
 st.info(_(view.PAGE_NOTE), icon=":material/lock:")
 
 problems = dataset.schema.problems(dataset.frame, need_target=True)

@@ -21,13 +21,15 @@ from dpstudio.support.comparing import (
 )
 from dpstudio.support.language import keyed
 from dpstudio.support.readable import task_name
+from dpstudio.support.roles import owner_only
 from dpstudio.support.session import get_state, use_dataset
 from dpstudio.support.state import load_sample
 
 state = get_state()
+st.title(_("4. Compare"))
+owner_only(state)
 dataset = state.dataset
 schema = dataset.schema
-st.title(_("4. Compare"))
 st.info(
     _(
         "This page spends **no privacy budget** because nothing on it leaves your screen: every figure is measured on "

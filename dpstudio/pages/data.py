@@ -3,7 +3,7 @@
 import streamlit as st
 
 from dpcore.i18n import _, integer
-from dpstudio.support import categories_view
+from dpstudio.support import analyst_view, categories_view
 from dpstudio.support import data_view as view
 from dpstudio.support.earlier_work import offer_earlier_work
 from dpstudio.support.session import get_state
@@ -12,6 +12,9 @@ from dpstudio.support.uploading import file_facts
 
 state = get_state()
 st.title(_("1. Data"))
+if state.analyst:
+    analyst_view.data_page(state)
+    st.stop()
 st.write(
     _(
         "Choose the table to work on, then declare what each column is. Bounds and category lists must come from "

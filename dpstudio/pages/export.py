@@ -6,6 +6,7 @@ from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.i18n import _
 from dpcore.release import ReleasePlan, ReleaseResult, describe_plan, kept_rows, preview_release, release_table
 from dpcore.synthetic import SyntheticResult
+from dpstudio.support import analyst_view
 from dpstudio.support import export_view as view
 from dpstudio.support import synthetic_view as synthetic
 from dpstudio.support.data_view import ways_out
@@ -16,6 +17,9 @@ from dpstudio.support.session import get_state, remember_release
 state = get_state()
 dataset, schema, ledger = state.dataset, state.dataset.schema, state.ledger()
 st.title(_("5. Export"))
+if state.analyst:
+    analyst_view.export_page(state)
+    st.stop()
 st.write(
     _(
         "Sell a copy of the table, of one of two kinds. In a **randomized copy** every person can plausibly deny every value: "

@@ -7,12 +7,14 @@ from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.i18n import _, short
 from dpstudio.support import groups_view as view
 from dpstudio.support.data_view import release_refused
+from dpstudio.support.roles import owner_only
 from dpstudio.support.session import get_state
 from dpstudio.support.training import budget_notice, epsilon_input, suggested_epsilon
 
 state = get_state()
-dataset, schema, ledger = state.dataset, state.dataset.schema, state.ledger()
 st.title(_("6. Groups"))
+owner_only(state)
+dataset, schema, ledger = state.dataset, state.dataset.schema, state.ledger()
 st.write(
     _(
         "Where are the dense groups in your table — customers by location and income, patients by age and dose? A grid is "

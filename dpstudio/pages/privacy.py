@@ -4,14 +4,17 @@ import streamlit as st
 
 from dpcore.explain import PROMISE
 from dpcore.i18n import _
+from dpstudio.support import analyst_view, recipe_view, slices_view
 from dpstudio.support import privacy_view as view
-from dpstudio.support import recipe_view
 from dpstudio.support.session import get_state
 from dpstudio.support.state import table_name
 
 state = get_state()
 ledger = state.ledger()
 st.title(_("2. Privacy"))
+if state.analyst:
+    analyst_view.privacy_page(state)
+    st.stop()
 st.write(
     _(
         "**ε (epsilon)** is the privacy budget of the dataset **{dataset}**: the total privacy loss you accept for "
@@ -26,6 +29,7 @@ view.unit_section(ledger)
 chosen = view.budget_section(ledger)
 view.mechanisms_section(state)
 view.epsilon_demo(chosen, state.count_noise)
+slices_view.slices_section(state, ledger)
 
 st.subheader(_("The dataset's history"))
 st.caption(_("Every total set, every spend and every recorded choice, oldest first. Nothing in it can be edited or deleted."))

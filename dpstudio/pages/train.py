@@ -28,7 +28,11 @@ state = get_state()
 dataset, schema, ledger = state.dataset, state.dataset.schema, state.ledger()
 st.title(_("3. Train"))
 
-problems = schema.problems(dataset.frame, need_target=True)
+# An analyst's session checks the declarations alone: a check against the rows could name what is in them.
+problems = schema.problems(None if state.analyst else dataset.frame, need_target=True)
+if state.analyst and (problems or leaky_columns(schema)):
+    st.error(_("The owner's declarations are not complete yet, so no model can be trained: ask the owner."))
+    st.stop()
 if problems:
     st.error(
         _("The table's declarations are not complete yet:") + " " + " ".join(problems) + " " + _("Fix them on the Data page.")
@@ -54,7 +58,7 @@ else:
         icon=":material/verified_user:",
     )
 models = {m.key: m for m in models_for(schema.task, kinds=("ours",))}
-suggested = models.get(state.best_model.get(schema.task))
+suggested = None if state.analyst else models.get(state.best_model.get(schema.task))
 if suggested:
     st.info(
         _(
@@ -103,7 +107,7 @@ encoding = st.radio(
 
 epsilon = epsilon_input(ledger, _("ε to spend on this model"), "train_epsilon", _("trained"))
 delta = delta_input(ledger, spec, epsilon)
-seeded = st.checkbox(_("Reproducible demo seed (the result must not be released)"), value=False)
+seeded = not state.analyst and st.checkbox(_("Reproducible demo seed (the result must not be released)"), value=False)
 
 if st.button(_("Train"), type="primary", disabled=epsilon is None or (spec.approximate and delta is None)):
     bar = st.progress(0.0, text=_("Training {model} at ε = {epsilon}…").format(model=_(spec.name), epsilon=short(epsilon)))
@@ -147,6 +151,9 @@ if trained.read_from_data:
     )
 if trained.seeded:
     st.warning(_("Reproducible seed — do not release this model."), icon=":material/warning:")
-view.scores(trained, schema)
-view.inside(trained, schema)
+if state.analyst:  # scores measured on the rows, and counts drawn from them, are the owner's only
+    st.caption(_("The model's scores on the table's rows are for the dataset's owner only; download the model to use it."))
+else:
+    view.scores(trained, schema)
+    view.inside(trained, schema)
 view.card_and_downloads(state, trained, ledger.unit)

@@ -8,7 +8,7 @@ from typing import TypeVar
 import streamlit as st
 
 from dpcore.budget.accountant import LEDGER_ENV
-from dpstudio.support import workspace
+from dpstudio.support import roles, workspace
 from dpstudio.support.language import use_session_language
 from dpstudio.support.sign_in_view import gate
 from dpstudio.support.state import DEFAULT_SAMPLE, Dataset, StudioState, load_sample
@@ -39,27 +39,44 @@ def get_state() -> StudioState:
     if STATE_KEY not in st.session_state:
         state = StudioState(ledger_path=os.environ.get(LEDGER_ENV), signed_in=signed_in)
         token = st.query_params.get(workspace.QUERY_KEY)
-        dataset = workspace.load(state.ledger_path, token, state.catalog(), owner=state.owner) if token else None
-        if dataset is None:
-            workspace.prune(state.ledger_path)
-            token = workspace.new_token()
-            dataset = load_sample(DEFAULT_SAMPLE, state.catalog())
-            workspace.save(state.ledger_path, token, dataset, owner=state.owner)
+        if roles.open_as_analyst(state, token):
+            st.session_state[STATE_KEY] = state
         else:
-            state.released_plans = workspace.load_released_plans(state.ledger_path, token)
-        state.dataset, state.workspace = dataset, token
-        st.session_state[STATE_KEY] = state
+            _open_as_owner(state, token)
     state = st.session_state[STATE_KEY]
     if signed_in is not None:
         state.signed_in = signed_in
+    if state.analyst:
+        roles.stop_unless_still_analyst(state)  # a revocation takes effect on the next click
     if st.query_params.get(workspace.QUERY_KEY) != state.workspace:
         st.query_params[workspace.QUERY_KEY] = state.workspace
     return state
 
 
+def _open_as_owner(state: StudioState, token: str | None) -> None:
+    """The session's own workspace (``token``'s, if it is this person's), else the default sample in a new one."""
+    dataset = workspace.load(state.ledger_path, token, state.catalog(), owner=state.owner) if token else None
+    if dataset is None:
+        workspace.prune(state.ledger_path)
+        token = workspace.new_token()
+        dataset = load_sample(DEFAULT_SAMPLE, state.catalog())
+        workspace.save(state.ledger_path, token, dataset, owner=state.owner)
+    else:
+        state.released_plans = workspace.load_released_plans(state.ledger_path, token)
+    state.dataset, state.workspace = dataset, token
+    st.session_state[STATE_KEY] = state
+
+
 def remember(state: StudioState, table_changed: bool = False) -> None:
-    """Keep the session's table and declarations in its workspace (see :mod:`dpstudio.support.workspace`)."""
+    """Keep the session's table and declarations in its workspace (see :mod:`dpstudio.support.workspace`).
+
+    An owner's table shared with analysts is kept up to date too: they work with its latest declarations.
+    """
+    if state.analyst:
+        return  # an analyst changes nothing of the owner's table or declarations
     workspace.save(state.ledger_path, state.workspace, state.dataset, table_changed, owner=state.owner)
+    if workspace.is_shared(state.ledger_path, state.dataset.dataset_id):
+        workspace.share(state.ledger_path, state.dataset, owner=state.owner, table_changed=table_changed)
     state.worked_in = state.workspace  # the sidebar has the browser remember it (earlier_work)
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from dpcore.budget.accountant import BudgetLedger
+from dpcore.budget.accountant import ANALYST, OWNER, BudgetLedger
 from dpcore.budget.datasets import Catalog, Identification
 from dpcore.budget.signed_in import SignedIn
 from dpcore.exceptions import DataError
@@ -107,6 +107,12 @@ class StudioState:
     copy_comparison: tuple | None = None  # (the synthetic copy, its CopyComparison): the owner-only look beside the table
     bounds_verdict: tuple | None = None  # (table fingerprint, DataFrame): the owner-only fit of the bounds just estimated
     signed_in: SignedIn | None = None  # who acts, recorded with every spend (None: sign-in is not configured)
+    role: str = OWNER  # OWNER, or ANALYST: the session opened a table shared with the signed-in analyst (support/roles.py)
+
+    @property
+    def analyst(self) -> bool:
+        """Whether this session is an analyst's: no page may show it a row, an exact count or an owner-only figure."""
+        return self.role == ANALYST
 
     @property
     def owner(self) -> str:

@@ -76,12 +76,15 @@ def choose_method() -> str:
     )
 
 
-def settings(ledger: BudgetLedger) -> tuple[float, str, float, str] | None:
-    """ε, the noise, δ and the method of the synthetic copy (None when too little is left: :func:`budget_notice` said so)."""
+def settings(ledger: BudgetLedger, methods: bool = True) -> tuple[float, str, float, str] | None:
+    """ε, the noise, δ and the method of the synthetic copy (None when too little is left: :func:`budget_notice` said so).
+
+    Without ``methods`` the copy is MST's, with no choice offered.
+    """
     available = max(ledger.remaining, 0.0)
     if available < MIN_EPSILON:
         return None
-    method = choose_method()
+    method = choose_method() if methods else "mst"
     left, right = st.columns(2)
     offered = min(max(default_epsilon(available, cap=1.0), MIN_EPSILON), available)  # leaves room for the other pages
     epsilon = float(
@@ -130,7 +133,7 @@ def settings(ledger: BudgetLedger) -> tuple[float, str, float, str] | None:
 
 
 @contextmanager
-def _progress_bar() -> Iterator[Progress]:
+def progress_bar() -> Iterator[Progress]:
     """A progress bar with the engine's measured time left ("measuring the time left…" until it is measured),
     gone when the work ends (a full bar saying "about 1 s left" stayed under the preview's results)."""
     bar = st.progress(0.0, text=_("Starting…"))
@@ -151,7 +154,7 @@ def make_copy(
     if st.button(_("Make the synthetic copy"), type="primary"):
         dataset = state.dataset
         try:
-            with _progress_bar() as progress:
+            with progress_bar() as progress:
                 state.release = synthesize_table(
                     dataset.frame,
                     dataset.schema,
@@ -187,15 +190,15 @@ def _compared(state: StudioState, plan: ReleasePlan, result: SyntheticResult) ->
         return None
 
 
-def made(result: SyntheticResult) -> None:
-    """What was charged, the three downloads, what to trust, and the buyer's report."""
+def made(result: SyntheticResult, owner: bool = True) -> None:
+    """What was charged, the three downloads, what to trust, and the buyer's report (and, for the ``owner``, their notes)."""
     st.divider()
     st.success(
         _("Synthetic copy made: ε = {epsilon}, δ = {delta} per person charged to the budget.").format(
             epsilon=f"{result.epsilon_charged:g}", delta=f"{result.delta_charged:g}"
         )
     )
-    if result.notes:
+    if result.notes and owner:  # counts of the private table
         st.caption(" ".join(result.notes))
     c1, c2, c3 = st.columns(3)
     c1.download_button(
@@ -252,7 +255,7 @@ def preview(state: StudioState, plan: ReleasePlan, epsilon: float, noise: str, d
     if st.button(_("Run the utility preview"), key="run_utility_preview"):
         dataset = state.dataset
         try:
-            with _progress_bar() as progress:
+            with progress_bar() as progress:
                 kept[key] = utility_preview(
                     dataset.frame,
                     dataset.schema,

@@ -150,9 +150,15 @@ def train_in_session(
 
 def budget_sentence(ledger: BudgetLedger) -> str:
     """What is left, and what a model may spend of it when the dataset's unit makes a model count double."""
-    text = _("Budget left for this dataset: **ε = {left}** of {total}.").format(
-        left=short(ledger.remaining), total=short(ledger.total)
-    )
+    mine = ledger.my_slice()
+    if mine is not None:  # an analyst's: what is left of their slice
+        text = _("Left of your slice of this dataset's budget: **ε = {left}** of {total}.").format(
+            left=short(ledger.remaining), total=short(float(mine.epsilon))
+        )
+    else:
+        text = _("Budget left for this dataset: **ε = {left}** of {total}.").format(
+            left=short(ledger.remaining), total=short(ledger.total)
+        )
     if ledger.cost(1.0) > 1:
         text += " " + _("A model counts double in this dataset's unit, so at most ε = {most} can go to a model.").format(
             most=short(ledger.available())
@@ -174,9 +180,16 @@ def budget_notice(ledger: BudgetLedger, offered: float, when_spent: str) -> None
     """Said once, at the top of a page, before its controls: the budget is spent, or so little is left that the
     ``offered`` ε gives mostly noise (:func:`epsilon_input` then says only what is left).
 
-    ``when_spent`` completes "The budget is spent: …". Both sentences name the way out.
+    ``when_spent`` completes "The budget is spent: …". Both sentences name the way out; an analyst's, their owner.
     """
-    if ledger.available() < SPENT_EPSILON:
+    if ledger.available() < SPENT_EPSILON and ledger.my_slice() is not None:
+        st.error(
+            _("Your slice is spent: {when_spent} on this dataset. Ask the dataset's owner for a larger slice.").format(
+                when_spent=when_spent
+            ),
+            icon=":material/block:",
+        )
+    elif ledger.available() < SPENT_EPSILON:
         st.error(
             _(
                 "The budget is spent: {when_spent} on this dataset. Raise the total on the Privacy page only if you "
@@ -209,6 +222,10 @@ def epsilon_input(ledger: BudgetLedger, label: str, key: str, refused: str) -> f
     typed = st.text_input(label, value=short(suggested_epsilon(ledger)), key=key)
     epsilon, problem = epsilon_problem(typed, ledger.available())
     if problem:
+        if ledger.my_slice() is not None:  # an analyst's way out is their owner
+            problem += " " + _(
+                "That is what is left of your slice: choose a smaller ε, or ask the dataset's owner for a larger slice."
+            )
         st.error(problem + " " + _("Nothing will be {refused} or charged until it is fixed.").format(refused=refused))
     return epsilon
 

@@ -11,6 +11,12 @@ who is given it (or finds it) must not open another's raw table with it.
 What is kept: the table (Parquet; for a bundled sample only its name), the schema the owner
 declared, which dataset it belongs to, the last trained model, group map and attacks. It is the owner's own
 data on the owner's own disk, like the ledger; nothing here is ever released.
+
+**Shared tables.** When an owner grants an analyst a slice of a dataset, the owner's table and
+declarations are also kept under ``shared/<dataset id>`` beside the workspaces (:func:`share`), so
+an analyst's session, on the owner's server, can train and make copies from the table
+(:func:`load_shared`) without any page of theirs ever showing it. An analyst's own workspace holds
+only their results.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import re
 import secrets
 from dataclasses import dataclass, fields, is_dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -30,6 +37,9 @@ from dpcore.budget.datasets import Catalog, Identification
 from dpcore.data_home import beside_ledger
 from dpcore.tables.schema import Schema
 from dpstudio.support.state import Dataset, load_sample
+
+if TYPE_CHECKING:  # the release engine loads with the pages that release, not the first
+    from dpcore.release.summary import DPSummary
 
 QUERY_KEY = "workspace"
 #: A workspace untouched this long is deleted when a new session starts: it holds a copy of the
@@ -99,6 +109,72 @@ def save(ledger_path, token: str, dataset: Dataset, table_changed: bool = False,
     _write(where / "workspace.json", json.dumps(meta, ensure_ascii=False).encode("utf-8"))
 
 
+def shared_folder(ledger_path, dataset_id: str) -> Path | None:
+    """Where the table an owner shares with the analysts of ``dataset_id`` is kept (None for an id that is not one of ours)."""
+    if not isinstance(dataset_id, str) or not re.match(r"^[A-Za-z0-9_-]{1,64}$", dataset_id):
+        return None
+    return beside_ledger(ledger_path or default_ledger()).parent / "shared" / dataset_id
+
+
+def share(ledger_path, dataset: Dataset, *, owner: str = "", table_changed: bool = True) -> None:
+    """Keep ``dataset``'s table and declarations where its analysts' sessions find them (the engine's side only)."""
+    where = shared_folder(ledger_path, dataset.dataset_id)
+    if where is None:
+        return
+    where.mkdir(parents=True, exist_ok=True)
+    if not dataset.is_sample and (table_changed or not (where / "table.parquet").exists()):
+        _write(where / "table.parquet", _parquet(dataset.frame))
+    found = dataset.identification
+    meta = {
+        "name": dataset.name,
+        "info": dataset.info,
+        "is_sample": dataset.is_sample,
+        "schema": dataset.schema.to_dict(),
+        "dataset_id": found.dataset.dataset_id,
+        "created": False,
+        "overlap": 1.0,
+        "matched": None,
+        "owner": owner,
+    }
+    _write(where / "workspace.json", json.dumps(meta, ensure_ascii=False).encode("utf-8"))
+
+
+def save_summary(ledger_path, dataset_id: str, summary: DPSummary) -> None:
+    """Keep the DP summary the owner released for ``dataset_id``'s analysts beside the shared table."""
+    where = shared_folder(ledger_path, dataset_id)
+    if where is not None:
+        where.mkdir(parents=True, exist_ok=True)
+        _write(where / "summary.json", json.dumps(summary.to_dict(), ensure_ascii=False).encode("utf-8"))
+
+
+def load_summary(ledger_path, dataset_id: str) -> DPSummary | None:
+    from dpcore.release.summary import DPSummary
+
+    where = shared_folder(ledger_path, dataset_id)
+    try:
+        data = json.loads((where / "summary.json").read_text(encoding="utf-8")) if where is not None else None
+        return DPSummary.from_dict(data) if data else None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def is_shared(ledger_path, dataset_id: str) -> bool:
+    where = shared_folder(ledger_path, dataset_id)
+    return where is not None and (where / "workspace.json").exists()
+
+
+def load_shared(ledger_path, dataset_id: str, catalog: Catalog) -> Dataset | None:
+    """The table and declarations an owner shared for ``dataset_id``'s analysts, or None when there are none."""
+    where = shared_folder(ledger_path, dataset_id)
+    if where is None or not (where / "workspace.json").exists():
+        return None
+    try:
+        meta = json.loads((where / "workspace.json").read_text(encoding="utf-8"))
+        return _dataset(where, meta, catalog)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def _parquet(frame: pd.DataFrame) -> bytes:
     import io
 
@@ -116,20 +192,25 @@ def load(ledger_path, token: str, catalog: Catalog, *, owner: str = "") -> Datas
         meta = json.loads((where / "workspace.json").read_text(encoding="utf-8"))
         if meta.get("owner", "") != owner:
             return None  # not a damaged workspace, someone else's: the session starts afresh all the same
-        known = catalog.find(meta["dataset_id"])
-        if known is None:
-            return None
-        if meta["is_sample"]:
-            dataset = load_sample(meta["name"], catalog)
-        else:
-            frame = pd.read_parquet(where / "table.parquet")
-            matched = catalog.find(meta["matched"]) if meta.get("matched") else None
-            found = Identification(known, meta["created"], meta["overlap"], matched, meta.get("legacy", False))
-            dataset = Dataset(meta["name"], frame, meta["info"], Schema([]), Schema([]), found)
-        dataset.schema = dataset.base_schema = Schema.from_dict(meta["schema"])
-        return dataset
+        return _dataset(where, meta, catalog)
     except (OSError, ValueError, KeyError, TypeError):
         return None  # a damaged workspace is not worth a traceback: the session starts afresh
+
+
+def _dataset(where: Path, meta: dict, catalog: Catalog) -> Dataset | None:
+    """The dataset a workspace's (or a shared table's) ``meta`` describes, its table read from ``where``."""
+    known = catalog.find(meta["dataset_id"])
+    if known is None:
+        return None
+    if meta["is_sample"]:
+        dataset = load_sample(meta["name"], catalog)
+    else:
+        frame = pd.read_parquet(where / "table.parquet")
+        matched = catalog.find(meta["matched"]) if meta.get("matched") else None
+        found = Identification(known, meta["created"], meta["overlap"], matched, meta.get("legacy", False))
+        dataset = Dataset(meta["name"], frame, meta["info"], Schema([]), Schema([]), found)
+    dataset.schema = dataset.base_schema = Schema.from_dict(meta["schema"])
+    return dataset
 
 
 @dataclass(frozen=True)

@@ -85,7 +85,7 @@ def test_a_third_format_ledger_is_upgraded_in_place_and_keeps_its_history(tmp_pa
     assert [(s.label, s.email) for s in ledger.spends()] == [("before sign-in", ""), ("after sign-in", ALICE.email)]
     assert ledger.spent == pytest.approx(0.5)
     with connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == FORMAT == 4
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == FORMAT == 5
         with pytest.raises(sqlite3.DatabaseError, match="append-only"):
             conn.execute("UPDATE spends SET subject = 'x'")
 

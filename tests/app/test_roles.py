@@ -1,0 +1,232 @@
+"""An analyst's session through AppTest (issue 32): declarations only, training within the slice, owner-only pages
+refused, a revocation felt on the next click, and eight analysts' sessions at once never passing a slice or the total.
+
+Sign-in itself is tested against a real provider (tests/browser/test_sign_in_browser.py); here the gate
+is replaced by one that names the person the test puts in the session, so many sessions run in one
+process. The table carries a sentinel number and category outside its declared domains: no element of
+an analyst's page may hold either.
+"""
+
+from __future__ import annotations
+
+import sys
+from decimal import Decimal
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from dpcore.budget.accountant import ANALYST, BudgetLedger
+from dpcore.budget.datasets import Catalog
+from dpcore.budget.signed_in import SignedIn
+from dpcore.release.summary import dp_summary
+from dpcore.tables.schema import Schema
+from dpstudio.support import workspace
+from dpstudio.support.session import STATE_KEY
+from dpstudio.support.state import Dataset
+
+OWNER = SignedIn("alice-7f3a", "alice@example.org")
+SENTINEL_NUMBER, SENTINEL_CATEGORY = 987653, "Qzxv-sentinel-7731"
+PERSON_KEY = "test_signed_in"
+APP = str(Path(__file__).resolve().parents[2] / "dpstudio" / "app.py")
+EVERY_ELEMENT = ("markdown", "caption", "text", "error", "warning", "info", "success", "exception", "metric", "dataframe")
+
+
+def _table() -> tuple[pd.DataFrame, Schema]:
+    frame = pd.DataFrame(
+        {
+            "age": [25, 40, 33, 51, 62, 29, 45, 38] * 50,
+            "city": ["Hanoi", "Hue", "Hanoi", "Da Nang", "Hue", "Hanoi", "Da Nang", "Hue"] * 50,
+            "bought": ["yes", "no", "no", "yes", "no", "yes", "no", "yes"] * 50,
+        }
+    )
+    frame.loc[0, "age"], frame.loc[0, "city"] = SENTINEL_NUMBER, SENTINEL_CATEGORY
+    schema = Schema.from_dict(
+        {
+            "columns": [
+                {"name": "age", "role": "feature", "kind": "numeric", "lower": 18, "upper": 100, "may_be_missing": False},
+                {"name": "city", "role": "feature", "kind": "categorical", "categories": ["Hanoi", "Hue", "Da Nang"]},
+                {"name": "bought", "role": "target", "kind": "categorical", "categories": ["yes", "no"]},
+            ]
+        }
+    )
+    return frame, schema
+
+
+@pytest.fixture
+def room(tmp_path, monkeypatch):
+    """A ledger where Alice's table (total ε = 2.5) is shared, and a function opening a page as a signed-in person."""
+    from streamlit.testing.v1 import AppTest
+
+    import dpstudio.support.session as session_module
+    import dpstudio.support.sign_in_view as sign_in_view
+
+    path = str(tmp_path / "ledger.sqlite3")
+    monkeypatch.setenv("DPSTUDIO_LEDGER", path)
+    monkeypatch.setitem(sys.modules, "__main__", sys.modules["__main__"])  # as the app fixture does (tests/conftest.py)
+
+    def gate():
+        import streamlit as st
+
+        subject, email = st.session_state[PERSON_KEY]
+        return SignedIn(subject, email)
+
+    monkeypatch.setattr(sign_in_view, "gate", gate)
+    monkeypatch.setattr(session_module, "gate", gate)
+    frame, schema = _table()
+    catalog = Catalog(path, signed_in=OWNER)
+    found = catalog.open_table(lambda: [frame], "shop", total_epsilon=2.5)
+    dataset = Dataset("shop.csv", frame, {"rows": len(frame), "columns": 3}, schema, schema, found)
+    workspace.share(path, dataset, owner=OWNER.subject)
+    owner = catalog.ledger(found.dataset)
+
+    def open_as(person: SignedIn, page: str | None = None):
+        at = AppTest.from_file(APP, default_timeout=900)
+        at.session_state[PERSON_KEY] = (person.subject, person.email)
+        at.run()
+        if page is not None:
+            at.switch_page(f"pages/{page}.py").run()
+        return at
+
+    return owner, open_as
+
+
+def _everything(at) -> str:
+    texts = []
+    for kind in EVERY_ELEMENT:
+        for element in getattr(at, kind, []):
+            value = getattr(element, "value", None)
+            texts.append(value.to_csv() if isinstance(value, pd.DataFrame) else str(value))
+            texts.append(str(getattr(element, "label", "")))
+    for element in [*at.sidebar.get("progress"), *at.get("arrow_vega_lite_chart"), *at.get("vega_lite_chart")]:
+        texts.append(str(element.proto))
+    return "\n".join(texts)
+
+
+def _no_sentinel(at) -> None:
+    everything = _everything(at)
+    assert SENTINEL_CATEGORY not in everything
+    assert not any(form in everything for form in (str(SENTINEL_NUMBER), f"{SENTINEL_NUMBER:,}", "987.653"))
+
+
+def _train(at, epsilon: str) -> None:
+    at.text_input(key="train_epsilon").set_value(epsilon).run()
+    [b for b in at.button if b.label == "Train"][0].click().run()
+
+
+def test_an_analyst_sees_declarations_trains_within_the_slice_and_is_stopped_by_a_revocation(room):
+    owner, open_as = room
+    bob = SignedIn("bob-19c2", "bob@example.org")
+    granted = owner.grant(bob.email, 0.5)
+    frame, schema = _table()
+    workspace.save_summary(owner.path, owner.dataset_id, dp_summary(frame, schema, 0.2, owner))
+
+    at = open_as(bob)
+    assert at.session_state[STATE_KEY].role == ANALYST and not at.exception
+    assert any("shared with you as an analyst" in m.value for m in at.markdown)
+    assert len([*at.get("arrow_vega_lite_chart"), *at.get("vega_lite_chart")]) == 3  # the summary's charts: age, city, bought
+    _no_sentinel(at)
+    for page in ("privacy", "compare", "groups", "attack", "export"):
+        at.switch_page(f"pages/{page}.py").run()
+        assert not at.exception, (page, [e.value for e in at.exception])
+        _no_sentinel(at)
+        if page in ("compare", "groups", "attack"):
+            assert any("only the dataset's owner may see" in i.value for i in at.info)
+
+    at.switch_page("pages/train.py").run()
+    _train(at, "0.3")
+    assert not at.exception
+    assert any("ε = 0.3 spent" in h.value for h in at.subheader), [h.value for h in at.subheader]
+    _no_sentinel(at)
+    assert BudgetLedger(owner.dataset_id, path=owner.path, signed_in=bob).remaining == pytest.approx(0.2)
+    # The same ε again is now past the slice: refused in a sentence naming the owner, the button disabled.
+    assert any("ask the dataset's owner for a larger slice" in e.value for e in at.error)
+    assert all(b.disabled for b in at.button if b.label == "Train")
+
+    owner.revoke(granted.grant_id)
+    at.switch_page("pages/data.py").run()
+    assert any("revoked by its owner" in w.value for w in at.warning)
+    assert not any("shared with you" in m.value for m in at.markdown)
+
+
+def test_a_person_without_a_slice_opens_their_own_work_not_the_shared_table(room):
+    owner, open_as = room
+    at = open_as(SignedIn("carol-55d0", "carol@example.org"))
+    state = at.session_state[STATE_KEY]
+    assert state.role != ANALYST and state.dataset.dataset_id != owner.dataset_id
+
+
+SESSIONS, ATTEMPTS, SLICE = 8, 3, 0.25
+
+
+def _gate_from_session():
+    """The sign-in gate's stand-in: the person the test put in the session."""
+    import streamlit as st
+
+    subject, email = st.session_state[PERSON_KEY]
+    return SignedIn(subject, email)
+
+
+def _analysts_session(path, subject, email, barrier, results):
+    """One app process serving one analyst's session: three trainings at ε = 0.1, started with the others'."""
+    import os
+
+    from streamlit.testing.v1 import AppTest
+
+    import dpstudio.support.session as session_module
+    import dpstudio.support.sign_in_view as sign_in_view
+
+    os.environ["DPSTUDIO_LEDGER"] = path
+    sign_in_view.gate = session_module.gate = _gate_from_session
+    at = AppTest.from_file(APP, default_timeout=900)
+    at.session_state[PERSON_KEY] = (subject, email)
+    at.run()
+    at.switch_page("pages/train.py").run()
+    outcomes = []
+    barrier.wait()
+    for _attempt in range(ATTEMPTS):
+        at.text_input(key="train_epsilon").set_value("0.1").run()
+        buttons = [b for b in at.button if b.label == "Train" and not b.disabled]
+        outcome = "refused"
+        if buttons:
+            before = at.session_state[STATE_KEY].trained
+            buttons[0].click().run()
+            trained = at.session_state[STATE_KEY].trained
+            outcome = "ok" if trained is not None and trained is not before else "error: " + " ".join(e.value for e in at.error)
+        outcomes.append((subject, outcome))
+    results.put(outcomes)
+
+
+@pytest.mark.slow
+def test_eight_analysts_sessions_in_eight_processes_never_pass_their_slices_or_the_total(room):
+    """Eight analysts (0.25 each of 2.5), each in an app process of their own, train three times at ε = 0.1 at once.
+
+    AppTest runs one session per process safely (its script compiler is not for threads), so each
+    session is a process, as on a team server with several app processes sharing the ledger.
+    """
+    import multiprocessing
+
+    owner, _open_as = room
+    analysts = [SignedIn(f"analyst-{i}", f"analyst{i}@example.org") for i in range(SESSIONS)]
+    for analyst in analysts:
+        owner.grant(analyst.email, SLICE)
+    context = multiprocessing.get_context("spawn")
+    barrier, results = context.Barrier(SESSIONS), context.Queue()
+    processes = [
+        context.Process(target=_analysts_session, args=(owner.path, a.subject, a.email, barrier, results)) for a in analysts
+    ]
+    for process in processes:
+        process.start()
+    outcomes = [outcome for _ in processes for outcome in results.get(timeout=900)]
+    for process in processes:
+        process.join(timeout=60)
+        assert process.exitcode == 0
+    assert len(outcomes) == SESSIONS * ATTEMPTS
+    # 0.1 + 0.1 fit in a slice of 0.25; the third is refused by the page before the ledger is asked.
+    assert sorted(outcome for _who, outcome in outcomes) == ["ok"] * SESSIONS * 2 + ["refused"] * SESSIONS, outcomes
+    spent: dict[str, Decimal] = {}
+    for line in owner.spends():
+        spent[line.subject] = spent.get(line.subject, Decimal(0)) + Decimal(str(line.epsilon))
+    assert set(spent) == {a.subject for a in analysts}
+    assert all(amount <= Decimal(str(SLICE)) for amount in spent.values())
+    assert sum(spent.values()) <= Decimal("2.5") and owner.spent == pytest.approx(1.6)

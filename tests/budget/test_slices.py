@@ -1,0 +1,299 @@
+"""Owners and analysts: slices of a dataset's budget in the ledger (format 5), on SQLite and on PostgreSQL (issue 32).
+
+An analyst's spend is checked against their slice and the total in the one check-and-charge; the
+slices and the owner's spends compose into the total; revoking stops further spends and keeps what
+was spent; grants and revocations are append-only lines of the history naming who made them; and
+concurrent analysts in several processes never pass their slices or the total.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import sqlite3
+import threading
+from contextlib import closing
+from decimal import Decimal
+
+import pytest
+
+from dpcore.budget.accountant import ANALYST, OWNER, REPLACE_ONE, BudgetLedger, Charge
+from dpcore.budget.datasets import Catalog
+from dpcore.budget.ledger_db import FORMAT, connect
+from dpcore.budget.signed_in import SignedIn
+from dpcore.exceptions import BudgetExceededError
+
+OWNER_ALICE = SignedIn("alice-7f3a", "alice@example.org")
+BOB = SignedIn("bob-19c2", "Bob@Example.org")
+CAROL = SignedIn("carol-55d0", "carol@example.org")
+SLICE_REFUSAL = "ask the dataset's owner for a larger slice"
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def ledger_path(request, tmp_path) -> str:
+    """A fresh ledger: a SQLite file, then a schema of its own on the session's PostgreSQL server."""
+    if request.param == "sqlite":
+        return str(tmp_path / "ledger.sqlite3")
+    return request.getfixturevalue("postgres_server").fresh_ledger()
+
+
+def _dataset(path, total=2.0, total_delta=1e-5) -> str:
+    """A dataset created by Alice (its owner), with a total of ε = ``total``."""
+    return Catalog(path, signed_in=OWNER_ALICE).create("clinic", total_epsilon=total, total_delta=total_delta).dataset_id
+
+
+def _as(path, dataset_id, person) -> BudgetLedger:
+    return BudgetLedger(dataset_id, path=path, signed_in=person)
+
+
+def test_the_creator_owns_a_granted_analyst_analyses_and_anyone_else_is_neither(ledger_path):
+    dataset = _dataset(ledger_path)
+    owner = _as(ledger_path, dataset, OWNER_ALICE)
+    owner.grant("bob@example.org", 0.5)
+    assert owner.role() == OWNER
+    assert _as(ledger_path, dataset, BOB).role() == ANALYST  # granted by e-mail, matched whatever its case
+    assert _as(ledger_path, dataset, CAROL).role() is None
+    assert BudgetLedger(dataset, path=ledger_path).role() == OWNER  # without sign-in: the one machine's user
+
+
+def test_an_analyst_spends_within_the_slice_and_is_refused_past_it_with_the_way_out(ledger_path):
+    dataset = _dataset(ledger_path)
+    _as(ledger_path, dataset, OWNER_ALICE).grant("bob@example.org", 0.5)
+    bob = _as(ledger_path, dataset, BOB)
+    assert bob.remaining == pytest.approx(0.5)
+    with bob.charging(Charge("Train DP tree", 0.3)):
+        pass
+    assert bob.remaining == pytest.approx(0.2)
+    with pytest.raises(BudgetExceededError) as refused:
+        with bob.charging(Charge("Train DP tree", 0.3, action="Training", undone="trained")):
+            raise AssertionError("the work must not run")
+    assert SLICE_REFUSAL in str(refused.value) and "at most ε = 0.2" in str(refused.value)
+    assert "Nothing was trained or charged" in str(refused.value)
+    (spent,) = bob.spends()
+    assert (spent.subject, spent.email) == (BOB.subject, BOB.email)
+    (granted,) = bob.slices()
+    assert granted.spent == Decimal("0.3") and granted.left == Decimal("0.2")
+
+
+def test_slices_and_the_owners_spends_compose_into_the_total(ledger_path):
+    dataset = _dataset(ledger_path)
+    owner = _as(ledger_path, dataset, OWNER_ALICE)
+    owner.grant("bob@example.org", 0.5)
+    owner.grant(CAROL.subject, 1.0)  # by subject
+    assert owner.remaining == pytest.approx(0.5)  # 2 less the two slices' reservations
+    with pytest.raises(BudgetExceededError, match="Analysts' slices hold ε = 1.5"):
+        owner.spend("owner's count", 0.6)
+    owner.spend("owner's count", 0.5)
+    with pytest.raises(BudgetExceededError, match="does not fit: what no spend or other slice holds is ε = 0,"):
+        owner.grant("dan@example.org", 0.1)
+    with pytest.raises(BudgetExceededError, match="Revoke a slice first"):
+        owner.set_total(1.0)
+    _as(ledger_path, dataset, CAROL).spend("Carol's count", 1.0)
+    _as(ledger_path, dataset, BOB).spend("Bob's count", 0.5)
+    assert owner.spent == pytest.approx(2.0) and owner.remaining == 0
+
+
+def test_a_revoked_slice_spends_nothing_more_keeps_what_it_spent_and_returns_the_rest(ledger_path):
+    dataset = _dataset(ledger_path)
+    owner = _as(ledger_path, dataset, OWNER_ALICE)
+    granted = owner.grant("bob@example.org", 0.5)
+    bob = _as(ledger_path, dataset, BOB)
+    bob.spend("Bob's count", 0.2)
+    owner.revoke(granted.grant_id, reason="project over")
+    with pytest.raises(BudgetExceededError, match="has revoked your slice.*Ask the owner for a new slice"):
+        bob.spend("Bob's count", 0.01)
+    assert bob.role() is None and bob.remaining == 0
+    assert owner.spent == pytest.approx(0.2) and owner.remaining == pytest.approx(1.8)
+    with pytest.raises(BudgetExceededError, match="not a live slice"):
+        owner.revoke(granted.grant_id)
+    again = owner.grant("bob@example.org", 0.1)  # a change is a revocation and a new grant
+    assert bob.remaining == pytest.approx(0.1) and again.spent == 0
+
+
+def test_on_a_dataset_created_without_sign_in_everyone_owns_it_but_its_analysts(ledger_path):
+    BudgetLedger("shared", total_epsilon=2.0, path=ledger_path)  # the app on one machine, before sign-in
+    owner = _as(ledger_path, "shared", OWNER_ALICE)
+    granted = owner.grant("bob@example.org", 0.5)
+    bob = _as(ledger_path, "shared", BOB)
+    assert owner.role() == OWNER and _as(ledger_path, "shared", CAROL).role() == OWNER and bob.role() == ANALYST
+    with pytest.raises(BudgetExceededError, match="Only the dataset's owner"):
+        bob.grant("mallory@example.org", 0.5)
+    with pytest.raises(BudgetExceededError, match=SLICE_REFUSAL):
+        bob.spend("Bob's count", 0.6)
+    owner.revoke(granted.grant_id)
+    assert bob.role() is None
+
+
+def test_only_the_owner_grants_or_revokes_and_nobody_grants_to_themselves_or_twice(ledger_path):
+    dataset = _dataset(ledger_path)
+    owner = _as(ledger_path, dataset, OWNER_ALICE)
+    granted = owner.grant("bob@example.org", 0.5)
+    for stranger in (BOB, CAROL):
+        with pytest.raises(BudgetExceededError, match="Only the dataset's owner"):
+            _as(ledger_path, dataset, stranger).grant("mallory@example.org", 0.5)
+        with pytest.raises(BudgetExceededError, match="Only the dataset's owner"):
+            _as(ledger_path, dataset, stranger).revoke(granted.grant_id)
+    with pytest.raises(BudgetExceededError, match="already holds a slice"):
+        owner.grant("BOB@example.org", 0.1)
+    with pytest.raises(BudgetExceededError, match="your own spends need no slice"):
+        owner.grant(OWNER_ALICE.email, 0.1)
+    with pytest.raises(ValueError, match="name the analyst"):
+        owner.grant("  ", 0.1)
+
+
+def test_a_unit_change_that_would_leave_live_slices_without_room_is_refused(ledger_path):
+    dataset = _dataset(ledger_path, total=2.0)
+    owner = _as(ledger_path, dataset, OWNER_ALICE)
+    owner.grant("bob@example.org", 1.0)
+    owner.spend("owner's model", 0.6)  # 1.2 in the replace-one unit, and the slice still holds 1.0
+    with pytest.raises(BudgetExceededError, match="In the new unit"):
+        owner.set_unit(REPLACE_ONE, confirm=True)
+
+
+def test_a_slice_is_in_the_datasets_unit_and_caps_delta_too(ledger_path):
+    dataset = _dataset(ledger_path, total=4.0, total_delta=1e-5)
+    owner = _as(ledger_path, dataset, OWNER_ALICE)
+    owner.set_unit(REPLACE_ONE)
+    owner.grant("bob@example.org", 1.0, delta=1e-6)
+    bob = _as(ledger_path, dataset, BOB)
+    with pytest.raises(BudgetExceededError, match=SLICE_REFUSAL):
+        bob.spend("add/remove model", 0.6)  # 1.2 in the replace-one unit
+    bob.spend("add/remove model", 0.5)
+    assert bob.remaining == 0
+    with pytest.raises(BudgetExceededError, match=SLICE_REFUSAL):
+        bob.spend("a δ too many", 0.0001, relation=REPLACE_ONE, delta=2e-6)
+
+
+def test_grants_and_revocations_are_in_the_history_with_who_made_them_and_cannot_be_rewritten(ledger_path):
+    dataset = _dataset(ledger_path)
+    owner = _as(ledger_path, dataset, OWNER_ALICE)
+    granted = owner.grant("bob@example.org", 0.5)
+    _as(ledger_path, dataset, BOB).spend("Train DP tree", 0.25)
+    owner.revoke(granted.grant_id, reason="project over")
+    history = owner.history()
+    assert history["event"].tolist() == ["total set", "slice granted", "spend", "slice revoked"]
+    granted_line, spend_line, revoked_line = history.iloc[1], history.iloc[2], history.iloc[3]
+    assert granted_line["what"] == "to bob@example.org" and granted_line["ε in the dataset's unit"] == 0.5
+    assert granted_line["by (e-mail)"] == revoked_line["by (e-mail)"] == OWNER_ALICE.email
+    assert spend_line["by (e-mail)"] == BOB.email and "project over" in revoked_line["what"]
+    with closing(connect(ledger_path)) as conn:
+        for statement in ("UPDATE grants SET epsilon = '9'", "DELETE FROM revocations"):
+            with pytest.raises(Exception, match="append-only"):
+                conn.execute(statement)
+
+
+def test_a_fourth_format_ledger_is_upgraded_in_place_to_slices(tmp_path):
+    path = tmp_path / "ledger.sqlite3"
+    BudgetLedger("d", total_epsilon=1.0, path=path, signed_in=OWNER_ALICE).spend("before slices", 0.25)
+    conn = sqlite3.connect(path)
+    for table in ("grants", "revocations"):
+        for action in ("update", "delete"):
+            conn.execute(f"DROP TRIGGER {table}_no_{action}")
+        conn.execute(f"DROP TABLE {table}")
+    conn.execute("ALTER TABLE spends DROP COLUMN grant_id")
+    conn.execute("PRAGMA user_version = 4")
+    conn.commit()
+    conn.close()
+
+    owner = BudgetLedger("d", path=path, signed_in=OWNER_ALICE)
+    owner.grant("bob@example.org", 0.5)
+    BudgetLedger("d", path=path, signed_in=BOB).spend("Bob's count", 0.25)
+    assert owner.spent == pytest.approx(0.5) and owner.remaining == pytest.approx(0.25)
+    with closing(connect(path)) as upgraded:
+        assert upgraded.execute("PRAGMA user_version").fetchone()[0] == FORMAT == 5
+        with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+            upgraded.execute("DELETE FROM grants")
+
+
+def test_a_fourth_format_server_ledger_is_upgraded_to_slices(postgres_server):
+    import psycopg
+
+    url = postgres_server.fresh_ledger()
+    BudgetLedger("d", total_epsilon=1.0, path=url, signed_in=OWNER_ALICE).spend("before slices", 0.25)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("DROP TABLE grants, revocations")
+        conn.execute("ALTER TABLE spends DROP COLUMN grant_id")
+        conn.execute("UPDATE ledger_format SET format = 4")
+    owner = BudgetLedger("d", path=url, signed_in=OWNER_ALICE)
+    owner.grant("bob@example.org", 0.5)
+    BudgetLedger("d", path=url, signed_in=BOB).spend("Bob's count", 0.25)
+    assert [s.analyst for s in owner.slices()] == ["bob@example.org"] and owner.slices()[0].spent == Decimal("0.25")
+    with closing(connect(url)) as upgraded, pytest.raises(psycopg.Error, match="append-only"):
+        upgraded.execute("UPDATE grants SET epsilon = '9'")
+
+
+# --- concurrent analysts across processes ------------------------------------------------------
+
+PROCESSES, ANALYSTS_PER_PROCESS, ATTEMPTS = 4, 2, 6
+SLICE, CHARGE = 0.25, 0.06  # 0.25 / 0.06 leaves 0.01: four charges fit in a slice, the fifth is refused
+
+
+def _analysts_charging(path, dataset, process, barrier, results):
+    """One app process: two analysts' sessions (threads), each charging more than their slice holds, plus the owner."""
+    outcomes = []
+    lock = threading.Lock()
+    start = threading.Barrier(ANALYSTS_PER_PROCESS + 1)
+
+    def session(person):
+        ledger = BudgetLedger(dataset, path=path, signed_in=person)
+        start.wait()
+        for attempt in range(ATTEMPTS):
+            try:
+                with ledger.charging(Charge(f"{person.subject} charge {attempt}", CHARGE)):
+                    pass
+                outcome = (person.subject, "ok")
+            except BudgetExceededError as refusal:
+                outcome = (person.subject, str(refusal))
+            with lock:
+                outcomes.append(outcome)
+
+    people = [SignedIn(f"analyst-{process}-{i}", f"a{process}{i}@example.org") for i in range(ANALYSTS_PER_PROCESS)]
+    people.append(OWNER_ALICE)
+    barrier.wait()
+    threads = [threading.Thread(target=session, args=(person,)) for person in people]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    results.put(outcomes)
+
+
+def test_eight_analysts_in_four_processes_never_pass_their_slices_or_the_total(ledger_path):
+    """Eight analysts with a slice of 0.25 each (2 of 2.5) and the owner (0.5 unreserved) charge at once."""
+    dataset = _dataset(ledger_path, total=2.5)
+    owner = _as(ledger_path, dataset, OWNER_ALICE)
+    for process in range(PROCESSES):
+        for i in range(ANALYSTS_PER_PROCESS):
+            owner.grant(f"analyst-{process}-{i}", SLICE)
+    context = multiprocessing.get_context("spawn")
+    barrier, results = context.Barrier(PROCESSES), context.Queue()
+    processes = [
+        context.Process(target=_analysts_charging, args=(ledger_path, dataset, p, barrier, results)) for p in range(PROCESSES)
+    ]
+    for process in processes:
+        process.start()
+    outcomes = [outcome for _ in processes for outcome in results.get(timeout=180)]
+    for process in processes:
+        process.join(timeout=60)
+        assert process.exitcode == 0
+    analysts = [o for o in outcomes if o[0] != OWNER_ALICE.subject]
+    assert sum(o[1] == "ok" for o in analysts) == 8 * 4  # exactly what fits in each slice, in any interleaving
+    assert all(SLICE_REFUSAL in o[1] for o in analysts if o[1] != "ok")
+    with closing(connect(ledger_path)) as conn:
+        rows = conn.execute("SELECT subject, epsilon FROM spends WHERE dataset_id = ?", (dataset,)).fetchall()
+    by_person: dict[str, Decimal] = {}
+    for subject, epsilon in rows:
+        by_person[subject] = by_person.get(subject, Decimal(0)) + Decimal(epsilon)
+    assert all(spent <= Decimal(str(SLICE)) for who, spent in by_person.items() if who != OWNER_ALICE.subject)
+    assert by_person[OWNER_ALICE.subject] <= Decimal("0.5")
+    assert sum(by_person.values()) <= Decimal("2.5")
+
+
+def test_the_catalog_lists_the_datasets_a_person_holds_a_live_slice_of(ledger_path):
+    dataset = _dataset(ledger_path)
+    owner = _as(ledger_path, dataset, OWNER_ALICE)
+    granted = owner.grant("bob@example.org", 0.5)
+    catalog = Catalog(ledger_path)
+    assert [d.dataset_id for d in catalog.granted_to(BOB)] == [dataset]
+    assert catalog.granted_to(CAROL) == [] and catalog.granted_to(None) == []
+    owner.revoke(granted.grant_id)
+    assert catalog.granted_to(BOB) == []
