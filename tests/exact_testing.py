@@ -30,6 +30,16 @@ def discrete_laplace_cdf(scale: Fraction | float) -> Callable[[np.ndarray], np.n
     return cdf
 
 
+def rounded_laplace_cdf(scale: float) -> Callable[[np.ndarray], np.ndarray]:
+    """``P(K ≤ k)`` for ``K = round(b·Z)``, ``Z`` standard Laplace: the Laplace CDF at ``(k + ½)/b``."""
+
+    def cdf(k: np.ndarray) -> np.ndarray:
+        z = (np.asarray(k, dtype=float) + 0.5) / scale
+        return np.where(z < 0, 0.5 * np.exp(np.minimum(z, 0)), 1.0 - 0.5 * np.exp(-np.maximum(z, 0)))
+
+    return cdf
+
+
 def discrete_gaussian_cdf(variance: float) -> Callable[[np.ndarray], np.ndarray]:
     """``P(Z ≤ k)`` for ``P(Z = z) ∝ exp(−z²/(2σ²))``, summed over ±40σ (the rest is below 1e-300).
 

@@ -548,6 +548,53 @@ def discrete_gaussian(source: WordSource, elements: Indices, t: int, m: int) -> 
     return first_accepted(source, elements, attempt, ATTEMPTS)
 
 
+#: The largest scale, in grid units, of :func:`rounded_laplace` (its float inversion keeps 2^-44 to spare below it).
+MAX_ROUNDED_SCALE = 2.0**40
+
+
+def rounded_laplace(source: WordSource, scales: NDArray[np.float64]) -> NDArray[np.int64]:
+    """``round(b·Z)`` for a standard Laplace ``Z`` and each element's scale ``b``: exactly that law, one word a draw.
+
+    ``Z = ±E`` with a fair sign and ``E = −ln S`` exponential (``S`` uniform), and ``|round(b·Z)|
+    ≥ j`` iff ``E ≥ (j − ½)/b`` for ``j ≥ 1``: the magnitude is the largest ``j`` with
+    ``S < exp(−(j − ½)/b)`` (0 if none), so ``P(0) = 1 − exp(−1/(2b))`` and ``P(±j) =
+    ½·(exp(−(j − ½)/b) − exp(−(j + ½)/b))``. It is found by float inversion ``⌊b·E + ½⌋`` and
+    kept where both of its comparisons clear :data:`FLOAT_MARGIN`; otherwise (about one draw in
+    2^37) the comparisons are made exactly (:class:`LazyUniform`, :func:`exp_neg_bracket`) on the
+    float ``b``'s exact rational. Unlike :func:`discrete_laplace`, each element has its own scale.
+    """
+    scales = np.asarray(scales, dtype=np.float64).ravel()
+    if scales.size and not (scales.min() > 0 and scales.max() <= MAX_ROUNDED_SCALE):  # NaN fails too
+        raise ValueError("a rounded Laplace scale is not positive, or too large for exact sampling")
+    words = source.words(np.arange(scales.size, dtype=np.int64), 1)[:, 0]
+    top = words & _LOW_63
+    uniform = top.astype(np.float64) * 2.0**-63
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        magnitude = np.floor(-np.log(uniform) * scales + 0.5)  # inf when the first 63 bits are all 0
+        inner, outer = (magnitude - 0.5) / scales, (magnitude + 0.5) / scales
+        inner_threshold, outer_threshold = np.exp(-inner), np.exp(-outer)
+        sure_above = uniform - outer_threshold > FLOAT_MARGIN * (outer_threshold * (outer + 1) + 2.0**-16)
+        sure_below = (magnitude < 1) | (inner_threshold - uniform > FLOAT_MARGIN * (inner_threshold * (inner + 1) + 2.0**-16))
+    doubtful = ~(sure_above & sure_below)
+    magnitude[doubtful] = 0
+    draws = magnitude.astype(np.int64)
+    for i in np.flatnonzero(doubtful):
+        draws[i] = _rounded_laplace_magnitude(source, int(i), int(top[i]), float(scales[i]))
+    return np.negative(draws, out=draws, where=words > _LOW_63)
+
+
+def _rounded_laplace_magnitude(source: WordSource, element: int, top: int, scale: float) -> int:
+    """:func:`rounded_laplace`'s magnitude decided exactly: the largest ``j`` with ``S < exp(−(j − ½)/b)``."""
+    uniform = LazyUniform(source, element, top)
+    rate = 1 / Fraction(scale)
+
+    def at_least(j: int) -> bool:
+        return j <= 0 or uniform.below(functools.partial(exp_neg_bracket, (j - Fraction(1, 2)) * rate))
+
+    guess = -math.log(top * 2.0**-63) * scale if top else math.inf
+    return _search_largest(at_least, guess - 1, guess + 1)
+
+
 # --- grids --------------------------------------------------------------------------------
 
 

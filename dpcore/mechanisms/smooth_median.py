@@ -7,10 +7,17 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from dpcore.mechanisms import exact
 from dpcore.mechanisms._base import Mechanism
 from dpcore.validation import RandomStateLike, check_bounds, check_delta
 
 NOISES = ("laplace", "heavy_tailed")
+#: The output grid is 2^-GRID_BITS of the range (data-independent).
+GRID_BITS = 20
+#: β kept back from the smooth bound's computation for the float rounding of S* and of the noise scale.
+BETA_MARGIN = 2.0**-36
+#: The noise scale in grid steps is rounded up by this much (relative) past its float error.
+SCALE_MARGIN = 2.0**-40
 
 
 def median_smooth_sensitivity(answers: ArrayLike, beta: float, lower: float = 0.0, upper: float = 1.0) -> NDArray[np.float64]:
@@ -63,14 +70,32 @@ class SmoothMedian(Mechanism):
     rows of a batch all change in the same block). On such neighbouring answer vectors NRS
     2007's analysis applies as written (``k`` is public and fixed).
 
-    Output: ``median + (S*_β(x)/α)·Z``, clipped to ``[lower, upper]`` (post-processing), with
-    ``S*_β`` from :func:`median_smooth_sensitivity` and an (α, β)-admissible noise ``Z``
-    (NRS 2007, Definition 2.5 and Lemma 2.6: then the release is (ε, δ)-DP):
+    Output: the median rounded to the grid ``g = 2^-20·(upper − lower)`` (public, data-independent),
+    plus ``(S/α)·Z``, rounded to the grid and clipped to ``[lower, upper]`` (post-processing), with
+    an (α, β)-admissible noise ``Z`` (NRS 2007, Definition 2.5 and Lemma 2.6: then the release
+    is (ε, δ)-DP):
 
     * ``noise="laplace"`` (needs δ > 0): ``Z`` standard Laplace, ``α = ε/2``,
       ``β = ε/(2 ln(2/δ))`` (NRS 2007, Lemma 2.9, Laplace): (ε, δ)-DP, approximate.
     * ``noise="heavy_tailed"`` (δ = 0): ``Z ∝ 1/(1 + |z|^γ)`` with ``γ > 1``,
       ``α = ε/(4γ)``, ``β = ε/γ`` (NRS 2007, Lemma 2.7): pure ε-DP, heavier tails.
+
+    Privacy, step by step. (1) The released centre is ``m̃ = lower + g·rint((m − lower)/g)``
+    (a monotone float division, then rounding): neighbours' ``m̃`` differ by at most their
+    medians' difference plus ``g`` (and a float error far below a second ``g``), so
+    ``LS(m̃) ≤ LS(m) + 2g``. (2) ``S = S*_β' + 2g`` bounds it, and stays β'-smooth
+    (``S*(x) + 2g ≤ e^β'·(S*(y) + 2g)``). (3) ``S*`` is computed in float at ``β' = β − 2^-36``
+    (:attr:`smoothing`) and the scale in grid steps ``S/(α·g)`` is rounded up by 2^-40, past
+    the float errors (under 2^-44 relative): the scale used is at least the exact one, and its
+    ratio between neighbours at most ``e^β'·(1 + 2^-39) ≤ e^β``, so it is a β-smooth upper
+    bound on ``LS(m̃)`` and NRS's lemma applies to the continuous release ``m̃ + (S/α)·Z``.
+    (4) With Laplace noise the release is that continuous release rounded to the grid, drawn
+    exactly: ``m̃/g`` plus ``round(b·Z)`` for ``b`` the scale in steps
+    (:func:`~dpcore.mechanisms.exact.rounded_laplace`, whose law is exactly that rounding's,
+    tails included; no float noise to attack), so the rounding is post-processing and the
+    guarantee is the continuous one's. The heavy-tailed noise is still a float draw (Beta
+    variates; :func:`heavy_tailed_noise`), rounded to the grid, which drops the low-order bits
+    Mironov's 2012 attack reads but is not exact.
 
     ``sensitivity`` is ``upper − lower``: the most one changed answer can move the median,
     declared for the call recorder; the noise itself follows the smooth bound.
@@ -105,6 +130,8 @@ class SmoothMedian(Mechanism):
         if not gamma > 1:
             raise ValueError("gamma must be above 1")
         self.lower, self.upper, self.gamma = float(lower), float(upper), float(gamma)
+        if not self.beta > 2 * BETA_MARGIN:
+            raise ValueError("epsilon is too small for the smooth sensitivity's rounding margin")
 
     @property
     def alpha(self) -> float:
@@ -116,23 +143,35 @@ class SmoothMedian(Mechanism):
         """The smoothing β: how fast the sensitivity of distant answer vectors is discounted."""
         return self.epsilon / (2.0 * math.log(2.0 / self.delta)) if self.noise == "laplace" else self.epsilon / self.gamma
 
+    @property
+    def smoothing(self) -> float:
+        """The β at which ``S*`` is computed: :attr:`beta` less :data:`BETA_MARGIN` for float rounding."""
+        return self.beta - BETA_MARGIN
+
     def randomise(self, answers: ArrayLike) -> NDArray[np.float64]:
         """One noisy median per row of ``answers`` (a 1-D array is one row)."""
         rows = np.clip(np.atleast_2d(np.asarray(answers, dtype=float)), self.lower, self.upper)
         if rows.shape[1] == 0:
             raise ValueError("each query needs at least one answer")
         median = np.sort(rows, axis=1)[:, (rows.shape[1] + 1) // 2 - 1]
-        noisy = self.add_noise(median, median_smooth_sensitivity(rows, self.beta, self.lower, self.upper))
+        noisy = self.add_noise(median, median_smooth_sensitivity(rows, self.smoothing, self.lower, self.upper))
         return self._released(rows, noisy)
 
     def add_noise(self, median: NDArray[np.float64], smooth_sensitivity: NDArray[np.float64]) -> NDArray[np.float64]:
-        """``median + (S*/α)·Z``, clipped to the bounds and rounded to a fixed grid (the release step of :meth:`randomise`)."""
+        """The median on the grid plus noise of scale ``(S* + 2g)/α``, clipped to the bounds (the release step of :meth:`randomise`).
+
+        ``smooth_sensitivity`` is ``S*`` at :attr:`smoothing`. With Laplace noise the grid steps
+        are drawn exactly (:func:`~dpcore.mechanisms.exact.rounded_laplace`); the class docstring
+        has the privacy argument.
+        """
+        grid = (self.upper - self.lower) * 2.0**-GRID_BITS
+        steps = np.rint((median - self.lower) / grid)
+        noise_scale = (smooth_sensitivity + 2.0 * grid) / self.alpha
         if self.noise == "laplace":
-            z = self.rng.laplace(0.0, 1.0, size=median.shape)
+            # Rounded up past the float error of S* and of this quotient (under 2^-44 relative).
+            scale_steps = noise_scale / grid * (1.0 + SCALE_MARGIN)
+            steps = steps + exact.rounded_laplace(exact.GeneratorWords(self.rng), scale_steps)
         else:
-            z = heavy_tailed_noise(self.rng, median.shape, self.gamma)
-        noisy = np.clip(median + smooth_sensitivity / self.alpha * z, self.lower, self.upper)
-        # A fixed output grid (2^-20 of the range, data-independent) drops the low-order float bits
-        # that Mironov's 2012 attack reads; post-processing, so ε and δ are unchanged.
-        grid = (self.upper - self.lower) * 2.0**-20
-        return self.lower + np.round((noisy - self.lower) / grid) * grid
+            noisy = steps * grid + noise_scale * heavy_tailed_noise(self.rng, median.shape, self.gamma)
+            steps = np.rint(np.clip(noisy, 0.0, self.upper - self.lower) / grid)
+        return self.lower + np.clip(steps, 0, 2**GRID_BITS) * grid
