@@ -12,6 +12,8 @@ from dpcore.mechanisms._base import Mechanism
 from dpcore.validation import RandomStateLike, check_bounds, check_delta
 
 NOISES = ("laplace", "heavy_tailed")
+#: The heavy-tailed noise's exponents γ its exact sampler takes.
+GAMMAS = range(2, 17)
 #: The output grid is 2^-GRID_BITS of the range (data-independent).
 GRID_BITS = 20
 #: β kept back from the smooth bound's computation for the float rounding of S* and of the noise scale.
@@ -50,18 +52,6 @@ def median_smooth_sensitivity(answers: ArrayLike, beta: float, lower: float = 0.
     return best
 
 
-def heavy_tailed_noise(rng: np.random.Generator, size: int | tuple[int, ...], gamma: float) -> NDArray[np.float64]:
-    """Draws from the density ``∝ 1/(1 + |z|^γ)``, exactly.
-
-    ``U = |Z|^γ`` has density ``∝ u^(1/γ − 1)/(1 + u)``, the beta-prime distribution with
-    parameters ``(1/γ, 1 − 1/γ)``, so ``U = B/(1 − B)`` with ``B ~ Beta(1/γ, 1 − 1/γ)``; the
-    sign is a fair coin.
-    """
-    b = rng.beta(1.0 / gamma, 1.0 - 1.0 / gamma, size=size)
-    magnitude = (b / (1.0 - b)) ** (1.0 / gamma)
-    return np.where(rng.random(size) < 0.5, -magnitude, magnitude)
-
-
 class SmoothMedian(Mechanism):
     r"""Release the median of each row of ``k`` answers plus noise scaled to its smooth sensitivity.
 
@@ -77,7 +67,7 @@ class SmoothMedian(Mechanism):
 
     * ``noise="laplace"`` (needs δ > 0): ``Z`` standard Laplace, ``α = ε/2``,
       ``β = ε/(2 ln(2/δ))`` (NRS 2007, Lemma 2.9, Laplace): (ε, δ)-DP, approximate.
-    * ``noise="heavy_tailed"`` (δ = 0): ``Z ∝ 1/(1 + |z|^γ)`` with ``γ > 1``,
+    * ``noise="heavy_tailed"`` (δ = 0): ``Z ∝ 1/(1 + |z|^γ)``, a whole ``γ`` from 2 to 16,
       ``α = ε/(4γ)``, ``β = ε/γ`` (NRS 2007, Lemma 2.7): pure ε-DP, heavier tails.
 
     Privacy, step by step. (1) The released centre is ``m̃ = lower + g·rint((m − lower)/g)``
@@ -89,13 +79,13 @@ class SmoothMedian(Mechanism):
     the float errors (under 2^-44 relative): the scale used is at least the exact one, and its
     ratio between neighbours at most ``e^β'·(1 + 2^-39) ≤ e^β``, so it is a β-smooth upper
     bound on ``LS(m̃)`` and NRS's lemma applies to the continuous release ``m̃ + (S/α)·Z``.
-    (4) With Laplace noise the release is that continuous release rounded to the grid, drawn
-    exactly: ``m̃/g`` plus ``round(b·Z)`` for ``b`` the scale in steps
-    (:func:`~dpcore.mechanisms.exact.rounded_laplace`, whose law is exactly that rounding's,
-    tails included; no float noise to attack), so the rounding is post-processing and the
-    guarantee is the continuous one's. The heavy-tailed noise is still a float draw (Beta
-    variates; :func:`heavy_tailed_noise`), rounded to the grid, which drops the low-order bits
-    Mironov's 2012 attack reads but is not exact.
+    (4) The release is that continuous release rounded to the grid and clipped, drawn exactly:
+    ``m̃/g`` plus ``round(b·Z)`` for ``b`` the scale in steps, whose law is exactly that
+    rounding's, tails included (:func:`~dpcore.mechanisms.exact.rounded_laplace`, and
+    :func:`~dpcore.mechanisms.exact.rounded_heavy_tailed` by exact rejection; its cap at twice
+    the range in steps is clipped to the same bound as the uncapped value). No float noise is
+    left to attack (Mironov 2012), and rounding and clipping are post-processing, so the
+    guarantee is the continuous one's.
 
     ``sensitivity`` is ``upper − lower``: the most one changed answer can move the median,
     declared for the call recorder; the noise itself follows the smooth bound.
@@ -127,8 +117,8 @@ class SmoothMedian(Mechanism):
             raise ValueError(f"noise must be one of {NOISES}, got {self.noise!r}")
         if self.noise == "laplace" and not 0 < self.delta < 1:
             raise ValueError("Laplace noise on the smooth sensitivity needs 0 < delta < 1 (it is (ε, δ)-DP)")
-        if not gamma > 1:
-            raise ValueError("gamma must be above 1")
+        if gamma not in GAMMAS:
+            raise ValueError("gamma must be a whole number from 2 to 16 (exact heavy-tailed noise)")
         self.lower, self.upper, self.gamma = float(lower), float(upper), float(gamma)
         if not self.beta > 2 * BETA_MARGIN:
             raise ValueError("epsilon is too small for the smooth sensitivity's rounding margin")
@@ -166,12 +156,12 @@ class SmoothMedian(Mechanism):
         """
         grid = (self.upper - self.lower) * 2.0**-GRID_BITS
         steps = np.rint((median - self.lower) / grid)
-        noise_scale = (smooth_sensitivity + 2.0 * grid) / self.alpha
+        # Rounded up past the float error of S* and of this quotient (under 2^-44 relative).
+        scale_steps = (smooth_sensitivity + 2.0 * grid) / self.alpha / grid * (1.0 + SCALE_MARGIN)
+        source = exact.GeneratorWords(self.rng)
         if self.noise == "laplace":
-            # Rounded up past the float error of S* and of this quotient (under 2^-44 relative).
-            scale_steps = noise_scale / grid * (1.0 + SCALE_MARGIN)
-            steps = steps + exact.rounded_laplace(exact.GeneratorWords(self.rng), scale_steps)
+            steps = steps + exact.rounded_laplace(source, scale_steps)
         else:
-            noisy = steps * grid + noise_scale * heavy_tailed_noise(self.rng, median.shape, self.gamma)
-            steps = np.rint(np.clip(noisy, 0.0, self.upper - self.lower) / grid)
+            # Noise beyond twice the range is clipped to the same bound whatever its size: capped there.
+            steps = steps + exact.rounded_heavy_tailed(source, scale_steps, int(self.gamma), cap=2 ** (GRID_BITS + 1))
         return self.lower + np.clip(steps, 0, 2**GRID_BITS) * grid
