@@ -554,6 +554,8 @@ def discrete_gaussian(source: WordSource, elements: Indices, t: int, m: int) -> 
 
 #: :func:`rounded_heavy_tailed` keeps its float acceptance only this far (absolute) from the boundary.
 HEAVY_TAILED_MARGIN = 2.0**-40
+#: Attempts of :func:`rounded_heavy_tailed` run side by side for each of a few pending draws (each is kept with chance 0.37).
+HEAVY_TAILED_ATTEMPTS = 4
 #: The largest scale, in grid units, of :func:`rounded_laplace` (its float inversion keeps 2^-44 to spare below it).
 MAX_ROUNDED_SCALE = 2.0**40
 
@@ -625,23 +627,31 @@ def rounded_heavy_tailed(source: WordSource, scales: NDArray[np.float64], gamma:
     out = np.zeros(scales.size, dtype=np.int64)
     pending = np.arange(scales.size, dtype=np.int64)
     while pending.size:
-        words = source.words(pending, 2)
+        # Few pending: several attempts each side by side (fewer rounds), the first kept one used.
+        copies = source.copies(pending.size, HEAVY_TAILED_ATTEMPTS)
+        attempts = np.repeat(pending, copies)
+        words = source.words(attempts, 2)
         top_s, top_v = words[:, 0] & _LOW_63, words[:, 1] & _LOW_63
         s, v = top_s.astype(np.float64) * 2.0**-63, top_v.astype(np.float64) * 2.0**-63
-        # Terms at most 4 in size: float error under 2^-49, and the unknown bits of S and V move it under 2^-58.
+        # Terms at most 4 in size: float error under 2^-49, and the unknown bits of S and V move it under 2^-44.
         gap = s ** (gamma - 2) - bound * v * (s**gamma + (1.0 - s) ** gamma)
-        accepted = gap > HEAVY_TAILED_MARGIN
-        magnitudes = np.zeros(pending.size, dtype=np.int64)
-        sure = np.flatnonzero(accepted)
-        magnitudes[sure] = _heavy_tailed_magnitudes(source, pending[sure], top_s[sure], scales[pending[sure]], cap)
+        kept = gap > HEAVY_TAILED_MARGIN
+        refined: dict[int, LazyUniform] = {}
         for i in np.flatnonzero(~(np.abs(gap) > HEAVY_TAILED_MARGIN)):
-            element = int(pending[i])
+            element = int(attempts[i])
             uniform_s, uniform_v = LazyUniform(source, element, int(top_s[i])), LazyUniform(source, element, int(top_v[i]))
             if _heavy_tailed_kept(uniform_s, uniform_v, gamma, bound):
-                accepted[i] = True
-                magnitudes[i] = _heavy_tailed_magnitude(uniform_s, float(scales[element]), cap)
-        out[pending[accepted]] = np.where(words[accepted, 1] > _LOW_63, -magnitudes[accepted], magnitudes[accepted])
-        pending = pending[~accepted]
+                kept[i], refined[int(i)] = True, uniform_s
+        by_element = kept.reshape(-1, copies)
+        done = by_element.any(axis=1)
+        chosen = np.flatnonzero(done) * copies + by_element.argmax(axis=1)[done]
+        magnitudes = _heavy_tailed_magnitudes(source, attempts[chosen], top_s[chosen], scales[attempts[chosen]], cap)
+        for attempt, uniform_s in refined.items():  # its S has more bits drawn already: the magnitude must read the same S
+            position = int(np.searchsorted(chosen, attempt))  # chosen is increasing
+            if position < chosen.size and chosen[position] == attempt:
+                magnitudes[position] = _heavy_tailed_magnitude(uniform_s, float(scales[attempts[attempt]]), cap)
+        out[attempts[chosen]] = np.where(words[chosen, 1] > _LOW_63, -magnitudes, magnitudes)
+        pending = pending[~done]
     return out
 
 
