@@ -26,6 +26,10 @@ Algorithm 3 with ``σ² = t·m``). A draw takes one word per digit (one up to sc
 call a fixed handful of numpy operations however few its values (up to :data:`FEW` values, a
 loop on Python numbers that makes the same decisions), so a mechanism's small calls stay cheap.
 
+The smooth-sensitivity median needs the rounding ``round(b·Z)`` of a continuous noise, each
+element with its own scale: :func:`rounded_laplace` (certified inversion of ``|Z| = −ln S``) and
+:func:`rounded_heavy_tailed` (exact rejection, for ``Z ∝ 1/(1 + |z|^γ)``) draw exactly that law.
+
 Randomness comes from a :class:`WordSource`: a numpy Generator's raw 64-bit words
 (operating-system entropy unless a test seeds it), or :class:`KeyedWords`, the AES-keyed
 stream of a copy's rows (:mod:`dpcore.mechanisms.keyed`), where element ``i``'s ``k``-th word

@@ -1,4 +1,11 @@
-"""The median of a few answers, with noise scaled to its smooth sensitivity (Nissim, Raskhodnikova & Smith 2007)."""
+"""The median of a few answers, with noise scaled to its smooth sensitivity (Nissim, Raskhodnikova & Smith 2007).
+
+Privacy: NRS's continuous release (the median on a public grid plus noise scaled to a β-smooth
+bound on its local sensitivity, Lemmas 2.6, 2.7 and 2.9), rounded to the grid and clipped, which
+is post-processing. The rounding is drawn exactly (:mod:`dpcore.mechanisms.exact`), so no float
+noise is released; the float rounding of the smooth bound is paid for by a margin on β and on the
+noise scale. :class:`SmoothMedian` states the argument step by step.
+"""
 
 from __future__ import annotations
 
