@@ -13,7 +13,7 @@ from fractions import Fraction
 
 import numpy as np
 from privacy_testing import ALPHA
-from scipy import stats
+from scipy import special, stats
 
 
 def discrete_laplace_cdf(scale: Fraction | float) -> Callable[[np.ndarray], np.ndarray]:
@@ -26,6 +26,34 @@ def discrete_laplace_cdf(scale: Fraction | float) -> Callable[[np.ndarray], np.n
         upper = 1.0 - np.exp((np.maximum(k, 0) + 1) * log_alpha) / (1 + alpha)
         lower = np.exp(-np.minimum(k, -1) * log_alpha) / (1 + alpha)
         return np.where(k >= 0, upper, lower)
+
+    return cdf
+
+
+def rounded_laplace_cdf(scale: float) -> Callable[[np.ndarray], np.ndarray]:
+    """``P(K ≤ k)`` for ``K = round(b·Z)``, ``Z`` standard Laplace: the Laplace CDF at ``(k + ½)/b``."""
+
+    def cdf(k: np.ndarray) -> np.ndarray:
+        z = (np.asarray(k, dtype=float) + 0.5) / scale
+        return np.where(z < 0, 0.5 * np.exp(np.minimum(z, 0)), 1.0 - 0.5 * np.exp(-np.maximum(z, 0)))
+
+    return cdf
+
+
+def rounded_heavy_tailed_cdf(scale: float, gamma: int, cap: int) -> Callable[[np.ndarray], np.ndarray]:
+    """``P(K ≤ k)`` for ``K = round(b·Z)`` clipped to ``[−cap, cap]``, ``Z`` of density ``∝ 1/(1 + |z|^γ)``.
+
+    ``|Z|^γ`` is beta-prime(1/γ, 1 − 1/γ), so ``P(|Z| ≤ x)`` is the regularised incomplete beta at
+    ``x^γ/(1 + x^γ)``; ``Z`` is symmetric.
+    """
+
+    def cdf(k: np.ndarray) -> np.ndarray:
+        k = np.asarray(k, dtype=float)
+        z = (k + 0.5) / scale
+        power = np.abs(z) ** gamma
+        inside = special.betainc(1 / gamma, 1 - 1 / gamma, power / (1 + power))
+        law = 0.5 + 0.5 * np.sign(z) * inside
+        return np.where(k >= cap, 1.0, np.where(k < -cap, 0.0, law))
 
     return cdf
 

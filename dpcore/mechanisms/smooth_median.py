@@ -1,4 +1,11 @@
-"""The median of a few answers, with noise scaled to its smooth sensitivity (Nissim, Raskhodnikova & Smith 2007)."""
+"""The median of a few answers, with noise scaled to its smooth sensitivity (Nissim, Raskhodnikova & Smith 2007).
+
+Privacy: NRS's continuous release (the median on a public grid plus noise scaled to a β-smooth
+bound on its local sensitivity, Lemmas 2.6, 2.7 and 2.9), rounded to the grid and clipped, which
+is post-processing. The rounding is drawn exactly (:mod:`dpcore.mechanisms.exact`), so no float
+noise is released; the float rounding of the smooth bound is paid for by a margin on β and on the
+noise scale. :class:`SmoothMedian` states the argument step by step.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +14,19 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from dpcore.mechanisms import exact
 from dpcore.mechanisms._base import Mechanism
 from dpcore.validation import RandomStateLike, check_bounds, check_delta
 
 NOISES = ("laplace", "heavy_tailed")
+#: The heavy-tailed noise's exponents γ its exact sampler takes.
+GAMMAS = range(2, 17)
+#: The output grid is 2^-GRID_BITS of the range (data-independent).
+GRID_BITS = 20
+#: β kept back from the smooth bound's computation for the float rounding of S* and of the noise scale.
+BETA_MARGIN = 2.0**-36
+#: The noise scale in grid steps is rounded up by this much (relative) past its float error.
+SCALE_MARGIN = 2.0**-40
 
 
 def median_smooth_sensitivity(answers: ArrayLike, beta: float, lower: float = 0.0, upper: float = 1.0) -> NDArray[np.float64]:
@@ -43,18 +59,6 @@ def median_smooth_sensitivity(answers: ArrayLike, beta: float, lower: float = 0.
     return best
 
 
-def heavy_tailed_noise(rng: np.random.Generator, size: int | tuple[int, ...], gamma: float) -> NDArray[np.float64]:
-    """Draws from the density ``∝ 1/(1 + |z|^γ)``, exactly.
-
-    ``U = |Z|^γ`` has density ``∝ u^(1/γ − 1)/(1 + u)``, the beta-prime distribution with
-    parameters ``(1/γ, 1 − 1/γ)``, so ``U = B/(1 − B)`` with ``B ~ Beta(1/γ, 1 − 1/γ)``; the
-    sign is a fair coin.
-    """
-    b = rng.beta(1.0 / gamma, 1.0 - 1.0 / gamma, size=size)
-    magnitude = (b / (1.0 - b)) ** (1.0 / gamma)
-    return np.where(rng.random(size) < 0.5, -magnitude, magnitude)
-
-
 class SmoothMedian(Mechanism):
     r"""Release the median of each row of ``k`` answers plus noise scaled to its smooth sensitivity.
 
@@ -63,14 +67,32 @@ class SmoothMedian(Mechanism):
     rows of a batch all change in the same block). On such neighbouring answer vectors NRS
     2007's analysis applies as written (``k`` is public and fixed).
 
-    Output: ``median + (S*_β(x)/α)·Z``, clipped to ``[lower, upper]`` (post-processing), with
-    ``S*_β`` from :func:`median_smooth_sensitivity` and an (α, β)-admissible noise ``Z``
-    (NRS 2007, Definition 2.5 and Lemma 2.6: then the release is (ε, δ)-DP):
+    Output: the median rounded to the grid ``g = 2^-20·(upper − lower)`` (public, data-independent),
+    plus ``(S/α)·Z``, rounded to the grid and clipped to ``[lower, upper]`` (post-processing), with
+    an (α, β)-admissible noise ``Z`` (NRS 2007, Definition 2.5 and Lemma 2.6: then the release
+    is (ε, δ)-DP):
 
     * ``noise="laplace"`` (needs δ > 0): ``Z`` standard Laplace, ``α = ε/2``,
       ``β = ε/(2 ln(2/δ))`` (NRS 2007, Lemma 2.9, Laplace): (ε, δ)-DP, approximate.
-    * ``noise="heavy_tailed"`` (δ = 0): ``Z ∝ 1/(1 + |z|^γ)`` with ``γ > 1``,
+    * ``noise="heavy_tailed"`` (δ = 0): ``Z ∝ 1/(1 + |z|^γ)``, a whole ``γ`` from 2 to 16,
       ``α = ε/(4γ)``, ``β = ε/γ`` (NRS 2007, Lemma 2.7): pure ε-DP, heavier tails.
+
+    Privacy, step by step. (1) The released centre is ``m̃ = lower + g·rint((m − lower)/g)``
+    (a monotone float division, then rounding): neighbours' ``m̃`` differ by at most their
+    medians' difference plus ``g`` (and a float error far below a second ``g``), so
+    ``LS(m̃) ≤ LS(m) + 2g``. (2) ``S = S*_β' + 2g`` bounds it, and stays β'-smooth
+    (``S*(x) + 2g ≤ e^β'·(S*(y) + 2g)``). (3) ``S*`` is computed in float at ``β' = β − 2^-36``
+    (:attr:`smoothing`) and the scale in grid steps ``S/(α·g)`` is rounded up by 2^-40, past
+    the float errors (under 2^-44 relative): the scale used is at least the exact one, and its
+    ratio between neighbours at most ``e^β'·(1 + 2^-39) ≤ e^β``, so it is a β-smooth upper
+    bound on ``LS(m̃)`` and NRS's lemma applies to the continuous release ``m̃ + (S/α)·Z``.
+    (4) The release is that continuous release rounded to the grid and clipped, drawn exactly:
+    ``m̃/g`` plus ``round(b·Z)`` for ``b`` the scale in steps, whose law is exactly that
+    rounding's, tails included (:func:`~dpcore.mechanisms.exact.rounded_laplace`, and
+    :func:`~dpcore.mechanisms.exact.rounded_heavy_tailed` by exact rejection; its cap at twice
+    the range in steps is clipped to the same bound as the uncapped value). No float noise is
+    left to attack (Mironov 2012), and rounding and clipping are post-processing, so the
+    guarantee is the continuous one's.
 
     ``sensitivity`` is ``upper − lower``: the most one changed answer can move the median,
     declared for the call recorder; the noise itself follows the smooth bound.
@@ -102,9 +124,11 @@ class SmoothMedian(Mechanism):
             raise ValueError(f"noise must be one of {NOISES}, got {self.noise!r}")
         if self.noise == "laplace" and not 0 < self.delta < 1:
             raise ValueError("Laplace noise on the smooth sensitivity needs 0 < delta < 1 (it is (ε, δ)-DP)")
-        if not gamma > 1:
-            raise ValueError("gamma must be above 1")
+        if gamma not in GAMMAS:
+            raise ValueError("gamma must be a whole number from 2 to 16 (exact heavy-tailed noise)")
         self.lower, self.upper, self.gamma = float(lower), float(upper), float(gamma)
+        if not self.beta > 2 * BETA_MARGIN:
+            raise ValueError("epsilon is too small for the smooth sensitivity's rounding margin")
 
     @property
     def alpha(self) -> float:
@@ -116,23 +140,35 @@ class SmoothMedian(Mechanism):
         """The smoothing β: how fast the sensitivity of distant answer vectors is discounted."""
         return self.epsilon / (2.0 * math.log(2.0 / self.delta)) if self.noise == "laplace" else self.epsilon / self.gamma
 
+    @property
+    def smoothing(self) -> float:
+        """The β at which ``S*`` is computed: :attr:`beta` less :data:`BETA_MARGIN` for float rounding."""
+        return self.beta - BETA_MARGIN
+
     def randomise(self, answers: ArrayLike) -> NDArray[np.float64]:
         """One noisy median per row of ``answers`` (a 1-D array is one row)."""
         rows = np.clip(np.atleast_2d(np.asarray(answers, dtype=float)), self.lower, self.upper)
         if rows.shape[1] == 0:
             raise ValueError("each query needs at least one answer")
         median = np.sort(rows, axis=1)[:, (rows.shape[1] + 1) // 2 - 1]
-        noisy = self.add_noise(median, median_smooth_sensitivity(rows, self.beta, self.lower, self.upper))
+        noisy = self.add_noise(median, median_smooth_sensitivity(rows, self.smoothing, self.lower, self.upper))
         return self._released(rows, noisy)
 
     def add_noise(self, median: NDArray[np.float64], smooth_sensitivity: NDArray[np.float64]) -> NDArray[np.float64]:
-        """``median + (S*/α)·Z``, clipped to the bounds and rounded to a fixed grid (the release step of :meth:`randomise`)."""
+        """The median on the grid plus noise of scale ``(S* + 2g)/α``, clipped to the bounds (the release step of :meth:`randomise`).
+
+        ``smooth_sensitivity`` is ``S*`` at :attr:`smoothing`. With Laplace noise the grid steps
+        are drawn exactly (:func:`~dpcore.mechanisms.exact.rounded_laplace`); the class docstring
+        has the privacy argument.
+        """
+        grid = (self.upper - self.lower) * 2.0**-GRID_BITS
+        steps = np.rint((median - self.lower) / grid)
+        # Rounded up past the float error of S* and of this quotient (under 2^-44 relative).
+        scale_steps = (smooth_sensitivity + 2.0 * grid) / self.alpha / grid * (1.0 + SCALE_MARGIN)
+        source = exact.GeneratorWords(self.rng)
         if self.noise == "laplace":
-            z = self.rng.laplace(0.0, 1.0, size=median.shape)
+            steps = steps + exact.rounded_laplace(source, scale_steps)
         else:
-            z = heavy_tailed_noise(self.rng, median.shape, self.gamma)
-        noisy = np.clip(median + smooth_sensitivity / self.alpha * z, self.lower, self.upper)
-        # A fixed output grid (2^-20 of the range, data-independent) drops the low-order float bits
-        # that Mironov's 2012 attack reads; post-processing, so ε and δ are unchanged.
-        grid = (self.upper - self.lower) * 2.0**-20
-        return self.lower + np.round((noisy - self.lower) / grid) * grid
+            # Noise beyond twice the range is clipped to the same bound whatever its size: capped there.
+            steps = steps + exact.rounded_heavy_tailed(source, scale_steps, int(self.gamma), cap=2 ** (GRID_BITS + 1))
+        return self.lower + np.clip(steps, 0, 2**GRID_BITS) * grid

@@ -10,7 +10,15 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from exact_testing import assert_discrete_laplace, assert_pmf, discrete_gaussian_cdf, discrete_laplace_cdf, pmf_pvalue
+from exact_testing import (
+    assert_discrete_laplace,
+    assert_pmf,
+    discrete_gaussian_cdf,
+    discrete_laplace_cdf,
+    pmf_pvalue,
+    rounded_heavy_tailed_cdf,
+    rounded_laplace_cdf,
+)
 from privacy_testing import ALPHA
 
 from dpcore.exceptions import DataError
@@ -45,6 +53,57 @@ def test_the_pmf_test_has_power_against_a_ten_percent_wrong_scale():
     assert pmf_pvalue(gaussian, discrete_gaussian_cdf(110 * 1.1**2)) < ALPHA
 
 
+# The rounded Laplace round(b·Z): scales below one step, fractional, and far above 2^24 steps.
+@pytest.mark.parametrize("scale", [0.3, 1.0, 10 / 3, 4097.5, 3 * 2.0**30 + 0.25])
+def test_rounded_laplace_has_its_exact_pmf(scale):
+    draws = exact.rounded_laplace(generator_source(13), np.full(N_DRAWS, scale))
+    assert draws.dtype == np.int64
+    assert_pmf(draws, rounded_laplace_cdf(scale))
+
+
+def test_rounded_laplace_gives_each_element_its_own_scale():
+    scales = np.tile([2.5, 700.0], N_DRAWS // 2)
+    draws = exact.rounded_laplace(generator_source(14), scales)
+    assert_pmf(draws[0::2], rounded_laplace_cdf(2.5))
+    assert_pmf(draws[1::2], rounded_laplace_cdf(700.0))
+
+
+def test_the_rounded_laplace_test_has_power_against_a_ten_percent_wrong_scale():
+    draws = exact.rounded_laplace(generator_source(15), np.full(N_DRAWS, 10.0))
+    assert pmf_pvalue(draws, rounded_laplace_cdf(11.0)) < ALPHA
+
+
+def test_rounded_laplace_refuses_a_scale_it_cannot_draw_exactly():
+    for bad in (0.0, -1.0, float("nan"), 2.0**41):
+        with pytest.raises(ValueError, match="scale"):
+            exact.rounded_laplace(generator_source(16), np.array([1.0, bad]))
+
+
+# Heavy-tailed round(b·Z): below a step, fractional, and with the cap taking about 0.5 % of the draws (b = 2^19).
+@pytest.mark.parametrize(("scale", "gamma"), [(0.3, 4), (10 / 3, 4), (4097.5, 4), (2.0**19, 4), (7.5, 2), (7.5, 3)])
+def test_rounded_heavy_tailed_has_its_exact_pmf(scale, gamma):
+    draws = exact.rounded_heavy_tailed(generator_source(18), np.full(N_DRAWS, scale), gamma, cap=2**21)
+    assert draws.dtype == np.int64
+    assert_pmf(draws, rounded_heavy_tailed_cdf(scale, gamma, 2**21))
+
+
+def test_rounded_heavy_tailed_gives_each_element_its_own_scale_and_has_power():
+    draws = exact.rounded_heavy_tailed(generator_source(19), np.tile([2.5, 700.0], N_DRAWS // 2), 4, cap=2**21)
+    assert_pmf(draws[0::2], rounded_heavy_tailed_cdf(2.5, 4, 2**21))
+    assert_pmf(draws[1::2], rounded_heavy_tailed_cdf(700.0, 4, 2**21))
+    assert pmf_pvalue(draws[1::2], rounded_heavy_tailed_cdf(770.0, 4, 2**21)) < ALPHA  # 10 % off
+    assert pmf_pvalue(draws[1::2], rounded_heavy_tailed_cdf(700.0, 3, 2**21)) < ALPHA  # the wrong tail
+
+
+@pytest.mark.parametrize("distrusted", [["FLOAT_MARGIN"], ["FLOAT_MARGIN", "HEAVY_TAILED_MARGIN"]], ids=["magnitudes", "all"])
+def test_the_exact_heavy_tailed_decisions_alone_give_the_same_law(monkeypatch, distrusted):
+    """No float decision trusted: the magnitudes, or also the acceptances, go through integer arithmetic."""
+    for margin in distrusted:
+        monkeypatch.setattr(exact, margin, float("inf"))
+    draws = exact.rounded_heavy_tailed(generator_source(20), np.full(10_000, 10 / 3), 4, cap=2**21)
+    assert_pmf(draws, rounded_heavy_tailed_cdf(10 / 3, 4, 2**21))
+
+
 def test_exp_brackets_hold_the_exponential():
     from decimal import Decimal, getcontext
 
@@ -63,6 +122,8 @@ def test_the_exact_comparisons_alone_give_the_same_laws(monkeypatch, scale, n_dr
     if n_draws == 10_000:
         gaussian = exact.discrete_gaussian(generator_source(12), np.arange(n_draws), 4, 3)
         assert_pmf(gaussian, discrete_gaussian_cdf(12))
+    rounded = exact.rounded_laplace(generator_source(17), np.full(n_draws, float(scale)))
+    assert_pmf(rounded, rounded_laplace_cdf(float(scale)))
 
 
 def test_few_draws_are_the_many_draws_decisions():

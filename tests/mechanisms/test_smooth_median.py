@@ -1,4 +1,4 @@
-"""The smooth-sensitivity median: the exact bound, the heavy-tailed sampler, and privacy with a power check on β."""
+"""The smooth-sensitivity median: the exact bound, its exact Laplace release, the heavy-tailed sampler, and privacy with a power check on β."""
 
 from __future__ import annotations
 
@@ -7,12 +7,13 @@ import math
 
 import numpy as np
 import pytest
+from exact_testing import assert_pmf, pmf_pvalue, rounded_heavy_tailed_cdf, rounded_laplace_cdf
 from privacy_testing import ALPHA, assert_exceeds_epsilon, discretise, estimate_privacy_loss
-from scipy import special, stats
 
-from dpcore.mechanisms.smooth_median import SmoothMedian, heavy_tailed_noise, median_smooth_sensitivity
+from dpcore.mechanisms.smooth_median import SmoothMedian, median_smooth_sensitivity
 
 GRID = np.array([0.0, 0.25, 0.5, 0.75, 1.0])
+N_EXACT = 1_000_000
 
 
 def _median(rows: np.ndarray) -> np.ndarray:
@@ -61,20 +62,12 @@ def test_constants_follow_nissim_raskhodnikova_smith():
     assert (heavy.noise, heavy.alpha, heavy.beta) == ("heavy_tailed", 2.0 / 16, 0.5)
 
 
-@pytest.mark.parametrize("gamma", [2.0, 4.0])
-def test_heavy_tailed_sampler_matches_its_density(gamma):
-    z = heavy_tailed_noise(np.random.default_rng(1), 100_000, gamma)
-    u = np.abs(z) ** gamma
-    # |Z|^γ is beta-prime(1/γ, 1 − 1/γ): its CDF at u is the regularised incomplete beta at u/(1+u).
-    assert stats.kstest(u, lambda v: special.betainc(1 / gamma, 1 - 1 / gamma, v / (1 + v))).pvalue > 1e-6
-    assert abs(np.mean(z > 0) - 0.5) < 0.01
-
-
 def test_parameters_are_checked():
     with pytest.raises(ValueError, match="delta"):
         SmoothMedian(1.0, noise="laplace")
-    with pytest.raises(ValueError, match="gamma"):
-        SmoothMedian(1.0, gamma=1.0)
+    for gamma in (1.0, 2.5, 17.0):
+        with pytest.raises(ValueError, match="gamma"):
+            SmoothMedian(1.0, gamma=gamma)
     with pytest.raises(ValueError, match="noise"):
         SmoothMedian(1.0, noise="gaussian")
 
@@ -112,8 +105,8 @@ def _loss(mechanism_class, epsilon: float, delta: float, seed: int):
     top = m - 1 - t0
     assert 0 <= top < m - 2
     rows = np.vstack([_answers(top), _answers(top + 1)])
-    smooth = median_smooth_sensitivity(rows, mech.beta)
-    assert math.isclose(smooth[1], math.exp(mech.beta) * smooth[0])  # neighbours as far apart as β allows
+    smooth = median_smooth_sensitivity(rows, mech.smoothing)
+    assert math.isclose(smooth[1], math.exp(mech.smoothing) * smooth[0])  # neighbours as far apart as β allows
     scale = smooth[0] / mech.alpha
     width = 3.8 if mech.noise == "laplace" else 2.0  # where the two tails differ most (a public choice)
     edges = [0.5 - width * scale, 0.5 + width * scale]
@@ -125,8 +118,52 @@ def _loss(mechanism_class, epsilon: float, delta: float, seed: int):
 def test_the_release_step_is_the_one_randomise_uses():
     mech = SmoothMedian(1.0, 1e-5, random_state=7)
     rows = np.vstack([_answers(3), _answers(4)])
-    expected = SmoothMedian(1.0, 1e-5, random_state=7).add_noise(np.full(2, 0.5), median_smooth_sensitivity(rows, mech.beta))
+    expected = SmoothMedian(1.0, 1e-5, random_state=7).add_noise(np.full(2, 0.5), median_smooth_sensitivity(rows, mech.smoothing))
     np.testing.assert_array_equal(mech.randomise(rows), expected)
+
+
+# --- the Laplace release is the continuous one rounded to the grid, drawn exactly ------------
+
+
+@pytest.mark.parametrize(("lower", "upper", "median"), [(0.0, 1.0, 0.3), (-5.0, 20.0, 7.123456789)])
+def test_laplace_release_is_the_rounded_median_plus_exact_rounded_laplace_steps(lower, upper, median):
+    mech = SmoothMedian(1.0, 1e-5, lower=lower, upper=upper, random_state=8)
+    grid = (upper - lower) * 2.0**-20
+    smooth = 3e-4 * (upper - lower)  # noise of about 0.0006 of the range: far from the bounds
+    released = mech.add_noise(np.full(N_EXACT, median), np.full(N_EXACT, smooth))
+    steps = (released - lower) / grid
+    assert np.array_equal(steps, np.round(steps))  # every output on the grid
+    centre = round((median - lower) / grid)
+    # The scale in steps pays for the grid's two steps and the float margin, and no more than that.
+    scale = (smooth + 2 * grid) / mech.alpha / grid
+    assert_pmf(np.round(steps).astype(np.int64) - centre, rounded_laplace_cdf(scale * (1 + 2.0**-40)))
+
+
+def test_laplace_noise_scale_never_falls_below_the_smooth_bound():
+    """The scale drawn is at least (S* + 2g)/α: 10 % less is caught by the same test (its power)."""
+    mech = SmoothMedian(1.0, 1e-5, random_state=9)
+    grid = 2.0**-20
+    released = mech.add_noise(np.full(N_EXACT, 0.5), np.full(N_EXACT, 5e-4))
+    scale = (5e-4 + 2 * grid) / mech.alpha / grid
+    assert pmf_pvalue(np.round(released / grid).astype(np.int64) - 2**19, rounded_laplace_cdf(0.9 * scale)) < ALPHA
+
+
+def test_heavy_tailed_release_is_the_rounded_median_plus_exact_rounded_heavy_tailed_steps():
+    mech = SmoothMedian(1.0, lower=-5.0, upper=20.0, random_state=10)
+    grid = 25 * 2.0**-20
+    smooth = 1e-5 * 25  # noise of about 0.002 of the range: its heavy tails stay inside the bounds
+    released = mech.add_noise(np.full(N_EXACT, 7.123456789), np.full(N_EXACT, smooth))
+    steps = (released + 5.0) / grid
+    assert np.array_equal(steps, np.round(steps))
+    scale = (smooth + 2 * grid) / mech.alpha / grid
+    assert_pmf(np.round(steps).astype(np.int64) - round(12.123456789 / grid), rounded_heavy_tailed_cdf(scale, 4, 2**21))
+
+
+def test_the_smoothing_keeps_a_margin_below_beta():
+    mech = SmoothMedian(1.0, 1e-5)
+    assert 0 < mech.beta - mech.smoothing <= 2.0**-36
+    with pytest.raises(ValueError, match="epsilon"):
+        SmoothMedian(1e-12, 1e-5)
 
 
 @pytest.mark.parametrize(("epsilon", "delta"), [(1.0, 1e-5), (1.0, 0.0)], ids=["laplace", "heavy_tailed"])
