@@ -75,7 +75,14 @@ class SmoothMedian(Mechanism):
     * ``noise="laplace"`` (needs δ > 0): ``Z`` standard Laplace, ``α = ε/2``,
       ``β = ε/(2 ln(2/δ))`` (NRS 2007, Lemma 2.9, Laplace): (ε, δ)-DP, approximate.
     * ``noise="heavy_tailed"`` (δ = 0): ``Z ∝ 1/(1 + |z|^γ)``, a whole ``γ`` from 2 to 16,
-      ``α = ε/(4γ)``, ``β = ε/γ`` (NRS 2007, Lemma 2.7): pure ε-DP, heavier tails.
+      ``α = ε/(4γ)``, ``β = 3ε/(4(γ − 1))``: pure ε-DP, heavier tails. The density of
+      ``m + s·Z`` against its neighbour's ``m' + e^λ·s·Z`` (shift ``d = (m − m')/s``, at most α
+      in noise units since ``s ≥ α``-scaled local sensitivity) has log-ratio at most
+      ``max(λ, |λ|(γ − 1)) + γ|d|`` (``log(1 + |z|^γ)`` is γ-Lipschitz; a dilation by ``e^λ``
+      costs ``|λ|(γ − 1)`` in the tails), so ``β(γ − 1) ≤ 3ε/4`` and ``γα = ε/4`` give ε. At
+      the default ``γ = 4`` this is ``β = ε/γ``, the spec's (§10.2); for ``γ ≥ 9`` the spec's
+      ``β = ε/γ`` is *not* ε-DP (a shift and a dilation together reach 1.09ε at ``γ = 16``), so
+      the smaller β is used.
 
     Privacy, step by step. (1) The released centre is ``m̃ = lower + g·rint((m − lower)/g)``
     (a monotone float division, then rounding): neighbours' ``m̃`` differ by at most their
@@ -129,6 +136,10 @@ class SmoothMedian(Mechanism):
         self.lower, self.upper, self.gamma = float(lower), float(upper), float(gamma)
         if not self.beta > 2 * BETA_MARGIN:
             raise ValueError("epsilon is too small for the smooth sensitivity's rounding margin")
+        # The largest scale in grid steps (S* at most the range) must stay within exact sampling's range; refused here,
+        # from public settings, rather than deep in the sampler (a clamped scale would be a privacy bug).
+        if (2.0**GRID_BITS + 2.0) / self.alpha * (1.0 + SCALE_MARGIN) > exact.MAX_ROUNDED_SCALE:
+            raise ValueError("epsilon is too small for exact noise on the smooth median; use a larger epsilon")
 
     @property
     def alpha(self) -> float:
@@ -138,7 +149,9 @@ class SmoothMedian(Mechanism):
     @property
     def beta(self) -> float:
         """The smoothing β: how fast the sensitivity of distant answer vectors is discounted."""
-        return self.epsilon / (2.0 * math.log(2.0 / self.delta)) if self.noise == "laplace" else self.epsilon / self.gamma
+        if self.noise == "laplace":
+            return self.epsilon / (2.0 * math.log(2.0 / self.delta))
+        return 3.0 * self.epsilon / (4.0 * (self.gamma - 1.0))
 
     @property
     def smoothing(self) -> float:

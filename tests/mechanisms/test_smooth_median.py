@@ -178,3 +178,68 @@ def test_the_privacy_test_catches_a_wrong_beta(epsilon, delta):
     estimate = _loss(WrongBeta, epsilon, delta, seed=4)
     assert estimate.excess > delta, str(estimate)
     assert_exceeds_epsilon(estimate)
+
+
+# --- a shift and a dilation at once, in exact probabilities -------------------------------
+#
+# NRS's constants as the spec gives them (β = ε/γ) hold at γ ≤ 4 only: a neighbour that moves the
+# median *and* changes the smooth bound by e^β costs |λ|(γ − 1) + γ|d| in the tails. The rows below
+# (a privacy review's construction) make both happen: 2n + 1 answers, the ones below the median
+# spaced so that S* is set by the farthest, and one answer above the median moved to the lower
+# bound. The released grid value's pmf is computed exactly from the noise's law (a regularised
+# incomplete beta function), so ratios of e^1.09 against e^1 are told apart, which sampling cannot.
+
+
+class SpecBeta(SmoothMedian):
+    """β = ε/γ for every γ, as the spec writes it: not ε-DP for γ ≥ 9."""
+
+    @property
+    def beta(self) -> float:
+        return self.epsilon / self.gamma if self.noise == "heavy_tailed" else super().beta
+
+
+def _largest_log_ratio(mechanism_class, gamma: int, n: int, epsilon: float = 1.0) -> float:
+    from scipy.special import betainc
+
+    from dpcore.mechanisms.smooth_median import GRID_BITS, SCALE_MARGIN
+
+    mech = mechanism_class(epsilon, gamma=gamma)
+    k, m, centre = 2 * n + 1, n + 1, 0.5
+    gap = 0.5 * math.exp(-n * mech.smoothing)
+    y = np.full(k, centre)
+    y[: m - 1] = centre - gap * np.exp(np.arange(m - 2, -1, -1) * mech.smoothing)
+    x = y.copy()
+    x[m] = 0.0  # one answer above the median moved to the lower bound
+
+    def released(row):
+        median = np.sort(row)[m - 1]
+        smooth = median_smooth_sensitivity(row[None, :], mech.smoothing)[0]
+        grid = 2.0**-GRID_BITS
+        return float(np.rint(median / grid)), (smooth + 2 * grid) / mech.alpha / grid * (1 + SCALE_MARGIN)
+
+    def cells(offsets, scale):  # P(round(scale·Z) = j) for Z ∝ 1/(1 + |z|^γ), by symmetry on |j|
+        j = np.abs(offsets)
+        head = lambda z: 0.5 * betainc(1 / gamma, 1 - 1 / gamma, z**gamma / (1 + z**gamma))  # noqa: E731
+        tail = lambda z: 0.5 * betainc(1 - 1 / gamma, 1 / gamma, 1 / (1 + z**gamma))  # noqa: E731
+        low, high = np.maximum(j - 0.5, 0) / scale, (j + 0.5) / scale
+        return np.where(j == 0, 2 * head(0.5 / scale), np.where(high <= 1, head(high) - head(low), tail(low) - tail(high)))
+
+    (steps_x, scale_x), (steps_y, scale_y) = released(x), released(y)
+    outputs = np.arange(int(steps_x - 40 * scale_x), int(steps_x + 40 * scale_x))
+    outputs = outputs[(outputs > 0) & (outputs < 2**GRID_BITS)]  # the clipped ends are sums of tails, never larger
+    p_x, p_y = cells(outputs - steps_x, scale_x), cells(outputs - steps_y, scale_y)
+    both = (p_x > 1e-300) & (p_y > 1e-300)
+    return float(np.max(np.abs(np.log(p_x[both] / p_y[both]))))
+
+
+@pytest.mark.parametrize(("gamma", "n"), [(9, 72), (16, 128)])
+def test_a_shift_and_a_dilation_together_stay_within_epsilon_and_the_specs_beta_does_not(gamma, n):
+    assert _largest_log_ratio(SmoothMedian, gamma, n) <= 1.0
+    assert _largest_log_ratio(SpecBeta, gamma, n) > 1.0  # the control: the spec's β at this γ
+
+
+def test_beta_keeps_the_specs_value_at_the_default_gamma_and_is_smaller_above():
+    assert SmoothMedian(1.0).beta == pytest.approx(1.0 / 4)
+    assert SmoothMedian(1.0, gamma=16).beta == pytest.approx(3.0 / 60)
+    with pytest.raises(ValueError, match="too small for exact noise"):
+        SmoothMedian(1e-5, gamma=16)
