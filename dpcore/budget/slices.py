@@ -190,9 +190,37 @@ def _role(ledger: Ledger, conn: LedgerConnection) -> str | None:
     return OWNER if made_by in (None, "") else None
 
 
-def must_own(ledger: Ledger, conn: LedgerConnection) -> None:
+def must_own(ledger: Ledger, conn: LedgerConnection, refusal: str | None = None) -> None:
+    """Refuse, with ``refusal`` (else the sentence about slices), unless the person acting owns the dataset.
+
+    Every act that changes what was promised or who may spend it — setting the total or the unit,
+    recording an event in the history, granting, revoking — is the owner's alone: an analyst spends
+    inside a slice, and a signed-in person with no role on the dataset does nothing to it.
+    """
     if _role(ledger, conn) != OWNER:
-        raise BudgetExceededError(_("Only the dataset's owner can grant or revoke slices of its budget; ask the owner."))
+        raise BudgetExceededError(
+            refusal or _("Only the dataset's owner can grant or revoke slices of its budget; ask the owner.")
+        )
+
+
+def must_own_budget(ledger: Ledger, conn: LedgerConnection) -> None:
+    """:func:`must_own` for the total, the unit and the history."""
+    must_own(ledger, conn, _("Only the dataset's owner can change its budget, its unit or its history; ask the owner."))
+
+
+def must_have_role(ledger: Ledger, conn: LedgerConnection, words: dict[str, str]) -> None:
+    """A signed-in person who is neither the owner nor an analyst of the dataset spends nothing of it."""
+    if (
+        ledger.signed_in is not None
+        and _role(ledger, conn) is None
+        and holder(read_slices(conn, ledger.dataset_id, ledger._budget(conn)[2]), ledger.signed_in) is None
+    ):
+        raise BudgetExceededError(
+            _(
+                "You hold no slice of this dataset's budget, so nothing can be released from it: ask the dataset's "
+                "owner for a slice. Nothing was {undone} or charged."
+            ).format(**words)
+        )
 
 
 def grant(ledger: Ledger, analyst: str, epsilon: float, delta: float = 0.0) -> Slice:

@@ -15,7 +15,7 @@ import json
 
 import streamlit as st
 
-from dpcore.budget.accountant import ANALYST
+from dpcore.budget.accountant import ANALYST, OWNER
 from dpcore.i18n import _
 from dpstudio.support import workspace
 from dpstudio.support.state import StudioState
@@ -72,6 +72,26 @@ def stop_unless_still_analyst(state: StudioState) -> None:
             icon=":material/block:",
         )
         st.stop()
+
+
+def not_theirs(state: StudioState) -> bool:
+    """Read the role from the ledger on every run: True, with one sentence, when the signed-in person does not own the
+    dataset in use (a table they opened belongs to someone else's dataset), so the session must open one of their own.
+
+    The session's role is never trusted over the ledger's: a person who neither owns a dataset nor
+    holds a slice of it sees none of its history, its analysts or its controls.
+    """
+    state.role = OWNER if state.ledger().role() == OWNER else ""
+    if state.role == OWNER:
+        return False
+    st.warning(
+        _(
+            "The table you had open belongs to a dataset someone else owns, so it was closed and the sample opened as "
+            "your own dataset. To work on their table, ask its owner for a slice of its budget."
+        ),
+        icon=":material/block:",
+    )
+    return True
 
 
 def owner_only(state: StudioState) -> None:

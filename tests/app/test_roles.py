@@ -156,6 +156,35 @@ def test_a_person_without_a_slice_opens_their_own_work_not_the_shared_table(room
     assert state.role != ANALYST and state.dataset.dataset_id != owner.dataset_id
 
 
+def test_a_stranger_gets_a_sample_of_their_own_not_the_owners_dataset_its_history_or_its_controls(room):
+    owner, open_as = room
+    alices = open_as(OWNER).session_state[STATE_KEY]
+    alices_sample = BudgetLedger(alices.dataset.dataset_id, path=owner.path, signed_in=OWNER)
+    alices_sample.grant("bob@example.org", 0.5)
+    carol = SignedIn("carol-55d0", "carol@example.org")
+    at = open_as(carol, "privacy")
+    state = at.session_state[STATE_KEY]
+    assert not at.exception
+    assert state.dataset.dataset_id != alices.dataset.dataset_id
+    assert state.role == BudgetLedger(state.dataset.dataset_id, path=owner.path, signed_in=carol).role() == "owner"
+    assert "alice@example.org" not in _everything(at) and "bob@example.org" not in _everything(at)
+    # Carol's own sample is hers on every later visit, and Alice's stays Alice's.
+    assert open_as(carol).session_state[STATE_KEY].dataset.dataset_id == state.dataset.dataset_id
+    assert open_as(OWNER).session_state[STATE_KEY].dataset.dataset_id == alices.dataset.dataset_id
+
+
+def test_a_session_whose_dataset_is_not_the_persons_is_closed_on_the_next_run(room):
+    owner, open_as = room
+    carol = SignedIn("carol-55d0", "carol@example.org")
+    at = open_as(carol, "privacy")
+    state = at.session_state[STATE_KEY]
+    state.dataset = workspace.load_shared(owner.path, owner.dataset_id, state.catalog())  # Alice's table, somehow
+    at.switch_page("pages/privacy.py").run()
+    assert any("belongs to a dataset someone else owns" in w.value for w in at.warning)
+    assert at.session_state[STATE_KEY].dataset.dataset_id != owner.dataset_id
+    assert "alice@example.org" not in _everything(at)
+
+
 SESSIONS, ATTEMPTS, SLICE = 8, 3, 0.25
 
 

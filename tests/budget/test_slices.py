@@ -297,3 +297,50 @@ def test_the_catalog_lists_the_datasets_a_person_holds_a_live_slice_of(ledger_pa
     assert catalog.granted_to(CAROL) == [] and catalog.granted_to(None) == []
     owner.revoke(granted.grant_id)
     assert catalog.granted_to(BOB) == []
+
+
+def test_only_the_owner_sets_the_total_or_the_unit_or_writes_the_history(ledger_path):
+    dataset = _dataset(ledger_path)
+    _as(ledger_path, dataset, OWNER_ALICE).grant("bob@example.org", 0.5)
+    bob, carol = _as(ledger_path, dataset, BOB), _as(ledger_path, dataset, CAROL)
+    bob.spend("Bob's count", 0.5)  # his slice is spent: nothing is held back any more
+    for person in (bob, carol):
+        with pytest.raises(BudgetExceededError, match="Only the dataset's owner"):
+            person.set_total(50, confirm_raise=True)
+        with pytest.raises(BudgetExceededError, match="Only the dataset's owner"):
+            person.set_unit(REPLACE_ONE, confirm=True)
+        with pytest.raises(BudgetExceededError, match="Only the dataset's owner"):
+            person.record_event("rewritten", "by someone else")
+        with pytest.raises(BudgetExceededError, match="Only the dataset's owner"):
+            person.grant("mallory@example.org", 0.1)
+        with pytest.raises(BudgetExceededError, match="Only the dataset's owner"):
+            person.revoke(1)
+    owner = _as(ledger_path, dataset, OWNER_ALICE)
+    assert owner.total == pytest.approx(2.0) and owner.unit != REPLACE_ONE
+    owner.set_total(3.0, confirm_raise=True)
+    owner.set_unit(REPLACE_ONE, confirm=True)
+    assert owner.total == pytest.approx(3.0) and owner.unit == REPLACE_ONE
+
+
+def test_a_signed_in_person_with_no_role_spends_nothing_and_is_told_to_ask_for_a_slice(ledger_path):
+    dataset = _dataset(ledger_path)
+    carol = _as(ledger_path, dataset, CAROL)
+    assert carol.role() is None
+    with pytest.raises(BudgetExceededError, match="ask the dataset's owner for a slice") as refused:
+        with carol.charging(Charge("Train DP tree", 0.1, action="Training", undone="trained")):
+            raise AssertionError("the work must not run")
+    assert "Nothing was trained or charged" in str(refused.value)
+    with pytest.raises(BudgetExceededError, match="ask the dataset's owner for a slice"):
+        carol.spend_parallel("Carol's groups", [0.1, 0.1])
+    with pytest.raises(BudgetExceededError, match="ask the dataset's owner for a slice"):
+        carol.count_people_as("one row per person")
+    assert _as(ledger_path, dataset, OWNER_ALICE).spent == 0
+
+
+def test_without_sign_in_everyone_still_owns_the_one_machines_dataset(ledger_path):
+    ledger = BudgetLedger("local", 2.0, ledger_path)
+    ledger.spend("count", 0.5)
+    ledger.set_total(3.0, confirm_raise=True)
+    ledger.set_unit(REPLACE_ONE, confirm=True)
+    ledger.record_event("note", "kept")
+    assert ledger.total == pytest.approx(3.0) and ledger.role() == OWNER
