@@ -679,6 +679,7 @@ class BudgetLedger:
         mine = holder(slices, self.signed_in)
         if mine is not None:
             refuse_past_slice(mine, epsilon, converted_delta, charge.epsilon, words)
+            budget_slices.claim(self, conn, mine)
         # Others' live slices hold back their unspent part: Σ spent + Σ reserved ≤ total stays true.
         held, held_delta = reserved(slices, besides=mine)
         spent, spent_delta = spent + held, spent_delta + held_delta

@@ -55,6 +55,8 @@ class Ledger(Protocol):
 
 #: The two roles a person can hold on a dataset.
 OWNER, ANALYST = "owner", "analyst"
+#: The history line binding a grant made by e-mail to the subject who first spent under it (detail: the grant's id).
+CLAIMED_EVENT = "slice claimed"
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,9 @@ class Slice:
         The owner's e-mail (or subject) who granted it.
     revoked : str
         When it was revoked (UTC), empty while it is live.
+    claimed_by : str
+        For a grant by e-mail: the subject of the person who first spent under it (a "slice
+        claimed" line of the history), after which it is theirs alone, whoever holds the address.
     """
 
     grant_id: int
@@ -89,6 +94,7 @@ class Slice:
     granted: str
     granted_by: str
     revoked: str = ""
+    claimed_by: str = ""
 
     @property
     def live(self) -> bool:
@@ -109,12 +115,21 @@ class Slice:
         return self.email or self.subject
 
     def names(self, person: SignedIn | None) -> bool:
-        """Whether this grant is ``person``'s: their subject, or (a grant made by e-mail) their e-mail, case aside."""
+        """Whether this grant is ``person``'s: their subject; or, for a grant made by e-mail, the subject that claimed
+        it, else (unclaimed) their e-mail, case aside, when their provider verified it."""
         if person is None:
             return False
         if self.subject:
             return self.subject == person.subject
-        return bool(self.email) and self.email.strip().lower() == person.email.strip().lower()
+        if self.claimed_by:
+            return self.claimed_by == person.subject
+        return person.email_verified and bool(self.email) and self.email.strip().lower() == person.email.strip().lower()
+
+    def same_analyst(self, subject: str, email: str) -> bool:
+        """Whether a grant to ``subject`` or ``email`` names the person this one names (to keep one live slice each)."""
+        if subject:
+            return subject in (self.subject, self.claimed_by)
+        return bool(self.email) and self.email.strip().lower() == email.strip().lower()
 
 
 def read_slices(conn: LedgerConnection, dataset_id: str, unit: str) -> list[Slice]:
@@ -134,6 +149,12 @@ def read_slices(conn: LedgerConnection, dataset_id: str, unit: str) -> list[Slic
         ce, cd = convert(Decimal(epsilon), Decimal(delta), relation, unit)
         before = spent.get(int(grant_id), (Decimal(0), Decimal(0)))
         spent[int(grant_id)] = (before[0] + ce, before[1] + cd)
+    claimed: dict[int, str] = {}
+    for detail, subject in conn.execute(
+        "SELECT detail, subject FROM events WHERE dataset_id = ? AND event = ? ORDER BY id", (dataset_id, CLAIMED_EVENT)
+    ).fetchall():
+        if str(detail).isdigit():
+            claimed.setdefault(int(detail), str(subject))  # the first claim holds: the lines are append-only
     return [
         Slice(
             int(gid),
@@ -145,6 +166,7 @@ def read_slices(conn: LedgerConnection, dataset_id: str, unit: str) -> list[Slic
             granted=created,
             granted_by=by_email or by_subject,
             revoked=revoked or "",
+            claimed_by=claimed.get(int(gid), ""),
         )
         for gid, email, subject, eps, delta, created, by_email, by_subject, revoked in grants
     ]
@@ -250,8 +272,7 @@ def grant(ledger: Ledger, analyst: str, epsilon: float, delta: float = 0.0) -> S
         if me is not None and (subject == me.subject or (email and email.lower() == me.email.strip().lower())):
             raise BudgetExceededError(_("You own this dataset: your own spends need no slice."))
         slices = read_slices(conn, ledger.dataset_id, unit)
-        probe = SignedIn(subject or "?", email)
-        if any(s.live and (s.names(probe) or (subject and s.subject == subject)) for s in slices):
+        if any(s.live and s.same_analyst(subject, email) for s in slices):
             raise BudgetExceededError(
                 _("{analyst} already holds a slice of this dataset's budget: revoke it first, then grant the new one.").format(
                     analyst=name
@@ -294,6 +315,19 @@ def revoke(ledger: Ledger, grant_id: int, reason: str = "") -> None:
         conn.execute(
             "INSERT INTO revocations (dataset_id, grant_id, reason, created, subject, email) VALUES (?, ?, ?, ?, ?, ?)",
             (ledger.dataset_id, found.grant_id, reason or "revoked by the owner", now(), *ledger._by()),
+        )
+
+
+def claim(ledger: Ledger, conn: LedgerConnection, mine: Slice) -> None:
+    """Inside the spend's transaction: bind an unclaimed grant made by e-mail to the subject spending under it.
+
+    From then on the grant names that subject only, so an address that changes hands (a recycled
+    mailbox, a provider that lets a user set any e-mail) does not pass the slice to its next holder.
+    """
+    if mine.live and not mine.subject and not mine.claimed_by and ledger.signed_in is not None:
+        conn.execute(
+            "INSERT INTO events (dataset_id, event, detail, created, subject, email) VALUES (?, ?, ?, ?, ?, ?)",
+            (ledger.dataset_id, CLAIMED_EVENT, str(mine.grant_id), now(), *ledger._by()),
         )
 
 
