@@ -84,7 +84,7 @@ def remember(state: StudioState, table_changed: bool = False) -> None:
     if state.analyst:
         return  # an analyst changes nothing of the owner's table or declarations
     workspace.save(state.ledger_path, state.workspace, state.dataset, table_changed, owner=state.owner)
-    if workspace.is_shared(state.ledger_path, state.dataset.dataset_id):
+    if workspace.is_shared(state.ledger_path, state.dataset.dataset_id) and state.ledger().role() == OWNER:
         workspace.share(state.ledger_path, state.dataset, owner=state.owner, table_changed=table_changed)
     state.worked_in = state.workspace  # the sidebar has the browser remember it (earlier_work)
 

@@ -185,6 +185,31 @@ def test_a_session_whose_dataset_is_not_the_persons_is_closed_on_the_next_run(ro
     assert "alice@example.org" not in _everything(at)
 
 
+def test_only_the_owner_changes_what_the_analysts_work_from(room):
+    import json
+
+    from dpstudio.support.session import remember
+    from dpstudio.support.state import StudioState
+
+    owner, open_as = room
+    carol = SignedIn("carol-55d0", "carol@example.org", email_verified=True)
+    shared = workspace.shared_folder(owner.path, owner.dataset_id) / "workspace.json"
+    before = shared.read_text(encoding="utf-8")
+    # Carol's session somehow holds Alice's shared table and saves widened declarations: nothing is shared.
+    state = StudioState(ledger_path=owner.path, signed_in=carol, workspace=workspace.new_token())
+    state.dataset = workspace.load_shared(owner.path, owner.dataset_id, state.catalog())
+    state.dataset.schema["age"].lower, state.dataset.schema["age"].upper = -1e9, 1e9
+    remember(state)
+    assert not workspace.share(owner.path, state.dataset, owner=carol.subject)
+    assert shared.read_text(encoding="utf-8") == before
+    # Files naming someone else as who shared them are not loaded by an analyst's session.
+    meta = json.loads(before)
+    shared.write_text(json.dumps({**meta, "owner": carol.subject}), encoding="utf-8")
+    assert workspace.load_shared(owner.path, owner.dataset_id, state.catalog()) is None
+    shared.write_text(before, encoding="utf-8")
+    assert workspace.load_shared(owner.path, owner.dataset_id, state.catalog()) is not None
+
+
 SESSIONS, ATTEMPTS, SLICE = 8, 3, 0.25
 
 
