@@ -678,6 +678,7 @@ class BudgetLedger:
         slices = read_slices(conn, self.dataset_id, unit)
         mine = holder(slices, self.signed_in)
         if mine is not None:
+            budget_slices.refuse_two_live_slices(slices, self.signed_in, words)
             refuse_past_slice(mine, epsilon, converted_delta, charge.epsilon, words)
             budget_slices.claim(self, conn, mine)
         # Others' live slices hold back their unspent part: Σ spent + Σ reserved ≤ total stays true.

@@ -331,6 +331,18 @@ def claim(ledger: Ledger, conn: LedgerConnection, mine: Slice) -> None:
         )
 
 
+def refuse_two_live_slices(slices: list[Slice], person: SignedIn | None, words: dict[str, str]) -> None:
+    """A person named by two live grants (one by e-mail, one by subject, made before either was used) spends under
+    neither until the owner revokes one: each slice would otherwise hold back budget the other could not see."""
+    if sum(1 for s in slices if s.live and s.names(person)) > 1:
+        raise BudgetExceededError(
+            _(
+                "You hold two live slices of this dataset's budget (one granted by e-mail, one by subject): ask the "
+                "dataset's owner to revoke one. Nothing was {undone} or charged."
+            ).format(**words)
+        )
+
+
 def refuse_past_slice(mine: Slice, epsilon: Decimal, delta: Decimal, asked: float, words: dict[str, str]) -> None:
     """An analyst's charge (``asked``, converted to the dataset's unit: ``epsilon``, ``delta``) must fit in their live
     slice, else the sentence naming the owner."""

@@ -155,6 +155,17 @@ def share(ledger_path, dataset: Dataset, *, owner: str = "", table_changed: bool
     return True
 
 
+def unshare(ledger_path, dataset_id: str) -> None:
+    """Delete the owner's table and declarations kept for ``dataset_id``'s analysts (once no slice of it is live).
+
+    The owner's raw table should not outlive its use; the DP summary stays (it is a release).
+    """
+    where = shared_folder(ledger_path, dataset_id)
+    if where is not None:
+        for name in ("table.parquet", "workspace.json"):
+            (where / name).unlink(missing_ok=True)
+
+
 def save_summary(ledger_path, dataset_id: str, summary: DPSummary) -> None:
     """Keep the DP summary the owner released for ``dataset_id``'s analysts beside the shared table."""
     where = shared_folder(ledger_path, dataset_id)

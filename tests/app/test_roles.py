@@ -264,6 +264,21 @@ def test_every_complaint_about_the_table_is_one_sentence_for_an_analyst_and_as_i
     assert refusal(analyst, budget) == str(budget) and refusal(owners, told) == str(told)
 
 
+def test_the_shared_table_is_deleted_when_the_last_live_slice_is_revoked(room):
+    from dpstudio.support.slices_view import revoke_slice
+    from dpstudio.support.state import StudioState
+
+    owner, _open_as = room
+    first, second = owner.grant("bob@example.org", 0.5), owner.grant("carol@example.org", 0.5)
+    state = StudioState(ledger_path=owner.path, signed_in=OWNER)
+    state.dataset = workspace.load_shared(owner.path, owner.dataset_id, state.catalog())
+    table = workspace.shared_folder(owner.path, owner.dataset_id) / "table.parquet"
+    revoke_slice(state, owner, first.grant_id)
+    assert table.exists()  # Carol still works from it
+    revoke_slice(state, owner, second.grant_id)
+    assert not table.exists() and workspace.load_shared(owner.path, owner.dataset_id, state.catalog()) is None
+
+
 SESSIONS, ATTEMPTS, SLICE = 8, 3, 0.25
 
 

@@ -387,3 +387,16 @@ def test_a_subject_from_another_provider_is_another_person(ledger_path):
     assert _as(ledger_path, dataset, mallory).role() is None
     with pytest.raises(BudgetExceededError, match="Only the dataset's owner"):
         _as(ledger_path, dataset, mallory).grant("mallory@example.net", 1.0)
+
+
+def test_a_person_granted_twice_before_using_either_spends_under_neither_until_one_is_revoked(ledger_path):
+    dataset = _dataset(ledger_path)
+    owner = _as(ledger_path, dataset, OWNER_ALICE)
+    by_email = owner.grant("bob@example.org", 0.5)
+    owner.grant(BOB.subject, 0.5)  # nobody can tell yet that the address and the subject are one person
+    bob = _as(ledger_path, dataset, BOB)
+    with pytest.raises(BudgetExceededError, match="ask the dataset's owner to revoke one"):
+        bob.spend("Bob's count", 0.1)
+    owner.revoke(by_email.grant_id)
+    bob.spend("Bob's count", 0.1)
+    assert bob.remaining == pytest.approx(0.4)
