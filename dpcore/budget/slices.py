@@ -55,7 +55,7 @@ class Ledger(Protocol):
 
 #: The two roles a person can hold on a dataset.
 OWNER, ANALYST = "owner", "analyst"
-#: The history line binding a grant made by e-mail to the subject who first spent under it (detail: the grant's id).
+#: The history line binding a grant made by e-mail to the subject who first spent under it (detail: "grant <id>").
 CLAIMED_EVENT = "slice claimed"
 
 
@@ -153,8 +153,9 @@ def read_slices(conn: LedgerConnection, dataset_id: str, unit: str) -> list[Slic
     for detail, subject in conn.execute(
         "SELECT detail, subject FROM events WHERE dataset_id = ? AND event = ? ORDER BY id", (dataset_id, CLAIMED_EVENT)
     ).fetchall():
-        if str(detail).isdigit():
-            claimed.setdefault(int(detail), str(subject))  # the first claim holds: the lines are append-only
+        number = str(detail).removeprefix("grant ")
+        if number.isdigit():
+            claimed.setdefault(int(number), str(subject))  # the first claim holds: the lines are append-only
     return [
         Slice(
             int(gid),
@@ -327,7 +328,7 @@ def claim(ledger: Ledger, conn: LedgerConnection, mine: Slice) -> None:
     if mine.live and not mine.subject and not mine.claimed_by and ledger.signed_in is not None:
         conn.execute(
             "INSERT INTO events (dataset_id, event, detail, created, subject, email) VALUES (?, ?, ?, ?, ?, ?)",
-            (ledger.dataset_id, CLAIMED_EVENT, str(mine.grant_id), now(), *ledger._by()),
+            (ledger.dataset_id, CLAIMED_EVENT, f"grant {mine.grant_id}", now(), *ledger._by()),
         )
 
 
