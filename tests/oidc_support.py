@@ -81,8 +81,8 @@ def _user_claims():
     from oidc_provider_mock import User
 
     return [
-        User(sub=SUBJECT, claims={"email": EMAIL, "name": "Alice Nguyen"}),
-        User(sub=ANALYST_SUBJECT, claims={"email": ANALYST_EMAIL, "name": "Bob Tran"}),
+        User(sub=SUBJECT, claims={"email": EMAIL, "email_verified": True, "name": "Alice Nguyen"}),
+        User(sub=ANALYST_SUBJECT, claims={"email": ANALYST_EMAIL, "email_verified": True, "name": "Bob Tran"}),
     ]
 
 

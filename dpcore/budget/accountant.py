@@ -472,10 +472,9 @@ class BudgetLedger:
             old_delta = Decimal(row[1]) if row else delta_decimal(DEFAULT_TOTAL_DELTA, up=False)
             delta = old_delta if total_delta is None else delta_decimal(total_delta, up=False)
             if row is not None:
+                budget_slices.must_own_budget(self, conn)
                 spent, spent_delta = self._spent(conn, row[2])
                 held, held_delta = reserved(read_slices(conn, self.dataset_id, row[2]))
-                if held or held_delta:
-                    budget_slices.must_own(self, conn)
                 if total < spent + held or delta < spent_delta + held_delta:
                     if held or held_delta:
                         raise BudgetExceededError(
@@ -529,6 +528,7 @@ class BudgetLedger:
         check_unit(unit)
         with self._transaction() as conn:
             total, total_delta, old = self._budget(conn)
+            budget_slices.must_own_budget(self, conn)
             if (
                 unit != old
                 and not confirm
@@ -579,6 +579,7 @@ class BudgetLedger:
         stored already).
         """
         with self._transaction() as conn:
+            budget_slices.must_have_role(self, conn, {"undone": _("released")})
             self._count_people_as(conn, counting)
 
     def _count_people_as(self, conn: LedgerConnection, counting: str) -> None:
@@ -599,7 +600,9 @@ class BudgetLedger:
         )
 
     def record_event(self, event: str, detail: str) -> None:
-        with self.connection() as conn:
+        """Add a line to the dataset's history; the owner's alone (:func:`dpcore.budget.slices.must_own`)."""
+        with self._transaction() as conn:
+            budget_slices.must_own_budget(self, conn)
             conn.execute(
                 "INSERT INTO events (dataset_id, event, detail, created, subject, email) VALUES (?, ?, ?, ?, ?, ?)",
                 (self.dataset_id, event, detail, now(), *self._by()),
@@ -664,17 +667,20 @@ class BudgetLedger:
         must also fit in their live slice, and nobody's may reach into what other live slices
         hold (:mod:`dpcore.budget.slices`).
         """
+        words = {"action": _(charge.action), "undone": _(charge.undone)}
+        budget_slices.must_have_role(self, conn, words)
         self._count_people_as(conn, charge.people)
         total, total_delta, unit = self._budget(conn)
         spent, spent_delta = self._spent(conn, unit)
         delta = delta_decimal(charge.delta)
         epsilon, converted_delta = convert(epsilon_decimal(charge.epsilon), delta, charge.relation, unit)
-        words = {"action": _(charge.action), "undone": _(charge.undone)}
         alternative = " " + _(charge.alternative) if charge.alternative else ""
         slices = read_slices(conn, self.dataset_id, unit)
         mine = holder(slices, self.signed_in)
         if mine is not None:
+            budget_slices.refuse_two_live_slices(slices, self.signed_in, words)
             refuse_past_slice(mine, epsilon, converted_delta, charge.epsilon, words)
+            budget_slices.claim(self, conn, mine)
         # Others' live slices hold back their unspent part: Σ spent + Σ reserved ≤ total stays true.
         held, held_delta = reserved(slices, besides=mine)
         spent, spent_delta = spent + held, spent_delta + held_delta

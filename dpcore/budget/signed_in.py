@@ -12,13 +12,19 @@ class SignedIn:
     Parameters
     ----------
     subject : str
-        The identity provider's stable id for the person (OpenID Connect's ``sub`` claim).
+        The person's stable id: with sign-in, ``"<issuer>|<sub>"`` (OpenID Connect's ``iss`` and
+        ``sub`` claims, :func:`dpstudio.support.sign_in.signed_in_from_claims`), since a ``sub`` is
+        unique only within its provider and several providers may be configured.
     email : str
         Their e-mail address as the provider gave it, for a reader of the history; may be empty.
+    email_verified : bool
+        Whether the provider vouched for the e-mail (its ``email_verified`` claim is ``true``).
+        Only a verified e-mail matches a slice granted by e-mail (:mod:`dpcore.budget.slices`).
     """
 
     subject: str
     email: str = ""
+    email_verified: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.subject, str) or not self.subject.strip():

@@ -55,6 +55,8 @@ class Ledger(Protocol):
 
 #: The two roles a person can hold on a dataset.
 OWNER, ANALYST = "owner", "analyst"
+#: The history line binding a grant made by e-mail to the subject who first spent under it (detail: "grant <id>").
+CLAIMED_EVENT = "slice claimed"
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,9 @@ class Slice:
         The owner's e-mail (or subject) who granted it.
     revoked : str
         When it was revoked (UTC), empty while it is live.
+    claimed_by : str
+        For a grant by e-mail: the subject of the person who first spent under it (a "slice
+        claimed" line of the history), after which it is theirs alone, whoever holds the address.
     """
 
     grant_id: int
@@ -89,6 +94,7 @@ class Slice:
     granted: str
     granted_by: str
     revoked: str = ""
+    claimed_by: str = ""
 
     @property
     def live(self) -> bool:
@@ -109,12 +115,21 @@ class Slice:
         return self.email or self.subject
 
     def names(self, person: SignedIn | None) -> bool:
-        """Whether this grant is ``person``'s: their subject, or (a grant made by e-mail) their e-mail, case aside."""
+        """Whether this grant is ``person``'s: their subject; or, for a grant made by e-mail, the subject that claimed
+        it, else (unclaimed) their e-mail, case aside, when their provider verified it."""
         if person is None:
             return False
         if self.subject:
             return self.subject == person.subject
-        return bool(self.email) and self.email.strip().lower() == person.email.strip().lower()
+        if self.claimed_by:
+            return self.claimed_by == person.subject
+        return person.email_verified and bool(self.email) and self.email.strip().lower() == person.email.strip().lower()
+
+    def same_analyst(self, subject: str, email: str) -> bool:
+        """Whether a grant to ``subject`` or ``email`` names the person this one names (to keep one live slice each)."""
+        if subject:
+            return subject in (self.subject, self.claimed_by)
+        return bool(self.email) and self.email.strip().lower() == email.strip().lower()
 
 
 def read_slices(conn: LedgerConnection, dataset_id: str, unit: str) -> list[Slice]:
@@ -134,6 +149,13 @@ def read_slices(conn: LedgerConnection, dataset_id: str, unit: str) -> list[Slic
         ce, cd = convert(Decimal(epsilon), Decimal(delta), relation, unit)
         before = spent.get(int(grant_id), (Decimal(0), Decimal(0)))
         spent[int(grant_id)] = (before[0] + ce, before[1] + cd)
+    claimed: dict[int, str] = {}
+    for detail, subject in conn.execute(
+        "SELECT detail, subject FROM events WHERE dataset_id = ? AND event = ? ORDER BY id", (dataset_id, CLAIMED_EVENT)
+    ).fetchall():
+        number = str(detail).removeprefix("grant ")
+        if number.isdigit():
+            claimed.setdefault(int(number), str(subject))  # the first claim holds: the lines are append-only
     return [
         Slice(
             int(gid),
@@ -145,6 +167,7 @@ def read_slices(conn: LedgerConnection, dataset_id: str, unit: str) -> list[Slic
             granted=created,
             granted_by=by_email or by_subject,
             revoked=revoked or "",
+            claimed_by=claimed.get(int(gid), ""),
         )
         for gid, email, subject, eps, delta, created, by_email, by_subject, revoked in grants
     ]
@@ -190,9 +213,37 @@ def _role(ledger: Ledger, conn: LedgerConnection) -> str | None:
     return OWNER if made_by in (None, "") else None
 
 
-def must_own(ledger: Ledger, conn: LedgerConnection) -> None:
+def must_own(ledger: Ledger, conn: LedgerConnection, refusal: str | None = None) -> None:
+    """Refuse, with ``refusal`` (else the sentence about slices), unless the person acting owns the dataset.
+
+    Every act that changes what was promised or who may spend it — setting the total or the unit,
+    recording an event in the history, granting, revoking — is the owner's alone: an analyst spends
+    inside a slice, and a signed-in person with no role on the dataset does nothing to it.
+    """
     if _role(ledger, conn) != OWNER:
-        raise BudgetExceededError(_("Only the dataset's owner can grant or revoke slices of its budget; ask the owner."))
+        raise BudgetExceededError(
+            refusal or _("Only the dataset's owner can grant or revoke slices of its budget; ask the owner.")
+        )
+
+
+def must_own_budget(ledger: Ledger, conn: LedgerConnection) -> None:
+    """:func:`must_own` for the total, the unit and the history."""
+    must_own(ledger, conn, _("Only the dataset's owner can change its budget, its unit or its history; ask the owner."))
+
+
+def must_have_role(ledger: Ledger, conn: LedgerConnection, words: dict[str, str]) -> None:
+    """A signed-in person who is neither the owner nor an analyst of the dataset spends nothing of it."""
+    if (
+        ledger.signed_in is not None
+        and _role(ledger, conn) is None
+        and holder(read_slices(conn, ledger.dataset_id, ledger._budget(conn)[2]), ledger.signed_in) is None
+    ):
+        raise BudgetExceededError(
+            _(
+                "You hold no slice of this dataset's budget, so nothing can be released from it: ask the dataset's "
+                "owner for a slice. Nothing was {undone} or charged."
+            ).format(**words)
+        )
 
 
 def grant(ledger: Ledger, analyst: str, epsilon: float, delta: float = 0.0) -> Slice:
@@ -222,8 +273,7 @@ def grant(ledger: Ledger, analyst: str, epsilon: float, delta: float = 0.0) -> S
         if me is not None and (subject == me.subject or (email and email.lower() == me.email.strip().lower())):
             raise BudgetExceededError(_("You own this dataset: your own spends need no slice."))
         slices = read_slices(conn, ledger.dataset_id, unit)
-        probe = SignedIn(subject or "?", email)
-        if any(s.live and (s.names(probe) or (subject and s.subject == subject)) for s in slices):
+        if any(s.live and s.same_analyst(subject, email) for s in slices):
             raise BudgetExceededError(
                 _("{analyst} already holds a slice of this dataset's budget: revoke it first, then grant the new one.").format(
                     analyst=name
@@ -266,6 +316,31 @@ def revoke(ledger: Ledger, grant_id: int, reason: str = "") -> None:
         conn.execute(
             "INSERT INTO revocations (dataset_id, grant_id, reason, created, subject, email) VALUES (?, ?, ?, ?, ?, ?)",
             (ledger.dataset_id, found.grant_id, reason or "revoked by the owner", now(), *ledger._by()),
+        )
+
+
+def claim(ledger: Ledger, conn: LedgerConnection, mine: Slice) -> None:
+    """Inside the spend's transaction: bind an unclaimed grant made by e-mail to the subject spending under it.
+
+    From then on the grant names that subject only, so an address that changes hands (a recycled
+    mailbox, a provider that lets a user set any e-mail) does not pass the slice to its next holder.
+    """
+    if mine.live and not mine.subject and not mine.claimed_by and ledger.signed_in is not None:
+        conn.execute(
+            "INSERT INTO events (dataset_id, event, detail, created, subject, email) VALUES (?, ?, ?, ?, ?, ?)",
+            (ledger.dataset_id, CLAIMED_EVENT, f"grant {mine.grant_id}", now(), *ledger._by()),
+        )
+
+
+def refuse_two_live_slices(slices: list[Slice], person: SignedIn | None, words: dict[str, str]) -> None:
+    """A person named by two live grants (one by e-mail, one by subject, made before either was used) spends under
+    neither until the owner revokes one: each slice would otherwise hold back budget the other could not see."""
+    if sum(1 for s in slices if s.live and s.names(person)) > 1:
+        raise BudgetExceededError(
+            _(
+                "You hold two live slices of this dataset's budget (one granted by e-mail, one by subject): ask the "
+                "dataset's owner to revoke one. Nothing was {undone} or charged."
+            ).format(**words)
         )
 
 

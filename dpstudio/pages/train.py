@@ -7,6 +7,7 @@ from dpcore.i18n import _, short
 from dpcore.models.registry import models_for
 from dpcore.models.suggestion import suggested_model
 from dpcore.training import TrainedModel
+from dpstudio.support import roles
 from dpstudio.support import trained_view as view
 from dpstudio.support.data_view import release_refused
 from dpstudio.support.declaring import leak_summary, leaky_columns
@@ -67,7 +68,8 @@ if suggested:
         ).format(model=_(suggested.name)),
         icon=":material/lightbulb:",
     )
-by_size = suggested_model(schema.task, len(dataset.frame), suggested_epsilon(ledger))
+rows = roles.rows_to_show(state)  # an analyst's: the owner's published noisy count, never the table's
+by_size = suggested_model(schema.task, rows, suggested_epsilon(ledger)) if rows is not None else None
 if by_size is not None and by_size.key in models:
     reasons = {
         "boosting_everywhere": _(
@@ -82,7 +84,7 @@ if by_size is not None and by_size.key in models:
     }
     st.caption(
         _("Suggested for this table's size ({rows} rows at ε = {epsilon}): **{model}** — {reason}.").format(
-            rows=f"{len(dataset.frame):,}",
+            rows=f"{rows:,}",
             epsilon=short(suggested_epsilon(ledger)),
             model=_(models[by_size.key].name),
             reason=reasons[by_size.reason],
@@ -127,7 +129,7 @@ if st.button(_("Train"), type="primary", disabled=epsilon is None or (spec.appro
         st.rerun()
     except (BudgetExceededError, DataError) as error:
         bar.empty()
-        st.error(str(error))
+        st.error(roles.refusal(state, error))
     except Exception:
         bar.empty()
         st.error(

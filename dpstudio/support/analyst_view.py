@@ -18,8 +18,8 @@ from dpcore.i18n import _, integer, short
 from dpcore.progress import CostMemory
 from dpcore.release import default_plan
 from dpcore.synthetic import SyntheticResult, synthesize_table
+from dpstudio.support import roles, workspace
 from dpstudio.support import synthetic_view as synthetic
-from dpstudio.support import workspace
 from dpstudio.support.charts import localized
 from dpstudio.support.state import StudioState, table_name
 
@@ -184,7 +184,7 @@ def export_page(state: StudioState) -> None:
                     )
                 st.rerun()
             except (BudgetExceededError, DataError) as error:
-                st.error(str(error))
+                st.error(roles.refusal(state, error))
             except Exception:
                 st.error(_("The synthetic copy could not be made; nothing was charged. Ask the owner to check the declarations."))
     if isinstance(state.release, SyntheticResult):

@@ -15,8 +15,9 @@ import json
 
 import streamlit as st
 
-from dpcore.budget.accountant import ANALYST
-from dpcore.i18n import _
+from dpcore.budget.accountant import ANALYST, OWNER
+from dpcore.exceptions import BudgetExceededError, DataError
+from dpcore.i18n import N_, _
 from dpstudio.support import workspace
 from dpstudio.support.state import StudioState
 
@@ -72,6 +73,51 @@ def stop_unless_still_analyst(state: StudioState) -> None:
             icon=":material/block:",
         )
         st.stop()
+
+
+def not_theirs(state: StudioState) -> bool:
+    """Read the role from the ledger on every run: True, with one sentence, when the signed-in person does not own the
+    dataset in use (a table they opened belongs to someone else's dataset), so the session must open one of their own.
+
+    The session's role is never trusted over the ledger's: a person who neither owns a dataset nor
+    holds a slice of it sees none of its history, its analysts or its controls.
+    """
+    state.role = OWNER if state.ledger().role() == OWNER else ""
+    if state.role == OWNER:
+        return False
+    st.warning(
+        _(
+            "The table you had open belongs to a dataset someone else owns, so it was closed and the sample opened as "
+            "your own dataset. To work on their table, ask its owner for a slice of its budget."
+        ),
+        icon=":material/block:",
+    )
+    return True
+
+
+#: What an analyst reads instead of any complaint about the owner's table: such a sentence is measured on the rows
+#: (a column's text values, how many rows have a usable target), a fact about them that is not differentially private.
+TABLE_DOES_NOT_FIT = N_("The owner's table does not fit its declarations; ask the owner.")
+
+
+def refusal(state: StudioState, error: Exception) -> str:
+    """The sentence a session shows for ``error``: in an analyst's, a complaint about the table becomes one fixed sentence.
+
+    A refusal of the budget (:class:`~dpcore.exceptions.BudgetExceededError`) is about the ledger,
+    not the rows, and stays as it is.
+    """
+    if state.analyst and isinstance(error, DataError) and not isinstance(error, BudgetExceededError):
+        return _(TABLE_DOES_NOT_FIT)
+    return str(error)
+
+
+def rows_to_show(state: StudioState) -> int | None:
+    """How many rows a page may say the table has: the exact count for its owner; for an analyst, the noisy count of the
+    owner's published DP summary, or None when there is none (the page then says nothing of the table's size)."""
+    if not state.analyst:
+        return len(state.dataset.frame)
+    summary = workspace.load_summary(state.ledger_path, state.dataset.dataset_id)
+    return max(int(summary.rows), 1) if summary is not None else None
 
 
 def owner_only(state: StudioState) -> None:

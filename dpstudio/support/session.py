@@ -7,7 +7,7 @@ from typing import TypeVar
 
 import streamlit as st
 
-from dpcore.budget.accountant import LEDGER_ENV
+from dpcore.budget.accountant import LEDGER_ENV, OWNER
 from dpstudio.support import roles, workspace
 from dpstudio.support.language import use_session_language
 from dpstudio.support.sign_in_view import gate
@@ -48,6 +48,8 @@ def get_state() -> StudioState:
         state.signed_in = signed_in
     if state.analyst:
         roles.stop_unless_still_analyst(state)  # a revocation takes effect on the next click
+    elif signed_in is not None and roles.not_theirs(state):
+        _open_own_sample(state)
     if st.query_params.get(workspace.QUERY_KEY) != state.workspace:
         st.query_params[workspace.QUERY_KEY] = state.workspace
     return state
@@ -57,13 +59,20 @@ def _open_as_owner(state: StudioState, token: str | None) -> None:
     """The session's own workspace (``token``'s, if it is this person's), else the default sample in a new one."""
     dataset = workspace.load(state.ledger_path, token, state.catalog(), owner=state.owner) if token else None
     if dataset is None:
-        workspace.prune(state.ledger_path)
-        token = workspace.new_token()
-        dataset = load_sample(DEFAULT_SAMPLE, state.catalog())
-        workspace.save(state.ledger_path, token, dataset, owner=state.owner)
-    else:
-        state.released_plans = workspace.load_released_plans(state.ledger_path, token)
+        _open_own_sample(state)
+        return
+    state.released_plans = workspace.load_released_plans(state.ledger_path, token)
     state.dataset, state.workspace = dataset, token
+    st.session_state[STATE_KEY] = state
+
+
+def _open_own_sample(state: StudioState) -> None:
+    """The default sample, as the person's own dataset, in a new workspace."""
+    workspace.prune(state.ledger_path)
+    token = workspace.new_token()
+    dataset = load_sample(DEFAULT_SAMPLE, state.catalog())
+    workspace.save(state.ledger_path, token, dataset, owner=state.owner)
+    state.dataset, state.workspace, state.role = dataset, token, OWNER
     st.session_state[STATE_KEY] = state
 
 
@@ -75,7 +84,7 @@ def remember(state: StudioState, table_changed: bool = False) -> None:
     if state.analyst:
         return  # an analyst changes nothing of the owner's table or declarations
     workspace.save(state.ledger_path, state.workspace, state.dataset, table_changed, owner=state.owner)
-    if workspace.is_shared(state.ledger_path, state.dataset.dataset_id):
+    if workspace.is_shared(state.ledger_path, state.dataset.dataset_id) and state.ledger().role() == OWNER:
         workspace.share(state.ledger_path, state.dataset, owner=state.owner, table_changed=table_changed)
     state.worked_in = state.workspace  # the sidebar has the browser remember it (earlier_work)
 

@@ -159,16 +159,26 @@ def address_from_flags(flags: list[str], default: str | None = LOOPBACK) -> str 
 
 
 def signed_in_from_claims(claims: Mapping[str, object]) -> SignedIn | None:
-    """The person an identity provider's claims name (``sub`` and ``email``), or None when nobody is signed in.
+    """The person an identity provider's claims name, or None when nobody is signed in.
 
-    Only Streamlit's own signed cookie sets ``is_logged_in`` to True; a header mapped in by
-    ``server.trustedUserHeaders`` is text (refused anyway, see :func:`trusted_headers_refusal`).
-    Claims without a subject name nobody: the sign-in page again, not a traceback.
+    The person is their issuer and subject together (``"<iss>|<sub>"``): a ``sub`` is unique only
+    within its provider, and several providers may be configured, so a subject alone would let one
+    provider's user act as another's. Their e-mail counts as verified only when the
+    ``email_verified`` claim is exactly ``true``. Only Streamlit's own signed cookie sets
+    ``is_logged_in`` to True; a header mapped in by ``server.trustedUserHeaders`` is text (refused
+    anyway, see :func:`trusted_headers_refusal`). Claims without an issuer or a subject name nobody:
+    the sign-in page again, not a traceback.
     """
-    subject, email = claims.get("sub"), claims.get("email")
+    issuer, subject, email = claims.get("iss"), claims.get("sub"), claims.get("email")
     if claims.get("is_logged_in") is not True or not isinstance(subject, str) or not subject.strip():
         return None
-    return SignedIn(subject=subject, email=email if isinstance(email, str) else "")
+    if not isinstance(issuer, str) or not issuer.strip():
+        return None
+    return SignedIn(
+        subject=f"{issuer.strip()}|{subject}",
+        email=email if isinstance(email, str) else "",
+        email_verified=claims.get("email_verified") is True,
+    )
 
 
 def trusted_headers_refusal(trusted_headers: object) -> str | None:

@@ -32,11 +32,11 @@ def slices_section(state: StudioState, ledger: BudgetLedger) -> None:
         )
     )
     _grant_form(state, ledger)
-    _slices_and_revoking(ledger)
+    _slices_and_revoking(state, ledger)
     _summary_form(state, ledger)
 
 
-def _slices_and_revoking(ledger: BudgetLedger) -> None:
+def _slices_and_revoking(state: StudioState, ledger: BudgetLedger) -> None:
     slices = ledger.slices()
     if not slices:
         return
@@ -50,10 +50,17 @@ def _slices_and_revoking(ledger: BudgetLedger) -> None:
         right.write("")
         if right.button(_("Revoke"), key="revoke_slice_button", icon=":material/block:"):
             try:
-                ledger.revoke(chosen.grant_id, reason="revoked on the Privacy page")
+                revoke_slice(state, ledger, chosen.grant_id)
                 st.rerun()
             except BudgetExceededError as error:
                 st.error(str(error))
+
+
+def revoke_slice(state: StudioState, ledger: BudgetLedger, grant_id: int) -> None:
+    """Revoke a slice; once no slice of the dataset is live, the table kept for its analysts is deleted."""
+    ledger.revoke(grant_id, reason="revoked on the Privacy page")
+    if not any(s.live for s in ledger.slices()):
+        workspace.unshare(state.ledger_path, state.dataset.dataset_id)
 
 
 def _grant_form(state: StudioState, ledger: BudgetLedger) -> None:

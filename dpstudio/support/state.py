@@ -131,7 +131,24 @@ def load_sample(name: str, catalog: Catalog) -> Dataset:
     csv_name, schema_name = SAMPLES[name]
     frame, info = read_csv_path(SAMPLE_DATA / csv_name)
     schema = load_schema(SAMPLE_DATA / schema_name)
-    return Dataset(name, frame, info, schema, schema, catalog.open_table(lambda: [frame], name), is_sample=True)
+    found = catalog.open_table(lambda: [frame], name) if catalog.signed_in is None else own_sample(catalog, name)
+    return Dataset(name, frame, info, schema, schema, found, is_sample=True)
+
+
+def own_sample(catalog: Catalog, name: str) -> Identification:
+    """The signed-in person's own dataset for a bundled sample: each person owns the sample they try.
+
+    The sample's rows are bundled and public, so one person's sample is not another's people: it is
+    not matched by its rows (which would hand the second person the first one's dataset, its history
+    and its analysts), and it records no version, so a table someone uploads is never attached to it.
+    """
+    person = catalog.signed_in
+    assert person is not None
+    label = f"{name} · {hashlib.sha256(person.subject.encode('utf-8')).hexdigest()[:8]}"
+    for known in catalog.datasets():
+        if known.name.startswith(label) and catalog.ledger(known).role() == OWNER:
+            return Identification(known, created=False, overlap=1.0)
+    return Identification(catalog.create(catalog._unique_name(label)), created=True)
 
 
 def dataset_from_upload(

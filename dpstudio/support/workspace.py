@@ -32,8 +32,9 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from dpcore.budget.accountant import default_ledger
+from dpcore.budget.accountant import BudgetLedger, default_ledger
 from dpcore.budget.datasets import Catalog, Identification
+from dpcore.budget.slices import creator
 from dpcore.data_home import beside_ledger
 from dpcore.tables.schema import Schema
 from dpstudio.support.state import Dataset, load_sample
@@ -116,11 +117,25 @@ def shared_folder(ledger_path, dataset_id: str) -> Path | None:
     return beside_ledger(ledger_path or default_ledger()).parent / "shared" / dataset_id
 
 
-def share(ledger_path, dataset: Dataset, *, owner: str = "", table_changed: bool = True) -> None:
-    """Keep ``dataset``'s table and declarations where its analysts' sessions find them (the engine's side only)."""
+def owns(ledger_path, dataset_id: str, owner: str) -> bool:
+    """Whether the ledger names ``owner`` (a subject, empty without sign-in) the creator of ``dataset_id``.
+
+    A dataset created without sign-in is everyone's (:func:`dpcore.budget.slices.role`).
+    """
+    with BudgetLedger(dataset_id, path=ledger_path).connection() as conn:
+        made_by = creator(conn, dataset_id)
+    return made_by is not None and made_by in ("", owner)
+
+
+def share(ledger_path, dataset: Dataset, *, owner: str = "", table_changed: bool = True) -> bool:
+    """Keep ``dataset``'s table and declarations where its analysts' sessions find them (the engine's side only).
+
+    Only the dataset's owner shares it: for anyone else nothing is written and the answer is False,
+    so nobody but the owner changes what the analysts work from.
+    """
     where = shared_folder(ledger_path, dataset.dataset_id)
-    if where is None:
-        return
+    if where is None or not owns(ledger_path, dataset.dataset_id, owner):
+        return False
     where.mkdir(parents=True, exist_ok=True)
     if not dataset.is_sample and (table_changed or not (where / "table.parquet").exists()):
         _write(where / "table.parquet", _parquet(dataset.frame))
@@ -137,6 +152,18 @@ def share(ledger_path, dataset: Dataset, *, owner: str = "", table_changed: bool
         "owner": owner,
     }
     _write(where / "workspace.json", json.dumps(meta, ensure_ascii=False).encode("utf-8"))
+    return True
+
+
+def unshare(ledger_path, dataset_id: str) -> None:
+    """Delete the owner's table and declarations kept for ``dataset_id``'s analysts (once no slice of it is live).
+
+    The owner's raw table should not outlive its use; the DP summary stays (it is a release).
+    """
+    where = shared_folder(ledger_path, dataset_id)
+    if where is not None:
+        for name in ("table.parquet", "workspace.json"):
+            (where / name).unlink(missing_ok=True)
 
 
 def save_summary(ledger_path, dataset_id: str, summary: DPSummary) -> None:
@@ -164,12 +191,17 @@ def is_shared(ledger_path, dataset_id: str) -> bool:
 
 
 def load_shared(ledger_path, dataset_id: str, catalog: Catalog) -> Dataset | None:
-    """The table and declarations an owner shared for ``dataset_id``'s analysts, or None when there are none."""
+    """The table and declarations the owner shared for ``dataset_id``'s analysts, or None when there are none.
+
+    None too when the files name someone other than the dataset's owner as who shared them.
+    """
     where = shared_folder(ledger_path, dataset_id)
     if where is None or not (where / "workspace.json").exists():
         return None
     try:
         meta = json.loads((where / "workspace.json").read_text(encoding="utf-8"))
+        if meta.get("dataset_id") != dataset_id or not owns(ledger_path, dataset_id, str(meta.get("owner", ""))):
+            return None
         return _dataset(where, meta, catalog)
     except (OSError, ValueError, KeyError, TypeError):
         return None

@@ -10,6 +10,7 @@ an analyst's page may hold either.
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from dpstudio.support.state import Dataset
 
 OWNER = SignedIn("alice-7f3a", "alice@example.org")
 SENTINEL_NUMBER, SENTINEL_CATEGORY = 987653, "Qzxv-sentinel-7731"
+ROWS = 1229  # the table's exact row count: not differentially private, so never on an analyst's page either
 PERSON_KEY = "test_signed_in"
 APP = str(Path(__file__).resolve().parents[2] / "dpstudio" / "app.py")
 EVERY_ELEMENT = ("markdown", "caption", "text", "error", "warning", "info", "success", "exception", "metric", "dataframe")
@@ -35,11 +37,11 @@ EVERY_ELEMENT = ("markdown", "caption", "text", "error", "warning", "info", "suc
 def _table() -> tuple[pd.DataFrame, Schema]:
     frame = pd.DataFrame(
         {
-            "age": [25, 40, 33, 51, 62, 29, 45, 38] * 50,
-            "city": ["Hanoi", "Hue", "Hanoi", "Da Nang", "Hue", "Hanoi", "Da Nang", "Hue"] * 50,
-            "bought": ["yes", "no", "no", "yes", "no", "yes", "no", "yes"] * 50,
+            "age": [25, 40, 33, 51, 62, 29, 45, 38] * 154,
+            "city": ["Hanoi", "Hue", "Hanoi", "Da Nang", "Hue", "Hanoi", "Da Nang", "Hue"] * 154,
+            "bought": ["yes", "no", "no", "yes", "no", "yes", "no", "yes"] * 154,
         }
-    )
+    ).iloc[:ROWS]
     frame.loc[0, "age"], frame.loc[0, "city"] = SENTINEL_NUMBER, SENTINEL_CATEGORY
     schema = Schema.from_dict(
         {
@@ -69,7 +71,7 @@ def room(tmp_path, monkeypatch):
         import streamlit as st
 
         subject, email = st.session_state[PERSON_KEY]
-        return SignedIn(subject, email)
+        return SignedIn(subject, email, email_verified=True)
 
     monkeypatch.setattr(sign_in_view, "gate", gate)
     monkeypatch.setattr(session_module, "gate", gate)
@@ -103,10 +105,13 @@ def _everything(at) -> str:
     return "\n".join(texts)
 
 
-def _no_sentinel(at) -> None:
+def _no_sentinel(at, rows: bool = True) -> None:
+    """No sentinel on the page, nor (``rows``) the table's exact row count, plain or grouped."""
     everything = _everything(at)
     assert SENTINEL_CATEGORY not in everything
     assert not any(form in everything for form in (str(SENTINEL_NUMBER), f"{SENTINEL_NUMBER:,}", "987.653"))
+    if rows:
+        assert not any(form in everything for form in (str(ROWS), f"{ROWS:,}", f"{ROWS:,}".replace(",", ".")))
 
 
 def _train(at, epsilon: str) -> None:
@@ -119,17 +124,19 @@ def test_an_analyst_sees_declarations_trains_within_the_slice_and_is_stopped_by_
     bob = SignedIn("bob-19c2", "bob@example.org")
     granted = owner.grant(bob.email, 0.5)
     frame, schema = _table()
-    workspace.save_summary(owner.path, owner.dataset_id, dp_summary(frame, schema, 0.2, owner))
+    summary = dp_summary(frame, schema, 0.2, owner)
+    workspace.save_summary(owner.path, owner.dataset_id, summary)
+    exact = summary.rows == ROWS  # the noise may land on the true count (rarely): then it is on the page, as the DP count
 
     at = open_as(bob)
     assert at.session_state[STATE_KEY].role == ANALYST and not at.exception
     assert any("shared with you as an analyst" in m.value for m in at.markdown)
     assert len([*at.get("arrow_vega_lite_chart"), *at.get("vega_lite_chart")]) == 3  # the summary's charts: age, city, bought
-    _no_sentinel(at)
+    _no_sentinel(at, rows=not exact)
     for page in ("privacy", "compare", "groups", "attack", "export"):
         at.switch_page(f"pages/{page}.py").run()
         assert not at.exception, (page, [e.value for e in at.exception])
-        _no_sentinel(at)
+        _no_sentinel(at, rows=not exact)
         if page in ("compare", "groups", "attack"):
             assert any("only the dataset's owner may see" in i.value for i in at.info)
 
@@ -137,7 +144,7 @@ def test_an_analyst_sees_declarations_trains_within_the_slice_and_is_stopped_by_
     _train(at, "0.3")
     assert not at.exception
     assert any("ε = 0.3 spent" in h.value for h in at.subheader), [h.value for h in at.subheader]
-    _no_sentinel(at)
+    _no_sentinel(at, rows=not exact)
     assert BudgetLedger(owner.dataset_id, path=owner.path, signed_in=bob).remaining == pytest.approx(0.2)
     # The same ε again is now past the slice: refused in a sentence naming the owner, the button disabled.
     assert any("ask the dataset's owner for a larger slice" in e.value for e in at.error)
@@ -156,6 +163,122 @@ def test_a_person_without_a_slice_opens_their_own_work_not_the_shared_table(room
     assert state.role != ANALYST and state.dataset.dataset_id != owner.dataset_id
 
 
+def test_a_stranger_gets_a_sample_of_their_own_not_the_owners_dataset_its_history_or_its_controls(room):
+    owner, open_as = room
+    alices = open_as(OWNER).session_state[STATE_KEY]
+    alices_sample = BudgetLedger(alices.dataset.dataset_id, path=owner.path, signed_in=OWNER)
+    alices_sample.grant("bob@example.org", 0.5)
+    carol = SignedIn("carol-55d0", "carol@example.org")
+    at = open_as(carol, "privacy")
+    state = at.session_state[STATE_KEY]
+    assert not at.exception
+    assert state.dataset.dataset_id != alices.dataset.dataset_id
+    assert state.role == BudgetLedger(state.dataset.dataset_id, path=owner.path, signed_in=carol).role() == "owner"
+    assert "alice@example.org" not in _everything(at) and "bob@example.org" not in _everything(at)
+    # Carol's own sample is hers on every later visit, and Alice's stays Alice's.
+    assert open_as(carol).session_state[STATE_KEY].dataset.dataset_id == state.dataset.dataset_id
+    assert open_as(OWNER).session_state[STATE_KEY].dataset.dataset_id == alices.dataset.dataset_id
+
+
+def test_a_session_whose_dataset_is_not_the_persons_is_closed_on_the_next_run(room):
+    owner, open_as = room
+    carol = SignedIn("carol-55d0", "carol@example.org")
+    at = open_as(carol, "privacy")
+    state = at.session_state[STATE_KEY]
+    state.dataset = workspace.load_shared(owner.path, owner.dataset_id, state.catalog())  # Alice's table, somehow
+    at.switch_page("pages/privacy.py").run()
+    assert any("belongs to a dataset someone else owns" in w.value for w in at.warning)
+    assert at.session_state[STATE_KEY].dataset.dataset_id != owner.dataset_id
+    assert "alice@example.org" not in _everything(at)
+
+
+def test_only_the_owner_changes_what_the_analysts_work_from(room):
+    import json
+
+    from dpstudio.support.session import remember
+    from dpstudio.support.state import StudioState
+
+    owner, open_as = room
+    carol = SignedIn("carol-55d0", "carol@example.org", email_verified=True)
+    shared = workspace.shared_folder(owner.path, owner.dataset_id) / "workspace.json"
+    before = shared.read_text(encoding="utf-8")
+    # Carol's session somehow holds Alice's shared table and saves widened declarations: nothing is shared.
+    state = StudioState(ledger_path=owner.path, signed_in=carol, workspace=workspace.new_token())
+    state.dataset = workspace.load_shared(owner.path, owner.dataset_id, state.catalog())
+    state.dataset.schema["age"].lower, state.dataset.schema["age"].upper = -1e9, 1e9
+    remember(state)
+    assert not workspace.share(owner.path, state.dataset, owner=carol.subject)
+    assert shared.read_text(encoding="utf-8") == before
+    # Files naming someone else as who shared them are not loaded by an analyst's session.
+    meta = json.loads(before)
+    shared.write_text(json.dumps({**meta, "owner": carol.subject}), encoding="utf-8")
+    assert workspace.load_shared(owner.path, owner.dataset_id, state.catalog()) is None
+    shared.write_text(before, encoding="utf-8")
+    assert workspace.load_shared(owner.path, owner.dataset_id, state.catalog()) is not None
+
+
+def test_an_analysts_train_page_suggests_by_the_published_noisy_count_or_not_at_all(room):
+    owner, open_as = room
+    owner.grant("bob@example.org", 0.5)
+    at = open_as(SignedIn("bob-19c2", "bob@example.org"), "train")
+    assert not at.exception and not any("Suggested for this table's size" in c.value for c in at.caption)
+    _no_sentinel(at)
+    frame, schema = _table()
+    workspace.save_summary(owner.path, owner.dataset_id, replace(dp_summary(frame, schema, 0.2, owner), rows=1300))
+    at.switch_page("pages/train.py").run()
+    assert any("Suggested for this table's size (1,300 rows" in c.value for c in at.caption)
+    _no_sentinel(at)
+
+
+def test_an_analyst_reads_one_fixed_sentence_when_the_owners_table_does_not_fit_its_declarations(room):
+    owner, open_as = room
+    frame, schema = _table()
+    frame["age"] = frame["age"].astype(str)
+    frame.loc[7, "age"] = "unknown"  # text in a column declared numeric: the engine's sentence says so
+    catalog = Catalog(owner.path, signed_in=OWNER)
+    found = catalog.open_table(lambda: [frame], "shop with text", separate=True, reason="a test")
+    workspace.share(
+        owner.path, Dataset("shop.csv", frame, {"rows": len(frame), "columns": 3}, schema, schema, found), owner=OWNER.subject
+    )
+    catalog.ledger(found.dataset).grant("bob@example.org", 1.0, 1e-6)
+    at = open_as(SignedIn("bob-19c2", "bob@example.org"), "train")
+    assert at.session_state[STATE_KEY].dataset.dataset_id == found.dataset.dataset_id
+    _train(at, "0.1")
+    assert [e.value for e in at.error] == ["The owner's table does not fit its declarations; ask the owner."]
+    _no_sentinel(at)
+    at.switch_page("pages/export.py").run()
+    [b for b in at.button if b.label == "Make the synthetic copy"][0].click().run()
+    assert not at.error and not at.exception  # the copy reads values outside the declarations as missing
+    _no_sentinel(at)
+
+
+def test_every_complaint_about_the_table_is_one_sentence_for_an_analyst_and_as_it_was_for_the_owner():
+    from dpcore.exceptions import BudgetExceededError, DataError
+    from dpstudio.support.roles import refusal
+    from dpstudio.support.state import StudioState
+
+    told = DataError("Fewer than 50 rows have a usable target")
+    budget = BudgetExceededError("Ask the dataset's owner for a larger slice.")
+    analyst, owners = StudioState(role=ANALYST), StudioState()
+    assert refusal(analyst, told) == "The owner's table does not fit its declarations; ask the owner."
+    assert refusal(analyst, budget) == str(budget) and refusal(owners, told) == str(told)
+
+
+def test_the_shared_table_is_deleted_when_the_last_live_slice_is_revoked(room):
+    from dpstudio.support.slices_view import revoke_slice
+    from dpstudio.support.state import StudioState
+
+    owner, _open_as = room
+    first, second = owner.grant("bob@example.org", 0.5), owner.grant("carol@example.org", 0.5)
+    state = StudioState(ledger_path=owner.path, signed_in=OWNER)
+    state.dataset = workspace.load_shared(owner.path, owner.dataset_id, state.catalog())
+    table = workspace.shared_folder(owner.path, owner.dataset_id) / "table.parquet"
+    revoke_slice(state, owner, first.grant_id)
+    assert table.exists()  # Carol still works from it
+    revoke_slice(state, owner, second.grant_id)
+    assert not table.exists() and workspace.load_shared(owner.path, owner.dataset_id, state.catalog()) is None
+
+
 SESSIONS, ATTEMPTS, SLICE = 8, 3, 0.25
 
 
@@ -164,7 +287,7 @@ def _gate_from_session():
     import streamlit as st
 
     subject, email = st.session_state[PERSON_KEY]
-    return SignedIn(subject, email)
+    return SignedIn(subject, email, email_verified=True)
 
 
 def _analysts_session(path, subject, email, barrier, results):

@@ -220,8 +220,22 @@ def test_streamlit_run_with_a_half_configured_sign_in_shows_the_refusal_only(tmp
 def test_only_the_signed_cookies_claims_with_a_subject_sign_someone_in(claims):
     """A header mapped into st.user is text: "true" is not Streamlit's True; no subject names nobody (no traceback)."""
     assert signed_in_from_claims(claims) is None
-    person = signed_in_from_claims({"is_logged_in": True, "sub": "alice", "email": ["not", "text"]})
-    assert person is not None and (person.subject, person.email) == ("alice", "")
+    person = signed_in_from_claims({"is_logged_in": True, "iss": "https://id.example", "sub": "alice", "email": ["not", "text"]})
+    assert person is not None and (person.subject, person.email) == ("https://id.example|alice", "")
+
+
+def test_a_person_is_their_issuer_and_subject_and_only_a_verified_email_counts():
+    """A sub is unique only within its provider; an e-mail the provider did not verify matches no grant."""
+    alice = signed_in_from_claims({"is_logged_in": True, "iss": "https://id.example", "sub": "alice", "email": "a@x.org"})
+    other = signed_in_from_claims(
+        {"is_logged_in": True, "iss": "https://other.example", "sub": "alice", "email": "a@x.org", "email_verified": True}
+    )
+    assert alice is not None and other is not None and alice.subject != other.subject
+    assert alice.subject == "https://id.example|alice" and not alice.email_verified and other.email_verified
+    for unverified in ("true", 1, None):
+        claims = {"is_logged_in": True, "iss": "https://id.example", "sub": "a", "email_verified": unverified}
+        assert signed_in_from_claims(claims).email_verified is False  # type: ignore[union-attr]
+    assert signed_in_from_claims({"is_logged_in": True, "sub": "alice"}) is None  # no issuer: nobody
 
 
 def test_sign_in_stays_closed_while_request_headers_may_say_who_is_signed_in(tmp_path, monkeypatch):

@@ -15,6 +15,7 @@ so a capture that missed it would fail the test rather than pass it.
 from __future__ import annotations
 
 import io
+import json
 import struct
 import sys
 import zipfile
@@ -40,7 +41,8 @@ pytestmark = pytest.mark.browser
 REPO = Path(__file__).resolve().parents[2]
 SENTINEL_NUMBER = 987653
 SENTINEL_CATEGORY = "Qzxv-sentinel-7731"
-ROWS = 3000
+ROWS = 2987  # the table's exact row count, not DP: never in the analyst's text either (and not a round figure the
+# pages' own sentences use, like "3,000")
 
 
 def _sentinel_forms() -> list[bytes]:
@@ -238,6 +240,13 @@ def test_an_analyst_learns_within_the_slice_and_never_receives_the_sentinel(brow
         assert page.get_by_text("Run the comparison").count() == 0
         texts.append(page.content())
 
+    # The exact row count, in any text the analyst reads: unless the owner's noisy count landed on it (rarely).
+    (published,) = tmp_path.glob("**/shared/*/summary.json")
+    if json.loads(published.read_text(encoding="utf-8"))["rows"] != ROWS:
+        counts = [str(ROWS), f"{ROWS:,}", f"{ROWS:,}".replace(",", "."), f"{ROWS:,}".replace(",", "\u202f")]
+        readable = [*texts, *(downloads[name].decode("utf-8") for name in ("card", "report", "report.md"))]
+        assert not [(i, c) for i, text in enumerate(readable) for c in counts if c in text]
+
     leaks = {name: _holds_sentinel(data) for name, data in downloads.items()}
     leaks |= {f"page {i}": _holds_sentinel(text.encode()) for i, text in enumerate(texts)}
     leaks["websocket"] = _holds_sentinel(b"".join(frames))
@@ -253,7 +262,7 @@ def test_an_analyst_learns_within_the_slice_and_never_receives_the_sentinel(brow
     history.scroll_into_view_if_needed()
     screenshot(owner, "roles_owner_history")
     exported = _download(owner, "Download the history (CSV)", "roles_history.csv").decode("utf-8")
-    assert exported.count(ANALYST_EMAIL) == 3  # the grant's line, and the two spends
+    assert exported.count(ANALYST_EMAIL) == 4  # the grant's line, its claim by Bob's first spend, and the two spends
     from contextlib import closing
 
     from dpcore.budget.ledger_db import connect

@@ -34,7 +34,7 @@ def signed_in_server(tmp_path, oidc_provider):
     process.wait(timeout=20)
 
 
-def test_sign_in_then_spend_then_sign_out(browser, signed_in_server, tmp_path):
+def test_sign_in_then_spend_then_sign_out(browser, signed_in_server, tmp_path, oidc_provider):
     from dpcore.budget.ledger_db import connect
 
     context = browser.new_context(viewport={"width": 1400, "height": 2000})
@@ -67,9 +67,11 @@ def test_sign_in_then_spend_then_sign_out(browser, signed_in_server, tmp_path):
     page.get_by_role("button", name="Train").click()
     page.get_by_text("Inside the model").wait_for()
     with closing(connect(tmp_path / "ledger.sqlite3")) as conn:
-        assert conn.execute("SELECT subject, email FROM spends").fetchall() == [(SUBJECT, EMAIL)]
+        # the person is the provider's issuer and subject together: a subject alone is unique only within its provider
+        person = (f"{oidc_provider.url}|{SUBJECT}", EMAIL)
+        assert conn.execute("SELECT subject, email FROM spends").fetchall() == [person]
         # the sample's dataset was opened for Alice: its budget's creation is hers too
-        assert conn.execute("SELECT subject, email FROM totals").fetchall() == [(SUBJECT, EMAIL)]
+        assert conn.execute("SELECT subject, email FROM totals").fetchall() == [person]
 
     page.get_by_role("link", name="2. Privacy").click()
     page.get_by_text("The dataset's history").first.wait_for()

@@ -23,8 +23,8 @@ from dpcore.budget.signed_in import SignedIn
 from dpcore.exceptions import BudgetExceededError
 
 OWNER_ALICE = SignedIn("alice-7f3a", "alice@example.org")
-BOB = SignedIn("bob-19c2", "Bob@Example.org")
-CAROL = SignedIn("carol-55d0", "carol@example.org")
+BOB = SignedIn("bob-19c2", "Bob@Example.org", email_verified=True)
+CAROL = SignedIn("carol-55d0", "carol@example.org", email_verified=True)
 SLICE_REFUSAL = "ask the dataset's owner for a larger slice"
 
 
@@ -170,8 +170,9 @@ def test_grants_and_revocations_are_in_the_history_with_who_made_them_and_cannot
     _as(ledger_path, dataset, BOB).spend("Train DP tree", 0.25)
     owner.revoke(granted.grant_id, reason="project over")
     history = owner.history()
-    assert history["event"].tolist() == ["total set", "slice granted", "spend", "slice revoked"]
-    granted_line, spend_line, revoked_line = history.iloc[1], history.iloc[2], history.iloc[3]
+    assert history["event"].tolist() == ["total set", "slice granted", "slice claimed", "spend", "slice revoked"]
+    granted_line, claimed_line, spend_line, revoked_line = (history.iloc[i] for i in (1, 2, 3, 4))
+    assert claimed_line["by (e-mail)"] == BOB.email  # the e-mail grant is Bob's subject's from his first spend
     assert granted_line["what"] == "to bob@example.org" and granted_line["ε in the dataset's unit"] == 0.5
     assert granted_line["by (e-mail)"] == revoked_line["by (e-mail)"] == OWNER_ALICE.email
     assert spend_line["by (e-mail)"] == BOB.email and "project over" in revoked_line["what"]
@@ -246,7 +247,9 @@ def _analysts_charging(path, dataset, process, barrier, results):
             with lock:
                 outcomes.append(outcome)
 
-    people = [SignedIn(f"analyst-{process}-{i}", f"a{process}{i}@example.org") for i in range(ANALYSTS_PER_PROCESS)]
+    people = [
+        SignedIn(f"analyst-{process}-{i}", f"a{process}{i}@example.org", email_verified=True) for i in range(ANALYSTS_PER_PROCESS)
+    ]
     people.append(OWNER_ALICE)
     barrier.wait()
     threads = [threading.Thread(target=session, args=(person,)) for person in people]
@@ -297,3 +300,103 @@ def test_the_catalog_lists_the_datasets_a_person_holds_a_live_slice_of(ledger_pa
     assert catalog.granted_to(CAROL) == [] and catalog.granted_to(None) == []
     owner.revoke(granted.grant_id)
     assert catalog.granted_to(BOB) == []
+
+
+def test_only_the_owner_sets_the_total_or_the_unit_or_writes_the_history(ledger_path):
+    dataset = _dataset(ledger_path)
+    _as(ledger_path, dataset, OWNER_ALICE).grant("bob@example.org", 0.5)
+    bob, carol = _as(ledger_path, dataset, BOB), _as(ledger_path, dataset, CAROL)
+    bob.spend("Bob's count", 0.5)  # his slice is spent: nothing is held back any more
+    for person in (bob, carol):
+        with pytest.raises(BudgetExceededError, match="Only the dataset's owner"):
+            person.set_total(50, confirm_raise=True)
+        with pytest.raises(BudgetExceededError, match="Only the dataset's owner"):
+            person.set_unit(REPLACE_ONE, confirm=True)
+        with pytest.raises(BudgetExceededError, match="Only the dataset's owner"):
+            person.record_event("rewritten", "by someone else")
+        with pytest.raises(BudgetExceededError, match="Only the dataset's owner"):
+            person.grant("mallory@example.org", 0.1)
+        with pytest.raises(BudgetExceededError, match="Only the dataset's owner"):
+            person.revoke(1)
+    owner = _as(ledger_path, dataset, OWNER_ALICE)
+    assert owner.total == pytest.approx(2.0) and owner.unit != REPLACE_ONE
+    owner.set_total(3.0, confirm_raise=True)
+    owner.set_unit(REPLACE_ONE, confirm=True)
+    assert owner.total == pytest.approx(3.0) and owner.unit == REPLACE_ONE
+
+
+def test_a_signed_in_person_with_no_role_spends_nothing_and_is_told_to_ask_for_a_slice(ledger_path):
+    dataset = _dataset(ledger_path)
+    carol = _as(ledger_path, dataset, CAROL)
+    assert carol.role() is None
+    with pytest.raises(BudgetExceededError, match="ask the dataset's owner for a slice") as refused:
+        with carol.charging(Charge("Train DP tree", 0.1, action="Training", undone="trained")):
+            raise AssertionError("the work must not run")
+    assert "Nothing was trained or charged" in str(refused.value)
+    with pytest.raises(BudgetExceededError, match="ask the dataset's owner for a slice"):
+        carol.spend_parallel("Carol's groups", [0.1, 0.1])
+    with pytest.raises(BudgetExceededError, match="ask the dataset's owner for a slice"):
+        carol.count_people_as("one row per person")
+    assert _as(ledger_path, dataset, OWNER_ALICE).spent == 0
+
+
+def test_without_sign_in_everyone_still_owns_the_one_machines_dataset(ledger_path):
+    ledger = BudgetLedger("local", 2.0, ledger_path)
+    ledger.spend("count", 0.5)
+    ledger.set_total(3.0, confirm_raise=True)
+    ledger.set_unit(REPLACE_ONE, confirm=True)
+    ledger.record_event("note", "kept")
+    assert ledger.total == pytest.approx(3.0) and ledger.role() == OWNER
+
+
+def test_an_unverified_email_matches_no_grant(ledger_path):
+    dataset = _dataset(ledger_path)
+    _as(ledger_path, dataset, OWNER_ALICE).grant("bob@example.org", 0.5)
+    unverified = _as(ledger_path, dataset, SignedIn("bob-19c2", "bob@example.org"))
+    assert unverified.role() is None and unverified.my_slice() is None
+    with pytest.raises(BudgetExceededError, match="ask the dataset's owner for a slice"):
+        unverified.spend("Bob's count", 0.1)
+    assert _as(ledger_path, dataset, BOB).role() == ANALYST
+
+
+def test_a_grant_by_email_is_bound_to_the_subject_that_first_spends_under_it(ledger_path):
+    dataset = _dataset(ledger_path)
+    owner = _as(ledger_path, dataset, OWNER_ALICE)
+    owner.grant("bob@example.org", 0.5)
+    _as(ledger_path, dataset, BOB).spend("Bob's count", 0.1)
+    (granted,) = owner.slices()
+    assert granted.claimed_by == BOB.subject
+    # The address changes hands: its next holder, verified or not, inherits nothing.
+    recycled = _as(ledger_path, dataset, SignedIn("dave-0a1b", "bob@example.org", email_verified=True))
+    assert recycled.role() is None
+    with pytest.raises(BudgetExceededError, match="ask the dataset's owner for a slice"):
+        recycled.spend("Dave's count", 0.1)
+    assert _as(ledger_path, dataset, BOB).role() == ANALYST and _as(ledger_path, dataset, BOB).remaining == pytest.approx(0.4)
+    assert owner.history()["event"].tolist().count("slice claimed") == 1
+    # One live slice per person: neither their e-mail nor the subject that claimed it gets a second.
+    for again in ("BOB@example.org", BOB.subject):
+        with pytest.raises(BudgetExceededError, match="already holds a slice"):
+            owner.grant(again, 0.1)
+
+
+def test_a_subject_from_another_provider_is_another_person(ledger_path):
+    alice = SignedIn("https://id.example|alice-7f3a", "alice@example.org", email_verified=True)
+    mallory = SignedIn("https://other.example|alice-7f3a", "mallory@example.net", email_verified=True)
+    dataset = Catalog(ledger_path, signed_in=alice).create("clinic", total_epsilon=2.0).dataset_id
+    assert _as(ledger_path, dataset, alice).role() == OWNER
+    assert _as(ledger_path, dataset, mallory).role() is None
+    with pytest.raises(BudgetExceededError, match="Only the dataset's owner"):
+        _as(ledger_path, dataset, mallory).grant("mallory@example.net", 1.0)
+
+
+def test_a_person_granted_twice_before_using_either_spends_under_neither_until_one_is_revoked(ledger_path):
+    dataset = _dataset(ledger_path)
+    owner = _as(ledger_path, dataset, OWNER_ALICE)
+    by_email = owner.grant("bob@example.org", 0.5)
+    owner.grant(BOB.subject, 0.5)  # nobody can tell yet that the address and the subject are one person
+    bob = _as(ledger_path, dataset, BOB)
+    with pytest.raises(BudgetExceededError, match="ask the dataset's owner to revoke one"):
+        bob.spend("Bob's count", 0.1)
+    owner.revoke(by_email.grant_id)
+    bob.spend("Bob's count", 0.1)
+    assert bob.remaining == pytest.approx(0.4)
