@@ -92,19 +92,27 @@ def save(ledger_path, token: str, dataset: Dataset, table_changed: bool = False,
         return
     where.mkdir(parents=True, exist_ok=True)
     where.touch()  # the folder's time is the workspace's last use (see prune)
+    found = dataset.identification
+    identified = {
+        "created": found.created,
+        "overlap": found.overlap,
+        "matched": found.matched.dataset_id if found.matched else None,
+        "legacy": found.legacy,
+    }
+    _write_dataset(where, dataset, table_changed, owner, identified)
+
+
+def _write_dataset(where: Path, dataset: Dataset, table_changed: bool, owner: str, identified: dict) -> None:
+    """The table (unless a sample, or unchanged and already there) and ``workspace.json`` of ``dataset`` in ``where``."""
     if not dataset.is_sample and (table_changed or not (where / "table.parquet").exists()):
         _write(where / "table.parquet", _parquet(dataset.frame))
-    found = dataset.identification
     meta = {
         "name": dataset.name,
         "info": dataset.info,
         "is_sample": dataset.is_sample,
         "schema": dataset.schema.to_dict(),
-        "dataset_id": found.dataset.dataset_id,
-        "created": found.created,
-        "overlap": found.overlap,
-        "matched": found.matched.dataset_id if found.matched else None,
-        "legacy": found.legacy,
+        "dataset_id": dataset.identification.dataset.dataset_id,
+        **identified,
         "owner": owner,
     }
     _write(where / "workspace.json", json.dumps(meta, ensure_ascii=False).encode("utf-8"))
@@ -137,21 +145,7 @@ def share(ledger_path, dataset: Dataset, *, owner: str = "", table_changed: bool
     if where is None or not owns(ledger_path, dataset.dataset_id, owner):
         return False
     where.mkdir(parents=True, exist_ok=True)
-    if not dataset.is_sample and (table_changed or not (where / "table.parquet").exists()):
-        _write(where / "table.parquet", _parquet(dataset.frame))
-    found = dataset.identification
-    meta = {
-        "name": dataset.name,
-        "info": dataset.info,
-        "is_sample": dataset.is_sample,
-        "schema": dataset.schema.to_dict(),
-        "dataset_id": found.dataset.dataset_id,
-        "created": False,
-        "overlap": 1.0,
-        "matched": None,
-        "owner": owner,
-    }
-    _write(where / "workspace.json", json.dumps(meta, ensure_ascii=False).encode("utf-8"))
+    _write_dataset(where, dataset, table_changed, owner, {"created": False, "overlap": 1.0, "matched": None})
     return True
 
 
