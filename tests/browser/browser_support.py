@@ -119,17 +119,17 @@ def release_copy(page) -> None:
     from playwright.sync_api import expect
 
     button = page.get_by_role("button", name="Release the copy")
-    button.wait_for()  # drawn after the confirmation box, so the box is there by now if it is asked for
-    # A word typed while the page still runs can be reset by that run's end (the button then stayed disabled
-    # for minutes in a loaded run): type it once the page is idle, and once more if a late run reset it.
-    wait_until_idle(page)
-    confirmation = page.get_by_label("To release it anyway", exact=False)
-    if confirmation.count():
-        for _attempt in range(2):
+    button.wait_for()
+    # A word typed while the page still runs can be reset by that run's end, and on a loaded machine the box can be
+    # drawn by a later run than the button's (the button then stayed disabled for minutes): each round waits for
+    # the page to be idle, then types the word if the box asks for it, until the button is enabled.
+    for _attempt in range(4):
+        wait_until_idle(page)
+        if button.is_enabled():
+            break
+        confirmation = page.get_by_label("To release it anyway", exact=False)
+        if confirmation.count():
             confirmation.fill("noise")
             confirmation.press("Enter")
-            wait_until_idle(page)
-            if button.is_enabled():
-                break
-        expect(button).to_be_enabled()
+    expect(button).to_be_enabled()
     button.click()
