@@ -78,7 +78,8 @@ def normal_name(name: object) -> str:
 def _rounded(numbers: np.ndarray) -> np.ndarray:
     """Numbers to 12 significant digits, so a re-save's last-digit noise hashes alike."""
     numbers = np.asarray(numbers, dtype=np.float64)
-    finite = np.isfinite(numbers) & (numbers != 0)
+    # Below 1e-290 the scale 10**(11 - magnitude) overflows; numbers that small are kept as they are.
+    finite = np.isfinite(numbers) & (np.abs(numbers) >= 1e-290)
     out = numbers.copy()
     magnitude = np.floor(np.log10(np.abs(numbers[finite])))
     scale = 10.0 ** (11 - magnitude)

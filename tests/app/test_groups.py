@@ -172,8 +172,14 @@ def test_a_small_budget_is_said_once_before_the_controls_and_a_spent_one_too(app
     assert _button(at, "Find groups").disabled
 
 
-def test_a_map_with_no_group_is_a_stated_outcome_not_a_drawn_map(app):
+def test_a_map_with_no_group_is_a_stated_outcome_not_a_drawn_map(app, monkeypatch):
+    from dpstudio.support import groups_view
+
+    # An empty cell passes the threshold in one grid in twenty, so an unseeded map would fail one run in
+    # twenty; demo seed 1 is a draw where no cell passes (the app's own demo seed happens to pass one).
+    monkeypatch.setattr(groups_view, "DEMO_SEED", 1)
     at = app("groups")
+    at.checkbox(key="groups_seeded").check()
     at.text_input(key="groups_epsilon").set_value("0.0001").run()
     _button(at, "Find groups").click().run()
     assert not at.exception and state(at).ledger().spent == pytest.approx(0.0001)

@@ -92,6 +92,12 @@ def test_numbers_and_their_text_hash_alike():
     assert (dates == cell_hashes(pd.Series(["3/4/2020", "25/12/2020"]))).all()
 
 
+def test_numbers_near_the_smallest_float_keep_distinct_hashes():
+    with np.errstate(all="raise"):
+        tiny = cell_hashes(pd.Series([1e-300, 2e-300, 5e-324]))
+    assert len(set(tiny.tolist())) == 3
+
+
 def test_extracts_narrow_exports_and_next_years_file_are_the_same_people(adult, adult_sketch):
     """The review's misses: a filtered extract, five columns only, every age one year older."""
     assert _same_people(adult, adult_sketch, adult[adult["sex"] == "Female"]) >= 0.9
