@@ -14,6 +14,7 @@ each states the false-alarm rate it would have on a fresh seed (``ALPHA`` = 1e-6
 
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
 
@@ -106,6 +107,15 @@ APP = str(REPO / "dpstudio" / "app.py")
 APP_TIMEOUT = 900
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _scan_streamlit_components_once():
+    """Every new AppTest scans all installed packages' metadata for Streamlit components; the answer never changes within a run."""
+    if "streamlit" in sys.modules:  # a process that collected app tests
+        from streamlit.components.v2 import manifest_scanner
+
+        manifest_scanner.scan_component_manifests = functools.cache(manifest_scanner.scan_component_manifests)
+
+
 @pytest.fixture
 def app(tmp_path, monkeypatch):
     """Open the app (optionally on a page) in a fresh AppTest session with its own ledger file."""
@@ -150,12 +160,11 @@ def browser():
 
 @pytest.fixture
 def server(tmp_path):
-    from browser_support import start_server
+    from browser_support import start_server, stop_server
 
     process, url = start_server(tmp_path)
     yield url
-    process.terminate()
-    process.wait(timeout=20)
+    stop_server(process)
 
 
 @pytest.fixture

@@ -54,7 +54,7 @@ def start_server(
         stderr=subprocess.DEVNULL,
     )
     url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
+    deadline = time.time() + 180  # a loaded machine imports the app slowly; a quiet one answers in seconds
     while time.time() < deadline:
         try:
             with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
@@ -63,7 +63,13 @@ def start_server(
         except OSError:
             time.sleep(0.3)
     process.kill()
-    raise RuntimeError("streamlit did not start within 60 s")
+    raise RuntimeError("streamlit did not start within 180 s")
+
+
+def stop_server(process: subprocess.Popen) -> None:
+    """Kill the server: its ledger commits every charge as it happens, and a polite stop waits seconds for its sessions."""
+    process.kill()
+    process.wait(timeout=20)
 
 
 def screenshot(page, name: str) -> Path:

@@ -16,6 +16,7 @@ from browser_support import (  # noqa: E402
     schema_uploader,
     screenshot,
     start_server,
+    stop_server,
     table_uploader,
     wait_until_idle,
 )
@@ -98,8 +99,7 @@ def test_an_upload_over_the_limit_is_refused(browser, tmp_path):
         screenshot(page, "upload_over_limit")
         context.close()
     finally:
-        process.terminate()
-        process.wait(timeout=20)
+        stop_server(process)
 
 
 def test_train_a_model_on_the_sample_and_download_it_as_a_safe_file(page):

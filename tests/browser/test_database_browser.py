@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import expect
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from browser_support import REPO, schema_uploader, screenshot, start_server, wait_until_idle  # noqa: E402
+from browser_support import REPO, schema_uploader, screenshot, start_server, stop_server, wait_until_idle  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
@@ -34,8 +34,7 @@ def server(tmp_path, monkeypatch):
     monkeypatch.setenv("DPSTUDIO_SECRETS", str(secrets))
     process, url = start_server(tmp_path)
     yield url
-    process.terminate()
-    process.wait(timeout=20)
+    stop_server(process)
 
 
 def test_a_database_table_is_picked_declared_and_trained_on(page):

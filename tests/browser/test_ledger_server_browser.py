@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from browser_support import screenshot, start_server, wait_until_idle  # noqa: E402
+from browser_support import screenshot, start_server, stop_server, wait_until_idle  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
@@ -27,8 +27,7 @@ def ledger_url(postgres_server) -> str:
 def server(tmp_path, ledger_url):
     process, url = start_server(tmp_path, ledger=ledger_url)
     yield url
-    process.terminate()
-    process.wait(timeout=20)
+    stop_server(process)
 
 
 def test_a_model_trained_on_a_server_ledger_is_charged_there_and_shown_in_the_history(page, ledger_url):

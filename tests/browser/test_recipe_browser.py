@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from browser_support import ARTIFACTS, REPO, release_copy, schema_uploader, screenshot, start_server, wait_until_idle  # noqa: E402
+from browser_support import ARTIFACTS, REPO, release_copy, schema_uploader, screenshot, start_server, stop_server, wait_until_idle  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
@@ -34,8 +34,7 @@ def server(tmp_path, database, monkeypatch):
     monkeypatch.setenv("DPSTUDIO_SECRETS", str(database["secrets"]))
     process, url = start_server(tmp_path)
     yield url
-    process.terminate()
-    process.wait(timeout=20)
+    stop_server(process)
 
 
 def _change_a_few_rows(path: Path) -> None:

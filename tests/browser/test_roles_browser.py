@@ -32,6 +32,7 @@ from browser_support import (  # noqa: E402
     schema_uploader,
     screenshot,
     start_server,
+    stop_server,
     table_uploader,
     wait_until_idle,
 )
@@ -95,8 +96,7 @@ def room(tmp_path, oidc_provider):
     (home / ".streamlit" / "secrets.toml").write_text(oidc_provider.secrets_toml(url), encoding="utf-8")
     process, url = start_server(tmp_path, port=port, home=home)
     yield url
-    process.terminate()
-    process.wait(timeout=20)
+    stop_server(process)
 
 
 def _sign_in(browser, url: str, subject: str):

@@ -16,7 +16,7 @@ import pytest
 from oidc_support import EMAIL, SUBJECT
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from browser_support import free_port, screenshot, start_server, wait_until_idle  # noqa: E402
+from browser_support import free_port, screenshot, start_server, stop_server, wait_until_idle  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
@@ -30,8 +30,7 @@ def signed_in_server(tmp_path, oidc_provider):
     (home / ".streamlit" / "secrets.toml").write_text(oidc_provider.secrets_toml(url), encoding="utf-8")
     process, url = start_server(tmp_path, port=port, home=home)
     yield url
-    process.terminate()
-    process.wait(timeout=20)
+    stop_server(process)
 
 
 def test_sign_in_then_spend_then_sign_out(browser, signed_in_server, tmp_path, oidc_provider):
@@ -131,8 +130,7 @@ def test_a_deep_link_to_a_page_asks_to_sign_in_when_streamlit_runs_the_package_s
         screenshot(page, "deep_link_sign_in")
         page.context.close()
     finally:
-        process.terminate()
-        process.wait(timeout=20)
+        stop_server(process)
 
 
 def test_a_half_configured_sign_in_keeps_the_app_closed_on_loopback(browser, tmp_path, oidc_provider):
@@ -178,5 +176,4 @@ def test_a_half_configured_sign_in_keeps_the_app_closed_on_loopback(browser, tmp
         screenshot(page, "sign_in_half_configured")
         page.context.close()
     finally:
-        process.terminate()
-        process.wait(timeout=20)
+        stop_server(process)
