@@ -38,26 +38,27 @@ from dpcore.validation import Bounds, RandomStateLike, check_epsilon, check_rand
 __all__ = [
     "CANDIDATES",
     "CHOICE_KEYS",
+    "DEFAULT_CANDIDATES",
     "DEFAULT_HELD_OUT",
     "DEFAULT_SHARE",
     "Choice",
+    "brier_losses",
     "DPModelChoiceClassifier",
     "DPModelChoiceRegressor",
     "choose_model",
 ]
 
 #: The share of ε that buys the comparison (the screening fits and the selection together).
-#: Chosen on ``benchmarks/model_choice.py`` (README §31): Adult and California subsets of
-#: 1,000 and 5,000 rows at ε = 0.3, 1 and 3. A quarter leaves the final model three quarters of
-#: ε on every row; the candidates' screening fits still see enough signal to rank them where their
-#: errors differ by more than a point (smaller shares made the pick close to a coin toss at ε = 0.3).
+#: Chosen on ``benchmarks/model_choice.py`` (``benchmarks/README.md`` §31): Adult and California
+#: subsets of 1,000 and 5,000 rows and the weak-additive analog, at ε = 0.3, 1 and 3, five draws.
+#: With shares of 0.15, 0.25 and 0.4 the regret against the best candidate alone was about the same
+#: (none better in most cells); a quarter leaves the final model three quarters of ε on every row.
 DEFAULT_SHARE = 0.25
 #: The public fraction of rows held out to score the candidates (a fifth, as Train's own held-out part).
 DEFAULT_HELD_OUT = 0.2
 
-#: Candidate learners by registry key: §26's contenders for each task, all pure ε-DP, so the choice is too.
-#: DP-SGD is left out: it is (ε, δ)-DP, which would turn the whole choice approximate, and it trailed
-#: boosting and the additive model on every table of §26's size.
+#: Learners a choice may compare, by registry key: all pure ε-DP, so the choice is too. DP-SGD is
+#: left out: it is (ε, δ)-DP, which would turn the whole choice approximate.
 CANDIDATES: dict[str, dict[str, type[DPEstimatorMixin]]] = {
     "classification": {
         "dp_boosting_clf": DPBoostingClassifier,
@@ -65,6 +66,13 @@ CANDIDATES: dict[str, dict[str, type[DPEstimatorMixin]]] = {
         "dp_gaussian_nb": DPGaussianNB,
     },
     "regression": {"dp_boosting_reg": DPBoostingRegressor, "dp_additive_reg": DPAdditiveRegressor},
+}
+#: What a choice compares unless told otherwise: §26's two contenders, boosting and the additive model.
+#: Naive Bayes is left out of the default: scored by the Brier score it was never picked in §31 (its
+#: noisy variances make its probabilities overconfident), and every candidate thins the others' share.
+DEFAULT_CANDIDATES = {
+    "classification": ("dp_boosting_clf", "dp_additive_clf"),
+    "regression": ("dp_boosting_reg", "dp_additive_reg"),
 }
 #: The registry keys of the choice itself, by task.
 CHOICE_KEYS = {"classification": "dp_choice_clf", "regression": "dp_choice_reg"}
@@ -145,9 +153,10 @@ PRIVACY = r"""
       ``held_out``), independent of the data and of the other rows, and is never released.
     * **Screening fits**: each candidate is fitted on the training part at ``s·ε/m``; the ``m``
       fits read the same rows, so they compose sequentially to ``s·ε`` on the training part.
-    * **Selection**: each candidate's total loss on the held-out part (0/1 error for labels,
-      absolute error on the target scaled to [0, 1] by its declared bounds, clipped to 1, for
-      numbers) moves by at most 1 when one held-out row is added or removed: sensitivity 1.
+    * **Selection**: each candidate's total loss on the held-out part (the Brier score halved
+      for labels, the absolute error on the target scaled to [0, 1] by its declared bounds for
+      numbers: both lie in [0, 1] per record, whatever the data and the model) moves by at most
+      1 when one held-out row is added or removed: sensitivity 1.
       The exponential mechanism (:class:`~dpcore.mechanisms.Exponential`, exact sampler) picks
       the index at ``s·ε``. The totals themselves are never released, only the argmax.
     * **Parallel composition over the secret split**: a row added or removed lands in the
@@ -166,8 +175,8 @@ PRIVACY = r"""
 """
 PRIVACY_SUMMARY = NEIGHBOURS + N_(
     "A secret draw holds out a fifth of the rows. Each candidate learner is fitted on the rest with a share of a "
-    "quarter of ε (split between them), and the exponential mechanism picks the one with the fewest errors on the "
-    "held-out rows, at that quarter too (one row moves each error count by at most 1); a row is on one side of the "
+    "quarter of ε (split between them), and the exponential mechanism picks the one with the smallest total error on "
+    "the held-out rows, at that quarter too (one row's error is between 0 and 1); a row is on one side of the "
     "split only, so the comparison costs a quarter of ε. The chosen learner is then fitted on every row with the other "
     "three quarters: ε in total."
 )
@@ -190,7 +199,7 @@ class _Choice(DPEstimatorMixin):
 
     def _candidate_keys(self) -> list[str]:
         known = CANDIDATES[self.task]
-        keys = list(self.candidates) if self.candidates is not None else list(known)
+        keys = list(self.candidates) if self.candidates is not None else list(DEFAULT_CANDIDATES[self.task])
         unknown = [k for k in keys if k not in known]
         if unknown or len(set(keys)) != len(keys) or len(keys) < 2:
             raise ValueError(f"candidates must be two or more distinct keys of {sorted(known)}, got {keys!r}")
@@ -222,7 +231,7 @@ _PARAMETERS = """
     Parameters
     ----------
     candidates : sequence of str, optional
-        Registry keys of the learners to compare (default: every key of ``CANDIDATES[task]``).
+        Registry keys of the learners to compare, among ``CANDIDATES[task]`` (default: ``DEFAULT_CANDIDATES[task]``).
     epsilon : float, default 1.0
         The total ε: the comparison and the final fit together.
     share : float, default 0.25
@@ -241,7 +250,7 @@ _PARAMETERS = """
 
 class DPModelChoiceClassifier(DeclaredClassesMixin, ClassifierMixin, _Choice):
     __doc__ = (
-        """The better of boosting, the additive model and naive Bayes for a label, chosen privately on held-out rows.
+        """The better of boosting and the additive model (naive Bayes on request) for a label, chosen privately on held-out rows.
 """
         + _PARAMETERS
         + """
@@ -250,7 +259,7 @@ class DPModelChoiceClassifier(DeclaredClassesMixin, ClassifierMixin, _Choice):
 
     Notes
     -----
-    A record's loss is 0/1: whether the candidate gets its label wrong.
+    A record's loss is its Brier score halved (:func:`brier_losses`), in [0, 1].
 """
         + PRIVACY
         + """
@@ -298,7 +307,7 @@ class DPModelChoiceClassifier(DeclaredClassesMixin, ClassifierMixin, _Choice):
         known = codes >= 0  # a label that is not declared: the record is dropped (a per-record filter)
         # Candidates learn the declared codes, so every one of them knows every class.
         shared = self._shared() | {"classes": list(range(len(self.classes_)))}
-        self._choose(X[known], codes[known], shared, _label_errors)
+        self._choose(X[known], codes[known], shared, brier_losses)
         return self
 
     def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
@@ -381,8 +390,24 @@ class DPModelChoiceRegressor(TargetScalingMixin, RegressorMixin, _Choice):
         return np.asarray(self.final_model_.predict(X), dtype=float)
 
 
-def _label_errors(model: Any, X: NDArray[np.float64], codes: NDArray[Any]) -> NDArray[np.float64]:
-    return (np.asarray(model.predict(X)) != codes).astype(float)
+def brier_losses(model: Any, X: NDArray[np.float64], codes: NDArray[Any]) -> NDArray[np.float64]:
+    """Each record's Brier score halved, ``½·Σ_c (p_c − [c = y])²``, which lies in [0, 1] for any probabilities.
+
+    Chosen over the 0/1 error: screening models fitted on a share of ε mostly predict the
+    majority class, so their error counts tie and the pick is a coin toss, while their
+    probabilities still tell a model that learnt something from one that did not
+    (``benchmarks/README.md`` §31: the 0/1 error's regret was up to three times the Brier score's).
+    """
+    probabilities = np.asarray(model.predict_proba(X), dtype=float)
+    truth = np.zeros_like(probabilities)
+    truth[np.arange(len(codes)), np.asarray(codes, dtype=np.int64)] = 1.0
+    return np.clip(0.5 * np.sum((probabilities - truth) ** 2, axis=1), 0.0, 1.0)
+
+
+_DESCRIPTION = N_(
+    "A quarter of ε compares two learners, DP boosted trees and the DP additive model, on a held-out fifth of the "
+    "rows; you get the better of the two, trained on every row with the other three quarters."
+)
 
 
 def registry_entries(our_model: Callable[..., Any]) -> tuple[Any, ...]:
@@ -393,19 +418,13 @@ def registry_entries(our_model: Callable[..., Any]) -> tuple[Any, ...]:
             N_("Let DP choose the model (regressor)"),
             "regression",
             DPModelChoiceRegressor,
-            N_(
-                "A quarter of ε compares DP boosted trees and the DP additive model on a held-out fifth of the rows; "
-                "the better one is trained on every row with the other three quarters."
-            ),
+            _DESCRIPTION,
         ),
         our_model(
             CHOICE_KEYS["classification"],
             N_("Let DP choose the model (classifier)"),
             "classification",
             DPModelChoiceClassifier,
-            N_(
-                "A quarter of ε compares DP boosted trees, the DP additive model and DP naive Bayes on a held-out fifth "
-                "of the rows; the better one is trained on every row with the other three quarters."
-            ),
+            _DESCRIPTION,
         ),
     )
