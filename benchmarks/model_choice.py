@@ -14,9 +14,11 @@ and with the same seed, registry defaults and the declared schemas of ``sample_d
   error on 20,000 fresh rows), where the additive model beats boosting.
 
 Each cell is the mean over ``--seeds`` draws (subset and noise); *picked* counts how often the
-choice took each candidate; *regret* is the choice's error minus the best candidate's alone.
+choice took each candidate; *regret* is the choice's error minus the best candidate's alone
+(which nobody can know without looking at the data); *vs suggested* is the choice's error minus
+that of the model the Train page suggests for the table's size (``dpcore.models.suggestion``).
 
-    PYTHONPATH=. python benchmarks/model_choice.py [--sizes 1000 5000] [--epsilons 0.3 1 3] [--seeds 3]
+    PYTHONPATH=. python benchmarks/model_choice.py [--sizes 1000 5000] [--epsilons 0.3 1 3] [--seeds 5] [--share S]
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from benchmarks.additive import context as weak_context
 from benchmarks.model_by_size import california, subset
 from dpcore.models.choice import CANDIDATES, CHOICE_KEYS
 from dpcore.models.registry import ModelContext, get
+from dpcore.models.suggestion import suggested_model
 from dpcore.tables.design import Design
 
 SHORT = {"dp_boosting_clf": "boost", "dp_additive_clf": "additive", "dp_gaussian_nb": "NB", "dp_boosting_reg": "boost"}
@@ -52,7 +55,9 @@ def _fit(key: str, context: ModelContext, X: np.ndarray, y: np.ndarray, share: f
     return seeded(get(key).make(replace(context, params=params)), int(context.random_state or 0)).fit(X, y)
 
 
-def _cell(task: str, contexts: list[ModelContext], draws: list[tuple], target_bounds, share: float | None) -> dict[str, object]:
+def _cell(
+    task: str, rows: int, contexts: list[ModelContext], draws: list[tuple], target_bounds, share: float | None
+) -> dict[str, object]:
     """Mean error of the choice and of each candidate over the draws, with the choice's picks."""
     errors: dict[str, list[float]] = {key: [] for key in (CHOICE_KEYS[task], *CANDIDATES[task])}
     picks: Counter[str] = Counter()
@@ -64,10 +69,13 @@ def _cell(task: str, contexts: list[ModelContext], draws: list[tuple], target_bo
                 picks[SHORT[model.chosen_]] += 1
     means = {key: float(np.mean(values)) for key, values in errors.items()}
     best = min(means[k] for k in CANDIDATES[task])
+    suggested = suggested_model(task, rows, contexts[0].epsilon)
+    assert suggested is not None
     return {
         "choice": means[CHOICE_KEYS[task]],
         **{SHORT[k]: means[k] for k in CANDIDATES[task]},
         "regret": means[CHOICE_KEYS[task]] - best,
+        "vs suggested": f"{means[CHOICE_KEYS[task]] - means[suggested.key]:+.3f} ({SHORT[suggested.key]})",
         "picked": ", ".join(f"{name} {count}" for name, count in picks.most_common()),
     }
 
@@ -82,7 +90,7 @@ def run_tables(sizes: list[int], epsilons: list[float], seeds: int, share: float
                 contexts = [part.context(epsilon=epsilon, random_state=s) for s, part in enumerate(parts)]
                 draws = [(part.X, part.y, test.X, test.y) for part in parts]
                 row = {"table": name, "rows": n, "ε": epsilon}
-                row |= _cell(train.task, contexts, draws, train.target_bounds, share)
+                row |= _cell(train.task, n, contexts, draws, train.target_bounds, share)
                 records.append(row)
                 print(row, flush=True)
     for epsilon in epsilons:
@@ -93,7 +101,7 @@ def run_tables(sizes: list[int], epsilons: list[float], seeds: int, share: float
             draws.append((X, y, *weak_additive(N_TEST, rng)))
             contexts.append(weak_context(epsilon, s))
         row = {"table": "weak additive", "rows": N_TRAIN, "ε": epsilon}
-        row |= _cell("classification", contexts, draws, None, share)
+        row |= _cell("classification", N_TRAIN, contexts, draws, None, share)
         records.append(row)
         print(row, flush=True)
     return pd.DataFrame(records)
@@ -103,13 +111,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="*", default=[1000, 5000])
     parser.add_argument("--epsilons", type=float, nargs="*", default=[0.3, 1.0, 3.0])
-    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--share", type=float, default=None, help="share of ε for the comparison (default: the model's)")
     args = parser.parse_args()
     quiet_warnings()
     results = run_tables(args.sizes, args.epsilons, args.seeds, args.share)
     for table, task in (("Adult", "classification"), ("California", "regression"), ("weak additive", "classification")):
-        columns = ["rows", "ε", "choice", *(SHORT[k] for k in CANDIDATES[task]), "regret", "picked"]
+        columns = ["rows", "ε", "choice", *(SHORT[k] for k in CANDIDATES[task]), "regret", "vs suggested", "picked"]
         print(f"\n{table}\n")
         print(markdown_table(results.loc[results["table"] == table, columns]))
 

@@ -245,3 +245,35 @@ def test_the_noisy_pick_stays_within_its_epsilon(monkeypatch):
 
 def test_the_privacy_test_catches_a_pick_from_exact_error_counts(monkeypatch):
     assert_exceeds_epsilon(_pick_loss(monkeypatch, ExactPick))
+
+
+# --- one charge through the ledger -------------------------------------------------------------
+
+
+def test_training_the_choice_charges_its_total_once_or_refuses_before_any_fit(tmp_path, monkeypatch):
+    import pandas as pd
+
+    import dpcore.training
+    from dpcore.budget.accountant import BudgetLedger
+    from dpcore.exceptions import BudgetExceededError
+    from dpcore.tables.design import Design
+    from dpcore.tables.schema import ColumnSpec, Schema
+
+    X, y = _data(False, n=400)
+    frame = pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "c": X[:, 2], "t": y})
+    schema = Schema(
+        columns=[ColumnSpec(name=n, role="feature", kind="numeric", lower=0.0, upper=1.0) for n in "abc"]
+        + [ColumnSpec(name="t", role="target", kind="numeric", lower=0.0, upper=1.0)]
+    )
+    design = Design.from_table(frame, schema)
+    ledger = BudgetLedger("table", total_epsilon=1.0, path=tmp_path / "ledger.sqlite3")
+    fitted = []
+    original = dpcore.training.fit_with_progress
+    monkeypatch.setattr(dpcore.training, "fit_with_progress", lambda *args: fitted.append(1) or original(*args))
+    with pytest.raises(BudgetExceededError):
+        dpcore.training.train(design, "dp_choice_reg", 1.5, ledger)
+    assert fitted == [] and ledger.spends() == []
+    trained = dpcore.training.train(design, "dp_choice_reg", 0.6, ledger, seed=0)
+    [spend] = ledger.spends()
+    assert spend.epsilon == pytest.approx(0.6) and spend.mechanism == "DPModelChoiceRegressor"
+    assert trained.details["chosen"] in CANDIDATES["regression"]
