@@ -277,3 +277,29 @@ def test_training_the_choice_charges_its_total_once_or_refuses_before_any_fit(tm
     [spend] = ledger.spends()
     assert spend.epsilon == pytest.approx(0.6) and spend.mechanism == "DPModelChoiceRegressor"
     assert trained.details["chosen"] in CANDIDATES["regression"]
+
+
+def test_the_chosen_model_saves_opens_and_is_named_on_its_card(tmp_path):
+    import pandas as pd
+
+    from dpcore.budget.accountant import BudgetLedger
+    from dpcore.model_card import model_card
+    from dpcore.model_files import load_model, model_bytes
+    from dpcore.tables.design import Design
+    from dpcore.tables.schema import ColumnSpec, Schema
+    from dpcore.training import train
+
+    X, y = _data(True, n=400)
+    frame = pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "label": np.array(["no", "yes"])[y]})
+    schema = Schema(
+        columns=[
+            ColumnSpec(name="a", role="feature", kind="numeric", lower=0.0, upper=1.0),
+            ColumnSpec(name="b", role="feature", kind="numeric", lower=0.0, upper=1.0),
+            ColumnSpec(name="label", role="target", kind="categorical", categories=["no", "yes"]),
+        ]
+    )
+    design = Design.from_table(frame, schema)
+    trained = train(design, "dp_choice_clf", 1.0, BudgetLedger("t", total_epsilon=2.0, path=tmp_path / "l.sqlite3"))
+    opened = load_model(model_bytes(trained.model, read_from_data=[]))
+    np.testing.assert_array_equal(opened.predict(design.X[:20]), trained.model.predict(design.X[:20]))
+    assert f"**Learner chosen by DP**: {get(trained.details['chosen']).name}" in model_card(trained, schema)
