@@ -173,7 +173,13 @@ PRIVACY = r"""
       the screening is ``s·ε``-DP whichever part the row lands in (as the experts' parts,
       :mod:`dpcore.models.multiplicative_weights`).
     * **Final fit**: the chosen learner, fitted on every row at ``(1 − s)·ε``, composes
-      sequentially with the screening: ``s·ε + (1 − s)·ε = ε`` in total, charged once.
+      sequentially with the screening: ``s·ε + (1 − s)·ε = ε`` in total, charged once. With
+      ``share = 1`` there is no final fit: the chosen screening model is released as it was
+      fitted, and the total is the screening's ``ε``.
+    * **Exactness**: every candidate draws its noise with dpcore's exact samplers, and so does
+      the pick (:func:`~dpcore.mechanisms.exponential.exact_choice`); the pick spends ``ε/(2Δ)``
+      per unit of loss, not using the totals' monotonicity (which would halve its noise), so the
+      call declares the plain sensitivity the audit checks.
 
     With ``k`` rows per person the context hands this model ``ε/k`` per row, and group privacy
     makes it ``ε`` per person, whichever parts a person's rows land in (so the split need not
