@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Self
 
 import numpy as np
+import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import ClassifierMixin, RegressorMixin
 
@@ -316,11 +317,10 @@ class DPModelChoiceClassifier(DeclaredClassesMixin, ClassifierMixin, _Choice):
     def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         X, y = self._check_fit_input(X, y, classifier=True)
         self._check_choices()
-        codes = self._encode_labels(y)
-        known = codes >= 0  # a label that is not declared: the record is dropped (a per-record filter)
-        # Candidates learn the declared codes, so every one of them knows every class.
-        shared = self._shared() | {"classes": list(range(len(self.classes_)))}
-        self._choose(X[known], codes[known], shared, brier_losses)
+        known = self._encode_labels(y) >= 0  # a label that is not declared: the record is dropped (a per-record filter)
+        # Every candidate learns the declared labels themselves, so the chosen one names them in what it shows.
+        shared = self._shared() | {"classes": list(self.classes_)}
+        self._choose(X[known], np.asarray(y)[known], shared, brier_losses)
         return self
 
     def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
@@ -329,7 +329,7 @@ class DPModelChoiceClassifier(DeclaredClassesMixin, ClassifierMixin, _Choice):
 
     def predict(self, X: ArrayLike) -> NDArray[Any]:
         self._check_predict_input(X)
-        return self._decode(np.asarray(self.final_model_.predict(X), dtype=np.int64))
+        return np.asarray(self.final_model_.predict(X))
 
 
 class DPModelChoiceRegressor(TargetScalingMixin, RegressorMixin, _Choice):
@@ -403,7 +403,7 @@ class DPModelChoiceRegressor(TargetScalingMixin, RegressorMixin, _Choice):
         return np.asarray(self.final_model_.predict(X), dtype=float)
 
 
-def brier_losses(model: Any, X: NDArray[np.float64], codes: NDArray[Any]) -> NDArray[np.float64]:
+def brier_losses(model: Any, X: NDArray[np.float64], labels: NDArray[Any]) -> NDArray[np.float64]:
     """Each record's Brier score halved, ``½·Σ_c (p_c − [c = y])²``, which lies in [0, 1] for any probabilities.
 
     Chosen over the 0/1 error: screening models fitted on a share of ε mostly predict the
@@ -413,7 +413,8 @@ def brier_losses(model: Any, X: NDArray[np.float64], codes: NDArray[Any]) -> NDA
     """
     probabilities = np.asarray(model.predict_proba(X), dtype=float)
     truth = np.zeros_like(probabilities)
-    truth[np.arange(len(codes)), np.asarray(codes, dtype=np.int64)] = 1.0
+    codes = pd.Index(model.classes_).get_indexer(pd.Index(np.asarray(labels)))  # every label here is a declared one
+    truth[np.arange(len(codes)), codes] = 1.0
     return np.clip(0.5 * np.sum((probabilities - truth) ** 2, axis=1), 0.0, 1.0)
 
 
