@@ -82,6 +82,11 @@ def model_card(trained: TrainedModel, schema: Schema, unit: str = ADD_REMOVE) ->
         _("- **Count noise / selection**: {noise} / {selection}.").format(
             noise=getattr(trained.model, "count_noise", "n/a"), selection=getattr(trained.model, "selection", "n/a")
         ),
+        *(
+            [_("- **Learner chosen by DP**: {model}.").format(model=_(get(trained.details["chosen"]).name))]
+            if "chosen" in trained.details
+            else []
+        ),
         "",
         _("## Declared bounds (public)"),
         "",

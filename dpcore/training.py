@@ -197,16 +197,19 @@ def train(
     metrics: dict[str, float] = {}
     if len(test_rows):
         metrics = _scores(design, fitted, fit_rows, test_rows, details)
-    if hasattr(fitted, "tree_records"):
-        details["tree"] = fitted.tree_records(design.feature_names)
-    if hasattr(fitted, "rounds_as_records"):
-        details["rounds"] = fitted.rounds_as_records(design.feature_names)
-    if hasattr(fitted, "weights_as_records"):
-        details["weights"] = fitted.weights_as_records(design.feature_names)
+    if hasattr(fitted, "chosen_"):
+        details["chosen"] = fitted.chosen_  # DP model choice: the registry key of the learner it chose
+    inner = getattr(fitted, "final_model_", fitted)  # what is inside a chosen model is the chosen learner's
+    if hasattr(inner, "tree_records"):
+        details["tree"] = inner.tree_records(design.feature_names)
+    if hasattr(inner, "rounds_as_records"):
+        details["rounds"] = inner.rounds_as_records(design.feature_names)
+    if hasattr(inner, "weights_as_records"):
+        details["weights"] = inner.weights_as_records(design.feature_names)
     if hasattr(fitted, "spending_in_words"):
         details["spending"] = fitted.spending_in_words()
-    if hasattr(fitted, "weights_path_records"):
-        details["weights_path"] = fitted.weights_path_records()
+    if hasattr(inner, "weights_path_records"):
+        details["weights_path"] = inner.weights_path_records()
     return TrainedModel(
         model,
         spec.name,

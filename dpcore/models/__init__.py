@@ -2,6 +2,7 @@
 
 from dpcore.models.additive import DPAdditiveClassifier, DPAdditiveRegressor
 from dpcore.models.boosting import DPBoostingClassifier, DPBoostingRegressor
+from dpcore.models.choice import DPModelChoiceClassifier, DPModelChoiceRegressor
 from dpcore.models.clustering import DPGridDensityClustering
 from dpcore.models.dpsgd import DPSGDClassifier, DPSGDRegressor
 from dpcore.models.extra_trees import DPExtraTreesClassifier, DPExtraTreesRegressor
@@ -23,6 +24,8 @@ __all__ = [
     "DPGaussianNB",
     "DPGridDensityClustering",
     "DPMeanRegressor",
+    "DPModelChoiceClassifier",
+    "DPModelChoiceRegressor",
     "DPPartitionedForest",
     "DPRandomForestClassifier",
     "DPRegressionTree",

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from dpcore.i18n import N_, _
-from dpcore.models import multiplicative_weights, student
+from dpcore.models import choice, multiplicative_weights, student
 from dpcore.models._base import NEIGHBOURS, DPEstimatorMixin
 from dpcore.models._specs import KIND_LABELS, KINDS, Estimator, ModelContext, ModelSpec, Parameter, estimator_defaults
 from dpcore.models.additive import DPAdditiveClassifier, DPAdditiveRegressor
@@ -466,6 +466,7 @@ REGISTRY: tuple[ModelSpec, ...] = (
     ),
     *student.registry_entries(_our_model, Parameter),
     *multiplicative_weights.registry_entries(_our_model, Parameter),
+    *choice.registry_entries(_our_model),
     ModelSpec(
         "dpl_gaussian_nb",
         N_("diffprivlib Gaussian NB"),

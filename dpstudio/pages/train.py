@@ -4,6 +4,7 @@ import streamlit as st
 
 from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.i18n import _, short
+from dpcore.models.choice import CHOICE_KEYS
 from dpcore.models.registry import models_for
 from dpcore.models.suggestion import suggested_model
 from dpcore.training import TrainedModel
@@ -90,10 +91,16 @@ if by_size is not None and by_size.key in models:
             reason=reasons[by_size.reason],
         )
     )
-start = list(models).index(shown.key) if shown is not None and shown.key in models else 0
-spec = models[
-    st.selectbox(_("Model"), list(models), index=start, format_func=lambda k: _(models[k].name), key=keyed("train_model"))
-]
+choice_key = CHOICE_KEYS.get(schema.task)
+picks = [key for key in models if key != choice_key]
+let_dp_choose = choice_key in models and st.toggle(
+    _("Let DP choose the model"), value=shown is not None and shown.key == choice_key, key="train_choice"
+)
+if let_dp_choose:
+    spec = models[choice_key]
+else:
+    start = picks.index(shown.key) if shown is not None and shown.key in picks else 0
+    spec = models[st.selectbox(_("Model"), picks, index=start, format_func=lambda k: _(models[k].name), key=keyed("train_model"))]
 st.caption(_(spec.description))
 view.approximate_warning(spec)
 params = view.settings(spec)
@@ -146,6 +153,7 @@ if trained is None or trained.task != schema.task:
 st.divider()
 st.subheader(spent_heading(_(trained.name), trained.epsilon, ledger, trained.delta))
 view.spending(trained)
+view.chosen(trained)
 if trained.read_from_data:
     st.error(
         _("Not differentially private: trained with domains read from the data. Do not share this model."),

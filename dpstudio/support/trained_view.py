@@ -7,7 +7,7 @@ import streamlit as st
 from dpcore.i18n import _, integer
 from dpcore.model_card import SEEDED_WARNING, model_card
 from dpcore.model_files import model_bytes
-from dpcore.models.registry import ModelSpec
+from dpcore.models.registry import ModelSpec, get
 from dpcore.tables.schema import Schema
 from dpcore.training import TrainedModel
 from dpstudio.support.data_view import release_refused
@@ -63,6 +63,13 @@ def spending(trained: TrainedModel) -> None:
     words = trained.details.get("spending")
     if words:
         st.caption(_(words))
+
+
+def chosen(trained: TrainedModel) -> None:
+    """Which learner DP model choice picked, when the model is a choice (the pick is part of the private release)."""
+    key = trained.details.get("chosen")
+    if key:
+        st.info(_("DP chose **{model}** for this table.").format(model=_(get(key).name)), icon=":material/how_to_vote:")
 
 
 def scores(trained: TrainedModel, schema: Schema) -> None:
