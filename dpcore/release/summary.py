@@ -12,8 +12,15 @@ exactly one bin of each of the ``c`` columns by 1: the L1 sensitivity of the who
 ``1 + c``. Discrete Laplace (two-sided geometric) noise of scale ``(1 + c)/ε`` on every entry
 (:class:`~dpcore.mechanisms.Geometric`) makes it ε-DP under add/remove neighbours (pure, δ = 0);
 the ledger converts that to the dataset's unit. Clipping negative counts to 0 is
-post-processing. One row is one person here: a table whose declarations bound several rows per
-person is refused (the bound would multiply the sensitivity, which this summary does not do).
+post-processing.
+
+Several rows per person: when the declarations name the column that says whose row each row is
+and bound a person to ``k`` rows, at most ``k`` rows of each person are kept, chosen by a secret
+random draw that reads only that column (:func:`~dpcore.budget.persons.bound_contributions`;
+rows without a person are left out), and the noise scale is ``k(1 + c)/ε``: adding or removing one
+person adds or removes at most ``k`` kept rows, each moving the count and one bin of each column
+by 1, so the L1 sensitivity per person is ``k(1 + c)``. The count released is then the count of
+kept rows, and the guarantee is ε-DP per person under add/remove.
 
 Defaults: ten bins per number, chosen for tables in general (a readable bar chart per column
 that leaves each bar many rows on tables of a few thousand rows; wide public bounds only widen
@@ -29,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore.budget.accountant import BudgetLedger, Charge
+from dpcore.budget.persons import bound_contributions, unit_problems
 from dpcore.exceptions import DataError
 from dpcore.i18n import N_, _
 from dpcore.mechanisms import Geometric
@@ -60,6 +68,10 @@ def summary_columns(schema: Schema) -> list[ColumnSpec]:
     return [c for c in schema.columns if c.role in ("feature", "target") and not c.bounds_from_data and not c.problems()]
 
 
+def _unit_role(schema: Schema) -> str | None:
+    return schema[schema.privacy_unit].role if schema.privacy_unit in schema.names else None
+
+
 def _bins(values: pd.Series, spec: ColumnSpec) -> tuple[list[str], np.ndarray]:
     """The column's bin labels and each row's bin, from the declarations alone."""
     if spec.kind != "numeric":
@@ -81,28 +93,28 @@ def dp_summary(
     Raises
     ------
     DataError
-        No column has a complete declared domain, or the declarations count several rows per person.
+        No column has a complete declared domain, or the column naming each row's person is missing or empty.
     """
-    if schema.privacy_unit:
-        raise DataError(
-            _(
-                "A DP summary is made only where each row is one person; this table's declarations count several rows "
-                "per person. Analysts can still train models and make synthetic copies."
-            )
-        )
     columns = summary_columns(schema)
     if not columns:
         raise DataError(_("No column has a complete declared domain yet: declare the columns on the Data page first."))
+    problems = unit_problems(schema.privacy_unit, schema.rows_per_person, _unit_role(schema), frame)
+    if problems:
+        raise DataError(problems[0])
+    rows_each = schema.rows_per_person if schema.privacy_unit else 1
+    sensitivity = rows_each * (1 + len(columns))
     charge = Charge(
         "DP summary for analysts",
         epsilon,
-        mechanism=f"discrete Laplace on the row count and declared bins, sensitivity {1 + len(columns)}",
+        mechanism=f"discrete Laplace on the row count and declared bins, sensitivity {sensitivity}",
         released=f"noisy row count and histograms of {len(columns)} columns",
         action=N_("The DP summary"),
         undone=N_("released"),
     )
     with ledger.charging(charge):
-        mechanism = Geometric(epsilon, sensitivity=1 + len(columns), random_state=random_state)
+        if schema.privacy_unit:
+            frame = frame[bound_contributions(frame[schema.privacy_unit], rows_each, random_state)]
+        mechanism = Geometric(epsilon, sensitivity=sensitivity, random_state=random_state)
         binned = [_bins(frame[c.name], c) for c in columns]
         exact = [len(frame)] + [int(v) for labels, codes in binned for v in np.bincount(codes, minlength=len(labels))]
         noisy = np.maximum(mechanism.randomise(np.asarray(exact, dtype=np.int64)), 0)

@@ -9,7 +9,7 @@ import pytest
 from dpcore.budget.accountant import BudgetLedger
 from dpcore.exceptions import DataError
 from dpcore.release.summary import DPSummary, dp_summary
-from dpcore.tables.schema import Schema
+from dpcore.tables.schema import ColumnSpec, Schema
 
 SCHEMA = Schema.from_dict(
     {
@@ -48,10 +48,27 @@ def test_the_noise_is_scaled_to_one_plus_the_number_of_columns():
     assert 0.8 * expected_sd < draws.std() < 1.2 * expected_sd
 
 
-def test_a_table_counting_several_rows_per_person_or_without_declared_columns_is_refused_in_words():
+def test_several_rows_per_person_keep_k_rows_each_and_scale_the_noise_by_k():
+    """Two rows per person counted, three columns' parts: the spread is discrete Laplace's at 2·3/ε around the kept rows."""
+    people = FRAME.assign(person=[f"p{i // 4}" for i in range(len(FRAME))])  # 50 people with four rows each
+    schema = Schema([*SCHEMA.columns, ColumnSpec("person", role="identifier")], privacy_unit="person", rows_per_person=2)
     ledger = BudgetLedger.in_memory(total_epsilon=1.0)
-    per_person = Schema(SCHEMA.columns, privacy_unit="city", rows_per_person=2)
-    with pytest.raises(DataError, match="one person"):
+    summary = dp_summary(people, schema, 0.5, ledger, random_state=1)
+    assert ledger.spent == pytest.approx(0.5) and "sensitivity 6" in ledger.spends()[0].mechanism
+    assert "person" not in summary.columns and "p1" not in str(summary.to_dict())
+    draws = np.array(
+        [dp_summary(people, schema, 1.0, BudgetLedger.in_memory(1.0), random_state=seed).rows for seed in range(400)]
+    )
+    alpha = np.exp(-1.0 / 6)
+    expected_sd = np.sqrt(2 * alpha) / (1 - alpha)
+    assert abs(draws.mean() - 100) < 5 * expected_sd / np.sqrt(len(draws))  # 2 of each person's 4 rows kept
+    assert 0.8 * expected_sd < draws.std() < 1.2 * expected_sd
+
+
+def test_a_missing_person_column_or_no_declared_column_is_refused_in_words():
+    ledger = BudgetLedger.in_memory(total_epsilon=1.0)
+    per_person = Schema([*SCHEMA.columns, ColumnSpec("person", role="identifier")], privacy_unit="person", rows_per_person=2)
+    with pytest.raises(DataError, match="person"):
         dp_summary(FRAME, per_person, 0.5, ledger)
     with pytest.raises(DataError, match="complete declared domain"):
         dp_summary(FRAME, Schema([SCHEMA["note"]]), 0.5, ledger)
