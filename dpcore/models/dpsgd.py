@@ -3,8 +3,9 @@
 Linear regression (squared loss on the target scaled to [0, 1]), logistic / softmax regression,
 and optionally one hidden layer of ``tanh`` units. Every step: a Poisson-subsampled batch, each
 record's gradient in closed form (all records at once, no loop over records), clipped to L2
-norm ``clip``, summed, Gaussian noise added. The noise is calibrated with Google's
-``dp_accounting`` (:mod:`dpcore.models._dpsgd_accounting`).
+norm ``clip``, summed, exact discrete Gaussian noise added. The noise is calibrated by a
+subsampled Rényi bound that holds for the noise actually drawn
+(:mod:`dpcore.models._dpsgd_accounting`, :mod:`dpcore.models._subsampled_rdp`).
 """
 
 from __future__ import annotations
@@ -46,27 +47,57 @@ _PRIVACY = r"""
       and the number of steps
       ``T = ⌈epochs/q⌉``: functions of ``N̂`` and public settings only.
     * **Poisson subsampling.** At every step each record joins the batch independently with
-      probability ``q`` — the sampling the accountants analyse (a shuffled fixed-size batch
+      probability ``q`` — the sampling the bound below analyses (a shuffled fixed-size batch
       would be another mechanism). The batches are drawn from the fit's secret ``structure``
       stream and never released: the amplification by subsampling rests on that.
     * **Per-example clipping.** Each record's gradient with respect to all parameters at once
       is scaled to L2 norm at most ``clip``, so one record moves a step's gradient sum by at
       most ``clip`` in L2.
-    * **Gaussian noise, calibrated by a maintained accountant.** Each step's sum gets
-      ``N(0, (σ·clip)²)`` noise per coordinate. ``σ`` is the smallest noise multiplier for which
-      the composition of the count and ``T`` Poisson-subsampled Gaussian steps with rate ``q``
-      is (ε, δ)-DP according to ``dp_accounting``'s RDP accountant (Mironov 2017; Mironov,
-      Talwar & Zhang 2019) or PLD accountant (``accountant="pld"``), found with its
-      ``calibrate_dp_mechanism`` and checked again before use. The noise itself is exact
-      discrete Gaussian on a fixed-point grid (:class:`~dpcore.mechanisms.Gaussian`): the sum is
-      rounded to the grid and σ in grid steps covers the rounded sum's sensitivity. One such
-      step has the continuous Gaussian's zCDP bound (Canonne, Kamath & Steinke 2020); the
-      accountant's *subsampled* bound is the continuous Gaussian's, which the discrete one is
-      taken to meet at this σ (its divergences for any integer shift are no larger), not
-      re-derived for it.
+    * **Exact discrete Gaussian noise.** Each step's sum is rounded to a public fixed-point grid
+      (:meth:`~dpcore.mechanisms.Gaussian.grid_for`, for ``d`` parameters) and gets discrete Gaussian noise on that
+      grid (:class:`~dpcore.mechanisms.Gaussian`), with variance in grid steps at least
+      ``(s·σ)²``, where ``s = clip/grid + ⌈√d⌉`` bounds the rounded sum's L2 sensitivity in steps.
+      One step, unsampled, therefore has the Rényi curve ``ε(α) ≤ α/(2σ²)`` at every order
+      ``α > 1`` (Canonne, Kamath & Steinke 2020: the multivariate discrete Gaussian is
+      ``½(Δ/σ)²``-zCDP for integer shifts Δ) — the continuous Gaussian's curve, but nothing more:
+      the continuous Gaussian's exact subsampled curve and its privacy loss distribution are not
+      proved for the discrete one.
+    * **Accounting from that curve alone.** A Poisson-subsampled step is accounted by Zhu & Wang's
+      (2019, Theorem 5) bound for *any* mechanism with a given Rényi curve, at integer orders,
+      capped by the curve itself (:mod:`dpcore.models._subsampled_rdp`); ``T`` steps compose by
+      adding their curves, the count's curve ``α/(2σ_count²)`` (``dp_accounting``'s Gaussian) is
+      added, and the total is converted to (ε, δ) by ``dp_accounting``'s conversion (Canonne,
+      Kamath & Steinke 2020, Prop. 12). ``σ`` is the smallest noise multiplier (to 0.1 %) for
+      which that gives at most the declared ε, found by bisection and never rounded to the
+      public side. The bound is looser than the continuous Gaussian's exact one (its terms from
+      the third order on carry a factor 3), so a fit needs more noise than a continuous-Gaussian
+      accountant would claim; at a small ε over many steps the amplification by sampling is
+      mostly lost (benchmarks/README.md §13). ``accountant="pld"`` is accepted for saved settings
+      and accounts the same way.
     * **Post-processing.** Dividing by the public expected batch size ``q·N̂``, the updates,
       the averaging of the iterates and every prediction use the released noisy sums and
       ``N̂`` only.
+
+    Does the bound's precondition hold for the mechanism as implemented? Zhu & Wang's bound needs
+    (i) the step's Rényi curve at every integer order from 2 to α, (ii) for every pair of
+    add/remove neighbouring *batches*, (iii) a Poisson sample that is never released.
+    (i) The discrete Gaussian's curve holds at every real order, so at every integer one; only
+    integer orders are used. (ii) Adding a record to the table adds at most one clipped gradient
+    (norm ≤ ``clip``) to a batch's exact sum, whatever the other records and the parameters are;
+    rounding each coordinate to the grid moves a sum by at most half a step per coordinate, so
+    two rounded sums differ by an integer vector of L2 norm at most ``clip/grid + √d ≤ s`` steps,
+    for every pair of batches, the empty one included. The grid, ``s`` and σ depend on public
+    settings only. (iii) Every (record, step) pair joins with probability ``q`` independently,
+    drawn from the secret ``structure`` stream; batches, their sizes and their members are never
+    released (the update divides by the public ``q·N̂``, not by the batch's size). Steps are
+    adaptive (each uses the parameters the earlier noisy sums made); the bound holds for every
+    fixed parameter value, and Rényi DP composes adaptively. The noisy count is unsampled and
+    discrete Gaussian too, with the same curve. What the proof does not cover: the gradients, their
+    clipping and their sum are computed in floating point, and the argument treats them as real
+    numbers. A float sum's error (about 10⁻¹⁶ of its size per addition, ``clip`` times a few ulps
+    for a clipped norm) is many orders of magnitude below one grid step, and σ² in steps is
+    rounded up, but no bound on it is proved here; nor is the inclusion draw (numpy's geometric
+    jumps in floating point) exactly Bernoulli(``q``).
 
     People with several rows are protected by group privacy: the registry fits at the per-row
     (ε, δ) whose guarantee for a person of up to ``k`` rows is the declared one
@@ -86,12 +117,13 @@ _PRIVACY = r"""
     instead of a longer fit.
 """
 
-#: The argument after :data:`NEIGHBOURS`, with ``{accountant}`` named (``privacy_template``, for the catalog).
+#: The argument after :data:`NEIGHBOURS` (one catalog sentence group).
 _PRIVACY_ARGUMENT = N_(
     "A noisy row count (Gaussian, sensitivity 1) fixes the sampling rate, so the private count is never used; at every "
     "step each record joins the batch independently with that rate, its gradient is clipped to L2 norm clip, and the "
-    "batch's gradient sum gets Gaussian noise. The noise is calibrated with Google's dp_accounting ({accountant}) so that "
-    "the count and all steps together are (ε, δ)-DP: approximate DP, not pure ε-DP."
+    "batch's gradient sum gets exact discrete Gaussian noise. The noise is calibrated with a Rényi-DP bound for sampled "
+    "steps that needs only the noise's own guarantee (Zhu & Wang 2019), so it holds for the noise actually drawn; the "
+    "count and all steps together are (ε, δ)-DP: approximate DP, not pure ε-DP."
 )
 _PRIVACY_SUMMARY = NEIGHBOURS + _PRIVACY_ARGUMENT
 
@@ -258,8 +290,8 @@ class _DPSGDBase(DPEstimatorMixin):
         return _(
             "Spent on one noisy row count and {steps} steps of gradient descent; at each step every row joined the "
             "batch with probability {rate} (about {batch} rows), its pull on the model was capped, and Gaussian noise "
-            "(multiplier {sigma}) was added. Google's dp-accounting adds the steps up to ε = {epsilon}, δ = {delta} "
-            "(approximate DP)."
+            "(multiplier {sigma}) was added. A Rényi-DP bound that holds for that noise adds the count and the steps up to "
+            "ε = {epsilon}, δ = {delta} (approximate DP)."
         ).format(
             steps=f"{self.n_steps_:,}",
             rate=f"{self.sampling_rate_:.3g}",
@@ -304,7 +336,8 @@ _PARAMETERS = r"""
     count_share : float, default 0.02
         The share of ε that sets the noisy row count's noise.
     accountant : {{"rdp", "pld"}}, default "rdp"
-        ``dp_accounting``'s Rényi-DP or privacy-loss-distribution accountant.
+        Both account by the subsampled Rényi bound of the Notes; ``"pld"`` is kept so saved settings
+        still load (a privacy loss distribution of the subsampled discrete Gaussian is not derived).
     bounds : (lower, upper), optional
         Declared feature bounds; default [0, 1].
     random_state : None, int or Generator
@@ -339,8 +372,7 @@ class DPSGDRegressor(TargetScalingMixin, RegressorMixin, _DPSGDBase):
     """
     )
 
-    privacy_template, privacy_fields = _PRIVACY_ARGUMENT, {"accountant": N_("RDP accountant by default")}
-    privacy_summary = _PRIVACY_SUMMARY.format(**privacy_fields)
+    privacy_summary = _PRIVACY_SUMMARY
     _auto_rate = 3.0  # squared loss: curvature ‖x‖²
 
     def __init__(
@@ -412,8 +444,7 @@ class DPSGDClassifier(DeclaredClassesMixin, ClassifierMixin, _DPSGDBase):
     """
     )
 
-    privacy_template, privacy_fields = _PRIVACY_ARGUMENT, {"accountant": N_("RDP accountant by default")}
-    privacy_summary = _PRIVACY_SUMMARY.format(**privacy_fields)
+    privacy_summary = _PRIVACY_SUMMARY
     _auto_rate = 40.0  # log-loss: curvature at most ‖x‖²/4
 
     def __init__(

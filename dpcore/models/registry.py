@@ -311,8 +311,8 @@ _DPSGD_PARAMS = (
 )
 _DPSGD = N_(
     "APPROXIMATE DP ((ε, δ), with the δ you choose when training): learns step by step from random batches of rows; "
-    "each row's pull on the model is capped and every step gets Gaussian noise; Google's dp-accounting adds up "
-    "what all steps spend."
+    "each row's pull on the model is capped and every step gets exact Gaussian noise; a bound proved for that noise "
+    "adds up what all steps spend."
 )
 
 REGISTRY: tuple[ModelSpec, ...] = (
