@@ -25,6 +25,9 @@ def test_pick_dp_sgd_see_it_is_approximate_and_train_it(page):
     page.get_by_role("button", name="Train").click()
     page.get_by_text("δ = 1e-06 spent", exact=False).first.wait_for(timeout=120_000)
     page.get_by_text("steps of gradient descent", exact=False).wait_for()
+    page.get_by_text(
+        "A Rényi-DP bound that holds for that noise", exact=False
+    ).wait_for()  # the accounting for the discrete noise drawn
     page.get_by_text("Inside the model").wait_for()
     wait_until_idle(page)
     screenshot(page, "train_dpsgd_trained")
