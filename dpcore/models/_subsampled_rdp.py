@@ -31,6 +31,13 @@ account the subsampled (distributed) discrete Gaussian the same way.
 Everything is computed in log space with exact binomial coefficients (``math.comb``) and
 ``logsumexp``, at integer orders only: the bound says nothing about fractional ones.
 
+Written here rather than taken from ``autodp`` (the authors' library): its general Poisson path
+(``AmplificationBySampling(PoissonSampling=True)``, i.e. ``compose_poisson_subsampled_mechanisms1``)
+sums terms ``e^{l·ε(l+1)}`` without the factor 3, which is not the theorem as published; its
+RDP accountant API is marked deprecated by its authors, and its last release (0.2.3.1) is
+from November 2023. ``dp_accounting`` has no subsampling rule for a mechanism known only by
+its curve.
+
 References
 ----------
 Y. Zhu and Y.-X. Wang, "Poisson Subsampled Rényi Differential Privacy", ICML 2019 (PMLR 97).
