@@ -1,27 +1,34 @@
 """DP-SGD's privacy accounting and Poisson subsampling, kept apart from the estimators.
 
 A fit releases one noisy row count, then ``steps`` noisy gradient sums, each on a Poisson
-sample of the rows. Both noises are exact discrete Gaussians (:class:`~dpcore.mechanisms.Gaussian`),
-whose proved property is their Rényi curve ``ε(α) ≤ α·Δ²/(2σ²)`` (Canonne, Kamath & Steinke 2020),
-not the continuous Gaussian's privacy loss distribution. So the accounting uses that curve only:
+sample of the rows, with a rate and a number of steps read off the noisy count. Both noises are
+exact discrete Gaussians (:class:`~dpcore.mechanisms.Gaussian`), whose proved property is their
+Rényi curve ``ε(α) ≤ α·Δ²/(2σ²)`` (Canonne, Kamath & Steinke 2020), not the continuous
+Gaussian's privacy loss distribution. So the accounting uses that curve only:
 
-* the count, unsubsampled: ``α/(2σ_count²)``, the Gaussian's curve, computed by Google's
-  ``dp_accounting`` (its ``GaussianDpEvent``);
-* each step: Zhu & Wang's (2019) bound for a Poisson-subsampled mechanism with a given curve,
-  at integer orders (:mod:`dpcore.models._subsampled_rdp`), valid for the discrete Gaussian;
-* their sum over the count and the ``steps`` steps (RDP composes by adding, adaptively), turned
-  into ``(ε, δ)`` by ``dp_accounting``'s conversion (Canonne, Kamath & Steinke 2020, Prop. 12;
-  Asoodeh et al. 2021).
+* the count, unsampled: the Gaussian's curve (``dp_accounting``'s ``GaussianDpEvent``), turned
+  into ``(ε_count, δ_count)`` with ``δ_count = COUNT_DELTA_SHARE·δ``;
+* the steps, once the count has fixed their rate ``q`` and number ``T``: Zhu & Wang's (2019)
+  bound for a Poisson-subsampled mechanism with a given curve, at integer orders
+  (:mod:`dpcore.models._subsampled_rdp`), added over the ``T`` steps (Rényi DP composes
+  adaptively) and turned into ``(ε − ε_count, δ − δ_count)``;
+* the two by basic composition of approximate DP, which holds when the second mechanism is chosen
+  after seeing the first's output, as long as its guarantee is the same for every output: it is,
+  since σ is calibrated for each ``(q, T)`` to the same ``(ε − ε_count, δ − δ_count)``. Adding the
+  count's Rényi curve to the steps' would not be enough, since the steps' curve changes with the
+  count; the largest of those curves at each order can convert to more than ε.
 
-``dp_accounting``'s own subsampled-Gaussian curve (and its PLD accountant) is the continuous
-Gaussian's, which is not proved for the discrete one; it serves only as the test's lower
-reference. All neighbours are add/remove-one.
+Every conversion to (ε, δ) is ``dp_accounting``'s (Canonne, Kamath & Steinke 2020, Prop. 12;
+Asoodeh et al. 2021). ``dp_accounting``'s own subsampled-Gaussian curve (and its PLD accountant)
+is the continuous Gaussian's, which is not proved for the discrete one; it serves only as the
+tests' lower reference. All neighbours are add/remove-one.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Callable
 from functools import lru_cache
 
 import numpy as np
@@ -34,7 +41,12 @@ ACCOUNTANTS = ("rdp", "pld")
 #: Integer Rényi orders (the subsampled bound holds at integer orders only). Large orders matter only
 #: at a large ε; past 256 their gain is below ``ln(1/δ)/255`` and their cost in time is not.
 ORDERS = (*range(2, 65), 72, 80, 96, 112, 128, 160, 192, 256)
-#: The calibration's relative precision on σ, and the noise past which a budget is declared unreachable.
+#: The count is unsampled, so its curve holds at every real order: large ones let its small share of ε convert.
+COUNT_ORDERS = (*ORDERS, *np.geomspace(300.0, 1e8, 49).round().tolist())
+#: The row count's share of δ, fixed and public (the steps get the rest). A tenth costs the steps
+#: ``ln(10/9)/(α − 1)`` in ε, under 0.01 at the orders that matter.
+COUNT_DELTA_SHARE = 0.1
+#: The calibrations' relative precision on σ, and the noise past which a budget is declared unreachable.
 TOLERANCE = 1e-3
 MOST_NOISE = 1e6
 
@@ -44,39 +56,58 @@ def _check_accountant(kind: str) -> None:
         raise ValueError(f"accountant must be one of {ACCOUNTANTS}, got {kind!r}")
 
 
-@lru_cache(maxsize=256)
-def _count_rdp(count_noise: float) -> np.ndarray:
-    """The noisy count's Rényi curve at :data:`ORDERS`, by ``dp_accounting`` (unsubsampled Gaussian, sensitivity 1)."""
+def _to_epsilon(curve: np.ndarray, delta: float, orders: tuple[float, ...] = ORDERS) -> float:
     import dp_accounting
 
-    ledger = dp_accounting.rdp.RdpAccountant(orders=list(ORDERS))
+    return float(dp_accounting.rdp.compute_epsilon(orders, curve, delta)[0])
+
+
+def count_epsilon(count_noise: float, delta: float) -> float:
+    """The noisy count's ε at ``COUNT_DELTA_SHARE·delta``, by its Rényi curve (``dp_accounting``'s Gaussian, sensitivity 1)."""
+    import dp_accounting
+
+    ledger = dp_accounting.rdp.RdpAccountant(orders=list(COUNT_ORDERS))
     ledger.compose(dp_accounting.GaussianDpEvent(count_noise))
-    return np.asarray(ledger.rdp, dtype=float)
+    return _to_epsilon(ledger.rdp, COUNT_DELTA_SHARE * delta, COUNT_ORDERS)
 
 
-def fit_rdp(noise_multiplier: float, sampling_rate: float, steps: int, count_noise: float) -> np.ndarray:
-    """The whole fit's Rényi curve at :data:`ORDERS`: the count plus ``steps`` subsampled steps."""
+def steps_epsilon(noise_multiplier: float, sampling_rate: float, steps: int, delta: float) -> float:
+    """The steps' ε at ``(1 − COUNT_DELTA_SHARE)·delta``, for a rate and number of steps already fixed."""
     step = poisson_subsampled_rdp(gaussian_curve(noise_multiplier), sampling_rate, ORDERS)
-    return _count_rdp(count_noise) + steps * step
+    return _to_epsilon(steps * step, (1.0 - COUNT_DELTA_SHARE) * delta)
 
 
 def epsilon_of(
     noise_multiplier: float, sampling_rate: float, steps: int, count_noise: float, delta: float, accountant: str = "rdp"
 ) -> float:
-    """The ε at ``delta`` of a fit with these settings (``accountant`` is checked, and both account alike)."""
-    import dp_accounting
-
+    """The fit's ε at ``delta``: the count's plus the steps' (``accountant`` is checked, and both account alike)."""
     _check_accountant(accountant)
-    curve = fit_rdp(noise_multiplier, sampling_rate, steps, count_noise)
-    return float(dp_accounting.rdp.compute_epsilon(ORDERS, curve, delta)[0])
+    return count_epsilon(count_noise, delta) + steps_epsilon(noise_multiplier, sampling_rate, steps, delta)
+
+
+def _least_noise(private: Callable[[float], bool]) -> float:
+    """The smallest σ (to :data:`TOLERANCE`) with ``private(σ)``, for a ``private`` that only turns true as σ grows.
+
+    A bisection on ``log σ`` whose answer is the bracket's private end. Raises ``ValueError``
+    if even :data:`MOST_NOISE` is not private.
+    """
+    low, high = 0.5, 1.0
+    while not private(high):
+        low, high = high, 2.0 * high
+        if high > MOST_NOISE:
+            raise ValueError("no amount of noise reaches this budget")
+    while private(low) and low > 1e-3:
+        low, high = low / 2.0, low
+    while high / low > 1.0 + TOLERANCE:
+        middle = math.sqrt(low * high)
+        low, high = (low, middle) if private(middle) else (middle, high)
+    return high
 
 
 @lru_cache(maxsize=256)
 def count_noise_for(epsilon: float, delta: float) -> float:
-    """σ of the Gaussian row count that alone would be (ε, δ)-DP (analytic Gaussian, Balle & Wang 2018)."""
-    import dp_accounting
-
-    return float(dp_accounting.get_sigma_gaussian(epsilon, delta))
+    """σ of the Gaussian row count that alone is ``(epsilon, COUNT_DELTA_SHARE·delta)``-DP by its Rényi curve."""
+    return _least_noise(lambda sigma: count_epsilon(sigma, delta) <= epsilon)
 
 
 @lru_cache(maxsize=256)
@@ -85,34 +116,20 @@ def calibrate_noise(
 ) -> float:
     """The smallest noise multiplier (to 0.1 %) for which the whole fit is (ε, δ)-DP by :func:`epsilon_of`.
 
-    A bisection on ``log σ`` (ε only falls as σ grows); the answer is the bracket's private end,
-    so ``epsilon_of(answer) ≤ epsilon`` always. A function of public settings only, so its
-    answers are cached. Raises ``ValueError`` if even the count alone spends the budget (it
-    never does with the defaults, where it gets a small share of ε).
+    The count's part does not depend on σ, so this is the least noise for which the steps alone
+    are ``(epsilon − ε_count, (1 − COUNT_DELTA_SHARE)·delta)``-DP: the same guarantee whatever
+    rate and number of steps the count chose. The answer is the bisection's private end, so
+    ``epsilon_of(answer) ≤ epsilon`` always. A function of public settings only, so its answers
+    are cached. Raises ``ValueError`` if the count alone spends the budget (it never does with
+    the defaults, where it gets a small share of ε).
     """
-    import dp_accounting
-
     _check_accountant(accountant)
     # The library logs every order whose conversion it skips; skipping one only loosens the bound.
     logging.getLogger("absl").setLevel(logging.ERROR)
-    unreachable = ValueError("the noisy row count alone spends the whole budget; lower count_share")
-    if dp_accounting.get_epsilon_gaussian(count_noise, delta) >= epsilon:
-        raise unreachable
-
-    def private(sigma: float) -> bool:
-        return epsilon_of(sigma, sampling_rate, steps, count_noise, delta) <= epsilon
-
-    low, high = 0.5, 1.0
-    while not private(high):
-        low, high = high, 2.0 * high
-        if high > MOST_NOISE:
-            raise unreachable
-    while private(low) and low > 1e-3:
-        low, high = low / 2.0, low
-    while high / low > 1.0 + TOLERANCE:
-        middle = math.sqrt(low * high)
-        low, high = (low, middle) if private(middle) else (middle, high)
-    return high
+    left = epsilon - count_epsilon(count_noise, delta)
+    if left <= 0:
+        raise ValueError("the noisy row count alone spends the whole budget; lower count_share")
+    return _least_noise(lambda sigma: steps_epsilon(sigma, sampling_rate, steps, delta) <= left)
 
 
 def poisson_batches(rng: np.random.Generator, n: int, steps: int, sampling_rate: float) -> list[np.ndarray]:

@@ -41,8 +41,9 @@ _PRIVACY = r"""
       and centred at 1/2 (a public shift); a regression target is clipped into its declared
       bounds and scaled to [0, 1]; labels come from the declared classes.
     * **A public sampling rate.** The private row count ``n`` is never used. A noisy count
-      ``N̂ = n + N(0, σ_count²)`` (sensitivity 1) is released first, with ``σ_count`` the analytic
-      Gaussian noise that alone would be ``(count_share·ε, δ)``-DP (Balle & Wang 2018). The rate
+      ``N̂ = n + N(0, σ_count²)`` (sensitivity 1, exact discrete Gaussian noise) is released first,
+      with ``σ_count`` the least noise whose Rényi curve ``α/(2σ_count²)`` converts to
+      ``(ε_count, δ/10)`` with ``ε_count ≤ count_share·ε``. The rate
       is ``q = min(1, max(batch_size/N̂, epochs/MAX_STEPS))``, rounded to a quarter power of two,
       and the number of steps
       ``T = ⌈epochs/q⌉``: functions of ``N̂`` and public settings only.
@@ -62,18 +63,25 @@ _PRIVACY = r"""
       ``½(Δ/σ)²``-zCDP for integer shifts Δ) — the continuous Gaussian's curve, but nothing more:
       the continuous Gaussian's exact subsampled curve and its privacy loss distribution are not
       proved for the discrete one.
-    * **Accounting from that curve alone.** A Poisson-subsampled step is accounted by Zhu & Wang's
-      (2019, Theorem 5) bound for *any* mechanism with a given Rényi curve, at integer orders,
-      capped by the curve itself (:mod:`dpcore.models._subsampled_rdp`); ``T`` steps compose by
-      adding their curves, the count's curve ``α/(2σ_count²)`` (``dp_accounting``'s Gaussian) is
-      added, and the total is converted to (ε, δ) by ``dp_accounting``'s conversion (Canonne,
-      Kamath & Steinke 2020, Prop. 12). ``σ`` is the smallest noise multiplier (to 0.1 %) for
-      which that gives at most the declared ε, found by bisection and never rounded to the
-      public side. The bound is looser than the continuous Gaussian's exact one (its terms from
-      the third order on carry a factor 3), so a fit needs more noise than a continuous-Gaussian
-      accountant would claim; at a small ε over many steps the amplification by sampling is
-      mostly lost (benchmarks/README.md §13). ``accountant="pld"`` is accepted for saved settings
-      and accounts the same way.
+    * **Accounting from that curve alone.** Once the count has fixed ``q`` and ``T``, a
+      Poisson-subsampled step is accounted by Zhu & Wang's (2019, Theorem 5) bound for *any*
+      mechanism with a given Rényi curve, at integer orders, capped by the curve itself
+      (:mod:`dpcore.models._subsampled_rdp`); the ``T`` steps compose by adding their curves, and
+      the sum is converted to (ε, δ) by ``dp_accounting``'s conversion (Canonne, Kamath & Steinke
+      2020, Prop. 12). ``σ`` is the least noise multiplier (to 0.1 %, by bisection, never rounded
+      to the public side) for which the steps are ``(ε − ε_count, 9δ/10)``-DP.
+    * **Count and steps together.** The steps' rate and length depend on the released count, so
+      their Rényi curve does too; adding the count's curve to the one chosen would not bound the
+      joint divergence, which needs the largest of those curves at each order (with σ calibrated
+      that way on Adult's settings, the largest converts to ε = 1.56 for a declared 1). Instead the two compose by basic composition of
+      approximate DP, which holds for a mechanism chosen after seeing the first one's output as
+      long as its guarantee is the same for every output: the count is ``(ε_count, δ/10)``-DP and,
+      whatever it released, the steps are ``(ε − ε_count, 9δ/10)``-DP, so the fit is (ε, δ)-DP.
+    * **Looser than the continuous Gaussian's accounting.** Zhu & Wang's terms from the third
+      order on carry a factor 3, so a fit needs more noise than a continuous-Gaussian accountant
+      would claim, and at a small ε over many steps the amplification by sampling is mostly lost
+      (benchmarks/README.md §13). ``accountant="pld"`` is accepted for saved settings and accounts
+      the same way.
     * **Post-processing.** Dividing by the public expected batch size ``q·N̂``, the updates,
       the averaging of the iterates and every prediction use the released noisy sums and
       ``N̂`` only.

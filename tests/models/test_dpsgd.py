@@ -8,7 +8,15 @@ import pytest
 from privacy_testing import assert_exceeds_epsilon, estimate_privacy_loss, neighbouring_privacy_loss, run_many
 
 from dpcore.models import DPSGDClassifier, DPSGDRegressor
-from dpcore.models._dpsgd_accounting import ORDERS, calibrate_noise, count_noise_for, epsilon_of, poisson_batches
+from dpcore.models._dpsgd_accounting import (
+    ORDERS,
+    calibrate_noise,
+    count_epsilon,
+    count_noise_for,
+    epsilon_of,
+    poisson_batches,
+    steps_epsilon,
+)
 
 # --- the accountant ------------------------------------------------------------------------
 #
@@ -60,6 +68,19 @@ def test_the_whole_fit_is_charged_at_most_its_epsilon(accountant):
     sigma = calibrate_noise(1.0, 1e-5, 0.1, 40, count, accountant)
     assert epsilon_of(sigma, 0.1, 40, count, 1e-5, accountant) <= 1.0
     assert epsilon_of(sigma * 0.9, 0.1, 40, count, 1e-5, accountant) > 1.0  # and not much more noise than needed
+
+
+@pytest.mark.parametrize("epsilon", [0.3, 1.0, 3.0])
+def test_the_steps_get_the_same_guarantee_whatever_the_count_chose(epsilon):
+    # The count fixes q and T, so the steps' guarantee must not depend on it (basic adaptive
+    # composition): for every noisy count, the steps alone are (ε − ε_count, 0.9·δ)-DP.
+    count = count_noise_for(0.02 * epsilon, 1e-5)
+    assert count_epsilon(count, 1e-5) <= 0.02 * epsilon
+    model = DPSGDClassifier(epsilon=epsilon)
+    for rate, steps in sorted({model._sampling(rows) for rows in np.geomspace(10, 1e7, 400)}):
+        sigma = calibrate_noise(epsilon, 1e-5, rate, steps, count)
+        assert steps_epsilon(sigma, rate, steps, 1e-5) <= epsilon - count_epsilon(count, 1e-5)
+        assert epsilon_of(sigma, rate, steps, count, 1e-5) <= epsilon
 
 
 # --- Poisson subsampling -------------------------------------------------------------------
