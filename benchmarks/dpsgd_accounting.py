@@ -39,7 +39,7 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     quiet_warnings()
     model = DPSGDClassifier()
-    rate, steps = model._sampling(ADULT_ROWS)
+    rate, steps = model._sampling(ADULT_ROWS, 20)
     train, test = load_adult()
     count_noise_for(1.0, DELTA)  # imports the accounting library, so the timings below are the calibrations'
     rows = []

@@ -46,6 +46,11 @@ COUNT_ORDERS = (*ORDERS, *np.geomspace(300.0, 1e8, 49).round().tolist())
 #: The row count's share of δ, fixed and public (the steps get the rest). A tenth costs the steps
 #: ``ln(10/9)/(α − 1)`` in ε, under 0.01 at the orders that matter.
 COUNT_DELTA_SHARE = 0.1
+#: The passes over the rows ``epochs="auto"`` chooses from: public, and capped by the fixed default it replaced (20).
+EPOCH_CHOICES = (1, 2, 3, 5, 10, 20)
+#: ``epochs="auto"`` takes the most passes whose averaged update has at least this share of the best
+#: signal-to-noise ratio, i.e. at most twice the least noise variance (see :func:`choose_schedule`).
+SIGNAL_TO_NOISE_SHARE = 1 / math.sqrt(2)
 #: The calibrations' relative precision on σ, and the noise past which a budget is declared unreachable.
 TOLERANCE = 1e-3
 MOST_NOISE = 1e6
@@ -130,6 +135,55 @@ def calibrate_noise(
     if left <= 0:
         raise ValueError("the noisy row count alone spends the whole budget; lower count_share")
     return _least_noise(lambda sigma: steps_epsilon(sigma, sampling_rate, steps, delta) <= left)
+
+
+def signal_to_noise(sampling_rate: float, steps: int, noise_multiplier: float) -> float:
+    """``√(T)·q/σ``: the averaged update's signal over its noise, up to the factor ``N̂·‖g‖/clip`` all choices share.
+
+    Over ``T`` steps the gradient sums add up to about ``T·q·N̂`` gradients, and their noise to
+    ``σ·clip·√T``; ``√(T)·q = √(epochs·q)``. It is also the inverse standard deviation of the noise
+    left in averaged SGD's iterate on a quadratic loss (Polyak–Ruppert), ``∝ σ/(q·N̂·√T)``.
+    """
+    return math.sqrt(steps) * sampling_rate / noise_multiplier
+
+
+def choose_schedule(
+    epsilon: float,
+    delta: float,
+    count_noise: float,
+    noisy_rows: float,
+    sampling: Callable[[float], tuple[float, int]],
+    choices: tuple[float, ...] = EPOCH_CHOICES,
+    accountant: str = "rdp",
+) -> tuple[float, float, int, float]:
+    """``(epochs, q, T, σ)``: of ``choices``, the most passes whose signal-to-noise is within a share of the best.
+
+    ``sampling(epochs)`` gives the rate and number of steps the noisy count ``noisy_rows`` sets
+    for those passes; σ is calibrated for each (cached), so every candidate is ``(epsilon −
+    ε_count, (1 − COUNT_DELTA_SHARE)·delta)``-DP on its own. The choice reads only ``epsilon``,
+    ``delta``, the count's public noise, the noisy count and ``sampling`` (a function of the noisy
+    count and public settings): post-processing of what the count released, with no privacy
+    cost of its own.
+
+    The ratio :func:`signal_to_noise` favours few passes once Zhu & Wang's floor (which grows
+    with ``epochs·q²``) dominates σ, and many while σ grows slower than ``√epochs``; it ignores how
+    far the optimiser gets, which only more passes help. So candidates within
+    :data:`SIGNAL_TO_NOISE_SHARE` of the best (noise variance at most doubled) count as tied, and
+    the most passes among them wins — but only among passes whose every step is still mostly
+    signal, noise ``σ·clip`` at most the largest gradient sum ``q·N̂·clip``; if no tied candidate
+    is, the fewest passes win, since extra steps that are mostly noise walk the model away. So
+    where the ratio cannot tell the candidates apart, a table of a single batch keeps the old
+    default of 20 passes, and a budget too small for sampling to amplify takes 1.
+    """
+    schedules = []
+    for epochs in choices:
+        rate, steps = sampling(epochs)
+        sigma = calibrate_noise(epsilon, delta, rate, steps, count_noise, accountant)
+        schedules.append((epochs, rate, steps, sigma))
+    ratios = [signal_to_noise(rate, steps, sigma) for _, rate, steps, sigma in schedules]
+    tied = [s for s, ratio in zip(schedules, ratios, strict=True) if ratio >= SIGNAL_TO_NOISE_SHARE * max(ratios)]
+    mostly_signal = [s for s in tied if s[3] <= s[1] * max(noisy_rows, 1.0)]
+    return max(mostly_signal, key=lambda s: s[0]) if mostly_signal else min(tied, key=lambda s: s[0])
 
 
 def poisson_batches(rng: np.random.Generator, n: int, steps: int, sampling_rate: float) -> list[np.ndarray]:

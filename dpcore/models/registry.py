@@ -298,7 +298,10 @@ _APPROX = N_("APPROXIMATE DP ((ε, δ), δ = 1e-5): Gaussian noise, more accurat
 _DPSGD_PARAMS = (
     Parameter(
         "epochs",
-        N_("Expected passes over the rows. The budget is shared by every step, so more passes mean more noise in each."),
+        N_(
+            "Expected passes over the rows. The budget is shared by every step, so more passes mean more noise in each. "
+            "Left empty, the model chooses from 1 to 20 passes from ε and the noisy row count: fewer at a small ε."
+        ),
         minimum=1,
         maximum=200,
     ),
