@@ -47,7 +47,8 @@ COUNT_ORDERS = (*ORDERS, *np.geomspace(300.0, 1e8, 49).round().tolist())
 #: ``ln(10/9)/(α − 1)`` in ε, under 0.01 at the orders that matter.
 COUNT_DELTA_SHARE = 0.1
 #: The passes over the rows ``epochs="auto"`` chooses from: public, and capped by the fixed default it replaced (20).
-EPOCH_CHOICES = (1, 2, 3, 5, 10, 20)
+#: Fractions of a pass matter at the smallest ε, where even one pass leaves Zhu & Wang's floor above the budget.
+EPOCH_CHOICES = (0.25, 0.5, 1, 2, 3, 5, 10, 20)
 #: ``epochs="auto"`` takes the most passes whose averaged update has at least this share of the best
 #: signal-to-noise ratio, i.e. at most twice the least noise variance (see :func:`choose_schedule`).
 SIGNAL_TO_NOISE_SHARE = 1 / math.sqrt(2)
@@ -173,7 +174,7 @@ def choose_schedule(
     signal, noise ``σ·clip`` at most the largest gradient sum ``q·N̂·clip``; if no tied candidate
     is, the fewest passes win, since extra steps that are mostly noise walk the model away. So
     where the ratio cannot tell the candidates apart, a table of a single batch keeps the old
-    default of 20 passes, and a budget too small for sampling to amplify takes 1.
+    default of 20 passes.
     """
     schedules = []
     for epochs in choices:

@@ -49,7 +49,7 @@ _PRIVACY = r"""
       and the number of steps
       ``T = ⌈epochs/q⌉``: functions of ``N̂`` and public settings only.
     * **Passes chosen from public values.** With ``epochs="auto"`` each of the public candidates
-      1, 2, 3, 5, 10, 20 gets its ``(q, T)`` as above and its σ as below, and the fit keeps the
+      ¼, ½, 1, 2, 3, 5, 10, 20 gets its ``(q, T)`` as above and its σ as below, and the fit keeps the
       most passes whose signal-to-noise ``√(T)·q/σ`` is at least ``1/√2`` of the best and whose
       steps' noise ``σ`` stays below the expected batch ``q·N̂`` (else the fewest of those near the
       best; :func:`~dpcore.models._dpsgd_accounting.choose_schedule`). The choice reads ε, δ,
@@ -368,8 +368,8 @@ _PARAMETERS = r"""
         DP-SGD is approximate DP: ``δ`` must be in (0, 1).
     epochs : float or "auto", default "auto"
         Expected passes over the data: ``T = ⌈epochs/q⌉`` steps. ``"auto"``: chosen among
-        1, 2, 3, 5, 10 and 20 from ε, δ, the noisy count and ``batch_size`` (Notes), so a small ε
-        gets fewer, less noisy steps.
+        ¼, ½, 1, 2, 3, 5, 10 and 20 from ε, δ, the noisy count and ``batch_size`` (Notes), so a
+        small ε gets fewer, less noisy steps.
     batch_size : int, default 256
         Expected batch size; the sampling rate is ``batch_size/N̂`` with ``N̂`` the noisy count.
     learning_rate : float or "auto", default "auto"

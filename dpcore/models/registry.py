@@ -300,7 +300,8 @@ _DPSGD_PARAMS = (
         "epochs",
         N_(
             "Expected passes over the rows. The budget is shared by every step, so more passes mean more noise in each. "
-            "Left empty, the model chooses from 1 to 20 passes from ε and the noisy row count: fewer at a small ε."
+            "Left empty, the model chooses from a quarter of a pass to 20 passes from ε and the noisy row count: fewer at a "
+            "small ε."
         ),
         minimum=1,
         maximum=200,
