@@ -16,7 +16,10 @@ Gaussian's privacy loss distribution. So the accounting uses that curve only:
   after seeing the first's output, as long as its guarantee is the same for every output: it is,
   since σ is calibrated for each ``(q, T)`` to the same ``(ε − ε_count, δ − δ_count)``. Adding the
   count's Rényi curve to the steps' would not be enough, since the steps' curve changes with the
-  count; the largest of those curves at each order can convert to more than ε.
+  count; the largest of those curves at each order can convert to more than ε;
+* with ``epochs="auto"``, the passes too are read off the noisy count (:func:`choose_schedule`):
+  every candidate's σ is calibrated to the same ``(ε − ε_count, δ − δ_count)``, so the argument
+  above holds for whichever one the count's output selects.
 
 Every conversion to (ε, δ) is ``dp_accounting``'s (Canonne, Kamath & Steinke 2020, Prop. 12;
 Asoodeh et al. 2021). ``dp_accounting``'s own subsampled-Gaussian curve (and its PLD accountant)

@@ -136,14 +136,16 @@ _PRIVACY = r"""
     and on Nursery, five classes: 0.904); a batch of about 256 rows keeps the noise a small share
     of each step from a few thousand rows up, and on a few hundred rows the whole table is one
     batch. The number of steps is capped (``MAX_STEPS``), so a large table gets larger batches
-    instead of a longer fit. The passes' rule (candidates, the ``1/√2`` share, the most passes
-    among near ties) was chosen on Adult (full, and subsamples of 2,000 and 300 rows) and
-    California Housing: on Adult at δ = 1e-5 it keeps 20 passes from ε = 1 up, and takes 3 at
-    ε = 0.3 and 10 at ε = 0.5, where 20 would leave σ in the hundreds (benchmarks/README.md §13).
-    It suits tables in general because it reads only the table's noisy size, ε and δ: the ratio
-    is the noise of the averaged update, the same for any table of that size, and where it
-    cannot tell the candidates apart (a table of one batch, or a budget too small for sampling
-    to help) the fit keeps the 20 passes it always had rather than cutting the optimiser short.
+    instead of a longer fit. The passes' rule (the candidates, the ``1/√2`` share, the most passes
+    among near ties, steps mostly signal) was chosen on Adult (the full training set, and
+    samples of 2,000 and 300 rows) and California Housing: on Adult at δ = 1e-5 it keeps 20
+    passes from ε = 1 up and takes 10 at ε = 0.5, 3 at ε = 0.3 and a quarter at ε = 0.1, where 20
+    would leave σ in the hundreds (benchmarks/README.md §13). It suits tables in general because
+    it reads only the table's noisy size, ε and δ: the ratio is the noise of the averaged update,
+    the same for any table of that size; the share leaves room for the optimiser, which only
+    more passes help (on Adult's 2,000-row sample at ε = 1, 5 passes beat the ratio's best, 1);
+    and where the ratio cannot tell the candidates apart, a table of one batch keeps the 20
+    passes it always had.
 """
 
 #: The argument after :data:`NEIGHBOURS` (one catalog sentence group).
