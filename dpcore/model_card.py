@@ -80,7 +80,7 @@ def model_card(trained: TrainedModel, schema: Schema, unit: str = ADD_REMOVE) ->
         privacy_line(trained, schema, unit),
         _("- **Task**: {task}; target `{target}`.").format(task=_(trained.task), target=target.name),
         _("- **Parameters**: {settings}.").format(settings=settings),
-        *([_("- **Spent on**: {spending}").format(spending=spending)] if spending else []),
+        *([f"- {spending}"] if spending else []),  # already a translated sentence
         _("- **Count noise / selection**: {noise} / {selection}.").format(
             noise=getattr(trained.model, "count_noise", "n/a"), selection=getattr(trained.model, "selection", "n/a")
         ),

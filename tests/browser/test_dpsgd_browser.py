@@ -30,14 +30,16 @@ def test_pick_dp_sgd_see_it_is_approximate_and_train_it(page):
     epochs.wait_for()
     assert epochs.input_value() == "" and epochs.get_attribute("placeholder") == "automatic"  # chosen from ε
     page.get_by_role("spinbutton", name="hidden_units").wait_for()  # the expander has finished opening
+    wait_until_idle(page)
     screenshot(page, "train_dpsgd_chosen")
     page.get_by_role("button", name="Train").click()
     page.get_by_text("δ = 1e-06 spent", exact=False).first.wait_for(timeout=120_000)
-    page.get_by_text("steps of gradient descent", exact=False).wait_for()
-    page.get_by_text("passes over the rows, chosen from ε and the noisy row count", exact=False).wait_for()
+    # The spending sentence shows under the heading and again in the (closed) model card: .first is the page's.
+    page.get_by_text("steps of gradient descent", exact=False).first.wait_for()
+    page.get_by_text("passes over the rows, chosen from ε and the noisy row count", exact=False).first.wait_for()
     page.get_by_text(
         "A Rényi-DP bound that holds for that noise", exact=False
-    ).wait_for()  # the accounting for the discrete noise drawn
+    ).first.wait_for()  # the accounting for the discrete noise drawn
     page.get_by_text("Inside the model").wait_for()
     wait_until_idle(page)
     screenshot(page, "train_dpsgd_trained")
