@@ -71,6 +71,7 @@ def model_card(trained: TrainedModel, schema: Schema, unit: str = ADD_REMOVE) ->
     # The estimator's docstring is English; another language shows the registry's (translated) description.
     headline = doc.splitlines()[0] if doc and get_language() == "en" else _(get(trained.key).description)
     settings = ", ".join(f"{k} = {v}" for k, v in trained.parameters.items()) or _("defaults")
+    spending = trained.details.get("spending")  # the public settings a model chose (DP-SGD's passes, steps, noise)
     lines = [
         _("# Model card: {name}").format(name=_(trained.name)),
         "",
@@ -79,6 +80,7 @@ def model_card(trained: TrainedModel, schema: Schema, unit: str = ADD_REMOVE) ->
         privacy_line(trained, schema, unit),
         _("- **Task**: {task}; target `{target}`.").format(task=_(trained.task), target=target.name),
         _("- **Parameters**: {settings}.").format(settings=settings),
+        *([f"- {spending}"] if spending else []),  # already a translated sentence
         _("- **Count noise / selection**: {noise} / {selection}.").format(
             noise=getattr(trained.model, "count_noise", "n/a"), selection=getattr(trained.model, "selection", "n/a")
         ),

@@ -151,6 +151,9 @@ def parse_params(pairs: list[str], spec: ModelSpec) -> dict[str, Any]:
                 )
             params[name] = next(c for c in setting.choices if str(c) == text)
             continue
+        if isinstance(setting.default, str) and text == setting.default:  # e.g. epochs=auto
+            params[name] = text
+            continue
         try:
             value = int(text)
         except ValueError:

@@ -298,7 +298,11 @@ _APPROX = N_("APPROXIMATE DP ((ε, δ), δ = 1e-5): Gaussian noise, more accurat
 _DPSGD_PARAMS = (
     Parameter(
         "epochs",
-        N_("Expected passes over the rows. The budget is shared by every step, so more passes mean more noise in each."),
+        N_(
+            "Expected passes over the rows. The budget is shared by every step, so more passes mean more noise in each. "
+            "Left empty, the model chooses from a quarter of a pass to 20 passes from ε and the noisy row count: fewer at a "
+            "small ε."
+        ),
         minimum=1,
         maximum=200,
     ),
@@ -311,8 +315,8 @@ _DPSGD_PARAMS = (
 )
 _DPSGD = N_(
     "APPROXIMATE DP ((ε, δ), with the δ you choose when training): learns step by step from random batches of rows; "
-    "each row's pull on the model is capped and every step gets Gaussian noise; Google's dp-accounting adds up "
-    "what all steps spend."
+    "each row's pull on the model is capped and every step gets exact Gaussian noise; a bound proved for that noise "
+    "adds up what all steps spend."
 )
 
 REGISTRY: tuple[ModelSpec, ...] = (

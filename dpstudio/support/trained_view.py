@@ -34,6 +34,19 @@ def settings(spec: ModelSpec) -> dict:
             key = f"{spec.key}_{p.name}"
             if p.choices:
                 chosen[p.name] = st.selectbox(p.name, p.choices, index=p.choices.index(p.default), help=_(p.help), key=key)
+            elif isinstance(p.default, str):  # "auto": left empty, the model chooses from public values
+                value = st.number_input(
+                    p.name,
+                    min_value=int(p.minimum),
+                    max_value=int(p.maximum),
+                    value=None,
+                    step=1,
+                    placeholder=_("automatic"),
+                    help=_(p.help),
+                    key=key,
+                )
+                if value is not None:
+                    chosen[p.name] = value
             else:
                 chosen[p.name] = st.number_input(
                     p.name,

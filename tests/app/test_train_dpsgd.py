@@ -33,6 +33,21 @@ def test_dp_sgd_is_labelled_approximate_and_charges_its_delta(app):
     assert any("Inside the model" in str(h.value) for h in at.subheader)
 
 
+def test_the_passes_are_chosen_unless_the_owner_types_them(app):
+    at = app("train")
+    at.selectbox[0].set_value("dp_sgd_linear").run()
+    epochs = at.number_input(key="dp_sgd_linear_epochs")
+    assert epochs.value is None  # empty: the model chooses from ε and the noisy row count
+    _train_button(at).click().run()
+    assert "epochs" not in _state(at).trained.parameters
+    assert any("passes over the rows, chosen from ε and the noisy row count" in str(c.value) for c in at.caption)
+    at.number_input(key="dp_sgd_linear_epochs").set_value(2).run()
+    _train_button(at).click().run()
+    assert not at.exception
+    assert _state(at).trained.parameters["epochs"] == 2
+    assert any("(2 passes over the rows)" in str(c.value) for c in at.caption)
+
+
 def test_a_dataset_without_delta_refuses_dp_sgd_in_words(app):
     at = app("train")
     ledger = _state(at).ledger()

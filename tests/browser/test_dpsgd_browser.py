@@ -1,4 +1,8 @@
-"""The Train page in a real browser: pick DP-SGD, see it labelled approximate DP, choose δ, train, see what it spent."""
+"""The Train page in a real browser: pick DP-SGD, see it labelled approximate DP, choose δ, train, see what it spent.
+
+The passes are left to the model (``epochs="auto"``): the settings show an empty box, the spending sentence
+the passes it chose.
+"""
 
 from __future__ import annotations
 
@@ -21,10 +25,21 @@ def test_pick_dp_sgd_see_it_is_approximate_and_train_it(page):
     delta = page.get_by_role("textbox", name="δ to spend on this model (approximate DP)")
     delta.wait_for()
     assert delta.input_value() == "1e-06"  # a tenth of the dataset's δ
+    page.get_by_text("Model settings").click()
+    epochs = page.get_by_role("spinbutton", name="epochs")
+    epochs.wait_for()
+    assert epochs.input_value() == "" and epochs.get_attribute("placeholder") == "automatic"  # chosen from ε
+    page.get_by_role("spinbutton", name="hidden_units").wait_for()  # the expander has finished opening
+    wait_until_idle(page)
     screenshot(page, "train_dpsgd_chosen")
     page.get_by_role("button", name="Train").click()
     page.get_by_text("δ = 1e-06 spent", exact=False).first.wait_for(timeout=120_000)
-    page.get_by_text("steps of gradient descent", exact=False).wait_for()
+    # The spending sentence shows under the heading and again in the (closed) model card: .first is the page's.
+    page.get_by_text("steps of gradient descent", exact=False).first.wait_for()
+    page.get_by_text("passes over the rows, chosen from ε and the noisy row count", exact=False).first.wait_for()
+    page.get_by_text(
+        "A Rényi-DP bound that holds for that noise", exact=False
+    ).first.wait_for()  # the accounting for the discrete noise drawn
     page.get_by_text("Inside the model").wait_for()
     wait_until_idle(page)
     screenshot(page, "train_dpsgd_trained")

@@ -8,7 +8,16 @@ import pytest
 from privacy_testing import assert_exceeds_epsilon, estimate_privacy_loss, neighbouring_privacy_loss, run_many
 
 from dpcore.models import DPSGDClassifier, DPSGDRegressor
-from dpcore.models._dpsgd_accounting import calibrate_noise, count_noise_for, epsilon_of, poisson_batches
+from dpcore.models._dpsgd_accounting import (
+    EPOCH_CHOICES,
+    ORDERS,
+    calibrate_noise,
+    count_epsilon,
+    count_noise_for,
+    epsilon_of,
+    poisson_batches,
+    steps_epsilon,
+)
 
 # --- the accountant ------------------------------------------------------------------------
 #
@@ -41,10 +50,16 @@ def test_the_accountant_reproduces_published_epsilons(q, sigma, steps, orders, p
 
 
 @pytest.mark.parametrize(("q", "sigma", "steps", "orders", "published", "tolerance"), PUBLISHED)
-def test_calibration_needs_no_more_noise_than_the_published_settings(q, sigma, steps, orders, published, tolerance):
+def test_our_accounting_never_claims_more_than_the_continuous_gaussians(q, sigma, steps, orders, published, tolerance):
+    # Our steps are discrete Gaussians accounted by their curve alone (Zhu & Wang's bound), which is
+    # looser than the continuous Gaussian's exact subsampled curve: never a smaller ε at the same noise.
     tiny_count = 1e9  # a count with (almost) no privacy cost, to compare with the published runs
+    continuous = dp_accounting.rdp.RdpAccountant(orders=list(ORDERS))
+    continuous.compose(
+        dp_accounting.SelfComposedDpEvent(dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma)), steps)
+    )
+    assert epsilon_of(sigma, q, steps, tiny_count, 1e-5) >= continuous.get_epsilon(1e-5)
     calibrated = calibrate_noise(published, 1e-5, q, steps, tiny_count)
-    assert calibrated <= sigma + 1e-6
     assert epsilon_of(calibrated, q, steps, tiny_count, 1e-5) <= published
 
 
@@ -54,6 +69,62 @@ def test_the_whole_fit_is_charged_at_most_its_epsilon(accountant):
     sigma = calibrate_noise(1.0, 1e-5, 0.1, 40, count, accountant)
     assert epsilon_of(sigma, 0.1, 40, count, 1e-5, accountant) <= 1.0
     assert epsilon_of(sigma * 0.9, 0.1, 40, count, 1e-5, accountant) > 1.0  # and not much more noise than needed
+
+
+@pytest.mark.parametrize("epsilon", [0.3, 1.0, 3.0])
+def test_the_steps_get_the_same_guarantee_whatever_the_count_chose(epsilon):
+    # The count fixes q and T (and, with epochs="auto", the passes), so the steps' guarantee must not
+    # depend on it (basic adaptive composition): for every noisy count and every passes the rule can
+    # choose, the steps alone are (ε − ε_count, 0.9·δ)-DP.
+    count = count_noise_for(0.02 * epsilon, 1e-5)
+    assert count_epsilon(count, 1e-5) <= 0.02 * epsilon
+    model = DPSGDClassifier(epsilon=epsilon)
+    assert model._epoch_choices() == EPOCH_CHOICES
+    chosen = {model._sampling(rows, epochs) for rows in np.geomspace(10, 1e7, 400) for epochs in EPOCH_CHOICES}
+    for rate, steps in sorted(chosen):
+        sigma = calibrate_noise(epsilon, 1e-5, rate, steps, count)
+        assert steps_epsilon(sigma, rate, steps, 1e-5) <= epsilon - count_epsilon(count, 1e-5)
+        assert epsilon_of(sigma, rate, steps, count, 1e-5) <= epsilon
+
+
+ADULT_ROWS = 32_561
+
+
+@pytest.mark.parametrize(("epsilon", "passes"), [(0.1, 0.25), (0.3, 3), (0.5, 10), (1.0, 20), (3.0, 20)])
+def test_auto_epochs_take_fewer_passes_at_a_small_epsilon_on_adult_sized_settings(epsilon, passes):
+    # Adult's 32,561 training rows, batch 256, δ = 1e-5: with 20 passes σ reaches the hundreds at
+    # ε ≤ 0.5 (Zhu & Wang's floor); the rule steps down to the most passes that avoid it (a quarter pass at ε = 0.1).
+    model = DPSGDClassifier(epsilon=epsilon)
+    count = count_noise_for(model.count_share * epsilon, 1e-5)
+    epochs, rate, steps, sigma = model._schedule(ADULT_ROWS, count)
+    assert (epochs, rate, steps) == (passes, 2.0**-7, passes * 128)
+    assert sigma < 5.0
+    fixed = calibrate_noise(epsilon, 1e-5, *DPSGDClassifier(epsilon=epsilon, epochs=20)._sampling(ADULT_ROWS, 20), count)
+    assert sigma <= fixed
+
+
+def test_auto_epochs_read_public_values_only():
+    # Two different tables of the same size and the same noise stream release the same noisy count,
+    # hence the same passes, rate, steps and noise: nothing else about the rows enters the choice.
+    rng = np.random.default_rng(4)
+    first = (rng.random((3000, 3)), rng.integers(0, 2, 3000))
+    second = (rng.random((3000, 3)) ** 3, np.zeros(3000, dtype=int))
+    fits = [DPSGDClassifier(epsilon=0.3, classes=[0, 1], random_state=11).fit(*data) for data in (first, second)]
+    settings = [(m.noisy_rows_, m.epochs_, m.sampling_rate_, m.n_steps_, m.noise_multiplier_) for m in fits]
+    assert settings[0] == settings[1]
+    assert fits[0].epochs_ < 20
+
+
+def test_an_explicit_number_of_epochs_is_kept():
+    X, y, *_ = _classification(n=2000)
+    model = DPSGDClassifier(epsilon=0.3, epochs=2, classes=[0, 1], random_state=0).fit(X, y)
+    assert model.epochs_ == 2 and model.epochs == 2
+    rate, steps = model._sampling(model.noisy_rows_, 2)
+    assert (model.sampling_rate_, model.n_steps_) == (rate, steps)
+    assert "2 passes over the rows)" in model.spending_in_words()
+    auto = DPSGDClassifier(epsilon=0.3, classes=[0, 1], random_state=0).fit(X, y)
+    assert auto.epochs == "auto"  # fit never writes a hyper-parameter
+    assert f"{auto.epochs_:g} passes over the rows, chosen from ε and the noisy row count" in auto.spending_in_words()
 
 
 # --- Poisson subsampling -------------------------------------------------------------------
