@@ -137,7 +137,7 @@ def test_an_analyst_sees_declarations_trains_within_the_slice_and_is_stopped_by_
         at.switch_page(f"pages/{page}.py").run()
         assert not at.exception, (page, [e.value for e in at.exception])
         _no_sentinel(at, rows=not exact)
-        if page in ("compare", "groups", "attack"):
+        if page == "groups":
             assert any("only the dataset's owner may see" in i.value for i in at.info)
 
     at.switch_page("pages/train.py").run()
@@ -353,3 +353,65 @@ def test_eight_analysts_sessions_in_eight_processes_never_pass_their_slices_or_t
     assert set(spent) == {a.subject for a in analysts}
     assert all(amount <= Decimal(str(SLICE)) for amount in spent.values())
     assert sum(spent.values()) <= Decimal("2.5") and owner.spent == pytest.approx(1.6)
+
+
+def test_an_analyst_compares_models_on_their_own_copy_free_and_never_on_the_rows(room, monkeypatch):
+    """Compare trains and tests on the analyst's synthetic copy (post-processing: no charge), never on the owner's rows."""
+    from dpstudio.support import comparing
+    from dpstudio.support.comparing import SweepSettings
+
+    owner, open_as = room
+    owner.grant("bob@example.org", 0.5, 1e-6)
+    bob = SignedIn("bob-19c2", "bob@example.org", email_verified=True)
+    at = open_as(bob, "compare")
+    assert not at.exception
+    assert any("Make a copy on the Export page first" in m.value for m in at.markdown)
+    assert not at.get("arrow_vega_lite_chart") and not at.get("vega_lite_chart")
+    _no_sentinel(at)
+
+    at.switch_page("pages/export.py").run()
+    [b for b in at.button if b.label == "Make the synthetic copy"][0].click().run()
+    assert not at.exception and not at.error
+    bobs = BudgetLedger(owner.dataset_id, path=owner.path, signed_in=bob)
+    after_copy = bobs.my_slice().spent
+    assert after_copy > 0
+
+    tables = []
+    real_from_table = comparing.Design.from_table
+
+    def watched(frame, *args, **kwargs):
+        tables.append(frame)
+        return real_from_table(frame, *args, **kwargs)
+
+    monkeypatch.setattr(comparing.Design, "from_table", watched)
+    state = at.session_state[STATE_KEY]
+    state.compare_settings = SweepSettings(("dp_gaussian_nb", "sk_gaussian_nb"), (0.5, 4.0), n_folds=2)
+    state.compare_pending = True
+    at.switch_page("pages/compare.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("measured on **your synthetic copy**" in i.value for i in at.info)
+    assert not any("One-click experiments" in h.value for h in at.subheader)  # a preset would swap the table
+    summary = [d.value for d in at.dataframe]
+    assert summary and len(summary[-1]) == 3  # two ε of the DP model and the non-private one, all on the copy
+    everything = _everything(at)
+    assert "Trained and tested on your synthetic copy" in everything and "owner's raw data" not in everything.lower()
+    _no_sentinel(at)
+    # Every table the sweep fitted on was the copy: not the owner's frame, never the sentinel, never its exact length.
+    assert tables and all(t is not state.dataset.frame for t in tables)
+    assert all(SENTINEL_CATEGORY not in set(t["city"].astype(str)) and SENTINEL_NUMBER not in set(t["age"]) for t in tables)
+    assert bobs.my_slice().spent == after_copy  # comparing on the copy is post-processing: nothing charged
+    assert not state.best_model  # the Train page's suggestion speaks of the owner's own comparisons
+
+
+def test_an_analysts_attack_page_shows_what_their_slice_allows_and_runs_nothing_on_the_rows(room):
+    owner, open_as = room
+    owner.grant("bob@example.org", 0.5, 1e-6)
+    at = open_as(SignedIn("bob-19c2", "bob@example.org"), "attack")
+    assert not at.exception
+    assert any("only the dataset's owner may run them" in i.value for i in at.info)
+    assert any("(ε = 0.5, δ = 1e-06)-differentially private" in m.value for m in at.markdown)
+    assert [m.value for m in at.metric][0] == "62.2%"  # e^0.5 / (1 + e^0.5), a bound of ε alone
+    assert not any(b.label in ("Attack the model", "Audit the model") for b in at.button)
+    _no_sentinel(at)
+    bob = SignedIn("bob-19c2", "bob@example.org", email_verified=True)
+    assert BudgetLedger(owner.dataset_id, path=owner.path, signed_in=bob).my_slice().spent == 0
