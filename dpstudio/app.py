@@ -5,6 +5,7 @@ from pathlib import Path
 import streamlit as st
 
 from dpcore.budget.accountant import UNITS
+from dpcore.budget.slices import unowned
 from dpcore.exceptions import DataError
 from dpcore.i18n import _, integer, ngettext, short
 from dpstudio.support.analyst_view import sidebar as analyst_sidebar
@@ -59,6 +60,8 @@ def owner_sidebar(state) -> None:
             rows=integer(state.dataset.info["rows"]), columns=integer(state.dataset.info["columns"])
         )
     )
+    if state.signed_in is not None and unowned(ledger):
+        st.caption(_("No owner yet: created before sign-in (see the Privacy page)."))
     total, spent = ledger.total, ledger.spent
     st.markdown("### " + _("Privacy budget"))
     st.progress(

@@ -20,6 +20,7 @@ import pytest
 from dpcore.budget.accountant import ANALYST, BudgetLedger
 from dpcore.budget.datasets import Catalog
 from dpcore.budget.signed_in import SignedIn
+from dpcore.budget.slices import unowned
 from dpcore.release.summary import dp_summary
 from dpcore.tables.schema import Schema
 from dpstudio.support import workspace
@@ -415,3 +416,34 @@ def test_an_analysts_attack_page_shows_what_their_slice_allows_and_runs_nothing_
     _no_sentinel(at)
     bob = SignedIn("bob-19c2", "bob@example.org", email_verified=True)
     assert BudgetLedger(owner.dataset_id, path=owner.path, signed_in=bob).my_slice().spent == 0
+
+
+def test_a_dataset_made_before_sign_in_says_it_has_no_owner_and_only_a_person_the_server_names_claims_it(room, monkeypatch):
+    owner, open_as = room
+    monkeypatch.setenv("DPSTUDIO_CLAIMERS", " carol@example.org , someone|else")
+    frame, schema = _table()
+    before = Catalog(owner.path).open_table(lambda: [frame.iloc[:600]], "from before sign-in", separate=True, reason="a test")
+    workspace.share(owner.path, Dataset("old.csv", frame.iloc[:600], {"rows": 600, "columns": 3}, schema, schema, before))
+
+    def open_unowned(person: SignedIn):
+        at = open_as(person, "privacy")
+        state = at.session_state[STATE_KEY]
+        state.dataset = workspace.load_shared(owner.path, before.dataset.dataset_id, state.catalog())
+        return at.switch_page("pages/privacy.py").run()
+
+    alice = open_unowned(OWNER)
+    assert not alice.exception
+    assert any("created before sign-in was turned on, so it has no owner" in w.value for w in alice.warning)
+    assert any("does not name you" in c.value for c in alice.caption)
+    assert not any(b.label == "Claim this dataset as its owner" for b in alice.button)
+
+    carol = SignedIn("carol-55d0", "carol@example.org", email_verified=True)
+    at = open_unowned(carol)
+    [b for b in at.button if b.label == "Claim this dataset as its owner"][0].click().run()
+    assert not at.exception and not any("has no owner" in w.value for w in at.warning)
+    claimed = BudgetLedger(before.dataset.dataset_id, path=owner.path, signed_in=carol)
+    assert claimed.role() == "owner" and not unowned(claimed)
+    assert "owner claimed" in set(claimed.history()["event"])
+    # Alice's session, which held the dataset while it was everyone's, is closed on its next run.
+    alice.switch_page("pages/privacy.py").run()
+    assert any("belongs to a dataset someone else owns" in w.value for w in alice.warning)
