@@ -72,7 +72,7 @@ if not state.analyst:  # the presets open a bundled sample in place of the table
 st.subheader(_("Your own comparison"))
 st.write(_("Task: **{task}** (target '{target}').").format(task=task_name(task), target=schema.target.name))
 settings = state.compare_settings
-chosen = view.choose_models(task, settings)
+chosen = view.choose_models(task, settings, on_copy=state.analyst)
 epsilons = view.choose_epsilons()
 if epsilons is None:
     st.stop()

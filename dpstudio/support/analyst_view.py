@@ -20,6 +20,7 @@ from dpcore.i18n import _, integer, short
 from dpcore.progress import CostMemory
 from dpcore.release import default_plan
 from dpcore.synthetic import SyntheticResult, copy_for_models, synthesize_table
+from dpcore.tables.schema import Schema
 from dpstudio.support import roles, workspace
 from dpstudio.support import synthetic_view as synthetic
 from dpstudio.support.charts import localized
@@ -214,8 +215,15 @@ def copy_to_compare(state: StudioState) -> Dataset:
         st.stop()
     if state.compared_copy is None or state.compared_copy[0] is not copy:
         frame = copy_for_models(copy.table, copy.report)
+        # The copy holds the released columns only (no identifier or ignored column): its declarations are theirs.
+        schema = Schema([column for column in state.dataset.schema.columns if column.name in frame.columns])
         on_copy = replace(
-            state.dataset, name=_("your synthetic copy"), frame=frame, info={"rows": len(frame), "columns": frame.shape[1]}
+            state.dataset,
+            name=_("your synthetic copy"),
+            frame=frame,
+            info={"rows": len(frame), "columns": frame.shape[1]},
+            base_schema=schema,
+            schema=schema,
         )
         state.compared_copy = (copy, on_copy)
     return state.compared_copy[1]

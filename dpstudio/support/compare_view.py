@@ -31,8 +31,11 @@ from dpstudio.support.state import Dataset, StudioState
 GRID_LABELS = {"quick": N_("quick (4 values)"), "thorough": N_("thorough (9 values)"), "custom": N_("custom")}
 
 
-def choose_models(task: str, settings: SweepSettings | None) -> list[str]:
-    """One multiselect per kind of model; remembered choices if they fit this task, else the standard set."""
+def choose_models(task: str, settings: SweepSettings | None, on_copy: bool = False) -> list[str]:
+    """One multiselect per kind of model; remembered choices if they fit this task, else the standard set.
+
+    ``on_copy``: the models are compared on an analyst's synthetic copy, where a non-private model is no owner's secret.
+    """
     chosen: list[str] = []
     task_keys = {m.key for m in models_for(task)}
     for kind in ("ours", "diffprivlib", "interpret", "non-private"):
@@ -43,9 +46,8 @@ def choose_models(task: str, settings: SweepSettings | None) -> list[str]:
         # Settings made for another table (another task) name none of these models: start from the standard set.
         fits = settings is not None and set(settings.models) & task_keys
         default = [k for k in settings.models if k in labels] if fits else standard
-        chosen += st.multiselect(
-            _(KIND_LABELS[kind]), list(labels), default=default, format_func=labels.get, key=keyed(f"models_{kind}_{task}")
-        )
+        label = _("non-private reference, on your copy") if on_copy and kind == "non-private" else _(KIND_LABELS[kind])
+        chosen += st.multiselect(label, list(labels), default=default, format_func=labels.get, key=keyed(f"models_{kind}_{task}"))
     return chosen
 
 
