@@ -74,6 +74,8 @@ HISTORY_HEADERS = (
     N_("people counted as"),
     N_("slice granted"),
     N_("slice revoked"),
+    N_("slice claimed"),
+    N_("owner claimed"),
 )
 
 __all__ = [

@@ -230,16 +230,18 @@ def test_an_analyst_learns_within_the_slice_and_never_receives_the_sentinel(brow
     screenshot(page, "roles_analyst_privacy")
     texts.append(page.content())
 
-    # Reached by their address: Groups is refused in one sentence; Compare and Attack show their analyst's versions.
+    # Reached by their address: Groups is not among the analyst's pages (the Data page opens instead); Compare and
+    # Attack show their analyst's versions.
     for address, sentence in (
         ("compare", "synthetic copy"),
-        ("groups", "only the dataset's owner may see"),
+        ("groups", "is shared with you as an analyst"),
         ("attack", "only the dataset's owner may run them"),
     ):
         page.goto(f"{room}/{address}")
         page.get_by_text("Signed in as", exact=False).wait_for()
         page.get_by_text(sentence, exact=False).first.wait_for()
         wait_until_idle(page)
+        assert page.get_by_role("heading", name="6. Groups").count() == 0
         texts.append(page.content())
 
     # The exact row count, in any text the analyst reads: unless the owner's noisy count landed on it (rarely).
