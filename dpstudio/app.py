@@ -5,6 +5,7 @@ from pathlib import Path
 import streamlit as st
 
 from dpcore.budget.accountant import UNITS
+from dpcore.budget.slices import unowned
 from dpcore.exceptions import DataError
 from dpcore.i18n import _, integer, ngettext, short
 from dpstudio.support.analyst_view import sidebar as analyst_sidebar
@@ -17,7 +18,7 @@ from dpstudio.support.state import table_name
 
 # Pages by absolute path, so the app opens the same from `dpstudio` and from the checkout's top-level app.py.
 PAGES = Path(__file__).resolve().parent / "pages"
-ANALYSTS_DO_NOT_SEE = ("compare.py", "groups.py", "attack.py")
+ANALYSTS_DO_NOT_SEE = ("groups.py",)
 
 use_session_language()
 st.set_page_config(page_title="DP Studio", page_icon=":material/lock:", layout="wide")
@@ -39,7 +40,7 @@ pages = [
     ("groups.py", _("6. Groups"), ":material/bubble_chart:"),
     ("attack.py", _("7. Attack"), ":material/crisis_alert:"),
 ]
-if state.analyst:  # the pages measured on the rows are the owner's (they refuse an analyst's deep link too)
+if state.analyst:  # Groups is measured on the rows: the owner's only (it refuses an analyst's deep link too)
     pages = [page for page in pages if page[0] not in ANALYSTS_DO_NOT_SEE]
 navigation = st.navigation(
     [st.Page(PAGES / name, title=title, icon=icon, default=name == "data.py") for name, title, icon in pages]
@@ -59,6 +60,8 @@ def owner_sidebar(state) -> None:
             rows=integer(state.dataset.info["rows"]), columns=integer(state.dataset.info["columns"])
         )
     )
+    if state.signed_in is not None and unowned(ledger):
+        st.caption(_("No owner yet: created before sign-in (see the Privacy page)."))
     total, spent = ledger.total, ledger.spent
     st.markdown("### " + _("Privacy budget"))
     st.progress(

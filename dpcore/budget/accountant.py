@@ -34,7 +34,7 @@ in :mod:`dpcore.budget.ledger_db`; nothing here knows which one it talks to.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from decimal import ROUND_FLOOR, Decimal
@@ -74,6 +74,8 @@ HISTORY_HEADERS = (
     N_("people counted as"),
     N_("slice granted"),
     N_("slice revoked"),
+    N_("slice claimed"),
+    N_("owner claimed"),
 )
 
 __all__ = [
@@ -397,6 +399,10 @@ class BudgetLedger:
         """The acting person's latest slice of this dataset (live or revoked), or None."""
         return holder(self.slices(), self.signed_in)
 
+    def claim_ownership(self, allowed: Collection[str]) -> None:
+        """Become the owner of a dataset created without sign-in (:func:`dpcore.budget.slices.claim_ownership`)."""
+        budget_slices.claim_ownership(self, allowed)
+
     def grant(self, analyst: str, epsilon: float, delta: float = 0.0) -> Slice:
         """Grant ``analyst`` (an e-mail address or a subject) a slice of the total (:func:`dpcore.budget.slices.grant`)."""
         return budget_slices.grant(self, analyst, epsilon, delta)
@@ -600,7 +606,9 @@ class BudgetLedger:
         )
 
     def record_event(self, event: str, detail: str) -> None:
-        """Add a line to the dataset's history; the owner's alone (:func:`dpcore.budget.slices.must_own`)."""
+        """Add a line to the dataset's history; the owner's alone, and never a line that gives a role (slices.py writes those)."""
+        if event in budget_slices.RESERVED_EVENTS:
+            raise ValueError(f"{event!r} is written by dpcore.budget.slices only")
         with self._transaction() as conn:
             budget_slices.must_own_budget(self, conn)
             conn.execute(

@@ -24,6 +24,7 @@ against a slice runs inside the ledger's one spend path, ``BudgetLedger._fits``.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from decimal import ROUND_FLOOR, Decimal
 from typing import Any, Protocol
@@ -57,6 +58,10 @@ class Ledger(Protocol):
 OWNER, ANALYST = "owner", "analyst"
 #: The history line binding a grant made by e-mail to the subject who first spent under it (detail: "grant <id>").
 CLAIMED_EVENT = "slice claimed"
+#: The history line making its subject the owner of a dataset created without sign-in; the first one holds.
+OWNER_CLAIMED_EVENT = "owner claimed"
+#: History lines only this module writes, each inside the check that allows it (never through ``record_event``).
+RESERVED_EVENTS = (CLAIMED_EVENT, OWNER_CLAIMED_EVENT)
 
 
 @dataclass(frozen=True)
@@ -185,16 +190,77 @@ def reserved(slices: list[Slice], *, besides: Slice | None = None) -> tuple[Deci
 
 
 def creator(conn: LedgerConnection, dataset_id: str) -> str | None:
-    """The subject who created the dataset's budget ('' when it was created without sign-in), None when it has none."""
+    """The dataset's owner: the subject who created its budget, or who claimed it when it was created without sign-in
+    (:func:`claim_ownership`); '' when nobody did, None when the dataset has no budget."""
     row = conn.execute("SELECT subject FROM totals WHERE dataset_id = ? ORDER BY id LIMIT 1", (dataset_id,)).fetchone()
-    return None if row is None else str(row[0] or "")
+    if row is None:
+        return None
+    if row[0]:
+        return str(row[0])
+    claimed = conn.execute(
+        "SELECT subject FROM events WHERE dataset_id = ? AND event = ? ORDER BY id LIMIT 1", (dataset_id, OWNER_CLAIMED_EVENT)
+    ).fetchone()
+    return str(claimed[0] or "") if claimed is not None else ""
+
+
+def unowned(ledger: Ledger) -> bool:
+    """Whether the dataset was created without sign-in and nobody has claimed it: everyone's, where people sign in."""
+    with ledger.connection() as conn:
+        return creator(conn, ledger.dataset_id) == ""
+
+
+def may_claim(person: SignedIn | None, allowed: Collection[str]) -> bool:
+    """Whether the server's list ``allowed`` (e-mail addresses, or issuer-qualified subjects) names ``person``.
+
+    An e-mail names them only when their provider verified it, as for a grant.
+    """
+    if person is None:
+        return False
+    names = {" ".join(str(name).split()) for name in allowed} - {""}
+    email = person.email.strip().casefold()
+    return person.subject in names or (person.email_verified and bool(email) and email in {n.casefold() for n in names})
+
+
+def claim_ownership(ledger: Ledger, allowed: Collection[str]) -> None:
+    """Make the signed-in person the owner of a dataset created without sign-in, when the server names them.
+
+    Until then such a dataset is everyone's (:func:`role`); the claim is one append-only line of
+    its history (:data:`OWNER_CLAIMED_EVENT`, naming the claimer), written in the dataset's
+    serialised transaction only while nobody owns it, so two people claiming at once leave one
+    owner. Slices granted before stay live; the claimer owns them from then on.
+
+    Raises
+    ------
+    BudgetExceededError
+        Nobody signed in, the server does not name the person, or the dataset already has an owner.
+    """
+    if not may_claim(ledger.signed_in, allowed):
+        raise BudgetExceededError(
+            _(
+                "This server does not name you among the people who may claim datasets created before sign-in: ask "
+                "its administrator. Nothing was claimed."
+            )
+        )
+    with ledger._transaction() as conn:
+        if creator(conn, ledger.dataset_id) != "":
+            raise BudgetExceededError(_("This dataset already has an owner: nothing was claimed."))
+        conn.execute(
+            "INSERT INTO events (dataset_id, event, detail, created, subject, email) VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                ledger.dataset_id,
+                OWNER_CLAIMED_EVENT,
+                "created before sign-in; claimed by a person the server names",
+                now(),
+                *ledger._by(),
+            ),
+        )
 
 
 def role(ledger: Ledger) -> str | None:
     """The acting person's role on this dataset: :data:`OWNER`, :data:`ANALYST` (a live slice), or None.
 
-    The owner is whoever created the dataset; a dataset created without sign-in, and every
-    dataset where nobody signs in, is everyone's — except a person granted a slice of it, who is
+    The owner is whoever created the dataset (or claimed it, :func:`claim_ownership`); a dataset
+    created without sign-in and not claimed, and every dataset where nobody signs in, is everyone's — except a person granted a slice of it, who is
     its analyst while the slice is live. A person whose slice was revoked, or who holds none on
     another's dataset, is neither.
     """

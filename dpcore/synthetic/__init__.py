@@ -65,7 +65,15 @@ from dpcore.synthetic.budget import DEFAULT_DELTA, NOISES, Calibration
 from dpcore.synthetic.domain import SyntheticColumn, synthetic_columns
 from dpcore.synthetic.preview import utility_preview
 from dpcore.synthetic.report import REPORT_FORMAT, report_markdown, trust_sentences
-from dpcore.synthetic.table import METHODS, SyntheticResult, read_synthetic, synthesize_table, synthetic_frame, synthetic_shares
+from dpcore.synthetic.table import (
+    METHODS,
+    SyntheticResult,
+    copy_for_models,
+    read_synthetic,
+    synthesize_table,
+    synthetic_frame,
+    synthetic_shares,
+)
 
 __all__ = [
     "DEFAULT_DELTA",
@@ -75,6 +83,7 @@ __all__ = [
     "Calibration",
     "SyntheticColumn",
     "SyntheticResult",
+    "copy_for_models",
     "read_synthetic",
     "report_markdown",
     "synthesize_table",

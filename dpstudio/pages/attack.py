@@ -4,20 +4,22 @@ Four attacks, each a section over one function of :mod:`dpcore.attacks`: who was
 data (membership inference), who was in a synthetic copy (membership inference on the copy), what
 the randomized copy gives away (reconstruction), and whether a model keeps its promise (an
 empirical audit).
-Everything here is measured on the raw rows for the owner's eyes only and charges no budget.
+Everything here is measured on the raw rows for the owner's eyes only and charges no budget. An analyst's
+session shows instead what their slice's ε allows any attacker (:mod:`dpstudio.support.ceiling_view`), which needs no data.
 """
 
 import streamlit as st
 
 from dpcore.i18n import _
 from dpstudio.support import attack_view as view
-from dpstudio.support import copy_attack_view
-from dpstudio.support.roles import owner_only
+from dpstudio.support import ceiling_view, copy_attack_view
 from dpstudio.support.session import get_state
 
 state = get_state()
 st.title(_("Attack"))
-owner_only(state)
+if state.analyst:  # the attacks are scored against the rows; an analyst sees what ε allows, which needs no data
+    ceiling_view.attack_page(state)
+    st.stop()
 dataset = state.dataset
 st.info(_(view.PAGE_NOTE), icon=":material/lock:")
 

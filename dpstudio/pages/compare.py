@@ -1,13 +1,20 @@
-"""Compare: how much accuracy does privacy cost on this table, and which model should I use?"""
+"""Compare: how much accuracy does privacy cost on this table, and which model should I use?
+
+The owner compares on the table's rows, for their eyes only. An analyst compares on their own
+synthetic copy (train and test on the copy): post-processing of a release already charged to their
+slice, so it is free and shows nothing more of the rows than the copy does.
+"""
 
 import streamlit as st
 
 from dpcore.evaluate import METRICS, summarise
 from dpcore.exceptions import DataError
 from dpcore.i18n import _
+from dpstudio.support import analyst_view
 from dpstudio.support import compare_view as view
 from dpstudio.support.charts import localized
 from dpstudio.support.comparing import (
+    ON_COPY_NOTE,
     PRESETS,
     SweepSettings,
     best_of_ours,
@@ -21,22 +28,25 @@ from dpstudio.support.comparing import (
 )
 from dpstudio.support.language import keyed
 from dpstudio.support.readable import task_name
-from dpstudio.support.roles import owner_only
 from dpstudio.support.session import get_state, use_dataset
 from dpstudio.support.state import load_sample
 
 state = get_state()
 st.title(_("4. Compare"))
-owner_only(state)
-dataset = state.dataset
+if state.analyst:
+    # An analyst compares on their own synthetic copy, never on the owner's rows: post-processing of a paid release.
+    dataset = analyst_view.copy_to_compare(state)
+    st.info(_(ON_COPY_NOTE), icon=":material/verified_user:")
+else:
+    dataset = state.dataset
+    st.info(
+        _(
+            "This page spends **no privacy budget** because nothing on it leaves your screen: every figure is measured on "
+            "your raw data, for your eyes only, and none of it is written into any release or buyer's report."
+        ),
+        icon=":material/lock:",
+    )
 schema = dataset.schema
-st.info(
-    _(
-        "This page spends **no privacy budget** because nothing on it leaves your screen: every figure is measured on "
-        "your raw data, for your eyes only, and none of it is written into any release or buyer's report."
-    ),
-    icon=":material/lock:",
-)
 
 problems = schema.problems(dataset.frame, need_target=True)
 if problems:
@@ -46,22 +56,23 @@ if problems:
     st.stop()
 task = schema.task
 
-st.subheader(_("One-click experiments"))
-preset_cols = st.columns(len(PRESETS))
-for col, (preset_key, preset) in zip(preset_cols, PRESETS.items()):
-    with col:
-        st.caption(_(preset.note))
-        if st.button(_(preset.title), key=f"preset_{preset_key}"):
-            if dataset.name != preset.sample:
-                use_dataset(state, load_sample(preset.sample, state.catalog()))
-            state.compare_settings = preset.settings
-            state.compare_pending = True
-            st.rerun()
+if not state.analyst:  # the presets open a bundled sample in place of the table: the owner's choice only
+    st.subheader(_("One-click experiments"))
+    preset_cols = st.columns(len(PRESETS))
+    for col, (preset_key, preset) in zip(preset_cols, PRESETS.items()):
+        with col:
+            st.caption(_(preset.note))
+            if st.button(_(preset.title), key=f"preset_{preset_key}"):
+                if dataset.name != preset.sample:
+                    use_dataset(state, load_sample(preset.sample, state.catalog()))
+                state.compare_settings = preset.settings
+                state.compare_pending = True
+                st.rerun()
 
 st.subheader(_("Your own comparison"))
 st.write(_("Task: **{task}** (target '{target}').").format(task=task_name(task), target=schema.target.name))
 settings = state.compare_settings
-chosen = view.choose_models(task, settings)
+chosen = view.choose_models(task, settings, on_copy=state.analyst)
 epsilons = view.choose_epsilons()
 if epsilons is None:
     st.stop()
@@ -91,14 +102,16 @@ def draw(results):
     if results.empty:
         return None
     summary = summarise(results)
-    chart = comparison_chart(summary, metric, unit, published_reference(dataset, settings, metric))
+    chart = comparison_chart(summary, metric, unit, published_reference(dataset, settings, metric), on_copy=state.analyst)
     chart_slot.altair_chart(localized(chart), width="stretch")
     return summary, chart
 
 
 if run_clicked or state.compare_pending:
     state.compare_pending = False
-    view.run_with_progress(state, settings, prepared, lambda: draw(collect(state.compare_cache, dataset, settings, tasks)))
+    view.run_with_progress(
+        state, dataset, settings, prepared, lambda: draw(collect(state.compare_cache, dataset, settings, tasks))
+    )
 
 results = collect(state.compare_cache, dataset, settings, tasks)
 failed = failed_models(state.compare_cache, dataset, settings, tasks)
@@ -122,8 +135,8 @@ sentences = summary_sentences(summary, metric, problem)
 if sentences:
     st.markdown(" ".join(sentences))
 best = best_of_ours(summary, metric, problem)
-if best is not None:
+if best is not None and not state.analyst:  # the Train page's suggestion speaks of a comparison on the owner's rows
     state.best_model[problem] = best
 
 view.summary_table(summary, metric, problem)
-view.downloads(results, chart)
+view.downloads(results, chart, on_copy=state.analyst)

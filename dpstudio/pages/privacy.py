@@ -24,6 +24,7 @@ st.write(
 )
 st.info(_(PROMISE), icon=":material/verified_user:")
 st.write(_("**Now:** {summary}.").format(summary=ledger.summary()))
+slices_view.claim_section(state, ledger)
 
 view.unit_section(ledger)
 chosen = view.budget_section(ledger)

@@ -8,6 +8,8 @@ differentially private release charged to the analyst's slice.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import altair as alt
 import pandas as pd
 import streamlit as st
@@ -17,11 +19,13 @@ from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.i18n import _, integer, short
 from dpcore.progress import CostMemory
 from dpcore.release import default_plan
-from dpcore.synthetic import SyntheticResult, synthesize_table
+from dpcore.synthetic import SyntheticResult, copy_for_models, synthesize_table
+from dpcore.tables.schema import Schema
 from dpstudio.support import roles, workspace
 from dpstudio.support import synthetic_view as synthetic
 from dpstudio.support.charts import localized
-from dpstudio.support.state import StudioState, table_name
+from dpstudio.support.session import recall_result, remember_result
+from dpstudio.support.state import Dataset, StudioState, table_name
 
 
 def sidebar(state: StudioState, ledger: BudgetLedger) -> None:
@@ -182,10 +186,44 @@ def export_page(state: StudioState) -> None:
                         progress=progress,
                         costs=CostMemory(),
                     )
+                remember_result(state, "release")  # the copy Compare trains and tests on, kept across a reload
                 st.rerun()
             except (BudgetExceededError, DataError) as error:
                 st.error(roles.refusal(state, error))
             except Exception:
                 st.error(_("The synthetic copy could not be made; nothing was charged. Ask the owner to check the declarations."))
-    if isinstance(state.release, SyntheticResult):
+    if isinstance(recall_result(state, "release", SyntheticResult), SyntheticResult):
         synthetic.made(state.release, owner=False)
+
+
+def copy_to_compare(state: StudioState) -> Dataset:
+    """The analyst's own synthetic copy of the dataset, as the table their Compare page trains and tests on.
+
+    Only the copy is read (its numbers at their public bins' midpoints, :func:`~dpcore.synthetic.copy_for_models`):
+    whatever Compare measures on it is post-processing of a release already charged to the analyst's slice. Without
+    a copy of this dataset the page says how to make one, and stops.
+    """
+    copy = recall_result(state, "release", SyntheticResult)
+    if copy is None or copy.dataset_id != state.dataset.dataset_id:
+        st.write(
+            _(
+                "As an analyst you compare models on your own synthetic copy of the table, never on its rows. Make a copy "
+                "on the Export page first (its ε is charged to your slice); comparing on it then costs nothing more."
+            )
+        )
+        st.page_link("pages/export.py", label=_("Make a synthetic copy"), icon=":material/inventory_2:")
+        st.stop()
+    if state.compared_copy is None or state.compared_copy[0] is not copy:
+        frame = copy_for_models(copy.table, copy.report)
+        # The copy holds the released columns only (no identifier or ignored column): its declarations are theirs.
+        schema = Schema([column for column in state.dataset.schema.columns if column.name in frame.columns])
+        on_copy = replace(
+            state.dataset,
+            name=_("your synthetic copy"),
+            frame=frame,
+            info={"rows": len(frame), "columns": frame.shape[1]},
+            base_schema=schema,
+            schema=schema,
+        )
+        state.compared_copy = (copy, on_copy)
+    return state.compared_copy[1]

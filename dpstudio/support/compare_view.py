@@ -14,6 +14,7 @@ from dpstudio.support.comparing import (
     DEFAULT_MODELS,
     EPSILON_GRIDS,
     NOT_FOR_RELEASE,
+    ON_COPY,
     PreparedSweep,
     SweepSettings,
     cache_key,
@@ -25,13 +26,16 @@ from dpstudio.support.comparing import (
     seconds_left,
 )
 from dpstudio.support.language import keyed
-from dpstudio.support.state import StudioState
+from dpstudio.support.state import Dataset, StudioState
 
 GRID_LABELS = {"quick": N_("quick (4 values)"), "thorough": N_("thorough (9 values)"), "custom": N_("custom")}
 
 
-def choose_models(task: str, settings: SweepSettings | None) -> list[str]:
-    """One multiselect per kind of model; remembered choices if they fit this task, else the standard set."""
+def choose_models(task: str, settings: SweepSettings | None, on_copy: bool = False) -> list[str]:
+    """One multiselect per kind of model; remembered choices if they fit this task, else the standard set.
+
+    ``on_copy``: the models are compared on an analyst's synthetic copy, where a non-private model is no owner's secret.
+    """
     chosen: list[str] = []
     task_keys = {m.key for m in models_for(task)}
     for kind in ("ours", "diffprivlib", "interpret", "non-private"):
@@ -42,9 +46,8 @@ def choose_models(task: str, settings: SweepSettings | None) -> list[str]:
         # Settings made for another table (another task) name none of these models: start from the standard set.
         fits = settings is not None and set(settings.models) & task_keys
         default = [k for k in settings.models if k in labels] if fits else standard
-        chosen += st.multiselect(
-            _(KIND_LABELS[kind]), list(labels), default=default, format_func=labels.get, key=keyed(f"models_{kind}_{task}")
-        )
+        label = _("non-private reference, on your copy") if on_copy and kind == "non-private" else _(KIND_LABELS[kind])
+        chosen += st.multiselect(label, list(labels), default=default, format_func=labels.get, key=keyed(f"models_{kind}_{task}"))
     return chosen
 
 
@@ -65,10 +68,17 @@ def choose_epsilons() -> tuple[float, ...] | None:
     return epsilons
 
 
-def run_with_progress(state: StudioState, settings: SweepSettings, prepared: PreparedSweep, redraw: Callable[[], None]) -> None:
-    """Fit every task not yet cached, with a bar, time left and a Stop button; redraw the chart as results come."""
+def run_with_progress(
+    state: StudioState, dataset: Dataset, settings: SweepSettings, prepared: PreparedSweep, redraw: Callable[[], None]
+) -> None:
+    """Fit every task on ``dataset`` not yet cached, with a bar, time left and a Stop button; redraw the chart as results come.
+
+    In an analyst's session ``dataset`` is their synthetic copy; the owner's table is refused, whatever the page asked.
+    """
+    if state.analyst and dataset.frame is state.dataset.frame:
+        st.error(_("As an analyst you compare models on your synthetic copy, never on the owner's rows."))
+        return
     X, y, folds, context, problem, tasks = prepared
-    dataset = state.dataset
     todo = interleaved([t for t in tasks if cache_key(dataset, settings, t) not in state.compare_cache])
     progress = st.progress(0.0, text=_("Starting…"))
     stop_slot = st.empty()
@@ -106,13 +116,19 @@ def summary_table(summary: pd.DataFrame, metric: str, problem: str) -> None:
     )
 
 
-def downloads(results: pd.DataFrame, chart) -> None:
-    """CSV and chart downloads, marked not for release; the chart images are drawn only when clicked."""
-    st.caption(_("Downloads are marked: {marking}.").format(marking=_(NOT_FOR_RELEASE)))
-    name = "comparison_NOT_FOR_RELEASE"
+def downloads(results: pd.DataFrame, chart, on_copy: bool = False) -> None:
+    """CSV and chart downloads, marked not for release (or, ``on_copy``, as measured on a synthetic copy); the chart
+    images are drawn only when clicked."""
+    st.caption(_("Downloads are marked: {marking}.").format(marking=_(ON_COPY if on_copy else NOT_FOR_RELEASE)))
+    name = "comparison_on_synthetic_copy" if on_copy else "comparison_NOT_FOR_RELEASE"
     c1, c2, c3 = st.columns(3)
     c1.download_button(
-        _("Results (CSV)"), results_csv(results), file_name=f"{name}.csv", mime="text/csv", key="dl_csv", on_click="ignore"
+        _("Results (CSV)"),
+        results_csv(results, on_copy),
+        file_name=f"{name}.csv",
+        mime="text/csv",
+        key="dl_csv",
+        on_click="ignore",
     )
     for column, image, mime in ((c2, "png", "image/png"), (c3, "svg", "image/svg+xml")):
         column.download_button(

@@ -44,6 +44,14 @@ DEFAULT_MODELS = (
 # English in the CSV (machine-readable); ``_()`` where a person reads them.
 NOT_FOR_RELEASE = N_("contains non-private reference figures — not for release")
 OWNER_ONLY = N_("owner's eyes only — not differentially private")
+ON_COPY = N_("measured on a differentially private synthetic copy")
+#: What an analyst's Compare page says first: where its scores come from, and why they cost nothing.
+ON_COPY_NOTE = N_(
+    "Every score on this page is measured on **your synthetic copy** of the table: each model is trained on part of the "
+    "copy and tested on the rest, never on the owner's rows. The copy was paid for from your slice when you made it, "
+    "so this page spends **no privacy budget**. The scores show how the models do on data like the copy; on the real "
+    "table they may differ as much as the copy differs from it."
+)
 NAME = "name"  # the results' column of model names (English; translated where shown)
 
 
@@ -152,8 +160,14 @@ def published_reference(dataset: Dataset, settings: SweepSettings, metric: str) 
     return table
 
 
-def comparison_chart(summary: pd.DataFrame, metric: str, unit: str, published: pd.DataFrame | None = None) -> alt.Chart:
-    """Metric vs ε (log axis): a line and spread band per DP model, a rule per non-private model."""
+def comparison_chart(
+    summary: pd.DataFrame, metric: str, unit: str, published: pd.DataFrame | None = None, on_copy: bool = False
+) -> alt.Chart:
+    """Metric vs ε (log axis): a line and spread band per DP model, a rule per non-private model.
+
+    ``on_copy``: the scores were measured on a synthetic copy (an analyst's), and the chart says so instead of marking
+    them the owner's.
+    """
     data = summary[summary["metric"] == metric].copy()
     data["name"] = data["name"].map(_)
     data["low"] = data["mean"] - data["std"].fillna(0)
@@ -200,7 +214,10 @@ def comparison_chart(summary: pd.DataFrame, metric: str, unit: str, published: p
             .encode(
                 y=y,
                 color=colour,
-                tooltip=[alt.Tooltip("name:N", title=_("non-private (owner only)")), alt.Tooltip("mean:Q", format=",.4g")],
+                tooltip=[
+                    alt.Tooltip("name:N", title=_("non-private, on the copy") if on_copy else _("non-private (owner only)")),
+                    alt.Tooltip("mean:Q", format=",.4g"),
+                ],
             )
         )
     if published is not None and not private.empty:
@@ -225,8 +242,12 @@ def comparison_chart(summary: pd.DataFrame, metric: str, unit: str, published: p
         autosize=alt.AutoSizeParams(type="fit-x", contains="padding"),
         title=alt.TitleParams(
             _("{metric} against ε — dashed rules: non-private references").format(metric=_(metric)),
-            subtitle=[_("{marking}: measured on the owner's raw data").format(marking=_(OWNER_ONLY).upper())],
-            subtitleColor="#b00020",
+            subtitle=[
+                _("Trained and tested on your synthetic copy, not on the owner's rows")
+                if on_copy
+                else _("{marking}: measured on the owner's raw data").format(marking=_(OWNER_ONLY).upper())
+            ],
+            subtitleColor="#1b5e20" if on_copy else "#b00020",
             subtitleFontWeight="bold",
             subtitleFontSize=14,
         ),
@@ -321,8 +342,10 @@ def chart_image(chart: alt.Chart, fmt: str) -> bytes:
     return vlc.vegalite_to_svg(spec).encode("utf-8")
 
 
-def results_csv(results: pd.DataFrame) -> bytes:
-    """The tidy results, headed by a not-for-release line and marked on every row: all measured on raw data."""
+def results_csv(results: pd.DataFrame, on_copy: bool = False) -> bytes:
+    """The tidy results, headed and marked on every row: measured on raw data (not for release), or on a synthetic copy."""
+    if on_copy:
+        return (f"# {ON_COPY}\n" + results.assign(marking=ON_COPY).to_csv(index=False)).encode("utf-8")
     header = f"# {NOT_FOR_RELEASE}; measured on the owner's raw data\n"
     return (header + results.assign(marking=OWNER_ONLY).to_csv(index=False)).encode("utf-8")
 

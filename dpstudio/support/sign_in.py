@@ -13,6 +13,7 @@ before Streamlit starts; the app repeats the check for ``streamlit run app.py``.
 from __future__ import annotations
 
 import ipaddress
+import os
 import socket
 import tomllib
 from collections.abc import Mapping
@@ -38,10 +39,20 @@ HEADERS_SIGN_IN_REFUSED = N_(
     "DP Studio stays closed: server.trustedUserHeaders lets any request's headers say who is signed in, over "
     "sign-in's signed cookie. Remove that setting (DP Studio signs people in itself, through [auth])."
 )
+#: The environment variable naming, separated by commas, who may claim a dataset created before sign-in was turned on:
+#: e-mail addresses (matched when the provider verified them) or issuer-qualified subjects ("<iss>|<sub>").
+CLAIMERS_ENV = "DPSTUDIO_CLAIMERS"
 #: What :func:`auth_section` gives for a secrets file it cannot read (never its text: it holds secrets).
 UNREADABLE: Mapping[str, object] = MappingProxyType({})
 #: Shorter cookie secrets can be guessed offline from one signed cookie, and a guessed one signs anyone in.
 MIN_COOKIE_SECRET = 32
+
+
+def claimers(environ: Mapping[str, str] | None = None) -> list[str]:
+    """Who the server lets claim a dataset created before sign-in (:data:`CLAIMERS_ENV`); empty when it names nobody."""
+    return [
+        name.strip() for name in (os.environ if environ is None else environ).get(CLAIMERS_ENV, "").split(",") if name.strip()
+    ]
 
 
 def is_loopback(address: str | None) -> bool:

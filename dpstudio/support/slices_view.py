@@ -6,13 +6,39 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.budget.accountant import OWNER, BudgetLedger, Slice
+from dpcore.budget.slices import may_claim, unowned
 from dpcore.exceptions import BudgetExceededError, DataError
-from dpcore.i18n import _, short
+from dpcore.i18n import N_, _, short
 from dpstudio.support import workspace
+from dpstudio.support.sign_in import claimers
 from dpstudio.support.state import StudioState
 
+NO_OWNER_YET = N_(
+    "This dataset was created before sign-in was turned on, so it has no owner: everyone who signs in and opens it acts "
+    "as its owner. A person this server names may claim it; from then on it is theirs alone, and the claim is a line of "
+    "its history."
+)
 #: The δ a new slice is offered: what one synthetic copy with Gaussian noise spends (dpcore.synthetic.DEFAULT_DELTA).
 OFFERED_SLICE_DELTA = 1e-6
+
+
+def claim_section(state: StudioState, ledger: BudgetLedger) -> None:
+    """On a server where people sign in, a dataset created before sign-in has no owner: say so, and offer the people the
+    server names (:func:`~dpstudio.support.sign_in.claimers`) to claim it, a line of its history."""
+    if state.signed_in is None or not unowned(ledger):
+        return
+    st.warning(_(NO_OWNER_YET), icon=":material/person_off:")
+    allowed = claimers()
+    if not may_claim(state.signed_in, allowed):
+        st.caption(_("This server does not name you among the people who may claim it: ask its administrator."))
+        return
+    if st.button(_("Claim this dataset as its owner"), key="claim_dataset", icon=":material/how_to_reg:"):
+        try:
+            ledger.claim_ownership(allowed)
+        except BudgetExceededError as error:
+            st.error(str(error))
+            return
+        st.rerun()
 
 
 def slices_section(state: StudioState, ledger: BudgetLedger) -> None:

@@ -104,6 +104,7 @@ class StudioState:
     worked_in: str | None = None  # a workspace the owner changed or paid in, so worth reopening (earlier_work)
     noted_in_browser: str | None = None  # the workspace this browser was last asked to remember (earlier_work)
     utility_previews: dict = field(default_factory=dict)  # the Export page's owner-only previews, by plan and ε
+    compared_copy: tuple | None = None  # (the analyst's synthetic copy, it as the Dataset their Compare page trains on)
     copy_comparison: tuple | None = None  # (the synthetic copy, its CopyComparison): the owner-only look beside the table
     bounds_verdict: tuple | None = None  # (table fingerprint, DataFrame): the owner-only fit of the bounds just estimated
     signed_in: SignedIn | None = None  # who acts, recorded with every spend (None: sign-in is not configured)

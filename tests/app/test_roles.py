@@ -20,6 +20,7 @@ import pytest
 from dpcore.budget.accountant import ANALYST, BudgetLedger
 from dpcore.budget.datasets import Catalog
 from dpcore.budget.signed_in import SignedIn
+from dpcore.budget.slices import unowned
 from dpcore.release.summary import dp_summary
 from dpcore.tables.schema import Schema
 from dpstudio.support import workspace
@@ -137,7 +138,7 @@ def test_an_analyst_sees_declarations_trains_within_the_slice_and_is_stopped_by_
         at.switch_page(f"pages/{page}.py").run()
         assert not at.exception, (page, [e.value for e in at.exception])
         _no_sentinel(at, rows=not exact)
-        if page in ("compare", "groups", "attack"):
+        if page == "groups":
             assert any("only the dataset's owner may see" in i.value for i in at.info)
 
     at.switch_page("pages/train.py").run()
@@ -353,3 +354,96 @@ def test_eight_analysts_sessions_in_eight_processes_never_pass_their_slices_or_t
     assert set(spent) == {a.subject for a in analysts}
     assert all(amount <= Decimal(str(SLICE)) for amount in spent.values())
     assert sum(spent.values()) <= Decimal("2.5") and owner.spent == pytest.approx(1.6)
+
+
+def test_an_analyst_compares_models_on_their_own_copy_free_and_never_on_the_rows(room, monkeypatch):
+    """Compare trains and tests on the analyst's synthetic copy (post-processing: no charge), never on the owner's rows."""
+    from dpstudio.support import comparing
+    from dpstudio.support.comparing import SweepSettings
+
+    owner, open_as = room
+    owner.grant("bob@example.org", 0.5, 1e-6)
+    bob = SignedIn("bob-19c2", "bob@example.org", email_verified=True)
+    at = open_as(bob, "compare")
+    assert not at.exception
+    assert any("Make a copy on the Export page first" in m.value for m in at.markdown)
+    assert not at.get("arrow_vega_lite_chart") and not at.get("vega_lite_chart")
+    _no_sentinel(at)
+
+    at.switch_page("pages/export.py").run()
+    [b for b in at.button if b.label == "Make the synthetic copy"][0].click().run()
+    assert not at.exception and not at.error
+    bobs = BudgetLedger(owner.dataset_id, path=owner.path, signed_in=bob)
+    after_copy = bobs.my_slice().spent
+    assert after_copy > 0
+
+    tables = []
+    real_from_table = comparing.Design.from_table
+
+    def watched(frame, *args, **kwargs):
+        tables.append(frame)
+        return real_from_table(frame, *args, **kwargs)
+
+    monkeypatch.setattr(comparing.Design, "from_table", watched)
+    state = at.session_state[STATE_KEY]
+    state.compare_settings = SweepSettings(("dp_gaussian_nb", "sk_gaussian_nb"), (0.5, 4.0), n_folds=2)
+    state.compare_pending = True
+    at.switch_page("pages/compare.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("measured on **your synthetic copy**" in i.value for i in at.info)
+    assert not any("One-click experiments" in h.value for h in at.subheader)  # a preset would swap the table
+    summary = [d.value for d in at.dataframe]
+    assert summary and len(summary[-1]) == 3  # two ε of the DP model and the non-private one, all on the copy
+    everything = _everything(at)
+    assert "Trained and tested on your synthetic copy" in everything and "owner's raw data" not in everything.lower()
+    _no_sentinel(at)
+    # Every table the sweep fitted on was the copy: not the owner's frame, never the sentinel, never its exact length.
+    assert tables and all(t is not state.dataset.frame for t in tables)
+    assert all(SENTINEL_CATEGORY not in set(t["city"].astype(str)) and SENTINEL_NUMBER not in set(t["age"]) for t in tables)
+    assert bobs.my_slice().spent == after_copy  # comparing on the copy is post-processing: nothing charged
+    assert not state.best_model  # the Train page's suggestion speaks of the owner's own comparisons
+
+
+def test_an_analysts_attack_page_shows_what_their_slice_allows_and_runs_nothing_on_the_rows(room):
+    owner, open_as = room
+    owner.grant("bob@example.org", 0.5, 1e-6)
+    at = open_as(SignedIn("bob-19c2", "bob@example.org"), "attack")
+    assert not at.exception
+    assert any("only the dataset's owner may run them" in i.value for i in at.info)
+    assert any("(ε = 0.5, δ = 1e-06)-differentially private" in m.value for m in at.markdown)
+    assert [m.value for m in at.metric][0] == "62.2%"  # e^0.5 / (1 + e^0.5), a bound of ε alone
+    assert not any(b.label in ("Attack the model", "Audit the model") for b in at.button)
+    _no_sentinel(at)
+    bob = SignedIn("bob-19c2", "bob@example.org", email_verified=True)
+    assert BudgetLedger(owner.dataset_id, path=owner.path, signed_in=bob).my_slice().spent == 0
+
+
+def test_a_dataset_made_before_sign_in_says_it_has_no_owner_and_only_a_person_the_server_names_claims_it(room, monkeypatch):
+    owner, open_as = room
+    monkeypatch.setenv("DPSTUDIO_CLAIMERS", " carol@example.org , someone|else")
+    frame, schema = _table()
+    before = Catalog(owner.path).open_table(lambda: [frame.iloc[:600]], "from before sign-in", separate=True, reason="a test")
+    workspace.share(owner.path, Dataset("old.csv", frame.iloc[:600], {"rows": 600, "columns": 3}, schema, schema, before))
+
+    def open_unowned(person: SignedIn):
+        at = open_as(person, "privacy")
+        state = at.session_state[STATE_KEY]
+        state.dataset = workspace.load_shared(owner.path, before.dataset.dataset_id, state.catalog())
+        return at.switch_page("pages/privacy.py").run()
+
+    alice = open_unowned(OWNER)
+    assert not alice.exception
+    assert any("created before sign-in was turned on, so it has no owner" in w.value for w in alice.warning)
+    assert any("does not name you" in c.value for c in alice.caption)
+    assert not any(b.label == "Claim this dataset as its owner" for b in alice.button)
+
+    carol = SignedIn("carol-55d0", "carol@example.org", email_verified=True)
+    at = open_unowned(carol)
+    [b for b in at.button if b.label == "Claim this dataset as its owner"][0].click().run()
+    assert not at.exception and not any("has no owner" in w.value for w in at.warning)
+    claimed = BudgetLedger(before.dataset.dataset_id, path=owner.path, signed_in=carol)
+    assert claimed.role() == "owner" and not unowned(claimed)
+    assert "owner claimed" in set(claimed.history()["event"])
+    # Alice's session, which held the dataset while it was everyone's, is closed on its next run.
+    alice.switch_page("pages/privacy.py").run()
+    assert any("belongs to a dataset someone else owns" in w.value for w in alice.warning)

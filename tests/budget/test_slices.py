@@ -20,6 +20,7 @@ from dpcore.budget.accountant import ANALYST, OWNER, REPLACE_ONE, BudgetLedger, 
 from dpcore.budget.datasets import Catalog
 from dpcore.budget.ledger_db import FORMAT, connect
 from dpcore.budget.signed_in import SignedIn
+from dpcore.budget.slices import unowned
 from dpcore.exceptions import BudgetExceededError
 
 OWNER_ALICE = SignedIn("alice-7f3a", "alice@example.org")
@@ -400,3 +401,37 @@ def test_a_person_granted_twice_before_using_either_spends_under_neither_until_o
     owner.revoke(by_email.grant_id)
     bob.spend("Bob's count", 0.1)
     assert bob.remaining == pytest.approx(0.4)
+
+
+def test_a_dataset_created_before_sign_in_is_claimed_once_by_a_person_the_server_names_and_the_claim_is_history(
+    ledger_path,
+):
+    BudgetLedger("before", total_epsilon=2.0, path=ledger_path)  # the app on one machine, before sign-in
+    alice, carol = _as(ledger_path, "before", OWNER_ALICE), _as(ledger_path, "before", CAROL)
+    granted = alice.grant("bob@example.org", 0.5)  # while it is everyone's, anyone signed in acts as its owner
+    assert unowned(alice) and alice.role() == OWNER and carol.role() == OWNER
+    allowed = ["carol@example.org", "someone|else"]
+    with pytest.raises(BudgetExceededError, match="does not name you"):
+        alice.claim_ownership(allowed)  # not on the server's list
+    with pytest.raises(BudgetExceededError, match="does not name you"):
+        _as(ledger_path, "before", SignedIn("x", "carol@example.org")).claim_ownership(allowed)  # e-mail not verified
+    with pytest.raises(BudgetExceededError, match="does not name you"):
+        BudgetLedger("before", path=ledger_path).claim_ownership(allowed)  # nobody signed in
+    with pytest.raises(ValueError):
+        alice.record_event("owner claimed", "a way round the check")  # the line is written by the claim only
+    assert unowned(alice)
+
+    carol.claim_ownership(allowed)
+    assert not unowned(carol) and carol.role() == OWNER
+    assert alice.role() is None and _as(ledger_path, "before", BOB).role() == ANALYST  # Bob's slice stays live
+    with pytest.raises(BudgetExceededError, match="Only the dataset's owner"):
+        alice.revoke(granted.grant_id)
+    with pytest.raises(BudgetExceededError, match="already has an owner"):
+        carol.claim_ownership(allowed)
+    history = carol.history()
+    claimed = history[history["event"] == "owner claimed"]
+    assert len(claimed) == 1 and claimed["by"].iloc[0] == CAROL.subject
+    with pytest.raises(BudgetExceededError, match="already has an owner"):  # a dataset created signed in is its creator's
+        _as(ledger_path, _dataset(ledger_path), CAROL).claim_ownership(allowed)
+    # Without sign-in the one machine's user still owns every dataset.
+    assert BudgetLedger("before", path=ledger_path).role() == OWNER

@@ -11,7 +11,14 @@ from synthetic_testing import tiny_plan, tiny_schema, tiny_table
 
 from dpcore.budget.accountant import BudgetLedger
 from dpcore.exceptions import BudgetExceededError, DataError
-from dpcore.synthetic import read_synthetic, synthesize_table, synthetic_columns, synthetic_shares, utility_preview
+from dpcore.synthetic import (
+    copy_for_models,
+    read_synthetic,
+    synthesize_table,
+    synthetic_columns,
+    synthetic_shares,
+    utility_preview,
+)
 from dpcore.synthetic.domain import copy_cells, encode
 from dpcore.synthetic.measure import marginal
 
@@ -74,6 +81,18 @@ def test_report_row_count_and_seed_warning():
     assert shares["estimate"].sum() == pytest.approx(1.0)
     noisy = synthesize_table(frame, tiny_schema(), tiny_plan(), epsilon=2.0, random_state=3)
     assert noisy.report["rows"]["source"] == "noisy count" and abs(len(noisy.table) - 800) < 100
+
+
+def test_a_copy_for_models_puts_numbers_at_their_bins_midpoints_and_fits_the_declarations():
+    from dpcore.tables.design import Design
+
+    result = synthesize_table(tiny_table(600), tiny_schema(), tiny_plan(), epsilon=2.0, public_rows=200, random_state=4)
+    frame = copy_for_models(result.table, result.report)
+    assert list(frame.columns) == ["smoker", "age", "sick"] and len(frame) == 200
+    assert set(frame["age"]) <= {15.0, 45.0, 75.0}  # three bins over the declared 0–90: read from the report, not the rows
+    assert set(frame["smoker"]) <= {"no", "yes"}
+    design = Design.from_table(frame, tiny_schema())
+    assert design.task == "classification" and len(design.y) == 200
 
 
 def test_laplace_noise_has_no_delta_and_bad_arguments_get_sentences():
