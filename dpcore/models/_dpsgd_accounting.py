@@ -133,7 +133,8 @@ def calibrate_noise(
     the defaults, where it gets a small share of ε).
     """
     _check_accountant(accountant)
-    # The library logs every order whose conversion it skips; skipping one only loosens the bound.
+    # The library logs every order whose conversion does not apply and skips it (the others still bound ε);
+    # the curve it is given is never negative (see _subsampled_rdp), so no order is skipped as a negative divergence.
     logging.getLogger("absl").setLevel(logging.ERROR)
     left = epsilon - count_epsilon(count_noise, delta)
     if left <= 0:

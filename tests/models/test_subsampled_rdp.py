@@ -83,3 +83,27 @@ def test_never_above_the_mechanisms_own_curve(q):
 def test_fractional_or_small_orders_are_refused(orders):
     with pytest.raises(ValueError, match="integer orders"):
         poisson_subsampled_rdp(gaussian_curve(1.0), 0.1, orders)
+
+
+@pytest.mark.parametrize(("q", "sigma"), [(5.01e-8, 27_480.0), (1e-3, 1e4), (2**-7, 638.85), (0.25, 1.0), (0.9, 0.5)])
+def test_a_tiny_bound_keeps_its_digits_and_is_never_below_the_theorem_in_60_digit_arithmetic(q, sigma):
+    """A privacy review's case: summed as a bracket and then logged, the bound at q ≈ 5e-8 cancelled to zero or below."""
+    mp = pytest.importorskip("mpmath")
+    mp.mp.dps = 60
+    orders = [*range(2, 33), 64, 256]
+
+    def theorem(order):
+        eps = [mp.mpf(j) / (2 * mp.mpf(sigma) ** 2) for j in range(order + 1)]
+        p = mp.mpf(q)
+        bracket = (1 - p) ** (order - 1) * (order * p - p + 1) + mp.binomial(order, 2) * p**2 * (1 - p) ** (
+            order - 2
+        ) * mp.e ** eps[2]
+        bracket += 3 * mp.fsum(
+            mp.binomial(order, j) * p**j * (1 - p) ** (order - j) * mp.e ** ((j - 1) * eps[j]) for j in range(3, order + 1)
+        )
+        return min(mp.log(bracket) / (order - 1), eps[order])
+
+    ours = poisson_subsampled_rdp(gaussian_curve(sigma), q, orders)
+    for order, value in zip(orders, ours, strict=True):
+        truth = theorem(order)
+        assert value > 0 and mp.mpf(value) >= truth and float(truth) == pytest.approx(value, rel=1e-11)
