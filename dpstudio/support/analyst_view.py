@@ -22,7 +22,6 @@ from dpcore.release import default_plan
 from dpcore.synthetic import SyntheticResult, copy_for_models, synthesize_table
 from dpcore.tables.schema import Schema
 from dpstudio.support import roles, workspace
-from dpstudio.support import synthetic_view as synthetic
 from dpstudio.support.charts import localized
 from dpstudio.support.session import recall_result, remember_result
 from dpstudio.support.state import Dataset, StudioState, table_name
@@ -149,6 +148,9 @@ def privacy_page(state: StudioState) -> None:
 
 def export_page(state: StudioState) -> None:
     """A synthetic copy made within the analyst's slice (MST, over the declared domains), and its downloads."""
+    # Here, not at the top: the synthetic view brings the model library, which the first page never needs.
+    from dpstudio.support import synthetic_view as synthetic
+
     ledger = state.ledger()
     schema = state.dataset.schema
     st.write(
