@@ -103,26 +103,71 @@ def _date_keys(text: pd.Series) -> np.ndarray | None:
     return keys
 
 
-def cell_hashes(values: pd.Series) -> np.ndarray:
-    """One uint64 per cell, equal for cells that mean the same (see the module docstring)."""
+@dataclass
+class HashedColumn:
+    """A column's cell hashes as a table of its distinct values' hashes and each cell's place in it.
+
+    Most columns hold few values, so the work that follows a hash — mixing it into a row key,
+    counting it for the sketch — is done once per distinct value, not once per cell.
+
+    Attributes
+    ----------
+    values : ndarray of uint64
+        The hash of each distinct value, the last one :data:`MISSING_HASH` (two values may hash
+        alike: ``1.5`` and ``1.50``).
+    codes : ndarray of int64
+        Per cell, its value's place in ``values``; -1 (the last place) for a missing cell.
+    """
+
+    values: np.ndarray
+    codes: np.ndarray
+
+    @property
+    def cells(self) -> np.ndarray:
+        """One hash per cell."""
+        return self.values[self.codes]
+
+    def counts(self) -> np.ndarray:
+        """How many cells hold each of ``values`` (missing ones counted in the last place)."""
+        counts = np.bincount(self.codes + 1, minlength=len(self.values))
+        return np.concatenate([counts[1:], counts[:1]])
+
+    def mixed(self) -> np.ndarray:
+        """The cells' hashes as they enter a row key (:func:`row_keys`), mixed once per distinct value."""
+        return _mixed(self.values)[self.codes]
+
+
+def hash_column(values: pd.Series) -> HashedColumn:
+    """:func:`cell_hashes` of a column, as a :class:`HashedColumn`."""
     if pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(values.dtype):
-        return number_hashes(_rounded(values.to_numpy(dtype=np.float64, na_value=np.nan)))
-    codes, uniques = pd.factorize(values, use_na_sentinel=True)
+        codes, numbers = pd.factorize(values.to_numpy(dtype=np.float64, na_value=np.nan), use_na_sentinel=True)
+        per_value = number_hashes(_rounded(numbers))
+    else:
+        codes, uniques = pd.factorize(values, use_na_sentinel=True)
+        per_value = _text_hashes(uniques)
+    return HashedColumn(np.append(per_value.astype(np.uint64), MISSING_HASH), np.asarray(codes, dtype=np.int64))
+
+
+def _text_hashes(uniques: Any) -> np.ndarray:
+    """The hashes of a text column's distinct values."""
     # Case and runs of spaces are a spelling, not a person: 'Self-emp ' and 'SELF-EMP' agree.
     text = (
         pd.Series(np.asarray(uniques, dtype=object)).astype(str).str.strip().str.casefold().str.replace(r"\s+", " ", regex=True)
     )
     dates = _date_keys(text)
     if dates is not None:
-        per_value = np.where(np.isnan(dates), plain_hashes(text), mix(number_hashes(dates) ^ _DATE_TAG))
-    else:
-        per_value = plain_hashes(text)
-        numbers = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64)
-        is_number = np.isfinite(numbers)
-        if is_number.any():
-            per_value = np.where(is_number, number_hashes(_rounded(np.where(is_number, numbers, 0.0))), per_value)
-    per_value = np.append(per_value.astype(np.uint64), MISSING_HASH)
-    return per_value[np.asarray(codes, dtype=np.int64)]
+        return np.where(np.isnan(dates), plain_hashes(text), mix(number_hashes(dates) ^ _DATE_TAG))
+    per_value = plain_hashes(text)
+    numbers = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64)
+    is_number = np.isfinite(numbers)
+    if is_number.any():
+        per_value = np.where(is_number, number_hashes(_rounded(np.where(is_number, numbers, 0.0))), per_value)
+    return per_value
+
+
+def cell_hashes(values: pd.Series) -> np.ndarray:
+    """One uint64 per cell, equal for cells that mean the same (see the module docstring)."""
+    return hash_column(values).cells
 
 
 def _mixed(hashes: np.ndarray) -> np.ndarray:
@@ -142,6 +187,15 @@ def row_keys(columns: list[np.ndarray]) -> np.ndarray:
     return _summed([_mixed(hashes) for hashes in columns])
 
 
+def hashed_row_keys(columns: list[HashedColumn], rows: int) -> np.ndarray:
+    """:func:`row_keys` of hashed columns, each mixed once per distinct value and added in place."""
+    keys = np.zeros(rows, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for column in columns:
+            keys += column.mixed()
+    return keys
+
+
 class VersionFingerprint:
     """A multiset hash of a table's rows over the columns given, fed chunk by chunk.
 
@@ -156,8 +210,11 @@ class VersionFingerprint:
         self.add_hashes([cell_hashes(frame[c]) for c in columns], len(frame))
 
     def add_hashes(self, hashes: list[np.ndarray], rows: int) -> None:
-        """Add a chunk given as its columns' :func:`cell_hashes` (shared with a :class:`SketchBuilder`)."""
-        keys = row_keys(hashes)
+        """Add a chunk given as its columns' :func:`cell_hashes`."""
+        self.add_keys(row_keys(hashes), rows)
+
+    def add_keys(self, keys: np.ndarray, rows: int) -> None:
+        """Add a chunk given as its :func:`row_keys` (shared with a :class:`SketchBuilder`)."""
         with np.errstate(over="ignore"):
             for lane, salt in enumerate(_LANES):
                 self.lanes[lane] += np.sum(mix(keys ^ salt), dtype=np.uint64)
@@ -332,22 +389,28 @@ class SketchBuilder:
         self.traits = [_KeyTraits() for _ in self.columns]
         self.rows = 0
 
-    def add(self, frame: pd.DataFrame, hashes: list[np.ndarray] | None = None) -> list[np.ndarray]:
-        """Add a chunk; ``hashes``, its columns' :func:`cell_hashes` if already made. Returns them, to share."""
-        if hashes is None:
-            hashes = [cell_hashes(frame[c]) for c in self.columns]
-        for i, h in enumerate(hashes):
-            # Grouped by a hash table, and only the k smallest distinct values sorted: one pass over
-            # the chunk whether the column holds three values or a million.
-            codes, distinct = pd.factorize(np.concatenate([self.values[i], h]))
-            weights = np.concatenate([self.counts[i], np.ones(len(h), dtype=np.int64)])
+    def add(self, frame: pd.DataFrame, hashed: list[HashedColumn] | None = None) -> tuple[list[np.ndarray], np.ndarray]:
+        """Add a chunk; ``hashed``, its columns' :func:`hash_column` if already made.
+
+        Returns the chunk's cell hashes and row keys, to share with a fingerprint.
+        """
+        if hashed is None:
+            hashed = [hash_column(frame[c]) for c in self.columns]
+        for i, column in enumerate(hashed):
+            # Counted once per distinct value and grouped by a hash table, and only the k smallest
+            # distinct hashes sorted: one pass over the chunk whether the column holds three values or a million.
+            counts = column.counts()
+            present = counts > 0
+            codes, distinct = pd.factorize(np.concatenate([self.values[i], column.values[present]]))
+            weights = np.concatenate([self.counts[i], counts[present]])
             counts = np.bincount(codes, weights=weights, minlength=len(distinct)).astype(np.int64)
             lowest = np.argpartition(distinct, SKETCH_VALUES - 1)[:SKETCH_VALUES] if len(distinct) > SKETCH_VALUES else None
             if lowest is not None:
                 distinct, counts = distinct[lowest], counts[lowest]
             order = np.argsort(distinct)
             self.values[i], self.counts[i] = distinct[order].astype(np.uint64), counts[order]
-        keys = row_keys(hashes)
+        keys = hashed_row_keys(hashed, len(frame))
+        hashes = [column.cells for column in hashed]
         # Only the chunk's own bottom-k rows can enter the sample.
         candidates = _smallest(keys, SKETCH_ROWS)
         cells = np.column_stack([h[candidates] for h in hashes]) if hashes else np.zeros((len(candidates), 0), dtype=np.uint64)
@@ -356,11 +419,11 @@ class SketchBuilder:
         entering = candidates[keep[keep >= len(self.keys)] - len(self.keys)]
         if len(entering):
             rows = frame.iloc[entering]
-            for traits, column in zip(self.traits, self.columns, strict=True):
-                traits.add(rows[column])
+            for traits, column_name in zip(self.traits, self.columns, strict=True):
+                traits.add(rows[column_name])
         self.keys, self.sample = merged_keys[keep], merged_cells[keep]
         self.rows += len(frame)
-        return hashes
+        return hashes, keys
 
     def finish(self) -> TableSketch:
         keys = [_key_like(self.traits[i], self.sample[:, i], self.counts[i], self.rows) for i in range(len(self.columns))]
