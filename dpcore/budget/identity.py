@@ -61,6 +61,7 @@ MIN_ROWS_FOR_KEYS = 20
 #: of a numbered file still does); spread wider they are measurements (a census weight, counts of orders).
 SEQUENCE_SPREAD = 20
 _U = np.uint64
+_PREFIX_BITS = 20
 _DATE_TAG = _U(0x1F83D9ABFB41BD6B)
 _CELL_SALT = _U(0x5BE0CD19137E2179)
 _LANES = (_U(0x510E527FADE682D1), _U(0x9B05688C2B3E6C1F))
@@ -486,9 +487,7 @@ def match_columns(known: TableSketch, new: TableSketch) -> tuple[list[tuple[int,
         ]
     )
     bonus = np.array([[0.02 if known.names[i] == new.names[j] else 0.0 for j in new_used] for i in known_used])
-    from scipy.optimize import linear_sum_assignment  # here, not at the top: scipy.optimize costs the app's first page ~1 s
-
-    rows, cols = linear_sum_assignment(-(score + bonus))
+    rows, cols = _assignment(score + bonus)
     by_content = [(int(known_used[i]), int(new_used[j])) for i, j in zip(rows, cols, strict=True) if score[i, j] >= MATCH_SCORE]
     paired_known, paired_new = {i for i, _ in by_content}, {j for _, j in by_content}
     by_header: list[tuple[int, int]] = []
@@ -499,6 +498,34 @@ def match_columns(known: TableSketch, new: TableSketch) -> tuple[list[tuple[int,
             by_header.append((int(i), int(j)))
             paired_new.add(int(j))
     return by_content, by_header
+
+
+def _assignment(gain: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The one-to-one pairing of rows and columns with the largest total ``gain`` (scipy's ``linear_sum_assignment``).
+
+    When each row (each column, if there are fewer) has a best entry clearly above its others,
+    in a column (row) of its own, that pairing is the only optimum, found without the solver:
+    the usual case of a table against a version of itself, and scipy.optimize costs half a CPU
+    second to import. Otherwise the solver decides, ties included.
+    """
+    transposed = gain.shape[0] > gain.shape[1]
+    lines = gain.T if transposed else gain
+    best = np.argmax(lines, axis=1)
+    if lines.shape[1] > 1:
+        runner_up = np.partition(lines, lines.shape[1] - 2, axis=1)[:, -2]
+        clear = bool((lines[np.arange(len(lines)), best] - runner_up > 1e-9).all())
+    else:
+        clear = True
+    if clear and len(np.unique(best)) == len(best):
+        own = np.arange(len(lines))
+        if not transposed:
+            return own, best
+        order = np.argsort(best)
+        return best[order], own[order]
+    from scipy.optimize import linear_sum_assignment  # here, not at the top: scipy.optimize costs the app's first page ~1 s
+
+    rows, cols = linear_sum_assignment(-gain)
+    return rows, cols
 
 
 def _placed(hashes: np.ndarray, place: int) -> np.ndarray:
@@ -556,13 +583,21 @@ class _Lookup:
     def __init__(self, keys: np.ndarray) -> None:
         self.distinct, self.inverse = np.unique(keys, return_inverse=True)
         self.seen = np.zeros(len(self.distinct), dtype=bool)
+        # Which top bits the sampled keys have: a row whose key's top bits are not among them is no sampled row.
+        self.prefixes = np.zeros(1 << _PREFIX_BITS, dtype=bool)
+        self.prefixes[self.distinct >> _U(64 - _PREFIX_BITS)] = True
 
     def look_in(self, chunk_keys: np.ndarray) -> None:
-        """Mark the sampled keys found among ``chunk_keys``: a binary search of the few sampled keys per row."""
+        """Mark the sampled keys found among ``chunk_keys``.
+
+        Keys are uniform hashes, so a table of the sampled keys' top bits turns away all but
+        about ``k / 2**20`` of the rows with one look each; only those few are binary-searched.
+        """
         if not len(self.distinct) or not len(chunk_keys):
             return
-        place = np.minimum(np.searchsorted(self.distinct, chunk_keys), len(self.distinct) - 1)
-        self.seen[place[self.distinct[place] == chunk_keys]] = True
+        candidates = chunk_keys[self.prefixes[chunk_keys >> _U(64 - _PREFIX_BITS)]]
+        place = np.minimum(np.searchsorted(self.distinct, candidates), len(self.distinct) - 1)
+        self.seen[place[self.distinct[place] == candidates]] = True
 
     def share_found(self) -> float:
         """The share of the sampled rows (not of distinct keys) found so far."""
