@@ -428,11 +428,11 @@ class TableReading:
             self._builder = SketchBuilder(chunk.columns)
             self._legacy = Fingerprint(chunk.columns) if self._old_budgets else None
         hashed = [hash_column(chunk[c]) for c in self._builder.columns]
-        hashes, keys = self._builder.add(chunk, hashed)
+        _hashes, keys = self._builder.add(chunk, hashed)
         if self._legacy is not None:
             self._legacy.add(chunk)
         if self._spill is not None:
-            self._spill.add(hashes)
+            self._spill.add(hashed)
         self._version.add_keys(keys, len(chunk))
         return hashed
 

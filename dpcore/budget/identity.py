@@ -638,43 +638,56 @@ def _plan(sketch: TableSketch, new: TableSketch) -> _Plan:
 
 
 class HashSpill:
-    """A table's cell hashes, chunk by chunk, kept in an unnamed temporary file for a second look.
+    """A table's hashed columns, chunk by chunk, kept in an unnamed temporary file for a second look.
 
     Identification looks rows up in the new table only after its sketch is whole; reading
-    the file again means parsing it again, while these hashes are all that look needs (8 bytes
-    a cell, written and read back in a fraction of the parse's time). The file has no name on
-    disk and goes when the spill is closed or the process ends.
+    the file again means parsing it again, while its hashed columns are all that look needs:
+    each column's values table and its cells' codes, one to four bytes a cell (written and read
+    back in a fraction of the parse's time). The file has no name on disk and goes when the
+    spill is closed or the process ends.
     """
 
     def __init__(self) -> None:
         self._file = tempfile.TemporaryFile()
-        self._chunks = 0
+        self._columns: list[int] = []
 
-    def add(self, hashes: list[np.ndarray]) -> None:
-        """Keep one chunk's hashes: one array per column, in the table's column order."""
-        np.save(self._file, np.stack(hashes) if hashes else np.zeros((0, 0), dtype=np.uint64))
-        self._chunks += 1
+    def add(self, hashed: list[HashedColumn]) -> None:
+        """Keep one chunk's hashed columns, in the table's column order."""
+        for column in hashed:
+            np.save(self._file, column.values)
+            np.save(self._file, column.codes.astype(np.min_scalar_type(-len(column.values))))
+        self._columns.append(len(hashed))
 
-    def __iter__(self) -> Iterator[np.ndarray]:
-        """Each chunk's hashes as a (columns, rows) array, in the order they were kept."""
+    def __iter__(self) -> Iterator[_Hashes]:
+        """Each chunk's hashed columns, in the order they were kept."""
         self._file.seek(0)
-        for _ in range(self._chunks):
-            yield np.load(self._file)
+        for width in self._columns:
+            yield _Hashes([HashedColumn(np.load(self._file), np.load(self._file)) for _ in range(width)])
 
     def close(self) -> None:
         self._file.close()
 
 
-class _LazyHashes:
-    """A chunk's cell hashes by column position, each column hashed when first asked for."""
+class _Hashes:
+    """A chunk's hashed columns by position (:func:`overlaps_of_hashes`)."""
+
+    def __init__(self, columns: list[HashedColumn]) -> None:
+        self._columns = columns
+
+    def __getitem__(self, position: int) -> HashedColumn:
+        return self._columns[position]
+
+
+class _LazyHashes(_Hashes):
+    """A chunk's hashed columns by position, each column hashed when first asked for."""
 
     def __init__(self, frame: pd.DataFrame) -> None:
         self._frame = frame
-        self._made: dict[int, np.ndarray] = {}
+        self._made: dict[int, HashedColumn] = {}
 
-    def __getitem__(self, position: int) -> np.ndarray:
+    def __getitem__(self, position: int) -> HashedColumn:
         if position not in self._made:
-            self._made[position] = cell_hashes(self._frame.iloc[:, position])
+            self._made[position] = hash_column(self._frame.iloc[:, position])
         return self._made[position]
 
 
@@ -695,13 +708,14 @@ def overlaps(known: list[TableSketch], new: TableSketch, new_frame_chunks: Itera
     return overlaps_of_hashes(known, new, (_LazyHashes(chunk) for chunk in new_frame_chunks))
 
 
-def overlaps_of_hashes(known: list[TableSketch], new: TableSketch, new_hash_chunks: Iterable[Any]) -> list[float]:
-    """:func:`overlaps` from the new table's cell hashes (a :class:`HashSpill`): ``chunk[j]`` is column ``j``'s."""
+def overlaps_of_hashes(known: list[TableSketch], new: TableSketch, new_hash_chunks: Iterable[_Hashes]) -> list[float]:
+    """:func:`overlaps` from the new table's hashed columns (a :class:`HashSpill`): ``chunk[j]`` is column ``j``'s."""
     plans = [_plan(sketch, new) for sketch in known]
     if any(plan.subsets for plan in plans):
-        for cells in new_hash_chunks:
+        for columns in new_hash_chunks:
             for plan in (plan for plan in plans if plan.subsets):
-                placed = [_placed(cells[j], place) for place, j in enumerate(plan.new_columns)]
+                # Salted and mixed once per distinct value of each matched column.
+                placed = [_placed(columns[j].values, place)[columns[j].codes] for place, j in enumerate(plan.new_columns)]
                 for lookup, chunk_keys in zip(plan.lookups, _subset_keys(placed, plan.subsets, plan.by_content), strict=True):
                     lookup.look_in(chunk_keys)
     out = []
