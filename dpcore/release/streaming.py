@@ -6,6 +6,12 @@ thread randomises the current one, and a writer thread formats and stores the pr
 (:class:`ShuffleBuckets`), so for a given seed the file equals
 :func:`~dpcore.release.table.release_table` on the whole table, whatever the chunk size
 (:func:`release_csv`), and a table in files gives the Spark release's copy (:func:`release_files`).
+
+A CSV file can also be read once for both the copy and the dataset it is charged to
+(:class:`DatasetOnRead`): the reading thread hashes each chunk into the dataset's
+identification as it parses it, the rows are randomised into the buckets before the dataset is
+known (their randomness depends on the seed and the rows' keys alone), and the copy is written
+out of the buckets inside the ledger's spend once the dataset is opened.
 """
 
 from __future__ import annotations
