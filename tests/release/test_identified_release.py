@@ -134,3 +134,30 @@ def test_a_refusal_before_the_dataset_is_opened_records_nothing(tmp_path):
         R.release_csv(source, tmp_path / "copy.csv", schema, R.default_plan(schema), dataset=DatasetOnRead(catalog, refused))
     assert not (tmp_path / "copy.csv").exists()
     assert catalog.datasets() == [] and _versions(tmp_path / "ledger.sqlite3") == []
+
+
+def test_the_release_command_reads_a_file_once_and_writes_the_in_memory_copy(tmp_path, capsys):
+    """The command line's one read gives the in-memory copy (which the Spark copy equals), charged to the dataset."""
+    from release_testing import small_frame, small_schema
+
+    from dpcore.budget.accountant import ADD_REMOVE
+    from dpcore.cli import EXIT_OK, main
+    from dpcore.tables.loading import read_csv_path
+
+    source = tmp_path / "table.csv"
+    small_frame(2000).to_csv(source, index=False)
+    schema = tmp_path / "schema.json"
+    schema.write_text(small_schema().to_json())
+    common = ["--schema", schema, "--ledger", tmp_path / "ledger.sqlite3", "--seed", 6, "--chunksize", 700, "-q"]
+    argv = ["release", source, "-o", tmp_path / "copy.csv", "--report", tmp_path / "copy.json", "--epsilon-budget", 20]
+    assert main([str(a) for a in [*argv, *common]]) == EXIT_OK
+    frame, _ = read_csv_path(source)
+    plan = R.default_plan(small_schema())
+    expected = R.release_table(frame, small_schema(), plan, random_state=6, unit=ADD_REMOVE).csv
+    assert (tmp_path / "copy.csv").read_bytes() == expected
+    dataset = Catalog(tmp_path / "ledger.sqlite3").datasets()
+    assert [d.name for d in dataset] == ["table"]
+    assert (
+        _versions(tmp_path / "ledger.sqlite3")[0][0]
+        == Catalog(tmp_path / "other.sqlite3").identify(file_chunks(source)).fingerprint
+    )
