@@ -27,7 +27,15 @@ import pandas as pd
 
 from dpcore.budget.accountant import ADD_REMOVE, BudgetLedger, check_unit, connect, default_ledger, is_server_ledger
 from dpcore.budget.fingerprint import Fingerprint
-from dpcore.budget.identity import HashSpill, SketchBuilder, TableSketch, VersionFingerprint, overlaps_of_hashes
+from dpcore.budget.identity import (
+    HashedColumn,
+    HashSpill,
+    SketchBuilder,
+    TableSketch,
+    VersionFingerprint,
+    hash_column,
+    overlaps_of_hashes,
+)
 from dpcore.budget.ledger_db import LedgerConnection
 from dpcore.budget.signed_in import SignedIn
 from dpcore.exceptions import DataError
@@ -235,52 +243,12 @@ class Catalog:
     def identify(self, chunks: Chunks) -> TableMatch:
         """Every known dataset the table overlaps, and the dataset this very table was last recorded in.
 
-        The table is read once: for its sketch, its fingerprints and, when other tables are known,
-        its cell hashes, kept on disk for the overlaps to look rows up in. A version superseded by a
-        newer version of the same rows in another dataset (a table made a separate dataset after it
-        was attached) is no longer evidence, and neither is the very table being opened: its earlier
-        versions say where it was recorded (``owner``), not whose people it shares.
+        The table is read once (see :class:`TableReading`, which a release feeds from its own read).
         """
-        builder, legacy, version = None, None, VersionFingerprint()
-        old_budgets = self._has_first_format_budgets()
-        versions = self._versions()
-        # Rows are looked up in a second pass when other tables are known: their hashes are kept, not parsed again.
-        spill = HashSpill() if versions else None
-        try:
+        with TableReading(self) as reading:
             for chunk in chunks():
-                if builder is None:
-                    builder = SketchBuilder(chunk.columns)
-                    legacy = Fingerprint(chunk.columns) if old_budgets else None
-                hashes = builder.add(chunk)
-                if legacy is not None:
-                    legacy.add(chunk)
-                if spill is not None:
-                    spill.add(hashes)
-                version.add_hashes(hashes, len(chunk))
-            if builder is None:
-                raise DataError(_("The table has no rows."))
-            sketch, fingerprint = builder.finish(), version.hexdigest()
-            latest: dict[str, tuple[str, TableSketch]] = {}
-            for dataset_id, version_fingerprint, known_sketch in versions:  # newest first
-                latest.setdefault(version_fingerprint, (dataset_id, known_sketch))
-            owner = latest.pop(fingerprint, None)
-            known = list(latest.values())
-            scores = overlaps_of_hashes([s for _id, s in known], sketch, spill) if known and spill is not None else []
-        finally:
-            if spill is not None:
-                spill.close()
-        best: dict[str, float] = {}
-        for (dataset_id, _sketch), score in zip(known, scores, strict=True):
-            if score > best.get(dataset_id, 0.0):
-                best[dataset_id] = score
-        ranked = sorted(best.items(), key=lambda item: -item[1])  # stable: ties keep the newest version first
-        return TableMatch(
-            [(self._known(d), score) for d, score in ranked],
-            self._known(owner[0]) if owner else None,
-            legacy.hexdigest() if legacy is not None else None,
-            sketch,
-            fingerprint,
-        )
+                reading.add(chunk)
+            return reading.match()
 
     def open_table(
         self,
@@ -322,7 +290,28 @@ class Catalog:
             The table overlaps several known datasets, or one other than ``dataset``, and
             ``separate`` is False. Its sentence names the way out.
         """
-        match = self.identify(chunks)
+        return self.open_match(
+            self.identify(chunks),
+            name_hint,
+            dataset=dataset,
+            separate=separate,
+            reason=reason,
+            total_epsilon=total_epsilon,
+            unit=unit,
+        )
+
+    def open_match(
+        self,
+        match: TableMatch,
+        name_hint: str,
+        *,
+        dataset: str | None = None,
+        separate: bool = False,
+        reason: str = "",
+        total_epsilon: float = DEFAULT_TOTAL_EPSILON,
+        unit: str = ADD_REMOVE,
+    ) -> Identification:
+        """:meth:`open_table` of a table already identified (``match``: :meth:`identify`, or a :class:`TableReading`)."""
         legacy = self.find(match.legacy_id) if match.legacy_id else None
         if legacy is not None:  # a table charged under the first ledger format keeps that budget, whatever else it overlaps
             self._add_version(legacy.dataset_id, match.fingerprint, match.sketch)
@@ -404,3 +393,85 @@ class Catalog:
         if base not in names:
             return base
         return next(f"{base} ({i})" for i in range(2, 10_000) if f"{base} ({i})" not in names)
+
+
+class TableReading:
+    """A table identified as it is read, chunk by chunk: :meth:`Catalog.identify`'s one read, which a release shares.
+
+    Each chunk's cells are hashed once for the overlap sketch, the version fingerprint and,
+    when other tables are known, a spill of the cell hashes kept on disk for the overlaps to
+    look rows up in (:class:`~dpcore.budget.identity.HashSpill`), so the table is parsed once. A
+    version superseded by a newer version of the same rows in another dataset (a table made a
+    separate dataset after it was attached) is no longer evidence, and neither is the very table
+    being opened: its earlier versions say where it was recorded (``owner``), not whose people it
+    shares. Close it (or use it as a context manager) to remove the spill.
+
+    Parameters
+    ----------
+    catalog : Catalog
+        The ledger whose datasets the table is matched against (its versions are read once, now).
+    """
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        self._old_budgets = catalog._has_first_format_budgets()
+        self._versions = catalog._versions()
+        self._builder: SketchBuilder | None = None
+        self._legacy: Fingerprint | None = None
+        self._version = VersionFingerprint()
+        # Rows are looked up in a second pass when other tables are known: their hashes are kept, not parsed again.
+        self._spill = HashSpill() if self._versions else None
+
+    def add(self, chunk: pd.DataFrame) -> list[HashedColumn]:
+        """Hash one chunk of the table into the identification; returns its columns' hashes, to share."""
+        if self._builder is None:
+            self._builder = SketchBuilder(chunk.columns)
+            self._legacy = Fingerprint(chunk.columns) if self._old_budgets else None
+        hashed = [hash_column(chunk[c]) for c in self._builder.columns]
+        _hashes, keys = self._builder.add(chunk, hashed)
+        if self._legacy is not None:
+            self._legacy.add(chunk)
+        if self._spill is not None:
+            self._spill.add(hashed)
+        self._version.add_keys(keys, len(chunk))
+        return hashed
+
+    def match(self) -> TableMatch:
+        """What the chunks added so far match in the catalog (the table is whole); the spill is removed."""
+        try:
+            if self._builder is None:
+                raise DataError(_("The table has no rows."))
+            sketch, fingerprint = self._builder.finish(), self._version.hexdigest()
+            latest: dict[str, tuple[str, TableSketch]] = {}
+            for dataset_id, version_fingerprint, known_sketch in self._versions:  # newest first
+                latest.setdefault(version_fingerprint, (dataset_id, known_sketch))
+            owner = latest.pop(fingerprint, None)
+            known = list(latest.values())
+            spill = self._spill
+            scores = overlaps_of_hashes([s for _id, s in known], sketch, spill) if known and spill is not None else []
+        finally:
+            self.close()
+        best: dict[str, float] = {}
+        for (dataset_id, _sketch), score in zip(known, scores, strict=True):
+            if score > best.get(dataset_id, 0.0):
+                best[dataset_id] = score
+        ranked = sorted(best.items(), key=lambda item: -item[1])  # stable: ties keep the newest version first
+        known_dataset = self.catalog._known
+        return TableMatch(
+            [(known_dataset(d), score) for d, score in ranked],
+            known_dataset(owner[0]) if owner else None,
+            self._legacy.hexdigest() if self._legacy is not None else None,
+            sketch,
+            fingerprint,
+        )
+
+    def close(self) -> None:
+        if self._spill is not None:
+            self._spill.close()
+            self._spill = None
+
+    def __enter__(self) -> TableReading:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -61,6 +61,7 @@ MIN_ROWS_FOR_KEYS = 20
 #: of a numbered file still does); spread wider they are measurements (a census weight, counts of orders).
 SEQUENCE_SPREAD = 20
 _U = np.uint64
+_PREFIX_BITS = 20
 _DATE_TAG = _U(0x1F83D9ABFB41BD6B)
 _CELL_SALT = _U(0x5BE0CD19137E2179)
 _LANES = (_U(0x510E527FADE682D1), _U(0x9B05688C2B3E6C1F))
@@ -103,26 +104,71 @@ def _date_keys(text: pd.Series) -> np.ndarray | None:
     return keys
 
 
-def cell_hashes(values: pd.Series) -> np.ndarray:
-    """One uint64 per cell, equal for cells that mean the same (see the module docstring)."""
+@dataclass
+class HashedColumn:
+    """A column's cell hashes as a table of its distinct values' hashes and each cell's place in it.
+
+    Most columns hold few values, so the work that follows a hash — mixing it into a row key,
+    counting it for the sketch — is done once per distinct value, not once per cell.
+
+    Attributes
+    ----------
+    values : ndarray of uint64
+        The hash of each distinct value, the last one :data:`MISSING_HASH` (two values may hash
+        alike: ``1.5`` and ``1.50``).
+    codes : ndarray of int64
+        Per cell, its value's place in ``values``; -1 (the last place) for a missing cell.
+    """
+
+    values: np.ndarray
+    codes: np.ndarray
+
+    @property
+    def cells(self) -> np.ndarray:
+        """One hash per cell."""
+        return self.values[self.codes]
+
+    def counts(self) -> np.ndarray:
+        """How many cells hold each of ``values`` (missing ones counted in the last place)."""
+        counts = np.bincount(self.codes + 1, minlength=len(self.values))
+        return np.concatenate([counts[1:], counts[:1]])
+
+    def mixed(self) -> np.ndarray:
+        """The cells' hashes as they enter a row key (:func:`row_keys`), mixed once per distinct value."""
+        return _mixed(self.values)[self.codes]
+
+
+def hash_column(values: pd.Series) -> HashedColumn:
+    """:func:`cell_hashes` of a column, as a :class:`HashedColumn`."""
     if pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(values.dtype):
-        return number_hashes(_rounded(values.to_numpy(dtype=np.float64, na_value=np.nan)))
-    codes, uniques = pd.factorize(values, use_na_sentinel=True)
+        codes, numbers = pd.factorize(values.to_numpy(dtype=np.float64, na_value=np.nan), use_na_sentinel=True)
+        per_value = number_hashes(_rounded(numbers))
+    else:
+        codes, uniques = pd.factorize(values, use_na_sentinel=True)
+        per_value = _text_hashes(uniques)
+    return HashedColumn(np.append(per_value.astype(np.uint64), MISSING_HASH), np.asarray(codes, dtype=np.int64))
+
+
+def _text_hashes(uniques: Any) -> np.ndarray:
+    """The hashes of a text column's distinct values."""
     # Case and runs of spaces are a spelling, not a person: 'Self-emp ' and 'SELF-EMP' agree.
     text = (
         pd.Series(np.asarray(uniques, dtype=object)).astype(str).str.strip().str.casefold().str.replace(r"\s+", " ", regex=True)
     )
     dates = _date_keys(text)
     if dates is not None:
-        per_value = np.where(np.isnan(dates), plain_hashes(text), mix(number_hashes(dates) ^ _DATE_TAG))
-    else:
-        per_value = plain_hashes(text)
-        numbers = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64)
-        is_number = np.isfinite(numbers)
-        if is_number.any():
-            per_value = np.where(is_number, number_hashes(_rounded(np.where(is_number, numbers, 0.0))), per_value)
-    per_value = np.append(per_value.astype(np.uint64), MISSING_HASH)
-    return per_value[np.asarray(codes, dtype=np.int64)]
+        return np.where(np.isnan(dates), plain_hashes(text), mix(number_hashes(dates) ^ _DATE_TAG))
+    per_value = plain_hashes(text)
+    numbers = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64)
+    is_number = np.isfinite(numbers)
+    if is_number.any():
+        per_value = np.where(is_number, number_hashes(_rounded(np.where(is_number, numbers, 0.0))), per_value)
+    return per_value
+
+
+def cell_hashes(values: pd.Series) -> np.ndarray:
+    """One uint64 per cell, equal for cells that mean the same (see the module docstring)."""
+    return hash_column(values).cells
 
 
 def _mixed(hashes: np.ndarray) -> np.ndarray:
@@ -142,6 +188,15 @@ def row_keys(columns: list[np.ndarray]) -> np.ndarray:
     return _summed([_mixed(hashes) for hashes in columns])
 
 
+def hashed_row_keys(columns: list[HashedColumn], rows: int) -> np.ndarray:
+    """:func:`row_keys` of hashed columns, each mixed once per distinct value and added in place."""
+    keys = np.zeros(rows, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for column in columns:
+            keys += column.mixed()
+    return keys
+
+
 class VersionFingerprint:
     """A multiset hash of a table's rows over the columns given, fed chunk by chunk.
 
@@ -156,8 +211,11 @@ class VersionFingerprint:
         self.add_hashes([cell_hashes(frame[c]) for c in columns], len(frame))
 
     def add_hashes(self, hashes: list[np.ndarray], rows: int) -> None:
-        """Add a chunk given as its columns' :func:`cell_hashes` (shared with a :class:`SketchBuilder`)."""
-        keys = row_keys(hashes)
+        """Add a chunk given as its columns' :func:`cell_hashes`."""
+        self.add_keys(row_keys(hashes), rows)
+
+    def add_keys(self, keys: np.ndarray, rows: int) -> None:
+        """Add a chunk given as its :func:`row_keys` (shared with a :class:`SketchBuilder`)."""
         with np.errstate(over="ignore"):
             for lane, salt in enumerate(_LANES):
                 self.lanes[lane] += np.sum(mix(keys ^ salt), dtype=np.uint64)
@@ -332,22 +390,28 @@ class SketchBuilder:
         self.traits = [_KeyTraits() for _ in self.columns]
         self.rows = 0
 
-    def add(self, frame: pd.DataFrame, hashes: list[np.ndarray] | None = None) -> list[np.ndarray]:
-        """Add a chunk; ``hashes``, its columns' :func:`cell_hashes` if already made. Returns them, to share."""
-        if hashes is None:
-            hashes = [cell_hashes(frame[c]) for c in self.columns]
-        for i, h in enumerate(hashes):
-            # Grouped by a hash table, and only the k smallest distinct values sorted: one pass over
-            # the chunk whether the column holds three values or a million.
-            codes, distinct = pd.factorize(np.concatenate([self.values[i], h]))
-            weights = np.concatenate([self.counts[i], np.ones(len(h), dtype=np.int64)])
+    def add(self, frame: pd.DataFrame, hashed: list[HashedColumn] | None = None) -> tuple[list[np.ndarray], np.ndarray]:
+        """Add a chunk; ``hashed``, its columns' :func:`hash_column` if already made.
+
+        Returns the chunk's cell hashes and row keys, to share with a fingerprint.
+        """
+        if hashed is None:
+            hashed = [hash_column(frame[c]) for c in self.columns]
+        for i, column in enumerate(hashed):
+            # Counted once per distinct value and grouped by a hash table, and only the k smallest
+            # distinct hashes sorted: one pass over the chunk whether the column holds three values or a million.
+            counts = column.counts()
+            present = counts > 0
+            codes, distinct = pd.factorize(np.concatenate([self.values[i], column.values[present]]))
+            weights = np.concatenate([self.counts[i], counts[present]])
             counts = np.bincount(codes, weights=weights, minlength=len(distinct)).astype(np.int64)
             lowest = np.argpartition(distinct, SKETCH_VALUES - 1)[:SKETCH_VALUES] if len(distinct) > SKETCH_VALUES else None
             if lowest is not None:
                 distinct, counts = distinct[lowest], counts[lowest]
             order = np.argsort(distinct)
             self.values[i], self.counts[i] = distinct[order].astype(np.uint64), counts[order]
-        keys = row_keys(hashes)
+        keys = hashed_row_keys(hashed, len(frame))
+        hashes = [column.cells for column in hashed]
         # Only the chunk's own bottom-k rows can enter the sample.
         candidates = _smallest(keys, SKETCH_ROWS)
         cells = np.column_stack([h[candidates] for h in hashes]) if hashes else np.zeros((len(candidates), 0), dtype=np.uint64)
@@ -356,11 +420,11 @@ class SketchBuilder:
         entering = candidates[keep[keep >= len(self.keys)] - len(self.keys)]
         if len(entering):
             rows = frame.iloc[entering]
-            for traits, column in zip(self.traits, self.columns, strict=True):
-                traits.add(rows[column])
+            for traits, column_name in zip(self.traits, self.columns, strict=True):
+                traits.add(rows[column_name])
         self.keys, self.sample = merged_keys[keep], merged_cells[keep]
         self.rows += len(frame)
-        return hashes
+        return hashes, keys
 
     def finish(self) -> TableSketch:
         keys = [_key_like(self.traits[i], self.sample[:, i], self.counts[i], self.rows) for i in range(len(self.columns))]
@@ -423,9 +487,7 @@ def match_columns(known: TableSketch, new: TableSketch) -> tuple[list[tuple[int,
         ]
     )
     bonus = np.array([[0.02 if known.names[i] == new.names[j] else 0.0 for j in new_used] for i in known_used])
-    from scipy.optimize import linear_sum_assignment  # here, not at the top: scipy.optimize costs the app's first page ~1 s
-
-    rows, cols = linear_sum_assignment(-(score + bonus))
+    rows, cols = _assignment(score + bonus)
     by_content = [(int(known_used[i]), int(new_used[j])) for i, j in zip(rows, cols, strict=True) if score[i, j] >= MATCH_SCORE]
     paired_known, paired_new = {i for i, _ in by_content}, {j for _, j in by_content}
     by_header: list[tuple[int, int]] = []
@@ -436,6 +498,34 @@ def match_columns(known: TableSketch, new: TableSketch) -> tuple[list[tuple[int,
             by_header.append((int(i), int(j)))
             paired_new.add(int(j))
     return by_content, by_header
+
+
+def _assignment(gain: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The one-to-one pairing of rows and columns with the largest total ``gain`` (scipy's ``linear_sum_assignment``).
+
+    When each row (each column, if there are fewer) has a best entry clearly above its others,
+    in a column (row) of its own, that pairing is the only optimum, found without the solver:
+    the usual case of a table against a version of itself, and scipy.optimize costs half a CPU
+    second to import. Otherwise the solver decides, ties included.
+    """
+    transposed = gain.shape[0] > gain.shape[1]
+    lines = gain.T if transposed else gain
+    best = np.argmax(lines, axis=1)
+    if lines.shape[1] > 1:
+        runner_up = np.partition(lines, lines.shape[1] - 2, axis=1)[:, -2]
+        clear = bool((lines[np.arange(len(lines)), best] - runner_up > 1e-9).all())
+    else:
+        clear = True
+    if clear and len(np.unique(best)) == len(best):
+        own = np.arange(len(lines))
+        if not transposed:
+            return own, best
+        order = np.argsort(best)
+        return best[order], own[order]
+    from scipy.optimize import linear_sum_assignment  # here, not at the top: scipy.optimize costs the app's first page ~1 s
+
+    rows, cols = linear_sum_assignment(-gain)
+    return rows, cols
 
 
 def _placed(hashes: np.ndarray, place: int) -> np.ndarray:
@@ -493,13 +583,21 @@ class _Lookup:
     def __init__(self, keys: np.ndarray) -> None:
         self.distinct, self.inverse = np.unique(keys, return_inverse=True)
         self.seen = np.zeros(len(self.distinct), dtype=bool)
+        # Which top bits the sampled keys have: a row whose key's top bits are not among them is no sampled row.
+        self.prefixes = np.zeros(1 << _PREFIX_BITS, dtype=bool)
+        self.prefixes[self.distinct >> _U(64 - _PREFIX_BITS)] = True
 
     def look_in(self, chunk_keys: np.ndarray) -> None:
-        """Mark the sampled keys found among ``chunk_keys``: a binary search of the few sampled keys per row."""
+        """Mark the sampled keys found among ``chunk_keys``.
+
+        Keys are uniform hashes, so a table of the sampled keys' top bits turns away all but
+        about ``k / 2**20`` of the rows with one look each; only those few are binary-searched.
+        """
         if not len(self.distinct) or not len(chunk_keys):
             return
-        place = np.minimum(np.searchsorted(self.distinct, chunk_keys), len(self.distinct) - 1)
-        self.seen[place[self.distinct[place] == chunk_keys]] = True
+        candidates = chunk_keys[self.prefixes[chunk_keys >> _U(64 - _PREFIX_BITS)]]
+        place = np.minimum(np.searchsorted(self.distinct, candidates), len(self.distinct) - 1)
+        self.seen[place[self.distinct[place] == candidates]] = True
 
     def share_found(self) -> float:
         """The share of the sampled rows (not of distinct keys) found so far."""
@@ -540,43 +638,56 @@ def _plan(sketch: TableSketch, new: TableSketch) -> _Plan:
 
 
 class HashSpill:
-    """A table's cell hashes, chunk by chunk, kept in an unnamed temporary file for a second look.
+    """A table's hashed columns, chunk by chunk, kept in an unnamed temporary file for a second look.
 
     Identification looks rows up in the new table only after its sketch is whole; reading
-    the file again means parsing it again, while these hashes are all that look needs (8 bytes
-    a cell, written and read back in a fraction of the parse's time). The file has no name on
-    disk and goes when the spill is closed or the process ends.
+    the file again means parsing it again, while its hashed columns are all that look needs:
+    each column's values table and its cells' codes, one to four bytes a cell (written and read
+    back in a fraction of the parse's time). The file has no name on disk and goes when the
+    spill is closed or the process ends.
     """
 
     def __init__(self) -> None:
         self._file = tempfile.TemporaryFile()
-        self._chunks = 0
+        self._columns: list[int] = []
 
-    def add(self, hashes: list[np.ndarray]) -> None:
-        """Keep one chunk's hashes: one array per column, in the table's column order."""
-        np.save(self._file, np.stack(hashes) if hashes else np.zeros((0, 0), dtype=np.uint64))
-        self._chunks += 1
+    def add(self, hashed: list[HashedColumn]) -> None:
+        """Keep one chunk's hashed columns, in the table's column order."""
+        for column in hashed:
+            np.save(self._file, column.values)
+            np.save(self._file, column.codes.astype(np.min_scalar_type(-len(column.values))))
+        self._columns.append(len(hashed))
 
-    def __iter__(self) -> Iterator[np.ndarray]:
-        """Each chunk's hashes as a (columns, rows) array, in the order they were kept."""
+    def __iter__(self) -> Iterator[_Hashes]:
+        """Each chunk's hashed columns, in the order they were kept."""
         self._file.seek(0)
-        for _ in range(self._chunks):
-            yield np.load(self._file)
+        for width in self._columns:
+            yield _Hashes([HashedColumn(np.load(self._file), np.load(self._file)) for _ in range(width)])
 
     def close(self) -> None:
         self._file.close()
 
 
-class _LazyHashes:
-    """A chunk's cell hashes by column position, each column hashed when first asked for."""
+class _Hashes:
+    """A chunk's hashed columns by position (:func:`overlaps_of_hashes`)."""
+
+    def __init__(self, columns: list[HashedColumn]) -> None:
+        self._columns = columns
+
+    def __getitem__(self, position: int) -> HashedColumn:
+        return self._columns[position]
+
+
+class _LazyHashes(_Hashes):
+    """A chunk's hashed columns by position, each column hashed when first asked for."""
 
     def __init__(self, frame: pd.DataFrame) -> None:
         self._frame = frame
-        self._made: dict[int, np.ndarray] = {}
+        self._made: dict[int, HashedColumn] = {}
 
-    def __getitem__(self, position: int) -> np.ndarray:
+    def __getitem__(self, position: int) -> HashedColumn:
         if position not in self._made:
-            self._made[position] = cell_hashes(self._frame.iloc[:, position])
+            self._made[position] = hash_column(self._frame.iloc[:, position])
         return self._made[position]
 
 
@@ -597,13 +708,14 @@ def overlaps(known: list[TableSketch], new: TableSketch, new_frame_chunks: Itera
     return overlaps_of_hashes(known, new, (_LazyHashes(chunk) for chunk in new_frame_chunks))
 
 
-def overlaps_of_hashes(known: list[TableSketch], new: TableSketch, new_hash_chunks: Iterable[Any]) -> list[float]:
-    """:func:`overlaps` from the new table's cell hashes (a :class:`HashSpill`): ``chunk[j]`` is column ``j``'s."""
+def overlaps_of_hashes(known: list[TableSketch], new: TableSketch, new_hash_chunks: Iterable[_Hashes]) -> list[float]:
+    """:func:`overlaps` from the new table's hashed columns (a :class:`HashSpill`): ``chunk[j]`` is column ``j``'s."""
     plans = [_plan(sketch, new) for sketch in known]
     if any(plan.subsets for plan in plans):
-        for cells in new_hash_chunks:
+        for columns in new_hash_chunks:
             for plan in (plan for plan in plans if plan.subsets):
-                placed = [_placed(cells[j], place) for place, j in enumerate(plan.new_columns)]
+                # Salted and mixed once per distinct value of each matched column.
+                placed = [_placed(columns[j].values, place)[columns[j].codes] for place, j in enumerate(plan.new_columns)]
                 for lookup, chunk_keys in zip(plan.lookups, _subset_keys(placed, plan.subsets, plan.by_content), strict=True):
                     lookup.look_in(chunk_keys)
     out = []

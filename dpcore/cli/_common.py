@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from dpcore.budget.accountant import BudgetLedger
-    from dpcore.budget.datasets import Chunks
+    from dpcore.budget.datasets import Catalog, Chunks, TableMatch
     from dpcore.release import ReleasePlan
     from dpcore.tables.schema import Schema
     from dpcore.tables.sql_source import SqlSource
@@ -448,6 +448,21 @@ def ledger_path(args: argparse.Namespace) -> str:
     return str(args.ledger) if args.ledger else default_ledger()
 
 
+def dataset_catalog(args: argparse.Namespace, command: str) -> Catalog:
+    """The ledger's datasets, once the options naming the dataset are checked (before a row is read)."""
+    from dpcore.budget.datasets import Catalog
+
+    catalog = Catalog(ledger_path(args))
+    if args.separate_dataset and not (args.reason or "").strip():
+        raise UsageError(
+            _(
+                "{command}: --separate-dataset needs --reason TEXT: why these are different people (kept in the "
+                "new dataset's history)"
+            ).format(command=command)
+        )
+    return catalog
+
+
 def open_dataset(
     args: argparse.Namespace,
     command: str,
@@ -461,20 +476,26 @@ def open_dataset(
     A table read from a ``database`` is identified by its rows as a file is, and what was read (the
     connection's name or masked URL, and the table or the query's text) goes into the dataset's history.
     """
-    from dpcore.budget.datasets import Catalog, OverlapRefused
+    catalog = dataset_catalog(args, command)
+    return open_identified(args, command, catalog, catalog.identify(chunks), stem, first_total, database)
+
+
+def open_identified(
+    args: argparse.Namespace,
+    command: str,
+    catalog: Catalog,
+    match: TableMatch,
+    stem: str,
+    first_total: float,
+    database: SqlSource | None = None,
+) -> BudgetLedger:
+    """:func:`open_dataset` of a table already identified (``match``), as a release identifies it on its own read."""
+    from dpcore.budget.datasets import OverlapRefused
     from dpcore.exceptions import DataError
 
-    catalog = Catalog(ledger_path(args))
-    if args.separate_dataset and not (args.reason or "").strip():
-        raise UsageError(
-            _(
-                "{command}: --separate-dataset needs --reason TEXT: why these are different people (kept in the "
-                "new dataset's history)"
-            ).format(command=command)
-        )
     try:
-        found = catalog.open_table(
-            chunks,
+        found = catalog.open_match(
+            match,
             stem,
             dataset=args.dataset,
             separate=args.separate_dataset,

@@ -21,12 +21,14 @@ from dpcore.cli._common import (
     apply_person_arguments,
     copy_files,
     database_source,
+    dataset_catalog,
     distinct_files,
     existing_file,
     ledger_path,
     load_plan_file,
     load_schema_file,
     open_dataset,
+    open_identified,
     open_table_files,
     output_file,
     para,
@@ -177,7 +179,7 @@ def add_release(subparsers: Subparsers) -> None:
 
 
 def _refuse_noise(plan: ReleasePlan, schema: Schema, n_rows: int) -> None:
-    """Refuse, before anything is read further or charged, a copy whose verdict is mostly noise for most columns.
+    """Refuse, before anything is charged or a dataset recorded, a copy whose verdict is mostly noise for most columns.
 
     ``n_rows`` counts the file's rows (before any per-person bound, so the verdict errs towards useful).
     """
@@ -217,8 +219,7 @@ def _progress(quiet: bool) -> Callable[[int, int], None] | None:
 
 
 def _run_release(args: argparse.Namespace) -> int:
-    from dpcore.release import DEFAULT_CHUNKSIZE, copy_epsilon, counted_rows_per_person, file_chunks, release_csv
-    from dpcore.tables.csv_reading import count_rows
+    from dpcore.release import copy_epsilon, counted_rows_per_person
 
     clash = _("release: the input, the output and the report files must all be different")
     database = database_source(args, "release")
@@ -254,21 +255,7 @@ def _run_release(args: argparse.Namespace) -> int:
         result = _release_from_database(args, database, output, schema, plan, first_total)
     else:
         assert source is not None
-        if not args.accept_noise:
-            _refuse_noise(plan, schema, count_rows(source))
-        ledger = open_dataset(args, "release", file_chunks(source), source.stem, first_total)
-        result = release_csv(
-            source,
-            output,
-            schema,
-            plan,
-            ledger=ledger,
-            fresh=args.fresh,
-            random_state=args.seed,
-            chunksize=args.chunksize or DEFAULT_CHUNKSIZE,
-            progress=_progress(args.quiet),
-            label=f"randomized-response copy ({output.name})",
-        )
+        result = _release_file(args, source, output, schema, plan, first_total)
     write_text(report_path, json.dumps(result.report, indent=2, ensure_ascii=False) + "\n")
     if markdown_path is not None:
         write_text(markdown_path, result.markdown)
@@ -308,6 +295,41 @@ def _run_release(args: argparse.Namespace) -> int:
     else:
         print(_("wrote the privacy report to {report}").format(report=report_path))
     return EXIT_OK
+
+
+def _release_file(
+    args: argparse.Namespace, source: Path, output: Path, schema: Schema, plan: ReleasePlan, first_total: float
+) -> Any:
+    """The copy of a CSV file, made from the same read that identifies the dataset it is charged to.
+
+    The file is parsed once: each chunk is hashed for the dataset's identification and randomised
+    for the copy. Once it is read, a copy that would be mostly noise is refused, the dataset is
+    opened, and the copy is written beside ``output`` inside the ledger's spend, then renamed into
+    place; a refusal leaves no file and charges nothing.
+    """
+    from dpcore.budget.datasets import TableMatch
+    from dpcore.release import DEFAULT_CHUNKSIZE, release_csv
+    from dpcore.release.streaming import DatasetOnRead
+
+    catalog = dataset_catalog(args, "release")
+
+    def opened(match: TableMatch, n_rows: int) -> Any:
+        if not args.accept_noise:
+            _refuse_noise(plan, schema, n_rows)
+        return open_identified(args, "release", catalog, match, source.stem, first_total)
+
+    return release_csv(
+        source,
+        output,
+        schema,
+        plan,
+        dataset=DatasetOnRead(catalog, opened),
+        fresh=args.fresh,
+        random_state=args.seed,
+        chunksize=args.chunksize or DEFAULT_CHUNKSIZE,
+        progress=_progress(args.quiet),
+        label=f"randomized-response copy ({output.name})",
+    )
 
 
 def _release_from_database(

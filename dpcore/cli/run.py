@@ -18,8 +18,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import pandas as pd
-
 from dpcore.cli._common import (
     EXIT_OK,
     LEDGER_HELP,
@@ -37,6 +35,8 @@ from dpcore.cli._common import (
 from dpcore.i18n import N_, _, short
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from dpcore.budget.accountant import BudgetLedger
     from dpcore.recipes import Recipe
     from dpcore.tables.sql_source import SqlSource

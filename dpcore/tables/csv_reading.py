@@ -116,6 +116,49 @@ def count_rows(path: str | os.PathLike[str], chunksize: int = DEFAULT_CHUNKSIZE)
         raise DataError(_("The file's text could not be decoded. Save it as UTF-8 and try again.")) from None
 
 
+def read_plainly(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` (read with ``categorical`` columns) as :func:`file_chunks` would have read it.
+
+    Without the hint, a column whose every value in the chunk is a number is read as numbers;
+    a Categorical column of such values becomes those numbers (decided on its few values, as
+    :func:`_as_numbers` decides on the column), so what is computed from the chunk — a dataset's
+    identification — is the same whichever way the file was read.
+    """
+    numbers = {}
+    for name, values in frame.items():
+        if isinstance(values.dtype, pd.CategoricalDtype):
+            column = _categorical_numbers(values)
+            if column is not None:
+                numbers[name] = column
+    if not numbers:
+        return frame
+    frame = frame.copy(deep=False)
+    for name, column in numbers.items():
+        frame[name] = column
+    return frame
+
+
+def _categorical_numbers(values: pd.Series) -> np.ndarray | None:
+    """A Categorical column as float64 if every present value is a number, else None (:func:`_as_numbers` by value)."""
+    codes = values.cat.codes.to_numpy().astype(np.int64)
+    valid = codes[codes >= 0]
+    if len(valid) == 0:
+        return np.full(len(values), np.nan)
+    categories = values.cat.categories
+    try:
+        [float(v) for v in categories[valid[:64]]]
+    except ValueError:
+        return None
+    present = np.bincount(valid, minlength=len(categories)) > 0
+    try:
+        cast = pc.cast(pa.array(np.asarray(categories[present], dtype=object), type=pa.string()), pa.float64())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    table = np.full(len(categories) + 1, np.nan)
+    table[np.flatnonzero(present)] = cast.to_numpy(zero_copy_only=False)
+    return table[codes]
+
+
 # --- the streaming reader ------------------------------------------------------------------------
 
 

@@ -382,3 +382,25 @@ def test_a_table_with_two_columns_edited_keeps_its_spent_budget(adult, tmp_path)
     again = catalog.open_table(lambda: [dotted], "census, re-exported")
     assert not again.created and again.dataset.name == "census" and again.overlap >= 0.99
     assert catalog.ledger(again.dataset).remaining == 0.0
+
+
+def test_the_pairing_of_columns_is_the_solver_s_whether_or_not_the_solver_runs():
+    """A clear best pairing is taken without scipy; it is the very pairing the solver gives, and ties go to it."""
+    from scipy.optimize import linear_sum_assignment
+
+    from dpcore.budget.identity import _assignment
+
+    rng = np.random.default_rng(11)
+    for shape in [(1, 1), (3, 3), (4, 7), (7, 4), (15, 15), (12, 16)]:
+        for clear in (True, False):
+            gain = rng.random(shape) * (0.1 if clear else 1.0)
+            if clear:
+                picks = rng.permutation(max(shape))[: min(shape)]
+                for line, pick in enumerate(picks):
+                    index = (line, pick) if shape[0] <= shape[1] else (pick, line)
+                    gain[index] += 1.0
+            rows, cols = _assignment(gain)
+            expected = linear_sum_assignment(-gain)
+            assert rows.tolist() == expected[0].tolist() and cols.tolist() == expected[1].tolist(), (shape, clear)
+    tied = np.ones((3, 3))
+    assert [a.tolist() for a in _assignment(tied)] == [a.tolist() for a in linear_sum_assignment(-tied)]
