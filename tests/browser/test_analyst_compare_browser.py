@@ -15,9 +15,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from oidc_support import ANALYST_EMAIL, ANALYST_SUBJECT
+from playwright.sync_api import expect
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from browser_support import free_port, screenshot, start_server, wait_until_idle  # noqa: E402
+from browser_support import free_port, screenshot, start_server, stop_server, wait_until_idle  # noqa: E402
 from test_roles_browser import SENTINEL_CATEGORY, SENTINEL_NUMBER, _capture, _holds_sentinel  # noqa: E402
 
 pytestmark = pytest.mark.browser
@@ -107,7 +108,7 @@ def test_an_analyst_compares_on_their_copy_for_free_and_reads_the_ceiling_of_the
         page.get_by_text("only the dataset's owner may run them", exact=False).wait_for()
         page.locator("[data-testid='stVegaLiteChart']").first.wait_for()
         wait_until_idle(page)
-        assert page.get_by_text("62.2%").count() == 1  # e^0.5 / (1 + e^0.5): the best AUC at the slice's ε
+        expect(page.get_by_text("62.2%")).to_have_count(1, timeout=120_000)  # e^0.5 / (1 + e^0.5): the best AUC at the slice's ε
         screenshot(page, "roles_analyst_attack")
         texts.append(page.content())
 
@@ -117,5 +118,4 @@ def test_an_analyst_compares_on_their_copy_for_free_and_reads_the_ceiling_of_the
         assert json.dumps(texts).count("Run comparison") >= 1 and len(frames) > 20
     finally:
         context.close()
-        process.terminate()
-        process.wait(timeout=20)
+        stop_server(process)

@@ -9,9 +9,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from oidc_support import EMAIL, SUBJECT
+from playwright.sync_api import expect
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from browser_support import free_port, screenshot, start_server, table_uploader, wait_until_idle  # noqa: E402
+from browser_support import free_port, screenshot, start_server, stop_server, table_uploader, wait_until_idle  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
@@ -57,16 +58,15 @@ def test_the_person_the_server_names_claims_a_dataset_made_before_sign_in(browse
         page.get_by_role("button", name="Claim this dataset as its owner").click()
         page.get_by_text("Analysts and their slices").wait_for()
         wait_until_idle(page)
-        assert page.get_by_text("so it has no owner", exact=False).count() == 0
-        assert page.get_by_role("button", name="Claim this dataset as its owner").count() == 0
+        expect(page.get_by_text("so it has no owner", exact=False)).to_have_count(0, timeout=120_000)
+        expect(page.get_by_role("button", name="Claim this dataset as its owner")).to_have_count(0, timeout=120_000)
         history = page.locator("[data-testid='stDataFrame']").filter(has_text="owner claimed").first
         history.get_by_text(EMAIL).first.wait_for(state="attached")
         history.scroll_into_view_if_needed()
         screenshot(page, "claim_after")
     finally:
         context.close()
-        process.terminate()
-        process.wait(timeout=20)
+        stop_server(process)
     history = BudgetLedger(before, path=str(ledger)).history()
     (claimer,) = history.loc[history["event"] == "owner claimed", "by"]
     assert claimer.endswith(f"|{SUBJECT}")  # the provider's issuer and subject: who signed in, for good

@@ -85,6 +85,8 @@ def test_a_model_on_bounds_read_from_the_data_is_not_offered_until_trained_again
     table_uploader(page).set_input_files(str(path))
     page.get_by_text("have bounds or categories read from your data", exact=False).wait_for()
     schema_uploader(page).set_input_files(str(tmp_path / "customers.schema.json"))  # 'spend' is the target
+    # The upload's run may not have started when the page first reads idle: wait for what the schema changes.
+    page.get_by_text("the target is 'spend'", exact=False).wait_for()
     wait_until_idle(page)
     page.get_by_role("link", name="3. Train").click()
     page.get_by_text("Cannot leave this screen", exact=False).first.wait_for()
