@@ -79,6 +79,14 @@ def screenshot(page, name: str) -> Path:
     return path
 
 
+def sign_in(page, subject: str) -> None:
+    """Press the app's "Sign in" and authorize ``subject`` on the test's OpenID Connect provider's own page."""
+    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("heading", name="Authorize Client").wait_for()
+    page.get_by_placeholder("sub").fill(subject)
+    page.get_by_role("button", name="Authorize").click()
+
+
 def wait_until_idle(page) -> None:
     """Wait until Streamlit has no run going (the state its own end-to-end tests wait on)."""
     page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for()

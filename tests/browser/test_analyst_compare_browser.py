@@ -18,7 +18,7 @@ from oidc_support import ANALYST_EMAIL, ANALYST_SUBJECT
 from playwright.sync_api import expect
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from browser_support import free_port, screenshot, start_server, stop_server, wait_until_idle  # noqa: E402
+from browser_support import free_port, screenshot, sign_in, start_server, stop_server, wait_until_idle  # noqa: E402
 from test_roles_browser import SENTINEL_CATEGORY, SENTINEL_NUMBER, _capture, _holds_sentinel  # noqa: E402
 
 pytestmark = pytest.mark.browser
@@ -69,10 +69,7 @@ def test_an_analyst_compares_on_their_copy_for_free_and_reads_the_ceiling_of_the
         page.set_default_timeout(180_000)
         frames = _capture(page)
         page.goto(url)
-        page.get_by_role("button", name="Sign in").click()
-        page.get_by_role("heading", name="Authorize Client").wait_for()
-        page.get_by_placeholder("sub").fill(ANALYST_SUBJECT)
-        page.get_by_role("button", name="Authorize").click()
+        sign_in(page, ANALYST_SUBJECT)
         page.get_by_text("is shared with you as an analyst", exact=False).wait_for()
         wait_until_idle(page)
         assert page.get_by_role("link", name="6. Groups").count() == 0

@@ -12,7 +12,7 @@ from oidc_support import EMAIL, SUBJECT
 from playwright.sync_api import expect
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from browser_support import free_port, screenshot, start_server, stop_server, table_uploader, wait_until_idle  # noqa: E402
+from browser_support import free_port, screenshot, sign_in, start_server, stop_server, table_uploader, wait_until_idle  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
@@ -40,10 +40,7 @@ def test_the_person_the_server_names_claims_a_dataset_made_before_sign_in(browse
         page = context.new_page()
         page.set_default_timeout(180_000)
         page.goto(url)
-        page.get_by_role("button", name="Sign in").click()
-        page.get_by_role("heading", name="Authorize Client").wait_for()
-        page.get_by_placeholder("sub").fill(SUBJECT)
-        page.get_by_role("button", name="Authorize").click()
+        sign_in(page, SUBJECT)
         page.get_by_text("Signed in as", exact=False).wait_for()
         wait_until_idle(page)
         table_uploader(page).set_input_files(str(table))

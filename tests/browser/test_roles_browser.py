@@ -31,6 +31,7 @@ from browser_support import (  # noqa: E402
     free_port,
     schema_uploader,
     screenshot,
+    sign_in,
     start_server,
     stop_server,
     table_uploader,
@@ -105,10 +106,7 @@ def _sign_in(browser, url: str, subject: str):
     page.set_default_timeout(180_000)
     frames = _capture(page)
     page.goto(url)
-    page.get_by_role("button", name="Sign in").click()
-    page.get_by_role("heading", name="Authorize Client").wait_for()
-    page.get_by_placeholder("sub").fill(subject)
-    page.get_by_role("button", name="Authorize").click()
+    sign_in(page, subject)
     page.get_by_text("Signed in as", exact=False).wait_for()
     wait_until_idle(page)
     return context, page, frames

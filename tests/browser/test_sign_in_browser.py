@@ -16,7 +16,7 @@ import pytest
 from oidc_support import EMAIL, SUBJECT
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from browser_support import free_port, screenshot, start_server, stop_server, wait_until_idle  # noqa: E402
+from browser_support import free_port, screenshot, sign_in, start_server, stop_server, wait_until_idle  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
@@ -51,10 +51,7 @@ def test_sign_in_then_spend_then_sign_out(browser, signed_in_server, tmp_path, o
     wait_until_idle(page)
     assert page.get_by_text("Training spends budget", exact=False).count() == 0
 
-    page.get_by_role("button", name="Sign in").click()
-    page.get_by_role("heading", name="Authorize Client").wait_for()  # the provider's own page
-    page.get_by_placeholder("sub").fill(SUBJECT)
-    page.get_by_role("button", name="Authorize").click()
+    sign_in(page, SUBJECT)
 
     page.get_by_text("Declare the columns").wait_for()
     sidebar = page.locator("[data-testid='stSidebar']")
