@@ -2,9 +2,22 @@
 
 from __future__ import annotations
 
+import types
+
 import pytest
 
+from dpcore import progress
 from dpcore.progress import Stage, TimeLeft, time_left_text
+
+
+@pytest.fixture(autouse=True)
+def _no_machine_clock(monkeypatch):
+    """Every time left here comes from a FakeClock: reading the machine's clock fails the test instead of timing it."""
+
+    def forbidden() -> float:
+        raise AssertionError("a progress test read the machine's clock; pass clock=FakeClock()")
+
+    monkeypatch.setattr(progress, "time", types.SimpleNamespace(monotonic=forbidden))
 
 
 class FakeClock:
