@@ -66,6 +66,15 @@ def start_server(
     raise RuntimeError("streamlit did not start within 180 s")
 
 
+def start_signed_in_server(tmp_path: Path, provider, ledger: str | None = None) -> tuple[subprocess.Popen, str]:
+    """:func:`start_server` with sign-in through ``provider`` (the test's OpenID Connect provider) in its secrets."""
+    port = free_port()
+    home = tmp_path / "home"
+    (home / ".streamlit").mkdir(parents=True)
+    (home / ".streamlit" / "secrets.toml").write_text(provider.secrets_toml(f"http://127.0.0.1:{port}"), encoding="utf-8")
+    return start_server(tmp_path, port=port, home=home, ledger=ledger)
+
+
 def stop_server(process: subprocess.Popen) -> None:
     """Kill the server: its ledger commits every charge as it happens, and a polite stop waits seconds for its sessions."""
     process.kill()

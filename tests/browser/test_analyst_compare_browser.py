@@ -18,7 +18,7 @@ from oidc_support import ANALYST_EMAIL, ANALYST_SUBJECT
 from playwright.sync_api import expect
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from browser_support import free_port, screenshot, sign_in, start_server, stop_server, wait_until_idle  # noqa: E402
+from browser_support import screenshot, sign_in, start_signed_in_server, stop_server, wait_until_idle  # noqa: E402
 from test_roles_browser import SENTINEL_CATEGORY, SENTINEL_NUMBER, _capture, _holds_sentinel  # noqa: E402
 
 pytestmark = pytest.mark.browser
@@ -58,11 +58,7 @@ def _bobs_spent(ledger: Path) -> float:
 def test_an_analyst_compares_on_their_copy_for_free_and_reads_the_ceiling_of_their_slice(browser, tmp_path, oidc_provider):
     ledger = tmp_path / "ledger.sqlite3"
     _shared_table(ledger)
-    port = free_port()
-    home = tmp_path / "home"
-    (home / ".streamlit").mkdir(parents=True)
-    (home / ".streamlit" / "secrets.toml").write_text(oidc_provider.secrets_toml(f"http://127.0.0.1:{port}"), encoding="utf-8")
-    process, url = start_server(tmp_path, port=port, home=home, ledger=str(ledger))
+    process, url = start_signed_in_server(tmp_path, oidc_provider, ledger=str(ledger))
     context = browser.new_context(viewport={"width": 1400, "height": 1800})
     try:
         page = context.new_page()

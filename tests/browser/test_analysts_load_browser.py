@@ -26,10 +26,9 @@ from oidc_support import EMAIL, SUBJECT
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from browser_support import (  # noqa: E402
-    free_port,
     schema_uploader,
     screenshot,
-    start_server,
+    start_signed_in_server,
     stop_server,
     table_uploader,
     wait_until_idle,
@@ -48,14 +47,9 @@ TRAINED = "Download the model card (Markdown)"
 
 @pytest.fixture
 def room(tmp_path, oidc_provider):
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    home = tmp_path / "home"
-    (home / ".streamlit").mkdir(parents=True)
-    (home / ".streamlit" / "secrets.toml").write_text(oidc_provider.secrets_toml(url), encoding="utf-8")
     for subject, email in ANALYSTS:
         oidc_provider.add_person(subject, email)
-    process, url = start_server(tmp_path, port=port, home=home)
+    process, url = start_signed_in_server(tmp_path, oidc_provider)
     yield url
     stop_server(process)
 

@@ -12,7 +12,7 @@ from oidc_support import EMAIL, SUBJECT
 from playwright.sync_api import expect
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from browser_support import free_port, screenshot, sign_in, start_server, stop_server, table_uploader, wait_until_idle  # noqa: E402
+from browser_support import screenshot, sign_in, start_signed_in_server, stop_server, table_uploader, wait_until_idle  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
@@ -30,11 +30,7 @@ def test_the_person_the_server_names_claims_a_dataset_made_before_sign_in(browse
     pd.read_csv(REPO / "sample_data" / "adult.csv", nrows=800).to_csv(table, index=False)
     before = Catalog(str(ledger)).open_table(lambda: [pd.read_csv(table)], "census").dataset.dataset_id  # no sign-in yet
     monkeypatch.setenv("DPSTUDIO_CLAIMERS", f"{EMAIL}, somebody@example.org")
-    port = free_port()
-    home = tmp_path / "home"
-    (home / ".streamlit").mkdir(parents=True)
-    (home / ".streamlit" / "secrets.toml").write_text(oidc_provider.secrets_toml(f"http://127.0.0.1:{port}"), encoding="utf-8")
-    process, url = start_server(tmp_path, port=port, home=home, ledger=str(ledger))
+    process, url = start_signed_in_server(tmp_path, oidc_provider, ledger=str(ledger))
     context = browser.new_context(viewport={"width": 1400, "height": 1800})
     try:
         page = context.new_page()

@@ -28,11 +28,10 @@ from oidc_support import ANALYST_EMAIL, ANALYST_SUBJECT, SUBJECT
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from browser_support import (  # noqa: E402
     ARTIFACTS,
-    free_port,
     schema_uploader,
     screenshot,
     sign_in,
-    start_server,
+    start_signed_in_server,
     stop_server,
     table_uploader,
     wait_until_idle,
@@ -90,12 +89,7 @@ def _capture(page) -> list[bytes]:
 
 @pytest.fixture
 def room(tmp_path, oidc_provider):
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    home = tmp_path / "home"
-    (home / ".streamlit").mkdir(parents=True)
-    (home / ".streamlit" / "secrets.toml").write_text(oidc_provider.secrets_toml(url), encoding="utf-8")
-    process, url = start_server(tmp_path, port=port, home=home)
+    process, url = start_signed_in_server(tmp_path, oidc_provider)
     yield url
     stop_server(process)
 
