@@ -9,6 +9,7 @@ an analyst's page may hold either.
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import replace
 from decimal import Decimal
@@ -107,12 +108,23 @@ def _everything(at) -> str:
 
 
 def _no_sentinel(at, rows: bool = True) -> None:
-    """No sentinel on the page, nor (``rows``) the table's exact row count, plain or grouped."""
+    """No sentinel on the page, nor (``rows``) the table's exact row count, plain or grouped.
+
+    A copy's report states its noisy count of rows ("Rows: 1,241 (noisy count)"), a DP release that
+    equals the exact count now and then by chance (a few runs in a hundred at its noise), so it is
+    left out of the search.
+    """
     everything = _everything(at)
     assert SENTINEL_CATEGORY not in everything
     assert not any(form in everything for form in (str(SENTINEL_NUMBER), f"{SENTINEL_NUMBER:,}", "987.653"))
     if rows:
-        assert not any(form in everything for form in (str(ROWS), f"{ROWS:,}", f"{ROWS:,}".replace(",", ".")))
+        released = re.sub(r"Rows: [\d,.]+ \(noisy count\)", "", everything)
+        found = [
+            released[max(i - 120, 0) : i + 60]
+            for form in (str(ROWS), f"{ROWS:,}", f"{ROWS:,}".replace(",", "."))
+            if (i := released.find(form)) >= 0
+        ]
+        assert not found, found
 
 
 def _train(at, epsilon: str) -> None:
