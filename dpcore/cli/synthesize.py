@@ -78,6 +78,14 @@ def add_synthesize(subparsers: Subparsers) -> None:
         ),
     )
     parser.add_argument(
+        "--workload",
+        metavar="COLUMNS",
+        help=_(
+            "aim only: the pairs and triples of columns the buyer will study, each as comma-separated names, separated "
+            'by semicolons ("age,income;age,sex,income"); default: every pair and the target\'s triples'
+        ),
+    )
+    parser.add_argument(
         "--rows",
         type=positive_int,
         metavar="N",
@@ -105,6 +113,9 @@ def run_synthesize(args: argparse.Namespace) -> int:
     )
     if args.method == "aim" and args.noise == "laplace":
         raise UsageError(_("synthesize: --method aim adds Gaussian noise only; use --noise gaussian or --method mst"))
+    if args.workload and args.method != "aim":
+        raise UsageError(_("synthesize: --workload is for --method aim"))
+    workload = [[name.strip() for name in entry.split(",")] for entry in (args.workload or "").split(";") if entry.strip()]
     if args.noise == "laplace" and args.delta:
         raise UsageError(_("synthesize: --delta is for Gaussian noise; Laplace noise has δ = 0"))
     if args.delta is not None and not 0 < args.delta < 1:
@@ -140,6 +151,7 @@ def run_synthesize(args: argparse.Namespace) -> int:
         label=f"synthetic copy ({output.name})",
         costs=CostMemory(),
         method=args.method,
+        workload=workload or None,
     )
     write_bytes(output, result.csv)
     write_text(report_path, json.dumps(result.report, indent=2, ensure_ascii=False) + "\n")

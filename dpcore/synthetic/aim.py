@@ -3,7 +3,8 @@ r"""AIM: a workload-adaptive synthetic copy (McKenna, Mullins, Sheldon & Miklau,
 Where MST measures a fixed plan (every column, a tree of pairs), AIM spends its budget round by
 round on the marginal its current model gets most wrong, among those of a **workload** the copy
 should answer well: by default every pair of columns and, when the schema declares a target, every
-triple holding the target (what a buyer training a model of the target needs).
+triple holding the target (what a buyer training a model of the target needs); an owner who knows
+what the buyer will study declares the workload instead (pairs and triples of columns).
 
 The algorithm (spec §12)
 ------------------------
@@ -114,8 +115,15 @@ FEWEST_SCORING_ROWS = 5_000
 Clique = tuple[int, ...]
 
 
-def workload(d: int, anchor: int | None = None) -> list[Clique]:
-    """AIM's default workload: every pair of the ``d`` columns, and every triple holding the target ``anchor``."""
+def workload(d: int, anchor: int | None = None, declared: list[Clique] | None = None) -> list[Clique]:
+    """AIM's workload: the owner's ``declared`` cliques, else every pair of the ``d`` columns and every triple holding
+    the target ``anchor``.
+
+    A declared workload is public: it is chosen before the data are read, so it changes the candidates and their
+    weights (and the selection's sensitivity, the largest weight times Δ₁), never what a person's rows can move.
+    """
+    if declared:
+        return sorted({tuple(sorted(cl)) for cl in declared}, key=lambda cl: (len(cl), cl))
     pairs: list[Clique] = list(itertools.combinations(range(d), 2))
     if anchor is None:
         return pairs
@@ -236,11 +244,13 @@ def measure_and_fit(
     clock: Callable[[], float] = time.monotonic,
     max_rounds: int = MAX_ROUNDS,
     time_budget: float = TIME_BUDGET,
+    declared: list[Clique] | None = None,
 ) -> tuple[list[Measurement], Any]:
     """AIM's measurements and the Private-PGM model fitted to them (before the final fit), spending ρ exactly.
 
     ``work`` has the stages of :func:`aim_stages`; every round ticks it. ``max_rounds`` and ``time_budget``:
-    when either is reached, the next round is the last and spends what is left.
+    when either is reached, the next round is the last and spends what is left. ``declared``: the owner's
+    workload (:func:`workload`).
     """
     check_aim(calibration)
     mbi = private_pgm()
@@ -248,7 +258,7 @@ def measure_and_fit(
     labels = names(shape)
     domain = mbi.Domain(labels, shape)
     budget = AimBudget.start(calibration.rho, d)
-    weights = candidates(workload(d, anchor), d)
+    weights = candidates(workload(d, anchor, declared), d)
     order = list(weights)
     answers = {cl: marginal(cells, shape, cl) for cl in order}  # exact: read only through the selection's mechanism
     sensitivity = max(weights.values(), default=1.0) * calibration.l1

@@ -37,8 +37,10 @@ def build_report(
     seeded: bool,
     persons: bool,
     method: str = "mst",
+    declared: list[tuple[int, ...]] | None = None,
 ) -> dict[str, Any]:
-    """The machine-readable report of a new synthetic copy (``method``: ``"mst"`` or ``"aim"``)."""
+    """The machine-readable report of a new synthetic copy (``method``: ``"mst"`` or ``"aim"``; ``declared``: the
+    owner's AIM workload, as cliques of the columns' positions)."""
     measured = [
         {
             "columns": [columns[i].name for i in m.clique],
@@ -76,6 +78,7 @@ def build_report(
         else {
             "rounds": len(measurements) - len(columns),
             "utility": "the model's L1 error on a workload marginal beyond its expected noise, times its workload weight",
+            "workload": [[columns[i].name for i in clique] for clique in declared] if declared else "default",
             "budget": "zCDP: each round's rho shared 0.9 to the Gaussian measurement and 0.1 to the exponential "
             "mechanism; sigma halved when a measurement barely moved the model; the last round spends what is left",
         },
@@ -138,6 +141,14 @@ def report_markdown(report: dict[str, Any]) -> str:
             noise=noise, rows=f"{report['rows']['count']:,}", source=report["rows"]["source"]
         ),
     ]
+    workload = (report.get("selection") or {}).get("workload")
+    if isinstance(workload, list):
+        lines += [
+            "",
+            _("AIM adapted to the workload the owner declared: {workload}.").format(
+                workload="; ".join(" × ".join(clique) for clique in workload)
+            ),
+        ]
     if report.get("privacy_unit"):
         lines += [
             "",

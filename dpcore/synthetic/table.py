@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import time
+from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
@@ -125,6 +126,7 @@ def synthesize_table(
     clock: Clock = time.monotonic,
     work: TimeLeft | None = None,
     method: str = "mst",
+    workload: Sequence[Sequence[str]] | None = None,
 ) -> SyntheticResult:
     """A synthetic copy of ``frame``: (ε, δ)-DP per person in the dataset's unit, charged to the ledger.
 
@@ -166,6 +168,10 @@ def synthesize_table(
         MST (a fixed plan: every column, a tree of pairs and the target's pairs; fast) or AIM
         (:mod:`dpcore.synthetic.aim`: rounds measuring what the model gets most wrong among all pairs and the
         target's triples; better on three-way relations, slower; Gaussian noise only).
+    workload : list of lists of column names, optional
+        AIM only: the pairs and triples of the copy's columns the buyer will study, declared by the owner
+        (public, chosen before the data are read); AIM then adapts to them instead of every pair and the
+        target's triples (:func:`declared_workload`).
 
     Raises
     ------
@@ -191,6 +197,7 @@ def synthesize_table(
         raise DataError(_("The synthetic copy's method must be MST or AIM."))
     if method == "aim":
         aim.check_aim(calibration)
+    declared = declared_workload(names, workload, method)
     if public_rows is not None and (isinstance(public_rows, bool) or int(public_rows) != public_rows or public_rows < 1):
         raise DataError(_("The declared number of rows must be a whole number of at least 1."))
     entropy, seeded = make_entropy(random_state)
@@ -227,7 +234,9 @@ def synthesize_table(
         shape = tuple(c.size for c in columns)
         model = None
         if method == "aim":
-            measurements, model = aim.measure_and_fit(encode(frame, columns, rng), shape, calibration, rng, work, anchor, clock)
+            measurements, model = aim.measure_and_fit(
+                encode(frame, columns, rng), shape, calibration, rng, work, anchor, clock, declared=declared
+            )
             work.resize("set-up", len(measurements))
             work.resize("drawing", len(measurements))
         else:
@@ -237,7 +246,17 @@ def synthesize_table(
         cells = fit_and_sample(measurements, shape, rows, int(rng.integers(0, 2**31 - 1)), work, warm_start=model)
         work.begin("writing", _("Writing the copy and its report…"))
         result = finish(
-            columns, schema, calibration, measurements, cells, rng, public_rows is not None, seeded, bound is not None, method
+            columns,
+            schema,
+            calibration,
+            measurements,
+            cells,
+            rng,
+            public_rows is not None,
+            seeded,
+            bound is not None,
+            method,
+            declared,
         )
         work.tick(_("The copy is written."), len(columns))
         remember_costs(work, costs)
@@ -251,6 +270,37 @@ def synthesize_table(
 
 #: The copy's methods: MST (fast) and AIM (best; :mod:`dpcore.synthetic.aim`).
 METHODS = ("mst", "aim")
+#: The widest marginal a declared workload may hold: AIM's candidates are its cliques and their subsets, each
+#: counted exactly before the rounds, and a triple of 8-bin numbers is 512 cells (wider ones outgrow the model's cap).
+WIDEST_DECLARED = 3
+
+
+def declared_workload(names: list[str], workload: Sequence[Sequence[str]] | None, method: str) -> list[tuple[int, ...]] | None:
+    """The owner's AIM workload as cliques of column positions, or None for AIM's default.
+
+    Each entry names two or three different columns of the copy. Column names are declarations,
+    not cell values, so a refusal may name them.
+    """
+    if not workload:
+        return None
+    if method != "aim":
+        raise DataError(_("A declared workload is AIM's: choose AIM, or leave the workload out."))
+    position = {name: i for i, name in enumerate(names)}
+    cliques = []
+    for entry in workload:
+        unknown = [name for name in entry if name not in position]
+        if unknown:
+            raise DataError(
+                _("The workload names a column the copy does not hold: {column}. Name columns the plan keeps.").format(
+                    column=unknown[0]
+                )
+            )
+        if not 2 <= len(set(entry)) == len(entry) <= WIDEST_DECLARED:
+            raise DataError(_("Each entry of the workload names two or three different columns, such as 'age, income'."))
+        cliques.append(tuple(sorted(position[name] for name in entry)))
+    return cliques
+
+
 #: The name of the placeholder stage a larger job's estimator holds for a copy (its cost unknown until planned).
 COPY = "synthetic copy"
 #: The copy's stages whose cost per unit is remembered for the next copy (the pairs are measured first, always).
@@ -306,13 +356,14 @@ def finish(
     seeded: bool,
     persons: bool,
     method: str = "mst",
+    declared: list[tuple[int, ...]] | None = None,
 ) -> SyntheticResult:
     """The copy's file and report from the drawn cells (post-processing only)."""
     cells = cells[rng.permutation(len(cells))]
     copy = decode(cells, columns)
     kept = {c.name for c in columns}
     dropped = [n for n in schema.names if n not in kept and n != schema.privacy_unit]
-    report = build_report(columns, dropped, calibration, measurements, len(cells), public_rows, seeded, persons, method)
+    report = build_report(columns, dropped, calibration, measurements, len(cells), public_rows, seeded, persons, method, declared)
     sink = io.StringIO()
     copy.to_csv(sink, index=False)
     return SyntheticResult(report, report_markdown(report), sink.getvalue().encode("utf-8"), seeded=seeded)
@@ -330,6 +381,7 @@ def synthetic_frame(
     random_state: RandomStateLike = None,
     progress: Progress | None = None,
     method: str = "mst",
+    workload: Sequence[Sequence[str]] | None = None,
 ) -> pd.DataFrame:
     """The bare mechanism: a synthetic table, checked against nothing and charged to nothing (previews, tests)."""
     return synthesize_table(
@@ -343,4 +395,5 @@ def synthetic_frame(
         random_state=random_state,
         progress=progress,
         method=method,
+        workload=workload,
     ).table

@@ -86,6 +86,17 @@ def test_synthesize_with_aim_writes_an_aim_copy_says_its_rounds_and_charges_the_
     assert Catalog(tmp_path / "ledger.sqlite3").ledger(dataset).spent == pytest.approx(1.0)
 
 
+def test_synthesize_with_aim_adapts_to_a_declared_workload_and_mst_refuses_one(tmp_path, tiny_files, capsys):
+    table, schema = tiny_files
+    code = _synthesize(tmp_path, table, schema, "--epsilon", "1", "--method", "aim", "--workload", "smoker, sick", "--seed", "3")
+    assert code == EXIT_OK
+    report = json.loads((tmp_path / "copy.json").read_text(encoding="utf-8"))
+    assert report["selection"]["workload"] == [["smoker", "sick"]]
+    capsys.readouterr()
+    assert _synthesize(tmp_path, table, schema, "--epsilon", "1", "--workload", "smoker,sick") == EXIT_USAGE
+    assert "--method aim" in capsys.readouterr().err
+
+
 def test_synthesize_with_aim_refuses_laplace_noise_and_names_the_way_out(tmp_path, tiny_files, capsys):
     table, schema = tiny_files
     assert _synthesize(tmp_path, table, schema, "--epsilon", "1", "--method", "aim", "--noise", "laplace") == EXIT_USAGE

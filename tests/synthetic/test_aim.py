@@ -37,6 +37,11 @@ def test_the_default_workload_is_every_pair_and_the_targets_triples():
     assert set(weights) >= {(0,), (1,), (2,), (0, 1), (0, 2), (1, 2)}
 
 
+def test_a_declared_workload_replaces_the_default_and_its_candidates_are_its_cliques_and_their_subsets():
+    assert workload(4, anchor=3, declared=[(2, 0), (3, 1, 0), (0, 2)]) == [(0, 2), (0, 1, 3)]
+    assert set(candidates(workload(4, declared=[(0, 1)]), 4)) == {(0,), (1,), (2,), (3,), (0, 1)}
+
+
 def test_the_last_round_spends_exactly_what_is_left():
     budget = AimBudget.start(0.5, 3)
     budget.spent = 0.5 * 3 / 4
@@ -45,16 +50,22 @@ def test_the_last_round_spends_exactly_what_is_left():
 
 
 @pytest.mark.parametrize(
-    "unit, time_budget",
-    [("add/remove", math.inf), ("replace-one", math.inf), ("add/remove", 0.0)],
-    ids=["add-remove", "replace-one", "out-of-time-batch"],
+    "unit, time_budget, declared",
+    [
+        ("add/remove", math.inf, None),
+        ("replace-one", math.inf, None),
+        ("add/remove", 0.0, None),
+        ("add/remove", math.inf, [(0, 2), (1, 2)]),
+    ],
+    ids=["add-remove", "replace-one", "out-of-time-batch", "declared-workload"],
 )
-def test_every_measurement_and_selection_stays_within_its_sensitivity_and_the_rounds_add_up_to_rho(unit, time_budget):
+def test_every_measurement_and_selection_stays_within_its_sensitivity_and_the_rounds_add_up_to_rho(unit, time_budget, declared):
     frame = tiny_table(400, seed=1)
     cells, shape = _cells(frame)
     calibration = Calibration(1.0, 1e-6, "gaussian", unit, 1, len(shape))
+    settings = {"anchor": 2, "max_rounds": 4, "time_budget": time_budget, "declared": declared}
     with record_mechanism_calls() as recorded:
-        measure_and_fit(cells, shape, calibration, np.random.default_rng(5), anchor=2, max_rounds=4, time_budget=time_budget)
+        measure_and_fit(cells, shape, calibration, np.random.default_rng(5), **settings)
     if unit == "add/remove":  # the neighbour: one row more
         other, _ = _cells(pd.concat([frame, frame.head(1).assign(smoker="yes", age=89.0, sick="no")], ignore_index=True))
     else:  # the neighbour: one row's values changed
@@ -62,7 +73,7 @@ def test_every_measurement_and_selection_stays_within_its_sensitivity_and_the_ro
         changed.loc[0, ["smoker", "age", "sick"]] = ["yes" if frame.loc[0, "smoker"] == "no" else "no", 89.0, "yes"]
         other, _ = _cells(changed)
     with record_mechanism_calls(replay=recorded.calls) as replayed:
-        measure_and_fit(other, shape, calibration, np.random.default_rng(5), anchor=2, max_rounds=4, time_budget=time_budget)
+        measure_and_fit(other, shape, calibration, np.random.default_rng(5), **settings)
     calls, again = recorded.calls, replayed.calls
     kinds = [c.mechanism for c in calls]
     rounds = kinds.count("exponential")
@@ -83,6 +94,8 @@ def test_every_measurement_and_selection_stays_within_its_sensitivity_and_the_ro
             assert math.sqrt((diff**2).sum()) <= a.sensitivity + 1e-9
     spent = sum(c.epsilon if c.mechanism == "gaussian" else c.epsilon**2 / 8 for c in calls)
     assert spent == pytest.approx(calibration.rho)
+    if declared:  # the selection chooses among the declared cliques and their subsets only
+        assert {len(c.query) for c in calls if c.mechanism == "exponential"} == {len(candidates(declared, len(shape)))}
 
 
 def test_aim_refuses_laplace_noise_with_the_way_out():
@@ -98,6 +111,39 @@ def test_an_aim_copy_has_the_declared_cells_a_noisy_row_count_and_says_aim_in_it
     assert result.report["method"].startswith("AIM")
     assert result.report["rows"]["source"] == "noisy count"
     assert result.report["selection"]["rounds"] >= 1
+
+
+def test_an_aim_copy_on_a_declared_workload_measures_only_within_it_and_its_report_names_it():
+    declared = [["smoker", "sick"]]
+    result = synthesize_table(
+        tiny_table(2000), tiny_schema(), tiny_plan(), epsilon=1.0, random_state=3, method="aim", workload=declared
+    )
+    assert result.report["selection"]["workload"] == declared
+    assert {tuple(m["columns"]) for m in result.report["measured"] if m["kind"] != "one-way"} <= {("smoker", "sick")}
+    assert "AIM adapted to the workload the owner declared: smoker × sick." in result.markdown
+    default = synthesize_table(tiny_table(500), tiny_schema(), tiny_plan(), epsilon=1.0, random_state=3, method="aim")
+    assert default.report["selection"]["workload"] == "default" and "workload the owner declared" not in default.markdown
+
+
+@pytest.mark.parametrize(
+    "workload, method, words",
+    [
+        ([["smoker", "income"]], "aim", "does not hold: income"),
+        ([["smoker"]], "aim", "two or three different columns"),
+        ([["smoker", "smoker"]], "aim", "two or three different columns"),
+        ([["smoker", "age", "sick", "smoker"]], "aim", "two or three different columns"),
+        ([["smoker", "sick"]], "mst", "choose AIM, or leave the workload out"),
+    ],
+)
+def test_a_workload_that_does_not_fit_is_refused_before_anything_is_charged(workload, method, words):
+    from dpcore.budget.accountant import BudgetLedger
+
+    ledger = BudgetLedger.in_memory(total_epsilon=3.0)
+    with pytest.raises(DataError, match=words):
+        synthesize_table(
+            tiny_table(200), tiny_schema(), tiny_plan(), epsilon=1.0, method=method, workload=workload, ledger=ledger
+        )
+    assert ledger.spent == 0
 
 
 # --- a neighbouring-dataset test of the selection, with a power check ---------------------------------
