@@ -41,7 +41,7 @@ from dpcore.exceptions import DataError
 from dpcore.i18n import N_, _
 from dpcore.mechanisms import Geometric
 from dpcore.tables.schema import MISSING_CATEGORY, ColumnSpec, Schema, category_codes
-from dpcore.validation import RandomStateLike
+from dpcore.validation import RandomStateLike, check_random_state
 
 SUMMARY_BINS = 10
 
@@ -106,15 +106,20 @@ def dp_summary(
     charge = Charge(
         "DP summary for analysts",
         epsilon,
+        privacy_unit=schema.privacy_unit or None,
+        rows_per_person=rows_each,
+        seeded=random_state is not None,
         mechanism=f"discrete Laplace on the row count and declared bins, sensitivity {sensitivity}",
         released=f"noisy row count and histograms of {len(columns)} columns",
         action=N_("The DP summary"),
         undone=N_("released"),
     )
+    # A seed gives the rows kept and the noise two independent streams (one seed for both would tie the draws).
+    keeping, noise = (None, None) if random_state is None else check_random_state(random_state).spawn(2)
     with ledger.charging(charge):
         if schema.privacy_unit:
-            frame = frame[bound_contributions(frame[schema.privacy_unit], rows_each, random_state)]
-        mechanism = Geometric(epsilon, sensitivity=sensitivity, random_state=random_state)
+            frame = frame[bound_contributions(frame[schema.privacy_unit], rows_each, keeping)]
+        mechanism = Geometric(epsilon, sensitivity=sensitivity, random_state=noise)
         binned = [_bins(frame[c.name], c) for c in columns]
         exact = [len(frame)] + [int(v) for labels, codes in binned for v in np.bincount(codes, minlength=len(labels))]
         noisy = np.maximum(mechanism.randomise(np.asarray(exact, dtype=np.int64)), 0)

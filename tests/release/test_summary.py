@@ -26,7 +26,7 @@ FRAME = pd.DataFrame({"age": [5, 15, 99, 987653, None] * 40, "city": ["Hanoi", "
 def test_a_summary_is_charged_once_and_bins_only_declared_domains():
     ledger = BudgetLedger.in_memory(total_epsilon=1.0)
     summary = dp_summary(FRAME, SCHEMA, 0.5, ledger, random_state=1)
-    assert ledger.spent == pytest.approx(0.5) and [s.label for s in ledger.spends()] == ["DP summary for analysts"]
+    assert ledger.spent == pytest.approx(0.5) and [s.label for s in ledger.spends()] == ["DP summary for analysts (demo seed)"]
     assert set(summary.columns) == {"age", "city"}  # a domain read from the data is left out
     assert [label for label, _count in summary.columns["city"]] == ["Hanoi", "Hue", "(missing)", "(other)"]
     assert len(summary.columns["age"]) == 11 and summary.columns["age"][-1][0] == "(missing)"
@@ -63,6 +63,22 @@ def test_several_rows_per_person_keep_k_rows_each_and_scale_the_noise_by_k():
     expected_sd = np.sqrt(2 * alpha) / (1 - alpha)
     assert abs(draws.mean() - 100) < 5 * expected_sd / np.sqrt(len(draws))  # 2 of each person's 4 rows kept
     assert 0.8 * expected_sd < draws.std() < 1.2 * expected_sd
+
+
+def test_a_summary_per_person_is_charged_per_person_beside_the_datasets_other_spends():
+    """The ledger refuses to add spends counted in different units: the summary must say it counted per person."""
+    from dpcore.budget.accountant import Charge
+
+    people = FRAME.assign(person=[f"p{i // 4}" for i in range(len(FRAME))])
+    schema = Schema([*SCHEMA.columns, ColumnSpec("person", role="identifier")], privacy_unit="person", rows_per_person=2)
+    ledger = BudgetLedger.in_memory(total_epsilon=2.0)
+    with ledger.charging(Charge("a model per person", 0.5, privacy_unit="person", rows_per_person=2)):
+        pass
+    dp_summary(people, schema, 0.5, ledger)
+    with ledger.charging(Charge("a copy per person", 0.5, privacy_unit="person", rows_per_person=2)):
+        pass
+    assert ledger.spent == pytest.approx(1.5)
+    assert ledger.spends()[1].label == "DP summary for analysts, per person counting up to 2 rows each"
 
 
 def test_a_missing_person_column_or_no_declared_column_is_refused_in_words():
