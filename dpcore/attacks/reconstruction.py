@@ -129,9 +129,13 @@ class ReconstructionResult:
         )
 
 
-def copy_ceiling(prior_success: float, epsilon: float) -> float:
-    """The most an ε-DP copy can raise a guess that is right ``prior_success`` of the time without it."""
-    return min(1.0, math.exp(epsilon) * prior_success, 1.0 - math.exp(-epsilon) * (1.0 - prior_success))
+def copy_ceiling(prior_success: float, epsilon: float, delta: float = 0.0) -> float:
+    """The most an (ε, δ)-DP copy can raise a guess that is right ``prior_success`` of the time without it.
+
+    (ε, δ)-DP bounds the guess's success, ``P' ≤ e^ε P + δ``, and its failure from below,
+    ``1 − P' ≥ e^{−ε} (1 − P − δ)``; the ceiling is the smaller of the two.
+    """
+    return min(1.0, math.exp(epsilon) * prior_success + delta, 1.0 - math.exp(-epsilon) * (1.0 - prior_success - delta))
 
 
 def attack_reconstruction(

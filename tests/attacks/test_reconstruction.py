@@ -85,6 +85,15 @@ def test_the_ceiling_is_never_below_the_guarantee_for_a_blind_guess():
             assert copy_ceiling(1.0, epsilon) == 1.0
 
 
+def test_the_ceiling_of_an_approximate_release_adds_what_delta_allows():
+    """A mechanism that is exactly ε-DP but for a δ chance of printing the value: its guess reaches the δ-ceiling."""
+    prior, epsilon, delta = 0.2, 0.5, 0.01
+    assert copy_ceiling(prior, 0.0, delta) == pytest.approx(prior + delta)
+    assert copy_ceiling(prior, epsilon, delta) == pytest.approx(min(math.exp(epsilon) * prior + delta, 1.0))
+    assert copy_ceiling(0.9, epsilon, delta) == pytest.approx(1 - math.exp(-epsilon) * (0.1 - delta))
+    assert all(copy_ceiling(p, e, delta) >= copy_ceiling(p, e) for p in (0.01, 0.5, 0.99) for e in (0.1, 1.0))
+
+
 def test_a_given_plan_is_attacked_column_by_column_and_laplace_columns_are_skipped():
     frame, schema = table(1000)
     plan = ReleasePlan([ColumnPlan("colour", "k-ary", epsilon=2.0), ColumnPlan("size", "laplace", epsilon=1.0)])
