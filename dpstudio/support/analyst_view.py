@@ -9,6 +9,7 @@ differentially private release charged to the analyst's slice.
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import altair as alt
 import pandas as pd
@@ -25,6 +26,10 @@ from dpstudio.support import roles, workspace
 from dpstudio.support.charts import localized
 from dpstudio.support.session import recall_result, remember_result
 from dpstudio.support.state import Dataset, StudioState, table_name
+
+#: By absolute path, as the app registers its pages: a path relative to the running script is not found when the
+#: app is opened as the checkout's top-level app.py.
+EXPORT_PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "export.py")
 
 
 def sidebar(state: StudioState, ledger: BudgetLedger) -> None:
@@ -213,7 +218,7 @@ def copy_to_compare(state: StudioState) -> Dataset:
                 "on the Export page first (its ε is charged to your slice); comparing on it then costs nothing more."
             )
         )
-        st.page_link("pages/export.py", label=_("Make a synthetic copy"), icon=":material/inventory_2:")
+        st.page_link(EXPORT_PAGE, label=_("Make a synthetic copy"), icon=":material/inventory_2:")
         st.stop()
     if state.compared_copy is None or state.compared_copy[0] is not copy:
         frame = copy_for_models(copy.table, copy.report)

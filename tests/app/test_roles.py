@@ -32,7 +32,8 @@ OWNER = SignedIn("alice-7f3a", "alice@example.org")
 SENTINEL_NUMBER, SENTINEL_CATEGORY = 987653, "Qzxv-sentinel-7731"
 ROWS = 1229  # the table's exact row count: not differentially private, so never on an analyst's page either
 PERSON_KEY = "test_signed_in"
-APP = str(Path(__file__).resolve().parents[2] / "dpstudio" / "app.py")
+REPO = Path(__file__).resolve().parents[2]
+APP = str(REPO / "dpstudio" / "app.py")
 EVERY_ELEMENT = ("markdown", "caption", "text", "error", "warning", "info", "success", "exception", "metric", "dataframe")
 
 
@@ -84,12 +85,13 @@ def room(tmp_path, monkeypatch):
     workspace.share(path, dataset, owner=OWNER.subject)
     owner = catalog.ledger(found.dataset)
 
-    def open_as(person: SignedIn, page: str | None = None):
-        at = AppTest.from_file(APP, default_timeout=900)
+    def open_as(person: SignedIn, page: str | None = None, checkout: bool = False):
+        """``checkout``: opened as ``streamlit run app.py`` from the checkout, not as ``dpstudio``."""
+        at = AppTest.from_file(str(REPO / "app.py") if checkout else APP, default_timeout=900)
         at.session_state[PERSON_KEY] = (person.subject, person.email)
         at.run()
         if page is not None:
-            at.switch_page(f"pages/{page}.py").run()
+            at.switch_page(f"{'dpstudio/' if checkout else ''}pages/{page}.py").run()
         return at
 
     return owner, open_as
@@ -366,6 +368,13 @@ def test_eight_analysts_sessions_in_eight_processes_never_pass_their_slices_or_t
     assert set(spent) == {a.subject for a in analysts}
     assert all(amount <= Decimal(str(SLICE)) for amount in spent.values())
     assert sum(spent.values()) <= Decimal("2.5") and owner.spent == pytest.approx(1.6)
+
+
+def test_an_analyst_without_a_copy_is_linked_to_the_export_page_from_either_entry_point(room):
+    owner, open_as = room
+    owner.grant("bob@example.org", 0.5, 1e-6)
+    at = open_as(SignedIn("bob-19c2", "bob@example.org", email_verified=True), "compare", checkout=True)
+    assert not at.exception and any("Make a copy on the Export page first" in m.value for m in at.markdown)
 
 
 def test_an_analyst_compares_models_on_their_own_copy_free_and_never_on_the_rows(room, monkeypatch):
