@@ -188,11 +188,11 @@ PRIVACY = r"""
     little optimistic for every candidate alike).
 """
 PRIVACY_SUMMARY = NEIGHBOURS + N_(
-    "A secret draw holds out a fifth of the rows. Each candidate learner is fitted on the rest with a share of a "
-    "quarter of ε (split between them), and the exponential mechanism picks the one with the smallest total error on "
-    "the held-out rows, at that quarter too (one row's error is between 0 and 1); a row is on one side of the "
-    "split only, so the comparison costs a quarter of ε. The chosen learner is then fitted on every row with the other "
-    "three quarters: ε in total."
+    "A secret draw holds out a public share of the rows (a fifth unless set otherwise). Each candidate learner is "
+    "fitted on the rest with a public share s of ε (a quarter unless set otherwise, split between them), and the "
+    "exponential mechanism picks the one with the smallest total error on the held-out rows, at s·ε too (one row's "
+    "error is between 0 and 1); a row is on one side of the split only, so the comparison costs s·ε. The chosen "
+    "learner is then fitted on every row with the rest, (1 − s)·ε: ε in total."
 )
 
 
