@@ -34,6 +34,7 @@ RECIPE_FORMAT = 1
 UNITS = ("add/remove", "replace-one")
 COPY_KINDS = ("randomized", "synthetic")
 SYNTHETIC_NOISES = ("gaussian", "laplace")
+SYNTHETIC_METHODS = ("mst", "aim")
 ENCODINGS = ("ordinal", "onehot")
 #: The dataset history's events of a recipe run: recorded in English, shown translated.
 RUN_EVENT = N_("recipe run")
@@ -80,7 +81,8 @@ class ModelStep:
 
 @dataclass(frozen=True)
 class CopyStep:
-    """A randomized copy by its ``plan``, or a synthetic copy at ``epsilon`` (its plan chooses the columns, if given)."""
+    """A randomized copy by its ``plan``, or a synthetic copy at ``epsilon`` (its plan chooses the columns, if given)
+    by ``method``, MST or AIM (with the owner's declared ``workload``, if any)."""
 
     kind: str
     plan: dict[str, Any] | None = None
@@ -88,13 +90,17 @@ class CopyStep:
     delta: float | None = None
     noise: str = "gaussian"
     accept_noise: bool = False
+    method: str = "mst"
+    workload: list[list[str]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind}
         if self.kind == "synthetic":
-            out |= {"epsilon": self.epsilon, "noise": self.noise}
+            out |= {"epsilon": self.epsilon, "noise": self.noise, "method": self.method}
             if self.delta is not None:
                 out["delta"] = self.delta
+            if self.workload is not None:
+                out["workload"] = [list(entry) for entry in self.workload]
         elif self.accept_noise:
             out["accept_noise"] = True
         if self.plan is not None:
@@ -303,7 +309,7 @@ def _copy(value: object, where: str, folder: Path | None) -> CopyStep:
     from dpcore.release.plan import ReleasePlan
 
     data = _mapping(value, where)
-    _known_fields(data, where, ("kind", "plan", "epsilon", "delta", "noise", "accept_noise"))
+    _known_fields(data, where, ("kind", "plan", "epsilon", "delta", "noise", "accept_noise", "method", "workload"))
     kind = data.get("kind", "randomized")
     if kind not in COPY_KINDS:
         raise _wrong(f"{where}.kind", _("'randomized' or 'synthetic'"))
@@ -323,10 +329,19 @@ def _copy(value: object, where: str, folder: Path | None) -> CopyStep:
     noise = data.get("noise", "gaussian")
     if noise not in SYNTHETIC_NOISES:
         raise _wrong(f"{where}.noise", _("'gaussian' or 'laplace'"))
+    method = data.get("method", "mst")
+    if method not in SYNTHETIC_METHODS:
+        raise _wrong(f"{where}.method", _("'mst' or 'aim'"))
+    workload = data.get("workload")
+    if workload is not None and not (
+        method == "aim"
+        and isinstance(workload, list)
+        and all(isinstance(entry, list) and all(isinstance(name, str) for name in entry) for entry in workload)
+    ):
+        raise _wrong(f"{where}.workload", _("a list of lists of column names, with method 'aim'"))
     epsilon = _number(data.get("epsilon"), f"{where}.epsilon", optional=kind == "randomized")
-    return CopyStep(
-        str(kind), plan, epsilon, _number(data.get("delta"), f"{where}.delta", high=1.0, optional=True), str(noise), accept_noise
-    )
+    delta = _number(data.get("delta"), f"{where}.delta", high=1.0, optional=True)
+    return CopyStep(str(kind), plan, epsilon, delta, str(noise), accept_noise, str(method), workload)
 
 
 def _groups(value: object, where: str) -> GroupsStep:

@@ -31,7 +31,11 @@ def recipe() -> Recipe:
         unit="add/remove",
         total_epsilon=30.0,
         models=[ModelStep("dp_boosting", 0.5), ModelStep("dp_sgd_logistic", 0.4, delta=1e-6, params={"epochs": 3})],
-        copies=[CopyStep("randomized", plan=default_plan(schema).to_dict()), CopyStep("synthetic", epsilon=1.0, delta=1e-7)],
+        copies=[
+            CopyStep("randomized", plan=default_plan(schema).to_dict()),
+            CopyStep("synthetic", epsilon=1.0, delta=1e-7),
+            CopyStep("synthetic", epsilon=0.5, method="aim", workload=[["age", "income"], ["age", "sex", "income"]]),
+        ],
         groups=[GroupsStep(["age", "hours-per-week"], 0.5, resolution=12)],
     )
 
@@ -45,8 +49,10 @@ def test_a_recipe_reads_back_as_it_was_written(recipe, tmp_path):
 def test_the_planned_costs_are_what_each_release_charges_in_the_datasets_unit(recipe):
     schema = load_schema(SAMPLE_DATA / "adult.schema.json")
     costs = planned_costs(recipe, "add/remove")
-    assert [c.epsilon for c in costs] == pytest.approx([0.5, 0.4, copy_epsilon(default_plan(schema), "add/remove"), 1.0, 0.5])
-    assert [c.delta for c in costs] == pytest.approx([0, 1e-6, 0, 1e-7, 0])
+    assert [c.epsilon for c in costs] == pytest.approx(
+        [0.5, 0.4, copy_epsilon(default_plan(schema), "add/remove"), 1.0, 0.5, 0.5]
+    )
+    assert [c.delta for c in costs] == pytest.approx([0, 1e-6, 0, 1e-7, 1e-6, 0])
     # where one person's values may change, what is private under add/remove counts twice (group privacy)
     doubled = planned_costs(recipe, "replace-one")
     assert doubled[0].epsilon == pytest.approx(1.0) and doubled[-1].epsilon == pytest.approx(1.0)
@@ -68,6 +74,9 @@ def _broken(recipe: Recipe, change) -> dict:
         (lambda d: d["models"][0].update(model="sk_tree_clf"), "'models[1].model' must be a DP model"),
         (lambda d: d["copies"][0].pop("plan"), "'copies[1].plan'"),
         (lambda d: d["copies"][1].update(kind="photocopy"), "'copies[2].kind' must be 'randomized' or 'synthetic'"),
+        (lambda d: d["copies"][1].update(method="gan"), "'copies[2].method' must be 'mst' or 'aim'"),
+        (lambda d: d["copies"][1].update(workload=[["age", "sex"]]), "'copies[2].workload' must be a list of lists"),
+        (lambda d: d["copies"][2].update(workload="age,sex"), "'copies[3].workload' must be a list of lists"),
         (lambda d: d["groups"][0].update(columns=["age"]), "'groups[1].columns' must be a list of 2 to 4"),
         (lambda d: d["privacy"].update(unit="person"), "'privacy.unit'"),
         (lambda d: d.update(seed=3), "'seed' is not one DP Studio knows"),

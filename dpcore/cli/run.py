@@ -206,7 +206,10 @@ def _steps(recipe: Recipe, folder: Path, scratch: Path) -> list[tuple[str, list[
         if copy.kind == "synthetic":
             epsilon = float(copy.epsilon or 0.0)
             line = ["synthesize", "--schema", schema, *plan, "--epsilon", repr(epsilon), "--noise", copy.noise, *outputs]
-            line += ["--delta", repr(copy.delta)] if copy.delta is not None else []
+            line += ["--method", copy.method, *(["--delta", repr(copy.delta)] if copy.delta is not None else [])]
+            if copy.workload is not None:  # a file: column names may hold commas and semicolons
+                (scratch / f"copy{i}.workload.json").write_text(json.dumps(copy.workload, ensure_ascii=False), encoding="utf-8")
+                line += ["--workload", str(scratch / f"copy{i}.workload.json")]
             steps.append((_("making a synthetic copy at ε = {epsilon}").format(epsilon=short(epsilon)), line))
         else:
             line = ["release", "--schema", schema, *plan, *outputs, *(["--accept-noise"] if copy.accept_noise else [])]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from dpcore.cli._common import (
     EXIT_OK,
@@ -82,7 +83,8 @@ def add_synthesize(subparsers: Subparsers) -> None:
         metavar="COLUMNS",
         help=_(
             "aim only: the pairs and triples of columns the buyer will study, each as comma-separated names, separated "
-            'by semicolons ("age,income;age,sex,income"); default: every pair and the target\'s triples'
+            'by semicolons ("age,income;age,sex,income"), or a JSON file of lists of names; default: every pair and the '
+            "target's triples"
         ),
     )
     parser.add_argument(
@@ -102,6 +104,21 @@ def add_synthesize(subparsers: Subparsers) -> None:
     parser.set_defaults(handler=run_synthesize)
 
 
+def read_workload(given: str | None) -> list[list[str]]:
+    """``--workload``: a JSON file of lists of column names, or names inline ("a,b;a,b,c")."""
+    if given and given.endswith(".json"):
+        try:
+            workload = json.loads(Path(given).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            raise UsageError(_("synthesize: --workload: the file cannot be read as JSON lists of column names")) from None
+        if not isinstance(workload, list) or not all(
+            isinstance(entry, list) and all(isinstance(name, str) for name in entry) for entry in workload
+        ):
+            raise UsageError(_("synthesize: --workload: the file cannot be read as JSON lists of column names"))
+        return workload
+    return [[name.strip() for name in entry.split(",")] for entry in (given or "").split(";") if entry.strip()]
+
+
 def run_synthesize(args: argparse.Namespace) -> int:
     from dpcore.progress import CostMemory, time_left_text
     from dpcore.release import default_plan
@@ -115,7 +132,7 @@ def run_synthesize(args: argparse.Namespace) -> int:
         raise UsageError(_("synthesize: --method aim adds Gaussian noise only; use --noise gaussian or --method mst"))
     if args.workload and args.method != "aim":
         raise UsageError(_("synthesize: --workload is for --method aim"))
-    workload = [[name.strip() for name in entry.split(",")] for entry in (args.workload or "").split(";") if entry.strip()]
+    workload = read_workload(args.workload)
     if args.noise == "laplace" and args.delta:
         raise UsageError(_("synthesize: --delta is for Gaussian noise; Laplace noise has δ = 0"))
     if args.delta is not None and not 0 < args.delta < 1:

@@ -57,6 +57,7 @@ def build_report(
         "format": REPORT_FORMAT,
         "kind": "synthetic",
         "method": METHOD_SENTENCES[method],
+        "synthesizer": method,
         "noise": calibration.noise,
         "epsilon": calibration.epsilon,
         "delta": calibration.delta,

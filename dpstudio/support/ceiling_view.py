@@ -58,7 +58,9 @@ def attack_page(state: StudioState) -> None:
         _(
             "Guessing a value back: an attacker right {prior} of the time without your releases is right at most {ceiling} "
             "of the time with them (ε = {epsilon})."
-        ).format(prior=percent(PRIOR_SUCCESS), ceiling=percent(copy_ceiling(PRIOR_SUCCESS, epsilon, delta)), epsilon=short(epsilon))
+        ).format(
+            prior=percent(PRIOR_SUCCESS), ceiling=percent(copy_ceiling(PRIOR_SUCCESS, epsilon, delta)), epsilon=short(epsilon)
+        )
     )
 
 

@@ -59,10 +59,18 @@ def randomized_step(plan: ReleasePlan, dataset: Dataset) -> CopyStep:
 
 
 def synthetic_step(copy: SyntheticResult) -> CopyStep:
-    """A synthetic copy's ε, δ and noise as a recipe makes it again."""
+    """A synthetic copy's ε, δ, noise, method and declared workload as a recipe makes it again."""
     report = copy.report
     delta = float(report.get("delta") or 0.0) or None
-    return CopyStep("synthetic", epsilon=float(report["epsilon"]), delta=delta, noise=str(report.get("noise", "gaussian")))
+    workload = (report.get("selection") or {}).get("workload")
+    return CopyStep(
+        "synthetic",
+        epsilon=float(report["epsilon"]),
+        delta=delta,
+        noise=str(report.get("noise", "gaussian")),
+        method=str(report.get("synthesizer", "mst")),
+        workload=workload if isinstance(workload, list) else None,
+    )
 
 
 def record_release(state: StudioState, step: ModelStep | CopyStep) -> None:

@@ -254,6 +254,19 @@ def test_a_recipes_synthetic_copy_is_made_and_charged_once(tiny, tmp_path, capsy
     assert not (tmp_path / "again").exists()
 
 
+def test_a_recipes_aim_copy_is_made_by_aim_on_its_declared_workload(tiny, tmp_path, capsys):
+    from dataclasses import replace
+
+    aim = CopyStep("synthetic", epsilon=1.0, method="aim", workload=[["smoker", "sick"]])
+    recipe = _write(replace(_synthetic_recipe(tiny, total=1.5), copies=[aim]), tmp_path)
+    code = main(["run", recipe, "--ledger", str(tmp_path / "l.sqlite3"), "--output-dir", str(tmp_path / "out"), "-q"])
+    assert code == EXIT_OK, capsys.readouterr().err
+    import json
+
+    report = json.loads((tmp_path / "out" / "copy1_synthetic.json").read_text(encoding="utf-8"))
+    assert report["synthesizer"] == "aim" and report["selection"]["workload"] == [["smoker", "sick"]]
+
+
 def test_a_recipes_synthetic_copy_whose_delta_is_not_left_is_refused_before_anything_is_spent(tiny, tmp_path, capsys):
     # The copy states no δ: it spends the command's default (1e-6), more than the 5e-7 this dataset has.
     recipe = _write(_synthetic_recipe(tiny, total=5.0, total_delta=5e-7), tmp_path)
