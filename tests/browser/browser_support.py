@@ -127,6 +127,17 @@ def schema_uploader(page):
     return _uploader(page, "Optional: a schema file")
 
 
+def pick_model(page, name: str) -> None:
+    """Open the Train page and pick the model ``name`` from its list, found by its label.
+
+    (The first drop-down clicked at once after the link was sometimes still the Data page's, and the
+    model never came; a full run failed on it.)
+    """
+    page.get_by_role("link", name="3. Train").click()
+    page.get_by_role("combobox", name="Model", exact=True).click()
+    page.get_by_role("option", name=name, exact=True).click()
+
+
 def open_sample(page, name: str, rows: str) -> None:
     """Pick the sample table ``name`` on the Data page and wait until its row count (``rows``) shows."""
     page.locator("[data-testid='stSelectbox']").first.click()

@@ -8,15 +8,13 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from browser_support import screenshot, wait_until_idle  # noqa: E402
+from browser_support import pick_model, screenshot, wait_until_idle  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
 
 def test_pick_the_additive_model_and_train_it(page):
-    page.get_by_role("link", name="3. Train").click()
-    page.locator("[data-testid='stSelectbox']").first.click()
-    page.get_by_role("option", name="DP additive model (regressor)").click()
+    pick_model(page, "DP additive model (regressor)")
     page.get_by_text("One step function per column", exact=False).wait_for()
     screenshot(page, "train_additive_chosen")
     page.get_by_role("button", name="Train").click()

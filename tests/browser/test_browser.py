@@ -12,6 +12,7 @@ from playwright.sync_api import expect
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from browser_support import (  # noqa: E402
     ARTIFACTS,
+    pick_model,
     release_copy,
     schema_uploader,
     screenshot,
@@ -359,9 +360,7 @@ def test_the_default_export_plan_fits_what_is_left(page):
 
 def test_a_tree_reads_in_the_owners_words(page):
     """Item 7: splits by category name, leaves in dollars with thousands separators, the error beside a baseline."""
-    page.get_by_role("link", name="3. Train").click()
-    page.locator("[data-testid='stSelectbox']").first.click()
-    page.get_by_role("option", name="DP regression tree (mean leaves)").click()
+    pick_model(page, "DP regression tree (mean leaves)")
     page.get_by_role("button", name="Train").click()
     page.get_by_text("For comparison", exact=False).wait_for()
     page.locator("svg").get_by_text("median_house_value", exact=False).first.wait_for()

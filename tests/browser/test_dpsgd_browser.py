@@ -12,15 +12,13 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from browser_support import screenshot, wait_until_idle  # noqa: E402
+from browser_support import pick_model, screenshot, wait_until_idle  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
 
 def test_pick_dp_sgd_see_it_is_approximate_and_train_it(page):
-    page.get_by_role("link", name="3. Train").click()
-    page.locator("[data-testid='stSelectbox']").first.click()
-    page.get_by_role("option", name="DP-SGD linear regression (approximate DP)").click()
+    pick_model(page, "DP-SGD linear regression (approximate DP)")
     page.get_by_text("Approximate DP: this model promises ε only up to a small probability δ", exact=False).wait_for()
     delta = page.get_by_role("textbox", name="δ to spend on this model (approximate DP)")
     delta.wait_for()

@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from browser_support import screenshot, wait_until_idle  # noqa: E402
+from browser_support import pick_model, screenshot, wait_until_idle  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
@@ -19,9 +19,7 @@ def _budget_line(page) -> str:
 
 
 def test_train_the_experts_and_see_their_weights_move(page):
-    page.get_by_role("link", name="3. Train").click()
-    page.locator("[data-testid='stSelectbox']").first.click()
-    page.get_by_role("option", name="DP experts by multiplicative weights (regressor)").click()
+    pick_model(page, "DP experts by multiplicative weights (regressor)")
     page.get_by_text("Spends ε once, in parallel", exact=False).wait_for()
     page.get_by_text("Model settings").click()
     form = page.locator("[data-testid='stSelectbox']").filter(has=page.get_by_text("form", exact=True))
