@@ -120,6 +120,7 @@ def utility_preview(
     noise: str = "gaussian",
     unit: str = ADD_REMOVE,
     method: str = "mst",
+    workload: list[list[str]] | None = None,
     random_state: int | np.random.Generator | None = None,
     progress: Progress | None = None,
     costs: CostMemory | None = None,
@@ -132,7 +133,7 @@ def utility_preview(
     schema's target) is a column of the copy, ``accuracy`` of a model trained on the copy and
     tested on held-out real rows, beside the same model trained on the real rows and the share
     of the most common class (what guessing gets). The synthetic copy is made with ``method``
-    (``"mst"`` or ``"aim"``), as the real one would be. ``progress(share_done, seconds_left, sentence)``
+    (``"mst"`` or ``"aim"``, on the owner's ``workload`` if declared), as the real one would be. ``progress(share_done, seconds_left, sentence)``
     and ``costs`` as for :func:`~dpcore.synthetic.table.synthesize_table`.
     """
     rng = check_random_state(random_state)
@@ -168,6 +169,7 @@ def utility_preview(
         noise=noise,
         unit=unit,
         method=method,
+        workload=workload,
         random_state=rng,
         costs=costs,
         clock=clock,

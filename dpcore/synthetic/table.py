@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import itertools
 import time
 from collections.abc import Sequence
 from contextlib import nullcontext
@@ -273,6 +274,14 @@ METHODS = ("mst", "aim")
 #: The widest marginal a declared workload may hold: AIM's candidates are its cliques and their subsets, each
 #: counted exactly before the rounds, and a triple of 8-bin numbers is 512 cells (wider ones outgrow the model's cap).
 WIDEST_DECLARED = 3
+
+
+def studied_together(columns: Sequence[str], target: str | None = None) -> list[list[str]]:
+    """The workload of columns a buyer will study together: every pair of them and, with a ``target`` of the copy,
+    every pair of the others with the target (the triples a model of the target reads)."""
+    others = [c for c in columns if c != target]
+    pairs = [list(pair) for pair in itertools.combinations(columns, 2)]
+    return pairs + ([[a, b, target] for a, b in itertools.combinations(others, 2)] if target is not None else [])
 
 
 def declared_workload(names: list[str], workload: Sequence[Sequence[str]] | None, method: str) -> list[tuple[int, ...]] | None:

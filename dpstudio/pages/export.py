@@ -65,12 +65,11 @@ if kind == synthetic.SYNTHETIC:
     if problems:
         st.error(" ".join(problems))
         st.stop()
-    chosen = synthetic.settings(ledger)
+    chosen = synthetic.settings(ledger, schema=schema, plan=plan)
     if chosen is not None:
-        epsilon, noise, delta, method = chosen
-        synthetic.preview(state, plan, epsilon, noise, delta, method)
+        synthetic.preview(state, plan, chosen)
         st.subheader(_("The synthetic copy"))
-        synthetic.make_copy(state, ledger, plan, epsilon, noise, delta, method)
+        synthetic.make_copy(state, ledger, plan, chosen)
     if isinstance(state.release, SyntheticResult):
         synthetic.made(state.release)
         synthetic.beside_the_table(state)

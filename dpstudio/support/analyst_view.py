@@ -177,7 +177,6 @@ def export_page(state: StudioState) -> None:
         return
     chosen = synthetic.settings(ledger, methods=False)
     if chosen is not None:
-        epsilon, noise, delta, _method = chosen
         if st.button(_("Make the synthetic copy"), type="primary"):
             try:
                 with synthetic.progress_bar() as progress:
@@ -185,9 +184,9 @@ def export_page(state: StudioState) -> None:
                         state.dataset.frame,
                         schema,
                         plan,
-                        epsilon=epsilon,
-                        delta=delta,
-                        noise=noise,
+                        epsilon=chosen.epsilon,
+                        delta=chosen.delta,
+                        noise=chosen.noise,
                         ledger=ledger,
                         label="Export: synthetic copy",
                         progress=progress,

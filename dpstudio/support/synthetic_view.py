@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import altair as alt
@@ -16,8 +17,17 @@ from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.i18n import N_, _, fixed, short
 from dpcore.progress import CostMemory, Progress, time_left_text
 from dpcore.release import ReleasePlan
-from dpcore.synthetic import DEFAULT_DELTA, SyntheticResult, synthesize_table, trust_sentences, utility_preview
+from dpcore.synthetic import (
+    DEFAULT_DELTA,
+    SyntheticResult,
+    studied_together,
+    synthesize_table,
+    synthetic_columns,
+    trust_sentences,
+    utility_preview,
+)
 from dpcore.synthetic.compare import CopyComparison, compare_copy
+from dpcore.tables.schema import Schema
 from dpstudio.support.language import keyed
 from dpstudio.support.recipe_view import record_release, synthetic_step
 from dpstudio.support.state import StudioState
@@ -76,10 +86,47 @@ def choose_method() -> str:
     )
 
 
-def settings(ledger: BudgetLedger, methods: bool = True) -> tuple[float, str, float, str] | None:
-    """ε, the noise, δ and the method of the synthetic copy (None when too little is left: :func:`budget_notice` said so).
+@dataclass(frozen=True)
+class CopySettings:
+    """What the owner chose for a synthetic copy: ε, the noise and its δ, the method and AIM's declared workload."""
 
-    Without ``methods`` the copy is MST's, with no choice offered.
+    epsilon: float
+    noise: str
+    delta: float
+    method: str = "mst"
+    workload: list[list[str]] | None = None
+
+
+def choose_workload(columns: list[str], target: str | None) -> list[list[str]] | None:
+    """AIM's workload from the columns the buyer will study together (None: AIM's default, every pair and triple)."""
+    studied = st.multiselect(
+        _("Columns the buyer will study together (optional)"),
+        columns,
+        key=keyed("synthetic_workload"),
+        placeholder=_("Every pair of columns"),
+        help=_(
+            "AIM then spends its rounds on the relations among these columns only: every pair of them, and each pair "
+            "with the target. Choose them for what the buyer will do, never from what you see in the table."
+        ),
+    )
+    if len(studied) < 2:
+        return None
+    workload = studied_together(studied, target)
+    st.caption(
+        _("AIM will favour {count} relations among the {columns} columns chosen.").format(
+            count=len(workload), columns=len(studied)
+        )
+    )
+    return workload
+
+
+def settings(
+    ledger: BudgetLedger, methods: bool = True, schema: Schema | None = None, plan: ReleasePlan | None = None
+) -> CopySettings | None:
+    """The synthetic copy's settings (None when too little is left: :func:`budget_notice` said so).
+
+    Without ``methods`` the copy is MST's, with no choice offered; with them and the ``schema`` and
+    ``plan``, an AIM copy's workload may be declared among the copy's columns.
     """
     available = max(ledger.remaining, 0.0)
     if available < MIN_EPSILON:
@@ -129,7 +176,12 @@ def settings(ledger: BudgetLedger, methods: bool = True) -> tuple[float, str, fl
         + " "
         + _("The plan above only says which columns the copy holds and their bins: its per-column ε is for the randomized copy.")
     )
-    return epsilon, noise, delta, method
+    workload = None
+    if method == "aim" and schema is not None and plan is not None:
+        columns = [c.name for c in synthetic_columns(schema, plan)]
+        target = schema.target.name if schema.target is not None and schema.target.name in columns else None
+        workload = choose_workload(columns, target)
+    return CopySettings(epsilon, noise, delta, method, workload)
 
 
 @contextmanager
@@ -147,10 +199,8 @@ def progress_bar() -> Iterator[Progress]:
         bar.empty()
 
 
-def make_copy(
-    state: StudioState, ledger: BudgetLedger, plan: ReleasePlan, epsilon: float, noise: str, delta: float, method: str = "mst"
-) -> None:
-    """The button that makes (and charges) a synthetic copy with ``method`` (MST or AIM, whose rounds show their time left)."""
+def make_copy(state: StudioState, ledger: BudgetLedger, plan: ReleasePlan, chosen: CopySettings) -> None:
+    """The button that makes (and charges) the ``chosen`` synthetic copy (MST, or AIM, whose rounds show their time left)."""
     if st.button(_("Make the synthetic copy"), type="primary"):
         dataset = state.dataset
         try:
@@ -159,14 +209,15 @@ def make_copy(
                     dataset.frame,
                     dataset.schema,
                     plan,
-                    epsilon=epsilon,
-                    delta=delta,
-                    noise=noise,
+                    epsilon=chosen.epsilon,
+                    delta=chosen.delta,
+                    noise=chosen.noise,
                     ledger=ledger,
                     label="Export: synthetic copy",
                     progress=progress,
                     costs=CostMemory(),
-                    method=method,
+                    method=chosen.method,
+                    workload=chosen.workload,
                 )
             state.copy_comparison = _compared(state, plan, state.release)
             record_release(state, synthetic_step(state.release))
@@ -234,14 +285,14 @@ def made(result: SyntheticResult, owner: bool = True) -> None:
         st.markdown(result.markdown)
 
 
-def _preview_key(state: StudioState, plan: ReleasePlan, epsilon: float, noise: str, method: str) -> str:
-    """Where a preview is kept in ``state.utility_previews``: the table's declarations, the plan, ε, noise and method."""
-    return json.dumps([state.dataset.declared_key, plan.to_json(), epsilon, noise, method])
+def _preview_key(state: StudioState, plan: ReleasePlan, chosen: CopySettings) -> str:
+    """Where a preview is kept in ``state.utility_previews``: the table's declarations, the plan and the settings."""
+    return json.dumps([state.dataset.declared_key, plan.to_json(), chosen.epsilon, chosen.noise, chosen.method, chosen.workload])
 
 
-def preview(state: StudioState, plan: ReleasePlan, epsilon: float, noise: str, delta: float, method: str) -> None:
-    """The owner's utility preview of both copies at ``epsilon``, the synthetic one by ``method``: free, never released."""
-    st.subheader(_("Utility preview: both copies at ε = {epsilon} — owner only, free").format(epsilon=f"{epsilon:g}"))
+def preview(state: StudioState, plan: ReleasePlan, chosen: CopySettings) -> None:
+    """The owner's utility preview of both copies at the ``chosen`` ε, the synthetic one as chosen: free, never released."""
+    st.subheader(_("Utility preview: both copies at ε = {epsilon} — owner only, free").format(epsilon=f"{chosen.epsilon:g}"))
     st.caption(
         _(
             "A simulation on your own rows, for your eyes only: both copies are made from 80 % of the rows with this plan "
@@ -250,8 +301,8 @@ def preview(state: StudioState, plan: ReleasePlan, epsilon: float, noise: str, d
         )
     )
     kept: dict[str, Any] = state.utility_previews
-    st.caption(_("The synthetic copy is simulated with {method}, the method chosen above.").format(method=method.upper()))
-    key = _preview_key(state, plan, epsilon, noise, method)
+    st.caption(_("The synthetic copy is simulated with {method}, the method chosen above.").format(method=chosen.method.upper()))
+    key = _preview_key(state, plan, chosen)
     if st.button(_("Run the utility preview"), key="run_utility_preview"):
         dataset = state.dataset
         try:
@@ -260,11 +311,12 @@ def preview(state: StudioState, plan: ReleasePlan, epsilon: float, noise: str, d
                     dataset.frame,
                     dataset.schema,
                     plan,
-                    epsilon,
-                    delta=delta,
-                    noise=noise,
+                    chosen.epsilon,
+                    delta=chosen.delta,
+                    noise=chosen.noise,
                     unit=state.ledger().unit,
-                    method=method,
+                    method=chosen.method,
+                    workload=chosen.workload,
                     progress=progress,
                     costs=CostMemory(),
                 )

@@ -47,3 +47,7 @@ def test_the_preview_follows_the_chosen_method(app):
     captions = [str(c.value) for c in at.caption]
     assert any("simulated with AIM" in c for c in captions)
     assert any("round by round" in c for c in captions) and not any("a tree of pairs" in c for c in captions)
+    [studied] = [m for m in at.multiselect if m.label.startswith("Columns the buyer will study together")]
+    studied.set_value(list(studied.options[:3])).run()
+    assert not at.exception
+    assert any("AIM will favour" in str(c.value) and "among the 3 columns chosen" in str(c.value) for c in at.caption)

@@ -1,4 +1,5 @@
-"""AIM on the Export page in a real browser: the bundled Adult sample, AIM chosen, the copy made, compared and downloaded."""
+"""AIM on the Export page in a real browser: the bundled Adult sample, AIM chosen with the columns the buyer will study
+declared, the copy made, compared and downloaded."""
 
 from __future__ import annotations
 
@@ -23,6 +24,14 @@ def test_choose_aim_for_adult_make_the_copy_compare_it_and_download_it(page):
     page.get_by_text("the only noise AIM adds", exact=False).wait_for()  # AIM adds Gaussian noise: no choice to make
     page.get_by_text("The synthetic copy is simulated with AIM", exact=False).wait_for()  # the free preview follows
     wait_until_idle(page)
+    studied = page.get_by_role("combobox", name="Columns the buyer will study together (optional)")
+    for column in ("age", "education"):
+        studied.click()
+        page.get_by_role("option", name=column, exact=True).click()
+        wait_until_idle(page)
+    studied.press("Escape")  # the list stays open over the page's button until closed
+    page.get_by_role("option", name="workclass", exact=True).wait_for(state="hidden")
+    page.get_by_text("AIM will favour 2 relations among the 2 columns chosen", exact=False).wait_for()
     screenshot(page, "export_aim_chosen")
     page.get_by_role("button", name="Make the synthetic copy").click()
     page.get_by_text("Round 1:", exact=False).first.wait_for(timeout=LONG)  # the rounds show with their time left
@@ -36,6 +45,7 @@ def test_choose_aim_for_adult_make_the_copy_compare_it_and_download_it(page):
         paths.append(ARTIFACTS / name)
     report = json.loads(paths[1].read_text(encoding="utf-8"))
     assert report["method"].startswith("AIM") and not report["seeded"] and report["noise"] == "gaussian"
+    assert report["selection"]["workload"] == [["age", "education"], ["age", "education", "income"]]
     header = paths[0].read_text(encoding="utf-8").splitlines()[0].split(",")
     assert len(header) == len(report["columns"])
     spent = page.locator("[data-testid='stSidebar']").get_by_text("ε spent", exact=False).first.inner_text()

@@ -42,6 +42,14 @@ def test_a_declared_workload_replaces_the_default_and_its_candidates_are_its_cli
     assert set(candidates(workload(4, declared=[(0, 1)]), 4)) == {(0,), (1,), (2,), (3,), (0, 1)}
 
 
+def test_columns_studied_together_are_every_pair_and_each_pair_with_the_target():
+    from dpcore.synthetic import studied_together
+
+    assert studied_together(["a", "b", "c"]) == [["a", "b"], ["a", "c"], ["b", "c"]]
+    assert studied_together(["a", "b", "y"], target="y") == [["a", "b"], ["a", "y"], ["b", "y"], ["a", "b", "y"]]
+    assert studied_together(["a", "b"], target="y") == [["a", "b"], ["a", "b", "y"]]
+
+
 def test_the_last_round_spends_exactly_what_is_left():
     budget = AimBudget.start(0.5, 3)
     budget.spent = 0.5 * 3 / 4
