@@ -82,6 +82,24 @@ def copy_for_models(copy: pd.DataFrame, report: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(data, index=copy.index)
 
 
+def copy_to_learn_from(copy: pd.DataFrame, report: dict[str, Any], schema: Schema) -> tuple[pd.DataFrame, Schema]:
+    """A synthetic copy as models read it (:func:`copy_for_models`) and the declarations of the columns it holds.
+
+    The copy holds the released columns only (no identifier, no ignored column), so its schema is
+    the owner's restricted to them. Post-processing of the copy's release: nothing more is charged.
+
+    Raises
+    ------
+    DataError
+        The copy and its report do not match (a copy kept from another version, or edited).
+    """
+    try:
+        frame = copy_for_models(copy, report)
+    except (KeyError, TypeError, ValueError):
+        raise DataError(_("This synthetic copy and its report do not match: make the copy again.")) from None
+    return frame, Schema([column for column in schema.columns if column.name in frame.columns])
+
+
 def synthetic_shares(copy: pd.DataFrame, report: dict[str, Any], column: str, confidence: float = 0.95) -> pd.DataFrame:
     """The buyer's shares of one column in a synthetic copy, with the measurement noise's interval.
 

@@ -20,8 +20,7 @@ from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.i18n import _, integer, short
 from dpcore.progress import CostMemory
 from dpcore.release import default_plan
-from dpcore.synthetic import SyntheticResult, copy_for_models, synthesize_table
-from dpcore.tables.schema import Schema
+from dpcore.synthetic import SyntheticResult, copy_to_learn_from, synthesize_table
 from dpstudio.support import roles, workspace
 from dpstudio.support.charts import localized
 from dpstudio.support.session import recall_result, remember_result
@@ -220,9 +219,11 @@ def copy_to_compare(state: StudioState) -> Dataset:
         st.page_link(EXPORT_PAGE, label=_("Make a synthetic copy"), icon=":material/inventory_2:")
         st.stop()
     if state.compared_copy is None or state.compared_copy[0] is not copy:
-        frame = copy_for_models(copy.table, copy.report)
-        # The copy holds the released columns only (no identifier or ignored column): its declarations are theirs.
-        schema = Schema([column for column in state.dataset.schema.columns if column.name in frame.columns])
+        try:
+            frame, schema = copy_to_learn_from(copy.table, copy.report, state.dataset.schema)
+        except DataError as error:
+            st.error(str(error))
+            st.stop()
         on_copy = replace(
             state.dataset,
             name=_("your synthetic copy"),

@@ -95,6 +95,18 @@ def test_a_copy_for_models_puts_numbers_at_their_bins_midpoints_and_fits_the_dec
     assert design.task == "classification" and len(design.y) == 200
 
 
+def test_a_copy_to_learn_from_keeps_the_declarations_of_its_columns_and_a_mismatched_report_gets_a_sentence():
+    from dpcore.synthetic import copy_to_learn_from
+    from dpcore.tables.schema import ColumnSpec, Schema
+
+    result = synthesize_table(tiny_table(600), tiny_schema(), tiny_plan(), epsilon=2.0, public_rows=200, random_state=4)
+    owners = Schema([*tiny_schema().columns, ColumnSpec("person", role="identifier")])
+    frame, schema = copy_to_learn_from(result.table, result.report, owners)
+    assert schema.names == ["smoker", "age", "sick"] and list(frame.columns) == schema.names
+    with pytest.raises(DataError, match="make the copy again"):  # a copy edited after it was made
+        copy_to_learn_from(result.table.drop(columns=["age"]), result.report, owners)
+
+
 def test_laplace_noise_has_no_delta_and_bad_arguments_get_sentences():
     frame = tiny_table(300)
     with pytest.raises(DataError, match="δ is 0"):
