@@ -16,6 +16,18 @@ from dpcore.models._base import DPEstimatorMixin
 from dpcore.tables.design import ModelContext
 
 KINDS = ("ours", "diffprivlib", "interpret", "non-private")
+#: What our estimators take from a :class:`~dpcore.tables.design.ModelContext` when they have the argument:
+#: the budget, the declared domain, the mechanisms' settings and the generator.
+CONTEXT_ARGUMENTS = (
+    "epsilon",
+    "bounds",
+    "target_bounds",
+    "classes",
+    "categorical_levels",
+    "count_noise",
+    "selection",
+    "random_state",
+)
 KIND_LABELS = {
     "ours": N_("DP Studio (ε-DP; (ε, δ)-DP where labelled approximate)"),
     "diffprivlib": N_("diffprivlib (ε-DP)"),

@@ -38,6 +38,7 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from dpcore.i18n import N_
 from dpcore.mechanisms import Exponential
 from dpcore.models._base import NEIGHBOURS, DeclaredClassesMixin, DPEstimatorMixin, TargetScalingMixin
+from dpcore.models._specs import CONTEXT_ARGUMENTS
 from dpcore.models.additive import DPAdditiveClassifier, DPAdditiveRegressor
 from dpcore.models.boosting import DPBoostingClassifier, DPBoostingRegressor
 from dpcore.models.naive_bayes import DPGaussianNB
@@ -84,8 +85,8 @@ DEFAULT_CANDIDATES = {
 }
 #: The registry keys of the choice itself, by task.
 CHOICE_KEYS = {"classification": "dp_choice_clf", "regression": "dp_choice_reg"}
-# What the choice hands on to each candidate when the candidate takes it.
-_SHARED = ("bounds", "target_bounds", "classes", "categorical_levels", "count_noise", "selection")
+# What the choice hands on to each candidate when the candidate takes it: the registry's context, but its own ε and generator.
+_SHARED = tuple(name for name in CONTEXT_ARGUMENTS if name not in ("epsilon", "random_state"))
 
 Loss = Callable[[Any, NDArray[np.float64], NDArray[Any]], NDArray[np.float64]]
 

@@ -25,7 +25,16 @@ import numpy as np
 from dpcore.i18n import N_, _
 from dpcore.models import choice, multiplicative_weights, student
 from dpcore.models._base import NEIGHBOURS, DPEstimatorMixin
-from dpcore.models._specs import KIND_LABELS, KINDS, Estimator, ModelContext, ModelSpec, Parameter, estimator_defaults
+from dpcore.models._specs import (
+    CONTEXT_ARGUMENTS,
+    KIND_LABELS,
+    KINDS,
+    Estimator,
+    ModelContext,
+    ModelSpec,
+    Parameter,
+    estimator_defaults,
+)
 from dpcore.models.additive import DPAdditiveClassifier, DPAdditiveRegressor
 from dpcore.models.boosting import DPBoostingClassifier, DPBoostingRegressor
 from dpcore.models.clustering import NEIGHBOURHOODS, DPGridDensityClustering
@@ -63,18 +72,6 @@ def _p(context: ModelContext, name: str, default: Any) -> Any:
 
 # --- ours -------------------------------------------------------------------------------
 
-# What every one of our estimators takes from the context (when it has the parameter).
-_FROM_CONTEXT = (
-    "epsilon",
-    "bounds",
-    "target_bounds",
-    "classes",
-    "categorical_levels",
-    "count_noise",
-    "selection",
-    "random_state",
-)
-
 
 def _as_given(value: Any, default: Any) -> Any:
     """A whole-number float (``5.0`` from a form or a file) becomes an int unless the parameter is a float one."""
@@ -87,10 +84,10 @@ def _ours(estimator: type[DPEstimatorMixin], approximate: bool = False, **fixed:
     that define the registry entry, and the owner's ``params``; everything else keeps its default.
     ``approximate`` passes the context's δ (the approximate-DP mode); otherwise δ keeps its default."""
     defaults = estimator_defaults(estimator)
-    bound = set(_FROM_CONTEXT) | set(fixed) | {"delta"}
+    bound = set(CONTEXT_ARGUMENTS) | set(fixed) | {"delta"}
 
     def build(c: ModelContext) -> Estimator:
-        kwargs = {name: getattr(c, name) for name in _FROM_CONTEXT if name in defaults}
+        kwargs = {name: getattr(c, name) for name in CONTEXT_ARGUMENTS if name in defaults}
         if approximate:
             kwargs["delta"] = c.delta
         kwargs.update(fixed)
