@@ -467,6 +467,21 @@ def release_batches(
     )
 
 
+def _hand_out_stored(new: stored.NewCopy, key: str, fresh: bool, temporary: Path, destination: Path) -> ReleaseResult | None:
+    """The stored copy of the same rows, plan and randomness, written into ``temporary`` to be handed out again free
+    (its new copy's writer discarded); None when there is none, or a ``fresh`` copy was asked for."""
+    found = None if fresh else stored.find(new.ledger, key)
+    if found is None:
+        return None
+    new.writer.discard()
+    with open(temporary, "wb") as out:
+        for part in found.csv_parts():
+            out.write(part)
+    result = ReleaseResult.handed_out_again(found.report, path=destination)
+    result.epsilon_charged = 0.0
+    return result
+
+
 def _release_streamed(
     parts_of: Callable[[str, int], Iterator[Part]],
     encodings: list[str],
@@ -521,17 +536,14 @@ def _release_streamed(
                 if new is not None:
                     assert fingerprint is not None  # computed with the ledger
                     new.key = stored.release_key(fingerprint, treatments, seeded, entropy, protection, prepared.bound)
-                    found = None if fresh else stored.find(new.ledger, new.key)
-                    if found is not None:
-                        new.writer.discard()
-                        with open(temporary, "wb") as out:
-                            for part in found.csv_parts():
-                                out.write(part)
-                        result = ReleaseResult.handed_out_again(found.report, path=destination)
-                    elif not fresh:
-                        with new.charging():
-                            pass  # its rows are read: checked and charged at once
-                    result.epsilon_charged = 0.0 if found is not None else new.charge.epsilon
+                    again = _hand_out_stored(new, new.key, fresh, temporary, destination)
+                    if again is not None:
+                        result = again
+                    else:
+                        if not fresh:
+                            with new.charging():
+                                pass  # its rows are read: checked and charged at once
+                        result.epsilon_charged = new.charge.epsilon
                     result.dataset_id = new.ledger.dataset_id
         except BaseException:
             if new is not None:
@@ -639,14 +651,9 @@ class _IdentifiedRelease:
             key = stored.release_key(
                 randomised.fingerprint, prepared.treatments, seeded, draws.entropy, prepared.protection, prepared.bound
             )
-            found = None if fresh else stored.find(ledger, key)
-            if found is not None:
-                new.writer.discard()
-                with open(temporary, "wb") as out:
-                    for part in found.csv_parts():
-                        out.write(part)
-                result = ReleaseResult.handed_out_again(found.report, path=destination)
-                result.epsilon_charged = 0.0
+            again = _hand_out_stored(new, key, fresh, temporary, destination)
+            if again is not None:
+                result = again
             else:
                 with new.charging():
                     with open(temporary, "wb") as sink:
