@@ -145,17 +145,13 @@ def _categorical_numbers(values: pd.Series) -> np.ndarray | None:
     if len(valid) == 0:
         return np.full(len(values), np.nan)
     categories = values.cat.categories
-    try:
-        [float(v) for v in categories[valid[:64]]]
-    except ValueError:
-        return None
     present = np.bincount(valid, minlength=len(categories)) > 0
-    try:
-        cast = pc.cast(pa.array(np.asarray(categories[present], dtype=object), type=pa.string()), pa.float64())
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+    distinct = pa.array(np.asarray(categories[present], dtype=object), type=pa.string())
+    cast = _numbers_or_none(list(categories[valid[:64]]), distinct)
+    if cast is None:
         return None
     table = np.full(len(categories) + 1, np.nan)
-    table[np.flatnonzero(present)] = cast.to_numpy(zero_copy_only=False)
+    table[np.flatnonzero(present)] = cast
     return table[codes]
 
 
@@ -266,13 +262,19 @@ def _as_numbers(array: pa.Array) -> np.ndarray | None:
     valid = array.drop_null()
     if len(valid) == 0:
         return np.full(len(array), np.nan)
-    sample = valid.slice(0, 64).to_pylist()
+    return _numbers_or_none(valid.slice(0, 64).to_pylist(), array)
+
+
+def _numbers_or_none(sample: list[str], values: pa.Array) -> np.ndarray | None:
+    """``values`` as float64 when the ``sample`` (the first 64 present values, in row order) reads as numbers and Arrow
+    casts every value, else None: the one test of "this column is numbers", for a column read as text
+    (:func:`_as_numbers`) and for a Categorical one (:func:`_categorical_numbers`), so both reads agree."""
     try:
         [float(v) for v in sample]
     except ValueError:
         return None
     try:
-        return pc.cast(array, pa.float64()).to_numpy(zero_copy_only=False)
+        return pc.cast(values, pa.float64()).to_numpy(zero_copy_only=False)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
 
