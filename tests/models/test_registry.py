@@ -9,6 +9,7 @@ import pytest
 
 import dpcore.models
 from dpcore.models import DPBoostingRegressor, DPGaussianNB, DPRegressionTree
+from dpcore.models._specs import CONTEXT_ARGUMENTS
 from dpcore.models.baselines import DeclaredBoundsScaler, EncodedLabelClassifier, PartitionedForestRegressor
 from dpcore.models.registry import MODELS, ModelContext, estimator_defaults, get, privacy_summary
 
@@ -33,18 +34,7 @@ def test_a_default_lives_in_the_estimator_only(spec):
         assert parameter.default == defaults[parameter.name]
     # Built with no choices, every hyper-parameter the context does not set keeps the estimator's default.
     built = spec.make(_context(spec)).get_params()
-    context_bound = {
-        "epsilon",
-        "bounds",
-        "target_bounds",
-        "classes",
-        "categorical_levels",
-        "count_noise",
-        "selection",
-        "random_state",
-        "delta",
-        "leaf",
-    }
+    context_bound = {*CONTEXT_ARGUMENTS, "delta", "leaf"}
     assert {k: v for k, v in built.items() if k not in context_bound} == {
         k: v for k, v in defaults.items() if k not in context_bound
     }
