@@ -12,7 +12,7 @@ from dpstudio.support import synthetic_view as synthetic
 from dpstudio.support.data_view import ways_out
 from dpstudio.support.declaring import leak_summary, leaky_columns
 from dpstudio.support.recipe_view import randomized_step, record_release
-from dpstudio.support.session import get_state, remember_release
+from dpstudio.support.session import get_state, refuse_on_a_fresh_page, remember_release, said_refusal
 
 state = get_state()
 dataset, schema, ledger = state.dataset, state.dataset.schema, state.ledger()
@@ -112,9 +112,10 @@ if st.button(_("Release the copy"), type="primary", disabled=not confirmed):
         remember_release(state)
         st.rerun()
     except (BudgetExceededError, DataError) as error:
-        st.error(str(error))
+        refuse_on_a_fresh_page(state, "release", str(error))
     except Exception:
         st.error(_("The copy could not be made from this table; nothing was charged. Check the plan and the declarations."))
+said_refusal(state, "release")
 
 if isinstance(state.release, ReleaseResult):
     view.released(state.release)

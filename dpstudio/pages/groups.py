@@ -8,7 +8,7 @@ from dpcore.i18n import _, short
 from dpstudio.support import groups_view as view
 from dpstudio.support.data_view import release_refused
 from dpstudio.support.roles import owner_only
-from dpstudio.support.session import get_state
+from dpstudio.support.session import get_state, refuse_on_a_fresh_page, said_refusal
 from dpstudio.support.training import budget_notice, epsilon_input, suggested_epsilon
 
 state = get_state()
@@ -45,7 +45,7 @@ if st.button(_("Find groups"), type="primary", disabled=epsilon is None or grid 
             view.find_in_session(state, columns, epsilon, grid, seeded)
             st.rerun()
         except (BudgetExceededError, DataError) as error:
-            st.error(str(error))
+            refuse_on_a_fresh_page(state, "groups", str(error))
         except Exception:
             st.error(
                 _(
@@ -53,6 +53,7 @@ if st.button(_("Find groups"), type="primary", disabled=epsilon is None or grid 
                     "Data page or choose other columns."
                 )
             )
+said_refusal(state, "groups")
 
 result = view.current(state)  # the map just found, if any
 if result is None:

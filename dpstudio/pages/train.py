@@ -15,7 +15,7 @@ from dpstudio.support.declaring import leak_summary, leaky_columns
 from dpstudio.support.language import keyed
 from dpstudio.support.readable import task_name
 from dpstudio.support.recipe_view import model_step, record_release
-from dpstudio.support.session import get_state, recall_result, remember_result
+from dpstudio.support.session import get_state, recall_result, refuse_on_a_fresh_page, remember_result, said_refusal
 from dpstudio.support.training import (
     budget_notice,
     delta_input,
@@ -135,8 +135,7 @@ if st.button(_("Train"), type="primary", disabled=epsilon is None or (spec.appro
         record_release(state, model_step(state.trained))
         st.rerun()
     except (BudgetExceededError, DataError) as error:
-        bar.empty()
-        st.error(roles.refusal(state, error))
+        refuse_on_a_fresh_page(state, "train", roles.refusal(state, error))
     except Exception:
         bar.empty()
         st.error(
@@ -145,6 +144,7 @@ if st.button(_("Train"), type="primary", disabled=epsilon is None or (spec.appro
                 "page or pick another model."
             )
         )
+said_refusal(state, "train")
 
 trained = recall_result(state, "trained", TrainedModel)  # also one a run cut short by a reload finished
 if trained is None or trained.task != schema.task:

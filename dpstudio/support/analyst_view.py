@@ -23,7 +23,7 @@ from dpcore.release import default_plan
 from dpcore.synthetic import SyntheticResult, copy_to_learn_from, synthesize_table
 from dpstudio.support import roles, workspace
 from dpstudio.support.charts import localized
-from dpstudio.support.session import recall_result, remember_result
+from dpstudio.support.session import recall_result, refuse_on_a_fresh_page, remember_result, said_refusal
 from dpstudio.support.state import Dataset, StudioState, table_name
 
 #: By absolute path, as the app registers its pages: a path relative to the running script is not found when the
@@ -194,9 +194,10 @@ def export_page(state: StudioState) -> None:
                 remember_result(state, "release")  # the copy Compare trains and tests on, kept across a reload
                 st.rerun()
             except (BudgetExceededError, DataError) as error:
-                st.error(roles.refusal(state, error))
+                refuse_on_a_fresh_page(state, "synthetic copy", roles.refusal(state, error))
             except Exception:
                 st.error(_("The synthetic copy could not be made; nothing was charged. Ask the owner to check the declarations."))
+        said_refusal(state, "synthetic copy")
     if isinstance(recall_result(state, "release", SyntheticResult), SyntheticResult):
         synthetic.made(state.release, owner=False)
 

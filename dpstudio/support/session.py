@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import TypeVar
+from typing import NoReturn, TypeVar
 
 import streamlit as st
 
@@ -116,3 +116,21 @@ def recall_result(state: StudioState, name: str, kind: type[T]) -> T | None:
 
 def remember_release(state: StudioState) -> None:
     workspace.save_released_plans(state.ledger_path, state.workspace, state.released_plans)
+
+
+def refuse_on_a_fresh_page(state: StudioState, button: str, sentence: str) -> NoReturn:
+    """Keep the ledger's refusal of ``button``'s spend and draw the page again.
+
+    The page's figures were read when its run began; the refusal means the ledger moved since
+    (another tab or analyst spent meanwhile), so the page is drawn again from the ledger as it
+    is now, and :func:`said_refusal` says the sentence where the button is.
+    """
+    state.refusals[button] = sentence
+    st.rerun()
+
+
+def said_refusal(state: StudioState, button: str) -> None:
+    """The refusal :func:`refuse_on_a_fresh_page` kept for ``button``, said once."""
+    sentence = state.refusals.pop(button, None)
+    if sentence:
+        st.error(sentence)

@@ -107,6 +107,7 @@ class StudioState:
     compared_copy: tuple | None = None  # (the analyst's synthetic copy, it as the Dataset their Compare page trains on)
     copy_comparison: tuple | None = None  # (the synthetic copy, its CopyComparison): the owner-only look beside the table
     bounds_verdict: tuple | None = None  # (table fingerprint, DataFrame): the owner-only fit of the bounds just estimated
+    refusals: dict = field(default_factory=dict)  # a button's budget refusal, said on the page drawn after it (session)
     signed_in: SignedIn | None = None  # who acts, recorded with every spend (None: sign-in is not configured)
     role: str = OWNER  # OWNER, or ANALYST: the session opened a table shared with the signed-in analyst (support/roles.py)
 

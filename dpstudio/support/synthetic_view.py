@@ -30,6 +30,7 @@ from dpcore.synthetic.compare import CopyComparison, compare_copy
 from dpcore.tables.schema import Schema
 from dpstudio.support.language import keyed
 from dpstudio.support.recipe_view import record_release, synthetic_step
+from dpstudio.support.session import refuse_on_a_fresh_page, said_refusal
 from dpstudio.support.state import StudioState
 
 RANDOMIZED, SYNTHETIC = "randomized", "synthetic"
@@ -224,7 +225,7 @@ def make_copy(state: StudioState, ledger: BudgetLedger, plan: ReleasePlan, chose
             record_release(state, synthetic_step(state.release))
             st.rerun()
         except (BudgetExceededError, DataError) as error:
-            st.error(str(error))
+            refuse_on_a_fresh_page(state, "synthetic copy", str(error))
         except Exception:
             st.error(
                 _(
@@ -232,6 +233,7 @@ def make_copy(state: StudioState, ledger: BudgetLedger, plan: ReleasePlan, chose
                     "declarations."
                 )
             )
+    said_refusal(state, "synthetic copy")
 
 
 def _compared(state: StudioState, plan: ReleasePlan, result: SyntheticResult) -> tuple | None:

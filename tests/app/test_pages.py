@@ -117,6 +117,29 @@ def test_train_refuses_to_overspend(app):
     assert ledger.spent == pytest.approx(0.9)
 
 
+def test_a_spend_refused_because_another_tab_spent_first_is_said_on_a_page_with_what_is_left_now(app, monkeypatch):
+    """Another tab's spend lands while this one trains: the ledger refuses, and the page is drawn again, so the
+    refusal stands beside what is left now instead of the figures read when the run began."""
+    import dpstudio.support.training as training_view
+    from dpcore.exceptions import BudgetExceededError
+
+    at = app("train")
+    ledger = state(at).ledger()
+
+    def another_tab_spends_first(*_args, **_kwargs):
+        ledger.spend("another tab's model", 0.9)
+        raise BudgetExceededError("This model needs ε = 0.25; only 0.1 is left. Nothing was trained or charged.")
+
+    monkeypatch.setattr(training_view, "train_in_session", another_tab_spends_first)
+    [b for b in at.button if b.label == "Train"][0].click().run()
+    assert not at.exception
+    assert [e.value for e in at.error if "Nothing was trained" in str(e.value)]
+    assert any("**ε = 0.1** of 1" in str(m.value) for m in at.markdown)  # the page read the ledger again
+    assert ledger.spent == pytest.approx(0.9)
+    at.run()  # said once: the next run of the page no longer shows it
+    assert not [e for e in at.error if "Nothing was trained" in str(e.value)]
+
+
 def test_train_on_adult_shows_a_confusion_matrix(app):
     at = app("data")
     at.selectbox[0].set_value("Adult census income (sample)").run()
