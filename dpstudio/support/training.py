@@ -197,6 +197,15 @@ def budget_notice(ledger: BudgetLedger, offered: float, when_spent: str) -> None
             ).format(when_spent=when_spent),
             icon=":material/block:",
         )
+    elif offered < LITTLE_EPSILON and ledger.my_slice() is not None:  # the Privacy page is not an analyst's way out
+        st.warning(
+            _(
+                "Only ε = {left} is left of your slice. At the ε offered here ({offered}) a noisy count is off by about "
+                "±{people} people, so on most tables the result will be mostly noise. Ask the dataset's owner for a "
+                "larger slice."
+            ).format(left=short(float(f"{ledger.remaining:.3g}")), offered=short(offered), people=_count_error(offered)),
+            icon=":material/warning:",
+        )
     elif offered < LITTLE_EPSILON:
         st.warning(
             _(

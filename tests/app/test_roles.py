@@ -370,6 +370,15 @@ def test_eight_analysts_sessions_in_eight_processes_never_pass_their_slices_or_t
     assert sum(spent.values()) <= Decimal("2.5") and owner.spent == pytest.approx(1.6)
 
 
+def test_an_analyst_with_little_left_is_told_to_ask_the_owner_not_to_raise_the_total(room):
+    owner, open_as = room
+    owner.grant("bob@example.org", 0.03, 1e-6)
+    at = open_as(SignedIn("bob-19c2", "bob@example.org", email_verified=True), "train")
+    warnings = [str(w.value) for w in at.warning]
+    assert any("left of your slice" in w and "Ask the dataset's owner for a larger slice" in w for w in warnings)
+    assert not any("Privacy page" in w for w in warnings)
+
+
 def test_an_analyst_without_a_copy_is_linked_to_the_export_page_from_either_entry_point(room):
     owner, open_as = room
     owner.grant("bob@example.org", 0.5, 1e-6)
