@@ -49,6 +49,7 @@ class Parameter:
     """A hyper-parameter the Train page lets the owner change.
 
     For our models leave ``default`` out: :class:`ModelSpec` fills it in from the estimator.
+    ``automatic``: left empty, the estimator chooses the value itself (from public settings only).
     """
 
     name: str
@@ -57,6 +58,7 @@ class Parameter:
     minimum: float | None = None
     maximum: float | None = None
     default: object = None
+    automatic: bool = False
 
 
 @dataclass(frozen=True)

@@ -302,6 +302,7 @@ _DPSGD_PARAMS = (
         ),
         minimum=1,
         maximum=200,
+        automatic=True,
     ),
     Parameter(
         "hidden_units",

@@ -34,7 +34,7 @@ def settings(spec: ModelSpec) -> dict:
             key = f"{spec.key}_{p.name}"
             if p.choices:
                 chosen[p.name] = st.selectbox(p.name, p.choices, index=p.choices.index(p.default), help=_(p.help), key=key)
-            elif isinstance(p.default, str):  # "auto": left empty, the model chooses from public values
+            elif p.automatic:  # left empty, the model chooses from public values
                 value = st.number_input(
                     p.name,
                     min_value=int(p.minimum),

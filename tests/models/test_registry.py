@@ -32,6 +32,8 @@ def test_a_default_lives_in_the_estimator_only(spec):
     defaults = estimator_defaults(spec.estimator)
     for parameter in spec.parameters:
         assert parameter.default == defaults[parameter.name]
+        # a box of whole numbers whose default is a word ("auto") is one the estimator fills in: said, not guessed
+        assert parameter.automatic == (isinstance(parameter.default, str) and not parameter.choices)
     # Built with no choices, every hyper-parameter the context does not set keeps the estimator's default.
     built = spec.make(_context(spec)).get_params()
     context_bound = {*CONTEXT_ARGUMENTS, "delta", "leaf"}
