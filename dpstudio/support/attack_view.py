@@ -37,7 +37,7 @@ from dpcore.i18n import N_, _, integer
 from dpcore.models.registry import models_for
 from dpcore.progress import time_left_text
 from dpcore.tables.design import Design
-from dpstudio.support.charts import localized
+from dpstudio.support.charts import localized, roc_lines
 from dpstudio.support.language import keyed
 from dpstudio.support.session import recall_result, remember_result
 from dpstudio.support.state import Dataset, StudioState
@@ -231,43 +231,9 @@ def roc_chart(result: MembershipResult, log: bool = False) -> alt.Chart:
     data = result.curves_frame()
     if log:
         data = data[data["fpr"] >= 1e-3]
-    lines = list(dict.fromkeys(data["line"]))
-    palette = ["#d62728", "#ff7f0e", "#1f77b4", "#2ca02c", "#9467bd", "#8c564b"]
-    colours, attack = [], 0
-    for line in lines:
-        kind = data.loc[data["line"] == line, "kind"].iloc[0]
-        colours.append("#000000" if kind == "ceiling" else "#888888" if kind == "chance" else palette[attack % len(palette)])
-        attack += kind == "attack"
-    scale = alt.Scale(type="log", domain=[1e-3, 1]) if log else alt.Scale(domain=[0, 1])
-    return (
-        alt.Chart(data)
-        .mark_line(clip=True)
-        .encode(
-            x=alt.X("fpr:Q", scale=scale, title=_("false alarms: share of non-members accused")),
-            y=alt.Y(
-                "tpr:Q",
-                scale=alt.Scale(type="log", domain=[1e-3, 1]) if log else alt.Scale(domain=[0, 1]),
-                title=_("share of members spotted"),
-            ),
-            color=alt.Color(
-                "line:N",
-                scale=alt.Scale(domain=lines, range=colours),
-                title=None,
-                legend=alt.Legend(orient="bottom", columns=2, labelLimit=0),
-            ),
-            strokeDash=alt.StrokeDash(
-                "kind:N", scale=alt.Scale(domain=["attack", "ceiling", "chance"], range=[[1, 0], [6, 4], [2, 3]]), legend=None
-            ),
-            tooltip=[
-                alt.Tooltip("line:N", title=_("curve")),
-                alt.Tooltip("fpr:Q", title=_("false alarms"), format=".3f"),
-                alt.Tooltip("tpr:Q", title=_("members spotted"), format=".3f"),
-            ],
-        )
-        .properties(
-            height=420,
-            title=_("Can the attacker tell members from non-members? (above the dashed black line: more than ε allows)"),
-        )
+    return roc_lines(data, log).properties(
+        height=420,
+        title=_("Can the attacker tell members from non-members? (above the dashed black line: more than ε allows)"),
     )
 
 

@@ -16,7 +16,7 @@ import streamlit as st
 from dpcore.attacks.reconstruction import copy_ceiling
 from dpcore.attacks.statistics import LOW_FPR, advantage_ceiling, auc_ceiling, tpr_ceiling
 from dpcore.i18n import _, percent, short
-from dpstudio.support.charts import localized
+from dpstudio.support.charts import localized, roc_lines
 from dpstudio.support.state import StudioState
 
 #: The ε values offered beside the slice's own, as on the owner's Attack page.
@@ -67,33 +67,14 @@ def attack_page(state: StudioState) -> None:
 def ceiling_chart(epsilon: float, delta: float = 0.0) -> alt.Chart:
     """The highest ROC curve an (ε, δ)-DP release allows any membership attack, beside the chance line."""
     rates = np.linspace(0.0, 1.0, 201)
-    lines = [_("the most ε allows"), _("guessing")]  # drawn as on the owner's page: the ceiling dashed black, chance grey
     data = pd.concat(
         [
-            pd.DataFrame({"fpr": rates, "tpr": tpr_ceiling(rates, epsilon, delta), "line": lines[0]}),
-            pd.DataFrame({"fpr": rates, "tpr": rates, "line": lines[1]}),
+            pd.DataFrame(
+                {"fpr": rates, "tpr": tpr_ceiling(rates, epsilon, delta), "line": _("the most ε allows"), "kind": "ceiling"}
+            ),
+            pd.DataFrame({"fpr": rates, "tpr": rates, "line": _("guessing"), "kind": "chance"}),
         ]
     )
-    return (
-        alt.Chart(data)
-        .mark_line()
-        .encode(
-            x=alt.X("fpr:Q", scale=alt.Scale(domain=[0, 1]), title=_("false alarms: share of non-members accused")),
-            y=alt.Y("tpr:Q", scale=alt.Scale(domain=[0, 1]), title=_("share of members spotted")),
-            color=alt.Color(
-                "line:N",
-                title=None,
-                legend=alt.Legend(orient="bottom"),
-                scale=alt.Scale(domain=lines, range=["#000000", "#888888"]),
-            ),
-            strokeDash=alt.StrokeDash("line:N", scale=alt.Scale(domain=lines, range=[[6, 4], [2, 3]]), legend=None),
-            tooltip=[
-                alt.Tooltip("line:N", title=_("curve")),
-                alt.Tooltip("fpr:Q", title=_("false alarms"), format=".3f"),
-                alt.Tooltip("tpr:Q", title=_("members spotted"), format=".3f"),
-            ],
-        )
-        .properties(
-            height=380, title=_("No membership attack can pass the upper line at ε = {epsilon}").format(epsilon=short(epsilon))
-        )
+    return roc_lines(data).properties(
+        height=380, title=_("No membership attack can pass the upper line at ε = {epsilon}").format(epsilon=short(epsilon))
     )
