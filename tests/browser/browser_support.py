@@ -127,6 +127,46 @@ def schema_uploader(page):
     return _uploader(page, "Optional: a schema file")
 
 
+def upload_census(page, table: Path) -> None:
+    """Upload ``table`` (Adult's columns) as a new dataset 'census' on the Data page, then Adult's schema."""
+    table_uploader(page).set_input_files(str(table))
+    page.get_by_text("A new dataset 'census' was created", exact=False).wait_for()
+    wait_until_idle(page)
+    schema_uploader(page).set_input_files(str(REPO / "sample_data" / "adult.schema.json"))
+    page.get_by_text("The schema is complete", exact=False).wait_for()
+    wait_until_idle(page)
+
+
+def raise_total(page, total: str) -> None:
+    """On the Privacy page, raise the dataset's total to ε = ``total``, typing the confirmation a raise asks for."""
+    page.get_by_role("link", name="2. Privacy").click()
+    page.get_by_text("Harm if a person's row were disclosed").wait_for()
+    page.get_by_text("Custom", exact=True).click()
+    box = page.get_by_label("Total ε")
+    box.fill(total)
+    box.press("Enter")
+    confirmation = page.get_by_label("Confirmation")
+    confirmation.wait_for()
+    wait_until_idle(page)
+    confirmation.fill("raise the budget")
+    confirmation.press("Enter")
+    wait_until_idle(page)
+    page.get_by_role("button", name="Set as this dataset's budget").click()
+    page.get_by_text(f"Current budget: ε = {total},", exact=False).wait_for()
+    wait_until_idle(page)
+
+
+def grant_slice(page, email: str, epsilon: str):
+    """On the Privacy page, grant ``email`` a slice of ε = ``epsilon``; returns the table of slices, once it lists them."""
+    page.get_by_label("The analyst's e-mail address").fill(email)
+    page.get_by_label("ε of the slice").fill(epsilon)
+    page.get_by_role("button", name="Grant the slice").click()
+    slices = page.locator("[data-testid='stDataFrame']").filter(has_text="granted (UTC)")
+    slices.get_by_text(email).first.wait_for(state="attached")
+    wait_until_idle(page)
+    return slices
+
+
 def pick_model(page, name: str) -> None:
     """Open the Train page and pick the model ``name`` from its list, found by its label.
 

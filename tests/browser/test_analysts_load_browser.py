@@ -27,11 +27,12 @@ from oidc_support import EMAIL, SUBJECT
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from browser_support import (  # noqa: E402
-    schema_uploader,
+    grant_slice,
+    raise_total,
     screenshot,
     start_signed_in_server,
     stop_server,
-    table_uploader,
+    upload_census,
     wait_until_idle,
 )
 
@@ -80,36 +81,9 @@ def _owner_shares_the_table(browser, url, tmp_path):
     (page,) = _sign_in_all(browser, url, [SUBJECT])
     table = tmp_path / "census.csv"
     pd.read_csv(REPO / "sample_data" / "adult.csv", nrows=400).to_csv(table, index=False)
-    table_uploader(page).set_input_files(str(table))
-    page.get_by_text("A new dataset 'census' was created", exact=False).wait_for()
-    wait_until_idle(page)
-    schema_uploader(page).set_input_files(str(REPO / "sample_data" / "adult.schema.json"))
-    page.get_by_text("The schema is complete", exact=False).wait_for()
-    wait_until_idle(page)
-
-    page.get_by_role("link", name="2. Privacy").click()
-    page.get_by_text("Harm if a person's row were disclosed").wait_for()
-    page.get_by_text("Custom", exact=True).click()
-    total = page.get_by_label("Total ε")
-    total.fill(str(TOTAL))
-    total.press("Enter")
-    confirmation = page.get_by_label("Confirmation")
-    confirmation.wait_for()
-    wait_until_idle(page)
-    confirmation.fill("raise the budget")
-    confirmation.press("Enter")
-    wait_until_idle(page)
-    page.get_by_role("button", name="Set as this dataset's budget").click()
-    page.get_by_text("Current budget: ε = 2,", exact=False).wait_for()
-    wait_until_idle(page)
-
-    page.get_by_label("The analyst's e-mail address").fill(ANALYSTS[0][1])
-    page.get_by_label("ε of the slice").fill(str(SLICE))
-    page.get_by_role("button", name="Grant the slice").click()
-    page.locator("[data-testid='stDataFrame']").filter(has_text="granted (UTC)").get_by_text(ANALYSTS[0][1]).first.wait_for(
-        state="attached"
-    )
-    wait_until_idle(page)
+    upload_census(page, table)
+    raise_total(page, str(TOTAL))
+    grant_slice(page, ANALYSTS[0][1], str(SLICE))
     return page
 
 

@@ -28,12 +28,13 @@ from oidc_support import ANALYST_EMAIL, ANALYST_SUBJECT, SUBJECT
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from browser_support import (  # noqa: E402
     ARTIFACTS,
-    schema_uploader,
+    grant_slice,
+    raise_total,
     screenshot,
     sign_in,
     start_signed_in_server,
     stop_server,
-    table_uploader,
+    upload_census,
     wait_until_idle,
 )
 
@@ -117,28 +118,8 @@ def _download(page, button: str, name: str) -> bytes:
 def _owner_shares_the_table(browser, url, tmp_path):
     """Alice uploads the table and its schema, raises the total to ε = 2 and grants Bob 0.5."""
     context, page, frames = _sign_in(browser, url, SUBJECT)
-    table_uploader(page).set_input_files(str(_table_with_sentinel(tmp_path)))
-    page.get_by_text("A new dataset 'census' was created", exact=False).wait_for()
-    wait_until_idle(page)
-    schema_uploader(page).set_input_files(str(REPO / "sample_data" / "adult.schema.json"))
-    page.get_by_text("The schema is complete", exact=False).wait_for()
-    wait_until_idle(page)
-
-    page.get_by_role("link", name="2. Privacy").click()
-    page.get_by_text("Harm if a person's row were disclosed").wait_for()
-    page.get_by_text("Custom", exact=True).click()
-    total = page.get_by_label("Total ε")
-    total.fill("2")
-    total.press("Enter")
-    confirmation = page.get_by_label("Confirmation")
-    confirmation.wait_for()
-    wait_until_idle(page)
-    confirmation.fill("raise the budget")
-    confirmation.press("Enter")
-    wait_until_idle(page)
-    page.get_by_role("button", name="Set as this dataset's budget").click()
-    page.get_by_text("Current budget: ε = 2,", exact=False).wait_for()
-    wait_until_idle(page)
+    upload_census(page, _table_with_sentinel(tmp_path))
+    raise_total(page, "2")
 
     summary = page.get_by_label("ε of the summary")
     summary.fill("0.2")
@@ -148,13 +129,7 @@ def _owner_shares_the_table(browser, url, tmp_path):
     page.get_by_text("Published at ε = 0.2", exact=False).wait_for()
     wait_until_idle(page)
 
-    page.get_by_label("The analyst's e-mail address").fill(ANALYST_EMAIL)
-    page.get_by_label("ε of the slice").fill("0.5")
-    page.get_by_role("button", name="Grant the slice").click()
-    slices = page.locator("[data-testid='stDataFrame']").filter(has_text="granted (UTC)")
-    slices.get_by_text(ANALYST_EMAIL).first.wait_for(state="attached")
-    wait_until_idle(page)
-    slices.scroll_into_view_if_needed()
+    grant_slice(page, ANALYST_EMAIL, "0.5").scroll_into_view_if_needed()
     screenshot(page, "roles_owner_granted")
     return context, page, frames
 
