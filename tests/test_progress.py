@@ -33,7 +33,7 @@ class FakeClock:
 def test_nothing_is_said_before_the_first_unit_then_units_left_times_the_measured_cost():
     clock, seen = FakeClock(), []
     work = TimeLeft([("pairs", 10), ("fit", 4)], lambda share, left, what: seen.append((share, left, what)), clock)
-    assert work.seconds_left() is None
+    assert work.seconds_left() is None  # nothing measured on the FakeClock yet
     clock.now = 2.0
     work.tick("pair 1")
     assert seen[-1][1] is None  # the fit is not measured yet: "measuring…"
@@ -52,12 +52,12 @@ def test_a_prior_from_an_earlier_run_fills_a_stage_not_yet_begun_and_the_measure
     work = TimeLeft([Stage("pairs", 2), Stage("fit", 10, prior=1.0)], clock=clock)
     clock.now = 3.0
     work.tick("pair")
-    assert work.seconds_left() == pytest.approx(3.0 + 10.0)
+    assert work.seconds_left() == pytest.approx(3.0 + 10.0)  # FakeClock seconds: one pair measured at 3, fit's prior 10
     work.tick("pair")
     work.begin("fit")
     clock.now += 4.0
     work.tick("iteration")
-    assert work.seconds_left() == pytest.approx(9 * 4.0)
+    assert work.seconds_left() == pytest.approx(9 * 4.0)  # FakeClock seconds: the measurement (4) replaced the prior
 
 
 def test_the_bar_never_moves_back_and_resizing_changes_the_time_left():

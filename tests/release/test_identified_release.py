@@ -104,11 +104,16 @@ def test_one_read_identifies_and_releases_as_two_reads_did(tmp_path, chunksize):
     assert len(_spent(tmp_path / "one.sqlite3")) == 1
 
 
-def test_a_refused_charge_leaves_no_file_and_spends_nothing(tmp_path):
+def _awkward_file(tmp_path):
+    """500 awkward rows written to a CSV file, their schema, and an empty ledger beside them."""
     frame, schema = _awkward(500)
     source = tmp_path / "awkward.csv"
     frame.to_csv(source, index=False)
-    catalog = Catalog(tmp_path / "ledger.sqlite3")
+    return source, schema, Catalog(tmp_path / "ledger.sqlite3")
+
+
+def test_a_refused_charge_leaves_no_file_and_spends_nothing(tmp_path):
+    source, schema, catalog = _awkward_file(tmp_path)
 
     def opened(match, n_rows):
         return catalog.ledger(catalog.open_match(match, "awkward", total_epsilon=0.5).dataset)
@@ -122,10 +127,7 @@ def test_a_refused_charge_leaves_no_file_and_spends_nothing(tmp_path):
 
 def test_a_refusal_before_the_dataset_is_opened_records_nothing(tmp_path):
     """The noise check of the command line refuses after the read: no dataset, no version, no file."""
-    frame, schema = _awkward(500)
-    source = tmp_path / "awkward.csv"
-    frame.to_csv(source, index=False)
-    catalog = Catalog(tmp_path / "ledger.sqlite3")
+    source, schema, catalog = _awkward_file(tmp_path)
 
     def refused(match, n_rows):
         raise DataError("mostly noise")
