@@ -19,23 +19,35 @@ studied together (every pair of them and each pair with the target,
 :func:`~dpcore.synthetic.studied_together`), and every copy is also scored on that workload's
 marginals (``declared TV``): what an owner who knows the buyer's questions gains by saying them.
 
+With ``--peers PYTHON`` (a Python with ``opendp[mbi]``, see ``benchmarks/opendp_peer.py``) OpenDP 0.16's MST and
+AIM make copies of the same training cells in the same run, at the ρ our copy spends (ρ-zCDP per row added
+or removed, every column's cells declared as keys), each in its own process; both of its draws are scored
+(``"round"``, its default, and ``"sample"``). ``--peer-minutes`` stops a peer that runs longer (default 30):
+its row then says so. The peer's time is its own process's, from the data frame to both draws written.
+
 Figures are measured on raw data: owner's eyes only, nothing is released.
 
-Run: ``PYTHONPATH=. nice -n 5 .venv/bin/python benchmarks/synthetic_aim.py [--quick] [--studied age,education,occupation]``
+Run: ``PYTHONPATH=. nice -n 5 .venv/bin/python benchmarks/synthetic_aim.py [--quick] [--studied age,education,occupation]
+[--peers /tmp/opendp-venv/bin/python]``
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import resource
+import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from benchmarks._common import ROOT, adult_schema
+from benchmarks._common import DATA, ROOT, adult_schema, mushroom_schema, nursery_schema
+from dpcore.mechanisms.gaussian import zcdp_rho
 from dpcore.release import default_plan
 from dpcore.synthetic import studied_together, synthesize_table
 from dpcore.synthetic.domain import copy_cells, encode, synthetic_columns
@@ -44,10 +56,70 @@ from dpcore.tables.loading import read_csv_path
 
 DELTA = 1e-6
 TRIPLES = 200
+PEER = Path(__file__).with_name("opendp_peer.py")
+#: The public tables a run can use: Adult (the bundled sample), Nursery (9 columns, small enough for OpenDP's
+#: AIM to finish) and Mushroom (23 columns, the widest public table we hold), each with its declared schema.
+TABLES = {
+    "adult": (ROOT / "sample_data" / "adult.csv", adult_schema),
+    "nursery": (DATA / "nursery" / "nursery.csv", nursery_schema),
+    "mushroom": (DATA / "mushroom" / "mushroom.csv", mushroom_schema),
+}
 
 
 def mean_tv(truth: np.ndarray, copy: np.ndarray, shape: tuple[int, ...], cliques: list[tuple[int, ...]]) -> float:
     return float(np.mean([tv(shares(truth, shape, cl), shares(copy, shape, cl)) for cl in cliques]))
+
+
+def peer_rows(
+    python: str,
+    minutes: float,
+    truth: np.ndarray,
+    held_out: np.ndarray,
+    shape: tuple[int, ...],
+    target: int,
+    epsilon: float,
+    score: dict[str, list[tuple[int, ...]]],
+) -> list[dict]:
+    """OpenDP's MST and AIM on ``truth`` at our copy's ρ, each draw scored as ours are (a drawn null is a cell of its own)."""
+    wide = tuple(size + 1 for size in shape)
+    rows = []
+    with tempfile.TemporaryDirectory() as folder:
+        cells = Path(folder) / "cells.npy"
+        np.save(cells, truth)
+        for method in ("mst", "aim"):
+            out = Path(folder) / method
+            command = [python, str(PEER), str(cells), str(out), "--sizes", ",".join(map(str, shape))]
+            command += ["--rho", repr(zcdp_rho(epsilon, DELTA)), "--method", method]
+            label = f"OpenDP {method.upper()}"
+            try:
+                subprocess.run(command, check=True, timeout=60 * minutes)
+            except subprocess.TimeoutExpired:
+                rows.append({"ε": epsilon, "method": f"{label}: stopped after {minutes:g} min"})
+                continue
+            ran = json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
+            for draw in ("round", "sample"):
+                copy = np.load(f"{out}-{draw}.npy")
+                rows.append(
+                    {
+                        "ε": epsilon,
+                        "method": f"{label} ({draw})",
+                        "1-way TV": mean_tv(truth, copy, wide, score["ones"]),
+                        "2-way TV": mean_tv(truth, copy, wide, score["pairs"]),
+                        f"3-way TV ({TRIPLES})": mean_tv(truth, copy, wide, score["triples"]),
+                        **(
+                            {f"declared TV ({len(score['declared'])})": mean_tv(truth, copy, wide, score["declared"])}
+                            if score["declared"]
+                            else {}
+                        ),
+                        "train-on-copy accuracy": downstream_accuracy(copy, held_out, wide, target),
+                        "marginals measured": ran["marginals measured"],
+                        "wall s": ran["wall s"],
+                        "CPU s": ran["CPU s"],
+                        "peak MB": ran["peak MB"],
+                    }
+                )
+            print(f"ε = {epsilon:g} {label} done: {rows[-1]} (ρ {ran['rho']!r})", file=sys.stderr, flush=True)
+    return rows
 
 
 def main() -> None:
@@ -56,9 +128,13 @@ def main() -> None:
     parser.add_argument("--epsilons", default="1,0.3", help="which ε, comma-separated (default: 1,0.3)")
     parser.add_argument("--methods", default="mst,aim", help="which copies, comma-separated (default: mst,aim)")
     parser.add_argument("--studied", default="", help="columns a buyer studies together: adds AIM on their workload")
+    parser.add_argument("--peers", default="", help="a Python with opendp[mbi]: adds OpenDP's MST and AIM")
+    parser.add_argument("--peer-minutes", type=float, default=30.0, help="stop a peer after this many minutes")
+    parser.add_argument("--table", choices=sorted(TABLES), default="adult", help="which public table (default: adult)")
     args = parser.parse_args()
-    frame, _ = read_csv_path(ROOT / "sample_data" / "adult.csv")
-    schema = adult_schema()
+    path, make_schema = TABLES[args.table]
+    frame, _ = read_csv_path(path)
+    schema = make_schema()
     plan = default_plan(schema)
     columns = synthetic_columns(schema, plan)
     shape = tuple(c.size for c in columns)
@@ -111,9 +187,12 @@ def main() -> None:
                 }
             )
             print(f"ε = {epsilon:g} {method} done: {rows[-1]}", file=sys.stderr, flush=True)
+        if args.peers:
+            score = {"ones": ones, "pairs": pairs, "triples": triples, "declared": declared}
+            rows.extend(peer_rows(args.peers, args.peer_minutes, truth, held_out, shape, target, epsilon, score))
     real = downstream_accuracy(truth, held_out, shape, target)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"### Adult ({len(train):,} training rows, {d} columns): MST vs AIM at (ε, δ = {DELTA:g})\n")
+    print(f"### {args.table} ({len(train):,} training rows, {d} columns): MST vs AIM at (ε, δ = {DELTA:g})\n")
     print(pd.DataFrame(rows).to_markdown(index=False, floatfmt=".3f"))
     print(f"\nReal rows' accuracy (reference): {real:.3f}. Peak memory of the whole run: {peak:,.0f} MB.")
 
