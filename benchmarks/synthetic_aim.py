@@ -71,9 +71,10 @@ def mean_tv(truth: np.ndarray, copy: np.ndarray, shape: tuple[int, ...], cliques
     return float(np.mean([tv(shares(truth, shape, cl), shares(copy, shape, cl)) for cl in cliques]))
 
 
-def finished_within(command: list[str], cpu_seconds: float) -> bool:
+def finished_within(command: list[str], cpu_seconds: float) -> str:
     """Run ``command``; stop it once its process has used ``cpu_seconds`` of CPU (counted as our AIM's budget is,
-    so the machine's load does not decide how far it gets). Reads Linux's ``/proc``."""
+    so the machine's load does not decide how far it gets). Reads Linux's ``/proc``. Says how it ended:
+    ``"finished"``, ``"stopped"`` or ``"failed"``."""
     process = subprocess.Popen(command)
     ticks = os.sysconf("SC_CLK_TCK")
     while True:
@@ -84,11 +85,9 @@ def finished_within(command: list[str], cpu_seconds: float) -> bool:
             if (int(fields[11]) + int(fields[12])) / ticks > cpu_seconds:
                 process.kill()
                 process.wait()
-                return False
+                return "stopped"
             continue
-        if code:
-            sys.exit(f"the peer stopped with an error: {' '.join(command)}")
-        return True
+        return "failed" if code else "finished"
 
 
 def peer_rows(
@@ -112,8 +111,10 @@ def peer_rows(
             command = [python, str(PEER), str(cells), str(out), "--sizes", ",".join(map(str, shape))]
             command += ["--rho", repr(zcdp_rho(epsilon, DELTA)), "--method", method]
             label = f"OpenDP {method.upper()}"
-            if not finished_within(command, 60 * minutes):
-                rows.append({"ε": epsilon, "method": f"{label}: stopped after {minutes:g} CPU min"})
+            ended = finished_within(command, 60 * minutes)
+            if ended != "finished":
+                said = f"stopped after {minutes:g} CPU min" if ended == "stopped" else "refused or failed (its error above)"
+                rows.append({"ε": epsilon, "method": f"{label}: {said}"})
                 continue
             ran = json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
             for draw in ("round", "sample"):
