@@ -13,9 +13,10 @@ which does not shuffle within groups) and ``"sample"``. Every column's cells are
 so OpenDP reads no domain from the data and its δ is 0; OpenDP adds a null key to each column, and
 a drawn null is written as an extra cell, ``size``, that the truth never holds (it counts as error).
 
-OpenDP can refuse a ρ whose per-round shares round above the total; the nearest ρ below that it
-accepts (stepping down by 1e-13 of ρ at a time) is used then, and written in the JSON beside the times; the
-times include the refused attempts.
+OpenDP's MST can refuse a ρ: a share of its selection comes out one last digit above its budget, depending on
+its noisy picks rather than on ρ's last bits. The release is then run again with fresh noise (and ρ a hair
+lower), up to three times; the ρ used is written in the JSON beside the times, which include the refused
+attempts, OpenDP's imports and both draws.
 
 Usage: ``/tmp/opendp-venv/bin/python benchmarks/opendp_peer.py CELLS.npy OUT --sizes 8,9,… --rho R --method mst|aim``
 (writes ``OUT-round.npy``, ``OUT-sample.npy`` and ``OUT.json``).

@@ -1,6 +1,6 @@
 """MST against AIM, our two synthetic copies, on Adult at ε = 1 and 0.3 (issue 34).
 
-Data: the 32,552 rows of sample_data/adult.csv with its declared schema and default plan (14
+Data: the 32,561 rows of sample_data/adult.csv with its declared schema and default plan (14
 columns: numbers in 8 equal-width bins over their declared bounds, categories as declared,
 ``(missing)`` a cell of its own where a column may be missing; ``income`` the declared target).
 Protocol, per method and ε (one run each, seed 0 for the split and the copies): a random 80 % of
