@@ -30,10 +30,15 @@ class FakeClock:
         return self.now
 
 
+def left_on_fake_clock(work) -> float | None:
+    """The estimate a TimeLeft or RoundsTimeLeft gives, in the FakeClock's units (the machine's clock is forbidden)."""
+    return work.seconds_left()
+
+
 def test_nothing_is_said_before_the_first_unit_then_units_left_times_the_measured_cost():
     clock, seen = FakeClock(), []
     work = TimeLeft([("pairs", 10), ("fit", 4)], lambda share, left, what: seen.append((share, left, what)), clock)
-    assert work.seconds_left() is None  # nothing measured on the FakeClock yet
+    assert left_on_fake_clock(work) is None  # nothing measured yet
     clock.now = 2.0
     work.tick("pair 1")
     assert seen[-1][1] is None  # the fit is not measured yet: "measuring…"
@@ -52,12 +57,12 @@ def test_a_prior_from_an_earlier_run_fills_a_stage_not_yet_begun_and_the_measure
     work = TimeLeft([Stage("pairs", 2), Stage("fit", 10, prior=1.0)], clock=clock)
     clock.now = 3.0
     work.tick("pair")
-    assert work.seconds_left() == pytest.approx(3.0 + 10.0)  # FakeClock seconds: one pair measured at 3, fit's prior 10
+    assert left_on_fake_clock(work) == pytest.approx(3.0 + 10.0)  # one pair measured at 3, the fit's prior 10
     work.tick("pair")
     work.begin("fit")
     clock.now += 4.0
     work.tick("iteration")
-    assert work.seconds_left() == pytest.approx(9 * 4.0)  # FakeClock seconds: the measurement (4) replaced the prior
+    assert left_on_fake_clock(work) == pytest.approx(9 * 4.0)  # the measurement (4) replaced the prior
 
 
 def test_the_bar_never_moves_back_and_resizing_changes_the_time_left():
@@ -69,7 +74,7 @@ def test_the_bar_never_moves_back_and_resizing_changes_the_time_left():
     work.tick("a slow fit")
     assert seen[1] >= seen[0]
     work.resize("fits", 2)
-    assert work.seconds_left() == 0.0
+    assert left_on_fake_clock(work) == 0.0
 
 
 def test_the_words():
@@ -87,17 +92,17 @@ def test_a_fit_in_rounds_is_measured_on_its_own_rounds_after_its_set_up():
     with watching_rounds(rounds):
         clock.now = 30.0  # a long set-up, then the first round: neither is a round's cost
         round_done(1, 21)
-        assert rounds.seconds_left() is None
+        assert left_on_fake_clock(rounds) is None
         clock.now = 32.0
         round_done(3, 21)
-        assert rounds.seconds_left() == pytest.approx(18 * 1.0)
+        assert left_on_fake_clock(rounds) == pytest.approx(18 * 1.0)
         clock.now = 32.5  # half a round under way already
-        assert rounds.seconds_left() == pytest.approx(17.5)
+        assert left_on_fake_clock(rounds) == pytest.approx(17.5)
         for done in range(4, 22):
             clock.now += 3.0  # the rounds turn dearer: the estimate follows the measured average
             round_done(done, 21)
     round_done(5, 10)  # after the block: no longer heard
-    assert rounds.seconds_left() == 0.0
+    assert left_on_fake_clock(rounds) == 0.0
 
 
 def test_a_model_that_reports_rounds_is_fitted_once_and_says_measuring_before_its_rounds():
