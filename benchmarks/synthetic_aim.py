@@ -42,6 +42,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -71,6 +72,32 @@ def mean_tv(truth: np.ndarray, copy: np.ndarray, shape: tuple[int, ...], cliques
     return float(np.mean([tv(shares(truth, shape, cl), shares(copy, shape, cl)) for cl in cliques]))
 
 
+@dataclass(frozen=True)
+class Scoring:
+    """How every copy is scored, ours and the peers' alike: the truth of the training rows, the held-out rows and
+    the marginals compared (``declared`` may be empty)."""
+
+    truth: np.ndarray
+    held_out: np.ndarray
+    target: int
+    ones: list[tuple[int, ...]]
+    pairs: list[tuple[int, ...]]
+    triples: list[tuple[int, ...]]
+    declared: list[tuple[int, ...]]
+
+    def quality(self, copy: np.ndarray, shape: tuple[int, ...]) -> dict[str, float]:
+        declared = (
+            {f"declared TV ({len(self.declared)})": mean_tv(self.truth, copy, shape, self.declared)} if self.declared else {}
+        )
+        return {
+            "1-way TV": mean_tv(self.truth, copy, shape, self.ones),
+            "2-way TV": mean_tv(self.truth, copy, shape, self.pairs),
+            f"3-way TV ({len(self.triples)})": mean_tv(self.truth, copy, shape, self.triples),
+            **declared,
+            "train-on-copy accuracy": downstream_accuracy(copy, self.held_out, shape, self.target),
+        }
+
+
 def finished_within(command: list[str], cpu_seconds: float) -> str:
     """Run ``command``; stop it once its process has used ``cpu_seconds`` of CPU (counted as our AIM's budget is,
     so the machine's load does not decide how far it gets). Reads Linux's ``/proc``. Says how it ended:
@@ -90,22 +117,13 @@ def finished_within(command: list[str], cpu_seconds: float) -> str:
         return "failed" if code else "finished"
 
 
-def peer_rows(
-    python: str,
-    minutes: float,
-    truth: np.ndarray,
-    held_out: np.ndarray,
-    shape: tuple[int, ...],
-    target: int,
-    epsilon: float,
-    score: dict[str, list[tuple[int, ...]]],
-) -> list[dict]:
+def peer_rows(python: str, minutes: float, scoring: Scoring, shape: tuple[int, ...], epsilon: float) -> list[dict]:
     """OpenDP's MST and AIM on ``truth`` at our copy's ρ, each draw scored as ours are (a drawn null is a cell of its own)."""
     wide = tuple(size + 1 for size in shape)
     rows = []
     with tempfile.TemporaryDirectory() as folder:
         cells = Path(folder) / "cells.npy"
-        np.save(cells, truth)
+        np.save(cells, scoring.truth)
         for method in ("mst", "aim"):
             out = Path(folder) / method
             command = [python, str(PEER), str(cells), str(out), "--sizes", ",".join(map(str, shape))]
@@ -123,15 +141,7 @@ def peer_rows(
                     {
                         "ε": epsilon,
                         "method": f"{label} ({draw})",
-                        "1-way TV": mean_tv(truth, copy, wide, score["ones"]),
-                        "2-way TV": mean_tv(truth, copy, wide, score["pairs"]),
-                        f"3-way TV ({len(score['triples'])})": mean_tv(truth, copy, wide, score["triples"]),
-                        **(
-                            {f"declared TV ({len(score['declared'])})": mean_tv(truth, copy, wide, score["declared"])}
-                            if score["declared"]
-                            else {}
-                        ),
-                        "train-on-copy accuracy": downstream_accuracy(copy, held_out, wide, target),
+                        **scoring.quality(copy, wide),
                         "marginals measured": ran["marginals measured"],
                         "wall s": ran["wall s"],
                         "CPU s": ran["CPU s"],
@@ -176,6 +186,7 @@ def main() -> None:
     workload = studied_together(studied, schema.target.name) if studied else None
     declared = [tuple(sorted(names.index(name) for name in entry)) for entry in workload or []]
     methods = args.methods.split(",") + (["aim-declared"] if workload else [])
+    scoring = Scoring(truth, held_out, target, ones, pairs, triples, declared)
     rows = []
     for epsilon in (1.0,) if args.quick else [float(e) for e in args.epsilons.split(",")]:
         for method in methods:
@@ -197,11 +208,7 @@ def main() -> None:
                 {
                     "ε": epsilon,
                     "method": "AIM (declared)" if method == "aim-declared" else method.upper(),
-                    "1-way TV": mean_tv(truth, cells, shape, ones),
-                    "2-way TV": mean_tv(truth, cells, shape, pairs),
-                    f"3-way TV ({len(triples)})": mean_tv(truth, cells, shape, triples),
-                    **({f"declared TV ({len(declared)})": mean_tv(truth, cells, shape, declared)} if declared else {}),
-                    "train-on-copy accuracy": downstream_accuracy(cells, held_out, shape, target),
+                    **scoring.quality(cells, shape),
                     "marginals measured": len(copy.report["measured"]),
                     "wall s": seconds,
                     "CPU s": cpu,
@@ -209,8 +216,7 @@ def main() -> None:
             )
             print(f"ε = {epsilon:g} {method} done: {rows[-1]}", file=sys.stderr, flush=True)
         if args.peers:
-            score = {"ones": ones, "pairs": pairs, "triples": triples, "declared": declared}
-            rows.extend(peer_rows(args.peers, args.peer_minutes, truth, held_out, shape, target, epsilon, score))
+            rows.extend(peer_rows(args.peers, args.peer_minutes, scoring, shape, epsilon))
     real = downstream_accuracy(truth, held_out, shape, target)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"### {args.table} ({len(train):,} training rows, {d} columns): MST vs AIM at (ε, δ = {DELTA:g})\n")
