@@ -306,7 +306,21 @@ def _gate_from_session():
 
 
 def _analysts_session(path, subject, email, barrier, results):
-    """One app process serving one analyst's session: three trainings at ε = 0.1, started with the others'."""
+    """One app process serving one analyst's session: three trainings at ε = 0.1, started with the others'.
+
+    An error in the process is sent as its outcome, with its traceback: the test then fails at once and says
+    why, instead of waiting out the queue's limit for a result that never comes.
+    """
+    import traceback
+
+    try:
+        results.put(_trainings(path, subject, email, barrier))
+    except BaseException:
+        barrier.abort()  # the others must not wait for this one at the start line
+        results.put([(subject, "crashed: " + traceback.format_exc())])
+
+
+def _trainings(path, subject, email, barrier):
     import os
 
     from streamlit.testing.v1 import AppTest
@@ -332,7 +346,7 @@ def _analysts_session(path, subject, email, barrier, results):
             trained = at.session_state[STATE_KEY].trained
             outcome = "ok" if trained is not None and trained is not before else "error: " + " ".join(e.value for e in at.error)
         outcomes.append((subject, outcome))
-    results.put(outcomes)
+    return outcomes
 
 
 @pytest.mark.slow
