@@ -107,6 +107,18 @@ APP = str(REPO / "dpstudio" / "app.py")
 APP_TIMEOUT = 900
 
 
+#: pytest's own main module, as the process started.
+_PYTESTS_MAIN = sys.modules["__main__"]
+
+
+@pytest.fixture(autouse=True)
+def _pytests_main_module(monkeypatch):
+    """Every test starts and ends with pytest's ``__main__``: an AppTest installs the app script there and leaves
+    it, and a later test's spawned process would then run the app on start-up and die before its work (a full
+    run waited 15 minutes for eight such processes). Here for every test, whichever helper opened the app."""
+    monkeypatch.setitem(sys.modules, "__main__", _PYTESTS_MAIN)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _scan_streamlit_components_once():
     """Every new AppTest scans all installed packages' metadata for Streamlit components; the answer never changes within a run."""
@@ -122,9 +134,6 @@ def app(tmp_path, monkeypatch):
     from streamlit.testing.v1 import AppTest
 
     monkeypatch.setenv("DPSTUDIO_LEDGER", str(tmp_path / "ledger.sqlite3"))
-    # Streamlit installs the app script as sys.modules["__main__"] and leaves it there; a later
-    # test's spawned process would then run the app again on start-up. Put pytest's back.
-    monkeypatch.setitem(sys.modules, "__main__", sys.modules["__main__"])
 
     def open_page(page: str | None = None):
         at = AppTest.from_file(APP, default_timeout=APP_TIMEOUT).run()
