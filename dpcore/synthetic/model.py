@@ -2,16 +2,14 @@
 
 Post-processing only: the fit and the draw see the noisy marginals of
 :mod:`dpcore.synthetic.measure` and their noise's standard deviations, never the data, so they
-cost no privacy. The inference (mirror descent over the marginal polytope, Private-PGM's
-estimator) and the sampling (randomized rounding along the junction tree) are the library's;
-this module only translates. The library draws the rows from numpy's global generator, so the
-draw seeds it from the copy's own randomness under a lock and restores its state afterwards
-(dpcore itself never draws from the global generator).
+cost no privacy. The inference (mirror descent over the marginal polytope) is Private-PGM's
+estimator; this module only translates. The rows are drawn along the library's junction tree by
+:mod:`dpcore.synthetic.sampling`, from the copy's own generator.
 
 ``mbi`` runs on JAX and is imported when a copy is first made, so the engine imports without
 it. Before that first import JAX is switched to float64 (float32 stalls the estimator on large
-tables). Compiling is most of a copy's time (on Adult: about 20 CPU seconds for the fit's programs
-and 8 for the draw's, against 0.2 s for the 1,000 iterations themselves), so the programs that take
+tables). Compiling is most of a copy's time (on Adult: about 17 CPU seconds for the fit's programs
+and 3 for the draw's, against 0.2 s for the 1,000 iterations themselves), so the programs that take
 at least :data:`CACHED_COMPILE_SECONDS` to compile are kept in JAX's persistent compilation cache
 (under ``$XDG_CACHE_HOME/dpstudio/jax``, or :data:`COMPILE_CACHE_ENV`; ``off`` turns it off): a
 later copy of the same table, in another process, reuses them. Only those large programs: Private-
@@ -22,7 +20,6 @@ All are settings of the JAX process, changed only when a synthetic copy is made.
 from __future__ import annotations
 
 import os
-import threading
 from functools import cache
 from typing import Any
 
@@ -32,6 +29,7 @@ from dpcore.exceptions import DataError
 from dpcore.i18n import _
 from dpcore.progress import Stage, TimeLeft
 from dpcore.synthetic.measure import Measurement
+from dpcore.synthetic.sampling import draw_cells
 
 #: Mirror-descent iterations of the fit. Chosen on Adult and small tables: the loss stops
 #: moving well before this, and one iteration on a spanning tree of 13 columns takes ms.
@@ -39,9 +37,9 @@ ITERATIONS = 1000
 #: The library reports its fit every this many iterations.
 REPORT_EVERY = 50
 #: Drawing the rows costs about this share of the model's set-up (both are mostly JAX compiling programs for the
-#: model's cliques): measured 0.62, 0.46 and 0.64 on 12-, 20- and 40-column Adult analogs on a 2-core machine.
-DRAWING_PER_SETUP = 0.6
-_GLOBAL_NUMPY = threading.Lock()
+#: model's junction tree): measured 0.14, 0.28, 0.28 and 0.25 on 12-, 20-, 40- and 76-column Adult analogs on a
+#: 2-core machine (wall clock; 0.18-0.32 in CPU seconds).
+DRAWING_PER_SETUP = 0.25
 #: Where JAX keeps compiled programs between processes ("off": nowhere).
 COMPILE_CACHE_ENV = "DPSTUDIO_JAX_CACHE"
 #: Programs compiled in less time than this are not written to the persistent cache.
@@ -184,16 +182,9 @@ def estimate(
 def draw(model: Any, shape: tuple[int, ...], rows: int, seed: int, method: str = "round") -> np.ndarray:
     """``rows`` rows of cells (rows × columns) drawn from a fitted model, seeded from the copy's own randomness.
 
-    ``method``: the library's ``"round"`` (randomized rounding: the copy's marginals closest to the model's) or
-    ``"sample"`` (independent rows).
+    ``method``: ``"round"`` (each group's rows spread evenly over its distribution: the copy's marginals close to
+    the model's) or ``"sample"`` (independent rows); see :mod:`dpcore.synthetic.sampling`.
     """
-    labels = names(shape)
-    with _GLOBAL_NUMPY:  # the library draws from numpy's global generator: seed it, then put its state back
-        saved = np.random.get_state()  # noqa: NPY002 (the library reads the global generator)
-        np.random.seed(int(seed) % (2**32))  # noqa: NPY002
-        try:
-            data = model.synthetic_data(max(int(rows), 1), method=method)
-        finally:
-            np.random.set_state(saved)  # noqa: NPY002
-    cells = np.column_stack([np.asarray(data.data[name], dtype=np.int64) for name in labels])
-    return cells[: int(rows)] if rows > 0 else cells[:0]
+    if rows <= 0:
+        return np.zeros((0, len(shape)), dtype=np.int64)
+    return draw_cells(model, names(shape), int(rows), np.random.default_rng(int(seed)), method)
