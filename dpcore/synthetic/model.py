@@ -8,7 +8,7 @@ estimator; this module only translates. The rows are drawn along the library's j
 
 ``mbi`` runs on JAX and is imported when a copy is first made, so the engine imports without
 it. Before that first import JAX is switched to float64 (float32 stalls the estimator on large
-tables). Compiling is most of a copy's time (on Adult: about 17 CPU seconds for the fit's programs
+tables). Compiling is most of a copy's time (on Adult: about 13 CPU seconds for the fit's programs
 and 3 for the draw's, against 0.2 s for the 1,000 iterations themselves), so the programs that take
 at least :data:`CACHED_COMPILE_SECONDS` to compile are kept in JAX's persistent compilation cache
 (under ``$XDG_CACHE_HOME/dpstudio/jax``, or :data:`COMPILE_CACHE_ENV`; ``off`` turns it off): a
@@ -20,7 +20,7 @@ All are settings of the JAX process, changed only when a synthetic copy is made.
 from __future__ import annotations
 
 import os
-from functools import cache
+from functools import cache, partial
 from typing import Any
 
 import numpy as np
@@ -37,8 +37,8 @@ ITERATIONS = 1000
 #: The library reports its fit every this many iterations.
 REPORT_EVERY = 50
 #: Drawing the rows costs about this share of the model's set-up (both are mostly JAX compiling programs for the
-#: model's junction tree): measured 0.14, 0.28, 0.28 and 0.25 on 12-, 20-, 40- and 76-column Adult analogs on a
-#: 2-core machine (wall clock; 0.18-0.32 in CPU seconds).
+#: model's junction tree): measured 0.24 on Adult's 14 columns and 0.29 on a 76-column analog of 2,700 rows on a
+#: 2-core machine (wall clock, ``benchmarks/synthetic_steps.py``).
 DRAWING_PER_SETUP = 0.25
 #: Where JAX keeps compiled programs between processes ("off": nowhere).
 COMPILE_CACHE_ENV = "DPSTUDIO_JAX_CACHE"
@@ -168,7 +168,7 @@ def estimate(
     labels = names(shape)
     domain = mbi.Domain(labels, shape)
     linear = [mbi.LinearMeasurement(m.noisy, tuple(labels[i] for i in m.clique), stddev=m.stddev) for m in measurements]
-    return mbi.estimation.MirrorDescent().estimate(
+    return mirror_descent()().estimate(
         domain,
         linear,
         known_total=noisy_total(measurements),
@@ -177,6 +177,34 @@ def estimate(
         warm_start=warm_start,
         tol=tol,
     )
+
+
+@cache
+def mirror_descent() -> Any:
+    """Private-PGM's mirror descent, a fit from scratch started by one compiled program.
+
+    The library starts a fit op by op: the first loss alone compiled three small programs per
+    measured marginal's shape (75 on Adult, about 3 of the fit's 11 s of compiling). Compiled
+    whole, a cold start is one program. A warm start (AIM's refits, each on a grown model) keeps
+    the library's way: its small programs are compiled once for the shapes every round shares,
+    where a whole start would be compiled again for each round's model (measured: AIM on Adult
+    took 38 CPU s instead of 28). The estimator is otherwise the library's own.
+    """
+    import jax
+
+    mbi = private_pgm()
+
+    class MirrorDescent(mbi.estimation.MirrorDescent):  # type: ignore[name-defined]
+        def _init(self, domain, loss_fn, known_total, *, warm_start=None, constraints=()):  # type: ignore[no-untyped-def]
+            if warm_start is not None:
+                return super()._init(domain, loss_fn, known_total, warm_start=warm_start, constraints=constraints)
+            return self._cold_start(domain, loss_fn, known_total, constraints=constraints)
+
+        @partial(jax.jit, static_argnames=("self", "domain", "constraints"))
+        def _cold_start(self, domain, loss_fn, known_total, constraints=()):  # type: ignore[no-untyped-def]
+            return super()._init(domain, loss_fn, known_total, constraints=constraints)
+
+    return MirrorDescent
 
 
 def draw(model: Any, shape: tuple[int, ...], rows: int, seed: int, method: str = "round") -> np.ndarray:
