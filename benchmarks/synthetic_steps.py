@@ -14,6 +14,8 @@ Run: ``PYTHONPATH=. nice -n 5 .venv/bin/python benchmarks/synthetic_steps.py [--
 from __future__ import annotations
 
 import argparse
+import logging
+import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -30,10 +32,29 @@ from dpcore.synthetic.model import draw, estimate, private_pgm
 from dpcore.tables.loading import read_csv_path
 
 
-def timed(label: str, step: Callable[[], Any]) -> Any:
+class Compiles(logging.Handler):
+    """Counts JAX's compilations and their seconds, from its own log lines (``jax_log_compiles``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.count, self.seconds = 0, 0.0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        found = re.search(r"Finished XLA compilation of \S+ in ([0-9.e-]+) sec", record.getMessage())
+        if found:
+            self.count += 1
+            self.seconds += float(found.group(1))
+
+
+def timed(label: str, step: Callable[[], Any], compiles: Compiles) -> Any:
     wall, cpu = time.perf_counter(), time.process_time()
+    count, seconds = compiles.count, compiles.seconds
     result = step()
-    print(f"{label}: {time.perf_counter() - wall:.1f} s wall clock, {time.process_time() - cpu:.1f} s CPU", flush=True)
+    print(
+        f"{label}: {time.perf_counter() - wall:.1f} s wall clock, {time.process_time() - cpu:.1f} s CPU; "
+        f"{compiles.count - count} programs compiled in {compiles.seconds - seconds:.1f} s",
+        flush=True,
+    )
     return result
 
 
@@ -43,6 +64,12 @@ def main() -> None:
     parser.add_argument("--width", type=int, default=0, help="Adult widened to this many columns (default: Adult's own)")
     args = parser.parse_args()
     private_pgm()
+    import jax
+
+    jax.config.update("jax_log_compiles", True)
+    compiles = Compiles()
+    logging.getLogger("jax").addHandler(compiles)
+    logging.getLogger("jax").propagate = False  # counted, not printed
     if args.width:
         frame, schema = wide_adult(args.width, rows=2700 if args.width > 40 else None)
     else:
@@ -53,10 +80,12 @@ def main() -> None:
     calibration = Calibration(1.0, 1e-6, "gaussian", "add/remove", 1, len(columns), anchored=True)
     anchor = [c.name for c in columns].index(schema.target.name)
     print(f"{len(frame):,} rows, {len(columns)} columns", flush=True)
-    measurements = timed("measure", lambda: measure(encode(frame, columns, rng), shape, calibration, rng, anchor=anchor))
+    measurements = timed(
+        "measure", lambda: measure(encode(frame, columns, rng), shape, calibration, rng, anchor=anchor), compiles
+    )
     for run in ("first", "again"):
-        model = timed(f"fit ({run})", lambda: estimate(measurements, shape))
-        timed(f"draw ({run})", lambda: draw(model, shape, len(frame), 1))  # noqa: B023 (called at once)
+        model = timed(f"fit ({run})", lambda: estimate(measurements, shape), compiles)
+        timed(f"draw ({run})", lambda: draw(model, shape, len(frame), 1), compiles)  # noqa: B023 (called at once)
 
 
 if __name__ == "__main__":

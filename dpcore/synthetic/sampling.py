@@ -37,6 +37,8 @@ def draw_cells(model: Any, labels: list[str], rows: int, rng: np.random.Generato
     """``rows`` rows of cells (rows × columns, columns in ``labels``' order) drawn from ``model``."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}")
+    if getattr(model, "constraints", ()):
+        raise ValueError("a model fitted under constraints is drawn by the library's own sampler")
     nodes, elimination = junction_tree(model)
     steps = drawing_steps(nodes, elimination)
     drawn: dict[str, np.ndarray] = {}
@@ -87,6 +89,7 @@ def fitted_tables(model: Any, targets: list[Clique]) -> list[np.ndarray]:
 def propagated_tables(model: Any, nodes: tuple[Clique, ...], targets: list[Clique]) -> list[np.ndarray]:
     """Each target's table summed from the junction tree node's marginal, by the library's message passing."""
     beliefs = _beliefs_program()(model.potentials, float(model.total), nodes)
+    # Every target lies in a node: the nodes are all the maximal cliques of the triangulated graph.
     return [_project(beliefs[_holding_clique(nodes, target)], target) for target in targets]
 
 
@@ -140,4 +143,7 @@ def _draw_column(table: np.ndarray, parents: list[np.ndarray], rows: int, rng: n
     # One search for every row: group g's cumulative distribution shifted to [g, g + 1].
     shifted = (cumulative + np.arange(len(groups))[:, None]).ravel()
     position = np.searchsorted(shifted, uniform + group_of_row, side="right")
-    return np.minimum(position - group_of_row * size, size - 1)
+    # A uniform within an ulp of 1 rounds to g + 1 and would run past its group: keep it on the group's last value
+    # with mass, never on a value the model rules out.
+    last = size - 1 - np.argmax(weights[:, ::-1] > 0, axis=1)
+    return np.minimum(position - group_of_row * size, last[group_of_row])

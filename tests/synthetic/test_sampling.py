@@ -44,6 +44,55 @@ def _model_law(model, columns: tuple[int, ...]) -> np.ndarray:
     return table / table.sum()
 
 
+def test_the_steps_multiply_to_the_model_s_joint_law_whichever_way_their_tables_are_read(with_a_cycle, a_chain):
+    letters = {label: chr(ord("a") + i) for i, label in enumerate(names(SHAPE))}
+    for model in (with_a_cycle, a_chain):
+        nodes, elimination = sampling.junction_tree(model)
+        steps = sampling.drawing_steps(nodes, elimination)
+        joint, order = np.ones(()), ""
+        for (parents, column), table in zip(steps, sampling.step_tables(model, nodes, steps), strict=True):
+            conditional = table / table.sum(axis=-1, keepdims=True)
+            given = "".join(letters[p] for p in parents) + letters[column]
+            joint = np.einsum(f"{order},{given}->{order}{letters[column]}", joint, conditional)
+            order += letters[column]
+        law = _model_law(model, tuple(ord(letter) - ord("a") for letter in order))
+        np.testing.assert_allclose(joint, law, atol=1e-9)
+
+
+def test_the_cycle_s_tables_need_the_message_passing_and_the_chain_s_are_read_from_its_fit(with_a_cycle, a_chain):
+    for model, fitted in ((with_a_cycle, False), (a_chain, True)):
+        nodes, elimination = sampling.junction_tree(model)
+        targets = [(*parents, column) for parents, column in sampling.drawing_steps(nodes, elimination)]
+        held = [any(set(target) <= set(clique) for clique in model.marginals.cliques) for target in targets]
+        assert all(held) is fitted
+
+
+class _EdgeOfOne:
+    """A generator whose every uniform is the largest double below 1, and whose permutations are the identity."""
+
+    def random(self, size: int) -> np.ndarray:
+        return np.full(size, np.nextafter(1.0, 0.0))
+
+    def permutation(self, size: int) -> np.ndarray:
+        return np.arange(size)
+
+
+@pytest.mark.parametrize("method", ["sample", "round"])
+def test_a_value_the_model_rules_out_is_never_drawn_even_at_the_edge_of_one(method):
+    table = np.array([[1.0, 0.0], [1.0, 0.0], [1.0, 0.0], [2.0, 0.0]])  # four parent values, the column always 0
+    parent = np.array([0, 1, 2, 3, 3])
+    drawn = sampling._draw_column(table, [parent], 5, _EdgeOfOne(), method)  # type: ignore[arg-type]
+    assert drawn.tolist() == [0, 0, 0, 0, 0]
+
+
+def test_a_parent_value_without_mass_falls_back_on_the_column_s_own_law_and_a_single_value_column_works():
+    table = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 3.0]])
+    drawn = sampling._draw_column(table, [np.zeros(4000, dtype=int)], 4000, np.random.default_rng(1), "sample")
+    assert set(np.unique(drawn)) == {0, 2}
+    single = sampling._draw_column(np.array([[5.0]]), [np.zeros(1, dtype=int)], 1, np.random.default_rng(1), "round")
+    assert single.tolist() == [0]
+
+
 @pytest.mark.parametrize("columns", [(0, 1, 2), (2, 3), (1, 3), (0, 3)])
 def test_independent_rows_follow_the_model_s_law_on_its_cliques_and_beyond(with_a_cycle, columns):
     rows = draw(with_a_cycle, SHAPE, 20_000, seed=3, method="sample")
