@@ -196,7 +196,7 @@ def _free(cliques: list[Clique]) -> set[Clique]:
 
 
 def _allowed(
-    mbi: Any, domain: Any, labels: list[str], weights: dict[Clique, float], measured: list[Clique], limit: float
+    mbi: Any, domain: Any, labels: list[int], weights: dict[Clique, float], measured: list[Clique], limit: float
 ) -> set[Clique]:
     """The candidates whose measurement keeps the model under ``limit`` MB, or does not grow it (the model's structure only).
 

@@ -99,9 +99,14 @@ def compile_cache_directory() -> str | None:
     return os.path.join(base, "dpstudio", "jax")
 
 
-def names(shape: tuple[int, ...]) -> list[str]:
-    """The library's attribute names for our column positions (the owner's names never reach it)."""
-    return [f"c{i}" for i in range(len(shape))]
+def names(shape: tuple[int, ...]) -> list[int]:
+    """The library's attribute names for our column positions (the owner's names never reach it).
+
+    Integers, not strings: the library orders its messages through sets of names, and Python hashes
+    strings differently in every process but integers the same, so with integers a model of the same
+    cliques compiles to the same programs in every process and the persistent cache finds them.
+    """
+    return list(range(len(shape)))
 
 
 def noisy_total(measurements: list[Measurement]) -> float:
@@ -167,7 +172,9 @@ def estimate(
     mbi = private_pgm()
     labels = names(shape)
     domain = mbi.Domain(labels, shape)
-    linear = [mbi.LinearMeasurement(m.noisy, tuple(labels[i] for i in m.clique), stddev=m.stddev) for m in measurements]
+    # In one order whatever order they were chosen in: the compiled programs then depend on the model's cliques alone.
+    ordered = sorted(measurements, key=lambda m: (len(m.clique), m.clique))
+    linear = [mbi.LinearMeasurement(m.noisy, tuple(labels[i] for i in m.clique), stddev=m.stddev) for m in ordered]
     return mirror_descent()().estimate(
         domain,
         linear,

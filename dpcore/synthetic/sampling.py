@@ -27,13 +27,13 @@ import numpy as np
 #: (stratified, so the copy's counts stay within a row or two of the model's), "sample" draws them independently.
 METHODS = ("round", "sample")
 
-#: Columns of the model, by the library's names.
-Clique = tuple[str, ...]
+#: Columns of the model, by the library's names (our column positions).
+Clique = tuple[int, ...]
 #: One column to draw, after the columns it depends on (its parents).
-Step = tuple[Clique, str]
+Step = tuple[Clique, int]
 
 
-def draw_cells(model: Any, labels: list[str], rows: int, rng: np.random.Generator, method: str = "round") -> np.ndarray:
+def draw_cells(model: Any, labels: list[int], rows: int, rng: np.random.Generator, method: str = "round") -> np.ndarray:
     """``rows`` rows of cells (rows × columns, columns in ``labels``' order) drawn from ``model``."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}")
@@ -41,13 +41,13 @@ def draw_cells(model: Any, labels: list[str], rows: int, rng: np.random.Generato
         raise ValueError("a model fitted under constraints is drawn by the library's own sampler")
     nodes, elimination = junction_tree(model)
     steps = drawing_steps(nodes, elimination)
-    drawn: dict[str, np.ndarray] = {}
+    drawn: dict[int, np.ndarray] = {}
     for (parents, column), table in zip(steps, step_tables(model, nodes, steps), strict=True):
         drawn[column] = _draw_column(table, [drawn[name] for name in parents], rows, rng, method)
     return np.column_stack([drawn[name] for name in labels]).astype(np.int64, copy=False)
 
 
-def junction_tree(model: Any) -> tuple[tuple[Clique, ...], list[str]]:
+def junction_tree(model: Any) -> tuple[tuple[Clique, ...], list[int]]:
     """The library's junction tree of the model's cliques: its nodes, and the elimination order that made it."""
     from mbi import junction_tree as trees
 
@@ -55,14 +55,14 @@ def junction_tree(model: Any) -> tuple[tuple[Clique, ...], list[str]]:
     return tuple(tuple(node) for node in tree.nodes), list(elimination)
 
 
-def drawing_steps(nodes: tuple[Clique, ...], elimination: list[str]) -> list[Step]:
+def drawing_steps(nodes: tuple[Clique, ...], elimination: list[int]) -> list[Step]:
     """The columns in drawing order, each with the columns drawn before it on which it depends (its parents).
 
     In the reverse of the junction tree's elimination order, a column's neighbours drawn before it
     form a clique with it in the triangulated graph, so one tree node holds them all.
     """
     steps: list[Step] = []
-    drawn: list[str] = []
+    drawn: list[int] = []
     for column in reversed(elimination):
         neighbours = set().union(*(set(node) for node in nodes if column in node))
         steps.append((tuple(name for name in drawn if name in neighbours), column))
