@@ -85,7 +85,7 @@ def main() -> None:
     )
     for run in ("first", "again"):
         model = timed(f"fit ({run})", lambda: estimate(measurements, shape), compiles)
-        timed(f"draw ({run})", lambda: draw(model, shape, len(frame), 1), compiles)  # noqa: B023 (called at once)
+        timed(f"draw ({run})", lambda: draw(model, shape, len(frame), np.random.default_rng(1)), compiles)  # noqa: B023 (called at once)
 
 
 if __name__ == "__main__":

@@ -282,7 +282,7 @@ def measure_and_fit(
     scoring_rows = int(min(SCORING_ROWS, max(FEWEST_SCORING_ROWS, SCORING_CELLS // len(order))))
     while not last:
         rounds += 1
-        sample = draw(model, shape, scoring_rows, int(rng.integers(0, 2**31 - 1)), method="sample")
+        sample = draw(model, shape, scoring_rows, rng, method="sample")
         scale = float(model.total) / scoring_rows
         if previous is not None:  # anneal when the last measurement barely moved the model: its noise was too loud
             chosen, before, sigma = previous

@@ -120,12 +120,12 @@ def fit_and_sample(
     measurements: list[Measurement],
     shape: tuple[int, ...],
     rows: int,
-    seed: int,
+    rng: np.random.Generator,
     work: TimeLeft | None = None,
     iterations: int = ITERATIONS,
     warm_start: Any = None,
 ) -> np.ndarray:
-    """Fit Private-PGM to ``measurements`` and draw ``rows`` rows of cells (rows × columns).
+    """Fit Private-PGM to ``measurements`` and draw ``rows`` rows of cells (rows × columns) with the copy's ``rng``.
 
     ``work`` (with the stages of :func:`fit_stages`) is told of every report of the fit; ``warm_start``: a model of
     the same measurements fitted earlier (AIM's last refit), which the fit starts from.
@@ -153,7 +153,7 @@ def fit_and_sample(
     model = estimate(measurements, shape, iterations=iterations, callback=tick, warm_start=warm_start)
     if work is not None:
         work.begin("drawing", _("Drawing the rows…"))
-    cells = draw(model, shape, rows, seed)
+    cells = draw(model, shape, rows, rng)
     if work is not None:
         work.tick(_("Rows drawn."), len(measurements))
     return cells
@@ -194,8 +194,8 @@ def mirror_descent() -> Any:
     measured marginal's shape (75 on Adult, about 3 of the fit's 11 s of compiling). Compiled
     whole, a cold start is one program. A warm start (AIM's refits, each on a grown model) keeps
     the library's way: its small programs are compiled once for the shapes every round shares,
-    where a whole start would be compiled again for each round's model (measured: AIM on Adult
-    took 38 CPU s instead of 28). The estimator is otherwise the library's own.
+    where a whole start would be compiled again for each round's model (one run of AIM on Adult
+    took 38 CPU s that way against 28). The estimator is otherwise the library's own.
     """
     import jax
 
@@ -214,12 +214,12 @@ def mirror_descent() -> Any:
     return MirrorDescent
 
 
-def draw(model: Any, shape: tuple[int, ...], rows: int, seed: int, method: str = "round") -> np.ndarray:
-    """``rows`` rows of cells (rows × columns) drawn from a fitted model, seeded from the copy's own randomness.
+def draw(model: Any, shape: tuple[int, ...], rows: int, rng: np.random.Generator, method: str = "round") -> np.ndarray:
+    """``rows`` rows of cells (rows × columns) drawn from a fitted model with the copy's own generator.
 
     ``method``: ``"round"`` (each group's rows spread evenly over its distribution: the copy's marginals close to
     the model's) or ``"sample"`` (independent rows); see :mod:`dpcore.synthetic.sampling`.
     """
     if rows <= 0:
         return np.zeros((0, len(shape)), dtype=np.int64)
-    return draw_cells(model, names(shape), int(rows), np.random.default_rng(int(seed)), method)
+    return draw_cells(model, names(shape), int(rows), rng, method)

@@ -37,7 +37,7 @@ def draw_cells(model: Any, labels: list[int], rows: int, rng: np.random.Generato
     """``rows`` rows of cells (rows × columns, columns in ``labels``' order) drawn from ``model``."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}")
-    if getattr(model, "constraints", ()):
+    if model.constraints:
         raise ValueError("a model fitted under constraints is drawn by the library's own sampler")
     nodes, elimination = junction_tree(model)
     steps = drawing_steps(nodes, elimination)
@@ -76,14 +76,15 @@ def step_tables(model: Any, nodes: tuple[Clique, ...], steps: list[Step]) -> lis
     Read from the fitted model's marginals when its cliques hold every step, else propagated over the tree.
     """
     targets = [(*parents, column) for parents, column in steps]
-    if all(_holding_clique(model.marginals.cliques, target) for target in targets):
-        return fitted_tables(model, targets)
+    held = [_holding_clique(model.marginals.cliques, target) for target in targets]
+    if all(held):
+        return fitted_tables(model, targets, held)
     return propagated_tables(model, nodes, targets)
 
 
-def fitted_tables(model: Any, targets: list[Clique]) -> list[np.ndarray]:
-    """Each target's table summed from a fitted clique's marginal that holds it."""
-    return [_project(model.marginals[_holding_clique(model.marginals.cliques, target)], target) for target in targets]
+def fitted_tables(model: Any, targets: list[Clique], held: list[Clique | None]) -> list[np.ndarray]:
+    """Each target's table summed from the fitted clique's marginal that holds it (``held``, every one found)."""
+    return [_project(model.marginals[clique], target) for clique, target in zip(held, targets, strict=True)]
 
 
 def propagated_tables(model: Any, nodes: tuple[Clique, ...], targets: list[Clique]) -> list[np.ndarray]:

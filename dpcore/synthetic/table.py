@@ -262,7 +262,7 @@ def synthesize_table(
             work.begin("pairs", _("Counting pairs of columns…"))
             measurements = measure(encode(frame, columns, rng), shape, calibration, rng, work, anchor=anchor)
         rows = copy_rows(measurements, public_rows)
-        cells = fit_and_sample(measurements, shape, rows, int(rng.integers(0, 2**31 - 1)), work, warm_start=model)
+        cells = fit_and_sample(measurements, shape, rows, rng, work, warm_start=model)
         work.begin("writing", _("Writing the copy and its report…"))
         result = finish(
             columns,

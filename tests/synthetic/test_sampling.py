@@ -95,7 +95,7 @@ def test_a_parent_value_without_mass_falls_back_on_the_column_s_own_law_and_a_si
 
 @pytest.mark.parametrize("columns", [(0, 1, 2), (2, 3), (1, 3), (0, 3)])
 def test_independent_rows_follow_the_model_s_law_on_its_cliques_and_beyond(with_a_cycle, columns):
-    rows = draw(with_a_cycle, SHAPE, 20_000, seed=3, method="sample")
+    rows = draw(with_a_cycle, SHAPE, 20_000, np.random.default_rng(3), method="sample")
     counts = marginal(rows, SHAPE, columns)
     # Drawn from exactly the model's distribution: a false alarm once in 1/ALPHA seeds.
     assert chi_square_pvalue(counts, _model_law(with_a_cycle, columns)) > ALPHA
@@ -104,7 +104,7 @@ def test_independent_rows_follow_the_model_s_law_on_its_cliques_and_beyond(with_
 def test_rounded_rows_spread_each_parent_group_within_two_rows_of_the_model(with_a_cycle):
     nodes, elimination = sampling.junction_tree(with_a_cycle)
     steps = sampling.drawing_steps(nodes, elimination)
-    rows = draw(with_a_cycle, SHAPE, 7_001, seed=4)
+    rows = draw(with_a_cycle, SHAPE, 7_001, np.random.default_rng(4))
     index = {label: i for i, label in enumerate(names(SHAPE))}
     for parents, column in steps:
         law = _model_law(with_a_cycle, (*(index[p] for p in parents), index[column]))
@@ -120,15 +120,20 @@ def test_rounded_rows_spread_each_parent_group_within_two_rows_of_the_model(with
 
 def test_tables_read_from_the_fitted_cliques_are_those_of_the_library_s_message_passing(a_chain):
     nodes, elimination = sampling.junction_tree(a_chain)
-    targets = [(*parents, column) for parents, column in sampling.drawing_steps(nodes, elimination)]
-    fitted = sampling.fitted_tables(a_chain, targets)  # a chain: every table lies in a fitted clique
+    steps = sampling.drawing_steps(nodes, elimination)
+    targets = [(*parents, column) for parents, column in steps]
+    fitted = sampling.step_tables(a_chain, nodes, steps)  # a chain: every table is read from a fitted clique
     for read, propagated in zip(fitted, sampling.propagated_tables(a_chain, nodes, targets), strict=True):
         np.testing.assert_allclose(read, propagated, rtol=1e-6, atol=1e-9)
 
 
 def test_a_seed_gives_the_same_rows_and_no_rows_is_an_empty_table(a_chain):
-    assert np.array_equal(draw(a_chain, SHAPE, 500, seed=9), draw(a_chain, SHAPE, 500, seed=9))
-    assert not np.array_equal(draw(a_chain, SHAPE, 500, seed=9), draw(a_chain, SHAPE, 500, seed=10))
-    assert draw(a_chain, SHAPE, 0, seed=9).shape == (0, len(SHAPE))
+    assert np.array_equal(
+        draw(a_chain, SHAPE, 500, np.random.default_rng(9)), draw(a_chain, SHAPE, 500, np.random.default_rng(9))
+    )
+    assert not np.array_equal(
+        draw(a_chain, SHAPE, 500, np.random.default_rng(9)), draw(a_chain, SHAPE, 500, np.random.default_rng(10))
+    )
+    assert draw(a_chain, SHAPE, 0, np.random.default_rng(9)).shape == (0, len(SHAPE))
     with pytest.raises(ValueError, match="method"):
-        draw(a_chain, SHAPE, 10, seed=9, method="mode")
+        draw(a_chain, SHAPE, 10, np.random.default_rng(9), method="mode")
