@@ -8,8 +8,8 @@ estimator; this module only translates. The rows are drawn along the library's j
 
 ``mbi`` runs on JAX and is imported when a copy is first made, so the engine imports without
 it. Before that first import JAX is switched to float64 (float32 stalls the estimator on large
-tables). Compiling is most of a copy's time (on Adult: about 13 CPU seconds for the fit's programs
-and 3 for the draw's, against 0.2 s for the 1,000 iterations themselves), so the programs that take
+tables). Compiling is most of a copy's time (on Adult: about 12 CPU seconds for the fit's two programs,
+against 0.3 s for the 1,000 iterations themselves and 0.1 s for the draw), so the programs that take
 at least :data:`CACHED_COMPILE_SECONDS` to compile are kept in JAX's persistent compilation cache
 (under ``$XDG_CACHE_HOME/dpstudio/jax``, or :data:`COMPILE_CACHE_ENV`; ``off`` turns it off): a
 later copy of the same table, in another process, reuses them. Only those large programs: Private-
@@ -20,7 +20,7 @@ All are settings of the JAX process, changed only when a synthetic copy is made.
 from __future__ import annotations
 
 import os
-from functools import cache, partial
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -28,6 +28,7 @@ import numpy as np
 from dpcore.exceptions import DataError
 from dpcore.i18n import _
 from dpcore.progress import Stage, TimeLeft
+from dpcore.synthetic.inference import clique_marginals, constant_tables
 from dpcore.synthetic.measure import Measurement
 from dpcore.synthetic.sampling import draw_cells
 
@@ -36,10 +37,10 @@ from dpcore.synthetic.sampling import draw_cells
 ITERATIONS = 1000
 #: The library reports its fit every this many iterations.
 REPORT_EVERY = 50
-#: Drawing the rows costs about this share of the model's set-up (both are mostly JAX compiling programs for the
-#: model's junction tree): measured 0.24 on Adult's 14 columns and 0.29 on a 76-column analog of 2,700 rows on a
-#: 2-core machine (wall clock, ``benchmarks/synthetic_steps.py``).
-DRAWING_PER_SETUP = 0.25
+#: Drawing the rows costs about this share of the model's set-up: the draw runs a program the fit has compiled, so
+#: it takes 0.1 s after a set-up of 7–8 s on Adult's 14 columns and of 45–50 s on a 76-column analog of 2,700 rows
+#: (0.013 and 0.002, wall clock on a 2-core machine, ``benchmarks/synthetic_steps.py``); rounded up for larger draws.
+DRAWING_PER_SETUP = 0.02
 #: Where JAX keeps compiled programs between processes ("off": nowhere).
 COMPILE_CACHE_ENV = "DPSTUDIO_JAX_CACHE"
 #: Programs compiled in less time than this are not written to the persistent cache.
@@ -188,14 +189,17 @@ def estimate(
 
 @cache
 def mirror_descent() -> Any:
-    """Private-PGM's mirror descent, a fit from scratch started by one compiled program.
+    """Private-PGM's mirror descent, whose marginals at the start and end come from the program the draw runs.
 
-    The library starts a fit op by op: the first loss alone compiled three small programs per
-    measured marginal's shape (75 on Adult, about 3 of the fit's 11 s of compiling). Compiled
-    whole, a cold start is one program. A warm start (AIM's refits, each on a grown model) keeps
-    the library's way: its small programs are compiled once for the shapes every round shares,
-    where a whole start would be compiled again for each round's model (one run of AIM on Adult
-    took 38 CPU s that way against 28). The estimator is otherwise the library's own.
+    The library computes a model's marginals at a fit's start and again at its end, each by its
+    message passing compiled for the model's cliques, and the draw compiled another for the junction
+    tree's nodes: three large programs per model besides the iterations' (on Adult 1.4, 1.8 and 1.6 s
+    of compiling). Here a fit from scratch starts from the uniform model, whose marginals are known
+    without inference (zero potentials spread the total evenly over each clique's cells); a warm start
+    (AIM's refits) and the end are summed from :func:`~dpcore.synthetic.inference.node_beliefs`, the
+    one program the draw then runs again. No loss is computed at the start: no step reads it, and the
+    library's took three small programs per marginal's shape. The iterations are the library's own,
+    and the fitted model is the library's to 1e-7 (``tests/synthetic/test_model.py``).
     """
     import jax
 
@@ -203,13 +207,26 @@ def mirror_descent() -> Any:
 
     class MirrorDescent(mbi.estimation.MirrorDescent):  # type: ignore[name-defined]
         def _init(self, domain, loss_fn, known_total, *, warm_start=None, constraints=()):  # type: ignore[no-untyped-def]
-            if warm_start is not None:
+            if constraints or self.stepsize is not None:
                 return super()._init(domain, loss_fn, known_total, warm_start=warm_start, constraints=constraints)
-            return self._cold_start(domain, loss_fn, known_total, constraints=constraints)
+            cliques = loss_fn.cliques
+            if warm_start is None:
+                potentials = constant_tables(domain, cliques, lambda cells: 0.0)
+                marginals = constant_tables(domain, cliques, lambda cells: known_total / cells)
+            else:
+                potentials = warm_start.potentials.expand(cliques)
+                marginals = clique_marginals(potentials, known_total)
+            # The library's first step size: inversely proportional to the loss's Lipschitz constant.
+            alpha = 2.0 / (loss_fn.lipschitz * known_total)
+            # Every step computes its own loss and none reads the one before it: the start's is left unknown.
+            unknown_loss = jax.device_put(np.float64(np.nan))
+            return mbi.estimation.MirrorDescentState(marginals, potentials, alpha, unknown_loss)
 
-        @partial(jax.jit, static_argnames=("self", "domain", "constraints"))
-        def _cold_start(self, domain, loss_fn, known_total, constraints=()):  # type: ignore[no-untyped-def]
-            return super()._init(domain, loss_fn, known_total, constraints=constraints)
+        def _finalize(self, state, known_total, constraints=()):  # type: ignore[no-untyped-def]
+            if constraints:
+                return super()._finalize(state, known_total, constraints=constraints)
+            marginals = clique_marginals(state.potentials, known_total)
+            return mbi.MarkovRandomField(potentials=state.potentials, marginals=marginals, total=known_total)
 
     return MirrorDescent
 

@@ -1,4 +1,4 @@
-"""Rows drawn from a fitted Private-PGM model follow the model's law, along either way of reading its tables."""
+"""Rows drawn from a fitted Private-PGM model follow the model's law."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import pytest
 from privacy_testing import ALPHA, chi_square_pvalue
 
 from dpcore.synthetic import sampling
+from dpcore.synthetic.inference import junction_tree
 from dpcore.synthetic.measure import Measurement, marginal
 from dpcore.synthetic.model import draw, estimate, names
 
@@ -44,10 +45,10 @@ def _model_law(model, columns: tuple[int, ...]) -> np.ndarray:
     return table / table.sum()
 
 
-def test_the_steps_multiply_to_the_model_s_joint_law_whichever_way_their_tables_are_read(with_a_cycle, a_chain):
+def test_the_steps_multiply_to_the_model_s_joint_law(with_a_cycle, a_chain):
     letters = {label: chr(ord("a") + i) for i, label in enumerate(names(SHAPE))}
     for model in (with_a_cycle, a_chain):
-        nodes, elimination = sampling.junction_tree(model)
+        nodes, elimination = junction_tree(model.potentials)
         steps = sampling.drawing_steps(nodes, elimination)
         joint, order = np.ones(()), ""
         for (parents, column), table in zip(steps, sampling.step_tables(model, nodes, steps), strict=True):
@@ -57,14 +58,6 @@ def test_the_steps_multiply_to_the_model_s_joint_law_whichever_way_their_tables_
             order += letters[column]
         law = _model_law(model, tuple(ord(letter) - ord("a") for letter in order))
         np.testing.assert_allclose(joint, law, atol=1e-9)
-
-
-def test_the_cycle_s_tables_need_the_message_passing_and_the_chain_s_are_read_from_its_fit(with_a_cycle, a_chain):
-    for model, fitted in ((with_a_cycle, False), (a_chain, True)):
-        nodes, elimination = sampling.junction_tree(model)
-        targets = [(*parents, column) for parents, column in sampling.drawing_steps(nodes, elimination)]
-        held = [any(set(target) <= set(clique) for clique in model.marginals.cliques) for target in targets]
-        assert all(held) is fitted
 
 
 class _EdgeOfOne:
@@ -102,7 +95,7 @@ def test_independent_rows_follow_the_model_s_law_on_its_cliques_and_beyond(with_
 
 
 def test_rounded_rows_spread_each_parent_group_within_two_rows_of_the_model(with_a_cycle):
-    nodes, elimination = sampling.junction_tree(with_a_cycle)
+    nodes, elimination = junction_tree(with_a_cycle.potentials)
     steps = sampling.drawing_steps(nodes, elimination)
     rows = draw(with_a_cycle, SHAPE, 7_001, np.random.default_rng(4))
     index = {label: i for i, label in enumerate(names(SHAPE))}
@@ -116,15 +109,6 @@ def test_rounded_rows_spread_each_parent_group_within_two_rows_of_the_model(with
             expected = len(mine) * law[code] / law[code].sum()
             # One row per slice of the group's distribution: a value's count is within two of its share.
             assert np.all(np.abs(np.bincount(mine, minlength=law.shape[1]) - expected) < 2)
-
-
-def test_tables_read_from_the_fitted_cliques_are_those_of_the_library_s_message_passing(a_chain):
-    nodes, elimination = sampling.junction_tree(a_chain)
-    steps = sampling.drawing_steps(nodes, elimination)
-    targets = [(*parents, column) for parents, column in steps]
-    fitted = sampling.step_tables(a_chain, nodes, steps)  # a chain: every table is read from a fitted clique
-    for read, propagated in zip(fitted, sampling.propagated_tables(a_chain, nodes, targets), strict=True):
-        np.testing.assert_allclose(read, propagated, rtol=1e-6, atol=1e-9)
 
 
 def test_a_seed_gives_the_same_rows_and_no_rows_is_an_empty_table(a_chain):
