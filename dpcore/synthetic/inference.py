@@ -1,12 +1,9 @@
-"""A fitted model's marginals, by Private-PGM's message passing over its junction tree, compiled as one program.
+"""A model's marginals on its junction tree's nodes, and the tables a fit starts from.
 
-The fit needs a model's marginals on its own cliques at its start (when warm-started) and end, and
-the draw needs them on the junction tree's nodes. All three come from one program,
-:func:`node_beliefs`: the library's message passing over the tree's nodes, compiled once per tree
-shape and then run in milliseconds. The library compiled its own for each (for the model's cliques
-at the fit's start and end, and op by op for the draw): three large programs per model where this
-compiles one (``benchmarks/synthetic_steps.py``). A model of zero potentials is uniform, so a fit
-from scratch starts from marginals known without inference (:func:`constant_tables`).
+Rows are drawn from the marginals on the junction tree's nodes (:mod:`~dpcore.synthetic.sampling`). A
+model of ours carries them from its fit (:func:`~dpcore.synthetic.model.mirror_descent`); for any
+other, :func:`node_beliefs` runs the library's message passing, compiled as one program per tree shape.
+A fit from scratch starts from zero potentials, tables made by :func:`constant_tables` in numpy.
 
 Privacy: inference is post-processing of the fitted model, a function of the DP measurements alone.
 """
@@ -36,21 +33,6 @@ def node_beliefs(potentials: Any, total: Any, nodes: tuple[Clique, ...] | None =
     if nodes is None:
         nodes = junction_tree(potentials)[0]
     return _beliefs_program()(potentials, float(total), nodes)
-
-
-def clique_marginals(potentials: Any, total: Any) -> Any:
-    """The model's marginals on the potentials' own cliques, summed from :func:`node_beliefs`."""
-    import jax
-    from mbi import CliqueVector, Factor
-
-    nodes = junction_tree(potentials)[0]
-    beliefs = node_beliefs(potentials, total, nodes)
-    domain, cliques = potentials.domain, tuple(tuple(clique) for clique in potentials.cliques)
-    tables = {
-        clique: Factor(domain.project(clique), jax.device_put(summed_onto(beliefs[holding(nodes, clique)], clique)))
-        for clique in cliques
-    }
-    return CliqueVector(domain, cliques, tables)
 
 
 def constant_tables(domain: Any, cliques: Sequence[Clique], value: Callable[[int], float]) -> Any:

@@ -3,13 +3,14 @@
 The model's distribution factorises over its junction tree: drawn in the reverse of the tree's
 elimination order, each column depends only on the columns already drawn that share a tree node
 with it, so each column is drawn from one table, the model's marginal over those columns and itself.
-Those tables are summed from the junction tree's beliefs (:func:`~dpcore.synthetic.inference.node_beliefs`,
-whose program the fit has already compiled); the draws themselves are vectorised numpy, grouped by the
+Those tables are summed from the junction tree's node beliefs, which the fitted model carries
+(:func:`~dpcore.synthetic.model.mirror_descent`; :func:`~dpcore.synthetic.inference.node_beliefs` for any
+other model); the draws themselves are vectorised numpy, grouped by the
 parents' values.
 
 This replaces the library's ``MarkovRandomField.synthetic_data``, which compiled its message passing
 and projections operation by operation: 5.5 s of wall clock on Adult and 30 s on a 76-column table,
-where this takes 0.1 s after the fit (``benchmarks/synthetic_steps.py``). The rows follow the same
+where this takes 0.1 s (``benchmarks/synthetic_steps.py``). The rows follow the same
 law; the tests check it.
 
 Privacy: drawing is post-processing of the fitted model, itself a function of the DP measurements
@@ -63,7 +64,9 @@ def drawing_steps(nodes: tuple[Clique, ...], elimination: list[int]) -> list[Ste
 
 def step_tables(model: Any, nodes: tuple[Clique, ...], steps: list[Step]) -> list[np.ndarray]:
     """The model's marginal over each step's parents and column (axes in that order), as numpy arrays."""
-    beliefs = node_beliefs(model.potentials, model.total, nodes)
+    beliefs = getattr(model, "beliefs", None)  # a model of ours carries them from its fit
+    if beliefs is None:
+        beliefs = node_beliefs(model.potentials, model.total, nodes)
     # Every step lies in a node: the nodes are all the maximal cliques of the triangulated graph.
     targets = [(*parents, column) for parents, column in steps]
     return [summed_onto(beliefs[holding(nodes, target)], target) for target in targets]
