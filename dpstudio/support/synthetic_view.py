@@ -70,7 +70,8 @@ METHOD_SENTENCES = {
     "mst": N_("MST (fast): measures every column and a tree of pairs of columns; a copy in seconds."),
     "aim": N_(
         "AIM (adaptive): spends the budget round by round on the pairs and target triples the model gets most wrong, "
-        "and takes a minute or two; on the tables measured so far it is not yet more accurate than MST."
+        "and takes longer (about twice MST's time on the bundled table, a minute or more on wide tables); on the tables "
+        "measured so far it is not yet more accurate than MST."
     ),
 }
 
