@@ -52,8 +52,11 @@ def constant_tables(domain: Any, cliques: Sequence[Clique], value: Callable[[int
 
 
 def holding(cliques: Any, target: Clique) -> Clique:
-    """The first of ``cliques`` that holds every column of ``target``."""
-    return next(tuple(clique) for clique in cliques if set(target) <= set(clique))
+    """The first of ``cliques`` that holds every column of ``target`` (a junction tree's nodes always hold one)."""
+    found = next((tuple(clique) for clique in cliques if set(target) <= set(clique)), None)
+    if found is None:
+        raise ValueError(f"no clique holds the columns {target}")
+    return found
 
 
 def summed_onto(factor: Any, target: Clique) -> np.ndarray:

@@ -48,15 +48,19 @@ def _problem(measurements: list[Measurement]):
     return domain, mbi.marginal_loss.from_linear_measurements(linear, domain), noisy_total(measurements)
 
 
-@pytest.mark.parametrize("warm", [False, True])
-def test_each_of_our_steps_is_the_library_s_one_step_later_from_scratch_and_warm_started(warm):
+def _steps_side_by_side(warm: bool):
+    """The library's steps and ours from the same start, with a step size 50 times the library's first, so that the
+    line search refuses some steps: yields (library's state, our state, refused) after each step."""
     pytest.importorskip("mbi")
+    import dataclasses
+
     import jax
 
     mbi = private_pgm()
     measurements = _noisy(CLIQUES)
     warm_start = estimate(measurements[:5], SHAPE, iterations=100) if warm else None
     domain, loss_fn, total = _problem(measurements)
+    loss_fn = dataclasses.replace(loss_fn, lipschitz=loss_fn.lipschitz / 50)
     library, ours = mbi.estimation.MirrorDescent(), mirror_descent()()
     theirs = library._init(domain, loss_fn, total, warm_start=warm_start)
     mine = ours._init(domain, loss_fn, total, warm_start=warm_start)
@@ -64,18 +68,43 @@ def test_each_of_our_steps_is_the_library_s_one_step_later_from_scratch_and_warm
     our_step = jax.jit(lambda state: ours._step(state, loss_fn, total))
     mine = our_step(mine)  # our first step evaluates the start
     for _ in range(40):
+        before = float(mine.alpha)
         theirs, mine = library_step(theirs), our_step(mine)
+        yield theirs, mine, float(mine.alpha) < before, ours, total
+
+
+@pytest.mark.parametrize("warm", [False, True])
+def test_each_of_our_steps_is_the_library_s_one_step_later_accepted_or_refused(warm):
+    refused = 0
+    for theirs, mine, was_refused, _ours, _total in _steps_side_by_side(warm):
+        refused += was_refused
         assert float(mine.alpha) == pytest.approx(float(theirs.alpha), rel=1e-12)
-        for clique in loss_fn.cliques:
+        for clique in mine.potentials.cliques:
             np.testing.assert_allclose(mine.potentials[clique].values, theirs.potentials[clique].values, atol=1e-9)
+    assert refused >= 2
 
 
-def test_the_fitted_model_s_marginals_and_node_beliefs_are_its_potentials_own():
+def _assert_the_model_is_its_potentials_own(model):
     from mbi import marginal_oracles
 
-    model = estimate(_noisy(CLIQUES), SHAPE, iterations=150)
     library = marginal_oracles.message_passing_hugin(model.potentials, float(model.total))
     for clique in model.potentials.cliques:
-        np.testing.assert_allclose(model.marginals[clique].values, library[clique].values, rtol=1e-9)
-        np.testing.assert_allclose(model.beliefs.project(clique).values, library[clique].values, rtol=1e-9)
-    assert any(len(node) == 3 for node in model.beliefs.cliques)
+        np.testing.assert_allclose(model.marginals[clique].values, library[clique].values, rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(model.beliefs.project(clique).values, library[clique].values, rtol=1e-9, atol=1e-9)
+
+
+def test_the_model_after_a_refused_step_is_its_accepted_potentials_own():
+    for _theirs, mine, was_refused, ours, total in _steps_side_by_side(warm=False):
+        if was_refused:
+            _assert_the_model_is_its_potentials_own(ours._finalize(mine, total))
+            return
+    raise AssertionError("no step was refused")
+
+
+def test_the_fitted_model_s_marginals_and_node_beliefs_are_its_potentials_own_even_without_a_step():
+    fitted = estimate(_noisy(CLIQUES), SHAPE, iterations=150)
+    _assert_the_model_is_its_potentials_own(fitted)
+    assert any(len(node) == 3 for node in fitted.beliefs.cliques)
+    unfitted = estimate(_noisy(CLIQUES), SHAPE, iterations=0)
+    _assert_the_model_is_its_potentials_own(unfitted)
+    assert np.isclose(float(unfitted.marginals[(0, 1)].values.sum()), float(unfitted.total))
