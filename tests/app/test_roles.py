@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from mentions import mentions_of
 
 from dpcore.budget.accountant import ANALYST, BudgetLedger
 from dpcore.budget.datasets import Catalog
@@ -121,11 +122,7 @@ def _no_sentinel(at, rows: bool = True) -> None:
     assert not any(form in everything for form in (str(SENTINEL_NUMBER), f"{SENTINEL_NUMBER:,}", "987.653"))
     if rows:
         released = re.sub(r"Rows: [\d,.]+ \(noisy count\)", "", everything)
-        found = [
-            released[max(i - 120, 0) : i + 60]
-            for form in (str(ROWS), f"{ROWS:,}", f"{ROWS:,}".replace(",", "."))
-            if (i := released.find(form)) >= 0
-        ]
+        found = mentions_of(ROWS, released)
         assert not found, found
 
 

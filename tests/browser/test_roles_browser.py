@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from mentions import mentions_of
 from oidc_support import ANALYST_EMAIL, ANALYST_SUBJECT, SUBJECT
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -214,9 +215,8 @@ def test_an_analyst_learns_within_the_slice_and_never_receives_the_sentinel(brow
     # The exact row count, in any text the analyst reads: unless the owner's noisy count landed on it (rarely).
     (published,) = tmp_path.glob("**/shared/*/summary.json")
     if json.loads(published.read_text(encoding="utf-8"))["rows"] != ROWS:
-        counts = [str(ROWS), f"{ROWS:,}", f"{ROWS:,}".replace(",", "."), f"{ROWS:,}".replace(",", "\u202f")]
         readable = [*texts, *(downloads[name].decode("utf-8") for name in ("card", "report", "report.md"))]
-        assert not [(i, c) for i, text in enumerate(readable) for c in counts if c in text]
+        assert not [(i, found) for i, text in enumerate(readable) for found in mentions_of(ROWS, text)]
 
     leaks = {name: _holds_sentinel(data) for name, data in downloads.items()}
     leaks |= {f"page {i}": _holds_sentinel(text.encode()) for i, text in enumerate(texts)}
