@@ -11,7 +11,7 @@ Privacy: inference is post-processing of the fitted model, a function of the DP 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 import numpy as np
@@ -21,11 +21,20 @@ Clique = tuple[int, ...]
 
 
 def junction_tree(potentials: Any) -> tuple[tuple[Clique, ...], list[int]]:
-    """The library's junction tree of the potentials' cliques: its nodes, and the elimination order that made it."""
+    """The library's junction tree of the potentials' cliques: its nodes, and the elimination order that made it.
+
+    The fit's start, its traced step and the draw all ask for the tree of the same cliques: it is made once.
+    """
+    nodes, elimination = _tree(potentials.domain, tuple(tuple(clique) for clique in potentials.cliques))
+    return nodes, list(elimination)
+
+
+@lru_cache(maxsize=32)
+def _tree(domain: Any, cliques: tuple[Clique, ...]) -> tuple[tuple[Clique, ...], tuple[int, ...]]:
     from mbi import junction_tree as trees
 
-    tree, elimination = trees.make_junction_tree(potentials.domain, [tuple(clique) for clique in potentials.cliques])
-    return tuple(tuple(node) for node in tree.nodes), list(elimination)
+    tree, elimination = trees.make_junction_tree(domain, list(cliques))
+    return tuple(tuple(node) for node in tree.nodes), tuple(elimination)
 
 
 def node_beliefs(potentials: Any, total: Any, nodes: tuple[Clique, ...] | None = None) -> Any:

@@ -12,8 +12,10 @@ tables). Compiling the fit's program is most of a copy's time (on Adult about 1.
 0.4 s for its 1,000 steps and 0.1 s for the draw; on a 76-column analog 10 s, 4.5 and 0.1), so it is compiled
 with :data:`FAST_COMPILE` and kept in JAX's persistent compilation cache when it takes at least
 :data:`CACHED_COMPILE_SECONDS` (under ``$XDG_CACHE_HOME/dpstudio/jax``, or :data:`COMPILE_CACHE_ENV`; ``off``
-turns it off): a later copy of the same table, in another process, reuses it. Only large programs:
-Private-PGM also compiles many small ones, which that cache would make slower (the library warns of it).
+turns it off): a later copy of the same table, in another process, reuses it. The cache holds programs
+only: the noisy measurements, their σ and the row count are the programs' inputs, never constants in them, so
+nothing of the data or its noise is written to disk. Only large programs: Private-PGM also compiles many small
+ones, which that cache would make slower (the library warns of it).
 All are settings of the JAX process, changed only when a synthetic copy is made.
 """
 
@@ -227,12 +229,11 @@ def mirror_descent() -> Any:
             if constraints or self.stepsize is not None or self.marginal_oracle is not None or self.mesh is not None:
                 return super()._init(domain, loss_fn, known_total, warm_start=warm_start, constraints=constraints)
             cliques = loss_fn.cliques
-            if warm_start is None:
-                potentials = constant_tables(domain, cliques, lambda cells: 0.0)
-            else:
+            nothing = constant_tables(domain, cliques, lambda cells: 0.0)  # the library copies the state's arrays apart
+            potentials = nothing
+            if warm_start is not None:
                 earlier = warm_start if isinstance(warm_start, mbi.CliqueVector) else warm_start.potentials
                 potentials = earlier.expand(cliques)
-            nothing = constant_tables(domain, cliques, lambda cells: 0.0)
             nodes = junction_tree(potentials)[0]
             # The library's first step size (inversely proportional to the loss's Lipschitz constant), once grown.
             alpha = 2.0 / (loss_fn.lipschitz * known_total) / growth
@@ -286,7 +287,11 @@ def mirror_descent() -> Any:
 
 class Fit(NamedTuple):
     """The state of :func:`mirror_descent`: the current point (potentials, their marginals, loss, gradient and node
-    beliefs), the step size, and the candidate the next step evaluates."""
+    beliefs), the step size, and the candidate the next step evaluates.
+
+    The marginals could be summed from the beliefs again, but every step reads them (the acceptance test, and the
+    library's report of the fit, ``state[0]``), so they are kept, first.
+    """
 
     marginals: Any
     potentials: Any

@@ -4,9 +4,8 @@ The model's distribution factorises over its junction tree: drawn in the reverse
 elimination order, each column depends only on the columns already drawn that share a tree node
 with it, so each column is drawn from one table, the model's marginal over those columns and itself.
 Those tables are summed from the junction tree's node beliefs, which the fitted model carries
-(:func:`~dpcore.synthetic.model.mirror_descent`; :func:`~dpcore.synthetic.inference.node_beliefs` for any
-other model); the draws themselves are vectorised numpy, grouped by the
-parents' values.
+(:func:`~dpcore.synthetic.model.mirror_descent`); the draws themselves are vectorised numpy, grouped by
+the parents' values.
 
 This replaces the library's ``MarkovRandomField.synthetic_data``, which compiled its message passing
 and projections operation by operation: 5.5 s of wall clock on Adult and 30 s on a 76-column table,
@@ -23,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from dpcore.synthetic.inference import Clique, holding, junction_tree, node_beliefs, summed_onto
+from dpcore.synthetic.inference import Clique, holding, junction_tree, summed_onto
 
 #: How the rows are drawn: "round" spreads each group's rows evenly over its conditional distribution
 #: (stratified, so the copy's counts stay within a row or two of the model's), "sample" draws them independently.
@@ -64,12 +63,9 @@ def drawing_steps(nodes: tuple[Clique, ...], elimination: list[int]) -> list[Ste
 
 def step_tables(model: Any, nodes: tuple[Clique, ...], steps: list[Step]) -> list[np.ndarray]:
     """The model's marginal over each step's parents and column (axes in that order), as numpy arrays."""
-    beliefs = getattr(model, "beliefs", None)  # a model of ours carries them from its fit
-    if beliefs is None:
-        beliefs = node_beliefs(model.potentials, model.total, nodes)
     # Every step lies in a node: the nodes are all the maximal cliques of the triangulated graph.
     targets = [(*parents, column) for parents, column in steps]
-    return [summed_onto(beliefs[holding(nodes, target)], target) for target in targets]
+    return [summed_onto(model.beliefs[holding(nodes, target)], target) for target in targets]
 
 
 def _draw_column(table: np.ndarray, parents: list[np.ndarray], rows: int, rng: np.random.Generator, method: str) -> np.ndarray:
