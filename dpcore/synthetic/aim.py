@@ -53,8 +53,9 @@ clock per round on Adult on a busy machine, so the paper's nominal ``16 d`` roun
 (:data:`LAST_BATCH`). :data:`ONE_WAY_SHARE` (a fifth) keeps the one-way marginals nearly as precise as
 MST's (a quarter there). :data:`MAX_MODEL_MB` caps the model (AIM's paper: 80 MB on a server; 4 MB keeps the refits
 and the draw in seconds and still holds every target triple of Adult). Each round's refit runs at
-most :data:`ROUND_ITERATIONS` mirror-descent steps (warm-started, stopped earlier by a convergence
-test); the final fit :data:`~dpcore.synthetic.model.ITERATIONS`. Every candidate is read from
+most :data:`ROUND_ITERATIONS` mirror-descent steps (warm-started), the final fit
+:data:`~dpcore.synthetic.model.ITERATIONS`, each stopped earlier by the fit's convergence test
+(:data:`~dpcore.synthetic.model.TOLERANCE`). Every candidate is read from
 :data:`SCORING_ROWS` rows drawn from the model, fewer for many candidates (:data:`SCORING_CELLS`).
 """
 
@@ -99,8 +100,6 @@ TIME_BUDGET = 60.0
 LAST_BATCH = 8
 #: Mirror-descent steps of each round's warm-started refit (a convergence test may stop it sooner).
 ROUND_ITERATIONS = 150
-#: The refits' convergence test: relative loss change per 50 steps.
-ROUND_TOLERANCE = 1e-3
 #: Rows drawn from the model each round to read its marginals on every candidate at once (the model's error on a
 #: marginal of ``n`` cells then carries a draw's error of about ``total·√(n/rows)``, well under the noise term
 #: ``√(2/π) σ n`` it is compared with; asking the library's inference for each unsupported candidate instead
@@ -272,7 +271,7 @@ def measure_and_fit(
     if d == 1:
         return measurements, None
     budget.for_rounds(d)
-    model = estimate(measurements, shape, iterations=ROUND_ITERATIONS, tol=ROUND_TOLERANCE)
+    model = estimate(measurements, shape, iterations=ROUND_ITERATIONS)
     started = clock()
     rounds = 0
     last = False
@@ -308,7 +307,7 @@ def measure_and_fit(
             if _pick == 0:
                 previous = (chosen, before, sigma)
             measurements.append(measured(chosen))
-        model = estimate(measurements, shape, iterations=ROUND_ITERATIONS, warm_start=model, tol=ROUND_TOLERANCE)
+        model = estimate(measurements, shape, iterations=ROUND_ITERATIONS, warm_start=model)
         if work is not None:
             rounds_left = 0.0 if last else min(max(budget.left / budget.round_rho / PICKS_PER_ROUND, 1.0), max_rounds - rounds)
             work.resize("aim rounds", rounds + rounds_left)

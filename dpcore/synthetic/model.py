@@ -21,7 +21,10 @@ All are settings of the JAX process, changed only when a synthetic copy is made.
 
 from __future__ import annotations
 
+import gc
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 from typing import Any, NamedTuple
 
@@ -38,6 +41,11 @@ from dpcore.synthetic.sampling import draw_cells
 #: ε = 1: 849 after 1,000 steps and 731 after 2,000 on Adult, 10,701 and 10,683 on a 76-column analog) and a step
 #: takes 0.4 ms on Adult, 4.5 ms on the analog.
 ITERATIONS = 1000
+#: The fit's convergence test (the library's): it stops once the loss falls by at most this share in 50 steps, twice in
+#: a row. Chosen on Adult, where it never stops early (ε = 1 and 0.3, and widened to 30 columns), and on a 76-column
+#: analog of 2,700 rows, where it stops after about 700 steps at ε = 1 and 550 at ε = 0.3 with 2-way errors no worse
+#: (0.166 against 0.167, 0.321 against 0.330: the steps it saves only fit the noise closer). AIM's refits use the same.
+TOLERANCE = 1e-3
 #: The library reports its fit every this many iterations.
 REPORT_EVERY = 50
 #: Drawing the rows costs about this share of the model's set-up: the fitted model carries the tables the draw needs,
@@ -179,7 +187,7 @@ def estimate(
     iterations: int = ITERATIONS,
     callback: Any = None,
     warm_start: Any = None,
-    tol: float | None = None,
+    tol: float | None = TOLERANCE,
 ) -> Any:
     """Private-PGM's model of ``measurements`` (mirror descent, warm-started from an earlier model when given)."""
     mbi = private_pgm()
@@ -225,11 +233,50 @@ def mirror_descent() -> Any:
     growth, shrink = 1.01, 0.5  # the library's step-size factors after an accepted and a refused step
 
     class MirrorDescent(mbi.estimation.MirrorDescent):  # type: ignore[name-defined]
+        def estimate(  # type: ignore[no-untyped-def]
+            self,
+            domain,
+            loss_fn,
+            known_total=None,
+            constraints=(),
+            iters=ITERATIONS,
+            callback_fn=None,
+            warm_start=None,
+            tol=None,
+            patience=2,
+        ):
+            """The library's loop of blocks of steps, with its convergence test, started without a compile per table.
+
+            The library copies every array of the start apart before its first block (which takes them over) with
+            ``jnp.copy``, which compiles a program per table shape: 63 on a 76-column analog, 1.5 s. Ours copies
+            them on the device, with nothing to compile, and pauses Python's cycle collector while the first
+            block is traced and compiled (it walked the tracer's many objects again and again: 0.8 s there).
+            """
+            mine = not constraints and known_total is not None and isinstance(loss_fn, list) and loss_fn
+            if not mine or self.stepsize is not None or self.marginal_oracle is not None or self.mesh is not None:
+                return super().estimate(domain, loss_fn, known_total, constraints, iters, callback_fn, warm_start, tol, patience)
+            loss_fn = mbi.marginal_loss.from_linear_measurements(loss_fn, domain)
+            state = self._init(domain, loss_fn, known_total, warm_start=warm_start)
+            state = jax.tree.map(lambda table: jax.device_put(table, may_alias=False), state)
+            previous, stalls = np.inf, 0
+            for block in range(-(-iters // mbi.estimation.CALLBACK_EVERY)):
+                with collector_paused(block == 0):
+                    state = self._multi_step(state, loss_fn, known_total, ())
+                if callback_fn is not None:
+                    callback_fn(state.marginals)
+                if tol is not None:
+                    loss = float(state.loss)
+                    stalls = stalls + 1 if previous - loss <= tol * max(abs(loss), 1.0) else 0
+                    previous = loss
+                    if stalls >= patience:
+                        break
+            return self._finalize(state, known_total)
+
         def _init(self, domain, loss_fn, known_total, *, warm_start=None, constraints=()):  # type: ignore[no-untyped-def]
             if constraints or self.stepsize is not None or self.marginal_oracle is not None or self.mesh is not None:
                 return super()._init(domain, loss_fn, known_total, warm_start=warm_start, constraints=constraints)
             cliques = loss_fn.cliques
-            nothing = constant_tables(domain, cliques, lambda cells: 0.0)  # the library copies the state's arrays apart
+            nothing = constant_tables(domain, cliques, lambda cells: 0.0)  # copied apart before the first block
             potentials = nothing
             if warm_start is not None:
                 earlier = warm_start if isinstance(warm_start, mbi.CliqueVector) else warm_start.potentials
@@ -300,6 +347,19 @@ class Fit(NamedTuple):
     gradient: Any
     beliefs: Any
     candidate: Any
+
+
+@contextmanager
+def collector_paused(paused: bool) -> Iterator[None]:
+    """Python's cycle collector off inside (when ``paused``), and back as it was after."""
+    was_on = gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        yield
+    finally:
+        if paused and was_on:
+            gc.enable()
 
 
 @cache

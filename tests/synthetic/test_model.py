@@ -108,3 +108,58 @@ def test_the_fitted_model_s_marginals_and_node_beliefs_are_its_potentials_own_ev
     unfitted = estimate(_noisy(CLIQUES), SHAPE, iterations=0)
     _assert_the_model_is_its_potentials_own(unfitted)
     assert np.isclose(float(unfitted.marginals[(0, 1)].values.sum()), float(unfitted.total))
+
+
+def _blocks(fit, **options) -> int:
+    """How many blocks of the library's 50 steps ``fit`` runs (its report comes after each)."""
+    blocks = []
+    fit(callback_fn=lambda _marginals: blocks.append(1), **options)
+    return len(blocks)
+
+
+@pytest.mark.parametrize("tol", [None, 1e-3, 1.0])
+def test_our_fit_stops_where_the_library_s_convergence_test_stops_it(tol):
+    import functools
+
+    mbi = private_pgm()
+    measurements = _noisy(CLIQUES)
+    domain, _loss, total = _problem(measurements)
+    linear = [mbi.LinearMeasurement(m.noisy, m.clique, stddev=m.stddev) for m in measurements]
+    library = functools.partial(mbi.estimation.MirrorDescent().estimate, domain, linear, total, iters=500, tol=tol)
+    ours = functools.partial(mirror_descent()().estimate, domain, linear, total, iters=500, tol=tol)
+    blocks = _blocks(ours)
+    assert blocks == _blocks(library)
+    if tol is None:
+        assert blocks == 10
+    if tol == 1.0:
+        assert blocks < 10
+
+
+def test_a_warm_start_is_left_whole_by_the_fit_that_starts_from_it():
+    measurements = _noisy(CLIQUES)
+    earlier = estimate(measurements[:5], SHAPE, iterations=100)
+    kept = {clique: np.array(earlier.potentials[clique].values) for clique in earlier.potentials.cliques}
+    estimate(measurements, SHAPE, iterations=100, warm_start=earlier)
+    for clique, values in kept.items():
+        np.testing.assert_array_equal(np.asarray(earlier.potentials[clique].values), values)
+
+
+def test_a_fit_compiles_one_program_whatever_its_tables_shapes(caplog):
+    import logging
+
+    import jax
+
+    from dpcore.synthetic.model import fast_compile_options
+
+    fast_compile_options()
+    shape = (7, 5, 3, 6)  # shapes no other test fits
+    rng = np.random.default_rng(2)
+    cells = np.column_stack([rng.integers(0, size, 500) for size in shape])
+    cliques = [(0,), (1,), (2,), (3,), (0, 1), (1, 2), (2, 3)]
+    measurements = [
+        Measurement(c, marginal(cells, shape, c) + rng.normal(0, 5, marginal(cells, shape, c).shape), 5.0) for c in cliques
+    ]
+    with caplog.at_level(logging.WARNING, logger="jax"), jax.log_compiles():
+        estimate(measurements, shape, iterations=100)
+    compiled = [record.getMessage() for record in caplog.records if "Finished XLA compilation" in record.getMessage()]
+    assert len(compiled) == 1, compiled
