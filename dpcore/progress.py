@@ -7,7 +7,8 @@ pairs of columns a synthetic copy counts, the iterations of its model fit, the m
 fits, the columns it guesses back (a column weighted by its number of values). A stage's seconds
 per unit is *measured*: the time its finished units took, divided by how many finished, updated
 after every unit. A stage not yet begun has no measurement of its own; it may carry a **prior**
-(seconds per unit measured on an earlier run of the same kind of work on this machine). The time
+(seconds per unit measured on an earlier run of the same kind of work on this machine, or, for
+a synthetic copy's model, on a reference 2-core machine until this one has timed its own). The time
 left is the sum, over the current and later stages, of units left × seconds per unit.
 
 While any stage still to run has neither a measurement nor a prior, the time left is None and
@@ -54,7 +55,7 @@ COSTS_ENV = "DPSTUDIO_COSTS"
 
 @dataclass
 class Stage:
-    """``units`` of one kind of work; ``prior``: seconds per unit measured on an earlier run, if any."""
+    """``units`` of one kind of work; ``prior``: seconds per unit measured on an earlier run (or on a reference machine), if any."""
 
     name: str
     units: float

@@ -7,8 +7,9 @@ from, and trains a classifier on each copy to predict the target, scored on the 
 rows. Its numbers are counts of the private table, so they stay on the owner's screen.
 
 Its time left (:class:`~dpcore.progress.TimeLeft`) adds the synthetic copy's measured stages
-(:func:`~dpcore.synthetic.table.copy_stages`) to the training of the three models, whose cost
-per row is measured first on one fit of :data:`PILOT_ROWS` real rows.
+(:func:`~dpcore.synthetic.table.copy_stages`) to the comparison of every pair of columns, whose
+cost per pair is measured first on :data:`PILOT_PAIRS` pairs, and to the training of the three
+models, whose cost per row is measured first on one fit of :data:`PILOT_ROWS` real rows.
 
 Both copies hold the same columns over the same declared cells. The randomized copy shares the
 chosen ε equally between its columns (per record, one person's values may change: the row
@@ -21,6 +22,8 @@ from __future__ import annotations
 
 import itertools
 import time
+from collections.abc import Callable
+from functools import lru_cache
 
 import numpy as np
 import pandas as pd
@@ -40,6 +43,10 @@ from dpcore.validation import check_random_state
 HOLDOUT = 0.2
 #: Real rows of the fit that measures the training's cost per row before anything else runs.
 PILOT_ROWS = 1_000
+#: Pairs of columns whose errors measure a pair's cost before the copies are compared.
+PILOT_PAIRS = 16
+#: The comparison reports its progress every this many pairs of columns.
+PAIRS_PER_TICK = 64
 RANDOMIZED, SYNTHETIC, REAL = "randomized copy", "synthetic copy", "real rows (reference)"
 MAJORITY = "most common class"
 
@@ -62,14 +69,18 @@ def shares(cells: np.ndarray, shape: tuple[int, ...], clique: tuple[int, ...]) -
     return counts / max(counts.sum(), 1.0)
 
 
-def debiased(observed: np.ndarray, epsilons: list[float]) -> np.ndarray:
+@lru_cache(maxsize=256)
+def response_inverse(epsilon: float, k: int) -> np.ndarray:
+    """The inverse of the k-ary randomized response matrix at ``epsilon``: what a buyer applies to debias an axis."""
+    rr = KaryRandomizedResponse(epsilon, k)
+    return np.linalg.inv(np.full((k, k), rr.other_probability) + np.eye(k) * (rr.keep_probability - rr.other_probability))
+
+
+def debiased(observed: np.ndarray, inverses: list[np.ndarray]) -> np.ndarray:
     """The buyer's estimate of the true shares from a randomized copy's shares (each axis inverted), as shares."""
     estimate = observed
-    for axis, epsilon in enumerate(epsilons):
-        k = observed.shape[axis]
-        rr = KaryRandomizedResponse(epsilon, k)
-        matrix = np.full((k, k), rr.other_probability) + np.eye(k) * (rr.keep_probability - rr.other_probability)
-        estimate = np.moveaxis(np.tensordot(np.linalg.inv(matrix), np.moveaxis(estimate, axis, 0), axes=1), 0, axis)
+    for axis, inverse in enumerate(inverses):
+        estimate = np.moveaxis(np.tensordot(inverse, np.moveaxis(estimate, axis, 0), axes=1), 0, axis)
     estimate = np.clip(estimate, 0, None)
     return estimate / estimate.sum() if estimate.sum() > 0 else np.full(observed.shape, 1.0 / observed.size)
 
@@ -80,18 +91,40 @@ def tv(p: np.ndarray, q: np.ndarray) -> float:
 
 
 def marginal_errors(
-    truth: np.ndarray, copy: np.ndarray, shape: tuple[int, ...], rr_epsilons: list[float] | None = None
-) -> tuple[float, float]:
-    """Mean TV distance of the one-way and of the two-way marginals (a randomized copy's debiased first)."""
+    truth: np.ndarray,
+    copies: list[tuple[np.ndarray, list[float] | None]],
+    shape: tuple[int, ...],
+    pairs: list[tuple[int, int]] | None = None,
+    tick: Callable[[int], None] | None = None,
+) -> list[tuple[float, float]]:
+    """Each copy's mean TV distance of the one-way and of the two-way marginals (a randomized copy's debiased first).
 
-    def estimate(clique: tuple[int, ...]) -> np.ndarray:
-        observed = shares(copy, shape, clique)
-        return observed if rr_epsilons is None else debiased(observed, [rr_epsilons[i] for i in clique])
-
+    ``copies``: (cells, the randomized copy's ε per column, or None for a copy read as it is); ``pairs``: the pairs of
+    columns compared (default: all); ``tick(n)`` after every :data:`PAIRS_PER_TICK` pairs. The truth's table of a
+    pair is counted once for every copy.
+    """
     d = len(shape)
-    one = [tv(shares(truth, shape, (i,)), estimate((i,))) for i in range(d)]
-    two = [tv(shares(truth, shape, pair), estimate(pair)) for pair in itertools.combinations(range(d), 2)]
-    return float(np.mean(one)), float(np.mean(two)) if two else float("nan")
+    pairs = list(itertools.combinations(range(d), 2)) if pairs is None else pairs
+    inverses = [None if eps is None else [response_inverse(eps[i], shape[i]) for i in range(d)] for _cells, eps in copies]
+
+    def errors(clique: tuple[int, ...]) -> list[float]:
+        true = shares(truth, shape, clique)
+        found = []
+        for (cells, _eps), inverse in zip(copies, inverses, strict=True):
+            observed = shares(cells, shape, clique)
+            found.append(tv(true, observed if inverse is None else debiased(observed, [inverse[i] for i in clique])))
+        return found
+
+    one = np.array([errors((i,)) for i in range(d)]).reshape(d, len(copies))
+    two = np.empty((len(pairs), len(copies)))
+    for n, pair in enumerate(pairs):
+        two[n] = errors(pair)
+        if tick is not None and (n + 1) % PAIRS_PER_TICK == 0:
+            tick(PAIRS_PER_TICK)
+    if tick is not None and len(pairs) % PAIRS_PER_TICK:
+        tick(len(pairs) % PAIRS_PER_TICK)
+    mean_two = two.mean(axis=0) if len(pairs) else np.full(len(copies), np.nan)
+    return [(float(a), float(b)) for a, b in zip(one.mean(axis=0), mean_two, strict=True)]
 
 
 def downstream_accuracy(train: np.ndarray, test: np.ndarray, shape: tuple[int, ...], target: int) -> float:
@@ -148,12 +181,18 @@ def utility_preview(
     target_index = names.index(target) if target in names else None
 
     training = 3 * len(truth) if target_index is not None and len(held_out) else 0
+    pairs = list(itertools.combinations(range(len(shape)), 2))
     # The copy's own stages replace its placeholder when it is planned; until then the time left is unknown.
-    work = TimeLeft([Stage("randomized copy", 1), Stage(COPY, 1), Stage("training", training)], progress, clock)
+    stages = [Stage("randomized copy", 1), Stage(COPY, 1), Stage("comparing", len(pairs)), Stage("training", training)]
+    work = TimeLeft(stages, progress, clock)
     work.say(_("Simulating the randomized copy…"))
     rr_plan = randomized_plan(columns, epsilon)
     rr = copy_cells(release_frame(train_rows, schema, rr_plan, random_state=rng), columns)
     rr_epsilons = [entry.cost for entry in rr_plan.columns]
+    # Both copies' errors on a few pairs, the randomized copy standing in for the synthetic one: the cost of a pair.
+    before = clock()
+    marginal_errors(truth, [(rr, rr_epsilons), (rr, None)], shape, pairs[:PILOT_PAIRS])
+    work.stage("comparing").prior = (clock() - before) / max(min(PILOT_PAIRS, len(pairs)), 1)
     if training:
         pilot = truth[rng.choice(len(truth), size=min(PILOT_ROWS, len(truth)), replace=False)]
         before = clock()
@@ -176,9 +215,12 @@ def utility_preview(
         work=work,
     )
     syn = copy_cells(synthetic.table, columns)
+    work.begin("comparing", _("Comparing the copies' marginals with the real ones…"))
+    found = marginal_errors(
+        truth, [(rr, rr_epsilons), (syn, None)], shape, pairs, lambda done: work.tick(_("Comparing pairs of columns…"), done)
+    )
     rows = []
-    for copy, cells, epsilons in ((RANDOMIZED, rr, rr_epsilons), (SYNTHETIC, syn, None)):
-        one, two = marginal_errors(truth, cells, shape, epsilons)
+    for copy, (one, two) in zip((RANDOMIZED, SYNTHETIC), found, strict=True):
         rows += [{"copy": copy, "measure": "one-way TV", "value": one}, {"copy": copy, "measure": "two-way TV", "value": two}]
     if target_index is not None and len(held_out):
         work.begin("training", _("Training on each copy…"))

@@ -139,7 +139,7 @@ def test_a_person_with_several_rows_counts_k_rows_and_the_report_says_so():
     assert any("200 rows were left out" in note and "Owner only" in note for note in result.notes)
 
 
-def test_the_time_left_is_said_only_once_measured_and_a_second_copy_knows_the_set_up(tmp_path):
+def test_a_first_copy_predicts_its_set_up_from_the_reference_machine_and_a_second_from_the_first(tmp_path):
     from dpcore.progress import CostMemory
 
     frame, costs = tiny_table(500), CostMemory(tmp_path / "costs.json")
@@ -154,7 +154,7 @@ def test_the_time_left_is_said_only_once_measured_and_a_second_copy_knows_the_se
         progress=lambda share, left, what: first.append((share, left, what)),
     )
     setting_up = [left for _share, left, what in first if what.startswith("Setting up the model")]
-    assert setting_up == [None]  # a machine's first copy cannot predict the model's set-up: "measuring…"
+    assert setting_up[0] is not None  # FIRST_SET_UP's figure: the bar never says "measuring…" for the model
     assert first[-1][1] == pytest.approx(0.0) and first[-1][0] == pytest.approx(1.0)
     assert all(a[0] <= b[0] for a, b in zip(first, first[1:], strict=False))
     assert costs.recall("synthetic copy: set-up per unit") is not None
@@ -186,7 +186,25 @@ def test_the_preview_says_no_time_before_its_copy_is_planned():
     )
     simulated = [left for _share, left, what in seen if what == "Simulated the randomized copy."]
     assert simulated == [None]  # only the training was measured then: a figure would leave the copy out
+    comparing = [left for _share, left, what in seen if what.startswith("Comparing")]
+    assert comparing and None not in comparing  # a pair's cost was measured on a few pairs before the copy
     assert seen[-1][1] == pytest.approx(0.0) and seen[-1][0] == pytest.approx(1.0)
+
+
+def test_the_copies_errors_are_each_copy_s_own_counted_in_ticks_of_pairs():
+    from dpcore.synthetic.preview import PAIRS_PER_TICK, marginal_errors
+
+    rng = np.random.default_rng(3)
+    shape = (3, 4, 2, 5, 2, 3, 2, 4, 3, 2, 2, 3)
+    truth = np.column_stack([rng.integers(0, k, 400) for k in shape])
+    other = np.column_stack([rng.integers(0, k, 400) for k in shape])
+    ticks: list[int] = []
+    same, elsewhere, sure = marginal_errors(
+        truth, [(truth, None), (other, None), (truth, [50.0] * len(shape))], shape, tick=ticks.append
+    )
+    assert same == (0.0, 0.0) and sure == pytest.approx((0.0, 0.0), abs=1e-9)  # ε = 50 keeps every value
+    assert elsewhere == pytest.approx(marginal_errors(truth, [(other, None)], shape)[0]) and elsewhere[1] > elsewhere[0] > 0
+    assert sum(ticks) == len(shape) * (len(shape) - 1) // 2 and ticks[0] == PAIRS_PER_TICK
 
 
 def test_the_preview_simulates_the_synthetic_copy_with_the_chosen_method(monkeypatch):
