@@ -117,12 +117,12 @@ def copy_cells(copy: pd.DataFrame, columns: list[SyntheticColumn]) -> np.ndarray
             raise DataError(
                 _("The copy has no column '{column}': compare it with the plan it was made with.").format(column=column.name)
             )
-        positions = copy[header].astype(str).map({label: i for i, label in enumerate(column.labels)})
-        if positions.isna().any():
+        positions = pd.Index(column.labels).get_indexer(copy[header].astype(str))  # -1: a cell the plan does not declare
+        if (positions < 0).any():
             raise DataError(
                 _(
                     "The copy's column '{column}' holds cells the plan does not declare: compare it with the plan it was made with."
                 ).format(column=column.name)
             )
-        codes.append(positions.to_numpy(dtype=np.int64))
+        codes.append(positions.astype(np.int64))
     return np.column_stack(codes) if codes else np.empty((len(copy), 0), dtype=np.int64)

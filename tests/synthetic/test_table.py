@@ -191,20 +191,26 @@ def test_the_preview_says_no_time_before_its_copy_is_planned():
     assert seen[-1][1] == pytest.approx(0.0) and seen[-1][0] == pytest.approx(1.0)
 
 
-def test_the_copies_errors_are_each_copy_s_own_counted_in_ticks_of_pairs():
-    from dpcore.synthetic.preview import PAIRS_PER_TICK, marginal_errors
+def test_the_copies_errors_are_each_copy_s_own_and_every_pair_is_counted_as_alone(monkeypatch):
+    from dpcore.synthetic import preview
 
     rng = np.random.default_rng(3)
     shape = (3, 4, 2, 5, 2, 3, 2, 4, 3, 2, 2, 3)
     truth = np.column_stack([rng.integers(0, k, 400) for k in shape])
     other = np.column_stack([rng.integers(0, k, 400) for k in shape])
+    monkeypatch.setattr(preview, "CELLS_PER_COUNT", 1000)  # two columns a count: chunks, and a last one alone
+    for first in range(len(shape)):
+        for n, table in enumerate(preview.pair_counts(truth, shape, first)):
+            np.testing.assert_array_equal(table.ravel(), marginal(truth, shape, (first, first + 1 + n)))
     ticks: list[int] = []
-    same, elsewhere, sure = marginal_errors(
-        truth, [(truth, None), (other, None), (truth, [50.0] * len(shape))], shape, tick=ticks.append
-    )
+    found = preview.marginal_errors(truth, [(truth, None), (other, None), (truth, [50.0] * len(shape))], shape, tick=ticks.append)
+    same, elsewhere, sure = found
     assert same == (0.0, 0.0) and sure == pytest.approx((0.0, 0.0), abs=1e-9)  # ε = 50 keeps every value
-    assert elsewhere == pytest.approx(marginal_errors(truth, [(other, None)], shape)[0]) and elsewhere[1] > elsewhere[0] > 0
-    assert sum(ticks) == len(shape) * (len(shape) - 1) // 2 and ticks[0] == PAIRS_PER_TICK
+    pairs = list(itertools.combinations(range(len(shape)), 2))
+    one = np.mean([preview.tv(preview.shares(truth, shape, (i,)), preview.shares(other, shape, (i,))) for i in range(len(shape))])
+    two = np.mean([preview.tv(preview.shares(truth, shape, pair), preview.shares(other, shape, pair)) for pair in pairs])
+    assert elsewhere == pytest.approx((one, two)) and two > one > 0
+    assert ticks == list(range(len(shape) - 1, 0, -1))
 
 
 def test_the_preview_simulates_the_synthetic_copy_with_the_chosen_method(monkeypatch):
