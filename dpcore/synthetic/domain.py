@@ -117,7 +117,7 @@ def copy_cells(copy: pd.DataFrame, columns: list[SyntheticColumn]) -> np.ndarray
             raise DataError(
                 _("The copy has no column '{column}': compare it with the plan it was made with.").format(column=column.name)
             )
-        positions = pd.Index(column.labels).get_indexer(copy[header].astype(str))  # -1: a cell the plan does not declare
+        positions = pd.Index(column.labels).get_indexer(pd.Index(copy[header].astype(str)))  # -1: a cell not declared
         if (positions < 0).any():
             raise DataError(
                 _(

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import gc
 import os
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
@@ -258,8 +259,9 @@ def mirror_descent() -> Any:
 
             The library copies every array of the start apart before its first block (which takes them over) with
             ``jnp.copy``, which compiles a program per table shape: 63 on a 76-column analog, 1.5 s. Ours copies
-            them on the device, with nothing to compile, and pauses Python's cycle collector while the first
-            block is traced and compiled (it walked the tracer's many objects again and again: 0.8 s there).
+            them on the device, with nothing to compile (a warm start, as AIM's refits, still compiles the small
+            programs of the library's ``expand``), and pauses Python's cycle collector while the first block is
+            traced and compiled (it walked the tracer's many objects again and again: 0.8 s there).
             """
             mine = not constraints and known_total is not None and isinstance(loss_fn, list) and loss_fn
             if not mine or self.stepsize is not None or self.marginal_oracle is not None or self.mesh is not None:
@@ -360,15 +362,30 @@ class Fit(NamedTuple):
 
 @contextmanager
 def collector_paused(paused: bool) -> Iterator[None]:
-    """Python's cycle collector off inside (when ``paused``), and back as it was after."""
-    was_on = gc.isenabled()
-    if paused:
-        gc.disable()
+    """Python's cycle collector off inside (when ``paused``), back on when the last fit that paused it is done.
+
+    Process-wide: two sessions of the app may compile at once, and the first to finish must not turn the
+    collector back on under the other.
+    """
+    if not paused:
+        yield
+        return
+    with _PAUSES_LOCK:
+        if _pauses["count"] == 0:
+            _pauses["was_on"] = gc.isenabled()
+            gc.disable()
+        _pauses["count"] += 1
     try:
         yield
     finally:
-        if paused and was_on:
-            gc.enable()
+        with _PAUSES_LOCK:
+            _pauses["count"] -= 1
+            if _pauses["count"] == 0 and _pauses["was_on"]:
+                gc.enable()
+
+
+_PAUSES_LOCK = threading.Lock()
+_pauses: dict[str, Any] = {"count": 0, "was_on": True}
 
 
 @cache

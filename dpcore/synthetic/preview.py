@@ -68,11 +68,13 @@ def shares(cells: np.ndarray, shape: tuple[int, ...], clique: tuple[int, ...]) -
     return counts / max(counts.sum(), 1.0)
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=64)
 def response_inverse(epsilon: float, k: int) -> np.ndarray:
     """The inverse of the k-ary randomized response matrix at ``epsilon``: what a buyer applies to debias an axis."""
     rr = KaryRandomizedResponse(epsilon, k)
-    return np.linalg.inv(np.full((k, k), rr.other_probability) + np.eye(k) * (rr.keep_probability - rr.other_probability))
+    inverse = np.linalg.inv(np.full((k, k), rr.other_probability) + np.eye(k) * (rr.keep_probability - rr.other_probability))
+    inverse.setflags(write=False)  # shared by every caller
+    return inverse
 
 
 def debiased(observed: np.ndarray, inverses: list[np.ndarray]) -> np.ndarray:
@@ -90,19 +92,26 @@ def tv(p: np.ndarray, q: np.ndarray) -> float:
 
 
 def pair_counts(cells: np.ndarray, shape: tuple[int, ...], first: int) -> list[np.ndarray]:
-    """The count tables of the pairs of columns (``first``, j) for every later j: one ``bincount`` per chunk of them."""
-    later = list(range(first + 1, len(shape)))
-    if not later:
-        return []
-    width = max(shape[j] for j in later)
-    block = shape[first] * width
-    per_chunk = max(1, CELLS_PER_COUNT // max(len(cells), 1))
+    """The count tables of the pairs of columns (``first``, j) for every later j: one ``bincount`` per chunk of them.
+
+    A chunk holds as many later columns as keep both its codes (rows × columns) and its tables' cells under
+    :data:`CELLS_PER_COUNT`; each pair's cells sit at an offset of their own in the chunk's count.
+    """
     tables: list[np.ndarray] = []
-    for start in range(0, len(later), per_chunk):
-        chunk = later[start : start + per_chunk]
-        codes = cells[:, first, None] * width + cells[:, chunk] + np.arange(len(chunk)) * block
-        counts = np.bincount(codes.ravel(), minlength=len(chunk) * block).reshape(len(chunk), shape[first], width)
-        tables += [counts[n, :, : shape[j]] for n, j in enumerate(chunk)]
+    later = list(range(first + 1, len(shape)))
+    while later:
+        chunk, cells_counted = [later[0]], shape[first] * shape[later[0]]
+        for j in later[1:]:
+            if (len(chunk) + 1) * len(cells) > CELLS_PER_COUNT or cells_counted + shape[first] * shape[j] > CELLS_PER_COUNT:
+                break
+            chunk.append(j)
+            cells_counted += shape[first] * shape[j]
+        later = later[len(chunk) :]
+        sizes = np.array([shape[j] for j in chunk])
+        offsets = np.concatenate([[0], np.cumsum(shape[first] * sizes)])
+        codes = cells[:, first, None] * sizes + cells[:, chunk] + offsets[:-1]
+        counts = np.bincount(codes.ravel(), minlength=int(offsets[-1]))
+        tables += [counts[offsets[n] : offsets[n + 1]].reshape(shape[first], size) for n, size in enumerate(sizes)]
     return tables
 
 

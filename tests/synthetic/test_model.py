@@ -117,7 +117,7 @@ def _blocks(fit, **options) -> int:
     return len(blocks)
 
 
-@pytest.mark.parametrize("tol", [None, 1e-3, 1.0])
+@pytest.mark.parametrize("tol", [None, 1e-3, 1e-2, 1.0])
 def test_our_fit_stops_where_the_library_s_convergence_test_stops_it(tol):
     import functools
 
@@ -162,4 +162,4 @@ def test_a_fit_compiles_one_program_whatever_its_tables_shapes(caplog):
     with caplog.at_level(logging.WARNING, logger="jax"), jax.log_compiles():
         estimate(measurements, shape, iterations=100)
     compiled = [record.getMessage() for record in caplog.records if "Finished XLA compilation" in record.getMessage()]
-    assert len(compiled) == 1, compiled
+    assert len(compiled) <= 1 and all("_multi_step" in message for message in compiled), compiled  # 0: compiled before

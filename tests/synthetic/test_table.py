@@ -202,6 +202,11 @@ def test_the_copies_errors_are_each_copy_s_own_and_every_pair_is_counted_as_alon
     for first in range(len(shape)):
         for n, table in enumerate(preview.pair_counts(truth, shape, first)):
             np.testing.assert_array_equal(table.ravel(), marginal(truth, shape, (first, first + 1 + n)))
+    uneven = (30, 2, 2, 30, 2, 3)  # a chunk is also cut where its tables would pass the cells counted at once
+    rows = np.column_stack([rng.integers(0, k, 30) for k in uneven])
+    for first in range(len(uneven)):
+        for n, table in enumerate(preview.pair_counts(rows, uneven, first)):
+            np.testing.assert_array_equal(table.ravel(), marginal(rows, uneven, (first, first + 1 + n)))
     ticks: list[int] = []
     found = preview.marginal_errors(truth, [(truth, None), (other, None), (truth, [50.0] * len(shape))], shape, tick=ticks.append)
     same, elsewhere, sure = found
