@@ -11,6 +11,7 @@ from dpcore.i18n import _, integer, ngettext, short
 from dpstudio.support.analyst_view import sidebar as analyst_sidebar
 from dpstudio.support.declaring import leaky_columns
 from dpstudio.support.earlier_work import note_in_browser
+from dpstudio.support.heap import freeze_loaded_code
 from dpstudio.support.language import language_switch, use_session_language
 from dpstudio.support.session import get_state
 from dpstudio.support.sign_in_view import gate, sign_out_control
@@ -107,3 +108,4 @@ with st.sidebar:
         owner_sidebar(state)
 
 navigation.run()
+freeze_loaded_code()  # after the page: what it imported is kept out of the collection after every run
