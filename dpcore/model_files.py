@@ -16,7 +16,6 @@ from collections.abc import Collection
 from pathlib import Path
 
 import numpy as np
-import skops.io as sio
 
 from dpcore.exceptions import DataError
 from dpcore.i18n import _
@@ -82,6 +81,8 @@ def model_bytes(model: object, *, read_from_data: Collection[str]) -> bytes:
                 "its noise; it cannot be saved."
             )
         )
+    import skops.io as sio  # here, not above: it imports every estimator of scikit-learn (0.5 s a process)
+
     return sio.dumps(model)
 
 
@@ -104,6 +105,8 @@ def load_model(source: bytes | str | Path) -> object:
         If the file is not a skops file, or names a type that is neither skops's trusted
         defaults nor one of this package's estimators (such a file could run code).
     """
+    import skops.io as sio
+
     data = source if isinstance(source, bytes) else Path(source).read_bytes()
     try:
         unknown = sio.get_untrusted_types(data=data)
