@@ -259,8 +259,9 @@ def synthesize_table(
             work.resize("set-up", len(measurements))
             work.resize("drawing", len(measurements))
         else:
+            encoded = encode(frame, columns, rng)  # before the pairs' clock starts: it is not a pair's cost
             work.begin("pairs", _("Counting pairs of columns…"))
-            measurements = measure(encode(frame, columns, rng), shape, calibration, rng, work, anchor=anchor)
+            measurements = measure(encoded, shape, calibration, rng, work, anchor=anchor)
         rows = copy_rows(measurements, public_rows)
         cells = fit_and_sample(measurements, shape, rows, rng, work, warm_start=model)
         work.begin("writing", _("Writing the copy and its report…"))
