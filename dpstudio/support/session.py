@@ -90,8 +90,11 @@ def remember(state: StudioState, table_changed: bool = False) -> None:
 
 
 def use_dataset(state: StudioState, dataset: Dataset) -> None:
-    """Make ``dataset`` the table in use, kept in the workspace; the last model (of the old table) goes."""
-    state.dataset, state.trained = dataset, None
+    """Make ``dataset`` the table in use, kept in the workspace; the last model and copy (of the old table) go.
+
+    A copy kept across the switch was offered for download on the new table's Export page, under its name.
+    """
+    state.dataset, state.trained, state.release, state.copy_comparison = dataset, None, None, None
     remember(state, table_changed=True)
     remember_result(state, "trained")
 

@@ -6,6 +6,7 @@ import pytest
 
 from dpcore.synthetic import SyntheticResult
 from dpstudio.support.session import STATE_KEY
+from dpstudio.support.state import SAMPLES
 
 pytest.importorskip("mbi")
 
@@ -37,6 +38,15 @@ def test_the_synthetic_copy_is_previewed_for_free_then_made_and_charged(app):
     assert any("Synthetic copy made" in str(s.value) for s in at.success)
     assert [b for b in at.get("download_button") if "Synthetic table" in str(b.proto.label)]
     assert any("a new copy cannot be made" in str(w.value) for w in at.warning)  # nothing left, said without alarm
+    # Another table chosen on the Data page: its Export page offers no copy of the table before.
+    at.switch_page("pages/data.py").run()
+    other = next(name for name in SAMPLES if name != at.session_state[STATE_KEY].dataset.name)
+    next(box for box in at.selectbox if box.label == "Sample").set_value(other).run()
+    assert at.session_state[STATE_KEY].dataset.name == other
+    at.switch_page("pages/export.py").run()
+    at.radio(key="copy_kind").set_value("synthetic").run()
+    assert not at.exception and at.session_state[STATE_KEY].release is None
+    assert not [b for b in at.get("download_button") if "Synthetic table" in str(b.proto.label)]
 
 
 def test_the_preview_follows_the_chosen_method(app):
