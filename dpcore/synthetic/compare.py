@@ -15,8 +15,8 @@ import pandas as pd
 
 from dpcore.release.plan import ReleasePlan
 from dpcore.synthetic.domain import copy_cells, encode, synthetic_columns
-from dpcore.synthetic.measure import marginal
-from dpcore.synthetic.preview import HOLDOUT, MAJORITY, REAL, SYNTHETIC, downstream_accuracy, pair_counts
+from dpcore.synthetic.measure import pair_counts
+from dpcore.synthetic.preview import HOLDOUT, MAJORITY, REAL, SYNTHETIC, downstream_accuracy, shares, tv
 from dpcore.tables.schema import Schema
 from dpcore.validation import RandomStateLike, check_random_state
 
@@ -63,7 +63,7 @@ def compare_copy(
     The real rows are put in the copy's cells exactly as the copy's measurements put them (the
     declared categories and bins; a value outside the declared domain goes to a random cell,
     drawn from ``random_state``), so the two are compared cell by cell. Every pair of columns is
-    counted (for 80 columns, 3,160 pairs: a column's pairs in one bincount, :func:`~dpcore.synthetic.preview.pair_counts`). When the copy holds the
+    counted (for 80 columns, 3,160 pairs: a column's pairs in one bincount, :func:`~dpcore.synthetic.measure.pair_counts`). When the copy holds the
     schema's target, a model trained on the copy and one trained on 80 % of the real rows are
     tested on the other 20 % (:func:`~dpcore.synthetic.preview.downstream_accuracy`); the copy
     was made from every row, those 20 % included, so its figure leans a little in its favour.
@@ -74,22 +74,18 @@ def compare_copy(
     copied, real = copy_cells(copy, columns), encode(frame, columns, rng)
     shape = tuple(len(cells) for cells in labels)
 
-    def shares(cells: np.ndarray, clique: tuple[int, ...]) -> np.ndarray:
-        counts = marginal(cells, shape, clique)
-        return counts / max(counts.sum(), 1.0)
-
     one_way = pd.DataFrame(
         {
             "column": np.repeat(names, [len(cells) for cells in labels]),
             "cell": [cell for cells in labels for cell in cells],
             "position": np.concatenate([np.arange(len(cells)) for cells in labels]) if labels else [],
-            "real": np.concatenate([shares(real, (i,)) for i in range(len(names))]) if names else [],
-            "copy": np.concatenate([shares(copied, (i,)) for i in range(len(names))]) if names else [],
+            "real": np.concatenate([shares(real, shape, (i,)) for i in range(len(names))]) if names else [],
+            "copy": np.concatenate([shares(copied, shape, (i,)) for i in range(len(names))]) if names else [],
         }
     )
     pairs = pd.DataFrame(
         [
-            (names[i], names[i + 1 + n], 0.5 * float(np.abs(mine / max(len(real), 1) - theirs / max(len(copied), 1)).sum()))
+            (names[i], names[i + 1 + n], tv(mine / max(len(real), 1), theirs / max(len(copied), 1)))
             for i in range(len(names))
             for n, (mine, theirs) in enumerate(zip(pair_counts(real, shape, i), pair_counts(copied, shape, i), strict=True))
         ],

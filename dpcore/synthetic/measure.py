@@ -25,8 +25,8 @@ from dpcore.mechanisms import Exponential, Gaussian, Laplace
 from dpcore.progress import TimeLeft
 from dpcore.synthetic.budget import Calibration
 
-#: Pairs counted between two reports of progress (a wide table has thousands of them).
-PAIRS_PER_REPORT = 64
+#: Cells counted at once when the pairs of a column are counted (about 32 MB of codes).
+CELLS_PER_COUNT = 1 << 22
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,30 @@ def marginal(cells: np.ndarray, shape: tuple[int, ...], clique: tuple[int, ...])
         return np.array([float(len(cells))])
     index = np.ravel_multi_index(tuple(cells[:, i] for i in clique), sizes)
     return np.bincount(index, minlength=int(np.prod(sizes))).astype(np.float64)
+
+
+def pair_counts(cells: np.ndarray, shape: tuple[int, ...], first: int) -> list[np.ndarray]:
+    """The count tables of the pairs of columns (``first``, j) for every later j: one ``bincount`` per chunk of them.
+
+    A chunk holds as many later columns as keep both its codes (rows × columns) and its tables' cells under
+    :data:`CELLS_PER_COUNT`; each pair's cells sit at an offset of their own in the chunk's count.
+    """
+    tables: list[np.ndarray] = []
+    later = list(range(first + 1, len(shape)))
+    while later:
+        chunk, cells_counted = [later[0]], shape[first] * shape[later[0]]
+        for j in later[1:]:
+            if (len(chunk) + 1) * len(cells) > CELLS_PER_COUNT or cells_counted + shape[first] * shape[j] > CELLS_PER_COUNT:
+                break
+            chunk.append(j)
+            cells_counted += shape[first] * shape[j]
+        later = later[len(chunk) :]
+        sizes = np.array([shape[j] for j in chunk])
+        offsets = np.concatenate([[0], np.cumsum(shape[first] * sizes)])
+        codes = cells[:, first, None] * sizes + cells[:, chunk] + offsets[:-1]
+        counts = np.bincount(codes.ravel(), minlength=int(offsets[-1]))
+        tables += [counts[offsets[n] : offsets[n + 1]].reshape(shape[first], size) for n, size in enumerate(sizes)]
+    return tables
 
 
 def noisy_marginal(counts: np.ndarray, calibration: Calibration, count: int, rng: np.random.Generator) -> np.ndarray:
@@ -93,16 +117,12 @@ def choose_tree(
     pairs = list(itertools.combinations(range(d), 2))
     if not pairs:
         return []
-    scores = np.empty(len(pairs))
-    for start in range(0, len(pairs), PAIRS_PER_REPORT):
-        batch = pairs[start : start + PAIRS_PER_REPORT]
-        scores[start : start + len(batch)] = [
-            np.abs(marginal(cells, shape, (a, b)) - total * np.outer(shares[a], shares[b]).ravel()).sum() for a, b in batch
-        ]
+    scores: list[float] = []
+    for first in range(d - 1):  # a column's pairs with every later column, counted at once
+        for n, counts in enumerate(pair_counts(cells, shape, first)):
+            scores.append(float(np.abs(counts - total * np.outer(shares[first], shares[first + 1 + n])).sum()))
         if work is not None:
-            work.tick(
-                _("Counting pairs of columns: {done} of {pairs}").format(done=start + len(batch), pairs=len(pairs)), len(batch)
-            )
+            work.tick(_("Counting pairs of columns: {done} of {pairs}").format(done=len(scores), pairs=len(pairs)), d - 1 - first)
     component = list(range(d))
 
     def root(i: int) -> int:
@@ -115,7 +135,7 @@ def choose_tree(
     epsilon = calibration.selection_epsilon()
     for _round in range(calibration.rounds):
         allowed = np.array([root(a) != root(b) for a, b in pairs])
-        utilities = np.where(allowed, scores, -np.inf)
+        utilities = np.where(allowed, np.array(scores), -np.inf)
         pick = int(Exponential(epsilon, sensitivity=calibration.l1, random_state=rng).select(utilities))
         a, b = pairs[pick]
         component[root(a)] = root(b)

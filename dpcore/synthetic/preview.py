@@ -34,7 +34,7 @@ from dpcore.progress import Clock, CostMemory, Progress, Stage, TimeLeft
 from dpcore.release.plan import ColumnPlan, ReleasePlan
 from dpcore.release.table import release_frame
 from dpcore.synthetic.domain import SyntheticColumn, copy_cells, encode, synthetic_columns
-from dpcore.synthetic.measure import marginal
+from dpcore.synthetic.measure import marginal, pair_counts
 from dpcore.synthetic.table import COPY, synthesize_table
 from dpcore.tables.schema import Schema
 from dpcore.validation import check_random_state
@@ -44,8 +44,6 @@ HOLDOUT = 0.2
 #: per row is within a third of a whole fit's (its fixed cost spread over enough rows): 28 µs against 32 for 26,000 rows
 #: of a 76-column analog of Adult, 7.5 against 5.8 on Adult; at 1,000 rows, 55 and 23 (2-core machine).
 PILOT_ROWS = 4_000
-#: Cells counted at once when the pairs of a column are counted (about 32 MB of codes).
-CELLS_PER_COUNT = 1 << 22
 RANDOMIZED, SYNTHETIC, REAL = "randomized copy", "synthetic copy", "real rows (reference)"
 MAJORITY = "most common class"
 
@@ -89,30 +87,6 @@ def debiased(observed: np.ndarray, inverses: list[np.ndarray]) -> np.ndarray:
 def tv(p: np.ndarray, q: np.ndarray) -> float:
     """Total-variation distance between two share tables."""
     return 0.5 * float(np.abs(p - q).sum())
-
-
-def pair_counts(cells: np.ndarray, shape: tuple[int, ...], first: int) -> list[np.ndarray]:
-    """The count tables of the pairs of columns (``first``, j) for every later j: one ``bincount`` per chunk of them.
-
-    A chunk holds as many later columns as keep both its codes (rows × columns) and its tables' cells under
-    :data:`CELLS_PER_COUNT`; each pair's cells sit at an offset of their own in the chunk's count.
-    """
-    tables: list[np.ndarray] = []
-    later = list(range(first + 1, len(shape)))
-    while later:
-        chunk, cells_counted = [later[0]], shape[first] * shape[later[0]]
-        for j in later[1:]:
-            if (len(chunk) + 1) * len(cells) > CELLS_PER_COUNT or cells_counted + shape[first] * shape[j] > CELLS_PER_COUNT:
-                break
-            chunk.append(j)
-            cells_counted += shape[first] * shape[j]
-        later = later[len(chunk) :]
-        sizes = np.array([shape[j] for j in chunk])
-        offsets = np.concatenate([[0], np.cumsum(shape[first] * sizes)])
-        codes = cells[:, first, None] * sizes + cells[:, chunk] + offsets[:-1]
-        counts = np.bincount(codes.ravel(), minlength=int(offsets[-1]))
-        tables += [counts[offsets[n] : offsets[n + 1]].reshape(shape[first], size) for n, size in enumerate(sizes)]
-    return tables
 
 
 def marginal_errors(

@@ -369,9 +369,8 @@ def copy_stages(n_columns: int, calibration: Calibration, costs: CostMemory | No
         Stage("writing", n_columns, prior=FIRST_WRITING),
     ]
     for stage in stages:
-        remembered = costs.recall(f"synthetic copy: {stage.name} per unit") if costs is not None else None
-        if stage.name in REMEMBERED and remembered is not None:
-            stage.prior = remembered
+        remembered = costs.recall(f"synthetic copy: {stage.name} per unit") if costs and stage.name in REMEMBERED else None
+        stage.prior = remembered if remembered is not None else stage.prior
     return stages
 
 

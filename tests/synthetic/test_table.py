@@ -192,20 +192,20 @@ def test_the_preview_says_no_time_before_its_copy_is_planned():
 
 
 def test_the_copies_errors_are_each_copy_s_own_and_every_pair_is_counted_as_alone(monkeypatch):
-    from dpcore.synthetic import preview
+    from dpcore.synthetic import measure, preview
 
     rng = np.random.default_rng(3)
     shape = (3, 4, 2, 5, 2, 3, 2, 4, 3, 2, 2, 3)
     truth = np.column_stack([rng.integers(0, k, 400) for k in shape])
     other = np.column_stack([rng.integers(0, k, 400) for k in shape])
-    monkeypatch.setattr(preview, "CELLS_PER_COUNT", 1000)  # two columns a count: chunks, and a last one alone
+    monkeypatch.setattr(measure, "CELLS_PER_COUNT", 1000)  # two columns a count: chunks, and a last one alone
     for first in range(len(shape)):
-        for n, table in enumerate(preview.pair_counts(truth, shape, first)):
+        for n, table in enumerate(measure.pair_counts(truth, shape, first)):
             np.testing.assert_array_equal(table.ravel(), marginal(truth, shape, (first, first + 1 + n)))
     uneven = (30, 2, 2, 30, 2, 3)  # a chunk is also cut where its tables would pass the cells counted at once
     rows = np.column_stack([rng.integers(0, k, 30) for k in uneven])
     for first in range(len(uneven)):
-        for n, table in enumerate(preview.pair_counts(rows, uneven, first)):
+        for n, table in enumerate(measure.pair_counts(rows, uneven, first)):
             np.testing.assert_array_equal(table.ravel(), marginal(rows, uneven, (first, first + 1 + n)))
     ticks: list[int] = []
     found = preview.marginal_errors(truth, [(truth, None), (other, None), (truth, [50.0] * len(shape))], shape, tick=ticks.append)
