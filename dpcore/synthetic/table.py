@@ -53,11 +53,16 @@ class SyntheticResult:
         """The copy as the buyer reads it (categories in declared order)."""
         return read_synthetic(self.csv, self.report)
 
+    def first_rows(self, count: int) -> pd.DataFrame:
+        """The copy's first ``count`` rows as :attr:`table` reads them, without reading the rest."""
+        return read_synthetic(self.csv, self.report, rows=count)
 
-def read_synthetic(source: bytes | str, report: dict[str, Any]) -> pd.DataFrame:
-    """A synthetic copy read back with every column's declared cells as its categories (the buyer's reader)."""
+
+def read_synthetic(source: bytes | str, report: dict[str, Any], rows: int | None = None) -> pd.DataFrame:
+    """A synthetic copy (its first ``rows``, default all) read back with every column's declared cells as its
+    categories (the buyer's reader)."""
     data = io.BytesIO(source) if isinstance(source, bytes) else source
-    frame = pd.read_csv(data, dtype=str, keep_default_na=False)
+    frame = pd.read_csv(data, dtype=str, keep_default_na=False, nrows=rows)
     for entry in report["columns"]:
         frame[entry["header"]] = pd.Categorical(frame[entry["header"]], categories=entry["cells"])
     return frame

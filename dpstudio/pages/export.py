@@ -70,7 +70,7 @@ if kind == synthetic.SYNTHETIC:
         synthetic.preview(state, plan, chosen)
         st.subheader(_("The synthetic copy"))
         synthetic.make_copy(state, ledger, plan, chosen)
-    if isinstance(state.release, SyntheticResult):
+    elif isinstance(state.release, SyntheticResult):
         synthetic.made(state.release)
         synthetic.beside_the_table(state)
     st.stop()

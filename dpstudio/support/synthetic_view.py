@@ -15,7 +15,7 @@ import streamlit as st
 from dpcore.budget.accountant import BudgetLedger, default_epsilon
 from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.i18n import N_, _, fixed, short
-from dpcore.progress import CostMemory, Progress, time_left_text
+from dpcore.progress import CostMemory, Progress, Stage, TimeLeft, time_left_text
 from dpcore.release import ReleasePlan
 from dpcore.synthetic import (
     DEFAULT_DELTA,
@@ -26,7 +26,8 @@ from dpcore.synthetic import (
     trust_sentences,
     utility_preview,
 )
-from dpcore.synthetic.compare import CopyComparison, compare_copy
+from dpcore.synthetic.compare import CopyComparison, compare_copy, comparison_stages, remember_comparison_costs
+from dpcore.synthetic.table import COPY
 from dpcore.tables.schema import Schema
 from dpstudio.support.language import keyed
 from dpstudio.support.recipe_view import record_release, synthetic_step
@@ -188,10 +189,13 @@ def settings(
 
 
 @contextmanager
-def progress_bar() -> Iterator[Progress]:
+def progress_bar(place: Any = st) -> Iterator[Progress]:
     """A progress bar with the engine's measured time left ("measuring the time left…" until it is measured),
-    gone when the work ends (a full bar saying "about 1 s left" stayed under the preview's results)."""
-    bar = st.progress(0.0, text=_("Starting…"))
+    gone when the work ends (a full bar saying "about 1 s left" stayed under the preview's results).
+
+    In a ``place`` (an ``st.empty()``) the bar replaces what the place held, at once.
+    """
+    bar = place.progress(0.0, text=_("Starting…"))
 
     def show(fraction: float, seconds_left: float | None, sentence: str) -> None:
         bar.progress(min(max(fraction, 0.0), 1.0), text=f"{sentence} — {time_left_text(seconds_left)}")
@@ -203,44 +207,63 @@ def progress_bar() -> Iterator[Progress]:
 
 
 def make_copy(state: StudioState, ledger: BudgetLedger, plan: ReleasePlan, chosen: CopySettings) -> None:
-    """The button that makes (and charges) the ``chosen`` synthetic copy (MST, or AIM, whose rounds show their time left)."""
-    if st.button(_("Make the synthetic copy"), type="primary"):
-        dataset = state.dataset
-        try:
-            with progress_bar() as progress:
-                state.release = synthesize_table(
-                    dataset.frame,
-                    dataset.schema,
-                    plan,
-                    epsilon=chosen.epsilon,
-                    delta=chosen.delta,
-                    noise=chosen.noise,
-                    ledger=ledger,
-                    label="Export: synthetic copy",
-                    progress=progress,
-                    costs=CostMemory(),
-                    method=chosen.method,
-                    workload=chosen.workload,
-                )
-            state.copy_comparison = _compared(state, plan, state.release)
-            record_release(state, synthetic_step(state.release))
-            st.rerun()
-        except (BudgetExceededError, DataError) as error:
-            refuse_on_a_fresh_page(state, "synthetic copy", str(error))
-        except Exception:
-            st.error(
-                _(
-                    "The synthetic copy could not be made from this table; nothing was charged. Check the plan and the "
-                    "declarations."
-                )
-            )
+    """The button that makes (and charges) the ``chosen`` synthetic copy, then the copy made and its comparison.
+
+    One bar runs from the first pair counted to the comparison's last model (MST, or AIM, whose rounds show
+    their time left). The bar takes the last copy's place on the page while a new copy is made, so the last
+    copy is never offered for download beside the bar of the next. (A container in that place would not do:
+    a container keeps the last run's elements on screen until the run ends.)
+    """
+    clicked = st.button(_("Make the synthetic copy"), type="primary")
+    place = st.empty()
+    if clicked:
+        _make(state, ledger, plan, chosen, place)
     said_refusal(state, "synthetic copy")
+    if not clicked and isinstance(state.release, SyntheticResult):
+        with place.container():
+            made(state.release)
+            beside_the_table(state)
 
 
-def _compared(state: StudioState, plan: ReleasePlan, result: SyntheticResult) -> tuple | None:
+def _make(state: StudioState, ledger: BudgetLedger, plan: ReleasePlan, chosen: CopySettings, place: Any) -> None:
+    dataset = state.dataset
+    columns = synthetic_columns(dataset.schema, plan)
+    target = dataset.schema.target.name if dataset.schema.target is not None else None
+    costs = CostMemory()
+    try:
+        with progress_bar(place) as progress:
+            comparing = comparison_stages(len(columns), len(dataset.frame), target in {c.name for c in columns}, costs)
+            work = TimeLeft([Stage(COPY, 1), *comparing], progress)
+            state.release = synthesize_table(
+                dataset.frame,
+                dataset.schema,
+                plan,
+                epsilon=chosen.epsilon,
+                delta=chosen.delta,
+                noise=chosen.noise,
+                ledger=ledger,
+                label="Export: synthetic copy",
+                costs=costs,
+                method=chosen.method,
+                workload=chosen.workload,
+                work=work,
+            )
+            state.copy_comparison = _compared(state, plan, state.release, work)
+            remember_comparison_costs(work, costs)
+        record_release(state, synthetic_step(state.release))
+        st.rerun()
+    except (BudgetExceededError, DataError) as error:
+        refuse_on_a_fresh_page(state, "synthetic copy", str(error))
+    except Exception:
+        st.error(
+            _("The synthetic copy could not be made from this table; nothing was charged. Check the plan and the declarations.")
+        )
+
+
+def _compared(state: StudioState, plan: ReleasePlan, result: SyntheticResult, work: TimeLeft) -> tuple | None:
     """The copy and its owner-only comparison with the table (None when it cannot be made: the copy stands without it)."""
     try:
-        return result, compare_copy(state.dataset.frame, state.dataset.schema, plan, result.table)
+        return result, compare_copy(state.dataset.frame, state.dataset.schema, plan, result.table, work=work)
     except Exception:
         return None
 
@@ -284,7 +307,7 @@ def made(result: SyntheticResult, owner: bool = True) -> None:
     left, right = st.columns(2)
     left.markdown("**" + _("The buyer can trust") + "**\n\n" + "\n".join(f"- {s}" for s in can))
     right.markdown("**" + _("The buyer cannot trust") + "**\n\n" + "\n".join(f"- {s}" for s in cannot))
-    st.dataframe(result.table.head(8), hide_index=True, width="stretch")
+    st.dataframe(result.first_rows(8), hide_index=True, width="stretch")
     with st.expander(_("The buyer's report")):
         st.markdown(result.markdown)
 

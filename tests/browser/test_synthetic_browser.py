@@ -70,3 +70,14 @@ def test_choose_the_synthetic_copy_preview_both_then_download_it(page, tmp_path)
     assert page.locator("[data-testid='stVegaLiteChart']").count() == charts  # the same two charts, for 'age' now
     page.locator("[data-testid='stVegaLiteChart']").last.scroll_into_view_if_needed()  # the pairs' map, at the foot
     screenshot(page, "export_synthetic_beside_the_table")
+    # A second copy: while its bar runs, the first copy is no longer offered (its file is not the copy being made).
+    page.get_by_role("button", name="Make the synthetic copy").click()
+    page.locator("[data-testid='stProgress']").wait_for(timeout=LONG)
+    offered_beside_the_bar = page.evaluate(
+        "() => !!document.querySelector(\"[data-testid='stProgress']\")"
+        " && !!document.querySelector(\"[data-testid='stDownloadButton']\")"
+    )
+    screenshot(page, "export_synthetic_second_copy_under_way")
+    assert not offered_beside_the_bar
+    page.get_by_text("Synthetic copy made", exact=False).wait_for(timeout=LONG)
+    page.get_by_text("Average distance from your table", exact=False).wait_for()
