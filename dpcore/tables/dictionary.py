@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dpcore.exceptions import DataError
@@ -174,6 +174,31 @@ def apply_dictionary(schema: Schema, dictionary: Dictionary) -> tuple[Schema, li
         if name in result.names and result[name].role in ("feature", "target")
     ]
     return result, notes
+
+
+def carry_declarations(read: Schema, earlier: Schema) -> tuple[Schema, list[str]]:
+    """``read`` (a table's declarations as its reader suggests them) with the owner's ``earlier`` declarations of
+    the same dataset, and the names of the columns whose declarations were carried over.
+
+    A column of both keeps its earlier role and flags; its earlier domain too — bounds or categories
+    declared, declared public, or estimated and paid for with ε (a release, reusable at no further
+    cost) — unless that domain had been read from the data: a domain read from an older table is
+    not the owner's declaration, so the new reading's stands (and stays marked as read). The unit of
+    protection carries over when its column is still there. Columns of one side only are left as
+    ``read`` has them.
+    """
+    result = Schema.from_dict(read.to_dict())
+    carried = [name for name in result.names if name in earlier.names]
+    for name in carried:
+        before, column = earlier[name], result[name]
+        if before.bounds_from_data:
+            column.role, column.public, column.may_be_missing = before.role, before.public, before.may_be_missing
+            column.match_numbers, column.accept_other = before.match_numbers, before.accept_other
+        else:
+            result.columns[result.names.index(name)] = replace(before, categories=list(before.categories))
+    if earlier.privacy_unit in result.names:
+        result.privacy_unit, result.rows_per_person = earlier.privacy_unit, earlier.rows_per_person
+    return result, carried
 
 
 def to_frictionless(schema: Schema) -> dict[str, Any]:

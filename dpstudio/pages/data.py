@@ -34,6 +34,7 @@ st.caption(
 )
 view.reading_questions(state)
 view.dataset_identity(state)
+view.carried_declarations(state)
 view.declarations_editor(state)
 view.privacy_unit_question(state)
 view.fix_leaks(state)

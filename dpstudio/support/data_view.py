@@ -170,6 +170,36 @@ def dataset_identity(state: StudioState) -> None:
                     st.error(str(error))
 
 
+def carried_declarations(state: StudioState) -> None:
+    """Say which of the owner's earlier declarations of this dataset the table just opened took, with the way back."""
+    carried, dataset = state.carried, state.dataset
+    if carried is None or carried.dataset_id != dataset.dataset_id:
+        return
+    shown = ", ".join(f"'{name}'" for name in carried.columns[:8]) + (", …" if len(carried.columns) > 8 else "")
+    st.info(
+        ngettext(
+            "Your earlier declarations of this dataset were used for {count} column ({names}): its role, and its "
+            "bounds or categories when you declared them or paid for them with ε (nothing is charged again). A domain "
+            "read from the data was read again from this file.",
+            "Your earlier declarations of this dataset were used for {count} columns ({names}): their roles, and their "
+            "bounds or categories where you declared them or paid for them with ε (nothing is charged again). A domain "
+            "read from the data was read again from this file.",
+            len(carried.columns),
+        ).format(count=len(carried.columns), names=shown),
+        icon=":material/history:",
+    )
+    if st.button(
+        _("Start from this file's own reading instead"),
+        key="forget_carried",
+        help=_("Bounds and categories paid for with ε are then dropped from this table: estimating them again is charged again."),
+    ):
+        dataset.schema = dataset.base_schema = carried.read
+        dataset.revision += 1
+        state.carried = None
+        remember(state)
+        st.rerun()
+
+
 def declarations_editor(state: StudioState) -> None:
     """The editable table of roles, kinds, bounds and categories."""
     dataset = state.dataset
@@ -207,7 +237,12 @@ def declarations_editor(state: StudioState) -> None:
                 _("public"), help=_("Declared non-sensitive: an export may copy it unchanged")
             ),
             "may be missing": st.column_config.CheckboxColumn(
-                _("may be missing"), help=_("A value can be absent: an export then randomizes 'missing' as a category of its own")
+                _("may be missing"),
+                help=_(
+                    "A value can be absent: an export then randomizes 'missing' as a category of its own. Ticked for "
+                    "every column until you untick it, even where your rows have no gaps: whether they have gaps is itself "
+                    "a fact about them. Untick it for a column that can never be empty (a required field of a form)."
+                ),
             ),
             "match numbers": st.column_config.CheckboxColumn(
                 _("match numbers"),

@@ -98,7 +98,7 @@ def choose_database(state: StudioState, schema_json: bytes | None) -> None:
         if source is not None:
             schema = Schema.from_json(schema_json.decode("utf-8", "replace")) if schema_json else None
             state.refused_database = None
-            use_dataset(state, dataset_from_database(source, state.catalog(), schema))
+            use_dataset(state, dataset_from_database(source, state.catalog(), schema), carry_earlier=schema is None)
             state.upload_error = None
             st.rerun()
     except OverlapRefused as error:

@@ -8,10 +8,11 @@ from typing import NoReturn, TypeVar
 import streamlit as st
 
 from dpcore.budget.accountant import LEDGER_ENV, OWNER
+from dpcore.tables.dictionary import carry_declarations
 from dpstudio.support import roles, workspace
 from dpstudio.support.language import use_session_language
 from dpstudio.support.sign_in_view import gate
-from dpstudio.support.state import DEFAULT_SAMPLE, Dataset, StudioState, load_sample
+from dpstudio.support.state import DEFAULT_SAMPLE, CarriedDeclarations, Dataset, StudioState, load_sample
 
 STATE_KEY = "dp_studio"
 T = TypeVar("T")
@@ -84,19 +85,35 @@ def remember(state: StudioState, table_changed: bool = False) -> None:
     if state.analyst:
         return  # an analyst changes nothing of the owner's table or declarations
     workspace.save(state.ledger_path, state.workspace, state.dataset, table_changed, owner=state.owner)
+    workspace.remember_declarations(state.ledger_path, state.dataset, owner=state.owner)
     if workspace.is_shared(state.ledger_path, state.dataset.dataset_id) and state.ledger().role() == OWNER:
         workspace.share(state.ledger_path, state.dataset, owner=state.owner, table_changed=table_changed)
     state.worked_in = state.workspace  # the sidebar has the browser remember it (earlier_work)
 
 
-def use_dataset(state: StudioState, dataset: Dataset) -> None:
+def use_dataset(state: StudioState, dataset: Dataset, carry_earlier: bool = False) -> None:
     """Make ``dataset`` the table in use, kept in the workspace; the last model and copy (of the old table) go.
 
     A copy kept across the switch was offered for download on the new table's Export page, under its name.
+    With ``carry_earlier`` (a table read without a schema file), the owner's earlier declarations of the same
+    dataset are carried over (:func:`~dpcore.tables.dictionary.carry_declarations`), and the Data page says so.
     """
+    state.carried = None
+    if carry_earlier and not dataset.is_sample:
+        _carry_earlier_declarations(state, dataset)
     state.dataset, state.trained, state.release, state.copy_comparison = dataset, None, None, None
     remember(state, table_changed=True)
     remember_result(state, "trained")
+
+
+def _carry_earlier_declarations(state: StudioState, dataset: Dataset) -> None:
+    earlier = workspace.earlier_declarations(state.ledger_path, dataset.dataset_id, owner=state.owner)
+    if earlier is None:
+        return
+    schema, names = carry_declarations(dataset.schema, earlier)
+    if names:
+        state.carried = CarriedDeclarations(dataset.dataset_id, names, dataset.schema)
+        dataset.schema = dataset.base_schema = schema
 
 
 def remember_result(state: StudioState, name: str) -> None:

@@ -75,6 +75,15 @@ class Dataset:
         return f"{self.dataset_id}-{self.schema_key}"
 
 
+@dataclass(frozen=True)
+class CarriedDeclarations:
+    """The owner's earlier declarations carried over to a table just opened: which columns, and the table's own reading."""
+
+    dataset_id: str
+    columns: list[str]
+    read: Schema
+
+
 @dataclass
 class StudioState:
     dataset: Dataset | None = None
@@ -106,6 +115,7 @@ class StudioState:
     utility_previews: dict = field(default_factory=dict)  # the Export page's owner-only previews, by plan and ε
     compared_copy: tuple | None = None  # (the analyst's synthetic copy, it as the Dataset their Compare page trains on)
     copy_comparison: tuple | None = None  # (the synthetic copy, its CopyComparison): the owner-only look beside the table
+    carried: CarriedDeclarations | None = None  # earlier declarations carried to the table just opened (Data page says so)
     bounds_verdict: tuple | None = None  # (table fingerprint, DataFrame): the owner-only fit of the bounds just estimated
     refusals: dict = field(default_factory=dict)  # a button's budget refusal, said on the page drawn after it (session)
     signed_in: SignedIn | None = None  # who acts, recorded with every spend (None: sign-in is not configured)

@@ -33,7 +33,9 @@ def open_upload(
     except Exception:  # a reader's own message can quote cells: never show it
         raise DataError(_(UNREADABLE)) from None
     state.upload = (name, raw, schema_json, dict(options))
-    use_dataset(state, dataset_from_upload(name, frame, info, state.catalog(), schema, dataset, separate))
+    use_dataset(
+        state, dataset_from_upload(name, frame, info, state.catalog(), schema, dataset, separate), carry_earlier=schema is None
+    )
 
 
 def read_again(state: StudioState, **changes) -> None:

@@ -118,6 +118,36 @@ def _write_dataset(where: Path, dataset: Dataset, table_changed: bool, owner: st
     _write(where / "workspace.json", json.dumps(meta, ensure_ascii=False).encode("utf-8"))
 
 
+def _declarations_file(ledger_path, dataset_id: str) -> Path | None:
+    if not isinstance(dataset_id, str) or not re.match(r"^[A-Za-z0-9_-]{1,64}$", dataset_id):
+        return None
+    return beside_ledger(ledger_path or default_ledger()).parent / "declarations" / f"{dataset_id}.json"
+
+
+def remember_declarations(ledger_path, dataset: Dataset, *, owner: str = "") -> None:
+    """Keep ``owner``'s latest declarations of the dataset beside the ledger, for the next table of the same people.
+
+    Bounds and categories estimated with ε are a release the owner paid for: opening the same file
+    again (in any workspace) must not ask for them again (:func:`earlier_declarations`). A bundled
+    sample's declarations come with it.
+    """
+    where = _declarations_file(ledger_path, dataset.dataset_id)
+    if where is None or dataset.is_sample:
+        return
+    where.parent.mkdir(parents=True, exist_ok=True)
+    _write(where, json.dumps({"owner": owner, "schema": dataset.schema.to_dict()}, ensure_ascii=False).encode("utf-8"))
+
+
+def earlier_declarations(ledger_path, dataset_id: str, *, owner: str = "") -> Schema | None:
+    """The declarations ``owner`` last made for ``dataset_id`` (None: none kept, or another person's)."""
+    where = _declarations_file(ledger_path, dataset_id)
+    try:
+        kept = json.loads(where.read_bytes()) if where is not None else None
+        return Schema.from_dict(kept["schema"]) if kept and kept.get("owner", "") == owner else None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # a file cut short or from an older version: the new reading stands
+
+
 def shared_folder(ledger_path, dataset_id: str) -> Path | None:
     """Where the table an owner shares with the analysts of ``dataset_id`` is kept (None for an id that is not one of ours)."""
     if not isinstance(dataset_id, str) or not re.match(r"^[A-Za-z0-9_-]{1,64}$", dataset_id):

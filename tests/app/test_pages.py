@@ -813,3 +813,25 @@ def test_the_train_page_says_which_model_the_tables_size_suggests(app):
     at.selectbox[0].set_value("Adult census income (sample)").run()
     at.switch_page("pages/train.py").run()
     assert any("DP boosted trees (classifier)** — on public tables" in str(c.value) for c in at.caption)
+
+
+def test_bounds_paid_for_are_carried_to_the_same_file_opened_again_with_a_way_back(app):
+    at = app("data")
+    _upload(at, "census.csv", _adult_csv())
+    assert state(at).dataset.schema["age"].bounds_from_data
+    at.checkbox(key="bounds_anyway").check().run()  # 2,000 rows: the page warns the bounds may fit badly
+    [button] = [b for b in at.button if b.key and b.key.endswith("estimate_bounds")]
+    button.click().run()
+    paid = state(at).ledger().spent
+    declared = state(at).dataset.schema["age"]
+    assert paid > 0 and not declared.bounds_from_data
+    again = app("data")  # another session, another workspace: the same file opened again
+    _upload(again, "census.csv", _adult_csv())
+    carried = state(again).dataset.schema["age"]
+    assert (carried.lower, carried.upper, carried.bounds_from_data) == (declared.lower, declared.upper, False)
+    assert state(again).ledger().spent == pytest.approx(paid)  # nothing charged again
+    assert any("Your earlier declarations of this dataset were used" in m for m in messages(again))
+    [b for b in again.button if b.key == "forget_carried"][0].click().run()
+    assert state(again).dataset.schema["age"].bounds_from_data  # the file's own reading, as asked
+    assert not any("Your earlier declarations" in m for m in messages(again))
+    assert not again.exception

@@ -9,7 +9,14 @@ import pytest
 
 from dpcore.exceptions import DataError
 from dpcore.tables.categories import other_share_problems
-from dpcore.tables.dictionary import Dictionary, apply_dictionary, frictionless_json, read_dictionary, to_frictionless
+from dpcore.tables.dictionary import (
+    Dictionary,
+    apply_dictionary,
+    carry_declarations,
+    frictionless_json,
+    read_dictionary,
+    to_frictionless,
+)
 from dpcore.tables.schema import ColumnSpec, Schema
 
 FRICTIONLESS = {
@@ -123,3 +130,26 @@ def test_a_number_enum_matches_by_number_and_a_text_enum_keeps_the_owners_choice
     )
     result, _notes = apply_dictionary(schema, dictionary)
     assert result["label"].match_numbers and not result["code"].match_numbers
+
+
+def test_earlier_declarations_carry_over_but_never_a_domain_an_older_table_gave():
+    earlier = _schema()
+    earlier["age"].lower, earlier["age"].upper, earlier["age"].bounds_from_data = 18.0, 95.0, False  # paid for with ε
+    earlier["age"].source = "estimated privately, ε = 0.1"
+    earlier["label"].role, earlier["label"].may_be_missing = "feature", False  # the owner's word; its domain was read
+    earlier["record"].role = "identifier"
+    earlier.privacy_unit, earlier.rows_per_person = "record", 3
+    read = _schema()
+    read["label"].upper = 7  # this file's own reading
+    read.columns.append(ColumnSpec("new", lower=0, upper=1, bounds_from_data=True))
+    carried, names = carry_declarations(read, earlier)
+    assert names == ["age", "label", "smoker", "note", "record"]
+    assert (carried["age"].lower, carried["age"].upper, carried["age"].bounds_from_data) == (18.0, 95.0, False)
+    assert carried["age"].source == "estimated privately, ε = 0.1"
+    assert (carried["label"].role, carried["label"].may_be_missing) == ("feature", False)
+    assert (carried["label"].upper, carried["label"].bounds_from_data) == (7, True)  # read again, still marked
+    assert carried["new"] == read["new"] and (carried.privacy_unit, carried.rows_per_person) == ("record", 3)
+    carried["age"].categories.append("x")
+    assert earlier["age"].categories == []  # a copy, not the earlier declarations themselves
+    without_unit = Schema([c for c in read.columns if c.name != "record"])
+    assert carry_declarations(without_unit, earlier)[0].privacy_unit is None
