@@ -37,6 +37,18 @@ from dpstudio.support.state import StudioState
 RANDOMIZED, SYNTHETIC = "randomized", "synthetic"
 #: The preview's rows, by the names its table keeps (English: a CSV's values); shown translated.
 COPIES = (N_("randomized copy"), N_("synthetic copy"), N_("real rows (reference)"), N_("most common class"))
+RANDOMIZED_COPY, SYNTHETIC_COPY, REAL_ROWS, MOST_COMMON = COPIES
+#: One colour per copy on every chart of the page (the preview's and the comparison's): the synthetic copy is always red,
+#: the real rows (or "your table") always blue.
+COPY_COLOURS = dict(zip(COPIES, ("#f58518", "#c8102e", "#4c78a8", "#9d9d9d"), strict=True))
+
+
+def copy_colours(field: str, names: dict[str, str] | None = None, legend: bool = False) -> alt.Color:
+    """``field``'s colours from :data:`COPY_COLOURS`; ``names`` maps the copies a chart shows to its labels for them."""
+    names = names or {copy: _(copy) for copy in COPIES}
+    shown = {label: COPY_COLOURS[copy] for copy, label in names.items()}
+    scale = alt.Scale(domain=list(shown), range=list(shown.values()))
+    return alt.Color(field, scale=scale, title=None, legend=alt.Legend() if legend else None)
 
 
 def choose_kind() -> str:
@@ -70,8 +82,8 @@ def budget_notice(ledger: BudgetLedger) -> None:
 METHOD_SENTENCES = {
     "mst": N_("MST (fast): measures every column and a tree of pairs of columns; a copy in seconds."),
     "aim": N_(
-        "AIM (adaptive): spends the budget round by round on the pairs and target triples the model gets most wrong, "
-        "and takes longer (about twice MST's time on the bundled table, a minute or more on wide tables); on the tables "
+        "AIM (adaptive): spends the budget round by round on what its model gets most wrong (a column, a pair of "
+        "columns or a triple with the target; the buyer's report lists its picks), and takes longer (about twice MST's time on the bundled table, a minute or more on wide tables); on the tables "
         "measured so far it is not yet more accurate than MST."
     ),
 }
@@ -170,9 +182,10 @@ def settings(
             "every row is then invented from a model of those noisy counts."
         ),
         "aim": _(
-            "The copy measures each column's counts, then, round by round, the pair of columns or the target's triple "
-            "that its model gets most wrong (chosen privately), over your declared categories and bins; every row is then "
-            "invented from a model of those noisy counts."
+            "The copy measures each column's counts, then, round by round, the column, pair of columns or triple with "
+            "the target that its model gets most wrong (chosen privately; on a small table or at a small ε, often single "
+            "columns again), over your declared categories and bins; every row is then invented from a model of those "
+            "noisy counts."
         ),
     }
     st.caption(
@@ -353,16 +366,20 @@ def preview(state: StudioState, plan: ReleasePlan, chosen: CopySettings) -> None
             st.error(_("The preview could not be computed for this table. Check the plan and the declarations."))
     table = kept.get(key)
     if table is not None:
-        show_preview(table)
+        show_preview(table, accuracy_words(state.dataset.schema))
 
 
-def show_preview(table: pd.DataFrame) -> None:
-    """The preview's table and chart (owner only)."""
-    names = {
-        "one-way TV": _("single-column error (TV)"),
-        "two-way TV": _("pair error (TV)"),
-        "accuracy": _("accuracy on held-out real rows"),
-    }
+def accuracy_words(schema: Schema) -> str:
+    """What the train-on-copy figure measures: a class guessed right, or for a number target, its bin."""
+    if schema.target is not None and schema.target.kind == "numeric":
+        return _("share of held-out real rows whose target bin is guessed right")
+    return _("accuracy on held-out real rows")
+
+
+def show_preview(table: pd.DataFrame, accuracy: str | None = None) -> None:
+    """The preview's table and chart (owner only); ``accuracy`` names the train-on-copy figure (:func:`accuracy_words`)."""
+    accuracy_title = accuracy or _("accuracy on held-out real rows")
+    names = {"one-way TV": _("single-column error (TV)"), "two-way TV": _("pair error (TV)"), "accuracy": accuracy_title}
     order = [_(c) for c in COPIES if c in set(table["copy"])]
     shown = table.assign(measure=table["measure"].map(names), copy=table["copy"].map(_))
     wide = shown.pivot(index="measure", columns="copy", values="value").reindex(columns=order)
@@ -376,23 +393,24 @@ def show_preview(table: pd.DataFrame) -> None:
         .encode(
             x=alt.X("copy:N", title=None),
             y=alt.Y("value:Q", title=_("distance from the truth (0 = perfect, 1 = useless)")),
-            color=alt.Color("copy:N", legend=None),
+            color=copy_colours("copy:N"),
             column=alt.Column("measure:N", title=None),
         )
         .properties(width=220, height=220, title=_("Owner-only simulation: marginal error of each copy"))
     )
     st.altair_chart(chart)
-    accuracy = shown[table["measure"] == "accuracy"]
-    if not accuracy.empty:
+    trained = shown[table["measure"] == "accuracy"]
+    if not trained.empty:
         st.altair_chart(
-            alt.Chart(accuracy)
+            alt.Chart(trained)
             .mark_bar()
             .encode(
                 y=alt.Y("copy:N", title=None, sort="-x", axis=alt.Axis(labelLimit=300)),
-                x=alt.X("value:Q", title=_("accuracy on held-out real rows"), scale=alt.Scale(domain=[0, 1])),
-                color=alt.Color("copy:N", legend=None),
+                x=alt.X("value:Q", title=accuracy_title, scale=alt.Scale(domain=[0, 1])),
+                color=copy_colours("copy:N"),
             )
-            .properties(height=220, title=_("Owner-only simulation: train on the copy, test on real rows")),
+            # A step per bar, not a height: a stretched chart's fixed height was squeezed to a sliver.
+            .properties(height=alt.Step(36), title=_("Owner-only simulation: train on the copy, test on real rows")),
             width="stretch",
         )
 
@@ -425,7 +443,7 @@ def beside_the_table(state: StudioState) -> None:
             x=alt.X("cell:N", sort=order, title=None, axis=alt.Axis(labelAngle=-30, labelLimit=160)),
             xOffset=alt.XOffset("source:N", sort=list(sources.values())),
             y=alt.Y("share:Q", title=_("share of the rows"), axis=alt.Axis(format="%")),
-            color=alt.Color("source:N", title=None, sort=list(sources.values())),
+            color=copy_colours("source:N", {REAL_ROWS: sources["real"], SYNTHETIC_COPY: sources["copy"]}, legend=True),
             tooltip=["cell:N", "source:N", alt.Tooltip("share:Q", format=".1%")],
         )
         .properties(height=260, title=_("'{column}': your table and the copy").format(column=column)),
@@ -435,12 +453,15 @@ def beside_the_table(state: StudioState) -> None:
         both_ways = pd.concat(
             [comparison.pairs, comparison.pairs.rename(columns={"first": "second", "second": "first"})], ignore_index=True
         )
+        # Every column's name on both axes, however many (Vega hides labels that would overlap, which left a wide
+        # table's map with one name in two or three): a smaller font for many columns instead.
+        every_label = alt.Axis(labelOverlap=False, labelFontSize=max(8, min(12, 600 // max(len(names), 1))), labelLimit=160)
         st.altair_chart(
             alt.Chart(both_ways)
             .mark_rect()
             .encode(
-                x=alt.X("first:N", sort=names, title=None),
-                y=alt.Y("second:N", sort=names, title=None),
+                x=alt.X("first:N", sort=names, title=None, axis=every_label),
+                y=alt.Y("second:N", sort=names, title=None, axis=every_label),
                 color=alt.Color(
                     "error:Q",
                     title=_("pair error"),
@@ -449,7 +470,7 @@ def beside_the_table(state: StudioState) -> None:
                 tooltip=["first:N", "second:N", alt.Tooltip("error:Q", format=".3f")],
             )
             .properties(
-                height=max(260, 14 * len(names)),
+                height=alt.Step(max(10, min(24, 600 // max(len(names), 1)))),
                 title=_("How far each pair of columns is from your table (0 = the same, 1 = nothing in common)"),
             ),
             width="stretch",
@@ -461,8 +482,8 @@ def beside_the_table(state: StudioState) -> None:
             .mark_bar()
             .encode(
                 y=alt.Y("trained on:N", title=None, sort=None, axis=alt.Axis(labelLimit=300)),
-                x=alt.X("accuracy:Q", title=_("accuracy on held-out real rows"), scale=alt.Scale(domain=[0, 1])),
-                color=alt.Color("trained on:N", legend=None),
+                x=alt.X("accuracy:Q", title=accuracy_words(state.dataset.schema), scale=alt.Scale(domain=[0, 1])),
+                color=copy_colours("trained on:N"),
                 tooltip=["trained on:N", alt.Tooltip("accuracy:Q", format=".3f")],
             )
             .properties(
