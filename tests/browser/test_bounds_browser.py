@@ -70,3 +70,14 @@ def test_bulk_estimate_gives_bounds_that_fit_years_codes_and_negative_numbers(pa
         assert 1000 <= lower < upper <= 2200 and lower % 25 == 0 and upper % 25 == 0, name
     assert columns["pool_area"]["lower"] == 0  # a mostly-zero column starts at 0, not at 100 000
     assert "estimated privately (ε = 0.00833)" in columns["longitude"]["source"]
+
+    # The same file opened again in a new session (a new workspace): the bounds paid for are there, not paid again.
+    again = page.context.new_page()
+    again.set_default_timeout(180_000)
+    again.goto(page.url.split("?")[0])
+    again.get_by_text("Declare the columns").wait_for()
+    table_uploader(again).set_input_files(str(path))
+    again.get_by_text("Your earlier declarations of this dataset were used for", exact=False).wait_for()
+    again.locator("[data-testid='stSidebar']").get_by_text("ε spent 0.09996 of", exact=False).wait_for()
+    assert again.get_by_role("button", name=re.compile(r"Estimate privately")).count() == 0  # nothing left to estimate
+    screenshot(again, "bounds_carried_to_the_same_file")
