@@ -82,6 +82,8 @@ class TimeLeft:
         self.started = self.last = self.clock()
         self.current = 0
         self.shown = 0.0
+        self.said = ""
+        self._saying = threading.Lock()
         #: True while the work's size is still to be decided from what is being measured: no time left is said.
         self.sizing = False
 
@@ -142,8 +144,13 @@ class TimeLeft:
                 return None
             left += remaining * each
         current = self.stages[self.current]
+        under_way = self.clock() - self.last
         if current.done > 0 and current.units > current.done:  # the unit under way has already run for a while
-            left = max(left - min(self.clock() - self.last, current.seconds / current.done), 0.0)
+            left = max(left - min(under_way, current.seconds / current.done), 0.0)
+        elif current.done == 0 and current.units > 0 and current.prior is not None:
+            # A stage that says nothing until it ends (a model's set-up, while it compiles): its predicted cost runs
+            # down with the clock, and stops at 0 when it runs over (the later stages' time is all that is said).
+            left = max(left - min(under_way, current.units * current.prior), 0.0)
         return left
 
     def share_done(self, seconds_left: float | None) -> float:
@@ -156,10 +163,36 @@ class TimeLeft:
     def say(self, what: str) -> None:
         if self.progress is None:
             return
-        left = self.seconds_left()
-        # The bar never moves back when a later stage turns out dearer than measured: the time left says so instead.
-        self.shown = min(max(self.share_done(left), self.shown), 1.0)
-        self.progress(self.shown, left, what)
+        with self._saying:  # the work's thread and a heartbeat (:meth:`beating`) may say at once
+            self.said = what
+            left = self.seconds_left()
+            # The bar never moves back when a later stage turns out dearer than measured: the time left says so instead.
+            self.shown = min(max(self.share_done(left), self.shown), 1.0)
+            self.progress(self.shown, left, what)
+
+    @contextmanager
+    def beating(self, every: float = 1.0) -> Iterator[None]:
+        """Say the time left again every ``every`` seconds while the block runs, from a thread of its own.
+
+        For work that says nothing for a long while (a model compiled before its first step): the figure
+        runs down instead of standing still. The ``progress`` callback is then also called from that thread.
+        """
+        if self.progress is None:
+            yield
+            return
+        stop = threading.Event()
+
+        def beat() -> None:
+            while not stop.wait(every):
+                self.say(self.said)
+
+        heart = threading.Thread(target=beat, name="time left", daemon=True)
+        heart.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            heart.join()
 
 
 #: ``listener(done, total)``, set while one fit is watched (:func:`watching_rounds`); None: no one listens.

@@ -141,3 +141,35 @@ def test_the_dp_boosting_models_say_their_rounds():
     with watching_rounds(lambda done, total: heard.append((done, total))):
         model.fit(X, X.sum(axis=1))
     assert heard == [(done, 7) for done in range(1, 8)]
+
+
+def test_a_stage_that_says_nothing_until_it_ends_runs_down_with_the_clock_and_stops_at_the_stages_after_it():
+    clock = FakeClock()
+    work = TimeLeft([Stage("set-up", 4, prior=2.0), Stage("drawing", 1, prior=3.0)], clock=clock)
+    assert left_on_fake_clock(work) == pytest.approx(8.0 + 3.0)
+    clock.now = 5.0  # compiling: no tick yet
+    assert left_on_fake_clock(work) == pytest.approx(3.0 + 3.0)
+    clock.now = 30.0  # longer than predicted: what is left of it is not said, the drawing still is
+    assert left_on_fake_clock(work) == pytest.approx(3.0)
+
+
+def test_a_heartbeat_says_the_time_left_again_from_its_own_thread_while_the_block_runs():
+    import threading
+
+    clock, said, beat = FakeClock(), [], threading.Event()
+
+    def progress_seen(share, left, what):
+        said.append((threading.current_thread().name, left, what))
+        if threading.current_thread().name == "time left":
+            beat.set()
+
+    work = TimeLeft([Stage("set-up", 1, prior=10.0)], progress_seen, clock)
+    work.say("Setting up…")
+    clock.now = 4.0  # before the heartbeat starts, so its every figure is at 4 s
+    with work.beating(every=0.001):
+        assert beat.wait(timeout=60)  # an event, not a sleep: the beat's own thread said it
+    assert ("time left", pytest.approx(6.0), "Setting up…") in said
+    after = len(said)
+    clock.now = 5.0
+    assert len(said) == after  # the heartbeat stopped with the block
+    assert not [t for t in threading.enumerate() if t.name == "time left"]

@@ -25,7 +25,7 @@ import gc
 import os
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from functools import cache
 from typing import Any, NamedTuple
 
@@ -182,10 +182,11 @@ def fit_and_sample(
                 REPORT_EVERY,
             )
 
-    model = estimate(measurements, shape, iterations=iterations, callback=tick, warm_start=warm_start)
-    if work is not None:
-        work.begin("drawing", _("Drawing the rows…"))
-    cells = draw(model, shape, rows, rng)
+    with work.beating() if work is not None else nullcontext():  # compiling says nothing for seconds
+        model = estimate(measurements, shape, iterations=iterations, callback=tick, warm_start=warm_start)
+        if work is not None:
+            work.begin("drawing", _("Drawing the rows…"))
+        cells = draw(model, shape, rows, rng)
     if work is not None:
         work.tick(_("Rows drawn."), len(measurements))
     return cells

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -11,6 +12,7 @@ from typing import Any
 import altair as alt
 import pandas as pd
 import streamlit as st
+from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
 
 from dpcore.budget.accountant import BudgetLedger, default_epsilon
 from dpcore.exceptions import BudgetExceededError, DataError
@@ -206,11 +208,16 @@ def progress_bar(place: Any = st) -> Iterator[Progress]:
     """A progress bar with the engine's measured time left ("measuring the time left…" until it is measured),
     gone when the work ends (a full bar saying "about 1 s left" stayed under the preview's results).
 
-    In a ``place`` (an ``st.empty()``) the bar replaces what the place held, at once.
+    In a ``place`` (an ``st.empty()``) the bar replaces what the place held, at once. The engine may say the
+    time left from a thread of its own while a model compiles (:meth:`~dpcore.progress.TimeLeft.beating`): that
+    thread then draws on this page's run.
     """
     bar = place.progress(0.0, text=_("Starting…"))
+    page_run = get_script_run_ctx()
 
     def show(fraction: float, seconds_left: float | None, sentence: str) -> None:
+        if page_run is not None and get_script_run_ctx(suppress_warning=True) is None:
+            add_script_run_ctx(threading.current_thread(), page_run)
         bar.progress(min(max(fraction, 0.0), 1.0), text=f"{sentence} — {time_left_text(seconds_left)}")
 
     try:
