@@ -5,7 +5,10 @@ Screenshots and downloads are kept under ``test-artifacts/`` (ignored by git) fo
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -36,23 +39,26 @@ def free_port() -> int:
 
 def start_server(
     tmp_path: Path, *extra: str, ledger: str | None = None, port: int | None = None, home: Path | None = None
-) -> tuple[subprocess.Popen, str]:
+) -> tuple[ServerProcess, str]:
     """``dpstudio`` on a free port, its ledger a fresh file in ``tmp_path`` unless ``ledger`` names one (a file or URL).
 
     ``home`` replaces the home folder, whose ``.streamlit/secrets.toml`` then configures the server
     (sign-in); ``port`` is given when the secrets must name the app's address before it starts.
+    The server is forked from a parent that has imported the app's libraries (``server_forks.py``),
+    except with a ``home`` of its own, which is started afresh.
     """
     port = port or free_port()
     env = dict(os.environ, DPSTUDIO_LEDGER=ledger or str(tmp_path / "ledger.sqlite3"), PYTHONPATH=str(REPO))
-    if home is not None:
-        env["HOME"] = str(home)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "dpstudio", f"--server.port={port}", "--server.address=127.0.0.1", *extra],
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    args = [f"--server.port={port}", "--server.address=127.0.0.1", *extra]
+    process: ServerProcess | None = None
+    if home is None:
+        process = _forked_server(env, args)
+    if process is None:
+        if home is not None:
+            env["HOME"] = str(home)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "dpstudio", *args], cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 180  # a loaded machine imports the app slowly; a quiet one answers in seconds
     while time.time() < deadline:
@@ -66,6 +72,53 @@ def start_server(
     raise RuntimeError("streamlit did not start within 180 s")
 
 
+class ForkedServer:
+    """A server forked by this worker's ``server_forks.py`` parent: killed and waited for by its pid."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGKILL)
+
+    def wait(self, timeout: float | None = None) -> None:
+        """Until the pid is gone (the parent reaps its children as they end)."""
+        deadline = time.monotonic() + (timeout if timeout is not None else 3600)
+        while Path(f"/proc/{self.pid}").exists():
+            if time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired(f"server {self.pid}", timeout or 0)
+            time.sleep(0.05)
+
+
+ServerProcess = subprocess.Popen | ForkedServer
+_FORKS: dict[str, subprocess.Popen] = {}
+
+
+def _forked_server(env: dict[str, str], args: list[str]) -> ForkedServer | None:
+    """A server forked with ``env`` and ``args`` (None when the parent cannot be had: the caller starts one afresh)."""
+    parent = _FORKS.get("parent")
+    if parent is None or parent.poll() is not None:
+        parent = subprocess.Popen(
+            [sys.executable, str(Path(__file__).with_name("server_forks.py"))],
+            cwd=REPO,
+            env=dict(os.environ, PYTHONPATH=str(REPO)),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        _FORKS["parent"] = parent
+    assert parent.stdin is not None and parent.stdout is not None
+    try:
+        parent.stdin.write(json.dumps({"env": env, "args": args, "cwd": str(REPO)}) + "\n")
+        parent.stdin.flush()
+        answer = parent.stdout.readline()
+    except OSError:
+        return None
+    return ForkedServer(int(answer)) if answer.strip().isdigit() else None
+
+
 def start_signed_in_server(tmp_path: Path, provider, ledger: str | None = None) -> tuple[subprocess.Popen, str]:
     """:func:`start_server` with sign-in through ``provider`` (the test's OpenID Connect provider) in its secrets."""
     port = free_port()
@@ -75,7 +128,7 @@ def start_signed_in_server(tmp_path: Path, provider, ledger: str | None = None) 
     return start_server(tmp_path, port=port, home=home, ledger=ledger)
 
 
-def stop_server(process: subprocess.Popen) -> None:
+def stop_server(process: ServerProcess) -> None:
     """Kill the server: its ledger commits every charge as it happens, and a polite stop waits seconds for its sessions."""
     process.kill()
     process.wait(timeout=20)
