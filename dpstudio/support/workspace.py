@@ -36,6 +36,7 @@ from dpcore.budget.accountant import BudgetLedger, default_ledger
 from dpcore.budget.datasets import Catalog, Identification
 from dpcore.budget.slices import creator
 from dpcore.data_home import beside_ledger
+from dpcore.exceptions import DataError
 from dpcore.tables.schema import Schema
 from dpstudio.support.state import Dataset, load_sample
 
@@ -144,7 +145,7 @@ def earlier_declarations(ledger_path, dataset_id: str, *, owner: str = "") -> Sc
     try:
         kept = json.loads(where.read_bytes()) if where is not None else None
         return Schema.from_dict(kept["schema"]) if kept and kept.get("owner", "") == owner else None
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, DataError):
         return None  # a file cut short or from an older version: the new reading stands
 
 

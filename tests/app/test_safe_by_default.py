@@ -310,6 +310,26 @@ def test_earlier_work_lists_and_reopens_only_the_signers_workspaces(tmp_path):
     assert workspace.load(ledger, mine, catalog) is None and workspace.load(ledger, local, catalog) is not None
 
 
+def test_a_datasets_earlier_declarations_are_carried_only_for_the_person_who_made_them(tmp_path):
+    import dataclasses
+
+    from dpcore.budget.datasets import Catalog
+    from dpstudio.support import workspace
+    from dpstudio.support.state import DEFAULT_SAMPLE, load_sample
+
+    ledger = tmp_path / "ledger.sqlite3"
+    dataset = dataclasses.replace(load_sample(DEFAULT_SAMPLE, Catalog(ledger)), is_sample=False)  # as if uploaded
+    workspace.remember_declarations(ledger, dataset, owner="alice-sub")
+    assert workspace.earlier_declarations(ledger, dataset.dataset_id, owner="alice-sub") == dataset.schema
+    assert workspace.earlier_declarations(ledger, dataset.dataset_id, owner="bob-sub") is None
+    assert workspace.earlier_declarations(ledger, dataset.dataset_id) is None  # nobody's before sign-in
+    assert workspace.earlier_declarations(ledger, "../../etc", owner="alice-sub") is None  # not an id of ours
+    kept = next((tmp_path / "declarations").iterdir())
+    for broken in (b"[1, 2]", b'{"owner": "alice-sub", "schema": {"columns": 3}}', b"{cut sho"):
+        kept.write_bytes(broken)
+        assert workspace.earlier_declarations(ledger, dataset.dataset_id, owner="alice-sub") is None
+
+
 def test_a_session_that_outlives_a_sign_out_keeps_nothing_for_the_next_person(tmp_path, monkeypatch):
     """A reconnect keeps a session across a sign-out and someone else's sign-in: the next person starts afresh."""
     from streamlit.testing.v1 import AppTest
