@@ -172,32 +172,41 @@ def dataset_identity(state: StudioState) -> None:
 
 def carried_declarations(state: StudioState) -> None:
     """Say which of the owner's earlier declarations of this dataset the table just opened took, with the way back."""
-    carried, dataset = state.carried, state.dataset
-    if carried is None or carried.dataset_id != dataset.dataset_id:
+    dataset = state.dataset
+    carried = dataset.carried
+    if carried is None:
         return
-    shown = ", ".join(f"'{name}'" for name in carried.columns[:8]) + (", …" if len(carried.columns) > 8 else "")
-    st.info(
-        ngettext(
-            "Your earlier declarations of this dataset were used for {count} column ({names}): its role, and its "
-            "bounds or categories when you declared them or paid for them with ε (nothing is charged again). A domain "
-            "read from the data was read again from this file.",
-            "Your earlier declarations of this dataset were used for {count} columns ({names}): their roles, and their "
-            "bounds or categories where you declared them or paid for them with ε (nothing is charged again). A domain "
-            "read from the data was read again from this file.",
-            len(carried.columns),
-        ).format(count=len(carried.columns), names=shown),
-        icon=":material/history:",
-    )
+    sentence = ngettext(
+        "Your earlier declarations of this dataset were used for {count} column ({names}): its role, and its bounds or "
+        "categories when you declared them or paid for them with ε (nothing is charged again).",
+        "Your earlier declarations of this dataset were used for {count} columns ({names}): their roles, and their "
+        "bounds or categories where you declared them or paid for them with ε (nothing is charged again).",
+        len(carried.columns),
+    ).format(count=len(carried.columns), names=_names(carried.columns))
+    if carried.read_again:
+        sentence += " " + ngettext(
+            "The bounds or categories of {names} had been read from the data: they were read again from this file.",
+            "The bounds or categories of {names} had been read from the data: they were read again from this file.",
+            len(carried.read_again),
+        ).format(names=_names(carried.read_again))
+    st.info(sentence, icon=":material/history:")
     if st.button(
         _("Start from this file's own reading instead"),
         key="forget_carried",
-        help=_("Bounds and categories paid for with ε are then dropped from this table: estimating them again is charged again."),
+        help=_(
+            "The declarations of this dataset are then this file's reading, for this table and the next ones: bounds "
+            "and categories paid for with ε are dropped, and estimating them again is charged again."
+        ),
     ):
         dataset.schema = dataset.base_schema = carried.read
         dataset.revision += 1
-        state.carried = None
+        dataset.carried = None
         remember(state)
         st.rerun()
+
+
+def _names(columns: list[str]) -> str:
+    return ", ".join(f"'{name}'" for name in columns[:8]) + (", …" if len(columns) > 8 else "")
 
 
 def declarations_editor(state: StudioState) -> None:

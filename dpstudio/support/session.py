@@ -98,10 +98,9 @@ def use_dataset(state: StudioState, dataset: Dataset, carry_earlier: bool = Fals
     With ``carry_earlier`` (a table read without a schema file), the owner's earlier declarations of the same
     dataset are carried over (:func:`~dpcore.tables.dictionary.carry_declarations`), and the Data page says so.
     """
-    state.carried = None
     if carry_earlier and not dataset.is_sample:
         _carry_earlier_declarations(state, dataset)
-    state.dataset, state.trained, state.release, state.copy_comparison = dataset, None, None, None
+    state.dataset, state.trained, state.release, state.copy_comparison, state.made_copy = dataset, None, None, None, None
     remember(state, table_changed=True)
     remember_result(state, "trained")
 
@@ -112,7 +111,8 @@ def _carry_earlier_declarations(state: StudioState, dataset: Dataset) -> None:
         return
     schema, names = carry_declarations(dataset.schema, earlier)
     if names:
-        state.carried = CarriedDeclarations(dataset.dataset_id, names, dataset.schema)
+        read_again = [name for name in names if earlier[name].bounds_from_data]
+        dataset.carried = CarriedDeclarations(names, read_again, dataset.schema)
         dataset.schema = dataset.base_schema = schema
 
 

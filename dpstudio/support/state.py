@@ -42,6 +42,16 @@ def table_name(name: str) -> str:
     return _(name) if name in SAMPLES else name
 
 
+@dataclass(frozen=True)
+class CarriedDeclarations:
+    """The owner's earlier declarations carried over to a table just opened: which columns, which of those had a domain
+    read from the data (read again from this table), and the table's own reading."""
+
+    columns: list[str]
+    read_again: list[str]
+    read: Schema
+
+
 @dataclass
 class Dataset:
     """A loaded table and the owner's declarations about it."""
@@ -54,6 +64,7 @@ class Dataset:
     identification: Identification
     is_sample: bool = False
     revision: int = 0  # bumped when the declarations are replaced wholesale (an uploaded schema)
+    carried: CarriedDeclarations | None = None  # earlier declarations carried to it when it was opened (Data page says so)
 
     @property
     def dataset_id(self) -> str:
@@ -73,15 +84,6 @@ class Dataset:
     def declared_key(self) -> str:
         """The dataset and its declarations: a kept group map or attack belongs to the table with this key."""
         return f"{self.dataset_id}-{self.schema_key}"
-
-
-@dataclass(frozen=True)
-class CarriedDeclarations:
-    """The owner's earlier declarations carried over to a table just opened: which columns, and the table's own reading."""
-
-    dataset_id: str
-    columns: list[str]
-    read: Schema
 
 
 @dataclass
@@ -105,6 +107,7 @@ class StudioState:
     upload: tuple | None = None  # (name, bytes, schema bytes, reading options) of the last upload, to read it again
     best_model: dict = field(default_factory=dict)
     release: object | None = None
+    made_copy: str | None = None  # the settings of the synthetic copy in ``release`` (synthetic_view.settings_key)
     released_plans: dict = field(default_factory=dict)  # (dataset, declarations, unit) → the plan of the copy given out
     releases: list | None = None  # (dataset id, ModelStep | CopyStep): each model and copy, in order (recipe_view)
     # trained, releases, groups and attacks are also kept in the workspace: session.remember_result / recall_result.
@@ -115,7 +118,6 @@ class StudioState:
     utility_previews: dict = field(default_factory=dict)  # the Export page's owner-only previews, by plan and ε
     compared_copy: tuple | None = None  # (the analyst's synthetic copy, it as the Dataset their Compare page trains on)
     copy_comparison: tuple | None = None  # (the synthetic copy, its CopyComparison): the owner-only look beside the table
-    carried: CarriedDeclarations | None = None  # earlier declarations carried to the table just opened (Data page says so)
     bounds_verdict: tuple | None = None  # (table fingerprint, DataFrame): the owner-only fit of the bounds just estimated
     refusals: dict = field(default_factory=dict)  # a button's budget refusal, said on the page drawn after it (session)
     signed_in: SignedIn | None = None  # who acts, recorded with every spend (None: sign-in is not configured)
@@ -185,8 +187,15 @@ def dataset_from_upload(
 
 
 def separate_dataset(dataset: Dataset, catalog: Catalog, name: str, reason: str) -> None:
-    """Make the table a dataset of its own although it overlaps a known one (recorded with the reason)."""
+    """Make the table a dataset of its own although it overlaps a known one (recorded with the reason).
+
+    Declarations carried from the other dataset's owner's work go: they were carried because the people were the same.
+    """
     dataset.identification = catalog.separate(lambda: [dataset.frame], name, reason)
+    if dataset.carried is not None:
+        dataset.schema = dataset.base_schema = dataset.carried.read
+        dataset.revision += 1
+        dataset.carried = None
 
 
 def apply_schema(dataset: Dataset, schema: Schema) -> None:

@@ -21,6 +21,7 @@ only their results.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import pickle
@@ -78,9 +79,13 @@ def prune(ledger_path, keep_days: float = KEEP_DAYS) -> int:
 
 
 def _write(path: Path, data: bytes) -> None:
-    partial = path.with_name(path.name + ".partial")
-    partial.write_bytes(data)
-    os.replace(partial, path)
+    """Write ``data`` whole or not at all (two sessions may write the same file: each through a partial of its own)."""
+    partial = path.with_name(f"{path.name}.{secrets.token_hex(6)}.partial")
+    try:
+        partial.write_bytes(data)
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
 
 
 def save(ledger_path, token: str, dataset: Dataset, table_changed: bool = False, *, owner: str = "") -> None:
@@ -119,29 +124,41 @@ def _write_dataset(where: Path, dataset: Dataset, table_changed: bool, owner: st
     _write(where / "workspace.json", json.dumps(meta, ensure_ascii=False).encode("utf-8"))
 
 
-def _declarations_file(ledger_path, dataset_id: str) -> Path | None:
-    if not isinstance(dataset_id, str) or not re.match(r"^[A-Za-z0-9_-]{1,64}$", dataset_id):
+def _declarations_file(ledger_path, dataset_id: str, owner: str) -> Path | None:
+    """One file per dataset and person (a table of the same people opened by another person never overwrites it)."""
+    if not isinstance(dataset_id, str) or not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", dataset_id):
         return None
-    return beside_ledger(ledger_path or default_ledger()).parent / "declarations" / f"{dataset_id}.json"
+    person = hashlib.sha256(owner.encode("utf-8")).hexdigest()[:16]
+    return beside_ledger(ledger_path or default_ledger()).parent / "declarations" / f"{dataset_id}-{person}.json"
 
 
 def remember_declarations(ledger_path, dataset: Dataset, *, owner: str = "") -> None:
     """Keep ``owner``'s latest declarations of the dataset beside the ledger, for the next table of the same people.
 
     Bounds and categories estimated with ε are a release the owner paid for: opening the same file
-    again (in any workspace) must not ask for them again (:func:`earlier_declarations`). A bundled
-    sample's declarations come with it.
+    again (in any workspace) must not ask for them again (:func:`earlier_declarations`). A domain
+    read from the data is not kept (it is never carried, and raw values should not outlive the
+    workspaces, which are pruned). A bundled sample's declarations come with it. Best effort: a
+    declaration not kept is only asked again.
     """
-    where = _declarations_file(ledger_path, dataset.dataset_id)
+    where = _declarations_file(ledger_path, dataset.dataset_id, owner)
     if where is None or dataset.is_sample:
         return
-    where.parent.mkdir(parents=True, exist_ok=True)
-    _write(where, json.dumps({"owner": owner, "schema": dataset.schema.to_dict()}, ensure_ascii=False).encode("utf-8"))
+    kept = Schema.from_dict(dataset.schema.to_dict())
+    for column in kept.columns:
+        if column.bounds_from_data:
+            column.lower = column.upper = None
+            column.categories = []
+    try:
+        where.parent.mkdir(parents=True, exist_ok=True)
+        _write(where, json.dumps({"owner": owner, "schema": kept.to_dict()}, ensure_ascii=False).encode("utf-8"))
+    except OSError:
+        return
 
 
 def earlier_declarations(ledger_path, dataset_id: str, *, owner: str = "") -> Schema | None:
     """The declarations ``owner`` last made for ``dataset_id`` (None: none kept, or another person's)."""
-    where = _declarations_file(ledger_path, dataset_id)
+    where = _declarations_file(ledger_path, dataset_id, owner)
     try:
         kept = json.loads(where.read_bytes()) if where is not None else None
         return Schema.from_dict(kept["schema"]) if kept and kept.get("owner", "") == owner else None

@@ -314,6 +314,7 @@ def test_a_datasets_earlier_declarations_are_carried_only_for_the_person_who_mad
     import dataclasses
 
     from dpcore.budget.datasets import Catalog
+    from dpcore.tables.schema import Schema
     from dpstudio.support import workspace
     from dpstudio.support.state import DEFAULT_SAMPLE, load_sample
 
@@ -324,7 +325,13 @@ def test_a_datasets_earlier_declarations_are_carried_only_for_the_person_who_mad
     assert workspace.earlier_declarations(ledger, dataset.dataset_id, owner="bob-sub") is None
     assert workspace.earlier_declarations(ledger, dataset.dataset_id) is None  # nobody's before sign-in
     assert workspace.earlier_declarations(ledger, "../../etc", owner="alice-sub") is None  # not an id of ours
-    kept = next((tmp_path / "declarations").iterdir())
+    bobs = dataclasses.replace(dataset, schema=Schema.from_dict(dataset.schema.to_dict()))
+    bobs.schema.columns[0].lower, bobs.schema.columns[0].bounds_from_data = -1.0, True  # read from Bob's data
+    workspace.remember_declarations(ledger, bobs, owner="bob-sub")  # the same people's table, opened by Bob
+    assert workspace.earlier_declarations(ledger, dataset.dataset_id, owner="alice-sub") == dataset.schema  # not his
+    kept_for_bob = workspace.earlier_declarations(ledger, dataset.dataset_id, owner="bob-sub")
+    assert kept_for_bob.columns[0].lower is None  # a domain read from the data is never kept on disk
+    kept = next(f for f in (tmp_path / "declarations").iterdir() if "alice-sub" in f.read_text())
     for broken in (b"[1, 2]", b'{"owner": "alice-sub", "schema": {"columns": 3}}', b"{cut sho"):
         kept.write_bytes(broken)
         assert workspace.earlier_declarations(ledger, dataset.dataset_id, owner="alice-sub") is None
