@@ -225,6 +225,39 @@ class ColumnSpec:
         return out
 
 
+_TEXT_FIELDS = ("name", "role", "kind", "source")
+_NUMBER_FIELDS = ("lower", "upper", "fill_value")
+_FLAG_FIELDS = ("bounds_from_data", "public", "may_be_missing", "match_numbers", "accept_other")
+
+
+def _checked_fields(declared: dict[str, Any]) -> dict[str, Any]:
+    """A column declaration's known fields, each of its type (a number written as text is read as the number), else a
+    sentence naming the column and the field (a file edited by hand, or from another program)."""
+    fields = {k: v for k, v in declared.items() if k in ColumnSpec.__dataclass_fields__}
+    name = fields.get("name")
+    for field_name, value in fields.items():
+        wrong = (
+            (field_name in _TEXT_FIELDS and not isinstance(value, str))
+            or (field_name in _FLAG_FIELDS and not isinstance(value, bool))
+            or (field_name == "categories" and value is not None and not isinstance(value, list))
+        )
+        if field_name in _NUMBER_FIELDS and value is not None:
+            if isinstance(value, bool) or not isinstance(value, int | float | str):
+                wrong = True
+            elif isinstance(value, str):
+                try:
+                    fields[field_name] = float(value)
+                except ValueError:
+                    wrong = True
+        if wrong:
+            raise DataError(
+                _("The schema file is not in the expected form: column '{column}' has a '{field}' of the wrong kind.").format(
+                    column=name if isinstance(name, str) else "?", field=field_name
+                )
+            )
+    return fields
+
+
 @dataclass
 class Schema:
     """The declarations for a whole table.
@@ -349,15 +382,26 @@ class Schema:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Schema:
+        """Declarations read back from JSON; a file of another shape or with a field of the wrong type is a sentence."""
         try:
-            columns = [
-                ColumnSpec(**{k: v for k, v in c.items() if k in ColumnSpec.__dataclass_fields__}) for c in data["columns"]
-            ]
-        except (KeyError, TypeError):
+            columns = [ColumnSpec(**_checked_fields(c)) for c in data["columns"]]
+            unit, rows_per_person = data.get("privacy_unit"), data.get("rows_per_person", 1)
+        except (KeyError, TypeError, AttributeError):
             raise DataError(_("The schema file is not in the expected form (a 'columns' list of column declarations).")) from None
+        if (
+            unit is not None
+            and not isinstance(unit, str)
+            or isinstance(rows_per_person, bool)
+            or not isinstance(rows_per_person, int)
+        ):
+            raise DataError(
+                _(
+                    "The schema file is not in the expected form: its unit of protection is not a column name and a number of rows."
+                )
+            )
         for c in columns:
             c.categories = [str(v) for v in c.categories or []]
-        return cls(columns, data.get("privacy_unit"), data.get("rows_per_person", 1))
+        return cls(columns, unit, max(rows_per_person, 1))
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)

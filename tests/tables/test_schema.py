@@ -464,3 +464,21 @@ def test_the_domain_words_of_a_privacy_line_follow_the_declarations():
     assert schema.domain_words(["age", "income"]) == "Not differentially private: the domain of 'income' was read from the data."
     with pytest.raises(DataError, match="Cannot leave this screen: the bounds or categories of 'income'"):
         check_releasable(schema.read_from_data())
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("lower", "eighteen"), ("lower", True), ("public", "no"), ("name", 3), ("categories", "a|b"), ("upper", [1])],
+)
+def test_a_schema_file_with_a_field_of_the_wrong_kind_is_a_sentence_naming_it(field, value):
+    column = {"name": "age", "kind": "numeric", "lower": 0, "upper": 120, field: value}
+    with pytest.raises(DataError, match=f"'{field}' of the wrong kind"):
+        Schema.from_dict({"columns": [column]})
+
+
+def test_a_schema_file_reads_numbers_written_as_text_and_refuses_an_odd_unit():
+    schema = Schema.from_dict({"columns": [{"name": "age", "lower": "18", "upper": 90}]})
+    assert (schema["age"].lower, schema["age"].upper) == (18.0, 90) and not schema["age"].problems()
+    for unit in ({"privacy_unit": 3}, {"privacy_unit": "age", "rows_per_person": "3"}, {"rows_per_person": True}):
+        with pytest.raises(DataError, match="unit of protection"):
+            Schema.from_dict({"columns": [{"name": "age", "lower": 0, "upper": 1}], **unit})
