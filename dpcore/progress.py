@@ -83,7 +83,7 @@ class TimeLeft:
         self.current = 0
         self.shown = 0.0
         self.said = ""
-        self._saying = threading.Lock()
+        self._saying = threading.RLock()  # the work's thread and a heartbeat (beating) read and change the stages
         #: True while the work's size is still to be decided from what is being measured: no time left is said.
         self.sizing = False
 
@@ -100,30 +100,34 @@ class TimeLeft:
 
     def begin(self, name: str, what: str | None = None) -> None:
         """Move on to stage ``name``: time from now on is that stage's (earlier stages are closed)."""
-        self.current = next(i for i, s in enumerate(self.stages) if s.name == name)
-        self.last = self.clock()
-        if what is not None:
-            self.say(what)
+        with self._saying:
+            self.current = next(i for i, s in enumerate(self.stages) if s.name == name)
+            self.last = self.clock()
+            if what is not None:
+                self.say(what)
 
     def expand(self, name: str, stages: Sequence[Stage]) -> None:
         """Stage ``name``, a placeholder not yet begun (its cost unknown), is the ``stages`` now known (a copy inside a preview)."""
-        at = next(i for i, s in enumerate(self.stages) if s.name == name)
-        self.stages[at : at + 1] = list(stages)
+        with self._saying:
+            at = next(i for i, s in enumerate(self.stages) if s.name == name)
+            self.stages[at : at + 1] = list(stages)
 
     def resize(self, name: str, units: float) -> None:
         """Stage ``name`` turns out to have ``units`` units (more or fewer than first planned)."""
-        stage = self.stage(name)
-        stage.units = max(float(units), stage.done)
+        with self._saying:
+            stage = self.stage(name)
+            stage.units = max(float(units), stage.done)
 
     def tick(self, what: str, units: float = 1.0) -> None:
         """``units`` more units of the current stage are finished; their time is measured since the last tick."""
-        now = self.clock()
-        stage = self.stages[self.current]
-        stage.done += units
-        stage.seconds += now - self.last
-        stage.units = max(stage.units, stage.done)
-        self.last = now
-        self.say(what)
+        with self._saying:
+            now = self.clock()
+            stage = self.stages[self.current]
+            stage.done += units
+            stage.seconds += now - self.last
+            stage.units = max(stage.units, stage.done)
+            self.last = now
+            self.say(what)
 
     def per_unit(self) -> float | None:
         """Measured seconds per unit of the current stage (None before its first unit finishes)."""
@@ -163,7 +167,7 @@ class TimeLeft:
     def say(self, what: str) -> None:
         if self.progress is None:
             return
-        with self._saying:  # the work's thread and a heartbeat (:meth:`beating`) may say at once
+        with self._saying:
             self.said = what
             left = self.seconds_left()
             # The bar never moves back when a later stage turns out dearer than measured: the time left says so instead.
@@ -184,7 +188,10 @@ class TimeLeft:
 
         def beat() -> None:
             while not stop.wait(every):
-                self.say(self.said)
+                try:
+                    self.say(self.said)
+                except Exception:  # noqa: BLE001 (a bar that cannot be drawn: the work goes on, its next report says it)
+                    return
 
         heart = threading.Thread(target=beat, name="time left", daemon=True)
         heart.start()
