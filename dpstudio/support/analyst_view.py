@@ -176,7 +176,8 @@ def export_page(state: StudioState) -> None:
         return
     chosen = synthetic.settings(ledger, methods=False)
     if chosen is not None:
-        if st.button(_("Make the synthetic copy"), type="primary"):
+        key = synthetic.settings_key(state, plan, chosen)
+        if synthetic.copy_button(state, chosen, key):
             try:
                 with synthetic.progress_bar() as progress:
                     state.release = synthesize_table(
@@ -191,6 +192,8 @@ def export_page(state: StudioState) -> None:
                         progress=progress,
                         costs=CostMemory(),
                     )
+                state.made_copy = key
+                st.session_state.pop(synthetic.FRESH_COPY, None)
                 remember_result(state, "release")  # the copy Compare trains and tests on, kept across a reload
                 st.rerun()
             except (BudgetExceededError, DataError) as error:

@@ -234,10 +234,11 @@ def make_copy(state: StudioState, ledger: BudgetLedger, plan: ReleasePlan, chose
     copy is never offered for download beside the bar of the next. (A container in that place would not do:
     a container keeps the last run's elements on screen until the run ends.)
     """
-    clicked = st.button(_("Make the synthetic copy"), type="primary")
+    key = settings_key(state, plan, chosen)
+    clicked = copy_button(state, chosen, key)
     place = st.empty()
     if clicked:
-        _make(state, ledger, plan, chosen, place)
+        _make(state, ledger, plan, chosen, place, key)
     said_refusal(state, "synthetic copy")
     if not clicked and isinstance(state.release, SyntheticResult):
         with place.container():
@@ -245,7 +246,34 @@ def make_copy(state: StudioState, ledger: BudgetLedger, plan: ReleasePlan, chose
             beside_the_table(state)
 
 
-def _make(state: StudioState, ledger: BudgetLedger, plan: ReleasePlan, chosen: CopySettings, place: Any) -> None:
+def copy_button(state: StudioState, chosen: CopySettings, key: str) -> bool:
+    """The button that makes a copy, with what it spends on it; once the copy of these settings is on the page, a
+    new one needs the owner's tick (a second click had spent the budget again without a word)."""
+    cost = (
+        _("Make the synthetic copy (spends ε = {epsilon}, δ = {delta})").format(
+            epsilon=short(chosen.epsilon), delta=f"{chosen.delta:g}"
+        )
+        if chosen.delta
+        else _("Make the synthetic copy (spends ε = {epsilon})").format(epsilon=short(chosen.epsilon))
+    )
+    fresh = True
+    if state.made_copy == key and isinstance(state.release, SyntheticResult):
+        st.info(
+            _(
+                "This copy is made: it is below, and downloading it again costs nothing. Another copy with the same "
+                "settings is a new release, charged to the budget again."
+            ),
+            icon=":material/check_circle:",
+        )
+        fresh = st.checkbox(_("Make a fresh copy (a new release, charged to the budget again)"), key=FRESH_COPY)
+    return st.button(cost, type="primary", disabled=not fresh)
+
+
+#: The tick that allows a second copy of the same settings (cleared once that copy is made).
+FRESH_COPY = "synthetic_fresh_copy"
+
+
+def _make(state: StudioState, ledger: BudgetLedger, plan: ReleasePlan, chosen: CopySettings, place: Any, key: str) -> None:
     dataset = state.dataset
     columns = synthetic_columns(dataset.schema, plan)
     target = dataset.schema.target.name if dataset.schema.target is not None else None
@@ -268,9 +296,12 @@ def _make(state: StudioState, ledger: BudgetLedger, plan: ReleasePlan, chosen: C
                 workload=chosen.workload,
                 work=work,
             )
+            # Kept before the comparison, whose bar a click elsewhere may stop: the copy is charged and made.
+            state.made_copy = key
+            st.session_state.pop(FRESH_COPY, None)  # the next copy of these settings needs a new tick
+            record_release(state, synthetic_step(state.release))
             state.copy_comparison = _compared(state, plan, state.release, work)
             remember_comparison_costs(work, costs)
-        record_release(state, synthetic_step(state.release))
         st.rerun()
     except (BudgetExceededError, DataError) as error:
         refuse_on_a_fresh_page(state, "synthetic copy", str(error))
@@ -332,9 +363,11 @@ def made(result: SyntheticResult, owner: bool = True) -> None:
         st.markdown(result.markdown)
 
 
-def _preview_key(state: StudioState, plan: ReleasePlan, chosen: CopySettings) -> str:
-    """Where a preview is kept in ``state.utility_previews``: the table's declarations, the plan and the settings."""
-    return json.dumps([state.dataset.declared_key, plan.to_json(), chosen.epsilon, chosen.noise, chosen.method, chosen.workload])
+def settings_key(state: StudioState, plan: ReleasePlan, chosen: CopySettings) -> str:
+    """A copy's settings as one key: the table's declarations, the copy's columns and cells, and the choices (a kept
+    preview, a made copy). The plan's per-column ε is the randomized copy's, and moves with what is left: not part of it."""
+    cells = [[column.name, list(column.labels)] for column in synthetic_columns(state.dataset.schema, plan)]
+    return json.dumps([state.dataset.declared_key, cells, chosen.epsilon, chosen.noise, chosen.method, chosen.workload])
 
 
 def preview(state: StudioState, plan: ReleasePlan, chosen: CopySettings) -> None:
@@ -349,7 +382,7 @@ def preview(state: StudioState, plan: ReleasePlan, chosen: CopySettings) -> None
     )
     kept: dict[str, Any] = state.utility_previews
     st.caption(_("The synthetic copy is simulated with {method}, the method chosen above.").format(method=chosen.method.upper()))
-    key = _preview_key(state, plan, chosen)
+    key = settings_key(state, plan, chosen)
     if st.button(_("Run the utility preview"), key="run_utility_preview"):
         dataset = state.dataset
         try:

@@ -28,7 +28,7 @@ def test_the_synthetic_copy_is_previewed_for_free_then_made_and_charged(app):
     assert ledger.spent == 0  # the preview is free
     assert any("owner only, free" in str(h.value) for h in at.subheader)
     assert any("simulated with MST" in str(c.value) for c in at.caption)
-    [b for b in at.button if b.label == "Make the synthetic copy"][0].click().run(timeout=900)
+    [b for b in at.button if b.label.startswith("Make the synthetic copy")][0].click().run(timeout=900)
     assert not at.exception and not at.error
     result = at.session_state[STATE_KEY].release
     assert isinstance(result, SyntheticResult) and not result.seeded
@@ -61,3 +61,24 @@ def test_the_preview_follows_the_chosen_method(app):
     studied.set_value(list(studied.options[:3])).run()
     assert not at.exception
     assert any("AIM will favour" in str(c.value) and "among the 3 columns chosen" in str(c.value) for c in at.caption)
+
+
+def test_a_second_copy_of_the_same_settings_needs_the_owners_tick_and_the_button_says_its_cost(app):
+    at = app("export")
+    at.radio(key="copy_kind").set_value("synthetic").run()
+    at.number_input(key="synthetic_epsilon").set_value(0.3).run()
+    [make] = [b for b in at.button if b.label.startswith("Make the synthetic copy")]
+    assert make.label == "Make the synthetic copy (spends ε = 0.3, δ = 1e-06)" and not make.disabled
+    make.click().run(timeout=900)
+    ledger = at.session_state[STATE_KEY].ledger()
+    assert not at.exception and ledger.spent == pytest.approx(0.3)
+    [make] = [b for b in at.button if b.label.startswith("Make the synthetic copy")]
+    assert make.disabled and any("downloading it again costs nothing" in str(i.value) for i in at.info)
+    at.checkbox(key="synthetic_fresh_copy").check().run()
+    [b for b in at.button if b.label.startswith("Make the synthetic copy")][0].click().run(timeout=900)
+    assert not at.exception and ledger.spent == pytest.approx(0.6)
+    [make] = [b for b in at.button if b.label.startswith("Make the synthetic copy")]
+    assert make.disabled  # the tick was for that copy only
+    at.number_input(key="synthetic_epsilon").set_value(0.2).run()
+    [make] = [b for b in at.button if b.label.startswith("Make the synthetic copy")]
+    assert not make.disabled  # other settings: another copy, its cost on the button

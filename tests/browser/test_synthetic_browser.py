@@ -72,6 +72,12 @@ def test_choose_the_synthetic_copy_preview_both_then_download_it(page, tmp_path)
     screenshot(page, "export_synthetic_beside_the_table")
     # A second copy: while its bar runs, the first copy is no longer offered (its file is not the copy being made).
     # The page swaps them within a moment of the click, so the wait is for that state, polled by the page itself.
+    # The same settings again: the button waits for the owner's word that a new release, charged again, is wanted.
+    page.get_by_text("downloading it again costs nothing", exact=False).wait_for()
+    assert page.get_by_role("button", name="Make the synthetic copy").is_disabled()
+    screenshot(page, "export_synthetic_made_once")
+    page.get_by_text("Make a fresh copy (a new release, charged to the budget again)").click()
+    wait_until_idle(page)
     page.get_by_role("button", name="Make the synthetic copy").click()
     page.wait_for_function(
         "() => !!document.querySelector(\"[data-testid='stProgress']\")"
