@@ -163,6 +163,14 @@ def short(value: float) -> str:
     return format_decimal(Decimal(text), locale=_locale(), decimal_quantization=False, group_separator=False)
 
 
+def short_left(value: float) -> str:
+    """What is left of a budget, as :func:`short` says it, but "< 0.0001" for a sliver (a newcomer read "3.9999e-05 left"
+    as nonsense): nothing that small buys anything."""
+    if 0 < value < 1e-4:
+        return "< " + short(1e-4)
+    return short(value)
+
+
 def amount(text: str) -> str:
     """An exact amount already written as plain text (the ledger's ``fmt``: 1.198612289, 1e-05) with the language's decimal sign."""
     from babel.numbers import get_decimal_symbol

@@ -7,7 +7,7 @@ import streamlit as st
 from dpcore.budget.accountant import UNITS
 from dpcore.budget.slices import unowned
 from dpcore.exceptions import DataError
-from dpcore.i18n import _, integer, ngettext, short
+from dpcore.i18n import _, integer, ngettext, short, short_left
 from dpstudio.support.analyst_view import sidebar as analyst_sidebar
 from dpstudio.support.declaring import leaky_columns
 from dpstudio.support.earlier_work import note_in_browser
@@ -68,7 +68,7 @@ def owner_sidebar(state) -> None:
     st.progress(
         min(spent / total, 1.0),
         text=_("ε spent {spent} of {total} — {left} left").format(
-            spent=short(spent), total=short(total), left=short(ledger.remaining)
+            spent=short(spent), total=short(total), left=short_left(ledger.remaining)
         ),
     )
     held = sum(float(s.left) for s in ledger.slices())

@@ -313,3 +313,9 @@ def test_the_static_check_catches_a_bare_literal(tmp_path, monkeypatch):
         assert _bypasses(page) == ["dpstudio/pages/_i18n_probe.py:3", "dpstudio/pages/_i18n_probe.py:5"]
     finally:
         page.unlink()
+
+
+def test_a_sliver_of_budget_left_is_said_without_scientific_notation():
+    from dpcore.i18n import short_left
+
+    assert short_left(3.9999e-05) == "< 0.0001" and short_left(0.25) == "0.25" and short_left(0.0) == "0"

@@ -17,7 +17,7 @@ import streamlit as st
 
 from dpcore.budget.accountant import BudgetLedger
 from dpcore.exceptions import BudgetExceededError, DataError
-from dpcore.i18n import _, integer, short
+from dpcore.i18n import _, integer, short, short_left
 from dpcore.progress import CostMemory
 from dpcore.release import default_plan
 from dpcore.synthetic import SyntheticResult, copy_to_learn_from, synthesize_table
@@ -44,7 +44,7 @@ def sidebar(state: StudioState, ledger: BudgetLedger) -> None:
     st.progress(
         min(spent / granted, 1.0) if granted else 1.0,
         text=_("ε spent {spent} of {total} — {left} left").format(
-            spent=short(spent), total=short(granted), left=short(float(mine.left))
+            spent=short(spent), total=short(granted), left=short_left(float(mine.left))
         ),
     )
 
@@ -167,7 +167,7 @@ def export_page(state: StudioState) -> None:
         st.warning(
             _(
                 "Only ε = {left} is left of your slice: a new copy cannot be made. Ask the dataset's owner for a larger slice."
-            ).format(left=short(max(ledger.remaining, 0.0)))
+            ).format(left=short_left(max(ledger.remaining, 0.0)))
         )
     plan = default_plan(schema)
     problems = [*plan.problems(schema), *[p for c in schema.columns for p in c.problems()]]

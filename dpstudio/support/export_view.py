@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.budget.accountant import ADD_REMOVE, REPLACE_ONE, UNITS, BudgetLedger, default_epsilon
-from dpcore.i18n import _, short
+from dpcore.i18n import _, short, short_left
 from dpcore.release import (
     MECHANISMS,
     NOISE_CONFIRMATION,
@@ -73,7 +73,7 @@ def starting_plan(state: StudioState, ledger: BudgetLedger, synthetic: bool = Fa
         )
     if synthetic:
         return default_plan(state.dataset.schema), ""
-    return None, sentence.format(left=short(max(ledger.remaining, 0)), count=short(row_count_epsilon))
+    return None, sentence.format(left=short_left(max(ledger.remaining, 0)), count=short(row_count_epsilon))
 
 
 def budget_problem(state: StudioState, ledger: BudgetLedger, plan: ReleasePlan) -> str | None:

@@ -16,7 +16,7 @@ from dpcore.explain import (
     noisy_count_demo,
     one_person_sentence,
 )
-from dpcore.i18n import N_, _, short
+from dpcore.i18n import N_, _, short, short_left
 from dpstudio.support.charts import localized
 from dpstudio.support.language import keyed
 from dpstudio.support.state import StudioState
@@ -107,7 +107,7 @@ def budget_section(ledger: BudgetLedger) -> float:
             st.error(str(error))
     st.write(
         _("Current budget: **ε = {total}**, spent {spent}, left {left}.").format(
-            total=short(ledger.total), spent=short(ledger.spent), left=short(ledger.remaining)
+            total=short(ledger.total), spent=short(ledger.spent), left=short_left(ledger.remaining)
         )
     )
     return chosen

@@ -16,7 +16,7 @@ from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ct
 
 from dpcore.budget.accountant import BudgetLedger, default_epsilon
 from dpcore.exceptions import BudgetExceededError, DataError
-from dpcore.i18n import N_, _, fixed, short
+from dpcore.i18n import N_, _, fixed, short, short_left
 from dpcore.progress import CostMemory, Progress, Stage, TimeLeft, time_left_text
 from dpcore.release import ReleasePlan
 from dpcore.synthetic import (
@@ -76,7 +76,7 @@ def budget_notice(ledger: BudgetLedger) -> None:
             _(
                 "Only ε = {left} is left of this dataset's budget: a new copy cannot be made. Raise the budget on the "
                 "Privacy page only if you accept a weaker promise."
-            ).format(left=short(available))
+            ).format(left=short_left(available))
         )
 
 
