@@ -60,6 +60,12 @@ def choose_table(state: StudioState) -> None:
         upload = st.file_uploader(
             _("Upload a table: CSV (comma, semicolon or tab separated; UTF-8 or Latin-1), Excel (.xlsx) or Parquet"), key="upload"
         )
+        if state.dataset.is_sample:  # the page below still shows the sample until a file is read
+            st.caption(
+                _("Until a file is uploaded, the table in use is still the sample '{name}'.").format(
+                    name=table_name(state.dataset.name)
+                )
+            )
     schema_upload = st.file_uploader(_("Optional: a schema file saved from DP Studio (JSON)"), type=["json"], key="schema_upload")
     schema_bytes = schema_upload.getvalue() if schema_upload else None
     if source == SOURCES[2]:

@@ -532,3 +532,13 @@ def beside_the_table(state: StudioState) -> None:
             ),
             width="stretch",
         )
+        scores = dict(zip(comparison.accuracy["trained on"], comparison.accuracy["accuracy"], strict=True))
+        if scores.get(SYNTHETIC_COPY, 1.0) <= scores.get(MOST_COMMON, 0.0):
+            st.warning(
+                _(
+                    "A model trained on this copy does no better than always guessing the most common value of the "
+                    "target: for predicting it, this copy is worth nothing at this ε. A larger ε, fewer columns or "
+                    "coarser bins give each count more of the budget."
+                ),
+                icon=":material/warning:",
+            )
