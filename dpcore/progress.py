@@ -280,6 +280,17 @@ def time_left_text(seconds_left: float | None) -> str:
     return _("about {seconds} s left").format(seconds=integer(max(round(seconds_left), 1)))
 
 
+def remember_stages(work: TimeLeft, costs: CostMemory | None, kind: str, names: Sequence[str]) -> None:
+    """Keep ``work``'s measured seconds per unit of the stages ``names`` in ``costs``, under ``kind``, for the next
+    estimate of the same kind of work (:meth:`CostMemory.recall_stage`); a stage that did no unit is not kept."""
+    if costs is None:
+        return
+    for name in names:
+        stage = work.stage(name)
+        if stage.done > 0:
+            costs.remember(f"{kind}: {name} per unit", stage.seconds / stage.done)
+
+
 class CostMemory:
     """Seconds per unit of work measured on earlier runs on this machine: priors for stages that cannot be measured first.
 
@@ -311,6 +322,10 @@ class CostMemory:
     def recall(self, kind: str) -> float | None:
         """Seconds per unit of ``kind`` on earlier runs (None: never measured here)."""
         return self._read().get(kind)
+
+    def recall_stage(self, kind: str, stage: Stage) -> float | None:
+        """What :func:`remember_stages` kept for ``stage`` of ``kind`` (None: nothing yet)."""
+        return self.recall(f"{kind}: {stage.name} per unit")
 
     def remember(self, kind: str, seconds_per_unit: float) -> None:
         """Average a new measurement in (half the weight to the newest run: the machine's load changes)."""

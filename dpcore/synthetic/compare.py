@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore.i18n import _
-from dpcore.progress import CostMemory, Stage, TimeLeft
+from dpcore.progress import CostMemory, Stage, TimeLeft, remember_stages
 from dpcore.release.plan import ReleasePlan
 from dpcore.synthetic.domain import copy_cells, encode, synthetic_columns
 from dpcore.synthetic.measure import pair_counts
@@ -63,6 +63,7 @@ class CopyComparison:
 FIRST_PAIR_ROW, FIRST_FEATURE_ROW = 1.2e-8, 3.5e-7
 #: The comparison's stages whose cost per unit a :class:`~dpcore.progress.CostMemory` keeps for the next comparison.
 COMPARISON_STAGES = ("comparing", "training")
+COMPARISON_COSTS = "copy comparison"
 
 
 def comparison_stages(n_columns: int, n_rows: int, trains: bool, costs: CostMemory | None = None) -> list[Stage]:
@@ -78,7 +79,7 @@ def comparison_stages(n_columns: int, n_rows: int, trains: bool, costs: CostMemo
         Stage("training", _feature_rows(n_columns, n_rows, n_rows) if trains else 0, prior=FIRST_FEATURE_ROW),
     ]
     for stage in stages:
-        remembered = costs.recall(f"copy comparison: {stage.name} per unit") if costs is not None else None
+        remembered = costs.recall_stage(COMPARISON_COSTS, stage) if costs is not None else None
         stage.prior = remembered if remembered is not None else stage.prior
     return stages
 
@@ -94,12 +95,7 @@ def _feature_rows(n_columns: int, n_rows: int, copy_rows: int) -> int:
 
 def remember_comparison_costs(work: TimeLeft, costs: CostMemory | None) -> None:
     """Keep this comparison's measured seconds per unit for the next one's first estimate."""
-    if costs is None:
-        return
-    for name in COMPARISON_STAGES:
-        stage = work.stage(name)
-        if stage.done > 0:
-            costs.remember(f"copy comparison: {name} per unit", stage.seconds / stage.done)
+    remember_stages(work, costs, COMPARISON_COSTS, COMPARISON_STAGES)
 
 
 def compare_copy(

@@ -17,7 +17,7 @@ from dpcore.budget.accountant import ADD_REMOVE, BudgetLedger, Charge
 from dpcore.budget.persons import check_unit_column
 from dpcore.exceptions import DataError
 from dpcore.i18n import N_, _
-from dpcore.progress import Clock, CostMemory, Progress, Stage, TimeLeft
+from dpcore.progress import Clock, CostMemory, Progress, Stage, TimeLeft, remember_stages
 from dpcore.release.contributions import bounded, person_bound
 from dpcore.release.plan import ReleasePlan
 from dpcore.release.randomness import entropy as make_entropy
@@ -284,7 +284,7 @@ def synthesize_table(
             declared,
         )
         work.tick(_("The copy is written."), len(columns))
-        remember_costs(work, costs)
+        remember_stages(work, costs, COPY_COSTS, REMEMBERED)  # for the next copy's first estimate
         result.notes = notes
         if paid is not None:
             paid.released += f", {len(cells):,} rows"
@@ -345,14 +345,8 @@ REMEMBERED = ("set-up", "iterations", "drawing", "writing")
 FIRST_WRITING = 0.01
 
 
-def remember_costs(work: TimeLeft, costs: CostMemory | None) -> None:
-    """Keep this copy's measured seconds per unit of :data:`REMEMBERED` stages for the next copy's first estimate."""
-    if costs is None:
-        return
-    for name in REMEMBERED:
-        stage = work.stage(name)
-        if stage.done > 0:
-            costs.remember(f"synthetic copy: {name} per unit", stage.seconds / stage.done)
+#: Under this kind a :class:`~dpcore.progress.CostMemory` keeps a copy's :data:`REMEMBERED` stages.
+COPY_COSTS = "synthetic copy"
 
 
 def copy_stages(n_columns: int, calibration: Calibration, costs: CostMemory | None = None, method: str = "mst") -> list[Stage]:
@@ -362,7 +356,7 @@ def copy_stages(n_columns: int, calibration: Calibration, costs: CostMemory | No
     the first batch measures them all; the model's stages are :func:`~dpcore.synthetic.model.fit_stages`; then
     writing the file (decoding every cell, a CSV of every row), per column. Every stage but the pairs reports
     nothing until it ends, so its cost is predicted: from ``costs``, the last copies' seconds per unit on this
-    machine (:func:`remember_costs`), else from the figures measured on a 2-core machine
+    machine (:func:`~dpcore.progress.remember_stages`), else from the figures measured on a 2-core machine
     (:data:`~dpcore.synthetic.model.FIRST_SET_UP`, :data:`FIRST_WRITING`).
     AIM's rounds (:func:`~dpcore.synthetic.aim.aim_stages`) replace the pairs, each round timed as it ends.
     """
@@ -374,7 +368,7 @@ def copy_stages(n_columns: int, calibration: Calibration, costs: CostMemory | No
         Stage("writing", n_columns, prior=FIRST_WRITING),
     ]
     for stage in stages:
-        remembered = costs.recall(f"synthetic copy: {stage.name} per unit") if costs and stage.name in REMEMBERED else None
+        remembered = costs.recall_stage(COPY_COSTS, stage) if costs and stage.name in REMEMBERED else None
         stage.prior = remembered if remembered is not None else stage.prior
     return stages
 

@@ -20,7 +20,7 @@ from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.i18n import _, integer, short, short_left
 from dpcore.progress import CostMemory
 from dpcore.release import default_plan
-from dpcore.synthetic import SyntheticResult, copy_to_learn_from, synthesize_table
+from dpcore.synthetic import SyntheticResult, copy_to_learn_from
 from dpstudio.support import roles, workspace
 from dpstudio.support.charts import localized
 from dpstudio.support.session import recall_result, refuse_on_a_fresh_page, remember_result, said_refusal
@@ -180,18 +180,7 @@ def export_page(state: StudioState) -> None:
         if synthetic.copy_button(state, chosen, key):
             try:
                 with synthetic.progress_bar() as progress:
-                    state.release = synthesize_table(
-                        state.dataset.frame,
-                        schema,
-                        plan,
-                        epsilon=chosen.epsilon,
-                        delta=chosen.delta,
-                        noise=chosen.noise,
-                        ledger=ledger,
-                        label="Export: synthetic copy",
-                        progress=progress,
-                        costs=CostMemory(),
-                    )
+                    state.release = synthetic.synthesize(state, ledger, plan, chosen, progress=progress, costs=CostMemory())
                 state.made_copy = key
                 st.session_state.pop(synthetic.FRESH_COPY, None)
                 remember_result(state, "release")  # the copy Compare trains and tests on, kept across a reload

@@ -282,20 +282,7 @@ def _make(state: StudioState, ledger: BudgetLedger, plan: ReleasePlan, chosen: C
         with progress_bar(place) as progress:
             comparing = comparison_stages(len(columns), len(dataset.frame), target in {c.name for c in columns}, costs)
             work = TimeLeft([Stage(COPY, 1), *comparing], progress)
-            state.release = synthesize_table(
-                dataset.frame,
-                dataset.schema,
-                plan,
-                epsilon=chosen.epsilon,
-                delta=chosen.delta,
-                noise=chosen.noise,
-                ledger=ledger,
-                label="Export: synthetic copy",
-                costs=costs,
-                method=chosen.method,
-                workload=chosen.workload,
-                work=work,
-            )
+            state.release = synthesize(state, ledger, plan, chosen, costs=costs, work=work)
             # Kept before the comparison, whose bar a click elsewhere may stop: the copy is charged and made.
             state.made_copy = key
             st.session_state.pop(FRESH_COPY, None)  # the next copy of these settings needs a new tick
@@ -309,6 +296,26 @@ def _make(state: StudioState, ledger: BudgetLedger, plan: ReleasePlan, chosen: C
         st.error(
             _("The synthetic copy could not be made from this table; nothing was charged. Check the plan and the declarations.")
         )
+
+
+def synthesize(
+    state: StudioState, ledger: BudgetLedger, plan: ReleasePlan, chosen: CopySettings, **progress: Any
+) -> SyntheticResult:
+    """The ``chosen`` copy of the table in use, charged to ``ledger`` (``progress``: the engine's ``progress``, ``work``
+    and ``costs``); the owner's Export page and an analyst's make it alike."""
+    return synthesize_table(
+        state.dataset.frame,
+        state.dataset.schema,
+        plan,
+        epsilon=chosen.epsilon,
+        delta=chosen.delta,
+        noise=chosen.noise,
+        ledger=ledger,
+        label="Export: synthetic copy",
+        method=chosen.method,
+        workload=chosen.workload,
+        **progress,
+    )
 
 
 def _compared(state: StudioState, plan: ReleasePlan, result: SyntheticResult, work: TimeLeft) -> tuple | None:
