@@ -68,7 +68,9 @@ def test_bulk_estimate_gives_bounds_that_fit_years_codes_and_negative_numbers(pa
     for name in ("year_built", "yr_sold"):  # quarter-centuries between 1000 and 2200, never [100, 100 000]
         lower, upper = columns[name]["lower"], columns[name]["upper"]
         assert 1000 <= lower < upper <= 2200 and lower % 25 == 0 and upper % 25 == 0, name
-    assert columns["pool_area"]["lower"] == 0  # a mostly-zero column starts at 0, not at 100 000
+    # A mostly-zero column starts at 0, not at 100 000; or just below 0, the 1 time in 100 (SPRAWL_CHANCE) that an
+    # empty bucket's noise clears the threshold and the bounds reach it (a run gave -0.002).
+    assert columns["pool_area"]["lower"] <= 0 < columns["pool_area"]["upper"]
     assert "estimated privately (ε = 0.00833)" in columns["longitude"]["source"]
 
     # The same file opened again in a new session (a new workspace): the bounds paid for are there, not paid again.
