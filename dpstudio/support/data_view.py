@@ -538,7 +538,14 @@ def bounds_fit(state: StudioState) -> None:
             "upper": st.column_config.NumberColumn(_("upper"), format="%g"),
             "clipped below": st.column_config.ProgressColumn(_("clipped below"), format="percent", min_value=0, max_value=1),
             "clipped above": st.column_config.ProgressColumn(_("clipped above"), format="percent", min_value=0, max_value=1),
-            "width ÷ true range": st.column_config.NumberColumn(_("width ÷ true range"), format="%.3g"),
+            "width ÷ true range": st.column_config.NumberColumn(
+                _("width ÷ true range"),
+                format="%.3g",
+                help=_(
+                    "1: the bounds are just the values' range. A few times wider is usual for private bounds (public "
+                    "buckets like 0, 1, 2, 5, 10); above {times}, the page warns."
+                ).format(times=TOO_WIDE),
+            ),
         },
     )
 
