@@ -111,7 +111,8 @@ def compare_copy(
     The real rows are put in the copy's cells exactly as the copy's measurements put them (the
     declared categories and bins; a value outside the declared domain goes to a random cell,
     drawn from ``random_state``), so the two are compared cell by cell. Every pair of columns is
-    counted (for 80 columns, 3,160 pairs: a column's pairs in one bincount, :func:`~dpcore.synthetic.measure.pair_counts`). When the copy holds the
+    counted (for 80 columns, 3,160 pairs: a column's pairs in one bincount,
+    :func:`~dpcore.synthetic.measure.pair_counts`). When the copy holds the
     schema's target, a model trained on the copy and one trained on 80 % of the real rows are
     tested on the other 20 % (:func:`~dpcore.synthetic.preview.downstream_accuracy`); the copy
     was made from every row, those 20 % included, so its figure leans a little in its favour.

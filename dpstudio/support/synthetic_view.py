@@ -85,8 +85,9 @@ METHOD_SENTENCES = {
     "mst": N_("MST (fast): measures every column and a tree of pairs of columns; a copy in seconds."),
     "aim": N_(
         "AIM (adaptive): spends the budget round by round on what its model gets most wrong (a column, a pair of "
-        "columns or a triple with the target; the buyer's report lists its picks), and takes longer (about twice MST's time on the bundled table, a minute or more on wide tables); on the tables "
-        "measured so far it is not yet more accurate than MST."
+        "columns or a triple with the target; the buyer's report lists its picks), and takes longer (about twice "
+        "MST's time on the bundled table, a minute or more on wide tables); on the tables measured so far it is not "
+        "yet more accurate than MST."
     ),
 }
 
