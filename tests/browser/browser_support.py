@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -113,10 +114,20 @@ def _forked_server(env: dict[str, str], args: list[str]) -> ForkedServer | None:
     try:
         parent.stdin.write(json.dumps({"env": env, "args": args, "cwd": str(REPO)}) + "\n")
         parent.stdin.flush()
-        answer = parent.stdout.readline()
+        # A parent that answers nothing (stuck importing on a starved machine) is dropped, not waited on for ever.
+        answered, _unused, _unused = select.select([parent.stdout], [], [], FORK_ANSWER_SECONDS)
+        answer = parent.stdout.readline() if answered else ""
     except OSError:
+        answer = ""
+    if not answer.strip().isdigit():
+        parent.kill()
+        _FORKS.pop("parent", None)
         return None
-    return ForkedServer(int(answer)) if answer.strip().isdigit() else None
+    return ForkedServer(int(answer))
+
+
+#: How long a forking parent may take to answer (its first answer follows its imports).
+FORK_ANSWER_SECONDS = 180
 
 
 def start_signed_in_server(tmp_path: Path, provider, ledger: str | None = None) -> tuple[subprocess.Popen, str]:
