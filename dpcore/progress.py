@@ -291,6 +291,15 @@ def remember_stages(work: TimeLeft, costs: CostMemory | None, kind: str, names: 
             costs.remember(f"{kind}: {name} per unit", stage.seconds / stage.done)
 
 
+def with_remembered_priors(stages: list[Stage], costs: CostMemory | None, kind: str, names: Sequence[str]) -> list[Stage]:
+    """``stages``, those named in ``names`` with the prior ``costs`` kept for ``kind`` (:func:`remember_stages`) when it
+    kept one, in place of the reference machine's."""
+    for stage in stages:
+        remembered = costs.recall_stage(kind, stage) if costs is not None and stage.name in names else None
+        stage.prior = remembered if remembered is not None else stage.prior
+    return stages
+
+
 class CostMemory:
     """Seconds per unit of work measured on earlier runs on this machine: priors for stages that cannot be measured first.
 

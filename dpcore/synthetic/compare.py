@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore.i18n import _
-from dpcore.progress import CostMemory, Stage, TimeLeft, remember_stages
+from dpcore.progress import CostMemory, Stage, TimeLeft, remember_stages, with_remembered_priors
 from dpcore.release.plan import ReleasePlan
 from dpcore.synthetic.domain import copy_cells, encode, synthetic_columns
 from dpcore.synthetic.measure import pair_counts
@@ -66,22 +66,28 @@ COMPARISON_STAGES = ("comparing", "training")
 COMPARISON_COSTS = "copy comparison"
 
 
-def comparison_stages(n_columns: int, n_rows: int, trains: bool, costs: CostMemory | None = None) -> list[Stage]:
+def comparison_stages(frame: pd.DataFrame, schema: Schema, plan: ReleasePlan, costs: CostMemory | None = None) -> list[Stage]:
     """:func:`compare_copy`'s work for :class:`~dpcore.progress.TimeLeft`, to follow the copy's stages on one bar.
 
-    ``comparing``: every pair of columns counted in the table's rows and the copy's (as many, until the copy
-    is made); ``training``: the two train-on-copy fits, per row and feature (none unless ``trains``). Each is
-    predicted from ``costs`` (this machine's last comparison) or :data:`FIRST_PAIR_ROW` /
-    :data:`FIRST_FEATURE_ROW`, then measured as it goes.
+    ``comparing``: every pair of the copy's columns counted in the table's rows and the copy's (as many, until
+    the copy is made); ``training``: the two train-on-copy fits, per row and feature (none when the copy has no
+    target to train for). Each is predicted from ``costs`` (this machine's last comparison) or
+    :data:`FIRST_PAIR_ROW` / :data:`FIRST_FEATURE_ROW`, then measured as it goes.
     """
+    names = [c.name for c in synthetic_columns(schema, plan)]
+    n_rows = len(frame)
+    trains = _target_at(schema, names, n_rows) is not None
     stages = [
-        Stage("comparing", _pair_rows(n_columns, n_rows, n_rows), prior=FIRST_PAIR_ROW),
-        Stage("training", _feature_rows(n_columns, n_rows, n_rows) if trains else 0, prior=FIRST_FEATURE_ROW),
+        Stage("comparing", _pair_rows(len(names), n_rows, n_rows), prior=FIRST_PAIR_ROW),
+        Stage("training", _feature_rows(len(names), n_rows, n_rows) if trains else 0, prior=FIRST_FEATURE_ROW),
     ]
-    for stage in stages:
-        remembered = costs.recall_stage(COMPARISON_COSTS, stage) if costs is not None else None
-        stage.prior = remembered if remembered is not None else stage.prior
-    return stages
+    return with_remembered_priors(stages, costs, COMPARISON_COSTS, COMPARISON_STAGES)
+
+
+def _target_at(schema: Schema, names: list[str], n_rows: int) -> int | None:
+    """Where the schema's target is among the copy's columns, when there are rows enough to train and test on it."""
+    target = schema.target.name if schema.target is not None else None
+    return names.index(target) if target in names and n_rows >= 10 else None
 
 
 def _pair_rows(n_columns: int, n_rows: int, copy_rows: int) -> int:
@@ -120,8 +126,8 @@ def compare_copy(
     With ``work`` (holding :func:`comparison_stages`), each column's pairs and each fit tick its bar.
     """
     rng = check_random_state(random_state)
-    if work is not None:
-        work.begin("comparing", _("Comparing the copy with your table…"))
+    work = work if work is not None else TimeLeft([Stage("comparing", 0), Stage("training", 0)])  # says nothing
+    work.begin("comparing", _("Comparing the copy with your table…"))
     columns = synthetic_columns(schema, plan)
     names, labels = [c.name for c in columns], [c.labels for c in columns]
     copied, real = copy_cells(copy, columns), encode(frame, columns, rng)
@@ -136,33 +142,27 @@ def compare_copy(
             "copy": np.concatenate([shares(copied, shape, (i,)) for i in range(len(names))]) if names else [],
         }
     )
-    target = schema.target.name if schema.target is not None else None
-    trains = target is not None and target in names and len(real) >= 10
-    if work is not None:
-        work.resize("comparing", _pair_rows(len(names), len(real), len(copied)))
-        work.resize("training", _feature_rows(len(names), len(real), len(copied)) if trains else 0)
-        work.begin("comparing")  # the clock of a pair starts here: reading the cells is no pair's cost
+    at = _target_at(schema, names, len(real))
+    work.resize("comparing", _pair_rows(len(names), len(real), len(copied)))
+    work.resize("training", _feature_rows(len(names), len(real), len(copied)) if at is not None else 0)
+    work.begin("comparing")  # the clock of a pair starts here: reading the cells is no pair's cost
     found = []
     for i in range(len(names)):
         for n, (mine, theirs) in enumerate(zip(pair_counts(real, shape, i), pair_counts(copied, shape, i), strict=True)):
             found.append((names[i], names[i + 1 + n], tv(mine / max(len(real), 1), theirs / max(len(copied), 1))))
-        if work is not None:
-            work.tick(_("Comparing pairs of columns…"), (len(names) - 1 - i) * (len(real) + len(copied)))
+        work.tick(_("Comparing pairs of columns…"), (len(names) - 1 - i) * (len(real) + len(copied)))
     pairs = pd.DataFrame(found, columns=["first", "second", "error"])
     accuracy = pd.DataFrame(columns=["trained on", "accuracy"])
-    if trains and target is not None:
-        at = names.index(target)
+    if at is not None:
         order = rng.permutation(len(real))
         cut = int(round(len(real) * (1 - HOLDOUT)))
         train, test = real[order[:cut]], real[order[cut:]]
         majority = np.bincount(train[:, at], minlength=shape[at]).argmax()
-        if work is not None:
-            work.begin("training", _("Training a model on the copy and one on your table…"))
+        work.begin("training", _("Training a model on the copy and one on your table…"))
         scores = []
         for cells in (copied, train):
             scores.append(downstream_accuracy(cells, test, shape, at))
-            if work is not None:
-                work.tick(_("Training a model on the copy and one on your table…"), len(cells) * (len(names) - 1))
+            work.tick(_("Training a model on the copy and one on your table…"), len(cells) * (len(names) - 1))
         accuracy = pd.DataFrame(
             {"trained on": [SYNTHETIC, REAL, MAJORITY], "accuracy": [*scores, float(np.mean(test[:, at] == majority))]}
         )

@@ -17,7 +17,7 @@ from dpcore.budget.accountant import ADD_REMOVE, BudgetLedger, Charge
 from dpcore.budget.persons import check_unit_column
 from dpcore.exceptions import DataError
 from dpcore.i18n import N_, _
-from dpcore.progress import Clock, CostMemory, Progress, Stage, TimeLeft, remember_stages
+from dpcore.progress import Clock, CostMemory, Progress, Stage, TimeLeft, remember_stages, with_remembered_priors
 from dpcore.release.contributions import bounded, person_bound
 from dpcore.release.plan import ReleasePlan
 from dpcore.release.randomness import entropy as make_entropy
@@ -367,10 +367,7 @@ def copy_stages(n_columns: int, calibration: Calibration, costs: CostMemory | No
         *fit_stages(int(marginals)),
         Stage("writing", n_columns, prior=FIRST_WRITING),
     ]
-    for stage in stages:
-        remembered = costs.recall_stage(COPY_COSTS, stage) if costs and stage.name in REMEMBERED else None
-        stage.prior = remembered if remembered is not None else stage.prior
-    return stages
+    return with_remembered_priors(stages, costs, COPY_COSTS, REMEMBERED)
 
 
 def copy_rows(measurements: list[Measurement], public_rows: int | None) -> int:

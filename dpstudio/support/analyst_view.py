@@ -181,8 +181,7 @@ def export_page(state: StudioState) -> None:
             try:
                 with synthetic.progress_bar() as progress:
                     state.release = synthetic.synthesize(state, ledger, plan, chosen, progress=progress, costs=CostMemory())
-                state.made_copy = key
-                st.session_state.pop(synthetic.FRESH_COPY, None)
+                synthetic.copy_made(state, key)
                 remember_result(state, "release")  # the copy Compare trains and tests on, kept across a reload
                 st.rerun()
             except (BudgetExceededError, DataError) as error:

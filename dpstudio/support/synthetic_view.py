@@ -274,19 +274,21 @@ def copy_button(state: StudioState, chosen: CopySettings, key: str) -> bool:
 FRESH_COPY = "synthetic_fresh_copy"
 
 
+def copy_made(state: StudioState, key: str) -> None:
+    """The copy in ``state.release`` is the one of settings ``key``: the next one of them needs a new tick."""
+    state.made_copy = key
+    st.session_state.pop(FRESH_COPY, None)
+
+
 def _make(state: StudioState, ledger: BudgetLedger, plan: ReleasePlan, chosen: CopySettings, place: Any, key: str) -> None:
-    dataset = state.dataset
-    columns = synthetic_columns(dataset.schema, plan)
-    target = dataset.schema.target.name if dataset.schema.target is not None else None
     costs = CostMemory()
     try:
         with progress_bar(place) as progress:
-            comparing = comparison_stages(len(columns), len(dataset.frame), target in {c.name for c in columns}, costs)
+            comparing = comparison_stages(state.dataset.frame, state.dataset.schema, plan, costs)
             work = TimeLeft([Stage(COPY, 1), *comparing], progress)
             state.release = synthesize(state, ledger, plan, chosen, costs=costs, work=work)
             # Kept before the comparison, whose bar a click elsewhere may stop: the copy is charged and made.
-            state.made_copy = key
-            st.session_state.pop(FRESH_COPY, None)  # the next copy of these settings needs a new tick
+            copy_made(state, key)
             record_release(state, synthetic_step(state.release))
             state.copy_comparison = _compared(state, plan, state.release, work)
             remember_comparison_costs(work, costs)
@@ -544,9 +546,9 @@ def beside_the_table(state: StudioState) -> None:
         if scores.get(SYNTHETIC_COPY, 1.0) <= scores.get(MOST_COMMON, 0.0):
             st.warning(
                 _(
-                    "A model trained on this copy does no better than always guessing the most common value of the "
-                    "target: for predicting it, this copy is worth nothing at this ε. A larger ε, fewer columns or "
-                    "coarser bins give each count more of the budget."
+                    "Owner only, measured on your rows: a model trained on this copy does no better than always guessing "
+                    "the most common value of the target, so for predicting it this copy is worth nothing at this ε. A "
+                    "larger ε, fewer columns or coarser bins give each count more of the budget."
                 ),
                 icon=":material/warning:",
             )
