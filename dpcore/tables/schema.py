@@ -388,12 +388,8 @@ class Schema:
             unit, rows_per_person = data.get("privacy_unit"), data.get("rows_per_person", 1)
         except (KeyError, TypeError, AttributeError):
             raise DataError(_("The schema file is not in the expected form (a 'columns' list of column declarations).")) from None
-        if (
-            unit is not None
-            and not isinstance(unit, str)
-            or isinstance(rows_per_person, bool)
-            or not isinstance(rows_per_person, int)
-        ):
+        odd_unit = unit is not None and not isinstance(unit, str)
+        if odd_unit or isinstance(rows_per_person, bool) or not isinstance(rows_per_person, int):
             raise DataError(
                 _(
                     "The schema file is not in the expected form: its unit of protection is not a column name and a number of rows."
@@ -465,9 +461,13 @@ class Schema:
         return cls(columns)
 
 
-def quoted(names: Iterable[str]) -> str:
-    """Column names as the sentences show them: ``'age', 'income'``."""
-    return ", ".join(f"'{name}'" for name in names)
+def quoted(names: Iterable[str], most: int | None = None) -> str:
+    """Column names as the sentences show them: ``'age', 'income'``; past ``most`` of them, "and 3 more"."""
+    names = list(names)
+    shown = ", ".join(f"'{name}'" for name in names[:most])
+    if most is not None and len(names) > most:
+        shown += _(" and {count} more").format(count=len(names) - most)
+    return shown
 
 
 def release_refusal(read_from_data: Collection[str]) -> str:

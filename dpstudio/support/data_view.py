@@ -11,7 +11,7 @@ from dpcore.budget.persons import check_unit_column, rows_left_out
 from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.i18n import N_, _, integer, ngettext, short
 from dpcore.tables.bounds import CLIPPED_WARNING, DEFAULT_BUDGET_SHARE, ROWS_TIMES_EPSILON_FOR_FIT, epsilon_per_column
-from dpcore.tables.schema import KINDS, ROLES, Normaliser, Schema, out_of_bounds_share, release_refusal
+from dpcore.tables.schema import KINDS, ROLES, Normaliser, Schema, out_of_bounds_share, quoted, release_refusal
 from dpstudio.support.database_view import choose_database, dataset_from_database
 from dpstudio.support.declaring import (
     declare_public,
@@ -188,13 +188,13 @@ def carried_declarations(state: StudioState) -> None:
         "Your earlier declarations of this dataset were used for {count} columns ({names}): their roles, and their "
         "bounds or categories where you declared them or paid for them with ε (nothing is charged again).",
         len(carried.columns),
-    ).format(count=len(carried.columns), names=_names(carried.columns))
+    ).format(count=len(carried.columns), names=quoted(carried.columns, most=8))
     if carried.read_again:
         sentence += " " + ngettext(
             "The bounds or categories of {names} had been read from the data: they were read again from this file.",
             "The bounds or categories of {names} had been read from the data: they were read again from this file.",
             len(carried.read_again),
-        ).format(names=_names(carried.read_again))
+        ).format(names=quoted(carried.read_again, most=8))
     st.info(sentence, icon=":material/history:")
     if st.button(
         _("Start from this file's own reading instead"),
@@ -209,10 +209,6 @@ def carried_declarations(state: StudioState) -> None:
         dataset.carried = None
         remember(state)
         st.rerun()
-
-
-def _names(columns: list[str]) -> str:
-    return ", ".join(f"'{name}'" for name in columns[:8]) + (", …" if len(columns) > 8 else "")
 
 
 def declarations_editor(state: StudioState) -> None:

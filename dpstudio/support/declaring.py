@@ -12,7 +12,7 @@ from dpcore.i18n import _, ngettext, short
 from dpcore.tables.bounds import apply_bounds, bounds_verdict, estimate_bounds
 from dpcore.tables.categories import apply_categories, discover_categories, discoverable_columns, people_needed
 from dpcore.tables.dictionary import apply_dictionary, read_dictionary
-from dpcore.tables.schema import Schema
+from dpcore.tables.schema import Schema, quoted
 from dpcore.validation import epsilon_decimal
 from dpstudio.support.state import StudioState, apply_schema
 
@@ -43,9 +43,7 @@ def leak_summary(schema: Schema) -> str | None:
     names = leaky_columns(schema)
     if not names:
         return None
-    shown = ", ".join(f"'{n}'" for n in names[:6])
-    if len(names) > 6:
-        shown += _(" and {count} more").format(count=len(names) - 6)
+    shown = quoted(names, most=6)
     return ngettext(
         "Not differentially private yet: {count} column has bounds or categories read from your data ({names}). "
         "A model or group map built on it stays on this screen, and a copy leaves it out.",

@@ -124,9 +124,14 @@ def _write_dataset(where: Path, dataset: Dataset, table_changed: bool, owner: st
     _write(where / "workspace.json", json.dumps(meta, ensure_ascii=False).encode("utf-8"))
 
 
+def _is_dataset_id(dataset_id: object) -> bool:
+    """Whether ``dataset_id`` can be one of the ledger's ids (and so a file name beside it, never a path elsewhere)."""
+    return isinstance(dataset_id, str) and re.fullmatch(r"[A-Za-z0-9_-]{1,64}", dataset_id) is not None
+
+
 def _declarations_file(ledger_path, dataset_id: str, owner: str) -> Path | None:
     """One file per dataset and person (a table of the same people opened by another person never overwrites it)."""
-    if not isinstance(dataset_id, str) or not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", dataset_id):
+    if not _is_dataset_id(dataset_id):
         return None
     person = hashlib.sha256(owner.encode("utf-8")).hexdigest()[:16]
     return beside_ledger(ledger_path or default_ledger()).parent / "declarations" / f"{dataset_id}-{person}.json"
@@ -168,7 +173,7 @@ def earlier_declarations(ledger_path, dataset_id: str, *, owner: str = "") -> Sc
 
 def shared_folder(ledger_path, dataset_id: str) -> Path | None:
     """Where the table an owner shares with the analysts of ``dataset_id`` is kept (None for an id that is not one of ours)."""
-    if not isinstance(dataset_id, str) or not re.match(r"^[A-Za-z0-9_-]{1,64}$", dataset_id):
+    if not _is_dataset_id(dataset_id):
         return None
     return beside_ledger(ledger_path or default_ledger()).parent / "shared" / dataset_id
 
