@@ -104,7 +104,12 @@ def test_an_upload_over_the_limit_is_refused(browser, tmp_path):
 
 
 def test_train_a_model_on_the_sample_and_download_it_as_a_safe_file(page):
-    """The default model (DP boosted trees): its rounds in words, ocean_proximity one branch per category, and the file."""
+    """The default model (DP boosted trees): its rounds' splits in words, and the file.
+
+    Which columns the first rounds split on is the noise's choice: an unseeded fit may show no split on
+    ocean_proximity (a CI run waited 180 s for one). Its one branch per category is checked, seeded, by
+    the AppTest of the rounds; a seeded model here could not be downloaded.
+    """
     from dpcore.model_files import load_model
 
     page.get_by_role("link", name="3. Train").click()
@@ -113,7 +118,8 @@ def test_train_a_model_on_the_sample_and_download_it_as_a_safe_file(page):
     page.get_by_text("ε = ", exact=False).first.wait_for()
     rounds = page.locator("[data-testid='stDataFrame']").filter(has_text="splits").first
     # The grid draws on a canvas; its cells' text lives in the grid's accessible (hidden) table.
-    rounds.get_by_text("ocean_proximity: one branch per category", exact=False).first.wait_for(state="attached")
+    said_in_words = re.compile(r"(: one branch per category| is | ≤ | in a random subset)")
+    rounds.get_by_text(said_in_words).first.wait_for(state="attached")
     screenshot(page, "train_page")
     ARTIFACTS.mkdir(exist_ok=True)
     with page.expect_download() as download:
