@@ -110,7 +110,8 @@ def unique_per_row(values: pd.Series) -> bool:
     """True when every row has its own value (text, or whole numbers), as record numbers and names do.
 
     A fractional measurement can be unique per row without identifying anyone, so only text
-    and whole numbers count; tables under :data:`MIN_ROWS_FOR_UNIQUE_ID` rows are too small to tell.
+    and whole numbers count — amounts written as text (``$1,234.56``) and dates are measurements too;
+    tables under :data:`MIN_ROWS_FOR_UNIQUE_ID` rows are too small to tell.
     """
     present = values.dropna()
     if len(present) < MIN_ROWS_FOR_UNIQUE_ID or present.nunique() != len(present):
@@ -118,7 +119,50 @@ def unique_per_row(values: pd.Series) -> bool:
     numbers = pd.to_numeric(present, errors="coerce")
     if numbers.notna().all():
         return bool((numbers == np.round(numbers)).all())
-    return True
+    fractions = written_numbers(present) and present.astype("string").str.contains(r"\d\.\d", regex=True).any()
+    return not (fractions or written_dates(present))
+
+
+#: A number as spreadsheets export it with its unit or grouping: ``$1,234.50``, ``12.5 %``, ``€ 30``, ``(1,200)``.
+_WRITTEN_NUMBER = re.compile(r"\(?[+-]?\s*[$€£¥₹₫]?\s*[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\s*(?:%|[$€£¥₹₫])?\)?")
+#: A date, or a date and time, as exports write them: ``2023-05-01``, ``2023/5/1 14:30``, ``01/05/2023``, ISO 8601.
+_DATE = re.compile(
+    r"(?:\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4})"
+    r"(?:[ T]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?\s*(?:[AaPp][Mm])?)?(?:Z|[+-]\d{2}:?\d{2})?"
+)
+#: The share of a text column's cells (of the first :data:`_SHAPE_SAMPLE` filled ones) that must read so.
+WRITTEN_SHARE = 0.95
+_SHAPE_SAMPLE = 2000
+
+
+def _mostly(values: pd.Series, pattern: re.Pattern[str]) -> bool:
+    present = values.dropna()
+    if not len(present) or pd.api.types.is_numeric_dtype(present.dtype) or pd.api.types.is_bool_dtype(present.dtype):
+        return False
+    sample = present.head(_SHAPE_SAMPLE).astype("string").str.strip()
+    return float(sample.str.fullmatch(pattern).mean()) >= WRITTEN_SHARE
+
+
+def written_numbers(values: pd.Series) -> bool:
+    """Text that is numbers written with a currency sign, a percent sign or thousands commas (``$1,234.50``, ``15%``).
+
+    Such a column is text to every reader (the command line and Spark read it so too): the owner is told to save it
+    as plain numbers rather than to declare its many values as categories.
+    """
+    if not _mostly(values, _WRITTEN_NUMBER):
+        return False
+    return bool(values.dropna().head(_SHAPE_SAMPLE).astype("string").str.contains(r"[$€£¥₹₫%,]", regex=True).any())
+
+
+def written_dates(values: pd.Series) -> bool:
+    """Text that is dates or dates and times (``2023-05-01``, ``01/05/2023 14:30``): not read as a column yet."""
+    return _mostly(values, _DATE)
+
+
+def differ_only_in_case(categories: Iterable[str]) -> bool:
+    """True when two of the values are the same word in other capitals or spacing (``web`` and ``Web``)."""
+    values = pd.Series(list(categories), dtype="string")
+    return bool(values.str.strip().str.casefold().nunique() < values.nunique())
 
 
 #: A text column with at most this share of distinct values (and no more than ``max_categories``) is a
@@ -548,7 +592,7 @@ def suggest_schema(frame: pd.DataFrame, max_categories: int = 50) -> Schema:
                 pass  # dropped from every release: copying its values into the schema would only leak them
             elif len(distinct) > max_categories and spec.role == "feature":
                 spec.role = "ignore"
-                spec.source = _("more than {count} distinct values — declare categories to use it").format(count=max_categories)
+                spec.source = _many_values_source(values, max_categories)
             elif spec.role == "feature" and split_marker(distinct):
                 spec.role = "ignore"
                 spec.source = _("a train/test split — ignored: it says which file a row came from, not who the person is")
@@ -556,8 +600,28 @@ def suggest_schema(frame: pd.DataFrame, max_categories: int = 50) -> Schema:
                 spec.categories = sorted(map(str, distinct))
                 spec.bounds_from_data = True
                 spec.source = _("categories read from the data — replace with the public list")
+                if differ_only_in_case(spec.categories):
+                    spec.source = _(
+                        "categories read from the data — replace with the public list; some differ only in capitals or "
+                        "spaces, and each counts as a category of its own"
+                    )
         columns.append(spec)
     return Schema(columns)
+
+
+def _many_values_source(values: pd.Series, max_categories: int) -> str:
+    """Why a text column of many values is ignored, and the way out that fits what it holds."""
+    if written_numbers(values):
+        return _(
+            "numbers written with a currency sign, a percent sign or thousands separators — save them as plain numbers "
+            "(1234.5) and upload again to use this column"
+        )
+    if written_dates(values):
+        return _(
+            "dates — DP Studio reads numbers and categories: save the year, or the days since a public date, as a "
+            "number column to use it"
+        )
+    return _("more than {count} distinct values — declare categories to use it").format(count=max_categories)
 
 
 #: The words of a column that says which part of a split a row belongs to (public tables come so).

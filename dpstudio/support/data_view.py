@@ -278,6 +278,18 @@ def declarations_editor(state: StudioState) -> None:
     if declared != dataset.schema:
         dataset.schema = declared
         remember(state)
+    set_aside = [  # set aside by the reading (a column the owner set aside keeps its bounds or categories)
+        spec
+        for spec in dataset.schema.columns
+        if spec.role == "ignore" and spec.source and not (spec.categories or spec.bounds_from_data or spec.lower is not None)
+    ]
+    if set_aside:  # the grid's "source" column is off screen on most displays: why a column is unused, said under it
+        st.caption(
+            "  \n".join(
+                _("`{column}` is not used: {reason}.").format(column=spec.name.replace("`", "'"), reason=spec.source)
+                for spec in set_aside
+            )
+        )
 
 
 SEVERAL_ROWS = (N_("No, one row per person"), N_("Yes, a person can have several rows"))

@@ -57,11 +57,20 @@ def _choose_upload(page):
 
 
 def test_upload_through_the_page_shows_the_schema(page, tmp_path):
+    """An HR export as spreadsheets write it: salaries with a currency sign and thousands commas, hiring dates.
+    The schema says, for each, what to save instead of declaring its many values as categories."""
     csv = tmp_path / "staff.csv"
-    csv.write_text("age,department,salary\n34,sales,41000\n51,it,62000\n27,it,39000\n", encoding="utf-8")
+    rows = [
+        f'{20 + i % 45},{("sales", "it")[i % 2]},"${38_000 + 517.25 * i:,.2f}",2019-{1 + i % 12:02d}-{1 + i % 28:02d}'
+        for i in range(60)
+    ]
+    csv.write_text("age,department,salary,hired\n" + "\n".join(rows) + "\n", encoding="utf-8")
     _choose_upload(page).set_input_files(str(csv))
     page.get_by_text("staff.csv").first.wait_for()
     page.get_by_text("read from the data", exact=False).first.wait_for()
+    # Said under the grid, whose "source" column is off screen at this width.
+    page.get_by_text("is not used: numbers written with a currency sign", exact=False).wait_for()
+    page.get_by_text("is not used: dates", exact=False).wait_for()
     assert page.locator("[data-testid='stDataFrame'], [data-testid='stDataFrameResizable']").count() >= 1
     screenshot(page, "data_page_after_upload")
 

@@ -20,6 +20,7 @@ from dpcore.tables.schema import (
     normalise_numeric,
     out_of_bounds_share,
     suggest_schema,
+    unique_per_row,
 )
 
 CATEGORIES = ["<1H OCEAN", "INLAND", "ISLAND", "NEAR BAY", "NEAR OCEAN"]
@@ -146,6 +147,40 @@ def test_identifier_like_names_become_identifiers(name):
     suggested = suggest_schema(frame)
     assert suggested[name].role == "identifier"
     assert suggested["age"].role == "feature"
+
+
+def test_amounts_and_dates_written_as_text_are_ignored_with_the_way_out_that_fits_them():
+    """A newcomer's export: money with a sign and thousands commas, percentages, dates. Declaring their hundreds of
+    values as categories would be the wrong way out; the note says what to save instead, and quotes no cell."""
+    rng = np.random.default_rng(0)
+    rows = 400
+    amounts = rng.lognormal(6, 1.5, rows)
+    frame = pd.DataFrame(
+        {
+            "amount": [f"${value:,.2f}" for value in amounts],  # every row its own: a measurement, not a key
+            "share": [f"{value:.1f}%" for value in rng.uniform(0, 100, rows)],
+            "ordered": [f"2024-{m:02d}-{d:02d}" for m, d in zip(rng.integers(1, 13, rows), rng.integers(1, 29, rows))],
+            "paid_at": [f"{2020 + i // 200}-01-01T{i % 24:02d}:{i % 60:02d}:00Z" for i in range(rows)],  # each its own
+            "remark": [f"note {i % 180}" for i in range(rows)],
+        }
+    )
+    suggested = suggest_schema(frame)
+    for name in ("amount", "share"):
+        assert suggested[name].role == "ignore", name
+        assert "plain numbers" in suggested[name].source and "$" not in suggested[name].source
+    for name in ("ordered", "paid_at"):
+        assert suggested[name].role == "ignore" and "dates" in suggested[name].source, name
+    assert "declare categories" in suggested["remark"].source
+    assert unique_per_row(pd.Series([f"INV-{i:05d}" for i in range(rows)]))  # text keys stay keys
+    assert not unique_per_row(frame["amount"])
+    assert unique_per_row(pd.Series([f"{1000 + i:,}" for i in range(rows)]))  # whole numbers, grouped: still a key
+
+
+def test_categories_that_differ_only_in_capitals_are_pointed_out():
+    frame = pd.DataFrame({"channel": ["web", "Web", "store", "phone"] * 10, "plan": ["a", "b"] * 20})
+    suggested = suggest_schema(frame)
+    assert "differ only in capitals" in suggested["channel"].source
+    assert "differ only" not in suggested["plan"].source
 
 
 @pytest.mark.parametrize("name", ["valid", "humidity", "width", "paid", "ideal", "age", "zipper_count"])
