@@ -57,7 +57,9 @@ def test_the_quick_attack_on_a_synthetic_copy_sets_the_copy_beside_its_control_a
     page.get_by_text("The guarantee: at ε = 1 no attacker", exact=False).wait_for(timeout=180_000)
     text = page.locator("[data-testid='stMain']").inner_text()
     assert "Without DP (the members' rows themselves (no DP)), the attacker spotted" in text
-    assert "With DP at ε = 1 (synthetic copy)" in text and "MORE than" not in text
+    # Not whether the copy's curve stays under its ceiling: this attack is unseeded, and its 95 % error bars can
+    # touch the ceiling by chance; tests/attacks/test_copy_membership.py checks that, seeded.
+    assert "With DP at ε = 1 (synthetic copy)" in text
     page.locator("[data-testid='stTabPanel']:visible [data-testid='stVegaLiteChart']").first.wait_for()
     assert page.locator("[data-testid='stSidebar']").get_by_text("ε spent 0 of", exact=False).count() == 1
     screenshot(page, "attack_synthetic_copy")

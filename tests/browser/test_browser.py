@@ -433,4 +433,6 @@ def test_a_table_with_several_rows_per_person_is_protected_per_person(page, tmp_
     assert "patient" not in text and "P001" not in text
     report = json.loads(report_path.read_text(encoding="utf-8"))
     assert report["privacy_unit"]["rows_per_person"] == 2 and "patient" not in report_path.read_text(encoding="utf-8")
-    assert len(text.strip().splitlines()) - 1 < 800 * 0.6  # at most 2 of each person's 4 rows, plus a few fillers
+    # At most 2 of each person's 4 rows (400), give or take the noisy row count's fillers or cuts: its two-sided
+    # geometric noise at ε = 0.1 passes 150 about three times in ten million copies (80 had been about 2 in 10,000).
+    assert len(text.strip().splitlines()) - 1 <= 400 + 150
