@@ -463,6 +463,18 @@ def show_preview(table: pd.DataFrame, accuracy: str | None = None) -> None:
             .properties(height=alt.Step(36), title=_("Owner-only simulation: train on the copy, test on real rows")),
             width="stretch",
         )
+        scores = dict(zip(table.loc[table["measure"] == "accuracy", "copy"], trained["value"], strict=True))
+        guess = scores.get(MOST_COMMON)
+        useless = [copy for copy in (SYNTHETIC_COPY, RANDOMIZED_COPY) if guess is not None and scores.get(copy, 1.0) <= guess]
+        if useless:  # said before the button that spends, not only after the copy is made
+            st.warning(
+                _(
+                    "Owner only, simulated on your rows: a model trained on {copies} does no better than always "
+                    "guessing the most common value of the target. At this ε, such a copy is worth nothing for predicting "
+                    "it: a larger ε, fewer columns or coarser bins give each count more of the budget."
+                ).format(copies=_("either copy") if len(useless) == 2 else _("the {copy}").format(copy=_(useless[0]))),
+                icon=":material/warning:",
+            )
 
 
 def beside_the_table(state: StudioState) -> None:

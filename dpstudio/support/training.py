@@ -357,9 +357,17 @@ def baseline_verdict(trained: TrainedModel) -> tuple[str, bool] | None:
         return None
     pairs = ", ".join(f"{_(m)} {format_metric(v, trained.task)}" for m, v in baseline.items())
     first = next(iter(trained.metrics))
+    # A tie is no better: a classifier that gives every row the most common class scores exactly the guess's accuracy.
     worse = (
-        (trained.metrics[first] > baseline[first]) if trained.task == "regression" else (trained.metrics[first] < baseline[first])
+        (trained.metrics[first] >= baseline[first])
+        if trained.task == "regression"
+        else (trained.metrics[first] <= baseline[first])
     )
-    return _("For comparison, {baseline} gives {pairs} (owner only).").format(
+    sentence = _("For comparison, {baseline} gives {pairs} (owner only).").format(
         baseline=_(trained.details[BASELINE]), pairs=pairs
-    ), worse
+    )
+    confusion = trained.details.get("confusion")
+    if confusion is not None and int((confusion.to_numpy().sum(axis=0) > 0).sum()) == 1 and len(confusion) > 1:
+        worse = True
+        sentence += " " + _("It predicts the same class for every held-out row.")
+    return sentence, worse

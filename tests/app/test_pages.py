@@ -583,6 +583,33 @@ def test_tree_rules_use_category_names_and_leaves_use_thousands():
     assert "ocean_proximity is" in dot and "290,000 median_house_value" in dot and "e+05" not in dot
 
 
+def test_a_classifier_that_gives_every_row_the_most_common_class_is_called_no_better():
+    """A walk-through's shop table: 92 % of orders not returned, and a model that predicted "No" for every row was
+    shown as "accuracy 92.2 %" beside a grey caption. A tie with the guess is no better, and the one class is said."""
+    import pandas as pd
+
+    from dpcore.training import TrainedModel
+    from dpstudio.support.training import baseline_verdict
+
+    def trained(predicted_yes: int) -> TrainedModel:
+        confusion = pd.DataFrame([[92 - predicted_yes, predicted_yes], [8, 0]], index=["No", "Yes"], columns=["No", "Yes"])
+        accuracy = (92 - predicted_yes) / 100
+        return TrainedModel(
+            "dp_boosting_clf", "DP boosted trees", "classification", None, 0.25, {},
+            {"accuracy": accuracy, "balanced accuracy": 0.5 * accuracy / 0.92}, [], False,
+            details={
+                "baseline": {"accuracy": 0.92, "balanced accuracy": 0.5},
+                "baseline_name": "always predicting the most common class",
+                "confusion": confusion,
+            },
+        )  # fmt: skip
+
+    sentence, no_better = baseline_verdict(trained(0))
+    assert no_better and "the same class for every held-out row" in sentence and "No" not in sentence.split("(")[-1]
+    sentence, no_better = baseline_verdict(trained(3))  # worse than the guess, and not one class
+    assert no_better and "the same class" not in sentence
+
+
 def test_boosting_steps_are_shown_in_the_targets_units(app):
     at = app("train")
     at.selectbox[0].set_value("dp_boosting_reg").run()
