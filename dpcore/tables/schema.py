@@ -89,7 +89,8 @@ _IDENTIFIER_PAIRS = frozenset(
     for who in ("customer", "client", "patient", "employee", "staff", "member", "record", "policy", "card", "tax")
     for tag in ("number", "no", "nr", "num", "code", "key")
 )
-_CODE_WORDS = frozenset({"code", "codes", "type", "class", "category", "kind"})  # whole numbers named so are codes
+# Whole numbers named so are codes: a quality flag's 0, 1, 2, 4 and 9 are not amounts.
+_CODE_WORDS = frozenset({"code", "codes", "type", "class", "category", "kind", "flag", "flags", "status"})
 ZERO_PADDED = r"[+-]?0\d+"  # a code written with leading zeros ("020"): a category, whose zeros a number would lose
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 MIN_ROWS_FOR_UNIQUE_ID = 20
@@ -157,6 +158,35 @@ def written_numbers(values: pd.Series) -> bool:
 def written_dates(values: pd.Series) -> bool:
     """Text that is dates or dates and times (``2023-05-01``, ``01/05/2023 14:30``): not read as a column yet."""
     return _mostly(values, _DATE)
+
+
+#: Answer scales of surveys, in their order (compared without case): their codes then follow the scale, as a tree's
+#: ordinal splits and the charts need, not the alphabet ("Agree" before "Disagree").
+ANSWER_SCALES = (
+    ("strongly disagree", "disagree", "somewhat disagree", "neutral", "neither agree nor disagree", "somewhat agree",
+     "agree", "strongly agree"),
+    ("very dissatisfied", "dissatisfied", "neutral", "satisfied", "very satisfied"),
+    ("never", "rarely", "sometimes", "often", "always"),
+    ("very poor", "poor", "fair", "average", "good", "very good", "excellent"),
+    ("very low", "low", "medium", "high", "very high"),
+    ("very unlikely", "unlikely", "neutral", "likely", "very likely"),
+)  # fmt: skip
+_FIRST_NUMBER = re.compile(r"-?\d+(?:,\d{3})*(?:\.\d+)?")
+
+
+def in_natural_order(values: Iterable[str]) -> list[str]:
+    """Categories in the order a reader expects: an answer scale's order; by their first number when every one holds
+    a number (``5%`` before ``10%``, ``$40,000-$60,000`` before ``$100,000+``); else alphabetical."""
+    distinct = sorted(set(values))
+    folded = [v.strip().casefold() for v in distinct]
+    for scale in ANSWER_SCALES:
+        if set(folded) <= set(scale):
+            return [v for _f, v in sorted(zip(folded, distinct, strict=True), key=lambda pair: scale.index(pair[0]))]
+    found = [_FIRST_NUMBER.search(v) for v in distinct]
+    numbers = [float(m.group().replace(",", "")) for m in found if m is not None]
+    if len(numbers) == len(distinct):
+        return [v for _n, v in sorted(zip(numbers, distinct, strict=True))]
+    return distinct
 
 
 def differ_only_in_case(categories: Iterable[str]) -> bool:
@@ -577,7 +607,11 @@ def suggest_schema(frame: pd.DataFrame, max_categories: int = 50) -> Schema:
         elif unique_per_row(values):
             spec.role, spec.source = "identifier", _("every row has its own value — treated as an identifier")
         numeric = pd.to_numeric(values, errors="coerce")
-        if not looks_like_code(str(name), values, max_categories) and numeric.notna().sum() == values.notna().sum() > 0:
+        yes_no = pd.api.types.is_bool_dtype(values.dtype)  # True/False: two categories, not a number from 0 to 1
+        if (
+            not (yes_no or looks_like_code(str(name), values, max_categories))
+            and numeric.notna().sum() == values.notna().sum() > 0
+        ):
             spec.kind = "numeric"
             finite = numeric[np.isfinite(numeric)]
             if len(finite) and spec.role != "identifier":  # an identifier's range would only leak its values
@@ -597,7 +631,7 @@ def suggest_schema(frame: pd.DataFrame, max_categories: int = 50) -> Schema:
                 spec.role = "ignore"
                 spec.source = _("a train/test split — ignored: it says which file a row came from, not who the person is")
             else:
-                spec.categories = sorted(map(str, distinct))
+                spec.categories = in_natural_order(map(str, distinct))
                 spec.bounds_from_data = True
                 spec.source = _("categories read from the data — replace with the public list")
                 if differ_only_in_case(spec.categories):

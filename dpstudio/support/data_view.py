@@ -11,7 +11,16 @@ from dpcore.budget.persons import check_unit_column, rows_left_out
 from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.i18n import N_, _, integer, ngettext, short
 from dpcore.tables.bounds import CLIPPED_WARNING, DEFAULT_BUDGET_SHARE, ROWS_TIMES_EPSILON_FOR_FIT, epsilon_per_column
-from dpcore.tables.schema import KINDS, ROLES, Normaliser, Schema, out_of_bounds_share, quoted, release_refusal
+from dpcore.tables.schema import (
+    KINDS,
+    ROLES,
+    Normaliser,
+    Schema,
+    differ_only_in_case,
+    out_of_bounds_share,
+    quoted,
+    release_refusal,
+)
 from dpstudio.support.database_view import choose_database, dataset_from_database
 from dpstudio.support.declaring import (
     declare_public,
@@ -283,13 +292,19 @@ def declarations_editor(state: StudioState) -> None:
         for spec in dataset.schema.columns
         if spec.role == "ignore" and spec.source and not (spec.categories or spec.bounds_from_data or spec.lower is not None)
     ]
-    if set_aside:  # the grid's "source" column is off screen on most displays: why a column is unused, said under it
-        st.caption(
-            "  \n".join(
-                _("`{column}` is not used: {reason}.").format(column=spec.name.replace("`", "'"), reason=spec.source)
-                for spec in set_aside
-            )
-        )
+    notes = [  # the grid's "source" column is off screen on most displays: what needs the owner, said under it
+        _("`{column}` is not used: {reason}.").format(column=spec.name.replace("`", "'"), reason=spec.source)
+        for spec in set_aside
+    ] + [
+        _(
+            "`{column}` has categories that differ only in capitals or spaces: each counts as a category of its own. "
+            "Write them one way in your file and upload it again to count them together."
+        ).format(column=spec.name.replace("`", "'"))
+        for spec in dataset.schema.columns
+        if spec.kind == "categorical" and spec.role in ("feature", "target") and differ_only_in_case(spec.categories)
+    ]
+    if notes:
+        st.caption("  \n".join(notes))
 
 
 SEVERAL_ROWS = (N_("No, one row per person"), N_("Yes, a person can have several rows"))

@@ -61,7 +61,7 @@ def test_upload_through_the_page_shows_the_schema(page, tmp_path):
     The schema says, for each, what to save instead of declaring its many values as categories."""
     csv = tmp_path / "staff.csv"
     rows = [
-        f'{20 + i % 45},{("sales", "it")[i % 2]},"${38_000 + 517.25 * i:,.2f}",2019-{1 + i % 12:02d}-{1 + i % 28:02d}'
+        f'{20 + i % 45},{("sales", "it", "IT")[i % 3]},"${38_000 + 517.25 * i:,.2f}",2019-{1 + i % 12:02d}-{1 + i % 28:02d}'
         for i in range(60)
     ]
     csv.write_text("age,department,salary,hired\n" + "\n".join(rows) + "\n", encoding="utf-8")
@@ -71,6 +71,7 @@ def test_upload_through_the_page_shows_the_schema(page, tmp_path):
     # Said under the grid, whose "source" column is off screen at this width.
     page.get_by_text("is not used: numbers written with a currency sign", exact=False).wait_for()
     page.get_by_text("is not used: dates", exact=False).wait_for()
+    page.get_by_text("has categories that differ only in capitals or spaces", exact=False).wait_for()
     assert page.locator("[data-testid='stDataFrame'], [data-testid='stDataFrameResizable']").count() >= 1
     screenshot(page, "data_page_after_upload")
 

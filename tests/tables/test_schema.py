@@ -16,6 +16,7 @@ from dpcore.tables.schema import (
     Schema,
     category_codes,
     check_releasable,
+    in_natural_order,
     looks_like_identifier,
     normalise_numeric,
     out_of_bounds_share,
@@ -174,6 +175,28 @@ def test_amounts_and_dates_written_as_text_are_ignored_with_the_way_out_that_fit
     assert unique_per_row(pd.Series([f"INV-{i:05d}" for i in range(rows)]))  # text keys stay keys
     assert not unique_per_row(frame["amount"])
     assert unique_per_row(pd.Series([f"{1000 + i:,}" for i in range(rows)]))  # whole numbers, grouped: still a key
+
+
+def test_yes_no_columns_flags_and_answer_scales_are_read_as_a_person_would():
+    """A walk-through's sensor log and staff survey: True/False became a number from 0 to 1 (and, as the target, a
+    regression), a quality flag's codes were amounts, and "Agree" came before "Disagree"."""
+    frame = pd.DataFrame(
+        {
+            "alarm": [True, False, False, False] * 10,
+            "quality_flag": [0, 1, 2, 9] * 10,
+            "valued": ["Agree", "Strongly disagree", "Neutral", "Disagree", "Strongly agree"] * 8,
+            "discount": ["5%", "0%", "15%", "10%"] * 10,
+            "band": ["$60,000-$80,000", "$100,000+", "$40,000-$60,000", "$80,000-$100,000"] * 10,
+        }
+    )
+    schema = suggest_schema(frame)
+    assert (schema["alarm"].kind, schema["alarm"].categories) == ("categorical", ["False", "True"])
+    assert (category_codes(frame["alarm"], schema["alarm"])[:2] == [1, 0]).all()
+    assert (schema["quality_flag"].kind, schema["quality_flag"].categories) == ("categorical", ["0", "1", "2", "9"])
+    assert schema["valued"].categories == ["Strongly disagree", "Disagree", "Neutral", "Agree", "Strongly agree"]
+    assert schema["discount"].categories == ["0%", "5%", "10%", "15%"]
+    assert schema["band"].categories == ["$40,000-$60,000", "$60,000-$80,000", "$80,000-$100,000", "$100,000+"]
+    assert in_natural_order(["b", "A", "c"]) == ["A", "b", "c"]  # otherwise as before: the alphabet
 
 
 def test_categories_that_differ_only_in_capitals_are_pointed_out():
@@ -390,7 +413,7 @@ def test_codes_are_categories_not_numbers():
     )
     schema = suggest_schema(frame)
     assert schema["zone"].kind == "categorical" and schema["zone"].categories == ["020", "060"]
-    assert schema["MSSubClass"].kind == "categorical" and schema["MSSubClass"].categories == ["190", "20", "60"]
+    assert schema["MSSubClass"].kind == "categorical" and schema["MSSubClass"].categories == ["20", "60", "190"]
     assert schema["MSSubClass"].bounds_from_data  # the list was read from the data: a leak until declared
     assert schema["room_count"].kind == "numeric" and schema["type_share"].kind == "numeric"
     assert (category_codes(frame["MSSubClass"], schema["MSSubClass"]) < 3).all()
