@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.budget.accountant import ADD_REMOVE, REPLACE_ONE, UNITS, BudgetLedger, default_epsilon
-from dpcore.i18n import _, short, short_left
+from dpcore.i18n import _, fixed, short, short_left
 from dpcore.release import (
     MECHANISMS,
     NOISE_CONFIRMATION,
@@ -231,12 +231,44 @@ def buyer_check(frame: pd.DataFrame, schema: Schema, plan: ReleasePlan, result: 
         check = estimate_vs_truth(frame, schema, plan, result.table, column)
         st.dataframe(check, hide_index=True, width="stretch")
         label = "category" if "category" in check.columns else check.columns[0]
+        share = alt.Scale(domain=[0, 1], clamp=True)  # a share is in [0, 1]: an estimate beyond it is pinned to the edge
         bars = (
             alt.Chart(check)
             .mark_bar(opacity=0.35)
-            .encode(x=alt.X(f"{label}:N", title=column), y=alt.Y("truth:Q", title=_("share")))
+            .encode(x=alt.X(f"{label}:N", title=column), y=alt.Y("truth:Q", title=_("share"), scale=share))
         )
         points = alt.Chart(check).mark_point(filled=True, color="black").encode(x=f"{label}:N", y="estimate:Q")
         errors = alt.Chart(check).mark_rule().encode(x=f"{label}:N", y="ci_lower:Q", y2="ci_upper:Q")
         title = _("Bars: truth (owner only); dots and lines: the buyer's estimate and 95 % interval")
         st.altair_chart(localized((bars + errors + points).properties(height=300, title=title)), width="stretch")
+        noise_verdict(check, column)
+
+
+#: An interval this wide either side (on shares from 0 to 1) leaves a buyer's estimate mostly noise.
+NOISY_HALF_WIDTH = 0.25
+
+
+def noise_verdict(check: pd.DataFrame, column: str) -> None:
+    """A warning when the buyer's shares for ``column`` are mostly noise: estimates outside [0, 1], or wide intervals."""
+    if "category" not in check.columns or check.empty:
+        return
+    half = float(((check["ci_upper"] - check["ci_lower"]) / 2).median())
+    outside = bool(((check["estimate"] < -0.05) | (check["estimate"] > 1.05)).any())
+    if outside or half > NOISY_HALF_WIDTH:
+        words = (
+            _(
+                "At this ε the buyer's estimates for `{column}` are mostly noise: their 95 % intervals reach about ±{half} "
+                "around each share (shares run from 0 to 1), and some estimates fall outside 0–1."
+            )
+            if outside
+            else _(
+                "At this ε the buyer's estimates for `{column}` are mostly noise: their 95 % intervals reach about ±{half} "
+                "around each share (shares run from 0 to 1)."
+            )
+        )
+        st.warning(
+            words.format(column=column.replace("`", "'"), half=fixed(half, 2))
+            + " "
+            + _("Fewer categories for this column (merge the rare ones, or coarser bins) or a larger ε make them useful."),
+            icon=":material/warning:",
+        )

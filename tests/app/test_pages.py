@@ -225,6 +225,28 @@ def test_export_releases_within_budget_then_hands_out_the_same_copy(app):
     assert any("owner only" in str(h.value) for h in at.subheader)
 
 
+def test_the_buyers_check_says_when_the_estimates_of_a_column_are_mostly_noise():
+    """A walk-through's sensor log: 40 station codes at a small ε gave the buyer "shares" of 4.24 and −6.85 on a chart
+    from −10 to 10, without a word. The chart keeps shares in [0, 1] and a warning says what would help."""
+    from streamlit.testing.v1 import AppTest
+
+    def page(spread: float, estimate: float) -> None:
+        import pandas as pd
+
+        from dpstudio.support.export_view import noise_verdict
+
+        check = pd.DataFrame(
+            {"category": ["a", "b"], "truth": [0.4, 0.6], "estimate": [estimate, 1 - estimate], "std_error": [0.0, 0.0]}
+        ).assign(ci_lower=lambda f: f["estimate"] - spread, ci_upper=lambda f: f["estimate"] + spread)
+        noise_verdict(check, "station")
+
+    [noisy] = [w.value for w in AppTest.from_function(page, args=(2.0, 4.24)).run().warning]
+    assert "`station` are mostly noise" in noisy and "outside 0–1" in noisy and "±2.00" in noisy
+    [wide] = [w.value for w in AppTest.from_function(page, args=(0.3, 0.45)).run().warning]
+    assert "mostly noise" in wide and "outside" not in wide
+    assert not AppTest.from_function(page, args=(0.05, 0.42)).run().warning
+
+
 def test_the_default_export_plan_fits_a_partly_spent_budget(app):
     """The issue's case: the default plan ignored what was spent; now it shares what is left."""
     at = app("export")
