@@ -11,12 +11,12 @@ from dpcore.budget.persons import check_unit_column, rows_left_out
 from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.i18n import N_, _, integer, ngettext, short
 from dpcore.tables.bounds import CLIPPED_WARNING, DEFAULT_BUDGET_SHARE, ROWS_TIMES_EPSILON_FOR_FIT, epsilon_per_column
+from dpcore.tables.cell_shapes import differ_only_in_case
 from dpcore.tables.schema import (
     KINDS,
     ROLES,
     Normaliser,
     Schema,
-    differ_only_in_case,
     out_of_bounds_share,
     quoted,
     release_refusal,
@@ -24,11 +24,13 @@ from dpcore.tables.schema import (
 from dpstudio.support.database_view import choose_database, dataset_from_database
 from dpstudio.support.declaring import (
     declare_public,
+    domain,
     estimate_numeric_bounds,
     ignore_columns,
     in_the_datasets_unit,
     leak_summary,
     leaky_columns,
+    typed_over_the_reading,
 )
 from dpstudio.support.language import keyed
 from dpstudio.support.session import remember, use_dataset
@@ -284,9 +286,29 @@ def declarations_editor(state: StudioState) -> None:
     declared.privacy_unit, declared.rows_per_person = dataset.schema.privacy_unit, dataset.schema.rows_per_person
     for spec in declared.columns:  # accepting "(other)" is a button below, not a column of the editor
         spec.accept_other = spec.name in dataset.schema.names and dataset.schema[spec.name].accept_other
+    for spec in dataset.schema.columns:  # the reading's domains, before any typing over them
+        if spec.bounds_from_data:
+            dataset.read_domains.setdefault(spec.name, domain(spec))
+    typed = typed_over_the_reading(dataset.read_domains, declared)
+    for name in typed:
+        declared[name].bounds_from_data = False
+        declared[name].source = _("typed by the owner")
     if declared != dataset.schema:
         dataset.schema = declared
         remember(state)
+    if typed:  # the grid starts again from the declarations, its tick now off
+        dataset.revision += 1
+        state.typed_declarations = typed
+        st.rerun()
+    if state.typed_declarations:
+        st.info(
+            _(
+                "The bounds you typed for {names} are your declaration: no longer marked as read from your data. Type only what "
+                "is public knowledge (a form's allowed values, a law, geography), not what you saw in the table."
+            ).format(names=quoted(state.typed_declarations, most=6)),
+            icon=":material/edit_note:",
+        )
+        state.typed_declarations = []
     set_aside = [  # set aside by the reading (a column the owner set aside keeps its bounds or categories)
         spec
         for spec in dataset.schema.columns

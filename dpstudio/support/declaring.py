@@ -12,7 +12,7 @@ from dpcore.i18n import _, ngettext, short
 from dpcore.tables.bounds import apply_bounds, bounds_verdict, estimate_bounds
 from dpcore.tables.categories import apply_categories, discover_categories, discoverable_columns, people_needed
 from dpcore.tables.dictionary import apply_dictionary, read_dictionary
-from dpcore.tables.schema import Schema, quoted
+from dpcore.tables.schema import ColumnSpec, Schema, quoted
 from dpcore.validation import epsilon_decimal
 from dpstudio.support.state import StudioState, apply_schema
 
@@ -36,6 +36,31 @@ def in_the_datasets_unit(ledger: BudgetLedger, epsilon: float, delta: float = 0.
 def leaky_columns(schema: Schema) -> list[str]:
     """Used columns whose bounds or categories were read from the data (not differentially private)."""
     return [c.name for c in schema.columns if c.bounds_from_data and c.role not in ("identifier", "ignore")]
+
+
+def domain(spec: ColumnSpec) -> tuple:
+    """A column's kind and declared domain: its bounds, or its categories."""
+    return (spec.kind, (spec.lower, spec.upper) if spec.kind == "numeric" else tuple(spec.categories))
+
+
+def typed_over_the_reading(read: dict[str, tuple], after: Schema) -> list[str]:
+    """Number columns still marked as read from the data whose two bounds the owner has both typed over in the grid.
+
+    ``read`` holds each column's domain as the reading gave it (:func:`domain`). Typed bounds are the owner's
+    declaration, as an unticked *read from data* would say: a walk-through typed −90 to 90 for a latitude and was
+    still told it was read from the data, its tick off screen. Both bounds must be new (lower below upper): one bound
+    typed leaves the other one read from the data, and the tick on. Categories keep their tick until it is taken off
+    or they are declared public: a list edited from the one read (a rare value taken out) is still that list.
+    """
+    typed = []
+    for spec in after.columns:
+        if not spec.bounds_from_data or spec.kind != "numeric" or read.get(spec.name, ("",))[0] != "numeric":
+            continue
+        lower, upper = read[spec.name][1]
+        complete = spec.lower is not None and spec.upper is not None and spec.lower < spec.upper
+        if complete and spec.lower != lower and spec.upper != upper:
+            typed.append(spec.name)
+    return typed
 
 
 def leak_summary(schema: Schema) -> str | None:

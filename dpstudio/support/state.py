@@ -65,6 +65,9 @@ class Dataset:
     is_sample: bool = False
     revision: int = 0  # bumped when the declarations are replaced wholesale (an uploaded schema)
     carried: CarriedDeclarations | None = None  # earlier declarations carried to it when it was opened (Data page says so)
+    #: Each column's domain as read from the data, kept the first time the Data page sees it ticked: typing over both
+    #: bounds (or the categories) is what makes it the owner's declaration (declaring.typed_over_the_reading).
+    read_domains: dict = field(default_factory=dict)
 
     @property
     def dataset_id(self) -> str:
@@ -108,6 +111,7 @@ class StudioState:
     best_model: dict = field(default_factory=dict)
     release: object | None = None
     made_copy: str | None = None  # the settings of the synthetic copy in ``release`` (synthetic_view.settings_key)
+    typed_declarations: list = field(default_factory=list)  # columns whose typed domain just replaced the reading's
     released_plans: dict = field(default_factory=dict)  # (dataset, declarations, unit) → the plan of the copy given out
     releases: list | None = None  # (dataset id, ModelStep | CopyStep): each model and copy, in order (recipe_view)
     # trained, releases, groups and attacks are also kept in the workspace: session.remember_result / recall_result.

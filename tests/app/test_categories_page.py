@@ -76,3 +76,21 @@ def test_where_values_may_change_the_button_says_what_the_ledger_books(app):
     assert at.session_state[STATE_KEY].ledger().spent == pytest.approx(0.4)
     download = [b for b in at.get("download_button") if b.proto.label == "Save this schema (JSON)"][0]
     assert "Owner's eyes only while 1 column(s)" in download.proto.help  # x's bounds are still read from the data
+
+
+def test_bounds_typed_over_both_of_the_readings_bounds_are_the_owners_declaration():
+    """Typed bounds untick *read from data* (its tick is off screen); one bound, categories or a new kind do not."""
+    from dpcore.tables.schema import ColumnSpec, Schema
+    from dpstudio.support.declaring import domain, typed_over_the_reading
+
+    def lat(lower, upper, kind="numeric"):
+        categories = ["a"] if kind == "categorical" else []
+        return ColumnSpec("lat", kind=kind, lower=lower, upper=upper, categories=categories, bounds_from_data=True)
+
+    read = {"lat": domain(lat(-45.9, -34.1)), "town": ("categorical", ("a", "b"))}
+    town = ColumnSpec("town", kind="categorical", categories=["a", "b", "c"], bounds_from_data=True)
+    assert typed_over_the_reading(read, Schema([lat(-90.0, 90.0), town])) == ["lat"]  # a typed list stays ticked
+    assert typed_over_the_reading(read, Schema([lat(-90.0, -34.1)])) == []  # the upper bound is still the data's
+    assert typed_over_the_reading(read, Schema([lat(90.0, -90.0)])) == []  # not a domain
+    assert typed_over_the_reading(read, Schema([lat(None, None, "categorical")])) == []
+    assert typed_over_the_reading({}, Schema([lat(-90.0, 90.0)])) == []  # no reading kept: nothing to compare

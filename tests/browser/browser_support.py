@@ -165,6 +165,30 @@ def wait_until_idle(page) -> None:
     page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for()
 
 
+#: Streamlit's data editor draws rows of 35 px under a header row as tall: the middle of the first row.
+FIRST_ROW = 35 + 17
+
+
+def type_in_declarations(page, row: int, column: int, value: str) -> None:
+    """Type ``value`` into the declarations grid's cell at ``row`` (0 = the first column of the table) and ``column``
+    (0 = "column", 3 = "lower", 4 = "upper"), as a person does: click the row's name, arrow keys to the cell, Enter
+    opens its editor, type, Enter. The grid is a canvas; only the row's height is known, so the keys find the column.
+    """
+    grid = page.locator("[data-testid='stDataFrame']").filter(has_text="may be missing").first
+    box = grid.bounding_box()
+    assert box is not None
+    page.mouse.click(box["x"] + 20, box["y"] + FIRST_ROW + 35 * row)
+    for _step in range(column):
+        page.keyboard.press("ArrowRight")
+    page.keyboard.press("Enter")
+    editor = page.locator("input.gdg-input")
+    editor.wait_for()
+    editor.fill(value)
+    editor.press("Enter")
+    editor.wait_for(state="detached")
+    wait_until_idle(page)
+
+
 def _uploader(page, label: str):
     return (
         page.locator("[data-testid='stFileUploader']")

@@ -8,6 +8,7 @@ import pytest
 
 from dpcore.exceptions import DataError
 from dpcore.tables.categories import other_share_problems
+from dpcore.tables.cell_shapes import in_natural_order
 from dpcore.tables.schema import (
     MISSING_CATEGORY,
     OTHER_CATEGORY,
@@ -16,7 +17,6 @@ from dpcore.tables.schema import (
     Schema,
     category_codes,
     check_releasable,
-    in_natural_order,
     looks_like_identifier,
     normalise_numeric,
     out_of_bounds_share,
