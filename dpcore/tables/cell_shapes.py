@@ -81,3 +81,20 @@ def differ_only_in_case(categories: Iterable[str]) -> bool:
     """True when two of the values are the same word in other capitals or spacing (``web`` and ``Web``)."""
     values = pd.Series(list(categories), dtype="string")
     return bool(values.str.strip().str.casefold().nunique() < values.nunique())
+
+
+#: A scale stated in a column's header: "Overall satisfaction (1-10)", "Pain [0–100]", "Rating (1 to 5)".
+_SCALE_IN_NAME = re.compile(r"[(\[]\s*(-?\d+(?:\.\d+)?)\s*(?:-|–|—|to)\s*(-?\d+(?:\.\d+)?)\s*[)\]]")
+
+
+def scale_in_name(name: str) -> tuple[float, float] | None:
+    """The bounds a header states, lower below upper, or None.
+
+    A header is the table's structure, not a person's value: a form's scale written there is the public declaration
+    the owner would type, where bounds read from the cells (or estimated with ε) could come out as 1 to 20.
+    """
+    found = _SCALE_IN_NAME.search(name)
+    if found is None:
+        return None
+    lower, upper = float(found.group(1)), float(found.group(2))
+    return (lower, upper) if lower < upper else None

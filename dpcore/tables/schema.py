@@ -24,7 +24,13 @@ import pandas as pd
 from dpcore.budget.persons import unit_problems
 from dpcore.exceptions import DataError
 from dpcore.i18n import _, ngettext
-from dpcore.tables.cell_shapes import differ_only_in_case, in_natural_order, written_dates, written_numbers
+from dpcore.tables.cell_shapes import (
+    differ_only_in_case,
+    in_natural_order,
+    scale_in_name,
+    written_dates,
+    written_numbers,
+)
 from dpcore.tables.matching import match_categories, repeated_numbers
 
 ROLES = ("feature", "target", "identifier", "ignore")
@@ -544,7 +550,11 @@ def suggest_schema(frame: pd.DataFrame, max_categories: int = 50) -> Schema:
         ):
             spec.kind = "numeric"
             finite = numeric[np.isfinite(numeric)]
-            if len(finite) and spec.role != "identifier":  # an identifier's range would only leak its values
+            stated = scale_in_name(str(name))
+            if stated is not None and spec.role != "identifier":  # "Overall satisfaction (1-10)": the form's scale
+                spec.lower, spec.upper = stated
+                spec.source = _("the scale stated in its name — check that it is the public one")
+            elif len(finite) and spec.role != "identifier":  # an identifier's range would only leak its values
                 lower, upper = float(finite.min()), float(finite.max())
                 spec.lower, spec.upper = lower, upper if upper > lower else lower + 1.0
                 spec.bounds_from_data = True

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from dpcore.tables.cell_shapes import differ_only_in_case, in_natural_order, written_dates, written_numbers
+from dpcore.tables.cell_shapes import differ_only_in_case, in_natural_order, scale_in_name, written_dates, written_numbers
 
 
 @pytest.mark.parametrize(
@@ -50,3 +50,10 @@ def test_categories_keep_the_order_a_reader_expects():
 def test_spellings_that_differ_only_in_capitals_or_spaces():
     assert differ_only_in_case(["web", "Web", "store"]) and differ_only_in_case(["IT", " it"])
     assert not differ_only_in_case(["web", "store"]) and not differ_only_in_case([])
+
+
+def test_a_scale_stated_in_a_header():
+    assert scale_in_name("Overall satisfaction (1-10)") == (1.0, 10.0)
+    assert scale_in_name("Pain [0–100]") == (0.0, 100.0) and scale_in_name("Rating (1 to 5)") == (1.0, 5.0)
+    assert scale_in_name("temperature (-40-60)") == (-40.0, 60.0)
+    assert scale_in_name("score (10-1)") is None and scale_in_name("Income (USD)") is None and scale_in_name("x") is None

@@ -199,6 +199,15 @@ def test_yes_no_columns_flags_and_answer_scales_are_read_as_a_person_would():
     assert in_natural_order(["b", "A", "c"]) == ["A", "b", "c"]  # otherwise as before: the alphabet
 
 
+def test_a_scale_stated_in_the_header_is_declared_not_read_from_the_data():
+    """A survey's "Overall satisfaction (1-10)": its scale is the form's, not a leak to estimate (which gave 1 to 20)."""
+    frame = pd.DataFrame({"Overall satisfaction (1-10)": [2, 7, 9, 4] * 10, "Years at company": [0.5, 3.0, 12.5, 30.7] * 10})
+    schema = suggest_schema(frame)
+    stated = schema["Overall satisfaction (1-10)"]
+    assert (stated.lower, stated.upper, stated.bounds_from_data) == (1.0, 10.0, False) and "its name" in stated.source
+    assert schema["Years at company"].bounds_from_data  # no scale named: read from the data, a leak until declared
+
+
 def test_categories_that_differ_only_in_capitals_are_pointed_out():
     frame = pd.DataFrame({"channel": ["web", "Web", "store", "phone"] * 10, "plan": ["a", "b"] * 20})
     suggested = suggest_schema(frame)
