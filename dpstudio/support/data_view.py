@@ -10,7 +10,13 @@ from dpcore.budget.datasets import OverlapRefused
 from dpcore.budget.persons import check_unit_column, rows_left_out
 from dpcore.exceptions import BudgetExceededError, DataError
 from dpcore.i18n import N_, _, integer, ngettext, short
-from dpcore.tables.bounds import CLIPPED_WARNING, DEFAULT_BUDGET_SHARE, ROWS_TIMES_EPSILON_FOR_FIT, epsilon_per_column
+from dpcore.tables.bounds import (
+    CLIPPED_WARNING,
+    DEFAULT_BUDGET_SHARE,
+    ROWS_TIMES_EPSILON_FOR_FIT,
+    bounds_verdict,
+    epsilon_per_column,
+)
 from dpcore.tables.cell_shapes import differ_only_in_case
 from dpcore.tables.schema import (
     KINDS,
@@ -629,3 +635,20 @@ def owner_previews(state: StudioState) -> None:
             "missing": st.column_config.ProgressColumn(_("missing"), format="percent", min_value=0, max_value=1),
         },
     )
+    declared = {
+        c.name: (float(c.lower), float(c.upper))
+        for c in usable.columns
+        if c.kind == "numeric" and c.role in ("feature", "target") and not c.bounds_from_data
+        if c.lower is not None and c.upper is not None
+    }
+    fit = bounds_verdict(dataset.frame, declared)
+    wide = fit.loc[fit["width ÷ true range"] > TOO_WIDE, "column"].tolist()
+    if wide:  # honest public bounds can be far wider than a table's values: a depth from −11,000 m to 0 for a shelf
+        st.warning(
+            _(
+                "Owner only, measured on your rows: the declared bounds of {columns} are more than {times} times wider "
+                "than the values. A model sees such a column as nearly constant, and a copy puts most rows in one bin. "
+                "Declare tighter bounds if narrower public ones exist (the region a survey covers, a device's range)."
+            ).format(columns=quoted(wide, most=6), times=TOO_WIDE),
+            icon=":material/width:",
+        )

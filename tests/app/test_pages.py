@@ -884,3 +884,18 @@ def test_bounds_paid_for_are_carried_to_the_same_file_opened_again_with_a_way_ba
     assert state(again).dataset.schema["age"].bounds_from_data  # the file's own reading, as asked
     assert not any("Your earlier declarations" in m for m in messages(again))
     assert not again.exception
+
+
+def test_declared_bounds_far_wider_than_the_values_are_pointed_out_to_the_owner(app):
+    """A walk-through's sensor log: depth declared −11,000 to 0 m (honest, public) for a shelf of 0–470 m put every
+    row of the copy in one bin, without a word. The owner-only view says so; the sample's own bounds do not trip it."""
+    at = app("data")
+    assert not [w for w in at.warning if "times wider than the values" in str(w.value)]
+    dataset = state(at).dataset
+    dataset.schema["population"].lower, dataset.schema["population"].upper = 0.0, 10_000_000.0
+    dataset.base_schema = dataset.schema
+    dataset.revision += 1
+    at.run()
+    assert not at.exception
+    [wide] = [str(w.value) for w in at.warning if "times wider than the values" in str(w.value)]
+    assert "'population'" in wide and "Owner only" in wide
