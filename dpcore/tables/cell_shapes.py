@@ -16,7 +16,7 @@ import pandas as pd
 _WRITTEN_NUMBER = re.compile(r"\(?[+-]?\s*[$€£¥₹₫]?\s*[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\s*(?:%|[$€£¥₹₫])?\)?")
 #: A date, or a date and time, as exports write them: ``2023-05-01``, ``2023/5/1 14:30``, ``01/05/2023``, ISO 8601.
 _DATE = re.compile(
-    r"(?:\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4})"
+    r"(?:\d{4}([-/.])\d{1,2}\1\d{1,2}|\d{1,2}([-/.])\d{1,2}\2\d{4}|\d{1,2}/\d{1,2}/\d{2})"  # not a version 1.12.45
     r"(?:[ T]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?\s*(?:[AaPp][Mm])?)?(?:Z|[+-]\d{2}:?\d{2})?"
 )
 #: The share of a text column's cells (of the first :data:`_SHAPE_SAMPLE` filled ones) that must read so.
@@ -59,7 +59,7 @@ ANSWER_SCALES = (
     ("very low", "low", "medium", "high", "very high"),
     ("very unlikely", "unlikely", "neutral", "likely", "very likely"),
 )  # fmt: skip
-_FIRST_NUMBER = re.compile(r"-?\d+(?:,\d{3})*(?:\.\d+)?")
+_FIRST_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:,\d{3})*(?:\.\d+)?")  # "Group-10": 10, not −10
 
 
 def in_natural_order(values: Iterable[str]) -> list[str]:

@@ -543,7 +543,8 @@ def suggest_schema(frame: pd.DataFrame, max_categories: int = 50) -> Schema:
         elif unique_per_row(values):
             spec.role, spec.source = "identifier", _("every row has its own value — treated as an identifier")
         numeric = pd.to_numeric(values, errors="coerce")
-        yes_no = pd.api.types.is_bool_dtype(values.dtype)  # True/False: two categories, not a number from 0 to 1
+        # True/False, with or without gaps: two categories, not a number from 0 to 1
+        yes_no = pd.api.types.is_bool_dtype(values.dtype) or pd.api.types.infer_dtype(values, skipna=True) == "boolean"
         if (
             not (yes_no or looks_like_code(str(name), values, max_categories))
             and numeric.notna().sum() == values.notna().sum() > 0
@@ -564,6 +565,9 @@ def suggest_schema(frame: pd.DataFrame, max_categories: int = 50) -> Schema:
             distinct = values.dropna().astype("string").unique()
             if spec.role == "identifier":
                 pass  # dropped from every release: copying its values into the schema would only leak them
+            elif spec.role == "feature" and _shaped_measurements(values, len(distinct)):
+                spec.role = "ignore"  # dates, or amounts nearly every row its own: never a list of categories
+                spec.source = _many_values_source(values, max_categories)
             elif len(distinct) > max_categories and spec.role == "feature":
                 spec.role = "ignore"
                 spec.source = _many_values_source(values, max_categories)
@@ -581,6 +585,11 @@ def suggest_schema(frame: pd.DataFrame, max_categories: int = 50) -> Schema:
                     )
         columns.append(spec)
     return Schema(columns)
+
+
+def _shaped_measurements(values: pd.Series, distinct: int) -> bool:
+    """Dates, or amounts written with their signs whose values are mostly each row's own (a small table's 30 prices)."""
+    return written_dates(values) or (written_numbers(values) and 2 * distinct > int(values.notna().sum()))
 
 
 def _many_values_source(values: pd.Series, max_categories: int) -> str:

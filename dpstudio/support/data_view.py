@@ -292,7 +292,9 @@ def declarations_editor(state: StudioState) -> None:
     declared.privacy_unit, declared.rows_per_person = dataset.schema.privacy_unit, dataset.schema.rows_per_person
     for spec in declared.columns:  # accepting "(other)" is a button below, not a column of the editor
         spec.accept_other = spec.name in dataset.schema.names and dataset.schema[spec.name].accept_other
-    for spec in dataset.schema.columns:  # the reading's domains, before any typing over them
+    if dataset.read_domains_revision != dataset.revision:  # an uploaded schema, a dictionary, a way out, a typed bound
+        dataset.read_domains, dataset.read_domains_revision = {}, dataset.revision
+    for spec in dataset.schema.columns:  # the domains marked as read from the data, before any typing over them
         if spec.bounds_from_data:
             dataset.read_domains.setdefault(spec.name, domain(spec))
     typed = typed_over_the_reading(dataset.read_domains, declared)

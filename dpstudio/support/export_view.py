@@ -231,7 +231,9 @@ def buyer_check(frame: pd.DataFrame, schema: Schema, plan: ReleasePlan, result: 
         check = estimate_vs_truth(frame, schema, plan, result.table, column)
         st.dataframe(check, hide_index=True, width="stretch")
         label = "category" if "category" in check.columns else check.columns[0]
-        share = alt.Scale(domain=[0, 1], clamp=True)  # a share is in [0, 1]: an estimate beyond it is pinned to the edge
+        shares = check[label].tolist() != ["mean"]  # a Laplace column's check is its mean, in the column's units
+        # A share is in [0, 1]: an estimate beyond it is pinned to the edge.
+        share = alt.Scale(domain=[0, 1], clamp=True) if shares else alt.Undefined
         bars = (
             alt.Chart(check)
             .mark_bar(opacity=0.35)
@@ -250,8 +252,8 @@ NOISY_HALF_WIDTH = 0.25
 
 def noise_verdict(check: pd.DataFrame, column: str) -> None:
     """A warning when the buyer's shares for ``column`` are mostly noise: estimates outside [0, 1], or wide intervals."""
-    if "category" not in check.columns or check.empty:
-        return
+    if "category" not in check.columns or check.empty or check["category"].tolist() == ["mean"]:
+        return  # shares only: a Laplace column's mean is in its own units
     half = float(((check["ci_upper"] - check["ci_lower"]) / 2).median())
     outside = bool(((check["estimate"] < -0.05) | (check["estimate"] > 1.05)).any())
     if outside or half > NOISY_HALF_WIDTH:

@@ -68,6 +68,7 @@ class Dataset:
     #: Each column's domain as read from the data, kept the first time the Data page sees it ticked: typing over both
     #: bounds (or the categories) is what makes it the owner's declaration (declaring.typed_over_the_reading).
     read_domains: dict = field(default_factory=dict)
+    read_domains_revision: int = -1  # the revision they were kept at: declarations replaced wholesale start them again
 
     @property
     def dataset_id(self) -> str:

@@ -94,3 +94,27 @@ def test_bounds_typed_over_both_of_the_readings_bounds_are_the_owners_declaratio
     assert typed_over_the_reading(read, Schema([lat(90.0, -90.0)])) == []  # not a domain
     assert typed_over_the_reading(read, Schema([lat(None, None, "categorical")])) == []
     assert typed_over_the_reading({}, Schema([lat(-90.0, 90.0)])) == []  # no reading kept: nothing to compare
+
+
+def test_a_schema_replaced_wholesale_starts_the_kept_readings_again(app):
+    """A review: a schema uploaded with other bounds still marked as read from the data was compared with the first
+    reading and unmarked as if typed. The kept readings belong to one revision of the declarations."""
+    from dpstudio.support.session import STATE_KEY
+
+    at = app("data")
+    dataset = at.session_state[STATE_KEY].dataset
+
+    def replaced_with(lower: float, upper: float) -> None:  # as an uploaded schema replaces them: a new revision
+        for spec in dataset.schema.columns:
+            if spec.kind == "numeric" and spec.role == "feature":
+                spec.lower, spec.upper, spec.bounds_from_data = lower, upper, True
+        dataset.base_schema = dataset.schema
+        dataset.revision += 1
+        at.run()
+        assert not at.exception
+
+    replaced_with(-5.0, 5.0)  # the reading kept: these bounds, marked as read from the data
+    replaced_with(-1e9, 1e9)  # another schema, both bounds different, still marked: not typed by the owner
+    numeric = [spec for spec in dataset.schema.columns if spec.kind == "numeric" and spec.role == "feature"]
+    assert numeric and all(spec.bounds_from_data for spec in numeric)
+    assert not [i for i in at.info if "The bounds you typed" in str(i.value)]

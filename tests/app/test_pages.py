@@ -899,3 +899,18 @@ def test_declared_bounds_far_wider_than_the_values_are_pointed_out_to_the_owner(
     assert not at.exception
     [wide] = [str(w.value) for w in at.warning if "times wider than the values" in str(w.value)]
     assert "'population'" in wide and "Owner only" in wide
+
+
+def test_the_buyers_check_of_a_mean_is_not_called_noise_for_being_above_one():
+    """A Laplace column's check is its mean in the column's units (an age of 38.6): no share, so no verdict."""
+    from streamlit.testing.v1 import AppTest
+
+    def page() -> None:
+        import pandas as pd
+
+        from dpstudio.support.export_view import noise_verdict
+
+        check = pd.DataFrame({"category": ["mean"], "truth": [38.6], "estimate": [38.9], "ci_lower": [37.0], "ci_upper": [40.8]})
+        noise_verdict(check, "age")
+
+    assert not AppTest.from_function(page).run().warning

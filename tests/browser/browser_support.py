@@ -169,12 +169,16 @@ def wait_until_idle(page) -> None:
 FIRST_ROW = 35 + 17
 
 
-def type_in_declarations(page, row: int, column: int, value: str) -> None:
+def type_in_declarations(page, row: int, column: int, value: str, shows: str) -> None:
     """Type ``value`` into the declarations grid's cell at ``row`` (0 = the first column of the table) and ``column``
     (0 = "column", 3 = "lower", 4 = "upper"), as a person does: click the row's name, arrow keys to the cell, Enter
     opens its editor, type, Enter. The grid is a canvas; only the row's height is known, so the keys find the column.
+    Returns once the grid's text (its accessible table) ``shows`` what was typed and the run it started is over.
     """
+    from playwright.sync_api import expect
+
     grid = page.locator("[data-testid='stDataFrame']").filter(has_text="may be missing").first
+    grid.scroll_into_view_if_needed()
     box = grid.bounding_box()
     assert box is not None
     page.mouse.click(box["x"] + 20, box["y"] + FIRST_ROW + 35 * row)
@@ -186,6 +190,7 @@ def type_in_declarations(page, row: int, column: int, value: str) -> None:
     editor.fill(value)
     editor.press("Enter")
     editor.wait_for(state="detached")
+    expect(grid).to_contain_text(shows, timeout=180_000)
     wait_until_idle(page)
 
 

@@ -75,9 +75,9 @@ def test_upload_through_the_page_shows_the_schema(page, tmp_path):
     page.get_by_text("has categories that differ only in capitals or spaces", exact=False).wait_for()
     # Typing public bounds over both of age's bounds read from the data makes them the owner's declaration.
     wait_until_idle(page)
-    type_in_declarations(page, 0, 3, "16")
+    type_in_declarations(page, 0, 3, "16", shows="numeric1664")
     expect(page.get_by_text("The bounds you typed for", exact=False)).to_have_count(0)  # one bound is not enough
-    type_in_declarations(page, 0, 4, "70")
+    type_in_declarations(page, 0, 4, "70", shows="numeric1670")
     page.get_by_text("The bounds you typed for 'age' are your declaration", exact=False).wait_for()
     page.get_by_text("1 column has bounds or categories read from your data ('department')", exact=False).wait_for()
     assert page.locator("[data-testid='stDataFrame'], [data-testid='stDataFrameResizable']").count() >= 1

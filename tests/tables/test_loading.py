@@ -391,3 +391,9 @@ def test_zero_padded_codes_stay_text_and_other_numbers_stay_numbers():
     frame, _ = read_csv_bytes(raw)
     assert frame["zone"].tolist()[:2] == ["020", "060"] and frame["zone"].isna().sum() == 1
     assert pd.api.types.is_integer_dtype(frame["count"]) and pd.api.types.is_float_dtype(frame["price"])
+
+
+def test_a_true_false_column_with_a_gap_is_read_not_refused():
+    """A sensor log's alarm column, True/False with a blank: the whole file was "unreadable" (stripping text crashed)."""
+    frame, _info = read_csv_bytes(b"a,alarm,b\n1,True,x\n2,,y\n3,False,z\n4,True,x\n")
+    assert frame["alarm"].tolist()[0] is True and pd.isna(frame["alarm"][1]) and frame["b"].tolist() == ["x", "y", "z", "x"]

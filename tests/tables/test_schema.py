@@ -208,6 +208,23 @@ def test_a_scale_stated_in_the_header_is_declared_not_read_from_the_data():
     assert schema["Years at company"].bounds_from_data  # no scale named: read from the data, a leak until declared
 
 
+def test_a_small_tables_dates_and_prices_are_set_aside_not_listed_as_categories():
+    """30 rows, each its own date and price: not 30 categories read from the data (a review found them so)."""
+    frame = pd.DataFrame(
+        {
+            "born": [f"1990-01-{day:02d}" for day in range(1, 31)],
+            "paid": [f"${10 + day}.50" for day in range(30)],
+            "discount": ["5%", "10%", "0%"] * 10,  # few values: a category
+            "flag": [True, None, False] * 10,  # True/False with gaps (the file read them so): two categories
+        }
+    )
+    schema = suggest_schema(frame)
+    assert schema["born"].role == "ignore" and "dates" in schema["born"].source and not schema["born"].categories
+    assert schema["paid"].role == "ignore" and "plain numbers" in schema["paid"].source
+    assert schema["discount"].categories == ["0%", "5%", "10%"]
+    assert (schema["flag"].kind, schema["flag"].categories) == ("categorical", ["False", "True"])
+
+
 def test_categories_that_differ_only_in_capitals_are_pointed_out():
     frame = pd.DataFrame({"channel": ["web", "Web", "store", "phone"] * 10, "plan": ["a", "b"] * 20})
     suggested = suggest_schema(frame)
