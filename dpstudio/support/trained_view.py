@@ -93,13 +93,15 @@ def scores(trained: TrainedModel, schema: Schema) -> None:
             "Measured on your raw data — for your eyes, not for release: trained on {train} rows, tested on the other {test}."
         ).format(train=integer(details["n_train"]), test=integer(details["n_test"]))
     )
-    unit = f" {schema.target.name}" if trained.task == "regression" else ""
     baseline = details.get("baseline", {})
     for column, (metric, value) in zip(st.columns(len(trained.metrics)), trained.metrics.items(), strict=True):
         reference = baseline.get(metric)
         column.metric(
-            _(metric),
-            format_metric(value, trained.task) + unit,
+            # The target's unit beside the score's name, not after the number: a long name cut the figure short.
+            _("{metric} ({unit})").format(metric=_(metric), unit=schema.target.name)
+            if trained.task == "regression"
+            else _(metric),
+            format_metric(value, trained.task),
             help=None if reference is None else f"{_(details[BASELINE])}: {format_metric(reference, trained.task)}",
         )
     if trained.rows_per_person > 1:

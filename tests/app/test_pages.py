@@ -103,7 +103,8 @@ def test_train_flow_spends_budget_and_draws_the_tree(app):
     assert trained is not None and trained.epsilon == 0.3
     assert state(at).ledger().spent == pytest.approx(0.3)
     assert at.get("graphviz_chart")
-    assert [m.label for m in at.metric] == ["MAE", "RMSE"]
+    assert [m.label for m in at.metric] == ["MAE (median_house_value)", "RMSE (median_house_value)"]
+    assert all("median_house_value" not in m.value for m in at.metric)  # the unit is named once, beside the score
     assert any("for your eyes" in str(c.value) for c in at.caption)
 
 

@@ -34,7 +34,7 @@ def test_a_student_is_trained_and_charged_once(app):
     assert type(trained.model).__name__ == "SubsampleAggregateStudentRegressor"
     assert trained.model.epsilon_spent_ == 0.5 and trained.delta == 0.0
     assert _state(at).ledger().spent == pytest.approx(0.5)
-    assert [m.label for m in at.metric] == ["MAE", "RMSE"]
+    assert [m.label for m in at.metric] == ["MAE (median_house_value)", "RMSE (median_house_value)"]
 
 
 def test_experts_in_streaming_form_show_their_weights_path(app):
