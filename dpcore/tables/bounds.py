@@ -66,6 +66,8 @@ from dpcore.validation import RandomStateLike, check_epsilon, check_random_state
 DEFAULT_BUDGET_SHARE = 0.10
 #: A share of rows clipped above which the owner-only verdict warns.
 CLIPPED_WARNING = 0.05
+#: Bounds this many times wider than the values' range spread the rows over a sliver of [0, 1] (owner-only warning).
+TOO_WIDE = 20
 #: ε per column × rows below which bounds rarely fit (``benchmarks/bounds_quality.py``): the page says so.
 ROWS_TIMES_EPSILON_FOR_FIT = 60
 #: The chance that some empty bucket's noisy count clears the threshold and the bounds sprawl towards it.

@@ -24,28 +24,24 @@ WRITTEN_SHARE = 0.95
 _SHAPE_SAMPLE = 2000
 
 
-def _mostly(values: pd.Series, pattern: re.Pattern[str]) -> bool:
+AMOUNTS, DATES = "amounts", "dates"
+
+
+def text_shape(values: pd.Series) -> str | None:
+    """:data:`AMOUNTS` for numbers written with a currency sign, a percent sign or thousands commas (``$1,234.50``,
+    ``15%``), :data:`DATES` for dates or dates and times (``2023-05-01``, ``01/05/2023 14:30``), else None.
+
+    Read from the first :data:`_SHAPE_SAMPLE` filled cells (:data:`WRITTEN_SHARE` of them must read so). Such
+    columns are text to every reader (the command line and Spark read them so too): the owner is told what to save
+    instead, rather than to declare their many values as categories.
+    """
     present = values.dropna()
     if not len(present) or pd.api.types.is_numeric_dtype(present.dtype) or pd.api.types.is_bool_dtype(present.dtype):
-        return False
+        return None
     sample = present.head(_SHAPE_SAMPLE).astype("string").str.strip()
-    return float(sample.str.fullmatch(pattern).mean()) >= WRITTEN_SHARE
-
-
-def written_numbers(values: pd.Series) -> bool:
-    """Text that is numbers written with a currency sign, a percent sign or thousands commas (``$1,234.50``, ``15%``).
-
-    Such a column is text to every reader (the command line and Spark read it so too): the owner is told to save it
-    as plain numbers rather than to declare its many values as categories.
-    """
-    if not _mostly(values, _WRITTEN_NUMBER):
-        return False
-    return bool(values.dropna().head(_SHAPE_SAMPLE).astype("string").str.contains(r"[$€£¥₹₫%,]", regex=True).any())
-
-
-def written_dates(values: pd.Series) -> bool:
-    """Text that is dates or dates and times (``2023-05-01``, ``01/05/2023 14:30``): not read as a column yet."""
-    return _mostly(values, _DATE)
+    if sample.str.fullmatch(_WRITTEN_NUMBER).mean() >= WRITTEN_SHARE and sample.str.contains(r"[$€£¥₹₫%,]").any():
+        return AMOUNTS
+    return DATES if sample.str.fullmatch(_DATE).mean() >= WRITTEN_SHARE else None
 
 
 #: Answer scales of surveys, in their order (compared without case): their codes then follow the scale, as a tree's

@@ -189,9 +189,10 @@ def _stripped(column: pd.Series) -> pd.Series:
     """
     if not (column.dtype == object or pd.api.types.is_string_dtype(column)):
         return column
-    if pd.api.types.infer_dtype(column, skipna=True) == "boolean":  # True/False with gaps: no text to strip
+    try:
+        stripped = column.str.strip()
+    except AttributeError:  # True/False with gaps: no text to strip (the accessor has looked at every cell already)
         return column
-    stripped = column.str.strip()
     column = stripped.where(stripped.notna() | column.isna(), column)  # a workbook's numbers among text stay numbers
     marked = column.isin(MISSING_VALUES)
     if not marked.any():

@@ -25,11 +25,12 @@ from dpcore.budget.persons import unit_problems
 from dpcore.exceptions import DataError
 from dpcore.i18n import _, ngettext
 from dpcore.tables.cell_shapes import (
+    AMOUNTS,
+    DATES,
     differ_only_in_case,
     in_natural_order,
     scale_in_name,
-    written_dates,
-    written_numbers,
+    text_shape,
 )
 from dpcore.tables.matching import match_categories, repeated_numbers
 
@@ -127,8 +128,9 @@ def unique_per_row(values: pd.Series) -> bool:
     numbers = pd.to_numeric(present, errors="coerce")
     if numbers.notna().all():
         return bool((numbers == np.round(numbers)).all())
-    fractions = written_numbers(present) and present.astype("string").str.contains(r"\d\.\d", regex=True).any()
-    return not (fractions or written_dates(present))
+    shape = text_shape(present)
+    fractions = shape == AMOUNTS and present.astype("string").str.contains(r"\d\.\d", regex=True).any()
+    return not (fractions or shape == DATES)
 
 
 #: A text column with at most this share of distinct values (and no more than ``max_categories``) is a
@@ -544,7 +546,9 @@ def suggest_schema(frame: pd.DataFrame, max_categories: int = 50) -> Schema:
             spec.role, spec.source = "identifier", _("every row has its own value — treated as an identifier")
         numeric = pd.to_numeric(values, errors="coerce")
         # True/False, with or without gaps: two categories, not a number from 0 to 1
-        yes_no = pd.api.types.is_bool_dtype(values.dtype) or pd.api.types.infer_dtype(values, skipna=True) == "boolean"
+        yes_no = pd.api.types.is_bool_dtype(values.dtype) or (
+            values.dtype == object and pd.api.types.infer_dtype(values, skipna=True) == "boolean"
+        )
         if (
             not (yes_no or looks_like_code(str(name), values, max_categories))
             and numeric.notna().sum() == values.notna().sum() > 0
@@ -563,14 +567,14 @@ def suggest_schema(frame: pd.DataFrame, max_categories: int = 50) -> Schema:
         else:
             spec.kind = "categorical"
             distinct = values.dropna().astype("string").unique()
+            shape = text_shape(values) if spec.role == "feature" else None
+            # Dates, or amounts nearly every row its own: never a list of categories, even in a small table.
+            measured = shape == DATES or (shape == AMOUNTS and 2 * len(distinct) > int(values.notna().sum()))
             if spec.role == "identifier":
                 pass  # dropped from every release: copying its values into the schema would only leak them
-            elif spec.role == "feature" and _shaped_measurements(values, len(distinct)):
-                spec.role = "ignore"  # dates, or amounts nearly every row its own: never a list of categories
-                spec.source = _many_values_source(values, max_categories)
-            elif len(distinct) > max_categories and spec.role == "feature":
+            elif spec.role == "feature" and (measured or len(distinct) > max_categories):
                 spec.role = "ignore"
-                spec.source = _many_values_source(values, max_categories)
+                spec.source = _set_aside_source(shape, max_categories)
             elif spec.role == "feature" and split_marker(distinct):
                 spec.role = "ignore"
                 spec.source = _("a train/test split — ignored: it says which file a row came from, not who the person is")
@@ -587,19 +591,14 @@ def suggest_schema(frame: pd.DataFrame, max_categories: int = 50) -> Schema:
     return Schema(columns)
 
 
-def _shaped_measurements(values: pd.Series, distinct: int) -> bool:
-    """Dates, or amounts written with their signs whose values are mostly each row's own (a small table's 30 prices)."""
-    return written_dates(values) or (written_numbers(values) and 2 * distinct > int(values.notna().sum()))
-
-
-def _many_values_source(values: pd.Series, max_categories: int) -> str:
-    """Why a text column of many values is ignored, and the way out that fits what it holds."""
-    if written_numbers(values):
+def _set_aside_source(shape: str | None, max_categories: int) -> str:
+    """Why a text column is set aside, and the way out that fits what it holds (:func:`~dpcore.tables.cell_shapes.text_shape`)."""
+    if shape == AMOUNTS:
         return _(
             "numbers written with a currency sign, a percent sign or thousands separators — save them as plain numbers "
             "(1234.5) and upload again to use this column"
         )
-    if written_dates(values):
+    if shape == DATES:
         return _(
             "dates — DP Studio reads numbers and categories: save the year, or the days since a public date, as a "
             "number column to use it"

@@ -88,7 +88,8 @@ if problems:
     st.error(" ".join(problems))
     st.stop()
 
-noisy = view.worth_buying(plan, schema, kept_rows(dataset.frame, schema))
+counted = kept_rows(dataset.frame, schema)
+noisy = view.worth_buying(plan, schema, counted)
 st.subheader(_("Preview — owner only"))
 st.caption(
     _(
@@ -119,4 +120,4 @@ said_refusal(state, "release")
 
 if isinstance(state.release, ReleaseResult):
     view.released(state.release)
-    view.buyer_check(dataset.frame, schema, plan, state.release)
+    view.buyer_check(dataset.frame, schema, plan, state.release, counted)

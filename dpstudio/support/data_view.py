@@ -14,6 +14,7 @@ from dpcore.tables.bounds import (
     CLIPPED_WARNING,
     DEFAULT_BUDGET_SHARE,
     ROWS_TIMES_EPSILON_FOR_FIT,
+    TOO_WIDE,
     bounds_verdict,
     epsilon_per_column,
 )
@@ -30,13 +31,12 @@ from dpcore.tables.schema import (
 from dpstudio.support.database_view import choose_database, dataset_from_database
 from dpstudio.support.declaring import (
     declare_public,
-    domain,
     estimate_numeric_bounds,
     ignore_columns,
     in_the_datasets_unit,
     leak_summary,
     leaky_columns,
-    typed_over_the_reading,
+    take_typed_bounds,
 )
 from dpstudio.support.language import keyed
 from dpstudio.support.session import remember, use_dataset
@@ -292,15 +292,7 @@ def declarations_editor(state: StudioState) -> None:
     declared.privacy_unit, declared.rows_per_person = dataset.schema.privacy_unit, dataset.schema.rows_per_person
     for spec in declared.columns:  # accepting "(other)" is a button below, not a column of the editor
         spec.accept_other = spec.name in dataset.schema.names and dataset.schema[spec.name].accept_other
-    if dataset.read_domains_revision != dataset.revision:  # an uploaded schema, a dictionary, a way out, a typed bound
-        dataset.read_domains, dataset.read_domains_revision = {}, dataset.revision
-    for spec in dataset.schema.columns:  # the domains marked as read from the data, before any typing over them
-        if spec.bounds_from_data:
-            dataset.read_domains.setdefault(spec.name, domain(spec))
-    typed = typed_over_the_reading(dataset.read_domains, declared)
-    for name in typed:
-        declared[name].bounds_from_data = False
-        declared[name].source = _("typed by the owner")
+    typed = take_typed_bounds(dataset, declared)
     if declared != dataset.schema:
         dataset.schema = declared
         remember(state)
@@ -536,10 +528,6 @@ def _estimate_bounds_action(state: StudioState, numeric: list[str], key: str = "
             st.error(str(error))
 
 
-#: Bounds this many times wider than the values' range spread the rows over a sliver of [0, 1] (owner-only warning).
-TOO_WIDE = 20
-
-
 def bounds_fit(state: StudioState) -> None:
     """Owner's eyes only: how well the bounds just estimated privately fit the raw data, column by column."""
     if state.bounds_verdict is None or state.bounds_verdict[0] != state.dataset.fingerprint:
@@ -571,15 +559,7 @@ def bounds_fit(state: StudioState) -> None:
             ).format(share=f"{CLIPPED_WARNING:.0%}", columns=", ".join(f"'{c}'" for c in warned)),
             icon=":material/content_cut:",
         )
-    wide = verdict.loc[verdict["width ÷ true range"] > TOO_WIDE, "column"].tolist()
-    if wide:
-        st.warning(
-            _(
-                "The bounds of {columns} are more than {times} times wider than the values: a model sees such a column "
-                "as nearly constant. Declare tighter bounds if you know public ones, or estimate again with a larger share."
-            ).format(columns=", ".join(f"'{c}'" for c in wide), times=TOO_WIDE),
-            icon=":material/width:",
-        )
+    # Bounds far wider than the values are said once for every column, estimated or typed (owner_previews).
     st.dataframe(
         verdict.drop(columns="warning"),
         width="stretch",
@@ -637,7 +617,7 @@ def owner_previews(state: StudioState) -> None:
             "missing": st.column_config.ProgressColumn(_("missing"), format="percent", min_value=0, max_value=1),
         },
     )
-    declared = {
+    declared = {  # typed, from a dictionary or estimated with ε: a domain read from the data has its own warning
         c.name: (float(c.lower), float(c.upper))
         for c in usable.columns
         if c.kind == "numeric" and c.role in ("feature", "target") and not c.bounds_from_data
@@ -648,9 +628,10 @@ def owner_previews(state: StudioState) -> None:
     if wide:  # honest public bounds can be far wider than a table's values: a depth from −11,000 m to 0 for a shelf
         st.warning(
             _(
-                "Owner only, measured on your rows: the declared bounds of {columns} are more than {times} times wider "
-                "than the values. A model sees such a column as nearly constant, and a copy puts most rows in one bin. "
-                "Declare tighter bounds if narrower public ones exist (the region a survey covers, a device's range)."
+                "Owner only, measured on your rows: the bounds of {columns} are more than {times} times wider than the "
+                "values. A model sees such a column as nearly constant, and a copy puts most rows in one bin. Declare "
+                "tighter bounds if narrower public ones exist (the region a survey covers, a device's range), or "
+                "estimate them again with a larger share."
             ).format(columns=quoted(wide, most=6), times=TOO_WIDE),
             icon=":material/width:",
         )

@@ -12,9 +12,9 @@ from dpcore.i18n import _, ngettext, short
 from dpcore.tables.bounds import apply_bounds, bounds_verdict, estimate_bounds
 from dpcore.tables.categories import apply_categories, discover_categories, discoverable_columns, people_needed
 from dpcore.tables.dictionary import apply_dictionary, read_dictionary
-from dpcore.tables.schema import ColumnSpec, Schema, quoted
+from dpcore.tables.schema import Schema, quoted
 from dpcore.validation import epsilon_decimal
-from dpstudio.support.state import StudioState, apply_schema
+from dpstudio.support.state import Dataset, StudioState, apply_schema
 
 
 def in_the_datasets_unit(ledger: BudgetLedger, epsilon: float, delta: float = 0.0) -> str:
@@ -38,15 +38,10 @@ def leaky_columns(schema: Schema) -> list[str]:
     return [c.name for c in schema.columns if c.bounds_from_data and c.role not in ("identifier", "ignore")]
 
 
-def domain(spec: ColumnSpec) -> tuple:
-    """A column's kind and declared domain: its bounds, or its categories."""
-    return (spec.kind, (spec.lower, spec.upper) if spec.kind == "numeric" else tuple(spec.categories))
-
-
 def typed_over_the_reading(read: dict[str, tuple], after: Schema) -> list[str]:
     """Number columns still marked as read from the data whose two bounds the owner has both typed over in the grid.
 
-    ``read`` holds each column's domain as the reading gave it (:func:`domain`). Typed bounds are the owner's
+    ``read`` holds each such column's ``(lower, upper)`` as the reading gave them. Typed bounds are the owner's
     declaration, as an unticked *read from data* would say: a walk-through typed −90 to 90 for a latitude and was
     still told it was read from the data, its tick off screen. Both bounds must be new (lower below upper): one bound
     typed leaves the other one read from the data, and the tick on. Categories keep their tick until it is taken off
@@ -54,12 +49,31 @@ def typed_over_the_reading(read: dict[str, tuple], after: Schema) -> list[str]:
     """
     typed = []
     for spec in after.columns:
-        if not spec.bounds_from_data or spec.kind != "numeric" or read.get(spec.name, ("",))[0] != "numeric":
+        if not (spec.bounds_from_data and spec.kind == "numeric" and spec.name in read):
             continue
-        lower, upper = read[spec.name][1]
+        lower, upper = read[spec.name]
         complete = spec.lower is not None and spec.upper is not None and spec.lower < spec.upper
         if complete and spec.lower != lower and spec.upper != upper:
             typed.append(spec.name)
+    return typed
+
+
+def take_typed_bounds(dataset: Dataset, declared: Schema) -> list[str]:
+    """Unmark, in ``declared`` (the grid's declarations), the bounds the owner typed over (:func:`typed_over_the_reading`).
+
+    The readings compared with are kept on ``dataset`` the first time the grid shows them marked, for one revision of
+    the declarations: declarations replaced wholesale (an uploaded schema, a dictionary, a way out) start them again,
+    so another schema's bounds still marked as read are never taken for typed ones.
+    """
+    if dataset.read_domains_revision != dataset.revision:
+        dataset.read_domains, dataset.read_domains_revision = {}, dataset.revision
+    for spec in dataset.schema.columns:
+        if spec.bounds_from_data and spec.kind == "numeric":
+            dataset.read_domains.setdefault(spec.name, (spec.lower, spec.upper))
+    typed = typed_over_the_reading(dataset.read_domains, declared)
+    for name in typed:
+        declared[name].bounds_from_data = False
+        declared[name].source = _("typed by the owner")
     return typed
 
 

@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.budget.accountant import ADD_REMOVE, REPLACE_ONE, UNITS, BudgetLedger, default_epsilon
-from dpcore.i18n import _, fixed, short, short_left
+from dpcore.i18n import _, short, short_left
 from dpcore.release import (
     MECHANISMS,
     NOISE_CONFIRMATION,
@@ -220,8 +220,12 @@ def released(result: ReleaseResult) -> None:
         st.markdown(markdown)
 
 
-def buyer_check(frame: pd.DataFrame, schema: Schema, plan: ReleasePlan, result: ReleaseResult) -> None:
-    """The buyer's debiased estimates beside the truth, for one column at a time: owner only."""
+def buyer_check(frame: pd.DataFrame, schema: Schema, plan: ReleasePlan, result: ReleaseResult, n_rows: int) -> None:
+    """The buyer's debiased estimates beside the truth, for one column at a time: owner only.
+
+    A column the plan's verdict calls mostly noise (:func:`~dpcore.release.usefulness`, for ``n_rows`` counted rows)
+    gets that verdict beside its chart, where its estimates can stray far outside [0, 1].
+    """
     st.subheader(_("Will the buyer's estimates be useful? — owner only"))
     st.caption(
         _("Compares the buyer's debiased estimates with the true shares in your table. For your eyes only: never exported.")
@@ -243,34 +247,6 @@ def buyer_check(frame: pd.DataFrame, schema: Schema, plan: ReleasePlan, result: 
         errors = alt.Chart(check).mark_rule().encode(x=f"{label}:N", y="ci_lower:Q", y2="ci_upper:Q")
         title = _("Bars: truth (owner only); dots and lines: the buyer's estimate and 95 % interval")
         st.altair_chart(localized((bars + errors + points).properties(height=300, title=title)), width="stretch")
-        noise_verdict(check, column)
-
-
-#: An interval this wide either side (on shares from 0 to 1) leaves a buyer's estimate mostly noise.
-NOISY_HALF_WIDTH = 0.25
-
-
-def noise_verdict(check: pd.DataFrame, column: str) -> None:
-    """A warning when the buyer's shares for ``column`` are mostly noise: estimates outside [0, 1], or wide intervals."""
-    if "category" not in check.columns or check.empty or check["category"].tolist() == ["mean"]:
-        return  # shares only: a Laplace column's mean is in its own units
-    half = float(((check["ci_upper"] - check["ci_lower"]) / 2).median())
-    outside = bool(((check["estimate"] < -0.05) | (check["estimate"] > 1.05)).any())
-    if outside or half > NOISY_HALF_WIDTH:
-        words = (
-            _(
-                "At this ε the buyer's estimates for `{column}` are mostly noise: their 95 % intervals reach about ±{half} "
-                "around each share (shares run from 0 to 1), and some estimates fall outside 0–1."
-            )
-            if outside
-            else _(
-                "At this ε the buyer's estimates for `{column}` are mostly noise: their 95 % intervals reach about ±{half} "
-                "around each share (shares run from 0 to 1)."
-            )
-        )
-        st.warning(
-            words.format(column=column.replace("`", "'"), half=fixed(half, 2))
-            + " "
-            + _("Fewer categories for this column (merge the rare ones, or coarser bins) or a larger ε make them useful."),
-            icon=":material/warning:",
-        )
+        worth = usefulness(plan, schema, n_rows)
+        for sentence in worth.loc[(worth["column"] == column) & (worth["rating"] == "noise"), "verdict"]:
+            st.warning(sentence, icon=":material/blur_on:")

@@ -65,8 +65,8 @@ class Dataset:
     is_sample: bool = False
     revision: int = 0  # bumped when the declarations are replaced wholesale (an uploaded schema)
     carried: CarriedDeclarations | None = None  # earlier declarations carried to it when it was opened (Data page says so)
-    #: Each column's domain as read from the data, kept the first time the Data page sees it ticked: typing over both
-    #: bounds (or the categories) is what makes it the owner's declaration (declaring.typed_over_the_reading).
+    #: Each number column's bounds as read from the data, kept the first time the Data page sees them marked: typing
+    #: over both is what makes them the owner's declaration (declaring.take_typed_bounds).
     read_domains: dict = field(default_factory=dict)
     read_domains_revision: int = -1  # the revision they were kept at: declarations replaced wholesale start them again
 

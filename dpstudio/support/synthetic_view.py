@@ -463,18 +463,24 @@ def show_preview(table: pd.DataFrame, accuracy: str | None = None) -> None:
             .properties(height=alt.Step(36), title=_("Owner-only simulation: train on the copy, test on real rows")),
             width="stretch",
         )
-        scores = dict(zip(table.loc[table["measure"] == "accuracy", "copy"], trained["value"], strict=True))
-        guess = scores.get(MOST_COMMON)
-        useless = [copy for copy in (SYNTHETIC_COPY, RANDOMIZED_COPY) if guess is not None and scores.get(copy, 1.0) <= guess]
-        if useless:  # said before the button that spends, not only after the copy is made
-            st.warning(
-                _(
-                    "Owner only, simulated on your rows: a model trained on {copies} does no better than always "
-                    "guessing the most common value of the target. At this ε, such a copy is worth nothing for predicting "
-                    "it: a larger ε, fewer columns or coarser bins give each count more of the budget."
-                ).format(copies=_("either copy") if len(useless) == 2 else _("the {copy}").format(copy=_(useless[0]))),
-                icon=":material/warning:",
-            )
+        # Said here, before the button that spends, and again beside the copy once it is made.
+        no_better_than_guessing(dict(zip(table.loc[table["measure"] == "accuracy", "copy"], trained["value"], strict=True)))
+
+
+def no_better_than_guessing(scores: dict[str, float]) -> None:
+    """Owner only: a warning when a model trained on a copy (``scores`` by :data:`COPIES` name, with the most common
+    class's) does no better than always guessing the most common value of the target."""
+    guess = scores.get(MOST_COMMON)
+    useless = [copy for copy in (SYNTHETIC_COPY, RANDOMIZED_COPY) if guess is not None and scores.get(copy, 1.0) <= guess]
+    if useless:
+        st.warning(
+            _(
+                "Owner only, measured on your rows: a model trained on {copies} does no better than always guessing "
+                "the most common value of the target. At this ε, such a copy is worth nothing for predicting it: a "
+                "larger ε, fewer columns or coarser bins give each count more of the budget."
+            ).format(copies=_("either copy") if len(useless) == 2 else _("the {copy}").format(copy=_(useless[0]))),
+            icon=":material/warning:",
+        )
 
 
 def beside_the_table(state: StudioState) -> None:
@@ -554,13 +560,4 @@ def beside_the_table(state: StudioState) -> None:
             ),
             width="stretch",
         )
-        scores = dict(zip(comparison.accuracy["trained on"], comparison.accuracy["accuracy"], strict=True))
-        if scores.get(SYNTHETIC_COPY, 1.0) <= scores.get(MOST_COMMON, 0.0):
-            st.warning(
-                _(
-                    "Owner only, measured on your rows: a model trained on this copy does no better than always guessing "
-                    "the most common value of the target, so for predicting it this copy is worth nothing at this ε. A "
-                    "larger ε, fewer columns or coarser bins give each count more of the budget."
-                ),
-                icon=":material/warning:",
-            )
+        no_better_than_guessing(dict(zip(comparison.accuracy["trained on"], comparison.accuracy["accuracy"], strict=True)))

@@ -81,13 +81,13 @@ def test_where_values_may_change_the_button_says_what_the_ledger_books(app):
 def test_bounds_typed_over_both_of_the_readings_bounds_are_the_owners_declaration():
     """Typed bounds untick *read from data* (its tick is off screen); one bound, categories or a new kind do not."""
     from dpcore.tables.schema import ColumnSpec, Schema
-    from dpstudio.support.declaring import domain, typed_over_the_reading
+    from dpstudio.support.declaring import typed_over_the_reading
 
     def lat(lower, upper, kind="numeric"):
         categories = ["a"] if kind == "categorical" else []
         return ColumnSpec("lat", kind=kind, lower=lower, upper=upper, categories=categories, bounds_from_data=True)
 
-    read = {"lat": domain(lat(-45.9, -34.1)), "town": ("categorical", ("a", "b"))}
+    read = {"lat": (-45.9, -34.1)}
     town = ColumnSpec("town", kind="categorical", categories=["a", "b", "c"], bounds_from_data=True)
     assert typed_over_the_reading(read, Schema([lat(-90.0, 90.0), town])) == ["lat"]  # a typed list stays ticked
     assert typed_over_the_reading(read, Schema([lat(-90.0, -34.1)])) == []  # the upper bound is still the data's

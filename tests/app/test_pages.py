@@ -226,26 +226,16 @@ def test_export_releases_within_budget_then_hands_out_the_same_copy(app):
     assert any("owner only" in str(h.value) for h in at.subheader)
 
 
-def test_the_buyers_check_says_when_the_estimates_of_a_column_are_mostly_noise():
+def test_the_buyers_check_gives_a_noisy_columns_verdict_beside_its_chart(app):
     """A walk-through's sensor log: 40 station codes at a small ε gave the buyer "shares" of 4.24 and −6.85 on a chart
-    from −10 to 10, without a word. The chart keeps shares in [0, 1] and a warning says what would help."""
-    from streamlit.testing.v1 import AppTest
-
-    def page(spread: float, estimate: float) -> None:
-        import pandas as pd
-
-        from dpstudio.support.export_view import noise_verdict
-
-        check = pd.DataFrame(
-            {"category": ["a", "b"], "truth": [0.4, 0.6], "estimate": [estimate, 1 - estimate], "std_error": [0.0, 0.0]}
-        ).assign(ci_lower=lambda f: f["estimate"] - spread, ci_upper=lambda f: f["estimate"] + spread)
-        noise_verdict(check, "station")
-
-    [noisy] = [w.value for w in AppTest.from_function(page, args=(2.0, 4.24)).run().warning]
-    assert "`station` are mostly noise" in noisy and "outside 0–1" in noisy and "±2.00" in noisy
-    [wide] = [w.value for w in AppTest.from_function(page, args=(0.3, 0.45)).run().warning]
-    assert "mostly noise" in wide and "outside" not in wide
-    assert not AppTest.from_function(page, args=(0.05, 0.42)).run().warning
+    from −10 to 10, without a word. The plan's own verdict for the column (usefulness) is said beside the chart."""
+    at = app("export")
+    _release(at)
+    assert not at.exception
+    shown = at.selectbox(key="utility_column").value
+    # The bundled sample's default copy is mostly noise: its first column's verdict is said beside its chart.
+    [beside] = [str(w.value) for w in at.warning if str(w.value).startswith(f"At this ε the copy is mostly noise for '{shown}'")]
+    assert "±" in beside
 
 
 def test_the_default_export_plan_fits_a_partly_spent_budget(app):
@@ -900,18 +890,3 @@ def test_declared_bounds_far_wider_than_the_values_are_pointed_out_to_the_owner(
     assert not at.exception
     [wide] = [str(w.value) for w in at.warning if "times wider than the values" in str(w.value)]
     assert "'population'" in wide and "Owner only" in wide
-
-
-def test_the_buyers_check_of_a_mean_is_not_called_noise_for_being_above_one():
-    """A Laplace column's check is its mean in the column's units (an age of 38.6): no share, so no verdict."""
-    from streamlit.testing.v1 import AppTest
-
-    def page() -> None:
-        import pandas as pd
-
-        from dpstudio.support.export_view import noise_verdict
-
-        check = pd.DataFrame({"category": ["mean"], "truth": [38.6], "estimate": [38.9], "ci_lower": [37.0], "ci_upper": [40.8]})
-        noise_verdict(check, "age")
-
-    assert not AppTest.from_function(page).run().warning

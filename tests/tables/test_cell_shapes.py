@@ -5,32 +5,32 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from dpcore.tables.cell_shapes import differ_only_in_case, in_natural_order, scale_in_name, written_dates, written_numbers
+from dpcore.tables.cell_shapes import AMOUNTS, DATES, differ_only_in_case, in_natural_order, scale_in_name, text_shape
 
 
 @pytest.mark.parametrize(
-    ("cells", "numbers", "dates"),
+    ("cells", "shape"),
     [
-        (["$1,234.50", "$12.00", "$0.99"], True, False),
-        (["12.5 %", "3%", "100%"], True, False),
-        (["€ 30", "(1,200)", "-£5"], True, False),
-        (["1,200", "15,000", "999"], True, False),
-        (["1200", "15000", "999"], False, False),  # plain numbers: no sign, no grouping (the reader makes them numbers)
-        (["2023-05-01", "2024/12/31", "01/05/2023"], False, True),
-        (["2024-06-14T21:29:42Z", "2023-01-02 08:15", "2023-01-02 8:15 PM"], False, True),
-        (["Paid", "Due", "Overdue"], False, False),
+        (["$1,234.50", "$12.00", "$0.99"], AMOUNTS),
+        (["12.5 %", "3%", "100%"], AMOUNTS),
+        (["€ 30", "(1,200)", "-£5"], AMOUNTS),
+        (["1,200", "15,000", "999"], AMOUNTS),
+        (["1200", "15000", "999"], None),  # plain numbers: no sign, no grouping (the reader makes them numbers)
+        (["2023-05-01", "2024/12/31", "01/05/2023"], DATES),
+        (["2024-06-14T21:29:42Z", "2023-01-02 08:15", "2023-01-02 8:15 PM"], DATES),
+        (["1.12.45", "2.0.1", "10.4.12"], None),  # versions, not dates
+        (["Paid", "Due", "Overdue"], None),
     ],
 )
-def test_the_shapes_of_amounts_and_dates(cells, numbers, dates):
-    column = pd.Series(cells * 10, dtype="string")
-    assert written_numbers(column) is numbers and written_dates(column) is dates
+def test_the_shapes_of_amounts_and_dates(cells, shape):
+    assert text_shape(pd.Series(cells * 10, dtype="string")) == shape
 
 
 def test_a_few_odd_cells_do_not_change_the_shape_but_many_do():
     amounts = ["$10.00"] * 99
-    assert written_numbers(pd.Series([*amounts, "n/a"]))  # 99 % of the cells
-    assert not written_numbers(pd.Series(amounts[:90] + ["call us"] * 10))  # 90 %
-    assert not written_numbers(pd.Series([1.5, 2.5]))  # numbers already
+    assert text_shape(pd.Series([*amounts, "n/a"])) == AMOUNTS  # 99 % of the cells
+    assert text_shape(pd.Series(amounts[:90] + ["call us"] * 10)) is None  # 90 %
+    assert text_shape(pd.Series([1.5, 2.5])) is None  # numbers already
 
 
 def test_categories_keep_the_order_a_reader_expects():
